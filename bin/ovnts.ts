@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// The `ovnts` command: one entry point, one subcommand per process or tool. Each subcommand
+// lives in bin/commands/ and registers itself on the program here; this file only assembles.
+import { Command } from 'commander';
+import { registerSchemaCommand } from './commands/schema.js';
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('ovnts')
+    .description('The OVN control plane as an event-sourced, Raft-replicated central database')
+    .showHelpAfterError()
+    .exitOverride();
+  registerSchemaCommand(program);
+  return program;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv as string[]);
+    return 0;
+  } catch (err) {
+    // commander throws for --help/--version (code 0) and usage errors (code 1) because of
+    // exitOverride(); everything else is a real failure and is reported as such.
+    const code = (err as { exitCode?: unknown }).exitCode;
+    if (typeof code === 'number') return code;
+    process.stderr.write(`ovnts: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv);

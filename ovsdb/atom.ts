@@ -1,0 +1,27 @@
+// Atoms: the scalar values of OVSDB (RFC 7047 <atom>). In memory an integer or real is a JS
+// number, a boolean a boolean, and a string or uuid a JS string; the column's type says which.
+// Integers are exact up to 2^53; a larger integer is refused at the door as out of range.
+
+export type Atom = number | boolean | string;
+
+/** A canonical lowercase UUID string, 8-4-4-4-12 hex digits. */
+export type Uuid = string;
+
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const zeroUuid: Uuid = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Total order on atoms of one type, the order ovsdb-server sorts sets and maps in: numbers
+ * numerically, false < true, strings and uuids by code unit (uuids are lowercase hex, so this
+ * equals ovsdb-server's comparison of their 32-bit parts).
+ */
+export function compareAtoms(a: Atom, b: Atom): number {
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function isUuid(s: unknown): s is Uuid {
+  return typeof s === 'string' && s.length === 36 && uuidPattern.test(s);
+}

@@ -1,0 +1,243 @@
+// The in-memory database: one row map per table, the unique indexes the schema declares,
+// optional non-unique secondary indexes (by column value) and the reference index (who refers
+// to a row, strongly or weakly). Only `commitChanges` mutates it, and only with a change set
+// that the transaction engine has already validated in full, so a commit cannot fail halfway.
+import assert from 'node:assert/strict';
+import type { Atom, Uuid } from './atom.js';
+import type { Row, Value } from './datum.js';
+import { forEachRef, valueToJson } from './datum.js';
+import type { ColumnType, DatabaseSchema, TableSchema } from './schema.js';
+import { findColumn, uuidColumn, versionColumn } from './schema.js';
+
+/** One row's change in a committed transaction, after weak-reference cleanup and GC. */
+export type RowChange =
+  | { readonly kind: 'insert'; readonly table: string; readonly uuid: Uuid; readonly new: Row }
+  | { readonly kind: 'modify'; readonly table: string; readonly uuid: Uuid; readonly old: Row; readonly new: Row; readonly columns: readonly string[] }
+  | { readonly kind: 'delete'; readonly table: string; readonly uuid: Uuid; readonly old: Row };
+
+/** What one committed transaction changed, ordered by table name, then row UUID. */
+export interface DbDelta {
+  readonly changes: readonly RowChange[];
+}
+
+export function insertChange(table: string, row: Row): RowChange {
+  return { kind: 'insert', table, uuid: row._uuid, new: row };
+}
+export function modifyChange(table: string, old: Row, row: Row, columns: readonly string[]): RowChange {
+  return { kind: 'modify', table, uuid: row._uuid, old, new: row, columns };
+}
+export function deleteChange(table: string, old: Row): RowChange {
+  return { kind: 'delete', table, uuid: old._uuid, old };
+}
+
+/** A secondary index to maintain: rows of `table` by the value of `column`. */
+export interface SecondaryIndexSpec {
+  readonly table: string;
+  readonly column: string;
+}
+
+export interface DatabaseOptions {
+  readonly secondaryIndexes?: readonly SecondaryIndexSpec[];
+}
+
+/** Canonical key of a tuple of column values, for index maps. */
+export function indexKey(types: readonly ColumnType[], values: readonly Value[]): string {
+  if (values.length === 1 && typeof values[0] === 'string') return values[0];
+  return JSON.stringify(values.map((v, i) => valueToJson(types[i] as ColumnType, v)));
+}
+
+export class TableData {
+  readonly schema: TableSchema;
+  readonly rows = new Map<Uuid, Row>();
+  /** One map per schema index: key of the indexed columns → the row holding it. */
+  readonly uniqueIndexes: Map<string, Uuid>[];
+  readonly uniqueIndexTypes: ColumnType[][];
+  /** Non-unique secondary indexes by column name: key → rows. */
+  readonly secondary = new Map<string, Map<string, Set<Uuid>>>();
+
+  constructor(schema: TableSchema) {
+    this.schema = schema;
+    this.uniqueIndexes = schema.indexes.map(() => new Map());
+    this.uniqueIndexTypes = schema.indexes.map((cols) => cols.map((c) => (findColumn(schema, c) as { type: ColumnType }).type));
+  }
+
+  uniqueKey(i: number, row: Row): string {
+    const cols = this.schema.indexes[i] as readonly string[];
+    return indexKey(this.uniqueIndexTypes[i] as ColumnType[], cols.map((c) => row[c] as Value));
+  }
+}
+
+/** Per-target reference counts: target row → (referring row → number of references). */
+type RefIndex = Map<Uuid, Map<Uuid, number>>;
+
+function addRef(index: RefIndex, target: Uuid, source: Uuid, n: number): void {
+  let m = index.get(target);
+  if (m === undefined) {
+    m = new Map();
+    index.set(target, m);
+  }
+  const c = (m.get(source) ?? 0) + n;
+  assert.ok(c >= 0, `reference count below zero: ${source} -> ${target}`);
+  if (c === 0) {
+    m.delete(source);
+    if (m.size === 0) index.delete(target);
+  } else {
+    m.set(source, c);
+  }
+}
+
+export class Database {
+  readonly schema: DatabaseSchema;
+  readonly tables: ReadonlyMap<string, TableData>;
+  /** Which table holds each row UUID (row UUIDs are unique across the database here). */
+  readonly rowTable = new Map<Uuid, TableData>();
+  readonly strongRefs: RefIndex = new Map();
+  readonly weakRefs: RefIndex = new Map();
+  private readonly secondarySpecs: readonly SecondaryIndexSpec[];
+
+  constructor(schema: DatabaseSchema, options: DatabaseOptions = {}) {
+    this.schema = schema;
+    const tables = new Map<string, TableData>();
+    for (const t of schema.tables.values()) tables.set(t.name, new TableData(t));
+    this.tables = tables;
+    this.secondarySpecs = options.secondaryIndexes ?? [];
+    for (const spec of this.secondarySpecs) {
+      const t = tables.get(spec.table);
+      assert.ok(t !== undefined && t.schema.columns.has(spec.column), `secondary index on unknown column ${spec.table}.${spec.column}`);
+      t.secondary.set(spec.column, new Map());
+    }
+  }
+
+  table(name: string): TableData {
+    const t = this.tables.get(name);
+    assert.ok(t !== undefined, `no table ${name}`);
+    return t;
+  }
+
+  rows(table: string): ReadonlyMap<Uuid, Row> {
+    return this.table(table).rows;
+  }
+
+  get(table: string, uuid: Uuid): Row | undefined {
+    return this.tables.get(table)?.rows.get(uuid);
+  }
+
+  /** Rows whose `column` equals `value`, through a secondary index declared at construction. */
+  lookup(table: string, column: string, value: Value): Row[] {
+    const t = this.table(table);
+    const index = t.secondary.get(column);
+    assert.ok(index !== undefined, `no secondary index on ${table}.${column}`);
+    const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
+    const uuids = index.get(indexKey([type], [value]));
+    return uuids === undefined ? [] : [...uuids].map((u) => t.rows.get(u) as Row);
+  }
+
+  /** The row holding `values` in the schema's unique index over `columns`, if any. */
+  findUnique(table: string, columns: readonly string[], values: readonly Value[]): Row | undefined {
+    const t = this.table(table);
+    const i = t.schema.indexes.findIndex((cols) => cols.length === columns.length && cols.every((c, j) => c === columns[j]));
+    assert.ok(i >= 0, `no unique index on ${table}(${columns.join(', ')})`);
+    const uuid = (t.uniqueIndexes[i] as Map<string, Uuid>).get(indexKey(t.uniqueIndexTypes[i] as ColumnType[], values));
+    return uuid === undefined ? undefined : t.rows.get(uuid);
+  }
+
+  /** Rows that refer to `uuid` strongly (with the number of references each). */
+  strongReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {
+    return this.strongRefs.get(uuid) ?? new Map();
+  }
+
+  weakReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {
+    return this.weakRefs.get(uuid) ?? new Map();
+  }
+
+  strongRefCount(uuid: Uuid): number {
+    let n = 0;
+    for (const c of this.strongRefs.get(uuid)?.values() ?? []) n += c;
+    return n;
+  }
+
+  /**
+   * Applies a fully validated change set. The caller (the transaction engine) guarantees
+   * referential integrity, index uniqueness and constraints; this only updates the maps.
+   */
+  commitChanges(delta: DbDelta): void {
+    for (const ch of delta.changes) {
+      const t = this.table(ch.table);
+      if (ch.kind !== 'insert') this.unindexRow(t, ch.old);
+    }
+    for (const ch of delta.changes) {
+      const t = this.table(ch.table);
+      if (ch.kind === 'delete') {
+        t.rows.delete(ch.uuid);
+        this.rowTable.delete(ch.uuid);
+      } else {
+        t.rows.set(ch.uuid, ch.new);
+        this.rowTable.set(ch.uuid, t);
+        this.indexRow(t, ch.new);
+      }
+    }
+  }
+
+  private forEachRowRef(t: TableData, row: Row, visit: (target: Uuid, strong: boolean) => void): void {
+    for (const col of t.schema.refColumns) {
+      forEachRef(col.type, row[col.name] as Value, (target, base) => visit(target, base.refType !== 'weak'));
+    }
+  }
+
+  private indexRow(t: TableData, row: Row): void {
+    for (let i = 0; i < t.uniqueIndexes.length; i++) (t.uniqueIndexes[i] as Map<string, Uuid>).set(t.uniqueKey(i, row), row._uuid);
+    for (const [column, index] of t.secondary) {
+      const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
+      const key = indexKey([type], [row[column] as Value]);
+      let set = index.get(key);
+      if (set === undefined) {
+        set = new Set();
+        index.set(key, set);
+      }
+      set.add(row._uuid);
+    }
+    this.forEachRowRef(t, row, (target, strong) => addRef(strong ? this.strongRefs : this.weakRefs, target, row._uuid, 1));
+  }
+
+  private unindexRow(t: TableData, row: Row): void {
+    for (let i = 0; i < t.uniqueIndexes.length; i++) {
+      const m = t.uniqueIndexes[i] as Map<string, Uuid>;
+      const key = t.uniqueKey(i, row);
+      if (m.get(key) === row._uuid) m.delete(key);
+    }
+    for (const [column, index] of t.secondary) {
+      const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
+      const key = indexKey([type], [row[column] as Value]);
+      const set = index.get(key);
+      set?.delete(row._uuid);
+      if (set?.size === 0) index.delete(key);
+    }
+    this.forEachRowRef(t, row, (target, strong) => addRef(strong ? this.strongRefs : this.weakRefs, target, row._uuid, -1));
+  }
+}
+
+/** Every column of a row in RFC 7047 JSON, including _uuid and _version. */
+export function rowToJson(schema: TableSchema, row: Row, columns?: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const names = columns ?? ['_uuid', '_version', ...schema.columns.keys()];
+  for (const name of names) {
+    const col = name === '_uuid' ? uuidColumn : name === '_version' ? versionColumn : schema.columns.get(name);
+    assert.ok(col !== undefined, `no column ${name}`);
+    out[name] = valueToJson(col.type, row[name] as Value);
+  }
+  return out;
+}
+
+/** The whole database as { table: { uuid: row JSON } }, tables and rows in sorted order. */
+export function dumpDatabaseJson(db: Database): Record<string, Record<string, Record<string, unknown>>> {
+  const out: Record<string, Record<string, Record<string, unknown>>> = {};
+  for (const name of [...db.tables.keys()].sort()) {
+    const t = db.table(name);
+    const rows: Record<string, Record<string, unknown>> = {};
+    for (const uuid of [...t.rows.keys()].sort()) rows[uuid] = rowToJson(t.schema, t.rows.get(uuid) as Row);
+    out[name] = rows;
+  }
+  return out;
+}
+
+export type { Atom };

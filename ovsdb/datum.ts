@@ -1,0 +1,285 @@
+// Datums: the value of one column of one row (RFC 7047 <value>), in three forms —
+//  - the wire form, RFC 7047 JSON: 5, "x", ["uuid", u], ["set", [...]], ["map", [[k, v], ...]];
+//  - the in-memory Value, compact and typed by the column's kind (see ColumnKind in schema.ts):
+//    a bare atom for a scalar, a sorted duplicate-free array for a set, a ReadonlyMap whose
+//    keys are inserted in sorted order for a map;
+//  - the generic Datum (sorted keys, with values for maps), which mutations and conditions use.
+// Values are immutable once made: shared empty constants and row objects are never mutated.
+import type { Atom, Uuid } from './atom.js';
+import { compareAtoms, isUuid, zeroUuid } from './atom.js';
+import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
+import type { BaseType, ColumnType } from './schema.js';
+
+export type Value = Atom | readonly Atom[] | ReadonlyMap<Atom, Atom>;
+
+/** A row as the engine holds it: column name → Value, plus the two implicit columns. */
+export interface Row {
+  readonly _uuid: Uuid;
+  readonly _version: Uuid;
+  readonly [column: string]: Value;
+}
+
+/** Generic datum: keys sorted and unique; for maps, values[i] belongs to keys[i]. */
+export interface Datum {
+  readonly keys: readonly Atom[];
+  readonly values?: readonly Atom[];
+}
+
+export const emptySet: readonly Atom[] = Object.freeze([]);
+export const emptyMap: ReadonlyMap<Atom, Atom> = new Map();
+
+/** Resolves ["named-uuid", name] to a row UUID within one transaction. */
+export type NamedUuidResolver = (name: string) => Uuid;
+
+export function defaultAtom(base: BaseType): Atom {
+  switch (base.type) {
+    case 'integer':
+    case 'real':
+      return 0;
+    case 'boolean':
+      return false;
+    case 'string':
+      return '';
+    case 'uuid':
+      return zeroUuid;
+  }
+}
+
+export function defaultValue(type: ColumnType): Value {
+  if (type.kind === 'scalar') return defaultAtom(type.key);
+  return type.kind === 'map' ? emptyMap : emptySet;
+}
+
+/** Checks an atom against its base type's constraints (enum, ranges, lengths). */
+export function checkAtomConstraints(base: BaseType, atom: Atom): void {
+  if (base.enum !== undefined) {
+    if (!base.enum.some((e) => compareAtoms(e, atom) === 0)) {
+      throw constraintViolation(`${JSON.stringify(atom)} is not one of the allowed values (${base.enum.map((e) => JSON.stringify(e)).join(', ')})`);
+    }
+    return;
+  }
+  switch (base.type) {
+    case 'integer': {
+      const n = atom as number;
+      if ((base.minInteger !== undefined && n < base.minInteger) || (base.maxInteger !== undefined && n > base.maxInteger)) {
+        throw constraintViolation(`${n} is not in the valid range ${base.minInteger ?? '-inf'} to ${base.maxInteger ?? '+inf'} (inclusive)`);
+      }
+      return;
+    }
+    case 'real': {
+      const n = atom as number;
+      if ((base.minReal !== undefined && n < base.minReal) || (base.maxReal !== undefined && n > base.maxReal)) {
+        throw constraintViolation(`${n} is not in the valid range ${base.minReal ?? '-inf'} to ${base.maxReal ?? '+inf'} (inclusive)`);
+      }
+      return;
+    }
+    case 'string': {
+      const s = atom as string;
+      if (base.minLength === undefined && base.maxLength === undefined) return;
+      // OVSDB measures string length in Unicode code points.
+      let n = 0;
+      for (const _ of s) n++;
+      if ((base.minLength !== undefined && n < base.minLength) || (base.maxLength !== undefined && n > base.maxLength)) {
+        throw constraintViolation(`"${s}" length ${n} is not in the valid range ${base.minLength ?? 0} to ${base.maxLength ?? 'unlimited'} (inclusive)`);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** Parses one JSON atom of the given base type and checks its constraints. */
+export function atomFromJson(base: BaseType, json: unknown, resolve?: NamedUuidResolver): Atom {
+  let atom: Atom;
+  switch (base.type) {
+    case 'integer':
+      if (typeof json !== 'number' || !Number.isInteger(json)) throw syntaxError(`expected integer, got ${JSON.stringify(json)}`);
+      if (!Number.isSafeInteger(json)) throw new OvsdbError(OvsdbErrorName.rangeError, `integer ${json} is outside the exact range of this server (±2^53)`);
+      atom = json;
+      break;
+    case 'real':
+      if (typeof json !== 'number') throw syntaxError(`expected real, got ${JSON.stringify(json)}`);
+      atom = json;
+      break;
+    case 'boolean':
+      if (typeof json !== 'boolean') throw syntaxError(`expected boolean, got ${JSON.stringify(json)}`);
+      atom = json;
+      break;
+    case 'string':
+      if (typeof json !== 'string') throw syntaxError(`expected string, got ${JSON.stringify(json)}`);
+      atom = json;
+      break;
+    case 'uuid':
+      atom = uuidFromJson(json, resolve);
+      break;
+  }
+  checkAtomConstraints(base, atom);
+  return atom;
+}
+
+export function uuidFromJson(json: unknown, resolve?: NamedUuidResolver): Uuid {
+  if (Array.isArray(json) && json.length === 2 && typeof json[1] === 'string') {
+    if (json[0] === 'uuid') {
+      const s = json[1].toLowerCase();
+      if (!isUuid(s)) throw syntaxError(`"${json[1]}" is not a valid UUID`);
+      return s;
+    }
+    if (json[0] === 'named-uuid') {
+      if (resolve === undefined) throw syntaxError(`named-uuid "${json[1]}" is not allowed here`);
+      return resolve(json[1]);
+    }
+  }
+  throw syntaxError(`expected ["uuid", <id>] or ["named-uuid", <name>], got ${JSON.stringify(json)}`);
+}
+
+export function atomToJson(base: BaseType, atom: Atom): unknown {
+  return base.type === 'uuid' ? ['uuid', atom] : atom;
+}
+
+function isTagged(json: unknown, tag: string): json is [string, unknown[]] {
+  return Array.isArray(json) && json.length === 2 && json[0] === tag && Array.isArray(json[1]);
+}
+
+function checkCount(type: ColumnType, n: number): void {
+  if (n < type.min || n > type.max) {
+    const max = type.max === Infinity ? 'unlimited' : String(type.max);
+    throw syntaxError(`${n} values when type requires between ${type.min} and ${max}`);
+  }
+}
+
+/**
+ * Parses a JSON datum for a column type (RFC 7047 <value>), checking every atom's constraints,
+ * duplicates and the number of elements. Throws OvsdbError with the RFC's error names.
+ */
+export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUuidResolver): Datum {
+  if (type.value !== undefined) {
+    if (!isTagged(json, 'map')) throw syntaxError(`expected ["map", [...]], got ${JSON.stringify(json)}`);
+    const pairs: [Atom, Atom][] = [];
+    for (const p of json[1]) {
+      if (!Array.isArray(p) || p.length !== 2) throw syntaxError(`map element must be a [key, value] pair, got ${JSON.stringify(p)}`);
+      pairs.push([atomFromJson(type.key, p[0], resolve), atomFromJson(type.value, p[1], resolve)]);
+    }
+    pairs.sort((a, b) => compareAtoms(a[0], b[0]));
+    for (let i = 1; i < pairs.length; i++) {
+      if (compareAtoms((pairs[i - 1] as [Atom, Atom])[0], (pairs[i] as [Atom, Atom])[0]) === 0) {
+        throw constraintViolation(`map contains duplicate key ${JSON.stringify((pairs[i] as [Atom, Atom])[0])}`);
+      }
+    }
+    checkCount(type, pairs.length);
+    return { keys: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) };
+  }
+  const elements: unknown[] = isTagged(json, 'set') ? json[1] : [json];
+  const keys = elements.map((e) => atomFromJson(type.key, e, resolve)).sort(compareAtoms);
+  for (let i = 1; i < keys.length; i++) {
+    if (compareAtoms(keys[i - 1] as Atom, keys[i] as Atom) === 0) {
+      throw constraintViolation(`set contains duplicate value ${JSON.stringify(keys[i])}`);
+    }
+  }
+  checkCount(type, keys.length);
+  return { keys };
+}
+
+export function datumToJson(type: ColumnType, d: Datum): unknown {
+  if (type.value !== undefined) {
+    const valueType = type.value;
+    return ['map', d.keys.map((k, i) => [atomToJson(type.key, k), atomToJson(valueType, (d.values as readonly Atom[])[i] as Atom)])];
+  }
+  if (d.keys.length === 1) return atomToJson(type.key, d.keys[0] as Atom);
+  return ['set', d.keys.map((k) => atomToJson(type.key, k))];
+}
+
+/** Converts the in-memory Value of a column into the generic Datum form. */
+export function toDatum(type: ColumnType, value: Value): Datum {
+  switch (type.kind) {
+    case 'scalar':
+      return { keys: [value as Atom] };
+    case 'set':
+      return { keys: value as readonly Atom[] };
+    case 'map': {
+      const m = value as ReadonlyMap<Atom, Atom>;
+      return { keys: [...m.keys()], values: [...m.values()] };
+    }
+  }
+}
+
+/** Converts a generic Datum (already sorted and counted) into the in-memory Value. */
+export function fromDatum(type: ColumnType, d: Datum): Value {
+  switch (type.kind) {
+    case 'scalar':
+      return d.keys[0] as Atom;
+    case 'set':
+      return d.keys.length === 0 ? emptySet : d.keys;
+    case 'map': {
+      if (d.keys.length === 0) return emptyMap;
+      const values = d.values as readonly Atom[];
+      return new Map(d.keys.map((k, i) => [k, values[i] as Atom]));
+    }
+  }
+}
+
+export function valueToJson(type: ColumnType, value: Value): unknown {
+  return datumToJson(type, toDatum(type, value));
+}
+
+export function valueFromJson(type: ColumnType, json: unknown, resolve?: NamedUuidResolver): Value {
+  return fromDatum(type, datumFromJson(type, json, resolve));
+}
+
+export function datumsEqual(a: Datum, b: Datum): boolean {
+  if (a.keys.length !== b.keys.length) return false;
+  for (let i = 0; i < a.keys.length; i++) {
+    if (compareAtoms(a.keys[i] as Atom, b.keys[i] as Atom) !== 0) return false;
+  }
+  if (a.values === undefined || b.values === undefined) return a.values === b.values;
+  for (let i = 0; i < a.values.length; i++) {
+    if (compareAtoms(a.values[i] as Atom, b.values[i] as Atom) !== 0) return false;
+  }
+  return true;
+}
+
+export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
+  if (a === b) return true;
+  switch (type.kind) {
+    case 'scalar':
+      return compareAtoms(a as Atom, b as Atom) === 0;
+    case 'set': {
+      const x = a as readonly Atom[];
+      const y = b as readonly Atom[];
+      if (x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) if (compareAtoms(x[i] as Atom, y[i] as Atom) !== 0) return false;
+      return true;
+    }
+    case 'map': {
+      const x = a as ReadonlyMap<Atom, Atom>;
+      const y = b as ReadonlyMap<Atom, Atom>;
+      if (x.size !== y.size) return false;
+      for (const [k, v] of x) {
+        const w = y.get(k);
+        if (w === undefined || compareAtoms(v, w) !== 0) return false;
+      }
+      return true;
+    }
+  }
+}
+
+/** Every uuid atom of a value that refers to rows of `refTable` through `base`. */
+export function forEachRef(type: ColumnType, value: Value, visit: (target: Uuid, base: BaseType) => void): void {
+  const keyRef = type.key.refTable !== undefined;
+  const valueRef = type.value?.refTable !== undefined;
+  if (!keyRef && !valueRef) return;
+  switch (type.kind) {
+    case 'scalar':
+      visit(value as Uuid, type.key);
+      return;
+    case 'set':
+      for (const u of value as readonly Atom[]) visit(u as Uuid, type.key);
+      return;
+    case 'map':
+      for (const [k, v] of value as ReadonlyMap<Atom, Atom>) {
+        if (keyRef) visit(k as Uuid, type.key);
+        if (valueRef) visit(v as Uuid, type.value as BaseType);
+      }
+      return;
+  }
+}

@@ -1,0 +1,14 @@
+// The ovsdb module's public surface, each export chosen: the schema model, datums, the
+// in-memory database and the transaction engine.
+export type { Atom, Uuid } from './atom.js';
+export { compareAtoms, isUuid, zeroUuid } from './atom.js';
+export type { OvsdbErrorJson, OvsdbErrorNameValue } from './errors.js';
+export { OvsdbError, OvsdbErrorName } from './errors.js';
+export type { AtomicType, BaseType, ColumnKind, ColumnSchema, ColumnType, DatabaseSchema, RefType, TableSchema } from './schema.js';
+export { findColumn, parseDatabaseSchema, schemaToJson } from './schema.js';
+export type { Datum, Row, Value } from './datum.js';
+export { datumFromJson, datumToJson, valueFromJson, valueToJson, valuesEqual } from './datum.js';
+export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './database.js';
+export { Database, dumpDatabaseJson, rowToJson } from './database.js';
+export type { TransactContext, TransactOutcome } from './transaction.js';
+export { transact } from './transaction.js';

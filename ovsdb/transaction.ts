@@ -1,0 +1,674 @@
+// The transaction engine: `transact(db, ops, ctx)` executes one RFC 7047 "transact" request
+// against the database, atomically. Operations run against an overlay of changed rows; the
+// commit step then checks referential integrity, collects garbage, removes dangling weak
+// references, checks sizes, maxRows and unique indexes, and only then writes the overlay into
+// the database. Any failure leaves the database untouched.
+//
+// Pure and deterministic: everything that would be chosen at random (row UUIDs, _version)
+// comes from ctx.newUuid(), called in an order fixed by the ops, and time comes in as
+// ctx.elapsedMs. Iteration order comes from data (insertion order, sorted UUIDs), never from
+// hashing or timing.
+import assert from 'node:assert/strict';
+import type { Uuid } from './atom.js';
+import { compareAtoms, isUuid } from './atom.js';
+import type { Clause } from './condition.js';
+import { evaluateConditions, parseConditions, pinnedUuid } from './condition.js';
+import type { Datum, Row, Value } from './datum.js';
+import { checkAtomConstraints, datumFromJson, forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
+import type { Database, DbDelta, RowChange, TableData } from './database.js';
+import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
+import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
+import { applyMutation, parseMutations } from './mutation.js';
+import type { ColumnSchema, ColumnType, TableSchema } from './schema.js';
+import { findColumn } from './schema.js';
+
+export interface TransactContext {
+  /** Supplies row UUIDs and _version values; deterministic callers pass a seeded source. */
+  readonly newUuid: () => Uuid;
+  /** Locks the client holds, for "assert". */
+  readonly locksHeld?: ReadonlySet<string>;
+  /** Milliseconds since the request first arrived, for "wait" timeouts. Default 0. */
+  readonly elapsedMs?: number;
+  /** Refuse operations that write (a read-only server or a read-only request). */
+  readonly readOnly?: boolean;
+}
+
+export type TransactOutcome =
+  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly durable: boolean; readonly comments: readonly string[] }
+  | { readonly kind: 'failed'; readonly results: unknown[]; readonly error: OvsdbError }
+  /** A "wait" is not satisfied yet and may be later: retry when the database changes. */
+  | { readonly kind: 'blocked'; readonly timeoutMs: number };
+
+const idPattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+interface Pending {
+  readonly table: TableData;
+  /** The row as committed before this transaction; undefined for a row inserted now. */
+  readonly old: Row | undefined;
+  /** The row as it stands in this transaction; undefined once deleted. */
+  current: Row | undefined;
+}
+
+/** Raised by a "wait" that may succeed later; caught by transact. */
+class WaitBlocked {
+  constructor(readonly timeoutMs: number) {}
+}
+
+/** The overlay of one transaction on the database. */
+class Overlay {
+  readonly pending = new Map<Uuid, Pending>();
+  /** Rows inserted by this transaction, per table, in insertion order. */
+  readonly inserted = new Map<TableData, Uuid[]>();
+
+  constructor(readonly db: Database) {}
+
+  get(table: TableData, uuid: Uuid): Row | undefined {
+    const p = this.pending.get(uuid);
+    if (p !== undefined) return p.table === table ? p.current : undefined;
+    return table.rows.get(uuid);
+  }
+
+  exists(uuid: Uuid): boolean {
+    const p = this.pending.get(uuid);
+    return p !== undefined ? p.current !== undefined : this.db.rowTable.has(uuid);
+  }
+
+  /** Rows of a table matching the clauses, in a deterministic order. */
+  query(table: TableData, clauses: readonly Clause[]): Row[] {
+    const pinned = pinnedUuid(clauses);
+    if (pinned !== undefined) {
+      const row = this.get(table, pinned);
+      return row !== undefined && evaluateConditions(clauses, row) ? [row] : [];
+    }
+    const out: Row[] = [];
+    for (const [uuid, base] of table.rows) {
+      const p = this.pending.get(uuid);
+      const row = p === undefined ? base : p.current;
+      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    }
+    for (const uuid of this.inserted.get(table) ?? []) {
+      const row = (this.pending.get(uuid) as Pending).current;
+      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    }
+    return out;
+  }
+
+  insert(table: TableData, row: Row): void {
+    assert.ok(!this.pending.has(row._uuid) && !this.db.rowTable.has(row._uuid));
+    this.pending.set(row._uuid, { table, old: undefined, current: row });
+    let list = this.inserted.get(table);
+    if (list === undefined) {
+      list = [];
+      this.inserted.set(table, list);
+    }
+    list.push(row._uuid);
+  }
+
+  replace(table: TableData, row: Row): void {
+    const p = this.pending.get(row._uuid);
+    if (p !== undefined) p.current = row;
+    else this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: row });
+  }
+
+  delete(table: TableData, uuid: Uuid): void {
+    const p = this.pending.get(uuid);
+    if (p !== undefined) p.current = undefined;
+    else this.pending.set(uuid, { table, old: table.rows.get(uuid), current: undefined });
+  }
+}
+
+interface OpSpec {
+  readonly members: Readonly<Record<string, 'id' | 'string' | 'array' | 'object' | 'boolean' | 'number'>>;
+  readonly optional: readonly string[];
+  readonly writes: boolean;
+}
+
+const opSpecs: Readonly<Record<string, OpSpec>> = {
+  insert: { members: { table: 'id', row: 'object', 'uuid-name': 'id', uuid: 'string' }, optional: ['uuid-name', 'uuid'], writes: true },
+  select: { members: { table: 'id', where: 'array', columns: 'array', sort: 'array' }, optional: ['columns', 'sort'], writes: false },
+  update: { members: { table: 'id', where: 'array', row: 'object' }, optional: [], writes: true },
+  mutate: { members: { table: 'id', where: 'array', mutations: 'array' }, optional: [], writes: true },
+  delete: { members: { table: 'id', where: 'array' }, optional: [], writes: true },
+  wait: { members: { timeout: 'number', table: 'id', where: 'array', columns: 'array', until: 'string', rows: 'array' }, optional: ['timeout', 'columns'], writes: false },
+  commit: { members: { durable: 'boolean' }, optional: [], writes: true },
+  abort: { members: {}, optional: [], writes: false },
+  comment: { members: { comment: 'string' }, optional: [], writes: false },
+  assert: { members: { lock: 'id' }, optional: [], writes: false },
+};
+
+function checkMemberType(kind: OpSpec['members'][string], v: unknown): boolean {
+  switch (kind) {
+    case 'id':
+      return typeof v === 'string' && idPattern.test(v);
+    case 'string':
+      return typeof v === 'string';
+    case 'array':
+      return Array.isArray(v);
+    case 'object':
+      return typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'number':
+      return typeof v === 'number';
+  }
+}
+
+function describeKind(kind: OpSpec['members'][string]): string {
+  return kind === 'id' ? 'an identifier' : kind === 'object' ? 'an object' : kind === 'array' ? 'an array' : `a ${kind}`;
+}
+
+/** Validates an operation's shape (RFC 7047 section 5.2) and returns its name and members. */
+function parseOp(json: unknown, i: number, n: number): { name: string; op: Record<string, unknown> } {
+  const where = `ovsdb operation ${i + 1} of ${n}`;
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw syntaxError(`Parsing ${where} failed: operation must be a JSON object`);
+  const op = json as Record<string, unknown>;
+  const name = op.op;
+  if (typeof name !== 'string' || !idPattern.test(name)) throw syntaxError(`Parsing ${where} failed: Required 'op' member is missing or not an identifier.`);
+  const spec = opSpecs[name];
+  if (spec === undefined) throw syntaxError(`Parsing ${where} failed: No operation "${name}"`);
+  for (const [member, kind] of Object.entries(spec.members)) {
+    const v = op[member];
+    if (v === undefined) {
+      if (!spec.optional.includes(member)) throw syntaxError(`Parsing ${where} failed: Required '${member}' member is missing.`);
+    } else if (!checkMemberType(kind, v)) {
+      throw syntaxError(`Parsing ${where} failed: Type mismatch for member '${member}': it must be ${describeKind(kind)}.`);
+    }
+  }
+  for (const member of Object.keys(op)) {
+    if (member !== 'op' && !(member in spec.members)) throw syntaxError(`Parsing ${where} failed: Member '${member}' is present but not allowed here.`);
+  }
+  return { name, op };
+}
+
+interface Symbol_ {
+  readonly uuid: Uuid;
+  created: boolean;
+}
+
+class Execution {
+  readonly overlay: Overlay;
+  readonly symbols = new Map<string, Symbol_>();
+  durable = false;
+  readonly comments: string[] = [];
+  /** The smallest "wait" timeout seen, for a blocked outcome. */
+  timeoutMs = Infinity;
+
+  constructor(
+    readonly db: Database,
+    readonly ctx: TransactContext,
+  ) {
+    this.overlay = new Overlay(db);
+  }
+
+  readonly resolve = (name: string): Uuid => {
+    let s = this.symbols.get(name);
+    if (s === undefined) {
+      // A forward reference: the name gets its UUID now, and a later insert with this
+      // uuid-name creates the row. A name never created leaves a dangling reference, which
+      // the commit step reports (strong) or removes (weak).
+      s = { uuid: this.ctx.newUuid(), created: false };
+      this.symbols.set(name, s);
+    }
+    return s.uuid;
+  };
+
+  table(name: unknown): TableData {
+    const t = typeof name === 'string' ? this.db.tables.get(name) : undefined;
+    if (t === undefined) throw syntaxError(`No table named ${String(name)}.`);
+    return t;
+  }
+
+  /** Parses a "row" object: column → value, for the columns present. */
+  parseRow(table: TableSchema, json: Record<string, unknown>): Map<ColumnSchema, Value> {
+    const out = new Map<ColumnSchema, Value>();
+    for (const [name, vjson] of Object.entries(json)) {
+      const column = findColumn(table, name);
+      if (column === undefined) throw new OvsdbError(OvsdbErrorName.unknownColumn, `No column ${name} in table ${table.name}.`);
+      out.set(column, valueFromJson(column.type, vjson, this.resolve));
+    }
+    return out;
+  }
+
+  parseColumns(table: TableSchema, json: unknown): ColumnSchema[] | undefined {
+    if (json === undefined) return undefined;
+    const out: ColumnSchema[] = [];
+    for (const name of json as unknown[]) {
+      const column = typeof name === 'string' ? findColumn(table, name) : undefined;
+      if (column === undefined) throw syntaxError(`${JSON.stringify(name)} is not a valid column name in table ${table.name}.`);
+      if (!out.includes(column)) out.push(column);
+    }
+    return out;
+  }
+
+  execute(name: string, op: Record<string, unknown>): Record<string, unknown> {
+    switch (name) {
+      case 'insert':
+        return this.insert(op);
+      case 'select':
+        return this.select(op);
+      case 'update':
+        return this.update(op);
+      case 'mutate':
+        return this.mutate(op);
+      case 'delete':
+        return this.delete(op);
+      case 'wait':
+        return this.wait(op);
+      case 'commit':
+        if (op.durable === true) this.durable = true;
+        return {};
+      case 'abort':
+        throw new OvsdbError(OvsdbErrorName.aborted, 'aborted by request');
+      case 'comment':
+        this.comments.push(op.comment as string);
+        return {};
+      case 'assert': {
+        const lock = op.lock as string;
+        if (this.ctx.locksHeld?.has(lock) !== true) throw new OvsdbError(OvsdbErrorName.notOwner, `Asserted lock ${lock} not held.`);
+        return {};
+      }
+    }
+    throw new Error(`unreachable: op ${name}`);
+  }
+
+  insert(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    let uuid: Uuid;
+    const name = op['uuid-name'] as string | undefined;
+    if (op.uuid !== undefined) {
+      const given = (op.uuid as string).toLowerCase();
+      if (!isUuid(given)) throw syntaxError(`"uuid" member ${JSON.stringify(op.uuid)} is not a valid UUID.`);
+      if (this.overlay.pending.has(given) || this.db.rowTable.has(given)) {
+        throw new OvsdbError(OvsdbErrorName.duplicateUuid, `This UUID would duplicate a UUID already present within the table or deleted within the same transaction.`);
+      }
+      uuid = given;
+    }
+    if (name !== undefined) {
+      const s = this.symbols.get(name);
+      if (s?.created === true) throw new OvsdbError(OvsdbErrorName.duplicateUuidName, 'This "uuid-name" appeared on an earlier "insert" operation.');
+      if (op.uuid === undefined) uuid = this.resolve(name);
+      else this.symbols.set(name, { uuid: uuid!, created: false });
+      (this.symbols.get(name) as Symbol_).created = true;
+    }
+    const values = this.parseRow(t.schema, op.row as Record<string, unknown>);
+    uuid ??= this.ctx.newUuid();
+    const row: Record<string, Value> = { _uuid: uuid, _version: uuid };
+    for (const column of t.schema.columns.values()) {
+      const v = values.get(column);
+      if (v !== undefined) row[column.name] = v;
+      else {
+        row[column.name] = fromDatum(column.type, defaultDatum(column.type));
+        // A default value may not satisfy the column's constraints (an enum, a range).
+        if (column.type.kind === 'scalar') checkAtomConstraints(column.type.key, row[column.name] as string);
+      }
+    }
+    this.overlay.insert(t, row as Row);
+    return { uuid: ['uuid', uuid] };
+  }
+
+  select(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    const clauses = parseConditions(t.schema, op.where, this.resolve);
+    const columns = this.parseColumns(t.schema, op.columns);
+    const sort = this.parseColumns(t.schema, op.sort);
+    let rows = this.overlay.query(t, clauses);
+    const names = columns?.map((c) => c.name);
+    if (sort !== undefined && sort.length > 0) {
+      rows = [...rows].sort((a, b) => {
+        for (const c of sort) {
+          const d = compareDatums(toDatum(c.type, a[c.name] as Value), toDatum(c.type, b[c.name] as Value));
+          if (d !== 0) return d;
+        }
+        return 0;
+      });
+    }
+    let out = rows.map((r) => rowToJson(t.schema, r, names));
+    if (columns !== undefined && !columns.some((c) => c.name === '_uuid')) {
+      // Like ovsdb-server, a projection returns distinct rows only.
+      const seen = new Set<string>();
+      out = out.filter((r) => {
+        const k = JSON.stringify(r);
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
+    }
+    return { rows: out };
+  }
+
+  update(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    const values = this.parseRow(t.schema, op.row as Record<string, unknown>);
+    for (const column of values.keys()) {
+      if (!column.mutable) throw constraintViolation(`Cannot update immutable column ${column.name} in table ${t.schema.name}.`);
+    }
+    const clauses = parseConditions(t.schema, op.where, this.resolve);
+    const rows = this.overlay.query(t, clauses);
+    for (const row of rows) {
+      let changed = false;
+      for (const [column, v] of values) {
+        if (!valuesEqual(column.type, row[column.name] as Value, v)) changed = true;
+      }
+      if (!changed) continue;
+      const next: Record<string, Value> = { ...row };
+      for (const [column, v] of values) next[column.name] = v;
+      this.overlay.replace(t, next as Row);
+    }
+    return { count: rows.length };
+  }
+
+  mutate(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    const mutations = parseMutations(t.schema, op.mutations, this.resolve);
+    const clauses = parseConditions(t.schema, op.where, this.resolve);
+    const rows = this.overlay.query(t, clauses);
+    for (const row of rows) {
+      const next: Record<string, Value> = { ...row };
+      for (const m of mutations) {
+        const type = m.column.type;
+        const d = applyMutation(m, toDatum(type, next[m.column.name] as Value));
+        next[m.column.name] = fromDatum(type, d);
+      }
+      this.overlay.replace(t, next as Row);
+    }
+    return { count: rows.length };
+  }
+
+  delete(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    const clauses = parseConditions(t.schema, op.where, this.resolve);
+    const rows = this.overlay.query(t, clauses);
+    for (const row of rows) this.overlay.delete(t, row._uuid);
+    return { count: rows.length };
+  }
+
+  wait(op: Record<string, unknown>): Record<string, unknown> {
+    const t = this.table(op.table);
+    const clauses = parseConditions(t.schema, op.where, this.resolve);
+    const columns = this.parseColumns(t.schema, op.columns) ?? [...allColumns(t.schema)];
+    const timeout = op.timeout as number | undefined;
+    if (timeout !== undefined && timeout < 0) throw syntaxError('timeout must be nonnegative');
+    const until = op.until as string;
+    if (until !== '==' && until !== '!=') throw syntaxError('"until" must be "==" or "!="');
+    const key = (r: Row): string => JSON.stringify(columns.map((c) => toDatum(c.type, r[c.name] as Value)));
+    const expected = new Set<string>();
+    for (const rjson of op.rows as unknown[]) {
+      if (typeof rjson !== 'object' || rjson === null || Array.isArray(rjson)) throw syntaxError('row must be JSON object');
+      const values = this.parseRow(t.schema, rjson as Record<string, unknown>);
+      const row: Record<string, Value> = {};
+      for (const c of allColumns(t.schema)) row[c.name] = values.get(c) ?? fromDatum(c.type, defaultDatum(c.type));
+      expected.add(key(row as Row));
+    }
+    const actual = new Set(this.overlay.query(t, clauses).map(key));
+    const equal = actual.size === expected.size && [...actual].every((k) => expected.has(k));
+    if ((until === '==') !== equal) {
+      const elapsed = this.ctx.elapsedMs ?? 0;
+      if (timeout !== undefined && elapsed >= timeout) {
+        throw new OvsdbError(OvsdbErrorName.timedOut, elapsed > 0 ? `"wait" timed out after ${elapsed} ms` : '"where" clause test failed');
+      }
+      this.timeoutMs = Math.min(this.timeoutMs, timeout ?? Infinity);
+      throw new WaitBlocked(this.timeoutMs);
+    }
+    return {};
+  }
+}
+
+function* allColumns(table: TableSchema): Iterable<ColumnSchema> {
+  yield findColumn(table, '_uuid') as ColumnSchema;
+  yield findColumn(table, '_version') as ColumnSchema;
+  yield* table.columns.values();
+}
+
+function defaultDatum(type: ColumnType): Datum {
+  if (type.kind !== 'scalar') return { keys: [] };
+  return datumFromJson({ ...type, key: { type: type.key.type } }, defaultJson(type));
+}
+
+function defaultJson(type: ColumnType): unknown {
+  switch (type.key.type) {
+    case 'integer':
+    case 'real':
+      return 0;
+    case 'boolean':
+      return false;
+    case 'string':
+      return '';
+    case 'uuid':
+      return ['uuid', '00000000-0000-0000-0000-000000000000'];
+  }
+}
+
+function compareDatums(a: Datum, b: Datum): number {
+  const n = Math.min(a.keys.length, b.keys.length);
+  for (let i = 0; i < n; i++) {
+    const c = compareAtoms(a.keys[i] as never, b.keys[i] as never);
+    if (c !== 0) return c;
+  }
+  if (a.keys.length !== b.keys.length) return a.keys.length < b.keys.length ? -1 : 1;
+  for (let i = 0; i < (a.values?.length ?? 0); i++) {
+    const c = compareAtoms((a.values as never[])[i] as never, (b.values as never[])[i] as never);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** Runs the commit-time checks on the overlay and produces the delta, or throws OvsdbError. */
+function precommit(x: Execution): RowChange[] {
+  const { overlay, db } = x;
+  // 1. Drop no-op changes: rows modified back to their old values, rows inserted and deleted.
+  for (const [uuid, p] of [...overlay.pending]) {
+    if (p.old === undefined && p.current === undefined) overlay.pending.delete(uuid);
+    else if (p.old !== undefined && p.current !== undefined && rowsEqual(p.table.schema, p.old, p.current)) overlay.pending.delete(uuid);
+  }
+  if (overlay.pending.size === 0) return [];
+
+  // 2. Strong reference counts after the transaction, as a delta on the committed counts.
+  const strongDelta = new Map<Uuid, number>();
+  const countRefs = (t: TableData, row: Row, sign: number, visit?: (target: Uuid, refTable: string, column: ColumnSchema) => void): void => {
+    for (const column of t.schema.refColumns) {
+      forEachRef(column.type, row[column.name] as Value, (target, base) => {
+        if (base.refType === 'weak') return;
+        strongDelta.set(target, (strongDelta.get(target) ?? 0) + sign);
+        visit?.(target, base.refTable as string, column);
+      });
+    }
+  };
+  const refCount = (uuid: Uuid): number => db.strongRefCount(uuid) + (strongDelta.get(uuid) ?? 0);
+  for (const p of sortedPending(overlay)) {
+    if (p.old !== undefined) countRefs(p.table, p.old, -1);
+    if (p.current !== undefined) {
+      const row = p.current;
+      countRefs(p.table, row, +1, (target, refTable, column) => {
+        const dest = db.tables.get(refTable) as TableData;
+        if (overlay.get(dest, target) === undefined) {
+          throw new OvsdbError(
+            OvsdbErrorName.referentialIntegrityViolation,
+            `Table ${p.table.schema.name} column ${column.name} row ${row._uuid} references nonexistent row ${target} in table ${refTable}.`,
+          );
+        }
+      });
+    }
+  }
+  for (const p of sortedPending(overlay)) {
+    if (p.old !== undefined && p.current === undefined) {
+      const n = refCount(p.old._uuid);
+      if (n > 0) {
+        throw new OvsdbError(
+          OvsdbErrorName.referentialIntegrityViolation,
+          `cannot delete ${p.table.schema.name} row ${p.old._uuid} because of ${n} remaining reference(s)`,
+        );
+      }
+    }
+  }
+
+  // 3. Garbage collection: a non-root row that nothing refers to strongly is deleted, which
+  //    may leave further rows unreferenced.
+  const work: Uuid[] = [];
+  for (const [uuid, p] of overlay.pending) if (p.current !== undefined && !p.table.schema.isRoot) work.push(uuid);
+  for (const [target, d] of strongDelta) if (d < 0) work.push(target);
+  work.sort();
+  while (work.length > 0) {
+    const uuid = work.pop() as Uuid;
+    const p = overlay.pending.get(uuid);
+    const t = p?.table ?? db.rowTable.get(uuid);
+    if (t === undefined || t.schema.isRoot) continue;
+    const row = overlay.get(t, uuid);
+    if (row === undefined || refCount(uuid) > 0) continue;
+    overlay.delete(t, uuid);
+    const targets: Uuid[] = [];
+    countRefs(t, row, -1, (target) => targets.push(target));
+    targets.sort().reverse();
+    work.push(...targets);
+  }
+
+  // 4. Weak references to rows that no longer exist are removed; then sizes are re-checked.
+  const assess = new Set<Uuid>();
+  for (const [uuid, p] of overlay.pending) {
+    if (p.current !== undefined) assess.add(uuid);
+    else if (p.old !== undefined) for (const referrer of db.weakReferrers(uuid).keys()) assess.add(referrer);
+  }
+  for (const uuid of [...assess].sort()) {
+    const t = overlay.pending.get(uuid)?.table ?? (db.rowTable.get(uuid) as TableData);
+    const row = overlay.get(t, uuid);
+    if (row === undefined) continue;
+    let next: Record<string, Value> | undefined;
+    for (const column of t.schema.refColumns) {
+      const type = column.type;
+      if (type.key.refType !== 'weak' && type.value?.refType !== 'weak') continue;
+      const d = toDatum(type, row[column.name] as Value);
+      const keep = (u: unknown, weak: boolean, refTable: string | undefined): boolean =>
+        !weak || overlay.get(db.tables.get(refTable as string) as TableData, u as Uuid) !== undefined;
+      const keys: typeof d.keys[number][] = [];
+      const values: typeof d.keys[number][] = [];
+      for (let i = 0; i < d.keys.length; i++) {
+        const k = d.keys[i] as Uuid;
+        const v = d.values?.[i];
+        if (!keep(k, type.key.refType === 'weak', type.key.refTable)) continue;
+        if (v !== undefined && !keep(v, type.value?.refType === 'weak', type.value?.refTable)) continue;
+        keys.push(k);
+        if (v !== undefined) values.push(v);
+      }
+      if (keys.length === d.keys.length) continue;
+      if (keys.length < type.min) {
+        throw constraintViolation(
+          `Deletion of ${d.keys.length - keys.length} weak reference(s) to deleted (or never-existing) rows from column "${column.name}" in "${t.schema.name}" row ${uuid} caused this column to have ${keys.length} element(s), but it must have at least ${type.min}.`,
+        );
+      }
+      next ??= { ...row };
+      next[column.name] = fromDatum(type, d.values === undefined ? { keys } : { keys, values });
+    }
+    if (next !== undefined) overlay.replace(t, next as Row);
+  }
+
+  // 5. maxRows.
+  for (const [t, uuids] of overlay.inserted) {
+    if (t.schema.maxRows === Infinity || uuids.length === 0) continue;
+    let n = t.rows.size;
+    for (const [, p] of overlay.pending) {
+      if (p.table !== t) continue;
+      if (p.old === undefined && p.current !== undefined) n++;
+      else if (p.old !== undefined && p.current === undefined) n--;
+    }
+    if (n > t.schema.maxRows) {
+      throw constraintViolation(`transaction causes "${t.schema.name}" table to contain ${n} rows, greater than the schema-defined limit of ${t.schema.maxRows} row(s)`);
+    }
+  }
+
+  // 6. Unique indexes.
+  const byTable = new Map<TableData, Pending[]>();
+  for (const p of overlay.pending.values()) {
+    if (p.table.schema.indexes.length === 0) continue;
+    const list = byTable.get(p.table) ?? [];
+    list.push(p);
+    byTable.set(p.table, list);
+  }
+  for (const [t, list] of byTable) {
+    for (let i = 0; i < t.schema.indexes.length; i++) {
+      const cols = t.schema.indexes[i] as readonly string[];
+      const types = t.uniqueIndexTypes[i] as ColumnType[];
+      const seen = new Map<string, Uuid>();
+      for (const p of list) {
+        if (p.current === undefined) continue;
+        const row = p.current;
+        const key = indexKey(types, cols.map((c) => row[c] as Value));
+        const other = seen.get(key) ?? (t.uniqueIndexes[i] as Map<string, Uuid>).get(key);
+        const otherNow = other === undefined || other === row._uuid ? undefined : overlay.get(t, other);
+        const otherKeyNow = otherNow === undefined ? undefined : indexKey(types, cols.map((c) => otherNow[c] as Value));
+        if (otherNow !== undefined && otherKeyNow === key) {
+          throw constraintViolation(
+            `Transaction causes multiple rows in "${t.schema.name}" table to have identical values (${cols.map((c) => JSON.stringify(row[c])).join(', ')}) for index on column${cols.length > 1 ? 's' : ''} "${cols.join('", "')}".  First row, with UUID ${other}, and second row, with UUID ${row._uuid}.`,
+          );
+        }
+        seen.set(key, row._uuid);
+      }
+    }
+  }
+
+  // 7. The delta, with fresh _version values, in (table, uuid) order.
+  const changes: RowChange[] = [];
+  for (const p of sortedPending(overlay)) {
+    const name = p.table.schema.name;
+    if (p.current === undefined) {
+      if (p.old !== undefined) changes.push(deleteChange(name, p.old));
+      continue;
+    }
+    const row = { ...p.current, _version: x.ctx.newUuid() } as Row;
+    if (p.old === undefined) changes.push(insertChange(name, row));
+    else {
+      const columns = [...p.table.schema.columns.values()].filter((c) => !valuesEqual(c.type, (p.old as Row)[c.name] as Value, row[c.name] as Value)).map((c) => c.name);
+      if (columns.length > 0) changes.push(modifyChange(name, p.old, row, columns));
+    }
+  }
+  return changes;
+}
+
+function sortedPending(overlay: Overlay): Pending[] {
+  return [...overlay.pending.entries()]
+    .sort(([ua, pa], [ub, pb]) => (pa.table.schema.name < pb.table.schema.name ? -1 : pa.table.schema.name > pb.table.schema.name ? 1 : ua < ub ? -1 : ua > ub ? 1 : 0))
+    .map(([, p]) => p);
+}
+
+function rowsEqual(schema: TableSchema, a: Row, b: Row): boolean {
+  for (const c of schema.columns.values()) if (!valuesEqual(c.type, a[c.name] as Value, b[c.name] as Value)) return false;
+  return true;
+}
+
+/**
+ * Executes one transaction (the "transact" params without the database name) atomically.
+ * On 'committed' the database has changed and `delta` says how; on 'failed' or 'blocked' the
+ * database is exactly as before.
+ */
+export function transact(db: Database, ops: readonly unknown[], ctx: TransactContext): TransactOutcome {
+  const x = new Execution(db, ctx);
+  const results: unknown[] = [];
+  const fail = (error: OvsdbError): TransactOutcome => {
+    results.push(error.toJson());
+    while (results.length < ops.length) results.push(null);
+    return { kind: 'failed', results, error };
+  };
+  for (let i = 0; i < ops.length; i++) {
+    try {
+      const { name, op } = parseOp(ops[i], i, ops.length);
+      if (ctx.readOnly === true && (opSpecs[name] as OpSpec).writes) {
+        throw new OvsdbError(OvsdbErrorName.notAllowed, `${name} operation not allowed when database server is in read only mode`);
+      }
+      results.push(x.execute(name, op));
+    } catch (err) {
+      if (err instanceof WaitBlocked) return { kind: 'blocked', timeoutMs: err.timeoutMs };
+      if (err instanceof OvsdbError) return fail(err);
+      throw err;
+    }
+  }
+  let changes: RowChange[];
+  try {
+    changes = precommit(x);
+  } catch (err) {
+    if (!(err instanceof OvsdbError)) throw err;
+    // A commit-time error follows the results of all operations, as ovsdb-server reports it.
+    results.push(err.toJson());
+    return { kind: 'failed', results, error: err };
+  }
+  const delta: DbDelta = { changes };
+  db.commitChanges(delta);
+  return { kind: 'committed', results, delta, durable: x.durable, comments: x.comments };
+}
