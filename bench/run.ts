@@ -1,14 +1,18 @@
-// `npm run bench -- <name>`: runs bench/<name>.ts in its own Node process (so one benchmark's
+// `npm run bench -- <name>`: runs one benchmark in its own Node process (so one benchmark's
 // heap and JIT state never colour another's). With no name, lists the benchmarks.
+// `npm run bench` compiles with tsc first and runs dist/bench/*.js: measured code is what
+// `npm run build` ships, not a development loader's output.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const loader = ext === '.ts' ? ['--import', 'tsx'] : [];
 const available = readdirSync(here)
-  .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
-  .map((f) => f.slice(0, -3))
+  .filter((f) => f.endsWith(ext) && !f.endsWith('.d.ts') && f !== `run${ext}`)
+  .map((f) => f.slice(0, -ext.length))
   .sort();
 
 const [name, ...args] = process.argv.slice(2);
@@ -17,5 +21,5 @@ if (name === undefined || !available.includes(name)) {
   process.stdout.write(`usage: npm run bench -- <name> [args]\nbenchmarks: ${available.join(', ')}\n`);
   process.exit(name === undefined ? 0 : 2);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, `${name}.ts`), ...args], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, [...loader, '--expose-gc', join(here, `${name}${ext}`), ...args], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

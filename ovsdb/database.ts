@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import type { Atom, Uuid } from './atom.js';
 import type { Row, Value } from './datum.js';
-import { forEachRef, valueToJson } from './datum.js';
+import { checkAtomConstraints, defaultValue, forEachRef, valueToJson } from './datum.js';
+import type { OvsdbError } from './errors.js';
 import type { ColumnType, DatabaseSchema, TableSchema } from './schema.js';
 import { findColumn, uuidColumn, versionColumn } from './schema.js';
 
@@ -54,9 +55,30 @@ export class TableData {
   readonly uniqueIndexTypes: ColumnType[][];
   /** Non-unique secondary indexes by column name: key → rows. */
   readonly secondary = new Map<string, Map<string, Set<Uuid>>>();
+  /** Every column at its default value (without _uuid and _version). */
+  readonly defaultRow: Readonly<Record<string, Value>>;
+  /**
+   * Scalar columns whose default value breaks the column's own constraints (an enum without
+   * "", a range without 0): an insert must give them a value. Column name → the error.
+   */
+  readonly invalidDefaults: ReadonlyMap<string, OvsdbError>;
 
   constructor(schema: TableSchema) {
     this.schema = schema;
+    const defaults: Record<string, Value> = {};
+    const invalid = new Map<string, OvsdbError>();
+    for (const c of schema.columns.values()) {
+      defaults[c.name] = defaultValue(c.type);
+      if (c.type.kind === 'scalar') {
+        try {
+          checkAtomConstraints(c.type.key, defaults[c.name] as Atom);
+        } catch (err) {
+          invalid.set(c.name, err as OvsdbError);
+        }
+      }
+    }
+    this.defaultRow = defaults;
+    this.invalidDefaults = invalid;
     this.uniqueIndexes = schema.indexes.map(() => new Map());
     this.uniqueIndexTypes = schema.indexes.map((cols) => cols.map((c) => (findColumn(schema, c) as { type: ColumnType }).type));
   }

@@ -10,11 +10,11 @@
 // hashing or timing.
 import assert from 'node:assert/strict';
 import type { Uuid } from './atom.js';
-import { compareAtoms, isUuid } from './atom.js';
+import { compareAtoms, isUuid, zeroUuid } from './atom.js';
 import type { Clause } from './condition.js';
 import { evaluateConditions, parseConditions, pinnedUuid } from './condition.js';
 import type { Datum, Row, Value } from './datum.js';
-import { checkAtomConstraints, datumFromJson, forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
+import { forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
 import type { Database, DbDelta, RowChange, TableData } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
@@ -121,9 +121,10 @@ interface OpSpec {
   readonly members: Readonly<Record<string, 'id' | 'string' | 'array' | 'object' | 'boolean' | 'number'>>;
   readonly optional: readonly string[];
   readonly writes: boolean;
+  readonly memberNames: readonly string[];
 }
 
-const opSpecs: Readonly<Record<string, OpSpec>> = {
+const opSpecList: Readonly<Record<string, Omit<OpSpec, 'memberNames'>>> = {
   insert: { members: { table: 'id', row: 'object', 'uuid-name': 'id', uuid: 'string' }, optional: ['uuid-name', 'uuid'], writes: true },
   select: { members: { table: 'id', where: 'array', columns: 'array', sort: 'array' }, optional: ['columns', 'sort'], writes: false },
   update: { members: { table: 'id', where: 'array', row: 'object' }, optional: [], writes: true },
@@ -135,6 +136,10 @@ const opSpecs: Readonly<Record<string, OpSpec>> = {
   comment: { members: { comment: 'string' }, optional: [], writes: false },
   assert: { members: { lock: 'id' }, optional: [], writes: false },
 };
+
+const opSpecs: Readonly<Record<string, OpSpec>> = Object.fromEntries(
+  Object.entries(opSpecList).map(([name, spec]) => [name, { ...spec, memberNames: Object.keys(spec.members) }]),
+);
 
 function checkMemberType(kind: OpSpec['members'][string], v: unknown): boolean {
   switch (kind) {
@@ -166,16 +171,17 @@ function parseOp(json: unknown, i: number, n: number): { name: string; op: Recor
   if (typeof name !== 'string' || !idPattern.test(name)) throw syntaxError(`Parsing ${where} failed: Required 'op' member is missing or not an identifier.`);
   const spec = opSpecs[name];
   if (spec === undefined) throw syntaxError(`Parsing ${where} failed: No operation "${name}"`);
-  for (const [member, kind] of Object.entries(spec.members)) {
+  for (const member of spec.memberNames) {
     const v = op[member];
+    const kind = spec.members[member] as OpSpec['members'][string];
     if (v === undefined) {
       if (!spec.optional.includes(member)) throw syntaxError(`Parsing ${where} failed: Required '${member}' member is missing.`);
     } else if (!checkMemberType(kind, v)) {
       throw syntaxError(`Parsing ${where} failed: Type mismatch for member '${member}': it must be ${describeKind(kind)}.`);
     }
   }
-  for (const member of Object.keys(op)) {
-    if (member !== 'op' && !(member in spec.members)) throw syntaxError(`Parsing ${where} failed: Member '${member}' is present but not allowed here.`);
+  for (const member in op) {
+    if (member !== 'op' && !Object.hasOwn(spec.members, member)) throw syntaxError(`Parsing ${where} failed: Member '${member}' is present but not allowed here.`);
   }
   return { name, op };
 }
@@ -292,16 +298,13 @@ class Execution {
     }
     const values = this.parseRow(t.schema, op.row as Record<string, unknown>);
     uuid ??= this.ctx.newUuid();
-    const row: Record<string, Value> = { _uuid: uuid, _version: uuid };
-    for (const column of t.schema.columns.values()) {
-      const v = values.get(column);
-      if (v !== undefined) row[column.name] = v;
-      else {
-        row[column.name] = fromDatum(column.type, defaultDatum(column.type));
-        // A default value may not satisfy the column's constraints (an enum, a range).
-        if (column.type.kind === 'scalar') checkAtomConstraints(column.type.key, row[column.name] as string);
-      }
+    const row: Record<string, Value> = { _uuid: uuid, _version: uuid, ...t.defaultRow };
+    for (const [column, v] of values) {
+      // _uuid and _version given in an insert are parsed, then ignored, as ovsdb-server does.
+      if (column.name !== '_uuid' && column.name !== '_version') row[column.name] = v;
     }
+    // A default value may not satisfy the column's constraints (an enum, a range).
+    for (const [name, error] of t.invalidDefaults) if (!values.has(t.schema.columns.get(name) as ColumnSchema)) throw error;
     this.overlay.insert(t, row as Row);
     return { uuid: ['uuid', uuid] };
   }
@@ -396,7 +399,7 @@ class Execution {
       if (typeof rjson !== 'object' || rjson === null || Array.isArray(rjson)) throw syntaxError('row must be JSON object');
       const values = this.parseRow(t.schema, rjson as Record<string, unknown>);
       const row: Record<string, Value> = {};
-      for (const c of allColumns(t.schema)) row[c.name] = values.get(c) ?? fromDatum(c.type, defaultDatum(c.type));
+      for (const c of allColumns(t.schema)) row[c.name] = values.get(c) ?? t.defaultRow[c.name] ?? zeroUuid;
       expected.add(key(row as Row));
     }
     const actual = new Set(this.overlay.query(t, clauses).map(key));
@@ -419,25 +422,6 @@ function* allColumns(table: TableSchema): Iterable<ColumnSchema> {
   yield* table.columns.values();
 }
 
-function defaultDatum(type: ColumnType): Datum {
-  if (type.kind !== 'scalar') return { keys: [] };
-  return datumFromJson({ ...type, key: { type: type.key.type } }, defaultJson(type));
-}
-
-function defaultJson(type: ColumnType): unknown {
-  switch (type.key.type) {
-    case 'integer':
-    case 'real':
-      return 0;
-    case 'boolean':
-      return false;
-    case 'string':
-      return '';
-    case 'uuid':
-      return ['uuid', '00000000-0000-0000-0000-000000000000'];
-  }
-}
-
 function compareDatums(a: Datum, b: Datum): number {
   const n = Math.min(a.keys.length, b.keys.length);
   for (let i = 0; i < n; i++) {
@@ -456,7 +440,8 @@ function compareDatums(a: Datum, b: Datum): number {
 function precommit(x: Execution): RowChange[] {
   const { overlay, db } = x;
   // 1. Drop no-op changes: rows modified back to their old values, rows inserted and deleted.
-  for (const [uuid, p] of [...overlay.pending]) {
+  // (Deleting the entry being visited is safe while iterating a Map.)
+  for (const [uuid, p] of overlay.pending) {
     if (p.old === undefined && p.current === undefined) overlay.pending.delete(uuid);
     else if (p.old !== undefined && p.current !== undefined && rowsEqual(p.table.schema, p.old, p.current)) overlay.pending.delete(uuid);
   }
@@ -623,6 +608,7 @@ function precommit(x: Execution): RowChange[] {
 }
 
 function sortedPending(overlay: Overlay): Pending[] {
+  if (overlay.pending.size === 1) return [...overlay.pending.values()];
   return [...overlay.pending.entries()]
     .sort(([ua, pa], [ub, pb]) => (pa.table.schema.name < pb.table.schema.name ? -1 : pa.table.schema.name > pb.table.schema.name ? 1 : ua < ub ? -1 : ua > ub ? 1 : 0))
     .map(([, p]) => p);
