@@ -2,6 +2,7 @@
 // The `ovnts` command: one entry point, one subcommand per process or tool. Each subcommand
 // lives in bin/commands/ and registers itself on the program here; this file only assembles.
 import { Command } from 'commander';
+import { registerDbCommand } from './commands/db.js';
 import { registerSchemaCommand } from './commands/schema.js';
 
 export function buildProgram(): Command {
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerSchemaCommand(program);
+  registerDbCommand(program);
   return program;
 }
 
@@ -19,7 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv as string[]);
-    return 0;
+    // A subcommand may report failure (e.g. a failed transaction) through process.exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     // commander throws for --help/--version (code 0) and usage errors (code 1) because of
     // exitOverride(); everything else is a real failure and is reported as such.
