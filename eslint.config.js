@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**', '**/tap-snapshots/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

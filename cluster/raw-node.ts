@@ -1,0 +1,211 @@
+// The shell's handle on one Raft node, in etcd's RawNode style: feed it ticks, messages and
+// requests; take a Ready; do its work; call advance().
+//
+// Contract with the shell (the order is what makes Raft safe; see Ready in types.ts):
+//
+//   while (node.hasReady()) {
+//     const rd = node.ready();
+//     send(rd.messages);                 // promise nothing about our disk
+//     persist(rd.snapshot, rd.entries, rd.hardState);   // atomically, fsync if rd.mustSync
+//     send(rd.messagesAfterPersist);     // votes and acks: only once durable
+//     apply(rd.snapshot, rd.committedEntries); serve(rd.readStates);
+//     node.advance();
+//   }
+//
+// Only one Ready is outstanding at a time. Between ready() and advance() the shell may keep
+// stepping messages and ticks in (a slow disk need not stall the protocol); their effects
+// appear in the next Ready. A leader counts its own log toward commitment only once advance()
+// reports the entries durable.
+
+import assert from 'node:assert';
+import type { ConfChange } from './conf-change.js';
+import type { RaftConfig } from './config.js';
+import { Raft, type CompactResult, type ProposeResult, type ReadIndexResult, type TransferResult } from './raft.js';
+import type {
+  ClientTag,
+  ConfState,
+  HardState,
+  Message,
+  MessageType,
+  NodeId,
+  PersistedState,
+  Ready,
+  Role,
+  SoftState,
+} from './types.js';
+
+/** Messages only a leader sends; they carry no promise about the sender's disk. */
+const sendBeforePersist: ReadonlySet<MessageType> = new Set<MessageType>([
+  'app',
+  'heartbeat',
+  'snap',
+  'timeout-now',
+  'read-index-resp',
+]);
+
+export interface NodeStatus {
+  readonly id: NodeId;
+  readonly role: Role;
+  readonly term: number;
+  readonly vote: NodeId;
+  readonly lead: NodeId;
+  readonly commit: number;
+  readonly applied: number;
+  readonly firstIndex: number;
+  readonly lastIndex: number;
+  readonly conf: ConfState;
+  readonly electionTicks: number;
+  readonly leadTransferee: NodeId;
+  readonly progress: ReadonlyMap<NodeId, string>;
+}
+
+export class RawNode {
+  readonly raft: Raft;
+  private prevHardState: HardState;
+  private prevSoftState: SoftState;
+  private outstanding: Ready | undefined;
+
+  constructor(config: RaftConfig, stored: PersistedState) {
+    this.raft = new Raft(config, stored);
+    this.prevHardState = stored.hardState;
+    this.prevSoftState = { lead: this.raft.lead, role: this.raft.role };
+  }
+
+  get id(): NodeId {
+    return this.raft.id;
+  }
+
+  tick(): void {
+    this.raft.tick();
+  }
+
+  campaign(): void {
+    this.raft.campaign();
+  }
+
+  step(m: Message): void {
+    this.raft.step(m);
+  }
+
+  propose(data: Uint8Array, client?: ClientTag): ProposeResult {
+    return this.raft.propose('normal', data, client);
+  }
+
+  proposeConfChange(cc: ConfChange): ProposeResult {
+    return this.raft.proposeConfChange(cc);
+  }
+
+  readIndex(ctx: string): ReadIndexResult {
+    return this.raft.readIndex(ctx);
+  }
+
+  transferLeadership(to: NodeId): TransferResult {
+    return this.raft.transferLeadership(to);
+  }
+
+  compact(index: number, data: Uint8Array): CompactResult {
+    return this.raft.compact(index, data);
+  }
+
+  reportSnapshot(id: NodeId, ok: boolean): void {
+    this.raft.reportSnapshot(id, ok);
+  }
+
+  reportUnreachable(id: NodeId): void {
+    this.raft.reportUnreachable(id);
+  }
+
+  hasReady(): boolean {
+    if (this.outstanding !== undefined) return false;
+    const r = this.raft;
+    const hs = r.hardState();
+    return (
+      r.broadcastPending ||
+      r.msgs.length > 0 ||
+      r.readStates.length > 0 ||
+      r.log.unstableEntries().length > 0 ||
+      r.log.pendingSnapshot() !== undefined ||
+      r.log.hasNextCommittedEntries() ||
+      !sameHardState(hs, this.prevHardState) ||
+      r.lead !== this.prevSoftState.lead ||
+      r.role !== this.prevSoftState.role
+    );
+  }
+
+  ready(): Ready {
+    assert(this.outstanding === undefined, 'ready() called twice without advance()');
+    const r = this.raft;
+    if (r.broadcastPending && r.role === 'leader') r.bcastAppend();
+    const hs = r.hardState();
+    const messages: Message[] = [];
+    const messagesAfterPersist: Message[] = [];
+    for (const m of r.msgs) (sendBeforePersist.has(m.type) ? messages : messagesAfterPersist).push(m);
+    r.msgs = [];
+    const snapshot = r.log.pendingSnapshot();
+    const entries = [...r.log.unstableEntries()];
+    const hardStateChanged = !sameHardState(hs, this.prevHardState);
+    const soft: SoftState = { lead: r.lead, role: r.role };
+    const softChanged = soft.lead !== this.prevSoftState.lead || soft.role !== this.prevSoftState.role;
+    const rd: Ready = {
+      ...(softChanged ? { softState: soft } : {}),
+      ...(hardStateChanged ? { hardState: hs } : {}),
+      ...(snapshot !== undefined ? { snapshot } : {}),
+      entries,
+      messages,
+      messagesAfterPersist,
+      committedEntries: r.log.nextCommittedEntries(r.cfg.committedEntriesPerReadyMax),
+      readStates: r.readStates,
+      mustSync:
+        entries.length > 0 ||
+        snapshot !== undefined ||
+        hs.term !== this.prevHardState.term ||
+        hs.vote !== this.prevHardState.vote,
+    };
+    r.readStates = [];
+    this.prevSoftState = soft;
+    this.outstanding = rd;
+    return rd;
+  }
+
+  /** Acknowledges the outstanding Ready: persisted, sent and applied. */
+  advance(): void {
+    const rd = this.outstanding;
+    assert(rd !== undefined, 'advance() without ready()');
+    this.outstanding = undefined;
+    if (rd.hardState !== undefined) this.prevHardState = rd.hardState;
+    if (rd.snapshot !== undefined) this.raft.log.stableSnapTo(rd.snapshot.meta.index);
+    const last = rd.entries.at(-1);
+    if (last !== undefined) this.raft.persisted(last.index, last.term);
+    this.raft.applied(rd.committedEntries);
+  }
+
+  /** Whether a Ready was handed out and not yet advanced. */
+  hasOutstandingReady(): boolean {
+    return this.outstanding !== undefined;
+  }
+
+  status(): NodeStatus {
+    const r = this.raft;
+    const progress = new Map<NodeId, string>();
+    for (const [id, pr] of [...r.progress].sort((a, b) => a[0] - b[0])) progress.set(id, pr.describe());
+    return {
+      id: r.id,
+      role: r.role,
+      term: r.term,
+      vote: r.vote,
+      lead: r.lead,
+      commit: r.log.committed,
+      applied: r.log.applied,
+      firstIndex: r.log.firstIndex(),
+      lastIndex: r.log.lastIndex(),
+      conf: r.conf,
+      electionTicks: r.electionTicks,
+      leadTransferee: r.leadTransferee,
+      progress,
+    };
+  }
+}
+
+function sameHardState(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
