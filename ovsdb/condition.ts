@@ -36,7 +36,7 @@ function parseClause(table: TableSchema, json: unknown, resolve?: NamedUuidResol
   const [name, fnName, valueJson] = json as [string, string, unknown];
   const column = findColumn(table, name);
   if (column === undefined) throw new OvsdbError(OvsdbErrorName.unknownColumn, `No column ${name} in table ${table.name}.`);
-  if (!(conditionFunctions as readonly string[]).includes(fnName)) throw syntaxError(`unknown function "${fnName}"`);
+  if (!(conditionFunctions as readonly string[]).includes(fnName)) throw new OvsdbError(OvsdbErrorName.unknownFunction, `No function named ${fnName}.`);
   const fn = fnName as ConditionFunction;
   let argType: ColumnType = column.type;
   if (fn === '<' || fn === '<=' || fn === '>' || fn === '>=') {

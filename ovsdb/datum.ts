@@ -163,7 +163,7 @@ export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUu
     pairs.sort((a, b) => compareAtoms(a[0], b[0]));
     for (let i = 1; i < pairs.length; i++) {
       if (compareAtoms((pairs[i - 1] as [Atom, Atom])[0], (pairs[i] as [Atom, Atom])[0]) === 0) {
-        throw constraintViolation(`map contains duplicate key ${JSON.stringify((pairs[i] as [Atom, Atom])[0])}`);
+        throw new OvsdbError(OvsdbErrorName.ovsdbError, `map contains duplicate key ${JSON.stringify((pairs[i] as [Atom, Atom])[0])}`);
       }
     }
     checkCount(type, pairs.length);
@@ -173,7 +173,7 @@ export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUu
   const keys = elements.map((e) => atomFromJson(type.key, e, resolve)).sort(compareAtoms);
   for (let i = 1; i < keys.length; i++) {
     if (compareAtoms(keys[i - 1] as Atom, keys[i] as Atom) === 0) {
-      throw constraintViolation(`set contains duplicate value ${JSON.stringify(keys[i])}`);
+      throw new OvsdbError(OvsdbErrorName.ovsdbError, `set contains duplicate value ${JSON.stringify(keys[i])}`);
     }
   }
   checkCount(type, keys.length);

@@ -23,6 +23,10 @@ export const OvsdbErrorName = {
   duplicateUuidName: 'duplicate uuid-name',
   duplicateUuid: 'duplicate uuid',
   unknownOperation: 'unknown operation',
+  unknownFunction: 'unknown function',
+  unknownMutator: 'unknown mutator',
+  /** ovsdb-server's generic name, used e.g. for a map with a duplicate key. */
+  ovsdbError: 'ovsdb error',
 } as const;
 
 export type OvsdbErrorNameValue = (typeof OvsdbErrorName)[keyof typeof OvsdbErrorName];

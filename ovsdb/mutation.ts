@@ -37,7 +37,7 @@ function parseMutation(table: TableSchema, json: unknown, resolve?: NamedUuidRes
   if (!column.mutable || name === '_uuid' || name === '_version') {
     throw constraintViolation(`Cannot mutate immutable column ${name} in table ${table.name}.`);
   }
-  if (!(mutators as readonly string[]).includes(mutatorName)) throw syntaxError(`Unknown mutator "${mutatorName}"`);
+  if (!(mutators as readonly string[]).includes(mutatorName)) throw new OvsdbError(OvsdbErrorName.unknownMutator, `No mutator named ${mutatorName}.`);
   const mutator = mutatorName as Mutator;
   const type = column.type;
   let argType: ColumnType;

@@ -601,7 +601,10 @@ function precommit(x: Execution): RowChange[] {
     if (p.old === undefined) changes.push(insertChange(name, row));
     else {
       const columns = [...p.table.schema.columns.values()].filter((c) => !valuesEqual(c.type, (p.old as Row)[c.name] as Value, row[c.name] as Value)).map((c) => c.name);
-      if (columns.length > 0) changes.push(modifyChange(name, p.old, row, columns));
+      // A row can come out of weak-reference cleanup equal to how it started (an update that
+      // only set a dangling weak reference). ovsdb-server still counts it as modified and gives
+      // it a new _version; so do we, with an empty list of changed columns.
+      changes.push(modifyChange(name, p.old, row, columns));
     }
   }
   return changes;
