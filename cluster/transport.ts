@@ -1,0 +1,46 @@
+// The seam between a Raft node's shell and the network. The shell hands over whole messages
+// (a snapshot as one `snap` message); the transport frames, chunks, queues and delivers them,
+// and hands received messages back. Implementations: grpc-transport.ts (peers in other
+// processes) and local-transport.ts (peers in one process, for tests).
+import type { Message, NodeId } from './types.js';
+
+/** What the transport tells the node about delivery, so Raft can adjust its progress. */
+export type TransportReport =
+  /** A `snap` message to `to` was delivered whole (ok) or failed (the leader retries later). */
+  | { readonly kind: 'snapshot'; readonly to: NodeId; readonly ok: boolean }
+  /** A message to `to` could not be delivered (connection failed, queue full). */
+  | { readonly kind: 'unreachable'; readonly to: NodeId };
+
+export interface TransportHandlers {
+  /**
+   * Called for each message received from a peer, in the order that peer sent them, after
+   * the transport checked the cluster id and that the message is addressed to this node.
+   */
+  readonly onMessage: (m: Message) => void;
+  readonly onReport: (r: TransportReport) => void;
+}
+
+export interface TransportStats {
+  /** Messages dropped because a peer's send queue was full, per peer. */
+  readonly droppedQueueFull: ReadonlyMap<NodeId, number>;
+  /** Messages refused because they named another cluster or another node. */
+  readonly refusedForeign: number;
+  readonly sent: number;
+  readonly received: number;
+}
+
+export interface Transport {
+  /** Starts listening and delivering to `handlers`. Resolves once the listener is up. */
+  start(handlers: TransportHandlers): Promise<void>;
+  /**
+   * Queues messages for their peers and returns at once: never blocks, never throws for a
+   * slow or absent peer. A peer whose bounded queue is full loses the message (counted, and
+   * reported as unreachable); Raft's retries make that safe.
+   */
+  send(messages: readonly Message[]): void;
+  /** The current address of every peer (membership changes call this again). */
+  setPeers(peers: ReadonlyMap<NodeId, string>): void;
+  stats(): TransportStats;
+  /** Stops listening, drops queued messages, closes connections. */
+  close(): Promise<void>;
+}
