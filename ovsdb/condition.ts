@@ -45,8 +45,9 @@ function parseClause(table: TableSchema, json: unknown, resolve?: NamedUuidResol
     }
     argType = { ...column.type, min: 1, max: 1, kind: 'scalar' };
   } else if (column.type.kind !== 'scalar') {
-    // The right-hand side of a set or map comparison may have any number of elements.
-    argType = { ...column.type, min: 0, max: Infinity };
+    // The right-hand side of a set or map comparison may be empty, but no larger than the
+    // column allows.
+    argType = { ...column.type, min: 0 };
   }
   return { column, fn, arg: datumFromJson(argType, valueJson, resolve) };
 }

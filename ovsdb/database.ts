@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { Atom, Uuid } from './atom.js';
 import type { Row, Value } from './datum.js';
-import { checkAtomConstraints, defaultValue, forEachRef, valueToJson } from './datum.js';
+import { checkAtomConstraints, defaultValue, forEachRef, toDatum, valueToJson } from './datum.js';
 import type { OvsdbError } from './errors.js';
 import type { ColumnType, DatabaseSchema, TableSchema } from './schema.js';
 import { findColumn, uuidColumn, versionColumn } from './schema.js';
@@ -58,7 +58,7 @@ export class TableData {
   /** Every column at its default value (without _uuid and _version). */
   readonly defaultRow: Readonly<Record<string, Value>>;
   /**
-   * Scalar columns whose default value breaks the column's own constraints (an enum without
+   * Columns whose one-element default value breaks the column's own constraints (an enum without
    * "", a range without 0): an insert must give them a value. Column name → the error.
    */
   readonly invalidDefaults: ReadonlyMap<string, OvsdbError>;
@@ -69,9 +69,12 @@ export class TableData {
     const invalid = new Map<string, OvsdbError>();
     for (const c of schema.columns.values()) {
       defaults[c.name] = defaultValue(c.type);
-      if (c.type.kind === 'scalar') {
+      if (c.type.min === 1) {
+        // One default element (a scalar, or a set or map with min 1): check it.
+        const d = toDatum(c.type, defaults[c.name] as Value);
         try {
-          checkAtomConstraints(c.type.key, defaults[c.name] as Atom);
+          checkAtomConstraints(c.type.key, d.keys[0] as Atom);
+          if (c.type.value !== undefined) checkAtomConstraints(c.type.value, (d.values as readonly Atom[])[0] as Atom);
         } catch (err) {
           invalid.set(c.name, err as OvsdbError);
         }
@@ -172,9 +175,13 @@ export class Database {
     return this.weakRefs.get(uuid) ?? new Map();
   }
 
+  /**
+   * References to `uuid` from rows other than itself: a row that refers only to itself is
+   * still garbage, as ovsdb-server collects it.
+   */
   strongRefCount(uuid: Uuid): number {
     let n = 0;
-    for (const c of this.strongRefs.get(uuid)?.values() ?? []) n += c;
+    for (const [source, c] of this.strongRefs.get(uuid) ?? []) if (source !== uuid) n += c;
     return n;
   }
 

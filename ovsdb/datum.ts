@@ -45,9 +45,15 @@ export function defaultAtom(base: BaseType): Atom {
   }
 }
 
+/**
+ * A column's default: its type's minimum number of default atoms. A scalar is one atom; a set
+ * or map with min 1 holds one default element (as ovsdb-server has it), otherwise it is empty.
+ */
 export function defaultValue(type: ColumnType): Value {
   if (type.kind === 'scalar') return defaultAtom(type.key);
-  return type.kind === 'map' ? emptyMap : emptySet;
+  if (type.min === 0) return type.kind === 'map' ? emptyMap : emptySet;
+  if (type.kind === 'set') return Object.freeze([defaultAtom(type.key)]);
+  return new Map([[defaultAtom(type.key), defaultAtom(type.value as BaseType)]]);
 }
 
 /** Checks an atom against its base type's constraints (enum, ranges, lengths). */

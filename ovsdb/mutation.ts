@@ -59,11 +59,18 @@ function parseMutation(table: TableSchema, json: unknown, resolve?: NamedUuidRes
       if (type.kind === 'scalar') {
         throw syntaxError(`Type mismatch: "${mutator}" may not be applied to column ${name} of scalar type`);
       }
-      if (mutator === 'delete' && type.value !== undefined && !(Array.isArray(valueJson) && valueJson[0] === 'map')) {
-        // A map may also have elements deleted by a set of keys.
-        argType = { key: type.key, min: 0, max: Infinity, kind: 'set' };
+      if (mutator === 'delete' && type.value !== undefined) {
+        // A map's elements are deleted by [key, value] pairs or by a set of keys: try the
+        // pairs first and, as ovsdb-server does, report the key-set reading's error if both fail.
+        try {
+          return { column, mutator, arg: datumFromJson({ ...type, min: 0, max: Infinity }, valueJson, resolve) };
+        } catch (err) {
+          if (!(err instanceof OvsdbError)) throw err;
+          argType = { key: type.key, min: 0, max: Infinity, kind: 'set' };
+        }
       } else {
-        argType = { ...type, min: 0, max: Infinity };
+        // What is inserted must itself fit the column; what is deleted may be any size.
+        argType = mutator === 'insert' ? { ...type, min: 0 } : { ...type, min: 0, max: Infinity };
       }
       break;
     }

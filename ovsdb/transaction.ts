@@ -60,7 +60,10 @@ class Overlay {
   /** Rows inserted by this transaction, per table, in insertion order. */
   readonly inserted = new Map<TableData, Uuid[]>();
 
-  constructor(readonly db: Database) {}
+  constructor(
+    readonly db: Database,
+    private readonly newUuid: () => Uuid,
+  ) {}
 
   get(table: TableData, uuid: Uuid): Row | undefined {
     const p = this.pending.get(uuid);
@@ -104,10 +107,15 @@ class Overlay {
     list.push(row._uuid);
   }
 
+  /**
+   * Stores a new image of a row. A committed row gets a new _version the first time this
+   * transaction modifies it (as in ovsdb-server, a select later in the transaction shows it);
+   * callers build the new image from the current one, so later changes keep that version.
+   */
   replace(table: TableData, row: Row): void {
     const p = this.pending.get(row._uuid);
     if (p !== undefined) p.current = row;
-    else this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: row });
+    else this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
   }
 
   delete(table: TableData, uuid: Uuid): void {
@@ -203,7 +211,7 @@ class Execution {
     readonly db: Database,
     readonly ctx: TransactContext,
   ) {
-    this.overlay = new Overlay(db);
+    this.overlay = new Overlay(db, ctx.newUuid);
   }
 
   readonly resolve = (name: string): Uuid => {
@@ -241,7 +249,8 @@ class Execution {
     for (const name of json as unknown[]) {
       const column = typeof name === 'string' ? findColumn(table, name) : undefined;
       if (column === undefined) throw syntaxError(`${JSON.stringify(name)} is not a valid column name in table ${table.name}.`);
-      if (!out.includes(column)) out.push(column);
+      if (out.includes(column)) throw syntaxError(`column ${column.name} appears more than once in the column list`);
+      out.push(column);
     }
     return out;
   }
@@ -298,7 +307,7 @@ class Execution {
     }
     const values = this.parseRow(t.schema, op.row as Record<string, unknown>);
     uuid ??= this.ctx.newUuid();
-    const row: Record<string, Value> = { _uuid: uuid, _version: uuid, ...t.defaultRow };
+    const row: Record<string, Value> = { _uuid: uuid, _version: this.ctx.newUuid(), ...t.defaultRow };
     for (const [column, v] of values) {
       // _uuid and _version given in an insert are parsed, then ignored, as ovsdb-server does.
       if (column.name !== '_uuid' && column.name !== '_version') row[column.name] = v;
@@ -453,7 +462,8 @@ function precommit(x: Execution): RowChange[] {
     for (const column of t.schema.refColumns) {
       forEachRef(column.type, row[column.name] as Value, (target, base) => {
         if (base.refType === 'weak') return;
-        strongDelta.set(target, (strongDelta.get(target) ?? 0) + sign);
+        // Self-references do not count (see Database.strongRefCount), but must still exist.
+        if (target !== row._uuid) strongDelta.set(target, (strongDelta.get(target) ?? 0) + sign);
         visit?.(target, base.refTable as string, column);
       });
     }
@@ -589,7 +599,7 @@ function precommit(x: Execution): RowChange[] {
     }
   }
 
-  // 7. The delta, with fresh _version values, in (table, uuid) order.
+  // 7. The delta, in (table, uuid) order.
   const changes: RowChange[] = [];
   for (const p of sortedPending(overlay)) {
     const name = p.table.schema.name;
@@ -597,7 +607,7 @@ function precommit(x: Execution): RowChange[] {
       if (p.old !== undefined) changes.push(deleteChange(name, p.old));
       continue;
     }
-    const row = { ...p.current, _version: x.ctx.newUuid() } as Row;
+    const row = p.current;
     if (p.old === undefined) changes.push(insertChange(name, row));
     else {
       const columns = [...p.table.schema.columns.values()].filter((c) => !valuesEqual(c.type, (p.old as Row)[c.name] as Value, row[c.name] as Value)).map((c) => c.name);
