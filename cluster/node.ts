@@ -1,0 +1,701 @@
+// RaftNode: the imperative shell around RawNode. It owns the clock (a tick timer), the disk
+// (RaftStorage), the network (a Transport) and the state machine, and runs ONE loop that takes
+// each Ready and does its work in the order raw-node.ts prescribes:
+//
+//   send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
+//   → apply (snapshot, committed entries, read states) → advance() → maybe take a snapshot
+//
+// Ticks, peer messages and client requests are stepped into the RawNode as they arrive, even
+// while a save is in flight (the core allows it between ready() and advance()); they only wake
+// the loop. Proposals that arrive during a save land in the next Ready together, which is how
+// one fsync serves many entries.
+//
+// Clients get promises: propose() resolves once the entry is committed and applied here,
+// readIndex() once the local state is linearizable; both reject with a ProposalError whose
+// `kind` says what to do next (ask the leader, retry, give up). A storage error stops the node
+// for good: it records the error, rejects everything pending with 'stopped', and steps nothing
+// more, so it can never vote or acknowledge on a disk that broke its promises.
+
+import assert from 'node:assert';
+import { Packr } from 'msgpackr';
+import { bootstrapState } from './bootstrap.js';
+import type { ConfChange } from './conf-change.js';
+import type { RaftConfig } from './config.js';
+import type { ProposeResult, RaftCounters, TransferResult } from './raft.js';
+import { RawNode, type NodeStatus } from './raw-node.js';
+import { ClientSessions } from './session.js';
+import type { StateMachine } from './state-machine.js';
+import { RaftStorage, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
+import type { Transport, TransportReport, TransportStats } from './transport.js';
+import {
+  NONE,
+  type ClientTag,
+  type ConfState,
+  type Entry,
+  type Message,
+  type NodeId,
+  type PersistedState,
+  type ReadState,
+  type Ready,
+  type Snapshot,
+  type SnapshotMeta,
+} from './types.js';
+
+/** What the node needs of its disk: RaftStorage, or a test double that fails on demand. */
+export interface NodeStorage {
+  readonly warnings: readonly StorageWarning[];
+  load(): PersistedState;
+  save(rd: ReadyWrites): Promise<void>;
+  saveSnapshot(meta: SnapshotMeta, data: Uint8Array): Promise<void>;
+  compact(index: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Core settings the node passes through unchanged (see config.ts). */
+export type RaftTuning = Omit<RaftConfig, 'id' | 'clusterId' | 'seed' | 'electionTicks' | 'heartbeatTicks'>;
+
+export interface RaftNodeOptions {
+  readonly id: NodeId;
+  readonly clusterId: string;
+  readonly dataDir: string;
+  readonly transport: Transport;
+  readonly stateMachine: StateMachine;
+  /** Every peer's address, handed to the transport. */
+  readonly peers: ReadonlyMap<NodeId, string>;
+  /** The founding voters of a new cluster: used only when dataDir holds no state. */
+  readonly bootstrap?: readonly NodeId[];
+  /** Wall-clock length of one tick, which is also the heartbeat interval at heartbeatTicks 1. */
+  readonly tickMs?: number;
+  readonly electionTicks?: number;
+  readonly heartbeatTicks?: number;
+  /** Seed of the core's PRNG (election timeouts). Defaults to one derived from the id. */
+  readonly seed?: number;
+  /** A snapshot is taken, and the log compacted, every this many applied entries. */
+  readonly snapshotEntries?: number;
+  /** Proposals waiting to apply; beyond this new ones are rejected 'dropped'. */
+  readonly proposalsPendingMax?: number;
+  /** Reads waiting for their index; beyond this new ones are rejected 'dropped'. */
+  readonly readsPendingMax?: number;
+  readonly proposalTimeoutMs?: number;
+  readonly readTimeoutMs?: number;
+  /** Client sessions remembered for at-most-once (least recently used forgotten first). */
+  readonly sessionsMax?: number;
+  readonly raft?: RaftTuning;
+  /** Opens the disk; defaults to RaftStorage.open. */
+  readonly openStorage?: (dir: string) => Promise<NodeStorage>;
+  /** Told once when a storage error stops the node. Defaults to logging it. */
+  readonly onFatalError?: (err: StorageError) => void;
+  /** Where the node reports what a person should know (recovery warnings, the fatal error). */
+  readonly log?: (line: string) => void;
+}
+
+export const nodeDefaults = {
+  tickMs: 100,
+  electionTicks: 10,
+  heartbeatTicks: 1,
+  snapshotEntries: 10_000,
+  proposalsPendingMax: 4096,
+  readsPendingMax: 1024,
+  proposalTimeoutMs: 5000,
+  readTimeoutMs: 5000,
+  sessionsMax: 10_000,
+} as const;
+
+export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped';
+
+/**
+ * Why a proposal or read did not complete. 'not-leader': send it to `leaderHint` (NONE when no
+ * leader is known yet; retry later). 'dropped': it was not accepted, or its entry was replaced
+ * after a leader change, or its outcome is unknown: retry (with the same client tag, a retry
+ * is applied at most once). 'timeout': no outcome within the limit (it may still apply).
+ * 'stopped': this node stopped.
+ */
+export class ProposalError extends Error {
+  override name = 'ProposalError';
+
+  constructor(
+    readonly kind: ProposalErrorKind,
+    message: string,
+    readonly leaderHint: NodeId = NONE,
+    readonly leaderAddress: string | undefined = undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface ProposalOutcome {
+  readonly index: number;
+  /** What StateMachine.apply returned for the entry on this node. */
+  readonly result: unknown;
+}
+
+export interface ConfChangeOutcome {
+  readonly index: number;
+  /** The membership in force on this node once the change applied. */
+  readonly conf: ConfState;
+}
+
+export interface NodeCounters {
+  readies: number;
+  entriesPersisted: number;
+  entriesApplied: number;
+  duplicatesApplied: number;
+  proposalsAccepted: number;
+  proposalsRejected: number;
+  proposalsTimedOut: number;
+  readsServed: number;
+  readsTimedOut: number;
+  snapshotsTaken: number;
+  snapshotsRestored: number;
+}
+
+export interface RaftNodeStatus extends NodeStatus {
+  /** The last index applied to the state machine. */
+  readonly appliedIndex: number;
+  readonly snapshotIndex: number;
+  readonly proposalsPending: number;
+  readonly readsPending: number;
+  readonly counters: Readonly<NodeCounters>;
+  readonly raftCounters: Readonly<RaftCounters>;
+  readonly transport: TransportStats;
+  readonly fatalError: StorageError | undefined;
+}
+
+interface PendingProposal {
+  readonly term: number;
+  readonly deadlineTick: number;
+  readonly resolve: (result: unknown) => void;
+  readonly reject: (err: ProposalError) => void;
+}
+
+interface PendingRead {
+  readonly deadlineTick: number;
+  /** Set once the leader confirmed it: the index the state machine must reach. */
+  index: number | undefined;
+  readonly resolve: (index: number) => void;
+  readonly reject: (err: ProposalError) => void;
+}
+
+// The node's snapshot image: the state machine's bytes and the client sessions, so that
+// at-most-once survives compaction and travels to followers with the state it protects.
+const snapshotFormat = 1;
+const packr = new Packr({ useRecords: false });
+
+function encodeNodeSnapshot(machine: Uint8Array, sessions: [string, number][]): Uint8Array {
+  return packr.pack([snapshotFormat, machine, sessions]);
+}
+
+function decodeNodeSnapshot(data: Uint8Array): { machine: Uint8Array; sessions: [string, number][] } {
+  const v: unknown = packr.unpack(data);
+  assert(Array.isArray(v) && v.length === 3 && v[0] === snapshotFormat, 'node snapshot: unknown format');
+  const [, machine, sessions] = v as [number, unknown, unknown];
+  assert(machine instanceof Uint8Array && Array.isArray(sessions), 'node snapshot: malformed');
+  return {
+    machine: new Uint8Array(machine.buffer, machine.byteOffset, machine.byteLength),
+    sessions: sessions as [string, number][],
+  };
+}
+
+/** A default seed that differs per node and stays the same across its restarts. */
+function seedFor(id: NodeId): number {
+  return Math.imul(id, 0x9e3779b1) >>> 0;
+}
+
+function ticksFor(ms: number, tickMs: number): number {
+  return Math.max(1, Math.ceil(ms / tickMs));
+}
+
+type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults>>;
+
+export class RaftNode {
+  readonly id: NodeId;
+  private fatal: StorageError | undefined;
+
+  private readonly limits: Resolved;
+  private readonly proposals = new Map<number, PendingProposal>();
+  private readonly reads = new Map<string, PendingRead>();
+  /** Conf changes applied in the Ready in hand: resolved after advance(), when they are in force. */
+  private confApplied: PendingProposal[] = [];
+  private readSeq = 0;
+  private ticks = 0;
+  private applied: number;
+  private snapshotIndex: number;
+  private stopping = false;
+  private wakeup: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private loopDone: Promise<void> = Promise.resolve();
+  private transportClosed: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  private readonly counters: NodeCounters = {
+    readies: 0,
+    entriesPersisted: 0,
+    entriesApplied: 0,
+    duplicatesApplied: 0,
+    proposalsAccepted: 0,
+    proposalsRejected: 0,
+    proposalsTimedOut: 0,
+    readsServed: 0,
+    readsTimedOut: 0,
+    snapshotsTaken: 0,
+    snapshotsRestored: 0,
+  };
+  private readonly progressListeners = new Set<() => void>();
+  private readonly log: (line: string) => void;
+  private readonly onFatalError: (err: StorageError) => void;
+
+  private constructor(
+    private readonly options: RaftNodeOptions,
+    private readonly raw: RawNode,
+    private readonly storage: NodeStorage,
+    private sessions: ClientSessions,
+    limits: Resolved,
+    snapshotIndex: number,
+  ) {
+    this.id = options.id;
+    this.limits = limits;
+    this.applied = snapshotIndex;
+    this.snapshotIndex = snapshotIndex;
+    this.log = options.log ?? ((line) => console.error(line));
+    this.onFatalError = options.onFatalError ?? ((err) => this.log(`raft node ${this.id} stopped: ${err.message}`));
+  }
+
+  /**
+   * Opens the node's storage in dataDir (bootstrapping it when empty and `bootstrap` is
+   * given), restores the state machine from the stored snapshot, and starts the transport,
+   * the tick timer and the loop. Committed entries after the snapshot are applied by the loop
+   * as the core hands them back.
+   */
+  static async start(options: RaftNodeOptions): Promise<RaftNode> {
+    const limits: Resolved = {
+      tickMs: options.tickMs ?? nodeDefaults.tickMs,
+      electionTicks: options.electionTicks ?? nodeDefaults.electionTicks,
+      heartbeatTicks: options.heartbeatTicks ?? nodeDefaults.heartbeatTicks,
+      snapshotEntries: options.snapshotEntries ?? nodeDefaults.snapshotEntries,
+      proposalsPendingMax: options.proposalsPendingMax ?? nodeDefaults.proposalsPendingMax,
+      readsPendingMax: options.readsPendingMax ?? nodeDefaults.readsPendingMax,
+      proposalTimeoutMs: options.proposalTimeoutMs ?? nodeDefaults.proposalTimeoutMs,
+      readTimeoutMs: options.readTimeoutMs ?? nodeDefaults.readTimeoutMs,
+      sessionsMax: options.sessionsMax ?? nodeDefaults.sessionsMax,
+    };
+    for (const [name, v] of Object.entries(limits)) {
+      assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
+    }
+    const openStorage = options.openStorage ?? ((dir: string) => RaftStorage.open(dir));
+    const storage = await openStorage(options.dataDir);
+    const log = options.log ?? ((line: string) => console.error(line));
+    for (const w of storage.warnings) log(`raft node ${options.id}: ${w.message}`);
+    let state = storage.load();
+    const empty = state.hardState.term === 0 && state.snapshot === undefined && state.entries.length === 0;
+    if (empty && options.bootstrap !== undefined) {
+      state = bootstrapState(options.bootstrap);
+      // The founding entry must be durable before the node speaks: the core treats it as stable.
+      await storage.save({ entries: state.entries, hardState: state.hardState });
+    }
+    const raw = new RawNode(
+      {
+        ...options.raft,
+        id: options.id,
+        clusterId: options.clusterId,
+        seed: options.seed ?? seedFor(options.id),
+        electionTicks: limits.electionTicks,
+        heartbeatTicks: limits.heartbeatTicks,
+      },
+      state,
+    );
+    let sessions = new ClientSessions(limits.sessionsMax);
+    if (state.snapshot !== undefined) {
+      const image = decodeNodeSnapshot(state.snapshot.data);
+      options.stateMachine.restore(image.machine);
+      sessions = ClientSessions.fromEntries(image.sessions, limits.sessionsMax);
+    }
+    const node = new RaftNode(options, raw, storage, sessions, limits, state.snapshot?.meta.index ?? 0);
+    options.transport.setPeers(options.peers);
+    try {
+      await options.transport.start({
+        onMessage: (m) => node.onMessage(m),
+        onReport: (r) => node.onReport(r),
+      });
+    } catch (err) {
+      // Release the LevelDB lock so that a caller may retry; the transport's error is the one
+      // to report.
+      await storage.close();
+      throw err;
+    }
+    node.timer = setInterval(() => node.onTick(), limits.tickMs);
+    node.loopDone = node.run();
+    return node;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The loop
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      if (!this.raw.hasReady()) {
+        // Woken by a tick, a message, a report or a request; nothing is lost in between
+        // because hasReady() and setting `wakeup` happen in one synchronous step.
+        await new Promise<void>((resolve) => {
+          this.wakeup = resolve;
+        });
+        continue;
+      }
+      const rd = this.raw.ready();
+      this.counters.readies++;
+      // 1. Appends, heartbeats and snapshots from a leader promise nothing about our disk:
+      //    they leave first, so followers write in parallel with our own write.
+      if (rd.messages.length > 0) this.options.transport.send(rd.messages);
+      // 2. Persist the snapshot, entries and hard state in one synced batch. A storage
+      //    error ends the node here: nothing after this point may be sent or applied.
+      try {
+        await this.storage.save(rd);
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        this.fail(err);
+        return;
+      }
+      this.counters.entriesPersisted += rd.entries.length;
+      // 3. Votes and acknowledgements promise what step 2 made durable: only now may they go.
+      if (rd.messagesAfterPersist.length > 0) this.options.transport.send(rd.messagesAfterPersist);
+      // 4. Apply: install the snapshot, apply committed entries in order (settling the
+      //    proposals waiting on them), then serve reads whose index is now applied.
+      this.applyReady(rd);
+      // 5. Tell the core all of it is done; conf changes take effect in there.
+      this.raw.advance();
+      this.settleConfChanges();
+      this.emitProgress();
+      // 6. Compact once enough has been applied since the last snapshot.
+      if (this.applied - this.snapshotIndex >= this.limits.snapshotEntries) {
+        try {
+          await this.takeSnapshot();
+        } catch (err) {
+          if (!(err instanceof StorageError)) throw err;
+          this.fail(err);
+          return;
+        }
+        this.emitProgress();
+      }
+    }
+  }
+
+  /** The storage error that stopped this node, if one did. */
+  get fatalError(): StorageError | undefined {
+    return this.fatal;
+  }
+
+  private emitProgress(): void {
+    for (const listener of this.progressListeners) listener();
+  }
+
+  private notify(): void {
+    const w = this.wakeup;
+    if (w === undefined) return;
+    this.wakeup = undefined;
+    w();
+  }
+
+  private applyReady(rd: Ready): void {
+    if (rd.snapshot !== undefined) this.restoreSnapshot(rd.snapshot);
+    for (const e of rd.committedEntries) this.applyEntry(e);
+    this.noteReadStates(rd.readStates);
+    this.serveReads();
+  }
+
+  private applyEntry(e: Entry): void {
+    assert(e.index === this.applied + 1, `node ${this.id}: applying ${e.index} after ${this.applied}`);
+    let result: unknown = undefined;
+    if (e.type === 'normal') {
+      const fresh = this.sessions.shouldApply(e);
+      if (!fresh) this.counters.duplicatesApplied++;
+      result = this.options.stateMachine.apply(e, !fresh);
+    }
+    this.applied = e.index;
+    this.counters.entriesApplied++;
+    const p = this.proposals.get(e.index);
+    if (p === undefined) return;
+    this.proposals.delete(e.index);
+    if (p.term !== e.term) {
+      // Another leader's entry took the index: ours was lost in the change of leader.
+      p.reject(
+        new ProposalError(
+          'dropped',
+          `entry ${e.index} of term ${p.term} was replaced by term ${e.term} after a leader change; retry`,
+        ),
+      );
+    } else if (e.type === 'conf-change') {
+      this.confApplied.push(p);
+    } else {
+      p.resolve(result);
+    }
+  }
+
+  private restoreSnapshot(s: Snapshot): void {
+    assert(s.meta.index > this.applied, `node ${this.id}: snapshot ${s.meta.index} not after applied ${this.applied}`);
+    const image = decodeNodeSnapshot(s.data);
+    this.options.stateMachine.restore(image.machine);
+    this.sessions = ClientSessions.fromEntries(image.sessions, this.limits.sessionsMax);
+    this.applied = s.meta.index;
+    this.snapshotIndex = s.meta.index;
+    this.counters.snapshotsRestored++;
+    // Proposals the snapshot covers: whether they made it is unknown here.
+    for (const [index, p] of this.proposals) {
+      if (index > s.meta.index) continue;
+      this.proposals.delete(index);
+      p.reject(new ProposalError('dropped', `entry ${index} was covered by a snapshot from the leader: outcome unknown, retry`));
+    }
+  }
+
+  private settleConfChanges(): void {
+    if (this.confApplied.length === 0) return;
+    const conf = this.raw.status().conf;
+    for (const p of this.confApplied) p.resolve(conf);
+    this.confApplied = [];
+  }
+
+  private noteReadStates(states: readonly ReadState[]): void {
+    for (const rs of states) {
+      const r = this.reads.get(rs.ctx);
+      if (r !== undefined) r.index = rs.index;
+    }
+  }
+
+  private serveReads(): void {
+    for (const [ctx, r] of this.reads) {
+      if (r.index === undefined || r.index > this.applied) continue;
+      this.reads.delete(ctx);
+      this.counters.readsServed++;
+      r.resolve(r.index);
+    }
+  }
+
+  private async takeSnapshot(): Promise<void> {
+    const data = encodeNodeSnapshot(this.options.stateMachine.snapshot(), this.sessions.entries());
+    const r = this.raw.compact(this.applied, data);
+    // A snapshot from the leader is being installed: it replaces ours; try after it lands.
+    if (r.kind === 'snapshot-pending') return;
+    if (r.kind === 'already-compacted') {
+      this.snapshotIndex = r.snapshotIndex;
+      return;
+    }
+    // Snapshot durable first, then the log it covers goes (storage.ts explains why two writes).
+    await this.storage.saveSnapshot(r.snapshot.meta, r.snapshot.data);
+    await this.storage.compact(r.snapshot.meta.index + 1);
+    this.snapshotIndex = r.snapshot.meta.index;
+    this.counters.snapshotsTaken++;
+  }
+
+  /** A storage error: stop for good, and say so. Never retried, never ignored. */
+  private fail(err: StorageError): void {
+    if (this.fatal !== undefined) return;
+    this.fatal = err;
+    this.halt(`storage failed: ${err.message}`, err);
+    this.transportClosed = this.options.transport.close();
+    this.onFatalError(err);
+  }
+
+  /** Stops stepping and ticking, and rejects everything pending with 'stopped'. */
+  private halt(why: string, cause?: Error): void {
+    this.stopping = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    const options = cause === undefined ? undefined : { cause };
+    const message = `raft node ${this.id} stopped: ${why}`;
+    const err = (): ProposalError => new ProposalError('stopped', message, NONE, undefined, options);
+    for (const p of this.proposals.values()) p.reject(err());
+    this.proposals.clear();
+    for (const p of this.confApplied) p.reject(err());
+    this.confApplied = [];
+    for (const r of this.reads.values()) r.reject(err());
+    this.reads.clear();
+    this.notify();
+    this.emitProgress();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Inputs: ticks, peers, the transport
+
+  private onTick(): void {
+    if (this.stopping) return;
+    this.ticks++;
+    this.raw.tick();
+    this.expire();
+    this.notify();
+  }
+
+  /** Rejects requests past their deadline. Maps keep insertion order, which is deadline order. */
+  private expire(): void {
+    for (const [index, p] of this.proposals) {
+      if (p.deadlineTick > this.ticks) break;
+      this.proposals.delete(index);
+      this.counters.proposalsTimedOut++;
+      p.reject(
+        new ProposalError(
+          'timeout',
+          `entry ${index} did not apply within ${this.limits.proposalTimeoutMs} ms (it may still apply)`,
+        ),
+      );
+    }
+    for (const [ctx, r] of this.reads) {
+      if (r.deadlineTick > this.ticks) break;
+      this.reads.delete(ctx);
+      this.counters.readsTimedOut++;
+      r.reject(new ProposalError('timeout', `read index not confirmed within ${this.limits.readTimeoutMs} ms`));
+    }
+  }
+
+  private onMessage(m: Message): void {
+    if (this.stopping) return;
+    this.raw.step(m);
+    this.notify();
+  }
+
+  private onReport(r: TransportReport): void {
+    if (this.stopping) return;
+    if (r.kind === 'snapshot') this.raw.reportSnapshot(r.to, r.ok);
+    else this.raw.reportUnreachable(r.to);
+    this.notify();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Client API
+
+  /**
+   * Proposes `data` as a normal entry (tagged with `client` for at-most-once). Resolves once
+   * the entry is committed and applied on this node, with what the state machine returned.
+   */
+  propose(data: Uint8Array, client?: ClientTag): Promise<ProposalOutcome> {
+    const refused = this.refuse(this.proposals.size, this.limits.proposalsPendingMax, 'proposals');
+    if (refused !== undefined) return Promise.reject(refused);
+    return this.track(this.raw.propose(data, client));
+  }
+
+  /** Proposes a membership change; resolves once it applied here (and so is in force here). */
+  proposeConfChange(cc: ConfChange): Promise<ConfChangeOutcome> {
+    const refused = this.refuse(this.proposals.size, this.limits.proposalsPendingMax, 'proposals');
+    if (refused !== undefined) return Promise.reject(refused);
+    // The result of an applied conf change is the configuration then in force (settleConfChanges).
+    return this.track(this.raw.proposeConfChange(cc)).then((o) => ({ index: o.index, conf: o.result as ConfState }));
+  }
+
+  /**
+   * A linearizable read barrier: resolves with an index once the leader confirmed it and this
+   * node applied it, so that a local read then reflects every write acknowledged before the
+   * call. Works on followers (the leader is asked) and on the leader.
+   */
+  readIndex(): Promise<number> {
+    const refused = this.refuse(this.reads.size, this.limits.readsPendingMax, 'reads');
+    if (refused !== undefined) return Promise.reject(refused);
+    const ctx = `${this.id}:${++this.readSeq}`;
+    const r = this.raw.readIndex(ctx);
+    if (r.kind === 'not-leader') return Promise.reject(this.notLeader(r.leaderHint));
+    if (r.kind === 'dropped') return Promise.reject(new ProposalError('dropped', 'the leader has too many reads pending; retry'));
+    return new Promise<number>((resolve, reject) => {
+      const deadlineTick = this.ticks + ticksFor(this.limits.readTimeoutMs, this.limits.tickMs);
+      this.reads.set(ctx, { deadlineTick, index: undefined, resolve, reject });
+      this.notify();
+    });
+  }
+
+  /** Asks the leader to hand leadership to `to`; the outcome shows in status() later. */
+  transferLeadership(to: NodeId): TransferResult {
+    if (this.stopping) return { kind: 'invalid', reason: `node ${this.id} is stopped` };
+    const r = this.raw.transferLeadership(to);
+    this.notify();
+    return r;
+  }
+
+  /**
+   * Calls `listener` after every handled Ready (role, leader, commit or applied index may have
+   * changed), after a snapshot, and when the node stops. Returns the unsubscribe function.
+   * For waiting on the node without polling; the listener must not throw.
+   */
+  onProgress(listener: () => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
+  }
+
+  /** The address of `id` as configured, for clients that must go to the leader. */
+  addressOf(id: NodeId): string | undefined {
+    return this.options.peers.get(id);
+  }
+
+  status(): RaftNodeStatus {
+    return {
+      ...this.raw.status(),
+      appliedIndex: this.applied,
+      snapshotIndex: this.snapshotIndex,
+      proposalsPending: this.proposals.size,
+      readsPending: this.reads.size,
+      counters: { ...this.counters },
+      raftCounters: { ...this.raw.raft.counters },
+      transport: this.options.transport.stats(),
+      fatalError: this.fatalError,
+    };
+  }
+
+  /**
+   * Stops the timer and the loop (after the Ready in hand is finished), rejects everything
+   * pending with 'stopped', closes the transport and the storage. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.shutdown();
+    return this.stopped;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (!this.stopping) this.halt('stop() was called');
+    await this.loopDone;
+    await (this.transportClosed ?? this.options.transport.close());
+    await this.storage.close();
+  }
+
+  private refuse(pending: number, max: number, what: string): ProposalError | undefined {
+    if (this.stopping) {
+      const why = this.fatalError === undefined ? 'stopped' : `stopped by a storage error: ${this.fatalError.message}`;
+      return new ProposalError('stopped', `raft node ${this.id} is ${why}`);
+    }
+    if (pending >= max) {
+      if (what === 'proposals') this.counters.proposalsRejected++;
+      return new ProposalError('dropped', `raft node ${this.id} has ${pending} ${what} pending (limit ${max}); retry later`);
+    }
+    return undefined;
+  }
+
+  private notLeader(hint: NodeId): ProposalError {
+    const address = hint === NONE ? undefined : this.options.peers.get(hint);
+    const where =
+      hint === NONE ? 'no leader is known yet; retry' : `the leader is node ${hint} (${address ?? 'address unknown'})`;
+    return new ProposalError('not-leader', `raft node ${this.id} is not the leader: ${where}`, hint, address);
+  }
+
+  /** Turns the core's answer into a promise settled when the entry applies (or fails). */
+  private track(r: ProposeResult): Promise<ProposalOutcome> {
+    switch (r.kind) {
+      case 'not-leader':
+        this.counters.proposalsRejected++;
+        return Promise.reject(this.notLeader(r.leaderHint));
+      case 'dropped': {
+        this.counters.proposalsRejected++;
+        const detail = r.detail === undefined ? '' : ` (${r.detail})`;
+        return Promise.reject(new ProposalError('dropped', `proposal dropped by the leader: ${r.reason}${detail}`));
+      }
+      case 'accepted': {
+        this.counters.proposalsAccepted++;
+        // A pending proposal at the same index belongs to an earlier term whose entry this
+        // leader's log has now overwritten.
+        const old = this.proposals.get(r.index);
+        if (old !== undefined) {
+          this.proposals.delete(r.index);
+          const why = `entry ${r.index} of term ${old.term} was overwritten by term ${r.term}; retry`;
+          old.reject(new ProposalError('dropped', why));
+        }
+        return new Promise<ProposalOutcome>((resolve, reject) => {
+          const deadlineTick = this.ticks + ticksFor(this.limits.proposalTimeoutMs, this.limits.tickMs);
+          const settle = (result: unknown): void => resolve({ index: r.index, result });
+          this.proposals.set(r.index, { term: r.term, deadlineTick, resolve: settle, reject });
+          this.notify();
+        });
+      }
+    }
+  }
+}

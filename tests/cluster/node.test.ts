@@ -1,0 +1,450 @@
+// Goal: RaftNode (the shell) elects, replicates, applies, reads linearizably, restarts from its
+// disk, survives losing its leader, applies a retried request once, and stops on a storage error.
+// Method: 3 real nodes (LevelDB in t.testdir()) on an in-process LocalNetwork, 10 ms ticks;
+// every wait is on node progress events with a timeout, never a sleep.
+
+import t, { type Test } from 'tap';
+import { KvStateMachine, encodeKvCommand, type KvResult, type KvValue } from '../../cluster/kv-state-machine.js';
+import { LocalNetwork } from '../../cluster/local-transport.js';
+import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
+import { RaftStorage, StorageError } from '../../cluster/storage.js';
+import type { NodeId } from '../../cluster/types.js';
+// ---------------------------------------------------------------------------------------
+// Harness: a cluster of RaftNodes over one LocalNetwork, each with a KvStateMachine and its
+// own data folder.
+
+const clusterId = 'node-test';
+const waitMsMax = 20_000;
+
+interface Member {
+  readonly id: NodeId;
+  readonly dir: string;
+  node: RaftNode;
+  kv: KvStateMachine;
+  running: boolean;
+}
+
+type Extra = Partial<Omit<RaftNodeOptions, 'id' | 'clusterId' | 'dataDir' | 'transport' | 'stateMachine' | 'peers'>>;
+
+class Cluster {
+  readonly net = new LocalNetwork(clusterId);
+  readonly members = new Map<NodeId, Member>();
+  readonly peers: ReadonlyMap<NodeId, string>;
+
+  private constructor(
+    readonly ids: readonly NodeId[],
+    private readonly dirs: ReadonlyMap<NodeId, string>,
+    private readonly extra: (id: NodeId) => Extra,
+  ) {
+    this.peers = new Map(ids.map((id) => [id, `local:${id}`]));
+  }
+
+  /** Starts `ids` as founding voters, each in a folder of t.testdir(); stops them at teardown. */
+  static async start(t: Test, ids: readonly NodeId[], extra: (id: NodeId) => Extra = () => ({})): Promise<Cluster> {
+    const root = t.testdir(Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
+    const c = new Cluster(ids, new Map(ids.map((id) => [id, `${root}/n${id}`])), extra);
+    t.teardown(() => c.stopAll());
+    for (const id of ids) await c.startNode(id);
+    return c;
+  }
+
+  async startNode(id: NodeId): Promise<Member> {
+    const dir = this.dirs.get(id);
+    if (dir === undefined) throw new Error(`no folder for node ${id}`);
+    const kv = new KvStateMachine();
+    const node = await RaftNode.start({
+      id,
+      clusterId,
+      dataDir: dir,
+      transport: this.net.transport(id),
+      stateMachine: kv,
+      peers: this.peers,
+      bootstrap: this.ids,
+      tickMs: 10,
+      log: () => undefined,
+      ...this.extra(id),
+    });
+    const m: Member = { id, dir, node, kv, running: true };
+    this.members.set(id, m);
+    return m;
+  }
+
+  async stopNode(id: NodeId): Promise<void> {
+    const m = this.member(id);
+    m.running = false;
+    await m.node.stop();
+  }
+
+  async stopAll(): Promise<void> {
+    for (const m of this.members.values()) if (m.running) await this.stopNode(m.id);
+  }
+
+  member(id: NodeId): Member {
+    const m = this.members.get(id);
+    if (m === undefined) throw new Error(`no node ${id}`);
+    return m;
+  }
+
+  running(): Member[] {
+    return [...this.members.values()].filter((m) => m.running);
+  }
+
+  /** Resolves once `cond` holds, checked after every node's progress; rejects after waitMsMax. */
+  until(cond: () => boolean, what: string, timeoutMs: number = waitMsMax): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (cond()) {
+        resolve();
+        return;
+      }
+      const offs = this.running().map((m) => m.node.onProgress(check));
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      function check(): void {
+        if (!cond()) return;
+        cleanup();
+        resolve();
+      }
+      function cleanup(): void {
+        clearTimeout(timer);
+        for (const off of offs) off();
+      }
+    });
+  }
+
+  /** The leader every running node agrees on (at least `quorum` of them), once there is one. */
+  async leader(quorum: number = this.running().length): Promise<Member> {
+    let found: Member | undefined;
+    await this.until(() => {
+      const live = this.running();
+      const lead = live.find((m) => m.node.status().role === 'leader');
+      if (lead === undefined) return false;
+      const agree = live.filter((m) => m.node.status().lead === lead.id).length;
+      if (agree < quorum) return false;
+      found = lead;
+      return true;
+    }, 'a leader');
+    if (found === undefined) throw new Error('unreachable: until resolved without a leader');
+    return found;
+  }
+
+  /** Resolves once every running node applied at least `index`. */
+  applied(index: number): Promise<void> {
+    return this.until(
+      () => this.running().every((m) => m.node.status().appliedIndex >= index),
+      `every running node to apply ${index}`,
+    );
+  }
+}
+
+function put(key: string, value: KvValue): Uint8Array {
+  return encodeKvCommand({ op: 'put', key, value });
+}
+
+function hex(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
+}
+
+/** RaftStorage with a switch that makes every write fail, as a dying disk would. */
+class FailingStorage implements NodeStorage {
+  failing = false;
+
+  private constructor(private readonly inner: RaftStorage) {}
+
+  static async open(dir: string): Promise<FailingStorage> {
+    return new FailingStorage(await RaftStorage.open(dir));
+  }
+
+  get warnings(): RaftStorage['warnings'] {
+    return this.inner.warnings;
+  }
+
+  load(): ReturnType<RaftStorage['load']> {
+    return this.inner.load();
+  }
+
+  private check(what: string): void {
+    if (this.failing) throw new StorageError(`${what}: injected I/O error (disk failed)`);
+  }
+
+  async save(rd: Parameters<RaftStorage['save']>[0]): Promise<void> {
+    this.check('save');
+    await this.inner.save(rd);
+  }
+
+  async saveSnapshot(...args: Parameters<RaftStorage['saveSnapshot']>): Promise<void> {
+    this.check('save snapshot');
+    await this.inner.saveSnapshot(...args);
+  }
+
+  async compact(index: number): Promise<void> {
+    this.check('compact');
+    await this.inner.compact(index);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+function kvResult(x: unknown): KvResult {
+  return x as KvResult;
+}
+
+/** Every running node's KV image, which must be byte-identical across replicas. */
+function images(c: Cluster): string[] {
+  return c.running().map((m) => hex(m.kv.snapshot()));
+}
+
+async function expectProposalError(
+  tt: Test,
+  p: Promise<unknown>,
+  kind: ProposalError['kind'],
+  msg: string,
+): Promise<ProposalError | undefined> {
+  try {
+    await p;
+  } catch (err) {
+    tt.ok(err instanceof ProposalError, `${msg}: a ProposalError`);
+    if (!(err instanceof ProposalError)) return undefined;
+    tt.equal(err.kind, kind, `${msg}: kind ${kind} (${err.message})`);
+    return err;
+  }
+  tt.fail(`${msg}: resolved, expected a ${kind} rejection`);
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+
+t.test('three nodes elect a leader and replicate 1000 proposals; a follower answers not-leader', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const leader = await c.leader();
+  const proposals: Promise<{ index: number; result: unknown }>[] = [];
+  for (let i = 0; i < 1000; i++) proposals.push(leader.node.propose(put(`k${i}`, `v${i}`)));
+  const outcomes = await Promise.all(proposals);
+  const indexes = outcomes.map((o) => o.index);
+  t.same(
+    indexes,
+    [...indexes].sort((a, b) => a - b),
+    'proposals got increasing indexes in the order they were made',
+  );
+  t.ok(outcomes.every((o) => kvResult(o.result).kind === 'done'), 'every put applied with kind done');
+  t.same(kvResult(outcomes[0]?.result), { kind: 'done', previous: null }, 'the result is what the state machine returned');
+  const last = indexes.at(-1) ?? 0;
+  await c.applied(last);
+  const img = images(c);
+  t.equal(new Set(img).size, 1, 'all three replicas hold byte-identical state');
+  t.equal(leader.kv.size, 1000, '1000 keys');
+  t.equal(c.member(2).kv.get('k999'), 'v999', 'a follower applied the last write');
+  t.ok(leader.node.status().counters.readies < 1000, `proposals were batched (${leader.node.status().counters.readies} Readys)`);
+
+  const follower = c.running().find((m) => m.id !== leader.id);
+  if (follower === undefined) throw new Error('no follower');
+  const err = await expectProposalError(t, follower.node.propose(put('x', 'y')), 'not-leader', 'propose on a follower');
+  t.equal(err?.leaderHint, leader.id, 'the hint names the leader');
+  t.equal(err?.leaderAddress, `local:${leader.id}`, 'and its address');
+});
+
+t.test('the same (clientId, seq) proposed twice applies once', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const leader = await c.leader();
+  const tag = { clientId: 'client-a', seq: 1 };
+  const [first, retry] = await Promise.all([
+    leader.node.propose(put('k', 'first'), tag),
+    leader.node.propose(put('k', 'retry'), tag),
+  ]);
+  t.same(kvResult(first.result), { kind: 'done', previous: null }, 'the first copy applies');
+  t.same(kvResult(retry.result), { kind: 'duplicate' }, 'the retry is passed as a duplicate');
+  const next = await leader.node.propose(put('k', 'second'), { clientId: 'client-a', seq: 2 });
+  t.same(kvResult(next.result), { kind: 'done', previous: 'first' }, 'the retry changed nothing; the next seq applies');
+  await c.applied(next.index);
+  for (const m of c.running()) {
+    t.equal(m.kv.get('k'), 'second', `node ${m.id} state`);
+    t.equal(m.node.status().counters.duplicatesApplied, 1, `node ${m.id} saw one duplicate`);
+  }
+});
+
+t.test('readIndex on the leader and on a follower', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const leader = await c.leader();
+  const w = await leader.node.propose(put('r', 'written'));
+  const follower = c.running().find((m) => m.id !== leader.id);
+  if (follower === undefined) throw new Error('no follower');
+  const [li, fi] = await Promise.all([leader.node.readIndex(), follower.node.readIndex()]);
+  t.ok(li >= w.index, `leader read index ${li} covers the acknowledged write ${w.index}`);
+  t.ok(fi >= w.index, `follower read index ${fi} covers the acknowledged write ${w.index}`);
+  t.ok(leader.node.status().appliedIndex >= li, 'leader applied its read index');
+  t.ok(follower.node.status().appliedIndex >= fi, 'follower applied its read index');
+  t.equal(follower.kv.get('r'), 'written', 'so a local read on the follower sees the write');
+});
+
+t.test('restart: state comes back from snapshot + log, a leader is elected, writes continue', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3], () => ({ snapshotEntries: 50 }));
+  const leader = await c.leader();
+  for (let round = 0; round < 3; round++) {
+    const batch = Array.from({ length: 100 }, (_, i) => put(`k${(round * 100 + i) % 150}`, `r${round}i${i}`));
+    await Promise.all(batch.map((cmd) => leader.node.propose(cmd)));
+  }
+  const last = (await leader.node.propose(encodeKvCommand({ op: 'delete', key: 'k0' }))).index;
+  await c.applied(last);
+  const before = images(c)[0];
+  for (const m of c.running()) {
+    const s = m.node.status();
+    t.ok(s.counters.snapshotsTaken >= 1, `node ${m.id} took ${s.counters.snapshotsTaken} snapshots`);
+    t.ok(s.firstIndex > 1, `node ${m.id} compacted its log (first index ${s.firstIndex})`);
+  }
+  await c.stopAll();
+
+  for (const id of c.ids) await c.startNode(id);
+  for (const m of c.running()) {
+    t.ok(m.node.status().snapshotIndex > 0, `node ${m.id} restored its state machine from a snapshot on start`);
+  }
+  await c.applied(last);
+  t.same(images(c), [before, before, before], 'every node restored exactly the state it had');
+  t.equal(c.member(1).kv.get('k0'), undefined, 'the delete survived');
+  const leader2 = await c.leader();
+  const w = await leader2.node.propose(put('after', 'restart'));
+  t.ok(w.index > last, 'a new write goes after the old log');
+  await c.applied(w.index);
+  t.equal(new Set(images(c)).size, 1, 'and replicates');
+});
+
+t.test('leader stops: the others go on; it rejoins and catches up by snapshot', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3], () => ({ snapshotEntries: 20 }));
+  const old = await c.leader();
+  await Promise.all(Array.from({ length: 30 }, (_, i) => old.node.propose(put(`a${i}`, 'x'))));
+  await c.stopNode(old.id);
+
+  const next = await c.leader();
+  t.not(next.id, old.id, `node ${next.id} took over from ${old.id}`);
+  const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => next.node.propose(put(`b${i}`, 'y'))));
+  const last = Math.max(...outcomes.map((o) => o.index));
+  await c.applied(last);
+  const first = next.node.status().firstIndex;
+  t.ok(first > 40, `the new leader compacted past the old leader's log (first index ${first})`);
+
+  const back = await c.startNode(old.id);
+  await c.applied(last);
+  t.ok(back.node.status().counters.snapshotsRestored >= 1, 'the old leader caught up through a snapshot');
+  t.equal(new Set(images(c)).size, 1, 'all three hold the same state again');
+  const w = await (await c.leader()).node.propose(put('c', 'z'));
+  await c.applied(w.index);
+  t.equal(back.kv.get('c'), 'z', 'and it follows new writes');
+});
+
+t.test('a proposal lost to a leader change rejects dropped', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const old = await c.leader();
+  c.net.isolate(old.id);
+  // The cut-off leader still accepts the proposal, but can never commit it.
+  const lost = old.node.propose(put('lost', 'yes'));
+  lost.catch(() => undefined);
+  await c.until(() => c.running().some((m) => m.id !== old.id && m.node.status().role === 'leader'), 'a new leader');
+  const next = c.running().find((m) => m.id !== old.id && m.node.status().role === 'leader');
+  if (next === undefined) throw new Error('no new leader');
+  const w = await Promise.all(Array.from({ length: 5 }, (_, i) => next.node.propose(put(`n${i}`, 'v'))));
+  c.net.heal();
+  await expectProposalError(t, lost, 'dropped', 'the lost proposal');
+  await c.applied(Math.max(...w.map((o) => o.index)));
+  t.equal(old.kv.get('lost'), undefined, 'its entry never applied anywhere');
+  t.equal(new Set(images(c)).size, 1, 'replicas agree');
+});
+
+t.test('a storage error stops the node: fatalError set, pending proposals rejected stopped', async (t) => {
+  const disks = new Map<NodeId, FailingStorage>();
+  const fatal = new Map<NodeId, StorageError>();
+  const c = await Cluster.start(t, [1, 2, 3], (id) => ({
+    openStorage: async (dir: string) => {
+      const s = await FailingStorage.open(dir);
+      disks.set(id, s);
+      return s;
+    },
+    onFatalError: (err: StorageError) => fatal.set(id, err),
+  }));
+  const leader = await c.leader();
+  await leader.node.propose(put('before', 'ok'));
+  const disk = disks.get(leader.id);
+  if (disk === undefined) throw new Error('no disk');
+  disk.failing = true;
+  const pending = leader.node.propose(put('during', 'failure'));
+  const err = await expectProposalError(t, pending, 'stopped', 'the pending proposal');
+  t.ok(err?.cause instanceof StorageError, 'the rejection carries the storage error as its cause');
+  t.ok(leader.node.fatalError instanceof StorageError, 'node.fatalError is set');
+  t.equal(fatal.get(leader.id), leader.node.fatalError, 'onFatalError was told');
+  t.equal(leader.node.status().fatalError, leader.node.fatalError, 'status shows it');
+  await expectProposalError(t, leader.node.propose(put('after', 'x')), 'stopped', 'a later proposal');
+  await expectProposalError(t, leader.node.readIndex(), 'stopped', 'a later read');
+  // The failed node neither ticks nor votes: the other two elect a leader among themselves.
+  await c.until(
+    () => c.running().some((m) => m.id !== leader.id && m.node.status().role === 'leader'),
+    'a new leader among the healthy nodes',
+  );
+  t.equal(leader.node.status().role, 'leader', 'the failed node is frozen where it stopped (steps nothing)');
+  await c.stopNode(leader.id);
+});
+
+t.test('conf change and leadership transfer', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const leader = await c.leader();
+  // A new leader takes conf changes only once its first entry applied ('dropped' until then).
+  await leader.node.propose(put('warm', 'up'));
+  const cc = await leader.node.proposeConfChange({ kind: 'set-election-ticks', ticks: 12 });
+  t.equal(cc.conf.electionTicks, 12, 'resolves once applied, with the configuration now in force');
+  t.same(cc.conf.voters, [1, 2, 3], 'voters unchanged');
+  await c.applied(cc.index);
+  for (const m of c.running()) t.equal(m.node.status().electionTicks, 12, `node ${m.id} uses the new election timeout`);
+
+  const bad = leader.node.proposeConfChange({ kind: 'add-voter', id: 2 });
+  await expectProposalError(t, bad, 'dropped', 'an invalid conf change');
+
+  const target = c.running().find((m) => m.id !== leader.id);
+  if (target === undefined) throw new Error('no follower');
+  t.same(leader.node.transferLeadership(target.id), { kind: 'started' }, 'transfer started');
+  await c.until(() => target.node.status().role === 'leader', `node ${target.id} to lead`);
+  const w = await target.node.propose(put('after', 'transfer'));
+  await c.applied(w.index);
+  t.equal(leader.kv.get('after'), 'transfer', 'the new leader replicates to the old one');
+});
+
+t.test('limits: pending proposals are bounded, and time out with kind timeout', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3], () => ({ proposalsPendingMax: 2, proposalTimeoutMs: 200, readTimeoutMs: 200 }));
+  const leader = await c.leader();
+  // Cut off, the leader accepts proposals it can never commit.
+  c.net.isolate(leader.id);
+  const a = leader.node.propose(put('a', '1'));
+  const b = leader.node.propose(put('b', '1'));
+  a.catch(() => undefined);
+  b.catch(() => undefined);
+  await expectProposalError(t, leader.node.propose(put('c', '1')), 'dropped', 'a third pending proposal');
+  await expectProposalError(t, a, 'timeout', 'the first');
+  await expectProposalError(t, b, 'timeout', 'the second');
+  t.equal(leader.node.status().counters.proposalsTimedOut, 2, 'counted');
+  t.equal(leader.node.status().proposalsPending, 0, 'nothing left pending');
+});
+
+t.test('throughput: 64 concurrent proposers, LocalNetwork, LevelDB (printed, not asserted)', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3], () => ({ snapshotEntries: 10_000 }));
+  const leader = await c.leader();
+  const proposers = 64;
+  const durationMs = 2000;
+  let committed = 0;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: proposers }, async (_, p) => {
+      for (let seq = 1; performance.now() < deadline; seq++) {
+        await leader.node.propose(put(`p${p}`, `s${seq}`), { clientId: `p${p}`, seq });
+        committed++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const s = leader.node.status().counters;
+  t.comment(
+    `${proposers} proposers: ${committed} proposals in ${seconds.toFixed(2)} s = ` +
+      `${(committed / seconds).toFixed(0)} proposals/s ` +
+      `(${s.readies} Readys on the leader, ${(s.entriesPersisted / Math.max(1, s.readies)).toFixed(1)} entries per fsync)`,
+  );
+  t.ok(committed > 0, 'some proposals committed');
+});
