@@ -3,6 +3,7 @@
 // lives in bin/commands/ and registers itself on the program here; this file only assembles.
 import { Command } from 'commander';
 import { registerDbCommand } from './commands/db.js';
+import { registerRaftKvCommand } from './commands/raft-kv.js';
 import { registerSchemaCommand } from './commands/schema.js';
 
 export function buildProgram(): Command {
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerSchemaCommand(program);
   registerDbCommand(program);
+  registerRaftKvCommand(program);
   return program;
 }
 

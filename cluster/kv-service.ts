@@ -1,0 +1,182 @@
+// The RaftKv gRPC service (proto/raftkv.proto): a client door onto one RaftNode driving a
+// KvStateMachine, and a client that follows the leader. Used by `ovnts raft-kv`, the
+// multi-process tests and bench/raft. Errors become gRPC statuses in exactly one place
+// (statusOf); a not-leader answer carries the leader's id in the "leader-id" trailer.
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, serviceDefinition } from './grpc-proto.js';
+import { encodeKvCommand } from './kv-state-machine.js';
+import type { KvResult, KvStateMachine } from './kv-state-machine.js';
+import type { RaftNode } from './node.js';
+import { ProposalError } from './node.js';
+import type { NodeId } from './types.js';
+
+const serviceName = 'ovnts.raftkv.RaftKv';
+
+export function kvServiceDefinition(): grpc.ServiceDefinition {
+  return serviceDefinition(loadProto('raftkv.proto'), serviceName);
+}
+
+/** Limits of the client door. */
+export const kvLimits = {
+  keyBytesMax: 1024,
+  valueBytesMax: 1024 * 1024,
+} as const;
+
+interface PutRequest {
+  key: string;
+  value: Uint8Array;
+  clientId: string;
+  seq: number;
+}
+interface GetRequest {
+  key: string;
+  linearizable: boolean;
+}
+
+class BadRequest extends Error {}
+
+/** The single place where an outcome becomes a gRPC status. */
+function statusOf(err: unknown): Partial<grpc.StatusObject> {
+  if (err instanceof ProposalError) {
+    const metadata = new grpc.Metadata();
+    switch (err.kind) {
+      case 'not-leader':
+        metadata.set('leader-id', String(err.leaderHint));
+        return { code: grpc.status.FAILED_PRECONDITION, details: `not leader (leader ${err.leaderHint})`, metadata };
+      case 'dropped':
+        return { code: grpc.status.ABORTED, details: err.message };
+      case 'timeout':
+        return { code: grpc.status.DEADLINE_EXCEEDED, details: err.message };
+      case 'stopped':
+        return { code: grpc.status.UNAVAILABLE, details: err.message };
+    }
+  }
+  if (err instanceof BadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+  return { code: grpc.status.INTERNAL, details: (err as Error).message };
+}
+
+function unary<Req, Res>(f: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    f(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(statusOf(err)),
+    );
+  };
+}
+
+export function kvServiceHandlers(node: RaftNode, kv: KvStateMachine): grpc.UntypedServiceImplementation {
+  return {
+    put: unary(async (req: PutRequest) => {
+      if (req.key.length === 0 || Buffer.byteLength(req.key) > kvLimits.keyBytesMax) throw new BadRequest(`key must be 1 to ${kvLimits.keyBytesMax} bytes`);
+      if (req.value.byteLength > kvLimits.valueBytesMax) throw new BadRequest(`value exceeds ${kvLimits.valueBytesMax} bytes`);
+      const data = encodeKvCommand({ op: 'put', key: req.key, value: req.value });
+      const out = await node.propose(data, req.clientId === '' ? undefined : { clientId: req.clientId, seq: req.seq });
+      const result = out.result as KvResult;
+      return { index: out.index, duplicate: result.kind === 'duplicate' };
+    }),
+    get: unary(async (req: GetRequest) => {
+      const index = req.linearizable ? await node.readIndex() : node.status().appliedIndex;
+      const v = kv.get(req.key);
+      const value = v === undefined ? new Uint8Array() : typeof v === 'string' ? Buffer.from(v) : v;
+      return { found: v !== undefined, value, index };
+    }),
+    status: unary(async () => {
+      const s = node.status();
+      return { id: s.id, role: s.role, term: s.term, leader: s.lead, commit: s.commit, applied: s.appliedIndex, lastIndex: s.lastIndex };
+    }),
+  };
+}
+
+const Client = grpc.makeGenericClientConstructor(kvServiceDefinition(), 'RaftKv');
+
+type UnaryFn = (req: unknown, options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+export interface KvClientOptions {
+  /** Client address of every node, by node id. */
+  readonly nodes: ReadonlyMap<NodeId, string>;
+  /** Per-call deadline. */
+  readonly callTimeoutMs?: number;
+  /** How long one operation keeps retrying across leader changes before giving up. */
+  readonly operationTimeoutMs?: number;
+}
+
+export class KvClientError extends Error {
+  constructor(
+    message: string,
+    readonly code: grpc.status | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Talks to whichever node leads: starts with a guess, follows "leader-id" hints, and on an
+ * unreachable node or an unknown leader tries the next node after a short pause. A put with a
+ * client id is safe to retry: the state machine applies it at most once.
+ */
+export class KvClient {
+  private readonly clients = new Map<NodeId, grpc.Client>();
+  private leader: NodeId;
+  private readonly ids: NodeId[];
+  private readonly callTimeoutMs: number;
+  private readonly operationTimeoutMs: number;
+
+  constructor(options: KvClientOptions) {
+    this.ids = [...options.nodes.keys()].sort((a, b) => a - b);
+    for (const [id, address] of options.nodes) this.clients.set(id, new Client(address, grpc.credentials.createInsecure()));
+    this.leader = this.ids[0] ?? 0;
+    this.callTimeoutMs = options.callTimeoutMs ?? 2000;
+    this.operationTimeoutMs = options.operationTimeoutMs ?? 30_000;
+  }
+
+  private call(id: NodeId, method: 'put' | 'get' | 'status', req: unknown): Promise<unknown> {
+    const client = this.clients.get(id) as unknown as Record<string, UnaryFn>;
+    return new Promise((resolve, reject) => {
+      (client[method] as UnaryFn).call(client, req, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+
+  private async withLeader(method: 'put' | 'get', req: unknown): Promise<unknown> {
+    const deadline = Date.now() + this.operationTimeoutMs;
+    let lastError: grpc.ServiceError | undefined;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      try {
+        return await this.call(this.leader, method, req);
+      } catch (e) {
+        const err = e as grpc.ServiceError;
+        lastError = err;
+        if (err.code === grpc.status.INVALID_ARGUMENT) throw new KvClientError(err.details, err.code);
+        const hint = Number(err.metadata?.get('leader-id')[0] ?? 0);
+        if (err.code === grpc.status.FAILED_PRECONDITION && hint > 0 && this.clients.has(hint) && hint !== this.leader) {
+          this.leader = hint;
+          continue;
+        }
+        // No usable hint: the node is down, or there is no leader yet. Try the next one.
+        this.leader = this.ids[(this.ids.indexOf(this.leader) + 1) % this.ids.length] ?? this.leader;
+        await new Promise((r) => setTimeout(r, Math.min(100, 5 * (attempt + 1))));
+      }
+    }
+    throw new KvClientError(`no answer within ${this.operationTimeoutMs} ms: ${lastError?.details ?? 'no attempt'}`, lastError?.code);
+  }
+
+  async put(key: string, value: Uint8Array, tag?: { clientId: string; seq: number }): Promise<{ index: number; duplicate: boolean }> {
+    return (await this.withLeader('put', { key, value, clientId: tag?.clientId ?? '', seq: tag?.seq ?? 0 })) as { index: number; duplicate: boolean };
+  }
+
+  async get(key: string): Promise<{ found: boolean; value: Uint8Array; index: number }> {
+    return (await this.withLeader('get', { key, linearizable: true })) as { found: boolean; value: Uint8Array; index: number };
+  }
+
+  /** A local (possibly stale) read from one particular node. */
+  async getLocal(id: NodeId, key: string): Promise<{ found: boolean; value: Uint8Array; index: number }> {
+    return (await this.call(id, 'get', { key, linearizable: false })) as { found: boolean; value: Uint8Array; index: number };
+  }
+
+  async status(id: NodeId): Promise<{ id: number; role: string; term: number; leader: number; commit: number; applied: number; lastIndex: number }> {
+    return (await this.call(id, 'status', {})) as { id: number; role: string; term: number; leader: number; commit: number; applied: number; lastIndex: number };
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+  }
+}
