@@ -2,6 +2,7 @@
 // KvStateMachine, and a client that follows the leader. Used by `ovnts raft-kv`, the
 // multi-process tests and bench/raft. Errors become gRPC statuses in exactly one place
 // (statusOf); a not-leader answer carries the leader's id in the "leader-id" trailer.
+import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from './grpc-proto.js';
 import { encodeKvCommand } from './kv-state-machine.js';
@@ -84,6 +85,12 @@ export function kvServiceHandlers(node: RaftNode, kv: KvStateMachine): grpc.Unty
       const s = node.status();
       return { id: s.id, role: s.role, term: s.term, leader: s.lead, commit: s.commit, applied: s.appliedIndex, lastIndex: s.lastIndex };
     }),
+    digest: unary(async () => {
+      // snapshot() and the applied index are read in one synchronous step: they agree.
+      const applied = node.status().appliedIndex;
+      const sha256 = createHash('sha256').update(kv.snapshot()).digest();
+      return { applied, sha256, keys: kv.size };
+    }),
   };
 }
 
@@ -129,7 +136,7 @@ export class KvClient {
     this.operationTimeoutMs = options.operationTimeoutMs ?? 30_000;
   }
 
-  private call(id: NodeId, method: 'put' | 'get' | 'status', req: unknown): Promise<unknown> {
+  private call(id: NodeId, method: 'put' | 'get' | 'status' | 'digest', req: unknown): Promise<unknown> {
     const client = this.clients.get(id) as unknown as Record<string, UnaryFn>;
     return new Promise((resolve, reject) => {
       (client[method] as UnaryFn).call(client, req, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
@@ -174,6 +181,10 @@ export class KvClient {
 
   async status(id: NodeId): Promise<{ id: number; role: string; term: number; leader: number; commit: number; applied: number; lastIndex: number }> {
     return (await this.call(id, 'status', {})) as { id: number; role: string; term: number; leader: number; commit: number; applied: number; lastIndex: number };
+  }
+
+  async digest(id: NodeId): Promise<{ applied: number; sha256: Uint8Array; keys: number }> {
+    return (await this.call(id, 'digest', {})) as { applied: number; sha256: Uint8Array; keys: number };
   }
 
   close(): void {
