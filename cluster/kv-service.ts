@@ -21,6 +21,8 @@ export function kvServiceDefinition(): grpc.ServiceDefinition {
 export const kvLimits = {
   keyBytesMax: 1024,
   valueBytesMax: 1024 * 1024,
+  loadCountMax: 1_000_000,
+  loadInFlightMax: 4096,
 } as const;
 
 interface PutRequest {
@@ -85,6 +87,29 @@ export function kvServiceHandlers(node: RaftNode, kv: KvStateMachine): grpc.Unty
       const s = node.status();
       return { id: s.id, role: s.role, term: s.term, leader: s.lead, commit: s.commit, applied: s.appliedIndex, lastIndex: s.lastIndex };
     }),
+    load: unary(async (req: { count: number; inFlight: number; valueBytes: number }) => {
+      if (req.count < 1 || req.count > kvLimits.loadCountMax) throw new BadRequest(`count must be 1 to ${kvLimits.loadCountMax}`);
+      if (req.inFlight < 1 || req.inFlight > kvLimits.loadInFlightMax) throw new BadRequest(`in_flight must be 1 to ${kvLimits.loadInFlightMax}`);
+      if (req.valueBytes > kvLimits.valueBytesMax) throw new BadRequest(`value_bytes exceeds ${kvLimits.valueBytesMax}`);
+      const value = new Uint8Array(req.valueBytes).fill(120);
+      const latencies: number[] = [];
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: req.inFlight }, async () => {
+          while (next < req.count) {
+            const i = next++;
+            const s = performance.now();
+            await node.propose(encodeKvCommand({ op: 'put', key: `load-${i}`, value }));
+            latencies.push(performance.now() - s);
+          }
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      latencies.sort((a, b) => a - b);
+      const at = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+      return { commitsPerS: req.count / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
+    }),
     digest: unary(async () => {
       // snapshot() and the applied index are read in one synchronous step: they agree.
       const applied = node.status().appliedIndex;
@@ -136,10 +161,10 @@ export class KvClient {
     this.operationTimeoutMs = options.operationTimeoutMs ?? 30_000;
   }
 
-  private call(id: NodeId, method: 'put' | 'get' | 'status' | 'digest', req: unknown): Promise<unknown> {
+  private call(id: NodeId, method: 'put' | 'get' | 'status' | 'digest' | 'load', req: unknown, timeoutMs = this.callTimeoutMs): Promise<unknown> {
     const client = this.clients.get(id) as unknown as Record<string, UnaryFn>;
     return new Promise((resolve, reject) => {
-      (client[method] as UnaryFn).call(client, req, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
+      (client[method] as UnaryFn).call(client, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
     });
   }
 
@@ -185,6 +210,11 @@ export class KvClient {
 
   async digest(id: NodeId): Promise<{ applied: number; sha256: Uint8Array; keys: number }> {
     return (await this.call(id, 'digest', {})) as { applied: number; sha256: Uint8Array; keys: number };
+  }
+
+  /** Runs the Load benchmark door on node `id` (which must lead). */
+  async load(id: NodeId, count: number, inFlight: number, valueBytes: number): Promise<{ commitsPerS: number; p50Ms: number; p99Ms: number }> {
+    return (await this.call(id, 'load', { count, inFlight, valueBytes }, 600_000)) as { commitsPerS: number; p50Ms: number; p99Ms: number };
   }
 
   close(): void {
