@@ -16,6 +16,7 @@ import { evaluateConditions, parseConditions, pinnedUuid } from './condition.js'
 import type { Datum, Row, Value } from './datum.js';
 import { forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
 import type { Database, DbDelta, RowChange, TableData } from './database.js';
+import { Database as DatabaseClass } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
 import { applyMutation, parseMutations } from './mutation.js';
@@ -32,6 +33,40 @@ export interface TransactContext {
   /** Refuse operations that write (a read-only server or a read-only request). */
   readonly readOnly?: boolean;
 }
+
+/**
+ * Checks what can be checked without the database's contents: every operation's shape, table
+ * and column names, value types and constraints, condition functions and mutators. A central
+ * node runs this before proposing a transaction, so malformed requests never reach the log.
+ * Returns the failed outcome ovsdb-server would give, or undefined when the transaction may
+ * be proposed (it can still fail at apply time on the state it then meets).
+ */
+export function precheckTransaction(schema: Database['schema'], ops: readonly unknown[]): Extract<TransactOutcome, { kind: 'failed' }> | undefined {
+  // Execute against an empty database: updates, mutates and deletes match nothing, inserts
+  // parse their rows; "wait" and "assert" depend on state and are skipped.
+  let emptyDb = emptyDatabases.get(schema);
+  if (emptyDb === undefined) {
+    emptyDb = new DatabaseClass(schema);
+    emptyDatabases.set(schema, emptyDb);
+  }
+  let n = 0;
+  const x = new Execution(emptyDb, { newUuid: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}` });
+  const results: unknown[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    try {
+      const { name, op } = parseOp(ops[i], i, ops.length);
+      results.push(name === 'wait' || name === 'assert' ? {} : x.execute(name, op));
+    } catch (err) {
+      if (!(err instanceof OvsdbError)) throw err;
+      results.push(err.toJson());
+      while (results.length < ops.length) results.push(null);
+      return { kind: 'failed', results, error: err };
+    }
+  }
+  return undefined;
+}
+
+const emptyDatabases = new WeakMap<Database['schema'], Database>();
 
 export type TransactOutcome =
   | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly durable: boolean; readonly comments: readonly string[] }

@@ -1,0 +1,46 @@
+// The commands of the replicated log: what a central node proposes and every replica applies.
+// Encoded with msgpackr as arrays (kind first), so the bytes depend only on the command.
+// Everything apply needs that would otherwise be chosen at random or read from a clock is in
+// the command: the UUID seed of a transaction is drawn by the node that proposes it.
+import { Packr } from 'msgpackr';
+import type { UuidSeed } from '../ovsdb/index.js';
+
+export type Command =
+  /** One OVSDB transaction on OVN_Northbound: the ops of a "transact" request, without the db name. */
+  | { readonly kind: 'nb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed };
+
+export function nbTxn(ops: readonly unknown[], seed: UuidSeed): Command {
+  return { kind: 'nb-txn', ops, seed };
+}
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+export function encodeCommand(c: Command): Uint8Array {
+  switch (c.kind) {
+    case 'nb-txn':
+      return packr.pack(['nb-txn', c.ops, [...c.seed]]);
+  }
+}
+
+/** Decodes a command; a malformed one is reported, never thrown (it came from the log). */
+export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'malformed'; readonly reason: string } {
+  let raw: unknown;
+  try {
+    raw = packr.unpack(data);
+  } catch (err) {
+    return { kind: 'malformed', reason: `not msgpack: ${(err as Error).message}` };
+  }
+  if (!Array.isArray(raw) || typeof raw[0] !== 'string') return { kind: 'malformed', reason: 'not a tagged command' };
+  switch (raw[0]) {
+    case 'nb-txn': {
+      const [, ops, seed] = raw as [string, unknown, unknown];
+      if (!Array.isArray(ops)) return { kind: 'malformed', reason: 'nb-txn: ops is not an array' };
+      if (!Array.isArray(seed) || seed.length !== 4 || !seed.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) || seed.every((w) => w === 0)) {
+        return { kind: 'malformed', reason: 'nb-txn: bad uuid seed' };
+      }
+      return nbTxn(ops, seed as unknown as UuidSeed);
+    }
+    default:
+      return { kind: 'malformed', reason: `unknown command kind ${JSON.stringify(raw[0])}` };
+  }
+}

@@ -1,0 +1,108 @@
+// The replicated state machine of a central node: the OVN_Northbound database, changed only by
+// committed log entries, followed by the northd projection hook. Every replica applies the
+// same entries in the same order and so holds the same database, byte for byte, at the same
+// revision (the log index of the last applied transaction).
+import assert from 'node:assert/strict';
+import { Packr } from 'msgpackr';
+import type { StateMachine } from '../cluster/state-machine.js';
+import type { Entry } from '../cluster/types.js';
+import { decodeDatabase, encodeDatabase } from '../ovsdb/codec.js';
+import type { DatabaseOptions, DatabaseSchema, DbDelta } from '../ovsdb/index.js';
+import { Database, transact, uuidSource } from '../ovsdb/index.js';
+import { decodeCommand } from './commands.js';
+
+/**
+ * The seam northd plugs into. Called synchronously inside apply, so it must be pure and
+ * deterministic (no clock, no randomness, no I/O): every replica computes the same SB view.
+ */
+export interface Projection {
+  /** One committed NB transaction's changes, at `revision`. */
+  apply(nb: Database, delta: DbDelta, revision: number): void;
+  /** The NB database was replaced (snapshot restore): rebuild everything from it. */
+  reset(nb: Database, revision: number): void;
+}
+
+/** What one applied entry produced, handed to the node that proposed it. */
+export type ApplyResult =
+  | { readonly kind: 'committed'; readonly results: unknown[]; readonly revision: number }
+  /** The transaction failed; nothing changed on any replica. */
+  | { readonly kind: 'failed'; readonly results: unknown[]; readonly revision: number }
+  /** A "wait" was not satisfied: nothing changed; the proposer retries after a change. */
+  | { readonly kind: 'blocked'; readonly timeoutMs: number; readonly revision: number }
+  | { readonly kind: 'duplicate'; readonly revision: number }
+  | { readonly kind: 'malformed'; readonly reason: string; readonly revision: number };
+
+export interface CommitEvent {
+  readonly revision: number;
+  readonly delta: DbDelta;
+}
+
+export interface NbStateMachineOptions {
+  readonly schema: DatabaseSchema;
+  readonly projection?: Projection;
+  readonly databaseOptions?: DatabaseOptions;
+}
+
+const packr = new Packr({ useRecords: false });
+const snapshotFormat = 1;
+
+export class NbStateMachine implements StateMachine {
+  private db: Database;
+  private rev = 0;
+  private readonly listeners = new Set<(e: CommitEvent) => void>();
+
+  constructor(private readonly options: NbStateMachineOptions) {
+    this.db = new Database(options.schema, options.databaseOptions);
+    options.projection?.reset(this.db, 0);
+  }
+
+  get nb(): Database {
+    return this.db;
+  }
+
+  /** The log index of the last applied transaction (0 before any). */
+  get revision(): number {
+    return this.rev;
+  }
+
+  /** Called after every committed transaction that changed something, in log order. */
+  onCommit(listener: (e: CommitEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  apply(entry: Entry, duplicate: boolean): ApplyResult {
+    assert.ok(entry.index > this.rev, `entry ${entry.index} applied after revision ${this.rev}`);
+    this.rev = entry.index;
+    if (duplicate) return { kind: 'duplicate', revision: this.rev };
+    const command = decodeCommand(entry.data);
+    if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
+    const out = transact(this.db, command.ops, { newUuid: uuidSource(command.seed) });
+    switch (out.kind) {
+      case 'blocked':
+        return { kind: 'blocked', timeoutMs: out.timeoutMs, revision: this.rev };
+      case 'failed':
+        return { kind: 'failed', results: out.results, revision: this.rev };
+      case 'committed': {
+        if (out.delta.changes.length > 0) {
+          this.options.projection?.apply(this.db, out.delta, this.rev);
+          const event: CommitEvent = { revision: this.rev, delta: out.delta };
+          for (const l of this.listeners) l(event);
+        }
+        return { kind: 'committed', results: out.results, revision: this.rev };
+      }
+    }
+  }
+
+  snapshot(): Uint8Array {
+    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db)]);
+  }
+
+  restore(data: Uint8Array): void {
+    const [format, revision, dbBytes] = packr.unpack(data) as [number, number, Uint8Array];
+    assert.equal(format, snapshotFormat, `unknown NB snapshot format ${format}`);
+    this.db = decodeDatabase(this.options.schema, dbBytes, this.options.databaseOptions);
+    this.rev = revision;
+    this.options.projection?.reset(this.db, revision);
+  }
+}
