@@ -2,6 +2,7 @@
 // change nothing, snapshots round-trip, malformed requests are refused before the log, and
 // history answers resumes or says `compacted`. Method: hand-made entries, then three Raft
 // nodes on an in-process network with real LevelDB.
+import { join } from 'node:path';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { RaftNode } from '../../cluster/node.js';
@@ -118,9 +119,10 @@ t.test('three Raft nodes replicate NB transactions to identical databases', asyn
   const ids = [1, 2, 3];
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
   const sms = ids.map(() => new NbStateMachine({ schema }));
+  const dir = t.testdir();
   const nodes = await Promise.all(
     ids.map((id, i) =>
-      RaftNode.start({ id, clusterId: 'nb-test', dataDir: t.testdir() + `-${id}`, transport: net.transport(id), stateMachine: sms[i] as NbStateMachine, peers, bootstrap: ids, tickMs: 10, log: () => undefined }),
+      RaftNode.start({ id, clusterId: 'nb-test', dataDir: join(dir, `node${id}`), transport: net.transport(id), stateMachine: sms[i] as NbStateMachine, peers, bootstrap: ids, tickMs: 10, log: () => undefined }),
     ),
   );
   t.teardown(() => Promise.all(nodes.map((n) => n.stop())));
