@@ -44,10 +44,13 @@ function parseClause(table: TableSchema, json: unknown, resolve?: NamedUuidResol
       throw syntaxError(`Type mismatch: "${fn}" operator may not be applied to column ${name} of type ${column.type.key.type}`);
     }
     argType = { ...column.type, min: 1, max: 1, kind: 'scalar' };
-  } else if (column.type.kind !== 'scalar') {
-    // The right-hand side of a set or map comparison may be empty, but no larger than the
-    // column allows.
+  } else if (column.type.kind !== 'scalar' && fn === 'includes') {
+    // For a set or map, what it must include may be fewer elements than the column's
+    // minimum, but never more than it can hold; what it must exclude may be any number.
+    // A scalar's argument is always exactly one atom.
     argType = { ...column.type, min: 0 };
+  } else if (column.type.kind !== 'scalar' && fn === 'excludes') {
+    argType = { ...column.type, min: 0, max: Infinity };
   }
   return { column, fn, arg: datumFromJson(argType, valueJson, resolve) };
 }

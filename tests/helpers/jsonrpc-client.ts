@@ -9,6 +9,9 @@ export const MESSAGE_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
 /** Default bound on requests in flight on one connection. */
 export const PENDING_REQUESTS_MAX_DEFAULT = 10_000;
 
+/** Default bound on the wait for one reply, so a hung server fails a test instead of stalling it. */
+export const REQUEST_TIMEOUT_MS_DEFAULT = 60_000;
+
 export class JsonValueTooLargeError extends Error {
   readonly kind = 'message too large';
   constructor(readonly bytesMax: number) {
@@ -135,6 +138,8 @@ export type Endpoint = { readonly path: string } | { readonly host: string; read
 export interface JsonRpcClientOptions {
   readonly messageBytesMax?: number;
   readonly pendingRequestsMax?: number;
+  /** Milliseconds to wait for a reply before rejecting the request (0: wait forever). */
+  readonly requestTimeoutMs?: number;
   /** Called for each incoming message that carries a method and a null id (e.g. "update"). */
   readonly onNotification?: (method: string, params: unknown) => void;
 }
@@ -143,6 +148,7 @@ interface Pending {
   readonly method: string;
   readonly resolve: (result: unknown) => void;
   readonly reject: (err: Error) => void;
+  readonly timer: NodeJS.Timeout | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -194,8 +200,17 @@ export class JsonRpcClient {
       return Promise.reject(new Error(`more than ${this.pendingRequestsMax} requests in flight`));
     }
     const id = this.nextId++;
+    const timeoutMs = this.options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { method, resolve, reject });
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              this.pending.delete(id);
+              reject(new Error(`no reply to ${method} (id ${id}) within ${timeoutMs} ms`));
+            }, timeoutMs)
+          : undefined;
+      timer?.unref();
+      this.pending.set(id, { method, resolve, reject, timer });
       this.socket.write(JSON.stringify({ method, params, id }));
     });
   }
@@ -240,6 +255,7 @@ export class JsonRpcClient {
     const pending = this.pending.get(id);
     if (pending === undefined) return;
     this.pending.delete(id);
+    clearTimeout(pending.timer);
     const error = message['error'];
     if (error !== null && error !== undefined) pending.reject(new JsonRpcError(pending.method, error));
     else pending.resolve(message['result']);
@@ -247,7 +263,10 @@ export class JsonRpcClient {
 
   private fail(err: Error): void {
     if (this.closedError === undefined) this.closedError = err;
-    for (const pending of this.pending.values()) pending.reject(err);
+    for (const pending of this.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(err);
+    }
     this.pending.clear();
   }
 }
