@@ -5,11 +5,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RaftKvCluster } from '../tests/helpers/raft-kv-cluster.js';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { measureFsync } from './lib/fsync.js';
+import { ovsdbServerInstalled } from './lib/ovs.js';
 import { startRealNbCluster } from './lib/real-ovsdb-cluster.js';
 import { fmt, median, percentile, printFigures, printTable } from './lib/report.js';
 
@@ -30,6 +30,16 @@ interface Figures {
   readonly serialP99Ms: number;
   readonly concurrentPerS: number;
   readonly concurrentP99Ms: number;
+}
+
+function figuresOf(serial: { perS: number; lat: number[] }, conc: { perS: number; lat: number[] }): Figures {
+  return {
+    serialPerS: serial.perS,
+    serialP50Ms: median(serial.lat),
+    serialP99Ms: percentile(serial.lat, 99),
+    concurrentPerS: conc.perS,
+    concurrentP99Ms: percentile(conc.lat, 99),
+  };
 }
 
 async function drive(n: number, parallel: number, op: (i: number) => Promise<unknown>): Promise<{ perS: number; lat: number[] }> {
@@ -67,11 +77,7 @@ async function ours(): Promise<Figures> {
       rawSerialP99Ms: rawSerial.p99Ms,
       rawConcurrentPerS: rawConc.commitsPerS,
       rawConcurrentP99Ms: rawConc.p99Ms,
-      serialPerS: serial.perS,
-      serialP50Ms: median(serial.lat),
-      serialP99Ms: percentile(serial.lat, 99),
-      concurrentPerS: conc.perS,
-      concurrentP99Ms: percentile(conc.lat, 99),
+      ...figuresOf(serial, conc),
     };
   } finally {
     client.close();
@@ -80,17 +86,8 @@ async function ours(): Promise<Figures> {
   }
 }
 
-function ovsInstalled(): boolean {
-  try {
-    execFileSync('ovsdb-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function real(): Promise<Figures | undefined> {
-  if (!ovsInstalled()) return undefined;
+  if (!ovsdbServerInstalled()) return undefined;
   const cluster = await startRealNbCluster('/usr/share/ovn/ovn-nb.ovsschema');
   const client = await JsonRpcClient.connect({ path: await cluster.leaderSocket() });
   try {
@@ -98,13 +95,7 @@ async function real(): Promise<Figures | undefined> {
     for (let i = 0; i < 200; i++) await insert(`warm${i}`);
     const serial = await drive(serialN, 1, (i) => insert(`s${i}`));
     const conc = await drive(Math.min(concurrentN, 5000), inFlight, (i) => insert(`c${i}`));
-    return {
-      serialPerS: serial.perS,
-      serialP50Ms: median(serial.lat),
-      serialP99Ms: percentile(serial.lat, 99),
-      concurrentPerS: conc.perS,
-      concurrentP99Ms: percentile(conc.lat, 99),
-    };
+    return figuresOf(serial, conc);
   } finally {
     await client.close();
     await cluster.stop();

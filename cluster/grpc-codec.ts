@@ -1,10 +1,8 @@
 // Encodes and decodes the Raft wire format of proto/raft.proto with protobufjs, loaded at run
 // time (no generated code). Decoding is the door: anything a peer sends is checked here and
 // turned into a typed Message, or into a `WireError` saying what was wrong; it never throws.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { findProto } from './grpc-proto.js';
 import type {
   ConfState,
   Entry,
@@ -14,28 +12,6 @@ import type {
   SnapshotChunk,
   SnapshotMeta,
 } from './types.js';
-
-const PROTO_RELATIVE_PATH = join('proto', 'raft.proto');
-/** How many directories up from this module to look for proto/raft.proto. */
-const PROTO_SEARCH_LEVELS_MAX = 6;
-
-/**
- * Finds proto/raft.proto by walking up from this module's directory: one level from the
- * source tree (cluster/), two from the compiled tree (dist/cluster/).
- */
-export function findRaftProto(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let level = 0; level <= PROTO_SEARCH_LEVELS_MAX; level++) {
-    const candidate = join(dir, PROTO_RELATIVE_PATH);
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  throw new Error(
-    `grpc-codec: ${PROTO_RELATIVE_PATH} not found in any parent of ${fileURLToPath(import.meta.url)}`,
-  );
-}
 
 /** A peer sent something that does not decode into a valid value; `reason` says what. */
 export interface WireError {
@@ -79,7 +55,7 @@ export class RaftCodec {
   private readonly chunkType: protobuf.Type;
   private readonly ackType: protobuf.Type;
 
-  constructor(protoPath: string = findRaftProto()) {
+  constructor(protoPath: string = findProto('raft.proto')) {
     const root = protobuf.loadSync(protoPath);
     this.messageType = root.lookupType('ovnts.raft.Message');
     this.batchType = root.lookupType('ovnts.raft.MessageBatch');

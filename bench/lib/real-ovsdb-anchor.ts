@@ -4,21 +4,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { JsonRpcClient } from '../../tests/helpers/jsonrpc-client.js';
 import { startRealOvsdbServer } from '../../tests/helpers/real-ovsdb.js';
 import { loadTopology, lsInsert, tenThousandPorts } from './nb-workload.js';
+import { ovsdbServerInstalled } from './ovs.js';
 
 const inFlightMax = 32;
-
-function installed(): boolean {
-  try {
-    execFileSync('ovsdb-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -46,7 +37,7 @@ async function withServer<T>(schema: object, f: (client: JsonRpcClient, pid: num
 }
 
 export async function realServerFigures(schema: object, inserts: number): Promise<RealFigures | undefined> {
-  if (!installed()) return undefined;
+  if (!ovsdbServerInstalled()) return undefined;
   const insertsPerS = await withServer(schema, async (client, _pid, db) => {
     const t0 = process.hrtime.bigint();
     let next = 0;

@@ -6,13 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { isAlive, processArgv, waitForExit } from './process.js';
 
 const execFileAsync = promisify(execFile);
 
 /** Unix socket paths longer than this do not fit in sockaddr_un.sun_path (108 bytes with NUL). */
 const SOCKET_PATH_BYTES_MAX = 100;
 const STOP_TIMEOUT_MS = 10_000;
-const EXIT_POLL_INTERVAL_MS = 5;
 
 export interface RealOvsdbServerOptions {
   /** The folder that holds every file of this server; the caller owns and removes it. */
@@ -30,43 +30,10 @@ export interface RealOvsdbServer {
   stop(): Promise<void>;
 }
 
-/** Process state from /proc/PID/stat, or undefined when the process no longer exists. */
-function processState(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  // The command name is in parentheses and may contain spaces; the state follows the last ')'.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-}
-
-function isAlive(pid: number): boolean {
-  const state = processState(pid);
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
-
 /** True when pid is still the ovsdb-server serving dbPath (pids are reused). */
 function isOurDaemon(pid: number, dbPath: string): boolean {
-  let cmdline: string;
-  try {
-    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-  const argv = cmdline.split('\0');
-  return (argv[0] ?? '').endsWith('ovsdb-server') && argv.includes(dbPath);
-}
-
-async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`ovsdb-server pid ${pid} still alive ${timeoutMs} ms after SIGTERM`);
-    await new Promise((resolve) => setTimeout(resolve, EXIT_POLL_INTERVAL_MS));
-  }
+  const argv = processArgv(pid);
+  return argv !== undefined && (argv[0] ?? '').endsWith('ovsdb-server') && argv.includes(dbPath);
 }
 
 /** Daemons started by this process, so a crashing test does not leave them behind. */
