@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from './grpc-proto.js';
-import { encodeKvCommand } from './kv-state-machine.js';
-import type { KvResult, KvStateMachine } from './kv-state-machine.js';
+import { KvStateMachine, encodeKvCommand } from './kv-state-machine.js';
+import type { KvResult, KvValue } from './kv-state-machine.js';
 import type { RaftNode } from './node.js';
 import { ProposalError } from './node.js';
 import type { NodeId } from './types.js';
@@ -23,6 +23,8 @@ export const kvLimits = {
   valueBytesMax: 1024 * 1024,
   loadCountMax: 1_000_000,
   loadInFlightMax: 4096,
+  /** Dump refuses a state larger than this (gRPC's default message limit is 4 MiB). */
+  dumpBytesMax: 4 * 1024 * 1024 - 1024,
 } as const;
 
 interface PutRequest {
@@ -110,6 +112,12 @@ export function kvServiceHandlers(node: RaftNode, kv: KvStateMachine): grpc.Unty
       const at = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
       return { commitsPerS: req.count / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
     }),
+    dump: unary(async () => {
+      const applied = node.status().appliedIndex;
+      const snapshot = kv.snapshot();
+      if (snapshot.byteLength > kvLimits.dumpBytesMax) throw new BadRequest(`state is ${snapshot.byteLength} bytes, over the dump limit of ${kvLimits.dumpBytesMax}`);
+      return { applied, snapshot };
+    }),
     digest: unary(async () => {
       // snapshot() and the applied index are read in one synchronous step: they agree.
       const applied = node.status().appliedIndex;
@@ -161,7 +169,7 @@ export class KvClient {
     this.operationTimeoutMs = options.operationTimeoutMs ?? 30_000;
   }
 
-  private call(id: NodeId, method: 'put' | 'get' | 'status' | 'digest' | 'load', req: unknown, timeoutMs = this.callTimeoutMs): Promise<unknown> {
+  private call(id: NodeId, method: 'put' | 'get' | 'status' | 'digest' | 'load' | 'dump', req: unknown, timeoutMs = this.callTimeoutMs): Promise<unknown> {
     const client = this.clients.get(id) as unknown as Record<string, UnaryFn>;
     return new Promise((resolve, reject) => {
       (client[method] as UnaryFn).call(client, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
@@ -210,6 +218,14 @@ export class KvClient {
 
   async digest(id: NodeId): Promise<{ applied: number; sha256: Uint8Array; keys: number }> {
     return (await this.call(id, 'digest', {})) as { applied: number; sha256: Uint8Array; keys: number };
+  }
+
+  /** The whole state of node `id`, as a key → value map, with the applied index it reflects. */
+  async dump(id: NodeId): Promise<{ applied: number; entries: Map<string, KvValue> }> {
+    const r = (await this.call(id, 'dump', {})) as { applied: number; snapshot: Uint8Array };
+    const kv = new KvStateMachine();
+    kv.restore(r.snapshot);
+    return { applied: r.applied, entries: kv.entries() };
   }
 
   /** Runs the Load benchmark door on node `id` (which must lead). */

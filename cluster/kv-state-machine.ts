@@ -87,6 +87,11 @@ export class KvStateMachine implements StateMachine {
     return this.data.size;
   }
 
+  /** A copy of every key and value. */
+  entries(): Map<string, KvValue> {
+    return new Map(this.data);
+  }
+
   apply(entry: Entry, duplicate: boolean): KvResult {
     if (duplicate) return { kind: 'duplicate' };
     const c = decodeKvCommand(entry.data);
