@@ -44,9 +44,11 @@ const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: Str
 function codec(type: protobuf.Type): { serialize: (v: unknown) => Buffer; deserialize: (b: Buffer) => unknown } {
   return {
     serialize: (v) => {
-      const err = type.verify(v as Record<string, unknown>);
+      // fromObject accepts enum names and numbers alike; verify then checks the result.
+      const message = type.fromObject(v as Record<string, unknown>);
+      const err = type.verify(message);
       if (err !== null) throw new Error(`${type.name}: ${err}`);
-      return Buffer.from(type.encode(type.fromObject(v as Record<string, unknown>)).finish());
+      return Buffer.from(type.encode(message).finish());
     },
     deserialize: (b) => type.toObject(type.decode(b), toObjectOptions),
   };

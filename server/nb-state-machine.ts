@@ -77,7 +77,7 @@ export class NbStateMachine implements StateMachine {
     if (duplicate) return { kind: 'duplicate', revision: this.rev };
     const command = decodeCommand(entry.data);
     if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
-    const out = transact(this.db, command.ops, { newUuid: uuidSource(command.seed) });
+    const out = transact(this.db, command.ops, { newUuid: uuidSource(command.seed), elapsedMs: command.elapsedMs });
     switch (out.kind) {
       case 'blocked':
         return { kind: 'blocked', timeoutMs: out.timeoutMs, revision: this.rev };

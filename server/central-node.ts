@@ -1,0 +1,213 @@
+// One central node: a Raft member whose state machine is the OVN_Northbound database, with the
+// bounded change history that watches resume from. This is the imperative shell around
+// NbStateMachine: it draws UUID seeds, prechecks requests, forwards writes to the leader,
+// retries blocked "wait"s, and serves reads at the consistency asked for.
+import { randomFillSync } from 'node:crypto';
+import type { StorageError } from '../cluster/storage.js';
+import { RaftNode, ProposalError } from '../cluster/node.js';
+import type { Transport } from '../cluster/transport.js';
+import type { NodeId } from '../cluster/types.js';
+import type { DatabaseSchema, UuidSeed } from '../ovsdb/index.js';
+import { parseDatabaseSchema, precheckTransaction, transact } from '../ovsdb/index.js';
+import { NB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
+import { encodeCommand, nbTxn } from './commands.js';
+import type { HistoryLimits } from './history.js';
+import { History, historyDefaults } from './history.js';
+import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
+import { NbStateMachine } from './nb-state-machine.js';
+
+export interface CentralNodeOptions {
+  readonly id: NodeId;
+  readonly clusterId: string;
+  readonly dataDir: string;
+  readonly transport: Transport;
+  /** Raft peer addresses by node id. */
+  readonly peers: ReadonlyMap<NodeId, string>;
+  readonly bootstrap?: readonly NodeId[];
+  readonly tickMs?: number;
+  readonly electionTicks?: number;
+  readonly snapshotEntries?: number;
+  readonly history?: HistoryLimits;
+  readonly projection?: Projection;
+  /** How a follower hands a write to the leader (the service layer knows the addresses). */
+  readonly forward?: (leader: NodeId, ops: readonly unknown[]) => Promise<TransactOutcome>;
+  readonly onFatalError?: (err: StorageError) => void;
+}
+
+export interface TransactOutcome {
+  readonly results: unknown[];
+  readonly revision: number;
+  readonly failed: boolean;
+}
+
+/** Named limits of the central node's request path. */
+export const centralLimits = {
+  /** How long a write keeps looking for a leader (elections, forwarding) before giving up. */
+  leaderWaitMsMax: 10_000,
+  /** How long a blocked "wait" without its own timeout is retried. */
+  waitRetryMsMax: 60_000,
+  /** Operations in one transaction. */
+  opsMax: 100_000,
+} as const;
+
+export class CentralNodeError extends Error {
+  constructor(
+    readonly kind: 'bad-request' | 'unavailable' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function randomSeed(): UuidSeed {
+  const w = new Uint32Array(4);
+  do randomFillSync(w);
+  while (w.every((x) => x === 0));
+  return [w[0] as number, w[1] as number, w[2] as number, w[3] as number];
+}
+
+export class CentralNode {
+  readonly schema: DatabaseSchema;
+  readonly sm: NbStateMachine;
+  readonly history: History;
+  private readonly commitListeners = new Set<(e: CommitEvent) => void>();
+
+  private constructor(
+    readonly node: RaftNode,
+    sm: NbStateMachine,
+    history: History,
+    private readonly options: CentralNodeOptions,
+  ) {
+    this.schema = sm.nb.schema;
+    this.sm = sm;
+    this.history = history;
+  }
+
+  static async start(options: CentralNodeOptions): Promise<CentralNode> {
+    const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
+    const sm = new NbStateMachine({ schema, ...(options.projection ? { projection: options.projection } : {}) });
+    const history = new History(options.history ?? historyDefaults);
+    const node = await RaftNode.start({
+      id: options.id,
+      clusterId: options.clusterId,
+      dataDir: options.dataDir,
+      transport: options.transport,
+      stateMachine: sm,
+      peers: options.peers,
+      ...(options.bootstrap ? { bootstrap: options.bootstrap } : {}),
+      ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
+      ...(options.electionTicks !== undefined ? { electionTicks: options.electionTicks } : {}),
+      ...(options.snapshotEntries !== undefined ? { snapshotEntries: options.snapshotEntries } : {}),
+      ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
+    });
+    // The history starts where the restored state is: earlier revisions cannot be resumed.
+    history.reset(sm.revision);
+    const central = new CentralNode(node, sm, history, options);
+    sm.onCommit((e) => {
+      history.append(e.revision, e.delta);
+      for (const l of central.commitListeners) l(e);
+    });
+    return central;
+  }
+
+  get id(): NodeId {
+    return this.options.id;
+  }
+
+  /** Called after every committed change, in revision order, on this replica. */
+  onCommit(listener: (e: CommitEvent) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  /** The revision this replica has applied (every applied entry, not only NB changes). */
+  get revision(): number {
+    return this.sm.revision;
+  }
+
+  private nextCommit(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const off = this.onCommit(done);
+      function done(): void {
+        clearTimeout(timer);
+        off();
+        resolve();
+      }
+    });
+  }
+
+  /**
+   * Runs one OVSDB transaction through the log. Malformed transactions are answered without
+   * touching the log; on a follower the transaction is forwarded to the leader.
+   */
+  async transact(ops: unknown): Promise<TransactOutcome> {
+    if (!Array.isArray(ops)) throw new CentralNodeError('bad-request', 'a transaction is a JSON array of operations');
+    if (ops.length > centralLimits.opsMax) throw new CentralNodeError('bad-request', `a transaction has at most ${centralLimits.opsMax} operations`);
+    const refused = precheckTransaction(this.schema, ops);
+    if (refused !== undefined) return { results: refused.results, revision: this.revision, failed: true };
+    const started = Date.now();
+    for (;;) {
+      const elapsedMs = Date.now() - started;
+      let result: ApplyResult;
+      try {
+        const out = await this.node.propose(encodeCommand(nbTxn(ops, randomSeed(), elapsedMs)));
+        result = out.result as ApplyResult;
+      } catch (err) {
+        if (!(err instanceof ProposalError)) throw err;
+        if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
+          return this.options.forward(err.leaderHint, ops);
+        }
+        if (err.kind === 'stopped') throw new CentralNodeError('unavailable', err.message);
+        // No leader yet, or the proposal was lost to a leader change: try again shortly.
+        if (Date.now() - started > centralLimits.leaderWaitMsMax) throw new CentralNodeError('unavailable', `no leader: ${err.message}`);
+        await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
+      switch (result.kind) {
+        case 'committed':
+          return { results: result.results, revision: result.revision, failed: false };
+        case 'failed':
+          return { results: result.results, revision: result.revision, failed: true };
+        case 'blocked': {
+          const left = Math.min(result.timeoutMs, centralLimits.waitRetryMsMax) - (Date.now() - started);
+          if (left <= 0 && result.timeoutMs === Infinity) throw new CentralNodeError('timeout', `"wait" not satisfied within ${centralLimits.waitRetryMsMax} ms`);
+          // Retry when the database changes, or when the wait's timeout expires (then the
+          // transaction is proposed once more with elapsedMs past it and fails "timed out").
+          await this.nextCommit(Math.max(0, left));
+          continue;
+        }
+        case 'duplicate':
+        case 'malformed':
+          throw new Error(`unexpected apply result for a fresh transaction: ${JSON.stringify(result)}`);
+      }
+    }
+  }
+
+  /**
+   * Selects rows on this replica: after a ReadIndex round for 'linearizable' (sees every
+   * write acknowledged before the call), or at once for 'serializable' (maybe stale, never torn).
+   */
+  async list(table: string, where: unknown, columns: readonly string[] | undefined, consistency: 'linearizable' | 'serializable'): Promise<{ rows: unknown[]; revision: number }> {
+    if (consistency === 'linearizable') {
+      try {
+        await this.node.readIndex();
+      } catch (err) {
+        if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
+        throw err;
+      }
+    }
+    const op: Record<string, unknown> = { op: 'select', table, where: where ?? [] };
+    if (columns !== undefined && columns.length > 0) op.columns = columns;
+    const out = transact(this.sm.nb, [op], { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
+    if (out.kind !== 'committed') {
+      const err = out.kind === 'failed' ? out.error : undefined;
+      throw new CentralNodeError('bad-request', err ? `${err.error}: ${err.details}` : 'select blocked');
+    }
+    return { rows: (out.results[0] as { rows: unknown[] }).rows, revision: this.revision };
+  }
+
+  async stop(): Promise<void> {
+    await this.node.stop();
+  }
+}

@@ -1,0 +1,271 @@
+// The Northbound gRPC service (proto/northbound.proto) over a CentralNode: Transact, List,
+// GetSchema and Watch, plus the client a follower uses to forward writes to the leader.
+// Every error becomes a gRPC status in exactly one place (statusOf).
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
+import type { NodeId } from '../cluster/types.js';
+import type { DbDelta, Row } from '../ovsdb/index.js';
+import { rowToJson, schemaToJson } from '../ovsdb/index.js';
+import type { CentralNode, TransactOutcome } from './central-node.js';
+import { CentralNodeError } from './central-node.js';
+
+const serviceName = 'ovnts.northbound.Northbound';
+
+export function northboundDefinition(): grpc.ServiceDefinition {
+  return serviceDefinition(loadProto('northbound.proto'), serviceName);
+}
+
+/** Limits of the Northbound door. */
+export const northboundLimits = {
+  /** Watch events queued for one slow watcher before it is cut off. */
+  watchQueueEventsMax: 10_000,
+  /** Rows per initial-state event of a watch (a big table arrives in several events). */
+  initialRowsPerEventMax: 1000,
+  /** Interval of progress notices on an idle watch. */
+  progressIntervalMs: 10_000,
+} as const;
+
+class BadRequest extends Error {}
+
+/** The single place where an outcome becomes a gRPC status. */
+export function statusOf(err: unknown): Partial<grpc.StatusObject> {
+  if (err instanceof BadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+  if (err instanceof CentralNodeError) {
+    switch (err.kind) {
+      case 'bad-request':
+        return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+      case 'unavailable':
+        return { code: grpc.status.UNAVAILABLE, details: err.message };
+      case 'timeout':
+        return { code: grpc.status.DEADLINE_EXCEEDED, details: err.message };
+    }
+  }
+  if (err instanceof WatchCut) return { code: err.code, details: err.message };
+  const e = err as Partial<grpc.ServiceError>;
+  if (typeof e.code === 'number' && typeof e.details === 'string') return { code: e.code, details: e.details };
+  return { code: grpc.status.INTERNAL, details: (err as Error).message };
+}
+
+class WatchCut extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadRequest(`${what} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function unary<Req, Res>(f: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    f(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(statusOf(err)),
+    );
+  };
+}
+
+interface WireChange {
+  table: string;
+  uuid: string;
+  oldJson: string;
+  newJson: string;
+}
+
+function changesOf(central: CentralNode, delta: DbDelta, tables: ReadonlySet<string> | undefined): WireChange[] {
+  const out: WireChange[] = [];
+  for (const c of delta.changes) {
+    if (tables !== undefined && !tables.has(c.table)) continue;
+    const schema = central.schema.tables.get(c.table);
+    if (schema === undefined) continue;
+    out.push({
+      table: c.table,
+      uuid: c.uuid,
+      oldJson: c.kind === 'insert' ? '' : JSON.stringify(rowToJson(schema, c.old)),
+      newJson: c.kind === 'delete' ? '' : JSON.stringify(rowToJson(schema, c.new)),
+    });
+  }
+  return out;
+}
+
+function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>): void {
+  const { tables: tableList, sinceRevision } = call.request;
+  for (const t of tableList) {
+    if (!central.schema.tables.has(t)) {
+      call.emit('error', statusOf(new BadRequest(`unknown table ${t}`)));
+      return;
+    }
+  }
+  const tables = tableList.length > 0 ? new Set(tableList) : undefined;
+  let ended = false;
+  let queued = 0;
+  let lastRevision = 0;
+  const cut = (code: grpc.status, message: string): void => {
+    if (ended) return;
+    ended = true;
+    off();
+    clearInterval(progress);
+    call.emit('error', statusOf(new WatchCut(code, message)));
+  };
+  const send = (event: object): void => {
+    if (ended) return;
+    queued++;
+    const ok = call.write(event, () => {
+      queued--;
+    });
+    // Backpressure: gRPC buffers what write() could not send; past the limit the watcher is
+    // too slow, and it is cut rather than allowed to grow this process's memory.
+    if (!ok && queued > northboundLimits.watchQueueEventsMax) {
+      cut(grpc.status.RESOURCE_EXHAUSTED, `watcher fell more than ${northboundLimits.watchQueueEventsMax} events behind; resume from revision ${lastRevision}`);
+    }
+  };
+  // Deltas that commit while the initial state or history is being sent are queued here and
+  // sent after it, so the stream has no gaps and no repeats.
+  const pending: { revision: number; delta: DbDelta }[] = [];
+  let live = false;
+  const off = central.onCommit((e) => {
+    if (!live) {
+      pending.push(e);
+      return;
+    }
+    emit(e.revision, e.delta);
+  });
+  const emit = (revision: number, delta: DbDelta): void => {
+    if (revision <= lastRevision) return;
+    lastRevision = revision;
+    const changes = changesOf(central, delta, tables);
+    if (changes.length > 0) send({ revision, changes, initial: false, progress: false });
+  };
+  const progress = setInterval(() => send({ revision: Math.max(lastRevision, central.revision), changes: [], initial: false, progress: true }), northboundLimits.progressIntervalMs);
+  call.on('cancelled', () => {
+    ended = true;
+    off();
+    clearInterval(progress);
+  });
+
+  if (sinceRevision === 0) {
+    const revision = central.revision;
+    lastRevision = revision;
+    const names = tables ? [...tables].sort() : [...central.schema.tables.keys()].sort();
+    let batch: WireChange[] = [];
+    const flush = (): void => {
+      send({ revision, changes: batch, initial: true, progress: false });
+      batch = [];
+    };
+    for (const name of names) {
+      const schema = central.schema.tables.get(name);
+      if (schema === undefined) continue;
+      for (const row of central.sm.nb.rows(name).values()) {
+        batch.push({ table: name, uuid: (row as Row)._uuid, oldJson: '', newJson: JSON.stringify(rowToJson(schema, row)) });
+        if (batch.length >= northboundLimits.initialRowsPerEventMax) flush();
+      }
+    }
+    flush();
+  } else {
+    const since = central.history.since(sinceRevision);
+    if (since.kind === 'compacted') {
+      cut(grpc.status.OUT_OF_RANGE, `compacted: revision ${sinceRevision} is no longer retained; the oldest revision to resume from is ${since.minRevision}; re-read with since_revision 0`);
+      return;
+    }
+    lastRevision = sinceRevision;
+    for (const item of since.items) emit(item.revision, item.delta);
+  }
+  live = true;
+  for (const e of pending) emit(e.revision, e.delta);
+  pending.length = 0;
+}
+
+export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
+  return {
+    transact: unary(async (req: { opsJson: string }) => {
+      const out = await central.transact(parseJson(req.opsJson, 'ops_json'));
+      return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
+    }),
+    list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string }) => {
+      if (!central.schema.tables.has(req.table)) throw new BadRequest(`unknown table ${req.table}`);
+      const where = req.whereJson === '' ? [] : parseJson(req.whereJson, 'where_json');
+      const out = await central.list(req.table, where, req.columns, req.consistency === 'SERIALIZABLE' ? 'serializable' : 'linearizable');
+      return { rowsJson: JSON.stringify(out.rows), revision: out.revision };
+    }),
+    getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
+    watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>) => watch(central, call),
+  };
+}
+
+type UnaryFn = (req: unknown, options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+/** A Northbound client: the library side of the API, also used by followers to forward. */
+export class NorthboundClient {
+  private static ctor: grpc.ServiceClientConstructor | undefined;
+  private readonly client: grpc.Client;
+
+  constructor(
+    readonly address: string,
+    private readonly callTimeoutMs = 30_000,
+  ) {
+    NorthboundClient.ctor ??= grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
+    this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure());
+  }
+
+  private call(method: string, req: unknown): Promise<unknown> {
+    const c = this.client as unknown as Record<string, UnaryFn>;
+    return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
+  }
+
+  async transact(ops: readonly unknown[]): Promise<TransactOutcome> {
+    const r = (await this.call('transact', { opsJson: JSON.stringify(ops) })) as { resultsJson: string; revision: number; failed: boolean };
+    return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
+  }
+
+  async list(table: string, where: unknown[] = [], options: { columns?: string[]; consistency?: 'linearizable' | 'serializable' } = {}): Promise<{ rows: Record<string, unknown>[]; revision: number }> {
+    const r = (await this.call('list', {
+      table,
+      whereJson: JSON.stringify(where),
+      columns: options.columns ?? [],
+      consistency: options.consistency === 'serializable' ? 'SERIALIZABLE' : 'LINEARIZABLE',
+    })) as { rowsJson: string; revision: number };
+    return { rows: JSON.parse(r.rowsJson) as Record<string, unknown>[], revision: r.revision };
+  }
+
+  async getSchema(): Promise<unknown> {
+    const r = (await this.call('getSchema', {})) as { schemaJson: string };
+    return JSON.parse(r.schemaJson);
+  }
+
+  /** Opens a watch; events arrive on the returned stream ('data', 'error', 'end'). */
+  watch(tables: readonly string[], sinceRevision: number): grpc.ClientReadableStream<{ revision: number; changes: WireChange[]; initial: boolean; progress: boolean }> {
+    const c = this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<never>>;
+    return (c.watch as (req: unknown) => grpc.ClientReadableStream<never>).call(c, { tables, sinceRevision });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** Builds the forwarder a follower uses: one client per peer's Northbound address. */
+export function forwarder(addresses: ReadonlyMap<NodeId, string>): { forward: (leader: NodeId, ops: readonly unknown[]) => Promise<TransactOutcome>; close: () => void } {
+  const clients = new Map<NodeId, NorthboundClient>();
+  return {
+    forward: async (leader, ops) => {
+      const address = addresses.get(leader);
+      if (address === undefined) throw new CentralNodeError('unavailable', `no Northbound address known for leader ${leader}`);
+      let c = clients.get(leader);
+      if (c === undefined) {
+        c = new NorthboundClient(address);
+        clients.set(leader, c);
+      }
+      return c.transact(ops);
+    },
+    close: () => {
+      for (const c of clients.values()) c.close();
+    },
+  };
+}
