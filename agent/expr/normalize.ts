@@ -1,0 +1,309 @@
+// Simplification and normalization, after OVN's expr_simplify / expr_normalize: conditions are
+// decided, every comparison becomes a masked equality (!= becomes a disjunction of one-bit
+// tests, < <= > >= a disjunction of prefix tests), and the whole becomes an OR of terms, each an
+// AND of clauses over distinct fields, where a clause is one test or a disjunction of tests on a
+// single field. That is the shape OpenFlow's conjunctive match can express directly. Fields OVN
+// marks must_crossproduct (eth.type, ip.proto, icmp6.type, icmp6.code) are never kept as a
+// disjunction: they multiply the terms instead. The expansion is bounded.
+
+import assert from 'node:assert/strict';
+import { bitRange, combine, combineAll, FALSE, TRUE, widthMask, type AndOr, type Cmp, type Expr } from './ast.js';
+import type { Symtab } from './symbols.js';
+
+/** One test on a field: a masked integer equality, or a logical port name. */
+export type Leaf =
+  | { readonly kind: 'int'; readonly field: string; readonly value: bigint; readonly mask: bigint }
+  | { readonly kind: 'port'; readonly field: string; readonly port: string };
+
+/** A disjunction of tests on one field (one test when alts has a single element). */
+export interface Clause {
+  readonly field: string;
+  readonly alts: readonly Leaf[];
+}
+
+/** A conjunction of clauses on distinct fields, sorted by field name; no clauses means "true". */
+export interface Term {
+  readonly clauses: readonly Clause[];
+}
+
+/** An OR of terms; no terms means "false". */
+export type Dnf = readonly Term[];
+
+/** Bounds the number of terms in one expression's normal form (and so the flows it yields). */
+export const normalizeTermsMax = 4096;
+/** Bounds the alternatives kept in one clause after intersecting disjunctions on one field. */
+export const clauseAltsMax = 4096;
+
+/** An expected failure to normalize: the flow is skipped with this message, never half-compiled. */
+export class NormalizeError extends Error {
+  constructor(readonly kind: 'tooComplex' | 'unsupported', message: string) {
+    super(message);
+  }
+}
+
+export interface NormalizeContext {
+  readonly symtab: Symtab;
+  /** Decides is_chassis_resident("port"); absent means "not resident". */
+  readonly isChassisResident?: (port: string) => boolean;
+}
+
+/** Rebuilds an AND/OR with constant operands folded away and same-kind operands flattened. */
+function fixAndOr(kind: 'and' | 'or', subs: readonly Expr[]): Expr {
+  const absorbing = kind === 'or';
+  const kept: Expr[] = [];
+  for (const s of subs) {
+    if (s.kind === 'bool') {
+      if (s.value === absorbing) return s;
+      continue;
+    }
+    kept.push(s);
+  }
+  return combineAll(kind, kept) ?? (absorbing ? FALSE : TRUE);
+}
+
+export function evaluateConditions(e: Expr, isResident: (port: string) => boolean): Expr {
+  switch (e.kind) {
+    case 'chassisResident':
+      return isResident(e.port) !== e.negated ? TRUE : FALSE;
+    case 'and':
+    case 'or':
+      return fixAndOr(e.kind, e.subs.map((s) => evaluateConditions(s, isResident)));
+    default:
+      return e;
+  }
+}
+
+function widthOf(symtab: Symtab, name: string): number {
+  const w = symtab.get(name)?.width;
+  assert(w !== undefined && w > 0, `${name} is not an integer field`);
+  return w;
+}
+
+function simplifyNe(e: Cmp, width: number): Expr {
+  let out: Expr | null = null;
+  for (let i = 0; i < width; i++) {
+    const bit = 1n << BigInt(i);
+    if ((e.mask & bit) === 0n) continue;
+    const one: Cmp = { kind: 'cmp', symbol: e.symbol, relop: '==', value: (e.value & bit) ^ bit, mask: bit };
+    out = combine('or', out, one);
+  }
+  return out ?? FALSE;
+}
+
+/** OVN's expr_simplify_relational: "f >= 1234" becomes "f == 1234 || f > 1234" spelled as
+ *  masked equalities, one per bit position where the bound can be exceeded. */
+function simplifyRelational(e: Cmp, width: number): Expr {
+  const range = bitRange(e.mask);
+  assert(range !== null, 'relational comparison with a non-contiguous mask');
+  const [start, n] = range;
+  const end = start + n;
+  const lt = e.relop === '<' || e.relop === '<=';
+  const eq = e.relop === '<=' || e.relop === '>=';
+  const bitAt = (i: number): boolean => ((e.value >> BigInt(i)) & 1n) === 1n;
+  let saturated = true;
+  for (let i = start; i < end; i++) {
+    if (bitAt(i) === !lt) {
+      saturated = false;
+      break;
+    }
+  }
+  if (saturated) return eq ? TRUE : simplifyNe(e, width);
+  let out: Expr | null = eq ? { ...e, relop: '==' } : null;
+  for (let z = start; z < end; z++) {
+    if (bitAt(z) !== lt) continue;
+    const low = widthMask(z - start) << BigInt(start);
+    const one: Cmp = {
+      kind: 'cmp', symbol: e.symbol, relop: '==',
+      value: (e.value ^ (1n << BigInt(z))) & ~low,
+      mask: e.mask & ~low,
+    };
+    out = combine('or', out, one);
+  }
+  return out ?? FALSE;
+}
+
+/** Turns every integer comparison into masked equalities, as OVN's expr_simplify. */
+export function simplify(e: Expr, symtab: Symtab): Expr {
+  switch (e.kind) {
+    case 'cmp': {
+      const width = widthOf(symtab, e.symbol);
+      if (e.relop === '==') return e.mask === 0n ? TRUE : e;
+      if (e.relop === '!=') return simplifyNe(e, width);
+      return simplifyRelational(e, width);
+    }
+    case 'and':
+    case 'or':
+      return fixAndOr(e.kind, e.subs.map((s) => simplify(s, symtab)));
+    default:
+      return e;
+  }
+}
+
+function leafOf(e: Expr): Leaf | null {
+  if (e.kind === 'cmp') {
+    assert(e.relop === '==', 'unsimplified comparison');
+    return { kind: 'int', field: e.symbol, value: e.value, mask: e.mask };
+  }
+  if (e.kind === 'strcmp') {
+    if (e.relop !== '==') throw new NormalizeError('unsupported', `Port field ${e.symbol} may only be tested for equality.`);
+    return { kind: 'port', field: e.symbol, port: e.value };
+  }
+  return null;
+}
+
+function leafKey(l: Leaf): string {
+  return l.kind === 'int' ? `${l.value.toString(16)}/${l.mask.toString(16)}` : `"${l.port}"`;
+}
+
+/** The tests both 'a' and 'b' pass, or null if none. */
+function intersectLeaves(a: Leaf, b: Leaf): Leaf | null {
+  if (a.kind === 'port' || b.kind === 'port') {
+    return a.kind === 'port' && b.kind === 'port' && a.port === b.port ? a : null;
+  }
+  const common = a.mask & b.mask;
+  if (((a.value ^ b.value) & common) !== 0n) return null;
+  return { kind: 'int', field: a.field, value: a.value | b.value, mask: a.mask | b.mask };
+}
+
+function dedupe(alts: readonly Leaf[]): Leaf[] {
+  const seen = new Set<string>();
+  const out: Leaf[] = [];
+  for (const l of alts) {
+    const k = leafKey(l);
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(l);
+    }
+  }
+  return out;
+}
+
+function intersectClauses(a: Clause, b: Clause): Clause | null {
+  const alts: Leaf[] = [];
+  for (const x of a.alts) {
+    for (const y of b.alts) {
+      const z = intersectLeaves(x, y);
+      if (z !== null) alts.push(z);
+    }
+  }
+  const unique = dedupe(alts);
+  if (unique.length > clauseAltsMax) {
+    throw new NormalizeError('tooComplex', `Expression too complex: a disjunction on ${a.field} exceeds ${clauseAltsMax} `
+      + 'alternatives (clauseAltsMax).');
+  }
+  return unique.length === 0 ? null : { field: a.field, alts: unique };
+}
+
+/** The AND of two terms, or null if it can never match. */
+function andTerms(a: Term, b: Term): Term | null {
+  const byField = new Map<string, Clause>();
+  for (const c of a.clauses) byField.set(c.field, c);
+  for (const c of b.clauses) {
+    const prev = byField.get(c.field);
+    const merged = prev === undefined ? c : intersectClauses(prev, c);
+    if (merged === null) return null;
+    byField.set(c.field, merged);
+  }
+  const clauses = [...byField.values()].sort((x, y) => (x.field < y.field ? -1 : x.field > y.field ? 1 : 0));
+  return { clauses };
+}
+
+class Normalizer {
+  constructor(private readonly symtab: Symtab) {}
+
+  private checkTerms(n: number): void {
+    if (n > normalizeTermsMax) {
+      throw new NormalizeError('tooComplex', `Expression too complex: its disjunctive normal form exceeds ${normalizeTermsMax} `
+        + 'terms (normalizeTermsMax).');
+    }
+  }
+
+  private mustCrossproduct(field: string): boolean {
+    const s = this.symtab.get(field);
+    return s !== undefined && s.kind === 'field' && s.mustCrossproduct;
+  }
+
+  /** A disjunction of tests all on one field, which can stay a single clause. */
+  private singleFieldOr(e: AndOr): Clause | null {
+    const leaves: Leaf[] = [];
+    for (const s of e.subs) {
+      const l = leafOf(s);
+      if (l === null || (leaves[0] !== undefined && leaves[0].field !== l.field)) return null;
+      leaves.push(l);
+    }
+    const first = leaves[0];
+    if (first === undefined || this.mustCrossproduct(first.field)) return null;
+    return { field: first.field, alts: dedupe(leaves) };
+  }
+
+  /** Terms that each test only one field, the same one, fold back into a single clause (as
+   *  OVN's crush_or does), so `f == 1 || (f >= 2 && f <= 3)` stays one disjunction. */
+  private crushOr(terms: Term[]): Term[] {
+    const field = terms[0]?.clauses[0]?.field;
+    if (field === undefined || this.mustCrossproduct(field)) return terms;
+    const alts: Leaf[] = [];
+    for (const t of terms) {
+      const only = t.clauses[0];
+      if (t.clauses.length !== 1 || only === undefined || only.field !== field) return terms;
+      alts.push(...only.alts);
+    }
+    const unique = dedupe(alts);
+    if (unique.length > clauseAltsMax) {
+      throw new NormalizeError('tooComplex', `Expression too complex: a disjunction on ${field} exceeds `
+        + `${clauseAltsMax} alternatives (clauseAltsMax).`);
+    }
+    return [{ clauses: [{ field, alts: unique }] }];
+  }
+
+  dnf(e: Expr): Term[] {
+    switch (e.kind) {
+      case 'bool':
+        return e.value ? [{ clauses: [] }] : [];
+      case 'cmp':
+      case 'strcmp': {
+        const l = leafOf(e);
+        assert(l !== null);
+        return [{ clauses: [{ field: l.field, alts: [l] }] }];
+      }
+      case 'chassisResident':
+        return assert.fail('conditions are evaluated before normalization');
+      case 'or': {
+        const clause = this.singleFieldOr(e);
+        if (clause !== null) return [{ clauses: [clause] }];
+        const out: Term[] = [];
+        for (const s of e.subs) {
+          out.push(...this.dnf(s));
+          this.checkTerms(out.length);
+        }
+        return this.crushOr(out);
+      }
+      case 'and': {
+        let product: Term[] = [{ clauses: [] }];
+        for (const s of e.subs) {
+          const right = this.dnf(s);
+          const next: Term[] = [];
+          for (const a of product) {
+            for (const b of right) {
+              const t = andTerms(a, b);
+              if (t !== null) {
+                next.push(t);
+                this.checkTerms(next.length);
+              }
+            }
+          }
+          product = next;
+          if (product.length === 0) break;
+        }
+        return product;
+      }
+    }
+  }
+}
+
+/** Decides conditions, simplifies, and normalizes an annotated expression. Throws
+ *  NormalizeError (an expected outcome) when the expansion passes its bounds. */
+export function normalize(annotated: Expr, ctx: NormalizeContext): Dnf {
+  const isResident = ctx.isChassisResident ?? ((): boolean => false);
+  const simplified = simplify(evaluateConditions(annotated, isResident), ctx.symtab);
+  return new Normalizer(ctx.symtab).dnf(simplified);
+}
