@@ -2,7 +2,10 @@
 // The `ovnts` command: one entry point, one subcommand per process or tool. Each subcommand
 // lives in bin/commands/ and registers itself on the program here; this file only assembles.
 import { Command } from 'commander';
+import { registerCentralCommand } from './commands/central.js';
+import { registerUpCommands } from './commands/cluster-up.js';
 import { registerDbCommand } from './commands/db.js';
+import { registerNbctlCommand } from './commands/nbctl.js';
 import { registerRaftKvCommand } from './commands/raft-kv.js';
 import { registerSchemaCommand } from './commands/schema.js';
 
@@ -15,6 +18,9 @@ export function buildProgram(): Command {
     .exitOverride();
   registerSchemaCommand(program);
   registerDbCommand(program);
+  registerCentralCommand(program);
+  registerUpCommands(program);
+  registerNbctlCommand(program);
   registerRaftKvCommand(program);
   return program;
 }

@@ -1,0 +1,90 @@
+// `ovnts central`: run one central node — a Raft member holding the replicated NB database and
+// serving the Northbound gRPC API. Members are named (n1, n2, ...); a member's Raft node id is
+// its position in --peers (1-based), so every member must be given the same --peers list.
+import * as grpc from '@grpc/grpc-js';
+import type { Command } from 'commander';
+import { GrpcTransport } from '../../cluster/grpc-transport.js';
+import type { NodeId } from '../../cluster/types.js';
+import { CentralNode } from '../../server/central-node.js';
+import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+
+export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
+  return s.split(',').filter((p) => p.length > 0).map((part) => {
+    const m = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(part);
+    if (m === null) throw new Error(`${flag}: expected name=host:port, got "${part}"`);
+    return { name: m[1] as string, address: m[2] as string };
+  });
+}
+
+function bind(server: grpc.Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+}
+
+interface CentralOptions {
+  name: string;
+  dataDir: string;
+  peers: string;
+  nbPeers: string;
+  grpc?: string;
+  clusterId: string;
+  tickMs: string;
+  electionTicks: string;
+}
+
+export function registerCentralCommand(program: Command): void {
+  program
+    .command('central')
+    .description('run one central node (Raft member + Northbound gRPC API)')
+    .requiredOption('--name <name>', 'this member\'s name, as it appears in --peers')
+    .requiredOption('--data-dir <dir>', 'folder for this member\'s Raft log and snapshots')
+    .requiredOption('--peers <list>', 'every member\'s Raft address: n1=host:port,n2=host:port,... (same list, same order, on every member)')
+    .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
+    .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
+    .option('--cluster-id <id>', 'cluster id every Raft message carries', 'ovnts')
+    .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
+    .option('--election-ticks <n>', 'election timeout in ticks', '10')
+    .action(async (o: CentralOptions) => {
+      const peers = parseNamedList('--peers', o.peers);
+      const nbPeers = parseNamedList('--nb-peers', o.nbPeers);
+      const ids = new Map<string, NodeId>(peers.map((p, i) => [p.name, i + 1]));
+      const id = ids.get(o.name);
+      if (id === undefined) throw new Error(`--name ${o.name} is not in --peers`);
+      const raftPeers = new Map<NodeId, string>(peers.map((p, i) => [i + 1, p.address]));
+      const nbAddresses = new Map<NodeId, string>();
+      for (const p of nbPeers) {
+        const pid = ids.get(p.name);
+        if (pid === undefined) throw new Error(`--nb-peers names ${p.name}, which is not in --peers`);
+        nbAddresses.set(pid, p.address);
+      }
+      const listen = o.grpc ?? nbAddresses.get(id);
+      if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
+      const transport = new GrpcTransport({ id, clusterId: o.clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
+      const fwd = forwarder(nbAddresses);
+      const central = await CentralNode.start({
+        id,
+        clusterId: o.clusterId,
+        dataDir: o.dataDir,
+        transport,
+        peers: raftPeers,
+        bootstrap: [...raftPeers.keys()],
+        tickMs: Number(o.tickMs),
+        electionTicks: Number(o.electionTicks),
+        forward: fwd.forward,
+        onFatalError: (err) => {
+          process.stderr.write(`central ${o.name}: stopping on storage error: ${err.message}\n`);
+          process.exit(3);
+        },
+      });
+      const server = new grpc.Server();
+      server.addService(northboundDefinition(), northboundHandlers(central));
+      const port = await bind(server, listen);
+      process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      server.forceShutdown();
+      fwd.close();
+      await central.stop();
+    });
+}

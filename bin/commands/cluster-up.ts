@@ -1,0 +1,152 @@
+// `ovnts up` and `ovnts down`: a local cluster of central nodes as separate processes, for
+// development and for the README's main command. Members keep their data in DATA_DIR/nK and
+// log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints and pids in shell syntax.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { NorthboundClient } from '../../server/northbound-service.js';
+import { isAlive, processArgv } from '../lib/pids.js';
+
+const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
+
+/** True when pid is still one of our central members for this data folder (pids get reused). */
+function isOurMember(pid: number, dataDir: string): boolean {
+  const argv = processArgv(pid);
+  return argv !== undefined && argv.includes('central') && argv.some((a) => a === `--data-dir=${dataDir}` || a.startsWith(`--data-dir=${dataDir}/`));
+}
+
+interface EnvFile {
+  readonly NB_GRPC: string;
+  readonly MEMBER_PIDS: string;
+}
+
+function readEnv(dataDir: string): EnvFile | undefined {
+  const path = join(dataDir, 'env');
+  if (!existsSync(path)) return undefined;
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^(\w+)="?([^"]*)"?$/.exec(line.trim());
+    if (m) env[m[1] as string] = m[2] as string;
+  }
+  return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '' };
+}
+
+async function stopMembers(dataDir: string, pids: number[]): Promise<number> {
+  let stopped = 0;
+  for (const pid of pids) {
+    if (!isAlive(pid) || !isOurMember(pid, dataDir)) continue;
+    process.kill(pid, 'SIGTERM');
+    stopped++;
+  }
+  const deadline = Date.now() + upLimits.stopWaitMs;
+  while (pids.some((p) => isAlive(p) && isOurMember(p, dataDir))) {
+    if (Date.now() > deadline) throw new Error(`members still running after ${upLimits.stopWaitMs} ms: ${pids.filter(isAlive).join(' ')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return stopped;
+}
+
+async function waitForLeader(addresses: string[], failure: () => string | undefined): Promise<void> {
+  const clients = addresses.map((a) => new NorthboundClient(a, 1000));
+  try {
+    const deadline = Date.now() + upLimits.leaderWaitMs;
+    for (;;) {
+      const why = failure();
+      if (why !== undefined) throw new Error(why);
+      for (const c of clients) {
+        const ok = await c.list('NB_Global').then(() => true, () => false);
+        // Every member must be up, not only one that answers.
+        if (ok && failure() === undefined) return;
+      }
+      if (Date.now() > deadline) throw new Error(`no leader within ${upLimits.leaderWaitMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+interface UpOptions {
+  dataDir: string;
+  nodes: string;
+  basePort: string;
+  detach?: boolean;
+}
+
+export function registerUpCommands(program: Command): void {
+  program
+    .command('up')
+    .description('start (or restart) a local cluster of central nodes and wait for a leader')
+    .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
+    .option('--nodes <n>', 'number of members', '3')
+    .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n', '16700')
+    .option('--detach', 'return once there is a leader and leave the members running')
+    .action(async (o: UpOptions) => {
+      const dataDir = resolve(o.dataDir);
+      const n = Number(o.nodes);
+      const base = Number(o.basePort);
+      if (!Number.isInteger(n) || n < 1 || n > 7) throw new Error('--nodes must be 1 to 7');
+      mkdirSync(dataDir, { recursive: true });
+      const previous = readEnv(dataDir);
+      const running = (previous?.MEMBER_PIDS ?? '').split(' ').filter(Boolean).map(Number).filter((p) => isAlive(p) && isOurMember(p, dataDir));
+      if (running.length > 0) throw new Error(`a cluster is already running in ${dataDir} (pids ${running.join(' ')}); run ovnts down --data-dir ${o.dataDir}`);
+      const names = Array.from({ length: n }, (_, i) => `n${i + 1}`);
+      const nb = names.map((name, i) => `${name}=127.0.0.1:${base + 1 + i}`).join(',');
+      const raft = names.map((name, i) => `${name}=127.0.0.1:${base + 11 + i}`).join(',');
+      const script = process.argv[1] as string;
+      const pids: number[] = [];
+      // A member that exits while the cluster starts (a port in use, a locked data folder)
+      // fails `up` at once, with its name; its log says why.
+      let exited: string | undefined;
+      for (const name of names) {
+        const log = openSync(join(dataDir, `${name}.log`), 'a');
+        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`], {
+          detached: true,
+          stdio: ['ignore', log, log],
+        });
+        child.once('exit', (code, signal) => {
+          exited ??= `member ${name} exited (${code ?? signal}) while starting; see ${join(dataDir, `${name}.log`)}`;
+        });
+        child.unref();
+        pids.push(child.pid as number);
+      }
+      const addresses = names.map((_, i) => `127.0.0.1:${base + 1 + i}`);
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      try {
+        await waitForLeader(addresses, () => exited);
+      } catch (err) {
+        await stopMembers(dataDir, pids);
+        throw new Error(`${(err as Error).message}; see the logs in ${dataDir}`, { cause: err });
+      }
+      process.stdout.write(`ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`);
+      if (o.detach === true) return;
+      process.stdout.write('Ctrl-C stops every member.\n');
+      const clients = addresses.map((a) => new NorthboundClient(a, 1000));
+      const timer = setInterval(() => {
+        void Promise.all(clients.map((c) => c.list('NB_Global', [], { consistency: 'serializable' }).then((r) => `rev ${r.revision}`, () => 'down'))).then((states) =>
+          process.stdout.write(`${new Date().toISOString()} ${names.map((nm, i) => `${nm}: ${states[i]}`).join('  ')}\n`),
+        );
+      }, upLimits.statusIntervalMs);
+      await new Promise<void>((r) => {
+        process.once('SIGINT', r);
+        process.once('SIGTERM', r);
+      });
+      clearInterval(timer);
+      for (const c of clients) c.close();
+      await stopMembers(dataDir, pids);
+      process.stdout.write('ovnts: stopped\n');
+    });
+
+  program
+    .command('down')
+    .description('stop the local cluster that ovnts up started')
+    .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
+    .action(async (o: { dataDir: string }) => {
+      const dataDir = resolve(o.dataDir);
+      const env = readEnv(dataDir);
+      if (env === undefined) throw new Error(`no cluster in ${dataDir} (no env file)`);
+      const stopped = await stopMembers(dataDir, env.MEMBER_PIDS.split(' ').filter(Boolean).map(Number));
+      process.stdout.write(`ovnts: stopped ${stopped} member(s) in ${dataDir}\n`);
+    });
+}

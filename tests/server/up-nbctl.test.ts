@@ -1,0 +1,76 @@
+// The README's main path as a user runs it: `ovnts up --detach` starts three central processes,
+// `ovnts nbctl` changes and reads the NB through them (also with a member killed), and
+// `ovnts down` stops them by pid. Method: the real command line in child processes.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { isAlive, waitForExit } from '../helpers/process.js';
+
+const run = promisify(execFile);
+const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
+
+async function ovnts(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', bin, ...args], { timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A base port whose NB (base+1..3) and Raft (base+11..13) ports are all free now. */
+async function freeBase(): Promise<number> {
+  for (let base = 27000 + (process.pid % 50) * 40; base < 60000; base += 40) {
+    const ports = [1, 2, 3, 11, 12, 13].map((d) => base + d);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free port range');
+}
+
+t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
+  const dir = t.testdir();
+  const base = await freeBase();
+  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+  t.equal(up.code, 0, `up: ${up.stderr}`);
+  const env = readFileSync(join(dir, 'env'), 'utf8');
+  const pids = (/MEMBER_PIDS="([^"]*)"/.exec(env)?.[1] ?? '').split(' ').map(Number);
+  t.equal(pids.length, 3);
+  t.teardown(async () => {
+    await ovnts('down', `--data-dir=${dir}`);
+  });
+  const endpoints = (/NB_GRPC="([^"]*)"/.exec(env)?.[1] ?? '') as string;
+  const nbctl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
+
+  t.equal((await nbctl('ls-add', 'sw0')).code, 0);
+  t.equal((await nbctl('lsp-add', 'sw0', 'p1')).code, 0);
+  t.equal((await nbctl('lsp-set-addresses', 'p1', '00:00:00:00:00:01 10.0.0.1')).code, 0);
+  const dup = await nbctl('ls-add', 'sw0');
+  t.equal(dup.code, 1);
+  t.match(dup.stderr, /sw0: a switch with this name already exists/);
+  t.equal((await nbctl('--may-exist', 'ls-add', 'sw0')).code, 0, '--may-exist makes it a no-op');
+  const show = await nbctl('show');
+  t.match(show.stdout, /switch [0-9a-f-]{36} \(sw0\)\n {4}port p1\n {8}addresses: \["00:00:00:00:00:01 10.0.0.1"\]/);
+
+  // Kill one member outright: the others carry on (the client skips the dead endpoint).
+  const victim = pids[0] as number;
+  process.kill(victim, 'SIGKILL');
+  await waitForExit(victim, 10_000);
+  t.equal((await nbctl('ls-add', 'sw1')).code, 0, 'writes continue with a member down');
+  t.match((await nbctl('ls-list')).stdout, /\(sw0\)\n.*\(sw1\)\n/);
+
+  const down = await ovnts('down', `--data-dir=${dir}`);
+  t.equal(down.code, 0);
+  t.ok(pids.every((p) => !isAlive(p)), 'every member stopped');
+});
