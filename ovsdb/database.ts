@@ -9,6 +9,7 @@ import { checkAtomConstraints, defaultValue, forEachRef, toDatum, valueToJson } 
 import type { OvsdbError } from './errors.js';
 import type { ColumnType, DatabaseSchema, TableSchema } from './schema.js';
 import { findColumn, uuidColumn, versionColumn } from './schema.js';
+import { RefIndex } from './ref-index.js';
 
 /** One row's change in a committed transaction, after weak-reference cleanup and GC. */
 export type RowChange =
@@ -92,32 +93,13 @@ export class TableData {
   }
 }
 
-/** Per-target reference counts: target row → (referring row → number of references). */
-type RefIndex = Map<Uuid, Map<Uuid, number>>;
-
-function addRef(index: RefIndex, target: Uuid, source: Uuid, n: number): void {
-  let m = index.get(target);
-  if (m === undefined) {
-    m = new Map();
-    index.set(target, m);
-  }
-  const c = (m.get(source) ?? 0) + n;
-  assert.ok(c >= 0, `reference count below zero: ${source} -> ${target}`);
-  if (c === 0) {
-    m.delete(source);
-    if (m.size === 0) index.delete(target);
-  } else {
-    m.set(source, c);
-  }
-}
-
 export class Database {
   readonly schema: DatabaseSchema;
   readonly tables: ReadonlyMap<string, TableData>;
   /** Which table holds each row UUID (row UUIDs are unique across the database here). */
   readonly rowTable = new Map<Uuid, TableData>();
-  readonly strongRefs: RefIndex = new Map();
-  readonly weakRefs: RefIndex = new Map();
+  readonly strongRefs = new RefIndex();
+  readonly weakRefs = new RefIndex();
   private readonly secondarySpecs: readonly SecondaryIndexSpec[];
 
   constructor(schema: DatabaseSchema, options: DatabaseOptions = {}) {
@@ -168,11 +150,11 @@ export class Database {
 
   /** Rows that refer to `uuid` strongly (with the number of references each). */
   strongReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {
-    return this.strongRefs.get(uuid) ?? new Map();
+    return this.strongRefs.referrers(uuid);
   }
 
   weakReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {
-    return this.weakRefs.get(uuid) ?? new Map();
+    return this.weakRefs.referrers(uuid);
   }
 
   /**
@@ -180,9 +162,7 @@ export class Database {
    * still garbage, as ovsdb-server collects it.
    */
   strongRefCount(uuid: Uuid): number {
-    let n = 0;
-    for (const [source, c] of this.strongRefs.get(uuid) ?? []) if (source !== uuid) n += c;
-    return n;
+    return this.strongRefs.countExcludingSelf(uuid);
   }
 
   /**
@@ -225,7 +205,7 @@ export class Database {
       }
       set.add(row._uuid);
     }
-    this.forEachRowRef(t, row, (target, strong) => addRef(strong ? this.strongRefs : this.weakRefs, target, row._uuid, 1));
+    this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).add(target, row._uuid));
   }
 
   private unindexRow(t: TableData, row: Row): void {
@@ -241,7 +221,7 @@ export class Database {
       set?.delete(row._uuid);
       if (set?.size === 0) index.delete(key);
     }
-    this.forEachRowRef(t, row, (target, strong) => addRef(strong ? this.strongRefs : this.weakRefs, target, row._uuid, -1));
+    this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).remove(target, row._uuid));
   }
 }
 
