@@ -1,0 +1,102 @@
+// A deterministic 128-bit content hash for naming SB rows (Logical_Flow and friends), so every
+// replica names the same row the same way without crypto, time or randomness. The algorithm is
+// Austin Appleby's MurmurHash3, x86 128-bit variant, written with 32-bit integer operations.
+
+const C1 = 0x239b961b;
+const C2 = 0xab0e9789;
+const C3 = 0x38b34ae5;
+const C4 = 0xa1e38b93;
+
+function rotl32(x: number, r: number): number {
+  return ((x << r) | (x >>> (32 - r))) >>> 0;
+}
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function word(bytes: Uint8Array, i: number): number {
+  return ((bytes[i] ?? 0) | ((bytes[i + 1] ?? 0) << 8) | ((bytes[i + 2] ?? 0) << 16) | ((bytes[i + 3] ?? 0) << 24)) >>> 0;
+}
+
+/** MurmurHash3_x86_128 of `bytes` with `seed`: the four 32-bit output words h1..h4. */
+export function murmur3x86x128(bytes: Uint8Array, seed = 0): [number, number, number, number] {
+  const len = bytes.length;
+  const nblocks = len >>> 4;
+  let h1 = seed >>> 0;
+  let h2 = seed >>> 0;
+  let h3 = seed >>> 0;
+  let h4 = seed >>> 0;
+
+  for (let b = 0; b < nblocks; b++) {
+    const i = b * 16;
+    let k1 = word(bytes, i);
+    let k2 = word(bytes, i + 4);
+    let k3 = word(bytes, i + 8);
+    let k4 = word(bytes, i + 12);
+
+    k1 = Math.imul(k1, C1); k1 = rotl32(k1, 15); k1 = Math.imul(k1, C2); h1 ^= k1;
+    h1 = rotl32(h1, 19); h1 = (h1 + h2) >>> 0; h1 = (Math.imul(h1, 5) + 0x561ccd1b) >>> 0;
+    k2 = Math.imul(k2, C2); k2 = rotl32(k2, 16); k2 = Math.imul(k2, C3); h2 ^= k2;
+    h2 = rotl32(h2, 17); h2 = (h2 + h3) >>> 0; h2 = (Math.imul(h2, 5) + 0x0bcaa747) >>> 0;
+    k3 = Math.imul(k3, C3); k3 = rotl32(k3, 17); k3 = Math.imul(k3, C4); h3 ^= k3;
+    h3 = rotl32(h3, 15); h3 = (h3 + h4) >>> 0; h3 = (Math.imul(h3, 5) + 0x96cd1c35) >>> 0;
+    k4 = Math.imul(k4, C4); k4 = rotl32(k4, 18); k4 = Math.imul(k4, C1); h4 ^= k4;
+    h4 = rotl32(h4, 13); h4 = (h4 + h1) >>> 0; h4 = (Math.imul(h4, 5) + 0x32ac3b17) >>> 0;
+  }
+
+  // The tail: up to 15 bytes, little-endian into k1..k4.
+  const tail = nblocks * 16;
+  const rest = len & 15;
+  let k1 = 0;
+  let k2 = 0;
+  let k3 = 0;
+  let k4 = 0;
+  for (let j = rest - 1; j >= 0; j--) {
+    const byte = bytes[tail + j] ?? 0;
+    if (j >= 12) k4 ^= byte << ((j - 12) * 8);
+    else if (j >= 8) k3 ^= byte << ((j - 8) * 8);
+    else if (j >= 4) k2 ^= byte << ((j - 4) * 8);
+    else k1 ^= byte << (j * 8);
+  }
+  if (rest > 12) { k4 = Math.imul(k4, C4); k4 = rotl32(k4, 18); k4 = Math.imul(k4, C1); h4 ^= k4; }
+  if (rest > 8) { k3 = Math.imul(k3, C3); k3 = rotl32(k3, 17); k3 = Math.imul(k3, C4); h3 ^= k3; }
+  if (rest > 4) { k2 = Math.imul(k2, C2); k2 = rotl32(k2, 16); k2 = Math.imul(k2, C3); h2 ^= k2; }
+  if (rest > 0) { k1 = Math.imul(k1, C1); k1 = rotl32(k1, 15); k1 = Math.imul(k1, C2); h1 ^= k1; }
+
+  h1 = (h1 ^ len) >>> 0; h2 = (h2 ^ len) >>> 0; h3 = (h3 ^ len) >>> 0; h4 = (h4 ^ len) >>> 0;
+  h1 = (h1 + h2 + h3 + h4) >>> 0;
+  h2 = (h2 + h1) >>> 0; h3 = (h3 + h1) >>> 0; h4 = (h4 + h1) >>> 0;
+  h1 = fmix32(h1); h2 = fmix32(h2); h3 = fmix32(h3); h4 = fmix32(h4);
+  h1 = (h1 + h2 + h3 + h4) >>> 0;
+  h2 = (h2 + h1) >>> 0; h3 = (h3 + h1) >>> 0; h4 = (h4 + h1) >>> 0;
+  return [h1, h2, h3, h4];
+}
+
+const encoder = new TextEncoder();
+
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+function hex8(n: number): string {
+  return (HEX_BYTE[(n >>> 24) & 0xff] as string) + (HEX_BYTE[(n >>> 16) & 0xff] as string) + (HEX_BYTE[(n >>> 8) & 0xff] as string) + (HEX_BYTE[n & 0xff] as string);
+}
+
+/**
+ * A UUID-shaped name for a list of strings: the MurmurHash3 x86-128 of their UTF-8 bytes,
+ * each part length-prefixed so ("ab","c") and ("a","bc") differ, with the RFC 4122 version-4
+ * and variant bits set so the result is a valid OVSDB UUID.
+ */
+export function hashUuid(parts: readonly string[]): string {
+  let text = '';
+  for (const p of parts) text += `${p.length}:${p};`;
+  const [h1, h2, h3, h4] = murmur3x86x128(encoder.encode(text), 0);
+  const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
+  const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
+  const s = hex8(h1) + hex8(w2) + hex8(w3) + hex8(h4);
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+}

@@ -1,0 +1,43 @@
+// Reading the NB database the way the projections need it. Every function here is a pure read.
+import type { Database, Uuid } from '../ovsdb/index.js';
+import type * as nb from '../ovsdb/rows/nb.js';
+
+export function nbRows<T>(db: Database, table: string): ReadonlyMap<Uuid, T> {
+  return db.rows(table) as unknown as ReadonlyMap<Uuid, T>;
+}
+
+export function nbGet<T>(db: Database, table: string, uuid: Uuid): T | undefined {
+  return db.get(table, uuid) as unknown as T | undefined;
+}
+
+/**
+ * The row of `ownerTable` that holds `uuid` strongly; when several do (the schema allows it,
+ * OVN does not expect it), the lowest UUID, so the choice is deterministic.
+ */
+export function ownerOf(db: Database, ownerTable: string, uuid: Uuid): Uuid | undefined {
+  let best: Uuid | undefined;
+  for (const referrer of db.strongReferrers(uuid).keys()) {
+    if (db.get(ownerTable, referrer) === undefined) continue;
+    if (best === undefined || referrer < best) best = referrer;
+  }
+  return best;
+}
+
+export function findLsp(db: Database, name: string): nb.Logical_Switch_Port | undefined {
+  return db.findUnique('Logical_Switch_Port', ['name'], [name]) as unknown as nb.Logical_Switch_Port | undefined;
+}
+
+export function findLrp(db: Database, name: string): nb.Logical_Router_Port | undefined {
+  return db.findUnique('Logical_Router_Port', ['name'], [name]) as unknown as nb.Logical_Router_Port | undefined;
+}
+
+export function lspIsEnabled(lsp: nb.Logical_Switch_Port): boolean {
+  return lsp.enabled.length === 0 || lsp.enabled[0] === true;
+}
+
+/** An LSP address entry's leading Ethernet address, normalized as OVN prints it, if any. */
+export function leadingMac(address: string): string | undefined {
+  const m = /^\s*([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})(?![0-9a-fA-F:])/.exec(address);
+  if (m === null) return undefined;
+  return m.slice(1, 7).map((h) => h.toLowerCase().padStart(2, '0')).join(':');
+}

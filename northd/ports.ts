@@ -1,0 +1,481 @@
+// Port_Binding: one per Logical_Switch_Port and Logical_Router_Port attached to a datapath,
+// named by logical_port. Types as ovn-northd 23.03 sets them (router LSP → "patch" with
+// options:peer = router-port; LRP → "patch" with options:peer = its peer), mac, options,
+// parent_port/tag, and a tunnel key per datapath: the lowest free key when the port first
+// appears there (ports appearing together take keys in name order), kept while it stays.
+// Chassis-owned columns (chassis, encap, up, ...) are never computed here: they come from the
+// `sb_owned` input (agents' claims), which may be empty; up defaults to [false] as in OVN.
+//
+// Dependencies between names: a router LRP's peer option and a router LSP's "router" MAC
+// depend on each other's rows, and an LRP's peer on the LRP it names; `project` follows them
+// one step from every changed name through reverse indexes.
+//
+// Incremental strategy: every NB change is turned into a set of dirty port names, and each
+// dirty name is projected afresh from the NB database; a recompute projects every name. So
+// the two paths share the projection and differ only in which names they visit.
+import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import type * as nb from '../ovsdb/rows/nb.js';
+import type * as sb from '../ovsdb/rows/sb.js';
+import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
+import { datapathSbUuid } from './datapaths.js';
+import type { EngineNode, NodeInputs } from './engine.js';
+import { routerPortAddresses } from './addresses.js';
+import { hashUuid } from './hash.js';
+import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
+import { SbChangeSet, SbTable, contentVersion } from './sb-changes.js';
+import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
+
+/** The chassis-owned columns of a Port_Binding, as agents report them (by logical_port). */
+export interface ChassisOwnedColumns {
+  readonly chassis?: readonly Uuid[];
+  readonly additional_chassis?: readonly Uuid[];
+  readonly encap?: readonly Uuid[];
+  readonly additional_encap?: readonly Uuid[];
+  readonly virtual_parent?: readonly string[];
+  readonly up?: readonly boolean[];
+}
+
+/** The sb_owned source: data is logical_port → columns; a change is the set of names touched. */
+export type SbOwnedData = ReadonlyMap<string, ChassisOwnedColumns>;
+export type SbOwnedChange = ReadonlySet<string>;
+
+/** What other projections need to know about one bound port. */
+export interface PortInfo {
+  readonly name: string;
+  readonly kind: 'lsp' | 'lrp';
+  readonly nbUuid: Uuid;
+  readonly sbUuid: Uuid;
+  /** The Datapath_Binding UUID. */
+  readonly dp: Uuid;
+  readonly key: number;
+  /** The NB type ("" for a VIF; "router", "localnet", ...); "" for an LRP. */
+  readonly type: string;
+  readonly enabled: boolean;
+  /** addresses contains "unknown". */
+  readonly hasUnknown: boolean;
+  /** The leading Ethernet address of each addresses entry that has one, in order. */
+  readonly macs: readonly string[];
+  readonly portSecurityCount: number;
+  readonly localnetLearnFdb: boolean;
+  /** For a router LSP whose router-port names an attached LRP: that LRP's facts. */
+  readonly routerPeer: RouterPeer | undefined;
+}
+
+export interface RouterPeer {
+  readonly name: string;
+  readonly mac: string;
+  readonly enabled: boolean;
+  readonly ipv4: readonly string[];
+  readonly ipv6: readonly string[];
+}
+
+export interface PortsData {
+  readonly byName: Map<string, PortInfo>;
+  readonly byDp: Map<Uuid, Set<string>>;
+  readonly keys: Map<Uuid, KeyAllocator>;
+  readonly table: SbTable;
+  /** LSP name → its options:router-port, and the reverse. */
+  readonly routerPortOf: Map<string, string>;
+  readonly routerPortRefs: Map<string, Set<string>>;
+  /** LRP name → its peer column, and the reverse. */
+  readonly peerOf: Map<string, string>;
+  readonly peerRefs: Map<string, Set<string>>;
+  /** Keys to reuse for ports first seen by a recompute: `${dp} ${name}` → key. */
+  readonly preferredKeys: Map<string, number>;
+  /** Per switch datapath: its router LSPs with a resolved peer (OVN's od->router_ports). */
+  readonly routersByDp: Map<Uuid, Set<string>>;
+  /** Per switch datapath: every port of the switch is such a router port. */
+  readonly allRouter: Map<Uuid, boolean>;
+}
+
+export interface PortsChange {
+  readonly sb: SbChangeSet;
+  readonly ports: Map<string, { readonly old: PortInfo | undefined; readonly new: PortInfo | undefined }>;
+  /** Switch datapaths whose allRouter flag changed. */
+  readonly allRouterFlipped: Set<Uuid>;
+}
+
+export function portSbUuid(name: string): Uuid {
+  return hashUuid(['Port_Binding', name]);
+}
+
+interface Desired {
+  readonly info: Omit<PortInfo, 'key'>;
+  readonly build: (key: number) => sb.Port_Binding;
+}
+
+function addRef(index: Map<string, Set<string>>, target: string, from: string): void {
+  let s = index.get(target);
+  if (s === undefined) index.set(target, (s = new Set()));
+  s.add(from);
+}
+
+function dropRef(index: Map<string, Set<string>>, target: string, from: string): void {
+  const s = index.get(target);
+  if (s === undefined) return;
+  s.delete(from);
+  if (s.size === 0) index.delete(target);
+}
+
+function datapathOf(dps: DatapathsData, nbUuid: Uuid | undefined): DatapathInfo | undefined {
+  return nbUuid === undefined ? undefined : dps.byNb.get(nbUuid);
+}
+
+function chassisColumns(owned: ChassisOwnedColumns | undefined): Omit<sb.Port_Binding, '_uuid' | '_version' | 'logical_port' | 'type' | 'gateway_chassis' | 'ha_chassis_group' | 'options' | 'datapath' | 'tunnel_key' | 'parent_port' | 'tag' | 'mirror_rules' | 'mac' | 'port_security' | 'nat_addresses' | 'external_ids' | 'requested_chassis' | 'requested_additional_chassis'> {
+  return {
+    chassis: owned?.chassis ?? [],
+    additional_chassis: owned?.additional_chassis ?? [],
+    encap: owned?.encap ?? [],
+    additional_encap: owned?.additional_encap ?? [],
+    virtual_parent: owned?.virtual_parent ?? [],
+    up: owned?.up ?? [false],
+  };
+}
+
+function finish(columns: Omit<sb.Port_Binding, '_uuid' | '_version'>, sbUuid: Uuid): sb.Port_Binding {
+  return { _uuid: sbUuid, _version: contentVersion(columns as unknown as Record<string, unknown>), ...columns };
+}
+
+/** The LSP of a router port's peer: the lowest-named attached router LSP naming it as router-port. */
+function lspPeerOf(db: Database, data: PortsData, lrpName: string): string | undefined {
+  const refs = data.routerPortRefs.get(lrpName);
+  if (refs === undefined) return undefined;
+  for (const name of [...refs].sort()) {
+    const lsp = findLsp(db, name);
+    if (lsp !== undefined && lsp.type === 'router' && ownerOf(db, 'Logical_Switch', lsp._uuid) !== undefined) return name;
+  }
+  return undefined;
+}
+
+/** The router port `name`, when it is an attached LRP (not shadowed by an LSP of that name). */
+function routerPeerOf(db: Database, name: string | undefined): RouterPeer | undefined {
+  if (name === undefined || findLsp(db, name) !== undefined) return undefined;
+  const lrp = findLrp(db, name);
+  if (lrp === undefined || ownerOf(db, 'Logical_Router', lrp._uuid) === undefined) return undefined;
+  const mac = leadingMac(lrp.mac);
+  if (mac === undefined) return undefined;
+  const { ipv4, ipv6 } = routerPortAddresses(mac, lrp.networks);
+  return { name, mac, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4, ipv6 };
+}
+
+function desiredLsp(db: Database, dps: DatapathsData, owned: SbOwnedData, lsp: nb.Logical_Switch_Port): Desired | undefined {
+  const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));
+  if (dp === undefined) return undefined;
+  const name = lsp.name;
+  const sbUuid = portSbUuid(name);
+  const isRouter = lsp.type === 'router';
+  let options: Map<string, string>;
+  if (isRouter) {
+    options = new Map();
+    const rp = lsp.options.get('router-port');
+    if (rp !== undefined) options.set('peer', rp);
+  } else {
+    options = new Map(lsp.options);
+    if (dp.vlanPassthru) options.set('vlan-passthru', 'true');
+  }
+  const ids = new Map(lsp.external_ids);
+  const neutronName = lsp.external_ids.get('neutron:port_name');
+  if (neutronName !== undefined && neutronName !== '') ids.set('name', neutronName);
+  const tagRequest = lsp.tag_request[0];
+  const tag = lsp.tag.length > 0 ? lsp.tag : lsp.parent_name.length > 0 && tagRequest !== undefined && tagRequest >= 1 ? [tagRequest] : [];
+  // The Ethernet addresses the switch delivers to this port, as ovn-northd reads addresses:
+  // a leading MAC; "dynamic" → the MAC of dynamic_addresses; "router" → the MAC of the peer
+  // router port (a router LSP's router-port, when that names an attached router port).
+  const routerPeer = isRouter ? routerPeerOf(db, lsp.options.get('router-port')) : undefined;
+  const macs: string[] = [];
+  for (const a of lsp.addresses) {
+    const m = leadingMac(a);
+    if (m !== undefined) macs.push(m);
+    else if (a === 'dynamic' || a.startsWith('dynamic ')) {
+      const dyn = lsp.dynamic_addresses[0] === undefined ? undefined : leadingMac(lsp.dynamic_addresses[0]);
+      if (dyn !== undefined) macs.push(dyn);
+    } else if (a === 'router' && routerPeer !== undefined) {
+      macs.push(routerPeer.mac);
+    }
+  }
+  const info: Omit<PortInfo, 'key'> = {
+    name, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
+    hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
+    localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer,
+  };
+  return {
+    info,
+    build: (key) => finish({
+      logical_port: name, type: isRouter ? 'patch' : lsp.type, gateway_chassis: [], ha_chassis_group: [], options,
+      datapath: dp.sbUuid, tunnel_key: key, parent_port: lsp.parent_name, tag, mirror_rules: [], mac: lsp.addresses,
+      port_security: lsp.port_security, nat_addresses: [], external_ids: ids, requested_chassis: [],
+      requested_additional_chassis: [], ...chassisColumns(owned.get(name)),
+    }, sbUuid),
+  };
+}
+
+function desiredLrp(db: Database, dps: DatapathsData, owned: SbOwnedData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
+  const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
+  if (dp === undefined) return undefined;
+  const name = lrp.name;
+  const sbUuid = portSbUuid(name);
+  const options = new Map<string, string>();
+  // A peer column naming another attached router port wins; otherwise the router LSP that
+  // names this port in options:router-port.
+  let peer: string | undefined;
+  const peerName = lrp.peer[0];
+  if (peerName !== undefined && findLsp(db, peerName) === undefined) {
+    const other = findLrp(db, peerName);
+    if (other !== undefined && ownerOf(db, 'Logical_Router', other._uuid) !== undefined) peer = peerName;
+  }
+  peer ??= lspPeerOf(db, data, name);
+  if (peer !== undefined) options.set('peer', peer);
+  const info: Omit<PortInfo, 'key'> = {
+    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined,
+  };
+  return {
+    info,
+    build: (key) => finish({
+      logical_port: name, type: 'patch', gateway_chassis: [], ha_chassis_group: [], options, datapath: dp.sbUuid,
+      tunnel_key: key, parent_port: [], tag: [], mirror_rules: [], mac: [[lrp.mac, ...lrp.networks].join(' ')],
+      port_security: [], nat_addresses: [], external_ids: lrp.external_ids, requested_chassis: [],
+      requested_additional_chassis: [], ...chassisColumns(owned.get(name)),
+    }, sbUuid),
+  };
+}
+
+/** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
+function reindex(db: Database, data: PortsData, name: string): void {
+  const oldTarget = data.routerPortOf.get(name);
+  if (oldTarget !== undefined) dropRef(data.routerPortRefs, oldTarget, name);
+  data.routerPortOf.delete(name);
+  const lsp = findLsp(db, name);
+  const target = lsp?.options.get('router-port');
+  if (target !== undefined) {
+    data.routerPortOf.set(name, target);
+    addRef(data.routerPortRefs, target, name);
+  }
+  const oldPeer = data.peerOf.get(name);
+  if (oldPeer !== undefined) dropRef(data.peerRefs, oldPeer, name);
+  data.peerOf.delete(name);
+  const peer = findLrp(db, name)?.peer[0];
+  if (peer !== undefined) {
+    data.peerOf.set(name, peer);
+    addRef(data.peerRefs, peer, name);
+  }
+}
+
+function allocatorFor(data: PortsData, dp: Uuid): KeyAllocator {
+  let a = data.keys.get(dp);
+  if (a === undefined) data.keys.set(dp, (a = new KeyAllocator(PORT_KEY_MIN, PORT_KEY_MAX)));
+  return a;
+}
+
+/**
+ * Projects every name in `primary`, plus the names whose binding depends on them (the router
+ * port a router LSP names, the router ports that name them as peer). Releases come before
+ * allocations, and new ports take keys in name order.
+ */
+function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
+  const dirty = new Set(primary);
+  for (const name of primary) {
+    const before = data.routerPortOf.get(name);
+    if (before !== undefined) dirty.add(before);
+  }
+  for (const name of primary) reindex(db, data, name);
+  for (const name of primary) {
+    const after = data.routerPortOf.get(name);
+    if (after !== undefined) dirty.add(after);
+    for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
+    for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
+  }
+  const names = [...dirty].sort();
+  const desired = new Map<string, Desired | undefined>();
+  for (const name of names) {
+    const lsp = findLsp(db, name);
+    if (lsp !== undefined) {
+      desired.set(name, desiredLsp(db, dps, owned, lsp));
+      continue;
+    }
+    const lrp = findLrp(db, name);
+    desired.set(name, lrp === undefined ? undefined : desiredLrp(db, dps, owned, data, lrp));
+  }
+  const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
+    const prev = out.ports.get(name);
+    out.ports.set(name, { old: prev === undefined ? old : prev.old, new: now });
+  };
+  // Releases: ports gone, or moved to another datapath.
+  for (const name of names) {
+    const old = data.byName.get(name);
+    const d = desired.get(name);
+    if (old === undefined || (d !== undefined && d.info.dp === old.dp)) continue;
+    allocatorFor(data, old.dp).release(old.key);
+    data.byName.delete(name);
+    setRouterMember(data, old, false);
+    data.byDp.get(old.dp)?.delete(name);
+    if (data.byDp.get(old.dp)?.size === 0) data.byDp.delete(old.dp);
+    if (d === undefined) data.table.remove(old.sbUuid, out.sb);
+    note(name, old, undefined);
+  }
+  // Preferred keys (a recompute's memory of history) are claimed before any allocation.
+  const claimed = new Map<string, number>();
+  for (const name of names) {
+    const d = desired.get(name);
+    if (d === undefined || data.byName.has(name)) continue;
+    const k = data.preferredKeys.get(`${d.info.dp} ${name}`);
+    const alloc = allocatorFor(data, d.info.dp);
+    if (k !== undefined && k >= PORT_KEY_MIN && k <= PORT_KEY_MAX && !alloc.has(k)) {
+      alloc.claim(k);
+      claimed.set(name, k);
+    }
+  }
+  for (const name of names) {
+    const d = desired.get(name);
+    if (d === undefined) continue;
+    const old = data.byName.get(name);
+    const key = old?.key ?? claimed.get(name) ?? allocatorFor(data, d.info.dp).allocate();
+    if (key === undefined) continue; // Port keys exhausted in this datapath: the port is left out.
+    const info: PortInfo = { ...d.info, key };
+    if (old !== undefined) setRouterMember(data, old, false);
+    data.byName.set(name, info);
+    setRouterMember(data, info, true);
+    let members = data.byDp.get(info.dp);
+    if (members === undefined) data.byDp.set(info.dp, (members = new Set()));
+    members.add(name);
+    data.table.put(d.build(key), out.sb);
+    if (old === undefined || !samePortInfo(old, info)) note(name, old, info);
+  }
+  updateAllRouter(db, dps, data, out, switchesTouched);
+}
+
+function setRouterMember(data: PortsData, p: PortInfo, present: boolean): void {
+  if (p.routerPeer === undefined) return;
+  let set = data.routersByDp.get(p.dp);
+  if (set === undefined) data.routersByDp.set(p.dp, (set = new Set()));
+  if (present) set.add(p.name);
+  else set.delete(p.name);
+  if (set.size === 0) data.routersByDp.delete(p.dp);
+}
+
+/**
+ * Re-evaluates "every port of the switch is a router port" (OVN: n_router_ports == n_ports)
+ * for the switches whose ports changed in this run and those whose ports column changed.
+ */
+function updateAllRouter(db: Database, dps: DatapathsData, data: PortsData, out: PortsChange, switchesTouched: ReadonlySet<Uuid>): void {
+  const touched = new Set<Uuid>(switchesTouched);
+  for (const { old, new: now } of out.ports.values()) {
+    if (old !== undefined) touched.add(old.dp);
+    if (now !== undefined) touched.add(now.dp);
+  }
+  for (const dp of [...touched].sort()) {
+    const info = dps.bySb.get(dp);
+    const ls = info === undefined || info.kind !== 'switch' ? undefined : nbGet<nb.Logical_Switch>(db, 'Logical_Switch', info.nbUuid);
+    const flag = ls !== undefined && (data.routersByDp.get(dp)?.size ?? 0) === ls.ports.length;
+    if ((data.allRouter.get(dp) ?? false) === flag) continue;
+    if (flag) data.allRouter.set(dp, true);
+    else data.allRouter.delete(dp);
+    out.allRouterFlipped.add(dp);
+  }
+}
+
+function samePortInfo(a: PortInfo, b: PortInfo): boolean {
+  return a.kind === b.kind && a.nbUuid === b.nbUuid && a.dp === b.dp && a.key === b.key && a.type === b.type &&
+    a.enabled === b.enabled && a.hasUnknown === b.hasUnknown && a.portSecurityCount === b.portSecurityCount &&
+    a.localnetLearnFdb === b.localnetLearnFdb && sameRouterPeer(a.routerPeer, b.routerPeer) && a.macs.length === b.macs.length && a.macs.every((m, i) => m === b.macs[i]);
+}
+
+function sameRouterPeer(a: RouterPeer | undefined, b: RouterPeer | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.name === b.name && a.mac === b.mac && a.enabled === b.enabled && a.ipv4.join(' ') === b.ipv4.join(' ') && a.ipv6.join(' ') === b.ipv6.join(' ');
+}
+
+function namesOfPortSet(db: Database, table: string, uuids: Iterable<Uuid>, into: Set<string>): void {
+  for (const u of uuids) {
+    const row = nbGet<{ name: string }>(db, table, u);
+    if (row !== undefined) into.add(row.name);
+  }
+}
+
+function setDifference(a: readonly Uuid[], b: readonly Uuid[]): Uuid[] {
+  const sb = new Set(b);
+  return a.filter((x) => !sb.has(x));
+}
+
+export function portsNode(): EngineNode<PortsData, PortsChange> {
+  return {
+    name: 'ports',
+    inputs: ['nb', 'datapaths', 'sb_owned'],
+    init: () => ({
+      byName: new Map(), byDp: new Map(), keys: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
+      routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
+      allRouter: new Map(),
+    }),
+    newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
+    isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,
+    recompute(data: PortsData, inputs: NodeInputs, out: PortsChange): void {
+      const db = inputs.data<Database>('nb');
+      const all = new Set<string>(data.byName.keys());
+      for (const n of data.routerPortOf.keys()) all.add(n);
+      for (const n of data.peerOf.keys()) all.add(n);
+      for (const lsp of nbRows<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port').values()) all.add(lsp.name);
+      for (const lrp of nbRows<nb.Logical_Router_Port>(db, 'Logical_Router_Port').values()) all.add(lrp.name);
+      const dps = inputs.data<DatapathsData>('datapaths');
+      const switches = new Set<Uuid>(data.allRouter.keys());
+      for (const info of dps.byNb.values()) if (info.kind === 'switch') switches.add(info.sbUuid);
+      project(db, dps, inputs.data<SbOwnedData>('sb_owned'), data, all, out, switches);
+    },
+    handlers: {
+      nb(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
+        const db = inputs.data<Database>('nb');
+        const dirty = new Set<string>();
+        const switchesTouched = new Set<Uuid>();
+        for (const c of (change as DbDelta).changes) {
+          const oldRow = c.kind === 'insert' ? undefined : (c.old as Row);
+          const newRow = c.kind === 'delete' ? undefined : (c.new as Row);
+          switch (c.table) {
+            case 'Logical_Switch_Port':
+            case 'Logical_Router_Port':
+              if (oldRow !== undefined) dirty.add((oldRow as unknown as { name: string }).name);
+              if (newRow !== undefined) dirty.add((newRow as unknown as { name: string }).name);
+              break;
+            case 'Logical_Switch':
+            case 'Logical_Router': {
+              const portTable = c.table === 'Logical_Switch' ? 'Logical_Switch_Port' : 'Logical_Router_Port';
+              const oldPorts = (oldRow as unknown as { ports: readonly Uuid[] } | undefined)?.ports ?? [];
+              const newPorts = (newRow as unknown as { ports: readonly Uuid[] } | undefined)?.ports ?? [];
+              namesOfPortSet(db, portTable, setDifference(newPorts, oldPorts), dirty);
+              namesOfPortSet(db, portTable, setDifference(oldPorts, newPorts), dirty);
+              if (c.table === 'Logical_Switch' && oldPorts.length !== newPorts.length) switchesTouched.add(datapathSbUuid(c.uuid));
+              break;
+            }
+            default:
+              break;
+          }
+        }
+        if (dirty.size === 0 && switchesTouched.size === 0) return 'unchanged';
+        project(db, inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, dirty, out, switchesTouched);
+        return 'handled';
+      },
+      datapaths(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
+        // A port's binding depends on its datapath's existence and vlan-passthru; ports of a
+        // datapath that appeared or went away are reprojected (usually already done above).
+        const dirty = new Set<string>();
+        for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
+          if (old !== undefined && now !== undefined && old.vlanPassthru === now.vlanPassthru) continue;
+          for (const name of data.byDp.get(sbUuid) ?? []) dirty.add(name);
+          if (now !== undefined && old === undefined) {
+            const db = inputs.data<Database>('nb');
+            const table = now.kind === 'switch' ? 'Logical_Switch' : 'Logical_Router';
+            const row = nbGet<{ ports: readonly Uuid[] }>(db, table, now.nbUuid);
+            if (row !== undefined) namesOfPortSet(db, now.kind === 'switch' ? 'Logical_Switch_Port' : 'Logical_Router_Port', row.ports, dirty);
+          }
+        }
+        if (dirty.size === 0) return 'unchanged';
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, dirty, out);
+        return 'handled';
+      },
+      sb_owned(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
+        const names = change as SbOwnedChange;
+        if (names.size === 0) return 'unchanged';
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, new Set(names), out);
+        return 'handled';
+      },
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// MurmurHash3 x86-128 against its published vectors: SMHasher's verification value (0xB3ECE62A)
+// and the empty-input digest; then the UUID shape and separation of hashUuid.
+import t from 'tap';
+import { hashUuid, murmur3x86x128 } from '../../northd/hash.js';
+
+function hex(words: readonly number[]): string {
+  // The digest as MurmurHash3 writes it: h1..h4, each little-endian.
+  return words.map((w) => [0, 8, 16, 24].map((s) => ((w >>> s) & 0xff).toString(16).padStart(2, '0')).join('')).join('');
+}
+
+t.test('SMHasher verification value', async (t) => {
+  const hashes = new Uint8Array(16 * 256);
+  const key = new Uint8Array(256);
+  for (let i = 0; i < 256; i++) {
+    key[i] = i;
+    const h = murmur3x86x128(key.subarray(0, i), 256 - i);
+    for (let w = 0; w < 4; w++) for (let b = 0; b < 4; b++) hashes[i * 16 + w * 4 + b] = ((h[w] ?? 0) >>> (8 * b)) & 0xff;
+  }
+  const final = murmur3x86x128(hashes, 0);
+  t.equal((final[0] >>> 0).toString(16), 'b3ece62a');
+});
+
+t.test('known digests', async (t) => {
+  const enc = new TextEncoder();
+  t.equal(hex(murmur3x86x128(new Uint8Array(0), 0)), '00000000000000000000000000000000');
+  // Seeds change the digest of the same input.
+  t.not(hex(murmur3x86x128(enc.encode('ovn'), 0)), hex(murmur3x86x128(enc.encode('ovn'), 1)));
+});
+
+t.test('hashUuid shape and separation', async (t) => {
+  const u = hashUuid(['a', 'b']);
+  t.match(u, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.equal(hashUuid(['a', 'b']), u);
+  t.not(hashUuid(['ab', '']), hashUuid(['a', 'b']));
+  t.not(hashUuid(['a', 'b']), hashUuid(['b', 'a']));
+});

@@ -1,0 +1,196 @@
+// Table-driven: NB rows in (through ovsdb transact) → SB rows out, for each projection of this
+// part: Datapath_Binding, Port_Binding, Multicast_Group, SB_Global and the switch flows. The
+// expectations restate ovn-northd 23.03's behaviour (checked against the real one).
+import t from 'tap';
+import type { Row } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { createNorthd } from '../../northd/index.js';
+import type { SbView } from '../../northd/index.js';
+import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
+import { addLrp, addLsp, map, nbFixture, set } from './nb-fixture.js';
+
+function rows<T>(view: SbView, table: string): T[] {
+  return [...(view.get(table)?.values() ?? [])] as unknown as T[];
+}
+
+function build(): { view: SbView; fx: ReturnType<typeof nbFixture>; northd: ReturnType<typeof createNorthd> } {
+  const fx = nbFixture();
+  const northd = createNorthd();
+  const steps: unknown[][] = [
+    [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 5 } }],
+    [{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw0' } }],
+    [{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw1' } }],
+    [{ op: 'insert', table: 'Logical_Router', row: { name: 'lr0' } }],
+    addLsp('sw0', 'p1', { addresses: set(['00:00:00:00:00:01 10.0.0.1']) }),
+    addLsp('sw0', 'p2', { addresses: set(['00:00:00:00:00:02 10.0.0.2']), port_security: set(['00:00:00:00:00:02 10.0.0.2']) }),
+    addLsp('sw0', 'p3', { addresses: set(['unknown']) }),
+    addLrp('lr0', 'lrp0', '00:00:00:00:ff:01', ['10.0.0.254/24']),
+    addLsp('sw0', 'sw0-lr0', { type: 'router', addresses: set(['router']), options: map({ 'router-port': 'lrp0' }) }),
+    addLsp('sw1', 'q1', { addresses: set(['00:00:00:00:01:01 20.0.0.1']) }),
+    addLsp('sw1', 'ln1', { type: 'localnet', addresses: set(['unknown']), options: map({ network_name: 'phys' }) }),
+    addLsp('sw1', 'c1', { addresses: set(['00:00:00:00:01:07']), parent_name: 'q1', tag_request: 7 }),
+    addLsp('sw1', 'ext', { type: 'external', addresses: set(['00:00:00:00:01:08', 'unknown']) }),
+    addLsp('sw1', 'off', { addresses: set(['0:0:0:0:1:9']), enabled: false }),
+  ];
+  for (const ops of steps) northd.apply(fx.db, fx.run(ops));
+  return { view: northd.view(), fx, northd };
+}
+
+t.test('stage catalog: 27/10 switch and 22/7 router stages of 23.03', async (t) => {
+  t.equal(LS_INGRESS_STAGES.length, 27);
+  t.equal(LS_EGRESS_STAGES.length, 10);
+  t.equal(LR_INGRESS_STAGES.length, 22);
+  t.equal(LR_EGRESS_STAGES.length, 7);
+  t.same([LS_INGRESS_STAGES[25]?.name, LS_INGRESS_STAGES[25]?.table], ['ls_in_l2_lkup', 25]);
+  t.same([LR_EGRESS_STAGES[6]?.name, LR_EGRESS_STAGES[6]?.table], ['lr_out_delivery', 6]);
+});
+
+t.test('Datapath_Binding and SB_Global', async (t) => {
+  const { view } = build();
+  const dps = rows<sb.Datapath_Binding>(view, 'Datapath_Binding')
+    .map((d) => ({ key: d.tunnel_key, ids: Object.fromEntries(d.external_ids) }))
+    .sort((a, b) => a.key - b.key);
+  t.same(dps, [
+    { key: 1, ids: { 'logical-switch': '00000000-0000-4000-8000-000000000003', name: 'sw0' } },
+    { key: 2, ids: { 'logical-switch': '00000000-0000-4000-8000-000000000005', name: 'sw1' } },
+    { key: 3, ids: { 'logical-router': '00000000-0000-4000-8000-000000000007', name: 'lr0' } },
+  ]);
+  t.same(rows<sb.SB_Global>(view, 'SB_Global').map((g) => g.nb_cfg), [5]);
+});
+
+t.test('Port_Binding', async (t) => {
+  const { view } = build();
+  const dpName = new Map(rows<sb.Datapath_Binding>(view, 'Datapath_Binding').map((d) => [d._uuid, d.external_ids.get('name')]));
+  const pbs = Object.fromEntries(rows<sb.Port_Binding>(view, 'Port_Binding').map((p) => [p.logical_port, {
+    dp: dpName.get(p.datapath), type: p.type, key: p.tunnel_key, options: Object.fromEntries(p.options), mac: p.mac,
+    ps: p.port_security, parent: p.parent_port, tag: p.tag, up: p.up, chassis: p.chassis,
+  }]));
+  const base = { ps: [], parent: [], tag: [], up: [false], chassis: [] };
+  t.same(pbs, {
+    p1: { ...base, dp: 'sw0', type: '', key: 1, options: {}, mac: ['00:00:00:00:00:01 10.0.0.1'] },
+    p2: { ...base, dp: 'sw0', type: '', key: 2, options: {}, mac: ['00:00:00:00:00:02 10.0.0.2'], ps: ['00:00:00:00:00:02 10.0.0.2'] },
+    p3: { ...base, dp: 'sw0', type: '', key: 3, options: {}, mac: ['unknown'] },
+    'sw0-lr0': { ...base, dp: 'sw0', type: 'patch', key: 4, options: { peer: 'lrp0' }, mac: ['router'] },
+    lrp0: { ...base, dp: 'lr0', type: 'patch', key: 1, options: { peer: 'sw0-lr0' }, mac: ['00:00:00:00:ff:01 10.0.0.254/24'] },
+    q1: { ...base, dp: 'sw1', type: '', key: 1, options: {}, mac: ['00:00:00:00:01:01 20.0.0.1'] },
+    ln1: { ...base, dp: 'sw1', type: 'localnet', key: 2, options: { network_name: 'phys' }, mac: ['unknown'] },
+    c1: { ...base, dp: 'sw1', type: '', key: 3, options: {}, mac: ['00:00:00:00:01:07'], parent: ['q1'], tag: [7] },
+    ext: { ...base, dp: 'sw1', type: 'external', key: 4, options: {}, mac: ['00:00:00:00:01:08', 'unknown'] },
+    off: { ...base, dp: 'sw1', type: '', key: 5, options: {}, mac: ['0:0:0:0:1:9'] },
+  });
+});
+
+t.test('Multicast_Group', async (t) => {
+  const { view } = build();
+  const name = new Map<string, string>();
+  for (const p of rows<sb.Port_Binding>(view, 'Port_Binding')) name.set(p._uuid, p.logical_port);
+  for (const d of rows<sb.Datapath_Binding>(view, 'Datapath_Binding')) name.set(d._uuid, d.external_ids.get('name') ?? '');
+  const groups = rows<sb.Multicast_Group>(view, 'Multicast_Group')
+    .map((g) => `${name.get(g.datapath) ?? ''} ${g.name} ${g.tunnel_key}: ${g.ports.map((p) => name.get(p)).sort().join(',')}`)
+    .sort();
+  t.same(groups, [
+    'sw0 _MC_flood 32768: p1,p2,p3,sw0-lr0',
+    'sw0 _MC_flood_l2 32772: p1,p2,p3',
+    'sw0 _MC_unknown 32769: p3',
+    'sw1 _MC_flood 32768: c1,ext,ln1,q1',
+    'sw1 _MC_flood_l2 32772: c1,ext,ln1,q1',
+    'sw1 _MC_unknown 32769: ln1',
+  ], 'disabled ports are in no group; external ports not in _MC_unknown; router ports not in _MC_flood_l2');
+});
+
+t.test('switch flows', async (t) => {
+  const { view } = build();
+  const dpName = new Map(rows<sb.Datapath_Binding>(view, 'Datapath_Binding').map((d) => [d._uuid, d.external_ids.get('name')]));
+  const flows = rows<sb.Logical_Flow>(view, 'Logical_Flow');
+  const text = (f: sb.Logical_Flow): string => `${dpName.get(f.logical_datapath[0] ?? '') ?? ''} ${f.pipeline} ${f.table_id} ${f.external_ids.get('stage-name') ?? ''} ${f.priority} (${f.match}) (${f.actions})`;
+  const all = new Set(flows.map(text));
+  for (const expected of [
+    'sw0 ingress 0 ls_in_check_port_sec 100 (vlan.present) (drop;)',
+    'sw0 ingress 0 ls_in_check_port_sec 100 (eth.src[40]) (drop;)',
+    'sw0 ingress 0 ls_in_check_port_sec 50 (1) (reg0[15] = check_in_port_sec(); next;)',
+    'sw0 ingress 1 ls_in_apply_port_sec 50 (reg0[15] == 1) (drop;)',
+    'sw0 ingress 2 ls_in_lookup_fdb 100 (inport == "p3") (reg0[11] = lookup_fdb(inport, eth.src); next;)',
+    'sw0 ingress 3 ls_in_put_fdb 100 (inport == "p3" && reg0[11] == 0) (put_fdb(inport, eth.src); next;)',
+    'sw0 ingress 25 ls_in_l2_lkup 70 (eth.mcast) (outport = "_MC_flood"; output;)',
+    'sw0 ingress 25 ls_in_l2_lkup 50 (eth.dst == 00:00:00:00:00:01) (outport = "p1"; output;)',
+    'sw0 ingress 25 ls_in_l2_lkup 0 (1) (outport = get_fdb(eth.dst); next;)',
+    'sw0 ingress 26 ls_in_l2_unknown 50 (outport == "none") (outport = "_MC_unknown"; output;)',
+    'sw0 ingress 25 ls_in_l2_lkup 50 (eth.dst == 00:00:00:00:ff:01) (outport = "sw0-lr0"; output;)',
+    'sw0 egress 9 ls_out_apply_port_sec 0 (1) (output;)',
+    'sw1 ingress 0 ls_in_check_port_sec 100 (inport == "off") (reg0[15] = 1; next;)',
+    'sw1 ingress 26 ls_in_l2_unknown 50 (outport == "off") (drop;)',
+    'sw1 ingress 25 ls_in_l2_lkup 50 (eth.dst == 00:00:00:00:01:09) (drop;)',
+  ]) t.ok(all.has(expected), expected);
+  for (const absent of [
+    'sw1 ingress 25 ls_in_l2_lkup 50 (eth.dst == 00:00:00:00:01:08) (outport = "ext"; output;)',
+    'sw1 ingress 2 ls_in_lookup_fdb 100 (inport == "ln1") (flags.localnet = 1; reg0[11] = lookup_fdb(inport, eth.src); next;)',
+  ]) t.notOk(all.has(absent), `absent: ${absent}`);
+  // Every stage of the switch pipelines has at least one flow on every switch.
+  for (const dp of ['sw0', 'sw1']) {
+    for (const s of [...LS_INGRESS_STAGES, ...LS_EGRESS_STAGES]) {
+      t.ok(flows.some((f) => dpName.get(f.logical_datapath[0] ?? '') === dp && f.pipeline === s.pipeline && f.table_id === s.table), `${dp} ${s.name} has flows`);
+    }
+  }
+  const hinted = flows.find((f) => f.match === 'inport == "p3"');
+  t.equal(hinted?.tags.get('in_out_port'), 'p3');
+  t.match(hinted?.external_ids.get('stage-hint') ?? '', /^[0-9a-f]{8}$/);
+});
+
+t.test('an NB change yields exactly the SB delta that turns the old view into the new', async (t) => {
+  const { fx, northd } = build();
+  const before = new Map([...northd.view()].map(([k, v]) => [k, new Map(v)]));
+  const delta = northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'p3']], row: { addresses: set(['00:00:00:00:00:03']) } }]));
+  const replayed = new Map<string, Map<string, Row>>(before);
+  for (const c of delta.changes) {
+    const table = replayed.get(c.table) ?? new Map<string, Row>();
+    replayed.set(c.table, table);
+    if (c.kind === 'delete') table.delete(c.uuid);
+    else table.set(c.uuid, c.new);
+  }
+  t.same(new Set(delta.changes.map((c) => c.table)), new Set(['Logical_Flow', 'Multicast_Group', 'Port_Binding']));
+  for (const [table, rowsNow] of northd.view()) t.same([...(replayed.get(table)?.keys() ?? [])].sort(), [...rowsNow.keys()].sort(), table);
+  const sorted = delta.changes.map((c) => `${c.table} ${c.uuid}`);
+  t.same(sorted, [...sorted].sort(), 'changes in (table, uuid) order');
+});
+
+t.test('chassis-owned columns come from agents, incrementally', async (t) => {
+  const { fx, northd } = build();
+  const before = northd.stats();
+  const chassis = '11111111-1111-4111-8111-111111111111';
+  const delta = northd.setChassisOwned(fx.db, new Map([['p1', { chassis: [chassis], up: [true] }], ['not-yet', { up: [true] }]]));
+  t.same(delta.changes.map((c) => [c.kind, c.table, c.kind === 'modify' ? c.columns : []]), [['modify', 'Port_Binding', ['chassis', 'up']]]);
+  const p1 = rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'p1');
+  t.same([p1?.chassis, p1?.up], [[chassis], [true]]);
+  for (const [node, s] of Object.entries(northd.stats())) t.equal(s.recomputes, before[node]?.recomputes, `${node} did not recompute`);
+  // A report that arrived before its port is applied when the port appears.
+  northd.apply(fx.db, fx.run(addLsp('sw0', 'not-yet')));
+  t.same(rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'not-yet')?.up, [true]);
+  northd.setChassisOwned(fx.db, new Map([['p1', undefined]]));
+  t.same(rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'p1')?.chassis, []);
+});
+
+t.test('router port ARP/ND flows follow the switch becoming router-only and back', async (t) => {
+  const fx = nbFixture();
+  const northd = createNorthd();
+  northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name: 'transit' } }, { op: 'insert', table: 'Logical_Router', row: { name: 'lr' } }]));
+  northd.apply(fx.db, fx.run(addLrp('lr', 'lrp1', '00:00:00:00:ff:02', ['172.16.0.1/24'])));
+  northd.apply(fx.db, fx.run(addLsp('transit', 't-lr', { type: 'router', addresses: set(['router']), options: map({ 'router-port': 'lrp1' }) })));
+  const l2 = (): string[] => rows<sb.Logical_Flow>(northd.view(), 'Logical_Flow')
+    .filter((f) => f.external_ids.get('stage-name') === 'ls_in_l2_lkup' && f.priority >= 75 && f.priority <= 80)
+    .map((f) => `${f.priority} (${f.match}) (${f.actions})`).sort();
+  t.same(l2(), [
+    '80 (flags[1] == 0 && arp.op == 1 && arp.tpa == 172.16.0.1) (outport = "t-lr"; output;)',
+    '80 (flags[1] == 0 && nd_ns && nd.target == fe80::200:ff:fe00:ff02) (outport = "t-lr"; output;)',
+  ], 'router-only switch: no flooding');
+  const before = northd.stats();
+  northd.apply(fx.db, fx.run(addLsp('transit', 'vm', { addresses: set(['00:00:00:00:00:09']) })));
+  t.same(l2(), [
+    '75 (eth.src == {00:00:00:00:ff:02} && (arp.op == 1 || rarp.op == 3 || nd_ns)) (outport = "_MC_flood_l2"; output;)',
+    '80 (flags[1] == 0 && arp.op == 1 && arp.tpa == 172.16.0.1) (clone {outport = "t-lr"; output; }; outport = "_MC_flood_l2"; output;)',
+    '80 (flags[1] == 0 && nd_ns && nd.target == fe80::200:ff:fe00:ff02) (clone {outport = "t-lr"; output; }; outport = "_MC_flood_l2"; output;)',
+  ], 'with a VIF: also flooded');
+  for (const [node, s] of Object.entries(northd.stats())) t.equal(s.recomputes, before[node]?.recomputes, `${node} did not recompute`);
+  northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Logical_Switch', where: [], mutations: [['ports', 'delete', set([['uuid', (fx.db.findUnique('Logical_Switch_Port', ['name'], ['vm']) as Row)._uuid]])]] }]));
+  t.equal(l2().length, 2, 'router-only again');
+  t.equal(northd.view().get('Logical_Flow')?.size, northd.recompute(fx.db, northd.view()).get('Logical_Flow')?.size);
+});
