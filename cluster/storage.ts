@@ -54,8 +54,13 @@ export interface StorageOptions {
   readonly snapshotChunkBytesMax?: number;
 }
 
-/** The durable part of one Ready, written as one synced batch. */
-export type ReadyWrites = Pick<Ready, 'snapshot' | 'entries' | 'hardState'>;
+/**
+ * The durable part of one Ready, written as one batch: synced unless `mustSync` is false (a
+ * Ready that only moves the commit index promises nothing that needs the disk's flush; a later
+ * synced batch makes it durable in order, and a commit index lost in a crash is learned again
+ * from the leader).
+ */
+export type ReadyWrites = Pick<Ready, 'snapshot' | 'entries' | 'hardState'> & { readonly mustSync?: boolean };
 
 export type StorageErrorKind = 'io' | 'corrupt';
 
@@ -510,7 +515,8 @@ export class RaftStorage {
   }
 
   /**
-   * Persists one Ready's durable part in one batch, synced: if `snapshot` is set it replaces
+   * Persists one Ready's durable part in one batch, synced when `mustSync` (see ReadyWrites):
+   * if `snapshot` is set it replaces
    * the whole stored log; then `entries` are appended, first deleting any stored entry at or
    * after entries[0].index (a conflicting tail); then `hardState` is written. Resolves only
    * once the write is on disk: only then may the messages that promise it be sent.
@@ -555,7 +561,7 @@ export class RaftStorage {
     }
     const commit = (hs ?? this.hardState).commit;
     assert(commit <= Math.max(snapIndex, storedLast), `storage: commit ${commit} beyond the durable log`);
-    await this.write(ops, true, 'save');
+    await this.write(ops, rd.mustSync !== false, 'save');
     this.snapMeta = snapMeta;
     this.chunkCount = chunkCount;
     this.storedFirst = storedFirst;
