@@ -1,0 +1,332 @@
+// ovn-nbctl's logical commands (switches, ports, routers, ACLs, port groups, address sets),
+// with its argument rules, flags (--may-exist, --if-exists) and messages; plus the generic
+// database commands from db-commands.ts. `runNbctl` is the whole command line minus endpoints.
+import { dbCommands } from './db-commands.js';
+import type { Nb, RowJson } from './nb.js';
+import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
+
+type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
+interface CommandSpec {
+  readonly args: [number, number];
+  readonly run: Handler;
+}
+
+const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
+
+async function addNamed(nb: Nb, table: string, what: string, name: string | undefined, flags: ReadonlySet<string>, row: Record<string, unknown> = {}): Promise<string> {
+  if (name !== undefined && (await nb.rows(table, [['name', '==', name]])).length > 0) {
+    if (flags.has('--may-exist')) return '';
+    throw new NbctlError(`${name}: a ${what} with this name already exists`);
+  }
+  await nb.transact([{ op: 'insert', table, row: name === undefined ? row : { name, ...row } }]);
+  return '';
+}
+
+async function delNamed(nb: Nb, table: string, what: string, id: string, flags: ReadonlySet<string>): Promise<string> {
+  const row = await maybeRecord(nb, table, id, what);
+  if (row === undefined) {
+    if (flags.has('--if-exists')) return '';
+    await findRecord(nb, table, id, what); // throws ovn-nbctl's "not found" message
+    return '';
+  }
+  await nb.transact([{ op: 'delete', table, where: byUuid(row) }]);
+  return '';
+}
+
+/** Removes a child row from its parent's set column; the (non-root) child is then collected. */
+async function detach(nb: Nb, parentTable: string, column: string, child: RowJson): Promise<void> {
+  await nb.transact([{ op: 'mutate', table: parentTable, where: [[column, 'includes', uuidRef(uuidOf(child))]], mutations: [[column, 'delete', uuidRef(uuidOf(child))]] }]);
+}
+
+function keyValues(args: string[]): [string, string][] {
+  return args.map((a) => {
+    const i = a.indexOf('=');
+    if (i < 0) throw new NbctlError(`${a}: options must be of the form KEY=VALUE`);
+    return [a.slice(0, i), a.slice(i + 1)];
+  });
+}
+
+/** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
+async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
+  if (flags.has('--type=port-group')) return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
+  if (flags.has('--type=switch')) return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
+  const ls = await maybeRecord(nb, 'Logical_Switch', id, 'switch');
+  const pg = await maybeRecord(nb, 'Port_Group', id, 'port group');
+  if (ls !== undefined && pg !== undefined) throw new NbctlError(`Same name '${id}' exists in both port-groups and logical switches. Specify --type=port-group or switch`);
+  if (ls !== undefined) return { table: 'Logical_Switch', row: ls };
+  if (pg !== undefined) return { table: 'Port_Group', row: pg };
+  throw new NbctlError(`'${id}' is not found for port-group or switch`);
+}
+
+const directions = new Set(['from-lport', 'to-lport']);
+const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject', 'pass']);
+
+function checkPriority(s: string): number {
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n > 32767) throw new NbctlError(`${s}: priority must in range 0...32767`);
+  return n;
+}
+
+async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
+  return Promise.all(names.map(async (n) => uuidRef(uuidOf(await findRecord(nb, 'Logical_Switch_Port', n, 'port')))));
+}
+
+const commands: Record<string, CommandSpec> = {
+  // --- switches and their ports ------------------------------------------------------------
+  'ls-add': { args: [0, 1], run: (nb, [name], flags) => addNamed(nb, 'Logical_Switch', 'switch', name, flags) },
+  'ls-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Logical_Switch', 'switch', id as string, flags) },
+  'ls-list': { args: [0, 0], run: async (nb) => listing(await nb.rows('Logical_Switch')) },
+  'lsp-add': {
+    args: [2, 4],
+    run: async (nb, [sw, port, parent, tag], flags) => {
+      const ls = await findRecord(nb, 'Logical_Switch', sw as string, 'switch');
+      if ((await nb.rows('Logical_Switch_Port', [['name', '==', port]])).length > 0) {
+        if (flags.has('--may-exist')) return '';
+        throw new NbctlError(`${port}: a port with this name already exists`);
+      }
+      const row: Record<string, unknown> = { name: port };
+      if (parent !== undefined) {
+        const t = Number(tag);
+        if (!/^\d+$/.test(tag ?? '') || t > 4095) throw new NbctlError(`${tag}: invalid tag (must be in range 0 to 4095)`);
+        row.parent_name = parent;
+        row.tag_request = t;
+      }
+      await nb.transact([
+        { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row },
+        { op: 'mutate', table: 'Logical_Switch', where: byUuid(ls), mutations: [['ports', 'insert', ['named-uuid', 'p']]] },
+      ]);
+      return '';
+    },
+  },
+  'lsp-del': {
+    args: [1, 1],
+    run: async (nb, [port], flags) => {
+      const p = await maybeRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      if (p === undefined) {
+        if (flags.has('--if-exists')) return '';
+        throw new NbctlError(`${port}: port name not found`);
+      }
+      await detach(nb, 'Logical_Switch', 'ports', p);
+      return '';
+    },
+  },
+  'lsp-list': {
+    args: [1, 1],
+    run: async (nb, [sw]) => {
+      const ls = await findRecord(nb, 'Logical_Switch', sw as string, 'switch');
+      const mine = new Set(setOf(ls.ports).map(text));
+      return listing((await nb.rows('Logical_Switch_Port')).filter((r) => mine.has(uuidOf(r))));
+    },
+  },
+  'lsp-set-addresses': {
+    args: [1, Infinity],
+    run: async (nb, [port, ...addresses]) => {
+      const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { addresses: ['set', addresses] } }]);
+      return '';
+    },
+  },
+  'lsp-get-addresses': { args: [1, 1], run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).addresses).map((a) => `${text(a)}\n`).join('') },
+  'lsp-set-port-security': {
+    args: [1, Infinity],
+    run: async (nb, [port, ...addrs]) => {
+      const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { port_security: ['set', addrs] } }]);
+      return '';
+    },
+  },
+  'lsp-get-port-security': { args: [1, 1], run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).port_security).map((a) => `${text(a)}\n`).join('') },
+  'lsp-get-up': { args: [1, 1], run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).up)[0] === true ? 'up' : 'down'}\n` },
+  'lsp-set-type': {
+    args: [2, 2],
+    run: async (nb, [port, type]) => {
+      const known = ['', 'router', 'localnet', 'localport', 'l2gateway', 'vtep', 'external', 'virtual', 'remote'];
+      if (!known.includes(type as string)) throw new NbctlError(`Logical switch port type '${type}' is unrecognized. Not setting type.`);
+      const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { type } }]);
+      return '';
+    },
+  },
+  'lsp-get-type': { args: [1, 1], run: async (nb, [port]) => `${String((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).type)}\n` },
+  'lsp-set-options': {
+    args: [1, Infinity],
+    run: async (nb, [port, ...kvs]) => {
+      const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { options: ['map', keyValues(kvs)] } }]);
+      return '';
+    },
+  },
+  'lsp-get-options': { args: [1, 1], run: async (nb, [port]) => mapOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).options).map(([k, v]) => `${text(k)}=${text(v)}\n`).join('') },
+
+  // --- routers and their ports -------------------------------------------------------------
+  'lr-add': { args: [0, 1], run: (nb, [name], flags) => addNamed(nb, 'Logical_Router', 'router', name, flags) },
+  'lr-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Logical_Router', 'router', id as string, flags) },
+  'lr-list': { args: [0, 0], run: async (nb) => listing(await nb.rows('Logical_Router')) },
+  'lrp-add': {
+    args: [4, Infinity],
+    run: async (nb, [router, port, mac, ...rest], flags) => {
+      const lr = await findRecord(nb, 'Logical_Router', router as string, 'router');
+      const networks = rest.filter((a) => !a.startsWith('peer='));
+      const peer = rest.find((a) => a.startsWith('peer='))?.slice(5);
+      if (networks.length === 0) throw new NbctlError("'lrp-add' command requires at least 4 arguments");
+      if (!/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(mac as string)) throw new NbctlError(`${mac}: invalid mac address`);
+      for (const n of networks) if (!/^[0-9a-fA-F:.]+\/\d+$/.test(n)) throw new NbctlError(`${n}: invalid network address`);
+      if ((await nb.rows('Logical_Router_Port', [['name', '==', port]])).length > 0) {
+        if (flags.has('--may-exist')) return '';
+        throw new NbctlError(`${port}: a port with this name already exists`);
+      }
+      const row: Record<string, unknown> = { name: port, mac, networks: ['set', networks] };
+      if (peer !== undefined) row.peer = peer;
+      await nb.transact([
+        { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'p', row },
+        { op: 'mutate', table: 'Logical_Router', where: byUuid(lr), mutations: [['ports', 'insert', ['named-uuid', 'p']]] },
+      ]);
+      return '';
+    },
+  },
+  'lrp-del': {
+    args: [1, 1],
+    run: async (nb, [port], flags) => {
+      const p = await maybeRecord(nb, 'Logical_Router_Port', port as string, 'port');
+      if (p === undefined) {
+        if (flags.has('--if-exists')) return '';
+        throw new NbctlError(`${port}: port name not found`);
+      }
+      await detach(nb, 'Logical_Router', 'ports', p);
+      return '';
+    },
+  },
+  'lrp-list': {
+    args: [1, 1],
+    run: async (nb, [router]) => {
+      const lr = await findRecord(nb, 'Logical_Router', router as string, 'router');
+      const mine = new Set(setOf(lr.ports).map(text));
+      return listing((await nb.rows('Logical_Router_Port')).filter((r) => mine.has(uuidOf(r))));
+    },
+  },
+
+  // --- ACLs ----------------------------------------------------------------------------------
+  'acl-add': {
+    args: [5, 5],
+    run: async (nb, [entity, direction, priority, match, verdict], flags) => {
+      if (!directions.has(direction as string)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
+      if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", "reject" and "pass"`);
+      const prio = checkPriority(priority as string);
+      const { table, row } = await aclEntity(nb, entity as string, flags);
+      const existing = (await nb.rows('ACL', [['direction', '==', direction], ['priority', '==', prio], ['match', '==', match]])).filter((a) => setOf(row.acls).map(text).includes(uuidOf(a)));
+      if (existing.length > 0) {
+        if (flags.has('--may-exist')) return '';
+        throw new NbctlError(`Same ACL already existed on the ${table === 'Port_Group' ? 'port group' : 'ls'} ${entity}.`);
+      }
+      const acl: Record<string, unknown> = { direction, priority: prio, match, action: verdict };
+      if (flags.has('--log')) acl.log = true;
+      await nb.transact([
+        { op: 'insert', table: 'ACL', 'uuid-name': 'a', row: acl },
+        { op: 'mutate', table, where: byUuid(row), mutations: [['acls', 'insert', ['named-uuid', 'a']]] },
+      ]);
+      return '';
+    },
+  },
+  'acl-del': {
+    args: [1, 4],
+    run: async (nb, [entity, direction, priority, match], flags) => {
+      const { table, row } = await aclEntity(nb, entity as string, flags);
+      const acls = await nb.rows('ACL');
+      const mine = new Set(setOf(row.acls).map(text));
+      const prio = priority === undefined ? undefined : checkPriority(priority);
+      if (prio !== undefined && match === undefined) throw new NbctlError('cannot specify priority without match');
+      const doomed = acls.filter((a) => mine.has(uuidOf(a)) && (direction === undefined || a.direction === direction) && (prio === undefined || (a.priority === prio && a.match === match)));
+      if (doomed.length === 0) return '';
+      await nb.transact([{ op: 'mutate', table, where: byUuid(row), mutations: [['acls', 'delete', ['set', doomed.map((a) => uuidRef(uuidOf(a)))]]] }]);
+      return '';
+    },
+  },
+  'acl-list': {
+    args: [1, 1],
+    run: async (nb, [entity], flags) => {
+      const { row } = await aclEntity(nb, entity as string, flags);
+      const mine = new Set(setOf(row.acls).map(text));
+      const acls = (await nb.rows('ACL')).filter((a) => mine.has(uuidOf(a)));
+      // ovn-nbctl's order: direction (from-lport first), priority descending, then match.
+      acls.sort((a, b) => String(a.direction).localeCompare(String(b.direction)) || Number(b.priority) - Number(a.priority) || String(a.match).localeCompare(String(b.match)));
+      return acls.map((a) => `${String(a.direction).padStart(10)} ${String(a.priority).padStart(5)} (${String(a.match)}) ${String(a.action)}${setOf(a.log)[0] === true || a.log === true ? ' log()' : ''}\n`).join('');
+    },
+  },
+
+  // --- port groups and address sets ----------------------------------------------------------
+  'pg-add': {
+    args: [1, Infinity],
+    run: async (nb, [name, ...ports], flags) => {
+      if ((await nb.rows('Port_Group', [['name', '==', name]])).length > 0) {
+        if (flags.has('--may-exist')) return '';
+        throw new NbctlError(`${name}: a port group with this name already exists`);
+      }
+      await nb.transact([{ op: 'insert', table: 'Port_Group', row: { name, ports: ['set', await portUuids(nb, ports)] } }]);
+      return '';
+    },
+  },
+  'pg-set-ports': {
+    args: [2, Infinity],
+    run: async (nb, [name, ...ports]) => {
+      const pg = await findRecord(nb, 'Port_Group', name as string, 'port group');
+      await nb.transact([{ op: 'update', table: 'Port_Group', where: byUuid(pg), row: { ports: ['set', await portUuids(nb, ports)] } }]);
+      return '';
+    },
+  },
+  'pg-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Port_Group', 'port group', id as string, flags) },
+  'as-add': {
+    args: [1, Infinity],
+    run: async (nb, [name, ...addresses], flags) => addNamed(nb, 'Address_Set', 'address set', name, flags, { addresses: ['set', addresses] }),
+  },
+  'as-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Address_Set', 'address set', id as string, flags) },
+
+  // --- overview --------------------------------------------------------------------------------
+  show: {
+    args: [0, 1],
+    run: async (nb, [sw]) => {
+      const switches = sw === undefined ? await nb.rows('Logical_Switch') : [await findRecord(nb, 'Logical_Switch', sw, 'switch')];
+      const ports = new Map((await nb.rows('Logical_Switch_Port')).map((r) => [uuidOf(r), r]));
+      const byName = (a: RowJson, b: RowJson): number => String(a.name).localeCompare(String(b.name));
+      let out = '';
+      for (const ls of switches.sort(byName)) {
+        out += `switch ${uuidOf(ls)} (${String(ls.name)})\n`;
+        const mine = setOf(ls.ports).map((u) => ports.get(text(u))).filter((p): p is RowJson => p !== undefined);
+        for (const p of mine.sort(byName)) {
+          out += `    port ${String(p.name)}\n`;
+          if (p.type !== '' && p.type !== undefined) out += `        type: ${String(p.type)}\n`;
+          const addrs = setOf(p.addresses).map(text);
+          if (addrs.length > 0) out += `        addresses: [${addrs.map((a) => JSON.stringify(a)).join(', ')}]\n`;
+        }
+      }
+      if (sw === undefined) {
+        const lrps = new Map((await nb.rows('Logical_Router_Port')).map((r) => [uuidOf(r), r]));
+        for (const lr of (await nb.rows('Logical_Router')).sort(byName)) {
+          out += `router ${uuidOf(lr)} (${String(lr.name)})\n`;
+          const mine = setOf(lr.ports).map((u) => lrps.get(text(u))).filter((p): p is RowJson => p !== undefined);
+          for (const p of mine.sort(byName)) {
+            out += `    port ${String(p.name)}\n        mac: ${JSON.stringify(p.mac)}\n        networks: [${setOf(p.networks).map((n) => JSON.stringify(n)).join(', ')}]\n`;
+          }
+        }
+      }
+      return out;
+    },
+  },
+  sync: { args: [0, 0], run: async (nb) => (await nb.rows('NB_Global'), '') },
+  ...dbCommands,
+};
+
+export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
+
+/** Runs one nbctl command line (flags such as --may-exist anywhere before or among the words). */
+export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string> {
+  const flags = new Set(words.filter((a) => a.startsWith('--')));
+  const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
+  const cmd = commands[name];
+  if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
+  const [min, max] = cmd.args;
+  if (args.length < min || args.length > max) {
+    const n = min === max ? String(min) : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
+    throw new NbctlError(`'${name}' command requires ${n} argument${n === '1' ? '' : 's'}`);
+  }
+  return cmd.run(nb, args, flags);
+}

@@ -1,0 +1,239 @@
+// ovn-nbctl's generic database commands: list, get, set, add, remove, clear, create, destroy,
+// find, on any table, with ovs-vsctl's value syntax (scalars; sets as [a,b] or a,b; maps as
+// {k=v,...}; column:key for one map entry).
+import type { Nb, RowJson } from './nb.js';
+import { NbctlError, findRecord, uuidOf, uuidRef } from './nb.js';
+
+interface BaseTypeJson {
+  type: string;
+}
+interface ColumnTypeJson {
+  key: string | BaseTypeJson;
+  value?: string | BaseTypeJson;
+  min?: number;
+  max?: number | 'unlimited';
+}
+type SchemaJson = { tables: Record<string, { columns: Record<string, { type: string | ColumnTypeJson }>; indexes?: string[][] }> };
+
+function columnType(schema: SchemaJson, table: string, column: string): ColumnTypeJson {
+  const t = schema.tables[table];
+  if (t === undefined) throw new NbctlError(`unknown table "${table}"`);
+  if (column === '_uuid') return { key: 'uuid' };
+  const c = t.columns[column];
+  if (c === undefined) throw new NbctlError(`${table} does not contain a column whose name matches "${column}"`);
+  return typeof c.type === 'string' ? { key: c.type } : c.type;
+}
+
+const baseName = (b: string | BaseTypeJson): string => (typeof b === 'string' ? b : b.type);
+const isMap = (t: ColumnTypeJson): boolean => t.value !== undefined;
+const isScalar = (t: ColumnTypeJson): boolean => !isMap(t) && (t.min ?? 1) === 1 && (t.max ?? 1) === 1;
+
+function unquote(s: string): string {
+  const t = s.trim();
+  if (t.length >= 2 && t.startsWith('"') && t.endsWith('"')) return JSON.parse(t) as string;
+  return t;
+}
+
+function atom(base: string, s: string): unknown {
+  const v = unquote(s);
+  switch (base) {
+    case 'integer': {
+      if (!/^-?\d+$/.test(v)) throw new NbctlError(`"${s}" is not a valid integer`);
+      return Number(v);
+    }
+    case 'real': {
+      const n = Number(v);
+      if (v === '' || Number.isNaN(n)) throw new NbctlError(`"${s}" is not a valid real number`);
+      return n;
+    }
+    case 'boolean':
+      if (v !== 'true' && v !== 'false') throw new NbctlError(`"${s}" is not a valid boolean (use "true" or "false")`);
+      return v === 'true';
+    case 'uuid':
+      return uuidRef(v);
+    default:
+      return v;
+  }
+}
+
+/** Splits on commas outside quotes. */
+function splitList(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (const ch of s) {
+    if (ch === '"') quoted = !quoted;
+    if (ch === ',' && !quoted) {
+      out.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur.trim() !== '') out.push(cur);
+  return out.map((x) => x.trim()).filter((x) => x !== '');
+}
+
+/** Parses a whole column value in ovs-vsctl syntax into RFC 7047 JSON. */
+export function parseValue(t: ColumnTypeJson, s: string): unknown {
+  if (isMap(t)) {
+    const body = s.trim().replace(/^\{/, '').replace(/\}$/, '');
+    const pairs = splitList(body).map((kv) => {
+      const i = kv.indexOf('=');
+      if (i < 0) throw new NbctlError(`"${kv}": a map entry must be key=value`);
+      return [atom(baseName(t.key), kv.slice(0, i)), atom(baseName(t.value as string | BaseTypeJson), kv.slice(i + 1))];
+    });
+    return ['map', pairs];
+  }
+  if (isScalar(t)) return atom(baseName(t.key), s);
+  const body = s.trim().replace(/^\[/, '').replace(/\]$/, '');
+  return ['set', splitList(body).map((x) => atom(baseName(t.key), x))];
+}
+
+/** "column=value" or "column:key=value". */
+function parseAssignment(schema: SchemaJson, table: string, arg: string): { column: string; key?: unknown; value: unknown } {
+  const eq = arg.indexOf('=');
+  if (eq < 0) throw new NbctlError(`"${arg}": argument does not end in "=" followed by a value.`);
+  const lhs = arg.slice(0, eq);
+  const rhs = arg.slice(eq + 1);
+  const colon = lhs.indexOf(':');
+  if (colon >= 0) {
+    const column = lhs.slice(0, colon);
+    const t = columnType(schema, table, column);
+    if (!isMap(t)) throw new NbctlError(`cannot specify key to set for non-map column ${column}`);
+    return { column, key: atom(baseName(t.key), lhs.slice(colon + 1)), value: atom(baseName(t.value as string | BaseTypeJson), rhs) };
+  }
+  return { column: lhs, value: parseValue(columnType(schema, table, lhs), rhs) };
+}
+
+/**
+ * A column value as ovn-nbctl prints it (ovs-vsctl's human syntax). With the column's type, a
+ * set column is bracketed even when it holds one element (RFC 7047 JSON writes that bare).
+ */
+export function formatValue(v: unknown, type?: ColumnTypeJson): string {
+  const fmtAtom = (a: unknown): string => {
+    if (Array.isArray(a) && a[0] === 'uuid') return String(a[1]);
+    // ovs-vsctl's rule: a string goes bare only if it looks like an identifier (a letter or
+    // "_" first, then letters, digits, "_", "-" or ".") and is not a boolean keyword.
+    if (typeof a === 'string') return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(a) && a !== 'true' && a !== 'false' ? a : JSON.stringify(a);
+    return String(a);
+  };
+  if (Array.isArray(v) && v[0] === 'set') return `[${(v[1] as unknown[]).map(fmtAtom).join(', ')}]`;
+  if (Array.isArray(v) && v[0] === 'map') return `{${(v[1] as [unknown, unknown][]).map(([k, x]) => `${fmtAtom(k)}=${fmtAtom(x)}`).join(', ')}}`;
+  if (type !== undefined && !isScalar(type) && !isMap(type)) return `[${fmtAtom(v)}]`;
+  return fmtAtom(v);
+}
+
+function formatRecord(schema: SchemaJson, table: string, row: RowJson): string {
+  const names = ['_uuid', ...Object.keys(row).filter((k) => k !== '_uuid' && k !== '_version').sort()];
+  const width = Math.max(...names.map((n) => n.length));
+  return names.map((n) => `${n.padEnd(width)} : ${formatValue(row[n], columnType(schema, table, n))}\n`).join('');
+}
+
+async function schemaOf(nb: Nb): Promise<SchemaJson> {
+  return (await nb.schema()) as SchemaJson;
+}
+
+/** A record by UUID, or by the table's name column when it has one. */
+async function record(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson> {
+  if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
+  const nameColumn = schema.tables[table]?.columns.name !== undefined ? 'name' : '_uuid';
+  return findRecord(nb, table, id, `${table} row`, nameColumn);
+}
+
+export const dbCommands = {
+  list: {
+    args: [1, 2] as [number, number],
+    run: async (nb: Nb, [table, id]: string[]) => {
+      const schema = await schemaOf(nb);
+      if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      const rows = id === undefined ? await nb.rows(table as string) : [await record(nb, schema, table as string, id)];
+      return rows.map((r) => formatRecord(schema, table as string, r)).join('\n');
+    },
+  },
+  find: {
+    args: [1, Infinity] as [number, number],
+    run: async (nb: Nb, [table, ...conds]: string[]) => {
+      const schema = await schemaOf(nb);
+      if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      const where = conds.map((c) => {
+        const a = parseAssignment(schema, table as string, c);
+        return a.key === undefined ? [a.column, '==', a.value] : [a.column, 'includes', ['map', [[a.key, a.value]]]];
+      });
+      return (await nb.rows(table as string, where)).map((r) => formatRecord(schema, table as string, r)).join('\n');
+    },
+  },
+  get: {
+    args: [3, Infinity] as [number, number],
+    run: async (nb: Nb, [table, id, ...cols]: string[]) => {
+      const schema = await schemaOf(nb);
+      const row = await record(nb, schema, table as string, id as string);
+      return cols
+        .map((c) => {
+          const [column, key] = c.split(':') as [string, string | undefined];
+          const type = columnType(schema, table as string, column);
+          if (key === undefined) return `${formatValue(row[column], type)}\n`;
+          const entry = (row[column] as ['map', [unknown, unknown][]])[1].find(([k]) => String(k) === key);
+          if (entry === undefined) throw new NbctlError(`no key "${key}" in ${table} record "${id}" column ${column}`);
+          return `${formatValue(entry[1])}\n`;
+        })
+        .join('');
+    },
+  },
+  set: {
+    args: [3, Infinity] as [number, number],
+    run: async (nb: Nb, [table, id, ...assigns]: string[]) => {
+      const schema = await schemaOf(nb);
+      const row = await record(nb, schema, table as string, id as string);
+      const where = [['_uuid', '==', uuidRef(uuidOf(row))]];
+      const ops: unknown[] = [];
+      const whole: Record<string, unknown> = {};
+      for (const a of assigns.map((x) => parseAssignment(schema, table as string, x))) {
+        if (a.key === undefined) whole[a.column] = a.value;
+        else {
+          ops.push({ op: 'mutate', table, where, mutations: [[a.column, 'delete', ['set', [a.key]]]] });
+          ops.push({ op: 'mutate', table, where, mutations: [[a.column, 'insert', ['map', [[a.key, a.value]]]]] });
+        }
+      }
+      if (Object.keys(whole).length > 0) ops.unshift({ op: 'update', table, where, row: whole });
+      await nb.transact(ops);
+      return '';
+    },
+  },
+  clear: {
+    args: [3, Infinity] as [number, number],
+    run: async (nb: Nb, [table, id, ...cols]: string[]) => {
+      const schema = await schemaOf(nb);
+      const row = await record(nb, schema, table as string, id as string);
+      const update: Record<string, unknown> = {};
+      for (const c of cols) {
+        const t = columnType(schema, table as string, c);
+        if (isScalar(t) || (t.min ?? 1) > 0) throw new NbctlError(`"clear" operation cannot be applied to column ${c} of table ${table}, which is not allowed to be empty`);
+        update[c] = isMap(t) ? ['map', []] : ['set', []];
+      }
+      await nb.transact([{ op: 'update', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], row: update }]);
+      return '';
+    },
+  },
+  create: {
+    args: [1, Infinity] as [number, number],
+    run: async (nb: Nb, [table, ...assigns]: string[]) => {
+      const schema = await schemaOf(nb);
+      if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      const row: Record<string, unknown> = {};
+      for (const a of assigns.map((x) => parseAssignment(schema, table as string, x))) {
+        if (a.key !== undefined) throw new NbctlError('create: column:key=value is not supported; give the whole map');
+        row[a.column] = a.value;
+      }
+      const [result] = await nb.transact([{ op: 'insert', table, row }]);
+      return `${(result as { uuid: [string, string] }).uuid[1]}\n`;
+    },
+  },
+  destroy: {
+    args: [2, Infinity] as [number, number],
+    run: async (nb: Nb, [table, ...ids]: string[]) => {
+      const schema = await schemaOf(nb);
+      const rows = await Promise.all(ids.map((id) => record(nb, schema, table as string, id)));
+      await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
+      return '';
+    },
+  },
+};

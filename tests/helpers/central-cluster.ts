@@ -1,0 +1,54 @@
+// Three central nodes in one process: Raft on an in-process network, real LevelDB in the
+// test's folder, and a real gRPC Northbound server per node on loopback (port 0).
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { LocalNetwork } from '../../cluster/local-transport.js';
+import { CentralNode } from '../../server/central-node.js';
+import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+
+export interface CentralMember {
+  readonly central: CentralNode;
+  readonly server: grpc.Server;
+  readonly address: string;
+  readonly client: NorthboundClient;
+}
+
+export interface CentralCluster {
+  readonly members: readonly CentralMember[];
+  stop(): Promise<void>;
+}
+
+export async function startCentralCluster(dir: string, size = 3): Promise<CentralCluster> {
+  const net = new LocalNetwork('central-test');
+  const ids = Array.from({ length: size }, (_, i) => i + 1);
+  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
+  const addresses = new Map<number, string>();
+  const fwd = forwarder(addresses);
+  const members: CentralMember[] = [];
+  for (const id of ids) {
+    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward });
+    const server = new grpc.Server();
+    server.addService(northboundDefinition(), northboundHandlers(central));
+    const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    const address = `127.0.0.1:${port}`;
+    addresses.set(id, address);
+    members.push({ central, server, address, client: new NorthboundClient(address) });
+  }
+  // Return once a leader is elected, so the first request does not race the election.
+  const deadline = Date.now() + 10_000;
+  while (!members.some((m) => m.central.node.status().role === 'leader')) {
+    if (Date.now() > deadline) throw new Error('no leader elected within 10 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return {
+    members,
+    stop: async () => {
+      fwd.close();
+      for (const m of members) {
+        m.client.close();
+        m.server.forceShutdown();
+        await m.central.stop();
+      }
+    },
+  };
+}
