@@ -29,6 +29,21 @@ export type { ChassisOwnedColumns } from './ports.js';
 export { hashUuid } from './hash.js';
 export { LS_EGRESS_STAGES, LS_INGRESS_STAGES, LR_EGRESS_STAGES, LR_INGRESS_STAGES } from './stages.js';
 
+/**
+ * What of northd's state is history rather than a function of the NB database: the tunnel
+ * keys given so far and the agents' last reports. With it, `createNorthd(history)` followed by
+ * a first run on the same NB database reproduces the view exactly. Every list is sorted, so
+ * equal states give equal values (and equal bytes when encoded in order).
+ */
+export interface NorthdHistory {
+  /** [NB Logical_Switch/Logical_Router UUID, tunnel key], by UUID. */
+  readonly datapathKeys: readonly (readonly [Uuid, number])[];
+  /** [Datapath_Binding UUID, logical_port, tunnel key], by logical_port. */
+  readonly portKeys: readonly (readonly [Uuid, string, number])[];
+  /** [logical_port, chassis-owned columns], by logical_port. */
+  readonly chassisOwned: readonly (readonly [string, ChassisOwnedColumns])[];
+}
+
 export interface Northd {
   /** Applies one committed NB transaction: `nb` is the database after it, `delta` its changes. */
   apply(nb: Database, delta: DbDelta): SbDelta;
@@ -47,6 +62,8 @@ export interface Northd {
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
+  /** The state a restart must carry to reproduce this view (see NorthdHistory). */
+  history(): NorthdHistory;
   /** Per-node counters: recomputes and incremental runs. */
   stats(): Record<string, NodeStats>;
 }
@@ -92,9 +109,30 @@ function seedKeys(engine: Engine, previous: SbView): void {
   }
 }
 
-export function createNorthd(): Northd {
+const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
+function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>): NorthdHistory {
+  const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
+  const portKeys = [...engine.data<PortsData>('ports').byName.values()]
+    .map((p) => [p.name, p.dp, p.key] as const)
+    .sort(byFirst)
+    .map(([name, dp, key]) => [dp, name, key] as const);
+  const chassisOwned = [...owned].sort(byFirst);
+  return { datapathKeys, portKeys, chassisOwned };
+}
+
+/**
+ * A northd whose first run (a full computation) keeps the tunnel keys and chassis-owned
+ * columns of `history`, so a replica restored from a snapshot continues exactly where the
+ * others are. Without `history` it starts empty.
+ */
+export function createNorthd(history?: NorthdHistory): Northd {
   const engine = buildEngine();
-  const owned = new Map<string, ChassisOwnedColumns>();
+  const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
+  const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
+  const portPreferred = engine.data<PortsData>('ports').preferredKeys;
+  for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
+  for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
   const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
@@ -103,6 +141,13 @@ export function createNorthd(): Northd {
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
+    if (!started) {
+      // The preferred keys served the first run only: kept longer, a port deleted and added
+      // again later would take its old key here and the lowest free one on replicas that
+      // never restarted.
+      dpPreferred.clear();
+      portPreferred.clear();
+    }
     started = true;
     return delta;
   };
@@ -124,6 +169,7 @@ export function createNorthd(): Northd {
     },
     chassisOwned: () => owned,
     view: () => viewOf(engine),
+    history: () => historyOf(engine, owned),
     stats: () => engine.stats(),
   };
 }

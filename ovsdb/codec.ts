@@ -40,15 +40,19 @@ function decodeValue(column: ColumnSchema, raw: unknown): Value {
   }
 }
 
-/** Encodes every row of the database; tables and rows in sorted order. */
+/**
+ * Encodes every row of the database; tables in sorted order, rows in the table's own order
+ * (the order of first insertion). That order is part of the state: a transaction's scans
+ * visit rows in it and draw new _version values as they go, so a decoded copy must keep it
+ * or it would give rows other versions than replicas that never went through a snapshot.
+ */
 export function encodeDatabase(db: Database): Uint8Array {
   const tables: [string, unknown[][]][] = [];
   for (const name of [...db.tables.keys()].sort()) {
     const t = db.table(name);
     const columns = [...t.schema.columns.values()];
     const rows: unknown[][] = [];
-    for (const uuid of [...t.rows.keys()].sort()) {
-      const row = t.rows.get(uuid) as Row;
+    for (const row of t.rows.values()) {
       rows.push([row._uuid, row._version, ...columns.map((c) => encodeValue(c, row[c.name] as Value))]);
     }
     tables.push([name, rows]);

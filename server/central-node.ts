@@ -7,14 +7,16 @@ import type { StorageError } from '../cluster/storage.js';
 import { RaftNode, ProposalError } from '../cluster/node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
-import type { DatabaseSchema, UuidSeed } from '../ovsdb/index.js';
-import { parseDatabaseSchema, precheckTransaction, transact } from '../ovsdb/index.js';
-import { NB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
+import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
+import type { DatabaseSchema, Row, UuidSeed } from '../ovsdb/index.js';
+import { OvsdbError, findColumn, parseDatabaseSchema, precheckTransaction, rowToJson, transact } from '../ovsdb/index.js';
+import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { encodeCommand, nbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
 import { NbStateMachine } from './nb-state-machine.js';
+import { NorthdProjection } from './northd-projection.js';
 
 export interface CentralNodeOptions {
   readonly id: NodeId;
@@ -28,7 +30,11 @@ export interface CentralNodeOptions {
   readonly electionTicks?: number;
   readonly snapshotEntries?: number;
   readonly history?: HistoryLimits;
-  readonly projection?: Projection;
+  /**
+   * The projection the state machine feeds: a NorthdProjection when absent, none when null.
+   * It must be fresh (one per node start).
+   */
+  readonly projection?: Projection | null;
   /** How a follower hands a write to the leader (the service layer knows the addresses). */
   readonly forward?: (leader: NodeId, ops: readonly unknown[]) => Promise<TransactOutcome>;
   readonly onFatalError?: (err: StorageError) => void;
@@ -70,6 +76,10 @@ export class CentralNode {
   readonly schema: DatabaseSchema;
   readonly sm: NbStateMachine;
   readonly history: History;
+  /** What the state machine feeds, if anything (the SB view when it is a NorthdProjection). */
+  readonly projection: Projection | undefined;
+  /** OVN_Southbound, for reads of the derived SB view. */
+  readonly sbSchema: DatabaseSchema = parseDatabaseSchema(SB_SCHEMA_JSON);
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
 
   private constructor(
@@ -81,11 +91,18 @@ export class CentralNode {
     this.schema = sm.nb.schema;
     this.sm = sm;
     this.history = history;
+    this.projection = options.projection === null ? undefined : (options.projection ?? undefined);
+  }
+
+  /** The northd projection, when this node runs one (the default). */
+  get northd(): NorthdProjection | undefined {
+    return this.projection instanceof NorthdProjection ? this.projection : undefined;
   }
 
   static async start(options: CentralNodeOptions): Promise<CentralNode> {
     const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
-    const sm = new NbStateMachine({ schema, ...(options.projection ? { projection: options.projection } : {}) });
+    const projection = options.projection === null ? undefined : (options.projection ?? new NorthdProjection());
+    const sm = new NbStateMachine({ schema, ...(projection ? { projection } : {}) });
     const history = new History(options.history ?? historyDefaults);
     const node = await RaftNode.start({
       id: options.id,
@@ -102,7 +119,7 @@ export class CentralNode {
     });
     // The history starts where the restored state is: earlier revisions cannot be resumed.
     history.reset(sm.revision);
-    const central = new CentralNode(node, sm, history, options);
+    const central = new CentralNode(node, sm, history, { ...options, projection: projection ?? null });
     sm.onCommit((e) => {
       history.append(e.revision, e.delta);
       for (const l of central.commitListeners) l(e);
@@ -189,14 +206,7 @@ export class CentralNode {
    * write acknowledged before the call), or at once for 'serializable' (maybe stale, never torn).
    */
   async list(table: string, where: unknown, columns: readonly string[] | undefined, consistency: 'linearizable' | 'serializable'): Promise<{ rows: unknown[]; revision: number }> {
-    if (consistency === 'linearizable') {
-      try {
-        await this.node.readIndex();
-      } catch (err) {
-        if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
-        throw err;
-      }
-    }
+    await this.readBarrier(consistency);
     const op: Record<string, unknown> = { op: 'select', table, where: where ?? [] };
     if (columns !== undefined && columns.length > 0) op.columns = columns;
     const out = transact(this.sm.nb, [op], { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
@@ -205,6 +215,48 @@ export class CentralNode {
       throw new CentralNodeError('bad-request', err ? `${err.error}: ${err.details}` : 'select blocked');
     }
     return { rows: (out.results[0] as { rows: unknown[] }).rows, revision: this.revision };
+  }
+
+  /**
+   * Selects rows of the SB view this replica's northd projection derived (OVN_Southbound,
+   * read-only). The view is updated inside apply, so it is always that of the applied
+   * revision: a 'linearizable' read (ReadIndex first) sees every NB write acknowledged before
+   * the call; a 'serializable' one answers at once, maybe stale, never torn. Tables that the
+   * projection does not fill (Chassis, Encap, ...) have no rows. Rows come in UUID order.
+   */
+  async listSouthbound(table: string, where: unknown, columns: readonly string[] | undefined, consistency: 'linearizable' | 'serializable'): Promise<{ rows: unknown[]; revision: number }> {
+    const northd = this.northd;
+    if (northd === undefined) throw new CentralNodeError('unavailable', 'this node runs no northd projection: no OVN_Southbound view');
+    const ts = this.sbSchema.tables.get(table);
+    if (ts === undefined) throw new CentralNodeError('bad-request', `unknown OVN_Southbound table ${table}`);
+    for (const c of columns ?? []) if (findColumn(ts, c) === undefined) throw new CentralNodeError('bad-request', `unknown column ${c} in ${table}`);
+    let clauses;
+    try {
+      clauses = parseConditions(ts, where ?? []);
+    } catch (err) {
+      if (err instanceof OvsdbError) throw new CentralNodeError('bad-request', err.message);
+      throw err;
+    }
+    await this.readBarrier(consistency);
+    const rows = northd.view().get(table) ?? new Map<string, Row>();
+    const picked = columns !== undefined && columns.length > 0 ? columns : undefined;
+    const out: unknown[] = [];
+    for (const uuid of [...rows.keys()].sort()) {
+      const row = rows.get(uuid) as Row;
+      if (evaluateConditions(clauses, row)) out.push(rowToJson(ts, row, picked));
+    }
+    return { rows: out, revision: this.revision };
+  }
+
+  /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */
+  private async readBarrier(consistency: 'linearizable' | 'serializable'): Promise<void> {
+    if (consistency !== 'linearizable') return;
+    try {
+      await this.node.readIndex();
+    } catch (err) {
+      if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {

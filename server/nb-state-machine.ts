@@ -14,12 +14,26 @@ import { decodeCommand } from './commands.js';
 /**
  * The seam northd plugs into. Called synchronously inside apply, so it must be pure and
  * deterministic (no clock, no randomness, no I/O): every replica computes the same SB view.
+ * A projection may depend on history (tunnel keys are given in order of appearance), so its
+ * state travels in the NB snapshot: after `restore(nb, s.snapshot(), r)` it must be exactly
+ * what it would have been had it applied the whole log prefix up to r.
  */
 export interface Projection {
   /** One committed NB transaction's changes, at `revision`. */
   apply(nb: Database, delta: DbDelta, revision: number): void;
-  /** The NB database was replaced (snapshot restore): rebuild everything from it. */
+  /** Starts over with no history from `nb` (the empty database of a new state machine). */
   reset(nb: Database, revision: number): void;
+  /**
+   * The projection's history at the current revision, as bytes that are a pure function of
+   * the log prefix (equal on every replica at the same revision).
+   */
+  snapshot(): Uint8Array;
+  /**
+   * The NB database was replaced by a snapshot taken at `revision`; `data` is what
+   * `snapshot()` returned then (undefined for a snapshot without projection state: the
+   * projection starts over from `nb` without history).
+   */
+  restore(nb: Database, data: Uint8Array | undefined, revision: number): void;
 }
 
 /** What one applied entry produced, handed to the node that proposed it. */
@@ -44,7 +58,12 @@ export interface NbStateMachineOptions {
 }
 
 const packr = new Packr({ useRecords: false });
-const snapshotFormat = 1;
+/**
+ * 2: [2, revision, database, projection state or null]. 1 (still read): [1, revision,
+ * database], from before the projection carried history; the projection starts over then.
+ */
+const snapshotFormat = 2;
+const snapshotFormatV1 = 1;
 
 export class NbStateMachine implements StateMachine {
   private db: Database;
@@ -95,14 +114,19 @@ export class NbStateMachine implements StateMachine {
   }
 
   snapshot(): Uint8Array {
-    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db)]);
+    const projection = this.options.projection?.snapshot() ?? null;
+    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection]);
   }
 
   restore(data: Uint8Array): void {
-    const [format, revision, dbBytes] = packr.unpack(data) as [number, number, Uint8Array];
-    assert.equal(format, snapshotFormat, `unknown NB snapshot format ${format}`);
+    const image: unknown = packr.unpack(data);
+    assert.ok(Array.isArray(image), 'NB snapshot: not an array');
+    const [format, revision, dbBytes, projection] = image as [unknown, unknown, unknown, unknown];
+    assert.ok(format === snapshotFormat || format === snapshotFormatV1, `unknown NB snapshot format ${String(format)}`);
+    assert.ok(typeof revision === 'number' && dbBytes instanceof Uint8Array, 'NB snapshot: malformed');
+    assert.ok(projection === undefined || projection === null || projection instanceof Uint8Array, 'NB snapshot: malformed projection state');
     this.db = decodeDatabase(this.options.schema, dbBytes, this.options.databaseOptions);
     this.rev = revision;
-    this.options.projection?.reset(this.db, revision);
+    this.options.projection?.restore(this.db, projection ?? undefined, revision);
   }
 }

@@ -188,10 +188,13 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
       const out = await central.transact(parseJson(req.opsJson, 'ops_json'));
       return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
     }),
-    list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string }) => {
-      if (!central.schema.tables.has(req.table)) throw new BadRequest(`unknown table ${req.table}`);
+    list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string; db?: string }) => {
+      const db = req.db ?? '';
+      if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
+      if (db !== 'OVN_Southbound' && !central.schema.tables.has(req.table)) throw new BadRequest(`unknown table ${req.table}`);
       const where = req.whereJson === '' ? [] : parseJson(req.whereJson, 'where_json');
-      const out = await central.list(req.table, where, req.columns, req.consistency === 'SERIALIZABLE' ? 'serializable' : 'linearizable');
+      const consistency = req.consistency === 'SERIALIZABLE' ? 'serializable' : 'linearizable';
+      const out = db === 'OVN_Southbound' ? await central.listSouthbound(req.table, where, req.columns, consistency) : await central.list(req.table, where, req.columns, consistency);
       return { rowsJson: JSON.stringify(out.rows), revision: out.revision };
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
@@ -224,9 +227,11 @@ export class NorthboundClient {
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
   }
 
-  async list(table: string, where: unknown[] = [], options: { columns?: string[]; consistency?: 'linearizable' | 'serializable' } = {}): Promise<{ rows: Record<string, unknown>[]; revision: number }> {
+  /** Rows of an NB table, or of the derived SB view with `db: 'OVN_Southbound'`. */
+  async list(table: string, where: unknown[] = [], options: { columns?: string[]; consistency?: 'linearizable' | 'serializable'; db?: 'OVN_Northbound' | 'OVN_Southbound' } = {}): Promise<{ rows: Record<string, unknown>[]; revision: number }> {
     const r = (await this.call('list', {
       table,
+      db: options.db ?? '',
       whereJson: JSON.stringify(where),
       columns: options.columns ?? [],
       consistency: options.consistency === 'serializable' ? 'SERIALIZABLE' : 'LINEARIZABLE',

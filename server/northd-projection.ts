@@ -1,0 +1,153 @@
+// The northd projection as the NB state machine's Projection: every committed NB delta goes
+// through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
+// revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
+// northd's history (tunnel keys, chassis-owned reports) rather than the SB rows: a restore
+// recomputes the rows from the NB database with those keys, which gives exactly the view of a
+// replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
+// no clock, no randomness, no I/O.
+import assert from 'node:assert/strict';
+import { Packr } from 'msgpackr';
+import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import type { ChassisOwnedColumns, NodeStats, Northd, NorthdHistory, SbDelta, SbView } from '../northd/index.js';
+import { createNorthd } from '../northd/index.js';
+import { SbChangeSet } from '../northd/sb-changes.js';
+import type { Projection } from './nb-state-machine.js';
+
+/** Called with every SB change in revision order; a listener must not throw. */
+export type SbChangeListener = (revision: number, delta: SbDelta) => void;
+
+export interface NorthdProjectionStats {
+  readonly revision: number;
+  readonly applies: number;
+  readonly restores: number;
+  /** SB row changes handed to listeners so far. */
+  readonly sbRowChanges: number;
+  /** Rows per SB table in the current view. */
+  readonly rows: Readonly<Record<string, number>>;
+  /** The engine's per-node counters (since the last reset or restore). */
+  readonly engine: Readonly<Record<string, NodeStats>>;
+}
+
+const packr = new Packr({ useRecords: false });
+const historyFormat = 1;
+const emptyDelta: DbDelta = { changes: [] };
+
+type ColumnPairs = [string, unknown][];
+
+/** Chassis-owned columns as sorted [column, value] pairs, so equal reports encode equally. */
+function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
+  return Object.entries(c)
+    .filter(([, v]) => v !== undefined)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)])]);
+}
+
+export function decodeNorthdHistory(data: Uint8Array): NorthdHistory {
+  const v: unknown = packr.unpack(data);
+  assert.ok(Array.isArray(v) && v.length === 4 && v[0] === historyFormat, 'northd snapshot: unknown format');
+  const [, datapathKeys, portKeys, owned] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][]];
+  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned), 'northd snapshot: malformed');
+  const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
+  return { datapathKeys, portKeys, chassisOwned };
+}
+
+/** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
+export function diffViews(a: SbView, b: SbView): SbDelta {
+  const changes = new SbChangeSet();
+  const tables = new Set([...a.keys(), ...b.keys()]);
+  for (const table of tables) {
+    const before = a.get(table) ?? new Map<Uuid, Row>();
+    const after = b.get(table) ?? new Map<Uuid, Row>();
+    for (const [uuid, row] of before) {
+      const now = after.get(uuid);
+      // Rows present in both are compared column by column (toChanges drops equal ones).
+      if (now !== row) changes.record(table, uuid, row, now);
+    }
+    for (const [uuid, row] of after) if (!before.has(uuid)) changes.record(table, uuid, undefined, row);
+  }
+  return { changes: changes.toChanges() };
+}
+
+export class NorthdProjection implements Projection {
+  private northd: Northd = createNorthd();
+  private rev = 0;
+  private applies = 0;
+  private restores = 0;
+  private sbRowChanges = 0;
+  private last: { readonly revision: number; readonly delta: SbDelta } | undefined;
+  private readonly listeners = new Set<SbChangeListener>();
+
+  /** The revision of the last applied NB change or restore. */
+  get revision(): number {
+    return this.rev;
+  }
+
+  /**
+   * Registers a listener for SB changes. Consumers must apply every delta in order: folding
+   * them over an empty view gives `view()`. A restore is reported as one delta (the
+   * difference between the view before and the one restored) at the snapshot's revision.
+   */
+  onSbChange(listener: SbChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The last non-empty SB delta and its revision. */
+  lastChange(): { readonly revision: number; readonly delta: SbDelta } | undefined {
+    return this.last;
+  }
+
+  /** The current SB rows: table → uuid → row. Live maps, read-only: copy what you keep. */
+  view(): SbView {
+    return this.northd.view();
+  }
+
+  /** northd's history at the current revision (what the snapshot carries). */
+  history(): NorthdHistory {
+    return this.northd.history();
+  }
+
+  stats(): NorthdProjectionStats {
+    const rows: Record<string, number> = {};
+    for (const [table, r] of this.northd.view()) rows[table] = r.size;
+    return { revision: this.rev, applies: this.applies, restores: this.restores, sbRowChanges: this.sbRowChanges, rows, engine: this.northd.stats() };
+  }
+
+  apply(nb: Database, delta: DbDelta, revision: number): void {
+    assert.ok(revision > this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.apply(nb, delta));
+  }
+
+  reset(nb: Database, revision: number): void {
+    this.replace(nb, createNorthd(), revision);
+  }
+
+  snapshot(): Uint8Array {
+    return encodeNorthdHistory(this.northd.history());
+  }
+
+  restore(nb: Database, data: Uint8Array | undefined, revision: number): void {
+    this.restores++;
+    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data)), revision);
+  }
+
+  /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */
+  private replace(nb: Database, fresh: Northd, revision: number): void {
+    const before = this.northd.view();
+    fresh.apply(nb, emptyDelta);
+    this.northd = fresh;
+    this.emit(revision, diffViews(before, fresh.view()));
+  }
+
+  private emit(revision: number, delta: SbDelta): void {
+    this.rev = revision;
+    if (delta.changes.length === 0) return;
+    this.last = { revision, delta };
+    this.sbRowChanges += delta.changes.length;
+    for (const l of this.listeners) l(revision, delta);
+  }
+}

@@ -1,0 +1,331 @@
+// The SB view is a pure function of the log prefix on every replica, restarts included.
+// Method: random NB transaction sequences (deletes that free tunnel keys, re-adds of the same
+// names) applied by replicas that never restart, restore mid-way from a snapshot, or start
+// late; then three central nodes with compaction and a restart. Views compared as canonical text.
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import t from 'tap';
+import { LocalNetwork } from '../../cluster/local-transport.js';
+import type { Entry } from '../../cluster/types.js';
+import type { Database, Row, Uuid } from '../../ovsdb/index.js';
+import { dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import type { SbDelta, SbView } from '../../northd/index.js';
+import { canonicalText } from '../../northd/sb-changes.js';
+import type { CentralNode } from '../../server/central-node.js';
+import { CentralNode as Central } from '../../server/central-node.js';
+import { encodeCommand, nbTxn } from '../../server/commands.js';
+import { NbStateMachine } from '../../server/nb-state-machine.js';
+import { NorthboundClient, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import { NorthdProjection } from '../../server/northd-projection.js';
+import { Rng } from '../helpers/seeded-rng.js';
+
+const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
+const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? 40);
+const TXNS = 60;
+
+const set = (items: readonly unknown[]): unknown => ['set', items];
+const uuidAtom = (u: string): unknown => ['uuid', u];
+const byUuid = (u: string): unknown[] => [['_uuid', '==', ['uuid', u]]];
+
+function addLsp(ls: string, name: string, row: Record<string, unknown> = {}): unknown[] {
+  const tag = `lsp_${name}`;
+  return [
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': tag, row: { name, addresses: set([`0a:00:00:00:00:01 10.0.0.1`]), ...row } },
+    { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', ls]], mutations: [['ports', 'insert', set([['named-uuid', tag]])]] },
+  ];
+}
+
+function addLrp(lr: string, name: string, n: number): unknown[] {
+  const tag = `lrp_${name}`;
+  const mac = `0a:00:00:00:ff:${(n % 256).toString(16).padStart(2, '0')}`;
+  return [
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': tag, row: { name, mac, networks: set([`192.168.${n % 256}.1/24`]) } },
+    { op: 'mutate', table: 'Logical_Router', where: [['name', '==', lr]], mutations: [['ports', 'insert', set([['named-uuid', tag]])]] },
+  ];
+}
+
+function names(db: Database, table: string): { uuid: Uuid; name: string }[] {
+  return [...db.rows(table).values()].map((r) => ({ uuid: r._uuid, name: (r as unknown as { name: string }).name })).sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * One random transaction for `db`. Switch, router and port names come from small pools, so
+ * deleted objects come back under the same names while lower keys may have been freed.
+ */
+function randomOps(rng: Rng, db: Database, n: number): unknown[] {
+  const lss = names(db, 'Logical_Switch');
+  const lsps = names(db, 'Logical_Switch_Port');
+  const lrs = names(db, 'Logical_Router');
+  const lrps = names(db, 'Logical_Router_Port');
+  const freeName = (prefix: string, pool: number, used: readonly { name: string }[]): string | undefined => {
+    const free = Array.from({ length: pool }, (_, i) => `${prefix}${i}`).filter((x) => !used.some((u) => u.name === x));
+    return free.length === 0 ? undefined : rng.pick(free);
+  };
+  const kind = rng.weighted<string>([
+    ['ls-add', lss.length < 4 ? 2 : 0], ['ls-del', lss.length > 1 ? 0.7 : 0], ['lsp-add', lss.length > 0 ? 6 : 0],
+    ['lsp-del', lsps.length > 0 ? 4 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0], ['lr-add', lrs.length < 2 ? 1 : 0],
+    ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 ? 1.5 : 0], ['lrp-del', lrps.length > 0 ? 1 : 0], ['nb-cfg', 0.3],
+  ]);
+  switch (kind) {
+    case 'ls-add': {
+      const name = freeName('ls', 5, lss);
+      return name === undefined ? [] : [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
+    }
+    case 'ls-del':
+      return [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }];
+    case 'lsp-add': {
+      const ops: unknown[] = [];
+      const taken = [...lsps];
+      for (let i = rng.int(1, 3); i > 0; i--) {
+        const name = freeName('p', 16, taken);
+        if (name === undefined) break;
+        taken.push({ uuid: '', name });
+        const router = lrps.length > 0 && rng.chance(0.2) ? { type: 'router', options: ['map', [['router-port', rng.pick(lrps).name]]], addresses: set(['router']) } : {};
+        ops.push(...addLsp(rng.pick(lss).name, name, router));
+      }
+      return ops;
+    }
+    case 'lsp-del': {
+      const ops: unknown[] = [];
+      for (const p of rng.subset(lsps, 3)) ops.push({ op: 'mutate', table: 'Logical_Switch', where: [], mutations: [['ports', 'delete', set([uuidAtom(p.uuid)])]] });
+      return ops;
+    }
+    case 'lsp-move': {
+      const p = rng.pick(lsps);
+      const to = rng.pick(lss);
+      return [
+        { op: 'mutate', table: 'Logical_Switch', where: [['_uuid', '!=', uuidAtom(to.uuid)]], mutations: [['ports', 'delete', set([uuidAtom(p.uuid)])]] },
+        { op: 'mutate', table: 'Logical_Switch', where: byUuid(to.uuid), mutations: [['ports', 'insert', set([uuidAtom(p.uuid)])]] },
+      ];
+    }
+    case 'lr-add': {
+      const name = freeName('lr', 3, lrs);
+      return name === undefined ? [] : [{ op: 'insert', table: 'Logical_Router', row: { name } }];
+    }
+    case 'lr-del':
+      return [{ op: 'delete', table: 'Logical_Router', where: byUuid(rng.pick(lrs).uuid) }];
+    case 'lrp-add': {
+      const name = freeName('rp', 6, lrps);
+      return name === undefined ? [] : addLrp(rng.pick(lrs).name, name, n);
+    }
+    case 'lrp-del':
+      return [{ op: 'mutate', table: 'Logical_Router', where: [], mutations: [['ports', 'delete', set([uuidAtom(rng.pick(lrps).uuid)])]] }];
+    default:
+      return [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: n } }, { op: 'delete', table: 'NB_Global', where: [] }];
+  }
+}
+
+function seedOf(rng: Rng): [number, number, number, number] {
+  return [rng.int(1, 0x7fffffff), rng.int(0, 0x7fffffff), rng.int(0, 0x7fffffff), rng.int(0, 0x7fffffff)];
+}
+
+/** A state machine over a NorthdProjection whose listener folds every SB delta into a copy. */
+function replica(): { sm: NbStateMachine; projection: NorthdProjection; folded: Map<string, Map<Uuid, Row>>; revisions: number[]; problems: string[] } {
+  const projection = new NorthdProjection();
+  const folded = new Map<string, Map<Uuid, Row>>();
+  const revisions: number[] = [];
+  const problems: string[] = [];
+  projection.onSbChange((revision, delta: SbDelta) => {
+    revisions.push(revision);
+    for (const c of delta.changes) {
+      let rows = folded.get(c.table);
+      if (rows === undefined) folded.set(c.table, (rows = new Map()));
+      const had = rows.get(c.uuid);
+      const expectOld = c.kind === 'insert' ? undefined : c.old;
+      if (canonicalText(had) !== canonicalText(expectOld)) problems.push(`r${revision} ${c.kind} ${c.table} ${c.uuid}: old does not match`);
+      if (c.kind === 'delete') rows.delete(c.uuid);
+      else rows.set(c.uuid, c.new);
+    }
+  });
+  return { sm: new NbStateMachine({ schema, projection }), projection, folded, revisions, problems };
+}
+
+/** The view without empty tables (a folded copy has no entry for a table that never had rows). */
+function viewText(view: SbView): string {
+  return canonicalText(new Map([...view].filter(([, rows]) => rows.size > 0)));
+}
+
+function strictlyIncreasing(xs: readonly number[]): boolean {
+  return xs.every((x, i) => i === 0 || x > (xs[i - 1] as number));
+}
+
+t.test('determinism across restore: never restarted, restored mid-way, from scratch', async (t) => {
+  let restoredWithKeys = 0;
+  for (let s = 1; s <= SEQUENCES; s++) {
+    const rng = new Rng(s * 7919);
+    const a = replica();
+    const entries: Entry[] = [];
+    const snapshotAt = rng.int(5, TXNS - 5);
+    let snapshot: Uint8Array | undefined;
+    for (let i = 1; i <= TXNS; i++) {
+      const e: Entry = { term: 1, index: i, type: 'normal', data: encodeCommand(nbTxn(randomOps(rng, a.sm.nb, i), seedOf(rng))) };
+      entries.push(e);
+      a.sm.apply(e, false);
+      if (i === snapshotAt) snapshot = a.sm.snapshot();
+    }
+    if (snapshot === undefined) throw new Error('no snapshot taken');
+    const b = replica();
+    b.sm.restore(snapshot);
+    for (const e of entries.slice(snapshotAt)) b.sm.apply(e, false);
+    const c = replica();
+    for (const e of entries) c.sm.apply(e, false);
+    const texts = [a, b, c].map((r) => viewText(r.projection.view()));
+    if (new Set(texts).size !== 1) {
+      t.fail(`seed ${s}: views differ (snapshot at ${snapshotAt})`);
+      continue;
+    }
+    // The northd history bytes (what the snapshot carries) are equal too. (The NB database's
+    // own encoding follows row insertion order, which a restore changes, so it is compared as
+    // a dump.)
+    const histories = [a, b, c].map((r) => Buffer.from(r.projection.snapshot()).toString('hex'));
+    if (new Set(histories).size !== 1) t.fail(`seed ${s}: northd snapshot bytes differ`);
+    const dumps = [a, b, c].map((r) => canonicalText(dumpDatabaseJson(r.sm.nb)));
+    if (new Set(dumps).size !== 1) {
+      t.fail(`seed ${s}: NB databases differ`);
+      if (process.env.DBG) {
+        const [x, y] = dumps as [string, string];
+        let k = 0;
+        while (x[k] === y[k]) k++;
+        console.log(x.slice(k - 300, k + 200), '\n----\n', y.slice(k - 300, k + 200));
+      }
+    }
+    for (const [name, r] of [['A', a], ['B', b], ['C', c]] as const) {
+      if (r.problems.length > 0) t.fail(`seed ${s} ${name}: ${r.problems[0] ?? ''}`);
+      if (!strictlyIncreasing(r.revisions)) t.fail(`seed ${s} ${name}: SB deltas out of revision order`);
+      if (viewText(r.folded) !== texts[0]) t.fail(`seed ${s} ${name}: folding the SB deltas does not give the view`);
+    }
+    if (b.projection.history().portKeys.length > 0) restoredWithKeys++;
+  }
+  t.ok(restoredWithKeys > SEQUENCES / 2, `most sequences end with ports (${restoredWithKeys}/${SEQUENCES})`);
+  t.pass(`${SEQUENCES} sequences of ${TXNS} transactions agree`);
+});
+
+t.test('a port deleted and added again after a restore takes the lowest free key, as elsewhere', async (t) => {
+  let n = 0;
+  const entry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(nbTxn(ops, [n, 1, 2, 3])) });
+  const before = [entry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw' } }]), entry([...addLsp('sw', 'p1'), ...addLsp('sw', 'p2'), ...addLsp('sw', 'p3')])];
+  const a = replica();
+  for (const e of before) t.equal(a.sm.apply(e, false).kind, 'committed');
+  const keyOf = (r: { projection: NorthdProjection }, port: string): number | undefined =>
+    [...(r.projection.view().get('Port_Binding')?.values() ?? [])].map((row) => row as unknown as sb.Port_Binding).find((p) => p.logical_port === port)?.tunnel_key;
+  t.same(['p1', 'p2', 'p3'].map((p) => keyOf(a, p)), [1, 2, 3]);
+  const b = replica();
+  b.sm.restore(a.sm.snapshot());
+  const p1 = names(a.sm.nb, 'Logical_Switch_Port').find((p) => p.name === 'p1')?.uuid as string;
+  const p3 = names(a.sm.nb, 'Logical_Switch_Port').find((p) => p.name === 'p3')?.uuid as string;
+  const after = [entry([{ op: 'mutate', table: 'Logical_Switch', where: [], mutations: [['ports', 'delete', set([uuidAtom(p1), uuidAtom(p3)])]] }]), entry(addLsp('sw', 'p3'))];
+  for (const e of after) {
+    a.sm.apply(e, false);
+    b.sm.apply(e, false);
+  }
+  t.equal(keyOf(a, 'p3'), 1, 'the lowest free key');
+  t.equal(keyOf(b, 'p3'), 1, 'the restored replica agrees (its restore-time key preferences are gone)');
+  t.equal(viewText(b.projection.view()), viewText(a.projection.view()));
+});
+
+t.test('the SB delta listener: every change, in revision order, folding to the view', async (t) => {
+  const r = replica();
+  const rng = new Rng(42);
+  for (let i = 1; i <= 80; i++) r.sm.apply({ term: 1, index: i * 2, type: 'normal', data: encodeCommand(nbTxn(randomOps(rng, r.sm.nb, i), seedOf(rng))) }, false);
+  r.sm.apply({ term: 1, index: 162, type: 'normal', data: encodeCommand(nbTxn([{ op: 'insert', table: 'Logical_Switch', row: { name: 'final' } }], [7, 7, 7, 7])) }, false);
+  t.ok(r.revisions.length > 20, `${r.revisions.length} SB deltas`);
+  t.ok(strictlyIncreasing(r.revisions), 'revisions strictly increase');
+  t.ok(r.revisions.every((x) => x % 2 === 0), 'each delta is tagged with the revision (log index) of its NB transaction');
+  t.same(r.problems, [], 'every change starts from the row the listener holds');
+  t.equal(viewText(r.folded), viewText(r.projection.view()), 'folding every delta gives the view');
+  t.equal(r.projection.lastChange()?.revision, r.revisions.at(-1));
+  const stats = r.projection.stats();
+  t.equal(stats.revision, 162);
+  t.equal(r.revisions.at(-1), 162);
+  t.ok(stats.applies >= r.revisions.length - 1 && stats.applies <= 81, `one apply per NB transaction that changed something (${stats.applies})`);
+  t.equal(r.revisions[0], 0, 'the first delta is the initial computation (SB_Global) at revision 0');
+  t.ok((stats.rows.Datapath_Binding ?? 0) >= 1);
+  // A restore is one delta too: from the current view to the restored one.
+  const other = replica();
+  for (let i = 1; i <= 10; i++) other.sm.apply({ term: 1, index: 1000 + i, type: 'normal', data: encodeCommand(nbTxn(randomOps(rng, other.sm.nb, i), seedOf(rng))) }, false);
+  other.sm.restore(r.sm.snapshot());
+  t.equal(other.revisions.at(-1), 162);
+  t.equal(viewText(other.folded), viewText(r.projection.view()), 'after a restore the folded deltas give the restored view');
+  t.same(other.problems, []);
+  const off = r.projection.onSbChange(() => t.fail('unsubscribed listener called'));
+  off();
+  r.sm.apply({ term: 1, index: 163, type: 'normal', data: encodeCommand(nbTxn([{ op: 'insert', table: 'Logical_Switch', row: { name: 'late' } }], [9, 9, 9, 9])) }, false);
+});
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const started = Date.now();
+  while (!cond()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+t.test('three central nodes with compaction; a stopped node restarts and catches up to the same SB view', async (t) => {
+  const dir = t.testdir();
+  const net = new LocalNetwork('northd-central');
+  const ids = [1, 2, 3];
+  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
+  const start = (id: number): Promise<CentralNode> =>
+    Central.start({ id, clusterId: 'northd-central', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, snapshotEntries: 5 });
+  const nodes = new Map<number, CentralNode>();
+  for (const id of ids) nodes.set(id, await start(id));
+  t.teardown(async () => {
+    for (const n of nodes.values()) await n.stop();
+  });
+  const leader = async (): Promise<CentralNode> => {
+    let found: CentralNode | undefined;
+    await waitFor('a leader', () => (found = [...nodes.values()].find((n) => n.node.status().role === 'leader')) !== undefined);
+    return found as CentralNode;
+  };
+  const rng = new Rng(2026);
+  const write = async (count: number, base: number): Promise<void> => {
+    for (let i = 0; i < count; i++) {
+      const l = await leader();
+      const ops = randomOps(rng, l.sm.nb, base + i);
+      if (ops.length > 0) await l.transact(ops);
+    }
+  };
+  await write(25, 0);
+  const l0 = await leader();
+  const victim = ids.find((id) => id !== l0.id) ?? 3;
+  await (nodes.get(victim) as CentralNode).stop();
+  nodes.delete(victim);
+  await write(40, 100);
+  const restarted = await start(victim);
+  nodes.set(victim, restarted);
+  const target = (await leader()).revision;
+  await waitFor('every node applied the last write', () => [...nodes.values()].every((n) => n.revision >= target));
+  const views = [...nodes.values()].map((n) => {
+    const p = n.northd;
+    if (p === undefined) throw new Error('no northd projection');
+    return viewText(p.view());
+  });
+  t.equal(new Set(views).size, 1, 'all three SB views are identical');
+  t.ok((restarted.northd?.stats().restores ?? 0) >= 1, 'the restarted node restored from a snapshot (its own or the leader\'s)');
+  t.ok((restarted.northd?.history().portKeys.length ?? 0) > 0, 'with ports bound');
+  t.ok([...nodes.values()].every((n) => n.node.status().counters.snapshotsTaken > 0 || n === restarted), 'compaction happened');
+
+  // The SB view, read-only through the Northbound API (db = OVN_Southbound).
+  const server = new grpc.Server();
+  server.addService(northboundDefinition(), northboundHandlers(restarted));
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  const client = new NorthboundClient(`127.0.0.1:${port}`);
+  t.teardown(() => {
+    client.close();
+    server.forceShutdown();
+  });
+  const viaApi = await client.list('Port_Binding', [], { db: 'OVN_Southbound', columns: ['logical_port', 'tunnel_key'] });
+  const direct = await (await leader()).listSouthbound('Port_Binding', [], ['logical_port', 'tunnel_key'], 'linearizable');
+  t.same(viaApi.rows, direct.rows, 'the restarted node serves the same Port_Binding rows as the leader');
+  t.equal(viaApi.rows.length, restarted.northd?.view().get('Port_Binding')?.size);
+  const one = viaApi.rows[0] as { logical_port: string; tunnel_key: number };
+  const filtered = await client.list('Port_Binding', [['logical_port', '==', one.logical_port]], { db: 'OVN_Southbound', consistency: 'serializable' });
+  t.equal(filtered.rows.length, 1, 'an OVSDB "where" selects SB rows');
+  t.match(filtered.rows[0], { logical_port: one.logical_port, tunnel_key: one.tunnel_key, _uuid: ['uuid', String] });
+  t.same((await client.list('Chassis', [], { db: 'OVN_Southbound' })).rows, [], 'tables northd does not fill are empty');
+  await t.rejects(client.list('Nope', [], { db: 'OVN_Southbound' }), { code: grpc.status.INVALID_ARGUMENT });
+  await t.rejects(client.list('Logical_Switch', [], { db: 'OVN_Southbound' }), { code: grpc.status.INVALID_ARGUMENT }, 'an NB table is not in the SB view');
+  t.equal((await client.list('Logical_Switch', [], { db: 'OVN_Northbound' })).rows.length, restarted.sm.nb.rows('Logical_Switch').size, 'the NB database as before');
+});
