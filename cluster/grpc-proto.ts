@@ -39,6 +39,16 @@ export function loadProto(file: string): protobuf.Root {
   return root;
 }
 
+const malformedKey = Symbol('malformed request');
+
+/** A request whose bytes did not decode as its protobuf message. */
+export class MalformedRequestError extends Error {}
+
+/** Why a decoded request is malformed, or undefined when it is a proper message. */
+export function malformedReason(req: unknown): string | undefined {
+  return typeof req === 'object' && req !== null && malformedKey in req ? String((req as Record<symbol, unknown>)[malformedKey]) : undefined;
+}
+
 const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: String, bytes: Uint8Array as unknown as typeof String, defaults: true, oneofs: true };
 
 function codec(type: protobuf.Type): { serialize: (v: unknown) => Buffer; deserialize: (b: Buffer) => unknown } {
@@ -50,7 +60,15 @@ function codec(type: protobuf.Type): { serialize: (v: unknown) => Buffer; deseri
       if (err !== null) throw new Error(`${type.name}: ${err}`);
       return Buffer.from(type.encode(message).finish());
     },
-    deserialize: (b) => type.toObject(type.decode(b), toObjectOptions),
+    deserialize: (b) => {
+      // Bytes that are not this message must not become an INTERNAL error deep in grpc-js:
+      // they decode to a marker the handler answers with INVALID_ARGUMENT.
+      try {
+        return type.toObject(type.decode(b), toObjectOptions);
+      } catch (err) {
+        return { [malformedKey]: `${type.name}: ${(err as Error).message}` };
+      }
+    },
   };
 }
 

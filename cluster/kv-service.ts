@@ -4,7 +4,7 @@
 // (statusOf); a not-leader answer carries the leader's id in the "leader-id" trailer.
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { loadProto, serviceDefinition } from './grpc-proto.js';
+import { loadProto, malformedReason, serviceDefinition } from './grpc-proto.js';
 import { KvStateMachine, encodeKvCommand } from './kv-state-machine.js';
 import type { KvResult, KvValue } from './kv-state-machine.js';
 import type { RaftNode } from './node.js';
@@ -62,6 +62,11 @@ function statusOf(err: unknown): Partial<grpc.StatusObject> {
 
 function unary<Req, Res>(f: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    const malformed = malformedReason(call.request);
+    if (malformed !== undefined) {
+      callback(statusOf(new BadRequest(malformed)));
+      return;
+    }
     f(call.request).then(
       (res) => callback(null, res),
       (err: unknown) => callback(statusOf(err)),

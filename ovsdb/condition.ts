@@ -5,7 +5,7 @@ import type { Atom } from './atom.js';
 import { compareAtoms } from './atom.js';
 import type { Datum, NamedUuidResolver, Row } from './datum.js';
 import { datumFromJson, datumsEqual, toDatum } from './datum.js';
-import { OvsdbError, OvsdbErrorName, syntaxError } from './errors.js';
+import { OvsdbError, OvsdbErrorName, syntaxError, quote } from './errors.js';
 import type { ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
 
@@ -31,7 +31,7 @@ export function parseConditions(table: TableSchema, json: unknown, resolve?: Nam
 
 function parseClause(table: TableSchema, json: unknown, resolve?: NamedUuidResolver): Clause {
   if (!Array.isArray(json) || json.length !== 3 || typeof json[0] !== 'string' || typeof json[1] !== 'string') {
-    throw syntaxError(`condition must be [column, function, value], got ${JSON.stringify(json)}`);
+    throw syntaxError(`condition must be [column, function, value], got ${quote(json)}`);
   }
   const [name, fnName, valueJson] = json as [string, string, unknown];
   const column = findColumn(table, name);

@@ -7,7 +7,7 @@
 // Values are immutable once made: shared empty constants and row objects are never mutated.
 import type { Atom, Uuid } from './atom.js';
 import { compareAtoms, isUuid, zeroUuid } from './atom.js';
-import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
+import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import type { BaseType, ColumnType } from './schema.js';
 
 export type Value = Atom | readonly Atom[] | ReadonlyMap<Atom, Atom>;
@@ -60,7 +60,7 @@ export function defaultValue(type: ColumnType): Value {
 export function checkAtomConstraints(base: BaseType, atom: Atom): void {
   if (base.enum !== undefined) {
     if (!base.enum.some((e) => compareAtoms(e, atom) === 0)) {
-      throw constraintViolation(`${JSON.stringify(atom)} is not one of the allowed values (${base.enum.map((e) => JSON.stringify(e)).join(', ')})`);
+      throw constraintViolation(`${quote(atom)} is not one of the allowed values (${base.enum.map((e) => JSON.stringify(e)).join(', ')})`);
     }
     return;
   }
@@ -100,20 +100,20 @@ export function atomFromJson(base: BaseType, json: unknown, resolve?: NamedUuidR
   let atom: Atom;
   switch (base.type) {
     case 'integer':
-      if (typeof json !== 'number' || !Number.isInteger(json)) throw syntaxError(`expected integer, got ${JSON.stringify(json)}`);
+      if (typeof json !== 'number' || !Number.isInteger(json)) throw syntaxError(`expected integer, got ${quote(json)}`);
       if (!Number.isSafeInteger(json)) throw new OvsdbError(OvsdbErrorName.rangeError, `integer ${json} is outside the exact range of this server (±2^53)`);
       atom = json;
       break;
     case 'real':
-      if (typeof json !== 'number') throw syntaxError(`expected real, got ${JSON.stringify(json)}`);
+      if (typeof json !== 'number') throw syntaxError(`expected real, got ${quote(json)}`);
       atom = json;
       break;
     case 'boolean':
-      if (typeof json !== 'boolean') throw syntaxError(`expected boolean, got ${JSON.stringify(json)}`);
+      if (typeof json !== 'boolean') throw syntaxError(`expected boolean, got ${quote(json)}`);
       atom = json;
       break;
     case 'string':
-      if (typeof json !== 'string') throw syntaxError(`expected string, got ${JSON.stringify(json)}`);
+      if (typeof json !== 'string') throw syntaxError(`expected string, got ${quote(json)}`);
       atom = json;
       break;
     case 'uuid':
@@ -136,7 +136,7 @@ export function uuidFromJson(json: unknown, resolve?: NamedUuidResolver): Uuid {
       return resolve(json[1]);
     }
   }
-  throw syntaxError(`expected ["uuid", <id>] or ["named-uuid", <name>], got ${JSON.stringify(json)}`);
+  throw syntaxError(`expected ["uuid", <id>] or ["named-uuid", <name>], got ${quote(json)}`);
 }
 
 export function atomToJson(base: BaseType, atom: Atom): unknown {
@@ -160,16 +160,16 @@ function checkCount(type: ColumnType, n: number): void {
  */
 export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUuidResolver): Datum {
   if (type.value !== undefined) {
-    if (!isTagged(json, 'map')) throw syntaxError(`expected ["map", [...]], got ${JSON.stringify(json)}`);
+    if (!isTagged(json, 'map')) throw syntaxError(`expected ["map", [...]], got ${quote(json)}`);
     const pairs: [Atom, Atom][] = [];
     for (const p of json[1]) {
-      if (!Array.isArray(p) || p.length !== 2) throw syntaxError(`map element must be a [key, value] pair, got ${JSON.stringify(p)}`);
+      if (!Array.isArray(p) || p.length !== 2) throw syntaxError(`map element must be a [key, value] pair, got ${quote(p)}`);
       pairs.push([atomFromJson(type.key, p[0], resolve), atomFromJson(type.value, p[1], resolve)]);
     }
     pairs.sort((a, b) => compareAtoms(a[0], b[0]));
     for (let i = 1; i < pairs.length; i++) {
       if (compareAtoms((pairs[i - 1] as [Atom, Atom])[0], (pairs[i] as [Atom, Atom])[0]) === 0) {
-        throw new OvsdbError(OvsdbErrorName.ovsdbError, `map contains duplicate key ${JSON.stringify((pairs[i] as [Atom, Atom])[0])}`);
+        throw new OvsdbError(OvsdbErrorName.ovsdbError, `map contains duplicate key ${quote((pairs[i] as [Atom, Atom])[0])}`);
       }
     }
     checkCount(type, pairs.length);
@@ -179,7 +179,7 @@ export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUu
   const keys = elements.map((e) => atomFromJson(type.key, e, resolve)).sort(compareAtoms);
   for (let i = 1; i < keys.length; i++) {
     if (compareAtoms(keys[i - 1] as Atom, keys[i] as Atom) === 0) {
-      throw new OvsdbError(OvsdbErrorName.ovsdbError, `set contains duplicate value ${JSON.stringify(keys[i])}`);
+      throw new OvsdbError(OvsdbErrorName.ovsdbError, `set contains duplicate value ${quote(keys[i])}`);
     }
   }
   checkCount(type, keys.length);

@@ -5,7 +5,7 @@ import type { Atom } from './atom.js';
 import { compareAtoms } from './atom.js';
 import type { Datum, NamedUuidResolver } from './datum.js';
 import { checkAtomConstraints, datumFromJson } from './datum.js';
-import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
+import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import type { BaseType, ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
 
@@ -29,7 +29,7 @@ export function parseMutations(table: TableSchema, json: unknown, resolve?: Name
 
 function parseMutation(table: TableSchema, json: unknown, resolve?: NamedUuidResolver): Mutation {
   if (!Array.isArray(json) || json.length !== 3 || typeof json[0] !== 'string' || typeof json[1] !== 'string') {
-    throw syntaxError(`mutation must be [column, mutator, value], got ${JSON.stringify(json)}`);
+    throw syntaxError(`mutation must be [column, mutator, value], got ${quote(json)}`);
   }
   const [name, mutatorName, valueJson] = json as [string, string, unknown];
   const column = findColumn(table, name);

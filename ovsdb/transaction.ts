@@ -18,7 +18,7 @@ import { forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './da
 import type { Database, DbDelta, RowChange, TableData } from './database.js';
 import { Database as DatabaseClass } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
-import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError } from './errors.js';
+import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import { applyMutation, parseMutations } from './mutation.js';
 import type { ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
@@ -283,7 +283,7 @@ class Execution {
     const out: ColumnSchema[] = [];
     for (const name of json as unknown[]) {
       const column = typeof name === 'string' ? findColumn(table, name) : undefined;
-      if (column === undefined) throw syntaxError(`${JSON.stringify(name)} is not a valid column name in table ${table.name}.`);
+      if (column === undefined) throw syntaxError(`${quote(name)} is not a valid column name in table ${table.name}.`);
       if (out.includes(column)) throw syntaxError(`column ${column.name} appears more than once in the column list`);
       out.push(column);
     }
@@ -327,7 +327,7 @@ class Execution {
     const name = op['uuid-name'] as string | undefined;
     if (op.uuid !== undefined) {
       const given = (op.uuid as string).toLowerCase();
-      if (!isUuid(given)) throw syntaxError(`"uuid" member ${JSON.stringify(op.uuid)} is not a valid UUID.`);
+      if (!isUuid(given)) throw syntaxError(`"uuid" member ${quote(op.uuid)} is not a valid UUID.`);
       if (this.overlay.pending.has(given) || this.db.rowTable.has(given)) {
         throw new OvsdbError(OvsdbErrorName.duplicateUuid, `This UUID would duplicate a UUID already present within the table or deleted within the same transaction.`);
       }
@@ -626,7 +626,7 @@ function precommit(x: Execution): RowChange[] {
         const otherKeyNow = otherNow === undefined ? undefined : indexKey(types, cols.map((c) => otherNow[c] as Value));
         if (otherNow !== undefined && otherKeyNow === key) {
           throw constraintViolation(
-            `Transaction causes multiple rows in "${t.schema.name}" table to have identical values (${cols.map((c) => JSON.stringify(row[c])).join(', ')}) for index on column${cols.length > 1 ? 's' : ''} "${cols.join('", "')}".  First row, with UUID ${other}, and second row, with UUID ${row._uuid}.`,
+            `Transaction causes multiple rows in "${t.schema.name}" table to have identical values (${cols.map((c) => quote(row[c])).join(', ')}) for index on column${cols.length > 1 ? 's' : ''} "${cols.join('", "')}".  First row, with UUID ${other}, and second row, with UUID ${row._uuid}.`,
           );
         }
         seen.set(key, row._uuid);

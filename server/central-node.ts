@@ -251,11 +251,19 @@ export class CentralNode {
   /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */
   private async readBarrier(consistency: 'linearizable' | 'serializable'): Promise<void> {
     if (consistency !== 'linearizable') return;
-    try {
-      await this.node.readIndex();
-    } catch (err) {
-      if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
-      throw err;
+    // During an election there is briefly no leader to confirm the read: wait for one, up to
+    // the same limit a write waits, rather than failing a read that will succeed in a moment.
+    const started = Date.now();
+    for (;;) {
+      try {
+        await this.node.readIndex();
+        return;
+      } catch (err) {
+        if (!(err instanceof ProposalError)) throw err;
+        const retry = err.kind === 'dropped' || (err.kind === 'not-leader' && err.leaderHint === 0);
+        if (!retry || Date.now() - started > centralLimits.leaderWaitMsMax) throw new CentralNodeError('unavailable', err.message);
+        await new Promise((r) => setTimeout(r, 20));
+      }
     }
   }
 

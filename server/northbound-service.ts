@@ -6,6 +6,8 @@ import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { NodeId } from '../cluster/types.js';
 import type { DbDelta, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
+import { quote } from '../ovsdb/errors.js';
+import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import type { CentralNode, TransactOutcome } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 
@@ -27,9 +29,25 @@ export const northboundLimits = {
 
 class BadRequest extends Error {}
 
+/**
+ * The longest status message sent: details travel in an HTTP/2 trailer, and one that is too
+ * large breaks the connection instead of reporting the error.
+ */
+const statusDetailsCharsMax = 1024;
+
+function bounded(s: Partial<grpc.StatusObject>): Partial<grpc.StatusObject> {
+  if (s.details !== undefined && s.details.length > statusDetailsCharsMax) return { ...s, details: `${s.details.slice(0, statusDetailsCharsMax)}...` };
+  return s;
+}
+
 /** The single place where an outcome becomes a gRPC status. */
 export function statusOf(err: unknown): Partial<grpc.StatusObject> {
+  return bounded(statusOfUnbounded(err));
+}
+
+function statusOfUnbounded(err: unknown): Partial<grpc.StatusObject> {
   if (err instanceof BadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+  if (err instanceof MalformedRequestError) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
   if (err instanceof CentralNodeError) {
     switch (err.kind) {
       case 'bad-request':
@@ -65,6 +83,11 @@ function parseJson(text: string, what: string): unknown {
 
 function unary<Req, Res>(f: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    const malformed = malformedReason(call.request);
+    if (malformed !== undefined) {
+      callback(statusOf(new MalformedRequestError(malformed)));
+      return;
+    }
     f(call.request).then(
       (res) => callback(null, res),
       (err: unknown) => callback(statusOf(err)),
@@ -96,10 +119,22 @@ function changesOf(central: CentralNode, delta: DbDelta, tables: ReadonlySet<str
 }
 
 function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>): void {
+  const malformed = malformedReason(call.request);
+  if (malformed !== undefined) {
+    call.emit('error', statusOf(new MalformedRequestError(malformed)));
+    return;
+  }
   const { tables: tableList, sinceRevision } = call.request;
+  // A revision beyond this member's log is one no member has told anyone about yet (a
+  // lagging member may still be catching up to a real one: those are served as they apply).
+  const lastIndex = central.node.status().lastIndex;
+  if (sinceRevision > lastIndex) {
+    call.emit('error', statusOf(new WatchCut(grpc.status.OUT_OF_RANGE, `revision ${sinceRevision} is in the future: this member's log ends at ${lastIndex}`)));
+    return;
+  }
   for (const t of tableList) {
     if (!central.schema.tables.has(t)) {
-      call.emit('error', statusOf(new BadRequest(`unknown table ${t}`)));
+      call.emit('error', statusOf(new BadRequest(`unknown table ${quote(t)}`)));
       return;
     }
   }
@@ -193,6 +228,7 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
       if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
       if (db !== 'OVN_Southbound' && !central.schema.tables.has(req.table)) throw new BadRequest(`unknown table ${req.table}`);
       const where = req.whereJson === '' ? [] : parseJson(req.whereJson, 'where_json');
+      if (!Array.isArray(where)) throw new BadRequest('where_json must be a JSON array of conditions');
       const consistency = req.consistency === 'SERIALIZABLE' ? 'serializable' : 'linearizable';
       const out = db === 'OVN_Southbound' ? await central.listSouthbound(req.table, where, req.columns, consistency) : await central.list(req.table, where, req.columns, consistency);
       return { rowsJson: JSON.stringify(out.rows), revision: out.revision };
