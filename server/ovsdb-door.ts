@@ -1,0 +1,593 @@
+// The OVSDB door: JSON-RPC 1.0 (RFC 7047 with the Open vSwitch extensions of ovsdb-server(7))
+// over TCP or a unix socket, serving OVN_Northbound from one central node plus the `_Server`
+// database that lets clustered clients find the leader. Reads and monitors are served from
+// this member's replica; writes go through central.transact, which forwards to the leader.
+// Every input is validated here: a bad request gets an error reply or a closed connection,
+// never a crash and never a half-applied transaction.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import type { CentralNode } from './central-node.js';
+import { CentralNodeError } from './central-node.js';
+import { JsonValueSplitter } from './json-stream.js';
+import type { Monitor, MonitorVersion, TableUpdates } from './ovsdb-monitor.js';
+import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, parseMonitorRequests, parseMonitorWhere } from './ovsdb-monitor.js';
+import type { DbDelta } from '../ovsdb/index.js';
+import { Database, OvsdbError, OvsdbErrorName, parseDatabaseSchema, schemaToJson, transact } from '../ovsdb/index.js';
+
+/** Named limits of the door; each bounds a queue or a wait. */
+export interface OvsdbDoorLimits {
+  /** One incoming JSON value; a larger one closes the connection. */
+  readonly messageBytesMax: number;
+  /** Requests of one connection being served at once; beyond it they wait and reading pauses. */
+  readonly requestsInFlightMax: number;
+  /** Bytes queued to a slow reader; past it the connection is dropped. */
+  readonly outgoingBytesMax: number;
+  /** Silence after which the server sends an echo; a second one without reply closes. */
+  readonly inactivityProbeMs: number;
+  /** Monitors on one connection. */
+  readonly monitorsMax: number;
+  /** How often the `_Server` row (leader, connected, index) is refreshed. */
+  readonly serverStatusMs: number;
+  /** How long a reply waits for this replica to apply the transaction it reports. */
+  readonly applyWaitMsMax: number;
+}
+
+export const ovsdbDoorDefaults: OvsdbDoorLimits = {
+  messageBytesMax: 64 * 1024 * 1024,
+  requestsInFlightMax: 1000,
+  outgoingBytesMax: 256 * 1024 * 1024,
+  inactivityProbeMs: 5000,
+  monitorsMax: 1000,
+  serverStatusMs: 250,
+  applyWaitMsMax: 10_000,
+};
+
+export type DoorListen = { readonly host: string; readonly port: number } | { readonly path: string };
+
+export interface OvsdbDoorOptions {
+  readonly central: CentralNode;
+  readonly listen: DoorListen;
+  readonly limits?: Partial<OvsdbDoorLimits>;
+  /** Names the cluster in `_Server`'s cid; the same on every member. */
+  readonly clusterId?: string;
+}
+
+export interface OvsdbDoor {
+  /** Where the door listens (with the port bound, for port 0). */
+  readonly address: DoorListen;
+  close(): Promise<void>;
+}
+
+const SERVER_SCHEMA_JSON = {
+  name: '_Server',
+  version: '1.2.0',
+  cksum: '3009684573 744',
+  tables: {
+    Database: {
+      columns: {
+        cid: { type: { key: 'uuid', min: 0 } },
+        connected: { type: 'boolean' },
+        index: { type: { key: 'integer', min: 0 } },
+        leader: { type: 'boolean' },
+        model: { type: { key: { enum: ['set', ['clustered', 'relay', 'standalone']], type: 'string' } } },
+        name: { type: 'string' },
+        schema: { type: { key: 'string', min: 0 } },
+        sid: { type: { key: 'uuid', min: 0 } },
+      },
+    },
+  },
+} as const;
+
+const ZERO_TXN_PREFIX = '00000000-0000-0000-0000-';
+
+/** The last-txn-id of a revision: UUID-shaped, the same on every member. */
+export function txnIdOf(revision: number): string {
+  return ZERO_TXN_PREFIX + revision.toString(16).padStart(12, '0');
+}
+
+/** The revision a last-txn-id names, or undefined (foreign, or the all-zero "none"). */
+export function revisionOfTxnId(id: unknown): number | undefined {
+  if (typeof id !== 'string' || !id.startsWith(ZERO_TXN_PREFIX)) return undefined;
+  const hex = id.slice(ZERO_TXN_PREFIX.length);
+  if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;
+  const r = parseInt(hex, 16);
+  return r > 0 ? r : undefined;
+}
+
+function uuidFrom(text: string): string {
+  const h = createHash('sha256').update(text).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A JSON-RPC error reply's "error" member, as ovsdb-server spells them. */
+class RpcError extends Error {
+  constructor(
+    readonly error: string,
+    readonly details?: string,
+  ) {
+    super(details === undefined ? error : `${error}: ${details}`);
+  }
+  toJson(): unknown {
+    return this.details === undefined ? this.error : { error: this.error, details: this.details };
+  }
+}
+
+/** The one place an exception becomes a JSON-RPC error; anything else is a bug and is rethrown. */
+function toRpcError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  if (err instanceof OvsdbError) return new RpcError(err.error, err.details);
+  if (err instanceof CentralNodeError) return new RpcError(err.kind === 'bad-request' ? OvsdbErrorName.syntaxError : err.kind, err.message);
+  throw err;
+}
+
+/** The `_Server` database of this member: one Database row for OVN_Northbound. */
+class ServerDb {
+  readonly db = new Database(parseDatabaseSchema(SERVER_SCHEMA_JSON));
+  private uuid: string | undefined;
+  private counter = 0;
+  /** What the row says now (the last values written to it). */
+  private reported = { leader: false, connected: false, index: 0 };
+
+  constructor(
+    private readonly central: CentralNode,
+    private readonly cid: string,
+    private readonly sid: string,
+    private readonly schemaText: string,
+  ) {}
+
+  private newUuid = (): string => uuidFrom(`_Server:${this.sid}:${this.counter++}`);
+
+  private status(): { name: string; model: string; connected: boolean; leader: boolean; schema: string; cid: unknown; sid: unknown; index: number } {
+    const s = this.central.node.status();
+    return {
+      name: this.central.schema.name,
+      model: 'clustered',
+      connected: s.lead !== 0,
+      leader: s.role === 'leader',
+      schema: this.schemaText,
+      cid: ['uuid', this.cid],
+      sid: ['uuid', this.sid],
+      index: this.central.revision,
+    };
+  }
+
+  /**
+   * Brings the row up to date and returns the change, if any. A change of leader or
+   * connected is always reported; the index alone only when `withIndex` (the periodic
+   * refresh), so a busy cluster does not double its notifications.
+   */
+  refresh(withIndex: boolean): DbDelta | undefined {
+    const row = this.status();
+    if (this.uuid === undefined) {
+      const out = transact(this.db, [{ op: 'insert', table: 'Database', row }], { newUuid: this.newUuid });
+      assert.ok(out.kind === 'committed', `_Server insert failed: ${JSON.stringify(out)}`);
+      this.uuid = (out.results[0] as { uuid: [string, string] }).uuid[1];
+      this.reported = { leader: row.leader, connected: row.connected, index: row.index };
+      return out.delta;
+    }
+    const last = this.reported;
+    if (last.leader === row.leader && last.connected === row.connected && (!withIndex || last.index === row.index)) return undefined;
+    this.reported = { leader: row.leader, connected: row.connected, index: row.index };
+    const update = { connected: row.connected, leader: row.leader, index: row.index };
+    const out = transact(this.db, [{ op: 'update', table: 'Database', where: [['_uuid', '==', ['uuid', this.uuid]]], row: update }], { newUuid: this.newUuid });
+    assert.ok(out.kind === 'committed', `_Server update failed: ${JSON.stringify(out)}`);
+    return out.delta.changes.length > 0 ? out.delta : undefined;
+  }
+}
+
+/** Locks by name, shared by every connection of one door (ovsdb-server(7) "lock"). */
+class LockTable {
+  private readonly locks = new Map<string, Connection[]>();
+
+  /** Queues `c` for the lock; true when it owns it now. */
+  lock(name: string, c: Connection): boolean {
+    const q = this.locks.get(name) ?? [];
+    this.locks.set(name, q);
+    if (!q.includes(c)) q.push(c);
+    return q[0] === c;
+  }
+
+  /** `c` takes the lock from its owner, who is told "stolen". */
+  steal(name: string, c: Connection): void {
+    const q = (this.locks.get(name) ?? []).filter((x) => x !== c);
+    const owner = q[0];
+    this.locks.set(name, [c, ...q]);
+    if (owner !== undefined) owner.notify('stolen', [name]);
+  }
+
+  unlock(name: string, c: Connection): void {
+    const q = this.locks.get(name);
+    if (q === undefined) return;
+    const wasOwner = q[0] === c;
+    const rest = q.filter((x) => x !== c);
+    if (rest.length === 0) this.locks.delete(name);
+    else this.locks.set(name, rest);
+    if (wasOwner && rest[0] !== undefined) rest[0].notify('locked', [name]);
+  }
+
+  owns(name: string, c: Connection): boolean {
+    return this.locks.get(name)?.[0] === c;
+  }
+}
+
+/** Shared state of one door: the central node, the `_Server` db and the connections. */
+class Door {
+  readonly connections = new Set<Connection>();
+  readonly locks = new LockTable();
+  readonly serverDb: ServerDb;
+  readonly serverId: string;
+  readonly nbSchemaJson: unknown;
+  readonly serverSchemaJson: unknown;
+
+  constructor(
+    readonly central: CentralNode,
+    readonly limits: OvsdbDoorLimits,
+    clusterId: string,
+  ) {
+    this.serverId = uuidFrom(`server:${clusterId}:${central.id}`);
+    this.nbSchemaJson = schemaToJson(central.schema);
+    this.serverSchemaJson = SERVER_SCHEMA_JSON;
+    this.serverDb = new ServerDb(central, uuidFrom(`cid:${clusterId}`), this.serverId, JSON.stringify(this.nbSchemaJson));
+    this.serverDb.refresh(true);
+  }
+
+  database(name: unknown): Database {
+    if (name === this.central.schema.name) return this.central.sm.nb;
+    if (name === '_Server') return this.serverDb.db;
+    throw new RpcError(OvsdbErrorName.unknownDatabase, `unknown database ${JSON.stringify(name)}`);
+  }
+
+  refreshServer(withIndex: boolean): void {
+    const delta = this.serverDb.refresh(withIndex);
+    if (delta === undefined) return;
+    for (const c of this.connections) c.onServerDelta(delta);
+  }
+
+  /** Resolves once this replica has applied `revision` (or the wait bound passed). */
+  async applied(revision: number): Promise<void> {
+    const deadline = Date.now() + this.limits.applyWaitMsMax;
+    while (this.central.revision < revision && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, 20);
+        const off = this.central.onCommit(done);
+        function done(): void {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      });
+    }
+  }
+}
+
+/** One client connection: its requests, monitors and locks. */
+class Connection {
+  private readonly splitter: JsonValueSplitter;
+  private readonly monitors = new Map<string, Monitor>();
+  private readonly locksHeld = new Set<string>();
+  private inFlight = 0;
+  /** Requests read but not yet started (see drain). */
+  private readonly backlog: unknown[] = [];
+  private paused = false;
+  private closed = false;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probeSent = false;
+  private readonly offCommit: () => void;
+
+  constructor(
+    private readonly door: Door,
+    private readonly socket: net.Socket,
+  ) {
+    this.splitter = new JsonValueSplitter(door.limits.messageBytesMax);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', () => this.destroy());
+    socket.on('close', () => this.cleanup());
+    this.offCommit = door.central.onCommit((e) => this.onNbCommit(e.revision, e.delta));
+    this.armProbe();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+    this.cleanup();
+  }
+
+  private cleanup(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.probeTimer);
+    this.offCommit();
+    for (const name of this.locksHeld) this.door.locks.unlock(name, this);
+    this.locksHeld.clear();
+    this.monitors.clear();
+    this.backlog.length = 0;
+    this.door.connections.delete(this);
+  }
+
+  private armProbe(): void {
+    clearTimeout(this.probeTimer);
+    this.probeSent = false;
+    this.probeTimer = setTimeout(() => this.probe(), this.door.limits.inactivityProbeMs);
+    this.probeTimer.unref();
+  }
+
+  /** Inactivity: send an echo; if the peer is still silent one interval later, drop it. */
+  private probe(): void {
+    if (this.closed) return;
+    if (this.probeSent) {
+      this.destroy();
+      return;
+    }
+    this.probeSent = true;
+    this.send({ method: 'echo', params: [], id: 'echo' });
+    this.probeTimer = setTimeout(() => this.probe(), this.door.limits.inactivityProbeMs);
+    this.probeTimer.unref();
+  }
+
+  private send(message: unknown): void {
+    if (this.closed) return;
+    this.socket.write(JSON.stringify(message));
+    // A reader that does not keep up is dropped rather than buffered without bound.
+    if (this.socket.writableLength > this.door.limits.outgoingBytesMax) this.destroy();
+  }
+
+  notify(method: string, params: unknown[]): void {
+    this.send({ method, params, id: null });
+  }
+
+  private onData(chunk: Buffer): void {
+    this.armProbe();
+    let messages: unknown[];
+    try {
+      messages = this.splitter.feed(chunk);
+    } catch {
+      // Malformed or oversized input: the stream cannot be resynchronized, so it ends here.
+      this.destroy();
+      return;
+    }
+    this.backlog.push(...messages);
+    this.drain();
+  }
+
+  /**
+   * Starts queued requests while fewer than requestsInFlightMax are being served. While some
+   * wait, reading pauses, so the backlog never holds more than one chunk's messages.
+   */
+  private drain(): void {
+    while (this.backlog.length > 0 && this.inFlight < this.door.limits.requestsInFlightMax && !this.closed) this.dispatch(this.backlog.shift());
+    if (this.closed) return;
+    if (this.backlog.length > 0 && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    } else if (this.backlog.length === 0 && this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  private dispatch(message: unknown): void {
+    if (!isRecord(message)) {
+      this.destroy();
+      return;
+    }
+    const { method, params, id } = message;
+    if (method === undefined) return; // A reply (to our echo): its arrival already reset the probe.
+    const isNotification = id === null || id === undefined;
+    if (typeof method !== 'string' || !Array.isArray(params)) {
+      if (!isNotification) this.send({ id, result: null, error: { error: OvsdbErrorName.syntaxError, details: 'a request needs a string "method" and an array "params"' } });
+      return;
+    }
+    if (isNotification) return; // "cancel" and other notifications need no answer.
+    this.inFlight++;
+    this.serve(method, params)
+      .then(
+        (result) => this.send({ id, result, error: null }),
+        (err: unknown) => this.send({ id, result: null, error: toRpcError(err).toJson() }),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.drain();
+      });
+  }
+
+  private async serve(method: string, params: unknown[]): Promise<unknown> {
+    switch (method) {
+      case 'echo':
+        return params;
+      case 'list_dbs':
+        return [this.door.central.schema.name, '_Server'];
+      case 'get_schema': {
+        const db = this.door.database(params[0]);
+        return db === this.door.central.sm.nb ? this.door.nbSchemaJson : this.door.serverSchemaJson;
+      }
+      case 'get_server_id':
+        return this.door.serverId;
+      case 'set_db_change_aware':
+        return {};
+      case 'cancel':
+        return {};
+      case 'transact':
+        return this.transact(params);
+      case 'monitor':
+        return this.monitor(params, 1);
+      case 'monitor_cond':
+        return this.monitor(params, 2);
+      case 'monitor_cond_since':
+        return this.monitor(params, 3);
+      case 'monitor_cond_change':
+        return this.monitorCondChange(params);
+      case 'monitor_cancel': {
+        const key = JSON.stringify(params[0] ?? null);
+        if (!this.monitors.delete(key)) throw new RpcError('unknown monitor');
+        return {};
+      }
+      case 'lock':
+      case 'steal':
+      case 'unlock':
+        return this.lock(method, params);
+      default:
+        throw new RpcError(OvsdbErrorName.unknownMethod);
+    }
+  }
+
+  private async transact(params: unknown[]): Promise<unknown> {
+    const db = this.door.database(params[0]);
+    const ops = params.slice(1);
+    if (db !== this.door.central.sm.nb) {
+      // `_Server` is read-only: selects (and other reads) run on the local copy.
+      const out = transact(db, ops, { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
+      if (out.kind === 'blocked') return [{ error: OvsdbErrorName.timedOut, details: '"wait" not satisfied on _Server' }];
+      return out.results;
+    }
+    // Locks live in this door, not in the log: "assert" is checked here and, when the lock
+    // is held, replaced by a comment (both answer {}), so the replicated ops stay lock-free.
+    const asserted = ops.findIndex((op) => isRecord(op) && op['op'] === 'assert' && !(typeof op['lock'] === 'string' && this.door.locks.owns(op['lock'], this)));
+    if (asserted >= 0) {
+      const lock = (ops[asserted] as Record<string, unknown>)['lock'];
+      if (typeof lock !== 'string') return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.syntaxError, details: '"assert" needs a "lock" name' } : null));
+      return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.notOwner, details: `lock ${lock} is not held by this connection` } : null));
+    }
+    const replicated = ops.map((op) => (isRecord(op) && op['op'] === 'assert' ? { op: 'comment', comment: `assert ${String(op['lock'])}` } : op));
+    const out = await this.door.central.transact(replicated);
+    // Replies follow the updates they caused, as with ovsdb-server: wait for this replica.
+    const writes = replicated.some((op) => isRecord(op) && (op['op'] === 'insert' || op['op'] === 'update' || op['op'] === 'mutate' || op['op'] === 'delete'));
+    if (!out.failed && writes) await this.door.applied(out.revision);
+    return out.results;
+  }
+
+  private async monitor(params: unknown[], version: MonitorVersion): Promise<unknown> {
+    const db = this.door.database(params[0]);
+    const key = JSON.stringify(params[1] ?? null);
+    if (this.monitors.has(key)) throw new RpcError('duplicate monitor ID');
+    if (this.monitors.size >= this.door.limits.monitorsMax) throw new RpcError(OvsdbErrorName.resourcesExhausted, `more than ${this.door.limits.monitorsMax} monitors`);
+    const monitor: Monitor = { id: params[1] ?? null, db: db.schema.name, version, tables: parseMonitorRequests(db, params[2], version) };
+    const isNb = db === this.door.central.sm.nb;
+    // Everything below runs without awaiting: the snapshot and the subscription are taken at
+    // the same revision, so no change is missed or reported twice.
+    const revision = isNb ? this.door.central.revision : 0;
+    this.monitors.set(key, monitor);
+    if (version !== 3) return initialUpdates(monitor, db);
+    const since = isNb ? revisionOfTxnId(params[3]) : undefined;
+    if (since !== undefined && since <= revision) {
+      const h = this.door.central.history.since(since);
+      if (h.kind === 'ok') {
+        const updates = changeUpdates(monitor, netChanges(db, h.items.map((i) => i.delta))) ?? {};
+        return [true, txnIdOf(revision), updates];
+      }
+    }
+    return [false, txnIdOf(revision), initialUpdates(monitor, db)];
+  }
+
+  private monitorCondChange(params: unknown[]): unknown {
+    const [oldId, newId, requests] = params;
+    const oldKey = JSON.stringify(oldId ?? null);
+    const monitor = this.monitors.get(oldKey);
+    if (monitor === undefined) throw new RpcError('unknown monitor');
+    if (monitor.version === 1) throw new RpcError(OvsdbErrorName.syntaxError, 'monitor_cond_change on a plain monitor');
+    const newKey = JSON.stringify(newId ?? null);
+    if (newKey !== oldKey && this.monitors.has(newKey)) throw new RpcError('duplicate monitor ID');
+    if (!isRecord(requests)) throw new RpcError(OvsdbErrorName.syntaxError, 'monitor_cond_change requests must be an object');
+    // Validate every table's new condition before changing any.
+    const changes: [string, ReturnType<typeof parseMonitorWhere>][] = [];
+    for (const [table, value] of Object.entries(requests)) {
+      const tm = monitor.tables.get(table);
+      if (tm === undefined) throw new RpcError(OvsdbErrorName.syntaxError, `table ${table} is not monitored`);
+      const first: unknown = Array.isArray(value) ? value[0] : value;
+      if (!isRecord(first)) throw new RpcError(OvsdbErrorName.syntaxError, `condition change for ${table} must be an object`);
+      changes.push([table, parseMonitorWhere(tm.schema, first['where'])]);
+    }
+    const db = this.door.database(monitor.db);
+    const updates: TableUpdates = {};
+    for (const [table, where] of changes) {
+      const tm = monitor.tables.get(table);
+      if (tm === undefined) continue;
+      const oldWhere = tm.where;
+      tm.where = where;
+      const rows = conditionChangeUpdates(monitor, table, oldWhere, db);
+      if (Object.keys(rows).length > 0) updates[table] = rows;
+    }
+    this.monitors.delete(oldKey);
+    monitor.id = newId ?? null;
+    this.monitors.set(newKey, monitor);
+    if (Object.keys(updates).length > 0) this.sendUpdates(monitor, updates, this.door.central.revision);
+    return {};
+  }
+
+  private lock(method: 'lock' | 'steal' | 'unlock', params: unknown[]): unknown {
+    const name = params[0];
+    if (typeof name !== 'string' || params.length !== 1) throw new RpcError(OvsdbErrorName.syntaxError, `${method} takes one lock name`);
+    const locks = this.door.locks;
+    switch (method) {
+      case 'lock': {
+        if (this.locksHeld.has(name)) throw new RpcError(OvsdbErrorName.syntaxError, `lock ${name} already requested on this connection`);
+        this.locksHeld.add(name);
+        return { locked: locks.lock(name, this) };
+      }
+      case 'steal':
+        this.locksHeld.add(name);
+        locks.steal(name, this);
+        return { locked: true };
+      case 'unlock':
+        if (!this.locksHeld.delete(name)) throw new RpcError(OvsdbErrorName.syntaxError, `lock ${name} not held or requested on this connection`);
+        locks.unlock(name, this);
+        return {};
+    }
+  }
+
+  private sendUpdates(m: Monitor, updates: TableUpdates, revision: number): void {
+    if (m.version === 1) this.notify('update', [m.id, updates]);
+    else if (m.version === 2) this.notify('update2', [m.id, updates]);
+    else this.notify('update3', [m.id, txnIdOf(revision), updates]);
+  }
+
+  private onNbCommit(revision: number, delta: DbDelta): void {
+    const name = this.door.central.schema.name;
+    for (const m of this.monitors.values()) {
+      if (m.db !== name) continue;
+      const updates = changeUpdates(m, delta.changes);
+      if (updates !== undefined) this.sendUpdates(m, updates, revision);
+    }
+  }
+
+  onServerDelta(delta: DbDelta): void {
+    for (const m of this.monitors.values()) {
+      if (m.db !== '_Server') continue;
+      const updates = changeUpdates(m, delta.changes);
+      if (updates !== undefined) this.sendUpdates(m, updates, 0);
+    }
+  }
+}
+
+/** Opens the door; resolves once it listens. */
+export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
+  const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
+  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name);
+  const server = net.createServer((socket) => {
+    const c = new Connection(door, socket);
+    door.connections.add(c);
+  });
+  const offCommit = options.central.onCommit(() => door.refreshServer(false));
+  const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
+  statusTimer.unref();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if ('path' in options.listen) server.listen(options.listen.path, resolve);
+    else server.listen(options.listen.port, options.listen.host, resolve);
+  });
+  const bound = server.address();
+  const address: DoorListen = 'path' in options.listen ? options.listen : { host: options.listen.host, port: typeof bound === 'object' && bound !== null ? bound.port : options.listen.port };
+  return {
+    address,
+    close: async () => {
+      clearInterval(statusTimer);
+      offCommit();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const c of [...door.connections]) c.destroy();
+      await closed;
+    },
+  };
+}
