@@ -7,6 +7,7 @@ import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import type { NodeId } from '../../cluster/types.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
@@ -26,6 +27,7 @@ interface CentralOptions {
   peers: string;
   nbPeers: string;
   grpc?: string;
+  ovsdb?: string;
   clusterId: string;
   tickMs: string;
   electionTicks: string;
@@ -40,6 +42,7 @@ export function registerCentralCommand(program: Command): void {
     .requiredOption('--peers <list>', 'every member\'s Raft address: n1=host:port,n2=host:port,... (same list, same order, on every member)')
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
+    .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
     .option('--cluster-id <id>', 'cluster id every Raft message carries', 'ovnts')
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
@@ -78,11 +81,20 @@ export function registerCentralCommand(program: Command): void {
       const server = new grpc.Server();
       server.addService(northboundDefinition(), northboundHandlers(central));
       const port = await bind(server, listen);
+      let door: Awaited<ReturnType<typeof startOvsdbDoor>> | undefined;
+      if (o.ovsdb !== undefined) {
+        const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(o.ovsdb);
+        const punix = /^punix:(.+)$/.exec(o.ovsdb);
+        if (ptcp === null && punix === null) throw new Error(`--ovsdb: expected ptcp:PORT[:IP] or punix:PATH, got "${o.ovsdb}"`);
+        const where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
+        door = await startOvsdbDoor({ central, listen: where, clusterId: o.clusterId });
+      }
       process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
+      await door?.close();
       server.forceShutdown();
       fwd.close();
       await central.stop();

@@ -67,6 +67,20 @@ async function waitForLeader(addresses: string[], failure: () => string | undefi
   }
 }
 
+/**
+ * Creates the NB_Global row if the database has none, as `ovn-nbctl init` does: OVN's tools
+ * expect it. maxRows 1 makes a concurrent second insert fail instead of duplicating it.
+ */
+async function initNbGlobal(addresses: string[]): Promise<void> {
+  const client = new NorthboundClient(addresses[0] as string, 10_000);
+  try {
+    if ((await client.list('NB_Global')).rows.length > 0) return;
+    await client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  } finally {
+    client.close();
+  }
+}
+
 interface UpOptions {
   dataDir: string;
   nodes: string;
@@ -80,7 +94,7 @@ export function registerUpCommands(program: Command): void {
     .description('start (or restart) a local cluster of central nodes and wait for a leader')
     .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
     .option('--nodes <n>', 'number of members', '3')
-    .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n', '16700')
+    .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n', '16700')
     .option('--detach', 'return once there is a leader and leave the members running')
     .action(async (o: UpOptions) => {
       const dataDir = resolve(o.dataDir);
@@ -101,7 +115,8 @@ export function registerUpCommands(program: Command): void {
       let exited: string | undefined;
       for (const name of names) {
         const log = openSync(join(dataDir, `${name}.log`), 'a');
-        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`], {
+        const ovsdbPort = base + 21 + names.indexOf(name);
+        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${ovsdbPort}:127.0.0.1`], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -112,14 +127,18 @@ export function registerUpCommands(program: Command): void {
         pids.push(child.pid as number);
       }
       const addresses = names.map((_, i) => `127.0.0.1:${base + 1 + i}`);
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      const ovsdbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 21 + i}`).join(',');
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
       try {
         await waitForLeader(addresses, () => exited);
       } catch (err) {
         await stopMembers(dataDir, pids);
         throw new Error(`${(err as Error).message}; see the logs in ${dataDir}`, { cause: err });
       }
-      process.stdout.write(`ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`);
+      await initNbGlobal(addresses);
+      process.stdout.write(
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
+      );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');
       const clients = addresses.map((a) => new NorthboundClient(a, 1000));

@@ -63,6 +63,16 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   const show = await nbctl('show');
   t.match(show.stdout, /switch [0-9a-f-]{36} \(sw0\)\n {4}port p1\n {8}addresses: \["00:00:00:00:00:01 10.0.0.1"\]/);
 
+  // The real ovn-nbctl through the OVSDB door (NB_OVSDB in the env file), when installed.
+  const ovsdbRemotes = /NB_OVSDB="([^"]*)"/.exec(env)?.[1] ?? '';
+  t.match(ovsdbRemotes, /^tcp:127\.0\.0\.1:\d+(,tcp:127\.0\.0\.1:\d+){2}$/);
+  const real = await run('ovn-nbctl', [`--db=${ovsdbRemotes}`, '--timeout=20', 'ls-list'], { timeout: 30_000 }).then(
+    (r) => r.stdout,
+    (err: { code?: string | number; stdout?: string }) => (err.code === 'ENOENT' ? undefined : `failed: ${JSON.stringify(err)}`),
+  );
+  if (real === undefined) t.comment('ovn-nbctl is not installed: skipping its check');
+  else t.match(real, /\(sw0\)/, 'the real ovn-nbctl sees what ovnts nbctl wrote');
+
   // Kill one member outright: the others carry on (the client skips the dead endpoint).
   const victim = pids[0] as number;
   process.kill(victim, 'SIGKILL');
