@@ -18,7 +18,13 @@ export interface CentralCluster {
   stop(): Promise<void>;
 }
 
-export async function startCentralCluster(dir: string, size = 3): Promise<CentralCluster> {
+export interface CentralClusterOptions {
+  readonly size?: number;
+  readonly history?: { revisionsMax: number; bytesMax: number };
+}
+
+export async function startCentralCluster(dir: string, options: CentralClusterOptions = {}): Promise<CentralCluster> {
+  const size = options.size ?? 3;
   const net = new LocalNetwork('central-test');
   const ids = Array.from({ length: size }, (_, i) => i + 1);
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
@@ -26,7 +32,7 @@ export async function startCentralCluster(dir: string, size = 3): Promise<Centra
   const fwd = forwarder(addresses);
   const members: CentralMember[] = [];
   for (const id of ids) {
-    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward });
+    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}) });
     const server = new grpc.Server();
     server.addService(northboundDefinition(), northboundHandlers(central));
     const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));

@@ -1,6 +1,7 @@
 // A small OVSDB JSON-RPC 1.0 client for tests (RFC 7047 section 4): JSON values streamed over a
 // unix or TCP socket with no framing, request/response matched by id, server "echo" requests
 // answered, everything else that arrives without an id handed to a notification callback.
+import { JsonStreamSyntaxError, JsonValueSplitter } from '../../server/json-stream.js';
 import net from 'node:net';
 
 /** Default bound on one incoming JSON value; a server that sends more is broken or hostile. */
@@ -12,113 +13,10 @@ export const PENDING_REQUESTS_MAX_DEFAULT = 10_000;
 /** Default bound on the wait for one reply, so a hung server fails a test instead of stalling it. */
 export const REQUEST_TIMEOUT_MS_DEFAULT = 60_000;
 
-export class JsonValueTooLargeError extends Error {
-  readonly kind = 'message too large';
-  constructor(readonly bytesMax: number) {
-    super(`incoming JSON value exceeds ${bytesMax} bytes`);
-  }
-}
+// The stream splitter is the server's own (server/json-stream.ts): one implementation of
+// RFC 7047's unframed JSON stream for both ends.
+export { JsonStreamSyntaxError, JsonValueSplitter, JsonValueTooLargeError } from '../../server/json-stream.js';
 
-export class JsonStreamSyntaxError extends Error {
-  readonly kind = 'syntax error';
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-function isJsonWhitespace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-}
-
-/**
- * Splits a byte stream into top-level JSON objects and arrays, the only top-level values
- * JSON-RPC sends. It tracks nesting depth and string state (including backslash escapes), so
- * braces or quotes inside strings never end a value. It scans bytes, not characters: UTF-8
- * continuation bytes never collide with the ASCII delimiters, so a multibyte character split
- * across two chunks is reassembled correctly before decoding.
- *
- * The splitter does not validate the JSON; each complete value is handed to JSON.parse, and a
- * parse failure surfaces as an error from feed().
- */
-export class JsonValueSplitter {
-  private readonly parts: Buffer[] = [];
-  private partsBytes = 0;
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-
-  constructor(private readonly bytesMax: number = MESSAGE_BYTES_MAX_DEFAULT) {}
-
-  /** Feeds one chunk; returns every value completed by it, in order. */
-  feed(chunk: Buffer): unknown[] {
-    const values: unknown[] = [];
-    let start = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i] as number;
-      if (this.depth === 0) {
-        if (isJsonWhitespace(byte)) {
-          start = i + 1;
-          continue;
-        }
-        if (byte !== OPEN_BRACE && byte !== OPEN_BRACKET) {
-          throw new JsonStreamSyntaxError(
-            `unexpected byte 0x${byte.toString(16)} between JSON values (only objects and arrays may appear at top level)`,
-          );
-        }
-        start = i;
-        this.depth = 1;
-        continue;
-      }
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (byte === BACKSLASH) this.escaped = true;
-        else if (byte === QUOTE) this.inString = false;
-        continue;
-      }
-      if (byte === QUOTE) this.inString = true;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) this.depth++;
-      else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
-        this.depth--;
-        if (this.depth === 0) {
-          this.append(chunk.subarray(start, i + 1));
-          values.push(this.takeValue());
-          start = i + 1;
-        }
-      }
-    }
-    if (this.depth > 0) this.append(chunk.subarray(start));
-    return values;
-  }
-
-  /** True when a value has started but not finished (bytes are buffered). */
-  get isMidValue(): boolean {
-    return this.depth > 0;
-  }
-
-  private append(part: Buffer): void {
-    if (part.length === 0) return;
-    this.partsBytes += part.length;
-    if (this.partsBytes > this.bytesMax) throw new JsonValueTooLargeError(this.bytesMax);
-    this.parts.push(Buffer.from(part));
-  }
-
-  private takeValue(): unknown {
-    const text = Buffer.concat(this.parts, this.partsBytes).toString('utf8');
-    this.parts.length = 0;
-    this.partsBytes = 0;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (err) {
-      throw new JsonStreamSyntaxError(`invalid JSON value: ${(err as Error).message}`);
-    }
-  }
-}
-
-/** A JSON-RPC reply whose "error" member is not null. */
 export class JsonRpcError extends Error {
   readonly kind = 'rpc error';
   constructor(

@@ -2,51 +2,13 @@
 // servers on loopback): writes through every node, linearizable and serializable reads,
 // watches from scratch and resumed on another replica at the same revision with nothing
 // missed or repeated, compaction answered clearly, bad requests refused without change.
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
-import { LocalNetwork } from '../../cluster/local-transport.js';
-import { CentralNode } from '../../server/central-node.js';
-import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import type { CentralCluster, CentralMember } from '../helpers/central-cluster.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
 
-interface Member {
-  central: CentralNode;
-  server: grpc.Server;
-  address: string;
-  client: NorthboundClient;
-}
-
-async function startCluster(dir: string, history?: { revisionsMax: number; bytesMax: number }): Promise<{ members: Member[]; stop: () => Promise<void> }> {
-  const net = new LocalNetwork('central-test');
-  const ids = [1, 2, 3];
-  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
-  const addresses = new Map<number, string>();
-  const fwd = forwarder(addresses);
-  const members: Member[] = [];
-  for (const id of ids) {
-    const central = await CentralNode.start({
-      id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10,
-      forward: fwd.forward, ...(history ? { history } : {}),
-    });
-    const server = new grpc.Server();
-    server.addService(northboundDefinition(), northboundHandlers(central));
-    const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
-    const address = `127.0.0.1:${port}`;
-    addresses.set(id, address);
-    members.push({ central, server, address, client: new NorthboundClient(address) });
-  }
-  return {
-    members,
-    stop: async () => {
-      fwd.close();
-      for (const m of members) {
-        m.client.close();
-        m.server.forceShutdown();
-        await m.central.stop();
-      }
-    },
-  };
-}
+type Member = CentralMember;
+const startCluster = (dir: string, history?: { revisionsMax: number; bytesMax: number }): Promise<CentralCluster> => startCentralCluster(dir, history ? { history } : {});
 
 const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
 
