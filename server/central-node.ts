@@ -168,7 +168,7 @@ export class CentralNode {
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
-        const out = await this.node.propose(encodeCommand(nbTxn(ops, randomSeed(), elapsedMs)));
+        const out = await this.node.propose(encodeCommand(nbTxn(ops, randomSeed(), elapsedMs, Date.now())));
         result = out.result as ApplyResult;
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;

@@ -7,7 +7,7 @@ import { Packr } from 'msgpackr';
 import type { StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase } from '../ovsdb/codec.js';
-import type { DatabaseOptions, DatabaseSchema, DbDelta } from '../ovsdb/index.js';
+import type { DatabaseOptions, DatabaseSchema, DbDelta, RowChange, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import { decodeCommand } from './commands.js';
 
@@ -104,13 +104,35 @@ export class NbStateMachine implements StateMachine {
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
         if (out.delta.changes.length > 0) {
-          this.options.projection?.apply(this.db, out.delta, this.rev);
-          const event: CommitEvent = { revision: this.rev, delta: out.delta };
+          const delta = this.options.projection === undefined ? out.delta : mergeDeltas(out.delta, this.syncCfg(command.seed, command.timestampMs));
+          this.options.projection?.apply(this.db, delta, this.rev);
+          const event: CommitEvent = { revision: this.rev, delta };
           for (const l of this.listeners) l(event);
         }
         return { kind: 'committed', results: out.results, revision: this.rev };
       }
     }
+  }
+
+  /**
+   * The nb_cfg protocol: the SB view is derived inside apply, so once a transaction commits the
+   * view already reflects it, and NB_Global.sb_cfg can follow nb_cfg in the same revision. No
+   * chassis can lag yet (agents are not connected through this path), so hv_cfg follows too.
+   * Deterministic: the new values and timestamp come from the entry.
+   */
+  private syncCfg(seed: UuidSeed, timestampMs: number): DbDelta {
+    const global = [...this.db.rows('NB_Global').values()][0];
+    if (global === undefined) return { changes: [] };
+    const nbCfg = global.nb_cfg as number;
+    if (global.sb_cfg === nbCfg && global.hv_cfg === nbCfg) return { changes: [] };
+    const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: nbCfg };
+    if (global.sb_cfg !== nbCfg) row.sb_cfg_timestamp = timestampMs;
+    if (global.hv_cfg !== nbCfg) row.hv_cfg_timestamp = timestampMs;
+    // A stream of its own, distinct from the transaction's, for the _version this update takes.
+    const cfgSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x5bd1e995) >>> 0 || 1];
+    const out = transact(this.db, [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', global._uuid]]], row }], { newUuid: uuidSource(cfgSeed) });
+    assert.ok(out.kind === 'committed', `updating NB_Global's *_cfg cannot fail: ${JSON.stringify(out)}`);
+    return out.delta;
   }
 
   snapshot(): Uint8Array {
@@ -129,4 +151,36 @@ export class NbStateMachine implements StateMachine {
     this.rev = revision;
     this.options.projection?.restore(this.db, projection ?? undefined, revision);
   }
+}
+
+/**
+ * One delta with the effect of `a` then `b`, in (table, uuid) order: a row inserted then
+ * modified is an insert of its final image, modified twice is one modification, inserted then
+ * deleted disappears, modified then deleted is a deletion of its original image.
+ */
+export function mergeDeltas(a: DbDelta, b: DbDelta): DbDelta {
+  if (b.changes.length === 0) return a;
+  if (a.changes.length === 0) return b;
+  const key = (c: RowChange): string => `${c.table}\u0000${c.uuid}`;
+  const merged = new Map<string, RowChange | undefined>(a.changes.map((c) => [key(c), c]));
+  for (const c of b.changes) {
+    const k = key(c);
+    const prev = merged.get(k);
+    if (prev === undefined) {
+      merged.set(k, c);
+      continue;
+    }
+    if (prev.kind === 'insert') {
+      merged.set(k, c.kind === 'delete' ? undefined : { kind: 'insert', table: c.table, uuid: c.uuid, new: c.new });
+    } else if (prev.kind === 'modify') {
+      if (c.kind === 'delete') merged.set(k, { kind: 'delete', table: c.table, uuid: c.uuid, old: prev.old });
+      else if (c.kind === 'modify') merged.set(k, { kind: 'modify', table: c.table, uuid: c.uuid, old: prev.old, new: c.new, columns: [...new Set([...prev.columns, ...c.columns])].sort() });
+      else merged.set(k, c);
+    } else {
+      merged.set(k, c);
+    }
+  }
+  const changes = [...merged.values()].filter((c): c is RowChange => c !== undefined);
+  changes.sort((x, y) => (x.table < y.table ? -1 : x.table > y.table ? 1 : x.uuid < y.uuid ? -1 : x.uuid > y.uuid ? 1 : 0));
+  return { changes };
 }

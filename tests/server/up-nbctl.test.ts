@@ -71,7 +71,20 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
     (err: { code?: string | number; stdout?: string }) => (err.code === 'ENOENT' ? undefined : `failed: ${JSON.stringify(err)}`),
   );
   if (real === undefined) t.comment('ovn-nbctl is not installed: skipping its check');
-  else t.match(real, /\(sw0\)/, 'the real ovn-nbctl sees what ovnts nbctl wrote');
+  else {
+    t.match(real, /\(sw0\)/, 'the real ovn-nbctl sees what ovnts nbctl wrote');
+    // --wait=sb bumps nb_cfg and waits for sb_cfg to catch up: the SB view is derived in apply.
+    const waited = await run('ovn-nbctl', [`--db=${ovsdbRemotes}`, '--timeout=20', '--wait=sb', 'ls-add', 'sw-waited'], { timeout: 30_000 }).then(
+      () => 'ok',
+      (err: { stderr?: string }) => `failed: ${err.stderr ?? ''}`,
+    );
+    t.equal(waited, 'ok', 'ovn-nbctl --wait=sb returns');
+    const wait2 = await run('ovn-nbctl', [`--db=${ovsdbRemotes}`, '--timeout=20', '--wait=hv', 'sync'], { timeout: 30_000 }).then(
+      () => 'ok',
+      (err: { stderr?: string }) => `failed: ${err.stderr ?? ''}`,
+    );
+    t.equal(wait2, 'ok', 'ovn-nbctl --wait=hv sync returns');
+  }
 
   // Kill one member outright: the others carry on (the client skips the dead endpoint).
   const victim = pids[0] as number;
