@@ -7,9 +7,9 @@ import {
   bool, ephemeral, int, map, optional, ref, schema, set, smap, str, table,
 } from './dsl.js';
 import type { Schema } from './dsl.js';
+import { DIRECTION, MIRROR_COLUMNS, SSL_COLUMNS } from './shared-columns.js';
 
 const PRIORITY = int({ min: 0, max: 32767 });
-const DIRECTION = str({ enum: ['from-lport', 'to-lport'] });
 const UINT32_POSITIVE = int({ min: 1, max: 4294967295 });
 
 export const NB_SCHEMA: Schema = schema({
@@ -54,15 +54,7 @@ export const NB_SCHEMA: Schema = schema({
     SSL: table(
       'The key, certificate and CA ovsdb-server uses for SSL remotes.',
       { maxRows: 1 },
-      {
-        private_key: str(),
-        certificate: str(),
-        ca_cert: str(),
-        bootstrap_ca_cert: bool(),
-        ssl_protocols: str(),
-        ssl_ciphers: str(),
-        external_ids: smap(),
-      },
+      SSL_COLUMNS,
     ),
 
     // --- Logical switches ---------------------------------------------------------------------
@@ -270,14 +262,7 @@ export const NB_SCHEMA: Schema = schema({
     Mirror: table(
       'A port mirroring session: which direction of traffic to copy, and the GRE or ERSPAN sink.',
       { isRoot: true, indexes: [['name']] },
-      {
-        name: str(),
-        filter: DIRECTION,
-        sink: str(),
-        type: str({ enum: ['gre', 'erspan'] }),
-        index: int(),
-        external_ids: smap(),
-      },
+      MIRROR_COLUMNS,
     ),
 
     // --- Logical routers ----------------------------------------------------------------------

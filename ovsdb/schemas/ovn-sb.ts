@@ -8,9 +8,9 @@ import {
   bool, ephemeral, int, map, optional, ref, schema, set, smap, str, table, uuid,
 } from './dsl.js';
 import type { Schema } from './dsl.js';
+import { MIRROR_COLUMNS, SSL_COLUMNS } from './shared-columns.js';
 
 const PRIORITY = int({ min: 0, max: 32767 });
-const DIRECTION = str({ enum: ['from-lport', 'to-lport'] });
 const DATAPATH_KEY = int({ min: 1, max: 16777215 });
 
 export const SB_SCHEMA: Schema = schema({
@@ -51,15 +51,7 @@ export const SB_SCHEMA: Schema = schema({
     SSL: table(
       'The key, certificate and CA ovsdb-server uses for SSL remotes.',
       { maxRows: 1 },
-      {
-        private_key: str(),
-        certificate: str(),
-        ca_cert: str(),
-        bootstrap_ca_cert: bool(),
-        ssl_protocols: str(),
-        ssl_ciphers: str(),
-        external_ids: smap(),
-      },
+      SSL_COLUMNS,
     ),
 
     RBAC_Role: table(
@@ -288,14 +280,7 @@ export const SB_SCHEMA: Schema = schema({
     Mirror: table(
       'A port mirroring session, copied from the northbound database.',
       { isRoot: true, indexes: [['name']] },
-      {
-        name: str(),
-        filter: DIRECTION,
-        sink: str(),
-        type: str({ enum: ['gre', 'erspan'] }),
-        index: int(),
-        external_ids: smap(),
-      },
+      MIRROR_COLUMNS,
     ),
 
     Chassis_Template_Var: table(
