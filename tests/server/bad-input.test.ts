@@ -2,14 +2,13 @@
 // Method: 10,000 seeded random invalid requests (OVNTS_LONG: 100,000) to three nodes' real gRPC
 // Northbound servers, typed and as raw bytes; each must be a clear error; every dump is unchanged.
 import { randomInt } from 'node:crypto';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import { loadProto } from '../../cluster/grpc-proto.js';
-import { LocalNetwork } from '../../cluster/local-transport.js';
 import { dumpDatabaseJson } from '../../ovsdb/index.js';
-import { CentralNode } from '../../server/central-node.js';
-import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import type { CentralNode } from '../../server/central-node.js';
+import { NorthboundClient, northboundDefinition } from '../../server/northbound-service.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const requestsN = Number(process.env.OVNTS_REQUESTS ?? (process.env.OVNTS_LONG ? 100_000 : 10_000));
@@ -37,35 +36,20 @@ interface Member {
   raw: grpc.Client;
 }
 
+/** The shared in-process cluster, plus a generic and a raw client per member. */
 async function startCluster(dir: string): Promise<{ members: Member[]; stop: () => Promise<void> }> {
-  const net = new LocalNetwork('bad-input-test');
-  const ids = [1, 2, 3];
-  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
-  const addresses = new Map<number, string>();
-  const fwd = forwarder(addresses);
+  const cluster = await startCentralCluster(dir);
   const Generic = grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
-  const members: Member[] = [];
-  for (const id of ids) {
-    const central = await CentralNode.start({ id, clusterId: 'bad-input-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward });
-    const server = new grpc.Server();
-    server.addService(northboundDefinition(), northboundHandlers(central));
-    const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
-    const address = `127.0.0.1:${port}`;
-    addresses.set(id, address);
-    const credentials = grpc.credentials.createInsecure();
-    members.push({ central, server, address, client: new NorthboundClient(address), generic: new Generic(address, credentials), raw: new grpc.Client(address, credentials) });
-  }
+  const credentials = grpc.credentials.createInsecure();
+  const members: Member[] = cluster.members.map((m) => ({ ...m, generic: new Generic(m.address, credentials), raw: new grpc.Client(m.address, credentials) }));
   return {
     members,
     stop: async () => {
-      fwd.close();
       for (const m of members) {
-        m.client.close();
         m.generic.close();
         m.raw.close();
-        m.server.forceShutdown();
-        await m.central.stop();
       }
+      await cluster.stop();
     },
   };
 }
