@@ -14,8 +14,12 @@
 // snapshot is durable first, and entries at or below it are ignored on open until compact()
 // deletes them.
 //
-// Layout. Every key starts with a tag byte; entries add their index as 8 bytes big-endian,
-// so LevelDB's byte order is log order and a range of the log is a range of keys. Every value
+// Layout. Every key starts with a tag byte. Entries are stored in records of consecutive
+// entries, one record per save (split at recordBytesMax): one LevelDB put per Ready instead of
+// one per entry, which is most of the CPU a busy leader spends on its disk. A record's key adds
+// the index of its first entry as 8 bytes big-endian, so LevelDB's byte order is log order.
+// Truncating a conflicting tail rewrites the one record it cuts through; compaction deletes
+// the records wholly below the snapshot, so a record may straddle it. Every value
 // is a record: a CRC-32 (4 bytes, big-endian) over key ++ payload, then the payload (msgpack,
 // or raw bytes for snapshot chunks). Covering the key too catches a record found under the
 // wrong key.
@@ -26,7 +30,7 @@
 // unsynced pages of that log in any order, and disks rot. So recovery checks every record
 // and that entries are contiguous from snapshot index + 1, as defence in depth:
 //   - damage confined to the tail of the log (the last record, or a run of last records
-//     that all fail their checksum) is what a torn, unsynced write looks like: those entries
+//     that all fail their checksum) is what a torn, unsynced write looks like: their entries
 //     are dropped, deleted, and reported in `warnings`. They lie above the durable commit
 //     index (damage at or below it is an error, below), so no committed entry is lost; one
 //     this node had acknowledged may be, which is why the drop is reported, never silent.
@@ -55,10 +59,10 @@ export interface StorageOptions {
 }
 
 /**
- * The durable part of one Ready, written as one batch: synced unless `mustSync` is false (a
- * Ready that only moves the commit index promises nothing that needs the disk's flush; a later
- * synced batch makes it durable in order, and a commit index lost in a crash is learned again
- * from the leader).
+ * The durable part of one Ready, written as one batch: synced unless `mustSync` is false. A
+ * Ready that only moves the commit index promises nothing that needs the disk, so it is not
+ * written at once: the commit index rides with the next batch (or close), and one lost in a
+ * crash is learned again from the leader.
  */
 export type ReadyWrites = Pick<Ready, 'snapshot' | 'entries' | 'hardState'> & { readonly mustSync?: boolean };
 
@@ -102,6 +106,10 @@ const hardStateKey = Uint8Array.of(tag.hardState);
 const snapshotMetaKey = Uint8Array.of(tag.snapshotMeta);
 /** 2^32: the entry index is split into two 32-bit halves for the key. */
 const u32Range = 0x1_0000_0000;
+/** A save's entries are split into records of about this many bytes (at least one entry each). */
+export const recordBytesMax = 1024 * 1024;
+/** What one entry costs in a record beside its data (its other fields, msgpack framing). */
+const RECORD_ENTRY_OVERHEAD_BYTES = 48;
 
 function entryKey(index: number): Uint8Array {
   assert(Number.isSafeInteger(index) && index > 0, `entry index must be a positive integer, got ${index}`);
@@ -142,7 +150,7 @@ function describeKey(key: Uint8Array): string {
   if (key.length === 1 && key[0] === tag.hardState) return 'hard state';
   if (key.length === 1 && key[0] === tag.snapshotMeta) return 'snapshot meta';
   const index = entryKeyIndex(key);
-  if (index !== undefined) return `entry ${index} (key ${hex(key)})`;
+  if (index !== undefined) return `entry record from ${index} (key ${hex(key)})`;
   const n = chunkKeyNumber(key);
   if (n !== undefined) return `snapshot chunk ${n} (key ${hex(key)})`;
   return `key ${hex(key)}`;
@@ -187,12 +195,34 @@ function plainBytes(b: Uint8Array): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
-function encodeEntry(e: Entry): Uint8Array {
-  return packr.pack([e.index, e.term, e.type, e.data, e.client?.clientId ?? null, e.client?.seq ?? null]);
+function entryTuple(e: Entry): unknown[] {
+  return [e.index, e.term, e.type, e.data, e.client?.clientId ?? null, e.client?.seq ?? null];
 }
 
-function decodeEntry(payload: Uint8Array): Entry | undefined {
+/** A record: the entries' tuples in one msgpack array. */
+function encodeRecord(es: readonly Entry[]): Uint8Array {
+  return packr.pack(es.map(entryTuple));
+}
+
+/**
+ * The entries of a record stored under first index `first`, or undefined if they do not decode
+ * or are not consecutive from `first`. A payload that is a single entry tuple is the layout
+ * before records (one entry per key) and reads the same way.
+ */
+function decodeRecord(payload: Uint8Array, first: number): Entry[] | undefined {
   const v: unknown = packr.unpack(payload);
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  const tuples: unknown[] = Array.isArray(v[0]) ? v : [v];
+  const out: Entry[] = [];
+  for (const t of tuples) {
+    const e = decodeEntryTuple(t);
+    if (e === undefined || e.index !== first + out.length) return undefined;
+    out.push(e);
+  }
+  return out;
+}
+
+function decodeEntryTuple(v: unknown): Entry | undefined {
   if (!Array.isArray(v) || v.length !== 6) return undefined;
   const [index, term, type, data, clientId, seq] = v as unknown[];
   if (!isIndex(index) || !isIndex(term) || !entryTypes.has(type) || !(data instanceof Uint8Array)) return undefined;
@@ -265,9 +295,17 @@ function openSingleton<T>(key: Uint8Array, value: Uint8Array | undefined, decode
 
 type RawRecord = readonly [key: Uint8Array, value: Uint8Array];
 
+/** Where one stored record's entries lie: [first, last]. */
+interface StoredRecord {
+  readonly first: number;
+  readonly last: number;
+}
+
 interface Recovered {
   readonly state: PersistedState;
   readonly chunkCount: number;
+  /** The records kept, in log order. */
+  readonly records: StoredRecord[];
   /** The lowest entry index stored; entries at or below the snapshot await compact(). */
   readonly storedFirst: number;
   readonly storedLast: number;
@@ -282,94 +320,131 @@ function recover(
   chunks: readonly RawRecord[],
   entries: readonly RawRecord[],
 ): Recovered {
-  const hardState = openSingleton(hardStateKey, hardStateValue, decodeHardState) ?? { term: 0, vote: 0, commit: 0 };
+  let hardState = openSingleton(hardStateKey, hardStateValue, decodeHardState) ?? { term: 0, vote: 0, commit: 0 };
   const stored = openSingleton(snapshotMetaKey, metaValue, decodeSnapshotMeta);
   const snapshot = stored === undefined ? undefined : reassembleSnapshot(stored, chunks);
   if (stored === undefined && chunks.length > 0) {
     throw new StorageCorruptError(describeKey((chunks[0] as RawRecord)[0]), 'snapshot chunks without snapshot meta');
   }
   const snapIndex = snapshot?.meta.index ?? 0;
+  // A snapshot holds only committed state, so its index is committed even when the commit
+  // index written last is older (save() defers commit-only writes).
+  if (hardState.commit < snapIndex) hardState = { ...hardState, commit: snapIndex };
 
   // Entries at or below the snapshot are covered by it; they stay until compact() deletes
-  // them and are not read.
-  let staleFirst = snapIndex + 1;
+  // their records and are not read. A record may straddle the snapshot index.
+  const records: StoredRecord[] = [];
   let staleLast = 0;
-  const live: { key: Uint8Array; index: number; entry: Entry | undefined }[] = [];
+  const live: { key: Uint8Array; first: number; entries: Entry[] | undefined }[] = [];
   for (const [key, value] of entries) {
-    const index = entryKeyIndex(key);
-    if (index === undefined) throw new StorageCorruptError(describeKey(key), 'malformed entry key');
-    if (index <= snapIndex) {
-      staleFirst = Math.min(staleFirst, index);
-      staleLast = Math.max(staleLast, index);
-      continue;
-    }
+    const first = entryKeyIndex(key);
+    if (first === undefined) throw new StorageCorruptError(describeKey(key), 'malformed entry key');
     const payload = openRecord(key, value);
     if (payload === undefined) {
-      live.push({ key, index, entry: undefined });
+      // A damaged record wholly covered by the snapshot would be ignored anyway; one that
+      // may reach past it counts as live damage (its extent is unknown).
+      if (first <= snapIndex) {
+        records.push({ first, last: first });
+        staleLast = Math.max(staleLast, first);
+      } else {
+        live.push({ key, first, entries: undefined });
+        records.push({ first, last: first });
+      }
       continue;
     }
-    const entry = decodeEntry(payload);
-    if (entry === undefined || entry.index !== index) {
-      throw new StorageCorruptError(describeKey(key), 'checksum passes but the entry does not decode to its index', index);
+    const es = decodeRecord(payload, first);
+    if (es === undefined) {
+      throw new StorageCorruptError(describeKey(key), 'checksum passes but the record does not decode to entries from its index', first);
     }
-    live.push({ key, index, entry });
+    const last = first + es.length - 1;
+    if (last <= snapIndex) {
+      records.push({ first, last });
+      staleLast = Math.max(staleLast, last);
+      continue;
+    }
+    live.push({ key, first: Math.max(first, snapIndex + 1), entries: first > snapIndex ? es : es.slice(snapIndex + 1 - first) });
+    records.push({ first, last });
   }
 
   // The good prefix: contiguous from snapIndex + 1 with valid checksums.
   let good = 0;
   let expected = snapIndex + 1;
+  const kept: Entry[] = [];
   while (good < live.length) {
     const r = live[good] as (typeof live)[number];
-    if (r.entry === undefined || r.index !== expected) break;
+    if (r.entries === undefined || r.first !== expected) break;
+    for (const e of r.entries) kept.push(e);
     good++;
-    expected++;
+    expected += r.entries.length;
   }
   const warnings: StorageWarning[] = [];
   const dropKeys: Uint8Array[] = [];
   const rest = live.slice(good);
-  const first = rest[0];
-  if (first !== undefined) {
+  const firstBad = rest[0];
+  if (firstBad !== undefined) {
     const problem =
-      first.entry === undefined
-        ? `checksum mismatch at index ${first.index}`
-        : `gap: index ${expected} missing before ${first.index}`;
-    const torn = rest.length === 1 || rest.every((r) => r.entry === undefined);
+      firstBad.entries === undefined
+        ? `checksum mismatch at index ${firstBad.first}`
+        : `gap: index ${expected} missing before ${firstBad.first}`;
+    const torn = rest.length === 1 || rest.every((r) => r.entries === undefined);
     if (!torn) {
-      const after = rest.slice(1).filter((r) => r.entry !== undefined).length;
+      const after = rest.slice(1).reduce((n, r) => n + (r.entries?.length ?? 0), 0);
       throw new StorageCorruptError(
-        describeKey(first.key),
+        describeKey(firstBad.key),
         `${problem}, followed by ${after} good entries: not a torn tail`,
-        first.entry === undefined ? first.index : expected,
+        firstBad.entries === undefined ? firstBad.first : expected,
       );
     }
     if (hardState.commit >= expected) {
       throw new StorageCorruptError(
-        describeKey(first.key),
+        describeKey(firstBad.key),
         `${problem} in the tail, but entries up to ${hardState.commit} were durably committed`,
-        first.entry === undefined ? first.index : expected,
+        firstBad.entries === undefined ? firstBad.first : expected,
       );
     }
     for (const r of rest) {
-      const why = r.entry === undefined ? 'checksum mismatch' : `not contiguous (expected ${expected})`;
-      warnings.push({ kind: 'torn-tail', index: r.index, message: `dropped torn tail entry ${r.index}: ${why}` });
+      const why = r.entries === undefined ? 'checksum mismatch' : `not contiguous (expected ${expected})`;
+      warnings.push({ kind: 'torn-tail', index: r.first, message: `dropped torn tail entry record from ${r.first}: ${why}` });
       dropKeys.push(r.key);
     }
+    // The dropped records are the last ones stored.
+    records.length -= rest.length;
   }
-  const kept = live.slice(0, good).map((r) => r.entry as Entry);
   const lastIndex = snapIndex + kept.length;
   if (hardState.commit > lastIndex) {
     throw new StorageCorruptError('hard state', `commit ${hardState.commit} beyond the last stored entry ${lastIndex}`);
   }
   const state: PersistedState =
     snapshot === undefined ? { hardState, entries: kept } : { hardState, snapshot, entries: kept };
+  const storedFirst = records[0]?.first ?? snapIndex + 1;
   return {
     state,
     chunkCount: stored?.chunkCount ?? 0,
-    storedFirst: staleFirst,
-    storedLast: kept.length > 0 ? lastIndex : Math.max(staleLast, staleFirst - 1),
+    records,
+    storedFirst,
+    storedLast: kept.length > 0 ? lastIndex : Math.max(staleLast, storedFirst - 1),
     warnings,
     dropKeys,
   };
+}
+
+/** A save's entries cut into records of about recordBytesMax, each at least one entry. */
+function recordGroups(es: readonly Entry[]): Entry[][] {
+  const groups: Entry[][] = [];
+  let group: Entry[] = [];
+  let bytes = 0;
+  for (const e of es) {
+    const cost = e.data.byteLength + RECORD_ENTRY_OVERHEAD_BYTES;
+    if (group.length > 0 && bytes + cost > recordBytesMax) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(e);
+    bytes += cost;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 function reassembleSnapshot(stored: StoredSnapshotMeta, chunks: readonly RawRecord[]): Snapshot {
@@ -422,6 +497,8 @@ export class RaftStorage {
   /** What recovery dropped on open (a torn tail). Empty after a clean shutdown. */
   readonly warnings: readonly StorageWarning[];
   private hardState: HardState;
+  /** hardState holds a commit index not yet written (see save): written with the next write. */
+  private hardStateUnwritten = false;
   private snapMeta: SnapshotMeta | undefined;
   private chunkCount: number;
   /**
@@ -432,6 +509,8 @@ export class RaftStorage {
    */
   private storedFirst: number;
   private storedLast: number;
+  /** The stored records, in log order (see Layout). */
+  private readonly records: StoredRecord[];
   /** The state found on open, until the first write: the core owns the live log after that. */
   private initial: PersistedState | undefined;
   private writing = false;
@@ -450,6 +529,7 @@ export class RaftStorage {
     this.chunkCount = recovered.chunkCount;
     this.storedFirst = recovered.storedFirst;
     this.storedLast = recovered.storedLast;
+    this.records = recovered.records;
     this.initial = s;
     this.warnings = recovered.warnings;
     this.checkInvariants();
@@ -493,6 +573,11 @@ export class RaftStorage {
   async close(): Promise<void> {
     assert(!this.writing, 'close while a write is in flight');
     if (this.closed) return;
+    if (this.hardStateUnwritten && this.failed === undefined) {
+      const hs = this.hardState;
+      await this.write([{ type: 'put', key: hardStateKey, value: sealRecord(hardStateKey, encodeHardState(hs)) }], false, 'close');
+      this.hardStateUnwritten = false;
+    }
     this.closed = true;
     await io(`close ${this.dir}`, () => this.db.close());
   }
@@ -524,13 +609,29 @@ export class RaftStorage {
   async save(rd: ReadyWrites): Promise<void> {
     this.checkWritable('save');
     if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;
+    const hs = rd.hardState;
+    if (hs !== undefined) this.checkHardState(hs);
+    if (rd.snapshot === undefined && rd.entries.length === 0 && hs !== undefined && rd.mustSync === false &&
+        hs.term === this.hardState.term && hs.vote === this.hardState.vote) {
+      // Only the commit index moved. It is a hint (a restarted node learns it again from the
+      // leader), so it costs no write of its own: it rides with the next write, or close().
+      // On the serial commit path this saves a LevelDB round trip on every node.
+      this.hardState = hs;
+      this.hardStateUnwritten = true;
+      return;
+    }
     const ops: BatchOp[] = [];
     let snapMeta = this.snapMeta;
     let chunkCount = this.chunkCount;
     let storedFirst = this.storedFirst;
     let storedLast = this.storedLast;
+    // The records kept are records[0, keep); `trimmed` replaces the last kept one; `added` follow.
+    let keep = this.records.length;
+    let trimmed: StoredRecord | undefined;
+    const added: StoredRecord[] = [];
     if (rd.snapshot !== undefined) {
-      for (let i = storedFirst; i <= storedLast; i++) ops.push({ type: 'del', key: entryKey(i) });
+      for (const r of this.records) ops.push({ type: 'del', key: entryKey(r.first) });
+      keep = 0;
       chunkCount = this.snapshotOps(rd.snapshot.meta, rd.snapshot.data, ops);
       snapMeta = rd.snapshot.meta;
       storedFirst = snapMeta.index + 1;
@@ -542,26 +643,39 @@ export class RaftStorage {
     if (first !== undefined) {
       assert(first.index >= snapIndex + 1, `storage: append at ${first.index} below first index ${snapIndex + 1}`);
       assert(first.index <= lastIndex + 1, `storage: append at ${first.index} leaves a gap after ${lastIndex}`);
-      for (let i = first.index; i <= storedLast; i++) ops.push({ type: 'del', key: entryKey(i) });
-      rd.entries.forEach((e, i) => {
-        assert(e.index === first.index + i, `storage: entries not contiguous at ${e.index}`);
-        const key = entryKey(e.index);
-        ops.push({ type: 'put', key, value: sealRecord(key, encodeEntry(e)) });
-      });
+      // A conflicting tail: records from first.index on go, and the one it cuts is rewritten.
+      while (keep > 0 && (this.records[keep - 1] as StoredRecord).first >= first.index) {
+        ops.push({ type: 'del', key: entryKey((this.records[keep - 1] as StoredRecord).first) });
+        keep--;
+      }
+      const cut = this.records[keep - 1];
+      if (cut !== undefined && cut.last >= first.index) {
+        const prefix = (await this.readRecord(cut.first)).slice(0, first.index - cut.first);
+        const key = entryKey(cut.first);
+        ops.push({ type: 'put', key, value: sealRecord(key, encodeRecord(prefix)) });
+        trimmed = { first: cut.first, last: first.index - 1 };
+      }
+      rd.entries.forEach((e, i) => assert(e.index === first.index + i, `storage: entries not contiguous at ${e.index}`));
+      for (const group of recordGroups(rd.entries)) {
+        const head = group[0] as Entry;
+        const key = entryKey(head.index);
+        ops.push({ type: 'put', key, value: sealRecord(key, encodeRecord(group)) });
+        added.push({ first: head.index, last: head.index + group.length - 1 });
+      }
       storedLast = first.index + rd.entries.length - 1;
       if (storedFirst > storedLast) storedFirst = first.index;
     }
-    const hs = rd.hardState;
-    if (hs !== undefined) {
-      const prev = this.hardState;
-      assert(hs.term >= prev.term, `storage: term regresses ${prev.term} -> ${hs.term}`);
-      assert(hs.commit >= prev.commit, `storage: commit regresses ${prev.commit} -> ${hs.commit}`);
-      assert(hs.term > prev.term || prev.vote === 0 || hs.vote === prev.vote, `storage: vote changes within term ${hs.term}`);
-      ops.push({ type: 'put', key: hardStateKey, value: sealRecord(hardStateKey, encodeHardState(hs)) });
+    const writeHs = hs ?? (this.hardStateUnwritten ? this.hardState : undefined);
+    if (writeHs !== undefined) {
+      ops.push({ type: 'put', key: hardStateKey, value: sealRecord(hardStateKey, encodeHardState(writeHs)) });
     }
     const commit = (hs ?? this.hardState).commit;
     assert(commit <= Math.max(snapIndex, storedLast), `storage: commit ${commit} beyond the durable log`);
     await this.write(ops, rd.mustSync !== false, 'save');
+    if (writeHs !== undefined) this.hardStateUnwritten = false;
+    this.records.length = keep;
+    if (trimmed !== undefined) this.records[keep - 1] = trimmed;
+    for (const r of added) this.records.push(r);
     this.snapMeta = snapMeta;
     this.chunkCount = chunkCount;
     this.storedFirst = storedFirst;
@@ -596,13 +710,32 @@ export class RaftStorage {
     this.checkWritable('compact');
     assert(index <= this.snapIndex() + 1, `storage: compact(${index}) beyond the snapshot at ${this.snapIndex()}`);
     if (index <= this.storedFirst) return;
-    const ops: BatchOp[] = [];
-    const hi = Math.min(index - 1, this.storedLast);
-    for (let i = this.storedFirst; i <= hi; i++) ops.push({ type: 'del', key: entryKey(i) });
+    // Records wholly below index go; one that straddles it stays (open ignores its head).
+    let n = 0;
+    while (n < this.records.length && (this.records[n] as StoredRecord).last < index) n++;
+    const ops: BatchOp[] = this.records.slice(0, n).map((r) => ({ type: 'del', key: entryKey(r.first) }));
     await this.write(ops, false, 'compact');
-    this.storedFirst = index;
+    this.records.splice(0, n);
+    this.storedFirst = this.records[0]?.first ?? index;
     if (this.storedLast < index) this.storedLast = index - 1;
     this.checkInvariants();
+  }
+
+  /** The entries of the stored record starting at `first` (to rewrite it when a tail is cut). */
+  private async readRecord(first: number): Promise<Entry[]> {
+    const key = entryKey(first);
+    const value = await io(`read ${describeKey(key)}`, () => this.db.get(key));
+    const payload = value === undefined ? undefined : openRecord(key, value);
+    const es = payload === undefined ? undefined : decodeRecord(payload, first);
+    if (es === undefined) throw new StorageCorruptError(describeKey(key), 'unreadable while cutting a conflicting tail', first);
+    return es;
+  }
+
+  private checkHardState(hs: HardState): void {
+    const prev = this.hardState;
+    assert(hs.term >= prev.term, `storage: term regresses ${prev.term} -> ${hs.term}`);
+    assert(hs.commit >= prev.commit, `storage: commit regresses ${prev.commit} -> ${hs.commit}`);
+    assert(hs.term > prev.term || prev.vote === 0 || hs.vote === prev.vote, `storage: vote changes within term ${hs.term}`);
   }
 
   private snapIndex(): number {

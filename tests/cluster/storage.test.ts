@@ -6,9 +6,10 @@
 import t, { type Test } from 'tap';
 import zlib from 'node:zlib';
 import { Level } from 'level';
+import { pack, unpack } from 'msgpackr';
 import { crc32 } from '../../cluster/crc32.js';
 import { Prng } from '../../cluster/prng.js';
-import { RaftStorage, StorageCorruptError, StorageError } from '../../cluster/storage.js';
+import { RaftStorage, StorageCorruptError, StorageError, recordBytesMax } from '../../cluster/storage.js';
 import type { StorageOptions } from '../../cluster/storage.js';
 import type { ConfState, Entry, HardState, PersistedState, Snapshot } from '../../cluster/types.js';
 import { MemoryDisk } from './memory-disk.js';
@@ -32,8 +33,8 @@ function bytes(n: number, seed: number): Uint8Array {
   return b;
 }
 
-// The key layout, written out independently of storage.ts: tag 0x04, then the index as
-// 8 bytes big-endian.
+// The key layout, written out independently of storage.ts: tag 0x04, then the index of the
+// record's first entry as 8 bytes big-endian.
 function entryKey(index: number): Uint8Array {
   const key = new Uint8Array(9);
   key[0] = 0x04;
@@ -81,10 +82,21 @@ async function reopen(s: RaftStorage, options: StorageOptions = {}): Promise<Raf
   return RaftStorage.open(s.dir, options);
 }
 
-/** A storage in a fresh directory holding entries 1..last (term 1) and hard state `hs`. */
+/** The entry indexes in the stored record under `key` (payload: msgpack list of entry tuples). */
+async function recordIndexes(db: Level<Uint8Array, Uint8Array>, key: Uint8Array): Promise<number[]> {
+  const value = await db.get(key);
+  if (value === undefined) return [];
+  return (unpack(value.subarray(4)) as [number][]).map((tuple) => tuple[0]);
+}
+
+/**
+ * A storage in a fresh directory holding entries 1..last (term 1) and hard state `hs`, saved
+ * one entry per save so that each entry is its own record and can be damaged alone.
+ */
 async function withLog(dir: string, last: number, hs: HardState): Promise<void> {
   const s = await RaftStorage.open(dir);
-  await s.save({ entries: entries(1, last, 1), hardState: hs });
+  for (let i = 1; i <= last; i++) await s.save({ entries: entries(i, i, 1) });
+  await s.save({ entries: [], hardState: hs });
   await s.close();
 }
 
@@ -138,7 +150,10 @@ t.test('an append overwrites a conflicting tail', async (tt) => {
   await s.close();
   const db = rawDb(dir);
   await db.open();
-  tt.equal(await db.get(entryKey(5)), undefined, 'entry 5 is deleted on disk, not just hidden');
+  const keys = await db.keys({ gte: Uint8Array.of(0x04), lt: Uint8Array.of(0x05) }).all();
+  tt.strictSame(keys.map(hex), [entryKey(1), entryKey(3)].map(hex), 'the cut record is rewritten, the new one follows');
+  tt.strictSame(await recordIndexes(db, entryKey(1)), [1, 2], 'entries 3..5 of term 1 are deleted on disk, not just hidden');
+  tt.strictSame(await recordIndexes(db, entryKey(3)), [3, 4]);
   await db.close();
 });
 
@@ -169,7 +184,8 @@ t.test('a local snapshot, then compaction', async (tt) => {
   const db = rawDb(dir);
   await db.open();
   const keys = await db.keys({ gte: Uint8Array.of(0x04), lt: Uint8Array.of(0x05) }).all();
-  tt.strictSame(keys.map(hex), [entryKey(11), entryKey(12)].map(hex), 'compacted entries are deleted on disk');
+  tt.strictSame(keys.map(hex), [entryKey(11)].map(hex), 'compacted records are deleted on disk');
+  tt.strictSame(await recordIndexes(db, entryKey(11)), [11, 12], 'one save is one record');
   await db.close();
 });
 
@@ -214,6 +230,61 @@ t.test('a 3.5 MiB snapshot is chunked and reassembled byte-identical', async (tt
   tt.equal(await countChunks(), 1);
 });
 
+t.test('a save is one record, split at recordBytesMax; a record may straddle the snapshot', async (tt) => {
+  const dir = tt.testdir();
+  let s = await RaftStorage.open(dir);
+  const big = (i: number): Entry => ({ index: i, term: 1, type: 'normal', data: bytes(Math.ceil(recordBytesMax * 0.4), i) });
+  await s.save({ entries: [big(1), big(2), big(3), big(4), big(5)], hardState: { term: 1, vote: 1, commit: 5 } });
+  await s.save({ entries: entries(6, 9, 1), hardState: { term: 1, vote: 1, commit: 8 } });
+  await s.saveSnapshot({ index: 7, term: 1, conf }, bytes(10, 1));
+  await s.compact(8);
+  s = await reopen(s);
+  tt.strictSame(s.load().entries, entries(8, 9, 1), 'the straddling record serves the entries after the snapshot');
+  await s.close();
+  const db = rawDb(dir);
+  await db.open();
+  const keys = await db.keys({ gte: Uint8Array.of(0x04), lt: Uint8Array.of(0x05) }).all();
+  tt.strictSame(keys.map(hex), [entryKey(6)].map(hex), 'the big save became records from 1, 3 and 5; all compacted away');
+  await db.close();
+});
+
+t.test('a record in the layout before records (one entry tuple) still reads', async (tt) => {
+  const dir = tt.testdir();
+  await withLog(dir, 2, { term: 1, vote: 1, commit: 1 });
+  const key = entryKey(3);
+  const tuple = pack([3, 1, 'normal', Buffer.from([7]), null, null]);
+  await damage(dir, (db) => db.put(key, sealRecord(key, tuple)));
+  const s = await RaftStorage.open(dir);
+  tt.strictSame(s.load().entries.map((e) => e.index), [1, 2, 3]);
+  tt.same(s.warnings, []);
+  await s.close();
+});
+
+t.test('a commit-only save is deferred to the next write; a crash loses only that hint', async (tt) => {
+  const dir = tt.testdir();
+  const crash = async (st: RaftStorage): Promise<void> => (st as unknown as { db: Level<Uint8Array, Uint8Array> }).db.close();
+  let s = await RaftStorage.open(dir);
+  await s.save({ entries: entries(1, 3, 1), hardState: { term: 1, vote: 1, commit: 1 } });
+  await s.save({ entries: [], hardState: { term: 1, vote: 1, commit: 2 }, mustSync: false });
+  await crash(s);
+  s = await RaftStorage.open(dir);
+  tt.strictSame(s.load().hardState, { term: 1, vote: 1, commit: 1 }, 'the unwritten commit index is lost in a crash');
+  await s.save({ entries: [], hardState: { term: 1, vote: 1, commit: 2 }, mustSync: false });
+  await s.save({ entries: entries(4, 4, 1) });
+  await crash(s);
+  s = await RaftStorage.open(dir);
+  tt.strictSame(s.load().hardState, { term: 1, vote: 1, commit: 2 }, 'it rode with the next write');
+  await s.save({ entries: [], hardState: { term: 1, vote: 1, commit: 3 }, mustSync: false });
+  s = await reopen(s);
+  tt.strictSame(s.load().hardState, { term: 1, vote: 1, commit: 3 }, 'close writes it');
+  await s.save({ entries: [], hardState: { term: 1, vote: 1, commit: 4 }, mustSync: false });
+  await s.saveSnapshot({ index: 4, term: 1, conf }, bytes(10, 1));
+  await crash(s);
+  s = await RaftStorage.open(dir);
+  tt.equal(s.load().hardState.commit, 4, 'a snapshot index counts as committed');
+  await s.close();
+});
+
 t.test('keys sort in log order across byte boundaries', async (tt) => {
   const dir = tt.testdir();
   let s = await RaftStorage.open(dir);
@@ -233,7 +304,7 @@ t.test('torn tail: a last entry failing its checksum is dropped with a warning',
   let s = await RaftStorage.open(dir);
   tt.strictSame(s.load().entries, entries(1, 4, 1), 'earlier entries intact');
   tt.equal(s.warnings.length, 1);
-  tt.match(s.warnings[0], { kind: 'torn-tail', index: 5, message: /entry 5.*checksum/ });
+  tt.match(s.warnings[0], { kind: 'torn-tail', index: 5, message: /record from 5.*checksum/ });
   tt.equal(s.lastIndex(), 4);
   s = await reopen(s);
   tt.same(s.warnings, [], 'the dropped record was deleted');
@@ -287,9 +358,9 @@ t.test('corrupt middle: open throws StorageCorruptError naming the index', async
   );
   tt.ok(err instanceof StorageCorruptError, 'a StorageCorruptError');
   tt.ok(err instanceof StorageError, 'which is a StorageError, so the node stops on it');
-  tt.match(err, { kind: 'corrupt', index: 3, message: /entry 3 .*checksum mismatch at index 3, followed by 3 good entries/ });
+  tt.match(err, { kind: 'corrupt', index: 3, message: /record from 3 .*checksum mismatch at index 3, followed by 3 good entries/ });
   // The failed open released the lock: the directory can be opened again (and fails again).
-  await tt.rejects(RaftStorage.open(dir), { kind: 'corrupt', message: /entry 3/ });
+  await tt.rejects(RaftStorage.open(dir), { kind: 'corrupt', message: /record from 3/ });
 });
 
 t.test('gap in the middle: open throws', async (tt) => {
