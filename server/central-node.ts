@@ -54,7 +54,17 @@ export const centralLimits = {
   waitRetryMsMax: 60_000,
   /** Operations in one transaction. */
   opsMax: 100_000,
+  /** The longest a Wait for sb_cfg/hv_cfg may last (and its default). */
+  cfgWaitMsMax: 600_000,
 } as const;
+
+/** NB_Global's nb_cfg and the two values that follow it (0 when NB_Global has no row yet). */
+export interface CfgState {
+  readonly revision: number;
+  readonly nbCfg: number;
+  readonly sbCfg: number;
+  readonly hvCfg: number;
+}
 
 export class CentralNodeError extends Error {
   constructor(
@@ -246,6 +256,34 @@ export class CentralNode {
       if (evaluateConditions(clauses, row)) out.push(rowToJson(ts, row, picked));
     }
     return { rows: out, revision: this.revision };
+  }
+
+  /** NB_Global's configuration sequence numbers as this replica has applied them. */
+  cfgState(): CfgState {
+    const global = [...this.sm.nb.rows('NB_Global').values()][0];
+    const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+    return { revision: this.revision, nbCfg: num(global?.nb_cfg), sbCfg: num(global?.sb_cfg), hvCfg: num(global?.hv_cfg) };
+  }
+
+  /**
+   * ovn-nbctl's --wait: resolves once sb_cfg ('sb') or hv_cfg ('hv') has reached `target`.
+   * A ReadIndex round first, so that a target read from a write acknowledged anywhere in the
+   * cluster is judged against state at least that new.
+   */
+  async waitCfg(target: number, which: 'sb' | 'hv', timeoutMs: number): Promise<CfgState> {
+    if (!Number.isSafeInteger(target)) throw new CentralNodeError('bad-request', `nb_cfg target must be an integer, got ${target}`);
+    const limit = Math.min(timeoutMs > 0 ? timeoutMs : centralLimits.cfgWaitMsMax, centralLimits.cfgWaitMsMax);
+    const started = Date.now();
+    await this.readBarrier('linearizable');
+    for (;;) {
+      const s = this.cfgState();
+      if ((which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
+      const left = limit - (Date.now() - started);
+      if (left <= 0) {
+        throw new CentralNodeError('timeout', `${which}_cfg is ${which === 'sb' ? s.sbCfg : s.hvCfg}, not yet ${target}, after ${limit} ms`);
+      }
+      await this.nextCommit(left);
+    }
   }
 
   /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */

@@ -235,6 +235,11 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
     watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>) => watch(central, call),
+    wait: unary(async (req: { nbCfg: number | string; waitFor: string; timeoutMs: number }) => {
+      const target = Number(req.nbCfg);
+      const s = await central.waitCfg(target, req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs);
+      return { revision: s.revision, nbCfg: s.nbCfg, sbCfg: s.sbCfg, hvCfg: s.hvCfg };
+    }),
   };
 }
 
@@ -253,9 +258,9 @@ export class NorthboundClient {
     this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure());
   }
 
-  private call(method: string, req: unknown): Promise<unknown> {
+  private call(method: string, req: unknown, timeoutMs = this.callTimeoutMs): Promise<unknown> {
     const c = this.client as unknown as Record<string, UnaryFn>;
-    return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + this.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
   async transact(ops: readonly unknown[]): Promise<TransactOutcome> {
@@ -278,6 +283,12 @@ export class NorthboundClient {
   async getSchema(): Promise<unknown> {
     const r = (await this.call('getSchema', {})) as { schemaJson: string };
     return JSON.parse(r.schemaJson);
+  }
+
+  /** Waits until sb_cfg or hv_cfg reaches nbCfg (ovn-nbctl --wait); see the Wait RPC. */
+  async wait(nbCfg: number, which: 'sb' | 'hv', timeoutMs: number): Promise<{ revision: number; nbCfg: number; sbCfg: number; hvCfg: number }> {
+    const r = (await this.call('wait', { nbCfg, waitFor: which === 'hv' ? 'HV' : 'SB', timeoutMs }, timeoutMs + 5_000)) as { revision: number | string; nbCfg: number | string; sbCfg: number | string; hvCfg: number | string };
+    return { revision: Number(r.revision), nbCfg: Number(r.nbCfg), sbCfg: Number(r.sbCfg), hvCfg: Number(r.hvCfg) };
   }
 
   /** Opens a watch; events arrive on the returned stream ('data', 'error', 'end'). */

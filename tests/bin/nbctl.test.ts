@@ -87,3 +87,32 @@ t.test('nbctl commands', async (t) => {
   await fails(/unknown command 'frob'/, 'frob');
   await fails(/'lsp-add' command requires 2 to 4 arguments/, 'lsp-add', 'sw0');
 });
+
+t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught up', async (t) => {
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const nbFor = (): Nb => new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
+  const plain = nbFor();
+  t.teardown(() => plain.close());
+  const noGlobal = nbFor();
+  const err = await runNbctl(noGlobal, ['--wait=sb', 'ls-add', 'early']).then(() => undefined, (e: unknown) => e);
+  noGlobal.close();
+  t.match((err as Error | undefined)?.message, /no NB_Global row/, 'without NB_Global there is nothing to wait on');
+  t.equal((await runNbctl(plain, ['ls-list'])).trim(), '', 'and the failed --wait transaction changed nothing');
+  await runNbctl(plain, ['create', 'NB_Global']);
+  const cfg = async (): Promise<Record<string, unknown>> => (await cluster.members[0]!.client.list('NB_Global')).rows[0] as Record<string, unknown>;
+  t.match(await cfg(), { nb_cfg: 0, sb_cfg: 0, hv_cfg: 0 });
+
+  const sb = nbFor();
+  await runNbctl(sb, ['--wait=sb', 'ls-add', 'sw0']);
+  sb.close();
+  t.match(await cfg(), { nb_cfg: 1, sb_cfg: 1 }, 'the change and the nb_cfg bump are one transaction');
+  const hv = nbFor();
+  t.equal(await runNbctl(hv, ['--wait=hv', 'sync']), '', 'sync with --wait bumps nb_cfg by itself');
+  hv.close();
+  t.match(await cfg(), { nb_cfg: 2, hv_cfg: 2 });
+  t.equal((await runNbctl(plain, ['ls-list'])).match(/\(sw0\)/g)?.length, 1);
+  const bad = nbFor();
+  await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: /--wait takes sb, hv or none/ });
+  bad.close();
+});

@@ -90,3 +90,15 @@ t.test('watch: initial state, live changes, resume on another replica, compactio
   t.equal(err.code, grpc.status.OUT_OF_RANGE);
   t.match(err.details, /compacted: .*oldest revision to resume from is \d+/);
 });
+
+t.test('Wait: returns once sb_cfg/hv_cfg reach the target, on any node; times out clearly', async (t) => {
+  const { members, stop } = await startCluster(t.testdir());
+  t.teardown(stop);
+  const [a, b] = members as [Member, Member, Member];
+  await a.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  await t.rejects(b.client.wait(1, 'sb', 200), { code: grpc.status.DEADLINE_EXCEEDED, details: /sb_cfg is 0, not yet 1/ });
+  const pending = b.client.wait(1, 'hv', 10_000);
+  await a.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
+  t.match(await pending, { nbCfg: 1, hvCfg: 1 }, 'a waiter on another node is released by the commit');
+  t.match(await a.client.wait(1, 'sb', 1000), { sbCfg: 1 }, 'a reached target answers at once');
+});

@@ -321,6 +321,12 @@ export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort()
 export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string> {
   const flags = new Set(words.filter((a) => a.startsWith('--')));
   const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
+  for (const f of flags) {
+    if (!f.startsWith('--wait')) continue;
+    const which = /^--wait=(sb|hv|none)$/.exec(f)?.[1];
+    if (which === undefined) throw new NbctlError(`${f}: --wait takes sb, hv or none`);
+    if (which !== 'none') nb.setWait(which as 'sb' | 'hv');
+  }
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
   const [min, max] = cmd.args;
@@ -328,5 +334,7 @@ export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string
     const n = min === max ? String(min) : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
     throw new NbctlError(`'${name}' command requires ${n} argument${n === '1' ? '' : 's'}`);
   }
-  return cmd.run(nb, args, flags);
+  const out = await cmd.run(nb, args, flags);
+  await nb.finish();
+  return out;
 }

@@ -10,18 +10,33 @@ export type RowJson = Record<string, unknown>;
 /** grpc status codes after which the next member is tried. */
 const retryableCodes = new Set([4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
 
+/** How long `--wait` waits by default, as ovn-nbctl waits without --timeout: long. */
+export const nbctlWaitMsDefault = 300_000;
+
 /** Talks to the first member that answers. */
 export class Nb {
+  /** With --wait: every transaction also bumps NB_Global.nb_cfg, and the command then waits. */
+  private waitFor: 'sb' | 'hv' | undefined;
+  private waitMs = nbctlWaitMsDefault;
+  /** The nb_cfg the last transaction set (with --wait), which the command waits for. */
+  private waitTarget: number | undefined;
+
   constructor(private readonly clients: readonly NorthboundClient[]) {}
 
-  private async first<T>(f: (c: NorthboundClient) => Promise<T>): Promise<T> {
+  /** ovn-nbctl's --wait=sb|hv: see transact() and finish(). */
+  setWait(which: 'sb' | 'hv', timeoutMs = nbctlWaitMsDefault): void {
+    this.waitFor = which;
+    this.waitMs = timeoutMs;
+  }
+
+  private async first<T>(f: (c: NorthboundClient) => Promise<T>, retryable: ReadonlySet<number> = retryableCodes): Promise<T> {
     let last: unknown;
     for (const c of this.clients) {
       try {
         return await f(c);
       } catch (err) {
         last = err;
-        if (!retryableCodes.has((err as { code?: number }).code ?? -1)) throw err;
+        if (!retryable.has((err as { code?: number }).code ?? -1)) throw err;
       }
     }
     throw new NbctlError(`no member answered: ${(last as Error | undefined)?.message ?? 'no endpoints'}`);
@@ -29,12 +44,48 @@ export class Nb {
 
   /** Commits ops; a failed transaction becomes an NbctlError with ovn-nbctl's wording. */
   async transact(ops: unknown[]): Promise<unknown[]> {
-    const out = await this.first((c) => c.transact(ops));
+    // With --wait, the transaction also bumps nb_cfg (as ovn-nbctl does) and reads the new value
+    // back in the same transaction, so the target is exactly the one this change set.
+    // The leading "wait" fails the whole transaction (so nothing changes) when there is no
+    // NB_Global row to bump.
+    const bump = this.waitFor === undefined ? [] : [
+      { op: 'wait', table: 'NB_Global', where: [], columns: ['_uuid'], until: '!=', rows: [], timeout: 0 },
+      { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
+      { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] },
+    ];
+    const out = await this.first((c) => c.transact([...ops, ...bump]));
+    if (out.failed && bump.length > 0 && (out.results[ops.length] as { error?: string } | null)?.error === 'timed out') {
+      throw new NbctlError('--wait: the database has no NB_Global row (run `ovnts up`, which creates it)');
+    }
     if (out.failed) {
       const err = out.results.find((r) => r !== null && typeof r === 'object' && 'error' in r) as { error: string; details?: string } | undefined;
       throw new NbctlError(`transaction error: ${err ? JSON.stringify({ details: err.details ?? '', error: err.error }) : 'failed'}`);
     }
-    return out.results;
+    if (bump.length > 0) {
+      const selected = out.results[ops.length + 2] as { rows?: { nb_cfg?: number }[] } | undefined;
+      const target = selected?.rows?.[0]?.nb_cfg;
+      if (target === undefined) throw new NbctlError('--wait: the database has no NB_Global row (run `ovnts up`, which creates it)');
+      this.waitTarget = target;
+    }
+    return out.results.slice(0, ops.length);
+  }
+
+  /**
+   * Ends a command: with --wait, a command that wrote nothing still bumps nb_cfg (ovn-nbctl's
+   * `--wait=sb sync`), then waits until sb_cfg or hv_cfg reaches it.
+   */
+  async finish(): Promise<void> {
+    const which = this.waitFor;
+    if (which === undefined) return;
+    if (this.waitTarget === undefined) await this.transact([]);
+    const target = this.waitTarget as number;
+    try {
+      // A member that timed out waiting would not do better than the next: only UNAVAILABLE moves on.
+      await this.first((c) => c.wait(target, which, this.waitMs), new Set([14]));
+    } catch (err) {
+      if ((err as { code?: number }).code === 4) throw new NbctlError(`timed out waiting for ${which}_cfg to reach ${target}`);
+      throw err;
+    }
   }
 
   private schemaJson: unknown;
