@@ -66,6 +66,15 @@ export interface CfgState {
   readonly hvCfg: number;
 }
 
+/**
+ * Whether a forwarded call failed before any byte of it reached the peer: grpc-js reports a
+ * connection that could not be made as UNAVAILABLE "No connection established".
+ */
+function neverDelivered(err: unknown): boolean {
+  const e = err as { code?: number; details?: string };
+  return e.code === 14 && typeof e.details === 'string' && /No connection established/i.test(e.details);
+}
+
 export class CentralNodeError extends Error {
   constructor(
     readonly kind: 'bad-request' | 'unavailable' | 'timeout',
@@ -183,7 +192,16 @@ export class CentralNode {
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
-          return this.options.forward(err.leaderHint, ops);
+          try {
+            return await this.options.forward(err.leaderHint, ops);
+          } catch (fwdErr) {
+            // A leader that cannot be reached at all never saw the request, so asking again
+            // (once the election names another) cannot apply it twice. Any other failure
+            // may have come after it committed: that one goes back to the client.
+            if (!neverDelivered(fwdErr) || Date.now() - started > centralLimits.leaderWaitMsMax) throw fwdErr;
+            await new Promise((r) => setTimeout(r, 20));
+            continue;
+          }
         }
         if (err.kind === 'stopped') throw new CentralNodeError('unavailable', err.message);
         // No leader yet, or the proposal was lost to a leader change: try again shortly.

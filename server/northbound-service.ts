@@ -95,7 +95,7 @@ function unary<Req, Res>(f: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Re
   };
 }
 
-interface WireChange {
+export interface WireChange {
   table: string;
   uuid: string;
   oldJson: string;

@@ -3,41 +3,13 @@
 // `ovnts down` stops them by pid. Method: the real command line in child processes.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { freeBasePort as freeBase, ovnts } from '../helpers/ovnts-cli.js';
 import { isAlive, waitForExit } from '../helpers/process.js';
 
 const run = promisify(execFile);
-const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
-
-async function ovnts(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', bin, ...args], { timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port whose NB (base+1..3) and Raft (base+11..13) ports are all free now. */
-async function freeBase(): Promise<number> {
-  for (let base = 27000 + (process.pid % 50) * 40; base < 60000; base += 40) {
-    const ports = [1, 2, 3, 11, 12, 13].map((d) => base + d);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-  throw new Error('no free port range');
-}
 
 t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   const dir = t.testdir();
