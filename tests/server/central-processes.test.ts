@@ -10,7 +10,7 @@ import { NorthboundClient } from '../../server/northbound-service.js';
 import type { WireChange } from '../../server/northbound-service.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
-import { isAlive, waitForExit } from '../helpers/process.js';
+import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 
 const writesPerClient = 120;
 const killAfterWrites = 40;
@@ -97,10 +97,12 @@ t.test('the leader killed mid-stream: clients carry on, the watch resumes, nothi
   const base = await freeBasePort();
   const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
   t.equal(up.code, 0, `up: ${up.stderr}`);
-  t.teardown(async () => {
-    await ovnts('down', `--data-dir=${dir}`);
-  });
   const env = readUpEnv(dir);
+  // tap may remove the test folder (and with it the env file `ovnts down` reads) before
+  // teardowns run, so the safety net stops the members by pid.
+  t.teardown(async () => {
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
   t.equal(env.pids.length, 3);
   const dead = new Set<number>();
   const leader = await waitForLeader(env.nbOvsdb, dead);
@@ -165,4 +167,8 @@ t.test('the leader killed mid-stream: clients carry on, the watch resumes, nothi
   const rising = w.revisions.every((r, i) => i === 0 || r > (w.revisions[i - 1] as number));
   t.ok(rising, 'revisions strictly rise across the resume: no repeats, never backwards');
   t.same([...w.names.values()].sort(), final.rows.map((r) => r.name as string).sort(), 'the watch built exactly the table the read returns');
+
+  const down = await ovnts('down', `--data-dir=${dir}`);
+  t.equal(down.code, 0, `down: ${down.stderr}`);
+  t.ok(env.pids.every((p) => !isAlive(p)), 'every member stopped');
 });
