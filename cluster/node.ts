@@ -8,7 +8,8 @@
 // Ticks, peer messages and client requests are stepped into the RawNode as they arrive, even
 // while a save is in flight (the core allows it between ready() and advance()); they only wake
 // the loop. Proposals that arrive during a save land in the next Ready together, which is how
-// one fsync serves many entries.
+// one fsync serves many entries; a leader's appends of them leave at once (takeEarlyMessages),
+// so followers write them while the leader is still writing the previous batch.
 //
 // Clients get promises: propose() resolves once the entry is committed and applied here,
 // readIndex() once the local state is linearizable; both reject with a ProposalError whose
@@ -389,9 +390,28 @@ export class RaftNode {
 
   private notify(): void {
     const w = this.wakeup;
-    if (w === undefined) return;
+    if (w === undefined) {
+      // The loop is busy with a Ready (usually awaiting its write): what may leave early,
+      // leaves now (RawNode.takeEarlyMessages), once per turn of the event loop so that the
+      // proposals of one turn share one append.
+      if (this.raw.hasOutstandingReady()) this.scheduleEarlySend();
+      return;
+    }
     this.wakeup = undefined;
     w();
+  }
+
+  private earlySendScheduled = false;
+
+  private scheduleEarlySend(): void {
+    if (this.earlySendScheduled) return;
+    this.earlySendScheduled = true;
+    setImmediate(() => {
+      this.earlySendScheduled = false;
+      if (this.stopping || this.fatal !== undefined || !this.raw.hasOutstandingReady()) return;
+      const early = this.raw.takeEarlyMessages();
+      if (early.length > 0) this.options.transport.send(early);
+    });
   }
 
   private applyReady(rd: Ready): void {

@@ -167,6 +167,24 @@ export class RawNode {
     return rd;
   }
 
+  /**
+   * While a Ready is outstanding (its write in flight), the messages that promise nothing about
+   * this node's disk and may leave at once: chiefly a leader's appends of entries proposed
+   * since ready(). Sending them now rather than in the next Ready lets followers write those
+   * entries while this node is still writing the previous ones, which takes one disk write off
+   * the commit path of a busy leader. Everything else stays for the next Ready.
+   */
+  takeEarlyMessages(): Message[] {
+    const r = this.raft;
+    if (r.broadcastPending && r.role === 'leader') r.bcastAppend();
+    if (r.msgs.length === 0) return [];
+    const early: Message[] = [];
+    const rest: Message[] = [];
+    for (const m of r.msgs) (sendBeforePersist.has(m.type) ? early : rest).push(m);
+    r.msgs = rest;
+    return early;
+  }
+
   /** Acknowledges the outstanding Ready: persisted, sent and applied. */
   advance(): void {
     const rd = this.outstanding;

@@ -201,7 +201,11 @@ export class Simulation {
       const raw = n.raw;
       if (raw === undefined) return;
       if (n.pending !== undefined) {
-        if (n.pending.doneAt > this.now) return;
+        if (n.pending.doneAt > this.now) {
+          // The shell may send what promises nothing while its write is in flight.
+          if (this.rng.chance(0.5)) this.send(raw.takeEarlyMessages());
+          return;
+        }
         this.completeReady(n, n.pending.rd);
         continue;
       }
