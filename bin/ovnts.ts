@@ -3,6 +3,8 @@
 // lives in bin/commands/ and registers itself on the program here; this file only assembles.
 import { Command } from 'commander';
 import { registerCentralCommand } from './commands/central.js';
+import { registerClusterCommand } from './commands/cluster.js';
+import { registerSnapshotCommand } from './commands/snapshot.js';
 import { registerUpCommands } from './commands/cluster-up.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerNbctlCommand } from './commands/nbctl.js';
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   registerCentralCommand(program);
   registerUpCommands(program);
   registerNbctlCommand(program);
+  registerClusterCommand(program);
+  registerSnapshotCommand(program);
   registerRaftKvCommand(program);
   return program;
 }

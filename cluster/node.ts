@@ -151,7 +151,22 @@ export interface NodeCounters {
   snapshotsRestored: number;
 }
 
+/** What this node knows of one other member: the leader's progress for it, and contact. */
+export interface PeerStatus {
+  readonly id: NodeId;
+  readonly address: string | undefined;
+  /** Leader only: the highest index known to be on that member's disk, and the next to send. */
+  readonly match?: number;
+  readonly next?: number;
+  readonly state?: 'probe' | 'replicate' | 'snapshot';
+  readonly learner?: boolean;
+  /** Milliseconds since a message from it last arrived here; undefined if none has. */
+  readonly lastContactMsAgo: number | undefined;
+}
+
 export interface RaftNodeStatus extends NodeStatus {
+  readonly tickMs: number;
+  readonly peers: readonly PeerStatus[];
   /** The last index applied to the state machine. */
   readonly appliedIndex: number;
   readonly snapshotIndex: number;
@@ -183,7 +198,8 @@ interface PendingRead {
 const snapshotFormat = 1;
 const packr = new Packr({ useRecords: false });
 
-function encodeNodeSnapshot(machine: Uint8Array, sessions: [string, number][]): Uint8Array {
+/** The image a node snapshot holds: the state machine's bytes and the client sessions (for `snapshot restore`). */
+export function encodeNodeSnapshot(machine: Uint8Array, sessions: [string, number][]): Uint8Array {
   return packr.pack([snapshotFormat, machine, sessions]);
 }
 
@@ -563,8 +579,12 @@ export class RaftNode {
     }
   }
 
+  /** When a message from each peer last arrived (wall clock; for status only). */
+  private readonly lastHeardMs = new Map<NodeId, number>();
+
   private onMessage(m: Message): void {
     if (this.stopping) return;
+    this.lastHeardMs.set(m.from, Date.now());
     this.raw.step(m);
     this.notify();
   }
@@ -640,8 +660,20 @@ export class RaftNode {
   }
 
   status(): RaftNodeStatus {
+    const core = this.raw.status();
+    const now = Date.now();
+    const ids = new Set<NodeId>([...core.conf.voters, ...core.conf.learners, ...this.options.peers.keys()]);
+    ids.delete(this.id);
+    const peers: PeerStatus[] = [...ids].sort((a, b) => a - b).map((id) => {
+      const heard = this.lastHeardMs.get(id);
+      const pr = this.raw.raft.progress.get(id);
+      const base = { id, address: this.options.peers.get(id), lastContactMsAgo: heard === undefined ? undefined : now - heard };
+      return core.role !== 'leader' || pr === undefined ? base : { ...base, match: pr.match, next: pr.next, state: pr.state, learner: pr.isLearner };
+    });
     return {
-      ...this.raw.status(),
+      ...core,
+      tickMs: this.limits.tickMs,
+      peers,
       appliedIndex: this.applied,
       snapshotIndex: this.snapshotIndex,
       proposalsPending: this.proposals.size,

@@ -276,6 +276,20 @@ export class CentralNode {
     return { rows: out, revision: this.revision };
   }
 
+  get clusterId(): string {
+    return this.options.clusterId;
+  }
+
+  /**
+   * The state machine's snapshot (NB database and northd's history) at a revision that is at
+   * least every write acknowledged before the call (a ReadIndex round first). Taken in one
+   * synchronous step, so it is one consistent revision.
+   */
+  async consistentSnapshot(): Promise<{ revision: number; data: Uint8Array }> {
+    await this.readBarrier('linearizable');
+    return { revision: this.revision, data: this.sm.snapshot() };
+  }
+
   /** NB_Global's configuration sequence numbers as this replica has applied them. */
   cfgState(): CfgState {
     const global = [...this.sm.nb.rows('NB_Global').values()][0];

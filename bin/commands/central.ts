@@ -1,6 +1,8 @@
 // `ovnts central`: run one central node — a Raft member holding the replicated NB database and
 // serving the Northbound gRPC API. Members are named (n1, n2, ...); a member's Raft node id is
 // its position in --peers (1-based), so every member must be given the same --peers list.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
@@ -8,6 +10,8 @@ import type { NodeId } from '../../cluster/types.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
+import { clusterIdFile } from './snapshot.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
@@ -28,7 +32,7 @@ interface CentralOptions {
   nbPeers: string;
   grpc?: string;
   ovsdb?: string;
-  clusterId: string;
+  clusterId?: string;
   tickMs: string;
   electionTicks: string;
 }
@@ -43,7 +47,7 @@ export function registerCentralCommand(program: Command): void {
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
     .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
-    .option('--cluster-id <id>', 'cluster id every Raft message carries', 'ovnts')
+    .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .action(async (o: CentralOptions) => {
@@ -59,13 +63,21 @@ export function registerCentralCommand(program: Command): void {
         if (pid === undefined) throw new Error(`--nb-peers names ${p.name}, which is not in --peers`);
         nbAddresses.set(pid, p.address);
       }
+      // The cluster id is the member's for life: kept beside its data (snapshot restore writes
+      // it for a new cluster), so that a restart cannot join it to another cluster by mistake.
+      const idPath = join(o.dataDir, clusterIdFile);
+      const stored = existsSync(idPath) ? readFileSync(idPath, 'utf8').trim() : undefined;
+      if (o.clusterId !== undefined && stored !== undefined && o.clusterId !== stored) {
+        throw new Error(`--cluster-id ${o.clusterId}, but ${o.dataDir} belongs to cluster ${stored}`);
+      }
+      const clusterId = o.clusterId ?? stored ?? 'ovnts';
       const listen = o.grpc ?? nbAddresses.get(id);
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
-      const transport = new GrpcTransport({ id, clusterId: o.clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
+      const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
       const fwd = forwarder(nbAddresses);
       const central = await CentralNode.start({
         id,
-        clusterId: o.clusterId,
+        clusterId,
         dataDir: o.dataDir,
         transport,
         peers: raftPeers,
@@ -79,7 +91,9 @@ export function registerCentralCommand(program: Command): void {
         },
       });
       const server = new grpc.Server();
+      if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
       server.addService(northboundDefinition(), northboundHandlers(central));
+      server.addService(adminDefinition(), adminHandlers(central));
       const port = await bind(server, listen);
       let door: Awaited<ReturnType<typeof startOvsdbDoor>> | undefined;
       if (o.ovsdb !== undefined) {
@@ -87,7 +101,7 @@ export function registerCentralCommand(program: Command): void {
         const punix = /^punix:(.+)$/.exec(o.ovsdb);
         if (ptcp === null && punix === null) throw new Error(`--ovsdb: expected ptcp:PORT[:IP] or punix:PATH, got "${o.ovsdb}"`);
         const where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
-        door = await startOvsdbDoor({ central, listen: where, clusterId: o.clusterId });
+        door = await startOvsdbDoor({ central, listen: where, clusterId });
       }
       process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
       await new Promise<void>((resolve) => {

@@ -2,22 +2,11 @@
 // commands themselves are in bin/lib/nbctl/). Endpoints come from --endpoints, else
 // $OVNTS_NB, else ./.ovnts/env (written by `ovnts up`); a member that does not answer is
 // skipped for the next.
-import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { nbctlCommandNames, runNbctl } from '../lib/nbctl/commands.js';
+import { EndpointsError, endpointsFrom } from '../lib/endpoints.js';
 import { Nb, NbctlError } from '../lib/nbctl/nb.js';
-
-function endpointsFrom(flag: string | undefined): string[] {
-  const fromEnvFile = (): string | undefined => {
-    const path = '.ovnts/env';
-    if (!existsSync(path)) return undefined;
-    return /^NB_GRPC="?([^"\n]*)"?$/m.exec(readFileSync(path, 'utf8'))?.[1];
-  };
-  const list = flag ?? process.env.OVNTS_NB ?? fromEnvFile();
-  if (list === undefined || list === '') throw new NbctlError('no endpoints: give --endpoints, set OVNTS_NB, or run `ovnts up` here');
-  return list.split(',').map((s) => s.trim()).filter(Boolean);
-}
 
 export function registerNbctlCommand(program: Command): void {
   program
@@ -35,7 +24,7 @@ export function registerNbctlCommand(program: Command): void {
           nb.close();
         }
       } catch (err) {
-        if (!(err instanceof NbctlError)) throw err;
+        if (!(err instanceof NbctlError) && !(err instanceof EndpointsError)) throw err;
         process.stderr.write(`ovnts nbctl: ${err.message}\n`);
         process.exitCode = 1;
       }

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
+import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { CentralNode } from '../../server/central-node.js';
 import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 
@@ -35,6 +36,7 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
     const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}) });
     const server = new grpc.Server();
     server.addService(northboundDefinition(), northboundHandlers(central));
+    server.addService(adminDefinition(), adminHandlers(central));
     const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
     const address = `127.0.0.1:${port}`;
     addresses.set(id, address);

@@ -1,0 +1,118 @@
+// `ovnts cluster status | transfer-leader | change-election-timer`: the operations view of a
+// running cluster through each member's Admin service (proto/admin.proto). Status asks every
+// member, so a member that is down or partitioned shows as such rather than hiding.
+import type { Command } from 'commander';
+import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
+import { endpointsFrom } from '../lib/endpoints.js';
+
+interface Common {
+  endpoints?: string;
+  format: string;
+}
+
+type MemberStatus = { address: string; status: StatusReplyJson } | { address: string; error: string };
+
+async function statusOfAll(endpoints: readonly string[]): Promise<MemberStatus[]> {
+  return Promise.all(
+    endpoints.map(async (address) => {
+      const c = new AdminClient(address, 5_000);
+      try {
+        return { address, status: await c.status() };
+      } catch (err) {
+        return { address, error: (err as Error).message };
+      } finally {
+        c.close();
+      }
+    }),
+  );
+}
+
+function table(rows: string[][]): string {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function formatStatus(all: readonly MemberStatus[]): string {
+  const rows: string[][] = [['member', 'address', 'role', 'term', 'leader', 'commit', 'applied', 'log', 'snapshot', 'revision', 'election']];
+  for (const m of all) {
+    if ('error' in m) {
+      rows.push(['?', m.address, `unreachable: ${m.error}`]);
+      continue;
+    }
+    const s = m.status;
+    rows.push([
+      String(s.id),
+      m.address,
+      s.fatalError !== '' ? `stopped: ${s.fatalError}` : s.role,
+      String(s.term),
+      s.leader === 0 ? '-' : String(s.leader),
+      String(s.commit),
+      String(s.applied),
+      `${s.firstIndex}..${s.lastIndex}`,
+      String(s.snapshotIndex),
+      String(s.revision),
+      `${s.electionTicks * s.tickMs} ms`,
+    ]);
+  }
+  let out = table(rows);
+  const leader = all.find((m): m is { address: string; status: StatusReplyJson } => 'status' in m && m.status.role === 'leader');
+  if (leader !== undefined) {
+    const s = leader.status;
+    out += `\ncluster ${s.clusterId}: voters ${s.voters.join(',') || '-'}; learners ${s.learners.join(',') || '-'}; removed ${s.removed.join(',') || '-'}\n`;
+    out += `as seen by the leader (member ${s.id}):\n`;
+    const peerRows: string[][] = [['peer', 'address', 'state', 'match', 'next', 'last contact']];
+    for (const p of s.peers) {
+      peerRows.push([String(p.id) + (p.learner ? ' (learner)' : ''), p.address, p.state || '-', String(p.match), String(p.next), p.lastContactMsAgo < 0 ? 'never' : `${p.lastContactMsAgo} ms ago`]);
+    }
+    out += table(peerRows);
+  } else {
+    out += '\nno member reports itself leader\n';
+  }
+  return out;
+}
+
+/** The address of the member that leads, asking each in turn. */
+async function leaderAddress(endpoints: readonly string[]): Promise<{ address: string; status: StatusReplyJson }> {
+  const all = await statusOfAll(endpoints);
+  const leader = all.find((m): m is { address: string; status: StatusReplyJson } => 'status' in m && m.status.role === 'leader');
+  if (leader === undefined) throw new Error(`no member reports itself leader (${all.map((m) => ('error' in m ? `${m.address}: ${m.error}` : `${m.address}: ${m.status.role}`)).join('; ')})`);
+  return leader;
+}
+
+export function registerClusterCommand(program: Command): void {
+  const cluster = program.command('cluster').description('status and operations of a running cluster');
+  const common = (c: Command): Command =>
+    c.option('--endpoints <list>', 'members\' gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)').option('--format <f>', 'table or json', 'table');
+
+  common(cluster.command('status').description('every member\'s role, term, leader, commit/applied index, log range, snapshot, and the leader\'s view of its peers')).action(async (o: Common) => {
+    const all = await statusOfAll(endpointsFrom(o.endpoints));
+    process.stdout.write(o.format === 'json' ? JSON.stringify(all, null, 2) + '\n' : formatStatus(all));
+    if (all.every((m) => 'error' in m)) process.exitCode = 1;
+  });
+
+  common(cluster.command('transfer-leader').argument('<member>', 'the member id to hand leadership to').description('move leadership to another voter')).action(async (member: string, o: Common) => {
+    const to = Number(member);
+    if (!Number.isInteger(to) || to < 1) throw new Error(`member must be a positive member id, got "${member}"`);
+    const leader = await leaderAddress(endpointsFrom(o.endpoints));
+    const c = new AdminClient(leader.address);
+    try {
+      const now = await c.transferLeader(to);
+      process.stdout.write(o.format === 'json' ? JSON.stringify({ leader: now }) + '\n' : `member ${now} leads\n`);
+    } finally {
+      c.close();
+    }
+  });
+
+  common(cluster.command('change-election-timer').argument('<ms>', 'the new election timeout in milliseconds').description('change every member\'s election timeout through the log')).action(async (ms: string, o: Common) => {
+    const electionMs = Number(ms);
+    if (!Number.isInteger(electionMs) || electionMs < 1) throw new Error(`the election timer must be a positive number of ms, got "${ms}"`);
+    const leader = await leaderAddress(endpointsFrom(o.endpoints));
+    const c = new AdminClient(leader.address);
+    try {
+      const r = await c.changeElectionTimer(electionMs);
+      process.stdout.write(o.format === 'json' ? JSON.stringify(r) + '\n' : `election timer is ${r.electionTicks * leader.status.tickMs} ms (${r.electionTicks} ticks), from log index ${r.index}\n`);
+    } finally {
+      c.close();
+    }
+  });
+}

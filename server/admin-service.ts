@@ -1,0 +1,228 @@
+// The Admin gRPC service (proto/admin.proto): status, leadership transfer, the replicated
+// election timer, and consistent snapshots for backups. Errors map to gRPC codes through the
+// Northbound door's statusOf, the one place that does it.
+import { createHash } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
+import { ProposalError } from '../cluster/node.js';
+import type { NodeId } from '../cluster/types.js';
+import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
+import { CentralNodeError, type CentralNode } from './central-node.js';
+import { statusOf } from './northbound-service.js';
+import { snapshotFileFormat, type SnapshotHeader } from './snapshot-file.js';
+
+const serviceName = 'ovnts.admin.Admin';
+
+export function adminDefinition(): grpc.ServiceDefinition {
+  return serviceDefinition(loadProto('admin.proto'), serviceName);
+}
+
+export const adminLimits = {
+  /** Bytes of snapshot data per streamed message. */
+  snapshotChunkBytes: 1024 * 1024,
+  /** How long a leadership transfer may take before the call reports a timeout. */
+  transferWaitMs: 10_000,
+} as const;
+
+export interface StatusReplyJson {
+  id: number;
+  clusterId: string;
+  role: string;
+  term: number;
+  vote: number;
+  leader: number;
+  leaderAddress: string;
+  commit: number;
+  applied: number;
+  firstIndex: number;
+  lastIndex: number;
+  snapshotIndex: number;
+  voters: number[];
+  learners: number[];
+  removed: number[];
+  electionTicks: number;
+  tickMs: number;
+  peers: { id: number; address: string; hasProgress: boolean; match: number; next: number; state: string; learner: boolean; lastContactMsAgo: number }[];
+  revision: number;
+  proposalsPending: number;
+  readsPending: number;
+  historyMinRevision: number;
+  fatalError: string;
+}
+
+export function statusOfCentral(central: CentralNode): StatusReplyJson {
+  const s = central.node.status();
+  return {
+    id: s.id,
+    clusterId: central.clusterId,
+    role: s.role,
+    term: s.term,
+    vote: s.vote,
+    leader: s.lead,
+    leaderAddress: central.node.addressOf(s.lead) ?? '',
+    commit: s.commit,
+    applied: s.appliedIndex,
+    firstIndex: s.firstIndex,
+    lastIndex: s.lastIndex,
+    snapshotIndex: s.snapshotIndex,
+    voters: [...s.conf.voters],
+    learners: [...s.conf.learners],
+    removed: [...s.conf.removed],
+    electionTicks: s.electionTicks,
+    tickMs: s.tickMs,
+    peers: s.peers.map((p) => ({
+      id: p.id,
+      address: p.address ?? '',
+      hasProgress: p.match !== undefined,
+      match: p.match ?? 0,
+      next: p.next ?? 0,
+      state: p.state ?? '',
+      learner: p.learner ?? false,
+      lastContactMsAgo: p.lastContactMsAgo ?? -1,
+    })),
+    revision: central.revision,
+    proposalsPending: s.proposalsPending,
+    readsPending: s.readsPending,
+    historyMinRevision: central.history.minRevision,
+    fatalError: s.fatalError?.message ?? '',
+  };
+}
+
+type Handler<Req, Res> = (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => void;
+
+function unary<Req, Res>(f: (req: Req) => Promise<Res>): Handler<Req, Res> {
+  return (call, cb) => {
+    f(call.request).then(
+      (res) => cb(null, res),
+      (err: unknown) => cb(statusOf(err) as grpc.ServiceError, null),
+    );
+  };
+}
+
+function notLeader(central: CentralNode): CentralNodeError {
+  const lead = central.node.status().lead;
+  const where = lead === 0 ? 'no leader is known yet' : `the leader is node ${lead} (${central.node.addressOf(lead) ?? 'address unknown'})`;
+  return new CentralNodeError('unavailable', `node ${central.id} is not the leader: ${where}; ask the leader`);
+}
+
+function waitForLeader(central: CentralNode, to: NodeId, timeoutMs: number): Promise<NodeId> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      const lead = central.node.status().lead;
+      if (lead !== to) return false;
+      off();
+      clearTimeout(timer);
+      resolve(lead);
+      return true;
+    };
+    const off = central.node.onProgress(() => void check());
+    const timer = setTimeout(() => {
+      off();
+      reject(new CentralNodeError('timeout', `node ${to} did not take over within ${timeoutMs} ms (leader is ${central.node.status().lead})`));
+    }, timeoutMs);
+    check();
+  });
+}
+
+export function adminHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
+  return {
+    status: unary(async () => statusOfCentral(central)),
+    transferLeader: unary(async (req: { to: number }) => {
+      if (central.node.status().role !== 'leader') throw notLeader(central);
+      if (req.to === central.id) return { leader: central.id };
+      const r = central.node.transferLeadership(req.to);
+      if (r.kind === 'not-leader') throw notLeader(central);
+      if (r.kind === 'invalid') throw new CentralNodeError('bad-request', `cannot transfer leadership to ${req.to}: ${r.reason}`);
+      return { leader: await waitForLeader(central, req.to, adminLimits.transferWaitMs) };
+    }),
+    changeElectionTimer: unary(async (req: { electionMs: number }) => {
+      const tickMs = central.node.status().tickMs;
+      const ticks = Math.round(req.electionMs / tickMs);
+      if (!Number.isInteger(ticks) || ticks < 2) throw new CentralNodeError('bad-request', `the election timer must be at least 2 ticks (${2 * tickMs} ms), got ${req.electionMs} ms`);
+      try {
+        const out = await central.node.proposeConfChange({ kind: 'set-election-ticks', ticks });
+        return { electionTicks: out.conf.electionTicks ?? ticks, index: out.index };
+      } catch (err) {
+        if (err instanceof ProposalError && err.kind === 'not-leader') throw notLeader(central);
+        if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
+        throw err;
+      }
+    }),
+    snapshotSave: (call: grpc.ServerWritableStream<unknown, unknown>) => void snapshotSave(central, call),
+  };
+}
+
+async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
+  let snap: { revision: number; data: Uint8Array };
+  try {
+    snap = await central.consistentSnapshot();
+  } catch (err) {
+    call.destroy(Object.assign(new Error(statusOf(err).details ?? 'snapshot failed'), statusOf(err)));
+    return;
+  }
+  const header: SnapshotHeader = {
+    format: snapshotFileFormat,
+    clusterId: central.clusterId,
+    revision: snap.revision,
+    nbSchema: { name: NB_SCHEMA_JSON.name, version: NB_SCHEMA_JSON.version ?? '' },
+    sbSchema: { name: SB_SCHEMA_JSON.name, version: SB_SCHEMA_JSON.version ?? '' },
+    createdAt: new Date().toISOString(),
+    dataBytes: snap.data.byteLength,
+  };
+  const headerJson = JSON.stringify(header);
+  const hash = createHash('sha256').update(headerJson, 'utf8');
+  // Written with backpressure: a slow reader holds the chunks, not this member's memory.
+  const write = (msg: unknown): Promise<void> => new Promise((resolve) => (call.write(msg) ? resolve() : call.once('drain', resolve)));
+  if (call.cancelled) return;
+  await write({ headerJson });
+  for (let off = 0; off < snap.data.byteLength && !call.cancelled; off += adminLimits.snapshotChunkBytes) {
+    const chunk = snap.data.subarray(off, off + adminLimits.snapshotChunkBytes);
+    hash.update(chunk);
+    await write({ data: chunk });
+  }
+  if (call.cancelled) return;
+  await write({ sha256: hash.digest() });
+  call.end();
+}
+
+/** The client side of the Admin service. */
+export class AdminClient {
+  private static ctor: grpc.ServiceClientConstructor | undefined;
+  private readonly client: grpc.Client;
+
+  constructor(
+    readonly address: string,
+    private readonly callTimeoutMs = 15_000,
+  ) {
+    AdminClient.ctor ??= grpc.makeGenericClientConstructor(adminDefinition(), 'Admin');
+    this.client = new AdminClient.ctor(address, grpc.credentials.createInsecure());
+  }
+
+  private call(method: string, req: unknown): Promise<unknown> {
+    const c = this.client as unknown as Record<string, (req: unknown, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: unknown) => void) => void>;
+    const f = c[method] as (req: unknown, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: unknown) => void) => void;
+    return new Promise((resolve, reject) => f.call(c, req, { deadline: Date.now() + this.callTimeoutMs }, (e, r) => (e ? reject(e) : resolve(r))));
+  }
+
+  async status(): Promise<StatusReplyJson> {
+    return (await this.call('status', {})) as StatusReplyJson;
+  }
+
+  async transferLeader(to: number): Promise<number> {
+    return ((await this.call('transferLeader', { to })) as { leader: number }).leader;
+  }
+
+  async changeElectionTimer(electionMs: number): Promise<{ electionTicks: number; index: number }> {
+    return (await this.call('changeElectionTimer', { electionMs })) as { electionTicks: number; index: number };
+  }
+
+  /** Streams a consistent snapshot: header, data chunks, then the checksum. */
+  snapshotSave(): grpc.ClientReadableStream<{ headerJson: string; data: Uint8Array; sha256: Uint8Array }> {
+    const c = this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<never>>;
+    return (c.snapshotSave as (req: unknown) => grpc.ClientReadableStream<never>).call(c, {});
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
