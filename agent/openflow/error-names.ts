@@ -1,0 +1,64 @@
+// Readable names for OpenFlow error messages: OFPET_* types and the common codes of each, and the
+// Nicira (NX1.2+) experimenter codes Open vSwitch sends as OFPET_EXPERIMENTER with vendor
+// 0x00002320. Numbers are OpenFlow 1.5's and Open vSwitch's.
+
+import { NX_VENDOR_ID } from './fields.js';
+import type { OfMessage } from './messages.js';
+
+const types: Readonly<Record<number, [string, readonly string[]]>> = {
+  0: ['HELLO_FAILED', ['INCOMPATIBLE', 'EPERM']],
+  1: ['BAD_REQUEST', ['BAD_VERSION', 'BAD_TYPE', 'BAD_MULTIPART', 'BAD_EXPERIMENTER', 'BAD_EXP_TYPE', 'EPERM', 'BAD_LEN',
+    'BUFFER_EMPTY', 'BUFFER_UNKNOWN', 'BAD_TABLE_ID', 'IS_SLAVE', 'BAD_PORT', 'BAD_PACKET', 'MULTIPART_BUFFER_OVERFLOW',
+    'MULTIPART_REQUEST_TIMEOUT', 'MULTIPART_REPLY_TIMEOUT']],
+  2: ['BAD_ACTION', ['BAD_TYPE', 'BAD_LEN', 'BAD_EXPERIMENTER', 'BAD_EXP_TYPE', 'BAD_OUT_PORT', 'BAD_ARGUMENT', 'EPERM',
+    'TOO_MANY', 'BAD_QUEUE', 'BAD_OUT_GROUP', 'MATCH_INCONSISTENT', 'UNSUPPORTED_ORDER', 'BAD_TAG', 'BAD_SET_TYPE',
+    'BAD_SET_LEN', 'BAD_SET_ARGUMENT', 'BAD_SET_MASK']],
+  3: ['BAD_INSTRUCTION', ['UNKNOWN_INST', 'UNSUP_INST', 'BAD_TABLE_ID', 'UNSUP_METADATA', 'UNSUP_METADATA_MASK',
+    'BAD_EXPERIMENTER', 'BAD_EXP_TYPE', 'BAD_LEN', 'EPERM', 'DUP_INST']],
+  4: ['BAD_MATCH', ['BAD_TYPE', 'BAD_LEN', 'BAD_TAG', 'BAD_DL_ADDR_MASK', 'BAD_NW_ADDR_MASK', 'BAD_WILDCARDS', 'BAD_FIELD',
+    'BAD_VALUE', 'BAD_MASK', 'BAD_PREREQ', 'DUP_FIELD', 'EPERM']],
+  5: ['FLOW_MOD_FAILED', ['UNKNOWN', 'TABLE_FULL', 'BAD_TABLE_ID', 'OVERLAP', 'EPERM', 'BAD_TIMEOUT', 'BAD_COMMAND',
+    'BAD_FLAGS', 'CANT_SYNC', 'BAD_PRIORITY', 'IS_SYNC']],
+  6: ['GROUP_MOD_FAILED', ['GROUP_EXISTS', 'INVALID_GROUP', 'WEIGHT_UNSUPPORTED', 'OUT_OF_GROUPS', 'OUT_OF_BUCKETS',
+    'CHAINING_UNSUPPORTED', 'WATCH_UNSUPPORTED', 'LOOP', 'UNKNOWN_GROUP', 'CHAINED_GROUP', 'BAD_TYPE', 'BAD_COMMAND',
+    'BAD_BUCKET', 'BAD_WATCH', 'EPERM', 'UNKNOWN_BUCKET', 'BUCKET_EXISTS']],
+  7: ['PORT_MOD_FAILED', ['BAD_PORT', 'BAD_HW_ADDR', 'BAD_CONFIG', 'BAD_ADVERTISE', 'EPERM']],
+  8: ['TABLE_MOD_FAILED', ['BAD_TABLE', 'BAD_CONFIG', 'EPERM']],
+  9: ['QUEUE_OP_FAILED', ['BAD_PORT', 'BAD_QUEUE', 'EPERM']],
+  10: ['SWITCH_CONFIG_FAILED', ['BAD_FLAGS', 'BAD_LEN', 'EPERM']],
+  11: ['ROLE_REQUEST_FAILED', ['STALE', 'UNSUP', 'BAD_ROLE', 'ID_UNSUP', 'ID_IN_USE']],
+  12: ['METER_MOD_FAILED', ['UNKNOWN', 'METER_EXISTS', 'INVALID_METER', 'UNKNOWN_METER', 'BAD_COMMAND', 'BAD_FLAGS',
+    'BAD_RATE', 'BAD_BURST', 'BAD_BAND', 'BAD_BAND_VALUE', 'OUT_OF_METERS', 'OUT_OF_BANDS']],
+  13: ['TABLE_FEATURES_FAILED', ['BAD_TABLE', 'BAD_METADATA', 'EPERM', 'BAD_CAPA', 'BAD_MAX_ENT', 'BAD_FEATURES',
+    'BAD_COMMAND', 'TOO_MANY']],
+  14: ['BAD_PROPERTY', ['BAD_TYPE', 'BAD_LEN', 'BAD_VALUE', 'TOO_MANY', 'DUP_TYPE', 'BAD_EXPERIMENTER', 'BAD_EXP_TYPE',
+    'BAD_EXP_VALUE', 'EPERM']],
+  15: ['ASYNC_CONFIG_FAILED', ['INVALID', 'UNSUPPORTED', 'EPERM']],
+  16: ['FLOW_MONITOR_FAILED', ['UNKNOWN', 'MONITOR_EXISTS', 'INVALID_MONITOR', 'UNKNOWN_MONITOR', 'BAD_COMMAND',
+    'BAD_FLAGS', 'BAD_TABLE_ID', 'BAD_OUT']],
+  17: ['BUNDLE_FAILED', ['UNKNOWN', 'EPERM', 'BAD_ID', 'BUNDLE_EXIST', 'BUNDLE_CLOSED', 'OUT_OF_BUNDLES', 'BAD_TYPE',
+    'BAD_FLAGS', 'MSG_BAD_LEN', 'MSG_BAD_XID', 'MSG_UNSUP', 'MSG_CONFLICT', 'MSG_TOO_MANY', 'MSG_FAILED', 'TIMEOUT',
+    'BUNDLE_IN_PROGRESS']],
+};
+
+/** Open vSwitch's Nicira error codes (exp_code under vendor 0x00002320). */
+const nicira: Readonly<Record<number, string>> = {
+  2: 'NXBRC_NXM_INVALID', 3: 'NXBRC_NXM_BAD_TYPE', 4: 'NXBRC_MUST_BE_ZERO', 5: 'NXBRC_BAD_REASON',
+  9: 'NXBRC_FM_BAD_EVENT', 10: 'NXBRC_UNENCODABLE_ERROR', 11: 'NXBAC_MUST_BE_ZERO', 12: 'NXFMFC_HARDWARE',
+  13: 'NXFMFC_BAD_TABLE_ID', 15: 'NXBAC_BAD_CONJUNCTION', 16: 'NXTTMFC_BAD_COMMAND', 17: 'NXTTMFC_BAD_OPT_LEN',
+  18: 'NXTTMFC_BAD_FIELD_IDX', 19: 'NXTTMFC_TABLE_FULL', 20: 'NXTTMFC_ALREADY_MAPPED', 21: 'NXTTMFC_DUP_ENTRY',
+  34: 'NXR_NOT_SUPPORTED', 35: 'NXR_STALE', 36: 'NXST_NOT_CONFIGURED', 37: 'NXFMFC_INVALID_TLV_FIELD',
+  38: 'NXTTMFC_INVALID_TLV_DEL', 42: 'NXBAC_CT_DATAPATH_SUPPORT', 43: 'NXBMC_CT_DATAPATH_SUPPORT',
+};
+
+/** "OFPET_BAD_ACTION/OFPBAC_BAD_SET_ARGUMENT"-style text for an error message. */
+export function describeError(e: Extract<OfMessage, { kind: 'error' }>): string {
+  if (e.errType === 0xffff) {
+    const vendor = e.experimenter ?? 0;
+    if (vendor === NX_VENDOR_ID) return `Nicira error ${nicira[e.code] ?? `code ${e.code}`}`;
+    return `experimenter 0x${vendor.toString(16)} error code ${e.code}`;
+  }
+  const t = types[e.errType];
+  if (t === undefined) return `error type ${e.errType} code ${e.code}`;
+  return `OFPET_${t[0]}/${t[1][e.code] ?? `code ${e.code}`}`;
+}
