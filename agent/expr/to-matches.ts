@@ -18,7 +18,7 @@ export interface MaskedValue {
 export interface ConjunctionRef {
   /** Conjunction ids start at 1 within one compiled match; the caller offsets them. */
   readonly id: number;
-  /** Zero-based clause index, as ovs-ofctl prints conjunction(id, k/n). */
+  /** Zero-based clause index, as on the wire (ovs-ofctl prints it one-based: conjunction(id, k+1/n)). */
   readonly clause: number;
   readonly nClauses: number;
 }

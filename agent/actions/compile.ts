@@ -1,0 +1,950 @@
+// OVN's action language → OpenFlow actions, after lib/actions.c of OVN 23.03 (its parse and
+// encode steps done in one pass). Semantics follow ovn-sb(5)'s Logical_Flow actions; encodings
+// follow what ovn-controller 23.03 installs (checked against ovs-ofctl, see the golden tests).
+// Some actions add prerequisites to the flow's match (ct_next needs `ip`, arp { } needs `ip4`,
+// a field like tcp.dst needs `tcp`); they come back as expression strings for the caller to AND
+// in. Pure: no I/O; a group id for ct_lb's backends comes from the caller's allocator. Bad input
+// is an error value, never an exception.
+
+import { lex, type IntFormat, type Token } from '../expr/lexer.js';
+import type { ExprSymbol, Symtab } from '../expr/symbols.js';
+import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
+import type { FieldRef, NatSpec, OfAction } from '../openflow/types.js';
+import { defaultDhcpOpts, dhcpOffererIpCode, encodeDhcpOptions, type DhcpOpt, type DhcpOption } from './dhcp.js';
+import { checkWritable, ofWidth, resolveField, type ActionField, type WriteScope } from './fields.js';
+
+export type Pipeline = 'ingress' | 'egress';
+
+export interface ActionContext {
+  readonly symtab: Symtab;
+  readonly pipeline: Pipeline;
+  /** The logical table the flow is in (Logical_Flow.table_id). */
+  readonly table: number;
+  /** A logical switch (conntrack in reg13) or a router (reg11/reg12). */
+  readonly isSwitch: boolean;
+  /** Port or multicast group name → tunnel key in this datapath; unknown names load 0. */
+  readonly lookupPort?: (name: string) => number | undefined;
+  /**
+   * The OpenFlow group id for a ct_lb backend group, keyed by OVN's group description text
+   * (the same text gives the same id). Absent, or undefined returned: the flow is an error.
+   */
+  readonly groupId?: (description: string) => number | undefined;
+  /** The meter of controller() actions (Logical_Flow.controller_meter, resolved); absent = none. */
+  readonly ctrlMeterId?: number;
+  /** Meter name (log(meter="…")) → meter id; absent or undefined = no meter. */
+  readonly meterId?: (name: string) => number | undefined;
+  /** The datapath can commit with an all-zero SNAT (OVS_CT_ZERO_SNAT_SUPPORT): ct_commit adds nat(src). */
+  readonly ctZeroSnat?: boolean;
+  /** The zone of ct_dnat_in_czone/ct_snat_in_czone: reg12 when the router has snat-ct-zone set. */
+  readonly commonNatZone?: 'reg11' | 'reg12';
+  /** DHCPv4 options by name; defaults to OVN 23.03's table. */
+  readonly dhcpOpts?: ReadonlyMap<string, DhcpOpt>;
+}
+
+/** A select group a ct_lb action needs installed, as OVN describes it (ovs-ofctl add-group text). */
+export interface GroupRequest {
+  readonly groupId: number;
+  readonly description: string;
+}
+
+export type ActionsResult =
+  | {
+      readonly actions: OfAction[];
+      /** Expressions (OVN match syntax) the flow's match must also satisfy. */
+      readonly prereqs: string[];
+      readonly groups: GroupRequest[];
+    }
+  | { readonly error: string };
+
+/** OVN's MAX_NESTED_ACTION_DEPTH. */
+export const nestedDepthMax = 32;
+/** Bounds the text of one flow's actions. */
+export const actionCharsMax = 64 * 1024;
+
+class Fail extends Error {}
+
+const reg = (field: string, start = 0, end = 31): FieldRef => ({ field, start, end });
+const ones = (n: number): bigint => (1n << BigInt(n)) - 1n;
+
+function constantWidth(value: bigint, mask: bigint | null, format: IntFormat): number {
+  const bits = (v: bigint): number => (v === 0n ? 0 : v.toString(2).length);
+  if (mask !== null) return bits(mask);
+  if (format === 'ipv4') return 32;
+  if (format === 'ipv6') return 128;
+  if (format === 'ethernet') return 48;
+  return bits(value);
+}
+
+function formatIp(value: bigint, format: IntFormat): string {
+  if (format === 'ipv4') return [24n, 16n, 8n, 0n].map((s) => ((value >> s) & 0xffn).toString()).join('.');
+  const groups: number[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(Number((value >> BigInt(16 * i)) & 0xffffn));
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) { i++; continue; }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
+    i = j;
+  }
+  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
+  if (bestStart < 0) return hex(groups);
+  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLen))}`;
+}
+
+/** The NXM/OXM header of a register, as put_dhcp_opts names its result field. */
+function oxmHeader(field: string): number[] | null {
+  let m = /^reg([0-9]+)$/.exec(field);
+  if (m !== null) return [0x00, 0x01, (Number(m[1]) << 1) & 0xff, 0x04];
+  m = /^xxreg([0-9]+)$/.exec(field);
+  if (m !== null) {
+    const f = 111 + Number(m[1]);
+    return [0x00, 0x01, (f << 1) & 0xff, 0x10];
+  }
+  m = /^xreg([0-9]+)$/.exec(field);
+  if (m !== null) return [0x80, 0x01, (Number(m[1]) << 1) & 0xff, 0x08];
+  return null;
+}
+
+const be32 = (n: number): number[] => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
+
+/** OVN's action header: the opcode, then 4 zero bytes. */
+function actionHeader(opcode: number): number[] {
+  return [...be32(opcode), 0, 0, 0, 0];
+}
+
+interface Arg {
+  readonly src: FieldRef;
+  readonly dst: FieldRef;
+}
+
+class ActionCompiler {
+  private pos = 0;
+  readonly prereqs: string[] = [];
+  readonly groups: GroupRequest[] = [];
+
+  constructor(private readonly tokens: readonly Token[], private readonly ctx: ActionContext) {}
+
+  // ---- tokens -----------------------------------------------------------------------------
+
+  private get tok(): Token {
+    return this.tokens[Math.min(this.pos, this.tokens.length - 1)] as Token;
+  }
+
+  private peek(n = 1): Token {
+    return this.tokens[Math.min(this.pos + n, this.tokens.length - 1)] as Token;
+  }
+
+  private advance(): void {
+    if (this.pos < this.tokens.length - 1) this.pos++;
+  }
+
+  private isPunct(op: string, t: Token = this.tok): boolean {
+    return t.kind === 'punct' && t.op === op;
+  }
+
+  private isId(text: string, t: Token = this.tok): boolean {
+    return t.kind === 'id' && t.text === text;
+  }
+
+  private match(op: string): boolean {
+    if (!this.isPunct(op)) return false;
+    this.advance();
+    return true;
+  }
+
+  private matchId(text: string): boolean {
+    if (!this.isId(text)) return false;
+    this.advance();
+    return true;
+  }
+
+  private fail(message: string): never {
+    throw new Fail(message);
+  }
+
+  private syntaxError(expecting?: string): never {
+    const t = this.tok;
+    const at = t.kind === 'end' ? 'end of input' : `\`${t.text}'`;
+    this.fail(expecting === undefined ? `Syntax error at ${at}.` : `Syntax error at ${at} ${expecting}.`);
+  }
+
+  private forceMatch(op: string): void {
+    if (!this.match(op)) this.syntaxError(`expecting \`${op}'`);
+  }
+
+  /** OVN's lexer_get_int: an unmasked decimal that fits an int. */
+  private forceInt(): number {
+    const t = this.tok;
+    if (t.kind !== 'integer' || t.format !== 'decimal' || t.mask !== null || t.value > 0x7fffffffn) this.syntaxError('expecting integer');
+    this.advance();
+    return Number(t.value);
+  }
+
+  // ---- fields -----------------------------------------------------------------------------
+
+  private parseField(): ActionField {
+    const t = this.tok;
+    if (t.kind !== 'id') this.syntaxError('expecting field name');
+    const symbol = this.ctx.symtab.get(t.text);
+    if (symbol === undefined) this.syntaxError('expecting field name');
+    this.advance();
+    if (symbol.prereqs !== null) this.prereqs.push(symbol.prereqs);
+    if (symbol.kind === 'predicate') this.fail(`Predicate symbol ${symbol.name} used where lvalue required.`);
+    if (!this.match('[')) return { symbol, ofs: 0, nBits: symbol.width };
+    if (symbol.width === 0) this.fail(`Cannot select subfield of string field ${symbol.name}.`);
+    const low = this.forceSmallInt();
+    const high = this.match('..') ? this.forceSmallInt() : low;
+    this.forceMatch(']');
+    if (low > high) this.fail(`Invalid bit range ${low} to ${high}.`);
+    if (high >= symbol.width) this.fail(`Cannot select bits ${low} to ${high} of ${symbol.width}-bit field ${symbol.name}.`);
+    if (symbol.level === 'nominal' && (low !== 0 || high !== symbol.width - 1)) {
+      this.fail(`Cannot select subfield of nominal field ${symbol.name}.`);
+    }
+    return { symbol, ofs: low, nBits: high - low + 1 };
+  }
+
+  private forceSmallInt(): number {
+    const t = this.tok;
+    if (t.kind !== 'integer' || t.format !== 'decimal' || t.mask !== null || t.value > 0x7fffffffn) {
+      this.syntaxError('expecting small integer');
+    }
+    this.advance();
+    return Number(t.value);
+  }
+
+  /** OVN's expr_type_check: width (0 = a string field) and, for a destination, writability. */
+  private typeCheck(f: ActionField, nBits: number, rw: boolean, scope: WriteScope): void {
+    if (nBits !== f.nBits) {
+      if (nBits !== 0 && f.nBits !== 0) {
+        this.fail(`Cannot use ${f.nBits}-bit field ${f.symbol.name}[${f.ofs}..${f.ofs + f.nBits - 1}] `
+          + `where ${nBits}-bit field is required.`);
+      }
+      if (nBits !== 0) this.fail(`Cannot use string field ${f.symbol.name} where numeric field is required.`);
+      this.fail(`Cannot use numeric field ${f.symbol.name} where string field is required.`);
+    }
+    if (rw) {
+      const err = checkWritable(this.ctx.symtab, f, scope);
+      if (err !== null) this.fail(err);
+    }
+  }
+
+  private resolve(f: ActionField): FieldRef {
+    const r = resolveField(this.ctx.symtab, f);
+    if (r === undefined) this.fail(`Field ${f.symbol.name} has no OpenFlow field.`);
+    return r;
+  }
+
+  private argField(nBits: number): FieldRef {
+    const f = this.parseField();
+    this.typeCheck(f, nBits, false, 'default');
+    return this.resolve(f);
+  }
+
+  // ---- actions ----------------------------------------------------------------------------
+
+  /** actions := "drop;" | (action ";")*, up to 'sentinel' ('end' or '}'). */
+  parseActions(sentinel: 'end' | '}', depth: number, scope: WriteScope): OfAction[] {
+    const out: OfAction[] = [];
+    const atSentinel = (): boolean => (sentinel === 'end' ? this.tok.kind === 'end' : this.isPunct('}'));
+    if (this.isId('drop') && this.isPunct(';', this.peek())) {
+      this.advance();
+      this.advance();
+      if (!atSentinel()) this.syntaxError(sentinel === 'end' ? 'expecting end of input' : "expecting `}'");
+      this.advance();
+      return out;
+    }
+    for (let guard = 0; !atSentinel(); guard++) {
+      if (this.tok.kind === 'end') this.syntaxError(`expecting \`${sentinel}'`);
+      if (guard > this.tokens.length) this.fail('Actions do not make progress.');
+      this.parseAction(out, depth, scope);
+      this.forceMatch(';');
+    }
+    this.advance();
+    return out;
+  }
+
+  private parseAction(out: OfAction[], depth: number, scope: WriteScope): void {
+    const t = this.tok;
+    if (t.kind === 'template') this.fail('Unexpanded template.');
+    if (t.kind !== 'id') this.syntaxError('expecting action');
+    const next = this.peek();
+    if (this.isPunct('=', next) || this.isPunct('<->', next) || this.isPunct('[', next)) {
+      this.parseSetAction(out, scope);
+      return;
+    }
+    const name = t.text;
+    const table = this.ctx.table;
+    const inPipeline = (this.ctx.pipeline === 'ingress' ? OFTABLE.LOG_INGRESS_PIPELINE : OFTABLE.LOG_EGRESS_PIPELINE);
+    switch (name) {
+      case 'next': this.advance(); out.push(this.parseNext()); return;
+      case 'output':
+        this.advance();
+        out.push({ kind: 'resubmit', table: this.ctx.pipeline === 'ingress' ? OFTABLE_OUTPUT_INIT : OFTABLE.SAVE_INPORT });
+        return;
+      case 'push': case 'pop': {
+        this.advance();
+        this.forceMatch('(');
+        const f = this.parseField();
+        this.typeCheck(f, f.nBits, name === 'pop', scope);
+        this.forceMatch(')');
+        out.push(name === 'push' ? { kind: 'push', src: this.resolve(f) } : { kind: 'pop', dst: this.resolve(f) });
+        return;
+      }
+      case 'ip.ttl':
+        this.advance();
+        if (!(this.isPunct('-') && this.isPunct('-', this.peek()))) this.syntaxError("expecting `--'");
+        this.advance();
+        this.advance();
+        this.prereqs.push('ip');
+        out.push({ kind: 'dec_ttl_cnt_ids', controllerIds: [] });
+        return;
+      case 'ct_next':
+        this.advance();
+        this.checkNotLast('ct_next');
+        this.prereqs.push('ip');
+        out.push({ kind: 'ct', commit: false, zone: this.ctZone(), table: inPipeline + table + 1, exec: [] });
+        return;
+      case 'ct_commit': this.advance(); out.push(this.parseCtCommit(depth)); return;
+      case 'ct_dnat': case 'ct_snat': case 'ct_dnat_in_czone': case 'ct_snat_in_czone':
+        this.advance();
+        out.push(this.parseCtNat(name));
+        return;
+      case 'ct_commit_nat':
+        this.advance();
+        this.prereqs.push('ip');
+        if (table >= LOG_PIPELINE_LEN) this.fail('"ct_commit_related" action not allowed in last table.');
+        out.push({ kind: 'ct', commit: true, zone: this.ctZone(), table: inPipeline + table + 1, nat: { kind: 'plain' }, exec: [] });
+        return;
+      case 'ct_lb': case 'ct_lb_mark': this.advance(); out.push(this.parseCtLb(name === 'ct_lb_mark')); return;
+      case 'ct_clear': this.advance(); out.push({ kind: 'ct_clear' }); return;
+      case 'clone': {
+        this.advance();
+        const nested = this.parseNested(depth, 'default', null);
+        out.push({ kind: 'clone', actions: nested });
+        return;
+      }
+      case 'arp': case 'icmp4': case 'icmp4_error': case 'icmp6': case 'icmp6_error': case 'tcp_reset':
+      case 'sctp_abort': case 'nd_na': case 'nd_na_router': case 'nd_ns': case 'reject': {
+        this.advance();
+        const [opcode, prereq] = nestedOps[name] ?? [ACTION_OPCODE.ARP, null];
+        const nested = this.parseNested(depth, scope, prereq);
+        out.push({ kind: 'controller_op', opcode, nested, ...this.meter() });
+        return;
+      }
+      case 'igmp': this.advance(); out.push(this.controller(ACTION_OPCODE.IGMP, [])); return;
+      case 'get_arp': case 'get_nd': {
+        this.advance();
+        const v6 = name === 'get_nd';
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const ip = this.argField(v6 ? 128 : 32);
+        this.forceMatch(')');
+        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') }], () => [
+          { kind: 'set_field', field: 'eth_dst', value: 0n },
+          { kind: 'resubmit', table: OFTABLE.MAC_BINDING },
+        ]);
+        return;
+      }
+      case 'put_arp': case 'put_nd': {
+        this.advance();
+        const v6 = name === 'put_nd';
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const ip = this.argField(v6 ? 128 : 32);
+        this.forceMatch(',');
+        const mac = this.argField(48);
+        this.forceMatch(')');
+        const args = [
+          { src: port, dst: reg(LOG_REG.INPORT) },
+          { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') },
+          { src: mac, dst: reg('eth_src', 0, 47) },
+        ];
+        this.withArgs(out, args, () => [this.controller(v6 ? ACTION_OPCODE.PUT_ND : ACTION_OPCODE.PUT_ARP, [])]);
+        return;
+      }
+      case 'put_fdb': {
+        this.advance();
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const mac = this.argField(48);
+        this.forceMatch(')');
+        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }, { src: mac, dst: reg('eth_src', 0, 47) }],
+          () => [this.controller(ACTION_OPCODE.PUT_FDB, [])]);
+        return;
+      }
+      case 'handle_svc_check': {
+        this.advance();
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(')');
+        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }], () => [this.controller(ACTION_OPCODE.HANDLE_SVC_CHECK, [])]);
+        return;
+      }
+      case 'ct_snat_to_vip': this.advance(); out.push({ kind: 'resubmit', table: OFTABLE.CT_SNAT_HAIRPIN }); return;
+      case 'handle_dhcpv6_reply': this.advance(); out.push(this.controller(ACTION_OPCODE.DHCP6_SERVER, [])); return;
+      case 'handle_bfd_msg':
+        this.advance();
+        this.forceMatch('(');
+        this.forceMatch(')');
+        out.push(this.controller(ACTION_OPCODE.BFD_MSG, []));
+        return;
+      case 'log': this.advance(); out.push(this.parseLog()); return;
+      default:
+        this.syntaxError('expecting action');
+    }
+  }
+
+  private meter(): { meterId?: number } {
+    return this.ctx.ctrlMeterId === undefined ? {} : { meterId: this.ctx.ctrlMeterId };
+  }
+
+  private controller(opcode: number, args: readonly number[], pause = false, meterId?: number): OfAction {
+    const m = meterId ?? this.ctx.ctrlMeterId;
+    return {
+      kind: 'controller', userdata: Uint8Array.from([...actionHeader(opcode), ...args]),
+      ...(pause ? { pause: true } : {}), ...(m === undefined ? {} : { meterId: m }),
+    };
+  }
+
+  private ctZone(): FieldRef {
+    return reg(this.ctx.isSwitch ? LOG_REG.CT_ZONE : LOG_REG.DNAT_ZONE, 0, 15);
+  }
+
+  private checkNotLast(name: string): void {
+    if (this.ctx.table >= LOG_PIPELINE_LEN) this.fail(`"${name}" action not allowed in last table.`);
+  }
+
+  private firstTable(p: Pipeline): number {
+    return p === 'ingress' ? OFTABLE.LOG_INGRESS_PIPELINE : OFTABLE.LOG_EGRESS_PIPELINE;
+  }
+
+  private parseNext(): OfAction {
+    let pipeline = this.ctx.pipeline;
+    let table = this.ctx.table + 1;
+    if (this.match('(')) {
+      if (this.tok.kind === 'integer' && this.tok.format === 'decimal') {
+        table = this.forceInt();
+      } else {
+        do {
+          if (this.matchId('pipeline')) {
+            this.forceMatch('=');
+            if (this.matchId('ingress')) pipeline = 'ingress';
+            else if (this.matchId('egress')) pipeline = 'egress';
+            else this.syntaxError('expecting "ingress" or "egress"');
+          } else if (this.matchId('table')) {
+            this.forceMatch('=');
+            table = this.forceInt();
+          } else {
+            this.syntaxError('expecting "pipeline" or "table"');
+          }
+        } while (this.match(','));
+      }
+      this.forceMatch(')');
+    }
+    if (table >= LOG_PIPELINE_LEN) this.fail(`"next" action cannot advance beyond table ${LOG_PIPELINE_LEN - 1}.`);
+    return { kind: 'resubmit', table: this.firstTable(pipeline) + table };
+  }
+
+  private parseNested(depth: number, scope: WriteScope, prereq: string | null): OfAction[] {
+    if (!this.isPunct('{')) this.syntaxError("expecting `{'");
+    this.advance();
+    if (depth + 1 >= nestedDepthMax) this.fail('maximum depth of nested actions reached');
+    const before = this.prereqs.length;
+    const nested = this.parseActions('}', depth + 1, scope);
+    if (prereq !== null) {
+      // As OVN: the inner actions' prerequisites are dropped and the action's own apply.
+      this.prereqs.length = before;
+      this.prereqs.push(prereq);
+    }
+    return nested;
+  }
+
+  private parseCtCommit(depth: number): OfAction {
+    const base = { kind: 'ct' as const, commit: true, zone: this.ctZone(), ...(this.ctx.ctZeroSnat === true ? { nat: { kind: 'src' as const } } : {}) };
+    if (this.isPunct('{')) {
+      const exec = this.parseNested(depth, 'ct_commit', 'ip');
+      return { ...base, exec };
+    }
+    this.prereqs.push('ip');
+    if (this.match('(')) {
+      // The legacy ct_commit(ct_mark=…, ct_label=…): always the switch's zone, as OVN's v1.
+      const exec: OfAction[] = [];
+      let mark: OfAction | null = null;
+      let label: OfAction | null = null;
+      while (!this.match(')')) {
+        const which = this.matchId('ct_mark') ? 'ct_mark' : this.matchId('ct_label') ? 'ct_label' : null;
+        if (which === null) this.syntaxError();
+        this.forceMatch('=');
+        const t = this.tok;
+        if (t.kind !== 'integer') this.syntaxError('expecting integer');
+        this.advance();
+        const width = which === 'ct_mark' ? 32 : 128;
+        const value = t.value & ones(width);
+        const mask = t.mask === null ? undefined : t.mask & ones(width);
+        const sf: OfAction = { kind: 'set_field', field: which, value, ...(mask === undefined || mask === ones(width) ? {} : { mask }) };
+        if (which === 'ct_mark') mark = sf; else label = sf;
+        this.match(',');
+      }
+      if (mark !== null) exec.push(mark);
+      if (label !== null) exec.push(label);
+      return { ...base, zone: reg(LOG_REG.CT_ZONE, 0, 15), exec };
+    }
+    return { ...base, exec: [] };
+  }
+
+  private parseCtNat(name: string): OfAction {
+    this.prereqs.push('ip');
+    this.checkNotLast(name);
+    const zoneReg = name === 'ct_dnat' ? LOG_REG.DNAT_ZONE
+      : name === 'ct_snat' ? LOG_REG.SNAT_ZONE
+        : this.ctx.commonNatZone ?? LOG_REG.DNAT_ZONE;
+    const type = name.startsWith('ct_dnat') ? 'dst' : 'src';
+    let nat: NatSpec = { kind: 'plain' };
+    let commit = false;
+    if (this.match('(')) {
+      const t = this.tok;
+      if (t.kind !== 'integer' || (t.format !== 'ipv4' && t.format !== 'ipv6')) this.syntaxError('expecting IPv4 or IPv6 address');
+      this.advance();
+      commit = true;
+      let spec: { kind: 'src' | 'dst'; addrMin: string; portMin?: number; portMax?: number } = {
+        kind: type, addrMin: formatIp(t.value, t.format),
+      };
+      if (this.match(',')) {
+        const lo = this.tok;
+        if (lo.kind !== 'integer' || lo.format !== 'decimal') this.syntaxError('expecting Integer for port range');
+        if (lo.value === 0n) this.syntaxError("range can't be 0");
+        if (lo.value > 65535n) this.syntaxError('expecting Integer for port range');
+        this.advance();
+        spec = { ...spec, portMin: Number(lo.value) };
+        if (this.match('-')) {
+          const hi = this.tok;
+          if (hi.kind !== 'integer' || hi.value > 65535n) this.syntaxError('expecting Integer for port range');
+          if (hi.value <= lo.value) this.syntaxError('range high should be greater than range low');
+          this.advance();
+          spec = { ...spec, portMax: Number(hi.value) };
+        }
+      }
+      this.forceMatch(')');
+      nat = spec;
+    }
+    return { kind: 'ct', commit, zone: reg(zoneReg, 0, 15), table: this.firstTable(this.ctx.pipeline) + this.ctx.table + 1, nat, exec: [] };
+  }
+
+  private parseCtLb(mark: boolean): OfAction {
+    this.checkNotLast('ct_lb');
+    this.prereqs.push('ip');
+    const dsts: { text: string; family: 4 | 6; port: number }[] = [];
+    let hashFields: string | null = null;
+    let flag: 'none' | 'skip_snat' | 'force_snat' = 'none';
+    if (this.match('(') && !this.match(')')) {
+      if (!this.matchId('backends')) this.syntaxError('expecting backends');
+      this.forceMatch('=');
+      while (!this.match(';') && !this.match(')')) {
+        if (this.tok.kind === 'end') this.syntaxError("expecting `)'");
+        if (this.match('[')) {
+          const t = this.tok;
+          if (t.kind !== 'integer' || t.format !== 'ipv6') this.syntaxError('expecting IPv6 address');
+          this.advance();
+          if (!this.match(']')) this.syntaxError('no closing square bracket');
+          const port = this.match(':') ? this.portNumber() : 0;
+          dsts.push({ text: formatIp(t.value, 'ipv6'), family: 6, port });
+        } else {
+          const t = this.tok;
+          if (t.kind !== 'integer' || (t.format !== 'ipv4' && t.format !== 'ipv6')) this.syntaxError('expecting IP address');
+          this.advance();
+          let port = 0;
+          if (this.match(':')) {
+            if (t.format === 'ipv6') this.syntaxError('IPv6 address needs square brackets if port is included');
+            port = this.portNumber();
+          }
+          dsts.push({ text: formatIp(t.value, t.format), family: t.format === 'ipv4' ? 4 : 6, port });
+        }
+        this.match(',');
+      }
+      if (this.matchId('hash_fields')) {
+        const s = this.peek(1);
+        if (!this.isPunct('=') || s.kind !== 'string') this.syntaxError('invalid hash_fields');
+        this.advance();
+        this.advance();
+        hashFields = s.value;
+        if (!this.match(';')) this.advance();
+      }
+      if (this.matchId('skip_snat')) flag = 'skip_snat';
+      else if (this.matchId('force_snat')) flag = 'force_snat';
+      // OVN skips one token after the flag (normally the closing parenthesis).
+      if (flag !== 'none') this.advance();
+    }
+    const recirc = this.firstTable(this.ctx.pipeline) + this.ctx.table + 1;
+    const zone = this.ctZone();
+    if (dsts.length === 0) {
+      return { kind: 'ct', commit: false, zone, table: recirc, nat: { kind: 'plain' }, exec: [] };
+    }
+    const flagReg = mark ? 'ct_mark' : 'ct_label';
+    const zoneName = `NXM_NX_REG${zone.field.slice(3)}[0..15]`;
+    const flagValue = flag === 'skip_snat' ? OVN_CT.LB_SKIP_SNAT : flag === 'force_snat' ? OVN_CT.LB_FORCE_SNAT : null;
+    let desc = `type=select,selection_method=${hashFields !== null ? 'hash' : 'dp_hash'}`;
+    if (hashFields !== null) desc += `,fields(${hashFields})`;
+    dsts.forEach((d, i) => {
+      const addr = d.family === 6 && d.port !== 0 ? `[${d.text}]` : d.text;
+      desc += `,bucket=bucket_id=${i},weight:100,actions=ct(nat(dst=${addr}${d.port !== 0 ? `:${d.port}` : ''}),commit,`
+        + `table=${recirc},zone=${zoneName},exec(set_field:${OVN_CT.NATTED}/${OVN_CT.NATTED}->${flagReg}`;
+      if (flagValue !== null) desc += `,set_field:${flagValue}/${flagValue}->${flagReg}`;
+      desc += '))';
+    });
+    const id = this.ctx.groupId?.(desc);
+    if (id === undefined) this.fail('ct_lb with backends needs a group id, and none was given (no group allocator or the table is full).');
+    this.groups.push({ groupId: id, description: desc });
+    return { kind: 'group', groupId: id };
+  }
+
+  private portNumber(): number {
+    const t = this.tok;
+    if (t.kind !== 'integer' || t.format !== 'decimal' || t.mask !== null || t.value > 65535n) this.syntaxError('expecting port number');
+    this.advance();
+    return Number(t.value);
+  }
+
+  private parseLog(): OfAction {
+    let verdict: number | null = null;
+    let severity = 6;
+    let name: string | null = null;
+    let meter: string | null = null;
+    const severities: Record<string, number> = { alert: 1, warning: 4, notice: 5, info: 6, debug: 7 };
+    if (this.match('(')) {
+      while (!this.match(')')) {
+        if (this.matchId('verdict')) {
+          this.forceMatch('=');
+          if (this.matchId('allow')) verdict = 0;
+          else if (this.matchId('drop')) verdict = 1;
+          else if (this.matchId('reject')) verdict = 2;
+          else this.syntaxError('unknown verdict');
+        } else if (this.isId('name') || this.isId('meter')) {
+          const isName = this.isId('name');
+          this.advance();
+          this.forceMatch('=');
+          const t = this.tok;
+          if (t.kind !== 'string') this.syntaxError('expecting string');
+          if (isName && new TextEncoder().encode(t.value).length >= 64) this.syntaxError('name must be shorter than 64 characters');
+          this.advance();
+          if (isName) name = t.value; else meter = t.value;
+        } else if (this.matchId('severity')) {
+          this.forceMatch('=');
+          const t = this.tok;
+          if (t.kind !== 'id') this.syntaxError('expecting severity');
+          const s = severities[t.text];
+          if (s === undefined) this.syntaxError('unknown severity');
+          this.advance();
+          severity = s;
+        } else {
+          this.syntaxError();
+        }
+        if (this.tok.kind === 'end') this.syntaxError("expecting `)'");
+        this.match(',');
+      }
+    }
+    if (verdict === null) this.syntaxError('expecting verdict');
+    const meterId = meter === null ? undefined : this.ctx.meterId?.(meter);
+    const args = [verdict, severity, ...(name === null ? [] : new TextEncoder().encode(name))];
+    const ud = Uint8Array.from([...actionHeader(ACTION_OPCODE.LOG), ...args]);
+    return { kind: 'controller', userdata: ud, ...(meterId === undefined ? {} : { meterId }) };
+  }
+
+  /** OVN's encode_setup_args / encode_restore_args around 'body': save what the arguments
+   *  overwrite, move each argument into its fixed field through the stack, restore after. */
+  private withArgs(out: OfAction[], args: readonly Arg[], body: () => OfAction[]): void {
+    const moved = args.filter((a) => a.src.field !== a.dst.field);
+    for (const a of moved) out.push({ kind: 'push', src: a.dst });
+    for (const a of [...moved].reverse()) out.push({ kind: 'push', src: a.src });
+    for (const a of moved) out.push({ kind: 'pop', dst: a.dst });
+    out.push(...body());
+    for (const a of [...moved].reverse()) out.push({ kind: 'pop', dst: a.dst });
+  }
+
+  // ---- assignments ------------------------------------------------------------------------
+
+  private parseSetAction(out: OfAction[], scope: WriteScope): void {
+    const lhs = this.parseField();
+    if (this.match('<->')) {
+      const rhs = this.parseField();
+      this.checkAssignable(lhs, rhs, true);
+      this.typeCheck(lhs, lhs.nBits, true, scope);
+      this.typeCheck(rhs, rhs.nBits, true, scope);
+      const l = this.resolve(lhs);
+      const r = this.resolve(rhs);
+      out.push({ kind: 'push', src: r }, { kind: 'push', src: l }, { kind: 'pop', dst: r }, { kind: 'pop', dst: l });
+      return;
+    }
+    if (!this.match('=')) this.syntaxError("expecting `=' or `<->'");
+    const t = this.tok;
+    if (t.kind === 'id' && this.isPunct('(', this.peek())) {
+      if (this.parseFunctionAssignment(out, lhs, t.text, scope)) return;
+    }
+    if (t.kind === 'id') {
+      const rhs = this.parseField();
+      this.checkAssignable(lhs, rhs, false);
+      this.typeCheck(lhs, lhs.nBits, true, scope);
+      this.typeCheck(rhs, rhs.nBits, false, scope);
+      out.push({ kind: 'move', src: this.resolve(rhs), dst: this.resolve(lhs) });
+      return;
+    }
+    this.typeCheck(lhs, lhs.nBits, true, scope);
+    out.push(this.parseLoad(lhs));
+  }
+
+  private checkAssignable(lhs: ActionField, rhs: ActionField, exchange: boolean): void {
+    const ls = lhs.symbol;
+    const rs = rhs.symbol;
+    const kindOf = (s: ExprSymbol): string => (s.width !== 0 ? 'integer' : 'string');
+    if ((ls.width !== 0) !== (rs.width !== 0)) {
+      if (exchange) this.fail(`Can't exchange ${kindOf(ls)} field (${ls.name}) with ${kindOf(rs)} field (${rs.name}).`);
+      this.fail(`Can't assign ${kindOf(rs)} field (${rs.name}) to ${kindOf(ls)} field (${ls.name}).`);
+    }
+    if (lhs.nBits !== rhs.nBits) {
+      if (exchange) this.fail(`Can't exchange ${lhs.nBits}-bit field with ${rhs.nBits}-bit field.`);
+      this.fail(`Can't assign ${rhs.nBits}-bit value to ${lhs.nBits}-bit destination.`);
+    }
+  }
+
+  private parseLoad(lhs: ActionField): OfAction {
+    const t = this.tok;
+    const dst = this.resolve(lhs);
+    if (lhs.nBits === 0) {
+      if (t.kind === 'integer') this.fail(`String field ${lhs.symbol.name} is not compatible with integer constant.`);
+      if (t.kind !== 'string') this.syntaxError('expecting constant');
+      this.advance();
+      const key = this.ctx.lookupPort?.(t.value) ?? 0;
+      return { kind: 'set_field', field: dst.field, value: BigInt(key >>> 0) };
+    }
+    if (t.kind === 'string') this.fail(`Integer field ${lhs.symbol.name} is not compatible with string constant.`);
+    if (t.kind !== 'integer') this.syntaxError('expecting constant');
+    this.advance();
+    const w = constantWidth(t.value, t.mask, t.format);
+    if (w > lhs.nBits) this.fail(`${w}-bit constant is not compatible with ${lhs.nBits}-bit field ${lhs.symbol.name}.`);
+    const width = ofWidth(dst.field) ?? 0;
+    const shift = BigInt(dst.start);
+    const value = (t.value & ones(lhs.nBits)) << shift;
+    const mask = ((t.mask ?? ones(lhs.nBits)) & ones(lhs.nBits)) << shift;
+    return mask === ones(width)
+      ? { kind: 'set_field', field: dst.field, value }
+      : { kind: 'set_field', field: dst.field, value: value & mask, mask };
+  }
+
+  /** `dst = f(...)` forms; false if 'name' is not one of them (then it is a field). */
+  private parseFunctionAssignment(out: OfAction[], lhs: ActionField, name: string, scope: WriteScope): boolean {
+    const result = (n: number): FieldRef => {
+      this.typeCheck(lhs, n, true, scope);
+      return this.resolve(lhs);
+    };
+    const flagsBit = (bit: number): FieldRef => reg(LOG_REG.FLAGS, bit, bit);
+    const resultAction = (table: number, bit: number): void => {
+      this.advance();
+      this.forceMatch('(');
+      if (!this.match(')')) this.fail(`${name} doesn't take any parameters`);
+      const dst = result(1);
+      out.push(
+        { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(bit) },
+        { kind: 'resubmit', table },
+        { kind: 'move', src: flagsBit(bit), dst },
+      );
+    };
+    switch (name) {
+      case 'check_pkt_larger': {
+        const dst = result(1);
+        this.advance();
+        this.forceMatch('(');
+        const pktLen = this.forceInt();
+        this.forceMatch(')');
+        if (pktLen > 0xffff) this.fail(`check_pkt_larger length ${pktLen} does not fit in 16 bits.`);
+        out.push({ kind: 'check_pkt_larger', pktLen, dst });
+        return true;
+      }
+      case 'check_in_port_sec': resultAction(OFTABLE.CHK_IN_PORT_SEC, MLF.CHECK_PORT_SEC); return true;
+      case 'check_out_port_sec': resultAction(OFTABLE.CHK_OUT_PORT_SEC, MLF.CHECK_PORT_SEC); return true;
+      case 'chk_lb_hairpin': resultAction(OFTABLE.CHK_LB_HAIRPIN, MLF.LOOKUP_LB_HAIRPIN); return true;
+      case 'chk_lb_hairpin_reply': resultAction(OFTABLE.CHK_LB_HAIRPIN_REPLY, MLF.LOOKUP_LB_HAIRPIN); return true;
+      case 'lookup_arp': case 'lookup_nd': {
+        const v6 = name === 'lookup_nd';
+        const dst = result(1);
+        this.advance();
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const ip = this.argField(v6 ? 128 : 32);
+        this.forceMatch(',');
+        const mac = this.argField(48);
+        this.forceMatch(')');
+        const args = [
+          { src: port, dst: reg(LOG_REG.INPORT) },
+          { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') },
+          { src: mac, dst: reg('eth_src', 0, 47) },
+        ];
+        this.withArgs(out, args, () => [
+          { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_MAC) },
+          { kind: 'resubmit', table: OFTABLE.MAC_LOOKUP },
+          { kind: 'move', src: flagsBit(MLF.LOOKUP_MAC), dst },
+        ]);
+        return true;
+      }
+      case 'lookup_arp_ip': case 'lookup_nd_ip': {
+        const v6 = name === 'lookup_nd_ip';
+        const dst = result(1);
+        this.advance();
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const ip = this.argField(v6 ? 128 : 32);
+        this.forceMatch(')');
+        const args = [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') }];
+        this.withArgs(out, args, () => [
+          { kind: 'push', src: reg('eth_dst', 0, 47) },
+          { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_MAC) },
+          { kind: 'resubmit', table: OFTABLE.MAC_BINDING },
+          { kind: 'move', src: flagsBit(MLF.LOOKUP_MAC), dst },
+          { kind: 'pop', dst: reg('eth_dst', 0, 47) },
+        ]);
+        return true;
+      }
+      case 'get_fdb': {
+        if (lhs.nBits !== 0) this.typeCheck(lhs, 32, true, scope);
+        else this.typeCheck(lhs, 0, true, scope);
+        const dst = this.resolve(lhs);
+        this.advance();
+        this.forceMatch('(');
+        const mac = this.argField(48);
+        this.forceMatch(')');
+        this.withArgs(out, [{ src: mac, dst: reg('eth_dst', 0, 47) }], () => [
+          { kind: 'set_field', field: LOG_REG.OUTPORT, value: 0n },
+          { kind: 'resubmit', table: OFTABLE.GET_FDB },
+        ]);
+        if (dst.field !== LOG_REG.OUTPORT) out.push({ kind: 'move', src: reg(LOG_REG.OUTPORT), dst });
+        return true;
+      }
+      case 'lookup_fdb': {
+        const dst = result(1);
+        this.advance();
+        this.forceMatch('(');
+        const port = this.argField(0);
+        this.forceMatch(',');
+        const mac = this.argField(48);
+        this.forceMatch(')');
+        // Unlike lookup_arp, OVN restores the arguments before reading the result bit.
+        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }, { src: mac, dst: reg('eth_src', 0, 47) }], () => [
+          { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_FDB) },
+          { kind: 'resubmit', table: OFTABLE.LOOKUP_FDB },
+        ]);
+        out.push({ kind: 'move', src: flagsBit(MLF.LOOKUP_FDB), dst });
+        return true;
+      }
+      case 'dns_lookup': {
+        this.advance();
+        this.forceMatch('(');
+        if (!this.match(')')) this.fail("dns_lookup doesn't take any parameters");
+        const dst = result(1);
+        this.prereqs.push('udp');
+        const header = oxmHeader(dst.field);
+        if (header === null) this.fail(`dns_lookup cannot store its result in ${dst.field}.`);
+        out.push(this.controller(ACTION_OPCODE.DNS_LOOKUP, [...header, ...be32(dst.start)], true));
+        return true;
+      }
+      case 'put_dhcp_opts': {
+        const dst = result(1);
+        this.advance();
+        this.advance();
+        out.push(this.parsePutDhcpOpts(dst));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  private parsePutDhcpOpts(dst: FieldRef): OfAction {
+    const table = this.ctx.dhcpOpts ?? defaultDhcpOpts;
+    const options: DhcpOption[] = [];
+    while (!this.match(')')) {
+      const t = this.tok;
+      if (t.kind !== 'id') this.syntaxError();
+      const opt = table.get(t.text);
+      if (opt === undefined) this.syntaxError('expecting DHCPv4 option name');
+      this.advance();
+      this.forceMatch('=');
+      const values: { value: bigint; mask: bigint | null }[] = [];
+      let str: string | null = null;
+      const one = (): void => {
+        const c = this.tok;
+        if (c.kind === 'integer') {
+          if (str !== null) this.syntaxError('expecting string');
+          values.push({ value: c.value, mask: c.mask });
+        } else if (c.kind === 'string') {
+          if (values.length > 0 || str !== null) this.syntaxError('expecting integer');
+          str = c.value;
+        } else {
+          this.syntaxError('expecting constant');
+        }
+        this.advance();
+      };
+      if (this.match('{')) {
+        while (!this.match('}')) {
+          if (this.tok.kind === 'end') this.syntaxError("expecting `}'");
+          one();
+          this.match(',');
+        }
+      } else {
+        one();
+      }
+      const isString = str !== null;
+      if (opt.type !== 'host_id') {
+        const wantsString = opt.type === 'str' || opt.type === 'domains';
+        if (wantsString && !isString) this.fail(`DHCPv4 option ${t.text} requires string value.`);
+        if (!wantsString && isString) this.fail(`DHCPv4 option ${t.text} requires numeric value.`);
+      }
+      if (!isString && values.length === 0) this.fail(`DHCPv4 option ${t.text} has no value.`);
+      options.push({ name: t.text, opt, value: str !== null ? { kind: 'string', value: str } : { kind: 'ints', values } });
+      if (this.tok.kind === 'end') this.syntaxError("expecting `)'");
+      this.match(',');
+    }
+    const offer = options.find((o) => o.opt.code === dhcpOffererIpCode);
+    if (offer === undefined) this.fail('put_dhcp_opts requires offerip to be specified.');
+    const header = oxmHeader(dst.field);
+    if (header === null) this.fail(`put_dhcp_opts cannot store its result in ${dst.field}.`);
+    const rest = encodeDhcpOptions(options);
+    if (typeof rest === 'string') this.fail(rest);
+    const offerIp = offer.value.kind === 'ints' ? (offer.value.values[0]?.value ?? 0n) : 0n;
+    const args = [...header, ...be32(dst.start), ...be32(Number(offerIp & 0xffffffffn)), ...rest];
+    return this.controller(ACTION_OPCODE.PUT_DHCP_OPTS, args, true);
+  }
+}
+
+const nestedOps: Readonly<Record<string, readonly [number, string | null]>> = {
+  arp: [ACTION_OPCODE.ARP, 'ip4'],
+  icmp4: [ACTION_OPCODE.ICMP, 'ip4'],
+  icmp4_error: [ACTION_OPCODE.ICMP4_ERROR, 'ip4'],
+  icmp6: [ACTION_OPCODE.ICMP, 'ip6'],
+  icmp6_error: [ACTION_OPCODE.ICMP6_ERROR, 'ip6'],
+  tcp_reset: [ACTION_OPCODE.TCP_RESET, 'tcp'],
+  sctp_abort: [ACTION_OPCODE.SCTP_ABORT, 'sctp'],
+  nd_na: [ACTION_OPCODE.ND_NA, 'nd_ns'],
+  nd_na_router: [ACTION_OPCODE.ND_NA_ROUTER, 'nd_ns'],
+  nd_ns: [ACTION_OPCODE.ND_NS, 'ip6'],
+  reject: [ACTION_OPCODE.REJECT, null],
+};
+
+/** Compiles one flow's actions. Never throws for bad input. */
+export function compileActions(text: string, ctx: ActionContext): ActionsResult {
+  if (text.length > actionCharsMax) return { error: `Actions longer than ${actionCharsMax} characters.` };
+  const lexed = lex(text);
+  if ('error' in lexed) return { error: lexed.error.message };
+  const c = new ActionCompiler(lexed.tokens, ctx);
+  try {
+    const actions = c.parseActions('end', 0, 'default');
+    return { actions, prereqs: c.prereqs, groups: c.groups };
+  } catch (e) {
+    if (e instanceof Fail) return { error: e.message };
+    throw e;
+  }
+}

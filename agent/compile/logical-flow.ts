@@ -1,0 +1,214 @@
+// One SB Logical_Flow row → the OpenFlow flows ovn-controller 23.03 installs for it: the table
+// from pipeline and table_id (ingress N → 8+N, egress N → 42+N), the priority, the match (the
+// row's match ANDed with its actions' prerequisites, compiled by agent/expr) plus
+// metadata = the datapath's tunnel key, the cookie = the first 32 bits of the row's UUID, and
+// the compiled actions. A conjunctive match yields clause flows whose actions are
+// conjunction(id, k/n) (cookie 0, as OVN adds them) and a conj_id flow with the real actions.
+// Pure; a flow that cannot be compiled is an error value naming the flow, never a throw and
+// never a partly compiled flow.
+
+import { compileMatch, type CompileContext } from '../expr/index.js';
+import type { ConjunctionRef, FlowMatch, MaskedValue } from '../expr/to-matches.js';
+import { compileActions, type ActionContext, type GroupRequest } from '../actions/compile.js';
+import type { FlowSpec, OfAction } from '../openflow/types.js';
+import { LOG_PIPELINE_LEN, LOG_REG, OFTABLE } from './tables.js';
+
+/** The columns of a Logical_Flow the compiler reads (an sb.Logical_Flow row has them all). */
+export interface LogicalFlowRow {
+  readonly _uuid: string;
+  readonly logical_datapath: readonly string[];
+  readonly logical_dp_group: readonly string[];
+  readonly pipeline: 'ingress' | 'egress';
+  readonly table_id: number;
+  readonly priority: number;
+  readonly match: string;
+  readonly actions: string;
+  readonly controller_meter?: readonly string[];
+}
+
+export interface DatapathInfo {
+  readonly tunnelKey: number;
+  readonly isSwitch: boolean;
+  /** The router has options snat-ct-zone: ct_*_in_czone use the SNAT zone (reg12). */
+  readonly snatCtZone?: boolean;
+}
+
+export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort'> {
+  /** A datapath by its Datapath_Binding UUID; undefined = not known (the flow is an error). */
+  readonly datapath: (uuid: string) => DatapathInfo | undefined;
+  /** Whether a datapath is local to this chassis; flows of other datapaths are not compiled
+   *  (as ovn-controller skips them). Absent: every known datapath is local. */
+  readonly isLocalDatapath?: (uuid: string) => boolean;
+  /** The datapaths of a Logical_DP_Group; undefined = no such group. */
+  readonly dpGroup?: (uuid: string) => readonly string[] | undefined;
+  /** A port group's ports as seen from datapath 'dp' (OVN 23.03 keeps one SB Port_Group per
+   *  datapath); when absent, the plain portGroup lookup is used. */
+  readonly portGroupIn?: (dp: string, name: string) => readonly string[] | undefined;
+  /** A port or multicast group name → tunnel key within datapath 'dp'. */
+  readonly lookupPort?: (dp: string, name: string) => number | undefined;
+  /**
+   * Allocates 'n' consecutive conjunction ids for this row on datapath 'dp' and returns the first
+   * id minus 1 (ovn-controller starts the search at a hash of both UUIDs; absent: ids from 1).
+   */
+  readonly conjIdOfs?: (n: number, lflowUuid: string, dp: string) => number;
+  readonly groupId?: ActionContext['groupId'];
+  /** Meter name → id for controller_meter and log(meter=…). */
+  readonly meterId?: (name: string) => number | undefined;
+  readonly ctZeroSnat?: boolean;
+  readonly dhcpOpts?: ActionContext['dhcpOpts'];
+  /**
+   * For switch datapaths, OVN skips flows whose match names a logical port (inport in ingress,
+   * outport in egress) that is not related to this chassis. Absent: every port is local.
+   */
+  readonly isRelatedPort?: (dp: string, portKey: number) => boolean;
+  /** Compiled rows shared across datapaths (see CompileMemo); absent = compile every time. */
+  readonly memo?: CompileMemo;
+}
+
+export type LogicalFlowResult =
+  | { readonly flows: FlowSpec[]; readonly groups: GroupRequest[]; readonly conjunctionsN: number }
+  | { readonly error: string };
+
+/** The OVN port name every datapath knows: "none" is key 0 (lookup_port_cb). */
+const NONE_PORT = 'none';
+
+function fail(row: LogicalFlowRow, message: string): { error: string } {
+  return { error: `Logical_Flow ${row._uuid} (${row.pipeline} table ${row.table_id} priority ${row.priority}): ${message}` };
+}
+
+/** The first 32 bits of a UUID as OVN's cookie (uuid.parts[0]). */
+export function cookieOf(uuid: string): bigint {
+  const hex = uuid.replace(/-/g, '').slice(0, 8);
+  return /^[0-9a-fA-F]{8}$/.test(hex) ? BigInt(`0x${hex}`) : 0n;
+}
+
+/** Compiles a row for every datapath it applies to. */
+export function compileLogicalFlow(row: LogicalFlowRow, ctx: FlowCompileContext): LogicalFlowResult {
+  if (row.table_id < 0 || row.table_id >= LOG_PIPELINE_LEN || !Number.isInteger(row.table_id)) {
+    return fail(row, `table_id ${row.table_id} is outside 0..${LOG_PIPELINE_LEN - 1}.`);
+  }
+  if (row.pipeline !== 'ingress' && row.pipeline !== 'egress') return fail(row, `unknown pipeline ${String(row.pipeline)}.`);
+  const dps: string[] = [...row.logical_datapath];
+  for (const g of row.logical_dp_group) {
+    const members = ctx.dpGroup?.(g);
+    if (members === undefined) return fail(row, `unknown Logical_DP_Group ${g}.`);
+    dps.push(...members);
+  }
+  const flows: FlowSpec[] = [];
+  const groups: GroupRequest[] = [];
+  let conjunctionsN = 0;
+  for (const dp of dps) {
+    if (ctx.isLocalDatapath !== undefined && !ctx.isLocalDatapath(dp)) continue;
+    const r = compileForDatapath(row, dp, ctx);
+    if ('error' in r) return r;
+    flows.push(...r.flows);
+    groups.push(...r.groups);
+    conjunctionsN += r.conjunctionsN;
+  }
+  return { flows, groups, conjunctionsN };
+}
+
+/** What a row compiles to before the datapath's metadata, cookie and conjunction ids. */
+type Body =
+  | { readonly matches: readonly FlowMatch[]; readonly conjunctionsN: number; readonly actions: readonly OfAction[]; readonly groups: GroupRequest[] }
+  | { readonly error: string };
+
+/**
+ * A cache of compiled rows for one compile context, the way OVN's lflow cache keeps compiled
+ * matches: rows whose text names no logical port or port group compile to the same flows on
+ * every datapath of the same kind, so a row shared by 200 switches is parsed once. The owner
+ * must drop the memo whenever anything the context reads changes (address sets, groups,
+ * chassis residency); entries are only added, up to `compileMemoEntriesMax`.
+ */
+export interface CompileMemo {
+  readonly bodies: Map<string, Body>;
+}
+
+export const compileMemoEntriesMax = 200_000;
+
+export function createCompileMemo(): CompileMemo {
+  return { bodies: new Map() };
+}
+
+function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx: FlowCompileContext): Body {
+  const memo = ctx.memo;
+  const key = memo === undefined ? '' : [row.pipeline, row.table_id, dp.isSwitch, dp.snatCtZone === true,
+    row.controller_meter?.[0] ?? '', row.match, row.actions].join('\u0000');
+  const hit = memo?.bodies.get(key);
+  if (hit !== undefined) return hit;
+  // Whether the result depends on the datapath beyond its kind (a port or port group lookup).
+  let dpDependent = false;
+  const lookupPort = (name: string): number | undefined => {
+    dpDependent = true;
+    return name === NONE_PORT ? 0 : ctx.lookupPort?.(dpUuid, name);
+  };
+  const meterName = row.controller_meter?.[0];
+  const ctrlMeterId = meterName === undefined ? undefined : ctx.meterId?.(meterName);
+  const body = ((): Body => {
+    const acts = compileActions(row.actions, {
+      symtab: ctx.symtab,
+      pipeline: row.pipeline,
+      table: row.table_id,
+      isSwitch: dp.isSwitch,
+      lookupPort,
+      ...(ctx.groupId === undefined ? {} : { groupId: ctx.groupId }),
+      ...(ctrlMeterId === undefined ? {} : { ctrlMeterId }),
+      ...(ctx.meterId === undefined ? {} : { meterId: ctx.meterId }),
+      ...(ctx.ctZeroSnat === undefined ? {} : { ctZeroSnat: ctx.ctZeroSnat }),
+      commonNatZone: dp.snatCtZone === true ? LOG_REG.SNAT_ZONE : LOG_REG.DNAT_ZONE,
+      ...(ctx.dhcpOpts === undefined ? {} : { dhcpOpts: ctx.dhcpOpts }),
+    });
+    if ('error' in acts) return { error: `actions: ${acts.error}` };
+    // The match and the actions' prerequisites, as OVN combines them before annotation. The
+    // newline ends a `//` comment the match may finish with.
+    const uniquePrereqs = [...new Set(acts.prereqs)];
+    const text = uniquePrereqs.length === 0 ? row.match : `(${row.match}\n) && (${uniquePrereqs.join(') && (')})`;
+    const portGroupIn = ctx.portGroupIn;
+    const portGroup = portGroupIn === undefined ? ctx.portGroup : (n: string): readonly string[] | undefined => {
+      dpDependent = true;
+      return portGroupIn(dpUuid, n);
+    };
+    const m = compileMatch(text, { ...ctx, lookupPort, ...(portGroup === undefined ? {} : { portGroup }) });
+    if ('error' in m) return { error: `match: ${m.error}` };
+    return { matches: m.matches, conjunctionsN: m.conjunctionsN, actions: acts.actions, groups: acts.groups };
+  })();
+  if (memo !== undefined && !dpDependent && memo.bodies.size < compileMemoEntriesMax) memo.bodies.set(key, body);
+  return body;
+}
+
+function compileForDatapath(row: LogicalFlowRow, dpUuid: string, ctx: FlowCompileContext): LogicalFlowResult {
+  const dp = ctx.datapath(dpUuid);
+  if (dp === undefined) return fail(row, `unknown datapath ${dpUuid}.`);
+  const m = compileBody(row, dpUuid, dp, ctx);
+  if ('error' in m) return fail(row, m.error);
+  const acts = m;
+  const base = (row.pipeline === 'ingress' ? OFTABLE.LOG_INGRESS_PIPELINE : OFTABLE.LOG_EGRESS_PIPELINE);
+  const table = base + row.table_id;
+  const cookie = cookieOf(row._uuid);
+  const ofs = m.conjunctionsN > 0 ? (ctx.conjIdOfs?.(m.conjunctionsN, row._uuid, dpUuid) ?? 0) : 0;
+  const metadata: MaskedValue = { value: BigInt(dp.tunnelKey), mask: (1n << 64n) - 1n };
+  const portReg = row.pipeline === 'ingress' ? LOG_REG.INPORT : LOG_REG.OUTPORT;
+  const flows: FlowSpec[] = [];
+  for (const fm of m.matches) {
+    if (dp.isSwitch && ctx.isRelatedPort !== undefined) {
+      const port = fm.fields.get(portReg);
+      if (port !== undefined && port.value !== 0n && !ctx.isRelatedPort(dpUuid, Number(port.value))) continue;
+    }
+    flows.push(flowOf(fm, table, row.priority, metadata, ofs, acts.actions, cookie));
+  }
+  return { flows, groups: acts.groups, conjunctionsN: m.conjunctionsN };
+}
+
+function flowOf(fm: FlowMatch, table: number, priority: number, metadata: MaskedValue, conjOfs: number,
+  actions: readonly OfAction[], cookie: bigint): FlowSpec {
+  const match = new Map<string, MaskedValue>();
+  match.set('metadata', metadata);
+  for (const [k, v] of fm.fields) {
+    match.set(k, k === 'conj_id' ? { value: v.value + BigInt(conjOfs), mask: v.mask } : v);
+  }
+  if (fm.conjunctions.length === 0) return { table, priority, match, actions, cookie };
+  const conj = [...fm.conjunctions]
+    .sort((a: ConjunctionRef, b: ConjunctionRef) => a.id - b.id || a.clause - b.clause)
+    .map((c): OfAction => ({ kind: 'conjunction', id: c.id + conjOfs, clause: c.clause, nClauses: c.nClauses }));
+  return { table, priority, match, actions: conj, cookie: 0n };
+}
