@@ -11,7 +11,8 @@ import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { DatabaseSchema, Row, UuidSeed } from '../ovsdb/index.js';
 import { OvsdbError, findColumn, parseDatabaseSchema, precheckTransaction, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
-import { encodeCommand, nbTxn } from './commands.js';
+import { chassisOwnedTables } from './chassis-store.js';
+import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
@@ -36,7 +37,7 @@ export interface CentralNodeOptions {
    */
   readonly projection?: Projection | null;
   /** How a follower hands a write to the leader (the service layer knows the addresses). */
-  readonly forward?: (leader: NodeId, ops: readonly unknown[]) => Promise<TransactOutcome>;
+  readonly forward?: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>;
   readonly onFatalError?: (err: StorageError) => void;
 }
 
@@ -74,6 +75,9 @@ function neverDelivered(err: unknown): boolean {
   const e = err as { code?: number; details?: string };
   return e.code === 14 && typeof e.details === 'string' && /No connection established/i.test(e.details);
 }
+
+/** Which database a transaction is on: the NB, or the chassis-owned part of the SB. */
+export type TransactDb = 'OVN_Northbound' | 'OVN_Southbound';
 
 export class CentralNodeError extends Error {
   constructor(
@@ -177,23 +181,28 @@ export class CentralNode {
    * Runs one OVSDB transaction through the log. Malformed transactions are answered without
    * touching the log; on a follower the transaction is forwarded to the leader.
    */
-  async transact(ops: unknown): Promise<TransactOutcome> {
+  async transact(ops: unknown, db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
     if (!Array.isArray(ops)) throw new CentralNodeError('bad-request', 'a transaction is a JSON array of operations');
     if (ops.length > centralLimits.opsMax) throw new CentralNodeError('bad-request', `a transaction has at most ${centralLimits.opsMax} operations`);
-    const refused = precheckTransaction(this.schema, ops);
-    if (refused !== undefined) return { results: refused.results, revision: this.revision, failed: true };
+    // An SB transaction is checked in apply (server/chassis-store.ts): its rules depend on
+    // northd's rows at that revision. A refused one is a no-op entry.
+    if (db === 'OVN_Northbound') {
+      const refused = precheckTransaction(this.schema, ops);
+      if (refused !== undefined) return { results: refused.results, revision: this.revision, failed: true };
+    }
+    const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
     const started = Date.now();
     for (;;) {
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
-        const out = await this.node.propose(encodeCommand(nbTxn(ops, randomSeed(), elapsedMs, Date.now())));
+        const out = await this.node.propose(encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now())));
         result = out.result as ApplyResult;
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
           try {
-            return await this.options.forward(err.leaderHint, ops);
+            return await this.options.forward(err.leaderHint, ops, db);
           } catch (fwdErr) {
             // A leader that cannot be reached at all never saw the request, so asking again
             // (once the election names another) cannot apply it twice. Any other failure
@@ -250,7 +259,8 @@ export class CentralNode {
    * read-only). The view is updated inside apply, so it is always that of the applied
    * revision: a 'linearizable' read (ReadIndex first) sees every NB write acknowledged before
    * the call; a 'serializable' one answers at once, maybe stale, never torn. Tables that the
-   * projection does not fill (Chassis, Encap, ...) have no rows. Rows come in UUID order.
+   * projection does not fill have no rows; the chassis-owned ones (Chassis, Encap, ...) come
+   * from what the chassis wrote. Rows come in UUID order.
    */
   async listSouthbound(table: string, where: unknown, columns: readonly string[] | undefined, consistency: 'linearizable' | 'serializable'): Promise<{ rows: unknown[]; revision: number }> {
     const northd = this.northd;
@@ -266,7 +276,7 @@ export class CentralNode {
       throw err;
     }
     await this.readBarrier(consistency);
-    const rows = northd.view().get(table) ?? new Map<string, Row>();
+    const rows = chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (northd.view().get(table) ?? new Map<string, Row>());
     const picked = columns !== undefined && columns.length > 0 ? columns : undefined;
     const out: unknown[] = [];
     for (const uuid of [...rows.keys()].sort()) {

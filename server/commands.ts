@@ -11,10 +11,19 @@ export type Command =
    * name. `elapsedMs` is how long the request has waited so far (for "wait" timeouts);
    * `timestampMs` is the proposer's wall clock, for the *_cfg_timestamp columns apply writes.
    */
-  | { readonly kind: 'nb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number };
+  | { readonly kind: 'nb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number }
+  /**
+   * One OVSDB transaction on OVN_Southbound from a chassis: the chassis-owned tables and
+   * Port_Binding's chassis-owned columns (server/chassis-store.ts). Same fields as nb-txn.
+   */
+  | { readonly kind: 'sb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number };
 
 export function nbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0): Command {
   return { kind: 'nb-txn', ops, seed, elapsedMs, timestampMs };
+}
+
+export function sbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0): Command {
+  return { kind: 'sb-txn', ops, seed, elapsedMs, timestampMs };
 }
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
@@ -22,7 +31,8 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 export function encodeCommand(c: Command): Uint8Array {
   switch (c.kind) {
     case 'nb-txn':
-      return packr.pack(['nb-txn', c.ops, [...c.seed], c.elapsedMs, c.timestampMs]);
+    case 'sb-txn':
+      return packr.pack([c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs]);
   }
 }
 
@@ -36,15 +46,17 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
   }
   if (!Array.isArray(raw) || typeof raw[0] !== 'string') return { kind: 'malformed', reason: 'not a tagged command' };
   switch (raw[0]) {
-    case 'nb-txn': {
+    case 'nb-txn':
+    case 'sb-txn': {
+      const kind = raw[0];
       const [, ops, seed, elapsedMs, timestampMs = 0] = raw as [string, unknown, unknown, unknown, unknown];
-      if (!Array.isArray(ops)) return { kind: 'malformed', reason: 'nb-txn: ops is not an array' };
+      if (!Array.isArray(ops)) return { kind: 'malformed', reason: `${kind}: ops is not an array` };
       if (!Array.isArray(seed) || seed.length !== 4 || !seed.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) || seed.every((w) => w === 0)) {
-        return { kind: 'malformed', reason: 'nb-txn: bad uuid seed' };
+        return { kind: 'malformed', reason: `${kind}: bad uuid seed` };
       }
-      if (typeof elapsedMs !== 'number' || !(elapsedMs >= 0)) return { kind: 'malformed', reason: 'nb-txn: bad elapsedMs' };
-      if (typeof timestampMs !== 'number' || !Number.isSafeInteger(timestampMs) || timestampMs < 0) return { kind: 'malformed', reason: 'nb-txn: bad timestampMs' };
-      return nbTxn(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
+      if (typeof elapsedMs !== 'number' || !(elapsedMs >= 0)) return { kind: 'malformed', reason: `${kind}: bad elapsedMs` };
+      if (typeof timestampMs !== 'number' || !Number.isSafeInteger(timestampMs) || timestampMs < 0) return { kind: 'malformed', reason: `${kind}: bad timestampMs` };
+      return (kind === 'nb-txn' ? nbTxn : sbTxn)(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
     }
     default:
       return { kind: 'malformed', reason: `unknown command kind ${JSON.stringify(raw[0])}` };

@@ -7,8 +7,10 @@ import { Packr } from 'msgpackr';
 import type { StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase } from '../ovsdb/codec.js';
-import type { DatabaseOptions, DatabaseSchema, DbDelta, RowChange, UuidSeed } from '../ovsdb/index.js';
+import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
+import type { ChassisOwnedColumns } from '../northd/index.js';
+import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
 import { decodeCommand } from './commands.js';
 
 /**
@@ -34,6 +36,12 @@ export interface Projection {
    * projection starts over from `nb` without history).
    */
   restore(nb: Database, data: Uint8Array | undefined, revision: number): void;
+  /** northd's Port_Binding rows now (what a chassis's Port_Binding "where" is matched against). */
+  portBindings?(): Iterable<Row>;
+  /** The chassis-owned Port_Binding columns reported so far, by logical_port. */
+  chassisOwned?(): ReadonlyMap<string, ChassisOwnedColumns>;
+  /** Chassis changed the chassis-owned columns of these ports (undefined: all cleared). */
+  setChassisOwned?(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number): void;
 }
 
 /** What one applied entry produced, handed to the node that proposed it. */
@@ -48,7 +56,10 @@ export type ApplyResult =
 
 export interface CommitEvent {
   readonly revision: number;
+  /** The NB changes (empty when only chassis-owned SB rows changed). */
   readonly delta: DbDelta;
+  /** Changes to the chassis-owned SB tables (server/chassis-store.ts), when there were any. */
+  readonly chassisDelta?: DbDelta;
 }
 
 export interface NbStateMachineOptions {
@@ -59,14 +70,19 @@ export interface NbStateMachineOptions {
 
 const packr = new Packr({ useRecords: false });
 /**
- * 2: [2, revision, database, projection state or null]. 1 (still read): [1, revision,
- * database], from before the projection carried history; the projection starts over then.
+ * 3: [3, revision, NB database, projection state or null, chassis-owned SB database].
+ * 2 (still read): the same without the chassis database (none was registered then).
+ * 1 (still read): [1, revision, database], from before the projection carried history; the
+ * projection starts over then.
  */
-const snapshotFormat = 2;
+const snapshotFormat = 3;
+const snapshotFormatV2 = 2;
 const snapshotFormatV1 = 1;
 
 export class NbStateMachine implements StateMachine {
   private db: Database;
+  /** The chassis-owned SB tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB). */
+  private sb: Database = new Database(chassisSchema());
   private rev = 0;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
 
@@ -77,6 +93,11 @@ export class NbStateMachine implements StateMachine {
 
   get nb(): Database {
     return this.db;
+  }
+
+  /** The chassis-owned SB tables, as the chassis wrote them. */
+  get chassis(): Database {
+    return this.sb;
   }
 
   /** The log index of the last applied transaction (0 before any). */
@@ -96,6 +117,7 @@ export class NbStateMachine implements StateMachine {
     if (duplicate) return { kind: 'duplicate', revision: this.rev };
     const command = decodeCommand(entry.data);
     if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
+    if (command.kind === 'sb-txn') return this.applySb(command.ops, command.seed, command.elapsedMs, command.timestampMs);
     const out = transact(this.db, command.ops, { newUuid: uuidSource(command.seed), elapsedMs: command.elapsedMs });
     switch (out.kind) {
       case 'blocked':
@@ -115,19 +137,97 @@ export class NbStateMachine implements StateMachine {
   }
 
   /**
+   * A chassis's SB transaction (server/chassis-store.ts), then what follows from it: northd
+   * hears of the changed port bindings, Logical_Switch_Port.up follows Port_Binding.up, and
+   * hv_cfg follows the chassis' acknowledgements.
+   */
+  private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ApplyResult {
+    const projection = this.options.projection;
+    const out = applySbTxn(this.sb, ops, {
+      newUuid: uuidSource(seed),
+      elapsedMs,
+      portBindings: projection?.portBindings?.() ?? [],
+      owned: projection?.chassisOwned?.() ?? new Map(),
+    });
+    switch (out.kind) {
+      case 'blocked':
+        return { kind: 'blocked', timeoutMs: out.timeoutMs, revision: this.rev };
+      case 'failed':
+        return { kind: 'failed', results: out.results, revision: this.rev };
+      case 'committed': {
+        if (out.ports.size > 0) projection?.setChassisOwned?.(this.db, out.ports, this.rev);
+        const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
+        if (nbDelta.changes.length > 0) projection?.apply(this.db, nbDelta, this.rev);
+        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0) {
+          const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
+          for (const l of this.listeners) l(event);
+        }
+        return { kind: 'committed', results: out.results, revision: this.rev };
+      }
+    }
+  }
+
+  /** Logical_Switch_Port.up as northd keeps it: true once the chassis reports the port up. */
+  private syncPortsUp(ports: ReadonlyMap<string, ChassisOwnedColumns | undefined>, seed: UuidSeed): DbDelta {
+    const ops: unknown[] = [];
+    if (ports.size === 0) return { changes: [] };
+    // One scan per chassis transaction that moved ports (LSP names are not indexed).
+    const byName = new Map<string, Row>();
+    for (const r of this.db.rows('Logical_Switch_Port').values()) if (ports.has(r.name as string)) byName.set(r.name as string, r);
+    for (const [name, owned] of [...ports].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      const lsp = byName.get(name);
+      if (lsp === undefined) continue;
+      const up = portIsUp(owned);
+      const was = lsp.up as readonly boolean[] | undefined;
+      if (was !== undefined && was.length === 1 && was[0] === up) continue;
+      ops.push({ op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', lsp._uuid]]], row: { up } });
+    }
+    if (ops.length === 0) return { changes: [] };
+    const upSeed: UuidSeed = [seed[0], seed[1], (seed[2] ^ 0x27d4eb2f) >>> 0, seed[3] || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(upSeed) });
+    assert.ok(out.kind === 'committed', `updating Logical_Switch_Port.up cannot fail: ${JSON.stringify(out)}`);
+    return out.delta;
+  }
+
+  /**
+   * hv_cfg as ovn-northd computes it: the lowest nb_cfg a chassis has acknowledged in
+   * Chassis_Private (chassis marked other_config:is-remote=true do not count), or nb_cfg itself
+   * when no chassis is registered; its timestamp is the latest of the chassis at that value.
+   */
+  private hvCfg(nbCfg: number): { cfg: number; timestampMs: number | undefined } {
+    let cfg = nbCfg;
+    let ts: number | undefined;
+    for (const priv of this.sb.rows('Chassis_Private').values()) {
+      const chassisRef = (priv.chassis as readonly string[] | undefined)?.[0];
+      const chassis = chassisRef === undefined ? undefined : this.sb.get('Chassis', chassisRef);
+      const other = chassis?.other_config as ReadonlyMap<unknown, unknown> | undefined;
+      if (other?.get('is-remote') === 'true') continue;
+      const acked = priv.nb_cfg as number;
+      const at = priv.nb_cfg_timestamp as number;
+      if (acked < cfg) {
+        cfg = acked;
+        ts = at;
+      } else if (acked === cfg && (ts === undefined || at > ts)) {
+        ts = at;
+      }
+    }
+    return { cfg, timestampMs: ts };
+  }
+
+  /**
    * The nb_cfg protocol: the SB view is derived inside apply, so once a transaction commits the
-   * view already reflects it, and NB_Global.sb_cfg can follow nb_cfg in the same revision. No
-   * chassis can lag yet (agents are not connected through this path), so hv_cfg follows too.
-   * Deterministic: the new values and timestamp come from the entry.
+   * view already reflects it, and NB_Global.sb_cfg follows nb_cfg in the same revision. hv_cfg
+   * follows the chassis (hvCfg). Deterministic: values and timestamps come from the entries.
    */
   private syncCfg(seed: UuidSeed, timestampMs: number): DbDelta {
     const global = [...this.db.rows('NB_Global').values()][0];
     if (global === undefined) return { changes: [] };
     const nbCfg = global.nb_cfg as number;
-    if (global.sb_cfg === nbCfg && global.hv_cfg === nbCfg) return { changes: [] };
-    const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: nbCfg };
+    const hv = this.hvCfg(nbCfg);
+    if (global.sb_cfg === nbCfg && global.hv_cfg === hv.cfg) return { changes: [] };
+    const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: hv.cfg };
     if (global.sb_cfg !== nbCfg) row.sb_cfg_timestamp = timestampMs;
-    if (global.hv_cfg !== nbCfg) row.hv_cfg_timestamp = timestampMs;
+    if (global.hv_cfg !== hv.cfg) row.hv_cfg_timestamp = hv.timestampMs ?? timestampMs;
     // A stream of its own, distinct from the transaction's, for the _version this update takes.
     const cfgSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x5bd1e995) >>> 0 || 1];
     const out = transact(this.db, [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', global._uuid]]], row }], { newUuid: uuidSource(cfgSeed) });
@@ -137,17 +237,19 @@ export class NbStateMachine implements StateMachine {
 
   snapshot(): Uint8Array {
     const projection = this.options.projection?.snapshot() ?? null;
-    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection]);
+    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection, encodeDatabase(this.sb)]);
   }
 
   restore(data: Uint8Array): void {
     const image: unknown = packr.unpack(data);
     assert.ok(Array.isArray(image), 'NB snapshot: not an array');
-    const [format, revision, dbBytes, projection] = image as [unknown, unknown, unknown, unknown];
-    assert.ok(format === snapshotFormat || format === snapshotFormatV1, `unknown NB snapshot format ${String(format)}`);
+    const [format, revision, dbBytes, projection, sbBytes] = image as [unknown, unknown, unknown, unknown, unknown];
+    assert.ok(format === snapshotFormat || format === snapshotFormatV2 || format === snapshotFormatV1, `unknown NB snapshot format ${String(format)}`);
     assert.ok(typeof revision === 'number' && dbBytes instanceof Uint8Array, 'NB snapshot: malformed');
     assert.ok(projection === undefined || projection === null || projection instanceof Uint8Array, 'NB snapshot: malformed projection state');
+    assert.ok(sbBytes === undefined || sbBytes instanceof Uint8Array, 'NB snapshot: malformed chassis database');
     this.db = decodeDatabase(this.options.schema, dbBytes, this.options.databaseOptions);
+    this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.rev = revision;
     this.options.projection?.restore(this.db, projection ?? undefined, revision);
   }

@@ -8,7 +8,7 @@ import type { DbDelta, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
 import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
-import type { CentralNode, TransactOutcome } from './central-node.js';
+import type { CentralNode, TransactDb, TransactOutcome } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
@@ -219,8 +219,10 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
 
 export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
   return {
-    transact: unary(async (req: { opsJson: string }) => {
-      const out = await central.transact(parseJson(req.opsJson, 'ops_json'));
+    transact: unary(async (req: { opsJson: string; db?: string }) => {
+      const db = req.db ?? '';
+      if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
+      const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound');
       return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
     }),
     list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string; db?: string }) => {
@@ -263,8 +265,8 @@ export class NorthboundClient {
     return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
-  async transact(ops: readonly unknown[]): Promise<TransactOutcome> {
-    const r = (await this.call('transact', { opsJson: JSON.stringify(ops) })) as { resultsJson: string; revision: number; failed: boolean };
+  async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
+    const r = (await this.call('transact', { opsJson: JSON.stringify(ops), db })) as { resultsJson: string; revision: number; failed: boolean };
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
   }
 
@@ -303,10 +305,10 @@ export class NorthboundClient {
 }
 
 /** Builds the forwarder a follower uses: one client per peer's Northbound address. */
-export function forwarder(addresses: ReadonlyMap<NodeId, string>): { forward: (leader: NodeId, ops: readonly unknown[]) => Promise<TransactOutcome>; close: () => void } {
+export function forwarder(addresses: ReadonlyMap<NodeId, string>): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
   const clients = new Map<NodeId, NorthboundClient>();
   return {
-    forward: async (leader, ops) => {
+    forward: async (leader, ops, db) => {
       const address = addresses.get(leader);
       if (address === undefined) throw new CentralNodeError('unavailable', `no Northbound address known for leader ${leader}`);
       let c = clients.get(leader);
@@ -314,7 +316,7 @@ export function forwarder(addresses: ReadonlyMap<NodeId, string>): { forward: (l
         c = new NorthboundClient(address);
         clients.set(leader, c);
       }
-      return c.transact(ops);
+      return c.transact(ops, db);
     },
     close: () => {
       for (const c of clients.values()) c.close();

@@ -117,7 +117,9 @@ export class NorthdProjection implements Projection {
   }
 
   apply(nb: Database, delta: DbDelta, revision: number): void {
-    assert.ok(revision > this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    // One revision may carry two steps: a chassis transaction's port reports, then the NB
+    // changes they cause (Logical_Switch_Port.up, hv_cfg).
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
     this.emit(revision, this.northd.apply(nb, delta));
   }
@@ -135,12 +137,29 @@ export class NorthdProjection implements Projection {
     this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data)), revision);
   }
 
+  portBindings(): Iterable<Row> {
+    return this.northd.view().get('Port_Binding')?.values() ?? [];
+  }
+
+  chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns> {
+    return this.northd.chassisOwned();
+  }
+
+  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number): void {
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.setChassisOwned(nb, updates));
+  }
+
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */
   private replace(nb: Database, fresh: Northd, revision: number): void {
     const before = this.northd.view();
-    fresh.apply(nb, emptyDelta);
+    const wasEmpty = [...before.values()].every((rows) => rows.size === 0);
+    // A fresh northd's first delta inserts every row of its view: when there was no view
+    // before (a node starting up), that is already the difference, without a second pass.
+    const first = fresh.apply(nb, emptyDelta);
     this.northd = fresh;
-    this.emit(revision, diffViews(before, fresh.view()));
+    this.emit(revision, wasEmpty ? first : diffViews(before, fresh.view()));
   }
 
   private emit(revision: number, delta: SbDelta): void {

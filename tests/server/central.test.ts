@@ -102,3 +102,37 @@ t.test('Wait: returns once sb_cfg/hv_cfg reach the target, on any node; times ou
   t.match(await pending, { nbCfg: 1, hvCfg: 1 }, 'a waiter on another node is released by the commit');
   t.match(await a.client.wait(1, 'sb', 1000), { sbCfg: 1 }, 'a reached target answers at once');
 });
+
+t.test('chassis write the SB through any node: register, claim, acknowledge; --wait=hv waits for them', async (t) => {
+  const { members, stop } = await startCluster(t.testdir());
+  t.teardown(stop);
+  const [a, b, c] = members as [Member, Member, Member];
+  await a.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  await a.client.transact([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1' } },
+  ]);
+  const reg = await b.client.transact([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
+    { op: 'insert', table: 'Chassis_Private', row: { name: 'hv1', chassis: ['named-uuid', 'c'], nb_cfg: 0 } },
+  ], 'OVN_Southbound');
+  t.equal(reg.failed, false, 'a chassis registers through a follower');
+  const chassis = (await c.client.list('Chassis', [], { db: 'OVN_Southbound' })).rows;
+  t.match(chassis, [{ name: 'hv1', hostname: 'hv1' }], 'and every node lists it');
+  const hv1 = (chassis[0] as { _uuid: [string, string] })._uuid;
+  const claim = await c.client.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: hv1, up: true } }], 'OVN_Southbound');
+  t.same(claim.results, [{ count: 1 }]);
+  t.match((await a.client.list('Port_Binding', [['logical_port', '==', 'vm1']], { db: 'OVN_Southbound' })).rows, [{ chassis: hv1, up: true }]);
+  t.match((await a.client.list('Logical_Switch_Port', [['name', '==', 'vm1']])).rows, [{ up: true }], 'LSP.up follows the binding');
+  const denied = await a.client.transact([{ op: 'insert', table: 'Logical_Flow', row: {} }], 'OVN_Southbound');
+  t.equal(denied.failed, true);
+  t.match(denied.results[0], { error: 'permission error' });
+
+  await a.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
+  t.match(await a.client.wait(1, 'sb', 1000), { sbCfg: 1 }, 'sb_cfg follows at once');
+  await t.rejects(b.client.wait(1, 'hv', 300), { code: grpc.status.DEADLINE_EXCEEDED }, 'hv_cfg waits for the chassis');
+  const pending = b.client.wait(1, 'hv', 10_000);
+  await c.client.transact([{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1']], row: { nb_cfg: 1, nb_cfg_timestamp: 77 } }], 'OVN_Southbound');
+  t.match(await pending, { hvCfg: 1 }, 'released by the acknowledgement');
+});

@@ -1,0 +1,224 @@
+// What the chassis write into the Southbound database, kept in the replicated state machine
+// beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB)
+// as an OVSDB database of their own, and Port_Binding's chassis-owned columns (chassis,
+// additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
+// derived Port_Binding rows and reach northd as per-port reports.
+//
+// An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
+//   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
+//   - a Port_Binding op must be an "update" of chassis-owned columns only, its "where"
+//     evaluated against northd's current Port_Binding rows; every other op on a table northd
+//     derives is refused as a permission error, and the whole transaction changes nothing.
+// Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
+// a row that does not exist (or is deleted later) is dropped. Pure and deterministic.
+import type { DatabaseSchema, DbDelta, Row, TableSchema, Uuid, Value } from '../ovsdb/index.js';
+import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, transact, valueFromJson } from '../ovsdb/index.js';
+import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
+import type { Database } from '../ovsdb/index.js';
+import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
+import type { ChassisOwnedColumns } from '../northd/index.js';
+
+/** The SB tables whose rows the chassis write (northd never does). */
+export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB'];
+/** Port_Binding's columns that belong to the chassis that binds the port. */
+export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
+
+const ownedTableSet = new Set(chassisOwnedTables);
+const ownedColumnSet = new Set<string>(portBindingOwnedColumns);
+/** Which owned table each Port_Binding reference column points into. */
+const refTableOf: Readonly<Record<string, string>> = { chassis: 'Chassis', additional_chassis: 'Chassis', encap: 'Encap', additional_encap: 'Encap' };
+
+let schemaCache: DatabaseSchema | undefined;
+
+/**
+ * OVN_Southbound cut down to the chassis-owned tables. A reference into a table northd derives
+ * (MAC_Binding.datapath → Datapath_Binding) becomes a plain uuid column here.
+ */
+export function chassisSchema(): DatabaseSchema {
+  if (schemaCache !== undefined) return schemaCache;
+  const tables: Record<string, unknown> = {};
+  for (const name of chassisOwnedTables) {
+    const t = JSON.parse(JSON.stringify(SB_SCHEMA_JSON.tables[name])) as { columns: Record<string, { type: unknown }> };
+    for (const col of Object.values(t.columns)) {
+      const ty = col.type as { key?: { refTable?: string; refType?: string } } | string;
+      if (typeof ty === 'object' && typeof ty.key === 'object' && ty.key.refTable !== undefined && !ownedTableSet.has(ty.key.refTable)) {
+        delete ty.key.refTable;
+        delete ty.key.refType;
+      }
+    }
+    tables[name] = t;
+  }
+  schemaCache = parseDatabaseSchema({ name: SB_SCHEMA_JSON.name, version: SB_SCHEMA_JSON.version, tables });
+  return schemaCache;
+}
+
+let pbSchemaCache: TableSchema | undefined;
+
+function portBindingSchema(): TableSchema {
+  if (pbSchemaCache !== undefined) return pbSchemaCache;
+  const t = parseDatabaseSchema(SB_SCHEMA_JSON).tables.get('Port_Binding');
+  if (t === undefined) throw new Error('the SB schema has no Port_Binding');
+  pbSchemaCache = t;
+  return t;
+}
+
+export type PortUpdates = Map<string, ChassisOwnedColumns | undefined>;
+
+export type SbTxnOutcome =
+  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates }
+  | { readonly kind: 'failed'; readonly results: unknown[] }
+  | { readonly kind: 'blocked'; readonly timeoutMs: number };
+
+export interface SbTxnContext {
+  readonly newUuid: () => Uuid;
+  readonly elapsedMs?: number;
+  /** northd's Port_Binding rows as they are now. */
+  readonly portBindings: Iterable<Row>;
+  /** The chassis-owned columns reported so far, by logical_port. */
+  readonly owned: ReadonlyMap<string, ChassisOwnedColumns>;
+}
+
+function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
+  const results: unknown[] = Array.from({ length: index }, () => ({}));
+  results.push(error.toJson());
+  while (results.length < n) results.push(null);
+  return { kind: 'failed', results };
+}
+
+function permission(details: string): OvsdbError {
+  return new OvsdbError(OvsdbErrorName.permissionError, details);
+}
+
+interface PortBindingOp {
+  readonly index: number;
+  readonly where: unknown;
+  readonly row: Record<string, unknown>;
+}
+
+/** Named uuids a JSON value mentions (["named-uuid", n] anywhere in it). */
+function namedUuids(json: unknown, out: string[] = []): string[] {
+  if (!Array.isArray(json)) return out;
+  if (json.length === 2 && json[0] === 'named-uuid' && typeof json[1] === 'string') out.push(json[1]);
+  else for (const x of json) namedUuids(x, out);
+  return out;
+}
+
+export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): SbTxnOutcome {
+  if (!Array.isArray(ops)) return failedAt(0, 1, new OvsdbError(OvsdbErrorName.syntaxError, 'a transaction is an array of operations'));
+  const ownedOps: unknown[] = [];
+  const ownedIndex: number[] = [];
+  const pbOps: PortBindingOp[] = [];
+  /** uuid-name → table, for inserts into the chassis-owned tables. */
+  const inserted = new Map<string, string>();
+  for (const [i, op] of ops.entries()) {
+    const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; 'uuid-name'?: unknown };
+    if (o === null || typeof o !== 'object' || typeof o.op !== 'string') {
+      return failedAt(i, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, 'an operation is an object with an "op"'));
+    }
+    if (o.op === 'comment' || o.op === 'commit' || o.op === 'abort' || (typeof o.table === 'string' && ownedTableSet.has(o.table))) {
+      if (o.op === 'insert' && typeof o['uuid-name'] === 'string' && typeof o.table === 'string') inserted.set(o['uuid-name'], o.table);
+      ownedOps.push(op);
+      ownedIndex.push(i);
+      continue;
+    }
+    if (o.table === 'Port_Binding' && o.op === 'update' && o.row !== null && typeof o.row === 'object') {
+      const bad = Object.keys(o.row).filter((c) => !ownedColumnSet.has(c));
+      if (bad.length > 0) {
+        return failedAt(i, ops.length, permission(`Port_Binding column ${bad.join(', ')} is written by northd; a chassis may set only ${portBindingOwnedColumns.join(', ')}`));
+      }
+      pbOps.push({ index: i, where: o.where, row: o.row as Record<string, unknown> });
+      continue;
+    }
+    const what = typeof o.table === 'string' ? `table ${o.table}` : 'this operation';
+    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a chassis writes ${chassisOwnedTables.join(', ')} and Port_Binding's ${portBindingOwnedColumns.join(', ')}`));
+  }
+
+  // Parse the Port_Binding ops before anything runs: a named uuid there must name a row this
+  // transaction inserts into the table the column refers to.
+  const pbSchema = portBindingSchema();
+  const parsed: { index: number; clauses: ReturnType<typeof parseConditions>; row: Record<string, unknown> }[] = [];
+  for (const p of pbOps) {
+    for (const [col, json] of Object.entries(p.row)) {
+      for (const name of namedUuids(json)) {
+        if (inserted.get(name) !== refTableOf[col]) {
+          return failedAt(p.index, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, `named-uuid "${name}" in Port_Binding.${col} is not a row this transaction inserts into ${refTableOf[col] ?? 'a referenced table'}`));
+        }
+      }
+    }
+    try {
+      parsed.push({ index: p.index, clauses: parseConditions(pbSchema, p.where ?? []), row: p.row });
+    } catch (err) {
+      if (err instanceof OvsdbError) return failedAt(p.index, ops.length, err);
+      throw err;
+    }
+  }
+
+  const out = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
+  if (out.kind === 'blocked') return out;
+  if (out.kind === 'failed') {
+    const results: unknown[] = ops.map(() => null);
+    out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
+    for (const p of pbOps) results[p.index] = null;
+    return { kind: 'failed', results };
+  }
+  const names = new Map<string, Uuid>();
+  ownedOps.forEach((op, k) => {
+    const name = (op as { 'uuid-name'?: unknown })['uuid-name'];
+    const uuid = (out.results[k] as { uuid?: [string, string] } | null)?.uuid?.[1];
+    if (typeof name === 'string' && typeof uuid === 'string') names.set(name, uuid);
+  });
+  const results: unknown[] = ops.map(() => null);
+  out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
+
+  const ports: PortUpdates = new Map();
+  const current = (port: string): ChassisOwnedColumns => (ports.has(port) ? ports.get(port) : ctx.owned.get(port)) ?? {};
+  const rows = [...ctx.portBindings];
+  for (const p of parsed) {
+    let count = 0;
+    for (const row of rows) {
+      if (!evaluateConditions(p.clauses, row)) continue;
+      count++;
+      const port = row.logical_port as string;
+      const next: Record<string, unknown> = { ...current(port) };
+      for (const [col, json] of Object.entries(p.row)) {
+        const column = pbSchema.columns.get(col);
+        if (column === undefined) continue;
+        next[col] = valueFromJson(column.type, json, (n) => names.get(n) as Uuid);
+      }
+      ports.set(port, next as ChassisOwnedColumns);
+    }
+    results[p.index] = { count };
+  }
+  // Weak references: drop those to Chassis or Encap rows that do not exist (now).
+  const candidates = new Set<string>([...ctx.owned.keys(), ...ports.keys()]);
+  for (const port of [...candidates].sort()) {
+    const c = current(port);
+    let changed = false;
+    const next: Record<string, unknown> = { ...c };
+    for (const [col, table] of Object.entries(refTableOf)) {
+      const refs = c[col as keyof ChassisOwnedColumns] as readonly Uuid[] | undefined;
+      if (refs === undefined) continue;
+      const kept = refs.filter((u) => store.get(table, u) !== undefined);
+      if (kept.length !== refs.length) {
+        next[col] = kept;
+        changed = true;
+      }
+    }
+    if (changed) ports.set(port, next as ChassisOwnedColumns);
+  }
+  return { kind: 'committed', results, delta: out.delta, ports };
+}
+
+/**
+ * Whether a port is up as ovn-northd reports it in Logical_Switch_Port.up: bound to a chassis,
+ * and Port_Binding.up true (or unset, from chassis too old to set it).
+ */
+export function portIsUp(c: ChassisOwnedColumns | undefined): boolean {
+  if (c === undefined || (c.chassis?.length ?? 0) === 0) return false;
+  return c.up === undefined || c.up.length === 0 || c.up[0] === true;
+}
+
+/** The values a Row column holds, for callers that read chassis rows. */
+export function valueOf(row: Row | undefined, column: string): Value | undefined {
+  return row === undefined ? undefined : (row as unknown as Record<string, Value>)[column];
+}
