@@ -109,10 +109,12 @@ export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped'
  * leader is known yet; retry later). 'dropped': it was not accepted, or its entry was replaced
  * after a leader change, or its outcome is unknown: retry (with the same client tag, a retry
  * is applied at most once). 'timeout': no outcome within the limit (it may still apply).
- * 'stopped': this node stopped.
+ * 'stopped': this node stopped. `outcomeUnknown` says whether the entry may have applied (or
+ * may still): an untagged proposal must not be retried blindly then.
  */
 export class ProposalError extends Error {
   override name = 'ProposalError';
+  outcomeUnknown = false;
 
   constructor(
     readonly kind: ProposalErrorKind,
@@ -123,6 +125,11 @@ export class ProposalError extends Error {
   ) {
     super(message, options);
   }
+}
+
+function unknownOutcome(e: ProposalError): ProposalError {
+  e.outcomeUnknown = true;
+  return e;
 }
 
 export interface ProposalOutcome {
@@ -477,7 +484,7 @@ export class RaftNode {
     for (const [index, p] of this.proposals) {
       if (index > s.meta.index) continue;
       this.proposals.delete(index);
-      p.reject(new ProposalError('dropped', `entry ${index} was covered by a snapshot from the leader: outcome unknown, retry`));
+      p.reject(unknownOutcome(new ProposalError('dropped', `entry ${index} was covered by a snapshot from the leader: outcome unknown, retry`)));
     }
   }
 
@@ -537,7 +544,7 @@ export class RaftNode {
     const options = cause === undefined ? undefined : { cause };
     const message = `raft node ${this.id} stopped: ${why}`;
     const err = (): ProposalError => new ProposalError('stopped', message, NONE, undefined, options);
-    for (const p of this.proposals.values()) p.reject(err());
+    for (const p of this.proposals.values()) p.reject(unknownOutcome(err()));
     this.proposals.clear();
     for (const p of this.confApplied) p.reject(err());
     this.confApplied = [];
@@ -564,12 +571,7 @@ export class RaftNode {
       if (p.deadlineTick > this.ticks) break;
       this.proposals.delete(index);
       this.counters.proposalsTimedOut++;
-      p.reject(
-        new ProposalError(
-          'timeout',
-          `entry ${index} did not apply within ${this.limits.proposalTimeoutMs} ms (it may still apply)`,
-        ),
-      );
+      p.reject(unknownOutcome(new ProposalError('timeout', `entry ${index} did not apply within ${this.limits.proposalTimeoutMs} ms (it may still apply)`)));
     }
     for (const [ctx, r] of this.reads) {
       if (r.deadlineTick > this.ticks) break;
