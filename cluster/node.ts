@@ -88,6 +88,15 @@ export interface RaftNodeOptions {
   readonly onFatalError?: (err: StorageError) => void;
   /** Where the node reports what a person should know (recovery warnings, the fatal error). */
   readonly log?: (line: string) => void;
+  /** Told how long each durable write and each snapshot took (for metrics). Must not throw. */
+  readonly observe?: NodeObserver;
+}
+
+export interface NodeObserver {
+  /** A Ready's synced write: its duration and how many entries it carried. */
+  persisted?(ms: number, entries: number): void;
+  /** A snapshot taken and the log compacted behind it. */
+  snapshotTaken?(ms: number, bytes: number): void;
 }
 
 export const nodeDefaults = {
@@ -372,7 +381,9 @@ export class RaftNode {
       // 2. Persist the snapshot, entries and hard state in one synced batch. A storage
       //    error ends the node here: nothing after this point may be sent or applied.
       try {
+        const started = performance.now();
         await this.storage.save(rd);
+        if (rd.mustSync) this.options.observe?.persisted?.(performance.now() - started, rd.entries.length);
       } catch (err) {
         if (!(err instanceof StorageError)) throw err;
         this.fail(err);
@@ -391,7 +402,9 @@ export class RaftNode {
       // 6. Compact once enough has been applied since the last snapshot.
       if (this.applied - this.snapshotIndex >= this.limits.snapshotEntries) {
         try {
-          await this.takeSnapshot();
+          const started = performance.now();
+          const bytes = await this.takeSnapshot();
+          if (bytes > 0) this.options.observe?.snapshotTaken?.(performance.now() - started, bytes);
         } catch (err) {
           if (!(err instanceof StorageError)) throw err;
           this.fail(err);
@@ -511,20 +524,22 @@ export class RaftNode {
     }
   }
 
-  private async takeSnapshot(): Promise<void> {
+  /** Returns the snapshot's size in bytes, or 0 when none was taken. */
+  private async takeSnapshot(): Promise<number> {
     const data = encodeNodeSnapshot(this.options.stateMachine.snapshot(), this.sessions.entries());
     const r = this.raw.compact(this.applied, data);
     // A snapshot from the leader is being installed: it replaces ours; try after it lands.
-    if (r.kind === 'snapshot-pending') return;
+    if (r.kind === 'snapshot-pending') return 0;
     if (r.kind === 'already-compacted') {
       this.snapshotIndex = r.snapshotIndex;
-      return;
+      return 0;
     }
     // Snapshot durable first, then the log it covers goes (storage.ts explains why two writes).
     await this.storage.saveSnapshot(r.snapshot.meta, r.snapshot.data);
     await this.storage.compact(r.snapshot.meta.index + 1);
     this.snapshotIndex = r.snapshot.meta.index;
     this.counters.snapshotsTaken++;
+    return data.byteLength;
   }
 
   /** A storage error: stop for good, and say so. Never retried, never ignored. */

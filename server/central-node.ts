@@ -4,7 +4,7 @@
 // retries blocked "wait"s, and serves reads at the consistency asked for.
 import { randomFillSync } from 'node:crypto';
 import type { StorageError } from '../cluster/storage.js';
-import { RaftNode, ProposalError } from '../cluster/node.js';
+import { RaftNode, ProposalError, type NodeObserver } from '../cluster/node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
@@ -39,6 +39,15 @@ export interface CentralNodeOptions {
   /** How a follower hands a write to the leader (the service layer knows the addresses). */
   readonly forward?: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>;
   readonly onFatalError?: (err: StorageError) => void;
+  /** Told the durations of writes, snapshots, transactions and projection runs (metrics). */
+  readonly observe?: CentralObserver;
+}
+
+export interface CentralObserver extends NodeObserver {
+  /** One client transaction as this node answered it (forwarded ones included). */
+  transacted?(ms: number, db: TransactDb, outcome: 'committed' | 'failed' | 'error'): void;
+  /** One run of the projection inside apply. */
+  projected?(ms: number): void;
 }
 
 export interface TransactOutcome {
@@ -125,7 +134,8 @@ export class CentralNode {
   static async start(options: CentralNodeOptions): Promise<CentralNode> {
     const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
     const projection = options.projection === null ? undefined : (options.projection ?? new NorthdProjection());
-    const sm = new NbStateMachine({ schema, ...(projection ? { projection } : {}) });
+    const projected = options.observe?.projected?.bind(options.observe);
+    const sm = new NbStateMachine({ schema, ...(projection ? { projection } : {}), ...(projected ? { observeProjection: projected } : {}) });
     const history = new History(options.history ?? historyDefaults);
     const node = await RaftNode.start({
       id: options.id,
@@ -139,6 +149,7 @@ export class CentralNode {
       ...(options.electionTicks !== undefined ? { electionTicks: options.electionTicks } : {}),
       ...(options.snapshotEntries !== undefined ? { snapshotEntries: options.snapshotEntries } : {}),
       ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
+      ...(options.observe ? { observe: options.observe } : {}),
     });
     // The history starts where the restored state is: earlier revisions cannot be resumed.
     history.reset(sm.revision);
@@ -182,6 +193,20 @@ export class CentralNode {
    * touching the log; on a follower the transaction is forwarded to the leader.
    */
   async transact(ops: unknown, db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
+    const observe = this.options.observe?.transacted;
+    if (observe === undefined) return this.transactOnce(ops, db);
+    const started = performance.now();
+    try {
+      const out = await this.transactOnce(ops, db);
+      observe.call(this.options.observe, performance.now() - started, db, out.failed ? 'failed' : 'committed');
+      return out;
+    } catch (err) {
+      observe.call(this.options.observe, performance.now() - started, db, 'error');
+      throw err;
+    }
+  }
+
+  private async transactOnce(ops: unknown, db: TransactDb): Promise<TransactOutcome> {
     if (!Array.isArray(ops)) throw new CentralNodeError('bad-request', 'a transaction is a JSON array of operations');
     if (ops.length > centralLimits.opsMax) throw new CentralNodeError('bad-request', `a transaction has at most ${centralLimits.opsMax} operations`);
     // An SB transaction is checked in apply (server/chassis-store.ts): its rules depend on

@@ -11,6 +11,7 @@ import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
+import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
 import { clusterIdFile } from './snapshot.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
@@ -32,6 +33,7 @@ interface CentralOptions {
   nbPeers: string;
   grpc?: string;
   ovsdb?: string;
+  metrics?: string;
   clusterId?: string;
   tickMs: string;
   electionTicks: string;
@@ -47,6 +49,7 @@ export function registerCentralCommand(program: Command): void {
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
     .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
+    .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
@@ -75,6 +78,7 @@ export function registerCentralCommand(program: Command): void {
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
       const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
       const fwd = forwarder(nbAddresses);
+      const metrics = new CentralMetrics();
       const central = await CentralNode.start({
         id,
         clusterId,
@@ -85,6 +89,7 @@ export function registerCentralCommand(program: Command): void {
         tickMs: Number(o.tickMs),
         electionTicks: Number(o.electionTicks),
         forward: fwd.forward,
+        observe: metrics,
         onFatalError: (err) => {
           process.stderr.write(`central ${o.name}: stopping on storage error: ${err.message}\n`);
           process.exit(3);
@@ -92,6 +97,13 @@ export function registerCentralCommand(program: Command): void {
       });
       const server = new grpc.Server();
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
+      metrics.attach(central);
+      let http: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+      if (o.metrics !== undefined) {
+        const m = /^(.+):(\d+)$/.exec(o.metrics);
+        if (m === null) throw new Error(`--metrics: expected host:port, got "${o.metrics}"`);
+        http = await startMetricsServer(central, metrics, m[1] as string, Number(m[2]));
+      }
       server.addService(northboundDefinition(), northboundHandlers(central));
       server.addService(adminDefinition(), adminHandlers(central));
       const port = await bind(server, listen);
@@ -109,6 +121,7 @@ export function registerCentralCommand(program: Command): void {
         process.once('SIGINT', resolve);
       });
       await door?.close();
+      await http?.close();
       server.forceShutdown();
       fwd.close();
       await central.stop();

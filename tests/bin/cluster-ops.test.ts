@@ -30,7 +30,7 @@ async function until(what: string, f: () => Promise<boolean>, ms = 20_000): Prom
   }
 }
 
-async function up(t: Test, dir: string): Promise<{ endpoints: string; pids: number[] }> {
+async function up(t: Test, dir: string): Promise<{ endpoints: string; pids: number[]; metrics: string[] }> {
   const base = await freeBasePort();
   const r = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
   t.equal(r.code, 0, `up ${dir}: ${r.stderr}`);
@@ -38,7 +38,7 @@ async function up(t: Test, dir: string): Promise<{ endpoints: string; pids: numb
   t.teardown(async () => {
     for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
   });
-  return { endpoints: env.nbGrpc.join(','), pids: env.pids };
+  return { endpoints: env.nbGrpc.join(','), pids: env.pids, metrics: env.metrics };
 }
 
 t.test('cluster status, transfer-leader, change-election-timer, snapshot save/inspect/restore', async (t) => {
@@ -69,6 +69,23 @@ t.test('cluster status, transfer-leader, change-election-timer, snapshot save/in
   const timer = await ovnts('cluster', 'change-election-timer', '2000', `--endpoints=${a.endpoints}`);
   t.equal(timer.code, 0, `change-election-timer: ${timer.stderr}`);
   await until('every member has the new election timer', async () => (await statusJson(a.endpoints)).every((m) => m.status !== undefined && m.status.electionTicks * m.status.tickMs === 2000));
+
+  // Health and metrics over HTTP.
+  t.equal(a.metrics.length, 3);
+  const get = async (url: string): Promise<{ status: number; body: string }> => {
+    const r = await fetch(url);
+    return { status: r.status, body: await r.text() };
+  };
+  for (const base of a.metrics) {
+    t.match(await get(`${base}/healthz`), { status: 200, body: 'ok\n' });
+    t.match(await get(`${base}/readyz`), { status: 200, body: 'ready\n' });
+  }
+  const scraped = await Promise.all(a.metrics.map(async (base) => (await get(`${base}/metrics`)).body));
+  t.ok(scraped.every((m) => /^ovnts_raft_term \d+$/m.test(m) && /^ovnts_raft_persist_seconds_count [1-9]\d*$/m.test(m)), 'every member reports its term and its synced writes');
+  t.equal(scraped.filter((m) => /^ovnts_raft_is_leader 1$/m.test(m)).length, 1, 'one leader in the metrics');
+  t.ok(scraped.some((m) => /^ovnts_transact_seconds_count\{db="OVN_Northbound",outcome="committed"\} [1-9]/m.test(m)), 'transactions are timed');
+  t.ok(scraped.every((m) => /^ovnts_process_nodejs_eventloop_lag_seconds /m.test(m)), 'event-loop lag from the default metrics');
+  t.match(await get(`${a.metrics[0] as string}/nope`), { status: 404 });
 
   // A backup, checked, and a damaged copy refused.
   const file = join(root, 'backup.snap');

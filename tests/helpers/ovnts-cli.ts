@@ -37,7 +37,7 @@ function portFree(port: number): Promise<boolean> {
 /** A base port whose `ovnts up` ports for three members are all free now. */
 export async function freeBasePort(): Promise<number> {
   for (let base = 27000 + (process.pid % 50) * 40; base < 60000; base += 40) {
-    const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23].map((d) => base + d);
+    const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33].map((d) => base + d);
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
   throw new Error('no free port range');
@@ -50,6 +50,8 @@ export interface UpEnv {
   readonly nbOvsdb: string[];
   /** Member pids, member order. */
   readonly pids: number[];
+  /** http://IP:PORT of each member's /healthz, /readyz and /metrics, member order. */
+  readonly metrics: string[];
 }
 
 /** Reads the env file `ovnts up` wrote in dataDir. */
@@ -60,5 +62,6 @@ export function readUpEnv(dataDir: string): UpEnv {
     nbGrpc: field('NB_GRPC').split(',').filter(Boolean),
     nbOvsdb: field('NB_OVSDB').split(',').filter(Boolean),
     pids: field('MEMBER_PIDS').split(' ').filter(Boolean).map(Number),
+    metrics: field('METRICS').split(',').filter(Boolean),
   };
 }

@@ -1,0 +1,153 @@
+// A member's health and metrics over HTTP: /healthz (the process serves and its disk has not
+// failed), /readyz (it knows a leader and has applied what it knows committed, within a limit)
+// and /metrics (Prometheus text, through prom-client). Gauges are read from the node when
+// scraped; durations come from the CentralObserver hooks.
+import { createServer, type Server } from 'node:http';
+import client from 'prom-client';
+import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
+
+export const metricsLimits = {
+  /** /readyz fails while the applied index lags the commit index by more than this. */
+  readyApplyLagMax: 1000,
+} as const;
+
+const ms = (x: number): number => x / 1000;
+
+/** The observer a member passes to CentralNode.start, and the registry that /metrics serves. */
+export class CentralMetrics implements CentralObserver {
+  readonly registry = new client.Registry();
+  private readonly persistSeconds: client.Histogram;
+  private readonly persistEntries: client.Histogram;
+  private readonly snapshotSeconds: client.Histogram;
+  private readonly snapshotBytes: client.Gauge;
+  private readonly transactSeconds: client.Histogram<'db' | 'outcome'>;
+  private readonly projectionSeconds: client.Histogram;
+  private central: CentralNode | undefined;
+
+  constructor() {
+    const registers = [this.registry];
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'ovnts_process_' });
+    this.persistSeconds = new client.Histogram({
+      name: 'ovnts_raft_persist_seconds',
+      help: 'Duration of each synced Raft write (the fsync floor of a commit)',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1],
+      registers,
+    });
+    this.persistEntries = new client.Histogram({ name: 'ovnts_raft_persist_entries', help: 'Log entries per synced write', buckets: [0, 1, 2, 4, 8, 16, 64, 256, 1024], registers });
+    this.snapshotSeconds = new client.Histogram({ name: 'ovnts_raft_snapshot_seconds', help: 'Duration of taking a snapshot and compacting the log', buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers });
+    this.snapshotBytes = new client.Gauge({ name: 'ovnts_raft_snapshot_bytes', help: 'Size of the last snapshot taken here', registers });
+    this.transactSeconds = new client.Histogram({
+      name: 'ovnts_transact_seconds',
+      help: 'Client transactions answered by this member, by database and outcome',
+      labelNames: ['db', 'outcome'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2, 10],
+      registers,
+    });
+    this.projectionSeconds = new client.Histogram({ name: 'ovnts_projection_seconds', help: 'Duration of each northd projection step inside apply', buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 2], registers });
+    const status = (): ReturnType<CentralNode['node']['status']> | undefined => this.central?.node.status();
+    const gauge = (name: string, help: string, value: () => number | undefined): void => {
+      new client.Gauge({
+        name,
+        help,
+        registers,
+        collect(this: client.Gauge) {
+          const v = value();
+          if (v !== undefined) this.set(v);
+        },
+      });
+    };
+    gauge('ovnts_raft_term', 'Current Raft term', () => status()?.term);
+    gauge('ovnts_raft_leader', 'Id of the member this one follows (0: none known)', () => status()?.lead);
+    gauge('ovnts_raft_is_leader', '1 on the leader', () => (status() === undefined ? undefined : status()?.role === 'leader' ? 1 : 0));
+    gauge('ovnts_raft_commit_index', 'Highest log index known committed', () => status()?.commit);
+    gauge('ovnts_raft_applied_index', 'Highest log index applied here', () => status()?.appliedIndex);
+    gauge('ovnts_raft_apply_lag', 'Committed entries not yet applied here', () => {
+      const s = status();
+      return s === undefined ? undefined : s.commit - s.appliedIndex;
+    });
+    gauge('ovnts_raft_snapshot_index', 'Index of the latest snapshot', () => status()?.snapshotIndex);
+    gauge('ovnts_raft_proposals_pending', 'Proposals waiting to apply', () => status()?.proposalsPending);
+    gauge('ovnts_raft_reads_pending', 'Linearizable reads waiting', () => status()?.readsPending);
+    gauge('ovnts_raft_entries_applied', 'Entries applied since start', () => status()?.counters.entriesApplied);
+    gauge('ovnts_raft_proposals_accepted', 'Proposals accepted since start', () => status()?.counters.proposalsAccepted);
+    gauge('ovnts_raft_proposals_timed_out', 'Proposals that timed out since start', () => status()?.counters.proposalsTimedOut);
+    gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);
+    gauge('ovnts_history_min_revision', 'Oldest revision a watch can resume from', () => this.central?.history.minRevision);
+    gauge('ovnts_sb_rows', 'Rows in the derived SB view', () => {
+      const view = this.central?.northd?.view();
+      if (view === undefined) return undefined;
+      let n = 0;
+      for (const rows of view.values()) n += rows.size;
+      return n;
+    });
+  }
+
+  /** The member whose state the gauges read (after CentralNode.start). */
+  attach(central: CentralNode): void {
+    this.central = central;
+  }
+
+  persisted(msTaken: number, entries: number): void {
+    this.persistSeconds.observe(ms(msTaken));
+    this.persistEntries.observe(entries);
+  }
+
+  snapshotTaken(msTaken: number, bytes: number): void {
+    this.snapshotSeconds.observe(ms(msTaken));
+    this.snapshotBytes.set(bytes);
+  }
+
+  transacted(msTaken: number, db: TransactDb, outcome: 'committed' | 'failed' | 'error'): void {
+    this.transactSeconds.observe({ db, outcome }, ms(msTaken));
+  }
+
+  projected(msTaken: number): void {
+    this.projectionSeconds.observe(ms(msTaken));
+  }
+}
+
+/** Why a member is not ready, or undefined when it is. */
+export function notReady(central: CentralNode): string | undefined {
+  const s = central.node.status();
+  if (s.fatalError !== undefined) return `stopped on a storage error: ${s.fatalError.message}`;
+  if (s.lead === 0) return 'no leader known';
+  if (s.commit - s.appliedIndex > metricsLimits.readyApplyLagMax) return `applied ${s.appliedIndex} lags commit ${s.commit}`;
+  return undefined;
+}
+
+/** Serves /healthz, /readyz and /metrics on `host:port` (port 0 picks one). */
+export async function startMetricsServer(central: CentralNode, metrics: CentralMetrics, host: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const text = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
+      res.writeHead(code, { 'content-type': type });
+      res.end(body);
+    };
+    if (req.method !== 'GET') return text(405, 'GET only\n');
+    if (path === '/healthz') {
+      const fatal = central.node.status().fatalError;
+      return fatal === undefined ? text(200, 'ok\n') : text(503, `stopped on a storage error: ${fatal.message}\n`);
+    }
+    if (path === '/readyz') {
+      const why = notReady(central);
+      return why === undefined ? text(200, 'ready\n') : text(503, `not ready: ${why}\n`);
+    }
+    if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (body) => text(200, body, metrics.registry.contentType),
+        (err: unknown) => text(500, `${(err as Error).message}\n`),
+      );
+      return;
+    }
+    text(404, 'not found: try /healthz, /readyz or /metrics\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
