@@ -12,8 +12,14 @@ import type { ConfState, NodeId } from './types.js';
 export type ConfChange =
   /** The first entry of a new cluster's log: the founding voters. */
   | { readonly kind: 'bootstrap'; readonly voters: readonly NodeId[] }
-  | { readonly kind: 'add-voter'; readonly id: NodeId }
-  | { readonly kind: 'add-learner'; readonly id: NodeId }
+  /**
+   * `address` is where the new member's peers reach it (its Raft transport address), and
+   * `clientAddress` where clients do (the application's API): the shell keeps them as
+   * replicated state, so every member learns a newcomer's addresses from the log. The core
+   * ignores both.
+   */
+  | { readonly kind: 'add-voter'; readonly id: NodeId; readonly address?: string; readonly clientAddress?: string }
+  | { readonly kind: 'add-learner'; readonly id: NodeId; readonly address?: string; readonly clientAddress?: string }
   | { readonly kind: 'promote-learner'; readonly id: NodeId }
   | { readonly kind: 'remove'; readonly id: NodeId }
   /** Changes the election timeout on every node (must exceed the heartbeat interval). */

@@ -20,7 +20,7 @@
 import assert from 'node:assert';
 import { Packr } from 'msgpackr';
 import { bootstrapState } from './bootstrap.js';
-import type { ConfChange } from './conf-change.js';
+import { applyConfChange, decodeConfChange, type ConfChange } from './conf-change.js';
 import type { RaftConfig } from './config.js';
 import type { ProposeResult, RaftCounters, TransferResult } from './raft.js';
 import { RawNode, type NodeStatus } from './raw-node.js';
@@ -209,24 +209,40 @@ interface PendingRead {
   readonly reject: (err: ProposalError) => void;
 }
 
-// The node's snapshot image: the state machine's bytes and the client sessions, so that
-// at-most-once survives compaction and travels to followers with the state it protects.
-const snapshotFormat = 1;
+// The node's snapshot image: the state machine's bytes, the client sessions (so that
+// at-most-once survives compaction and travels to followers with the state it protects), and
+// the member addresses learned from conf changes (replicated state like the rest).
+//   2: [2, machine, sessions, members: [id, address, clientAddress | null][]]
+//   1 (still read): [1, machine, sessions]
+const snapshotFormat = 2;
+const snapshotFormatV1 = 1;
 const packr = new Packr({ useRecords: false });
 
-/** The image a node snapshot holds: the state machine's bytes and the client sessions (for `snapshot restore`). */
-export function encodeNodeSnapshot(machine: Uint8Array, sessions: [string, number][]): Uint8Array {
-  return packr.pack([snapshotFormat, machine, sessions]);
+/** Where a member is reached: by its peers (Raft) and by clients (the application's API). */
+export interface MemberAddresses {
+  readonly address: string;
+  readonly clientAddress?: string;
 }
 
-function decodeNodeSnapshot(data: Uint8Array): { machine: Uint8Array; sessions: [string, number][] } {
+type MemberEntry = [NodeId, string, string | null];
+
+/** The image a node snapshot holds (also what `snapshot restore` writes). */
+export function encodeNodeSnapshot(machine: Uint8Array, sessions: [string, number][], members: ReadonlyMap<NodeId, MemberAddresses> = new Map()): Uint8Array {
+  const m: MemberEntry[] = [...members].sort((a, b) => a[0] - b[0]).map(([id, a]) => [id, a.address, a.clientAddress ?? null]);
+  return packr.pack([snapshotFormat, machine, sessions, m]);
+}
+
+function decodeNodeSnapshot(data: Uint8Array): { machine: Uint8Array; sessions: [string, number][]; members: Map<NodeId, MemberAddresses> } {
   const v: unknown = packr.unpack(data);
-  assert(Array.isArray(v) && v.length === 3 && v[0] === snapshotFormat, 'node snapshot: unknown format');
-  const [, machine, sessions] = v as [number, unknown, unknown];
-  assert(machine instanceof Uint8Array && Array.isArray(sessions), 'node snapshot: malformed');
+  assert(Array.isArray(v) && ((v.length === 3 && v[0] === snapshotFormatV1) || (v.length === 4 && v[0] === snapshotFormat)), 'node snapshot: unknown format');
+  const [, machine, sessions, members = []] = v as [number, unknown, unknown, unknown];
+  assert(machine instanceof Uint8Array && Array.isArray(sessions) && Array.isArray(members), 'node snapshot: malformed');
+  const learned = new Map<NodeId, MemberAddresses>();
+  for (const [id, address, clientAddress] of members as MemberEntry[]) learned.set(id, clientAddress === null ? { address } : { address, clientAddress });
   return {
     machine: new Uint8Array(machine.buffer, machine.byteOffset, machine.byteLength),
     sessions: sessions as [string, number][],
+    members: learned,
   };
 }
 
@@ -337,13 +353,17 @@ export class RaftNode {
       state,
     );
     let sessions = new ClientSessions(limits.sessionsMax);
+    let learned = new Map<NodeId, MemberAddresses>();
     if (state.snapshot !== undefined) {
       const image = decodeNodeSnapshot(state.snapshot.data);
       options.stateMachine.restore(image.machine);
       sessions = ClientSessions.fromEntries(image.sessions, limits.sessionsMax);
+      learned = image.members;
     }
     const node = new RaftNode(options, raw, storage, sessions, limits, state.snapshot?.meta.index ?? 0);
-    options.transport.setPeers(options.peers);
+    node.learned = learned;
+    node.removedIds = new Set(state.snapshot?.meta.conf.removed ?? []);
+    options.transport.setPeers(node.peerAddresses());
     try {
       await options.transport.start({
         onMessage: (m) => node.onMessage(m),
@@ -452,7 +472,13 @@ export class RaftNode {
 
   private applyReady(rd: Ready): void {
     if (rd.snapshot !== undefined) this.restoreSnapshot(rd.snapshot);
-    for (const e of rd.committedEntries) this.applyEntry(e);
+    // Conf changes take effect in the core at advance(); the addresses they carry are noted
+    // here, judged against the configuration as the entries before them leave it.
+    let conf = this.raw.status().conf;
+    for (const e of rd.committedEntries) {
+      if (e.type === 'conf-change') conf = this.noteMembership(e, conf);
+      this.applyEntry(e);
+    }
     this.noteReadStates(rd.readStates);
     this.serveReads();
   }
@@ -485,11 +511,47 @@ export class RaftNode {
     }
   }
 
+  /** Addresses learned from conf changes (replicated state: in the log and the snapshots). */
+  private learned = new Map<NodeId, MemberAddresses>();
+  private removedIds = new Set<NodeId>();
+
+  /** Where each member other than this one is reached: learned from the log, else configured. */
+  private peerAddresses(): Map<NodeId, string> {
+    const out = new Map<NodeId, string>();
+    for (const [id, a] of this.options.peers) out.set(id, a);
+    for (const [id, m] of this.learned) out.set(id, m.address);
+    for (const id of this.removedIds) out.delete(id);
+    return out;
+  }
+
+  private noteMembership(e: Entry, conf: ConfState): ConfState {
+    let cc: ConfChange;
+    try {
+      cc = decodeConfChange(e.data);
+    } catch {
+      return conf;
+    }
+    const r = applyConfChange(conf, cc, this.limits.heartbeatTicks);
+    if (!r.ok) return conf;
+    if ((cc.kind === 'add-voter' || cc.kind === 'add-learner') && typeof cc.address === 'string') {
+      this.learned.set(cc.id, typeof cc.clientAddress === 'string' ? { address: cc.address, clientAddress: cc.clientAddress } : { address: cc.address });
+      this.options.transport.setPeers(this.peerAddresses());
+    } else if (cc.kind === 'remove') {
+      this.learned.delete(cc.id);
+      this.removedIds.add(cc.id);
+      if (cc.id !== this.id) this.options.transport.setPeers(this.peerAddresses());
+    }
+    return r.conf;
+  }
+
   private restoreSnapshot(s: Snapshot): void {
     assert(s.meta.index > this.applied, `node ${this.id}: snapshot ${s.meta.index} not after applied ${this.applied}`);
     const image = decodeNodeSnapshot(s.data);
     this.options.stateMachine.restore(image.machine);
     this.sessions = ClientSessions.fromEntries(image.sessions, this.limits.sessionsMax);
+    this.learned = image.members;
+    this.removedIds = new Set(s.meta.conf.removed);
+    this.options.transport.setPeers(this.peerAddresses());
     this.applied = s.meta.index;
     this.snapshotIndex = s.meta.index;
     this.counters.snapshotsRestored++;
@@ -526,7 +588,7 @@ export class RaftNode {
 
   /** Returns the snapshot's size in bytes, or 0 when none was taken. */
   private async takeSnapshot(): Promise<number> {
-    const data = encodeNodeSnapshot(this.options.stateMachine.snapshot(), this.sessions.entries());
+    const data = encodeNodeSnapshot(this.options.stateMachine.snapshot(), this.sessions.entries(), this.learned);
     const r = this.raw.compact(this.applied, data);
     // A snapshot from the leader is being installed: it replaces ours; try after it lands.
     if (r.kind === 'snapshot-pending') return 0;
@@ -671,20 +733,25 @@ export class RaftNode {
     return () => this.progressListeners.delete(listener);
   }
 
-  /** The address of `id` as configured, for clients that must go to the leader. */
+  /** The Raft address of `id` (learned from the log, else configured). */
   addressOf(id: NodeId): string | undefined {
-    return this.options.peers.get(id);
+    return this.learned.get(id)?.address ?? this.options.peers.get(id);
+  }
+
+  /** The client address a conf change gave for `id`, if one did. */
+  clientAddressOf(id: NodeId): string | undefined {
+    return this.learned.get(id)?.clientAddress;
   }
 
   status(): RaftNodeStatus {
     const core = this.raw.status();
     const now = Date.now();
-    const ids = new Set<NodeId>([...core.conf.voters, ...core.conf.learners, ...this.options.peers.keys()]);
+    const ids = new Set<NodeId>([...core.conf.voters, ...core.conf.learners, ...this.peerAddresses().keys()]);
     ids.delete(this.id);
     const peers: PeerStatus[] = [...ids].sort((a, b) => a - b).map((id) => {
       const heard = this.lastHeardMs.get(id);
       const pr = this.raw.raft.progress.get(id);
-      const base = { id, address: this.options.peers.get(id), lastContactMsAgo: heard === undefined ? undefined : now - heard };
+      const base = { id, address: this.addressOf(id), lastContactMsAgo: heard === undefined ? undefined : now - heard };
       return core.role !== 'leader' || pr === undefined ? base : { ...base, match: pr.match, next: pr.next, state: pr.state, learner: pr.isLearner };
     });
     return {
@@ -731,7 +798,7 @@ export class RaftNode {
   }
 
   private notLeader(hint: NodeId): ProposalError {
-    const address = hint === NONE ? undefined : this.options.peers.get(hint);
+    const address = hint === NONE ? undefined : this.addressOf(hint);
     const where =
       hint === NONE ? 'no leader is known yet; retry' : `the leader is node ${hint} (${address ?? 'address unknown'})`;
     return new ProposalError('not-leader', `raft node ${this.id} is not the leader: ${where}`, hint, address);

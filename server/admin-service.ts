@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
+import { applyConfChange, type ConfChange } from '../cluster/conf-change.js';
 import { ProposalError } from '../cluster/node.js';
 import type { NodeId } from '../cluster/types.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
@@ -149,7 +150,40 @@ export function adminHandlers(central: CentralNode): grpc.UntypedServiceImplemen
       }
     }),
     snapshotSave: (call: grpc.ServerWritableStream<unknown, unknown>) => void snapshotSave(central, call),
+    addMember: unary(async (req: { id: number; raftAddress: string; nbAddress: string; learner: boolean }) => {
+      if (!/^[^\s:]+:\d+$/.test(req.raftAddress)) throw new CentralNodeError('bad-request', `raft_address must be host:port, got "${req.raftAddress}"`);
+      if (req.nbAddress !== '' && !/^[^\s:]+:\d+$/.test(req.nbAddress)) throw new CentralNodeError('bad-request', `nb_address must be host:port, got "${req.nbAddress}"`);
+      const s = central.node.status();
+      const id = req.id !== 0 ? req.id : Math.max(0, ...s.conf.voters, ...s.conf.learners, ...s.conf.removed, ...s.peers.map((p) => p.id)) + 1;
+      return changeMembership(central, {
+        kind: req.learner ? 'add-learner' : 'add-voter',
+        id,
+        address: req.raftAddress,
+        ...(req.nbAddress !== '' ? { clientAddress: req.nbAddress } : {}),
+      });
+    }),
+    promoteMember: unary(async (req: { id: number }) => changeMembership(central, { kind: 'promote-learner', id: req.id })),
+    removeMember: unary(async (req: { id: number }) => changeMembership(central, { kind: 'remove', id: req.id })),
   };
+}
+
+/** Proposes one membership change on the leader; answers once it applied there. */
+async function changeMembership(central: CentralNode, cc: ConfChange): Promise<unknown> {
+  if (central.node.status().role !== 'leader') throw notLeader(central);
+  const before = central.node.status().conf;
+  const check = applyConfChange(before, cc, 1);
+  if (!check.ok) throw new CentralNodeError('bad-request', check.reason);
+  try {
+    const out = await central.node.proposeConfChange(cc);
+    const id = 'id' in cc ? cc.id : 0;
+    const applied = out.conf.voters.includes(id) || out.conf.learners.includes(id) || out.conf.removed.includes(id);
+    if (!applied) throw new CentralNodeError('bad-request', `the change was refused when it applied (configuration: voters ${out.conf.voters.join(',')})`);
+    return { id, index: out.index, voters: out.conf.voters, learners: out.conf.learners, removed: out.conf.removed, clusterId: central.clusterId };
+  } catch (err) {
+    if (err instanceof ProposalError && err.kind === 'not-leader') throw notLeader(central);
+    if (err instanceof ProposalError) throw new CentralNodeError('unavailable', err.message);
+    throw err;
+  }
 }
 
 async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
@@ -185,6 +219,15 @@ async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStrea
   call.end();
 }
 
+export interface MemberReply {
+  id: number;
+  index: number;
+  voters: number[];
+  learners: number[];
+  removed: number[];
+  clusterId: string;
+}
+
 /** The client side of the Admin service. */
 export class AdminClient {
   private static ctor: grpc.ServiceClientConstructor | undefined;
@@ -214,6 +257,18 @@ export class AdminClient {
 
   async changeElectionTimer(electionMs: number): Promise<{ electionTicks: number; index: number }> {
     return (await this.call('changeElectionTimer', { electionMs })) as { electionTicks: number; index: number };
+  }
+
+  async addMember(req: { id?: number; raftAddress: string; nbAddress?: string; learner?: boolean }): Promise<MemberReply> {
+    return (await this.call('addMember', { id: req.id ?? 0, raftAddress: req.raftAddress, nbAddress: req.nbAddress ?? '', learner: req.learner ?? false })) as MemberReply;
+  }
+
+  async promoteMember(id: number): Promise<MemberReply> {
+    return (await this.call('promoteMember', { id })) as MemberReply;
+  }
+
+  async removeMember(id: number): Promise<MemberReply> {
+    return (await this.call('removeMember', { id })) as MemberReply;
   }
 
   /** Streams a consistent snapshot: header, data chunks, then the checksum. */

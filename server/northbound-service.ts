@@ -305,11 +305,11 @@ export class NorthboundClient {
 }
 
 /** Builds the forwarder a follower uses: one client per peer's Northbound address. */
-export function forwarder(addresses: ReadonlyMap<NodeId, string>): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
+export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId) => string | undefined)): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
   const clients = new Map<NodeId, NorthboundClient>();
   return {
     forward: async (leader, ops, db) => {
-      const address = addresses.get(leader);
+      const address = typeof addresses === 'function' ? addresses(leader) : addresses.get(leader);
       if (address === undefined) throw new CentralNodeError('unavailable', `no Northbound address known for leader ${leader}`);
       let c = clients.get(leader);
       if (c === undefined) {

@@ -16,7 +16,7 @@ import { clusterIdFile } from './snapshot.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
-    const m = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(part);
+    const m = /^([A-Za-z0-9_.-]+(?:@\d+)?)=(.+)$/.exec(part);
     if (m === null) throw new Error(`${flag}: expected name=host:port, got "${part}"`);
     return { name: m[1] as string, address: m[2] as string };
   });
@@ -34,6 +34,7 @@ interface CentralOptions {
   grpc?: string;
   ovsdb?: string;
   metrics?: string;
+  join?: boolean;
   clusterId?: string;
   tickMs: string;
   electionTicks: string;
@@ -45,24 +46,30 @@ export function registerCentralCommand(program: Command): void {
     .description('run one central node (Raft member + Northbound gRPC API)')
     .requiredOption('--name <name>', 'this member\'s name, as it appears in --peers')
     .requiredOption('--data-dir <dir>', 'folder for this member\'s Raft log and snapshots')
-    .requiredOption('--peers <list>', 'every member\'s Raft address: n1=host:port,n2=host:port,... (same list, same order, on every member)')
+    .requiredOption('--peers <list>', 'every member\'s Raft address: n1=host:port,n2=host:port,... (same list, same order, on every member; a member\'s id is its position, or N in nX@N=host:port)')
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
     .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
+    .option('--join', 'join a running cluster (after `ovnts cluster add-member`) instead of founding one on an empty data folder')
     .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .action(async (o: CentralOptions) => {
-      const peers = parseNamedList('--peers', o.peers);
+      // name@id gives a member's id outright (members added later); otherwise it is the position.
+      const peers = parseNamedList('--peers', o.peers).map((p, i) => {
+        const m = /^(.+)@(\d+)$/.exec(p.name);
+        return m === null ? { name: p.name, id: i + 1, address: p.address } : { name: m[1] as string, id: Number(m[2]), address: p.address };
+      });
       const nbPeers = parseNamedList('--nb-peers', o.nbPeers);
-      const ids = new Map<string, NodeId>(peers.map((p, i) => [p.name, i + 1]));
+      const ids = new Map<string, NodeId>(peers.map((p) => [p.name, p.id]));
+      if (new Set(ids.values()).size !== peers.length) throw new Error('--peers gives two members the same id');
       const id = ids.get(o.name);
       if (id === undefined) throw new Error(`--name ${o.name} is not in --peers`);
-      const raftPeers = new Map<NodeId, string>(peers.map((p, i) => [i + 1, p.address]));
+      const raftPeers = new Map<NodeId, string>(peers.map((p) => [p.id, p.address]));
       const nbAddresses = new Map<NodeId, string>();
       for (const p of nbPeers) {
-        const pid = ids.get(p.name);
+        const pid = ids.get(p.name.replace(/@\d+$/, ''));
         if (pid === undefined) throw new Error(`--nb-peers names ${p.name}, which is not in --peers`);
         nbAddresses.set(pid, p.address);
       }
@@ -77,7 +84,9 @@ export function registerCentralCommand(program: Command): void {
       const listen = o.grpc ?? nbAddresses.get(id);
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
       const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
-      const fwd = forwarder(nbAddresses);
+      // A member added later is known by the address its conf change carried.
+      let started: CentralNode | undefined;
+      const fwd = forwarder((leader) => started?.node.clientAddressOf(leader) ?? nbAddresses.get(leader));
       const metrics = new CentralMetrics();
       const central = await CentralNode.start({
         id,
@@ -85,7 +94,7 @@ export function registerCentralCommand(program: Command): void {
         dataDir: o.dataDir,
         transport,
         peers: raftPeers,
-        bootstrap: [...raftPeers.keys()],
+        ...(o.join === true ? {} : { bootstrap: [...raftPeers.keys()] }),
         tickMs: Number(o.tickMs),
         electionTicks: Number(o.electionTicks),
         forward: fwd.forward,
@@ -96,6 +105,7 @@ export function registerCentralCommand(program: Command): void {
         },
       });
       const server = new grpc.Server();
+      started = central;
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
       metrics.attach(central);
       let http: Awaited<ReturnType<typeof startMetricsServer>> | undefined;

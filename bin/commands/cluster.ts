@@ -103,6 +103,48 @@ export function registerClusterCommand(program: Command): void {
     }
   });
 
+  common(
+    cluster
+      .command('add-member')
+      .requiredOption('--raft-address <host:port>', 'where the other members will reach the new one')
+      .option('--nb-address <host:port>', 'where clients will reach its Northbound API')
+      .option('--learner', 'add it as a learner (receives the log, does not vote until promoted)')
+      .option('--id <n>', 'its id (default: the next never used)')
+      .description('add one member (then start it with the printed `ovnts central --join` command)'),
+  ).action(async (o: Common & { raftAddress: string; nbAddress?: string; learner?: boolean; id?: string }) => {
+    const endpoints = endpointsFrom(o.endpoints);
+    const all = await statusOfAll(endpoints);
+    const leader = await leaderAddress(endpoints);
+    const c = new AdminClient(leader.address);
+    try {
+      const r = await c.addMember({ raftAddress: o.raftAddress, ...(o.nbAddress !== undefined ? { nbAddress: o.nbAddress } : {}), learner: o.learner === true, ...(o.id !== undefined ? { id: Number(o.id) } : {}) });
+      // The new member's command line: every current member by id (raft addresses from the
+      // leader's view, NB addresses from the endpoints that answered), then itself.
+      const raft = [`n${leader.status.id}@${leader.status.id}=${leader.status.leaderAddress}`, ...leader.status.peers.filter((p) => !r.removed.includes(p.id) && p.id !== r.id).map((p) => `n${p.id}@${p.id}=${p.address}`), `n${r.id}@${r.id}=${o.raftAddress}`];
+      const nb = all.flatMap((m) => ('status' in m && !r.removed.includes(m.status.id) ? [`n${m.status.id}=${m.address}`] : []));
+      if (o.nbAddress !== undefined) nb.push(`n${r.id}=${o.nbAddress}`);
+      const start = `ovnts central --join --name=n${r.id} --cluster-id=${r.clusterId} --data-dir=DIR --peers=${raft.join(',')} --nb-peers=${nb.join(',')}`;
+      process.stdout.write(o.format === 'json' ? JSON.stringify({ ...r, start }) + '\n' : `member ${r.id} added as a ${o.learner === true ? 'learner' : 'voter'} (log index ${r.index}); voters ${r.voters.join(',')}${r.learners.length > 0 ? `; learners ${r.learners.join(',')}` : ''}\nstart it with:\n  ${start}\n`);
+    } finally {
+      c.close();
+    }
+  });
+
+  for (const [name, what] of [['promote', 'make a caught-up learner a voter'], ['remove-member', 'remove a member (its id is never used again)']] as const) {
+    common(cluster.command(name).argument('<member>', 'the member id').description(what)).action(async (member: string, o: Common) => {
+      const id = Number(member);
+      if (!Number.isInteger(id) || id < 1) throw new Error(`member must be a positive member id, got "${member}"`);
+      const leader = await leaderAddress(endpointsFrom(o.endpoints));
+      const c = new AdminClient(leader.address);
+      try {
+        const r = name === 'promote' ? await c.promoteMember(id) : await c.removeMember(id);
+        process.stdout.write(o.format === 'json' ? JSON.stringify(r) + '\n' : `${name === 'promote' ? `member ${id} is a voter` : `member ${id} removed`} (log index ${r.index}); voters ${r.voters.join(',')}${r.learners.length > 0 ? `; learners ${r.learners.join(',')}` : ''}\n`);
+      } finally {
+        c.close();
+      }
+    });
+  }
+
   common(cluster.command('change-election-timer').argument('<ms>', 'the new election timeout in milliseconds').description('change every member\'s election timeout through the log')).action(async (ms: string, o: Common) => {
     const electionMs = Number(ms);
     if (!Number.isInteger(electionMs) || electionMs < 1) throw new Error(`the election timer must be a positive number of ms, got "${ms}"`);
