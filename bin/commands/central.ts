@@ -85,8 +85,8 @@ export function registerCentralCommand(program: Command): void {
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
       const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
       // A member added later is known by the address its conf change carried.
-      let started: CentralNode | undefined;
-      const fwd = forwarder((leader) => started?.node.clientAddressOf(leader) ?? nbAddresses.get(leader));
+      const started: { central?: CentralNode } = {};
+      const fwd = forwarder((leader) => started.central?.node.clientAddressOf(leader) ?? nbAddresses.get(leader));
       const metrics = new CentralMetrics();
       const central = await CentralNode.start({
         id,
@@ -105,7 +105,7 @@ export function registerCentralCommand(program: Command): void {
         },
       });
       const server = new grpc.Server();
-      started = central;
+      started.central = central;
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
       metrics.attach(central);
       let http: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
