@@ -8,13 +8,15 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
-import { SbChangeSet, SbTable, contentVersion } from './sb-changes.js';
+import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 import { DATAPATH_KEY_MAX, DATAPATH_KEY_MIN, KeyAllocator } from './tunnel-keys.js';
 
 export interface DatapathInfo {
   readonly nbUuid: Uuid;
   readonly kind: 'switch' | 'router';
   readonly sbUuid: Uuid;
+  /** [sbUuid]: the logical_datapath value every flow of this datapath shares. */
+  readonly logicalDatapath: readonly Uuid[];
   readonly key: number;
   readonly name: string;
   /** Logical_Switch other_config:vlan-passthru=true (switches only). */
@@ -41,6 +43,7 @@ export function datapathSbUuid(nbUuid: Uuid): Uuid {
 }
 
 const DP_TABLES = ['Logical_Router', 'Logical_Switch'] as const;
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
 
 interface Desired {
   readonly nbUuid: Uuid;
@@ -61,12 +64,17 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
   return { nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids };
 }
 
+/** external_ids:name2, from the Neutron name when there is one. */
+function name2Of(d: Desired): string | undefined {
+  const name2 = d.externalIds.get(d.kind === 'switch' ? 'neutron:network_name' : 'neutron:router_name');
+  return name2 === undefined || name2 === '' ? undefined : name2;
+}
+
 function bindingRow(d: Desired, sbUuid: Uuid, key: number): sb.Datapath_Binding {
   const ids = new Map<string, string>([[d.kind === 'switch' ? 'logical-switch' : 'logical-router', d.nbUuid], ['name', d.name]]);
-  const name2 = d.externalIds.get(d.kind === 'switch' ? 'neutron:network_name' : 'neutron:router_name');
-  if (name2 !== undefined && name2 !== '') ids.set('name2', name2);
-  const columns = { tunnel_key: key, load_balancers: [] as Uuid[], external_ids: ids };
-  return { _uuid: sbUuid, _version: contentVersion(columns), ...columns };
+  const name2 = name2Of(d);
+  if (name2 !== undefined) ids.set('name2', name2);
+  return versioned<sb.Datapath_Binding>({ _uuid: sbUuid, _version: '', tunnel_key: key, load_balancers: NO_UUIDS, external_ids: ids });
 }
 
 /**
@@ -91,6 +99,9 @@ function applyDesired(data: DatapathsData, touched: ReadonlyMap<Uuid, Desired | 
     }
     if (d === undefined) continue;
     if (old !== undefined && d.kind === old.kind) {
+      // Most changes of a switch or router (its ports, say) leave its binding as it is.
+      const current = data.table.rows.get(old.sbUuid) as unknown as sb.Datapath_Binding | undefined;
+      if (d.name === old.name && d.vlanPassthru === old.vlanPassthru && current?.external_ids.get('name2') === name2Of(d)) continue;
       const info: DatapathInfo = { ...old, name: d.name, vlanPassthru: d.vlanPassthru };
       data.byNb.set(nbUuid, info);
       data.bySb.set(info.sbUuid, info);
@@ -114,7 +125,7 @@ function applyDesired(data: DatapathsData, touched: ReadonlyMap<Uuid, Desired | 
     if (key === undefined) key = data.keys.allocate();
     if (key === undefined) continue; // Key space exhausted: ovn-northd also leaves the datapath out.
     const sbUuid = datapathSbUuid(d.nbUuid);
-    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, key, name: d.name, vlanPassthru: d.vlanPassthru };
+    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru };
     data.byNb.set(d.nbUuid, info);
     data.bySb.set(sbUuid, info);
     data.table.put(bindingRow(d, sbUuid, key), out.sb);
@@ -130,6 +141,7 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.datapaths.size === 0,
     recompute(data: DatapathsData, inputs: NodeInputs, out: DatapathsChange): void {
+      out.sb.maybeTrackWhole(data.table);
       const db = inputs.data<Database>('nb');
       const touched = new Map<Uuid, Desired | undefined>();
       for (const nbUuid of data.byNb.keys()) touched.set(nbUuid, undefined);

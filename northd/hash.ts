@@ -24,9 +24,8 @@ function word(bytes: Uint8Array, i: number): number {
   return ((bytes[i] ?? 0) | ((bytes[i + 1] ?? 0) << 8) | ((bytes[i + 2] ?? 0) << 16) | ((bytes[i + 3] ?? 0) << 24)) >>> 0;
 }
 
-/** MurmurHash3_x86_128 of `bytes` with `seed`: the four 32-bit output words h1..h4. */
-export function murmur3x86x128(bytes: Uint8Array, seed = 0): [number, number, number, number] {
-  const len = bytes.length;
+/** MurmurHash3_x86_128 of `bytes` (its first `len`) with `seed`: the four 32-bit output words h1..h4. */
+export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length): [number, number, number, number] {
   const nblocks = len >>> 4;
   let h1 = seed >>> 0;
   let h2 = seed >>> 0;
@@ -80,10 +79,29 @@ export function murmur3x86x128(bytes: Uint8Array, seed = 0): [number, number, nu
 
 const encoder = new TextEncoder();
 
+/**
+ * Where texts are encoded for hashing, so that naming tens of thousands of rows allocates no
+ * byte array per row. A scratch area, not state: every call overwrites what it reads and
+ * nothing in it outlives the call. Longer texts are encoded into a fresh array.
+ */
+const scratchBytes = 4096;
+const scratch = new Uint8Array(scratchBytes);
+
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
-function hex8(n: number): string {
-  return (HEX_BYTE[(n >>> 24) & 0xff] as string) + (HEX_BYTE[(n >>> 16) & 0xff] as string) + (HEX_BYTE[(n >>> 8) & 0xff] as string) + (HEX_BYTE[n & 0xff] as string);
+/** Byte `i` (0 = most significant) of `n` as two hex digits. */
+function hx(n: number, i: number): string {
+  return HEX_BYTE[(n >>> (24 - 8 * i)) & 0xff] as string;
+}
+
+/** MurmurHash3 x86-128 of the UTF-8 bytes of `text`. */
+export function murmur3x86x128Text(text: string, seed = 0): [number, number, number, number] {
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so a text this short always fits.
+  if (text.length * 3 <= scratchBytes) {
+    const { written } = encoder.encodeInto(text, scratch);
+    return murmur3x86x128(scratch, seed, written);
+  }
+  return murmur3x86x128(encoder.encode(text), seed);
 }
 
 /**
@@ -94,9 +112,9 @@ function hex8(n: number): string {
 export function hashUuid(parts: readonly string[]): string {
   let text = '';
   for (const p of parts) text += `${p.length}:${p};`;
-  const [h1, h2, h3, h4] = murmur3x86x128(encoder.encode(text), 0);
+  const [h1, h2, h3, h4] = murmur3x86x128Text(text, 0);
   const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
   const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
-  const s = hex8(h1) + hex8(w2) + hex8(w3) + hex8(h4);
-  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+  // One template, so the name is built without intermediate strings for each word.
+  return `${hx(h1, 0)}${hx(h1, 1)}${hx(h1, 2)}${hx(h1, 3)}-${hx(w2, 0)}${hx(w2, 1)}-${hx(w2, 2)}${hx(w2, 3)}-${hx(w3, 0)}${hx(w3, 1)}-${hx(w3, 2)}${hx(w3, 3)}${hx(h4, 0)}${hx(h4, 1)}${hx(h4, 2)}${hx(h4, 3)}`;
 }

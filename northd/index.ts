@@ -86,12 +86,9 @@ function viewOf(engine: Engine): SbView {
 }
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
-  const all = new ChangeSet();
-  for (const [name, c] of changes) {
-    const sbPart = name === 'lflows' || name === 'sb_global' ? (c as SbChangeSet) : (c as { sb: SbChangeSet }).sb;
-    all.merge(sbPart);
-  }
-  return { changes: all.toChanges() };
+  const parts: SbChangeSet[] = [];
+  for (const [name, c] of changes) parts.push(name === 'lflows' || name === 'sb_global' ? (c as SbChangeSet) : (c as { sb: SbChangeSet }).sb);
+  return { changes: ChangeSet.changesOf(parts) };
 }
 
 /** Seeds a fresh engine with the tunnel keys of `previous`, before its first (full) run. */

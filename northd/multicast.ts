@@ -7,7 +7,7 @@ import type { Uuid } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
-import { SbChangeSet, SbTable, contentVersion } from './sb-changes.js';
+import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 
 export const MC_FLOOD = { name: '_MC_flood', key: 32768 } as const;
 export const MC_UNKNOWN = { name: '_MC_unknown', key: 32769 } as const;
@@ -16,8 +16,11 @@ const GROUPS = [MC_FLOOD, MC_UNKNOWN, MC_FLOOD_L2] as const;
 type GroupName = (typeof GROUPS)[number]['name'];
 
 export interface MulticastData {
-  /** Datapath → group name → member Port_Binding UUIDs. */
-  readonly members: Map<Uuid, Map<GroupName, Set<Uuid>>>;
+  /**
+   * Datapath → group name → member Port_Binding UUIDs, kept sorted (as the row lists them), so
+   * that one port joining or leaving does not sort the switch's ports again.
+   */
+  readonly members: Map<Uuid, Map<GroupName, Uuid[]>>;
   readonly table: SbTable;
 }
 
@@ -40,35 +43,49 @@ function groupsOf(p: PortInfo): GroupName[] {
 }
 
 export function hasUnknown(data: MulticastData, dp: Uuid): boolean {
-  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.size ?? 0) > 0;
+  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.length ?? 0) > 0;
+}
+
+/** Where `uuid` is, or would be inserted, in the sorted `list`. */
+function position(list: readonly Uuid[], uuid: Uuid): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as Uuid) < uuid) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function setMembership(data: MulticastData, p: PortInfo, present: boolean): void {
   for (const g of groupsOf(p)) {
     let groups = data.members.get(p.dp);
     if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
-    let set = groups.get(g);
-    if (set === undefined) groups.set(g, (set = new Set()));
-    if (present) set.add(p.sbUuid);
-    else set.delete(p.sbUuid);
-    if (set.size === 0) groups.delete(g);
+    let list = groups.get(g);
+    if (list === undefined) groups.set(g, (list = []));
+    const i = position(list, p.sbUuid);
+    const there = list[i] === p.sbUuid;
+    if (present && !there) list.splice(i, 0, p.sbUuid);
+    else if (!present && there) list.splice(i, 1);
+    if (list.length === 0) groups.delete(g);
     if (groups.size === 0) data.members.delete(p.dp);
   }
 }
 
-/** Writes the rows of `dp`'s groups from the membership sets. */
-function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet): void {
+/** Writes the rows of `dp`'s groups (those in `only`, when given) from the membership lists. */
+function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet, only?: ReadonlySet<GroupName>): void {
   const groups = data.members.get(dp);
   for (const g of GROUPS) {
+    if (only !== undefined && !only.has(g.name)) continue;
     const uuid = multicastGroupUuid(dp, g.name);
-    const set = groups?.get(g.name);
-    if (set === undefined || set.size === 0) {
+    const list = groups?.get(g.name);
+    if (list === undefined || list.length === 0) {
       data.table.remove(uuid, out);
       continue;
     }
-    const columns = { datapath: dp, name: g.name, tunnel_key: g.key, ports: [...set].sort() };
-    const row: sb.Multicast_Group = { _uuid: uuid, _version: contentVersion(columns), ...columns };
-    data.table.put(row, out);
+    // A copy: the row's value must not change when the membership list does.
+    data.table.put(versioned<sb.Multicast_Group>({ _uuid: uuid, _version: '', datapath: dp, name: g.name, tunnel_key: g.key, ports: list.slice() }), out);
   }
 }
 
@@ -80,11 +97,22 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
     newChange: () => ({ sb: new SbChangeSet(), unknownFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.unknownFlipped.size === 0,
     recompute(data: MulticastData, inputs: NodeInputs, out: MulticastChange): void {
+      out.sb.maybeTrackWhole(data.table);
       const ports = inputs.data<PortsData>('ports');
       const before = new Set([...data.members.keys()].filter((dp) => hasUnknown(data, dp)));
       const dps = new Set(data.members.keys());
       data.members.clear();
-      for (const p of ports.byName.values()) setMembership(data, p, true);
+      // Every list afresh: appended, then sorted once (not kept sorted insert by insert).
+      for (const p of ports.byName.values()) {
+        for (const g of groupsOf(p)) {
+          let groups = data.members.get(p.dp);
+          if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
+          let list = groups.get(g);
+          if (list === undefined) groups.set(g, (list = []));
+          list.push(p.sbUuid);
+        }
+      }
+      for (const groups of data.members.values()) for (const list of groups.values()) list.sort();
       for (const dp of data.members.keys()) dps.add(dp);
       for (const row of data.table.rows.values()) dps.add((row as unknown as sb.Multicast_Group).datapath);
       for (const dp of [...dps].sort()) {
@@ -94,22 +122,28 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
     },
     handlers: {
       ports(data: MulticastData, change: unknown, _inputs: NodeInputs, out: MulticastChange) {
-        const dirty = new Set<Uuid>();
+        // Datapath → the groups whose membership may have changed: only their rows are written.
+        const dirty = new Map<Uuid, Set<GroupName>>();
+        const touch = (p: PortInfo): void => {
+          let groups = dirty.get(p.dp);
+          if (groups === undefined) dirty.set(p.dp, (groups = new Set()));
+          for (const g of groupsOf(p)) groups.add(g);
+        };
         const before = new Map<Uuid, boolean>();
         for (const { old, new: now } of (change as PortsChange).ports.values()) {
           for (const p of [old, now]) if (p !== undefined && !before.has(p.dp)) before.set(p.dp, hasUnknown(data, p.dp));
           if (old !== undefined) {
             setMembership(data, old, false);
-            dirty.add(old.dp);
+            touch(old);
           }
           if (now !== undefined) {
             setMembership(data, now, true);
-            dirty.add(now.dp);
+            touch(now);
           }
         }
         if (dirty.size === 0) return 'unchanged';
-        for (const dp of [...dirty].sort()) {
-          writeRows(data, dp, out.sb);
+        for (const dp of [...dirty.keys()].sort()) {
+          writeRows(data, dp, out.sb, dirty.get(dp));
           if (before.get(dp) !== hasUnknown(data, dp)) out.unknownFlipped.add(dp);
         }
         return 'handled';

@@ -35,8 +35,25 @@ export function lspIsEnabled(lsp: nb.Logical_Switch_Port): boolean {
   return lsp.enabled.length === 0 || lsp.enabled[0] === true;
 }
 
+/** Whether code is a lowercase hex digit. */
+function isLowerHex(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x61 && code <= 0x66);
+}
+
+/** `address` starts with a MAC already in OVN's form (xx:xx:xx:xx:xx:xx, lowercase), then ends or a space follows. */
+function startsWithNormalMac(address: string): boolean {
+  if (address.length < 17 || (address.length > 17 && address.charCodeAt(17) !== 0x20)) return false;
+  for (let i = 0; i < 17; i++) {
+    const code = address.charCodeAt(i);
+    if (i % 3 === 2 ? code !== 0x3a : !isLowerHex(code)) return false;
+  }
+  return true;
+}
+
 /** An LSP address entry's leading Ethernet address, normalized as OVN prints it, if any. */
 export function leadingMac(address: string): string | undefined {
+  // The common spelling is already normal: no regular expression, no rebuilt string.
+  if (startsWithNormalMac(address)) return address.length === 17 ? address : address.slice(0, 17);
   const m = /^\s*([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})(?![0-9a-fA-F:])/.exec(address);
   if (m === null) return undefined;
   return m.slice(1, 7).map((h) => h.toLowerCase().padStart(2, '0')).join(':');

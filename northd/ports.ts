@@ -22,7 +22,7 @@ import type { EngineNode, NodeInputs } from './engine.js';
 import { routerPortAddresses } from './addresses.js';
 import { hashUuid } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
-import { SbChangeSet, SbTable, contentVersion } from './sb-changes.js';
+import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
 
 /** The chassis-owned columns of a Port_Binding, as agents report them (by logical_port). */
@@ -99,10 +99,27 @@ export function portSbUuid(name: string): Uuid {
   return hashUuid(['Port_Binding', name]);
 }
 
+/** The NB-derived columns of a Port_Binding; the rest are constant, the key or reported. */
+interface BindingColumns {
+  readonly type: string;
+  readonly options: ReadonlyMap<string, string>;
+  readonly parent_port: readonly string[];
+  readonly tag: readonly number[];
+  readonly mac: readonly string[];
+  readonly port_security: readonly string[];
+  readonly external_ids: ReadonlyMap<string, string>;
+}
+
 interface Desired {
   readonly info: Omit<PortInfo, 'key'>;
-  readonly build: (key: number) => sb.Port_Binding;
+  readonly columns: BindingColumns;
 }
+
+// Shared immutable values: most Port_Binding columns are empty for most ports.
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+const NO_NUMBERS: readonly number[] = Object.freeze([]);
+const UP_FALSE: readonly boolean[] = Object.freeze([false]);
 
 function addRef(index: Map<string, Set<string>>, target: string, from: string): void {
   let s = index.get(target);
@@ -121,19 +138,44 @@ function datapathOf(dps: DatapathsData, nbUuid: Uuid | undefined): DatapathInfo 
   return nbUuid === undefined ? undefined : dps.byNb.get(nbUuid);
 }
 
-function chassisColumns(owned: ChassisOwnedColumns | undefined): Omit<sb.Port_Binding, '_uuid' | '_version' | 'logical_port' | 'type' | 'gateway_chassis' | 'ha_chassis_group' | 'options' | 'datapath' | 'tunnel_key' | 'parent_port' | 'tag' | 'mirror_rules' | 'mac' | 'port_security' | 'nat_addresses' | 'external_ids' | 'requested_chassis' | 'requested_additional_chassis'> {
-  return {
-    chassis: owned?.chassis ?? [],
-    additional_chassis: owned?.additional_chassis ?? [],
-    encap: owned?.encap ?? [],
-    additional_encap: owned?.additional_encap ?? [],
-    virtual_parent: owned?.virtual_parent ?? [],
-    up: owned?.up ?? [false],
+/**
+ * The Port_Binding row, columns in the order ovn-northd's schema lists them (its _version is
+ * computed over this order). Chassis-owned columns come from the agents' report, if any.
+ */
+function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumns | undefined): sb.Port_Binding {
+  const row = {
+    _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: NO_UUIDS,
+    options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: NO_UUIDS,
+    mac: c.mac, port_security: c.port_security, nat_addresses: NO_STRINGS, external_ids: c.external_ids, requested_chassis: NO_UUIDS,
+    requested_additional_chassis: NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
+    encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
+    up: owned?.up ?? UP_FALSE,
   };
+  row._version = hashUuid(['version', bindingText(row)]);
+  return row;
 }
 
-function finish(columns: Omit<sb.Port_Binding, '_uuid' | '_version'>, sbUuid: Uuid): sb.Port_Binding {
-  return { _uuid: sbUuid, _version: contentVersion(columns as unknown as Record<string, unknown>), ...columns };
+/**
+ * The canonical text of a binding's columns, spelled out for the one shape bindingRow builds:
+ * the text contentVersion would write, without walking the row's keys (a full run writes ten
+ * thousand of these). tests/northd/projections.test.ts checks every row against contentVersion.
+ */
+function bindingText(r: sb.Port_Binding): string {
+  const q = JSON.stringify;
+  const c = canonicalText;
+  return `{"logical_port":${q(r.logical_port)},"type":${q(r.type)},"gateway_chassis":${c(r.gateway_chassis)},"ha_chassis_group":${c(r.ha_chassis_group)},` +
+    `"options":${c(r.options)},"datapath":${q(r.datapath)},"tunnel_key":${c(r.tunnel_key)},"parent_port":${c(r.parent_port)},"tag":${c(r.tag)},` +
+    `"mirror_rules":${c(r.mirror_rules)},"mac":${c(r.mac)},"port_security":${c(r.port_security)},"nat_addresses":${c(r.nat_addresses)},` +
+    `"external_ids":${c(r.external_ids)},"requested_chassis":${c(r.requested_chassis)},"requested_additional_chassis":${c(r.requested_additional_chassis)},` +
+    `"chassis":${c(r.chassis)},"additional_chassis":${c(r.additional_chassis)},"encap":${c(r.encap)},"additional_encap":${c(r.additional_encap)},` +
+    `"virtual_parent":${c(r.virtual_parent)},"up":${c(r.up)}}`;
+}
+
+function withKey(i: Omit<PortInfo, 'key'>, key: number): PortInfo {
+  return {
+    name: i.name, kind: i.kind, nbUuid: i.nbUuid, sbUuid: i.sbUuid, dp: i.dp, key, type: i.type, enabled: i.enabled, hasUnknown: i.hasUnknown,
+    macs: i.macs, portSecurityCount: i.portSecurityCount, localnetLearnFdb: i.localnetLearnFdb, routerPeer: i.routerPeer,
+  };
 }
 
 /** The LSP of a router port's peer: the lowest-named attached router LSP naming it as router-port. */
@@ -158,26 +200,25 @@ function routerPeerOf(db: Database, name: string | undefined): RouterPeer | unde
   return { name, mac, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4, ipv6 };
 }
 
-function desiredLsp(db: Database, dps: DatapathsData, owned: SbOwnedData, lsp: nb.Logical_Switch_Port): Desired | undefined {
+function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));
   if (dp === undefined) return undefined;
   const name = lsp.name;
   const sbUuid = portSbUuid(name);
   const isRouter = lsp.type === 'router';
-  let options: Map<string, string>;
+  // NB maps are immutable values: the binding shares them unless it adds a key.
+  let options: ReadonlyMap<string, string> = lsp.options;
   if (isRouter) {
-    options = new Map();
     const rp = lsp.options.get('router-port');
-    if (rp !== undefined) options.set('peer', rp);
-  } else {
-    options = new Map(lsp.options);
-    if (dp.vlanPassthru) options.set('vlan-passthru', 'true');
+    options = rp === undefined ? new Map() : new Map([['peer', rp]]);
+  } else if (dp.vlanPassthru) {
+    options = new Map(lsp.options).set('vlan-passthru', 'true');
   }
-  const ids = new Map(lsp.external_ids);
+  let ids: ReadonlyMap<string, string> = lsp.external_ids;
   const neutronName = lsp.external_ids.get('neutron:port_name');
-  if (neutronName !== undefined && neutronName !== '') ids.set('name', neutronName);
+  if (neutronName !== undefined && neutronName !== '') ids = new Map(lsp.external_ids).set('name', neutronName);
   const tagRequest = lsp.tag_request[0];
-  const tag = lsp.tag.length > 0 ? lsp.tag : lsp.parent_name.length > 0 && tagRequest !== undefined && tagRequest >= 1 ? [tagRequest] : [];
+  const tag = lsp.tag.length > 0 ? lsp.tag : lsp.parent_name.length > 0 && tagRequest !== undefined && tagRequest >= 1 ? [tagRequest] : NO_NUMBERS;
   // The Ethernet addresses the switch delivers to this port, as ovn-northd reads addresses:
   // a leading MAC; "dynamic" → the MAC of dynamic_addresses; "router" → the MAC of the peer
   // router port (a router LSP's router-port, when that names an attached router port).
@@ -200,16 +241,11 @@ function desiredLsp(db: Database, dps: DatapathsData, owned: SbOwnedData, lsp: n
   };
   return {
     info,
-    build: (key) => finish({
-      logical_port: name, type: isRouter ? 'patch' : lsp.type, gateway_chassis: [], ha_chassis_group: [], options,
-      datapath: dp.sbUuid, tunnel_key: key, parent_port: lsp.parent_name, tag, mirror_rules: [], mac: lsp.addresses,
-      port_security: lsp.port_security, nat_addresses: [], external_ids: ids, requested_chassis: [],
-      requested_additional_chassis: [], ...chassisColumns(owned.get(name)),
-    }, sbUuid),
+    columns: { type: isRouter ? 'patch' : lsp.type, options, parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids },
   };
 }
 
-function desiredLrp(db: Database, dps: DatapathsData, owned: SbOwnedData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
+function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
   if (dp === undefined) return undefined;
   const name = lrp.name;
@@ -231,12 +267,7 @@ function desiredLrp(db: Database, dps: DatapathsData, owned: SbOwnedData, data: 
   };
   return {
     info,
-    build: (key) => finish({
-      logical_port: name, type: 'patch', gateway_chassis: [], ha_chassis_group: [], options, datapath: dp.sbUuid,
-      tunnel_key: key, parent_port: [], tag: [], mirror_rules: [], mac: [[lrp.mac, ...lrp.networks].join(' ')],
-      port_security: [], nat_addresses: [], external_ids: lrp.external_ids, requested_chassis: [],
-      requested_additional_chassis: [], ...chassisColumns(owned.get(name)),
-    }, sbUuid),
+    columns: { type: 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
   };
 }
 
@@ -286,24 +317,23 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
   }
   const names = [...dirty].sort();
-  const desired = new Map<string, Desired | undefined>();
-  for (const name of names) {
+  // desired[i] is what names[i] should be bound as (undefined: not bound).
+  const desired: (Desired | undefined)[] = names.map((name) => {
     const lsp = findLsp(db, name);
-    if (lsp !== undefined) {
-      desired.set(name, desiredLsp(db, dps, owned, lsp));
-      continue;
-    }
+    if (lsp !== undefined) return desiredLsp(db, dps, lsp);
     const lrp = findLrp(db, name);
-    desired.set(name, lrp === undefined ? undefined : desiredLrp(db, dps, owned, data, lrp));
-  }
+    return lrp === undefined ? undefined : desiredLrp(db, dps, data, lrp);
+  });
   const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
     const prev = out.ports.get(name);
     out.ports.set(name, { old: prev === undefined ? old : prev.old, new: now });
   };
-  // Releases: ports gone, or moved to another datapath.
-  for (const name of names) {
+  // Releases: ports gone, or moved to another datapath (whose binding row stays, to be rewritten).
+  const moved = new Set<string>();
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
     const old = data.byName.get(name);
-    const d = desired.get(name);
+    const d = desired[i];
     if (old === undefined || (d !== undefined && d.info.dp === old.dp)) continue;
     allocatorFor(data, old.dp).release(old.key);
     data.byName.delete(name);
@@ -311,12 +341,14 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     data.byDp.get(old.dp)?.delete(name);
     if (data.byDp.get(old.dp)?.size === 0) data.byDp.delete(old.dp);
     if (d === undefined) data.table.remove(old.sbUuid, out.sb);
+    else moved.add(name);
     note(name, old, undefined);
   }
   // Preferred keys (a recompute's memory of history) are claimed before any allocation.
   const claimed = new Map<string, number>();
-  for (const name of names) {
-    const d = desired.get(name);
+  for (let i = 0; i < names.length && data.preferredKeys.size > 0; i++) {
+    const name = names[i] as string;
+    const d = desired[i];
     if (d === undefined || data.byName.has(name)) continue;
     const k = data.preferredKeys.get(`${d.info.dp} ${name}`);
     const alloc = allocatorFor(data, d.info.dp);
@@ -325,20 +357,24 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
       claimed.set(name, k);
     }
   }
-  for (const name of names) {
-    const d = desired.get(name);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    const d = desired[i];
     if (d === undefined) continue;
     const old = data.byName.get(name);
     const key = old?.key ?? claimed.get(name) ?? allocatorFor(data, d.info.dp).allocate();
     if (key === undefined) continue; // Port keys exhausted in this datapath: the port is left out.
-    const info: PortInfo = { ...d.info, key };
+    const info = withKey(d.info, key);
     if (old !== undefined) setRouterMember(data, old, false);
     data.byName.set(name, info);
     setRouterMember(data, info, true);
     let members = data.byDp.get(info.dp);
     if (members === undefined) data.byDp.set(info.dp, (members = new Set()));
     members.add(name);
-    data.table.put(d.build(key), out.sb);
+    // A port that was not bound (nor moved) has no row: one insert instead of a lookup first.
+    const row = bindingRow(info, d.columns, owned.get(name));
+    if (old === undefined && !moved.has(name)) data.table.insert(row, out.sb);
+    else data.table.put(row, out.sb);
     if (old === undefined || !samePortInfo(old, info)) note(name, old, info);
   }
   updateAllRouter(db, dps, data, out, switchesTouched);
@@ -409,6 +445,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
     newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,
     recompute(data: PortsData, inputs: NodeInputs, out: PortsChange): void {
+      out.sb.maybeTrackWhole(data.table);
       const db = inputs.data<Database>('nb');
       const all = new Set<string>(data.byName.keys());
       for (const n of data.routerPortOf.keys()) all.add(n);

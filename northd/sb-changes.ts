@@ -1,6 +1,7 @@
 // SB row changes as the projection nodes record them, and the SB view they maintain. A change
 // set merges any number of recordings of the same row into one net change (first old, last
 // new), so a node may record freely while it works and still report the exact difference.
+import assert from 'node:assert/strict';
 import type { Row, RowChange, Uuid } from '../ovsdb/index.js';
 import type { Row as TypedRow } from '../ovsdb/rows/common.js';
 import { hashUuid } from './hash.js';
@@ -51,62 +52,227 @@ function mapsAsSortedPairs(_key: string, value: unknown): unknown {
   return value instanceof Map ? [...(value as Map<unknown, unknown>).entries()].sort(byKey) : value;
 }
 
+/** The reference definition of canonicalText: JSON.stringify with maps as sorted pairs. */
+export function canonicalTextReference(value: unknown): string {
+  return JSON.stringify(value, mapsAsSortedPairs) ?? 'undefined';
+}
+
+/** Not an object (or null): JSON.stringify writes it the same with or without the replacer. */
+function isAtom(v: unknown): boolean {
+  return v === null || typeof v !== 'object';
+}
+
+/**
+ * One value as the reference would write it, or undefined where JSON.stringify omits it (an
+ * undefined, a function or a symbol). Written out by hand because every row's _version is
+ * computed from it: this avoids the replacer call per value and the pair arrays per map.
+ * Values it does not know (toJSON, boxed primitives, bigint) go to the reference.
+ */
+function writeCanonical(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'object':
+      break;
+    default:
+      return canonicalTextReference(value);
+  }
+  if (value === null) return 'null';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    // An array of atoms (most column values) is written by JSON.stringify itself, natively:
+    // for atoms its text is the reference's, as no replacer applies to them.
+    if (value.every(isAtom)) return JSON.stringify(value);
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (writeCanonical(value[i]) ?? 'null');
+    return out + ']';
+  }
+  if (value instanceof Map) {
+    if (value.size === 0) return '[]';
+    const pairs = [...(value as Map<unknown, unknown>).entries()].sort(byKey);
+    if (pairs.every(([k, v]) => isAtom(k) && isAtom(v))) return JSON.stringify(pairs);
+    let out = '[';
+    for (let i = 0; i < pairs.length; i++) {
+      const [k, v] = pairs[i] as [unknown, unknown];
+      out += `${i > 0 ? ',' : ''}[${writeCanonical(k) ?? 'null'},${writeCanonical(v) ?? 'null'}]`;
+    }
+    return out + ']';
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || value instanceof String || value instanceof Number || value instanceof Boolean) {
+    return canonicalTextReference(value);
+  }
+  let out = '{';
+  let first = true;
+  for (const k of Object.keys(value)) {
+    const v = writeCanonical((value as Record<string, unknown>)[k]);
+    if (v === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${v}`;
+    first = false;
+  }
+  return out + '}';
+}
+
 /**
  * A canonical text for any row value or view: maps (including a view's table and row maps) as
  * sorted pairs, arrays in order, object members in the order the projection code builds them.
+ * Exactly `canonicalTextReference`'s text.
  */
 export function canonicalText(value: unknown): string {
-  return JSON.stringify(value, mapsAsSortedPairs) ?? 'undefined';
+  return writeCanonical(value) ?? 'undefined';
+}
+
+/** The canonical text of a row's columns: the row's members other than _uuid and _version. */
+function columnsText(row: Readonly<Record<string, unknown>>): string {
+  let out = '{';
+  let first = true;
+  for (const k of Object.keys(row)) {
+    if (k === '_uuid' || k === '_version') continue;
+    const v = writeCanonical(row[k]);
+    if (v === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${v}`;
+    first = false;
+  }
+  return out + '}';
 }
 
 /**
  * A row's _version: a hash of its content, so the same content has the same version on every
- * replica and a changed row has a new one.
+ * replica and a changed row has a new one. The content is the canonical text of the columns
+ * object (without _uuid and _version), in the order the projection builds them.
  */
 export function contentVersion(columns: Readonly<Record<string, unknown>>): Uuid {
-  return hashUuid(['version', canonicalText(columns)]);
+  return hashUuid(['version', columnsText(columns)]);
+}
+
+/**
+ * Fills in the _version of a row just built with a placeholder there (`_version: ''` right
+ * after `_uuid`, then the columns): the same version as `contentVersion` of its columns, with
+ * no separate columns object to build and copy. The row must not have been shared yet.
+ */
+export function versioned<T extends TypedRow>(row: T): T {
+  (row as { _version: Uuid })._version = hashUuid(['version', columnsText(row as unknown as Record<string, unknown>)]);
+  return row;
 }
 
 interface Pending {
-  readonly table: string;
-  readonly uuid: Uuid;
   readonly old: Row | undefined;
   new: Row | undefined;
 }
 
-/** Net SB row changes of one engine run of one node (or of all nodes, merged). */
+/**
+ * Net SB row changes of one engine run of one node (or of all nodes, merged). Kept per table,
+ * so recording a row builds no composite key and the changes come out sorted table by table.
+ */
 export class SbChangeSet {
-  private readonly pending = new Map<string, Pending>();
+  private readonly tables = new Map<string, Map<Uuid, Pending>>();
+  /**
+   * Tables that were empty when recording began: their net change is an insert of every row
+   * they hold at the end, read from their live rows when the changes are taken. A full run
+   * from nothing then records nothing row by row.
+   */
+  private readonly fresh = new Map<string, ReadonlyMap<Uuid, Row>>();
+  private count = 0;
+
+  /**
+   * When `table` is empty, stops recording its rows one by one: its changes are taken from its
+   * rows at the end. Call before writing to it; take the changes before it changes again.
+   */
+  maybeTrackWhole(table: SbTable): void {
+    if (table.rows.size > 0) return;
+    assert(!this.tables.has(table.table), `${table.table}: changes recorded before tracking it whole`);
+    this.fresh.set(table.table, table.rows);
+  }
 
   /** Records that `uuid` of `table` went from `old` to `row` (undefined = absent). */
   record(table: string, uuid: Uuid, old: Row | undefined, row: Row | undefined): void {
-    const key = `${table}\u0000${uuid}`;
-    const p = this.pending.get(key);
-    if (p === undefined) this.pending.set(key, { table, uuid, old, new: row });
-    else p.new = row;
+    if (this.fresh.has(table)) return;
+    let rows = this.tables.get(table);
+    if (rows === undefined) this.tables.set(table, (rows = new Map()));
+    const p = rows.get(uuid);
+    if (p === undefined) {
+      rows.set(uuid, { old, new: row });
+      this.count++;
+    } else {
+      p.new = row;
+    }
   }
 
+  /** The number of rows recorded (or held by a table tracked whole). */
   get size(): number {
-    return this.pending.size;
+    let n = this.count;
+    for (const rows of this.fresh.values()) n += rows.size;
+    return n;
   }
 
   /** Adds every pending change of `other` (recorded later than ours). */
   merge(other: SbChangeSet): void {
-    for (const p of other.pending.values()) this.record(p.table, p.uuid, p.old, p.new);
+    for (const [table, rows] of other.fresh) {
+      assert(!this.tables.has(table) && !this.fresh.has(table), `${table}: merging a table tracked whole into recorded changes`);
+      this.fresh.set(table, rows);
+    }
+    for (const [table, rows] of other.tables) for (const [uuid, p] of rows) this.record(table, uuid, p.old, p.new);
   }
 
   /** The net changes in (table, uuid) order; a row recorded back to its old content is dropped. */
   toChanges(): RowChange[] {
+    return SbChangeSet.changesOf([this]);
+  }
+
+  /**
+   * The net changes of `sets` recorded in that order, as `merge` then `toChanges` would give
+   * them; a table recorded in one set only (each engine node writes its own tables) is read
+   * in place rather than copied.
+   */
+  static changesOf(sets: readonly SbChangeSet[]): RowChange[] {
+    const byTable = new Map<string, Map<Uuid, Pending>[]>();
+    const whole = new Map<string, ReadonlyMap<Uuid, Row>>();
+    for (const set of sets) {
+      for (const [table, rows] of set.tables) {
+        const list = byTable.get(table);
+        if (list === undefined) byTable.set(table, [rows]);
+        else list.push(rows);
+      }
+      for (const [table, rows] of set.fresh) {
+        assert(!whole.has(table), `${table} tracked whole by two change sets`);
+        whole.set(table, rows);
+      }
+    }
     const out: RowChange[] = [];
-    const sorted = [...this.pending.values()].sort((a, b) =>
-      a.table < b.table ? -1 : a.table > b.table ? 1 : a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0,
-    );
-    for (const p of sorted) {
-      if (p.old === undefined && p.new !== undefined) out.push({ kind: 'insert', table: p.table, uuid: p.uuid, new: p.new });
-      else if (p.old !== undefined && p.new === undefined) out.push({ kind: 'delete', table: p.table, uuid: p.uuid, old: p.old });
-      else if (p.old !== undefined && p.new !== undefined) {
-        const columns = changedColumns(p.old, p.new);
-        if (columns.length > 0) out.push({ kind: 'modify', table: p.table, uuid: p.uuid, old: p.old, new: p.new, columns });
+    for (const table of [...new Set([...byTable.keys(), ...whole.keys()])].sort()) {
+      const rowsNow = whole.get(table);
+      if (rowsNow !== undefined) {
+        assert(!byTable.has(table), `${table} both tracked whole and recorded`);
+        for (const uuid of [...rowsNow.keys()].sort()) out.push({ kind: 'insert', table, uuid, new: rowsNow.get(uuid) as Row });
+        continue;
+      }
+      const parts = byTable.get(table) as Map<Uuid, Pending>[];
+      let rows = parts[0] as Map<Uuid, Pending>;
+      if (parts.length > 1) {
+        rows = new Map(rows);
+        for (const later of parts.slice(1)) {
+          for (const [uuid, p] of later) {
+            const first = rows.get(uuid);
+            rows.set(uuid, first === undefined ? p : { old: first.old, new: p.new });
+          }
+        }
+      }
+      // The default sort compares UTF-16 code units, as `<` does, and is the fastest.
+      for (const uuid of [...rows.keys()].sort()) {
+        const p = rows.get(uuid) as Pending;
+        if (p.old === undefined && p.new !== undefined) out.push({ kind: 'insert', table, uuid, new: p.new });
+        else if (p.old !== undefined && p.new === undefined) out.push({ kind: 'delete', table, uuid, old: p.old });
+        else if (p.old !== undefined && p.new !== undefined && p.old !== p.new) {
+          const columns = changedColumns(p.old, p.new);
+          if (columns.length > 0) out.push({ kind: 'modify', table, uuid, old: p.old, new: p.new, columns });
+        }
       }
     }
     return out;
@@ -127,6 +293,15 @@ export class SbTable {
     if (old !== undefined && old._version === row._version) return;
     this.rows.set(row._uuid, row);
     changes.record(this.table, row._uuid, old, row);
+  }
+
+  /** Adds a row the caller knows is absent (asserted). */
+  insert(typed: TypedRow, changes: SbChangeSet): void {
+    const row = typed as unknown as Row;
+    const size = this.rows.size;
+    this.rows.set(row._uuid, row);
+    if (this.rows.size !== size + 1) assert.fail(`${this.table} ${row._uuid} inserted but already present`);
+    changes.record(this.table, row._uuid, undefined, row);
   }
 
   remove(uuid: Uuid, changes: SbChangeSet): void {

@@ -7,7 +7,7 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbRows } from './nb.js';
-import { SbChangeSet, SbTable, contentVersion } from './sb-changes.js';
+import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 
 export const SB_GLOBAL_UUID = hashUuid(['SB_Global']);
 
@@ -23,8 +23,7 @@ function nbCfgOf(db: Database): number {
 }
 
 function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {
-  const columns = { nb_cfg: nbCfgOf(db), external_ids: new Map<string, string>(), connections: [], ssl: [], options: new Map<string, string>(), ipsec: false };
-  const row: sb.SB_Global = { _uuid: SB_GLOBAL_UUID, _version: contentVersion(columns), ...columns };
+  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: nbCfgOf(db), external_ids: new Map<string, string>(), connections: [], ssl: [], options: new Map<string, string>(), ipsec: false });
   data.table.put(row, out);
 }
 

@@ -31,12 +31,12 @@ export class KeyAllocator {
 
   /** Marks a key kept from before as in use. */
   claim(key: number): void {
-    assert(key >= this.min && key <= this.max && !this.used.has(key), `tunnel key ${key} claimed twice or out of range`);
+    if (key < this.min || key > this.max || this.used.has(key)) assert.fail(`tunnel key ${key} claimed twice or out of range`);
     this.used.add(key);
   }
 
   release(key: number): void {
-    assert(this.used.delete(key), `tunnel key ${key} released but not in use`);
+    if (!this.used.delete(key)) assert.fail(`tunnel key ${key} released but not in use`);
     if (key < this.lowestFreeHint) this.lowestFreeHint = key;
   }
 }

@@ -1,34 +1,55 @@
 // Building Logical_Flow rows. A flow's UUID is the hash of (datapath, pipeline, table,
 // priority, match, actions): content-addressed, so every replica names it the same, and its
 // _version equals its UUID because a flow's content never changes under one name.
+//
+// Row values are immutable once made, so flows share them wherever the content is the same:
+// one logical_datapath array per datapath, one external_ids map per stage for flows without a
+// stage-hint, one tags map per port, and the empty values. Tens of thousands of flows would
+// otherwise each carry their own copies.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { hashUuid } from '../hash.js';
-import type { StageName } from '../stages.js';
-import { stage } from '../stages.js';
+import type { Stage, StageName } from '../stages.js';
+import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES, stage } from '../stages.js';
 
 export interface FlowHints {
   /** The NB row the flow comes from: OVN's stage-hint is its UUID's first 8 hex digits. */
   readonly hint?: Uuid;
-  /** The logical port a flow is about (OVN's tags:in_out_port). */
-  readonly inOutPort?: string;
+  /** The flow's tags: `portTags(name)` for a flow about a logical port (in_out_port). */
+  readonly tags?: ReadonlyMap<string, string>;
+}
+
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+const NO_TAGS: ReadonlyMap<string, string> = new Map();
+const NO_HINTS: FlowHints = Object.freeze({});
+
+/** external_ids of a flow without stage-hint, one map per stage. */
+const STAGE_IDS: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
+  [...LS_INGRESS_STAGES, ...LS_EGRESS_STAGES, ...LR_INGRESS_STAGES, ...LR_EGRESS_STAGES].map((s: Stage) => [s.name, new Map([['stage-name', s.name]])]),
+);
+
+/** The tags of a flow about logical port `name` (OVN's tags:in_out_port); share it per port. */
+export function portTags(name: string): ReadonlyMap<string, string> {
+  return new Map([['in_out_port', name]]);
 }
 
 export function lflowUuid(dp: Uuid, pipeline: string, table: number, priority: number, match: string, actions: string): Uuid {
   return hashUuid(['Logical_Flow', dp, pipeline, String(table), String(priority), match, actions]);
 }
 
-export function lflow(dp: Uuid, stageName: StageName, priority: number, match: string, actions: string, hints: FlowHints = {}): sb.Logical_Flow {
+/**
+ * One flow of datapath `logicalDatapath` (the datapath's shared one-element array: its
+ * Datapath_Binding UUID).
+ */
+export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, priority: number, match: string, actions: string, hints: FlowHints = NO_HINTS): sb.Logical_Flow {
   const s = stage(stageName);
-  const uuid = lflowUuid(dp, s.pipeline, s.table, priority, match, actions);
-  const ids = new Map<string, string>();
-  if (hints.hint !== undefined) ids.set('stage-hint', hints.hint.slice(0, 8));
-  ids.set('stage-name', s.name);
-  const tags = new Map<string, string>();
-  if (hints.inOutPort !== undefined) tags.set('in_out_port', hints.inOutPort);
+  const uuid = lflowUuid(logicalDatapath[0] as Uuid, s.pipeline, s.table, priority, match, actions);
+  // Keys in sorted order, as every map value is built: stage-hint < stage-name.
+  const ids = hints.hint === undefined ? (STAGE_IDS.get(s.name) as ReadonlyMap<string, string>) : new Map([['stage-hint', hints.hint.slice(0, 8)], ['stage-name', s.name]]);
   return {
-    _uuid: uuid, _version: uuid, logical_datapath: [dp], logical_dp_group: [], pipeline: s.pipeline, table_id: s.table,
-    priority, match, actions, tags, controller_meter: [], external_ids: ids,
+    _uuid: uuid, _version: uuid, logical_datapath: logicalDatapath, logical_dp_group: NO_UUIDS, pipeline: s.pipeline, table_id: s.table,
+    priority, match, actions, tags: hints.tags ?? NO_TAGS, controller_meter: NO_STRINGS, external_ids: ids,
   };
 }
 

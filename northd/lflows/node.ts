@@ -2,6 +2,11 @@
 // regenerating an owner replaces its flows. Two owners may produce the same flow (same
 // content, same UUID): the row is kept while any owner holds it, and its external_ids come from
 // the lowest owner, so the result does not depend on the order of changes.
+//
+// Memory: the row in the table is the flow object an owner produced (no copy). Almost every
+// flow has one owner, recorded as the owner's name; only a flow held by several keeps each
+// owner's version in a map.
+import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
 import type { DatapathsChange, DatapathsData } from '../datapaths.js';
@@ -13,10 +18,14 @@ import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
 
 export interface LflowsData {
-  readonly owners: Map<string, Uuid[]>;
-  readonly holders: Map<Uuid, Map<string, sb.Logical_Flow>>;
+  /** Owner → its flows (one per UUID), in the order it produced them. */
+  readonly owners: Map<string, readonly sb.Logical_Flow[]>;
+  /** Flow UUID → its one owner, or, when several produce it, each owner's version. */
+  readonly holders: Map<Uuid, string | Map<string, sb.Logical_Flow>>;
   readonly table: SbTable;
 }
+
+const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
 
 function lowestKey<T>(m: ReadonlyMap<string, T>): string | undefined {
   let best: string | undefined;
@@ -24,38 +33,107 @@ function lowestKey<T>(m: ReadonlyMap<string, T>): string | undefined {
   return best;
 }
 
-function setOwner(data: LflowsData, owner: string, flows: readonly sb.Logical_Flow[], out: SbChangeSet): void {
-  const touched = new Set<Uuid>();
-  for (const uuid of data.owners.get(owner) ?? []) {
-    data.holders.get(uuid)?.delete(owner);
-    touched.add(uuid);
+function sameHints(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
+  return a.external_ids.get('stage-hint') === b.external_ids.get('stage-hint') && a.tags.get('in_out_port') === b.tags.get('in_out_port');
+}
+
+/** Makes `row` the table's row for its UUID unless the current one has the same hints. */
+function show(data: LflowsData, row: sb.Logical_Flow, out: SbChangeSet): void {
+  const current = data.table.rows.get(row._uuid) as unknown as sb.Logical_Flow | undefined;
+  if (current !== undefined && sameHints(current, row)) return;
+  // Same UUID means same _version: the old row goes first so that `put` writes the new one.
+  if (current !== undefined) data.table.remove(row._uuid, out);
+  data.table.put(row, out);
+}
+
+/** Shows the lowest owner's version of a shared flow, or the last one's when one is left. */
+function showShared(data: LflowsData, uuid: Uuid, versions: Map<string, sb.Logical_Flow>, out: SbChangeSet): void {
+  const first = lowestKey(versions) as string;
+  if (versions.size === 1) data.holders.set(uuid, first);
+  show(data, versions.get(first) as sb.Logical_Flow, out);
+}
+
+function release(data: LflowsData, owner: string, uuid: Uuid, out: SbChangeSet): void {
+  const h = data.holders.get(uuid);
+  if (h === undefined) assert.fail(`lflow ${uuid} released by ${owner} but held by nobody`);
+  if (typeof h === 'string') {
+    if (h !== owner) assert.fail(`lflow ${uuid} released by ${owner} but held by ${h}`);
+    data.holders.delete(uuid);
+    data.table.remove(uuid, out);
+    return;
   }
-  const uuids: Uuid[] = [];
-  for (const f of flows) {
-    let h = data.holders.get(f._uuid);
-    if (h === undefined) data.holders.set(f._uuid, (h = new Map()));
-    h.set(owner, f);
-    uuids.push(f._uuid);
-    touched.add(f._uuid);
+  h.delete(owner);
+  showShared(data, uuid, h, out);
+}
+
+function hold(data: LflowsData, owner: string, flow: sb.Logical_Flow, out: SbChangeSet): void {
+  const uuid = flow._uuid;
+  const h = data.holders.get(uuid);
+  if (h === undefined) {
+    // A flow nobody holds has no row (the table holds exactly the held flows): the common
+    // case of a new flow costs one lookup and two inserts in these large maps.
+    data.holders.set(uuid, owner);
+    data.table.insert(flow, out);
+    return;
   }
-  if (uuids.length === 0) data.owners.delete(owner);
-  else data.owners.set(owner, uuids);
-  for (const uuid of touched) {
-    const h = data.holders.get(uuid);
-    const first = h === undefined ? undefined : lowestKey(h);
-    if (h === undefined || first === undefined) {
-      data.holders.delete(uuid);
-      data.table.remove(uuid, out);
-      continue;
+  if (h === owner) {
+    show(data, flow, out);
+    return;
+  }
+  let versions = h;
+  if (typeof versions === 'string') {
+    versions = new Map([[versions, data.table.rows.get(uuid) as unknown as sb.Logical_Flow]]);
+    data.holders.set(uuid, versions);
+  }
+  versions.set(owner, flow);
+  showShared(data, uuid, versions, out);
+}
+
+/** The same flows, by UUID and hints, in the same order: regenerating changed nothing. */
+function sameFlows(a: readonly sb.Logical_Flow[], b: readonly sb.Logical_Flow[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as sb.Logical_Flow;
+    const y = b[i] as sb.Logical_Flow;
+    if (x._uuid !== y._uuid || !sameHints(x, y)) return false;
+  }
+  return true;
+}
+
+/** Up to this many flows, an owner's flows are compared pairwise rather than through a map. */
+const PAIRWISE_FLOWS_MAX = 8;
+
+/**
+ * `produced` without repeated UUIDs: an owner may produce a flow twice (an address listed
+ * twice); its last copy counts, in the place of its first.
+ */
+function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logical_Flow[] {
+  if (produced.length <= PAIRWISE_FLOWS_MAX) {
+    let repeated = false;
+    for (let i = 1; i < produced.length && !repeated; i++) {
+      for (let j = 0; j < i; j++) if ((produced[j] as sb.Logical_Flow)._uuid === (produced[i] as sb.Logical_Flow)._uuid) repeated = true;
     }
-    const row = h.get(first) as sb.Logical_Flow;
-    const current = data.table.rows.get(uuid) as unknown as sb.Logical_Flow | undefined;
-    if (current === undefined || current.external_ids.get('stage-hint') !== row.external_ids.get('stage-hint') ||
-      current.tags.get('in_out_port') !== row.tags.get('in_out_port')) {
-      if (current !== undefined) data.table.remove(uuid, out);
-      data.table.put(row, out);
+    if (!repeated) return produced;
+  }
+  const byUuid = new Map<Uuid, sb.Logical_Flow>();
+  for (const f of produced) byUuid.set(f._uuid, f);
+  return byUuid.size === produced.length ? produced : [...byUuid.values()];
+}
+
+function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet): void {
+  const flows = distinctFlows(produced);
+  const old = data.owners.get(owner) ?? NO_FLOWS;
+  if (sameFlows(old, flows)) return;
+  if (old.length > 0) {
+    const kept = flows.length > PAIRWISE_FLOWS_MAX ? new Set(flows.map((f) => f._uuid)) : undefined;
+    for (const f of old) {
+      const stays = kept !== undefined ? kept.has(f._uuid) : flows.some((g) => g._uuid === f._uuid);
+      if (!stays) release(data, owner, f._uuid, out);
     }
   }
+  for (const f of flows) hold(data, owner, f, out);
+  if (flows.length === 0) data.owners.delete(owner);
+  else data.owners.set(owner, flows);
 }
 
 function datapathOwner(sbUuid: Uuid): string {
@@ -66,14 +144,26 @@ function portOwner(name: string): string {
   return `p ${name}`;
 }
 
+/** Whether an owner (its datapath or port) still exists in the inputs. */
+function ownerExists(owner: string, dps: DatapathsData, ports: PortsData): boolean {
+  const id = owner.slice(2);
+  return owner.startsWith('d ') ? dps.bySb.has(id) : ports.byName.has(id);
+}
+
 function regenDatapath(data: LflowsData, dps: DatapathsData, mc: MulticastData, nbUuid: Uuid | undefined, sbUuid: Uuid, out: SbChangeSet): void {
   const info = nbUuid === undefined ? undefined : dps.byNb.get(nbUuid);
-  const flows = info !== undefined && info.kind === 'switch' ? switchDatapathFlows(info, hasUnknown(mc, sbUuid)) : [];
+  const flows = info !== undefined && info.kind === 'switch' ? switchDatapathFlows(info, hasUnknown(mc, sbUuid)) : NO_FLOWS;
   setOwner(data, datapathOwner(sbUuid), flows, out);
 }
 
-function regenPort(data: LflowsData, ports: PortsData, name: string, p: PortInfo | undefined, out: SbChangeSet): void {
-  setOwner(data, portOwner(name), p === undefined ? [] : switchPortFlows(p, ports.allRouter.get(p.dp) === true), out);
+function regenPort(data: LflowsData, dps: DatapathsData, ports: PortsData, name: string, p: PortInfo | undefined, out: SbChangeSet): void {
+  let flows = NO_FLOWS;
+  if (p !== undefined) {
+    const dp = dps.bySb.get(p.dp);
+    if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
+    flows = switchPortFlows(p, ports.allRouter.get(p.dp) === true, dp.logicalDatapath);
+  }
+  setOwner(data, portOwner(name), flows, out);
 }
 
 export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
@@ -84,19 +174,16 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: LflowsData, inputs: NodeInputs, out: SbChangeSet): void {
+      out.maybeTrackWhole(data.table);
       const dps = inputs.data<DatapathsData>('datapaths');
       const ports = inputs.data<PortsData>('ports');
       const mc = inputs.data<MulticastData>('multicast');
-      const wanted = new Set<string>();
-      for (const info of [...dps.byNb.values()].sort((a, b) => (a.sbUuid < b.sbUuid ? -1 : 1))) {
-        wanted.add(datapathOwner(info.sbUuid));
-        regenDatapath(data, dps, mc, info.nbUuid, info.sbUuid, out);
-      }
-      for (const name of [...ports.byName.keys()].sort()) {
-        wanted.add(portOwner(name));
-        regenPort(data, ports, name, ports.byName.get(name), out);
-      }
-      for (const owner of [...data.owners.keys()].sort()) if (!wanted.has(owner)) setOwner(data, owner, [], out);
+      // Owners that went away first (the result does not depend on the order), then every
+      // datapath and port afresh.
+      const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, dps, ports));
+      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
+      for (const info of [...dps.byNb.values()].sort((a, b) => (a.sbUuid < b.sbUuid ? -1 : 1))) regenDatapath(data, dps, mc, info.nbUuid, info.sbUuid, out);
+      for (const name of [...ports.byName.keys()].sort()) regenPort(data, dps, ports, name, ports.byName.get(name), out);
     },
     handlers: {
       datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
@@ -106,12 +193,13 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
         return 'handled';
       },
       ports(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+        const dps = inputs.data<DatapathsData>('datapaths');
         const ports = inputs.data<PortsData>('ports');
         const c = change as PortsChange;
         const names = new Set(c.ports.keys());
         // Router ports' ARP/ND flows depend on whether their switch has only router ports.
         for (const dp of c.allRouterFlipped) for (const name of ports.routersByDp.get(dp) ?? []) names.add(name);
-        for (const name of [...names].sort()) regenPort(data, ports, name, ports.byName.get(name), out);
+        for (const name of [...names].sort()) regenPort(data, dps, ports, name, ports.byName.get(name), out);
         return 'handled';
       },
       multicast(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {

@@ -10,11 +10,13 @@
 // - per port: ls_in_l2_lkup unicast for each known Ethernet address, FDB learning for ports
 //   with "unknown" and no port security, the drops for disabled ports, router ports' ARP/ND
 //   forwarding, and pre-LB conntrack bypass for router and localnet ports.
+import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
 import type { StageName } from '../stages.js';
-import { jsonKey, lflow } from './flow.js';
+import type { FlowHints } from './flow.js';
+import { jsonKey, lflow, portTags } from './flow.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
@@ -27,7 +29,7 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 
 /** Flows owned by a switch datapath itself. */
 export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.Logical_Flow[] {
-  const d = dp.sbUuid;
+  const d = dp.logicalDatapath;
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
   // Admission control and port security.
@@ -107,39 +109,43 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
 /**
  * Flows owned by one logical switch port. `allRouter`: every port of its switch is a router
  * port with a peer, so ARP/ND for a router's addresses need not be flooded as well.
+ * `dp` is the switch's logical_datapath value (its DatapathInfo.logicalDatapath).
  */
-export function switchPortFlows(p: PortInfo, allRouter: boolean): sb.Logical_Flow[] {
+export function switchPortFlows(p: PortInfo, allRouter: boolean, dp: readonly Uuid[]): sb.Logical_Flow[] {
   if (p.kind !== 'lsp') return [];
   const flows: sb.Logical_Flow[] = [];
   const key = jsonKey(p.name);
-  const lport = { hint: p.nbUuid, inOutPort: p.name };
+  const hint = { hint: p.nbUuid };
+  // The port's tags map is made only for a port that has flows about it, and shared by them.
+  let lportHints: FlowHints | undefined;
+  const lport = (): FlowHints => (lportHints ??= { hint: p.nbUuid, tags: portTags(p.name) });
   // FDB learning: a port with "unknown" and no port security, a VIF or a localnet port that
   // may learn (options:localnet_learn_fdb).
   if (p.portSecurityCount === 0 && p.hasUnknown && (p.type === '' || (p.type === 'localnet' && p.localnetLearnFdb))) {
     const prefix = p.type === 'localnet' ? 'flags.localnet = 1; ' : '';
     flows.push(
-      lflow(p.dp, 'ls_in_lookup_fdb', 100, `inport == ${key}`, `${prefix}reg0[11] = lookup_fdb(inport, eth.src); next;`, lport),
-      lflow(p.dp, 'ls_in_put_fdb', 100, `inport == ${key} && reg0[11] == 0`, 'put_fdb(inport, eth.src); next;', lport),
+      lflow(dp, 'ls_in_lookup_fdb', 100, `inport == ${key}`, `${prefix}reg0[11] = lookup_fdb(inport, eth.src); next;`, lport()),
+      lflow(dp, 'ls_in_put_fdb', 100, `inport == ${key} && reg0[11] == 0`, 'put_fdb(inport, eth.src); next;', lport()),
     );
   }
   // Router and localnet ports skip conntrack in pre-LB (no ACLs or load balancers yet: with
   // stateful ACLs the egress action becomes "next;", with LB VIPs localnet ports stay in).
   if (p.routerPeer !== undefined || p.type === 'localnet') {
     flows.push(
-      lflow(p.dp, 'ls_in_pre_lb', 110, `ip && inport == ${key}`, 'next;', lport),
-      lflow(p.dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, 'ct_clear; next;', lport),
+      lflow(dp, 'ls_in_pre_lb', 110, `ip && inport == ${key}`, 'next;', lport()),
+      lflow(dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, 'ct_clear; next;', lport()),
     );
   }
   if (p.type === 'external') return flows;
   if (!p.enabled) {
     flows.push(
-      lflow(p.dp, 'ls_in_check_port_sec', 100, `inport == ${key}`, 'reg0[15] = 1; next;', lport),
-      lflow(p.dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, DROP, lport),
+      lflow(dp, 'ls_in_check_port_sec', 100, `inport == ${key}`, 'reg0[15] = 1; next;', lport()),
+      lflow(dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, DROP, lport()),
     );
   }
   const action = p.enabled ? `outport = ${key}; output;` : DROP;
-  for (const mac of p.macs) flows.push(lflow(p.dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}`, action, { hint: p.nbUuid }));
-  if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, allRouter));
+  for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}`, action, hint));
+  if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, allRouter, dp, hint));
   return flows;
 }
 
@@ -148,14 +154,14 @@ export function switchPortFlows(p: PortInfo, allRouter: boolean): sb.Logical_Flo
  * port (priority 80), and its self-originated ones are flooded within the L2 domain (75).
  * Load balancer VIPs and NAT addresses join these flows in later parts.
  */
-function routerArpNdFlows(p: PortInfo, peer: RouterPeer, allRouter: boolean): sb.Logical_Flow[] {
+function routerArpNdFlows(p: PortInfo, peer: RouterPeer, allRouter: boolean, dp: readonly Uuid[], hint: FlowHints): sb.Logical_Flow[] {
   const key = jsonKey(p.name);
   const action = allRouter ? `outport = ${key}; output;` : `clone {outport = ${key}; output; }; outport = "_MC_flood_l2"; output;`;
   const flows: sb.Logical_Flow[] = [];
-  for (const ip of peer.ipv4) flows.push(lflow(p.dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, { hint: p.nbUuid }));
-  for (const ip of peer.ipv6) flows.push(lflow(p.dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, { hint: p.nbUuid }));
+  for (const ip of peer.ipv4) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
+  for (const ip of peer.ipv6) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
   if (!allRouter) {
-    flows.push(lflow(p.dp, 'ls_in_l2_lkup', 75, `eth.src == {${peer.mac}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
+    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${peer.mac}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
   }
   return flows;
 }

@@ -5,6 +5,7 @@ import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd } from '../../northd/index.js';
+import { contentVersion } from '../../northd/sb-changes.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
 import { addLrp, addLsp, map, nbFixture, set } from './nb-fixture.js';
@@ -193,4 +194,20 @@ t.test('router port ARP/ND flows follow the switch becoming router-only and back
   northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Logical_Switch', where: [], mutations: [['ports', 'delete', set([['uuid', (fx.db.findUnique('Logical_Switch_Port', ['name'], ['vm']) as Row)._uuid]])]] }]));
   t.equal(l2().length, 2, 'router-only again');
   t.equal(northd.view().get('Logical_Flow')?.size, northd.recompute(fx.db, northd.view()).get('Logical_Flow')?.size);
+});
+
+t.test("every row's _version is the hash of its columns (a flow's is its UUID)", async (t) => {
+  const { fx, northd } = build();
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw1']], row: { other_config: map({ 'vlan-passthru': 'true' }) } }]));
+  northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
+  let checked = 0;
+  for (const [table, rows] of northd.view()) {
+    for (const row of rows.values()) {
+      const { _uuid, _version, ...columns } = row;
+      if (table === 'Logical_Flow') t.equal(_version, _uuid);
+      else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
+      checked++;
+    }
+  }
+  t.ok(checked > 100, `${checked} rows checked`);
 });
