@@ -131,7 +131,10 @@ export class NbStateMachine implements StateMachine {
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
         if (out.delta.changes.length > 0) {
-          const delta = this.options.projection === undefined ? out.delta : mergeDeltas(out.delta, this.syncCfg(command.seed, command.timestampMs));
+          // sb_cfg and hv_cfg can only move here when NB_Global changed (nb_cfg is bumped
+          // there); otherwise skip the scan of the chassis' acknowledgements.
+          const touchesGlobal = out.delta.changes.some((c) => c.table === 'NB_Global');
+          const delta = this.options.projection === undefined || !touchesGlobal ? out.delta : mergeDeltas(out.delta, this.syncCfg(command.seed, command.timestampMs));
           this.timed(() => this.options.projection?.apply(this.db, delta, this.rev));
           const event: CommitEvent = { revision: this.rev, delta };
           for (const l of this.listeners) l(event);
