@@ -8,7 +8,7 @@ import { RaftNode, ProposalError, type NodeObserver } from '../cluster/node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
-import type { DatabaseSchema, Row, UuidSeed } from '../ovsdb/index.js';
+import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
 import { OvsdbError, findColumn, parseDatabaseSchema, precheckTransaction, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { chassisOwnedTables } from './chassis-store.js';
@@ -16,7 +16,7 @@ import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
-import { NbStateMachine } from './nb-state-machine.js';
+import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NorthdProjection } from './northd-projection.js';
 
 export interface CentralNodeOptions {
@@ -123,6 +123,7 @@ export class CentralNode {
     this.schema = sm.nb.schema;
     this.sm = sm;
     this.history = history;
+    this.sbHistory = new History(options.history ?? historyDefaults);
     this.projection = options.projection === null ? undefined : (options.projection ?? undefined);
   }
 
@@ -151,18 +152,68 @@ export class CentralNode {
       ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
       ...(options.observe ? { observe: options.observe } : {}),
     });
-    // The history starts where the restored state is: earlier revisions cannot be resumed.
+    // The histories start where the restored state is: earlier revisions cannot be resumed.
     history.reset(sm.revision);
     const central = new CentralNode(node, sm, history, { ...options, projection: projection ?? null });
+    central.sbHistory.reset(sm.revision);
+    // The SB view's changes of one revision: northd's (there may be two steps in one
+    // revision) and the chassis tables', gathered until that revision's commit event.
+    let pendingSb: DbDelta = { changes: [] };
+    if (projection instanceof NorthdProjection) {
+      projection.onSbChange((_revision, delta) => {
+        pendingSb = mergeDeltas(pendingSb, delta);
+      });
+    }
     sm.onCommit((e) => {
       history.append(e.revision, e.delta);
+      const sb = e.chassisDelta === undefined ? pendingSb : mergeDeltas(pendingSb, e.chassisDelta);
+      pendingSb = { changes: [] };
+      if (sb.changes.length > 0) central.sbHistory.append(e.revision, sb);
       for (const l of central.commitListeners) l(e);
+      if (sb.changes.length > 0) for (const l of central.sbListeners) l({ revision: e.revision, delta: sb });
+    });
+    // A snapshot installed while running replaces everything: watchers of older revisions
+    // must re-read (they are told `compacted`), and their streams are cut by the listeners.
+    sm.onRestore((revision) => {
+      pendingSb = { changes: [] };
+      history.reset(revision);
+      central.sbHistory.reset(revision);
+      for (const l of central.restoreListeners) l(revision);
     });
     return central;
   }
 
   get id(): NodeId {
     return this.options.id;
+  }
+
+  /** Retained SB view changes (northd's and the chassis tables'), for SB monitors that resume. */
+  readonly sbHistory: History;
+  private readonly sbListeners = new Set<(e: { revision: number; delta: DbDelta }) => void>();
+  private readonly restoreListeners = new Set<(revision: number) => void>();
+
+  /** Called with the SB view's changes of each revision that changed it, in order. */
+  onSbCommit(listener: (e: { revision: number; delta: DbDelta }) => void): () => void {
+    this.sbListeners.add(listener);
+    return () => this.sbListeners.delete(listener);
+  }
+
+  /** Called when a snapshot from the leader replaced this replica's state while running. */
+  onRestore(listener: (revision: number) => void): () => void {
+    this.restoreListeners.add(listener);
+    return () => this.restoreListeners.delete(listener);
+  }
+
+  /**
+   * The SB view as an OVSDB database to read (OVN_Southbound): northd's rows, and the chassis
+   * tables as the chassis wrote them. Read-only; live.
+   */
+  sbView(): { readonly schema: DatabaseSchema; rows(table: string): ReadonlyMap<string, Row> } {
+    const empty = new Map<string, Row>();
+    return {
+      schema: this.sbSchema,
+      rows: (table: string) => (chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (this.northd?.view().get(table) ?? empty)),
+    };
   }
 
   /** Called after every committed change, in revision order, on this replica. */

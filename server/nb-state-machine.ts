@@ -90,6 +90,13 @@ export class NbStateMachine implements StateMachine {
   private sb: Database = new Database(chassisSchema());
   private rev = 0;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
+  private readonly restoreListeners = new Set<(revision: number) => void>();
+
+  /** Called after the state was replaced by a snapshot (history before it is gone). */
+  onRestore(listener: (revision: number) => void): () => void {
+    this.restoreListeners.add(listener);
+    return () => this.restoreListeners.delete(listener);
+  }
 
   constructor(private readonly options: NbStateMachineOptions) {
     this.db = new Database(options.schema, options.databaseOptions);
@@ -166,7 +173,7 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
         if (nbDelta.changes.length > 0) this.timed(() => projection?.apply(this.db, nbDelta, this.rev));
-        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0) {
+        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
           for (const l of this.listeners) l(event);
         }
@@ -268,6 +275,7 @@ export class NbStateMachine implements StateMachine {
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.rev = revision;
     this.options.projection?.restore(this.db, projection ?? undefined, revision);
+    for (const l of this.restoreListeners) l(revision);
   }
 }
 

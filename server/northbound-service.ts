@@ -165,13 +165,22 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   // sent after it, so the stream has no gaps and no repeats.
   const pending: { revision: number; delta: DbDelta }[] = [];
   let live = false;
-  const off = central.onCommit((e) => {
+  const offCommit = central.onCommit((e) => {
     if (!live) {
       pending.push(e);
       return;
     }
     emit(e.revision, e.delta);
   });
+  // A snapshot from the leader replaced this replica's state: the changes in between are not
+  // known here, so the watcher must resume elsewhere or re-read.
+  const offRestore = central.onRestore((revision) => {
+    cut(grpc.status.ABORTED, `this member's state was replaced by a snapshot at revision ${revision}; resume from revision ${lastRevision} on another member, or re-read`);
+  });
+  const off = (): void => {
+    offCommit();
+    offRestore();
+  };
   const emit = (revision: number, delta: DbDelta): void => {
     if (revision <= lastRevision) return;
     lastRevision = revision;

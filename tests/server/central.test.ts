@@ -136,3 +136,35 @@ t.test('chassis write the SB through any node: register, claim, acknowledge; --w
   await c.client.transact([{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1']], row: { nb_cfg: 1, nb_cfg_timestamp: 77 } }], 'OVN_Southbound');
   t.match(await pending, { hvCfg: 1 }, 'released by the acknowledgement');
 });
+
+t.test('the SB view feed: per-revision changes of northd and the chassis tables, retained for resume', async (t) => {
+  const { members, stop } = await startCluster(t.testdir());
+  t.teardown(stop);
+  const [a, , c] = members as [Member, Member, Member];
+  const seen: { revision: number; tables: string[] }[] = [];
+  c.central.onSbCommit((e) => seen.push({ revision: e.revision, tables: [...new Set(e.delta.changes.map((x) => x.table))].sort() }));
+  const start = c.central.revision;
+  const ls = await a.client.transact([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1' } },
+  ]);
+  const reg = await a.client.transact([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
+  ], 'OVN_Southbound');
+  t.equal(reg.failed, false);
+  const hv1 = (await a.client.list('Chassis', [], { db: 'OVN_Southbound' })).rows[0]?._uuid;
+  const claim = await a.client.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: hv1 } }], 'OVN_Southbound');
+  while (c.central.revision < claim.revision) await new Promise((r) => setTimeout(r, 10));
+  const at = (rev: number): string[] | undefined => seen.find((s) => s.revision === rev)?.tables;
+  t.ok(at(ls.revision)?.includes('Datapath_Binding') && at(ls.revision)?.includes('Port_Binding'), `the NB write's SB changes: ${JSON.stringify(at(ls.revision))}`);
+  t.same(at(reg.revision), ['Chassis', 'Encap'], 'a chassis registering');
+  t.same(at(claim.revision), ['Port_Binding'], 'a claim changes northd\'s Port_Binding');
+  const h = c.central.sbHistory.since(start);
+  t.equal(h.kind, 'ok');
+  t.same(h.kind === 'ok' ? h.items.map((i) => i.revision) : [], seen.map((s) => s.revision), 'the same changes are retained for a resume');
+  const view = c.central.sbView();
+  t.equal(view.rows('Chassis').size, 1);
+  t.equal(view.rows('Port_Binding').size, 1);
+  t.equal(view.rows('Logical_Flow').size > 0, true);
+});
