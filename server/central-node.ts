@@ -88,6 +88,15 @@ function neverDelivered(err: unknown): boolean {
 /** Which database a transaction is on: the NB, or the chassis-owned part of the SB. */
 export type TransactDb = 'OVN_Northbound' | 'OVN_Southbound';
 
+/** See CentralNode.feed. */
+export interface DbFeed {
+  readonly schema: DatabaseSchema;
+  rows(table: string): ReadonlyMap<string, Row>;
+  readonly history: History;
+  /** Every later revision that changed this database, in order, with its changes. */
+  onChange(listener: (e: { revision: number; delta: DbDelta }) => void): () => void;
+}
+
 export class CentralNodeError extends Error {
   constructor(
     readonly kind: 'bad-request' | 'unavailable' | 'timeout',
@@ -214,6 +223,23 @@ export class CentralNode {
       schema: this.sbSchema,
       rows: (table: string) => (chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (this.northd?.view().get(table) ?? empty)),
     };
+  }
+
+  /**
+   * One database as a watcher sees it: its rows now, its retained changes, and each new
+   * revision's changes. OVN_Northbound is the replicated NB; OVN_Southbound the SB view.
+   */
+  feed(db: TransactDb): DbFeed {
+    if (db === 'OVN_Northbound') {
+      return {
+        schema: this.schema,
+        rows: (table) => this.sm.nb.rows(table),
+        history: this.history,
+        onChange: (l) => this.onCommit((e) => l({ revision: e.revision, delta: e.delta })),
+      };
+    }
+    const view = this.sbView();
+    return { schema: view.schema, rows: view.rows, history: this.sbHistory, onChange: (l) => this.onSbCommit(l) };
   }
 
   /** Called after every committed change, in revision order, on this replica. */

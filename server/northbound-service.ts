@@ -8,7 +8,7 @@ import type { DbDelta, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
 import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
-import type { CentralNode, TransactDb, TransactOutcome } from './central-node.js';
+import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
@@ -102,11 +102,11 @@ export interface WireChange {
   newJson: string;
 }
 
-function changesOf(central: CentralNode, delta: DbDelta, tables: ReadonlySet<string> | undefined): WireChange[] {
+function changesOf(feed: DbFeed, delta: DbDelta, tables: ReadonlySet<string> | undefined): WireChange[] {
   const out: WireChange[] = [];
   for (const c of delta.changes) {
     if (tables !== undefined && !tables.has(c.table)) continue;
-    const schema = central.schema.tables.get(c.table);
+    const schema = feed.schema.tables.get(c.table);
     if (schema === undefined) continue;
     out.push({
       table: c.table,
@@ -118,13 +118,23 @@ function changesOf(central: CentralNode, delta: DbDelta, tables: ReadonlySet<str
   return out;
 }
 
-function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>): void {
+function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>): void {
   const malformed = malformedReason(call.request);
   if (malformed !== undefined) {
     call.emit('error', statusOf(new MalformedRequestError(malformed)));
     return;
   }
   const { tables: tableList, sinceRevision } = call.request;
+  const dbName = call.request.db ?? '';
+  if (dbName !== '' && dbName !== 'OVN_Northbound' && dbName !== 'OVN_Southbound') {
+    call.emit('error', statusOf(new BadRequest(`unknown database ${quote(dbName)}`)));
+    return;
+  }
+  if (dbName === 'OVN_Southbound' && central.northd === undefined) {
+    call.emit('error', statusOf(new CentralNodeError('unavailable', 'this node runs no northd projection: no OVN_Southbound view')));
+    return;
+  }
+  const feed = central.feed(dbName === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound');
   // A revision beyond this member's log is one no member has told anyone about yet (a
   // lagging member may still be catching up to a real one: those are served as they apply).
   const lastIndex = central.node.status().lastIndex;
@@ -133,7 +143,7 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
     return;
   }
   for (const t of tableList) {
-    if (!central.schema.tables.has(t)) {
+    if (!feed.schema.tables.has(t)) {
       call.emit('error', statusOf(new BadRequest(`unknown table ${quote(t)}`)));
       return;
     }
@@ -165,7 +175,7 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   // sent after it, so the stream has no gaps and no repeats.
   const pending: { revision: number; delta: DbDelta }[] = [];
   let live = false;
-  const offCommit = central.onCommit((e) => {
+  const offCommit = feed.onChange((e) => {
     if (!live) {
       pending.push(e);
       return;
@@ -184,7 +194,7 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   const emit = (revision: number, delta: DbDelta): void => {
     if (revision <= lastRevision) return;
     lastRevision = revision;
-    const changes = changesOf(central, delta, tables);
+    const changes = changesOf(feed, delta, tables);
     if (changes.length > 0) send({ revision, changes, initial: false, progress: false });
   };
   const progress = setInterval(() => send({ revision: Math.max(lastRevision, central.revision), changes: [], initial: false, progress: true }), northboundLimits.progressIntervalMs);
@@ -197,23 +207,23 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   if (sinceRevision === 0) {
     const revision = central.revision;
     lastRevision = revision;
-    const names = tables ? [...tables].sort() : [...central.schema.tables.keys()].sort();
+    const names = tables ? [...tables].sort() : [...feed.schema.tables.keys()].sort();
     let batch: WireChange[] = [];
     const flush = (): void => {
       send({ revision, changes: batch, initial: true, progress: false });
       batch = [];
     };
     for (const name of names) {
-      const schema = central.schema.tables.get(name);
+      const schema = feed.schema.tables.get(name);
       if (schema === undefined) continue;
-      for (const row of central.sm.nb.rows(name).values()) {
+      for (const row of feed.rows(name).values()) {
         batch.push({ table: name, uuid: (row as Row)._uuid, oldJson: '', newJson: JSON.stringify(rowToJson(schema, row)) });
         if (batch.length >= northboundLimits.initialRowsPerEventMax) flush();
       }
     }
     flush();
   } else {
-    const since = central.history.since(sinceRevision);
+    const since = feed.history.since(sinceRevision);
     if (since.kind === 'compacted') {
       cut(grpc.status.OUT_OF_RANGE, `compacted: revision ${sinceRevision} is no longer retained; the oldest revision to resume from is ${since.minRevision}; re-read with since_revision 0`);
       return;
@@ -245,7 +255,7 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
       return { rowsJson: JSON.stringify(out.rows), revision: out.revision };
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
-    watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number }, unknown>) => watch(central, call),
+    watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>) => watch(central, call),
     wait: unary(async (req: { nbCfg: number | string; waitFor: string; timeoutMs: number }) => {
       const target = Number(req.nbCfg);
       const s = await central.waitCfg(target, req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs);
@@ -303,9 +313,9 @@ export class NorthboundClient {
   }
 
   /** Opens a watch; events arrive on the returned stream ('data', 'error', 'end'). */
-  watch(tables: readonly string[], sinceRevision: number): grpc.ClientReadableStream<{ revision: number; changes: WireChange[]; initial: boolean; progress: boolean }> {
+  watch(tables: readonly string[], sinceRevision: number, db: TransactDb = 'OVN_Northbound'): grpc.ClientReadableStream<{ revision: number; changes: WireChange[]; initial: boolean; progress: boolean }> {
     const c = this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<never>>;
-    return (c.watch as (req: unknown) => grpc.ClientReadableStream<never>).call(c, { tables, sinceRevision });
+    return (c.watch as (req: unknown) => grpc.ClientReadableStream<never>).call(c, { tables, sinceRevision, db });
   }
 
   close(): void {

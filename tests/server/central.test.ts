@@ -168,3 +168,49 @@ t.test('the SB view feed: per-revision changes of northd and the chassis tables,
   t.equal(view.rows('Port_Binding').size, 1);
   t.equal(view.rows('Logical_Flow').size > 0, true);
 });
+
+t.test('Watch on OVN_Southbound: initial rows, a claim as a modify, resume on another replica', async (t) => {
+  const { members, stop } = await startCluster(t.testdir());
+  t.teardown(stop);
+  const [a, b, c] = members as [Member, Member, Member];
+  await a.client.transact([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1' } },
+  ]);
+  type Ev = { revision: number; changes: { table: string; oldJson: string; newJson: string }[]; initial: boolean; progress: boolean };
+  const collect = (client: Member['client'], since: number, until: (evs: Ev[]) => boolean): Promise<Ev[]> =>
+    new Promise((resolve, reject) => {
+      const evs: Ev[] = [];
+      const w = client.watch(['Port_Binding', 'Chassis', 'Encap'], since, 'OVN_Southbound');
+      w.on('data', (e: Ev) => {
+        if (e.progress) return;
+        evs.push(e);
+        if (until(evs)) {
+          w.cancel();
+          resolve(evs);
+        }
+      });
+      w.on('error', (err: Error & { code?: number }) => (err.code === grpc.status.CANCELLED ? undefined : reject(err)));
+    });
+  const initial = await collect(b.client, 0, (evs) => evs.length > 0);
+  t.equal(initial[0]?.initial, true);
+  t.same(initial[0]?.changes.map((x) => x.table), ['Port_Binding'], 'the initial SB rows of the tables asked for');
+  const from = initial[0]?.revision ?? 0;
+  const pending = collect(c.client, from, (evs) => evs.some((e) => e.changes.some((x) => x.table === 'Port_Binding')));
+  await a.client.transact([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
+  ], 'OVN_Southbound');
+  const hv1 = (await a.client.list('Chassis', [], { db: 'OVN_Southbound' })).rows[0]?._uuid;
+  await a.client.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: hv1 } }], 'OVN_Southbound');
+  const evs = await pending;
+  t.same(evs.map((e) => e.changes.map((x) => x.table).sort()), [['Chassis', 'Encap'], ['Port_Binding']], 'resumed on another replica: the registration, then the claim');
+  const modify = evs[1]?.changes[0];
+  t.ok(modify !== undefined && modify.oldJson !== '' && JSON.parse(modify.newJson).chassis !== undefined, 'the claim arrives as a modify with old and new rows');
+  const bad = await new Promise<Error>((resolve) => {
+    const w = a.client.watch(['Port_Binding'], 0, 'Nope' as never);
+    w.on('data', () => undefined);
+    w.on('error', resolve);
+  });
+  t.match(bad, { code: grpc.status.INVALID_ARGUMENT, details: /unknown database/ });
+});
