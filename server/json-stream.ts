@@ -12,6 +12,13 @@ export class JsonStreamSyntaxError extends Error {
   readonly kind = 'syntax error';
 }
 
+/**
+ * The deepest nesting accepted by default, the top-level value counting as 1: ovsdb-server's
+ * JSON parser refuses deeper input too. Much deeper values would overflow the stack of
+ * JSON.stringify (and of any recursive walk) when a reply or an error is built from them.
+ */
+export const JSON_DEPTH_MAX_DEFAULT = 1000;
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -27,7 +34,8 @@ function isJsonWhitespace(byte: number): boolean {
  * Tracks nesting depth and string state (with backslash escapes), so braces or quotes inside
  * strings never end a value. It scans bytes, not characters: UTF-8 continuation bytes never
  * collide with the ASCII delimiters, so a character split across chunks is reassembled before
- * decoding. Each complete value goes to JSON.parse; a failure is thrown from feed(), after
+ * decoding. Nesting deeper than depthMax is refused as soon as it is seen. Each complete value
+ * goes to JSON.parse; a failure is thrown from feed(), after
  * which the splitter must not be fed again (the connection is closed).
  */
 export class JsonValueSplitter {
@@ -37,7 +45,10 @@ export class JsonValueSplitter {
   private inString = false;
   private escaped = false;
 
-  constructor(private readonly bytesMax: number) {}
+  constructor(
+    private readonly bytesMax: number,
+    private readonly depthMax: number = JSON_DEPTH_MAX_DEFAULT,
+  ) {}
 
   /** Feeds one chunk; returns every value completed by it, in order. */
   feed(chunk: Buffer): unknown[] {
@@ -64,7 +75,9 @@ export class JsonValueSplitter {
         continue;
       }
       if (byte === QUOTE) this.inString = true;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) this.depth++;
+      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+        if (++this.depth > this.depthMax) throw new JsonStreamSyntaxError(`JSON value nested deeper than ${this.depthMax} levels`);
+      }
       else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
         this.depth--;
         if (this.depth === 0) {

@@ -1,24 +1,29 @@
 // The OVSDB door: JSON-RPC 1.0 (RFC 7047 with the Open vSwitch extensions of ovsdb-server(7))
-// over TCP or a unix socket, serving OVN_Northbound from one central node plus the `_Server`
-// database that lets clustered clients find the leader. Reads and monitors are served from
-// this member's replica; writes go through central.transact, which forwards to the leader.
+// over TCP or a unix socket, serving one database of a central node (OVN_Northbound, or
+// OVN_Southbound: the SB view northd derives plus the chassis tables) with the `_Server`
+// database that lets clustered clients find the leader, one listener per database as OVN does.
+// Reads and monitors are served from this member's replica; writes go through
+// central.transact, which forwards to the leader (SB writes are limited to what chassis own).
 // Every input is validated here: a bad request gets an error reply or a closed connection,
 // never a crash and never a half-applied transaction.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
-import type { CentralNode } from './central-node.js';
+import type { CentralNode, DbFeed, TransactDb } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
-import { JsonValueSplitter } from './json-stream.js';
-import type { Monitor, MonitorVersion, TableUpdates } from './ovsdb-monitor.js';
+import { JSON_DEPTH_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
+import type { Monitor, MonitorVersion, ReadableDb, TableUpdates } from './ovsdb-monitor.js';
 import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, parseMonitorRequests, parseMonitorWhere } from './ovsdb-monitor.js';
 import type { DbDelta } from '../ovsdb/index.js';
-import { Database, OvsdbError, OvsdbErrorName, parseDatabaseSchema, schemaToJson, transact } from '../ovsdb/index.js';
+import { Database, OvsdbError, OvsdbErrorName, findColumn, parseDatabaseSchema, rowToJson, schemaToJson, transact } from '../ovsdb/index.js';
+import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 
 /** Named limits of the door; each bounds a queue or a wait. */
 export interface OvsdbDoorLimits {
   /** One incoming JSON value; a larger one closes the connection. */
   readonly messageBytesMax: number;
+  /** Nesting depth of one incoming JSON value (the value itself is 1); deeper closes the connection. */
+  readonly messageDepthMax: number;
   /** Requests of one connection being served at once; beyond it they wait and reading pauses. */
   readonly requestsInFlightMax: number;
   /** Bytes queued to a slow reader; past it the connection is dropped. */
@@ -35,6 +40,7 @@ export interface OvsdbDoorLimits {
 
 export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   messageBytesMax: 64 * 1024 * 1024,
+  messageDepthMax: JSON_DEPTH_MAX_DEFAULT,
   requestsInFlightMax: 1000,
   outgoingBytesMax: 256 * 1024 * 1024,
   inactivityProbeMs: 5000,
@@ -51,6 +57,8 @@ export interface OvsdbDoorOptions {
   readonly limits?: Partial<OvsdbDoorLimits>;
   /** Names the cluster in `_Server`'s cid; the same on every member. */
   readonly clusterId?: string;
+  /** Which database this listener serves (default OVN_Northbound). */
+  readonly db?: TransactDb;
 }
 
 export interface OvsdbDoor {
@@ -117,11 +125,26 @@ class RpcError extends Error {
   }
 }
 
+/** gRPC status codes a write forwarded to the leader can fail with (see grpc.status). */
+const GRPC_INVALID_ARGUMENT = 3;
+const GRPC_DEADLINE_EXCEEDED = 4;
+
+/** A gRPC status error: the Northbound call that forwarded a write to the leader failed. */
+function isGrpcStatusError(err: unknown): err is Error & { code: number; details: string } {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && typeof (err as { details?: unknown }).details === 'string';
+}
+
 /** The one place an exception becomes a JSON-RPC error; anything else is a bug and is rethrown. */
 function toRpcError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
   if (err instanceof OvsdbError) return new RpcError(err.error, err.details);
   if (err instanceof CentralNodeError) return new RpcError(err.kind === 'bad-request' ? OvsdbErrorName.syntaxError : err.kind, err.message);
+  // The leader died or was cut off while it had the write: an expected outcome, not a bug.
+  if (isGrpcStatusError(err)) {
+    if (err.code === GRPC_INVALID_ARGUMENT) return new RpcError(OvsdbErrorName.syntaxError, err.details);
+    const kind = err.code === GRPC_DEADLINE_EXCEEDED ? 'timeout' : 'unavailable';
+    return new RpcError(kind, `the leader did not answer a forwarded transaction (gRPC status ${err.code}: ${err.details}); it may or may not have committed`);
+  }
   throw err;
 }
 
@@ -135,6 +158,7 @@ class ServerDb {
 
   constructor(
     private readonly central: CentralNode,
+    private readonly name: string,
     private readonly cid: string,
     private readonly sid: string,
     private readonly schemaText: string,
@@ -145,7 +169,7 @@ class ServerDb {
   private status(): { name: string; model: string; connected: boolean; leader: boolean; schema: string; cid: unknown; sid: unknown; index: number } {
     const s = this.central.node.status();
     return {
-      name: this.central.schema.name,
+      name: this.name,
       model: 'clustered',
       connected: s.lead !== 0,
       leader: s.role === 'leader',
@@ -178,6 +202,40 @@ class ServerDb {
     assert.ok(out.kind === 'committed', `_Server update failed: ${JSON.stringify(out)}`);
     return out.delta.changes.length > 0 ? out.delta : undefined;
   }
+}
+
+/**
+ * A read-only transaction (select and comment ops) answered from a view, as ovsdb-server
+ * would: rows matching each "where", with the requested columns.
+ */
+function selectFromView(view: ReadableDb, ops: readonly Record<string, unknown>[]): unknown[] {
+  const results: unknown[] = [];
+  for (const [i, op] of ops.entries()) {
+    if (op['op'] === 'comment') {
+      results.push({});
+      continue;
+    }
+    const fail = (e: OvsdbError): unknown[] => [...results, e.toJson(), ...ops.slice(i + 1).map(() => null)];
+    const table = view.schema.tables.get(String(op['table']));
+    if (table === undefined) return fail(new OvsdbError(OvsdbErrorName.unknownTable, `unknown table ${JSON.stringify(op['table'])}`));
+    let clauses;
+    try {
+      clauses = parseConditions(table, op['where'] ?? []);
+    } catch (err) {
+      if (err instanceof OvsdbError) return fail(err);
+      throw err;
+    }
+    const columns = op['columns'];
+    if (columns !== undefined && (!Array.isArray(columns) || !columns.every((c) => typeof c === 'string' && (c === '_uuid' || c === '_version' || findColumn(table, c) !== undefined)))) {
+      return fail(new OvsdbError(OvsdbErrorName.syntaxError, 'select "columns" must name columns of the table'));
+    }
+    const rows: unknown[] = [];
+    for (const row of view.rows(table.name).values()) {
+      if (evaluateConditions(clauses, row)) rows.push(rowToJson(table, row, columns as string[] | undefined));
+    }
+    results.push({ rows });
+  }
+  return results;
 }
 
 /** Locks by name, shared by every connection of one door (ovsdb-server(7) "lock"). */
@@ -221,23 +279,33 @@ class Door {
   readonly locks = new LockTable();
   readonly serverDb: ServerDb;
   readonly serverId: string;
-  readonly nbSchemaJson: unknown;
+  /** The database this door serves, as a feed (rows, history, changes). */
+  readonly feed: DbFeed;
+  readonly mainSchemaJson: unknown;
   readonly serverSchemaJson: unknown;
 
   constructor(
     readonly central: CentralNode,
     readonly limits: OvsdbDoorLimits,
     clusterId: string,
+    readonly dbName: TransactDb,
   ) {
-    this.serverId = uuidFrom(`server:${clusterId}:${central.id}`);
-    this.nbSchemaJson = schemaToJson(central.schema);
+    this.feed = central.feed(dbName);
+    this.serverId = uuidFrom(`server:${clusterId}:${central.id}:${dbName}`);
+    this.mainSchemaJson = schemaToJson(this.feed.schema);
     this.serverSchemaJson = SERVER_SCHEMA_JSON;
-    this.serverDb = new ServerDb(central, uuidFrom(`cid:${clusterId}`), this.serverId, JSON.stringify(this.nbSchemaJson));
+    this.serverDb = new ServerDb(central, dbName, uuidFrom(`cid:${clusterId}`), this.serverId, JSON.stringify(this.mainSchemaJson));
     this.serverDb.refresh(true);
   }
 
-  database(name: unknown): Database {
-    if (name === this.central.schema.name) return this.central.sm.nb;
+  /** The served database as monitors read it, live (the NB object changes on a restore). */
+  main(): ReadableDb {
+    return this.dbName === 'OVN_Northbound' ? this.central.sm.nb : this.feed;
+  }
+
+  /** The served database, or `_Server`; anything else is an unknown database. */
+  database(name: unknown): ReadableDb | Database {
+    if (name === this.dbName) return this.main();
     if (name === '_Server') return this.serverDb.db;
     throw new RpcError(OvsdbErrorName.unknownDatabase, `unknown database ${JSON.stringify(name)}`);
   }
@@ -283,11 +351,11 @@ class Connection {
     private readonly door: Door,
     private readonly socket: net.Socket,
   ) {
-    this.splitter = new JsonValueSplitter(door.limits.messageBytesMax);
+    this.splitter = new JsonValueSplitter(door.limits.messageBytesMax, door.limits.messageDepthMax);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => this.destroy());
     socket.on('close', () => this.cleanup());
-    this.offCommit = door.central.onCommit((e) => this.onNbCommit(e.revision, e.delta));
+    this.offCommit = door.feed.onChange((e) => this.onMainCommit(e.revision, e.delta));
     this.armProbe();
   }
 
@@ -399,10 +467,10 @@ class Connection {
       case 'echo':
         return params;
       case 'list_dbs':
-        return [this.door.central.schema.name, '_Server'];
+        return [this.door.dbName, '_Server'];
       case 'get_schema': {
         const db = this.door.database(params[0]);
-        return db === this.door.central.sm.nb ? this.door.nbSchemaJson : this.door.serverSchemaJson;
+        return db === this.door.serverDb.db ? this.door.serverSchemaJson : this.door.mainSchemaJson;
       }
       case 'get_server_id':
         return this.door.serverId;
@@ -437,11 +505,16 @@ class Connection {
   private async transact(params: unknown[]): Promise<unknown> {
     const db = this.door.database(params[0]);
     const ops = params.slice(1);
-    if (db !== this.door.central.sm.nb) {
+    if (db === this.door.serverDb.db) {
       // `_Server` is read-only: selects (and other reads) run on the local copy.
-      const out = transact(db, ops, { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
+      const out = transact(this.door.serverDb.db, ops, { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
       if (out.kind === 'blocked') return [{ error: OvsdbErrorName.timedOut, details: '"wait" not satisfied on _Server' }];
       return out.results;
+    }
+    // SB reads (select and comment only) are answered from this replica's view; the log
+    // sees only writes, which central checks against what chassis may change.
+    if (this.door.dbName === 'OVN_Southbound' && ops.every((op) => isRecord(op) && (op['op'] === 'select' || op['op'] === 'comment'))) {
+      return selectFromView(this.door.feed, ops as Record<string, unknown>[]);
     }
     // Locks live in this door, not in the log: "assert" is checked here and, when the lock
     // is held, replaced by a comment (both answer {}), so the replicated ops stay lock-free.
@@ -452,7 +525,7 @@ class Connection {
       return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.notOwner, details: `lock ${lock} is not held by this connection` } : null));
     }
     const replicated = ops.map((op) => (isRecord(op) && op['op'] === 'assert' ? { op: 'comment', comment: `assert ${String(op['lock'])}` } : op));
-    const out = await this.door.central.transact(replicated);
+    const out = await this.door.central.transact(replicated, this.door.dbName);
     // Replies follow the updates they caused, as with ovsdb-server: wait for this replica.
     const writes = replicated.some((op) => isRecord(op) && (op['op'] === 'insert' || op['op'] === 'update' || op['op'] === 'mutate' || op['op'] === 'delete'));
     if (!out.failed && writes) await this.door.applied(out.revision);
@@ -465,15 +538,15 @@ class Connection {
     if (this.monitors.has(key)) throw new RpcError('duplicate monitor ID');
     if (this.monitors.size >= this.door.limits.monitorsMax) throw new RpcError(OvsdbErrorName.resourcesExhausted, `more than ${this.door.limits.monitorsMax} monitors`);
     const monitor: Monitor = { id: params[1] ?? null, db: db.schema.name, version, tables: parseMonitorRequests(db, params[2], version) };
-    const isNb = db === this.door.central.sm.nb;
+    const isMain = db !== this.door.serverDb.db;
     // Everything below runs without awaiting: the snapshot and the subscription are taken at
     // the same revision, so no change is missed or reported twice.
-    const revision = isNb ? this.door.central.revision : 0;
+    const revision = isMain ? this.door.central.revision : 0;
     this.monitors.set(key, monitor);
     if (version !== 3) return initialUpdates(monitor, db);
-    const since = isNb ? revisionOfTxnId(params[3]) : undefined;
+    const since = isMain ? revisionOfTxnId(params[3]) : undefined;
     if (since !== undefined && since <= revision) {
-      const h = this.door.central.history.since(since);
+      const h = this.door.feed.history.since(since);
       if (h.kind === 'ok') {
         const updates = changeUpdates(monitor, netChanges(db, h.items.map((i) => i.delta))) ?? {};
         return [true, txnIdOf(revision), updates];
@@ -544,8 +617,8 @@ class Connection {
     else this.notify('update3', [m.id, txnIdOf(revision), updates]);
   }
 
-  private onNbCommit(revision: number, delta: DbDelta): void {
-    const name = this.door.central.schema.name;
+  private onMainCommit(revision: number, delta: DbDelta): void {
+    const name = this.door.dbName;
     for (const m of this.monitors.values()) {
       if (m.db !== name) continue;
       const updates = changeUpdates(m, delta.changes);
@@ -565,7 +638,7 @@ class Connection {
 /** Opens the door; resolves once it listens. */
 export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
-  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name);
+  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
   const server = net.createServer((socket) => {
     const c = new Connection(door, socket);
     door.connections.add(c);

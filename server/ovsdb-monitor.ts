@@ -8,9 +8,15 @@ import type { Clause } from '../ovsdb/condition.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import { defaultValue } from '../ovsdb/datum.js';
 import { syntaxError } from '../ovsdb/errors.js';
-import type { ColumnType, Database, DbDelta, Row, RowChange, TableSchema, Value } from '../ovsdb/index.js';
+import type { ColumnType, DatabaseSchema, DbDelta, Row, RowChange, TableSchema, Value } from '../ovsdb/index.js';
 import { OvsdbError, OvsdbErrorName, datumToJson, valueToJson, valuesEqual } from '../ovsdb/index.js';
 import { versionColumn } from '../ovsdb/schema.js';
+
+/** What monitors read of a database: its schema and its rows (an ovsdb Database, or a view). */
+export interface ReadableDb {
+  readonly schema: DatabaseSchema;
+  rows(table: string): ReadonlyMap<string, Row>;
+}
 
 /** 1: "update" (monitor); 2: "update2" (monitor_cond); 3: "update3" (monitor_cond_since). */
 export type MonitorVersion = 1 | 2 | 3;
@@ -82,7 +88,7 @@ function parseSelect(json: unknown): MonitorSelect {
  * table are merged: the union of their columns and select flags, the first one's condition.
  * Throws OvsdbError with the RFC's names on bad input.
  */
-export function parseMonitorRequests(db: Database, json: unknown, version: MonitorVersion): Map<string, TableMonitor> {
+export function parseMonitorRequests(db: ReadableDb, json: unknown, version: MonitorVersion): Map<string, TableMonitor> {
   if (!isRecord(json)) throw syntaxError('monitor requests must be an object of table names');
   const out = new Map<string, TableMonitor>();
   for (const [table, value] of Object.entries(json)) {
@@ -174,7 +180,7 @@ function add(out: TableUpdates, table: string, uuid: string, update: unknown): v
 }
 
 /** The initial contents a monitor reports: every watched row (nothing without select.initial). */
-export function initialUpdates(m: Monitor, db: Database): TableUpdates {
+export function initialUpdates(m: Monitor, db: ReadableDb): TableUpdates {
   const out: TableUpdates = {};
   for (const [table, tm] of m.tables) {
     if (!tm.select.initial) continue;
@@ -227,7 +233,7 @@ export function changeUpdates(m: Monitor, changes: readonly RowChange[]): TableU
 }
 
 /** Folds a run of committed deltas into one net change per row (for a resumed monitor). */
-export function netChanges(db: Database, deltas: readonly DbDelta[]): RowChange[] {
+export function netChanges(db: ReadableDb, deltas: readonly DbDelta[]): RowChange[] {
   const first = new Map<string, { table: string; old: Row | undefined; new: Row | undefined }>();
   for (const d of deltas) {
     for (const c of d.changes) {
@@ -257,7 +263,7 @@ export function netChanges(db: Database, deltas: readonly DbDelta[]): RowChange[
  * monitor_cond_change for one table: the new condition's effect on the rows the client holds,
  * as update2 rows (delete for rows leaving, insert for rows entering).
  */
-export function conditionChangeUpdates(m: Monitor, table: string, oldWhere: readonly MonitorClause[], db: Database): Record<string, unknown> {
+export function conditionChangeUpdates(m: Monitor, table: string, oldWhere: readonly MonitorClause[], db: ReadableDb): Record<string, unknown> {
   const tm = m.tables.get(table);
   if (tm === undefined) return {};
   const out: Record<string, unknown> = {};

@@ -33,6 +33,7 @@ interface CentralOptions {
   nbPeers: string;
   grpc?: string;
   ovsdb?: string;
+  ovsdbSb?: string;
   metrics?: string;
   join?: boolean;
   clusterId?: string;
@@ -50,6 +51,7 @@ export function registerCentralCommand(program: Command): void {
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
     .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
+    .option('--ovsdb-sb <target>', 'serve OVN_Southbound (the SB view, and what chassis write) over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH')
     .option('--join', 'join a running cluster (after `ovnts cluster add-member`) instead of founding one on an empty data folder')
     .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
@@ -117,20 +119,22 @@ export function registerCentralCommand(program: Command): void {
       server.addService(northboundDefinition(), northboundHandlers(central));
       server.addService(adminDefinition(), adminHandlers(central));
       const port = await bind(server, listen);
-      let door: Awaited<ReturnType<typeof startOvsdbDoor>> | undefined;
-      if (o.ovsdb !== undefined) {
-        const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(o.ovsdb);
-        const punix = /^punix:(.+)$/.exec(o.ovsdb);
-        if (ptcp === null && punix === null) throw new Error(`--ovsdb: expected ptcp:PORT[:IP] or punix:PATH, got "${o.ovsdb}"`);
+      const openDoor = async (target: string, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
+        const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
+        const punix = /^punix:(.+)$/.exec(target);
+        if (ptcp === null && punix === null) throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}"`);
         const where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
-        door = await startOvsdbDoor({ central, listen: where, clusterId });
-      }
+        return startOvsdbDoor({ central, listen: where, clusterId, db });
+      };
+      const doors: Awaited<ReturnType<typeof startOvsdbDoor>>[] = [];
+      if (o.ovsdb !== undefined) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));
+      if (o.ovsdbSb !== undefined) doors.push(await openDoor(o.ovsdbSb, '--ovsdb-sb', 'OVN_Southbound'));
       process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
-      await door?.close();
+      for (const door of doors) await door.close();
       await http?.close();
       server.forceShutdown();
       fwd.close();

@@ -94,7 +94,7 @@ export function registerUpCommands(program: Command): void {
     .description('start (or restart) a local cluster of central nodes and wait for a leader')
     .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
     .option('--nodes <n>', 'number of members', '3')
-    .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n, HTTP metrics on P+31..P+30+n', '16700')
+    .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n, HTTP metrics on P+31..P+30+n, OVSDB (OVN_Southbound) on P+41..P+40+n', '16700')
     .option('--detach', 'return once there is a leader and leave the members running')
     .action(async (o: UpOptions) => {
       const dataDir = resolve(o.dataDir);
@@ -117,7 +117,8 @@ export function registerUpCommands(program: Command): void {
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const ovsdbPort = base + 21 + names.indexOf(name);
         const metricsPort = base + 31 + names.indexOf(name);
-        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${ovsdbPort}:127.0.0.1`, `--metrics=127.0.0.1:${metricsPort}`], {
+        const sbPort = base + 41 + names.indexOf(name);
+        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${ovsdbPort}:127.0.0.1`, `--ovsdb-sb=ptcp:${sbPort}:127.0.0.1`, `--metrics=127.0.0.1:${metricsPort}`], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -130,7 +131,8 @@ export function registerUpCommands(program: Command): void {
       const addresses = names.map((_, i) => `127.0.0.1:${base + 1 + i}`);
       const ovsdbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 21 + i}`).join(',');
       const metricsUrls = names.map((_, i) => `http://127.0.0.1:${base + 31 + i}`).join(',');
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      const sbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 41 + i}`).join(',');
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
       try {
         await waitForLeader(addresses, () => exited);
       } catch (err) {
@@ -139,7 +141,7 @@ export function registerUpCommands(program: Command): void {
       }
       await initNbGlobal(addresses);
       process.stdout.write(
-        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
       );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');

@@ -36,8 +36,8 @@ function portFree(port: number): Promise<boolean> {
 
 /** A base port whose `ovnts up` ports for three members are all free now. */
 export async function freeBasePort(): Promise<number> {
-  for (let base = 27000 + (process.pid % 50) * 40; base < 60000; base += 40) {
-    const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33].map((d) => base + d);
+  for (let base = 27000 + (process.pid % 50) * 50; base < 60000; base += 50) {
+    const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33, 41, 42, 43].map((d) => base + d);
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
   throw new Error('no free port range');
@@ -48,6 +48,8 @@ export interface UpEnv {
   readonly nbGrpc: string[];
   /** OVSDB door remotes (tcp:IP:PORT), member order. */
   readonly nbOvsdb: string[];
+  /** OVN_Southbound OVSDB door remotes, member order. */
+  readonly sbOvsdb: string[];
   /** Member pids, member order. */
   readonly pids: number[];
   /** http://IP:PORT of each member's /healthz, /readyz and /metrics, member order. */
@@ -61,6 +63,7 @@ export function readUpEnv(dataDir: string): UpEnv {
   return {
     nbGrpc: field('NB_GRPC').split(',').filter(Boolean),
     nbOvsdb: field('NB_OVSDB').split(',').filter(Boolean),
+    sbOvsdb: field('SB_OVSDB').split(',').filter(Boolean),
     pids: field('MEMBER_PIDS').split(' ').filter(Boolean).map(Number),
     metrics: field('METRICS').split(',').filter(Boolean),
   };

@@ -1,0 +1,65 @@
+// The OVN_Southbound OVSDB door with OVN's own ovn-sbctl: show, list and lflow-list read the
+// SB view northd derives; chassis-add and lsp-bind write what chassis own (through any member,
+// forwarded to the leader), and the NB sees the port up; a write to a derived table is refused
+// with a permission error. Method: `ovnts up` (real processes) and the real ovn-sbctl 23.03.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { stopPid } from '../helpers/process.js';
+
+const run = promisify(execFile);
+
+async function sbctl(db: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run('ovn-sbctl', [`--db=${db}`, '--timeout=20', ...args], { timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number | string; stdout?: string; stderr?: string };
+    if (e.code === 'ENOENT') throw new Error('ovn-sbctl is not installed (apt-get install ovn-central)', { cause: err });
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+t.test('ovn-sbctl against the SB door: reads of the derived view, chassis writes, permission errors', async (t) => {
+  const dir = join(t.testdir(), 'c');
+  const base = await freeBasePort();
+  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+  t.equal(up.code, 0, `up: ${up.stderr}`);
+  const env = readUpEnv(dir);
+  t.teardown(async () => {
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  t.equal(env.sbOvsdb.length, 3, 'SB_OVSDB lists every member');
+  const nb = env.nbGrpc.join(',');
+  const sb = env.sbOvsdb.join(',');
+  for (const args of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1'], ['lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.1']]) {
+    t.equal((await ovnts('nbctl', `--endpoints=${nb}`, ...args)).code, 0);
+  }
+
+  const dps = await sbctl(sb, '--columns=external_ids', 'list', 'Datapath_Binding');
+  t.equal(dps.code, 0, dps.stderr);
+  t.match(dps.stdout, /name=sw0/, 'list reads northd\'s Datapath_Binding');
+  const flows = await sbctl(sb, 'lflow-list', 'sw0');
+  t.equal(flows.code, 0, flows.stderr);
+  t.match(flows.stdout, /Datapath: "sw0" .*Pipeline: ingress\n\s+table=0 \(ls_in_check_port_sec\)/, 'lflow-list shows the switch pipeline');
+  t.match(flows.stdout, /match=\(eth.dst == 00:00:00:00:00:01\), action=\(outport = "vm1"; output;\)/, 'with the port\'s L2 lookup');
+
+  // Writes go to the leader through whichever member ovn-sbctl reaches.
+  const added = await sbctl(sb, 'chassis-add', 'hv1', 'geneve', '192.0.2.1');
+  t.equal(added.code, 0, `chassis-add: ${added.stderr}`);
+  const show = await sbctl(sb, 'show');
+  t.match(show.stdout, /Chassis hv1\n\s+Encap geneve\n\s+ip: "192\.0\.2\.1"\n\s+options: \{csum="true"\}/, 'show lists the new chassis');
+  const bound = await sbctl(sb, 'lsp-bind', 'vm1', 'hv1');
+  t.equal(bound.code, 0, `lsp-bind: ${bound.stderr}`);
+  t.match((await sbctl(sb, 'show')).stdout, /Port_Binding vm1/, 'the binding shows under the chassis');
+  t.equal((await ovnts('nbctl', `--endpoints=${nb}`, 'lsp-get-up', 'vm1')).stdout, 'up\n', 'the NB sees the port up');
+
+  const denied = await sbctl(sb, 'create', 'Datapath_Binding', 'tunnel_key=99');
+  t.not(denied.code, 0);
+  t.match(denied.stderr, /permission error/, `a derived table is read-only: ${denied.stderr}`);
+  t.equal((await sbctl(sb, 'chassis-del', 'hv1')).code, 0, 'chassis-del');
+  t.notMatch((await sbctl(sb, 'show')).stdout, /hv1/);
+  t.equal((await ovnts('nbctl', `--endpoints=${nb}`, 'lsp-get-up', 'vm1')).stdout, 'down\n', 'the port went down with its chassis');
+});
