@@ -147,12 +147,17 @@ function sortedAtoms(atoms: Atom[]): Atom[] {
   return atoms.sort(compareAtoms);
 }
 
-/** The update2 "modify" diff of one column: a scalar's new value; a set's symmetric difference; a map's removed, added and changed pairs. */
+/**
+ * The update2 "modify" diff of one column: the new value of a scalar or of an optional value
+ * (a set of at most one element, as ovsdb-server sends it: the IDL replaces those); a set's
+ * symmetric difference; a map's removed, added and changed pairs.
+ */
 function columnDiff(type: ColumnType, oldValue: Value, newValue: Value): unknown {
   switch (type.kind) {
     case 'scalar':
       return valueToJson(type, newValue);
     case 'set': {
+      if (type.max === 1) return valueToJson(type, newValue);
       const a = oldValue as readonly Atom[];
       const b = newValue as readonly Atom[];
       const inB = (x: Atom): boolean => b.some((y) => compareAtoms(x, y) === 0);

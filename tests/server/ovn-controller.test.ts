@@ -1,0 +1,78 @@
+// The real ovn-controller 23.03 as a chassis of an ovnts cluster: it connects to the
+// OVN_Southbound door, registers its Chassis, Encap and Chassis_Private, claims the port whose
+// OVS interface carries its iface-id, compiles our logical flows into its bridge, and
+// acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up. Method: `ovnts up`
+// (real processes), a real ovs-vswitchd with dummy devices (nothing on the host's network),
+// the real ovn-controller; everything stopped by pid.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { NorthboundClient } from '../../server/northbound-service.js';
+import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
+import { stopPid } from '../helpers/process.js';
+
+const run = promisify(execFile);
+
+async function until<T>(what: () => string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+t.test('a real ovn-controller registers, claims a port, installs flows and acknowledges nb_cfg', { skip: ovsSwitchInstalled() ? false : 'Open vSwitch is not installed' }, async (t) => {
+  const dir = join(t.testdir(), 'c');
+  const base = await freeBasePort();
+  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+  t.equal(up.code, 0, `up: ${up.stderr}`);
+  const env = readUpEnv(dir);
+  t.teardown(async () => {
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  const nb = env.nbGrpc.join(',');
+  const nbctl = (...args: string[]): ReturnType<typeof ovnts> => ovnts('nbctl', `--endpoints=${nb}`, ...args);
+  for (const args of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1'], ['lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.1']]) t.equal((await nbctl(...args)).code, 0);
+
+  const sw = await startOvsSwitch();
+  t.teardown(() => sw.stop());
+  await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv1', `external_ids:ovn-remote=${env.sbOvsdb.join(',')}`,
+    'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev');
+  const ovnEnv = { ...sw.env, OVN_RUNDIR: sw.dir, OVN_LOGDIR: sw.dir, OVN_DBDIR: sw.dir };
+  await run('ovn-controller', [`unix:${join(sw.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${join(sw.dir, 'ovn-controller.pid')}`, `--log-file=${join(sw.dir, 'ovn-controller.log')}`], { env: ovnEnv });
+  const controllerPid = Number(readFileSync(join(sw.dir, 'ovn-controller.pid'), 'utf8').trim());
+  t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+  const log = (): string => (existsSync(join(sw.dir, 'ovn-controller.log')) ? readFileSync(join(sw.dir, 'ovn-controller.log'), 'utf8').slice(-2000) : '');
+  await sw.vsctl('add-port', 'br-int', 'vif1', '--', 'set', 'interface', 'vif1', 'type=dummy', 'external_ids:iface-id=vm1');
+
+  await until(() => `vm1 up (ovn-controller log: ${log()})`, async () => ((await nbctl('lsp-get-up', 'vm1')).stdout === 'up\n' ? true : undefined));
+  t.pass('the NB sees vm1 up once ovn-controller claimed it');
+  const client = new NorthboundClient(env.nbGrpc[0] as string);
+  t.teardown(() => client.close());
+  const sb = async (table: string): Promise<Record<string, unknown>[]> => (await client.list(table, [], { db: 'OVN_Southbound' })).rows;
+  const [chassis] = await sb('Chassis');
+  t.match(chassis, { name: 'hv1' }, 'it registered its Chassis');
+  t.match(await sb('Encap'), [{ type: 'geneve', ip: '127.0.0.1', chassis_name: 'hv1' }]);
+  t.match(await sb('Chassis_Private'), [{ name: 'hv1' }]);
+  const pb = (await sb('Port_Binding')).find((r) => r.logical_port === 'vm1');
+  t.same(pb?.chassis, chassis?._uuid, 'and bound vm1 to itself');
+
+  const flows = await until(() => `flows in br-int (log: ${log()})`, async () => {
+    const dump = await sw.ofctl('dump-flows');
+    return dump.includes('dl_dst=00:00:00:00:00:01') ? dump : undefined;
+  });
+  t.ok(flows.split('\n').length > 50, `it compiled our logical flows into OpenFlow (${flows.split('\n').length} flows)`);
+
+  // --wait=hv: nb_cfg goes up, and only the chassis' acknowledgement in Chassis_Private moves hv_cfg.
+  const waited = await nbctl('--wait=hv', 'lsp-add', 'sw0', 'vm2');
+  t.equal(waited.code, 0, `--wait=hv returns once the real chassis acknowledged: ${waited.stderr}`);
+  const [global] = (await client.list('NB_Global')).rows;
+  t.ok(typeof global?.hv_cfg === 'number' && global.hv_cfg === global.nb_cfg && (global.nb_cfg as number) >= 1, `hv_cfg ${String(global?.hv_cfg)} caught up with nb_cfg ${String(global?.nb_cfg)}`);
+  const [priv] = await sb('Chassis_Private');
+  t.ok((priv?.nb_cfg as number) >= (global?.nb_cfg as number), 'because the chassis acknowledged it');
+});
