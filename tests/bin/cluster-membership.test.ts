@@ -8,20 +8,11 @@ import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { freeBasePort, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 
 const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
-async function until<T>(what: string | (() => string), f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out: ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function status(address: string): Promise<StatusReplyJson> {
   const c = new AdminClient(address, 3_000);

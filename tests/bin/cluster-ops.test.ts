@@ -7,7 +7,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { NorthboundClient } from '../../server/northbound-service.js';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { freeBasePort, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 
 interface Status {
@@ -22,13 +22,6 @@ async function statusJson(endpoints: string): Promise<Status[]> {
   return JSON.parse(r.stdout) as Status[];
 }
 
-async function until(what: string, f: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function up(t: Test, dir: string): Promise<{ endpoints: string; pids: number[]; metrics: string[] }> {
   const base = await freeBasePort();
@@ -68,7 +61,7 @@ t.test('cluster status, transfer-leader, change-election-timer, snapshot save/in
 
   const timer = await ovnts('cluster', 'change-election-timer', '2000', `--endpoints=${a.endpoints}`);
   t.equal(timer.code, 0, `change-election-timer: ${timer.stderr}`);
-  await until('every member has the new election timer', async () => (await statusJson(a.endpoints)).every((m) => m.status !== undefined && m.status.electionTicks * m.status.tickMs === 2000));
+  await until('every member has the new election timer', async () => ((await statusJson(a.endpoints)).every((m) => m.status !== undefined && m.status.electionTicks * m.status.tickMs === 2000) ? true : undefined), 20_000);
 
   // Health and metrics over HTTP.
   t.equal(a.metrics.length, 3);

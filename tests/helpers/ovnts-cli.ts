@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Test } from 'tap';
+import { JsonRpcClient } from './jsonrpc-client.js';
+import { stopPid } from './process.js';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
@@ -67,4 +70,56 @@ export function readUpEnv(dataDir: string): UpEnv {
     pids: field('MEMBER_PIDS').split(' ').filter(Boolean).map(Number),
     metrics: field('METRICS').split(',').filter(Boolean),
   };
+}
+
+/**
+ * `ovnts up --detach` on a free port range in `dir`, checked by `t`; the members are stopped by
+ * pid when `t` ends (tap may remove the test folder, and with it the env file `ovnts down`
+ * reads, before teardowns run).
+ */
+export async function upCluster(t: Test, dir: string): Promise<UpEnv> {
+  const base = await freeBasePort();
+  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+  t.equal(up.code, 0, `up ${dir}: ${up.stderr}`);
+  const env = readUpEnv(dir);
+  t.teardown(async () => {
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  return env;
+}
+
+/** Which member leads, as each OVSDB door's _Server database says (member index, or -1). */
+export async function leaderIndex(remotes: readonly string[], skip: ReadonlySet<number> = new Set()): Promise<number> {
+  for (const [i, remote] of remotes.entries()) {
+    if (skip.has(i)) continue;
+    const m = /^tcp:([\d.]+):(\d+)$/.exec(remote);
+    if (m === null) throw new Error(`unexpected OVSDB remote ${remote}`);
+    const c = await JsonRpcClient.connect({ host: m[1] as string, port: Number(m[2]) });
+    try {
+      const [r] = (await c.request('transact', ['_Server', { op: 'select', table: 'Database', where: [], columns: ['leader'] }])) as [{ rows: { leader: boolean }[] }];
+      if (r.rows[0]?.leader === true) return i;
+    } finally {
+      await c.close();
+    }
+  }
+  return -1;
+}
+
+/** Polls leaderIndex until a member leads (20 s at most). */
+export async function waitForLeader(remotes: readonly string[], skip: ReadonlySet<number> = new Set()): Promise<number> {
+  return until(() => 'no leader within 20 s', async () => {
+    const i = await leaderIndex(remotes, skip);
+    return i >= 0 ? i : undefined;
+  }, 20_000);
+}
+
+/** Polls `f` until it gives a value (a throw counts as not yet); `what` says what timed out. */
+export async function until<T>(what: string | (() => string), f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

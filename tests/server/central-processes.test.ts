@@ -8,39 +8,13 @@
 import t from 'tap';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import type { WireChange } from '../../server/northbound-service.js';
-import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
-import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
+import { ovnts, upCluster, waitForLeader } from '../helpers/ovnts-cli.js';
+import { isAlive, waitForExit } from '../helpers/process.js';
 
 const writesPerClient = 120;
 const killAfterWrites = 40;
 
-/** Which member leads, as each door's _Server database says (member index, or -1). */
-async function leaderIndex(remotes: readonly string[], skip: ReadonlySet<number>): Promise<number> {
-  for (const [i, remote] of remotes.entries()) {
-    if (skip.has(i)) continue;
-    const m = /^tcp:([\d.]+):(\d+)$/.exec(remote);
-    if (m === null) throw new Error(`unexpected OVSDB remote ${remote}`);
-    const c = await JsonRpcClient.connect({ host: m[1] as string, port: Number(m[2]) });
-    try {
-      const [r] = (await c.request('transact', ['_Server', { op: 'select', table: 'Database', where: [['name', '==', 'OVN_Northbound']], columns: ['leader'] }])) as [{ rows: { leader: boolean }[] }];
-      if (r.rows[0]?.leader === true) return i;
-    } finally {
-      await c.close();
-    }
-  }
-  return -1;
-}
 
-async function waitForLeader(remotes: readonly string[], skip: ReadonlySet<number>): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const i = await leaderIndex(remotes, skip);
-    if (i >= 0) return i;
-    if (Date.now() > deadline) throw new Error('no leader within 20 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Watcher {
   /** name -> present, as the watch's events built it. */
@@ -94,15 +68,7 @@ function follow(endpoints: readonly string[], start: number, dead: ReadonlySet<n
 
 t.test('the leader killed mid-stream: clients carry on, the watch resumes, nothing lost or repeated', async (t) => {
   const dir = t.testdir();
-  const base = await freeBasePort();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readUpEnv(dir);
-  // tap may remove the test folder (and with it the env file `ovnts down` reads) before
-  // teardowns run, so the safety net stops the members by pid.
-  t.teardown(async () => {
-    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
-  });
+  const env = await upCluster(t, dir);
   t.equal(env.pids.length, 3);
   const dead = new Set<number>();
   const leader = await waitForLeader(env.nbOvsdb, dead);

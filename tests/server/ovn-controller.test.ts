@@ -10,31 +10,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { NorthboundClient } from '../../server/northbound-service.js';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
 
 const run = promisify(execFile);
 
-async function until<T>(what: () => string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 t.test('a real ovn-controller registers, claims a port, installs flows and acknowledges nb_cfg', { skip: ovsSwitchInstalled() ? false : 'Open vSwitch is not installed' }, async (t) => {
-  const dir = join(t.testdir(), 'c');
-  const base = await freeBasePort();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readUpEnv(dir);
-  t.teardown(async () => {
-    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
-  });
+  const env = await upCluster(t, join(t.testdir(), 'c'));
   const nb = env.nbGrpc.join(',');
   const nbctl = (...args: string[]): ReturnType<typeof ovnts> => ovnts('nbctl', `--endpoints=${nb}`, ...args);
   for (const args of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1'], ['lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.1']]) t.equal((await nbctl(...args)).code, 0);

@@ -12,8 +12,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
-import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
+import { upCluster, waitForLeader } from '../helpers/ovnts-cli.js';
+import { isAlive, waitForExit } from '../helpers/process.js';
 
 const commandsN = 40;
 const killAfter = 15;
@@ -46,44 +46,12 @@ function endpointOf(remote: string): { host: string; port: number } {
   return { host: m[1] as string, port: Number(m[2]) };
 }
 
-/** Which member leads, as its door's _Server database says (member index, or -1). */
-async function leaderIndex(remotes: readonly string[], skip: ReadonlySet<number>): Promise<number> {
-  for (const [i, remote] of remotes.entries()) {
-    if (skip.has(i)) continue;
-    const c = await JsonRpcClient.connect(endpointOf(remote), { requestTimeoutMs: 5000 });
-    try {
-      const [r] = (await c.request('transact', ['_Server', { op: 'select', table: 'Database', where: [['name', '==', 'OVN_Northbound']], columns: ['leader'] }])) as [{ rows: { leader: boolean }[] }];
-      if (r.rows[0]?.leader === true) return i;
-    } finally {
-      await c.close();
-    }
-  }
-  return -1;
-}
-
-async function waitForLeader(remotes: readonly string[], skip: ReadonlySet<number>): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const i = await leaderIndex(remotes, skip);
-    if (i >= 0) return i;
-    if (Date.now() > deadline) throw new Error('no leader within 20 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const haveNbctl = existsSync('/usr/bin/ovn-nbctl');
 
 t.test('ovn-nbctl ls-add in a loop while the leader is killed: no loss, no duplicate, writes resume', { skip: haveNbctl ? false : 'ovn-nbctl is not installed' }, async (t) => {
   const dir = t.testdir();
-  const base = await freeBasePort();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readUpEnv(dir);
-  // tap may remove the test folder (and the env file `ovnts down` reads) before teardowns run,
-  // so the safety net stops the members by pid.
-  t.teardown(async () => {
-    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
-  });
+  const env = await upCluster(t, dir);
   t.equal(env.nbOvsdb.length, 3);
   const db = env.nbOvsdb.join(',');
   const dead = new Set<number>();

@@ -6,8 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { freeBasePort, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
-import { stopPid } from '../helpers/process.js';
+import { ovnts, upCluster } from '../helpers/ovnts-cli.js';
 
 const run = promisify(execFile);
 
@@ -23,14 +22,7 @@ async function sbctl(db: string, ...args: string[]): Promise<{ code: number; std
 }
 
 t.test('ovn-sbctl against the SB door: reads of the derived view, chassis writes, permission errors', async (t) => {
-  const dir = join(t.testdir(), 'c');
-  const base = await freeBasePort();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readUpEnv(dir);
-  t.teardown(async () => {
-    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
-  });
+  const env = await upCluster(t, join(t.testdir(), 'c'));
   t.equal(env.sbOvsdb.length, 3, 'SB_OVSDB lists every member');
   const nb = env.nbGrpc.join(',');
   const sb = env.sbOvsdb.join(',');
