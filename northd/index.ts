@@ -22,6 +22,7 @@ import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
 import { SbChangeSet as ChangeSet } from './sb-changes.js';
 import type { SbGlobalData } from './sb-global.js';
 import { sbGlobalNode } from './sb-global.js';
+import { addressSetsNode, type AddressSetsData } from './address-sets.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -69,7 +70,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned'], [erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lflowsNode()), erase(sbGlobalNode())]);
+  return new Engine(['nb', 'sb_owned'], [erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode())]);
 }
 
 function viewOf(engine: Engine): SbView {
@@ -79,6 +80,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<MulticastData>('multicast').table,
     engine.data<PortsData>('ports').table,
     engine.data<SbGlobalData>('sb_global').table,
+    engine.data<AddressSetsData>('address_sets').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -87,7 +89,7 @@ function viewOf(engine: Engine): SbView {
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];
-  for (const [name, c] of changes) parts.push(name === 'lflows' || name === 'sb_global' ? (c as SbChangeSet) : (c as { sb: SbChangeSet }).sb);
+  for (const [name, c] of changes) parts.push(name === 'lflows' || name === 'sb_global' || name === 'address_sets' ? (c as SbChangeSet) : (c as { sb: SbChangeSet }).sb);
   return { changes: ChangeSet.changesOf(parts) };
 }
 

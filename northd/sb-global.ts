@@ -1,6 +1,8 @@
-// SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row).
-// ovn-northd also writes options (mac_prefix, svc_monitor_mac, ...) that it picks at random;
-// those must be chosen before the log (by the leader) and are not projected here yet.
+// SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row) and
+// NB_Global.options, as ovn-northd copies them. ovn-northd picks svc_monitor_mac at random when
+// NB_Global has none; here it is derived from NB_Global's UUID (itself drawn by the leader and
+// replicated), so every replica agrees and it stays put while NB_Global lives. ovn-controller
+// needs it: a flow matching $svc_monitor_mac does not compile without it.
 import type { Database, DbDelta } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
@@ -15,15 +17,34 @@ export interface SbGlobalData {
   readonly table: SbTable;
 }
 
-function nbCfgOf(db: Database): number {
-  let cfg = 0;
+function nbGlobalOf(db: Database): nb.NB_Global | undefined {
   // NB_Global has at most one row (maxRows 1); iteration is over at most one.
-  for (const g of nbRows<nb.NB_Global>(db, 'NB_Global').values()) cfg = g.nb_cfg;
-  return cfg;
+  for (const g of nbRows<nb.NB_Global>(db, 'NB_Global').values()) return g;
+  return undefined;
+}
+
+/** A unicast, locally administered MAC from NB_Global's UUID. */
+export function derivedSvcMonitorMac(nbGlobalUuid: string): string {
+  const hex = hashUuid(['svc_monitor_mac', nbGlobalUuid]).replace(/-/g, '');
+  const bytes = [0, 1, 2, 3, 4, 5].map((i) => Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16));
+  bytes[0] = ((bytes[0] as number) & 0xfe) | 0x02;
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+function optionsOf(g: nb.NB_Global | undefined): Map<string, string> {
+  const options = new Map<string, string>(g?.options ?? []);
+  if (g !== undefined && !options.has('svc_monitor_mac')) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
+  return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+}
+
+/** The service-monitor MAC SB_Global publishes (undefined without an NB_Global row). */
+export function svcMonitorMacOf(db: Database): string | undefined {
+  return optionsOf(nbGlobalOf(db)).get('svc_monitor_mac');
 }
 
 function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {
-  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: nbCfgOf(db), external_ids: new Map<string, string>(), connections: [], ssl: [], options: new Map<string, string>(), ipsec: false });
+  const g = nbGlobalOf(db);
+  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(g), ipsec: false });
   data.table.put(row, out);
 }
 

@@ -51,6 +51,9 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
     return dump.includes('dl_dst=00:00:00:00:00:01') ? dump : undefined;
   });
   t.ok(flows.split('\n').length > 50, `it compiled our logical flows into OpenFlow (${flows.split('\n').length} flows)`);
+  const fullLog = readFileSync(join(sw.dir, 'ovn-controller.log'), 'utf8');
+  t.notMatch(fullLog, /error parsing match/, `every logical flow parsed (SB_Global carries svc_monitor_mac): ${(/.*error parsing.*/.exec(fullLog) ?? [''])[0]}`);
+  t.match((await sb('SB_Global'))[0]?.options, ['map', [['svc_monitor_mac', /^[0-9a-f]{1}[26ae](:[0-9a-f]{2}){5}$/]]]);
 
   // --wait=hv: nb_cfg goes up, and only the chassis' acknowledgement in Chassis_Private moves hv_cfg.
   const waited = await nbctl('--wait=hv', 'lsp-add', 'sw0', 'vm2');
