@@ -4,6 +4,7 @@
 import { Command } from 'commander';
 import { registerCentralCommand } from './commands/central.js';
 import { registerClusterCommand } from './commands/cluster.js';
+import { registerCheckClusterCommand } from './commands/check-cluster.js';
 import { registerSnapshotCommand } from './commands/snapshot.js';
 import { registerUpCommands } from './commands/cluster-up.js';
 import { registerDbCommand } from './commands/db.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerNbctlCommand(program);
   registerClusterCommand(program);
   registerSnapshotCommand(program);
+  registerCheckClusterCommand(program);
   registerRaftKvCommand(program);
   return program;
 }
