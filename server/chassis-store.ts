@@ -72,8 +72,8 @@ export type SbTxnOutcome =
 export interface SbTxnContext {
   readonly newUuid: () => Uuid;
   readonly elapsedMs?: number;
-  /** northd's Port_Binding rows as they are now. */
-  readonly portBindings: Iterable<Row>;
+  /** northd's Port_Binding rows as they are now, by UUID. */
+  readonly portBindings: ReadonlyMap<Uuid, Row>;
   /** The chassis-owned columns reported so far, by logical_port. */
   readonly owned: ReadonlyMap<string, ChassisOwnedColumns>;
 }
@@ -93,6 +93,14 @@ interface PortBindingOp {
   readonly index: number;
   readonly where: unknown;
   readonly row: Record<string, unknown>;
+}
+
+/** The UUID when `where` is exactly [["_uuid", "==", ["uuid", U]]] (already validated). */
+function uuidEquality(where: unknown): Uuid | undefined {
+  if (!Array.isArray(where) || where.length !== 1) return undefined;
+  const c = where[0] as unknown[];
+  if (!Array.isArray(c) || c[0] !== '_uuid' || c[1] !== '==' || !Array.isArray(c[2]) || c[2][0] !== 'uuid' || typeof c[2][1] !== 'string') return undefined;
+  return (c[2][1] as string).toLowerCase();
 }
 
 /** Named uuids a JSON value mentions (["named-uuid", n] anywhere in it). */
@@ -136,7 +144,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   // Parse the Port_Binding ops before anything runs: a named uuid there must name a row this
   // transaction inserts into the table the column refers to.
   const pbSchema = portBindingSchema();
-  const parsed: { index: number; clauses: ReturnType<typeof parseConditions>; row: Record<string, unknown> }[] = [];
+  const parsed: { index: number; clauses: ReturnType<typeof parseConditions>; row: Record<string, unknown>; where: unknown }[] = [];
   for (const p of pbOps) {
     for (const [col, json] of Object.entries(p.row)) {
       for (const name of namedUuids(json)) {
@@ -146,7 +154,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       }
     }
     try {
-      parsed.push({ index: p.index, clauses: parseConditions(pbSchema, p.where ?? []), row: p.row });
+      parsed.push({ index: p.index, clauses: parseConditions(pbSchema, p.where ?? []), row: p.row, where: p.where });
     } catch (err) {
       if (err instanceof OvsdbError) return failedAt(p.index, ops.length, err);
       throw err;
@@ -172,10 +180,12 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
 
   const ports: PortUpdates = new Map();
   const current = (port: string): ChassisOwnedColumns => (ports.has(port) ? ports.get(port) : ctx.owned.get(port)) ?? {};
-  const rows = [...ctx.portBindings];
   for (const p of parsed) {
     let count = 0;
-    for (const row of rows) {
+    // ovn-controller names the row by _uuid: one lookup instead of a scan of every binding.
+    const byUuid = uuidEquality(p.where);
+    const candidates = byUuid === undefined ? ctx.portBindings.values() : [ctx.portBindings.get(byUuid)].filter((r): r is Row => r !== undefined);
+    for (const row of candidates) {
       if (!evaluateConditions(p.clauses, row)) continue;
       count++;
       const port = row.logical_port as string;

@@ -36,8 +36,8 @@ export interface Projection {
    * projection starts over from `nb` without history).
    */
   restore(nb: Database, data: Uint8Array | undefined, revision: number): void;
-  /** northd's Port_Binding rows now (what a chassis's Port_Binding "where" is matched against). */
-  portBindings?(): Iterable<Row>;
+  /** northd's Port_Binding rows now, by UUID (what a chassis's Port_Binding "where" is matched against). */
+  portBindings?(): ReadonlyMap<string, Row>;
   /** The chassis-owned Port_Binding columns reported so far, by logical_port. */
   chassisOwned?(): ReadonlyMap<string, ChassisOwnedColumns>;
   /** Chassis changed the chassis-owned columns of these ports (undefined: all cleared). */
@@ -99,7 +99,7 @@ export class NbStateMachine implements StateMachine {
   }
 
   constructor(private readonly options: NbStateMachineOptions) {
-    this.db = new Database(options.schema, options.databaseOptions);
+    this.db = new Database(options.schema, this.databaseOptions());
     options.projection?.reset(this.db, 0);
   }
 
@@ -161,7 +161,7 @@ export class NbStateMachine implements StateMachine {
     const out = applySbTxn(this.sb, ops, {
       newUuid: uuidSource(seed),
       elapsedMs,
-      portBindings: projection?.portBindings?.() ?? [],
+      portBindings: projection?.portBindings?.() ?? new Map(),
       owned: projection?.chassisOwned?.() ?? new Map(),
     });
     switch (out.kind) {
@@ -182,6 +182,14 @@ export class NbStateMachine implements StateMachine {
     }
   }
 
+  /** The caller's options, plus the index syncPortsUp reads (ports by name). */
+  private databaseOptions(): DatabaseOptions {
+    const extra = this.options.schema.tables.has('Logical_Switch_Port') ? [{ table: 'Logical_Switch_Port', column: 'name' }] : [];
+    const given = this.options.databaseOptions?.secondaryIndexes ?? [];
+    const missing = extra.filter((x) => !given.some((g) => g.table === x.table && g.column === x.column));
+    return { ...this.options.databaseOptions, secondaryIndexes: [...given, ...missing] };
+  }
+
   private timed(step: () => void): void {
     const observe = this.options.observeProjection;
     if (observe === undefined) return step();
@@ -194,11 +202,9 @@ export class NbStateMachine implements StateMachine {
   private syncPortsUp(ports: ReadonlyMap<string, ChassisOwnedColumns | undefined>, seed: UuidSeed): DbDelta {
     const ops: unknown[] = [];
     if (ports.size === 0) return { changes: [] };
-    // One scan per chassis transaction that moved ports (LSP names are not indexed).
-    const byName = new Map<string, Row>();
-    for (const r of this.db.rows('Logical_Switch_Port').values()) if (ports.has(r.name as string)) byName.set(r.name as string, r);
     for (const [name, owned] of [...ports].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
-      const lsp = byName.get(name);
+      // Names are not unique in the schema; ovn-northd binds the port by name all the same.
+      const lsp: Row | undefined = this.db.lookup('Logical_Switch_Port', 'name', name)[0];
       if (lsp === undefined) continue;
       const up = portIsUp(owned);
       const was = lsp.up as readonly boolean[] | undefined;
@@ -271,7 +277,7 @@ export class NbStateMachine implements StateMachine {
     assert.ok(typeof revision === 'number' && dbBytes instanceof Uint8Array, 'NB snapshot: malformed');
     assert.ok(projection === undefined || projection === null || projection instanceof Uint8Array, 'NB snapshot: malformed projection state');
     assert.ok(sbBytes === undefined || sbBytes instanceof Uint8Array, 'NB snapshot: malformed chassis database');
-    this.db = decodeDatabase(this.options.schema, dbBytes, this.options.databaseOptions);
+    this.db = decodeDatabase(this.options.schema, dbBytes, this.databaseOptions());
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.rev = revision;
     this.options.projection?.restore(this.db, projection ?? undefined, revision);

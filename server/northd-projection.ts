@@ -137,8 +137,8 @@ export class NorthdProjection implements Projection {
     this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data)), revision);
   }
 
-  portBindings(): Iterable<Row> {
-    return this.northd.view().get('Port_Binding')?.values() ?? [];
+  portBindings(): ReadonlyMap<Uuid, Row> {
+    return this.northd.view().get('Port_Binding') ?? new Map<Uuid, Row>();
   }
 
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns> {

@@ -46,7 +46,7 @@ const registerChassis = (name: string, ip: string, nbCfg = 0): unknown[] => [
 ];
 
 function pb(r: Replica, port: string): Record<string, unknown> | undefined {
-  for (const row of r.projection.portBindings()) if (row.logical_port === port) return row as unknown as Record<string, unknown>;
+  for (const row of r.projection.portBindings().values()) if (row.logical_port === port) return row as unknown as Record<string, unknown>;
   return undefined;
 }
 function lspUp(r: Replica, port: string): unknown {
