@@ -1,4 +1,4 @@
-// The OVN_Southbound OVSDB door with OVN's own ovn-sbctl: show, list and lflow-list read the
+// The OVN_Southbound OVSDB door with OVN's own ovn-sbctl and ovn-trace: show, list, lflow-list and traces read the
 // SB view northd derives; chassis-add and lsp-bind write what chassis own (through any member,
 // forwarded to the leader), and the NB sees the port up; a write to a derived table is refused
 // with a permission error. Method: `ovnts up` (real processes) and the real ovn-sbctl 23.03.
@@ -37,6 +37,22 @@ t.test('ovn-sbctl against the SB door: reads of the derived view, chassis writes
   t.equal(flows.code, 0, flows.stderr);
   t.match(flows.stdout, /Datapath: "sw0" .*Pipeline: ingress\n\s+table=0 \(ls_in_check_port_sec\)/, 'lflow-list shows the switch pipeline');
   t.match(flows.stdout, /match=\(eth.dst == 00:00:00:00:00:01\), action=\(outport = "vm1"; output;\)/, 'with the port\'s L2 lookup');
+
+  // ovn-trace reads the SB through the door and walks our logical flows: a frame from vm1 to
+  // vm2's MAC is switched to vm2 (L2 lookup), one to an unknown MAC is dropped (no port has
+  // "unknown" addresses).
+  t.equal((await ovnts('nbctl', `--endpoints=${nb}`, 'lsp-add', 'sw0', 'vm2')).code, 0);
+  t.equal((await ovnts('nbctl', `--endpoints=${nb}`, 'lsp-set-addresses', 'vm2', '00:00:00:00:00:02 10.0.0.2')).code, 0);
+  const trace = async (flow: string): Promise<string> => {
+    const r = await run('ovn-trace', [`--db=${sb}`, '--minimal', 'sw0', flow], { timeout: 30_000 }).then((x) => x.stdout, (e: { stdout?: string; stderr?: string }) => `failed: ${e.stderr ?? ''}${e.stdout ?? ''}`);
+    return r;
+  };
+  const toVm2 = await trace('inport == "vm1" && eth.src == 00:00:00:00:00:01 && eth.dst == 00:00:00:00:00:02');
+  t.match(toVm2, /output\("vm2"\)/, `ovn-trace: vm1 -> vm2 is delivered to vm2: ${toVm2}`);
+  const unknown = await trace('inport == "vm1" && eth.src == 00:00:00:00:00:01 && eth.dst == 00:00:00:00:00:99');
+  t.ok(!unknown.startsWith('failed') && !/output\(/.test(unknown), `ovn-trace: an unknown destination is not delivered: ${unknown}`);
+  const flood = await trace('inport == "vm1" && eth.src == 00:00:00:00:00:01 && eth.dst == ff:ff:ff:ff:ff:ff');
+  t.match(flood, /output\("vm2"\)/, `ovn-trace: a broadcast floods to vm2: ${flood}`);
 
   // Writes go to the leader through whichever member ovn-sbctl reaches.
   const added = await sbctl(sb, 'chassis-add', 'hv1', 'geneve', '192.0.2.1');
