@@ -349,9 +349,20 @@ export class CentralNode {
    * write acknowledged before the call), or at once for 'serializable' (maybe stale, never torn).
    */
   async list(table: string, where: unknown, columns: readonly string[] | undefined, consistency: 'linearizable' | 'serializable'): Promise<{ rows: unknown[]; revision: number }> {
-    await this.readBarrier(consistency);
     const op: Record<string, unknown> = { op: 'select', table, where: where ?? [] };
     if (columns !== undefined && columns.length > 0) op.columns = columns;
+    // A malformed read is answered before the ReadIndex round: bad input never waits on Raft
+    // (and never reads as "unavailable" while an election is under way).
+    const ts = this.schema.tables.get(table);
+    if (ts === undefined) throw new CentralNodeError('bad-request', `unknown table ${table}`);
+    for (const c of columns ?? []) if (c !== '_uuid' && c !== '_version' && findColumn(ts, c) === undefined) throw new CentralNodeError('bad-request', `unknown column ${c} in ${table}`);
+    try {
+      parseConditions(ts, where ?? []);
+    } catch (err) {
+      if (err instanceof OvsdbError) throw new CentralNodeError('bad-request', `${err.error}: ${err.details}`);
+      throw err;
+    }
+    await this.readBarrier(consistency);
     const out = transact(this.sm.nb, [op], { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
     if (out.kind !== 'committed') {
       const err = out.kind === 'failed' ? out.error : undefined;
