@@ -6,7 +6,7 @@
 // in. Pure: no I/O; a group id for ct_lb's backends comes from the caller's allocator. Bad input
 // is an error value, never an exception.
 
-import { lex, type IntFormat, type Token } from '../expr/lexer.js';
+import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js';
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
 import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
 import type { FieldRef, NatSpec, OfAction } from '../openflow/types.js';
@@ -64,6 +64,8 @@ export const actionCharsMax = 64 * 1024;
 class Fail extends Error {}
 
 const reg = (field: string, start = 0, end = 31): FieldRef => ({ field, start, end });
+/** Where an IP argument of the MAC-binding actions goes: reg0, or xxreg0 for IPv6. */
+const ipArgReg = (v6: boolean): FieldRef => (v6 ? reg('xxreg0', 0, 127) : reg('reg0'));
 const ones = (n: number): bigint => (1n << BigInt(n)) - 1n;
 
 function constantWidth(value: bigint, mask: bigint | null, format: IntFormat): number {
@@ -76,21 +78,7 @@ function constantWidth(value: bigint, mask: bigint | null, format: IntFormat): n
 }
 
 function formatIp(value: bigint, format: IntFormat): string {
-  if (format === 'ipv4') return [24n, 16n, 8n, 0n].map((s) => ((value >> s) & 0xffn).toString()).join('.');
-  const groups: number[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(Number((value >> BigInt(16 * i)) & 0xffffn));
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
-    i = j;
-  }
-  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
-  if (bestStart < 0) return hex(groups);
-  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLen))}`;
+  return formatIntPart(value, format === 'ipv4' ? 'ipv4' : 'ipv6');
 }
 
 /** The NXM/OXM header of a register, as put_dhcp_opts names its result field. */
@@ -236,6 +224,27 @@ class ActionCompiler {
     return r;
   }
 
+  /** `(a, b, ...)`: one field per width (0: a port name's string field). */
+  private argFields(widths: readonly number[]): FieldRef[] {
+    this.forceMatch('(');
+    const out = widths.map((w, i) => {
+      if (i > 0) this.forceMatch(',');
+      return this.argField(w);
+    });
+    this.forceMatch(')');
+    return out;
+  }
+
+  /** put_arp/put_nd/lookup_arp/lookup_nd's (port, ip, mac), loaded where the MAC-binding tables read them. */
+  private bindingArgs(v6: boolean): { src: FieldRef; dst: FieldRef }[] {
+    const [port, ip, mac] = this.argFields([0, v6 ? 128 : 32, 48]) as [FieldRef, FieldRef, FieldRef];
+    return [
+      { src: port, dst: reg(LOG_REG.INPORT) },
+      { src: ip, dst: ipArgReg(v6) },
+      { src: mac, dst: reg('eth_src', 0, 47) },
+    ];
+  }
+
   private argField(nBits: number): FieldRef {
     const f = this.parseField();
     this.typeCheck(f, nBits, false, 'default');
@@ -337,12 +346,8 @@ class ActionCompiler {
       case 'get_arp': case 'get_nd': {
         this.advance();
         const v6 = name === 'get_nd';
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const ip = this.argField(v6 ? 128 : 32);
-        this.forceMatch(')');
-        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') }], () => [
+        const [port, ip] = this.argFields([0, v6 ? 128 : 32]) as [FieldRef, FieldRef];
+        this.withArgs(out, [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: ipArgReg(v6) }], () => [
           { kind: 'set_field', field: 'eth_dst', value: 0n },
           { kind: 'resubmit', table: OFTABLE.MAC_BINDING },
         ]);
@@ -351,37 +356,19 @@ class ActionCompiler {
       case 'put_arp': case 'put_nd': {
         this.advance();
         const v6 = name === 'put_nd';
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const ip = this.argField(v6 ? 128 : 32);
-        this.forceMatch(',');
-        const mac = this.argField(48);
-        this.forceMatch(')');
-        const args = [
-          { src: port, dst: reg(LOG_REG.INPORT) },
-          { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') },
-          { src: mac, dst: reg('eth_src', 0, 47) },
-        ];
-        this.withArgs(out, args, () => [this.controller(v6 ? ACTION_OPCODE.PUT_ND : ACTION_OPCODE.PUT_ARP, [])]);
+        this.withArgs(out, this.bindingArgs(v6), () => [this.controller(v6 ? ACTION_OPCODE.PUT_ND : ACTION_OPCODE.PUT_ARP, [])]);
         return;
       }
       case 'put_fdb': {
         this.advance();
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const mac = this.argField(48);
-        this.forceMatch(')');
+        const [port, mac] = this.argFields([0, 48]) as [FieldRef, FieldRef];
         this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }, { src: mac, dst: reg('eth_src', 0, 47) }],
           () => [this.controller(ACTION_OPCODE.PUT_FDB, [])]);
         return;
       }
       case 'handle_svc_check': {
         this.advance();
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(')');
+        const [port] = this.argFields([0]) as [FieldRef];
         this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }], () => [this.controller(ACTION_OPCODE.HANDLE_SVC_CHECK, [])]);
         return;
       }
@@ -771,19 +758,7 @@ class ActionCompiler {
         const v6 = name === 'lookup_nd';
         const dst = result(1);
         this.advance();
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const ip = this.argField(v6 ? 128 : 32);
-        this.forceMatch(',');
-        const mac = this.argField(48);
-        this.forceMatch(')');
-        const args = [
-          { src: port, dst: reg(LOG_REG.INPORT) },
-          { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') },
-          { src: mac, dst: reg('eth_src', 0, 47) },
-        ];
-        this.withArgs(out, args, () => [
+        this.withArgs(out, this.bindingArgs(v6), () => [
           { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_MAC) },
           { kind: 'resubmit', table: OFTABLE.MAC_LOOKUP },
           { kind: 'move', src: flagsBit(MLF.LOOKUP_MAC), dst },
@@ -794,12 +769,8 @@ class ActionCompiler {
         const v6 = name === 'lookup_nd_ip';
         const dst = result(1);
         this.advance();
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const ip = this.argField(v6 ? 128 : 32);
-        this.forceMatch(')');
-        const args = [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: v6 ? reg('xxreg0', 0, 127) : reg('reg0') }];
+        const [port, ip] = this.argFields([0, v6 ? 128 : 32]) as [FieldRef, FieldRef];
+        const args = [{ src: port, dst: reg(LOG_REG.OUTPORT) }, { src: ip, dst: ipArgReg(v6) }];
         this.withArgs(out, args, () => [
           { kind: 'push', src: reg('eth_dst', 0, 47) },
           { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_MAC) },
@@ -827,11 +798,7 @@ class ActionCompiler {
       case 'lookup_fdb': {
         const dst = result(1);
         this.advance();
-        this.forceMatch('(');
-        const port = this.argField(0);
-        this.forceMatch(',');
-        const mac = this.argField(48);
-        this.forceMatch(')');
+        const [port, mac] = this.argFields([0, 48]) as [FieldRef, FieldRef];
         // Unlike lookup_arp, OVN restores the arguments before reading the result bit.
         this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }, { src: mac, dst: reg('eth_src', 0, 47) }], () => [
           { kind: 'set_field', field: LOG_REG.FLAGS, value: 0n, mask: 1n << BigInt(MLF.LOOKUP_FDB) },

@@ -322,7 +322,8 @@ export function lex(input: string): LexResult {
   return { tokens };
 }
 
-function formatIntPart(v: bigint, format: IntFormat): string {
+/** An integer as the lexer's format spells it (IPv6 per RFC 5952, with ::ffff:a.b.c.d). */
+export function formatIntPart(v: bigint, format: IntFormat): string {
   switch (format) {
     case 'decimal': return v.toString();
     case 'hex': return v === 0n ? '0' : `0x${v.toString(16)}`;
