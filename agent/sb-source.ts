@@ -1,0 +1,66 @@
+// Where an agent's view of the Southbound comes from, and where its chassis-side writes go.
+// The agent runtime reads only this interface: the per-chassis gRPC stream (proto/southbound.proto)
+// implements it, and so can a test's in-process source. Rows arrive decoded (ovsdb Row values,
+// as the SB schema types them), grouped by the revision that produced them.
+
+import type { Row } from '../ovsdb/index.js';
+
+/** One row as it is after a revision; 'row' absent means the row is gone. */
+export interface SbRowChange {
+  readonly table: string;
+  readonly uuid: string;
+  readonly row?: Row;
+}
+
+/**
+ * A step of the agent's SB view from fromRevision to toRevision. With reset, the agent replaces
+ * everything it holds by 'changes' (a snapshot) — without clearing its installed flows first: it
+ * recomputes and installs the difference. An update with no changes only advances the revision.
+ */
+export interface SbUpdate {
+  readonly reset: boolean;
+  readonly fromRevision: number;
+  readonly toRevision: number;
+  readonly changes: readonly SbRowChange[];
+}
+
+export interface ChassisEncap {
+  readonly type: string;
+  readonly ip: string;
+}
+
+/** What the agent says of itself when it (re)connects. */
+export interface ChassisHello {
+  readonly chassis: string;
+  readonly hostname: string;
+  readonly encaps: readonly ChassisEncap[];
+  /** The last revision the agent applied, 0 when it holds nothing: a source resumes after it. */
+  readonly lastRevision: number;
+  /** Send every SB row, not only those of this chassis's interest set. */
+  readonly monitorAll?: boolean;
+}
+
+export type SbSourceState =
+  | { readonly state: 'connected'; readonly endpoint: string }
+  | { readonly state: 'disconnected'; readonly endpoint: string; readonly reason: string };
+
+export interface SbSource {
+  /**
+   * Starts delivering updates in revision order. The source awaits each onUpdate before it
+   * delivers the next, so updates never overlap; on reconnect it resumes after the last revision
+   * the agent acknowledged (or was delivered), or delivers a reset.
+   */
+  start(hello: ChassisHello, onUpdate: (u: SbUpdate) => Promise<void>, onState?: (s: SbSourceState) => void): void;
+  /**
+   * Everything up to 'revision' is installed (flows and bindings). nbCfg is the SB_Global.nb_cfg
+   * of that revision: the source makes it this chassis's Chassis_Private.nb_cfg, which is what
+   * `--wait=hv` waits for. 'error' reports a revision that could not be applied in full.
+   */
+  ack(revision: number, nbCfg: number, error?: string): void;
+  /**
+   * A chassis-side OVN_Southbound transaction (Chassis, Encap, Chassis_Private, MAC_Binding,
+   * FDB, and Port_Binding's chassis-owned columns); resolves to the OVSDB results array.
+   */
+  transact(ops: readonly unknown[]): Promise<unknown[]>;
+  close(): Promise<void>;
+}
