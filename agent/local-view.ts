@@ -1,0 +1,30 @@
+// What the agent knows of its own hypervisor, as the flow side needs it: which OpenFlow port
+// each local VIF, tunnel and localnet patch port has on the integration bridge. The local OVS
+// side (agent/local/) maintains it from the Open_vSwitch database; the flow side (agent/flows/)
+// reads it and is told when it changed. Plain data: a test builds one by hand.
+
+export interface TunnelPort {
+  readonly ofport: number;
+  /** "geneve" (the only encapsulation the physical flows produce). */
+  readonly type: string;
+  /** The remote chassis's encap IP. */
+  readonly remoteIp: string;
+}
+
+export interface LocalView {
+  /** This chassis's name (Open_vSwitch external_ids:system-id = SB Chassis.name). */
+  readonly chassis: string;
+  /** Interface external_ids:iface-id (a logical port name) → ofport, for interfaces with one. */
+  readonly vifs: ReadonlyMap<string, number>;
+  /** Remote chassis name → its tunnel port on the integration bridge. */
+  readonly tunnels: ReadonlyMap<string, TunnelPort>;
+  /** Physical network name (ovn-bridge-mappings) → the patch port on the integration bridge. */
+  readonly localnetPatches: ReadonlyMap<string, number>;
+}
+
+export const emptyLocalView = (chassis: string): LocalView => ({
+  chassis,
+  vifs: new Map(),
+  tunnels: new Map(),
+  localnetPatches: new Map(),
+});
