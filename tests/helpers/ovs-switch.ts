@@ -27,6 +27,8 @@ export interface OvsSwitch {
   readonly bridge: string;
   /** unix:… target of the bridge's management socket. */
   readonly mgmtTarget: string;
+  /** unix:… target of the Open_vSwitch database (for OVSDB clients such as the agent). */
+  readonly dbTarget: string;
   readonly vswitchdCtl: string;
   readonly env: NodeJS.ProcessEnv;
   readonly vswitchdPid: number;
@@ -63,12 +65,18 @@ export interface OvsSwitchOptions {
   readonly bridge?: string;
   /** Dummy ports p1..pN with OpenFlow port numbers 1..N. */
   readonly ports?: number;
+  /**
+   * Use the host's network devices (veths in test namespaces) instead of replacing every device
+   * with an in-memory dummy. The datapath stays the userspace one (--disable-system, netdev).
+   */
+  readonly realDevices?: boolean;
 }
 
 /**
  * Starts ovsdb-server and ovs-vswitchd and adds a netdev bridge speaking OpenFlow 1.5.
- * ovs-vswitchd runs with --enable-dummy=override, so the bridge's own port and every port are
- * Open vSwitch's in-memory dummy devices: nothing appears in the host's network stack.
+ * Unless realDevices is set, ovs-vswitchd runs with --enable-dummy=override, so the bridge's own
+ * port and every port are Open vSwitch's in-memory dummy devices: nothing appears in the host's
+ * network stack.
  */
 export async function startOvsSwitch(options: OvsSwitchOptions = {}): Promise<OvsSwitch> {
   const bridge = options.bridge ?? 'br-int';
@@ -93,7 +101,8 @@ export async function startOvsSwitch(options: OvsSwitchOptions = {}): Promise<Ov
   let swPid = 0;
   try {
     await run('ovs-vsctl', [`--db=unix:${dbSock}`, '--no-wait', 'init']);
-    await run('ovs-vswitchd', [`unix:${dbSock}`, '--disable-system', '--enable-dummy=override', `--pidfile=${dir}/ovs-vswitchd.pid`, `--unixctl=${vswitchdCtl}`,
+    const dummy = options.realDevices === true ? [] : ['--enable-dummy=override'];
+    await run('ovs-vswitchd', [`unix:${dbSock}`, '--disable-system', ...dummy, `--pidfile=${dir}/ovs-vswitchd.pid`, `--unixctl=${vswitchdCtl}`,
       '--detach', '--no-chdir', `--log-file=${dir}/ovs-vswitchd.log`, '-vconsole:off']);
     swPid = readPid(`${dir}/ovs-vswitchd.pid`);
     live.set(swPid, dir);
@@ -114,6 +123,7 @@ export async function startOvsSwitch(options: OvsSwitchOptions = {}): Promise<Ov
     dir,
     bridge,
     mgmtTarget: `unix:${mgmt}`,
+    dbTarget: `unix:${dbSock}`,
     vswitchdCtl,
     env,
     vswitchdPid: swPid,
