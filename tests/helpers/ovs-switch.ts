@@ -70,6 +70,9 @@ export interface OvsSwitchOptions {
    * with an in-memory dummy. The datapath stays the userspace one (--disable-system, netdev).
    */
   readonly realDevices?: boolean;
+  /** Run ovs-vswitchd inside this network namespace (a chassis of its own, with its own routes
+   *  for tunnel endpoints); the database and the control sockets stay in the temp folder. */
+  readonly netns?: string;
 }
 
 /**
@@ -102,8 +105,10 @@ export async function startOvsSwitch(options: OvsSwitchOptions = {}): Promise<Ov
   try {
     await run('ovs-vsctl', [`--db=unix:${dbSock}`, '--no-wait', 'init']);
     const dummy = options.realDevices === true ? [] : ['--enable-dummy=override'];
-    await run('ovs-vswitchd', [`unix:${dbSock}`, '--disable-system', ...dummy, `--pidfile=${dir}/ovs-vswitchd.pid`, `--unixctl=${vswitchdCtl}`,
-      '--detach', '--no-chdir', `--log-file=${dir}/ovs-vswitchd.log`, '-vconsole:off']);
+    const vswitchd = ['ovs-vswitchd', `unix:${dbSock}`, '--disable-system', ...dummy, `--pidfile=${dir}/ovs-vswitchd.pid`, `--unixctl=${vswitchdCtl}`,
+      '--detach', '--no-chdir', `--log-file=${dir}/ovs-vswitchd.log`, '-vconsole:off'];
+    if (options.netns === undefined) await run(vswitchd[0] as string, vswitchd.slice(1));
+    else await run('ip', ['netns', 'exec', options.netns, ...vswitchd]);
     swPid = readPid(`${dir}/ovs-vswitchd.pid`);
     live.set(swPid, dir);
     await run('ovs-vsctl', [`--db=unix:${dbSock}`, '--timeout=20', 'add-br', bridge, '--', 'set', 'bridge', bridge,
