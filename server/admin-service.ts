@@ -7,6 +7,8 @@ import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import { applyConfChange, type ConfChange } from '../cluster/conf-change.js';
 import { ProposalError } from '../cluster/node.js';
 import type { NodeId } from '../cluster/types.js';
+import { compareAtoms, type Atom, type Row, type Value } from '../ovsdb/index.js';
+import { encodeDatabase } from '../ovsdb/codec.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { CentralNodeError, type CentralNode } from './central-node.js';
 import { statusOf } from './northbound-service.js';
@@ -49,11 +51,48 @@ export interface StatusReplyJson {
   readsPending: number;
   historyMinRevision: number;
   fatalError: string;
+  /** Empty unless the request asked for digests (see stateDigests). */
+  nbSha256: string;
+  sbSha256: string;
 }
 
-export function statusOfCentral(central: CentralNode): StatusReplyJson {
+/** A value with its set elements and map entries in atom order, whatever order it was built in. */
+function canonicalValue(v: Value): unknown {
+  if (v instanceof Map) return [...(v as ReadonlyMap<Atom, Atom>)].sort((a, b) => compareAtoms(a[0], b[0]));
+  if (Array.isArray(v)) return [...(v as readonly Atom[])].sort(compareAtoms);
+  return v;
+}
+
+/**
+ * SHA-256 digests (hex) of this replica's state at its applied index, taken in one synchronous
+ * step: the NB database as its snapshot encodes it (byte for byte equal on replicas that
+ * applied the same prefix, row order included), and the SB view — northd's rows and the
+ * chassis-owned tables — with tables, rows (by UUID) and set and map elements in sorted order,
+ * columns in schema order. Replicas at the same applied index must agree on both; a
+ * difference is a replica that diverged.
+ */
+export function stateDigests(central: CentralNode): { nbSha256: string; sbSha256: string } {
+  const nbSha256 = createHash('sha256').update(encodeDatabase(central.sm.nb)).digest('hex');
+  const sb = createHash('sha256');
+  const view = central.sbView();
+  for (const name of [...view.schema.tables.keys()].sort()) {
+    const ts = view.schema.tables.get(name);
+    if (ts === undefined) continue;
+    const rows = view.rows(name);
+    const columns = [...ts.columns.keys()];
+    sb.update(JSON.stringify([name, rows.size]));
+    for (const uuid of [...rows.keys()].sort()) {
+      const row = rows.get(uuid) as Row;
+      sb.update(JSON.stringify([row._uuid, row._version, ...columns.map((c) => canonicalValue(row[c] as Value))]));
+    }
+  }
+  return { nbSha256, sbSha256: sb.digest('hex') };
+}
+
+export function statusOfCentral(central: CentralNode, digests = false): StatusReplyJson {
   const s = central.node.status();
   return {
+    ...(digests ? stateDigests(central) : { nbSha256: '', sbSha256: '' }),
     id: s.id,
     clusterId: central.clusterId,
     role: s.role,
@@ -127,7 +166,7 @@ function waitForLeader(central: CentralNode, to: NodeId, timeoutMs: number): Pro
 
 export function adminHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
   return {
-    status: unary(async () => statusOfCentral(central)),
+    status: unary(async (req: { digests: boolean }) => statusOfCentral(central, req.digests)),
     transferLeader: unary(async (req: { to: number }) => {
       if (central.node.status().role !== 'leader') throw notLeader(central);
       if (req.to === central.id) return { leader: central.id };
@@ -247,8 +286,9 @@ export class AdminClient {
     return new Promise((resolve, reject) => f.call(c, req, { deadline: Date.now() + this.callTimeoutMs }, (e, r) => (e ? reject(e) : resolve(r))));
   }
 
-  async status(): Promise<StatusReplyJson> {
-    return (await this.call('status', {})) as StatusReplyJson;
+  /** With `digests`, the reply carries the state digests at its applied index (stateDigests). */
+  async status(options: { digests?: boolean } = {}): Promise<StatusReplyJson> {
+    return (await this.call('status', { digests: options.digests === true })) as StatusReplyJson;
   }
 
   async transferLeader(to: number): Promise<number> {
