@@ -39,6 +39,7 @@ interface CentralOptions {
   clusterId?: string;
   tickMs: string;
   electionTicks: string;
+  snapshotEntries?: string;
 }
 
 export function registerCentralCommand(program: Command): void {
@@ -57,6 +58,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
+    .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
     .action(async (o: CentralOptions) => {
       // name@id gives a member's id outright (members added later); otherwise it is the position.
       const peers = parseNamedList('--peers', o.peers).map((p, i) => {
@@ -99,6 +101,7 @@ export function registerCentralCommand(program: Command): void {
         ...(o.join === true ? {} : { bootstrap: [...raftPeers.keys()] }),
         tickMs: Number(o.tickMs),
         electionTicks: Number(o.electionTicks),
+        ...(o.snapshotEntries !== undefined ? { snapshotEntries: Number(o.snapshotEntries) } : {}),
         forward: fwd.forward,
         observe: metrics,
         onFatalError: (err) => {
