@@ -13,6 +13,8 @@ export interface NsHostOptions {
   readonly cidr?: string;
   readonly gateway?: string;
   readonly mtu?: number;
+  /** Put the outer veth end in this namespace (a chassis's) instead of the test's. */
+  readonly peerNetns?: string;
 }
 
 export interface NsHost {
@@ -77,12 +79,15 @@ export async function createNsHost(options: NsHostOptions): Promise<NsHost> {
       await inNs('ip', 'link', 'set', 'eth0', 'mtu', String(options.mtu));
       await ip('link', 'set', peer, 'mtu', String(options.mtu));
     }
+    const outer = async (cmd: string, ...args: string[]): Promise<unknown> =>
+      options.peerNetns === undefined ? execFileAsync(cmd, args) : execFileAsync('ip', ['netns', 'exec', options.peerNetns, cmd, ...args]);
+    if (options.peerNetns !== undefined) await ip('link', 'set', peer, 'netns', options.peerNetns);
     // The userspace datapath does not compute checksums a veth leaves to offload.
     await inNs('ethtool', '-K', 'eth0', 'tx', 'off');
-    await execFileAsync('ethtool', ['-K', peer, 'tx', 'off']);
+    await outer('ethtool', '-K', peer, 'tx', 'off');
     await inNs('ip', 'link', 'set', 'lo', 'up');
     await inNs('ip', 'link', 'set', 'eth0', 'up');
-    await ip('link', 'set', peer, 'up');
+    await outer('ip', 'link', 'set', peer, 'up');
     if (options.cidr !== undefined) await inNs('ip', 'addr', 'add', options.cidr, 'dev', 'eth0');
     if (options.gateway !== undefined) await inNs('ip', 'route', 'add', 'default', 'via', options.gateway);
   } catch (err) {
