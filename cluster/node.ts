@@ -5,6 +5,14 @@
 //   send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
 //   → apply (snapshot, committed entries, read states) → advance() → maybe take a snapshot
 //
+// Compaction never silences the Raft timers. While a snapshot is written to disk, heartbeats
+// and appends keep leaving (as they do during any write). Encoding the state machine holds the
+// event loop, so a leader whose last snapshot here held the loop for snapshotHandoffMs or more
+// does not take the next one while it leads: it lets the log grow to twice the threshold (the
+// followers compact meanwhile), then hands leadership to an up-to-date voter and compacts as a
+// follower, as ovsdb-server does. The twice keeps a new leader (a follower that compacted at the
+// threshold) from handing it straight back.
+//
 // Ticks, peer messages and client requests are stepped into the RawNode as they arrive, even
 // while a save is in flight (the core allows it between ready() and advance()); they only wake
 // the loop. Proposals that arrive during a save land in the next Ready together, which is how
@@ -71,8 +79,15 @@ export interface RaftNodeOptions {
   readonly heartbeatTicks?: number;
   /** Seed of the core's PRNG (election timeouts). Defaults to one derived from the id. */
   readonly seed?: number;
-  /** A snapshot is taken, and the log compacted, every this many applied entries. */
+  /** A snapshot is taken, and the log compacted, every this many applied entries... */
   readonly snapshotEntries?: number;
+  /** ...or once the entries applied since the last snapshot hold this many bytes of data. */
+  readonly snapshotLogBytes?: number;
+  /**
+   * A leader whose last snapshot held its loop this long or longer hands leadership away
+   * before taking the next (see the top of this file). Default: one heartbeat interval.
+   */
+  readonly snapshotHandoffMs?: number;
   /** Proposals waiting to apply; beyond this new ones are rejected 'dropped'. */
   readonly proposalsPendingMax?: number;
   /** Reads waiting for their index; beyond this new ones are rejected 'dropped'. */
@@ -95,8 +110,13 @@ export interface RaftNodeOptions {
 export interface NodeObserver {
   /** A Ready's synced write: its duration and how many entries it carried. */
   persisted?(ms: number, entries: number): void;
-  /** A snapshot taken and the log compacted behind it. */
-  snapshotTaken?(ms: number, bytes: number): void;
+  /**
+   * A snapshot taken and the log compacted behind it: the whole time it held the node's loop,
+   * its size, and the part spent encoding the state machine (which holds the event loop).
+   */
+  snapshotTaken?(ms: number, bytes: number, encodeMs: number): void;
+  /** A proposal of this node applied here: milliseconds from propose() to applied. */
+  proposalApplied?(ms: number): void;
 }
 
 export const nodeDefaults = {
@@ -104,6 +124,7 @@ export const nodeDefaults = {
   electionTicks: 10,
   heartbeatTicks: 1,
   snapshotEntries: 10_000,
+  snapshotLogBytes: 64 * 1024 * 1024,
   proposalsPendingMax: 4096,
   readsPendingMax: 1024,
   proposalTimeoutMs: 5000,
@@ -165,6 +186,8 @@ export interface NodeCounters {
   readsTimedOut: number;
   snapshotsTaken: number;
   snapshotsRestored: number;
+  /** Leaderships handed away so that a slow snapshot would not hold a leader's loop. */
+  snapshotHandoffs: number;
 }
 
 /** What this node knows of one other member: the leader's progress for it, and contact. */
@@ -186,6 +209,10 @@ export interface RaftNodeStatus extends NodeStatus {
   /** The last index applied to the state machine. */
   readonly appliedIndex: number;
   readonly snapshotIndex: number;
+  /** Bytes of entry data applied since the last snapshot (the byte threshold's measure). */
+  readonly logBytesSinceSnapshot: number;
+  /** How long the last snapshot taken here held the loop; undefined before the first. */
+  readonly lastSnapshotMs: number | undefined;
   readonly proposalsPending: number;
   readonly readsPending: number;
   readonly counters: Readonly<NodeCounters>;
@@ -197,6 +224,8 @@ export interface RaftNodeStatus extends NodeStatus {
 interface PendingProposal {
   readonly term: number;
   readonly deadlineTick: number;
+  /** performance.now() when proposed, for the proposal latency metric. */
+  readonly proposedAt: number;
   readonly resolve: (result: unknown) => void;
   readonly reject: (err: ProposalError) => void;
 }
@@ -255,7 +284,14 @@ function ticksFor(ms: number, tickMs: number): number {
   return Math.max(1, Math.ceil(ms / tickMs));
 }
 
-type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults>>;
+type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults | 'snapshotHandoffMs'>>;
+
+/**
+ * A leader that hands leadership away before compacting waits until the log since its snapshot
+ * is this many times the threshold: a follower compacts at the threshold, so the voter that
+ * takes over is never due for the same hand-off at once.
+ */
+const leaderCompactionSlack = 2;
 
 export class RaftNode {
   readonly id: NodeId;
@@ -270,6 +306,14 @@ export class RaftNode {
   private ticks = 0;
   private applied: number;
   private snapshotIndex: number;
+  /** Bytes of entry data applied since the last snapshot taken or installed. */
+  private logBytesSinceSnapshot = 0;
+  /** How long the last snapshot taken here held the loop (undefined: none taken yet). */
+  private lastSnapshotMs: number | undefined;
+  /** This leader handed leadership away to compact, since its last snapshot. */
+  private handedOff = false;
+  /** A snapshot is being written: what may leave early, leaves (see notify). */
+  private compacting = false;
   private stopping = false;
   private wakeup: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -288,6 +332,7 @@ export class RaftNode {
     readsTimedOut: 0,
     snapshotsTaken: 0,
     snapshotsRestored: 0,
+    snapshotHandoffs: 0,
   };
   private readonly progressListeners = new Set<() => void>();
   private readonly log: (line: string) => void;
@@ -321,6 +366,8 @@ export class RaftNode {
       electionTicks: options.electionTicks ?? nodeDefaults.electionTicks,
       heartbeatTicks: options.heartbeatTicks ?? nodeDefaults.heartbeatTicks,
       snapshotEntries: options.snapshotEntries ?? nodeDefaults.snapshotEntries,
+      snapshotLogBytes: options.snapshotLogBytes ?? nodeDefaults.snapshotLogBytes,
+      snapshotHandoffMs: options.snapshotHandoffMs ?? (options.tickMs ?? nodeDefaults.tickMs) * (options.heartbeatTicks ?? nodeDefaults.heartbeatTicks),
       proposalsPendingMax: options.proposalsPendingMax ?? nodeDefaults.proposalsPendingMax,
       readsPendingMax: options.readsPendingMax ?? nodeDefaults.readsPendingMax,
       proposalTimeoutMs: options.proposalTimeoutMs ?? nodeDefaults.proposalTimeoutMs,
@@ -419,12 +466,11 @@ export class RaftNode {
       this.raw.advance();
       this.settleConfChanges();
       this.emitProgress();
-      // 6. Compact once enough has been applied since the last snapshot.
-      if (this.applied - this.snapshotIndex >= this.limits.snapshotEntries) {
+      // 6. Compact once enough has been applied since the last snapshot (a leader with slow
+      //    snapshots hands leadership away first; see compactionStep).
+      if (this.compactionStep() === 'compact') {
         try {
-          const started = performance.now();
-          const bytes = await this.takeSnapshot();
-          if (bytes > 0) this.options.observe?.snapshotTaken?.(performance.now() - started, bytes);
+          await this.takeSnapshot();
         } catch (err) {
           if (!(err instanceof StorageError)) throw err;
           this.fail(err);
@@ -447,10 +493,11 @@ export class RaftNode {
   private notify(): void {
     const w = this.wakeup;
     if (w === undefined) {
-      // The loop is busy with a Ready (usually awaiting its write): what may leave early,
-      // leaves now (RawNode.takeEarlyMessages), once per turn of the event loop so that the
-      // proposals of one turn share one append.
-      if (this.raw.hasOutstandingReady()) this.scheduleEarlySend();
+      // The loop is busy with a Ready (usually awaiting its write) or a snapshot: what may
+      // leave early, leaves now (RawNode.takeEarlyMessages), once per turn of the event loop
+      // so that the proposals of one turn share one append. During a snapshot this is what
+      // keeps a leader's heartbeats going.
+      if (this.raw.hasOutstandingReady() || this.compacting) this.scheduleEarlySend();
       return;
     }
     this.wakeup = undefined;
@@ -464,7 +511,7 @@ export class RaftNode {
     this.earlySendScheduled = true;
     setImmediate(() => {
       this.earlySendScheduled = false;
-      if (this.stopping || this.fatal !== undefined || !this.raw.hasOutstandingReady()) return;
+      if (this.stopping || this.fatal !== undefined || !(this.raw.hasOutstandingReady() || this.compacting)) return;
       const early = this.raw.takeEarlyMessages();
       if (early.length > 0) this.options.transport.send(early);
     });
@@ -486,6 +533,7 @@ export class RaftNode {
   private applyEntry(e: Entry): void {
     assert(e.index === this.applied + 1, `node ${this.id}: applying ${e.index} after ${this.applied}`);
     let result: unknown = undefined;
+    this.logBytesSinceSnapshot += e.data.byteLength;
     if (e.type === 'normal') {
       const fresh = this.sessions.shouldApply(e);
       if (!fresh) this.counters.duplicatesApplied++;
@@ -507,6 +555,7 @@ export class RaftNode {
     } else if (e.type === 'conf-change') {
       this.confApplied.push(p);
     } else {
+      this.options.observe?.proposalApplied?.(performance.now() - p.proposedAt);
       p.resolve(result);
     }
   }
@@ -554,6 +603,7 @@ export class RaftNode {
     this.options.transport.setPeers(this.peerAddresses());
     this.applied = s.meta.index;
     this.snapshotIndex = s.meta.index;
+    this.logBytesSinceSnapshot = 0;
     this.counters.snapshotsRestored++;
     // Proposals the snapshot covers: whether they made it is unknown here.
     for (const [index, p] of this.proposals) {
@@ -586,22 +636,81 @@ export class RaftNode {
     }
   }
 
-  /** Returns the snapshot's size in bytes, or 0 when none was taken. */
-  private async takeSnapshot(): Promise<number> {
+  /**
+   * What the loop does about compaction after a Ready. 'compact': take a snapshot now. 'none':
+   * not due; or this is a leader whose snapshots hold its loop (snapshotHandoffMs) and which
+   * lets the log grow to leaderCompactionSlack times the threshold, then hands leadership to an
+   * up-to-date voter and compacts once it follows. With no voter to hand to, or a hand-off that
+   * did not take within an election timeout (the core abandons it), it compacts as leader.
+   */
+  private compactionStep(): 'none' | 'compact' {
+    const due = (factor: number): boolean =>
+      this.applied - this.snapshotIndex >= factor * this.limits.snapshotEntries || this.logBytesSinceSnapshot >= factor * this.limits.snapshotLogBytes;
+    const raft = this.raw.raft;
+    if (raft.role !== 'leader') this.handedOff = false;
+    if (!due(1)) return 'none';
+    const slow = this.lastSnapshotMs !== undefined && this.lastSnapshotMs >= this.limits.snapshotHandoffMs;
+    if (raft.role !== 'leader' || !slow) return 'compact';
+    if (!due(leaderCompactionSlack) || raft.leadTransferee !== NONE) return 'none';
+    if (!this.handedOff) {
+      const to = this.upToDateVoter();
+      if (to !== undefined && this.raw.transferLeadership(to).kind === 'started') {
+        this.handedOff = true;
+        this.counters.snapshotHandoffs++;
+        this.log(`raft node ${this.id}: handing leadership to ${to} before a snapshot (the last one held the loop ${Math.round(this.lastSnapshotMs ?? 0)} ms)`);
+        return 'none';
+      }
+    }
+    return 'compact';
+  }
+
+  /**
+   * The voter other than this leader that is furthest along among those being replicated to
+   * and heard from within the election timeout (the core catches it up before it hands over,
+   * refusing proposals meanwhile); undefined when there is none.
+   */
+  private upToDateVoter(): NodeId | undefined {
+    const raft = this.raw.raft;
+    const heardSince = Date.now() - raft.electionTicks * this.limits.tickMs;
+    let best: { id: NodeId; match: number } | undefined;
+    for (const id of raft.conf.voters) {
+      if (id === this.id) continue;
+      const pr = raft.progress.get(id);
+      if (pr === undefined || pr.state !== 'replicate' || (this.lastHeardMs.get(id) ?? 0) < heardSince) continue;
+      if (best === undefined || pr.match > best.match) best = { id, match: pr.match };
+    }
+    return best?.id;
+  }
+
+  /**
+   * Encodes the state machine (holding the event loop), then writes the snapshot and drops
+   * the log it covers. Heartbeats and appends leave during the writes (`compacting`).
+   */
+  private async takeSnapshot(): Promise<void> {
+    const started = performance.now();
     const data = encodeNodeSnapshot(this.options.stateMachine.snapshot(), this.sessions.entries(), this.learned);
+    const encodeMs = performance.now() - started;
     const r = this.raw.compact(this.applied, data);
     // A snapshot from the leader is being installed: it replaces ours; try after it lands.
-    if (r.kind === 'snapshot-pending') return 0;
+    if (r.kind === 'snapshot-pending') return;
     if (r.kind === 'already-compacted') {
       this.snapshotIndex = r.snapshotIndex;
-      return 0;
+      return;
     }
-    // Snapshot durable first, then the log it covers goes (storage.ts explains why two writes).
-    await this.storage.saveSnapshot(r.snapshot.meta, r.snapshot.data);
-    await this.storage.compact(r.snapshot.meta.index + 1);
+    this.compacting = true;
+    try {
+      // Snapshot durable first, then the log it covers goes (storage.ts explains why two writes).
+      await this.storage.saveSnapshot(r.snapshot.meta, r.snapshot.data);
+      await this.storage.compact(r.snapshot.meta.index + 1);
+    } finally {
+      this.compacting = false;
+    }
     this.snapshotIndex = r.snapshot.meta.index;
+    this.logBytesSinceSnapshot = 0;
+    this.handedOff = false;
     this.counters.snapshotsTaken++;
-    return data.byteLength;
+    this.lastSnapshotMs = performance.now() - started;
+    this.options.observe?.snapshotTaken?.(this.lastSnapshotMs, data.byteLength, encodeMs);
   }
 
   /** A storage error: stop for good, and say so. Never retried, never ignored. */
@@ -760,6 +869,8 @@ export class RaftNode {
       peers,
       appliedIndex: this.applied,
       snapshotIndex: this.snapshotIndex,
+      logBytesSinceSnapshot: this.logBytesSinceSnapshot,
+      lastSnapshotMs: this.lastSnapshotMs,
       proposalsPending: this.proposals.size,
       readsPending: this.reads.size,
       counters: { ...this.counters },
@@ -828,7 +939,7 @@ export class RaftNode {
         return new Promise<ProposalOutcome>((resolve, reject) => {
           const deadlineTick = this.ticks + ticksFor(this.limits.proposalTimeoutMs, this.limits.tickMs);
           const settle = (result: unknown): void => resolve({ index: r.index, result });
-          this.proposals.set(r.index, { term: r.term, deadlineTick, resolve: settle, reject });
+          this.proposals.set(r.index, { term: r.term, deadlineTick, proposedAt: performance.now(), resolve: settle, reject });
           this.notify();
         });
       }

@@ -168,11 +168,13 @@ export class RawNode {
   }
 
   /**
-   * While a Ready is outstanding (its write in flight), the messages that promise nothing about
-   * this node's disk and may leave at once: chiefly a leader's appends of entries proposed
-   * since ready(). Sending them now rather than in the next Ready lets followers write those
-   * entries while this node is still writing the previous ones, which takes one disk write off
-   * the commit path of a busy leader. Everything else stays for the next Ready.
+   * While a Ready is outstanding (its write in flight), or while the shell writes a snapshot
+   * between Readies, the messages that promise nothing about this node's disk and may leave at
+   * once: chiefly a leader's appends of entries proposed since ready(), and its heartbeats.
+   * Sending them now rather than in the next Ready lets followers write those entries while
+   * this node is still writing the previous ones, which takes one disk write off the commit
+   * path of a busy leader, and keeps a compacting leader's heartbeats on time. Everything else
+   * stays for the next Ready.
    */
   takeEarlyMessages(): Message[] {
     const r = this.raft;
