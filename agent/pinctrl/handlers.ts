@@ -1,0 +1,161 @@
+// What to do with one packet-in from a controller() action the flow compiler installed: the
+// decision half of the agent's pinctrl, pure (no I/O, no clock). The userdata starts with OVN's
+// 8-byte action header (opcode, 4 zero bytes), as agent/actions/compile.ts encodes it, then:
+//
+//   arp, icmp4, icmp4_error, icmp6, icmp6_error, nd_na, nd_na_router: OpenFlow 1.5 actions to
+//     run on the packet ovn-controller builds. The answer is a packet-out of that packet whose
+//     actions reload the packet-in's registers and metadata, then run the nested actions.
+//   put_arp, put_nd: nothing; the binding (reg14's port in metadata's datapath, IP from reg0 or
+//     xxreg0, MAC from the packet's eth.src, where the action moved its arguments) is learned.
+//   put_dhcp_opts (paused): result field, bit offset, offer IP, DHCP option TLVs. The answer is a
+//     resume of the continuation with the reply in place of the request and the result bit set
+//     (or clear, with the request unchanged, when there is no reply).
+//   dns_lookup, put_dhcpv6_opts, put_nd_ra_opts (paused, not implemented here): a resume with the
+//     result bit clear, so the pipeline goes on as if there were no answer instead of stalling.
+//
+// Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
+
+import { ACTION_OPCODE } from '../compile/tables.js';
+import { formatIpv6 } from '../expr/to-matches.js';
+import { OFPP, decodeActions } from '../openflow/actions.js';
+import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
+import type { OfAction } from '../openflow/types.js';
+import { tryDecode } from '../openflow/wire.js';
+import { composeArpRequest, composeIcmpError, composeNdNa } from './compose.js';
+import { composeDhcpReply } from './dhcp-reply.js';
+import type { LearnedBinding } from './mac-binding-writer.js';
+import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
+import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type PacketError } from './packet.js';
+
+/** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
+const OFPR_ACTION = 1;
+/** The 32-bit opcode and 4 zero bytes before an action's arguments. */
+export const ACTION_HEADER_BYTES = 8;
+const OFP_NO_BUFFER = 0xffffffff;
+
+export const ignoreReasons = ['not_action', 'no_header', 'unknown_opcode', 'unsupported_opcode', 'bad_packet', 'bad_userdata', 'no_continuation'] as const;
+export type IgnoreReason = (typeof ignoreReasons)[number];
+
+/** The answer to one packet-in. */
+export type PacketInDecision =
+  | { readonly kind: 'packet_out'; readonly opcode: number; readonly message: Extract<OfMessage, { kind: 'packet_out' }> }
+  | {
+      readonly kind: 'resume'; readonly opcode: number; readonly message: Extract<OfMessage, { kind: 'resume' }>;
+      /** The value written into the action's result bit. */
+      readonly result: boolean;
+      /** Why the result is false. */
+      readonly detail?: string;
+    }
+  | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
+  | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason; readonly message: string };
+
+const ignored = (reason: IgnoreReason, message: string, opcode?: number): PacketInDecision =>
+  ({ kind: 'ignored', reason, message, ...(opcode === undefined ? {} : { opcode }) });
+
+const opcodeNames: ReadonlyMap<number, string> = new Map(Object.entries(ACTION_OPCODE).map(([k, v]) => [v, k.toLowerCase()]));
+
+/** OVN's name for an opcode ("arp", "put_dhcp_opts", …), or "opcode N". */
+export function opcodeName(opcode: number): string {
+  return opcodeNames.get(opcode) ?? `opcode ${opcode}`;
+}
+
+/** Opcodes whose answer is a resume with the result bit clear (their arguments start with it). */
+const resultOnlyOpcodes: ReadonlySet<number> = new Set([ACTION_OPCODE.DNS_LOOKUP, ACTION_OPCODE.PUT_DHCPV6_OPTS, ACTION_OPCODE.PUT_ND_RA_OPTS]);
+
+export function decidePacketIn(pin: PacketIn2): PacketInDecision {
+  if (pin.reason !== undefined && pin.reason !== OFPR_ACTION) return ignored('not_action', `packet-in reason ${pin.reason}`);
+  const ud = pin.userdata;
+  if (ud === undefined || ud.length < ACTION_HEADER_BYTES) return ignored('no_header', 'packet-in userdata lacks the action header');
+  const opcode = ud.readUInt32BE(0);
+  const args = ud.subarray(ACTION_HEADER_BYTES);
+  switch (opcode) {
+    case ACTION_OPCODE.ARP:
+    case ACTION_OPCODE.ICMP:
+    case ACTION_OPCODE.ICMP4_ERROR:
+    case ACTION_OPCODE.ICMP6_ERROR:
+    case ACTION_OPCODE.ND_NA:
+    case ACTION_OPCODE.ND_NA_ROUTER:
+      return nestedPacketOut(pin, opcode, args);
+    case ACTION_OPCODE.PUT_ARP:
+    case ACTION_OPCODE.PUT_ND:
+      return learnBinding(pin, opcode);
+    case ACTION_OPCODE.PUT_DHCP_OPTS:
+      return putDhcpOpts(pin, args);
+    default:
+      if (resultOnlyOpcodes.has(opcode)) return resumeWithoutAnswer(pin, opcode, args);
+      if (opcodeNames.has(opcode)) return ignored('unsupported_opcode', `${opcodeName(opcode)} is not handled by this agent`, opcode);
+      return ignored('unknown_opcode', `unrecognized packet-in opcode ${opcode}`, opcode);
+  }
+}
+
+function composeFor(opcode: number, pin: PacketIn2): Buffer | PacketError {
+  const f = parseFrame(pin.packet);
+  if (isPacketError(f)) return f;
+  switch (opcode) {
+    case ACTION_OPCODE.ARP: return composeArpRequest(f);
+    case ACTION_OPCODE.ICMP: return composeIcmpError(f, pin.packet, { portUnreachForUdp: true });
+    case ACTION_OPCODE.ND_NA: return composeNdNa(f, false);
+    case ACTION_OPCODE.ND_NA_ROUTER: return composeNdNa(f, true);
+    default: return composeIcmpError(f, pin.packet, { portUnreachForUdp: false });
+  }
+}
+
+function nestedPacketOut(pin: PacketIn2, opcode: number, args: Buffer): PacketInDecision {
+  const nested = tryDecode(() => decodeActions(args));
+  if (!nested.ok) return ignored('bad_userdata', `${opcodeName(opcode)}: nested actions do not decode: ${nested.error.message}`, opcode);
+  const packet = composeFor(opcode, pin);
+  if (isPacketError(packet)) return ignored('bad_packet', `${opcodeName(opcode)}: ${packet.message}`, opcode);
+  const actions: OfAction[] = [...reloadActions(pin.metadata ?? new Map()), ...nested.value];
+  return {
+    kind: 'packet_out', opcode,
+    message: { kind: 'packet_out', bufferId: OFP_NO_BUFFER, inPort: OFPP.CONTROLLER, actions, data: packet },
+  };
+}
+
+function learnBinding(pin: PacketIn2, opcode: number): PacketInDecision {
+  const md = pin.metadata ?? new Map();
+  const eth = parseEthernet(pin.packet);
+  if (isPacketError(eth)) return ignored('bad_packet', `${opcodeName(opcode)}: ${eth.message}`, opcode);
+  const ip = opcode === ACTION_OPCODE.PUT_ARP ? formatIpv4(readReg(md, 0)) : formatMappedIpv6(readXxreg(md, 0));
+  return {
+    kind: 'learn', opcode,
+    binding: { dpKey: readDatapathKey(md), portKey: readReg(md, 14), ip, mac: eth.src, unicast: !isMulticastMac(eth.dst) },
+  };
+}
+
+/** An IPv6 address as MAC_Binding.ip holds it: an IPv4-mapped one as the IPv4 address (ipv6_format_mapped). */
+function formatMappedIpv6(v: bigint): string {
+  return v >> 32n === 0xffffn ? formatIpv4(Number(v & 0xffffffffn)) : formatIpv6(v);
+}
+
+function resumeMessage(pin: PacketIn2, packet: Buffer, metadata: ReadonlyMap<string, { value: bigint; mask: bigint }>): Extract<OfMessage, { kind: 'resume' }> {
+  return { kind: 'resume', packet, metadata, continuation: pin.continuation as Buffer };
+}
+
+function putDhcpOpts(pin: PacketIn2, args: Buffer): PacketInDecision {
+  const opcode = ACTION_OPCODE.PUT_DHCP_OPTS;
+  if (pin.continuation === undefined) return ignored('no_continuation', 'put_dhcp_opts packet-in without a continuation', opcode);
+  const md = pin.metadata ?? new Map();
+  const parsed = parseResultBit(args);
+  // Without a usable result field ovn-controller still resumes, leaving the metadata as it was.
+  if ('error' in parsed) {
+    return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, md), result: false, detail: `bad result field: ${parsed.error}` };
+  }
+  const fail = (detail: string): PacketInDecision =>
+    ({ kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, writeResultBit(md, parsed.bit, false)), result: false, detail });
+  if (parsed.rest.length < 4) return fail('offer IP not present in the userdata');
+  const offerIp = parsed.rest.readUInt32BE(0);
+  const f = parseFrame(pin.packet);
+  if (isPacketError(f)) return fail(`invalid DHCP packet: ${f.message}`);
+  const reply = composeDhcpReply(f, pin.packet, offerIp, parsed.rest.subarray(4));
+  if (reply.kind === 'no_reply') return fail(reply.reason);
+  return { kind: 'resume', opcode, message: resumeMessage(pin, reply.packet, writeResultBit(md, parsed.bit, true)), result: true };
+}
+
+function resumeWithoutAnswer(pin: PacketIn2, opcode: number, args: Buffer): PacketInDecision {
+  if (pin.continuation === undefined) return ignored('no_continuation', `${opcodeName(opcode)} packet-in without a continuation`, opcode);
+  const md = pin.metadata ?? new Map();
+  const parsed = parseResultBit(args);
+  const metadata = 'error' in parsed ? md : writeResultBit(md, parsed.bit, false);
+  return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, metadata), result: false, detail: `${opcodeName(opcode)} is not answered by this agent` };
+}

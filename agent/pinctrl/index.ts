@@ -1,0 +1,10 @@
+// The agent's packet-in handlers (OVN's pinctrl): the Pinctrl service the runtime wires to its
+// OpenFlow channel and SB stream, the pure decision it is built on, and the packet codec the
+// handlers (and their tests) use. Each export is chosen.
+
+export { Pinctrl, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats } from './pinctrl.js';
+export { decidePacketIn, ignoreReasons, opcodeName, type IgnoreReason, type PacketInDecision } from './handlers.js';
+export {
+  MacBindingWriter, macBindingBatchMax, macBindingPendingMax, multicastDelayMsMax,
+  type LearnedBinding, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,
+} from './mac-binding-writer.js';
