@@ -61,6 +61,100 @@ export function encodeDatabase(db: Database): Uint8Array {
   return packr.pack(out);
 }
 
+/** msgpack's header of an array of `n` elements (fixarray, array 16 or array 32). */
+export function msgpackArrayHeader(n: number): Uint8Array {
+  assert.ok(Number.isInteger(n) && n >= 0 && n <= 0xffffffff, `msgpack array of ${n} elements`);
+  if (n < 16) return Uint8Array.of(0x90 | n);
+  if (n <= 0xffff) return Uint8Array.of(0xdc, n >> 8, n & 0xff);
+  return Uint8Array.of(0xdd, n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+}
+
+/** msgpack's header of a byte string of `n` bytes (bin 8, bin 16 or bin 32). */
+export function msgpackBinHeader(n: number): Uint8Array {
+  assert.ok(Number.isInteger(n) && n >= 0 && n <= 0xffffffff, `msgpack bin of ${n} bytes`);
+  if (n <= 0xff) return Uint8Array.of(0xc4, n);
+  if (n <= 0xffff) return Uint8Array.of(0xc5, n >> 8, n & 0xff);
+  return Uint8Array.of(0xc6, n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+}
+
+/**
+ * An encoding produced piece by piece rather than held whole. Its size is found by a pass of
+ * its own that yields every few rows, so that a caller on the event loop can let other work
+ * run between steps; pieces() may be called once measure() has run to completion.
+ */
+export interface EncodingStream {
+  /** Measures the encoding, yielding after every `rowsPerStep` rows; returns its size in bytes. */
+  measure(rowsPerStep: number): Generator<void, number>;
+  /** The encoding in order, in pieces of at least `pieceBytes` but the last (a row is never split). */
+  pieces(pieceBytes: number): Generator<Uint8Array>;
+}
+
+/** Runs a measuring pass to completion at once (for callers off the event loop's hot path). */
+export function measureNow(stream: EncodingStream): number {
+  const steps = stream.measure(Number.MAX_SAFE_INTEGER);
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/** Gathers small parts into pieces of at least `pieceBytes` (the last may be shorter). */
+export function* gatherPieces(parts: Iterable<Uint8Array>, pieceBytes: number): Generator<Uint8Array> {
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  for (const part of parts) {
+    held.push(part);
+    heldBytes += part.byteLength;
+    if (heldBytes >= pieceBytes) {
+      yield Buffer.concat(held, heldBytes);
+      held = [];
+      heldBytes = 0;
+    }
+  }
+  if (heldBytes > 0) yield Buffer.concat(held, heldBytes);
+}
+
+/**
+ * encodeDatabase's bytes, exactly, without holding them. The rows are captured now, one
+ * reference each: a commit replaces a row object and never changes one (Row is readonly), so
+ * the captured rows stay this moment's state while the database moves on. msgpack is
+ * compositional for what a row holds (numbers, strings, booleans, arrays), so rows packed one
+ * at a time concatenate to what packing the whole gives. Memory: one reference per row, and
+ * one piece.
+ */
+export function streamDatabase(db: Database): EncodingStream {
+  const tables = [...db.tables.keys()].sort().map((name) => {
+    const t = db.table(name);
+    return { name, columns: [...t.schema.columns.values()], rows: [...t.rows.values()] };
+  });
+  const packRow = (columns: readonly ColumnSchema[], row: Row): Uint8Array => packr.pack([row._uuid, row._version, ...columns.map((c) => encodeValue(c, row[c.name] as Value))]);
+  const head = (): Uint8Array[] => [msgpackArrayHeader(4), packr.pack(formatVersion), packr.pack(db.schema.name), packr.pack(db.schema.version), msgpackArrayHeader(tables.length)];
+  const tableHead = (t: (typeof tables)[number]): Uint8Array[] => [msgpackArrayHeader(2), packr.pack(t.name), msgpackArrayHeader(t.rows.length)];
+  function* parts(): Generator<Uint8Array> {
+    yield* head();
+    for (const t of tables) {
+      yield* tableHead(t);
+      for (const row of t.rows) yield packRow(t.columns, row);
+    }
+  }
+  return {
+    *measure(rowsPerStep) {
+      let bytes = 0;
+      let rows = 0;
+      for (const part of head()) bytes += part.byteLength;
+      for (const t of tables) {
+        for (const part of tableHead(t)) bytes += part.byteLength;
+        for (const row of t.rows) {
+          bytes += packRow(t.columns, row).byteLength;
+          if (++rows % rowsPerStep === 0) yield;
+        }
+      }
+      return bytes;
+    },
+    pieces: (pieceBytes) => gatherPieces(parts(), pieceBytes),
+  };
+}
+
 /** Rebuilds a database (rows and every index) from encodeDatabase's bytes. */
 export function decodeDatabase(schema: DatabaseSchema, bytes: Uint8Array, options: DatabaseOptions = {}): Database {
   const [format, dbName, , tables] = packr.unpack(bytes) as EncodedDatabase;

@@ -23,6 +23,8 @@ export function adminDefinition(): grpc.ServiceDefinition {
 export const adminLimits = {
   /** Bytes of snapshot data per streamed message. */
   snapshotChunkBytes: 1024 * 1024,
+  /** Rows measured between two turns of the event loop while a snapshot is prepared for saving. */
+  snapshotRowsPerStep: 2000,
   /** How long a leadership transfer may take before the call reports a timeout. */
   transferWaitMs: 10_000,
 } as const;
@@ -225,13 +227,34 @@ async function changeMembership(central: CentralNode, cc: ConfChange): Promise<u
   }
 }
 
+/** Lets timers and I/O run (Raft ticks, heartbeats) between steps of a long job. */
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Streams a consistent snapshot to the caller without holding it: the state is captured (row
+ * references), measured in steps (the header carries the size), then encoded a piece at a time
+ * as the stream drains. The event loop runs between steps and pieces, so a save from the
+ * leader does not hold its heartbeats.
+ */
 async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
-  let snap: { revision: number; data: Uint8Array };
+  let gone = false;
+  const goneNow = (): void => {
+    gone = true;
+  };
+  call.once('cancelled', goneNow);
+  call.once('close', goneNow);
+  let snap: Awaited<ReturnType<CentralNode['consistentSnapshot']>>;
   try {
     snap = await central.consistentSnapshot();
   } catch (err) {
     call.destroy(Object.assign(new Error(statusOf(err).details ?? 'snapshot failed'), statusOf(err)));
     return;
+  }
+  const measuring = snap.measure(adminLimits.snapshotRowsPerStep);
+  let measured = measuring.next();
+  for (; measured.done !== true; measured = measuring.next()) {
+    await yieldToEventLoop();
+    if (gone) return;
   }
   const header: SnapshotHeader = {
     format: snapshotFileFormat,
@@ -240,20 +263,36 @@ async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStrea
     nbSchema: { name: NB_SCHEMA_JSON.name, version: NB_SCHEMA_JSON.version ?? '' },
     sbSchema: { name: SB_SCHEMA_JSON.name, version: SB_SCHEMA_JSON.version ?? '' },
     createdAt: new Date().toISOString(),
-    dataBytes: snap.data.byteLength,
+    dataBytes: measured.value,
   };
   const headerJson = JSON.stringify(header);
   const hash = createHash('sha256').update(headerJson, 'utf8');
-  // Written with backpressure: a slow reader holds the chunks, not this member's memory.
-  const write = (msg: unknown): Promise<void> => new Promise((resolve) => (call.write(msg) ? resolve() : call.once('drain', resolve)));
-  if (call.cancelled) return;
+  // Written with backpressure: a slow reader holds up the encoding, not this member's memory.
+  const write = (msg: unknown): Promise<void> =>
+    new Promise((resolve) => {
+      if (call.write(msg)) return resolve();
+      const done = (): void => {
+        call.off('drain', done);
+        call.off('cancelled', done);
+        call.off('close', done);
+        resolve();
+      };
+      call.on('drain', done);
+      call.on('cancelled', done);
+      call.on('close', done);
+    });
   await write({ headerJson });
-  for (let off = 0; off < snap.data.byteLength && !call.cancelled; off += adminLimits.snapshotChunkBytes) {
-    const chunk = snap.data.subarray(off, off + adminLimits.snapshotChunkBytes);
-    hash.update(chunk);
-    await write({ data: chunk });
+  for (const piece of snap.pieces(adminLimits.snapshotChunkBytes)) {
+    // A piece may exceed a message (northd's history comes whole): cut it to size.
+    for (let off = 0; off < piece.byteLength; off += adminLimits.snapshotChunkBytes) {
+      if (gone) return;
+      const chunk = piece.subarray(off, off + adminLimits.snapshotChunkBytes);
+      hash.update(chunk);
+      await write({ data: chunk });
+    }
+    await yieldToEventLoop();
   }
-  if (call.cancelled) return;
+  if (gone) return;
   await write({ sha256: hash.digest() });
   call.end();
 }

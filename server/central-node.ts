@@ -409,12 +409,13 @@ export class CentralNode {
 
   /**
    * The state machine's snapshot (NB database and northd's history) at a revision that is at
-   * least every write acknowledged before the call (a ReadIndex round first). Taken in one
-   * synchronous step, so it is one consistent revision.
+   * least every write acknowledged before the call (a ReadIndex round first), as a stream:
+   * captured in one synchronous step, so it is one consistent revision, and encoded piece by
+   * piece as the caller asks (NbStateMachine.snapshotStream), so it is never held whole.
    */
-  async consistentSnapshot(): Promise<{ revision: number; data: Uint8Array }> {
+  async consistentSnapshot(): Promise<ReturnType<NbStateMachine['snapshotStream']>> {
     await this.readBarrier('linearizable');
-    return { revision: this.revision, data: this.sm.snapshot() };
+    return this.sm.snapshotStream();
   }
 
   /** NB_Global's configuration sequence numbers as this replica has applied them. */

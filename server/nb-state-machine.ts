@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
 import type { StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
-import { decodeDatabase, encodeDatabase } from '../ovsdb/codec.js';
+import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpackBinHeader, streamDatabase, type EncodingStream } from '../ovsdb/codec.js';
 import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns } from '../northd/index.js';
@@ -267,6 +267,46 @@ export class NbStateMachine implements StateMachine {
   snapshot(): Uint8Array {
     const projection = this.options.projection?.snapshot() ?? null;
     return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection, encodeDatabase(this.sb)]);
+  }
+
+  /**
+   * snapshot()'s bytes, exactly, produced piece by piece as a consumer asks (a backup streamed
+   * to a client): the databases' rows are captured now and encoded later (ovsdb/codec.ts
+   * streamDatabase), so the state may move on meanwhile and nothing holds the whole encoding.
+   * northd's history is the one part encoded whole, here, as the projection gives it.
+   */
+  snapshotStream(): { readonly revision: number } & EncodingStream {
+    const revision = this.rev;
+    const projection = this.options.projection?.snapshot() ?? null;
+    const nb = streamDatabase(this.db);
+    const sb = streamDatabase(this.sb);
+    const middle = projection === null ? [packr.pack(null)] : [msgpackBinHeader(projection.byteLength), projection];
+    // The byte-string headers of both databases, once measured.
+    let heads: { nb: Uint8Array; sb: Uint8Array } | undefined;
+    function* parts(pieceBytes: number, h: { nb: Uint8Array; sb: Uint8Array }): Generator<Uint8Array> {
+      yield msgpackArrayHeader(5);
+      yield packr.pack(snapshotFormat);
+      yield packr.pack(revision);
+      yield h.nb;
+      yield* nb.pieces(pieceBytes);
+      yield* middle;
+      yield h.sb;
+      yield* sb.pieces(pieceBytes);
+    }
+    return {
+      revision,
+      *measure(rowsPerStep) {
+        const nbBytes = yield* nb.measure(rowsPerStep);
+        const sbBytes = yield* sb.measure(rowsPerStep);
+        heads = { nb: msgpackBinHeader(nbBytes), sb: msgpackBinHeader(sbBytes) };
+        const fixed = [msgpackArrayHeader(5), packr.pack(snapshotFormat), packr.pack(revision), heads.nb, ...middle, heads.sb];
+        return fixed.reduce((n, x) => n + x.byteLength, 0) + nbBytes + sbBytes;
+      },
+      pieces(pieceBytes) {
+        assert.ok(heads !== undefined, 'snapshotStream: pieces() before measure() completed');
+        return gatherPieces(parts(pieceBytes, heads), pieceBytes);
+      },
+    };
   }
 
   restore(data: Uint8Array): void {

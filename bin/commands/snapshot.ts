@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { encodeNodeSnapshot } from '../../cluster/node.js';
 import { RaftStorage } from '../../cluster/storage.js';
@@ -18,18 +19,57 @@ import { endpointsFrom } from '../lib/endpoints.js';
 /** Where a member keeps the id of the cluster it belongs to (written by restore and on first start). */
 export const clusterIdFile = 'cluster-id';
 
+/** How far a save has come, shown on a terminal only: a script reading stderr sees nothing. */
+interface SaveProgress {
+  start(totalBytes: number): void;
+  update(bytes: number): void;
+  stop(): void;
+}
+
+const MiB = 1024 * 1024;
+
+function progressOn(stream: NodeJS.WriteStream, address: string): SaveProgress {
+  if (stream.isTTY !== true) return { start: () => undefined, update: () => undefined, stop: () => undefined };
+  const bar = new cliProgress.SingleBar(
+    { stream, format: `saving from ${address} [{bar}] {percentage}% {doneMiB}/{totalMiB} MiB`, hideCursor: true, etaBuffer: 20 },
+    cliProgress.Presets.shades_classic,
+  );
+  let total = 0;
+  return {
+    start: (totalBytes) => {
+      total = totalBytes;
+      bar.start(totalBytes, 0, { doneMiB: '0.0', totalMiB: (totalBytes / MiB).toFixed(1) });
+    },
+    update: (bytes) => bar.update(bytes, { doneMiB: (bytes / MiB).toFixed(1), totalMiB: (total / MiB).toFixed(1) }),
+    stop: () => bar.stop(),
+  };
+}
+
+/**
+ * Streams a snapshot from one member into FILE.partial, chunk by chunk as it arrives (never
+ * held whole), and renames it once the member's checksum matches what arrived.
+ */
 async function saveFrom(address: string, file: string): Promise<SnapshotHeader> {
   const c = new AdminClient(address);
   const writer = new SnapshotFileWriter(file);
+  const progress = progressOn(process.stderr, address);
   try {
     return await new Promise<SnapshotHeader>((resolve, reject) => {
       let header: SnapshotHeader | undefined;
+      let received = 0;
       const stream = c.snapshotSave();
       stream.on('data', (m: { headerJson: string; data: Uint8Array; sha256: Uint8Array }) => {
         try {
-          if (m.headerJson !== '') header = writer.writeHeader(m.headerJson);
-          else if (m.sha256.byteLength > 0) writer.finish(m.sha256);
-          else writer.writeData(m.data);
+          if (m.headerJson !== '') {
+            header = writer.writeHeader(m.headerJson);
+            progress.start(header.dataBytes);
+          } else if (m.sha256.byteLength > 0) {
+            writer.finish(m.sha256);
+          } else {
+            writer.writeData(m.data);
+            received += m.data.byteLength;
+            progress.update(received);
+          }
         } catch (err) {
           stream.cancel();
           reject(err as Error);
@@ -42,6 +82,7 @@ async function saveFrom(address: string, file: string): Promise<SnapshotHeader> 
     writer.abort();
     throw err;
   } finally {
+    progress.stop();
     c.close();
   }
 }
