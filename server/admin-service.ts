@@ -12,6 +12,7 @@ import { encodeDatabase } from '../ovsdb/codec.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { CentralNodeError, type CentralNode } from './central-node.js';
 import { statusOf } from './northbound-service.js';
+import type { SessionCounts } from './sessions.js';
 import { snapshotFileFormat, type SnapshotHeader } from './snapshot-file.js';
 
 const serviceName = 'ovnts.admin.Admin';
@@ -56,6 +57,12 @@ export interface StatusReplyJson {
   /** Empty unless the request asked for digests (see stateDigests). */
   nbSha256: string;
   sbSha256: string;
+  /** Absent from a member that predates it. */
+  sessions: SessionCounts | null;
+  logBytesSinceSnapshot: number;
+  lastSnapshotMs: number;
+  snapshotsTaken: number;
+  snapshotHandoffs: number;
 }
 
 /** A value with its set elements and map entries in atom order, whatever order it was built in. */
@@ -127,6 +134,11 @@ export function statusOfCentral(central: CentralNode, digests = false): StatusRe
     readsPending: s.readsPending,
     historyMinRevision: central.history.minRevision,
     fatalError: s.fatalError?.message ?? '',
+    sessions: central.sessions.all(),
+    logBytesSinceSnapshot: s.logBytesSinceSnapshot,
+    lastSnapshotMs: s.lastSnapshotMs ?? -1,
+    snapshotsTaken: s.counters.snapshotsTaken,
+    snapshotHandoffs: s.counters.snapshotHandoffs,
   };
 }
 

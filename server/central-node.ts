@@ -18,6 +18,7 @@ import { History, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
 import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NorthdProjection } from './northd-projection.js';
+import { Sessions } from './sessions.js';
 
 export interface CentralNodeOptions {
   readonly id: NodeId;
@@ -30,6 +31,9 @@ export interface CentralNodeOptions {
   readonly tickMs?: number;
   readonly electionTicks?: number;
   readonly snapshotEntries?: number;
+  /** See RaftNodeOptions: compaction by bytes of log, and the leader's hand-off before a slow snapshot. */
+  readonly snapshotLogBytes?: number;
+  readonly snapshotHandoffMs?: number;
   readonly history?: HistoryLimits;
   /**
    * The projection the state machine feeds: a NorthdProjection when absent, none when null.
@@ -121,6 +125,8 @@ export class CentralNode {
   readonly projection: Projection | undefined;
   /** OVN_Southbound, for reads of the derived SB view. */
   readonly sbSchema: DatabaseSchema = parseDatabaseSchema(SB_SCHEMA_JSON);
+  /** Clients connected to this member, by kind: each door opens and closes its own. */
+  readonly sessions = new Sessions();
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
 
   private constructor(
@@ -158,6 +164,8 @@ export class CentralNode {
       ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
       ...(options.electionTicks !== undefined ? { electionTicks: options.electionTicks } : {}),
       ...(options.snapshotEntries !== undefined ? { snapshotEntries: options.snapshotEntries } : {}),
+      ...(options.snapshotLogBytes !== undefined ? { snapshotLogBytes: options.snapshotLogBytes } : {}),
+      ...(options.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: options.snapshotHandoffMs } : {}),
       ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
       ...(options.observe ? { observe: options.observe } : {}),
     });

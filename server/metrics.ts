@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
+import { sessionKinds } from './sessions.js';
 
 export const metricsLimits = {
   /** /readyz fails while the applied index lags the commit index by more than this. */
@@ -19,7 +20,9 @@ export class CentralMetrics implements CentralObserver {
   private readonly persistSeconds: client.Histogram;
   private readonly persistEntries: client.Histogram;
   private readonly snapshotSeconds: client.Histogram;
+  private readonly snapshotEncodeSeconds: client.Histogram;
   private readonly snapshotBytes: client.Gauge;
+  private readonly proposalSeconds: client.Histogram;
   private readonly transactSeconds: client.Histogram<'db' | 'outcome'>;
   private readonly projectionSeconds: client.Histogram;
   private central: CentralNode | undefined;
@@ -35,7 +38,19 @@ export class CentralMetrics implements CentralObserver {
     });
     this.persistEntries = new client.Histogram({ name: 'ovnts_raft_persist_entries', help: 'Log entries per synced write', buckets: [0, 1, 2, 4, 8, 16, 64, 256, 1024], registers });
     this.snapshotSeconds = new client.Histogram({ name: 'ovnts_raft_snapshot_seconds', help: 'Duration of taking a snapshot and compacting the log', buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers });
+    this.snapshotEncodeSeconds = new client.Histogram({
+      name: 'ovnts_raft_snapshot_encode_seconds',
+      help: 'Part of each snapshot spent encoding the state machine, which holds the event loop',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers,
+    });
     this.snapshotBytes = new client.Gauge({ name: 'ovnts_raft_snapshot_bytes', help: 'Size of the last snapshot taken here', registers });
+    this.proposalSeconds = new client.Histogram({
+      name: 'ovnts_raft_proposal_seconds',
+      help: 'From a proposal on this member to its entry applied here (commit and apply latency)',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2, 10],
+      registers,
+    });
     this.transactSeconds = new client.Histogram({
       name: 'ovnts_transact_seconds',
       help: 'Client transactions answered by this member, by database and outcome',
@@ -71,6 +86,21 @@ export class CentralMetrics implements CentralObserver {
     gauge('ovnts_raft_entries_applied', 'Entries applied since start', () => status()?.counters.entriesApplied);
     gauge('ovnts_raft_proposals_accepted', 'Proposals accepted since start', () => status()?.counters.proposalsAccepted);
     gauge('ovnts_raft_proposals_timed_out', 'Proposals that timed out since start', () => status()?.counters.proposalsTimedOut);
+    gauge('ovnts_raft_snapshots_taken', 'Snapshots taken here since start', () => status()?.counters.snapshotsTaken);
+    gauge('ovnts_raft_snapshot_handoffs', 'Times this member handed leadership away rather than take a slow snapshot while leading', () => status()?.counters.snapshotHandoffs);
+    gauge('ovnts_raft_log_bytes_since_snapshot', 'Bytes of entry data applied since the last snapshot', () => status()?.logBytesSinceSnapshot);
+    const sessions = (): ReturnType<CentralNode['sessions']['all']> | undefined => this.central?.sessions.all();
+    new client.Gauge({
+      name: 'ovnts_sessions',
+      help: 'Clients connected to this member: kind="watch" (Northbound gRPC watch streams), "ovsdb" (OVSDB protocol connections), "agent" (agent streams)',
+      labelNames: ['kind'],
+      registers,
+      collect(this: client.Gauge<'kind'>) {
+        const now = sessions();
+        if (now === undefined) return;
+        for (const kind of sessionKinds) this.set({ kind }, now[kind]);
+      },
+    });
     gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);
     gauge('ovnts_history_min_revision', 'Oldest revision a watch can resume from', () => this.central?.history.minRevision);
     gauge('ovnts_sb_rows', 'Rows in the derived SB view', () => {
@@ -92,9 +122,14 @@ export class CentralMetrics implements CentralObserver {
     this.persistEntries.observe(entries);
   }
 
-  snapshotTaken(msTaken: number, bytes: number): void {
+  snapshotTaken(msTaken: number, bytes: number, encodeMs: number): void {
     this.snapshotSeconds.observe(ms(msTaken));
+    this.snapshotEncodeSeconds.observe(ms(encodeMs));
     this.snapshotBytes.set(bytes);
+  }
+
+  proposalApplied(msTaken: number): void {
+    this.proposalSeconds.observe(ms(msTaken));
   }
 
   transacted(msTaken: number, db: TransactDb, outcome: 'committed' | 'failed' | 'error'): void {

@@ -152,9 +152,12 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   let ended = false;
   let queued = 0;
   let lastRevision = 0;
+  const closeSession = central.sessions.open('watch');
+  call.on('close', closeSession);
   const cut = (code: grpc.status, message: string): void => {
     if (ended) return;
     ended = true;
+    closeSession();
     off();
     clearInterval(progress);
     call.emit('error', statusOf(new WatchCut(code, message)));
@@ -200,6 +203,7 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   const progress = setInterval(() => send({ revision: Math.max(lastRevision, central.revision), changes: [], initial: false, progress: true }), northboundLimits.progressIntervalMs);
   call.on('cancelled', () => {
     ended = true;
+    closeSession();
     off();
     clearInterval(progress);
   });

@@ -346,11 +346,13 @@ class Connection {
   private probeTimer: NodeJS.Timeout | undefined;
   private probeSent = false;
   private readonly offCommit: () => void;
+  private readonly closeSession: () => void;
 
   constructor(
     private readonly door: Door,
     private readonly socket: net.Socket,
   ) {
+    this.closeSession = door.central.sessions.open('ovsdb');
     this.splitter = new JsonValueSplitter(door.limits.messageBytesMax, door.limits.messageDepthMax);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => this.destroy());
@@ -374,6 +376,7 @@ class Connection {
     this.monitors.clear();
     this.backlog.length = 0;
     this.door.connections.delete(this);
+    this.closeSession();
   }
 
   private armProbe(): void {

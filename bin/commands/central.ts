@@ -22,6 +22,12 @@ export function parseNamedList(flag: string, s: string): { name: string; address
   });
 }
 
+function positiveInteger(flag: string, s: string): number {
+  const n = Number(s);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${flag}: expected a positive integer, got "${s}"`);
+  return n;
+}
+
 function bind(server: grpc.Server, address: string): Promise<number> {
   return new Promise((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
 }
@@ -40,6 +46,8 @@ interface CentralOptions {
   tickMs: string;
   electionTicks: string;
   snapshotEntries?: string;
+  snapshotLogBytes?: string;
+  snapshotHandoffMs?: string;
 }
 
 export function registerCentralCommand(program: Command): void {
@@ -59,6 +67,8 @@ export function registerCentralCommand(program: Command): void {
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
+    .option('--snapshot-log-bytes <n>', 'or once the entries applied since the last snapshot hold N bytes (default 67108864)')
+    .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot held its loop this long hands leadership to a voter before the next (default: --tick-ms)')
     .action(async (o: CentralOptions) => {
       // name@id gives a member's id outright (members added later); otherwise it is the position.
       const peers = parseNamedList('--peers', o.peers).map((p, i) => {
@@ -101,7 +111,9 @@ export function registerCentralCommand(program: Command): void {
         ...(o.join === true ? {} : { bootstrap: [...raftPeers.keys()] }),
         tickMs: Number(o.tickMs),
         electionTicks: Number(o.electionTicks),
-        ...(o.snapshotEntries !== undefined ? { snapshotEntries: Number(o.snapshotEntries) } : {}),
+        ...(o.snapshotEntries !== undefined ? { snapshotEntries: positiveInteger('--snapshot-entries', o.snapshotEntries) } : {}),
+        ...(o.snapshotLogBytes !== undefined ? { snapshotLogBytes: positiveInteger('--snapshot-log-bytes', o.snapshotLogBytes) } : {}),
+        ...(o.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: positiveInteger('--snapshot-handoff-ms', o.snapshotHandoffMs) } : {}),
         forward: fwd.forward,
         observe: metrics,
         onFatalError: (err) => {

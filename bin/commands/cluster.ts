@@ -1,6 +1,7 @@
-// `ovnts cluster status | transfer-leader | change-election-timer`: the operations view of a
-// running cluster through each member's Admin service (proto/admin.proto). Status asks every
-// member, so a member that is down or partitioned shows as such rather than hiding.
+// `ovnts cluster status | add-member | add-learner | promote | remove-member | transfer-leader |
+// change-election-timer`: the operations view of a running cluster through each member's Admin
+// service (proto/admin.proto). Status asks every member, so a member that is down or
+// partitioned shows as such rather than hiding. Every subcommand takes --format json.
 import type { Command } from 'commander';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
 import { endpointsFrom } from '../lib/endpoints.js';
@@ -33,7 +34,7 @@ function table(rows: string[][]): string {
 }
 
 function formatStatus(all: readonly MemberStatus[]): string {
-  const rows: string[][] = [['member', 'address', 'role', 'term', 'leader', 'commit', 'applied', 'log', 'snapshot', 'revision', 'election']];
+  const rows: string[][] = [['member', 'address', 'role', 'term', 'leader', 'commit', 'applied', 'log', 'snapshot', 'revision', 'election', 'clients', 'agents']];
   for (const m of all) {
     if ('error' in m) {
       rows.push(['?', m.address, `unreachable: ${m.error}`]);
@@ -52,6 +53,9 @@ function formatStatus(all: readonly MemberStatus[]): string {
       String(s.snapshotIndex),
       String(s.revision),
       `${s.electionTicks * s.tickMs} ms`,
+      // Watch streams and OVSDB sessions; a member that predates the counts shows '?'.
+      s.sessions === null || s.sessions === undefined ? '?' : String(s.sessions.watch + s.sessions.ovsdb),
+      s.sessions === null || s.sessions === undefined ? '?' : String(s.sessions.agent),
     ]);
   }
   let out = table(rows);
@@ -103,32 +107,44 @@ export function registerClusterCommand(program: Command): void {
     }
   });
 
-  common(
-    cluster
-      .command('add-member')
-      .requiredOption('--raft-address <host:port>', 'where the other members will reach the new one')
-      .option('--nb-address <host:port>', 'where clients will reach its Northbound API')
-      .option('--learner', 'add it as a learner (receives the log, does not vote until promoted)')
-      .option('--id <n>', 'its id (default: the next never used)')
-      .description('add one member (then start it with the printed `ovnts central --join` command)'),
-  ).action(async (o: Common & { raftAddress: string; nbAddress?: string; learner?: boolean; id?: string }) => {
+  interface AddOptions extends Common {
+    raftAddress: string;
+    nbAddress?: string;
+    learner?: boolean;
+    id?: string;
+  }
+  const addMember = async (o: AddOptions, learner: boolean): Promise<void> => {
     const endpoints = endpointsFrom(o.endpoints);
     const all = await statusOfAll(endpoints);
     const leader = await leaderAddress(endpoints);
     const c = new AdminClient(leader.address);
     try {
-      const r = await c.addMember({ raftAddress: o.raftAddress, ...(o.nbAddress !== undefined ? { nbAddress: o.nbAddress } : {}), learner: o.learner === true, ...(o.id !== undefined ? { id: Number(o.id) } : {}) });
+      const r = await c.addMember({ raftAddress: o.raftAddress, ...(o.nbAddress !== undefined ? { nbAddress: o.nbAddress } : {}), learner, ...(o.id !== undefined ? { id: Number(o.id) } : {}) });
       // The new member's command line: every current member by id (raft addresses from the
       // leader's view, NB addresses from the endpoints that answered), then itself.
       const raft = [`n${leader.status.id}@${leader.status.id}=${leader.status.leaderAddress}`, ...leader.status.peers.filter((p) => !r.removed.includes(p.id) && p.id !== r.id).map((p) => `n${p.id}@${p.id}=${p.address}`), `n${r.id}@${r.id}=${o.raftAddress}`];
       const nb = all.flatMap((m) => ('status' in m && !r.removed.includes(m.status.id) ? [`n${m.status.id}=${m.address}`] : []));
       if (o.nbAddress !== undefined) nb.push(`n${r.id}=${o.nbAddress}`);
       const start = `ovnts central --join --name=n${r.id} --cluster-id=${r.clusterId} --data-dir=DIR --peers=${raft.join(',')} --nb-peers=${nb.join(',')}`;
-      process.stdout.write(o.format === 'json' ? JSON.stringify({ ...r, start }) + '\n' : `member ${r.id} added as a ${o.learner === true ? 'learner' : 'voter'} (log index ${r.index}); voters ${r.voters.join(',')}${r.learners.length > 0 ? `; learners ${r.learners.join(',')}` : ''}\nstart it with:\n  ${start}\n`);
+      process.stdout.write(o.format === 'json' ? JSON.stringify({ ...r, start }) + '\n' : `member ${r.id} added as a ${learner ? 'learner' : 'voter'} (log index ${r.index}); voters ${r.voters.join(',')}${r.learners.length > 0 ? `; learners ${r.learners.join(',')}` : ''}\nstart it with:\n  ${start}\n`);
     } finally {
       c.close();
     }
-  });
+  };
+  const addOptions = (c: Command): Command =>
+    common(c)
+      .requiredOption('--raft-address <host:port>', 'where the other members will reach the new one')
+      .option('--nb-address <host:port>', 'where clients will reach its Northbound API')
+      .option('--id <n>', 'its id (default: the next never used)');
+
+  addOptions(cluster.command('add-member'))
+    .option('--learner', 'add it as a learner (receives the log, does not vote until promoted)')
+    .description('add one member (then start it with the printed `ovnts central --join` command)')
+    .action((o: AddOptions) => addMember(o, o.learner === true));
+
+  addOptions(cluster.command('add-learner'))
+    .description('add one learner: it receives the log and serves reads, and votes only once promoted (same as add-member --learner)')
+    .action((o: AddOptions) => addMember(o, true));
 
   for (const [name, what] of [['promote', 'make a caught-up learner a voter'], ['remove-member', 'remove a member (its id is never used again)']] as const) {
     common(cluster.command(name).argument('<member>', 'the member id').description(what)).action(async (member: string, o: Common) => {

@@ -1,0 +1,130 @@
+// Goal: what operators read of a member counts what is really there: Watch streams and OVSDB
+// connections in `cluster status` and /metrics as clients come and go, the agent-stream hook,
+// proposal latency and snapshot timings in /metrics, and every `ovnts cluster` subcommand
+// (add-learner included) answering --format json.
+// Method: central nodes in this process with real gRPC and OVSDB listeners on loopback, real
+// clients, the metrics HTTP server, and the real command line as a child process.
+import { join } from 'node:path';
+import t from 'tap';
+import { LocalNetwork } from '../../cluster/local-transport.js';
+import { AdminClient } from '../../server/admin-service.js';
+import { CentralNode } from '../../server/central-node.js';
+import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
+import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
+import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { ovnts, until } from '../helpers/ovnts-cli.js';
+
+async function scrape(base: string): Promise<string> {
+  const r = await fetch(`${base}/metrics`);
+  return r.text();
+}
+
+function sample(text: string, name: string): number | undefined {
+  const m = new RegExp(`^${name.replace(/[{}"=]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text);
+  return m === null ? undefined : Number(m[1]);
+}
+
+t.test('connected clients in status and /metrics: watch streams, OVSDB sessions, agents', async (t) => {
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const member = cluster.members[0];
+  if (member === undefined) throw new Error('no member');
+  const admin = new AdminClient(member.address);
+  t.teardown(() => admin.close());
+  const metrics = new CentralMetrics();
+  metrics.attach(member.central);
+  const http = await startMetricsServer(member.central, metrics, '127.0.0.1', 0);
+  t.teardown(() => http.close());
+  const base = `http://127.0.0.1:${http.port}`;
+  const counts = async (): Promise<{ watch: number; ovsdb: number; agent: number }> => {
+    const s = (await admin.status()).sessions;
+    if (s === null) throw new Error('no session counts in the status reply');
+    return s;
+  };
+
+  t.same(await counts(), { watch: 0, ovsdb: 0, agent: 0 }, 'nobody connected yet');
+  const idle = await scrape(base);
+  for (const kind of ['watch', 'ovsdb', 'agent']) t.equal(sample(idle, `ovnts_sessions{kind="${kind}"}`), 0, `/metrics shows 0 ${kind} sessions`);
+
+  // One Watch: counted once its first event has arrived (the server counts it before sending).
+  const watch = member.client.watch(['Logical_Switch'], 0);
+  await new Promise<void>((resolve, reject) => {
+    watch.once('data', () => resolve());
+    watch.once('error', reject);
+  });
+  watch.on('error', () => undefined);
+  // One OVSDB session, counted once it has answered a request.
+  const door = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 } });
+  t.teardown(() => door.close());
+  const port = 'port' in door.address ? door.address.port : 0;
+  const rpc = await JsonRpcClient.connect({ host: '127.0.0.1', port });
+  t.same(await rpc.request('list_dbs', []), ['OVN_Northbound', '_Server']);
+  // The agent stream's hook (server/southbound-service.ts opens one per agent).
+  const closeAgent = member.central.sessions.open('agent');
+
+  t.same(await counts(), { watch: 1, ovsdb: 1, agent: 1 }, 'one of each');
+  const busy = await scrape(base);
+  for (const kind of ['watch', 'ovsdb', 'agent']) t.equal(sample(busy, `ovnts_sessions{kind="${kind}"}`), 1, `/metrics shows 1 ${kind} session`);
+  const table = await ovnts('cluster', 'status', `--endpoints=${cluster.members.map((m) => m.address).join(',')}`);
+  t.match(table.stdout, /election\s+clients\s+agents\n/, 'status has clients and agents columns');
+  t.match(table.stdout, new RegExp(`${member.address.replace(/\./g, '\\.')} .* ms\\s+2\\s+1\\n`), 'this member: 2 clients (a watch, an OVSDB session), 1 agent');
+
+  watch.cancel();
+  await rpc.close();
+  closeAgent();
+  closeAgent();
+  await until('every session to be closed', async () => {
+    const c = await counts();
+    return c.watch === 0 && c.ovsdb === 0 && c.agent === 0 ? true : undefined;
+  }, 10_000);
+  t.pass('the counts fall back to 0 as clients go (closing twice counts once)');
+});
+
+t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots taken', async (t) => {
+  const net = new LocalNetwork('metrics-test');
+  const metrics = new CentralMetrics();
+  const central = await CentralNode.start({ id: 1, clusterId: 'metrics-test', dataDir: join(t.testdir(), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, snapshotEntries: 5, observe: metrics });
+  t.teardown(() => central.stop());
+  metrics.attach(central);
+  for (let i = 0; i < 12; i++) {
+    const out = await central.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: `sw${i}` } }]);
+    t.equal(out.failed, false);
+  }
+  const text = await metrics.registry.metrics();
+  t.ok((sample(text, 'ovnts_raft_proposal_seconds_count') ?? 0) >= 12, 'every transaction\'s proposal is timed from propose to applied');
+  t.ok((sample(text, 'ovnts_raft_snapshots_taken') ?? 0) >= 2, 'snapshots are counted');
+  t.equal(sample(text, 'ovnts_raft_snapshot_encode_seconds_count'), sample(text, 'ovnts_raft_snapshot_seconds_count'), 'each snapshot has its encode time');
+  t.ok((sample(text, 'ovnts_raft_snapshot_seconds_count') ?? 0) >= 2);
+  t.ok(sample(text, 'ovnts_raft_log_bytes_since_snapshot') !== undefined, 'the byte threshold\'s measure is exported');
+  t.equal(sample(text, 'ovnts_raft_snapshot_handoffs'), 0, 'a single member never hands off');
+});
+
+t.test('every cluster subcommand answers --format json; add-learner adds a learner', async (t) => {
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const endpoints = `--endpoints=${cluster.members.map((m) => m.address).join(',')}`;
+  const json = async (...args: string[]): Promise<Record<string, unknown>> => {
+    const r = await ovnts('cluster', ...args, endpoints, '--format=json');
+    t.equal(r.code, 0, `cluster ${args[0]}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+  const status = (await json('status')) as unknown as { status: { id: number; role: string; sessions: unknown; lastSnapshotMs: number } }[];
+  t.equal(status.length, 3);
+  t.ok(status.every((m) => m.status.sessions !== null && typeof m.status.lastSnapshotMs === 'number'), 'status carries sessions and compaction figures');
+  const learner = await json('add-learner', '--raft-address=127.0.0.1:9');
+  t.ok((learner.learners as number[]).includes(learner.id as number), `member ${String(learner.id)} is a learner`);
+  t.match(learner.start, /^ovnts central --join /, 'with the command that starts it');
+  const removed = await json('remove-member', String(learner.id));
+  t.ok((removed.removed as number[]).includes(learner.id as number), 'and removed again');
+  const timer = await json('change-election-timer', '300');
+  t.equal(timer.electionTicks, 30);
+  const leader = status.find((m) => m.status.role === 'leader')?.status.id ?? 1;
+  const target = leader === 1 ? 2 : 1;
+  t.same(await json('transfer-leader', String(target)), { leader: target });
+  const added = await json('add-member', '--raft-address=127.0.0.1:9', '--learner');
+  t.ok((added.learners as number[]).includes(added.id as number), 'add-member --learner does the same as add-learner');
+  const promoted = await json('promote', String(added.id));
+  t.ok((promoted.voters as number[]).includes(added.id as number), 'promote makes it a voter');
+  t.ok((await json('remove-member', String(added.id))).removed !== undefined, 'and it goes again');
+});
