@@ -17,7 +17,8 @@
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
-import { OFPP, decodeActions } from '../openflow/actions.js';
+import { OFPP, decodeActions, encodeActions } from '../openflow/actions.js';
+import { OfEncodeError } from '../openflow/fields.js';
 import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
 import type { OfAction } from '../openflow/types.js';
 import { tryDecode } from '../openflow/wire.js';
@@ -106,6 +107,14 @@ function nestedPacketOut(pin: PacketIn2, opcode: number, args: Buffer): PacketIn
   const packet = composeFor(opcode, pin);
   if (isPacketError(packet)) return ignored('bad_packet', `${opcodeName(opcode)}: ${packet.message}`, opcode);
   const actions: OfAction[] = [...reloadActions(pin.metadata ?? new Map()), ...nested.value];
+  // What decodes need not encode (a field the codec reads but does not write): refuse it here,
+  // where it is bad input, rather than when the channel sends it.
+  try {
+    encodeActions(actions);
+  } catch (err) {
+    if (!(err instanceof OfEncodeError)) throw err;
+    return ignored('bad_userdata', `${opcodeName(opcode)}: nested actions cannot be sent back: ${err.message}`, opcode);
+  }
   return {
     kind: 'packet_out', opcode,
     message: { kind: 'packet_out', bufferId: OFP_NO_BUFFER, inPort: OFPP.CONTROLLER, actions, data: packet },

@@ -2,11 +2,12 @@
 // one of the named kinds, and what the builders write parses back to what they were given.
 // Method: seeded random valid frames of every kind, cut at every length, with random byte flips,
 // and pure garbage; packet-ins with random userdata and metadata go through decidePacketIn.
-// OVNTS_SEED replays a run; OVNTS_FUZZ scales it.
+// OVNTS_SEED replays a run; OVNTS_FUZZ scales it (OVNTS_LONG: ten times).
 
 import t from 'tap';
 import { ACTION_OPCODE } from '../../agent/compile/tables.js';
 import { encodeActions } from '../../agent/openflow/actions.js';
+import { encodeMessage } from '../../agent/openflow/messages.js';
 import { decidePacketIn, ignoreReasons } from '../../agent/pinctrl/handlers.js';
 import {
   ETH_TYPE, IP_PROTO, buildArp, buildDhcp, buildEthernet, buildIcmp4, buildIcmp6, buildIpv4, buildIpv6, buildNdBody, buildUdp,
@@ -15,7 +16,7 @@ import {
 import { Rng } from '../helpers/seeded-rng.js';
 
 const seed = Number(process.env.OVNTS_SEED ?? 8008);
-const scale = Number(process.env.OVNTS_FUZZ ?? 1);
+const scale = Number(process.env.OVNTS_FUZZ ?? (process.env.OVNTS_LONG ? 10 : 1));
 /** A hang detector, not a speed test. */
 const callMsMax = 1000;
 
@@ -131,7 +132,7 @@ t.test(`what is built parses back (seed ${seed})`, async (t) => {
   t.equal(checked, 300 * scale);
 });
 
-t.test(`decidePacketIn never throws (seed ${seed})`, async (t) => {
+t.test(`decidePacketIn never throws, and what it sends encodes (seed ${seed})`, async (t) => {
   const rng = new Rng(seed + 2);
   const opcodes = Object.values(ACTION_OPCODE);
   const nested = encodeActions([{ kind: 'set_field', field: 'eth_dst', value: 0xffffffffffffn }, { kind: 'resubmit', table: 37 }]);
@@ -160,6 +161,8 @@ t.test(`decidePacketIn never throws (seed ${seed})`, async (t) => {
       const d = decidePacketIn(pin);
       kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
       if (d.kind === 'ignored' && !(ignoreReasons as readonly string[]).includes(d.reason)) bad.push(`unknown reason ${d.reason}`);
+      // Whatever the decision sends must encode: the channel would throw otherwise.
+      if (d.kind === 'packet_out' || d.kind === 'resume') encodeMessage(d.message, 1);
     } catch (e) {
       bad.push(`opcode ${opcode} userdata ${userdata.toString('hex')} packet ${packet.toString('hex')}: ${e instanceof Error ? e.stack : String(e)}`);
     }
