@@ -1,6 +1,6 @@
 // The agent's packet-in handlers (OVN's pinctrl): the Pinctrl service the runtime wires to its
-// OpenFlow channel and SB stream, the pure decision it is built on, and the packet codec the
-// handlers (and their tests) use. Each export is chosen.
+// OpenFlow channel and SB stream, the pure decision it is built on, and the MAC-binding writer.
+// Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
 export { Pinctrl, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats } from './pinctrl.js';
 export { decidePacketIn, ignoreReasons, opcodeName, type IgnoreReason, type PacketInDecision } from './handlers.js';
