@@ -1,0 +1,612 @@
+// The desired flows of one chassis, maintained incrementally from SB updates and the LocalView.
+// Inputs: the SB rows (SbStore), the LocalView, the previous ct zones. Derived on every update:
+// our Chassis uuid, the local datapaths (local-datapaths.ts), the ct zones (ct-zones.ts). Output:
+// the FlowTable, whose sources are
+//   lf:<uuid>  a Logical_Flow compiled for each of its local datapaths (agent/compile),
+//   pb:<uuid>  a Port_Binding's physical flows,   mc:<uuid>  a Multicast_Group's,
+//   mb:<uuid>  a MAC_Binding's, smb:<uuid> a Static_MAC_Binding's, fdb:<uuid> an FDB row's,
+//   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
+// An update marks dirty exactly the sources whose inputs changed and recomputes only those; a
+// full recompute marks every source dirty and runs the same code. Each change handler below
+// names what its input feeds. The oracle (tests/agent/flows-incremental.test.ts): after any
+// sequence of updates the table equals a fresh engine's, given the same ct zones.
+
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
+import { buildSymtab, type Symtab } from '../expr/index.js';
+import type { LocalView } from '../local-view.js';
+import type { FlowSpec, GroupSpec } from '../openflow/types.js';
+import type { SbUpdate } from '../sb-source.js';
+import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
+import { FlowTable } from './flow-table.js';
+import { parseGroupDescription } from './group-desc.js';
+import { IdSpace } from './id-space.js';
+import {
+  computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
+} from './local-datapaths.js';
+import {
+  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
+} from './physical.js';
+import { SbStore, type RowDelta } from './sb-store.js';
+
+export interface DesiredFlowsOptions {
+  /** The logical field table; built once when absent. */
+  readonly symtab?: Symtab;
+  /** The tun_metadata field of OVN's Geneve option on the switch (default tun_metadata0). */
+  readonly geneveField?: string;
+  /** ct zones persisted by a previous run (name → zone); kept where still in use. */
+  readonly ctZones?: ReadonlyMap<string, number>;
+}
+
+/** What one update recomputed. */
+export interface UpdateStats {
+  readonly full: boolean;
+  readonly logicalFlows: number;
+  readonly ports: number;
+  readonly multicastGroups: number;
+  readonly neighbors: number;
+  readonly tunnels: number;
+}
+
+/** Columns of a Port_Binding that logical flows read through port lookups and residency. */
+const pbColumnsForLflows = ['logical_port', 'datapath', 'tunnel_key', 'type', 'chassis', 'additional_chassis', 'ha_chassis_group'] as const;
+
+const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
+
+/** Group ids: OFPG_MAX is 0xffffff00. Conjunction ids below 1000 are left to fixed users. */
+const GROUP_IDS_IN_USE_MAX = 1_000_000;
+const CONJ_IDS_IN_USE_MAX = 8_000_000;
+
+/** The names a logical flow's text may look up: quoted strings (ports, multicast groups), $sets
+ *  and @groups, and its in_out_port tag. Over-approximate on purpose. */
+function lflowDeps(row: sb.Logical_Flow): string[] {
+  const deps = new Set<string>();
+  for (const text of [row.match, row.actions]) {
+    for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) deps.add(`p:${m[1] as string}`);
+    for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) deps.add(`as:${m[1] as string}`);
+    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) deps.add(`pg:${m[1] as string}`);
+  }
+  const io = row.tags.get('in_out_port');
+  if (io !== undefined) deps.add(`p:${io}`);
+  return [...deps];
+}
+
+function changedColumns(old: Record<string, unknown> | undefined, row: Record<string, unknown> | undefined, cols: readonly string[]): boolean {
+  if (old === undefined || row === undefined) return true;
+  for (const c of cols) {
+    const a = old[c];
+    const b = row[c];
+    if (a === b) continue;
+    if (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => x === b[i])) continue;
+    return true;
+  }
+  return false;
+}
+
+class Dirty {
+  full = false;
+  readonly lflows = new Set<string>();
+  readonly ports = new Set<string>();
+  readonly mcs = new Set<string>();
+  readonly mbs = new Set<string>();
+  readonly smbs = new Set<string>();
+  readonly fdbs = new Set<string>();
+  readonly names = new Set<string>();
+  readonly tunnels = new Set<string>();
+}
+
+export class DesiredFlows {
+  readonly sb = new SbStore();
+  readonly table = new FlowTable();
+  private readonly symtab: Symtab;
+  private geneveField: string;
+  private forceFull = false;
+  private view: LocalView | undefined;
+  private chassisUuid: string | undefined;
+  private locality: Locality = EMPTY_LOCALITY;
+  private zones: Map<string, number>;
+  /** Source → the error that kept its flows out (flows of that source are absent). */
+  private readonly errors = new Map<string, string>();
+  private readonly deps = new Map<string, readonly string[]>();
+  private readonly depIndex = new Map<string, Set<string>>();
+  private readonly conjIds = new IdSpace(1000, 0xfffffff0, CONJ_IDS_IN_USE_MAX);
+  private readonly conjOwners = new Map<string, Set<string>>();
+  private readonly groupIds = new IdSpace(1, 0xfffffeff, GROUP_IDS_IN_USE_MAX);
+  /** Group description → its id, spec and the sources that use it. */
+  private readonly groups = new Map<string, { readonly id: number; readonly spec: GroupSpec | { readonly error: string }; readonly users: Set<string> }>();
+  private readonly groupsOf = new Map<string, readonly string[]>();
+  private readonly dirtyGroups = new Set<number>();
+  private readonly groupById = new Map<number, GroupSpec>();
+  /** Lifetime counters: how many sources each kind of recompute touched. */
+  readonly counters = { updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0 };
+
+  constructor(opts: DesiredFlowsOptions = {}) {
+    this.symtab = opts.symtab ?? buildSymtab();
+    this.geneveField = opts.geneveField ?? 'tun_metadata0';
+    this.zones = new Map(opts.ctZones ?? []);
+  }
+
+  /** The switch mapped OVN's Geneve option to another field: the next update recomputes all. */
+  setGeneveField(field: string): void {
+    if (field === this.geneveField) return;
+    this.geneveField = field;
+    this.forceFull = true;
+  }
+
+  /** The ct zone assignments now in force (persist them to keep zones across restarts). */
+  ctZones(): ReadonlyMap<string, number> {
+    return this.zones;
+  }
+
+  localDatapaths(): Locality {
+    return this.locality;
+  }
+
+  chassis(): string | undefined {
+    return this.chassisUuid;
+  }
+
+  /** Sources whose flows could not be computed, with why. */
+  sourceErrors(): ReadonlyMap<string, string> {
+    return this.errors;
+  }
+
+  /** Every group the flows need, by id. */
+  groupSpecs(): ReadonlyMap<number, GroupSpec> {
+    return this.groupById;
+  }
+
+  /** Group ids added, changed or removed since the last call. */
+  takeDirtyGroups(): number[] {
+    const out = [...this.dirtyGroups];
+    this.dirtyGroups.clear();
+    return out;
+  }
+
+  /**
+   * Folds an SB update (or none: only the LocalView changed) in and recomputes what it touched.
+   * The first call, a reset, and a change of chassis name recompute everything.
+   */
+  update(u: SbUpdate | null, view: LocalView): UpdateStats {
+    this.counters.updates++;
+    const d = new Dirty();
+    const deltas = u === null ? [] : this.sb.apply(u);
+    if (this.view === undefined || (u !== null && u.reset) || this.view.chassis !== view.chassis || this.forceFull) d.full = true;
+    this.forceFull = false;
+    for (const delta of deltas) this.onRowChange(delta, d);
+    const chassisUuid = this.sb.chassisByName(view.chassis)?._uuid;
+    if (chassisUuid !== this.chassisUuid) d.full = true;
+    if (this.view !== undefined && !d.full) this.onViewChange(this.view, view, d);
+    this.view = view;
+    this.chassisUuid = chassisUuid;
+    this.onLocalityChange(computeLocality(this.sb, chassisUuid, view), d);
+    this.onZonesChange(assignCtZones(this.zones, ctZoneUsers(this.sb, chassisUuid, view, this.locality)), d);
+    if (d.full) this.markAll(d);
+    return this.recomputeDirty(d);
+  }
+
+  /** Recomputes every source from the stored rows (the oracle path; also after a resync). */
+  recompute(view: LocalView): UpdateStats {
+    const d = new Dirty();
+    d.full = true;
+    this.view = view;
+    this.chassisUuid = this.sb.chassisByName(view.chassis)?._uuid;
+    this.locality = computeLocality(this.sb, this.chassisUuid, view);
+    this.zones = assignCtZones(this.zones, ctZoneUsers(this.sb, this.chassisUuid, view, this.locality));
+    this.markAll(d);
+    return this.recomputeDirty(d);
+  }
+
+  // ---- Change handlers: input → dirty sources --------------------------------------------
+
+  private onRowChange(delta: RowDelta, d: Dirty): void {
+    const old = delta.old as unknown as Record<string, unknown> | undefined;
+    const row = delta.row as unknown as Record<string, unknown> | undefined;
+    switch (delta.table) {
+      case 'Logical_Flow':
+        d.lflows.add(delta.uuid);
+        return;
+      case 'Datapath_Binding':
+        // Feeds every flow of the datapath: keys, kind, NAT zones of its logical flows.
+        this.markDatapath(delta.uuid, d, true);
+        if (old !== undefined) for (const f of this.sb.fdbsOfDatapathKey((old as unknown as sb.Datapath_Binding).tunnel_key)) d.fdbs.add(f);
+        return;
+      case 'Logical_DP_Group':
+        for (const lf of this.sb.logicalFlowsOfGroup(delta.uuid)) d.lflows.add(lf);
+        return;
+      case 'Port_Binding': {
+        for (const r of [old, row]) {
+          if (r === undefined) continue;
+          const pb = r as unknown as sb.Port_Binding;
+          this.markPortAndNeighbours(pb, d);
+          if (changedColumns(old, row, pbColumnsForLflows)) this.markPortName(pb.logical_port, d);
+        }
+        return;
+      }
+      case 'Multicast_Group': {
+        d.mcs.add(delta.uuid);
+        // Logical flows look a group up by name: only its existence and key matter to them.
+        if (changedColumns(old, row, ['name', 'datapath', 'tunnel_key'])) {
+          for (const r of [old, row]) if (r !== undefined) d.names.add(`p:${(r as unknown as sb.Multicast_Group).name}`);
+        }
+        return;
+      }
+      case 'Chassis': {
+        // Remote ports bound to this chassis tunnel to it by name; groups fan out to it.
+        for (const r of [old, row]) {
+          if (r === undefined) continue;
+          for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
+        }
+        for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
+        return;
+      }
+      case 'HA_Chassis_Group':
+      case 'HA_Chassis':
+        // Decide which chassisredirect ports are active here and which patch ports reach out.
+        // Rare enough to recompute everything.
+        d.full = true;
+        return;
+      case 'MAC_Binding':
+        d.mbs.add(delta.uuid);
+        return;
+      case 'Static_MAC_Binding':
+        d.smbs.add(delta.uuid);
+        return;
+      case 'FDB':
+        d.fdbs.add(delta.uuid);
+        return;
+      case 'Address_Set':
+        for (const r of [old, row]) if (r !== undefined) d.names.add(`as:${(r as unknown as sb.Address_Set).name}`);
+        return;
+      case 'Port_Group':
+        for (const r of [old, row]) {
+          if (r === undefined) continue;
+          const name = (r as unknown as sb.Port_Group).name;
+          d.names.add(`pg:${name}`);
+          const m = /^[0-9]+_(.+)$/.exec(name);
+          if (m !== null) d.names.add(`pg:${m[1] as string}`);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Logical flows that name the port, directly or through a port group (the group's match is
+   *  filtered by the port's relatedness). */
+  private markPortName(name: string, d: Dirty): void {
+    d.names.add(`p:${name}`);
+    for (const u of this.sb.portGroupsOfPort(name)) {
+      const pg = this.sb.get<sb.Port_Group>('Port_Group', u);
+      if (pg === undefined) continue;
+      d.names.add(`pg:${pg.name}`);
+      const m = /^[0-9]+_(.+)$/.exec(pg.name);
+      if (m !== null) d.names.add(`pg:${m[1] as string}`);
+    }
+  }
+
+  /** A port's own physical flows and those that read it: its patch peer and whoever names it as
+   *  peer, its containers, chassisredirect ports over it, its multicast groups, its MAC
+   *  bindings; a localnet or external port feeds every port of its datapath. */
+  private markPortAndNeighbours(pb: sb.Port_Binding, d: Dirty): void {
+    d.ports.add(pb._uuid);
+    const name = pb.logical_port;
+    const peer = pb.options.get('peer');
+    const peerPb = peer === undefined ? undefined : this.sb.portByName(peer);
+    if (peerPb !== undefined) d.ports.add(peerPb._uuid);
+    for (const u of this.sb.portsPeeringWith(name)) d.ports.add(u);
+    for (const u of this.sb.portsWithParent(name)) d.ports.add(u);
+    for (const u of this.sb.portsRedirecting(name)) d.ports.add(u);
+    for (const mc of this.sb.multicastGroupsOfPort(pb._uuid)) d.mcs.add(mc);
+    for (const mb of this.sb.macBindingsOfPort(name)) d.mbs.add(mb);
+    for (const mb of this.sb.staticMacBindingsOfPort(name)) d.smbs.add(mb);
+    if (pb.type === 'localnet' || pb.type === 'external' || pb.type === 'patch' || pb.type === 'l3gateway') {
+      // Localnet: every remote port of the datapath leaves through it; external: the localnet
+      // port's table 41 flows; patch: peer pairs feed the chassis-MAC and bridged flows.
+      this.markDatapath(pb.datapath, d, false);
+      // The peer side's localnet port answers for this router port's MAC (chassis-MAC flows).
+      if (peerPb !== undefined) this.markDatapath(peerPb.datapath, d, false);
+    }
+  }
+
+  /** Every physical source of a datapath (and with 'lflows' its logical flows too). */
+  private markDatapath(dp: string, d: Dirty, lflows: boolean): void {
+    for (const u of this.sb.portsOfDatapath(dp)) {
+      d.ports.add(u);
+      const pb = this.sb.portBinding(u);
+      if (pb === undefined) continue;
+      for (const mb of this.sb.macBindingsOfPort(pb.logical_port)) d.mbs.add(mb);
+      for (const mb of this.sb.staticMacBindingsOfPort(pb.logical_port)) d.smbs.add(mb);
+      const peer = pb.options.get('peer');
+      const peerPb = peer === undefined ? undefined : this.sb.portByName(peer);
+      if (peerPb !== undefined) d.ports.add(peerPb._uuid);
+    }
+    for (const mc of this.sb.multicastGroupsOfDatapath(dp)) d.mcs.add(mc);
+    const row = this.sb.datapath(dp);
+    const key = row?.tunnel_key ?? this.locality.datapaths.get(dp)?.tunnelKey;
+    if (key !== undefined) for (const f of this.sb.fdbsOfDatapathKey(key)) d.fdbs.add(f);
+    if (lflows) {
+      for (const lf of this.sb.logicalFlowsOfDatapath(dp)) d.lflows.add(lf);
+      for (const g of this.sb.groupsOfDatapath(dp)) for (const lf of this.sb.logicalFlowsOfGroup(g)) d.lflows.add(lf);
+    }
+  }
+
+  private onViewChange(prev: LocalView, next: LocalView, d: Dirty): void {
+    // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
+    for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
+      const pb = this.sb.portByName(name);
+      if (pb !== undefined) this.markPortAndNeighbours(pb, d);
+      for (const u of this.sb.portsWithParent(name)) d.ports.add(u);
+    }
+    // Tunnels: their decap flow, ports bound to that chassis, every local multicast group.
+    const tunnels = changedKeys(prev.tunnels, next.tunnels, (a, b) => a.ofport === b.ofport && a.type === b.type && a.remoteIp === b.remoteIp);
+    for (const name of tunnels) {
+      d.tunnels.add(name);
+      const ch = this.sb.chassisByName(name);
+      if (ch !== undefined) for (const u of this.sb.portsOfChassis(ch._uuid)) d.ports.add(u);
+    }
+    if (tunnels.length > 0) for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
+    // Bridge mappings: localnet ports of that network, and their datapaths' remote ports.
+    for (const net of changedKeys(prev.localnetPatches, next.localnetPatches, (a, b) => a === b)) {
+      for (const ld of this.locality.datapaths.values()) {
+        for (const u of this.sb.portsOfDatapath(ld.uuid)) {
+          const pb = this.sb.portBinding(u);
+          if (pb !== undefined && (pb.type === 'localnet' || pb.type === 'l2gateway') && pb.options.get('network_name') === net) this.markDatapath(ld.uuid, d, false);
+        }
+      }
+    }
+  }
+
+  private onLocalityChange(next: Locality, d: Dirty): void {
+    const prev = this.locality;
+    for (const [dp, ld] of next.datapaths) {
+      const was = prev.datapaths.get(dp);
+      if (was === undefined) this.markDatapath(dp, d, true);
+      else if (!sameLocalDatapath(was, ld)) this.markDatapath(dp, d, false);
+    }
+    for (const dp of prev.datapaths.keys()) if (!next.datapaths.has(dp)) this.markDatapath(dp, d, true);
+    this.locality = next;
+  }
+
+  private onZonesChange(next: Map<string, number>, d: Dirty): void {
+    for (const name of changedZones(this.zones, next)) {
+      const m = /^(.*)_(dnat|snat)$/.exec(name);
+      const dp = m === null ? undefined : m[1] as string;
+      if (dp !== undefined && this.sb.datapath(dp) !== undefined) {
+        // Every port of the datapath loads its NAT zones, and so do patch ports entering it.
+        this.markDatapath(dp, d, false);
+        continue;
+      }
+      const pb = this.sb.portByName(name);
+      if (pb !== undefined) this.markPortAndNeighbours(pb, d);
+    }
+    this.zones = next;
+  }
+
+  private markAll(d: Dirty): void {
+    for (const u of this.sb.table('Logical_Flow').keys()) d.lflows.add(u);
+    for (const u of this.sb.table('Port_Binding').keys()) d.ports.add(u);
+    for (const u of this.sb.table('Multicast_Group').keys()) d.mcs.add(u);
+    for (const u of this.sb.table('MAC_Binding').keys()) d.mbs.add(u);
+    for (const u of this.sb.table('Static_MAC_Binding').keys()) d.smbs.add(u);
+    for (const u of this.sb.table('FDB').keys()) d.fdbs.add(u);
+    // Sources that no longer have a row are dropped by their recompute.
+    for (const s of [...this.table.sources(), ...this.errors.keys()]) {
+      const m = /^(lf|pb|mc|mb|smb|fdb|tun):(.*)$/.exec(s);
+      if (m === null) continue;
+      const id = m[2] as string;
+      ({ lf: d.lflows, pb: d.ports, mc: d.mcs, mb: d.mbs, smb: d.smbs, fdb: d.fdbs, tun: d.tunnels } as Record<string, Set<string>>)[m[1] as string]?.add(id);
+    }
+    for (const name of this.view?.tunnels.keys() ?? []) d.tunnels.add(name);
+  }
+
+  // ---- Recompute ------------------------------------------------------------------------
+
+  private recomputeDirty(d: Dirty): UpdateStats {
+    if (d.full) this.counters.fullRecomputes++;
+    const view = this.view as LocalView;
+    for (const n of d.names) for (const lf of this.depIndex.get(n) ?? []) d.lflows.add(lf);
+    const ctx: PhysicalContext = {
+      sb: this.sb, chassisUuid: this.chassisUuid, view, locality: this.locality, zones: this.zones, geneveField: this.geneveField,
+    };
+    this.setSource('default', defaultFlows());
+    for (const u of d.ports) {
+      const pb = this.sb.portBinding(u);
+      this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));
+    }
+    for (const u of d.mcs) {
+      const mc = this.sb.multicastGroup(u);
+      this.setSource(`mc:${u}`, mc === undefined ? [] : multicastGroupFlows(ctx, mc));
+    }
+    for (const u of d.mbs) {
+      const mb = this.sb.get<sb.MAC_Binding>('MAC_Binding', u);
+      this.setSource(`mb:${u}`, mb === undefined ? [] : neighborFlows(ctx, mb, 100));
+    }
+    for (const u of d.smbs) {
+      const smb = this.sb.get<sb.Static_MAC_Binding>('Static_MAC_Binding', u);
+      this.setSource(`smb:${u}`, smb === undefined ? [] : neighborFlows(ctx, smb, smb.override_dynamic_mac ? 150 : 50));
+    }
+    for (const u of d.fdbs) {
+      const fdb = this.sb.get<sb.FDB>('FDB', u);
+      this.setSource(`fdb:${u}`, fdb === undefined ? [] : fdbFlows(ctx, fdb));
+    }
+    for (const name of d.tunnels) this.setSource(`tun:${name}`, tunnelFlows(ctx, name));
+    const memo = createCompileMemo();
+    const cctx = this.compileContext(memo);
+    // Sorted: conjunction and group ids are probed in a fixed order, whatever the history.
+    for (const u of [...d.lflows].sort()) this.recompileLflow(u, cctx);
+    return {
+      full: d.full, logicalFlows: d.lflows.size, ports: d.ports.size, multicastGroups: d.mcs.size,
+      neighbors: d.mbs.size + d.smbs.size + d.fdbs.size, tunnels: d.tunnels.size,
+    };
+  }
+
+  private setSource(source: string, flows: readonly FlowSpec[]): void {
+    this.errors.delete(source);
+    this.table.setSource(source, flows);
+  }
+
+  private recompileLflow(uuid: string, ctx: FlowCompileContext): void {
+    const source = `lf:${uuid}`;
+    const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
+    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row));
+    const used = new Set<string>();
+    const groupsUsed: string[] = [];
+    let flows: FlowSpec[] = [];
+    let error: string | undefined;
+    if (row !== undefined && this.inOutPortRelated(row)) {
+      this.counters.logicalFlowsCompiled++;
+      const r = compileLogicalFlow(row as unknown as LogicalFlowRow, {
+        ...ctx,
+        conjIdOfs: (n, lf, dp) => {
+          const owner = `${lf}|${dp}`;
+          used.add(owner);
+          const first = this.conjIds.allocate(owner, n);
+          return first === undefined ? 0 : first - 1;
+        },
+      });
+      if ('error' in r) error = r.error;
+      else {
+        flows = r.flows;
+        for (const g of r.groups) groupsUsed.push(g.description);
+      }
+    }
+    for (const owner of this.conjOwners.get(uuid) ?? []) if (!used.has(owner)) this.conjIds.release(owner);
+    if (used.size > 0) this.conjOwners.set(uuid, used);
+    else this.conjOwners.delete(uuid);
+    this.setGroups(source, error === undefined ? groupsUsed : []);
+    this.setSource(source, flows);
+    if (error !== undefined) this.errors.set(source, error);
+  }
+
+  /** A flow tagged in_out_port is for a port that exists and is related to this chassis. */
+  private inOutPortRelated(row: sb.Logical_Flow): boolean {
+    const io = row.tags.get('in_out_port');
+    if (io === undefined) return true;
+    const pb = this.sb.portByName(io);
+    return pb !== undefined && isRelatedPort(pb, this.chassisUuid);
+  }
+
+  private setDeps(lflow: string, deps: readonly string[]): void {
+    for (const n of this.deps.get(lflow) ?? []) {
+      const s = this.depIndex.get(n);
+      s?.delete(lflow);
+      if (s?.size === 0) this.depIndex.delete(n);
+    }
+    if (deps.length === 0) {
+      this.deps.delete(lflow);
+      return;
+    }
+    this.deps.set(lflow, deps);
+    for (const n of deps) {
+      let s = this.depIndex.get(n);
+      if (s === undefined) this.depIndex.set(n, (s = new Set()));
+      s.add(lflow);
+    }
+  }
+
+  private setGroups(source: string, descs: readonly string[]): void {
+    const prev = this.groupsOf.get(source) ?? [];
+    const next = [...new Set(descs)];
+    for (const desc of prev) {
+      if (next.includes(desc)) continue;
+      const g = this.groups.get(desc);
+      if (g === undefined) continue;
+      g.users.delete(source);
+      if (g.users.size === 0) {
+        this.groups.delete(desc);
+        this.groupIds.release(desc);
+        this.groupById.delete(g.id);
+        this.dirtyGroups.add(g.id);
+      }
+    }
+    for (const desc of next) this.groups.get(desc)?.users.add(source);
+    if (next.length > 0) this.groupsOf.set(source, next);
+    else this.groupsOf.delete(source);
+    // Groups allocated during a compile that no source ended up using.
+    for (const [desc, g] of this.groups) {
+      if (g.users.size > 0) continue;
+      this.groups.delete(desc);
+      this.groupIds.release(desc);
+      this.groupById.delete(g.id);
+      this.dirtyGroups.add(g.id);
+    }
+  }
+
+  private groupId(desc: string): number | undefined {
+    const have = this.groups.get(desc);
+    if (have !== undefined) return 'error' in have.spec ? undefined : have.id;
+    const id = this.groupIds.allocate(desc, 1);
+    if (id === undefined) return undefined;
+    const spec = parseGroupDescription(id, desc);
+    this.groups.set(desc, { id, spec, users: new Set() });
+    if ('error' in spec) return undefined;
+    this.groupById.set(id, spec);
+    this.dirtyGroups.add(id);
+    return id;
+  }
+
+  /** The compile context over the live store. The memo lives for one update only: within it
+   *  nothing the compiler reads changes. */
+  private compileContext(memo: CompileMemo): FlowCompileContext {
+    const sbs = this.sb;
+    const chassisUuid = this.chassisUuid;
+    const locality = this.locality;
+    return {
+      symtab: this.symtab,
+      memo,
+      datapath: (u): DatapathInfo | undefined => {
+        const d = sbs.datapath(u);
+        if (d === undefined) return undefined;
+        return { tunnelKey: d.tunnel_key, isSwitch: d.external_ids.has('logical-switch'), ...(d.external_ids.has('snat-ct-zone') ? { snatCtZone: true } : {}) };
+      },
+      isLocalDatapath: (u) => locality.datapaths.has(u),
+      dpGroup: (g) => sbs.dpGroup(g)?.datapaths,
+      lookupPort: (dp, name) => {
+        const pb = sbs.portByName(name);
+        if (pb !== undefined && pb.datapath === dp) return pb.tunnel_key;
+        return sbs.multicastGroupByName(dp, name)?.tunnel_key;
+      },
+      addressSet: (n) => sbs.addressSet(n)?.addresses,
+      portGroup: (n) => sbs.portGroup(n)?.ports,
+      portGroupIn: (dp, n) => {
+        const key = sbs.datapath(dp)?.tunnel_key;
+        return (key === undefined ? undefined : sbs.portGroup(`${key}_${n}`)?.ports) ?? sbs.portGroup(n)?.ports;
+      },
+      isChassisResident: (port) => {
+        const pb = sbs.portByName(port);
+        if (pb === undefined) return false;
+        if (pb.type === 'chassisredirect') return isRedirectActiveHere(sbs, pb, chassisUuid);
+        return chassisUuid !== undefined && pb.chassis[0] === chassisUuid;
+      },
+      isRelatedPort: (dp, key) => {
+        const pb = sbs.portByKey(dp, key);
+        return pb !== undefined && isRelatedPort(pb, chassisUuid);
+      },
+      groupId: (desc) => this.groupId(desc),
+    };
+  }
+
+  /** Logical ports bound here whose VIF is on the bridge and whose table-0 flow is desired. */
+  attachedPorts(): string[] {
+    const out: string[] = [];
+    const view = this.view;
+    if (view === undefined || this.chassisUuid === undefined) return out;
+    for (const u of this.sb.portsOfChassis(this.chassisUuid)) {
+      const pb = this.sb.portBinding(u);
+      if (pb === undefined || !isBoundHere(pb, this.chassisUuid) || !view.vifs.has(pb.logical_port)) continue;
+      if (this.table.flowsOf(`pb:${u}`).some((f) => f.table === 0)) out.push(pb.logical_port);
+    }
+    return out.sort();
+  }
+}
+
+function changedKeys<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, same: (x: V, y: V) => boolean): string[] {
+  const out: string[] = [];
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (w === undefined || !same(v, w)) out.push(k);
+  }
+  for (const k of b.keys()) if (!a.has(k)) out.push(k);
+  return out;
+}

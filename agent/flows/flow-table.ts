@@ -1,0 +1,204 @@
+// The desired-flow table: every OpenFlow flow the chassis wants, keyed as OpenFlow identifies a
+// flow — (table, priority, match) — with the sources that produced it. A source is one SB row
+// (a Logical_Flow, Port_Binding, Multicast_Group, MAC_Binding, …) or a chassis-wide producer,
+// named by a string ("lf:<uuid>", "pb:<uuid>", …). A source's flows are replaced whole; the
+// table remembers which keys changed until the owner takes them.
+//
+// Several sources may want the same key (ovn-controller's ofctrl does the same): when only
+// conjunction clauses want it, their conjunction actions are merged into one flow; otherwise an
+// "allow" flow (actions that are not conjunctions) beats a drop flow, which beats conjunctions,
+// and among equals the smallest source name wins — an order that does not depend on history, so
+// the table after any sequence of updates equals the table built from scratch.
+
+import { flowKey } from '../openflow/reconcile.js';
+import type { FlowSpec, OfAction } from '../openflow/types.js';
+
+interface Entry {
+  /** Source name → the flow it wants under this key. */
+  readonly contribs: Map<string, FlowSpec>;
+  /** The effective flow, computed on demand; undefined = not computed yet. */
+  effective: FlowSpec | undefined;
+}
+
+interface SourceFlows {
+  readonly keys: readonly string[];
+  readonly flows: readonly FlowSpec[];
+}
+
+/** Structural equality of plain action data (bigint, Uint8Array, arrays, objects). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (a instanceof Uint8Array || b instanceof Uint8Array) {
+    if (!(a instanceof Uint8Array && b instanceof Uint8Array) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  if (a instanceof Map || b instanceof Map) {
+    if (!(a instanceof Map && b instanceof Map) || a.size !== b.size) return false;
+    for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k))) return false;
+    return true;
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/** Same identity is assumed; same content = same cookie and actions. */
+export function sameFlowContent(a: FlowSpec, b: FlowSpec): boolean {
+  return a.cookie === b.cookie && deepEqual(a.actions, b.actions);
+}
+
+const isConj = (f: FlowSpec): boolean => f.actions.length > 0 && f.actions.every((a) => a.kind === 'conjunction');
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The flow a key stands for, given everything that wants it. */
+function resolve(contribs: ReadonlyMap<string, FlowSpec>): FlowSpec | undefined {
+  let allow: [string, FlowSpec] | undefined;
+  let drop: [string, FlowSpec] | undefined;
+  const conj: [string, FlowSpec][] = [];
+  for (const [src, f] of contribs) {
+    if (isConj(f)) conj.push([src, f]);
+    else if (f.actions.length === 0) {
+      if (drop === undefined || src < drop[0]) drop = [src, f];
+    } else if (allow === undefined || src < allow[0]) allow = [src, f];
+  }
+  if (allow !== undefined) return allow[1];
+  if (drop !== undefined) return drop[1];
+  if (conj.length === 0) return undefined;
+  if (conj.length === 1) return (conj[0] as [string, FlowSpec])[1];
+  conj.sort((x, y) => compareStrings(x[0], y[0]));
+  const seen = new Set<string>();
+  const actions: OfAction[] = [];
+  for (const [, f] of conj) {
+    for (const a of f.actions) {
+      if (a.kind !== 'conjunction') continue;
+      const k = `${a.id}/${a.clause}/${a.nClauses}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      actions.push(a);
+    }
+  }
+  actions.sort((x, y) => (x.kind === 'conjunction' && y.kind === 'conjunction' ? x.id - y.id || x.clause - y.clause : 0));
+  const first = (conj[0] as [string, FlowSpec])[1];
+  return { ...first, actions };
+}
+
+/** Merges flows of one source that share a key (conjunctions are combined; else the first wins). */
+function mergeWithinSource(a: FlowSpec, b: FlowSpec): FlowSpec {
+  if (isConj(a) && isConj(b)) return resolve(new Map([['a', a], ['b', b]])) as FlowSpec;
+  return a;
+}
+
+export class FlowTable {
+  private readonly entries = new Map<string, Entry>();
+  private readonly bySource = new Map<string, SourceFlows>();
+  private readonly dirty = new Set<string>();
+
+  /** Number of distinct flow keys wanted. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get sourceCount(): number {
+    return this.bySource.size;
+  }
+
+  /** Replaces what a source wants; returns whether anything changed. */
+  setSource(source: string, flows: readonly FlowSpec[]): boolean {
+    const old = this.bySource.get(source);
+    const keys = flows.map((f) => flowKey(f.table, f.priority, f.match));
+    if (old !== undefined && old.keys.length === keys.length
+      && old.keys.every((k, i) => k === keys[i] && sameFlowContent(old.flows[i] as FlowSpec, flows[i] as FlowSpec))) {
+      return false;
+    }
+    if (old !== undefined) this.drop(source, old);
+    if (flows.length === 0) return old !== undefined;
+    this.bySource.set(source, { keys, flows });
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      const f = flows[i] as FlowSpec;
+      let e = this.entries.get(k);
+      if (e === undefined) this.entries.set(k, (e = { contribs: new Map(), effective: undefined }));
+      const mine = e.contribs.get(source);
+      e.contribs.set(source, mine === undefined ? f : mergeWithinSource(mine, f));
+      e.effective = undefined;
+      this.dirty.add(k);
+    }
+    return true;
+  }
+
+  removeSource(source: string): boolean {
+    const old = this.bySource.get(source);
+    if (old === undefined) return false;
+    this.drop(source, old);
+    return true;
+  }
+
+  private drop(source: string, old: SourceFlows): void {
+    this.bySource.delete(source);
+    for (const k of old.keys) {
+      const e = this.entries.get(k);
+      if (e === undefined) continue;
+      e.contribs.delete(source);
+      e.effective = undefined;
+      if (e.contribs.size === 0) this.entries.delete(k);
+      this.dirty.add(k);
+    }
+  }
+
+  /** The flow wanted under a key, or undefined. */
+  flow(key: string): FlowSpec | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    if (e.effective === undefined) e.effective = resolve(e.contribs);
+    return e.effective;
+  }
+
+  /** The sources that want this key, sorted. */
+  refs(key: string): string[] {
+    return [...(this.entries.get(key)?.contribs.keys() ?? [])].sort();
+  }
+
+  hasSource(source: string): boolean {
+    return this.bySource.has(source);
+  }
+
+  /** The flows a source wants (as it gave them). */
+  flowsOf(source: string): readonly FlowSpec[] {
+    return this.bySource.get(source)?.flows ?? [];
+  }
+
+  sources(): IterableIterator<string> {
+    return this.bySource.keys();
+  }
+
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  /** Every wanted flow with its key. */
+  *flows(): IterableIterator<[string, FlowSpec]> {
+    for (const k of this.entries.keys()) yield [k, this.flow(k) as FlowSpec];
+  }
+
+  /** Keys whose wanted flow may have changed since the last call (added, changed or gone). */
+  takeDirty(): string[] {
+    const out = [...this.dirty];
+    this.dirty.clear();
+    return out;
+  }
+
+  /** Marks every key dirty, for a resync against the switch. */
+  markAllDirty(): void {
+    for (const k of this.entries.keys()) this.dirty.add(k);
+  }
+}

@@ -1,0 +1,67 @@
+// OVN describes the select group a ct_lb/ct_lb_mark action needs as ovs-ofctl group text (the
+// action compiler's GroupRequest.description, keyed by that text as ovn-controller's group
+// table is). This reads exactly that form back into a GroupSpec the switch backends install:
+//   type=select,selection_method=dp_hash|hash[,fields(f,…)],
+//   bucket=bucket_id=N,weight:W,actions=ct(nat(dst=ADDR[:PORT]),commit,table=T,
+//     zone=NXM_NX_REGn[0..15],exec(set_field:V/M->ct_mark|ct_label,…)),bucket=…
+// Anything else is an error naming what could not be read.
+
+import type { GroupSpec, OfAction } from '../openflow/types.js';
+
+/** ovs-ofctl's field names in selection fields → ours. */
+const hashFieldNames: Readonly<Record<string, string>> = {
+  eth_src: 'eth_src', eth_dst: 'eth_dst', dl_src: 'eth_src', dl_dst: 'eth_dst',
+  ip_src: 'ipv4_src', ip_dst: 'ipv4_dst', nw_src: 'ipv4_src', nw_dst: 'ipv4_dst',
+  ipv6_src: 'ipv6_src', ipv6_dst: 'ipv6_dst',
+  tcp_src: 'tcp_src', tcp_dst: 'tcp_dst', udp_src: 'udp_src', udp_dst: 'udp_dst', sctp_src: 'sctp_src', sctp_dst: 'sctp_dst',
+};
+
+const bucketRe = /^bucket_id=(\d+),weight:(\d+),actions=ct\(nat\(dst=([^()]+)\),commit,table=(\d+),zone=NXM_NX_REG(\d+)\[0\.\.15\],exec\(([^()]*)\)\)$/;
+const setFieldRe = /^set_field:(\d+|0x[0-9a-fA-F]+)\/(\d+|0x[0-9a-fA-F]+)->(ct_mark|ct_label)$/;
+
+function natAddress(text: string): { addr: string; port?: number } | undefined {
+  let m = /^\[([0-9a-fA-F:.]+)\]:(\d+)$/.exec(text);
+  if (m !== null) return { addr: m[1] as string, port: Number(m[2]) };
+  m = /^([0-9.]+):(\d+)$/.exec(text);
+  if (m !== null) return { addr: m[1] as string, port: Number(m[2]) };
+  if (/^[0-9.]+$/.test(text) || /^[0-9a-fA-F:]+$/.test(text)) return { addr: text };
+  return undefined;
+}
+
+export function parseGroupDescription(groupId: number, desc: string): GroupSpec | { readonly error: string } {
+  const fail = (why: string): { error: string } => ({ error: `group ${groupId} "${desc}": ${why}` });
+  const parts = desc.split(',bucket=');
+  const head = parts.shift() ?? '';
+  const hm = /^type=select,selection_method=(dp_hash|hash)(?:,fields\(([^()]*)\))?$/.exec(head);
+  if (hm === null) return fail('not a select group as ct_lb describes it');
+  const selectionMethod = hm[1] as 'dp_hash' | 'hash';
+  const fields: string[] = [];
+  for (const f of hm[2] === undefined || hm[2] === '' ? [] : hm[2].split(',')) {
+    const ours = hashFieldNames[f.trim()];
+    if (ours === undefined) return fail(`unknown selection field ${f}`);
+    fields.push(ours);
+  }
+  if (parts.length === 0) return fail('no buckets');
+  const buckets: { weight: number; actions: OfAction[] }[] = [];
+  for (const b of parts) {
+    const m = bucketRe.exec(b);
+    if (m === null) return fail(`cannot read bucket "${b}"`);
+    const nat = natAddress(m[3] as string);
+    if (nat === undefined) return fail(`cannot read NAT address ${m[3]}`);
+    const exec: OfAction[] = [];
+    for (const sf of (m[6] as string).split(',').filter((x) => x !== '')) {
+      const s = setFieldRe.exec(sf);
+      if (s === null) return fail(`cannot read exec action ${sf}`);
+      exec.push({ kind: 'set_field', field: s[3] as string, value: BigInt(s[1] as string), mask: BigInt(s[2] as string) });
+    }
+    const zoneReg = Number(m[5]);
+    buckets.push({
+      weight: Number(m[2]),
+      actions: [{
+        kind: 'ct', commit: true, table: Number(m[4]), zone: { field: `reg${zoneReg}`, start: 0, end: 15 },
+        nat: { kind: 'dst', addrMin: nat.addr, ...(nat.port === undefined ? {} : { portMin: nat.port }) }, exec,
+      }],
+    });
+  }
+  return { groupId, type: 'select', selectionMethod, ...(fields.length > 0 ? { fields } : {}), buckets };
+}

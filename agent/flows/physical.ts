@@ -1,0 +1,577 @@
+// The physical flows of ovn-controller 23.03 (controller/physical.c, and the neighbour flows of
+// lflow.c): how packets enter the logical pipelines (table 0: from a local VIF, a localnet
+// patch port or a Geneve tunnel), leave them (table 39 remote output over tunnels, 40 local
+// output, 41 loopback check, 64 save in_port, 65 logical→physical) and how learned or static
+// MAC bindings answer get_arp/get_nd and lookup_arp (tables 66, 67). Each function computes the
+// flows of one SB row (a Port_Binding, a Multicast_Group, a MAC_Binding) or of the chassis
+// itself (tunnels, the fixed defaults); the desired-flow table keys them by that row.
+//
+// Pure. Geneve carries the logical datapath in the tunnel id and, in OVN's option (class 0x0102,
+// type 0x80, 4 bytes, mapped to a tun_metadata field), the ingress port in bits 16..30 and the
+// egress port in bits 0..15. Not produced (yet): HA-chassis-group bundles (a group of two or more
+// chassis is treated as its first chassis' remote port), multichassis port cloning and
+// activation strategies, chassis-MAC replacement flows for remote chassis MACs, VXLAN and STT
+// tunnels, and the port security tables 73..75.
+
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { cookieOf } from '../compile/logical-flow.js';
+import { LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
+import type { LocalView } from '../local-view.js';
+import type { FieldRef, FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
+import { bindingPeer, isBoundHere, isRedirectActiveHere, type LocalDatapath, type Locality } from './local-datapaths.js';
+import { dnatZoneKey, snatZoneKey } from './ct-zones.js';
+import type { SbLookups } from './sb-store.js';
+
+/** OVN's Geneve option: class, type, length in bytes. */
+export const OVN_GENEVE = { optClass: 0x0102, optType: 0x80, optLen: 4 } as const;
+
+/**
+ * OFPP_NONE as OpenFlow 1.1+ spells it in the 32-bit in_port (OFPP_ANY): OVN loads it into
+ * in_port so that a packet may leave through the port it came in by. OVN writes the 16-bit
+ * NXM_OF_IN_PORT with 0xffff; the 32-bit OXM field with 0xffffffff is the same port.
+ */
+const OFPP_NONE_32 = 0xffffffffn;
+const inPortAll = { field: 'in_port', start: 0, end: 31 } as const;
+/** The conjunction id of the chassis-MAC → router-MAC replacement (physical.c). */
+export const CHASSIS_MAC_TO_ROUTER_MAC_CONJID = 100;
+const VLAN_CFI = 0x1000;
+const VLAN_VID_MASK = 0x0fff;
+
+export interface PhysicalContext {
+  readonly sb: SbLookups;
+  /** Our Chassis row's uuid (the Chassis whose name is view.chassis); undefined until it exists. */
+  readonly chassisUuid: string | undefined;
+  readonly view: LocalView;
+  readonly locality: Locality;
+  /** ct zone assignments: logical port name or "<dp>_dnat"/"<dp>_snat" → zone. */
+  readonly zones: ReadonlyMap<string, number>;
+  /** The tun_metadata field OVN's Geneve option is mapped to on the switch. */
+  readonly geneveField: string;
+}
+
+// ---- Building blocks ---------------------------------------------------------------------
+
+const ones = (bits: number): bigint => (1n << BigInt(bits)) - 1n;
+const exact = (value: number | bigint, bits: number): MaskedValue => ({ value: BigInt(value), mask: ones(bits) });
+const bit = (n: number): MaskedValue => ({ value: 1n << BigInt(n), mask: 1n << BigInt(n) });
+const ref = (field: string, start: number, end: number): FieldRef => ({ field, start, end });
+const setField = (field: string, value: number | bigint): OfAction => ({ kind: 'set_field', field, value: BigInt(value) });
+const loadBit = (field: string, n: number): OfAction => ({ kind: 'load', dst: ref(field, n, n), value: 1n });
+const resubmit = (table: number): OfAction => ({ kind: 'resubmit', table });
+const move = (src: FieldRef, dst: FieldRef): OfAction => ({ kind: 'move', src, dst });
+const output = (port: number): OfAction => ({ kind: 'output', port });
+
+function flow(table: number, priority: number, match: ReadonlyMap<string, MaskedValue>, actions: readonly OfAction[], cookie: bigint): FlowSpec {
+  return { table, priority, match, actions, cookie };
+}
+
+function matchOutport(dpKey: number, portKey: number): Map<string, MaskedValue> {
+  return new Map([['metadata', exact(dpKey, 64)], [LOG_REG.OUTPORT, exact(portKey, 32)]]);
+}
+
+/** match_set_dl_vlan(tag): an 802.1Q header with this VID. */
+const dlVlan = (tag: number): MaskedValue => ({ value: BigInt(VLAN_CFI | tag), mask: BigInt(VLAN_CFI | VLAN_VID_MASK) });
+/** No 802.1Q header. */
+const noVlan: MaskedValue = { value: 0n, mask: BigInt(VLAN_CFI) };
+
+interface ZoneIds {
+  readonly ct: number;
+  readonly dnat: number;
+  readonly snat: number;
+}
+
+function zoneIds(ctx: PhysicalContext, pb: sb.Port_Binding): ZoneIds {
+  return {
+    ct: ctx.zones.get(pb.logical_port) ?? 0,
+    dnat: ctx.zones.get(dnatZoneKey(pb.datapath)) ?? 0,
+    snat: ctx.zones.get(snatZoneKey(pb.datapath)) ?? 0,
+  };
+}
+
+/** put_zones_ofpacts: load the non-zero zones. */
+function zoneActions(z: ZoneIds): OfAction[] {
+  const out: OfAction[] = [];
+  if (z.ct !== 0) out.push(setField(LOG_REG.CT_ZONE, z.ct));
+  if (z.dnat !== 0) out.push(setField(LOG_REG.DNAT_ZONE, z.dnat));
+  if (z.snat !== 0) out.push(setField(LOG_REG.SNAT_ZONE, z.snat));
+  return out;
+}
+
+/** load_logical_ingress_metadata: zones, datapath and logical inport. */
+function ingressMetadata(dpKey: number, pb: sb.Port_Binding, z: ZoneIds): OfAction[] {
+  return [...zoneActions(z), setField('metadata', dpKey), setField(LOG_REG.INPORT, pb.tunnel_key)];
+}
+
+/** put_encapsulation for Geneve: datapath into tun_id, ports into OVN's option. */
+function geneveEncap(ctx: PhysicalContext, dpKey: number, outport: number): OfAction[] {
+  return [
+    { kind: 'load', dst: ref('tun_id', 0, 23), value: BigInt(dpKey) },
+    { kind: 'load', dst: ref(ctx.geneveField, 0, 31), value: BigInt(outport) },
+    move(ref(LOG_REG.INPORT, 0, 14), ref(ctx.geneveField, 16, 30)),
+  ];
+}
+
+/** The tunnel port to a chassis, by its name; only Geneve tunnels are used. */
+function tunnelTo(ctx: PhysicalContext, chassisName: string | undefined): number | undefined {
+  if (chassisName === undefined) return undefined;
+  const t = ctx.view.tunnels.get(chassisName);
+  return t !== undefined && t.type === 'geneve' ? t.ofport : undefined;
+}
+
+function firstMac(text: string | undefined): bigint | undefined {
+  const m = /^\s*([0-9a-fA-F]{1,2}(?::[0-9a-fA-F]{1,2}){5})(?:\s|$)/.exec(text ?? '');
+  if (m === null) return undefined;
+  return (m[1] as string).split(':').reduce((a, b) => (a << 8n) | BigInt(parseInt(b, 16)), 0n);
+}
+
+// ---- Port_Binding ------------------------------------------------------------------------
+
+/** put_local_common_flows: tables 40, 41 and 64 for a port delivered on this chassis. */
+function localCommonFlows(dpKey: number, pb: sb.Port_Binding, parent: sb.Port_Binding | undefined, z: ZoneIds): FlowSpec[] {
+  const cookie = cookieOf(pb._uuid);
+  const out: FlowSpec[] = [];
+  out.push(flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), [...zoneActions(z), resubmit(OFTABLE.CHECK_LOOPBACK)], cookie));
+  out.push(flow(OFTABLE.CHECK_LOOPBACK, 100, new Map([
+    ['metadata', exact(dpKey, 64)], [LOG_REG.FLAGS, { value: 0n, mask: 1n << BigInt(MLF.ALLOW_LOOPBACK) }],
+    [LOG_REG.INPORT, exact(pb.tunnel_key, 32)], [LOG_REG.OUTPORT, exact(pb.tunnel_key, 32)],
+  ]), [], cookie));
+  const hairpin: OfAction[] = [
+    { kind: 'push', src: inPortAll },
+    setField('in_port', OFPP_NONE_32),
+    resubmit(OFTABLE.LOG_TO_PHY),
+    { kind: 'pop', dst: inPortAll },
+  ];
+  const m64 = matchOutport(dpKey, pb.tunnel_key);
+  if (parent === undefined) m64.set(LOG_REG.FLAGS, bit(MLF.ALLOW_LOOPBACK));
+  out.push(flow(OFTABLE.SAVE_INPORT, 100, m64, hairpin, cookie));
+  if (parent !== undefined) {
+    const mp = matchOutport(dpKey, parent.tunnel_key);
+    mp.set(LOG_REG.FLAGS, bit(MLF.NESTED_CONTAINER));
+    out.push(flow(OFTABLE.SAVE_INPORT, 100, mp, hairpin, 0n));
+  }
+  return out;
+}
+
+/** The OpenFlow port a port binding is delivered through on this chassis, if any. */
+interface Attachment {
+  readonly ofport: number;
+  readonly tag: number;
+  readonly parent?: sb.Port_Binding;
+}
+
+function attachment(ctx: PhysicalContext, pb: sb.Port_Binding): Attachment | undefined | 'skip' {
+  const parentName = pb.parent_port[0];
+  if (parentName !== undefined && parentName !== '') {
+    const tag = pb.tag[0];
+    if (tag === undefined) return 'skip';
+    const parent = ctx.sb.portByName(parentName);
+    const ofport = parent !== undefined && isBoundHere(parent, ctx.chassisUuid) ? ctx.view.vifs.get(parentName) : undefined;
+    return ofport === undefined || parent === undefined ? undefined : { ofport, tag, parent };
+  }
+  if (pb.type === 'localnet' || pb.type === 'l2gateway') {
+    if (pb.type === 'l2gateway' && !isBoundHere(pb, ctx.chassisUuid)) return undefined;
+    const net = pb.options.get('network_name');
+    const ofport = net === undefined ? undefined : ctx.view.localnetPatches.get(net);
+    return ofport === undefined ? undefined : { ofport, tag: pb.tag[0] ?? 0 };
+  }
+  // A localport is on every chassis and never claimed; other ports need to be bound here.
+  if (pb.type !== 'localport' && !isBoundHere(pb, ctx.chassisUuid)) return undefined;
+  const ofport = ctx.view.vifs.get(pb.logical_port);
+  return ofport === undefined ? undefined : { ofport, tag: 0 };
+}
+
+/** Every physical flow of one Port_Binding (consider_port_binding). */
+export function portBindingFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
+  const ld = ctx.locality.datapaths.get(pb.datapath);
+  if (ld === undefined) return [];
+  const dpKey = ld.tunnelKey;
+  const cookie = cookieOf(pb._uuid);
+  const ours = ctx.chassisUuid !== undefined && pb.chassis[0] === ctx.chassisUuid;
+
+  if (pb.type === 'patch' || (pb.type === 'l3gateway' && ours)) {
+    const peer = bindingPeer(ctx.sb, pb);
+    if (peer === undefined) return [];
+    const out = localCommonFlows(dpKey, pb, undefined, zoneIds(ctx, pb));
+    const peerDp = ctx.sb.datapath(peer.datapath);
+    if (peerDp === undefined) return out;
+    const inner: OfAction[] = [
+      { kind: 'ct_clear' }, setField(LOG_REG.DNAT_ZONE, 0), setField(LOG_REG.SNAT_ZONE, 0), setField(LOG_REG.CT_ZONE, 0),
+      ...ingressMetadata(peerDp.tunnel_key, peer, zoneIds(ctx, peer)),
+      setField(LOG_REG.FLAGS, 0), setField(LOG_REG.OUTPORT, 0),
+    ];
+    for (let i = 0; i < 10; i++) inner.push(setField(`reg${i}`, 0));
+    inner.push(resubmit(OFTABLE.LOG_INGRESS_PIPELINE));
+    out.push(flow(OFTABLE.LOG_TO_PHY, 100, matchOutport(dpKey, pb.tunnel_key), [{ kind: 'clone', actions: inner }], cookie));
+    return out;
+  }
+
+  if (pb.type === 'chassisredirect' && isRedirectActiveHere(ctx.sb, pb, ctx.chassisUuid)) {
+    const dist = ctx.sb.portByName(pb.options.get('distributed-port') ?? '');
+    const actions: OfAction[] = [];
+    if (dist !== undefined && dist.datapath === pb.datapath) {
+      actions.push(setField(LOG_REG.OUTPORT, dist.tunnel_key), ...zoneActions(zoneIds(ctx, dist)), resubmit(OFTABLE.CHECK_LOOPBACK));
+    }
+    return [flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookie)];
+  }
+
+  const att = attachment(ctx, pb);
+  if (att === 'skip') return [];
+  if (att !== undefined) return localPortFlows(ctx, ld, pb, att);
+
+  // Not attached here: through the datapath's localnet port, or over a tunnel.
+  const localnet = ld.localnetPort === undefined ? undefined : ctx.sb.portBinding(ld.localnetPort);
+  if (localnet !== undefined && pb.additional_chassis.length === 0) {
+    const net = localnet.options.get('network_name');
+    if (net === undefined || !ctx.view.localnetPatches.has(net)) return [];
+    return [flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key),
+      [setField(LOG_REG.OUTPORT, localnet.tunnel_key), resubmit(OFTABLE.LOCAL_OUTPUT)], cookie)];
+  }
+  if (pb.options.get('redirect-type')?.toLowerCase() === 'bridged') return bridgedRedirectFlows(ctx, ld, pb);
+  return remotePortFlows(ctx, dpKey, pb);
+}
+
+/** A port delivered through an OpenFlow port of this chassis (access type PORT_LOCAL). */
+function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Binding, att: Attachment): FlowSpec[] {
+  const dpKey = ld.tunnelKey;
+  const cookie = cookieOf(pb._uuid);
+  const z = zoneIds(ctx, pb);
+  const out = localCommonFlows(dpKey, pb, att.parent, z);
+  const isBridge = pb.type === 'localnet' || pb.type === 'l2gateway';
+
+  // Table 0: into the ingress pipeline, stripping the VLAN tag of a container or a bridged net.
+  const m0 = new Map<string, MaskedValue>([['in_port', exact(att.ofport, 32)]]);
+  const pre: OfAction[] = [];
+  if (att.tag !== 0 || isBridge) {
+    if (att.parent !== undefined) pre.push(loadBit(LOG_REG.FLAGS, MLF.NESTED_CONTAINER));
+    const passthru = pb.options.get('vlan-passthru') === 'true';
+    if (!passthru || att.tag !== 0) {
+      m0.set('vlan_tci', dlVlan(att.tag));
+      pre.push({ kind: 'pop_vlan' });
+    }
+  }
+  const body: OfAction[] = ingressMetadata(dpKey, pb, z);
+  if (pb.type === 'localport') body.push(loadBit(LOG_REG.FLAGS, MLF.LOCALPORT));
+  body.push(resubmit(OFTABLE.LOG_INGRESS_PIPELINE));
+  out.push(flow(OFTABLE.PHY_TO_LOG, att.tag !== 0 ? 150 : 100, m0, [...pre, ...body], cookie));
+  if (att.tag === 0 && isBridge) {
+    out.push(flow(OFTABLE.PHY_TO_LOG, 100, new Map([['in_port', exact(att.ofport, 32)], ['vlan_tci', noVlan]]), body, cookie));
+  }
+  if (pb.type === 'localnet') out.push(...chassisMacFlows(ctx, ld, pb, att.ofport, z));
+
+  // Table 65: out of the OpenFlow port, tagged for a container or a VLAN network.
+  const deliver: OfAction[] = [];
+  if (att.tag !== 0) {
+    const localnet = ld.localnetPort === undefined ? undefined : ctx.sb.portBinding(ld.localnetPort);
+    const ethtype = localnet?.options.get('ethtype')?.toLowerCase() === '802.11ad' ? 0x88a8 : 0x8100;
+    deliver.push({ kind: 'push_vlan', ethertype: ethtype }, setField('vlan_tci', VLAN_CFI | att.tag));
+  }
+  deliver.push(output(att.ofport));
+  if (att.tag !== 0) deliver.push({ kind: 'pop_vlan' });
+  out.push(flow(OFTABLE.LOG_TO_PHY, 100, matchOutport(dpKey, pb.tunnel_key), deliver, cookie));
+
+  if (pb.type === 'localnet') {
+    // Table 41: a localport's traffic and LOCAL_ONLY traffic never leave through the localnet.
+    for (const flag of [MLF.LOCALPORT, MLF.LOCAL_ONLY]) {
+      const m = matchOutport(dpKey, pb.tunnel_key);
+      m.set(LOG_REG.FLAGS, bit(flag));
+      out.push(flow(OFTABLE.CHECK_LOOPBACK, 160, m, [], cookie));
+    }
+    // ... except a localport's traffic to an external port bound here.
+    for (const u of ld.externalPorts) {
+      const ext = ctx.sb.portBinding(u);
+      if (ext === undefined || ctx.chassisUuid === undefined || ext.chassis[0] !== ctx.chassisUuid) continue;
+      const clear: OfAction[] = [];
+      for (let i = 0; i < 10; i++) clear.push(setField(`reg${i}`, 0));
+      clear.push(resubmit(OFTABLE.LOG_EGRESS_PIPELINE));
+      for (const text of ext.mac) {
+        const mac = firstMac(text);
+        if (mac === undefined) continue;
+        const m = matchOutport(dpKey, pb.tunnel_key);
+        m.set(LOG_REG.FLAGS, bit(MLF.LOCALPORT));
+        m.set('eth_dst', exact(mac, 48));
+        out.push(flow(OFTABLE.CHECK_LOOPBACK, 170, m, clear, cookie));
+      }
+    }
+  }
+  if (pb.type === 'localport') {
+    // Table 39: a localport's traffic is delivered on this chassis only.
+    out.push(flow(OFTABLE.REMOTE_OUTPUT, 150, new Map([[LOG_REG.INPORT, exact(pb.tunnel_key, 32)], ['metadata', exact(dpKey, 64)]]),
+      [resubmit(OFTABLE.LOCAL_OUTPUT)], cookie));
+  }
+  return out;
+}
+
+/**
+ * put_replace_chassis_mac_flows: packets entering from a localnet port that a remote chassis
+ * routed carry that chassis' MAC; a conjunction with the chassis MACs (clause 0, from remote
+ * Chassis other_config; not produced here) swaps in the router port's MAC.
+ */
+function chassisMacFlows(ctx: PhysicalContext, ld: LocalDatapath, localnet: sb.Port_Binding, ofport: number, z: ZoneIds): FlowSpec[] {
+  const out: FlowSpec[] = [];
+  const tag = localnet.tag[0] ?? 0;
+  for (const pp of ld.peerPorts) {
+    const rport = ctx.sb.portBinding(pp.remote);
+    if (rport === undefined) continue;
+    const mac = firstMac(rport.mac[0]);
+    if (mac === undefined) return out;
+    const cookie = cookieOf(rport._uuid);
+    const vlan = tag !== 0 ? dlVlan(tag) : noVlan;
+    const actions: OfAction[] = [];
+    if (tag !== 0) actions.push({ kind: 'pop_vlan' });
+    actions.push(...ingressMetadata(ld.tunnelKey, localnet, z), setField('eth_src', mac), resubmit(OFTABLE.LOG_INGRESS_PIPELINE));
+    out.push(flow(OFTABLE.PHY_TO_LOG, 180, new Map([
+      ['in_port', exact(ofport, 32)], ['conj_id', exact(CHASSIS_MAC_TO_ROUTER_MAC_CONJID, 32)], ['vlan_tci', vlan],
+    ]), actions, cookie));
+    out.push(flow(OFTABLE.PHY_TO_LOG, 180, new Map([['vlan_tci', vlan]]),
+      [{ kind: 'conjunction', id: CHASSIS_MAC_TO_ROUTER_MAC_CONJID, clause: 1, nClauses: 2 }], cookie));
+  }
+  return out;
+}
+
+/** put_remote_port_redirect_overlay: a port on other chassis, through their tunnels. */
+function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Binding): FlowSpec[] {
+  const ports: number[] = [];
+  const main = pb.chassis[0];
+  if (main !== undefined && main !== ctx.chassisUuid) {
+    const t = tunnelTo(ctx, ctx.sb.chassis(main)?.name);
+    if (t !== undefined) ports.push(t);
+  }
+  for (const c of pb.additional_chassis) {
+    if (c === ctx.chassisUuid) continue;
+    const t = tunnelTo(ctx, ctx.sb.chassis(c)?.name);
+    if (t !== undefined) ports.push(t);
+  }
+  if (ports.length === 0) return [];
+  const actions: OfAction[] = [];
+  if (pb.type === 'vtep') actions.push(setField('in_port', OFPP_NONE_32));
+  for (const p of ports) actions.push(...geneveEncap(ctx, dpKey, pb.tunnel_key), output(p));
+  actions.push(resubmit(OFTABLE.LOCAL_OUTPUT));
+  return [flow(OFTABLE.REMOTE_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookieOf(pb._uuid))];
+}
+
+/** put_remote_port_redirect_bridged: a chassisredirect port reached through the localnet of the
+ *  switch its distributed port is patched to, with the port's MAC as source. */
+function bridgedRedirectFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Binding): FlowSpec[] {
+  if (pb.type !== 'chassisredirect') return [];
+  const mac = firstMac(pb.mac[0]);
+  if (mac === undefined) return [];
+  const distributed = pb.options.get('distributed-port');
+  let lsDp: LocalDatapath | undefined;
+  for (const pp of ld.peerPorts) {
+    const remote = ctx.sb.portBinding(pp.remote);
+    if (remote !== undefined && remote.options.get('peer') === distributed) {
+      lsDp = ctx.locality.datapaths.get(remote.datapath);
+      break;
+    }
+  }
+  const localnet = lsDp?.localnetPort === undefined ? undefined : ctx.sb.portBinding(lsDp.localnetPort);
+  if (lsDp === undefined || localnet === undefined) return [];
+  return [flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(ld.tunnelKey, pb.tunnel_key), [
+    setField('eth_src', mac), setField('metadata', lsDp.tunnelKey), setField(LOG_REG.OUTPORT, localnet.tunnel_key), resubmit(OFTABLE.LOG_TO_PHY),
+  ], cookieOf(pb._uuid))];
+}
+
+// ---- Multicast_Group ---------------------------------------------------------------------
+
+/** consider_mc_group: local members in table 40, remote chassis (once each) in table 39. */
+export function multicastGroupFlows(ctx: PhysicalContext, mc: sb.Multicast_Group): FlowSpec[] {
+  const ld = ctx.locality.datapaths.get(mc.datapath);
+  if (ld === undefined) return [];
+  const local: OfAction[] = [];
+  const remote: OfAction[] = [];
+  const remoteChassis = new Set<string>();
+  const vtepChassis = new Set<string>();
+  const toChassisSet = (uuid: string): void => {
+    const ch = ctx.sb.chassis(uuid);
+    if (ch === undefined) return;
+    (ch.other_config.get('is-vtep') === 'true' ? vtepChassis : remoteChassis).add(ch.name);
+  };
+  const deliverLocal = (key: number): void => {
+    local.push(setField(LOG_REG.OUTPORT, key), resubmit(OFTABLE.CHECK_LOOPBACK));
+  };
+  for (const u of [...mc.ports].sort((a, b) => (ctx.sb.portBinding(a)?.tunnel_key ?? 0) - (ctx.sb.portBinding(b)?.tunnel_key ?? 0))) {
+    const port = ctx.sb.portBinding(u);
+    if (port === undefined || port.datapath !== mc.datapath) continue;
+    const zone = ctx.zones.get(port.logical_port) ?? 0;
+    if (zone !== 0) local.push(setField(LOG_REG.CT_ZONE, zone));
+    const lportName = port.parent_port[0] !== undefined && port.parent_port[0] !== '' ? port.parent_port[0] : port.logical_port;
+    if (port.type === 'patch') {
+      (ld.isTransitSwitch ? local : remote).push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
+    }
+    if (port.type === 'remote') {
+      const ch = port.chassis[0] === undefined ? undefined : ctx.sb.chassis(port.chassis[0]);
+      if (ch !== undefined) {
+        remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key));
+        const t = tunnelTo(ctx, ch.name);
+        if (t !== undefined) remote.push(...geneveEncap(ctx, ld.tunnelKey, port.tunnel_key), output(t));
+      }
+    } else if (port.type === 'localport') {
+      remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
+    } else if (isBoundHere(port, ctx.chassisUuid) && (boundLocally(ctx, lportName) || port.type === 'l3gateway')) {
+      deliverLocal(port.tunnel_key);
+    } else if (hasPatchOfport(ctx, port)) {
+      deliverLocal(port.tunnel_key);
+    } else if (port.type === 'chassisredirect' && ctx.chassisUuid !== undefined && port.chassis[0] === ctx.chassisUuid) {
+      const dist = ctx.sb.portByName(port.options.get('distributed-port') ?? '');
+      if (dist !== undefined && dist.datapath === port.datapath) deliverLocal(dist.tunnel_key);
+    } else if (ld.localnetPort === undefined) {
+      if (port.chassis[0] !== undefined) toChassisSet(port.chassis[0]);
+      for (const c of port.additional_chassis) toChassisSet(c);
+    }
+  }
+  const out: FlowSpec[] = [];
+  const match = matchOutport(ld.tunnelKey, mc.tunnel_key);
+  const cookie = cookieOf(mc._uuid);
+  const hasLocal = local.length > 0;
+  if (hasLocal) out.push(flow(OFTABLE.LOCAL_OUTPUT, 100, match, [...local, setField(LOG_REG.OUTPORT, mc.tunnel_key)], cookie));
+  if (remoteChassis.size > 0 || vtepChassis.size > 0 || remote.length > 0) {
+    if (remote.length > 0) remote.push(setField(LOG_REG.OUTPORT, mc.tunnel_key));
+    for (const set of [remoteChassis, vtepChassis]) {
+      let encapped = false;
+      for (const name of [...set].sort()) {
+        const t = tunnelTo(ctx, name);
+        if (t === undefined) continue;
+        if (!encapped) remote.push(...geneveEncap(ctx, ld.tunnelKey, mc.tunnel_key));
+        encapped = true;
+        remote.push(output(t));
+      }
+    }
+    if (remote.length > 0) {
+      if (hasLocal) remote.push(resubmit(OFTABLE.LOCAL_OUTPUT));
+      out.push(flow(OFTABLE.REMOTE_OUTPUT, 100, match, remote, cookie));
+    }
+  }
+  return out;
+}
+
+/** A VIF whose interface is on this chassis' bridge (local_binding_get_primary_pb). */
+function boundLocally(ctx: PhysicalContext, name: string): boolean {
+  return ctx.view.vifs.has(name);
+}
+
+/** A localnet port with a bridge mapping here, or an l2gateway port of this chassis (patch_ofports). */
+function hasPatchOfport(ctx: PhysicalContext, pb: sb.Port_Binding): boolean {
+  if (pb.type === 'l2gateway' && !isBoundHere(pb, ctx.chassisUuid)) return false;
+  if (pb.type !== 'localnet' && pb.type !== 'l2gateway') return false;
+  const net = pb.options.get('network_name');
+  return net !== undefined && ctx.view.localnetPatches.has(net);
+}
+
+// ---- Tunnels and the fixed flows -----------------------------------------------------------
+
+/** Table 0, priority 100: a packet from a Geneve tunnel carries datapath, inport and outport. */
+export function tunnelFlows(ctx: Pick<PhysicalContext, 'view' | 'geneveField'>, chassisName: string): FlowSpec[] {
+  const t = ctx.view.tunnels.get(chassisName);
+  if (t === undefined || t.type !== 'geneve') return [];
+  return [flow(OFTABLE.PHY_TO_LOG, 100, new Map([['in_port', exact(t.ofport, 32)]]), [
+    move(ref('tun_id', 0, 23), ref('metadata', 0, 23)),
+    move(ref(ctx.geneveField, 16, 30), ref(LOG_REG.INPORT, 0, 14)),
+    move(ref(ctx.geneveField, 0, 15), ref(LOG_REG.OUTPORT, 0, 15)),
+    resubmit(OFTABLE.LOCAL_OUTPUT),
+  ], 0n)];
+}
+
+/** The flows every chassis has whatever its ports: the defaults of the physical tables. */
+export function defaultFlows(): FlowSpec[] {
+  const none = new Map<string, MaskedValue>();
+  const flags = (value: bigint, mask: bigint): Map<string, MaskedValue> => new Map([[LOG_REG.FLAGS, { value, mask }]]);
+  const B = (n: number): bigint => 1n << BigInt(n);
+  const clearRegs: OfAction[] = [];
+  for (let i = 0; i < 10; i++) clearRegs.push(setField(`reg${i}`, 0));
+  return [
+    flow(OFTABLE.PHY_TO_LOG, 0, none, [], 0n),
+    flow(OFTABLE.OUTPUT_LARGE_PKT_DETECT, 0, none, [resubmit(OFTABLE.REMOTE_OUTPUT)], 0n),
+    flow(OFTABLE.OUTPUT_LARGE_PKT_PROCESS, 10, flags(B(MLF.ALLOW_LOOPBACK), B(MLF.ALLOW_LOOPBACK)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
+    flow(OFTABLE.OUTPUT_LARGE_PKT_PROCESS, 0, none, [resubmit(OFTABLE.REMOTE_OUTPUT)], 0n),
+    flow(OFTABLE.REMOTE_OUTPUT, 150, flags(B(MLF.RCV_FROM_RAMP), B(MLF.RCV_FROM_RAMP) | B(MLF.ALLOW_LOOPBACK)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
+    flow(OFTABLE.REMOTE_OUTPUT, 150, flags(B(MLF.LOCAL_ONLY), B(MLF.LOCAL_ONLY)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
+    flow(OFTABLE.REMOTE_OUTPUT, 0, none, [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
+    flow(OFTABLE.LOCAL_OUTPUT, 0, none, [], 0n),
+    flow(OFTABLE.CHECK_LOOPBACK, 0, none, [...clearRegs, resubmit(OFTABLE.LOG_EGRESS_PIPELINE)], 0n),
+    flow(OFTABLE.SAVE_INPORT, 0, none, [resubmit(OFTABLE.LOG_TO_PHY)], 0n),
+    flow(OFTABLE.LOG_TO_PHY, 0, none, [], 0n),
+  ];
+}
+
+// ---- MAC_Binding / Static_MAC_Binding ------------------------------------------------------
+
+function parseIpv4(text: string): bigint | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^[0-9]{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.reduce((a, p) => (a << 8n) | BigInt(Number(p)), 0n);
+}
+
+function parseIpv6(text: string): bigint | undefined {
+  const halves = text.split('::');
+  if (halves.length > 2 || text.includes('.')) return undefined;
+  const groups = (s: string): string[] => (s === '' ? [] : s.split(':'));
+  const left = groups(halves[0] ?? '');
+  const right = halves.length === 2 ? groups(halves[1] ?? '') : [];
+  const missing = 8 - left.length - right.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  let v = 0n;
+  for (const g of [...left, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...right]) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return undefined;
+    v = (v << 16n) | BigInt(parseInt(g, 16));
+  }
+  return v;
+}
+
+/**
+ * consider_neighbor_flow: table 66 answers get_arp/get_nd for (outport, IP) with the MAC,
+ * table 67 answers lookup_arp/lookup_nd for (inport, IP, MAC). The port must be in a local
+ * datapath. Priority 100 for MAC_Binding; 150 or 50 for a Static_MAC_Binding that does or does
+ * not override learned bindings.
+ */
+export function neighborFlows(ctx: Pick<PhysicalContext, 'sb' | 'locality'>, row: { readonly _uuid: string; readonly logical_port: string; readonly ip: string; readonly mac: string }, priority: number): FlowSpec[] {
+  const pb = ctx.sb.portByName(row.logical_port);
+  if (pb === undefined) return [];
+  const ld = ctx.locality.datapaths.get(pb.datapath);
+  if (ld === undefined) return [];
+  const mac = firstMac(row.mac);
+  if (mac === undefined || row.mac.trim().split(/\s+/).length !== 1) return [];
+  const get = new Map<string, MaskedValue>();
+  const lookup = new Map<string, MaskedValue>();
+  if (row.ip.includes('.')) {
+    const ip = parseIpv4(row.ip);
+    if (ip === undefined) return [];
+    get.set('reg0', exact(ip, 32));
+    lookup.set('reg0', exact(ip, 32));
+    lookup.set('eth_type', exact(0x0806, 16));
+  } else {
+    const ip = parseIpv6(row.ip);
+    if (ip === undefined) return [];
+    get.set('xxreg0', exact(ip, 128));
+    lookup.set('xxreg0', exact(ip, 128));
+    lookup.set('eth_type', exact(0x86dd, 16));
+    lookup.set('ip_proto', exact(58, 8));
+    lookup.set('icmpv6_code', exact(0, 8));
+  }
+  get.set('metadata', exact(ld.tunnelKey, 64));
+  get.set(LOG_REG.OUTPORT, exact(pb.tunnel_key, 32));
+  lookup.set('metadata', exact(ld.tunnelKey, 64));
+  lookup.set(LOG_REG.INPORT, exact(pb.tunnel_key, 32));
+  lookup.set('eth_src', exact(mac, 48));
+  const cookie = cookieOf(row._uuid);
+  return [
+    flow(OFTABLE.MAC_BINDING, priority, get, [setField('eth_dst', mac), loadBit(LOG_REG.FLAGS, MLF.LOOKUP_MAC)], cookie),
+    flow(OFTABLE.MAC_LOOKUP, priority, lookup, [loadBit(LOG_REG.FLAGS, MLF.LOOKUP_MAC)], cookie),
+  ];
+}
+
+// ---- FDB -----------------------------------------------------------------------------------
+
+/** consider_fdb_flows: table 71 answers get_fdb (MAC → outport), table 72 lookup_fdb (is this
+ *  MAC learned on this inport). Only for local datapaths. */
+export function fdbFlows(ctx: Pick<PhysicalContext, 'locality'>, fdb: sb.FDB): FlowSpec[] {
+  if (!ctx.locality.byKey.has(fdb.dp_key)) return [];
+  const mac = firstMac(fdb.mac);
+  if (mac === undefined || fdb.mac.trim().split(/\s+/).length !== 1) return [];
+  const cookie = cookieOf(fdb._uuid);
+  return [
+    flow(OFTABLE.GET_FDB, 100, new Map([['metadata', exact(fdb.dp_key, 64)], ['eth_dst', exact(mac, 48)]]),
+      [setField(LOG_REG.OUTPORT, fdb.port_key)], cookie),
+    flow(OFTABLE.LOOKUP_FDB, 100, new Map([['metadata', exact(fdb.dp_key, 64)], ['eth_src', exact(mac, 48)], [LOG_REG.INPORT, exact(fdb.port_key, 32)]]),
+      [loadBit(LOG_REG.FLAGS, MLF.LOOKUP_FDB)], cookie),
+  ];
+}

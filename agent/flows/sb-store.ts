@@ -1,0 +1,334 @@
+// The agent's copy of the Southbound rows it was sent, with the indexes the flow side reads:
+// ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
+// member; logical flows by datapath and datapath group; MAC bindings by port. apply() folds one
+// SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
+// the flow engine derives its dirty sets from that list and nothing else.
+
+import type { Row } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { SbUpdate } from '../sb-source.js';
+
+/** One row that changed in an update: 'old' absent = inserted, 'row' absent = deleted. */
+export interface RowDelta {
+  readonly table: string;
+  readonly uuid: string;
+  readonly old?: Row;
+  readonly row?: Row;
+}
+
+/** The read side the flow computations use; SbStore implements it, a test may fake it. */
+export interface SbLookups {
+  datapath(uuid: string): sb.Datapath_Binding | undefined;
+  portBinding(uuid: string): sb.Port_Binding | undefined;
+  portByName(name: string): sb.Port_Binding | undefined;
+  /** Port_Binding uuids of a datapath. */
+  portsOfDatapath(dp: string): ReadonlySet<string>;
+  /** Port_Binding uuids of a datapath whose type is patch or l3gateway (the edges to peers). */
+  patchPortsOfDatapath(dp: string): ReadonlySet<string>;
+  /** Port_Binding uuids whose chassis or additional_chassis is this Chassis uuid. */
+  portsOfChassis(chassis: string): ReadonlySet<string>;
+  chassis(uuid: string): sb.Chassis | undefined;
+  chassisByName(name: string): sb.Chassis | undefined;
+  multicastGroup(uuid: string): sb.Multicast_Group | undefined;
+  multicastGroupsOfDatapath(dp: string): ReadonlySet<string>;
+  multicastGroupByName(dp: string, name: string): sb.Multicast_Group | undefined;
+  haChassisGroup(uuid: string): sb.HA_Chassis_Group | undefined;
+  haChassis(uuid: string): sb.HA_Chassis | undefined;
+  addressSet(name: string): sb.Address_Set | undefined;
+  portGroup(name: string): sb.Port_Group | undefined;
+  dpGroup(uuid: string): sb.Logical_DP_Group | undefined;
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** A multimap key → set of uuids, with the empty set shared. */
+class Multi {
+  private readonly m = new Map<string, Set<string>>();
+  add(key: string, uuid: string): void {
+    let s = this.m.get(key);
+    if (s === undefined) this.m.set(key, (s = new Set()));
+    s.add(uuid);
+  }
+  remove(key: string, uuid: string): void {
+    const s = this.m.get(key);
+    if (s === undefined) return;
+    s.delete(uuid);
+    if (s.size === 0) this.m.delete(key);
+  }
+  get(key: string): ReadonlySet<string> {
+    return this.m.get(key) ?? EMPTY;
+  }
+  clear(): void {
+    this.m.clear();
+  }
+}
+
+/** Tables whose rows the store keeps; rows of other tables are ignored. */
+export const storedTables = [
+  'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
+  'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB',
+] as const;
+const stored: ReadonlySet<string> = new Set(storedTables);
+
+export class SbStore implements SbLookups {
+  private readonly tables = new Map<string, Map<string, Row>>();
+  private readonly pbName = new Map<string, string>();
+  private readonly pbKey = new Map<string, string>();
+  private readonly pbDp = new Multi();
+  private readonly pbPatchDp = new Multi();
+  private readonly pbChassis = new Multi();
+  /** Port name → ports whose options:peer names it. */
+  private readonly pbPeerOf = new Multi();
+  /** Port name → container ports whose parent_port names it. */
+  private readonly pbParentOf = new Multi();
+  /** Port name → chassisredirect ports whose options:distributed-port names it. */
+  private readonly pbRedirectOf = new Multi();
+  private readonly chassisName = new Map<string, string>();
+  private readonly mcDp = new Multi();
+  private readonly mcName = new Map<string, string>();
+  private readonly mcOfPort = new Multi();
+  private readonly lfDp = new Multi();
+  private readonly lfGroup = new Multi();
+  private readonly groupOfDp = new Multi();
+  private readonly mbPort = new Multi();
+  private readonly smbPort = new Multi();
+  private readonly fdbDp = new Multi();
+  private readonly asName = new Map<string, string>();
+  private readonly pgName = new Map<string, string>();
+  /** Port name → Port_Group uuids listing it. */
+  private readonly pgOfPort = new Multi();
+
+  table(name: string): ReadonlyMap<string, Row> {
+    return this.tables.get(name) ?? new Map();
+  }
+
+  get<T>(table: string, uuid: string): T | undefined {
+    return this.tables.get(table)?.get(uuid) as unknown as T | undefined;
+  }
+
+  /** SB_Global.nb_cfg, 0 when there is no SB_Global row. */
+  get nbCfg(): number {
+    for (const r of this.table('SB_Global').values()) return (r as unknown as sb.SB_Global).nb_cfg;
+    return 0;
+  }
+
+  /**
+   * Folds an update in and returns the rows that changed (a row whose _version did not change is
+   * not a change). A reset replaces every stored row: rows it does not carry are deleted.
+   */
+  apply(u: SbUpdate): RowDelta[] {
+    const incoming = new Map<string, { table: string; uuid: string; row?: Row }>();
+    for (const c of u.changes) {
+      if (!stored.has(c.table)) continue;
+      incoming.set(`${c.table}\u0000${c.uuid}`, c.row === undefined ? { table: c.table, uuid: c.uuid } : { table: c.table, uuid: c.uuid, row: c.row });
+    }
+    if (u.reset) {
+      for (const [table, rows] of this.tables) {
+        for (const uuid of rows.keys()) {
+          const k = `${table}\u0000${uuid}`;
+          if (!incoming.has(k)) incoming.set(k, { table, uuid });
+        }
+      }
+    }
+    const deltas: RowDelta[] = [];
+    for (const c of incoming.values()) {
+      const d = this.put(c.table, c.uuid, c.row);
+      if (d !== undefined) deltas.push(d);
+    }
+    return deltas;
+  }
+
+  private put(table: string, uuid: string, row: Row | undefined): RowDelta | undefined {
+    let rows = this.tables.get(table);
+    const old = rows?.get(uuid);
+    if (old === undefined && row === undefined) return undefined;
+    if (old !== undefined && row !== undefined && (old === row || (old._version !== undefined && old._version === row._version && old._version !== ''))) return undefined;
+    if (old !== undefined) this.unindex(table, old);
+    if (row === undefined) {
+      rows?.delete(uuid);
+    } else {
+      if (rows === undefined) this.tables.set(table, (rows = new Map()));
+      rows.set(uuid, row);
+      this.index(table, row);
+    }
+    const d: { table: string; uuid: string; old?: Row; row?: Row } = { table, uuid };
+    if (old !== undefined) d.old = old;
+    if (row !== undefined) d.row = row;
+    return d;
+  }
+
+  private index(table: string, r: Row): void {
+    this.indexOrNot(table, r, true);
+  }
+
+  private unindex(table: string, r: Row): void {
+    this.indexOrNot(table, r, false);
+  }
+
+  private indexOrNot(table: string, r: Row, add: boolean): void {
+    const u = r._uuid;
+    const multi = (m: Multi, key: string | undefined): void => {
+      if (key === undefined) return;
+      if (add) m.add(key, u);
+      else m.remove(key, u);
+    };
+    const single = (m: Map<string, string>, key: string): void => {
+      if (add) m.set(key, u);
+      else if (m.get(key) === u) m.delete(key);
+    };
+    switch (table) {
+      case 'Port_Binding': {
+        const pb = r as unknown as sb.Port_Binding;
+        single(this.pbName, pb.logical_port);
+        single(this.pbKey, `${pb.datapath}\u0000${pb.tunnel_key}`);
+        multi(this.pbDp, pb.datapath);
+        if (pb.type === 'patch' || pb.type === 'l3gateway') multi(this.pbPatchDp, pb.datapath);
+        for (const c of new Set([...pb.chassis, ...pb.additional_chassis])) multi(this.pbChassis, c);
+        multi(this.pbPeerOf, pb.options.get('peer'));
+        multi(this.pbParentOf, pb.parent_port[0]);
+        if (pb.type === 'chassisredirect') multi(this.pbRedirectOf, pb.options.get('distributed-port'));
+        return;
+      }
+      case 'Chassis':
+        single(this.chassisName, (r as unknown as sb.Chassis).name);
+        return;
+      case 'Multicast_Group': {
+        const mc = r as unknown as sb.Multicast_Group;
+        multi(this.mcDp, mc.datapath);
+        single(this.mcName, `${mc.datapath}\u0000${mc.name}`);
+        for (const p of mc.ports) multi(this.mcOfPort, p);
+        return;
+      }
+      case 'Logical_Flow': {
+        const lf = r as unknown as sb.Logical_Flow;
+        for (const d of lf.logical_datapath) multi(this.lfDp, d);
+        for (const g of lf.logical_dp_group) multi(this.lfGroup, g);
+        return;
+      }
+      case 'Logical_DP_Group':
+        for (const d of (r as unknown as sb.Logical_DP_Group).datapaths) multi(this.groupOfDp, d);
+        return;
+      case 'MAC_Binding':
+        multi(this.mbPort, (r as unknown as sb.MAC_Binding).logical_port);
+        return;
+      case 'Static_MAC_Binding':
+        multi(this.smbPort, (r as unknown as sb.Static_MAC_Binding).logical_port);
+        return;
+      case 'FDB':
+        multi(this.fdbDp, String((r as unknown as sb.FDB).dp_key));
+        return;
+      case 'Address_Set':
+        single(this.asName, (r as unknown as sb.Address_Set).name);
+        return;
+      case 'Port_Group':
+        single(this.pgName, (r as unknown as sb.Port_Group).name);
+        for (const p of (r as unknown as sb.Port_Group).ports) multi(this.pgOfPort, p);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---- SbLookups ---------------------------------------------------------------------------
+
+  datapath(uuid: string): sb.Datapath_Binding | undefined {
+    return this.get('Datapath_Binding', uuid);
+  }
+  portBinding(uuid: string): sb.Port_Binding | undefined {
+    return this.get('Port_Binding', uuid);
+  }
+  portByName(name: string): sb.Port_Binding | undefined {
+    const u = this.pbName.get(name);
+    return u === undefined ? undefined : this.portBinding(u);
+  }
+  /** The port with this tunnel key in this datapath. */
+  portByKey(dp: string, key: number): sb.Port_Binding | undefined {
+    const u = this.pbKey.get(`${dp}\u0000${key}`);
+    return u === undefined ? undefined : this.portBinding(u);
+  }
+  portsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.pbDp.get(dp);
+  }
+  patchPortsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.pbPatchDp.get(dp);
+  }
+  portsOfChassis(chassis: string): ReadonlySet<string> {
+    return this.pbChassis.get(chassis);
+  }
+  /** Ports whose options:peer is this port name. */
+  portsPeeringWith(name: string): ReadonlySet<string> {
+    return this.pbPeerOf.get(name);
+  }
+  /** Container ports whose parent_port is this port name. */
+  portsWithParent(name: string): ReadonlySet<string> {
+    return this.pbParentOf.get(name);
+  }
+  /** chassisredirect ports whose distributed-port is this port name. */
+  portsRedirecting(name: string): ReadonlySet<string> {
+    return this.pbRedirectOf.get(name);
+  }
+  chassis(uuid: string): sb.Chassis | undefined {
+    return this.get('Chassis', uuid);
+  }
+  chassisByName(name: string): sb.Chassis | undefined {
+    const u = this.chassisName.get(name);
+    return u === undefined ? undefined : this.chassis(u);
+  }
+  multicastGroup(uuid: string): sb.Multicast_Group | undefined {
+    return this.get('Multicast_Group', uuid);
+  }
+  multicastGroupsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.mcDp.get(dp);
+  }
+  multicastGroupByName(dp: string, name: string): sb.Multicast_Group | undefined {
+    const u = this.mcName.get(`${dp}\u0000${name}`);
+    return u === undefined ? undefined : this.multicastGroup(u);
+  }
+  /** Multicast groups that list this Port_Binding uuid. */
+  multicastGroupsOfPort(pb: string): ReadonlySet<string> {
+    return this.mcOfPort.get(pb);
+  }
+  haChassisGroup(uuid: string): sb.HA_Chassis_Group | undefined {
+    return this.get('HA_Chassis_Group', uuid);
+  }
+  haChassis(uuid: string): sb.HA_Chassis | undefined {
+    return this.get('HA_Chassis', uuid);
+  }
+  addressSet(name: string): sb.Address_Set | undefined {
+    const u = this.asName.get(name);
+    return u === undefined ? undefined : this.get('Address_Set', u);
+  }
+  portGroup(name: string): sb.Port_Group | undefined {
+    const u = this.pgName.get(name);
+    return u === undefined ? undefined : this.get('Port_Group', u);
+  }
+  /** Port_Group rows that list this port name. */
+  portGroupsOfPort(name: string): ReadonlySet<string> {
+    return this.pgOfPort.get(name);
+  }
+  dpGroup(uuid: string): sb.Logical_DP_Group | undefined {
+    return this.get('Logical_DP_Group', uuid);
+  }
+  /** Logical flows naming this datapath directly. */
+  logicalFlowsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.lfDp.get(dp);
+  }
+  /** Logical flows naming this datapath group. */
+  logicalFlowsOfGroup(group: string): ReadonlySet<string> {
+    return this.lfGroup.get(group);
+  }
+  /** Datapath groups that contain this datapath. */
+  groupsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.groupOfDp.get(dp);
+  }
+  macBindingsOfPort(name: string): ReadonlySet<string> {
+    return this.mbPort.get(name);
+  }
+  staticMacBindingsOfPort(name: string): ReadonlySet<string> {
+    return this.smbPort.get(name);
+  }
+  /** FDB rows of a datapath, by its tunnel key. */
+  fdbsOfDatapathKey(key: number): ReadonlySet<string> {
+    return this.fdbDp.get(String(key));
+  }
+}

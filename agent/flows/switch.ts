@@ -1,0 +1,65 @@
+// What the agent needs of an OpenFlow switch: install a batch of changes atomically, report what
+// it holds, and bring it to a given state by sending only the difference. Two backends implement
+// it: OfSwitch (ovs-vswitchd over our OpenFlow channel) and MemorySwitch (a table in memory, so
+// one process can simulate hundreds of agents). A flow's identity is (table, priority, match);
+// its content is its cookie and actions.
+
+import type { FlowSpec, GroupSpec } from '../openflow/types.js';
+
+/**
+ * One atomic change. The switch applies it in this order so that no flow ever points at a
+ * missing group: groups added or replaced, flows deleted, flows modified, flows added, groups
+ * deleted. Either all of it takes effect or none of it.
+ */
+export interface SwitchBatch {
+  /** Groups to add, or to replace whole when the id exists. */
+  readonly putGroups: readonly GroupSpec[];
+  /** Flows to remove, by identity (their actions and cookie are ignored). */
+  readonly deleteFlows: readonly FlowSpec[];
+  /** Flows whose actions change, same identity and cookie. */
+  readonly modifyFlows: readonly FlowSpec[];
+  /** Flows to add, or to replace whole (a changed cookie is a replacement). */
+  readonly addFlows: readonly FlowSpec[];
+  readonly deleteGroups: readonly number[];
+}
+
+export interface SwitchContents {
+  readonly flows: readonly FlowSpec[];
+  readonly groups: readonly GroupSpec[];
+}
+
+export interface ReconcileResult {
+  readonly added: number;
+  readonly modified: number;
+  readonly deleted: number;
+  readonly unchanged: number;
+}
+
+export const emptyBatch = (): SwitchBatch => ({ putGroups: [], deleteFlows: [], modifyFlows: [], addFlows: [], deleteGroups: [] });
+
+export function batchSize(b: SwitchBatch): number {
+  return b.putGroups.length + b.deleteFlows.length + b.modifyFlows.length + b.addFlows.length + b.deleteGroups.length;
+}
+
+export interface FlowSwitch {
+  /**
+   * Applies the batch in one transaction (an OpenFlow bundle) and resolves once the switch has
+   * confirmed it (barrier). A rejection means nothing was applied.
+   */
+  install(batch: SwitchBatch): Promise<void>;
+  /** Everything the switch holds now. */
+  dumpAll(): Promise<SwitchContents>;
+  /**
+   * Brings the switch to exactly 'want', sending only the difference: flows that are already
+   * right are left alone (never a clear-then-reinstall, so a restarted agent does not blackhole
+   * traffic).
+   */
+  reconcile(want: SwitchContents): Promise<ReconcileResult>;
+  /**
+   * Changes whenever the switch may hold something other than what was last installed: a new
+   * connection (the switch may have restarted) or a failed batch. The owner reconciles then.
+   */
+  readonly generation: number;
+  /** The tun_metadata field OVN's Geneve option (class 0x0102, type 0x80) is mapped to. */
+  readonly geneveField: string;
+}

@@ -1,0 +1,291 @@
+// Goal: the desired-flow table maintained incrementally equals the table computed from scratch,
+// after every step of random SB and LocalView changes (ports bound and moved, patch ports,
+// localnet ports, multicast groups, logical flows with port, group, set, residency and
+// conjunctive matches, load-balancer groups, MAC bindings, FDB, tunnels, VIFs, bridge
+// mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
+// of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
+// incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
+// printed and replays exactly.
+
+import t from 'tap';
+import { DesiredFlows } from '../../agent/flows/desired.js';
+import { deepEqual } from '../../agent/flows/flow-table.js';
+import type { LocalView } from '../../agent/local-view.js';
+import { formatFlow } from '../../agent/compile/index.js';
+import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
+import type { Row } from '../../ovsdb/index.js';
+import { Rng as SeededRng } from '../helpers/seeded-rng.js';
+import {
+  addressSet, chassis, datapath, dpGroup, fdb, logicalFlow, macBinding, multicastGroup, port, portGroup, staticMacBinding, U,
+} from './flows-fixtures.js';
+
+const long = process.env.OVNTS_LONG === '1';
+const SEEDS = long ? 200 : 12;
+const STEPS = long ? 150 : 60;
+
+/** The seeded PRNG with the two draws this generator uses: int(n) in [0, n), and a coin. */
+class Rng {
+  private readonly r: SeededRng;
+  constructor(seed: number) {
+    this.r = new SeededRng(seed);
+  }
+  int(n: number): number {
+    return this.r.int(0, n - 1);
+  }
+  bool(): boolean {
+    return this.r.int(0, 1) === 1;
+  }
+}
+
+interface World {
+  readonly rows: Map<string, Map<string, Row>>;
+  view: LocalView;
+  revision: number;
+}
+
+const SWITCHES = 4;
+const PORTS_PER_SWITCH = 5;
+const CHASSIS = ['hv1', 'hv2', 'hv3'];
+const chassisUuid = (i: number): string => U(i + 1, 0xc);
+const swUuid = (i: number): string => U(i + 1, 0xd);
+const lrUuid = U(100, 0xd);
+const pbUuid = (s: number, p: number): string => U(s * 100 + p + 1, 0xa);
+const pbName = (s: number, p: number): string => `s${s}p${p}`;
+
+function get(w: World, table: string, uuid: string): Record<string, unknown> | undefined {
+  return w.rows.get(table)?.get(uuid) as unknown as Record<string, unknown> | undefined;
+}
+
+function put(w: World, out: SbRowChange[], table: string, r: Row | undefined, uuid?: string): void {
+  const id = r?._uuid ?? uuid as string;
+  let m = w.rows.get(table);
+  if (m === undefined) w.rows.set(table, (m = new Map()));
+  if (r === undefined) m.delete(id);
+  else m.set(id, r);
+  out.push(r === undefined ? { table, uuid: id } : { table, uuid: id, row: r });
+}
+
+/** Lflow texts that exercise every kind of dependency. */
+function lflowRow(rng: Rng, uuid: string, sw: number): Row {
+  const dp = swUuid(sw);
+  const p = pbName(sw, rng.int(PORTS_PER_SWITCH));
+  const q = pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH));
+  const kind = rng.int(11);
+  switch (kind) {
+    case 0: return logicalFlow(uuid, dp, 'ingress', 1, 50, `inport == "${p}"`, 'next;');
+    case 1: return logicalFlow(uuid, dp, 'egress', 9, 50, `outport == "${p}"`, 'output;', { in_out_port: p });
+    case 2: return logicalFlow(uuid, dp, 'ingress', 25, 50, `eth.dst == 00:00:00:00:0${sw}:0${rng.int(9)}`, `outport = "${q}"; output;`);
+    case 3: return logicalFlow(uuid, dp, 'ingress', 8, 60, 'ip4.src == $as1', 'next;');
+    case 4: return logicalFlow(uuid, dp, 'ingress', 9, 70, 'inport == @pg1 && ip4', 'next;');
+    case 5: return logicalFlow(uuid, dp, 'ingress', 10, 80, `is_chassis_resident("${q}")`, 'next;');
+    case 6: return logicalFlow(uuid, dp, 'ingress', 11, 90, `ip4.src == {10.0.0.${rng.int(4)}, 10.0.1.${rng.int(4)}} && tcp.dst == {80, 443}`, 'next;');
+    case 7: return logicalFlow(uuid, dp, 'ingress', 25, 70, 'eth.mcast', 'outport = "_MC_flood"; output;');
+    case 8: return logicalFlow(uuid, dp, 'ingress', 12, 100, `ip4.dst == 10.9.9.${rng.int(3)} && tcp.dst == 80`,
+      `ct_lb_mark(backends=10.0.0.${rng.int(3) + 1}:80,10.0.0.9:80);`);
+    case 9: return logicalFlow(uuid, { group: U(1, 0xf) }, 'ingress', 0, 100, 'vlan.present', 'drop;');
+    default: return logicalFlow(uuid, dp, 'egress', 8, 100 + rng.int(3), `outport == "${p}" && ip4.dst == $as1`, 'next;');
+  }
+}
+
+function initialWorld(rng: Rng): { w: World; changes: SbRowChange[] } {
+  const w: World = { rows: new Map(), view: { chassis: 'hv1', vifs: new Map(), tunnels: new Map(), localnetPatches: new Map() }, revision: 1 };
+  const c: SbRowChange[] = [];
+  CHASSIS.forEach((n, i) => put(w, c, 'Chassis', chassis(chassisUuid(i), n)));
+  put(w, c, 'Datapath_Binding', datapath(lrUuid, 100, 'router'));
+  for (let s = 0; s < SWITCHES; s++) {
+    put(w, c, 'Datapath_Binding', datapath(swUuid(s), s + 1, 'switch'));
+    for (let p = 0; p < PORTS_PER_SWITCH; p++) {
+      const ch = rng.int(4);
+      put(w, c, 'Port_Binding', port(pbUuid(s, p), swUuid(s), pbName(s, p), p + 1, ch < 3 ? { chassis: chassisUuid(ch), mac: [`00:00:00:00:0${s}:0${p} 10.0.${s}.${p}`] } : {}));
+    }
+    put(w, c, 'Multicast_Group', multicastGroup(U(s + 1, 0xe), swUuid(s), '_MC_flood', 32768,
+      Array.from({ length: PORTS_PER_SWITCH }, (_, p) => pbUuid(s, p))));
+  }
+  put(w, c, 'Address_Set', addressSet(U(1, 0x5), 'as1', ['10.0.0.1', '10.0.0.2']));
+  put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(0, 0), pbName(1, 1)]));
+  put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), [swUuid(0), swUuid(1)]));
+  for (let i = 0; i < 60; i++) put(w, c, 'Logical_Flow', lflowRow(rng, U(i + 1, 0x1f), rng.int(SWITCHES)));
+  const vifs = new Map<string, number>();
+  for (let s = 0; s < SWITCHES; s++) for (let p = 0; p < PORTS_PER_SWITCH; p++) if (rng.int(3) > 0) vifs.set(pbName(s, p), 1 + s * 10 + p);
+  w.view = { chassis: 'hv1', vifs, tunnels: new Map([['hv2', { ofport: 50, type: 'geneve', remoteIp: '192.0.2.2' }]]), localnetPatches: new Map() };
+  return { w, changes: c };
+}
+
+/** One random change: SB rows (returned) or the LocalView (mutated in place). */
+function step(rng: Rng, w: World): SbRowChange[] {
+  const c: SbRowChange[] = [];
+  const s = rng.int(SWITCHES);
+  const p = rng.int(PORTS_PER_SWITCH);
+  const pbu = pbUuid(s, p);
+  const pb = get(w, 'Port_Binding', pbu);
+  switch (rng.int(16)) {
+    case 0: case 1: { // Bind, move or release a port.
+      if (pb === undefined) break;
+      const ch = rng.int(4);
+      put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch) } : {}));
+      break;
+    }
+    case 2: // Delete or re-create a port (new tunnel key sometimes).
+      if (pb !== undefined) put(w, c, 'Port_Binding', undefined, pbu);
+      else put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), p + 1 + 10 * rng.int(2), { chassis: chassisUuid(rng.int(3)) }));
+      break;
+    case 3: { // Connect or disconnect switch s to the router (a patch pair).
+      const a = U(500 + s, 0xa);
+      const b = U(600 + s, 0xa);
+      if (get(w, 'Port_Binding', a) !== undefined) {
+        put(w, c, 'Port_Binding', undefined, a);
+        put(w, c, 'Port_Binding', undefined, b);
+      } else {
+        put(w, c, 'Port_Binding', port(a, swUuid(s), `rp${s}`, 20, { type: 'patch', options: { peer: `lrp${s}` } }));
+        put(w, c, 'Port_Binding', port(b, lrUuid, `lrp${s}`, s + 1, { type: 'patch', options: { peer: `rp${s}` }, mac: [`00:00:00:00:ff:0${s} 10.${s}.0.1/24`] }));
+      }
+      break;
+    }
+    case 4: { // A localnet port on switch s.
+      const u = U(700 + s, 0xa);
+      if (get(w, 'Port_Binding', u) !== undefined) put(w, c, 'Port_Binding', undefined, u);
+      else put(w, c, 'Port_Binding', port(u, swUuid(s), `ln${s}`, 30, { type: 'localnet', options: { network_name: rng.bool() ? 'phys' : 'other' }, ...(rng.bool() ? { tag: 5 } : {}) }));
+      break;
+    }
+    case 5: { // Multicast group membership.
+      const all = Array.from({ length: PORTS_PER_SWITCH }, (_, i) => pbUuid(s, i)).filter(() => rng.bool());
+      put(w, c, 'Multicast_Group', multicastGroup(U(s + 1, 0xe), swUuid(s), '_MC_flood', 32768, all));
+      break;
+    }
+    case 6: case 7: { // Add, replace or delete a logical flow.
+      const u = U(rng.int(70) + 1, 0x1f);
+      if (get(w, 'Logical_Flow', u) !== undefined && rng.bool()) put(w, c, 'Logical_Flow', undefined, u);
+      else put(w, c, 'Logical_Flow', lflowRow(rng, u, rng.int(SWITCHES)));
+      break;
+    }
+    case 8: // Address set contents.
+      put(w, c, 'Address_Set', addressSet(U(1, 0x5), 'as1', ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4'].filter(() => rng.bool())));
+      break;
+    case 9: // Port group members (per datapath name sometimes).
+      put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(s, p), pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH))]));
+      break;
+    case 10: { // MAC bindings, static bindings and FDB entries.
+      const k = rng.int(3);
+      const u = U(800 + s * 10 + p, 0xb);
+      const table = ['MAC_Binding', 'Static_MAC_Binding', 'FDB'][k] as string;
+      if (get(w, table, u) !== undefined) put(w, c, table, undefined, u);
+      else if (k === 0) put(w, c, table, macBinding(u, swUuid(s), pbName(s, p), rng.bool() ? `10.0.0.${p}` : `fd00::${p}`, `0a:00:00:00:0${s}:0${p}`));
+      else if (k === 1) put(w, c, table, staticMacBinding(u, swUuid(s), pbName(s, p), `10.1.0.${p}`, `0a:00:00:00:1${s}:0${p}`, rng.bool()));
+      else put(w, c, table, fdb(u, s + 1, p + 1, `0a:00:00:00:2${s}:0${p}`));
+      break;
+    }
+    case 11: // Datapath attributes: a requested SNAT zone, or a tunnel key change.
+      put(w, c, 'Datapath_Binding', rng.bool() ? datapath(lrUuid, 100, 'router', rng.bool() ? { 'snat-ct-zone': String(rng.int(20) + 1) } : {})
+        : datapath(swUuid(s), rng.bool() ? s + 1 : s + 50, 'switch'));
+      break;
+    case 12: { // VIFs come and go.
+      const vifs = new Map(w.view.vifs);
+      if (vifs.has(pbName(s, p))) vifs.delete(pbName(s, p));
+      else vifs.set(pbName(s, p), 100 + s * 10 + p);
+      w.view = { ...w.view, vifs };
+      break;
+    }
+    case 13: { // Tunnels come, go, change port.
+      const tunnels = new Map(w.view.tunnels);
+      const name = CHASSIS[rng.int(3)] as string;
+      if (tunnels.has(name) && rng.bool()) tunnels.delete(name);
+      else tunnels.set(name, { ofport: 50 + rng.int(4), type: 'geneve', remoteIp: '192.0.2.9' });
+      w.view = { ...w.view, tunnels };
+      break;
+    }
+    case 14: { // Bridge mappings.
+      const lp = new Map(w.view.localnetPatches);
+      if (lp.has('phys')) lp.delete('phys');
+      else lp.set('phys', 60 + rng.int(2));
+      w.view = { ...w.view, localnetPatches: lp };
+      break;
+    }
+    default: // Datapath group membership.
+      put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), Array.from({ length: SWITCHES }, (_, i) => swUuid(i)).filter(() => rng.bool())));
+      break;
+  }
+  return c;
+}
+
+function snapshotOf(w: World): SbUpdate {
+  const changes: SbRowChange[] = [];
+  for (const [table, rows] of w.rows) for (const r of rows.values()) changes.push({ table, uuid: r._uuid, row: r });
+  return { reset: true, fromRevision: 0, toRevision: w.revision, changes };
+}
+
+/** The first difference between two engines' tables, or undefined. */
+function difference(a: DesiredFlows, b: DesiredFlows): string | undefined {
+  const ka = new Set(a.table.keys());
+  const kb = new Set(b.table.keys());
+  for (const k of ka) {
+    if (!kb.has(k)) return `incremental has ${formatFlow(a.table.flow(k) as never)} (from ${a.table.refs(k).join(' ')}), recompute does not`;
+    if (!deepEqual(a.table.flow(k), b.table.flow(k))) return `flow ${k} differs:\n  inc ${formatFlow(a.table.flow(k) as never)}\n  full ${formatFlow(b.table.flow(k) as never)}`;
+    if (!deepEqual(a.table.refs(k), b.table.refs(k))) return `refs of ${k} differ: ${a.table.refs(k).join(' ')} / ${b.table.refs(k).join(' ')}`;
+  }
+  for (const k of kb) if (!ka.has(k)) return `recompute has ${formatFlow(b.table.flow(k) as never)} (from ${b.table.refs(k).join(' ')}), incremental does not`;
+  if (!deepEqual([...a.groupSpecs()].sort((x, y) => x[0] - y[0]), [...b.groupSpecs()].sort((x, y) => x[0] - y[0]))) return 'groups differ';
+  if (!deepEqual(new Map([...a.sourceErrors()].sort()), new Map([...b.sourceErrors()].sort()))) return 'errors differ';
+  return undefined;
+}
+
+t.test('incremental == recompute over random SB and LocalView changes', async (t) => {
+  let steps = 0;
+  let partial = 0;
+  let sourcesRecomputed = 0;
+  let sourcesTotal = 0;
+  let flowsSeen = 0;
+  let groupsSeen = 0;
+  for (let seed = 1; seed <= SEEDS; seed++) {
+    const rng = new Rng(seed);
+    const { w, changes } = initialWorld(rng);
+    const inc = new DesiredFlows();
+    inc.update({ reset: true, fromRevision: 0, toRevision: 1, changes }, w.view);
+    let failed: string | undefined;
+    for (let i = 0; i < STEPS && failed === undefined; i++) {
+      const c = step(rng, w);
+      w.revision++;
+      const st = inc.update(c.length === 0 ? null : { reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: c }, w.view);
+      const full = new DesiredFlows({ ctZones: inc.ctZones() });
+      full.update(snapshotOf(w), w.view);
+      steps++;
+      if (!st.full) {
+        partial++;
+        sourcesRecomputed += st.logicalFlows + st.ports + st.multicastGroups + st.neighbors;
+        sourcesTotal += full.table.sourceCount;
+      }
+      if (!deepEqual(full.ctZones(), inc.ctZones())) failed = 'ct zones differ';
+      if (inc.sourceErrors().size > 0) failed = `errors: ${[...inc.sourceErrors().values()].join('; ')}`;
+      flowsSeen = Math.max(flowsSeen, inc.table.size);
+      groupsSeen = Math.max(groupsSeen, inc.groupSpecs().size);
+      failed ??= difference(inc, full);
+      if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
+    }
+    if (failed !== undefined) {
+      t.fail(failed);
+      return;
+    }
+  }
+  t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
+  t.ok(flowsSeen > 100 && groupsSeen > 0, `the tables were not trivial (up to ${flowsSeen} flows, ${groupsSeen} groups)`);
+  t.ok(partial > steps * 0.8, `most updates are incremental (${partial} of ${steps})`);
+  t.ok(sourcesRecomputed < sourcesTotal / 3, `incremental updates recomputed ${sourcesRecomputed} sources, a fraction of the ${sourcesTotal} a recompute would`);
+});
+
+t.test('a logical flow change recompiles that flow only; an unrelated port change recompiles nothing', async (t) => {
+  const rng = new Rng(7);
+  const { w, changes } = initialWorld(rng);
+  const d = new DesiredFlows();
+  d.update({ reset: true, fromRevision: 0, toRevision: 1, changes }, w.view);
+  const before = d.counters.logicalFlowsCompiled;
+  const c: SbRowChange[] = [];
+  put(w, c, 'Logical_Flow', logicalFlow(U(5, 0x1f), swUuid(0), 'ingress', 3, 10, 'ip6', 'next;'));
+  const st = d.update({ reset: false, fromRevision: 1, toRevision: 2, changes: c }, w.view);
+  t.equal(st.full, false);
+  t.equal(d.counters.logicalFlowsCompiled - before, 1, 'one logical flow compiled');
+  t.equal(st.ports + st.multicastGroups + st.neighbors, 0, 'no physical source recomputed');
+  // A MAC binding: only its own flows.
+  const c2: SbRowChange[] = [];
+  put(w, c2, 'MAC_Binding', macBinding(U(999, 0xb), swUuid(0), pbName(0, 0), '10.0.0.99', '0a:00:00:00:00:99'));
+  const st2 = d.update({ reset: false, fromRevision: 2, toRevision: 3, changes: c2 }, w.view);
+  t.same([st2.logicalFlows, st2.ports, st2.multicastGroups, st2.neighbors], [0, 0, 0, 1]);
+});

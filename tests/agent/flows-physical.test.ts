@@ -1,0 +1,244 @@
+// Goal: the physical flows, local datapaths and ct zones follow ovn-controller 23.03
+// (physical.c, local_data.c, lflow.c neighbour flows) on a small topology: two VIFs on a
+// switch, a remote port behind a Geneve tunnel, a router joined by patch ports, a localnet
+// switch, multicast fan-out, containers, localports, MAC bindings. Method: SB rows in, flows
+// rendered as ovs-ofctl-like text out, compared with lines written from OVN's rules.
+
+import t from 'tap';
+import { formatFlow } from '../../agent/compile/index.js';
+import { assignCtZones, ctZoneUsers, dnatZoneKey, snatZoneKey } from '../../agent/flows/ct-zones.js';
+import { computeLocality } from '../../agent/flows/local-datapaths.js';
+import {
+  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
+} from '../../agent/flows/physical.js';
+import { SbStore } from '../../agent/flows/sb-store.js';
+import type { LocalView } from '../../agent/local-view.js';
+import type { FlowSpec } from '../../agent/openflow/types.js';
+import type { Row } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import {
+  chassis, datapath, fdb, ids, macBinding, multicastGroup, port, resetOf, smallTopology, smallView, staticMacBinding, U,
+} from './flows-fixtures.js';
+
+function context(rows: [string, Row][], view: LocalView, zones?: ReadonlyMap<string, number>): PhysicalContext & { store: SbStore } {
+  const store = new SbStore();
+  store.apply(resetOf(rows));
+  const chassisUuid = store.chassisByName(view.chassis)?._uuid;
+  const locality = computeLocality(store, chassisUuid, view);
+  const z = zones ?? assignCtZones(new Map(), ctZoneUsers(store, chassisUuid, view, locality));
+  return { store, sb: store, chassisUuid, view, locality, zones: z, geneveField: 'tun_metadata0' };
+}
+
+const text = (flows: readonly FlowSpec[]): string[] => flows.map((f) => formatFlow(f, { cookie: true }));
+const pb = (c: PhysicalContext & { store: SbStore }, uuid: string): sb.Port_Binding => c.store.portBinding(uuid) as sb.Port_Binding;
+
+/** Fixed zones, so expectations name them: vif1 11, vif2 12, ln-pub 13, datapath NAT zones 2x/2x+1. */
+const zones = new Map<string, number>([
+  ['vif1', 11], ['vif2', 12], ['ln-pub', 13],
+  [dnatZoneKey(ids.sw0), 20], [snatZoneKey(ids.sw0), 21], [dnatZoneKey(ids.lr0), 22], [snatZoneKey(ids.lr0), 23],
+  [dnatZoneKey(ids.pub), 24], [snatZoneKey(ids.pub), 25],
+]);
+
+const HAIRPIN = 'push:in_port[0..31],set_field:0xffffffff->in_port,resubmit(,65),pop:in_port[0..31]';
+
+t.test('local datapaths: bound ports, then across patch ports; a switch reached only elsewhere is not local', async (t) => {
+  const c = context(smallTopology(), smallView());
+  t.same([...c.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub].sort());
+  t.equal(c.locality.datapaths.get(ids.pub)?.localnetPort, ids.lnPub, 'pub has its localnet port: physnet is bridged here');
+  t.same(c.locality.datapaths.get(ids.lr0)?.peerPorts.map((p) => p.remote).sort(), [ids.rpPub, ids.rpSw0].sort());
+  const unplugged = context(smallTopology(), smallView({ localnetPatches: new Map() }));
+  t.equal(unplugged.locality.datapaths.get(ids.pub)?.localnetPort, undefined, 'no bridge mapping: no localnet port');
+  const hv2 = context(smallTopology(), smallView({ chassis: 'hv2' }));
+  t.same([...hv2.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub, ids.sw9].sort(), 'hv2 has vif3, ext1 and vif9');
+  const nobody = context(smallTopology(), smallView({ chassis: 'hv3' }));
+  t.equal(nobody.locality.datapaths.size, 0, 'a chassis with nothing bound has nothing local');
+  // A distributed gateway port whose always-redirect chassis-redirect port is on another
+  // chassis does not pull the outside switch in.
+  const rows = smallTopology().map(([tb, r]): [string, Row] => (r._uuid === ids.lrpPub
+    ? [tb, port(ids.lrpPub, ids.lr0, 'lrp-pub', 2, { type: 'patch', options: { peer: 'rp-pub', 'chassis-redirect-port': 'cr-lrp-pub' } })]
+    : [tb, r]));
+  rows.push(['Port_Binding', port(U(20, 0xa), ids.lr0, 'cr-lrp-pub', 3, { type: 'chassisredirect', chassis: ids.hv2, options: { 'always-redirect': 'true', 'distributed-port': 'lrp-pub' } })]);
+  const dgp = context(rows.filter(([, r]) => r._uuid !== ids.ext1), smallView());
+  t.same([...dgp.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0].sort());
+});
+
+t.test('two VIFs on a switch: table 0 in, 40/41/64 local common flows, 65 out', async (t) => {
+  const c = context(smallTopology(), smallView(), zones);
+  t.same(text(portBindingFlows(c, pb(c, ids.vif1))), [
+    'table=40, priority=100, cookie=0xa, metadata=0x1,reg15=0x1 actions=set_field:0xb->reg13,set_field:0x14->reg11,set_field:0x15->reg12,resubmit(,41)',
+    'table=41, priority=100, cookie=0xa, metadata=0x1,reg10=0/0x1,reg14=0x1,reg15=0x1 actions=drop',
+    `table=64, priority=100, cookie=0xa, metadata=0x1,reg10=0x1/0x1,reg15=0x1 actions=${HAIRPIN}`,
+    'table=0, priority=100, cookie=0xa, in_port=0x1/0xffffffff actions=set_field:0xb->reg13,set_field:0x14->reg11,set_field:0x15->reg12,set_field:0x1->metadata,set_field:0x1->reg14,resubmit(,8)',
+    'table=65, priority=100, cookie=0xa, metadata=0x1,reg15=0x1 actions=output:1',
+  ]);
+  t.match(text(portBindingFlows(c, pb(c, ids.vif2))), [/reg15=0x2 actions=set_field:0xc->reg13/, /reg14=0x2,reg15=0x2 actions=drop/, /table=64/, /in_port=0x2\/0xffffffff actions=set_field:0xc->reg13,.*set_field:0x2->reg14,resubmit\(,8\)/, /table=65.*reg15=0x2 actions=output:2/]);
+  const gone = context(smallTopology(), smallView({ vifs: new Map([['vif1', 1]]) }), zones);
+  t.same(portBindingFlows(gone, pb(gone, ids.vif2)), [], 'bound here but its interface is gone: no flows at all');
+});
+
+t.test('a port on another chassis: Geneve to its tunnel; tunnel packets come in by table 0', async (t) => {
+  const c = context(smallTopology(), smallView(), zones);
+  t.same(text(portBindingFlows(c, pb(c, ids.vif3))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x1,reg15=0x3 actions=load:0x1->tun_id[0..23],load:0x3->tun_metadata0[0..31],'
+      + 'move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],output:10,resubmit(,40)',
+  ]);
+  t.same(text(tunnelFlows(c, 'hv2')), [
+    'table=0, priority=100, cookie=0, in_port=0xa/0xffffffff actions=move:tun_id[0..23]->OXM_OF_METADATA[0..23],'
+      + 'move:tun_metadata0[16..30]->NXM_NX_REG14[0..14],move:tun_metadata0[0..15]->NXM_NX_REG15[0..15],resubmit(,40)',
+  ]);
+  const noTunnel = context(smallTopology(), smallView({ tunnels: new Map() }), zones);
+  t.same(portBindingFlows(noTunnel, pb(noTunnel, ids.vif3)), [], 'no tunnel to its chassis: no remote flow');
+  const gen1 = { ...c, geneveField: 'tun_metadata1' };
+  t.match(text(portBindingFlows(gen1, pb(gen1, ids.vif3))), [/tun_metadata1\[0\.\.31\]/], 'the switch\'s Geneve field is used');
+});
+
+t.test('a router joined by patch ports: table 65 clones into the peer datapath with its zones', async (t) => {
+  const c = context(smallTopology(), smallView(), zones);
+  const clear = 'set_field:0->reg10,set_field:0->reg15,' + Array.from({ length: 10 }, (_, i) => `set_field:0->reg${i}`).join(',');
+  t.same(text(portBindingFlows(c, pb(c, ids.rpSw0))), [
+    'table=40, priority=100, cookie=0xa, metadata=0x1,reg15=0x4 actions=set_field:0x14->reg11,set_field:0x15->reg12,resubmit(,41)',
+    'table=41, priority=100, cookie=0xa, metadata=0x1,reg10=0/0x1,reg14=0x4,reg15=0x4 actions=drop',
+    `table=64, priority=100, cookie=0xa, metadata=0x1,reg10=0x1/0x1,reg15=0x4 actions=${HAIRPIN}`,
+    'table=65, priority=100, cookie=0xa, metadata=0x1,reg15=0x4 actions=clone(ct_clear,set_field:0->reg11,set_field:0->reg12,set_field:0->reg13,'
+      + `set_field:0x16->reg11,set_field:0x17->reg12,set_field:0x2->metadata,set_field:0x1->reg14,${clear},resubmit(,8))`,
+  ]);
+  t.match(text(portBindingFlows(c, pb(c, ids.lrpSw0))), [/table=40/, /table=41/, /table=64/,
+    /table=65, .*metadata=0x2,reg15=0x1 actions=clone\(.*set_field:0x14->reg11,set_field:0x15->reg12,set_field:0x1->metadata,set_field:0x4->reg14,/]);
+  const orphan = context([...smallTopology().filter(([, r]) => r._uuid !== ids.lrpSw0)], smallView(), zones);
+  t.same(portBindingFlows(orphan, pb(orphan, ids.rpSw0)), [], 'a patch port without its peer has no flows');
+});
+
+t.test('a localnet switch: tagged and untagged entry, exit through the patch port, remote ports through it', async (t) => {
+  const c = context(smallTopology(), smallView(), zones);
+  const meta = 'set_field:0xd->reg13,set_field:0x18->reg11,set_field:0x19->reg12,set_field:0x3->metadata,set_field:0x1->reg14';
+  t.same(text(portBindingFlows(c, pb(c, ids.lnPub))), [
+    'table=40, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=set_field:0xd->reg13,set_field:0x18->reg11,set_field:0x19->reg12,resubmit(,41)',
+    'table=41, priority=100, cookie=0xa, metadata=0x3,reg10=0/0x1,reg14=0x1,reg15=0x1 actions=drop',
+    `table=64, priority=100, cookie=0xa, metadata=0x3,reg10=0x1/0x1,reg15=0x1 actions=${HAIRPIN}`,
+    `table=0, priority=100, cookie=0xa, vlan_tci=0x1000/0x1fff,in_port=0x14/0xffffffff actions=pop_vlan,${meta},resubmit(,8)`,
+    `table=0, priority=100, cookie=0xa, vlan_tci=0/0x1000,in_port=0x14/0xffffffff actions=${meta},resubmit(,8)`,
+    `table=0, priority=180, cookie=0xa, conj_id=100,vlan_tci=0/0x1000,in_port=0x14/0xffffffff actions=${meta},set_field:00:00:00:00:ff:02->eth_src,resubmit(,8)`,
+    'table=0, priority=180, cookie=0xa, vlan_tci=0/0x1000 actions=conjunction(100,2/2)',
+    'table=65, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=output:20',
+    'table=41, priority=160, cookie=0xa, metadata=0x3,reg10=0x400/0x400,reg15=0x1 actions=drop',
+    'table=41, priority=160, cookie=0xa, metadata=0x3,reg10=0x10/0x10,reg15=0x1 actions=drop',
+  ]);
+  t.same(text(portBindingFlows(c, pb(c, ids.ext1))), [
+    'table=40, priority=100, cookie=0xa, metadata=0x3,reg15=0x3 actions=set_field:0x1->reg15,resubmit(,40)',
+  ], 'a port on another chassis of a bridged switch is reached through the localnet port, not a tunnel');
+  // A VLAN network: tagged entry at 150 only, and tagged exit.
+  const tagged = smallTopology().map(([tb, r]): [string, Row] => (r._uuid === ids.lnPub
+    ? [tb, port(ids.lnPub, ids.pub, 'ln-pub', 1, { type: 'localnet', options: { network_name: 'physnet' }, tag: 7 })] : [tb, r]));
+  const v = context(tagged, smallView(), zones);
+  const flows = text(portBindingFlows(v, pb(v, ids.lnPub)));
+  t.ok(flows.includes(`table=0, priority=150, cookie=0xa, vlan_tci=0x1007/0x1fff,in_port=0x14/0xffffffff actions=pop_vlan,${meta},resubmit(,8)`));
+  t.notOk(flows.some((l) => l.includes('vlan_tci=0/0x1000,in_port')), 'no untagged entry on a VLAN network');
+  t.ok(flows.includes('table=65, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=push_vlan:0x8100,set_field:0x1007->vlan_tci,output:20,pop_vlan'));
+});
+
+t.test('multicast groups: local members in 40, patch ports and each remote chassis once in 39', async (t) => {
+  const hv3 = U(3, 0xc);
+  const rows = [...smallTopology().filter(([tb]) => tb !== 'Multicast_Group'),
+    ['Chassis', chassis(hv3, 'hv3')] as [string, Row],
+    ['Port_Binding', port(U(30, 0xa), ids.sw0, 'vif4', 5, { chassis: ids.hv2 })] as [string, Row],
+    ['Port_Binding', port(U(31, 0xa), ids.sw0, 'vif5', 6, { chassis: hv3 })] as [string, Row],
+    ['Multicast_Group', multicastGroup(ids.flood, ids.sw0, '_MC_flood', 32768, [ids.vif1, ids.vif2, ids.vif3, ids.rpSw0, U(30, 0xa), U(31, 0xa)])] as [string, Row],
+  ];
+  const view = smallView({ tunnels: new Map([['hv2', { ofport: 10, type: 'geneve', remoteIp: '192.0.2.2' }], ['hv3', { ofport: 11, type: 'geneve', remoteIp: '192.0.2.3' }]]) });
+  const c = context(rows, view, zones);
+  const mc = c.store.multicastGroup(ids.flood) as sb.Multicast_Group;
+  t.same(text(multicastGroupFlows(c, mc)), [
+    'table=40, priority=100, cookie=0xe, metadata=0x1,reg15=0x8000 actions=set_field:0xb->reg13,set_field:0x1->reg15,resubmit(,41),'
+      + 'set_field:0xc->reg13,set_field:0x2->reg15,resubmit(,41),set_field:0x8000->reg15',
+    'table=39, priority=100, cookie=0xe, metadata=0x1,reg15=0x8000 actions=set_field:0x4->reg15,resubmit(,41),set_field:0x8000->reg15,'
+      + 'load:0x1->tun_id[0..23],load:0x8000->tun_metadata0[0..31],move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],output:10,output:11,resubmit(,40)',
+  ], 'vif3 and vif4 share hv2: one output to it; one encapsulation for both tunnels');
+  const pubMc = context(smallTopology(), smallView(), zones);
+  t.same(text(multicastGroupFlows(pubMc, pubMc.store.multicastGroup(ids.floodPub) as sb.Multicast_Group)), [
+    'table=40, priority=100, cookie=0xe, metadata=0x3,reg15=0x8000 actions=set_field:0xd->reg13,set_field:0x1->reg15,resubmit(,41),set_field:0x8000->reg15',
+    'table=39, priority=100, cookie=0xe, metadata=0x3,reg15=0x8000 actions=set_field:0x2->reg15,resubmit(,41),set_field:0x8000->reg15,resubmit(,40)',
+  ], 'a bridged switch reaches other chassis through its localnet port, never by tunnel');
+});
+
+t.test('containers and localports', async (t) => {
+  const rows = [...smallTopology(),
+    ['Port_Binding', port(U(40, 0xa), ids.sw0, 'c1', 7, { parent_port: 'vif1', tag: 42, chassis: ids.hv1 })] as [string, Row],
+    ['Port_Binding', port(U(41, 0xa), ids.sw0, 'lp', 8, { type: 'localport' })] as [string, Row],
+  ];
+  const c = context(rows, smallView({ vifs: new Map([['vif1', 1], ['vif2', 2], ['lp', 5]]) }), new Map([...zones, ['c1', 14], ['lp', 15]]));
+  const c1 = text(portBindingFlows(c, pb(c, U(40, 0xa))));
+  t.ok(c1.includes(`table=64, priority=100, cookie=0, metadata=0x1,reg10=0x20/0x20,reg15=0x1 actions=${HAIRPIN}`), 'the parent gets the nested-container hairpin');
+  t.ok(c1.includes(`table=64, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=${HAIRPIN}`), 'a container hairpins without the loopback flag');
+  t.ok(c1.includes('table=0, priority=150, cookie=0xa, vlan_tci=0x102a/0x1fff,in_port=0x1/0xffffffff actions=load:0x1->NXM_NX_REG10[5],pop_vlan,'
+    + 'set_field:0xe->reg13,set_field:0x14->reg11,set_field:0x15->reg12,set_field:0x1->metadata,set_field:0x7->reg14,resubmit(,8)'));
+  t.ok(c1.includes('table=65, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=push_vlan:0x8100,set_field:0x102a->vlan_tci,output:1,pop_vlan'));
+  const lp = text(portBindingFlows(c, pb(c, U(41, 0xa))));
+  t.ok(lp.some((l) => l.startsWith('table=0, priority=100, cookie=0xa, in_port=0x5/0xffffffff') && l.includes('set_field:0x8->reg14,load:0x1->NXM_NX_REG10[10],resubmit(,8)')),
+    'traffic from a localport is flagged');
+  t.ok(lp.includes('table=39, priority=150, cookie=0xa, metadata=0x1,reg14=0x8 actions=resubmit(,40)'), 'and never tunnelled');
+});
+
+t.test('MAC bindings (tables 66/67) and FDB (71/72) for local datapaths only', async (t) => {
+  const rows = [...smallTopology(),
+    ['MAC_Binding', macBinding(U(50, 0xb), ids.lr0, 'lrp-pub', '172.16.0.9', '0a:00:00:00:00:09')] as [string, Row],
+    ['MAC_Binding', macBinding(U(51, 0xb), ids.lr0, 'lrp-pub', 'fd00::9', '0a:00:00:00:00:0a')] as [string, Row],
+    ['Static_MAC_Binding', staticMacBinding(U(52, 0xb), ids.lr0, 'lrp-sw0', '10.0.0.7', '0a:00:00:00:00:07', true)] as [string, Row],
+    ['MAC_Binding', macBinding(U(53, 0xb), ids.sw9, 'vif9', '10.9.0.1', '0a:00:00:00:00:0b')] as [string, Row],
+  ];
+  const c = context(rows, smallView(), zones);
+  const mb = (u: string): { _uuid: string; logical_port: string; ip: string; mac: string } => c.store.get('MAC_Binding', u) ?? c.store.get('Static_MAC_Binding', u) as sb.MAC_Binding;
+  t.same(text(neighborFlows(c, mb(U(50, 0xb)), 100)), [
+    'table=66, priority=100, cookie=0xb, metadata=0x2,reg0=0xac100009,reg15=0x2 actions=set_field:0a:00:00:00:00:09->eth_dst,load:0x1->NXM_NX_REG10[6]',
+    'table=67, priority=100, cookie=0xb, metadata=0x2,reg0=0xac100009,reg14=0x2,dl_src=0a:00:00:00:00:09,dl_type=0x806 actions=load:0x1->NXM_NX_REG10[6]',
+  ]);
+  t.match(text(neighborFlows(c, mb(U(51, 0xb)), 100)), [
+    /table=66, priority=100, .*metadata=0x2,reg15=0x2,xxreg0=0xfd000000000000000000000000000009 actions=set_field:0a:00:00:00:00:0a->eth_dst/,
+    /table=67, priority=100, .*metadata=0x2,reg14=0x2,dl_src=0a:00:00:00:00:0a,dl_type=0x86dd,nw_proto=58,icmpv6_code=0,xxreg0=0xfd0+9 /,
+  ]);
+  t.match(text(neighborFlows(c, mb(U(52, 0xb)), 150)), [/table=66, priority=150, .*reg15=0x1 /, /table=67, priority=150/]);
+  t.same(neighborFlows(c, mb(U(53, 0xb)), 100), [], 'a binding in a datapath that is not local');
+  t.same(text(fdbFlows(c, fdb(U(54, 0xb), 1, 2, '0a:00:00:00:00:22') as unknown as sb.FDB)), [
+    'table=71, priority=100, cookie=0xb, metadata=0x1,dl_dst=0a:00:00:00:00:22 actions=set_field:0x2->reg15',
+    'table=72, priority=100, cookie=0xb, metadata=0x1,reg14=0x2,dl_src=0a:00:00:00:00:22 actions=load:0x1->NXM_NX_REG10[8]',
+  ]);
+  t.same(fdbFlows(c, fdb(U(55, 0xb), 9, 1, '0a:00:00:00:00:23') as unknown as sb.FDB), []);
+});
+
+t.test('the fixed flows of the physical tables', async (t) => {
+  t.same(defaultFlows().map((f) => formatFlow(f)), [
+    'table=0, priority=0 actions=drop',
+    'table=37, priority=0 actions=resubmit(,39)',
+    'table=38, priority=10, reg10=0x1/0x1 actions=resubmit(,40)',
+    'table=38, priority=0 actions=resubmit(,39)',
+    'table=39, priority=150, reg10=0x2/0x3 actions=resubmit(,40)',
+    'table=39, priority=150, reg10=0x10/0x10 actions=resubmit(,40)',
+    'table=39, priority=0 actions=resubmit(,40)',
+    'table=40, priority=0 actions=drop',
+    `table=41, priority=0 actions=${Array.from({ length: 10 }, (_, i) => `set_field:0->reg${i}`).join(',')},resubmit(,42)`,
+    'table=64, priority=0 actions=resubmit(,65)',
+    'table=65, priority=0 actions=drop',
+  ]);
+});
+
+t.test('ct zones: every local port and datapath, stable across changes, requested SNAT zones honoured', async (t) => {
+  const c = context(smallTopology(), smallView());
+  const users = ctZoneUsers(c.store, c.chassisUuid, c.view, c.locality);
+  t.same([...users.users].sort(), ['ln-pub', 'vif1', 'vif2', ...[ids.sw0, ids.lr0, ids.pub].flatMap((d) => [dnatZoneKey(d), snatZoneKey(d)])].sort());
+  const first = assignCtZones(new Map(), users);
+  t.same([...first.values()].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9], 'lowest zones, zone 0 never');
+  t.same(assignCtZones(new Map(), users), first, 'deterministic');
+  // vif1 leaves, a new port arrives: everyone else keeps their zone, the newcomer takes the free one.
+  const next = assignCtZones(first, { users: new Set([...users.users].filter((u) => u !== 'vif1').concat('vif7')), requested: new Map() });
+  for (const [k, v] of first) if (k !== 'vif1') t.equal(next.get(k), v, `${k} keeps zone ${v}`);
+  t.equal(next.get('vif7'), first.get('vif1'));
+  t.notOk(next.has('vif1'));
+  // A router asks for SNAT zone 4, which vif-something holds: it gets it, the holder moves.
+  const holder = [...first].find(([, z]) => z === 4)?.[0] as string;
+  const req = assignCtZones(first, { users: users.users, requested: new Map([[snatZoneKey(ids.lr0), 4]]) });
+  t.equal(req.get(snatZoneKey(ids.lr0)), 4);
+  if (holder !== snatZoneKey(ids.lr0)) t.not(req.get(holder), 4, 'the previous holder gave it up');
+  t.equal(new Set(req.values()).size, req.size, 'no zone is shared');
+  const rows = smallTopology().map(([tb, r]): [string, Row] => (r._uuid === ids.lr0 ? [tb, datapath(ids.lr0, 2, 'router', { 'snat-ct-zone': '100' })] : [tb, r]));
+  const rc = context(rows, smallView());
+  t.equal(ctZoneUsers(rc.store, rc.chassisUuid, rc.view, rc.locality).requested.get(snatZoneKey(ids.lr0)), 100, 'read from external_ids:snat-ct-zone');
+});
