@@ -16,6 +16,8 @@ export interface RealCluster {
   readonly members: readonly { readonly name: string; readonly socket: string; readonly ctl: string; readonly pid: number; readonly db: string }[];
   /** The unix socket of the member that is leader now. */
   leaderSocket(): Promise<string>;
+  /** Starts a stopped (or killed) member again on its database file; `members` shows its new pid. */
+  restart(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,17 +41,23 @@ export async function startRealNbCluster(schemaPath: string, raftPortBase = 2665
   const dbName = 'OVN_Northbound';
   const members: { name: string; socket: string; ctl: string; pid: number; db: string }[] = [];
   const raft = (i: number): string => `tcp:127.0.0.1:${raftPortBase + i}`;
+  /** Starts member `name`'s ovsdb-server on its database file; resolves with its pid. */
+  const serve = async (name: string): Promise<{ name: string; socket: string; ctl: string; pid: number; db: string }> => {
+    const db = join(dir, `${name}.db`);
+    const socket = join(dir, `${name}.sock`);
+    const ctl = join(dir, `${name}.ctl`);
+    const pidfile = join(dir, `${name}.pid`);
+    await run('ovsdb-server', ['--detach', '--no-chdir', '-vconsole:off', `--pidfile=${pidfile}`, `--log-file=${join(dir, `${name}.log`)}`, `--unixctl=${ctl}`, `--remote=punix:${socket}`, db]);
+    return { name, socket, ctl, pid: Number(readFileSync(pidfile, 'utf8').trim()), db };
+  };
   for (let i = 0; i < 3; i++) {
     const name = `nb${i + 1}`;
     const db = join(dir, `${name}.db`);
     if (i === 0) await run('ovsdb-tool', ['-vconsole:off', 'create-cluster', db, schemaPath, raft(0)]);
     else await run('ovsdb-tool', ['join-cluster', db, dbName, raft(i), ...Array.from({ length: i }, (_, j) => raft(j))]);
-    const socket = join(dir, `${name}.sock`);
-    const ctl = join(dir, `${name}.ctl`);
-    const pidfile = join(dir, `${name}.pid`);
-    await run('ovsdb-server', ['--detach', '--no-chdir', '-vconsole:off', `--pidfile=${pidfile}`, `--log-file=${join(dir, `${name}.log`)}`, `--unixctl=${ctl}`, `--remote=punix:${socket}`, db]);
-    members.push({ name, socket, ctl, pid: Number(readFileSync(pidfile, 'utf8').trim()), db });
-    if (i === 0) await waitFor(`${name} to lead`, 20_000, async () => /Role: leader/.test(await clusterStatus(ctl, dbName)));
+    const m = await serve(name);
+    members.push(m);
+    if (i === 0) await waitFor(`${name} to lead`, 20_000, async () => /Role: leader/.test(await clusterStatus(m.ctl, dbName)));
   }
   for (const m of members) {
     await waitFor(`${m.name} to join`, 30_000, async () => /Status: cluster member/.test(await clusterStatus(m.ctl, dbName)));
@@ -60,6 +68,13 @@ export async function startRealNbCluster(schemaPath: string, raftPortBase = 2665
     async leaderSocket() {
       for (const m of members) if (/Role: leader/.test(await clusterStatus(m.ctl, dbName))) return m.socket;
       throw new Error('no leader');
+    },
+    async restart(name) {
+      const i = members.findIndex((m) => m.name === name);
+      if (i < 0) throw new Error(`no member ${name}`);
+      const m = await serve(name);
+      members[i] = m;
+      await waitFor(`${name} to rejoin`, 30_000, async () => /Status: cluster member/.test(await clusterStatus(m.ctl, dbName)));
     },
     async stop() {
       for (const m of members) await stopPid(m.pid, (argv) => (argv[0] ?? '').endsWith('ovsdb-server') && argv.includes(m.db));
