@@ -1,0 +1,802 @@
+// Which Southbound rows a chassis needs, kept up to date incrementally as the SB view changes.
+//
+// A chassis's local datapaths are those of the Port_Bindings bound to it (chassis,
+// additional_chassis, requested_chassis, requested_additional_chassis name its Chassis row, or
+// options:l3gateway-chassis names it), and every datapath reachable from them through ports of
+// type "patch" or "l3gateway" (options:peer names the port on the other side), transitively,
+// as ovn-controller's local datapaths are. A row is seen through its footprint:
+//   - datapath-scoped rows (Datapath_Binding itself, Port_Binding, Multicast_Group,
+//     MAC_Binding, Static_MAC_Binding, IP_Multicast, IGMP_Group by their datapath;
+//     Logical_Flow by logical_datapath or the datapaths of its logical_dp_group;
+//     Logical_DP_Group and DNS by their datapaths; FDB by the datapath whose tunnel_key is its
+//     dp_key) by a chassis with one of those datapaths local;
+//   - Chassis_Private only by its own chassis (every chassis's acks would otherwise reach
+//     every chassis: that is why OVN keeps it apart from Chassis);
+//   - a Port_Binding also by a chassis that asked for its logical_port (an iface-id of a local
+//     interface), bound or not, so that the chassis can claim it;
+//   - every other table (SB_Global, Chassis, Encap, Address_Set, Port_Group, Meter,
+//     Load_Balancer, DHCP options, gateway and HA tables, ...) by everyone; Connection, SSL
+//     and the RBAC tables by no one.
+// With monitor-all, a chassis sees every row.
+//
+// Everything here is pure and synchronous: the index reads the live view it is given and is
+// told every change in order. `windowOf` + `candidatesOf` + `stepOf` turn the changes between
+// two revisions into what one interest must receive; the functions at the end compute the same
+// from scratch, as the oracle of the tests.
+import assert from 'node:assert/strict';
+import type { Atom, DbDelta, Row } from '../ovsdb/index.js';
+
+/** The live SB view: table → uuid → row, at the index's revision. */
+export type Rows = (table: string) => ReadonlyMap<string, Row>;
+
+/** Tables never streamed to agents: the database server's own configuration. */
+export const unstreamedTables: ReadonlySet<string> = new Set(['Connection', 'SSL', 'RBAC_Role', 'RBAC_Permission']);
+
+/** Tables whose rows belong to one datapath, by the column that names it. */
+const datapathColumnOf: Readonly<Record<string, string>> = {
+  Port_Binding: 'datapath',
+  Multicast_Group: 'datapath',
+  MAC_Binding: 'datapath',
+  Static_MAC_Binding: 'datapath',
+  IP_Multicast: 'datapath',
+  IGMP_Group: 'datapath',
+  Logical_DP_Group: 'datapaths',
+  DNS: 'datapaths',
+};
+
+/** Whether a table's rows are seen through datapaths (and so indexed by them). */
+export function isDatapathScoped(table: string): boolean {
+  return table in datapathColumnOf || table === 'Datapath_Binding' || table === 'Logical_Flow' || table === 'FDB';
+}
+
+/**
+ * Who sees a row. 'all': everyone; 'datapaths': chassis with one of `datapaths` local;
+ * 'chassis': only the chassis named `chassis` (Chassis_Private); 'none': no one. A
+ * Port_Binding also names its `port`, seen by chassis that want that iface-id.
+ */
+export interface Footprint {
+  readonly scope: 'all' | 'datapaths' | 'chassis' | 'none';
+  readonly datapaths: readonly string[];
+  readonly port?: string;
+  readonly chassis?: string;
+}
+
+const noDatapaths: readonly string[] = Object.freeze([]);
+export const footprintAll: Footprint = Object.freeze({ scope: 'all', datapaths: noDatapaths });
+export const footprintNone: Footprint = Object.freeze({ scope: 'none', datapaths: noDatapaths });
+
+/** The part of an interest shared by every chassis with the same local datapaths. */
+export interface GroupInterest {
+  readonly monitorAll: boolean;
+  readonly datapaths: ReadonlySet<string>;
+}
+
+/** One stream's whole interest. */
+export interface Interest extends GroupInterest {
+  readonly chassis: string;
+  readonly ifaceIds: ReadonlySet<string>;
+}
+
+export function groupSees(fp: Footprint, g: GroupInterest): boolean {
+  if (fp.scope === 'none') return false;
+  if (g.monitorAll || fp.scope === 'all') return true;
+  if (fp.scope !== 'datapaths') return false;
+  for (const dp of fp.datapaths) if (g.datapaths.has(dp)) return true;
+  return false;
+}
+
+/** What a stream sees beyond its group: Port_Bindings it asked for, its own Chassis_Private. */
+export function personallySees(fp: Footprint, i: Interest): boolean {
+  if (i.monitorAll) return false;
+  if (fp.port !== undefined && i.ifaceIds.has(fp.port)) return true;
+  return fp.scope === 'chassis' && fp.chassis === i.chassis;
+}
+
+export function sees(fp: Footprint, i: Interest): boolean {
+  return groupSees(fp, i) || personallySees(fp, i);
+}
+
+/** A stable text key of a set of datapaths (what groups of streams are keyed by). */
+export function groupKeyOf(g: GroupInterest): string {
+  return g.monitorAll ? '*' : [...g.datapaths].sort().join(',');
+}
+
+/** The uuids a reference column holds (a scalar, or a set of 0..n). */
+function uuidsOf(v: unknown): readonly string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v as string[];
+  return noDatapaths;
+}
+
+function optionOf(row: Row, column: string, key: string): string | undefined {
+  const m = row[column];
+  if (!(m instanceof Map)) return undefined;
+  const v = (m as ReadonlyMap<Atom, Atom>).get(key);
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** How the footprint of a row is found from other rows (the view at some revision). */
+export interface Aux {
+  dpGroup(uuid: string): Row | undefined;
+  datapathByKey(key: number): string | undefined;
+}
+
+/** The footprint of one row of `table`, reading other rows through `aux`. */
+export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
+  if (unstreamedTables.has(table)) return footprintNone;
+  if (table === 'Chassis_Private') return { scope: 'chassis', datapaths: noDatapaths, chassis: row.name as string };
+  if (table === 'Datapath_Binding') return { scope: 'datapaths', datapaths: [row._uuid] };
+  if (table === 'Logical_Flow') {
+    const own = uuidsOf(row.logical_datapath);
+    const groups = uuidsOf(row.logical_dp_group);
+    if (groups.length === 0) return { scope: 'datapaths', datapaths: own };
+    const dps = new Set(own);
+    for (const g of groups) for (const dp of uuidsOf(aux.dpGroup(g)?.datapaths)) dps.add(dp);
+    return { scope: 'datapaths', datapaths: [...dps] };
+  }
+  if (table === 'FDB') {
+    const dp = aux.datapathByKey(row.dp_key as number);
+    return { scope: 'datapaths', datapaths: dp === undefined ? noDatapaths : [dp] };
+  }
+  const column = datapathColumnOf[table];
+  if (column === undefined) return footprintAll;
+  const datapaths = uuidsOf(row[column]);
+  if (table === 'Port_Binding') return { scope: 'datapaths', datapaths, port: row.logical_port as string };
+  return { scope: 'datapaths', datapaths };
+}
+
+/** What a Port_Binding contributes to bindings and to the patch graph. */
+interface BindingRecord {
+  readonly datapath: string;
+  readonly name: string;
+  /** Chassis rows (by uuid) the port is bound or requested to. */
+  readonly chassis: readonly string[];
+  /** options:l3gateway-chassis of an l3gateway port (a chassis name). */
+  readonly l3gatewayChassis: string | undefined;
+  /** options:peer of a patch or l3gateway port. */
+  readonly peer: string | undefined;
+}
+
+function bindingOf(row: Row): BindingRecord {
+  const type = row.type as string;
+  const chassis = new Set<string>();
+  for (const c of ['chassis', 'additional_chassis', 'requested_chassis', 'requested_additional_chassis']) for (const u of uuidsOf(row[c])) chassis.add(u);
+  const patchLike = type === 'patch' || type === 'l3gateway';
+  return {
+    datapath: row.datapath as string,
+    name: row.logical_port as string,
+    chassis: [...chassis].sort(),
+    l3gatewayChassis: type === 'l3gateway' ? optionOf(row, 'options', 'l3gateway-chassis') : undefined,
+    peer: patchLike ? optionOf(row, 'options', 'peer') : undefined,
+  };
+}
+
+function sameBinding(a: BindingRecord, b: BindingRecord): boolean {
+  return a.datapath === b.datapath && a.name === b.name && a.l3gatewayChassis === b.l3gatewayChassis && a.peer === b.peer && a.chassis.length === b.chassis.length && a.chassis.every((c, i) => c === b.chassis[i]);
+}
+
+/** What one applied delta may have changed in the chassis' local datapaths. */
+export interface Touched {
+  /** Chassis (by name) whose bindings or whose Chassis row changed. */
+  readonly chassisNames: ReadonlySet<string>;
+  /** Chassis (by uuid) named by changed bindings. */
+  readonly chassisUuids: ReadonlySet<string>;
+  /** Datapaths whose patch links changed: a chassis with one of them local must look again. */
+  readonly datapaths: ReadonlySet<string>;
+}
+
+function addTo<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
+  let s = m.get(k);
+  if (s === undefined) m.set(k, (s = new Set()));
+  s.add(v);
+}
+function removeFrom<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
+  const s = m.get(k);
+  if (s === undefined) return;
+  s.delete(v);
+  if (s.size === 0) m.delete(k);
+}
+function countUp<K, V>(m: Map<K, Map<V, number>>, k: K, v: V): void {
+  let c = m.get(k);
+  if (c === undefined) m.set(k, (c = new Map()));
+  c.set(v, (c.get(v) ?? 0) + 1);
+}
+function countDown<K, V>(m: Map<K, Map<V, number>>, k: K, v: V): void {
+  const c = m.get(k);
+  const n = c?.get(v);
+  assert.ok(c !== undefined && n !== undefined, 'interest index: a binding removed that was never added');
+  if (n > 1) c.set(v, n - 1);
+  else {
+    c.delete(v);
+    if (c.size === 0) m.delete(k);
+  }
+}
+
+/**
+ * The interest index over a live SB view. Told every change of the view in order (`apply`,
+ * after the view changed); keeps the footprint of every datapath-scoped row, the rows of each
+ * datapath, the bindings per chassis and the patch graph, so that a chassis's local datapaths
+ * and the rows of a datapath are found without scanning the view.
+ */
+export class InterestIndex {
+  /** Footprints of datapath-scoped rows: table → uuid → footprint. */
+  private fps = new Map<string, Map<string, Footprint>>();
+  /** Datapath → table → uuids of rows whose footprint names it. */
+  private byDatapath = new Map<string, Map<string, Set<string>>>();
+  private flowsByDpGroup = new Map<string, Set<string>>();
+  private fdbsByKey = new Map<number, Set<string>>();
+  private datapathOfKey = new Map<number, string>();
+  private bindings = new Map<string, BindingRecord>();
+  private portByName = new Map<string, string>();
+  /** Chassis uuid → datapath → number of ports bound there. */
+  private boundByChassis = new Map<string, Map<string, number>>();
+  /** Chassis name → datapath → number of l3gateway ports for it there. */
+  private l3gatewayByChassis = new Map<string, Map<string, number>>();
+  /** Datapath → ports on it with a peer. */
+  private patchPorts = new Map<string, Set<string>>();
+  /** Port name → ports naming it as their peer. */
+  private peersNaming = new Map<string, Set<string>>();
+  private chassisByName = new Map<string, string>();
+  private chassisNameOf = new Map<string, string>();
+
+  /** The footprints' view of other rows, as the view is now. */
+  readonly auxNow: Aux = {
+    dpGroup: (uuid) => this.rows('Logical_DP_Group').get(uuid),
+    datapathByKey: (key) => this.datapathOfKey.get(key),
+  };
+
+  constructor(private readonly rows: Rows) {
+    this.rebuild();
+  }
+
+  /** Forgets everything and indexes the view as it is (a start, or a snapshot installed). */
+  rebuild(): void {
+    this.fps = new Map();
+    this.byDatapath = new Map();
+    this.flowsByDpGroup = new Map();
+    this.fdbsByKey = new Map();
+    this.datapathOfKey = new Map();
+    this.bindings = new Map();
+    this.portByName = new Map();
+    this.boundByChassis = new Map();
+    this.l3gatewayByChassis = new Map();
+    this.patchPorts = new Map();
+    this.peersNaming = new Map();
+    this.chassisByName = new Map();
+    this.chassisNameOf = new Map();
+    this.flowGroupOf = new Map();
+    this.fdbKeyOf = new Map();
+    for (const row of this.rows('Chassis').values()) this.setChassis(undefined, row);
+    for (const row of this.rows('Datapath_Binding').values()) this.datapathOfKey.set(row.tunnel_key as number, row._uuid);
+    for (const row of this.rows('Port_Binding').values()) this.setBinding(row._uuid, bindingOf(row));
+    for (const table of ['Datapath_Binding', 'Logical_Flow', 'FDB', ...Object.keys(datapathColumnOf)]) {
+      for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row);
+    }
+  }
+
+  /**
+   * Takes in one change of the view (the view already shows it) and says what it may have
+   * changed in the chassis' local datapaths.
+   */
+  apply(delta: DbDelta): Touched {
+    const chassisNames = new Set<string>();
+    const chassisUuids = new Set<string>();
+    const datapaths = new Set<string>();
+    const changedGroups: string[] = [];
+    const changedKeys: number[] = [];
+    // First what footprints read (Chassis names, datapath keys), then the rows themselves,
+    // then the rows whose footprint follows a changed Logical_DP_Group or datapath key.
+    for (const c of delta.changes) {
+      if (c.table === 'Chassis') {
+        const old = c.kind === 'insert' ? undefined : c.old;
+        const row = c.kind === 'delete' ? undefined : c.new;
+        if (old !== undefined) chassisNames.add(old.name as string);
+        if (row !== undefined) chassisNames.add(row.name as string);
+        this.setChassis(old, row);
+      } else if (c.table === 'Datapath_Binding') {
+        if (c.kind !== 'insert') {
+          const key = c.old.tunnel_key as number;
+          if (this.datapathOfKey.get(key) === c.uuid) this.datapathOfKey.delete(key);
+          changedKeys.push(key);
+        }
+        if (c.kind !== 'delete') {
+          this.datapathOfKey.set(c.new.tunnel_key as number, c.uuid);
+          changedKeys.push(c.new.tunnel_key as number);
+        }
+      } else if (c.table === 'Logical_DP_Group') {
+        changedGroups.push(c.uuid);
+      }
+    }
+    for (const c of delta.changes) {
+      const row = c.kind === 'delete' ? undefined : c.new;
+      if (c.table === 'Port_Binding') {
+        const before = this.bindings.get(c.uuid);
+        const after = row === undefined ? undefined : bindingOf(row);
+        if (before !== undefined && after !== undefined && sameBinding(before, after)) {
+          // Nothing the bindings or the patch graph read changed.
+        } else {
+          for (const r of [before, after]) {
+            if (r === undefined) continue;
+            for (const u of r.chassis) chassisUuids.add(u);
+            if (r.l3gatewayChassis !== undefined) chassisNames.add(r.l3gatewayChassis);
+            if (r.peer !== undefined) datapaths.add(r.datapath);
+            // Ports that name this one as their peer now lead somewhere else (or nowhere).
+            for (const p of this.peersNaming.get(r.name) ?? []) datapaths.add((this.bindings.get(p) as BindingRecord).datapath);
+          }
+          this.setBinding(c.uuid, after);
+          if (after !== undefined) for (const p of this.peersNaming.get(after.name) ?? []) datapaths.add((this.bindings.get(p) as BindingRecord).datapath);
+        }
+      }
+      if (isDatapathScoped(c.table)) this.setRow(c.table, c.uuid, row);
+    }
+    for (const g of changedGroups) for (const f of [...(this.flowsByDpGroup.get(g) ?? [])]) this.setRow('Logical_Flow', f, this.rows('Logical_Flow').get(f));
+    for (const k of changedKeys) for (const f of [...(this.fdbsByKey.get(k) ?? [])]) this.setRow('FDB', f, this.rows('FDB').get(f));
+    return { chassisNames, chassisUuids, datapaths };
+  }
+
+  private setChassis(old: Row | undefined, row: Row | undefined): void {
+    if (old !== undefined) {
+      const name = old.name as string;
+      if (this.chassisByName.get(name) === old._uuid) this.chassisByName.delete(name);
+      this.chassisNameOf.delete(old._uuid);
+    }
+    if (row !== undefined) {
+      this.chassisByName.set(row.name as string, row._uuid);
+      this.chassisNameOf.set(row._uuid, row.name as string);
+    }
+  }
+
+  private setBinding(uuid: string, after: BindingRecord | undefined): void {
+    const before = this.bindings.get(uuid);
+    if (before !== undefined) {
+      if (this.portByName.get(before.name) === uuid) this.portByName.delete(before.name);
+      for (const c of before.chassis) countDown(this.boundByChassis, c, before.datapath);
+      if (before.l3gatewayChassis !== undefined) countDown(this.l3gatewayByChassis, before.l3gatewayChassis, before.datapath);
+      if (before.peer !== undefined) {
+        removeFrom(this.patchPorts, before.datapath, uuid);
+        removeFrom(this.peersNaming, before.peer, uuid);
+      }
+      this.bindings.delete(uuid);
+    }
+    if (after === undefined) return;
+    this.bindings.set(uuid, after);
+    this.portByName.set(after.name, uuid);
+    for (const c of after.chassis) countUp(this.boundByChassis, c, after.datapath);
+    if (after.l3gatewayChassis !== undefined) countUp(this.l3gatewayByChassis, after.l3gatewayChassis, after.datapath);
+    if (after.peer !== undefined) {
+      addTo(this.patchPorts, after.datapath, uuid);
+      addTo(this.peersNaming, after.peer, uuid);
+    }
+  }
+
+  /** (Re)indexes one datapath-scoped row under its footprint now (row undefined: it is gone). */
+  private setRow(table: string, uuid: string, row: Row | undefined): void {
+    let fps = this.fps.get(table);
+    if (fps === undefined) this.fps.set(table, (fps = new Map()));
+    const before = fps.get(uuid);
+    if (before !== undefined) {
+      for (const dp of before.datapaths) {
+        const t = this.byDatapath.get(dp);
+        const s = t?.get(table);
+        s?.delete(uuid);
+        if (s !== undefined && s.size === 0) t?.delete(table);
+        if (t !== undefined && t.size === 0) this.byDatapath.delete(dp);
+      }
+      fps.delete(uuid);
+    }
+    if (table === 'Logical_Flow') {
+      const was = this.flowGroupOf.get(uuid);
+      if (was !== undefined) {
+        removeFrom(this.flowsByDpGroup, was, uuid);
+        this.flowGroupOf.delete(uuid);
+      }
+      const g = row === undefined ? undefined : uuidsOf(row.logical_dp_group)[0];
+      if (g !== undefined) {
+        addTo(this.flowsByDpGroup, g, uuid);
+        this.flowGroupOf.set(uuid, g);
+      }
+    } else if (table === 'FDB') {
+      const was = this.fdbKeyOf.get(uuid);
+      if (was !== undefined) {
+        removeFrom(this.fdbsByKey, was, uuid);
+        this.fdbKeyOf.delete(uuid);
+      }
+      if (row !== undefined) {
+        addTo(this.fdbsByKey, row.dp_key as number, uuid);
+        this.fdbKeyOf.set(uuid, row.dp_key as number);
+      }
+    }
+    if (row === undefined) return;
+    const fp = footprintOf(table, row, this.auxNow);
+    fps.set(uuid, fp);
+    for (const dp of fp.datapaths) {
+      let t = this.byDatapath.get(dp);
+      if (t === undefined) this.byDatapath.set(dp, (t = new Map()));
+      let s = t.get(table);
+      if (s === undefined) t.set(table, (s = new Set()));
+      s.add(uuid);
+    }
+  }
+
+  /** Logical_Flow → its logical_dp_group; FDB → its dp_key (what they were indexed under). */
+  private flowGroupOf = new Map<string, string>();
+  private fdbKeyOf = new Map<string, number>();
+
+  /** The footprint of a row as the view is now. */
+  footprint(table: string, row: Row): Footprint {
+    return this.fps.get(table)?.get(row._uuid) ?? footprintOf(table, row, this.auxNow);
+  }
+
+  /** Rows (table, uuid) whose footprint names `datapath`. */
+  *rowsOfDatapath(datapath: string): Generator<readonly [string, string]> {
+    for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) for (const uuid of uuids) yield [table, uuid];
+  }
+
+  /** Logical_Flows whose logical_dp_group is `uuid`. */
+  flowsOfDpGroup(uuid: string): ReadonlySet<string> {
+    return this.flowsByDpGroup.get(uuid) ?? new Set();
+  }
+
+  /** FDB rows whose dp_key is `key`. */
+  fdbsOfKey(key: number): ReadonlySet<string> {
+    return this.fdbsByKey.get(key) ?? new Set();
+  }
+
+  datapathByKey(key: number): string | undefined {
+    return this.datapathOfKey.get(key);
+  }
+
+  /** The Port_Binding uuid of a logical port. */
+  portNamed(name: string): string | undefined {
+    return this.portByName.get(name);
+  }
+
+  chassisUuid(name: string): string | undefined {
+    return this.chassisByName.get(name);
+  }
+
+  chassisName(uuid: string): string | undefined {
+    return this.chassisNameOf.get(uuid);
+  }
+
+  /** The local datapaths of chassis `name` (see the file's comment). */
+  localDatapaths(name: string): Set<string> {
+    const local = new Set<string>();
+    const uuid = this.chassisByName.get(name);
+    if (uuid !== undefined) for (const dp of this.boundByChassis.get(uuid)?.keys() ?? []) local.add(dp);
+    for (const dp of this.l3gatewayByChassis.get(name)?.keys() ?? []) local.add(dp);
+    const queue = [...local];
+    // Each datapath enters the queue once, so this ends after at most every datapath.
+    while (queue.length > 0) {
+      const dp = queue.pop() as string;
+      for (const p of this.patchPorts.get(dp) ?? []) {
+        const peer = this.portByName.get((this.bindings.get(p) as BindingRecord).peer as string);
+        const next = peer === undefined ? undefined : this.bindings.get(peer)?.datapath;
+        if (next !== undefined && !local.has(next)) {
+          local.add(next);
+          queue.push(next);
+        }
+      }
+    }
+    return local;
+  }
+}
+
+/** The changes between two revisions, per row: its image at the first and at the second. */
+export interface WindowEntry {
+  readonly old: Row | undefined;
+  readonly new: Row | undefined;
+}
+export type Window = ReadonlyMap<string, ReadonlyMap<string, WindowEntry>>;
+
+/** Folds consecutive deltas into one entry per row (first old image, last new image). */
+export function windowOf(deltas: Iterable<DbDelta>): Window {
+  const w = new Map<string, Map<string, WindowEntry>>();
+  for (const d of deltas) {
+    for (const c of d.changes) {
+      let t = w.get(c.table);
+      if (t === undefined) w.set(c.table, (t = new Map()));
+      const prev = t.get(c.uuid);
+      const old = prev !== undefined ? prev.old : c.kind === 'insert' ? undefined : c.old;
+      const now = c.kind === 'delete' ? undefined : c.new;
+      if (old === undefined && now === undefined) t.delete(c.uuid);
+      else t.set(c.uuid, { old, new: now });
+    }
+  }
+  return w;
+}
+
+export function windowSize(w: Window): number {
+  let n = 0;
+  for (const t of w.values()) n += t.size;
+  return n;
+}
+
+/** One row that may look different to some interest: its two images and footprints. */
+export interface Candidate {
+  readonly table: string;
+  readonly uuid: string;
+  readonly old: Row | undefined;
+  readonly new: Row | undefined;
+  /** The row itself changed (rather than only what decides who sees it). */
+  readonly changed: boolean;
+  readonly fpOld: Footprint;
+  readonly fpNew: Footprint;
+}
+
+/**
+ * What footprints read at the start of a window: the window's old images where it changed
+ * them, the view now elsewhere.
+ */
+export function auxBefore(index: InterestIndex, rows: Rows, w: Window): Aux {
+  const groups = w.get('Logical_DP_Group');
+  const datapaths = w.get('Datapath_Binding');
+  const oldKeys = new Map<number, string>();
+  for (const [uuid, e] of datapaths ?? []) if (e.old !== undefined) oldKeys.set(e.old.tunnel_key as number, uuid);
+  return {
+    dpGroup: (uuid) => {
+      const e = groups?.get(uuid);
+      return e !== undefined ? e.old : rows('Logical_DP_Group').get(uuid);
+    },
+    datapathByKey: (key) => {
+      const old = oldKeys.get(key);
+      if (old !== undefined) return old;
+      const now = index.datapathByKey(key);
+      return now !== undefined && datapaths?.has(now) !== true ? now : undefined;
+    },
+  };
+}
+
+/**
+ * The rows a window may show differently to someone: every row it changed, and the rows whose
+ * footprint follows a Logical_DP_Group or a datapath key it changed. The index must already
+ * be at the window's end.
+ */
+export function candidatesOf(index: InterestIndex, rows: Rows, w: Window): Candidate[] {
+  const before = auxBefore(index, rows, w);
+  const out: Candidate[] = [];
+  for (const [table, entries] of w) {
+    if (unstreamedTables.has(table)) continue;
+    for (const [uuid, e] of entries) {
+      out.push({
+        table,
+        uuid,
+        old: e.old,
+        new: e.new,
+        changed: true,
+        fpOld: e.old === undefined ? footprintNone : footprintOf(table, e.old, before),
+        fpNew: e.new === undefined ? footprintNone : index.footprint(table, e.new),
+      });
+    }
+  }
+  const dependent = (table: string, uuid: string): void => {
+    if (w.get(table)?.has(uuid) === true) return;
+    const row = rows(table).get(uuid);
+    if (row === undefined) return;
+    out.push({ table, uuid, old: row, new: row, changed: false, fpOld: footprintOf(table, row, before), fpNew: index.footprint(table, row) });
+  };
+  const seenFlows = new Set<string>();
+  for (const uuid of w.get('Logical_DP_Group')?.keys() ?? []) {
+    for (const f of index.flowsOfDpGroup(uuid)) if (!seenFlows.has(f)) {
+      seenFlows.add(f);
+      dependent('Logical_Flow', f);
+    }
+  }
+  const keys = new Set<number>();
+  for (const e of w.get('Datapath_Binding')?.values() ?? []) {
+    if (e.old !== undefined) keys.add(e.old.tunnel_key as number);
+    if (e.new !== undefined) keys.add(e.new.tunnel_key as number);
+  }
+  for (const k of keys) for (const f of index.fdbsOfKey(k)) dependent('FDB', f);
+  return out;
+}
+
+/** Rows of `datapaths` as they are now, not already among `taken` (table + '\0' + uuid). */
+export function candidatesOfDatapaths(index: InterestIndex, rows: Rows, datapaths: Iterable<string>, taken: Set<string>): Candidate[] {
+  const out: Candidate[] = [];
+  for (const dp of datapaths) {
+    for (const [table, uuid] of index.rowsOfDatapath(dp)) {
+      const k = `${table}\0${uuid}`;
+      if (taken.has(k)) continue;
+      taken.add(k);
+      const row = rows(table).get(uuid) as Row;
+      const fp = index.footprint(table, row);
+      out.push({ table, uuid, old: row, new: row, changed: false, fpOld: fp, fpNew: fp });
+    }
+  }
+  return out;
+}
+
+/** Port_Bindings of the named ports as they are now, not already among `taken`. */
+export function candidatesOfPorts(index: InterestIndex, rows: Rows, ports: Iterable<string>, taken: Set<string>): Candidate[] {
+  const out: Candidate[] = [];
+  for (const name of ports) {
+    const uuid = index.portNamed(name);
+    if (uuid === undefined) continue;
+    const k = `Port_Binding\0${uuid}`;
+    if (taken.has(k)) continue;
+    taken.add(k);
+    const row = rows('Port_Binding').get(uuid) as Row;
+    const fp = index.footprint('Port_Binding', row);
+    out.push({ table: 'Port_Binding', uuid, old: row, new: row, changed: false, fpOld: fp, fpNew: fp });
+  }
+  return out;
+}
+
+export function candidateKey(c: { readonly table: string; readonly uuid: string }): string {
+  return `${c.table}\0${c.uuid}`;
+}
+
+/** One row of an agent's step: its image now, or undefined when it left the agent's view. */
+export interface ViewChange {
+  readonly table: string;
+  readonly uuid: string;
+  readonly row: Row | undefined;
+}
+
+/**
+ * What a viewer that saw rows by `wasSeen` must be told so that it sees them by `isSeen`:
+ * an upsert for a row it sees now that changed or that it did not see, a removal for a row it
+ * saw and no longer sees.
+ */
+export function viewChange(c: Candidate, wasSeen: boolean, isSeen: boolean): ViewChange | undefined {
+  if (isSeen && (c.changed || !wasSeen)) return { table: c.table, uuid: c.uuid, row: c.new as Row };
+  if (wasSeen && !isSeen) return { table: c.table, uuid: c.uuid, row: undefined };
+  return undefined;
+}
+
+/** The part of a step every stream of a group receives alike. */
+export function groupStep(cands: Iterable<Candidate>, before: GroupInterest, after: GroupInterest): ViewChange[] {
+  const out: ViewChange[] = [];
+  for (const c of cands) {
+    const v = viewChange(c, groupSees(c.fpOld, before), groupSees(c.fpNew, after));
+    if (v !== undefined) out.push(v);
+  }
+  return out;
+}
+
+/** Whether a candidate may concern a stream beyond its group (see personalStep). */
+export function personallyRelevant(c: Candidate, before: Interest, after: Interest): boolean {
+  return personallySees(c.fpOld, before) || personallySees(c.fpNew, after);
+}
+
+/**
+ * What one stream must be told after its group's part of the same step (applied after it,
+ * a later entry for a row overriding an earlier one) so that it sees rows by its whole
+ * interest: the Port_Bindings it asked for and its own Chassis_Private.
+ */
+export function personalStep(cands: Iterable<Candidate>, before: Interest, after: Interest): ViewChange[] {
+  const out: ViewChange[] = [];
+  for (const c of cands) {
+    const g0 = groupSees(c.fpOld, before);
+    const g1 = groupSees(c.fpNew, after);
+    const shared = viewChange(c, g0, g1);
+    const wanted = viewChange(c, g0 || personallySees(c.fpOld, before), g1 || personallySees(c.fpNew, after));
+    if (wanted !== undefined) {
+      if (shared === undefined || (shared.row === undefined) !== (wanted.row === undefined)) out.push(wanted);
+    } else if (shared !== undefined && shared.row === undefined) {
+      // The group dropped a row this stream still sees (unchanged): put it back.
+      out.push({ table: c.table, uuid: c.uuid, row: c.new as Row });
+    }
+  }
+  return out;
+}
+
+/**
+ * Every row `interest` sees in the view now (the rows of a snapshot): the group's part (what
+ * every stream with the same local datapaths sees), the stream's own part beyond it, or both.
+ */
+export function visibleRows(index: InterestIndex, rows: Rows, tables: Iterable<string>, interest: Interest, part: 'group' | 'personal' | 'all'): ViewChange[] {
+  const out: ViewChange[] = [];
+  if (part !== 'personal') {
+    for (const table of tables) {
+      if (unstreamedTables.has(table)) continue;
+      if (interest.monitorAll || (!isDatapathScoped(table) && table !== 'Chassis_Private')) {
+        for (const row of rows(table).values()) out.push({ table, uuid: row._uuid, row });
+      }
+    }
+    if (!interest.monitorAll) {
+      const taken = new Set<string>();
+      for (const dp of [...interest.datapaths].sort()) {
+        for (const [table, uuid] of index.rowsOfDatapath(dp)) {
+          const k = `${table}\0${uuid}`;
+          if (taken.has(k)) continue;
+          taken.add(k);
+          out.push({ table, uuid, row: rows(table).get(uuid) as Row });
+        }
+      }
+    }
+  }
+  if (part !== 'group' && !interest.monitorAll) {
+    for (const name of [...interest.ifaceIds].sort()) {
+      const uuid = index.portNamed(name);
+      if (uuid === undefined) continue;
+      const row = rows('Port_Binding').get(uuid) as Row;
+      // A port on a local datapath is already in the group's part.
+      if (groupSees(index.footprint('Port_Binding', row), interest)) continue;
+      out.push({ table: 'Port_Binding', uuid, row });
+    }
+    for (const row of rows('Chassis_Private').values()) if (row.name === interest.chassis) out.push({ table: 'Chassis_Private', uuid: row._uuid, row });
+  }
+  return out;
+}
+
+// --- The oracle: the same answers from the whole view, with no index and no shared code ----
+// Written from the rules in this file's opening comment, table by table, as plainly as
+// possible; the tests compare the incremental answers with these.
+
+function refs(v: unknown): string[] {
+  return typeof v === 'string' ? [v] : Array.isArray(v) ? (v as string[]) : [];
+}
+
+/** A chassis's local datapaths by scanning every Port_Binding (the index's oracle). */
+export function localDatapathsFromScratch(rows: Rows, name: string): Set<string> {
+  let uuid: string | undefined;
+  for (const c of rows('Chassis').values()) if (c.name === name) uuid = c._uuid;
+  const ports = [...rows('Port_Binding').values()];
+  const option = (pb: Row, key: string): unknown => (pb.options as ReadonlyMap<Atom, Atom>).get(key);
+  const local = new Set<string>();
+  for (const pb of ports) {
+    const boundHere = uuid !== undefined && [...refs(pb.chassis), ...refs(pb.additional_chassis), ...refs(pb.requested_chassis), ...refs(pb.requested_additional_chassis)].includes(uuid);
+    const gatewayHere = pb.type === 'l3gateway' && option(pb, 'l3gateway-chassis') === name;
+    if (boundHere || gatewayHere) local.add(pb.datapath as string);
+  }
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const pb of ports) {
+      if ((pb.type !== 'patch' && pb.type !== 'l3gateway') || !local.has(pb.datapath as string)) continue;
+      const peer = ports.find((q) => q.logical_port === option(pb, 'peer'));
+      if (peer !== undefined && !local.has(peer.datapath as string)) {
+        local.add(peer.datapath as string);
+        grew = true;
+      }
+    }
+  }
+  return local;
+}
+
+/** Whether `interest` sees a row of `table`, from the whole view (the footprints' oracle). */
+export function seesFromScratch(rows: Rows, table: string, row: Row, interest: Interest): boolean {
+  if (table === 'Connection' || table === 'SSL' || table === 'RBAC_Role' || table === 'RBAC_Permission') return false;
+  if (interest.monitorAll) return true;
+  const local = (dps: readonly string[]): boolean => dps.some((d) => interest.datapaths.has(d));
+  switch (table) {
+    case 'Chassis_Private':
+      return row.name === interest.chassis;
+    case 'Datapath_Binding':
+      return interest.datapaths.has(row._uuid);
+    case 'Port_Binding':
+      return interest.datapaths.has(row.datapath as string) || interest.ifaceIds.has(row.logical_port as string);
+    case 'Multicast_Group':
+    case 'MAC_Binding':
+    case 'Static_MAC_Binding':
+    case 'IP_Multicast':
+    case 'IGMP_Group':
+      return local(refs(row.datapath));
+    case 'Logical_DP_Group':
+    case 'DNS':
+      return local(refs(row.datapaths));
+    case 'Logical_Flow': {
+      if (local(refs(row.logical_datapath))) return true;
+      return refs(row.logical_dp_group).some((g) => local(refs(rows('Logical_DP_Group').get(g)?.datapaths)));
+    }
+    case 'FDB':
+      return [...rows('Datapath_Binding').values()].some((d) => d.tunnel_key === row.dp_key && interest.datapaths.has(d._uuid));
+    default:
+      return true;
+  }
+}
+
+/** Every row `interest` sees, by evaluating each row from scratch. */
+export function visibleFromScratch(rows: Rows, tables: Iterable<string>, interest: Interest): Map<string, Map<string, Row>> {
+  const out = new Map<string, Map<string, Row>>();
+  for (const table of tables) {
+    for (const row of rows(table).values()) {
+      if (!seesFromScratch(rows, table, row, interest)) continue;
+      let t = out.get(table);
+      if (t === undefined) out.set(table, (t = new Map()));
+      t.set(row._uuid, row);
+    }
+  }
+  return out;
+}
