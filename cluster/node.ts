@@ -34,7 +34,7 @@ import type { ProposeResult, RaftCounters, TransferResult } from './raft.js';
 import { RawNode, type NodeStatus } from './raw-node.js';
 import { ClientSessions } from './session.js';
 import type { StateMachine } from './state-machine.js';
-import { RaftStorage, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
+import { RaftStorage, StorageCorruptError, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
 import type { Transport, TransportReport, TransportStats } from './transport.js';
 import {
   NONE,
@@ -774,6 +774,19 @@ export class RaftNode {
     if (this.stopping) return;
     this.lastHeardMs.set(m.from, Date.now());
     this.raw.step(m);
+    const lost = this.raw.raft.lostAcknowledged;
+    if (lost !== undefined) {
+      this.fail(
+        new StorageCorruptError(
+          'log',
+          `the log ends at ${lost.lastIndex}, but leader ${lost.leader} knows this member acknowledged entries up to ${lost.commit}: ` +
+            'its storage lost writes after syncing them. It stops rather than vote or acknowledge on a log it cannot trust; ' +
+            'remove this member and add it back with an empty data folder',
+          lost.lastIndex + 1,
+        ),
+      );
+      return;
+    }
     this.notify();
   }
 

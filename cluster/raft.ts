@@ -109,6 +109,13 @@ export class Raft {
   /** Proposals since the last broadcast: sent together at the next Ready (batching). */
   broadcastPending = false;
   private readonly rng: Prng;
+  /**
+   * Set when a leader's heartbeat named a commit index beyond this log: this node's storage
+   * lost entries it had synced and acknowledged (a disk that lied about a sync, a log file
+   * cut short). Raft's promises rest on that disk, so the shell must stop the node; the
+   * member is then replaced by one with an empty data folder.
+   */
+  lostAcknowledged: { readonly leader: NodeId; readonly commit: number; readonly lastIndex: number } | undefined;
   readonly counters: RaftCounters = {
     droppedForeignCluster: 0,
     droppedMisaddressed: 0,
@@ -713,6 +720,13 @@ export class Raft {
   }
 
   private handleHeartbeat(m: Message & { type: 'heartbeat' }): void {
+    if (m.commit > this.log.lastIndex()) {
+      // The leader names only what this node acknowledged holding (min(match, commit)), so
+      // the storage lost entries after acknowledging them. Nothing this node says can be
+      // trusted any more: it answers nothing, and the shell must stop it.
+      this.lostAcknowledged ??= { leader: m.from, commit: m.commit, lastIndex: this.log.lastIndex() };
+      return;
+    }
     this.log.commitTo(m.commit);
     this.send(m.from, { type: 'heartbeat-resp', readSeq: m.readSeq });
   }
