@@ -80,12 +80,19 @@ export class AgentFlows {
     assert(!this.busy, 'AgentFlows.apply calls must not overlap');
     this.busy = true;
     try {
+      let prepared: unknown;
+      try {
+        await this.sw.prepare();
+      } catch (err) {
+        prepared = err;
+      }
       this.desired.setGeneveField(this.sw.geneveField);
       const stats = this.desired.update(u, view);
       const errors = [...this.desired.sourceErrors().values()];
       let reconciled = false;
       let changes = 0;
       try {
+        if (prepared !== undefined) throw prepared;
         if (this.syncedGeneration !== this.sw.generation) {
           reconciled = true;
           changes = await this.reconcile();

@@ -32,6 +32,10 @@ export class MemorySwitch implements FlowSwitch {
 
   constructor(readonly geneveField = 'tun_metadata0') {}
 
+  async prepare(): Promise<void> {
+    // Always connected.
+  }
+
   /** The next install or reconcile fails with this reason (tests). */
   failNext(reason: string): void {
     this.failures.push(reason);

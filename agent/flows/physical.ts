@@ -26,12 +26,20 @@ import type { SbLookups } from './sb-store.js';
 export const OVN_GENEVE = { optClass: 0x0102, optType: 0x80, optLen: 4 } as const;
 
 /**
- * OFPP_NONE as OpenFlow 1.1+ spells it in the 32-bit in_port (OFPP_ANY): OVN loads it into
- * in_port so that a packet may leave through the port it came in by. OVN writes the 16-bit
- * NXM_OF_IN_PORT with 0xffff; the 32-bit OXM field with 0xffffffff is the same port.
+ * Sets in_port to OFPP_NONE so that a packet may leave through the port it came in by. OVN
+ * writes 0xffff into the 16-bit NXM_OF_IN_PORT; our OpenFlow codec names only the 32-bit
+ * OXM in_port, into which Open vSwitch refuses a set_field of OFPP_NONE (0xffffffff, as
+ * OpenFlow 1.1+ spells it) but accepts a copy from a register holding it. So: save reg0, load
+ * it with 0xffffffff, copy it into in_port, restore reg0. Same effect, two more actions.
  */
-const OFPP_NONE_32 = 0xffffffffn;
 const inPortAll = { field: 'in_port', start: 0, end: 31 } as const;
+const reg0All = { field: 'reg0', start: 0, end: 31 } as const;
+const setInPortNone: readonly OfAction[] = [
+  { kind: 'push', src: reg0All },
+  { kind: 'set_field', field: 'reg0', value: 0xffffffffn },
+  { kind: 'move', src: reg0All, dst: inPortAll },
+  { kind: 'pop', dst: reg0All },
+];
 /** The conjunction id of the chassis-MAC → router-MAC replacement (physical.c). */
 export const CHASSIS_MAC_TO_ROUTER_MAC_CONJID = 100;
 const VLAN_CFI = 0x1000;
@@ -137,7 +145,7 @@ function localCommonFlows(dpKey: number, pb: sb.Port_Binding, parent: sb.Port_Bi
   ]), [], cookie));
   const hairpin: OfAction[] = [
     { kind: 'push', src: inPortAll },
-    setField('in_port', OFPP_NONE_32),
+    ...setInPortNone,
     resubmit(OFTABLE.LOG_TO_PHY),
     { kind: 'pop', dst: inPortAll },
   ];
@@ -343,7 +351,7 @@ function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Bindin
   }
   if (ports.length === 0) return [];
   const actions: OfAction[] = [];
-  if (pb.type === 'vtep') actions.push(setField('in_port', OFPP_NONE_32));
+  if (pb.type === 'vtep') actions.push(...setInPortNone);
   for (const p of ports) actions.push(...geneveEncap(ctx, dpKey, pb.tunnel_key), output(p));
   actions.push(resubmit(OFTABLE.LOCAL_OUTPUT));
   return [flow(OFTABLE.REMOTE_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookieOf(pb._uuid))];

@@ -43,6 +43,11 @@ export function batchSize(b: SwitchBatch): number {
 
 export interface FlowSwitch {
   /**
+   * Brings the connection up and set up (it may move generation and geneveField); the owner
+   * calls it before each batch or reconcile, then reads those two.
+   */
+  prepare(): Promise<void>;
+  /**
    * Applies the batch in one transaction (an OpenFlow bundle) and resolves once the switch has
    * confirmed it (barrier). A rejection means nothing was applied.
    */

@@ -39,7 +39,9 @@ const zones = new Map<string, number>([
   [dnatZoneKey(ids.pub), 24], [snatZoneKey(ids.pub), 25],
 ]);
 
-const HAIRPIN = 'push:in_port[0..31],set_field:0xffffffff->in_port,resubmit(,65),pop:in_port[0..31]';
+/** in_port := OFPP_NONE around the resubmit to 65 (through reg0: see physical.ts). */
+const HAIRPIN = 'push:in_port[0..31],push:NXM_NX_REG0[],set_field:0xffffffff->reg0,move:NXM_NX_REG0[]->in_port[0..31],pop:NXM_NX_REG0[],'
+  + 'resubmit(,65),pop:in_port[0..31]';
 
 t.test('local datapaths: bound ports, then across patch ports; a switch reached only elsewhere is not local', async (t) => {
   const c = context(smallTopology(), smallView());
