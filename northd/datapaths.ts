@@ -60,7 +60,8 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
     return { nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids };
   }
   const lr = nbGet<nb.Logical_Router>(db, table, nbUuid);
-  if (lr === undefined) return undefined;
+  // A disabled router has no datapath at all in ovn-northd (lrouter_is_enabled).
+  if (lr === undefined || lr.enabled[0] === false) return undefined;
   return { nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids };
 }
 

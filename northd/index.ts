@@ -23,6 +23,9 @@ import { SbChangeSet as ChangeSet } from './sb-changes.js';
 import type { SbGlobalData } from './sb-global.js';
 import { sbGlobalNode } from './sb-global.js';
 import { addressSetsNode, type AddressSetsData } from './address-sets.js';
+import { routersNode } from './routers.js';
+import type { DhcpCodesData } from './dhcp-codes.js';
+import { dhcpCodesNode } from './dhcp-codes.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -70,7 +73,10 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned'], [erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode())]);
+  return new Engine(['nb', 'sb_owned'], [
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(dhcpCodesNode()),
+  ]);
 }
 
 function viewOf(engine: Engine): SbView {
@@ -81,15 +87,24 @@ function viewOf(engine: Engine): SbView {
     engine.data<PortsData>('ports').table,
     engine.data<SbGlobalData>('sb_global').table,
     engine.data<AddressSetsData>('address_sets').table,
+    engine.data<DhcpCodesData>('dhcp_codes').v4,
+    engine.data<DhcpCodesData>('dhcp_codes').v6,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
   return out;
 }
 
+/** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes']);
+const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast']);
+
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];
-  for (const [name, c] of changes) parts.push(name === 'lflows' || name === 'sb_global' || name === 'address_sets' ? (c as SbChangeSet) : (c as { sb: SbChangeSet }).sb);
+  for (const [name, c] of changes) {
+    if (SB_CHANGE_NODES.has(name)) parts.push(c as SbChangeSet);
+    else if (SB_CARRYING_NODES.has(name)) parts.push((c as { sb: SbChangeSet }).sb);
+  }
   return { changes: ChangeSet.changesOf(parts) };
 }
 

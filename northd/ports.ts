@@ -19,9 +19,11 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { routerPortAddresses } from './addresses.js';
 import { hashUuid } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
+import type { LportAddresses } from './netaddr.js';
+import { extractLrpNetworks, extractLspAddresses } from './netaddr.js';
+import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
 
@@ -59,6 +61,33 @@ export interface PortInfo {
   readonly localnetLearnFdb: boolean;
   /** For a router LSP whose router-port names an attached LRP: that LRP's facts. */
   readonly routerPeer: RouterPeer | undefined;
+  /** The NB row's options (LSP or LRP). */
+  readonly options: ReadonlyMap<string, string>;
+  /**
+   * LSP: its addresses as ovn-northd parses them (op->lsp_addrs): the "MAC IP..." entries, then
+   * the dynamic addresses, then the peer router port's networks for "router".
+   */
+  readonly lspAddrs: readonly LportAddresses[];
+  /** LSP: its DHCPv4 options row, when it names one. */
+  readonly dhcpv4: DhcpOptionsFacts | undefined;
+  /** LRP: its MAC and networks (with the link-local address last); undefined for an LSP. */
+  readonly networks: LportAddresses | undefined;
+  /** LRP: the port it is connected to (options:peer of its binding): an LRP or a router LSP. */
+  readonly peer: string | undefined;
+  readonly peerIsLrp: boolean;
+  /** LRP: its own peer column is set (whatever it names). */
+  readonly peerColumnSet: boolean;
+  /** LRP: a distributed gateway port (gateway_chassis or ha_chassis_group set). */
+  readonly gateway: boolean;
+  /** LRP: ipv6_ra_configs. */
+  readonly ipv6RaConfigs: ReadonlyMap<string, string>;
+}
+
+/** A DHCP_Options row as the flows read it. */
+export interface DhcpOptionsFacts {
+  readonly uuid: Uuid;
+  readonly cidr: string;
+  readonly options: ReadonlyMap<string, string>;
 }
 
 export interface RouterPeer {
@@ -67,6 +96,13 @@ export interface RouterPeer {
   readonly enabled: boolean;
   readonly ipv4: readonly string[];
   readonly ipv6: readonly string[];
+  /** The LRP's networks (extract_lrp_networks). */
+  readonly networks: LportAddresses;
+  /** The router's Datapath_Binding UUID. */
+  readonly dp: Uuid;
+  readonly nbUuid: Uuid;
+  /** The router's options:chassis: a gateway router's ports are l3gateway ports. */
+  readonly chassis: string | undefined;
 }
 
 export interface PortsData {
@@ -172,10 +208,7 @@ function bindingText(r: sb.Port_Binding): string {
 }
 
 function withKey(i: Omit<PortInfo, 'key'>, key: number): PortInfo {
-  return {
-    name: i.name, kind: i.kind, nbUuid: i.nbUuid, sbUuid: i.sbUuid, dp: i.dp, key, type: i.type, enabled: i.enabled, hasUnknown: i.hasUnknown,
-    macs: i.macs, portSecurityCount: i.portSecurityCount, localnetLearnFdb: i.localnetLearnFdb, routerPeer: i.routerPeer,
-  };
+  return { ...i, key };
 }
 
 /** The LSP of a router port's peer: the lowest-named attached router LSP naming it as router-port. */
@@ -190,14 +223,37 @@ function lspPeerOf(db: Database, data: PortsData, lrpName: string): string | und
 }
 
 /** The router port `name`, when it is an attached LRP (not shadowed by an LSP of that name). */
-function routerPeerOf(db: Database, name: string | undefined): RouterPeer | undefined {
+function routerPeerOf(db: Database, dps: DatapathsData, name: string | undefined): RouterPeer | undefined {
   if (name === undefined || findLsp(db, name) !== undefined) return undefined;
   const lrp = findLrp(db, name);
-  if (lrp === undefined || ownerOf(db, 'Logical_Router', lrp._uuid) === undefined) return undefined;
-  const mac = leadingMac(lrp.mac);
-  if (mac === undefined) return undefined;
-  const { ipv4, ipv6 } = routerPortAddresses(mac, lrp.networks);
-  return { name, mac, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4, ipv6 };
+  if (lrp === undefined) return undefined;
+  const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
+  if (dp === undefined) return undefined;
+  const networks = extractLrpNetworks(lrp.mac, lrp.networks);
+  if (networks === undefined) return undefined;
+  return {
+    name, mac: networks.ea, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4: networks.ipv4.map((a) => a.addrS),
+    ipv6: networks.ipv6.map((a) => a.addrS), networks, dp: dp.sbUuid, nbUuid: lrp._uuid, chassis: routerChassis(db, dp.nbUuid),
+  };
+}
+
+/** options:chassis of router `nbUuid`: set on a gateway router. */
+function routerChassis(db: Database, nbUuid: Uuid): string | undefined {
+  return nbGet<nb.Logical_Router>(db, 'Logical_Router', nbUuid)?.options.get('chassis');
+}
+
+function dhcpOptionsOf(db: Database, uuid: Uuid | undefined): DhcpOptionsFacts | undefined {
+  if (uuid === undefined) return undefined;
+  const row = nbGet<nb.DHCP_Options>(db, 'DHCP_Options', uuid);
+  return row === undefined ? undefined : { uuid, cidr: row.cidr, options: row.options };
+}
+
+const NO_MAP: ReadonlyMap<string, string> = new Map();
+const NO_ADDRS: readonly LportAddresses[] = Object.freeze([]);
+
+/** Whether an addresses entry asks for dynamic allocation (is_dynamic_lsp_address). */
+function isDynamicAddress(a: string): boolean {
+  return a === 'dynamic' || /^dynamic \S/.test(a) || /^[0-9a-fA-F:]+ dynamic$/.test(a);
 }
 
 function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port): Desired | undefined {
@@ -207,10 +263,17 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   const sbUuid = portSbUuid(name);
   const isRouter = lsp.type === 'router';
   // NB maps are immutable values: the binding shares them unless it adds a key.
+  // A router LSP facing a gateway router is an l3gateway port bound to that chassis.
+  const routerPeer = isRouter ? routerPeerOf(db, dps, lsp.options.get('router-port')) : undefined;
+  const gatewayChassis = routerPeer?.chassis;
   let options: ReadonlyMap<string, string> = lsp.options;
   if (isRouter) {
     const rp = lsp.options.get('router-port');
-    options = rp === undefined ? new Map() : new Map([['peer', rp]]);
+    // Keys in sorted order, as every map value is built.
+    const o = new Map<string, string>();
+    if (gatewayChassis !== undefined) o.set('l3gateway-chassis', gatewayChassis);
+    if (rp !== undefined) o.set('peer', rp);
+    options = o;
   } else if (dp.vlanPassthru) {
     options = new Map(lsp.options).set('vlan-passthru', 'true');
   }
@@ -222,7 +285,6 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   // The Ethernet addresses the switch delivers to this port, as ovn-northd reads addresses:
   // a leading MAC; "dynamic" → the MAC of dynamic_addresses; "router" → the MAC of the peer
   // router port (a router LSP's router-port, when that names an attached router port).
-  const routerPeer = isRouter ? routerPeerOf(db, lsp.options.get('router-port')) : undefined;
   const macs: string[] = [];
   for (const a of lsp.addresses) {
     const m = leadingMac(a);
@@ -234,14 +296,35 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
       macs.push(routerPeer.mac);
     }
   }
+  // The parsed addresses, in ovn-northd's order: static entries, the dynamic ones, then the
+  // router port's networks for "router".
+  const lspAddrs: LportAddresses[] = [];
+  let dynamic = false;
+  for (const a of lsp.addresses) {
+    if (a === 'unknown' || a === 'router') continue;
+    if (isDynamicAddress(a)) {
+      dynamic = true;
+      continue;
+    }
+    const parsed = extractLspAddresses(a);
+    if (parsed !== undefined) lspAddrs.push(parsed);
+  }
+  const dynText = lsp.dynamic_addresses[0];
+  if (dynamic && dynText !== undefined) {
+    const parsed = extractLspAddresses(dynText);
+    if (parsed !== undefined) lspAddrs.push(parsed);
+  }
+  if (routerPeer !== undefined && lsp.addresses.includes('router')) lspAddrs.push(routerPeer.networks);
   const info: Omit<PortInfo, 'key'> = {
     name, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
     hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
-    localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer,
+    localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
+    lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]), networks: undefined,
+    peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
   };
   return {
     info,
-    columns: { type: isRouter ? 'patch' : lsp.type, options, parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids },
+    columns: { type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids },
   };
 }
 
@@ -250,24 +333,30 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   if (dp === undefined) return undefined;
   const name = lrp.name;
   const sbUuid = portSbUuid(name);
-  const options = new Map<string, string>();
   // A peer column naming another attached router port wins; otherwise the router LSP that
   // names this port in options:router-port.
   let peer: string | undefined;
   const peerName = lrp.peer[0];
   if (peerName !== undefined && findLsp(db, peerName) === undefined) {
     const other = findLrp(db, peerName);
-    if (other !== undefined && ownerOf(db, 'Logical_Router', other._uuid) !== undefined) peer = peerName;
+    if (other !== undefined && datapathOf(dps, ownerOf(db, 'Logical_Router', other._uuid)) !== undefined) peer = peerName;
   }
+  const peerIsLrp = peer !== undefined;
   peer ??= lspPeerOf(db, data, name);
+  // A gateway router's ports are l3gateway ports bound to its chassis. Keys in sorted order.
+  const options = new Map<string, string>();
+  const chassis = routerChassis(db, dp.nbUuid);
+  if (chassis !== undefined) options.set('l3gateway-chassis', chassis);
   if (peer !== undefined) options.set('peer', peer);
   const info: Omit<PortInfo, 'key'> = {
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
-    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined,
+    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
+    lspAddrs: NO_ADDRS, dhcpv4: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
+    gateway: lrp.gateway_chassis.length > 0 || lrp.ha_chassis_group.length > 0, ipv6RaConfigs: lrp.ipv6_ra_configs,
   };
   return {
     info,
-    columns: { type: 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
+    columns: { type: chassis !== undefined ? 'l3gateway' : 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
   };
 }
 
@@ -411,14 +500,7 @@ function updateAllRouter(db: Database, dps: DatapathsData, data: PortsData, out:
 }
 
 function samePortInfo(a: PortInfo, b: PortInfo): boolean {
-  return a.kind === b.kind && a.nbUuid === b.nbUuid && a.dp === b.dp && a.key === b.key && a.type === b.type &&
-    a.enabled === b.enabled && a.hasUnknown === b.hasUnknown && a.portSecurityCount === b.portSecurityCount &&
-    a.localnetLearnFdb === b.localnetLearnFdb && sameRouterPeer(a.routerPeer, b.routerPeer) && a.macs.length === b.macs.length && a.macs.every((m, i) => m === b.macs[i]);
-}
-
-function sameRouterPeer(a: RouterPeer | undefined, b: RouterPeer | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.name === b.name && a.mac === b.mac && a.enabled === b.enabled && a.ipv4.join(' ') === b.ipv4.join(' ') && a.ipv6.join(' ') === b.ipv6.join(' ');
+  return sameData(a, b);
 }
 
 function namesOfPortSet(db: Database, table: string, uuids: Iterable<Uuid>, into: Set<string>): void {
@@ -479,8 +561,15 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
               namesOfPortSet(db, portTable, setDifference(newPorts, oldPorts), dirty);
               namesOfPortSet(db, portTable, setDifference(oldPorts, newPorts), dirty);
               if (c.table === 'Logical_Switch' && oldPorts.length !== newPorts.length) switchesTouched.add(datapathSbUuid(c.uuid));
+              // A router becoming (or ceasing to be) a gateway router changes its ports' type.
+              const chassisOf = (r: Row | undefined): string | undefined => (r as unknown as nb.Logical_Router | undefined)?.options.get('chassis');
+              if (c.table === 'Logical_Router' && chassisOf(oldRow) !== chassisOf(newRow)) namesOfPortSet(db, portTable, newPorts, dirty);
               break;
             }
+            case 'DHCP_Options':
+              // The LSPs naming these options (a deleted row's referrers changed their own row).
+              namesOfPortSet(db, 'Logical_Switch_Port', db.weakReferrers(c.uuid).keys(), dirty);
+              break;
             default:
               break;
           }

@@ -9,12 +9,16 @@
 import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
-import type { DatapathsChange, DatapathsData } from '../datapaths.js';
+import type { DatapathInfo, DatapathsChange, DatapathsData } from '../datapaths.js';
 import type { EngineNode, NodeInputs } from '../engine.js';
 import type { MulticastChange, MulticastData } from '../multicast.js';
 import { hasUnknown } from '../multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
+import type { RoutersChange, RoutersData } from '../routers.js';
+import { sameData } from '../same-data.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
+import { routerDatapathFlows, routerPortFlows } from './router.js';
+import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
 
 export interface LflowsData {
@@ -144,70 +148,167 @@ function portOwner(name: string): string {
   return `p ${name}`;
 }
 
-/** Whether an owner (its datapath or port) still exists in the inputs. */
-function ownerExists(owner: string, dps: DatapathsData, ports: PortsData): boolean {
-  const id = owner.slice(2);
-  return owner.startsWith('d ') ? dps.bySb.has(id) : ports.byName.has(id);
+/** What regenerating an owner reads: the inputs' current data. */
+interface Sources {
+  readonly dps: DatapathsData;
+  readonly ports: PortsData;
+  readonly mc: MulticastData;
+  readonly routers: RoutersData;
 }
 
-function regenDatapath(data: LflowsData, dps: DatapathsData, mc: MulticastData, nbUuid: Uuid | undefined, sbUuid: Uuid, out: SbChangeSet): void {
-  const info = nbUuid === undefined ? undefined : dps.byNb.get(nbUuid);
-  const flows = info !== undefined && info.kind === 'switch' ? switchDatapathFlows(info, hasUnknown(mc, sbUuid)) : NO_FLOWS;
+function sourcesOf(inputs: NodeInputs): Sources {
+  return {
+    dps: inputs.data<DatapathsData>('datapaths'),
+    ports: inputs.data<PortsData>('ports'),
+    mc: inputs.data<MulticastData>('multicast'),
+    routers: inputs.data<RoutersData>('routers'),
+  };
+}
+
+/** Whether an owner (its datapath or port) still exists in the inputs. */
+function ownerExists(owner: string, src: Sources): boolean {
+  const id = owner.slice(2);
+  return owner.startsWith('d ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
+}
+
+function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: SbChangeSet): void {
+  const info = src.dps.bySb.get(sbUuid);
+  let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
+  if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid));
+  else if (info !== undefined) {
+    const facts = src.routers.bySb.get(sbUuid);
+    if (facts !== undefined) flows = routerDatapathFlows(facts);
+  }
   setOwner(data, datapathOwner(sbUuid), flows, out);
 }
 
-function regenPort(data: LflowsData, dps: DatapathsData, ports: PortsData, name: string, p: PortInfo | undefined, out: SbChangeSet): void {
+/** The router ports of a switch, with their peers, in name order. */
+function routerPortsOf(src: Sources, dp: Uuid): SwitchRouterPort[] {
+  const out: SwitchRouterPort[] = [];
+  for (const name of [...(src.ports.routersByDp.get(dp) ?? [])].sort()) {
+    const peer = src.ports.byName.get(name)?.routerPeer;
+    const routerLd = peer === undefined ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
+    if (peer !== undefined && routerLd !== undefined) out.push({ lsp: name, peer, routerLd });
+  }
+  return out;
+}
+
+function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logical_Flow[] {
+  return switchPortFlows(p, {
+    dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru, hasStateful: false,
+    routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
+  });
+}
+
+function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
+  const router = src.routers.bySb.get(p.dp);
+  const facts = router?.ports.find((rp) => rp.name === p.name);
+  if (router === undefined || facts === undefined) return NO_FLOWS;
+  const peer = p.peer === undefined ? undefined : src.ports.byName.get(p.peer);
+  const peerLd = peer === undefined || !p.peerIsLrp ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
+  return routerPortFlows(facts, router, {
+    lrpPeer: peer !== undefined && peerLd !== undefined ? { name: peer.name, logicalDatapath: peerLd } : undefined,
+    hasPeer: p.peer !== undefined, peerColumnSet: p.peerColumnSet,
+  });
+}
+
+function regenPort(data: LflowsData, src: Sources, name: string, out: SbChangeSet): void {
+  const p = src.ports.byName.get(name);
   let flows = NO_FLOWS;
   if (p !== undefined) {
-    const dp = dps.bySb.get(p.dp);
+    const dp = src.dps.bySb.get(p.dp);
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
-    flows = switchPortFlows(p, ports.allRouter.get(p.dp) === true, dp.logicalDatapath);
+    flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
   setOwner(data, portOwner(name), flows, out);
+}
+
+/** Owners to regenerate in one handler, gathered first so each is regenerated once, in order. */
+class Dirty {
+  readonly datapaths = new Set<Uuid>();
+  readonly ports = new Set<string>();
+  /** Every port bound to switch `dp` (their flows read the switch's router ports). */
+  allPortsOf(src: Sources, dp: Uuid): void {
+    for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
+  }
+  regen(data: LflowsData, src: Sources, out: SbChangeSet): void {
+    for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
+    for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
+  }
 }
 
 export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast'],
+    inputs: ['datapaths', 'ports', 'multicast', 'routers'],
     init: () => ({ owners: new Map(), holders: new Map(), table: new SbTable('Logical_Flow') }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: LflowsData, inputs: NodeInputs, out: SbChangeSet): void {
       out.maybeTrackWhole(data.table);
-      const dps = inputs.data<DatapathsData>('datapaths');
-      const ports = inputs.data<PortsData>('ports');
-      const mc = inputs.data<MulticastData>('multicast');
+      const src = sourcesOf(inputs);
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
-      const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, dps, ports));
+      const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));
       for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
-      for (const info of [...dps.byNb.values()].sort((a, b) => (a.sbUuid < b.sbUuid ? -1 : 1))) regenDatapath(data, dps, mc, info.nbUuid, info.sbUuid, out);
-      for (const name of [...ports.byName.keys()].sort()) regenPort(data, dps, ports, name, ports.byName.get(name), out);
+      for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
+      for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
     },
     handlers: {
       datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
-        const dps = inputs.data<DatapathsData>('datapaths');
-        const mc = inputs.data<MulticastData>('multicast');
-        for (const [sbUuid, { new: now }] of (change as DatapathsChange).datapaths) regenDatapath(data, dps, mc, now?.nbUuid, sbUuid, out);
+        const src = sourcesOf(inputs);
+        const dirty = new Dirty();
+        for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
+          dirty.datapaths.add(sbUuid);
+          // A switch's ARP responder flows depend on vlan-passthru.
+          if (old !== undefined && now !== undefined && old.vlanPassthru !== now.vlanPassthru) dirty.allPortsOf(src, sbUuid);
+        }
+        dirty.regen(data, src, out);
         return 'handled';
       },
       ports(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
-        const dps = inputs.data<DatapathsData>('datapaths');
-        const ports = inputs.data<PortsData>('ports');
+        const src = sourcesOf(inputs);
         const c = change as PortsChange;
-        const names = new Set(c.ports.keys());
+        const dirty = new Dirty();
+        for (const [name, { old, new: now }] of c.ports) {
+          dirty.ports.add(name);
+          for (const p of [old, now]) {
+            if (p === undefined) continue;
+            // A router port of a switch: every port there resolves addresses through it.
+            if (p.kind === 'lsp' && p.routerPeer !== undefined) dirty.allPortsOf(src, p.dp);
+            // An LRP: the LRPs peering with it emit flows into its router.
+            if (p.kind === 'lrp') for (const other of src.ports.peerRefs.get(name) ?? []) dirty.ports.add(other);
+          }
+        }
         // Router ports' ARP/ND flows depend on whether their switch has only router ports.
-        for (const dp of c.allRouterFlipped) for (const name of ports.routersByDp.get(dp) ?? []) names.add(name);
-        for (const name of [...names].sort()) regenPort(data, dps, ports, name, ports.byName.get(name), out);
+        for (const dp of c.allRouterFlipped) for (const name of src.ports.routersByDp.get(dp) ?? []) dirty.ports.add(name);
+        dirty.regen(data, src, out);
         return 'handled';
       },
       multicast(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
         const flipped = (change as MulticastChange).unknownFlipped;
         if (flipped.size === 0) return 'unchanged';
-        const dps = inputs.data<DatapathsData>('datapaths');
-        const mc = inputs.data<MulticastData>('multicast');
-        for (const sbUuid of [...flipped].sort()) regenDatapath(data, dps, mc, dps.bySb.get(sbUuid)?.nbUuid, sbUuid, out);
+        const src = sourcesOf(inputs);
+        for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);
+        return 'handled';
+      },
+      routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+        const src = sourcesOf(inputs);
+        const dirty = new Dirty();
+        for (const [sbUuid, { old, new: now }] of (change as RoutersChange).routers) {
+          dirty.datapaths.add(sbUuid);
+          // A port's own facts changing regenerates it through the ports input.
+          if (old !== undefined && now !== undefined && sameData(old.portFacing, now.portFacing)) continue;
+          // Its ports' flows, and the switch side of the router LSPs facing them, read the
+          // router's port-facing facts.
+          for (const facts of [old, now]) {
+            for (const rp of facts?.ports ?? []) {
+              dirty.ports.add(rp.name);
+              for (const lsp of src.ports.routerPortRefs.get(rp.name) ?? []) dirty.ports.add(lsp);
+            }
+          }
+        }
+        dirty.regen(data, src, out);
         return 'handled';
       },
     },

@@ -14,6 +14,8 @@ import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
+import { findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
 import { jsonKey, lflow, portTags } from './flow.js';
@@ -106,13 +108,33 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
   return flows;
 }
 
-/**
- * Flows owned by one logical switch port. `allRouter`: every port of its switch is a router
- * port with a peer, so ARP/ND for a router's addresses need not be flooded as well.
- * `dp` is the switch's logical_datapath value (its DatapathInfo.logicalDatapath).
- */
-export function switchPortFlows(p: PortInfo, allRouter: boolean, dp: readonly Uuid[]): sb.Logical_Flow[] {
+/** A router port of a switch (a router LSP with its peer LRP), as its neighbours' flows see it. */
+export interface SwitchRouterPort {
+  readonly lsp: string;
+  readonly peer: RouterPeer;
+  /** The peer router's logical_datapath value. */
+  readonly routerLd: readonly Uuid[];
+}
+
+/** What a switch port's flows read beyond the port itself: its switch and the routers on it. */
+export interface SwitchPortContext {
+  /** The switch's logical_datapath value. */
+  readonly dp: readonly Uuid[];
+  /** Every port of the switch is a router port with a peer (ARP/ND need not be flooded). */
+  readonly allRouter: boolean;
+  readonly vlanPassthru: boolean;
+  /** The switch has stateful ACLs (router and localnet ports then skip conntrack in pre-ACL). */
+  readonly hasStateful: boolean;
+  /** The router ports of the switch (OVN's od->router_ports). */
+  readonly routerPorts: readonly SwitchRouterPort[];
+  /** For a router LSP: its peer router's facts (NAT addresses, options). */
+  readonly peerRouter: RouterFacts | undefined;
+}
+
+/** Flows owned by one logical switch port (some of them in its routers' pipelines). */
+export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical_Flow[] {
   if (p.kind !== 'lsp') return [];
+  const dp = ctx.dp;
   const flows: sb.Logical_Flow[] = [];
   const key = jsonKey(p.name);
   const hint = { hint: p.nbUuid };
@@ -128,14 +150,22 @@ export function switchPortFlows(p: PortInfo, allRouter: boolean, dp: readonly Uu
       lflow(dp, 'ls_in_put_fdb', 100, `inport == ${key} && reg0[11] == 0`, 'put_fdb(inport, eth.src); next;', lport()),
     );
   }
-  // Router and localnet ports skip conntrack in pre-LB (no ACLs or load balancers yet: with
-  // stateful ACLs the egress action becomes "next;", with LB VIPs localnet ports stay in).
+  // Router and localnet ports skip conntrack: in pre-LB always (no load balancers yet), and in
+  // pre-ACL when the switch has stateful ACLs (then the egress pre-LB action keeps ct state).
   if (p.routerPeer !== undefined || p.type === 'localnet') {
+    if (ctx.hasStateful) {
+      flows.push(
+        lflow(dp, 'ls_in_pre_acl', 110, `ip && inport == ${key}`, 'next;', lport()),
+        lflow(dp, 'ls_out_pre_acl', 110, `ip && outport == ${key}`, 'next;', lport()),
+      );
+    }
     flows.push(
       lflow(dp, 'ls_in_pre_lb', 110, `ip && inport == ${key}`, 'next;', lport()),
-      lflow(dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, 'ct_clear; next;', lport()),
+      lflow(dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, ctx.hasStateful ? 'next;' : 'ct_clear; next;', lport()),
     );
   }
+  arpNdResponder(p, ctx, flows, lport, hint);
+  routerArpResolve(p, ctx, flows);
   if (p.type === 'external') return flows;
   if (!p.enabled) {
     flows.push(
@@ -145,23 +175,94 @@ export function switchPortFlows(p: PortInfo, allRouter: boolean, dp: readonly Uu
   }
   const action = p.enabled ? `outport = ${key}; output;` : DROP;
   for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}`, action, hint));
-  if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, allRouter, dp, hint));
+  if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, ctx, hint));
   return flows;
 }
 
 /**
- * ARP requests and ND solicitations for a router port's own addresses go only to that router
- * port (priority 80), and its self-originated ones are flooded within the L2 domain (75).
- * Load balancer VIPs and NAT addresses join these flows in later parts.
+ * ls_in_arp_rsp: ARP and ND replies for the port's own addresses (a router port's are its
+ * peer's networks), except to the port itself; localnet ports' requests skip the stage.
  */
-function routerArpNdFlows(p: PortInfo, peer: RouterPeer, allRouter: boolean, dp: readonly Uuid[], hint: FlowHints): sb.Logical_Flow[] {
+function arpNdResponder(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[], lport: () => FlowHints, hint: FlowHints): void {
+  const dp = ctx.dp;
   const key = jsonKey(p.name);
-  const action = allRouter ? `outport = ${key}; output;` : `clone {outport = ${key}; output; }; outport = "_MC_flood_l2"; output;`;
+  if (p.type === 'localnet') flows.push(lflow(dp, 'ls_in_arp_rsp', 100, `inport == ${key}`, 'next;', lport()));
+  if (p.type === 'virtual' || p.type === 'external' || p.hasUnknown || ctx.vlanPassthru) return;
+  const na = p.type === 'router' ? 'nd_na_router' : 'nd_na';
+  for (const a of p.lspAddrs) {
+    for (const ip of a.ipv4) {
+      const match = `arp.tpa == ${ip.addrS} && arp.op == 1`;
+      flows.push(
+        lflow(dp, 'ls_in_arp_rsp', 50, match,
+          `eth.dst = eth.src; eth.src = ${a.ea}; arp.op = 2; /* ARP reply */ arp.tha = arp.sha; arp.sha = ${a.ea}; arp.tpa = arp.spa; arp.spa = ${ip.addrS}; outport = inport; flags.loopback = 1; output;`, hint),
+        lflow(dp, 'ls_in_arp_rsp', 100, `${match} && inport == ${key}`, 'next;', lport()),
+      );
+    }
+    for (const ip of a.ipv6) {
+      const match = `nd_ns && ip6.dst == {${ip.addrS}, ${ip.snAddrS}} && nd.target == ${ip.addrS}`;
+      flows.push(
+        lflow(dp, 'ls_in_arp_rsp', 50, match,
+          `${na} { eth.src = ${a.ea}; ip6.src = ${ip.addrS}; nd.target = ${ip.addrS}; nd.tll = ${a.ea}; outport = inport; flags.loopback = 1; output; };`, hint),
+        lflow(dp, 'ls_in_arp_rsp', 100, `${match} && inport == ${key}`, 'next;', lport()),
+      );
+    }
+  }
+}
+
+/**
+ * lr_in_arp_resolve of the switch's routers: a VIF's addresses resolve to its MAC in every
+ * router whose port network holds them; a router port resolves the other routers' ports on
+ * the switch in its own router (unless that router learns them: dynamic_neigh_routers).
+ */
+function routerArpResolve(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[]): void {
+  if (!p.enabled || ctx.routerPorts.length === 0) return;
+  const hint = { hint: p.nbUuid };
+  if (p.type !== 'router' && p.type !== 'virtual') {
+    for (const a of p.lspAddrs) {
+      for (const [ips, reg] of [[a.ipv4, 'reg0'], [a.ipv6, 'xxreg0']] as const) {
+        for (const ip of ips) {
+          for (const rp of ctx.routerPorts) {
+            if (findLportAddress(rp.peer.networks, ip.addrS) === undefined) continue;
+            flows.push(lflow(rp.routerLd, 'lr_in_arp_resolve', 100, `outport == ${jsonKey(rp.peer.name)} && ${reg} == ${ip.addrS}`, `eth.dst = ${a.ea}; next;`, hint));
+          }
+        }
+      }
+    }
+    return;
+  }
+  const peer = p.routerPeer;
+  if (p.type !== 'router' || peer === undefined || ctx.peerRouter === undefined || ctx.peerRouter.portFacing.dynamicNeighRouters) return;
+  const routerLd = ctx.peerRouter.logicalDatapath;
+  const peerKey = jsonKey(peer.name);
+  for (const rp of ctx.routerPorts) {
+    if (rp.peer.name === peer.name) continue;
+    const nets = rp.peer.networks;
+    if (nets.ipv4.length > 0) flows.push(lflow(routerLd, 'lr_in_arp_resolve', 100, `outport == ${peerKey} && reg0 == ${v4NetworksText(nets, false)}`, `eth.dst = ${nets.ea}; next;`, hint));
+    if (nets.ipv6.length > 0) flows.push(lflow(routerLd, 'lr_in_arp_resolve', 100, `outport == ${peerKey} && xxreg0 == ${v6NetworksText(nets)}`, `eth.dst = ${nets.ea}; next;`, hint));
+  }
+}
+
+/**
+ * ARP requests and ND solicitations for a router port's own addresses and its router's DNAT
+ * addresses go only to that router port (priority 80), and its self-originated ones (from the
+ * port's MAC or a NAT external MAC) are flooded within the L2 domain (75).
+ */
+function routerArpNdFlows(p: PortInfo, peer: RouterPeer, ctx: SwitchPortContext, hint: FlowHints): sb.Logical_Flow[] {
+  const dp = ctx.dp;
+  const key = jsonKey(p.name);
+  const action = ctx.allRouter ? `outport = ${key}; output;` : `clone {outport = ${key}; output; }; outport = "_MC_flood_l2"; output;`;
   const flows: sb.Logical_Flow[] = [];
+  const macs = [peer.mac];
+  for (const n of ctx.peerRouter?.nats ?? []) {
+    if (n.ext === undefined || n.type === 'snat') continue;
+    const match = n.ext.v6 ? `flags[1] == 0 && nd_ns && nd.target == ${n.externalIp}` : `flags[1] == 0 && arp.op == 1 && arp.tpa == ${n.externalIp}`;
+    flows.push(lflow(dp, 'ls_in_l2_lkup', 80, match, action, hint));
+    if (n.externalMac !== undefined && !macs.includes(n.externalMac)) macs.push(n.externalMac);
+  }
   for (const ip of peer.ipv4) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
   for (const ip of peer.ipv6) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
-  if (!allRouter) {
-    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${peer.mac}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
+  if (!ctx.allRouter) {
+    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${macs.join(', ')}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
   }
   return flows;
 }

@@ -1,0 +1,629 @@
+// Logical router flows in ovn-northd 23.03's exact spelling (northd.c, v23.03.1; checked
+// against the real 23.03.1 by tests/northd/differential-real-northd.test.ts). One small pure
+// function per stage or per kind of NB row; `routerDatapathFlows` gathers what a router owns
+// itself (defaults, neighbor learning, static routes, policies, NAT), `routerPortFlows` what
+// one of its ports owns (admission, neighbor lookup, connected routes, IP input, delivery).
+//
+// Register names (northd.c): reg9[2]/reg9[3] neighbor lookup results, reg9[0] egress loopback,
+// reg9[4] DNAT-local, xreg0[0..47] the inport's MAC, reg0/xxreg0 the IPv4/IPv6 next hop,
+// reg1/xxreg1 the source IP, reg7 the route table, reg8[0..15]/reg8[16..31] ECMP group/member.
+//
+// Not yet: load balancers, multicast relay, BFD, gateway_mtu, ECMP symmetric reply, the NAT
+// flows of distributed gateway ports, IPv6 prefix delegation, copp meters.
+import type { Uuid } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { formatIpv6 } from '../addresses.js';
+import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
+import type { StageName } from '../stages.js';
+import type { FlowHints } from './flow.js';
+import { jsonKey, lflow } from './flow.js';
+
+const DROP = 'drop;';
+const NEXT = 'next;';
+const INPORT_ETH = 'xreg0[0..47]';
+const ECMP_GROUP = 'reg8[0..15]';
+const ECMP_MEMBER = 'reg8[16..31]';
+const PRIO_MULTIPLIER = 3;
+const PRIO_STATIC = 1;
+const PRIO_CONNECTED = 2;
+
+type Emit = (stage: StageName, priority: number, match: string, actions: string, hint?: Uuid) => void;
+
+function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
+  return (stage, priority, match, actions, hint) => {
+    flows.push(lflow(ld, stage, priority, match, actions, hint === undefined ? undefined : ({ hint } satisfies FlowHints)));
+  };
+}
+
+/** The name of a distributed gateway port's chassisredirect port. */
+export function crPortName(lrp: string): string {
+  return `cr-${lrp}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flows a router owns itself.
+
+/** Every flow of the router datapath itself (not of one of its ports). */
+export function routerDatapathFlows(r: RouterFacts): sb.Logical_Flow[] {
+  const flows: sb.Logical_Flow[] = [];
+  const f = emitterOf(r.logicalDatapath, flows);
+  admission(f);
+  neighborLearning(f, r.portFacing.learnFromArpRequest);
+  f('lr_in_nd_ra_options', 0, '1', NEXT);
+  f('lr_in_nd_ra_response', 0, '1', NEXT);
+  f('lr_in_ip_routing_pre', 0, '1', 'reg7 = 0; next;');
+  staticRoutes(f, r);
+  f('lr_in_ip_routing', 10550, 'nd_rs || nd_ra', DROP);
+  policies(f, r);
+  f('lr_in_arp_resolve', 500, 'ip4.mcast || ip6.mcast', NEXT);
+  f('lr_in_arp_resolve', 1, 'ip4', 'get_arp(outport, reg0); next;');
+  f('lr_in_arp_resolve', 1, 'ip6', 'get_nd(outport, xxreg0); next;');
+  f('lr_in_arp_resolve', 0, '1', DROP);
+  f('lr_in_chk_pkt_len', 0, '1', NEXT);
+  f('lr_in_larger_pkts', 0, '1', NEXT);
+  gatewayRedirect(f, r);
+  arpRequest(f, r);
+  localTrafficDrops(f);
+  natArpNd(f, r);
+  natDefaults(f, r);
+  natRules(f, r);
+  f('lr_in_lb_aff_check', 0, '1', NEXT);
+  f('lr_in_lb_aff_learn', 0, '1', NEXT);
+  return flows;
+}
+
+function admission(f: Emit): void {
+  f('lr_in_admission', 100, 'vlan.present || eth.src[40]', DROP);
+  f('lr_in_admission', 0, '1', DROP);
+}
+
+/** lr_in_lookup_neighbor and lr_in_learn_neighbor (options:always_learn_from_arp_request). */
+function neighborLearning(f: Emit, learn: boolean): void {
+  const ipResult = learn ? '' : 'reg9[3] = 1; ';
+  f('lr_in_lookup_neighbor', 100, 'arp.op == 2', `reg9[2] = lookup_arp(inport, arp.spa, arp.sha); ${ipResult}next;`);
+  f('lr_in_lookup_neighbor', 100, 'nd_na', `reg9[2] = lookup_nd(inport, nd.target, nd.tll); ${ipResult}next;`);
+  if (!learn) {
+    f('lr_in_lookup_neighbor', 110, 'nd_na && ip6.src == fe80::/10 && ip6.dst == ff00::/8', 'reg9[2] = lookup_nd(inport, ip6.src, nd.tll); reg9[3] = lookup_nd_ip(inport, ip6.src); next;');
+  }
+  f('lr_in_lookup_neighbor', 100, 'nd_ns', `reg9[2] = lookup_nd(inport, ip6.src, nd.sll); ${learn ? '' : 'reg9[3] = lookup_nd_ip(inport, ip6.src); '}next;`);
+  f('lr_in_lookup_neighbor', 0, '1', 'reg9[2] = 1; next;');
+  f('lr_in_learn_neighbor', 100, `reg9[2] == 1${learn ? '' : ' || reg9[3] == 0'}`, NEXT);
+  f('lr_in_learn_neighbor', 90, 'arp', 'put_arp(inport, arp.spa, arp.sha); next;');
+  f('lr_in_learn_neighbor', 95, 'nd_ns && (ip6.src == 0 || nd.sll == 0)', NEXT);
+  f('lr_in_learn_neighbor', 95, 'nd_na && nd.tll == 0', 'put_nd(inport, nd.target, eth.src); next;');
+  f('lr_in_learn_neighbor', 90, 'nd_na', 'put_nd(inport, nd.target, nd.tll); next;');
+  f('lr_in_learn_neighbor', 90, 'nd_ns', 'put_nd(inport, ip6.src, nd.sll); next;');
+  f('lr_in_learn_neighbor', 0, '1', DROP);
+}
+
+function localTrafficDrops(f: Emit): void {
+  f('lr_in_ip_input', 100, 'ip4.src_mcast ||ip4.src == 255.255.255.255 || ip4.src == 127.0.0.0/8 || ip4.dst == 127.0.0.0/8 || ip4.src == 0.0.0.0/8 || ip4.dst == 0.0.0.0/8', DROP);
+  f('lr_in_ip_input', 85, 'arp || nd', DROP);
+  f('lr_in_ip_input', 84, 'nd_rs || nd_ra', NEXT);
+  f('lr_in_ip_input', 83, 'ip6.mcast_rsvd', DROP);
+  f('lr_in_ip_input', 82, 'ip4.mcast || ip6.mcast', DROP);
+  f('lr_in_ip_input', 50, 'eth.bcast', DROP);
+  f('lr_in_ip_input', 32, 'ip.ttl == {0, 1} && !ip.later_frag && (ip4.mcast || ip6.mcast)', DROP);
+  f('lr_in_ip_input', 30, 'ip.ttl == {0, 1}', DROP);
+  f('lr_in_ip_input', 0, '1', NEXT);
+}
+
+// --- Routing ---------------------------------------------------------------------------------
+
+interface ParsedPrefix {
+  readonly v4: boolean;
+  /** The prefix as given (host bits kept): two routes are ECMP peers only if these are equal. */
+  readonly key: string;
+  /** The network, masked, as build_route_prefix_s prints it. */
+  readonly network: string;
+  readonly plen: number;
+  readonly isLla: boolean;
+}
+
+function parsePrefix(text: string): ParsedPrefix | undefined {
+  const v4 = parseIpv4Cidr(text);
+  if (v4 !== undefined) return { v4: true, key: `${ipv4Text(v4.addr)}/${v4.plen}`, network: ipv4Text((v4.addr & ipv4Mask(v4.plen)) >>> 0), plen: v4.plen, isLla: false };
+  const v6 = parseIpv6Cidr(text);
+  if (v6 === undefined) return undefined;
+  const net = ipv6Masked(v6.addr, v6.plen);
+  return { v4: false, key: `${formatIpv6(v6.addr)}/${v6.plen}`, network: formatIpv6(net), plen: v6.plen, isLla: net[0] === 0xfe80 && net[1] === 0 && net[2] === 0 && net[3] === 0 };
+}
+
+/** Route table ids: from 1, in order of first use, ports' options:route_table first. */
+class RouteTables {
+  private readonly ids = new Map<string, number>();
+  id(name: string): number {
+    if (name === '') return 0;
+    let id = this.ids.get(name);
+    if (id === undefined) this.ids.set(name, (id = this.ids.size + 1));
+    return id;
+  }
+}
+
+function routeMatch(inport: string | undefined, rtbId: number, network: string, plen: number, srcRoute: boolean, v4: boolean, offset: number): { match: string; priority: number } {
+  const ofs = srcRoute ? 0 : offset;
+  let match = inport === undefined ? '' : `inport == ${jsonKey(inport)} && `;
+  if (rtbId !== 0 || ofs === PRIO_STATIC) match += `reg7 == ${rtbId} && `;
+  match += `ip${v4 ? '4' : '6'}.${srcRoute ? 'src' : 'dst'} == ${network}/${plen}`;
+  return { match, priority: plen * PRIO_MULTIPLIER + ofs };
+}
+
+/** The port and source address a static route leaves by (find_static_route_outport). */
+function routeOutport(r: RouterFacts, route: StaticRouteFacts, v4: boolean): { port: RouterPortFacts; addr: string } | undefined {
+  if (route.outputPort !== undefined) {
+    const port = r.ports.find((p) => p.name === route.outputPort);
+    if (port === undefined) return undefined;
+    let addr = route.nexthop === '' ? undefined : findLportAddress(port.networks, route.nexthop);
+    addr ??= v4 ? port.networks.ipv4[0]?.addrS : port.networks.ipv6[0]?.addrS;
+    return addr === undefined ? undefined : { port, addr };
+  }
+  for (const port of r.ports) {
+    const addr = route.nexthop === '' ? undefined : findLportAddress(port.networks, route.nexthop);
+    if (addr !== undefined) return { port, addr };
+  }
+  return undefined;
+}
+
+/** One route's flow in lr_in_ip_routing (add_route). */
+function addRoute(f: Emit, port: RouterPortFacts | undefined, srcAddr: string | undefined, network: string, plen: number, gateway: string, srcRoute: boolean, rtbId: number, hint: Uuid, discard: boolean, offset: number, lla: boolean): void {
+  const v4 = network.includes('.');
+  const { match, priority } = routeMatch(!v4 && lla ? port?.name : undefined, rtbId, network, plen, srcRoute, v4, offset);
+  let actions = DROP;
+  if (!discard && port !== undefined) {
+    const nh = gateway !== '' ? gateway : v4 ? 'ip4.dst' : 'ip6.dst';
+    actions = `ip.ttl--; ${ECMP_GROUP} = 0; ${v4 ? 'reg0' : 'xxreg0'} = ${nh}; ${v4 ? 'reg1' : 'xxreg1'} = ${srcAddr ?? ''}; eth.src = ${port.networks.ea}; outport = ${jsonKey(port.name)}; flags.loopback = 1; next;`;
+  }
+  f('lr_in_ip_routing', priority, match, actions, hint);
+}
+
+interface ParsedRoute {
+  readonly route: StaticRouteFacts;
+  readonly prefix: ParsedPrefix;
+  readonly rtbId: number;
+  readonly discard: boolean;
+}
+
+/** Static routes: ECMP groups (same prefix, policy and table) and unique routes. */
+function staticRoutes(f: Emit, r: RouterFacts): void {
+  f('lr_in_ip_routing_ecmp', 0, '1', DROP);
+  f('lr_in_ip_routing', 0, '1', DROP);
+  f('lr_in_ip_routing_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
+  const tables = new RouteTables();
+  for (const p of r.ports) {
+    const id = tables.id(p.options.get('route_table') ?? '');
+    if (id !== 0) f('lr_in_ip_routing_pre', 100, `inport == ${jsonKey(p.name)}`, `reg7 = ${id}; next;`);
+  }
+  // Parse and validate (parsed_routes_add), then group by (prefix, plen, policy, table).
+  const groups = new Map<string, ParsedRoute[]>();
+  for (const route of r.routes) {
+    const discard = route.nexthop === 'discard';
+    const validNexthop = route.nexthop !== '' && !discard;
+    let nexthopV4 = false;
+    if (validNexthop) {
+      const v4 = parseIpv4Cidr(route.nexthop);
+      const v6 = v4 === undefined ? parseIpv6Cidr(route.nexthop) : undefined;
+      if (v4 === undefined && v6 === undefined) continue;
+      if ((v4 !== undefined && v4.plen !== 32) || (v6 !== undefined && v6.plen !== 128)) continue;
+      nexthopV4 = v4 !== undefined;
+    }
+    const prefix = parsePrefix(route.ipPrefix);
+    if (prefix === undefined) continue;
+    if (validNexthop && prefix.v4 !== nexthopV4) continue;
+    if (!discard && routeOutport(r, route, prefix.v4) === undefined) continue;
+    const parsed: ParsedRoute = { route, prefix, rtbId: tables.id(route.routeTable), discard };
+    const key = `${prefix.key} ${route.srcIp} ${parsed.rtbId}`;
+    const g = groups.get(key);
+    if (g === undefined) groups.set(key, [parsed]);
+    else g.push(parsed);
+  }
+  let ecmpId = 0;
+  for (const members of groups.values()) {
+    const first = members[0] as ParsedRoute;
+    const offset = first.route.options.get('origin') === 'connected' ? PRIO_CONNECTED : PRIO_STATIC;
+    if (members.length === 1) {
+      const out = first.discard ? undefined : routeOutport(r, first.route, first.prefix.v4);
+      addRoute(f, out?.port, out?.addr, first.prefix.network, first.prefix.plen, first.route.nexthop, first.route.srcIp, first.rtbId, first.route.uuid, first.discard, offset, first.prefix.isLla);
+      continue;
+    }
+    ecmpId++;
+    const v4 = first.prefix.v4;
+    const { match, priority } = routeMatch(undefined, first.rtbId, first.prefix.network, first.prefix.plen, first.route.srcIp, v4, offset);
+    f('lr_in_ip_routing', priority, match, `ip.ttl--; flags.loopback = 1; ${ECMP_GROUP} = ${ecmpId}; ${ECMP_MEMBER} = select(${members.map((_, i) => i + 1).join(', ')});`);
+    members.forEach((m, i) => {
+      const out = routeOutport(r, m.route, v4);
+      if (out === undefined) return;
+      f('lr_in_ip_routing_ecmp', 100, `${ECMP_GROUP} == ${ecmpId} && ${ECMP_MEMBER} == ${i + 1}`,
+        `${v4 ? 'reg0' : 'xxreg0'} = ${m.route.nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; next;`, m.route.uuid);
+    });
+  }
+}
+
+/** The first router port on the same network as a policy's next hop. */
+function policyOutport(r: RouterFacts, nexthop: string): { port: RouterPortFacts; addr: string } | undefined {
+  for (const port of r.ports) {
+    const addr = findLportAddress(port.networks, nexthop);
+    if (addr !== undefined) return { port, addr };
+  }
+  return undefined;
+}
+
+function pktMark(p: PolicyFacts): string {
+  const v = p.options.get('pkt_mark');
+  const n = v === undefined || !/^\d+$/.test(v) ? 0 : Number(v);
+  return n > 0 && n <= 0xffffffff ? `pkt.mark = ${n}; ` : '';
+}
+
+function policies(f: Emit, r: RouterFacts): void {
+  f('lr_in_policy', 0, '1', `${ECMP_GROUP} = 0; next;`);
+  f('lr_in_policy_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
+  f('lr_in_policy_ecmp', 0, '1', DROP);
+  let ecmpId = 1;
+  for (const p of r.policies) {
+    if (p.action === 'reroute' && p.nexthops.length > 1) {
+      ecmpPolicy(f, r, p, ecmpId);
+      ecmpId++;
+      continue;
+    }
+    let actions: string;
+    if (p.action === 'reroute') {
+      const nexthop = p.nexthops.length === 1 ? p.nexthops[0] : p.nexthop;
+      if (nexthop === undefined) continue;
+      const out = policyOutport(r, nexthop);
+      if (out === undefined) continue;
+      const v4 = nexthop.includes('.');
+      actions = `${pktMark(p)}${v4 ? 'reg0' : 'xxreg0'} = ${nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; flags.loopback = 1; ${ECMP_GROUP} = 0; next;`;
+    } else if (p.action === 'drop') {
+      actions = DROP;
+    } else {
+      actions = `${pktMark(p)}${ECMP_GROUP} = 0; next;`;
+    }
+    f('lr_in_policy', p.priority, p.match, actions, p.uuid);
+  }
+}
+
+function ecmpPolicy(f: Emit, r: RouterFacts, p: PolicyFacts, groupId: number): void {
+  const v4 = (p.nexthops[0] as string).includes('.');
+  if (p.nexthops.some((n) => n.includes('.') !== v4)) return;
+  for (let i = 0; i < p.nexthops.length; i++) {
+    const nexthop = p.nexthops[i] as string;
+    const out = policyOutport(r, nexthop);
+    // ovn-northd stops at the first next hop without a port, keeping the members before it.
+    if (out === undefined) return;
+    f('lr_in_policy_ecmp', 100, `${ECMP_GROUP} == ${groupId} && ${ECMP_MEMBER} == ${i + 1}`,
+      `${pktMark(p)}${v4 ? 'reg0' : 'xxreg0'} = ${nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; flags.loopback = 1; next;`, p.uuid);
+  }
+  f('lr_in_policy', p.priority, p.match, `${ECMP_GROUP} = ${groupId}; ${ECMP_MEMBER} = select(${p.nexthops.map((_, i) => i + 1).join(', ')});`, p.uuid);
+}
+
+function gatewayRedirect(f: Emit, r: RouterFacts): void {
+  for (const name of r.portFacing.l3dgwPorts) {
+    const port = r.ports.find((p) => p.name === name) as RouterPortFacts;
+    f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, `outport = ${jsonKey(crPortName(name))}; next;`, port.nbUuid);
+  }
+  f('lr_in_gw_redirect', 0, '1', NEXT);
+}
+
+function arpRequest(f: Emit, r: RouterFacts): void {
+  for (const route of r.routes) {
+    const nh = parseIpv6Cidr(route.nexthop);
+    if (nh === undefined || nh.plen !== 128) continue;
+    const sn = [0xff02, 0, 0, 0, 0, 1, 0xff00 | ((nh.addr[6] as number) & 0xff), nh.addr[7] as number];
+    f('lr_in_arp_request', 200, `eth.dst == 00:00:00:00:00:00 && ip6 && xxreg0 == ${route.nexthop}`,
+      `nd_ns { eth.dst = ${solicitedNodeMac(nh.addr)}; ip6.dst = ${formatIpv6(sn)}; nd.target = ${route.nexthop}; output; };`, route.uuid);
+  }
+  f('lr_in_arp_request', 100, 'eth.dst == 00:00:00:00:00:00 && ip4', 'arp { eth.dst = ff:ff:ff:ff:ff:ff; arp.spa = reg1; arp.tpa = reg0; arp.op = 1; output; };');
+  f('lr_in_arp_request', 100, 'eth.dst == 00:00:00:00:00:00 && ip6', 'nd_ns { nd.target = xxreg0; output; };');
+  f('lr_in_arp_request', 0, '1', 'output;');
+}
+
+// --- NAT -------------------------------------------------------------------------------------
+
+function arpReply(mac: string): string {
+  return `eth.dst = eth.src; eth.src = ${mac}; arp.op = 2; /* ARP reply */ arp.tha = arp.sha; arp.sha = ${mac}; arp.tpa <-> arp.spa; outport = inport; flags.loopback = 1; output;`;
+}
+
+function ndReply(action: string, mac: string): string {
+  return `${action} { eth.src = ${mac}; ip6.src = nd.target; nd.tll = ${mac}; outport = inport; flags.loopback = 1; output; };`;
+}
+
+/** ARP/ND replies for NAT external addresses, on any port (priority 90). */
+function natArpNd(f: Emit, r: RouterFacts): void {
+  const one = (n: NatFacts): void => {
+    const ext = n.ext as NonNullable<NatFacts['ext']>;
+    if (ext.v6) f('lr_in_ip_input', 90, `ip6.dst == {${ext.addrS}, ${ext.snAddrS}} && nd_ns && nd.target == ${ext.addrS}`, ndReply('nd_na', INPORT_ETH), n.uuid);
+    else f('lr_in_ip_input', 90, `arp.op == 1 && arp.tpa == ${ext.addrS}`, arpReply(INPORT_ETH), n.uuid);
+  };
+  for (const n of r.nats) if (n.ext !== undefined && n.type !== 'snat') one(n);
+  for (const rule of r.portFacing.snatIps.values()) {
+    const n = rule === undefined ? undefined : r.nats.find((x) => x.uuid === rule);
+    if (n !== undefined) one(n);
+  }
+}
+
+function natDefaults(f: Emit, r: RouterFacts): void {
+  f('lr_in_defrag', 0, '1', NEXT);
+  f('lr_in_unsnat', 0, '1', NEXT);
+  f('lr_out_chk_dnat_local', 0, '1', 'reg9[4] = 0; next;');
+  f('lr_out_snat', 0, '1', NEXT);
+  f('lr_in_dnat', 0, '1', NEXT);
+  f('lr_out_undnat', 0, '1', NEXT);
+  f('lr_out_post_undnat', 0, '1', NEXT);
+  f('lr_out_post_snat', 0, '1', NEXT);
+  f('lr_out_egr_loop', 0, '1', NEXT);
+  f('lr_in_ecmp_stateful', 0, '1', NEXT);
+  if (r.portFacing.isGwRouter && r.nats.length > 0) {
+    f('lr_out_undnat', 100, 'nd || nd_rs || nd_ra', NEXT);
+    f('lr_out_undnat', 50, 'ip', 'flags.loopback = 1; ct_dnat;');
+    f('lr_out_post_undnat', 50, 'ip && ct.new', 'ct_commit { } ; next; ');
+  }
+  f('lr_out_snat', 120, 'nd_ns', NEXT);
+}
+
+interface CheckedNat {
+  readonly nat: NatFacts;
+  readonly v6: boolean;
+  readonly cidrBits: number;
+}
+
+/** A NAT rule's addresses checked as lrouter_check_nat_entry does (gateway routers only). */
+function checkNat(n: NatFacts): CheckedNat | undefined {
+  if (n.allowedExtIps !== undefined && n.exemptedExtIps !== undefined) return undefined;
+  const ext4 = parseIpv4Cidr(n.externalIp);
+  let v6 = false;
+  if (ext4 === undefined || ext4.plen !== 32) {
+    const ext6 = parseIpv6Cidr(n.externalIp);
+    if (ext6 === undefined || ext6.plen !== 128) return undefined;
+    v6 = true;
+  }
+  const logical = v6 ? parseIpv6Cidr(n.logicalIp) : parseIpv4Cidr(n.logicalIp);
+  if (logical === undefined) return undefined;
+  if (n.type !== 'snat' && logical.plen !== (v6 ? 128 : 32)) return undefined;
+  return { nat: n, v6, cidrBits: logical.plen };
+}
+
+function stateless(n: NatFacts): boolean {
+  return n.type === 'dnat_and_snat' && n.options.get('stateless') === 'true';
+}
+
+/** A NAT rule's allowed/exempted external IP match (lrouter_nat_add_ext_ip_match). */
+function extIpMatch(f: Emit, r: RouterFacts, c: CheckedNat, match: string, isSrc: boolean): string {
+  const n = c.nat;
+  const dir = `ip${c.v6 ? '6' : '4'}.${isSrc ? 'src' : 'dst'}`;
+  if (n.allowedExtIps !== undefined) return `${match} && ${dir} == $${n.allowedExtIps}`;
+  if (n.exemptedExtIps !== undefined) {
+    const priority = isSrc ? 102 : c.cidrBits + 3 + (r.portFacing.isGwRouter ? 0 : 128);
+    f(isSrc ? 'lr_in_dnat' : 'lr_out_snat', priority, `${match} && ${dir} == $${n.exemptedExtIps}`, NEXT, n.uuid);
+  }
+  return match;
+}
+
+/** NAT rules of a gateway router (distributed gateway port NAT is not done yet). */
+function natRules(f: Emit, r: RouterFacts): void {
+  const pf = r.portFacing;
+  if (!pf.isGwRouter) return;
+  for (const n of r.nats) {
+    const c = checkNat(n);
+    if (c === undefined) continue;
+    const ip = c.v6 ? 'ip6' : 'ip4';
+    if (n.type === 'snat' || n.type === 'dnat_and_snat') {
+      f('lr_in_unsnat', 90, `ip && ${ip}.dst == ${n.externalIp}`, stateless(n) ? NEXT : 'ct_snat;', n.uuid);
+    }
+    if (n.type === 'dnat' || n.type === 'dnat_and_snat') {
+      let match = `ip && ${ip}.dst == ${n.externalIp}`;
+      if (n.allowedExtIps !== undefined || n.exemptedExtIps !== undefined) match = extIpMatch(f, r, c, match, true);
+      const force = forceSnat(r, 'dnat_force_snat_ip').length > 0 ? 'flags.force_snat_for_dnat = 1; ' : '';
+      const actions = stateless(n)
+        ? `${force}flags.loopback = 1; ${ip}.dst=${n.logicalIp}; next;`
+        : `${force}flags.loopback = 1; ct_dnat(${n.logicalIp}${n.externalPortRange !== '' ? `,${n.externalPortRange}` : ''});`;
+      f('lr_in_dnat', 100, match, actions, n.uuid);
+    }
+    if (n.type === 'snat' || n.type === 'dnat_and_snat') {
+      let match = `ip && ${ip}.src == ${n.logicalIp}`;
+      if (n.allowedExtIps !== undefined || n.exemptedExtIps !== undefined) match = extIpMatch(f, r, c, match, false);
+      let actions: string;
+      if (stateless(n)) {
+        actions = `${ip}.src=${n.externalIp}; next;`;
+      } else {
+        match += ' && (!ct.trk || !ct.rpl)';
+        actions = `ct_snat(${n.externalIp}${n.externalPortRange !== '' ? `,${n.externalPortRange}` : ''});`;
+      }
+      f('lr_out_snat', c.cidrBits + 1, match, actions, n.uuid);
+    }
+  }
+  if (r.nats.length > 0) f('lr_out_chk_dnat_local', 50, 'ip && ct_mark.natted == 1', 'reg9[4] = 1; next;', r.nbUuid);
+  for (const [kind, context] of [['dnat_force_snat_ip', 'dnat'], ['lb_force_snat_ip', 'lb']] as const) {
+    if (kind === 'lb_force_snat_ip' && pf.lbForceSnatRouterIp) continue;
+    for (const addr of forceSnat(r, kind)) {
+      const version = addr.includes('.') ? '4' : '6';
+      f('lr_in_unsnat', 110, `ip${version} && ip${version}.dst == ${addr}`, 'ct_snat;');
+      f('lr_out_snat', 100, `flags.force_snat_for_${context} == 1 && ip${version}`, `ct_snat(${addr});`);
+    }
+  }
+}
+
+/** The force-SNAT addresses of a gateway router option (one per family). */
+function forceSnat(r: RouterFacts, key: 'dnat_force_snat_ip' | 'lb_force_snat_ip'): string[] {
+  const text = r.options.get(key);
+  if (text === undefined || (key === 'lb_force_snat_ip' && text === 'router_ip')) return [];
+  const out: string[] = [];
+  const tokens = text.split(/\s+/).filter((s) => s !== '');
+  let v4 = 0;
+  let v6 = 0;
+  for (const t of tokens) {
+    const a = parseIpv4Cidr(t);
+    if (a !== undefined && a.plen === 32) {
+      v4++;
+      out.push(ipv4Text(a.addr));
+      continue;
+    }
+    const b = parseIpv6Cidr(t);
+    if (b === undefined || b.plen !== 128) break;
+    v6++;
+    out.push(formatIpv6(b.addr));
+  }
+  return v4 > 1 || v6 > 1 ? [] : out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flows a router port owns.
+
+/** What a router port's flows read besides its router's facts. */
+export interface RouterPortContext {
+  /** The LRP peer (LRP-to-LRP link): its name and its router's logical_datapath. */
+  readonly lrpPeer: { readonly name: string; readonly logicalDatapath: readonly Uuid[] } | undefined;
+  /** Whether the port has a peer at all (an LRP, or a router LSP naming it). */
+  readonly hasPeer: boolean;
+  /** Whether the LRP's own peer column is set (whatever it names). */
+  readonly peerColumnSet: boolean;
+}
+
+/** Every flow one router port owns (in its router's pipeline, or its LRP peer's). */
+export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterPortContext): sb.Logical_Flow[] {
+  const flows: sb.Logical_Flow[] = [];
+  const f = emitterOf(r.logicalDatapath, flows);
+  const key = jsonKey(p.name);
+  const hint = p.nbUuid;
+  const pf = r.portFacing;
+  const l3dgw = pf.l3dgwPorts.includes(p.name);
+  const crKey = jsonKey(crPortName(p.name));
+  const nets = p.networks;
+  // Admission: the port's own MAC and multicast, when enabled.
+  if (p.enabled) {
+    f('lr_in_admission', 50, `eth.mcast && inport == ${key}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${l3dgw ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+  }
+  // Neighbor lookup for ARP requests from the port's networks.
+  for (const a of nets.ipv4) {
+    const resident = l3dgw ? ` && is_chassis_resident(${crKey})` : '';
+    if (!pf.learnFromArpRequest) {
+      f('lr_in_lookup_neighbor', 110, `inport == ${key} && arp.spa == ${a.networkS}/${a.plen} && arp.tpa == ${a.addrS} && arp.op == 1${resident}`,
+        'reg9[2] = lookup_arp(inport, arp.spa, arp.sha); reg9[3] = 1; next;', hint);
+    }
+    f('lr_in_lookup_neighbor', 100, `inport == ${key} && arp.spa == ${a.networkS}/${a.plen} && arp.op == 1${resident}`,
+      `reg9[2] = lookup_arp(inport, arp.spa, arp.sha); ${pf.learnFromArpRequest ? '' : 'reg9[3] = lookup_arp_ip(inport, arp.spa); '}next;`, hint);
+  }
+  // Connected routes.
+  for (const a of nets.ipv4) addRoute(f, p, a.addrS, a.networkS, a.plen, '', false, 0, hint, false, PRIO_CONNECTED, false);
+  for (const a of nets.ipv6) addRoute(f, p, a.addrS, a.networkS, a.plen, '', false, 0, hint, false, PRIO_CONNECTED, a.isLla);
+  ndRa(f, p, ctx, hint);
+  // ARP resolution in an LRP peer's pipeline for this port's addresses.
+  if (ctx.lrpPeer !== undefined) {
+    const g = emitterOf(ctx.lrpPeer.logicalDatapath, flows);
+    const peerKey = jsonKey(ctx.lrpPeer.name);
+    if (nets.ipv4.length > 0) g('lr_in_arp_resolve', 100, `outport == ${peerKey} && reg0== ${v4NetworksText(nets, false)}`, `eth.dst = ${nets.ea}; next;`, hint);
+    if (nets.ipv6.length > 0) g('lr_in_arp_resolve', 100, `outport == ${peerKey} && xxreg0 == ${v6NetworksText(nets)}`, `eth.dst = ${nets.ea}; next;`, hint);
+  }
+  dropOwnDestination(f, p, r, 'lr_in_arp_resolve', 2, true);
+  if (p.enabled) {
+    f('lr_out_delivery', 100, `outport == ${key}`, 'output;');
+    f('lr_out_delivery', 0, '1', DROP);
+  }
+  for (const a of nets.ipv6) f('lr_in_ip_input', 100, `ip6.dst == ${a.addrS} && udp.src == 547 && udp.dst == 546`, 'reg0 = 0; handle_dhcpv6_reply;');
+  ipv6Input(f, p, r, hint, l3dgw, crKey);
+  ipv4Input(f, p, r, hint, l3dgw);
+  if (ctx.hasPeer && pf.lbForceSnatRouterIp) {
+    const v4 = nets.ipv4[0];
+    if (v4 !== undefined) {
+      f('lr_in_unsnat', 110, `inport == ${key} && ip4.dst == ${v4.addrS}`, 'ct_snat;');
+      f('lr_out_snat', 110, `flags.force_snat_for_lb == 1 && ip4 && outport == ${key}`, `ct_snat(${v4.addrS});`);
+    }
+    const v6 = nets.ipv6[0];
+    if (nets.ipv6.length > 1 && v6 !== undefined) {
+      f('lr_in_unsnat', 110, `inport == ${key} && ip6.dst == ${v6.addrS}`, 'ct_snat;');
+      f('lr_out_snat', 110, `flags.force_snat_for_lb == 1 && ip6 && outport == ${key}`, `ct_snat(${v6.addrS});`);
+    }
+  }
+  return flows;
+}
+
+/** Router addresses dropped at `stage`: those that are (drop_snat_ip) or are not SNAT addresses. */
+function dropOwnDestination(f: Emit, p: RouterPortFacts, r: RouterFacts, stage: StageName, priority: number, snatOnes: boolean): void {
+  const snat = r.portFacing.snatIps;
+  const v4 = p.networks.ipv4.filter((a) => snat.has(a.addrS) === snatOnes).map((a) => a.addrS);
+  if (v4.length > 0) f(stage, priority, `ip4.dst == {${v4.join(', ')}}`, DROP, p.nbUuid);
+  const v6 = p.networks.ipv6.filter((a) => snat.has(a.addrS) === snatOnes).map((a) => a.addrS);
+  if (v6.length > 0) f(stage, priority, `ip6.dst == {${v6.join(', ')}}`, DROP, p.nbUuid);
+}
+
+function ipv6Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dgw: boolean, crKey: string): void {
+  const nets = p.networks;
+  const key = jsonKey(p.name);
+  if (nets.ipv6.length > 0) {
+    f('lr_in_ip_input', 90, `ip6.dst == ${v6NetworksText(nets)} && icmp6.type == 128 && icmp6.code == 0`, 'ip6.dst <-> ip6.src; ip.ttl = 255; icmp6.type = 129; flags.loopback = 1; next; ', hint);
+  }
+  for (const a of nets.ipv6) {
+    f('lr_in_ip_input', 90, `inport == ${key} && ip6.dst == {${a.addrS}, ${a.snAddrS}} && nd_ns && nd.target == ${a.addrS}${l3dgw ? ` && is_chassis_resident(${crKey})` : ''}`, ndReply('nd_na_router', INPORT_ETH), hint);
+  }
+  if (!r.portFacing.isGwRouter && r.portFacing.l3dgwPorts.length === 0) {
+    for (const a of nets.ipv6) {
+      const base = `ip6 && ip6.dst == ${a.addrS} && !ip.later_frag`;
+      f('lr_in_ip_input', 80, `${base} && tcp`, 'tcp_reset {eth.dst <-> eth.src; ip6.dst <-> ip6.src; next; };', hint);
+      f('lr_in_ip_input', 80, `${base} && sctp`, 'sctp_abort {eth.dst <-> eth.src; ip6.dst <-> ip6.src; next; };', hint);
+      f('lr_in_ip_input', 80, `${base} && udp`, 'icmp6 {eth.dst <-> eth.src; ip6.dst <-> ip6.src; ip.ttl = 255; icmp6.type = 1; icmp6.code = 4; next; };', hint);
+      f('lr_in_ip_input', 70, base, 'icmp6 {eth.dst <-> eth.src; ip6.dst <-> ip6.src; ip.ttl = 255; icmp6.type = 1; icmp6.code = 3; next; };', hint);
+    }
+  }
+  for (const a of nets.ipv6) {
+    if (a.isLla) continue;
+    const ip = l3dgw ? 'ip6.dst <-> ip6.src' : `ip6.dst = ip6.src; ip6.src = ${a.addrS}`;
+    f('lr_in_ip_input', 31, `inport == ${key} && ip6 && ip6.src == ${a.networkS}/${a.plen} && ip.ttl == {0, 1} && !ip.later_frag`,
+      `icmp6 {eth.dst <-> eth.src; ${ip} ; ip.ttl = 254; icmp6.type = 3; /* Time exceeded */ icmp6.code = 0; /* TTL exceeded in transit */ outport = ${key}; flags.loopback = 1; output; };`, hint);
+  }
+}
+
+function ipv4Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dgw: boolean): void {
+  const nets = p.networks;
+  const key = jsonKey(p.name);
+  if (nets.ipv4.length > 0) {
+    f('lr_in_ip_input', 100, `ip4.src == ${v4NetworksText(nets, true)} && reg9[0] == 0`, DROP, hint);
+    f('lr_in_ip_input', 90, `ip4.dst == ${v4NetworksText(nets, false)} && icmp4.type == 8 && icmp4.code == 0`, 'ip4.dst <-> ip4.src; ip.ttl = 255; icmp4.type = 0; flags.loopback = 1; next; ', hint);
+  }
+  for (const a of nets.ipv4) {
+    const ip = l3dgw ? 'ip4.dst <-> ip4.src' : `ip4.dst = ip4.src; ip4.src = ${a.addrS}`;
+    f('lr_in_ip_input', 31, `inport == ${key} && ip4 && ip.ttl == {0, 1} && !ip.later_frag`,
+      `icmp4 {eth.dst <-> eth.src; icmp4.type = 11; /* Time exceeded */ icmp4.code = 0; /* TTL exceeded in transit */ ${ip} ; ip.ttl = 254; outport = ${key}; flags.loopback = 1; output; };`, hint);
+  }
+  for (const a of nets.ipv4) {
+    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == ${a.addrS} && arp.spa == ${a.networkS}/${a.plen}`, arpReply(INPORT_ETH), hint);
+  }
+  if (!r.portFacing.isGwRouter && r.portFacing.l3dgwPorts.length === 0) {
+    for (const a of nets.ipv4) {
+      const base = `ip4 && ip4.dst == ${a.addrS} && !ip.later_frag`;
+      f('lr_in_ip_input', 80, `${base} && udp`, 'icmp4 {eth.dst <-> eth.src; ip4.dst <-> ip4.src; ip.ttl = 255; icmp4.type = 3; icmp4.code = 3; next; };', hint);
+      f('lr_in_ip_input', 80, `${base} && tcp`, 'tcp_reset {eth.dst <-> eth.src; ip4.dst <-> ip4.src; next; };', hint);
+      f('lr_in_ip_input', 80, `${base} && sctp`, 'sctp_abort {eth.dst <-> eth.src; ip4.dst <-> ip4.src; next; };', hint);
+      f('lr_in_ip_input', 70, base, 'icmp4 {eth.dst <-> eth.src; ip4.dst <-> ip4.src; ip.ttl = 255; icmp4.type = 3; icmp4.code = 2; next; };', hint);
+    }
+  }
+  if (!r.portFacing.lbForceSnatRouterIp) dropOwnDestination(f, p, r, 'lr_in_ip_input', 60, false);
+}
+
+/** IPv6 router advertisements for a port facing a switch (ipv6_ra_configs:address_mode). */
+function ndRa(f: Emit, p: RouterPortFacts, ctx: RouterPortContext, hint: Uuid): void {
+  if (ctx.peerColumnSet || !ctx.hasPeer || p.networks.ipv6.length === 0) return;
+  const ra = p.ipv6RaConfigs;
+  const mode = ra.get('address_mode');
+  if (mode !== 'slaac' && mode !== 'dhcpv6_stateful' && mode !== 'dhcpv6_stateless') return;
+  const key = jsonKey(p.name);
+  const mtuText = ra.get('mtu');
+  const mtu = mtuText !== undefined && /^\d+$/.test(mtuText) && Number(mtuText) >= 1280 ? Number(mtuText) : 0;
+  let actions = `reg0[5] = put_nd_ra_opts(addr_mode = "${mode}", slla = ${p.networks.ea}`;
+  if (mtu > 0) actions += `, mtu = ${mtu}`;
+  const prf = ra.get('router_preference') ?? 'MEDIUM';
+  if (prf !== 'MEDIUM') actions += `, router_preference = "${prf}"`;
+  const rdnss = ra.get('rdnss');
+  if (rdnss !== undefined) actions += `, rdnss = ${rdnss}`;
+  const dnssl = ra.get('dnssl');
+  if (dnssl !== undefined) actions += `, dnssl = "${dnssl}"`;
+  const routeInfo = ra.get('route_info');
+  if (routeInfo !== undefined) actions += `, route_info = "${routeInfo}"`;
+  const prefixes = p.networks.ipv6.filter((a) => !a.isLla);
+  if (prefixes.length === 0) return;
+  for (const a of prefixes) actions += `, prefix = ${a.networkS}/${a.plen}`;
+  f('lr_in_nd_ra_options', 50, `inport == ${key} && ip6.dst == ff02::2 && nd_rs`, `${actions}); next;`, hint);
+  const lla = p.networks.ipv6[p.networks.ipv6.length - 1] as { addrS: string };
+  f('lr_in_nd_ra_response', 50, `inport == ${key} && ip6.dst == ff02::2 && nd_ra && reg0[5]`,
+    `eth.dst = eth.src; eth.src = ${p.networks.ea}; ip6.dst = ip6.src; ip6.src = ${lla.addrS}; outport = inport; flags.loopback = 1; output;`, hint);
+}
+

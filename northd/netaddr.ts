@@ -1,0 +1,197 @@
+// Ethernet, IPv4 and IPv6 addresses as ovn-northd parses and prints them (lib/ovn-util.c's
+// lport_addresses): an LSP address entry "MAC [IP[/PLEN] ...]", a router port's networks (plus
+// the IPv6 link-local address derived from its MAC), each IP with its prefix, network,
+// broadcast (IPv4) and solicited-node multicast (IPv6) addresses, printed as inet_ntop does.
+// Pure functions; IPv4 addresses are unsigned 32-bit numbers, IPv6 ones eight 16-bit groups.
+import { formatIpv6, linkLocalOf, parseIpv4, parseIpv6Groups } from './addresses.js';
+
+export interface Ipv4NetAddr {
+  readonly addr: number;
+  readonly plen: number;
+  readonly mask: number;
+  readonly network: number;
+  readonly addrS: string;
+  readonly networkS: string;
+  readonly bcastS: string;
+}
+
+export interface Ipv6NetAddr {
+  readonly addr: readonly number[];
+  readonly plen: number;
+  readonly network: readonly number[];
+  readonly addrS: string;
+  readonly networkS: string;
+  /** The solicited-node multicast address ff02::1:ffXX:XXXX. */
+  readonly snAddrS: string;
+  /** Whether the network starts fe80:0:0:0 (OVN's in6_is_lla on the network). */
+  readonly isLla: boolean;
+}
+
+export interface LportAddresses {
+  /** The Ethernet address, xx:xx:xx:xx:xx:xx lowercase. */
+  readonly ea: string;
+  readonly ipv4: readonly Ipv4NetAddr[];
+  readonly ipv6: readonly Ipv6NetAddr[];
+}
+
+export function ipv4Text(a: number): string {
+  return `${a >>> 24}.${(a >>> 16) & 0xff}.${(a >>> 8) & 0xff}.${a & 0xff}`;
+}
+
+export function ipv4Mask(plen: number): number {
+  return plen === 0 ? 0 : (0xffffffff << (32 - plen)) >>> 0;
+}
+
+function ipv4Value(text: string): number | undefined {
+  const dotted = parseIpv4(text);
+  if (dotted === undefined) return undefined;
+  return dotted.split('.').reduce((acc, p) => ((acc << 8) | Number(p)) >>> 0, 0);
+}
+
+export function ipv4NetAddr(addr: number, plen: number): Ipv4NetAddr {
+  const mask = ipv4Mask(plen);
+  const network = (addr & mask) >>> 0;
+  return { addr, plen, mask, network, addrS: ipv4Text(addr), networkS: ipv4Text(network), bcastS: ipv4Text((addr | ~mask) >>> 0) };
+}
+
+export function ipv6Masked(groups: readonly number[], plen: number): number[] {
+  return groups.map((g, i) => {
+    const bits = Math.max(0, Math.min(16, plen - 16 * i));
+    return bits === 0 ? 0 : g & ((0xffff << (16 - bits)) & 0xffff);
+  });
+}
+
+export function ipv6NetAddr(addr: readonly number[], plen: number): Ipv6NetAddr {
+  const network = ipv6Masked(addr, plen);
+  const sn = [0xff02, 0, 0, 0, 0, 1, 0xff00 | ((addr[6] as number) & 0xff), addr[7] as number];
+  return {
+    addr, plen, network, addrS: formatIpv6(addr), networkS: formatIpv6(network), snAddrS: formatIpv6(sn),
+    isLla: network[0] === 0xfe80 && network[1] === 0 && network[2] === 0 && network[3] === 0,
+  };
+}
+
+/** "A.B.C.D" or "A.B.C.D/PLEN" (host bits allowed), as ip_parse_cidr reads it. */
+export function parseIpv4Cidr(text: string): { addr: number; plen: number } | undefined {
+  const slash = text.indexOf('/');
+  const addr = ipv4Value(slash < 0 ? text : text.slice(0, slash));
+  if (addr === undefined) return undefined;
+  if (slash < 0) return { addr, plen: 32 };
+  const p = text.slice(slash + 1);
+  if (!/^\d{1,2}$/.test(p) || Number(p) > 32) return undefined;
+  return { addr, plen: Number(p) };
+}
+
+/** "X::Y" or "X::Y/PLEN", as ipv6_parse_cidr reads it. */
+export function parseIpv6Cidr(text: string): { addr: number[]; plen: number } | undefined {
+  const slash = text.indexOf('/');
+  const addr = parseIpv6Groups(slash < 0 ? text : text.slice(0, slash));
+  if (addr === undefined) return undefined;
+  if (slash < 0) return { addr, plen: 128 };
+  const p = text.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(p) || Number(p) > 128) return undefined;
+  return { addr, plen: Number(p) };
+}
+
+/** An Ethernet address token (1 or 2 hex digits per byte), normalized; undefined otherwise. */
+export function parseMac(token: string): string | undefined {
+  const m = /^([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})$/.exec(token);
+  if (m === null) return undefined;
+  return m.slice(1, 7).map((h) => h.toLowerCase().padStart(2, '0')).join(':');
+}
+
+/** IP tokens in order until the first that is neither IPv4 nor IPv6 (as parse_and_store_addresses stops). */
+function parseIps(tokens: readonly string[]): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } {
+  const ipv4: Ipv4NetAddr[] = [];
+  const ipv6: Ipv6NetAddr[] = [];
+  for (const token of tokens) {
+    const v4 = parseIpv4Cidr(token);
+    if (v4 !== undefined) {
+      ipv4.push(ipv4NetAddr(v4.addr, v4.plen));
+      continue;
+    }
+    const v6 = parseIpv6Cidr(token);
+    if (v6 === undefined) break;
+    ipv6.push(ipv6NetAddr(v6.addr, v6.plen));
+  }
+  return { ipv4, ipv6 };
+}
+
+function tokensOf(text: string): string[] {
+  return text.split(/\s+/).filter((s) => s.length > 0);
+}
+
+/** An LSP address entry "MAC [IP ...]" (extract_lsp_addresses); undefined without a leading MAC. */
+export function extractLspAddresses(entry: string): LportAddresses | undefined {
+  const tokens = tokensOf(entry);
+  const ea = parseMac(tokens[0] ?? '');
+  if (ea === undefined) return undefined;
+  return { ea, ...parseIps(tokens.slice(1)) };
+}
+
+/** "IP [IP ...]" (extract_ip_addresses); undefined when no IP is found. */
+export function extractIpAddresses(text: string): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } | undefined {
+  const r = parseIps(tokensOf(text));
+  return r.ipv4.length + r.ipv6.length === 0 ? undefined : r;
+}
+
+/**
+ * A router port's MAC and networks (extract_lrp_networks): unparsable networks and the IPv4
+ * address 0.0.0.0 are left out, and the EUI-64 link-local address is always last.
+ */
+export function extractLrpNetworks(mac: string, networks: readonly string[]): LportAddresses | undefined {
+  const ea = parseMac(mac.trim());
+  if (ea === undefined) return undefined;
+  const ipv4: Ipv4NetAddr[] = [];
+  const ipv6: Ipv6NetAddr[] = [];
+  for (const n of networks) {
+    const v4 = parseIpv4Cidr(n);
+    if (v4 !== undefined) {
+      if (v4.addr !== 0) ipv4.push(ipv4NetAddr(v4.addr, v4.plen));
+      continue;
+    }
+    const v6 = parseIpv6Cidr(n);
+    if (v6 !== undefined) ipv6.push(ipv6NetAddr(v6.addr, v6.plen));
+  }
+  ipv6.push(ipv6NetAddr(parseIpv6Groups(linkLocalOf(ea)) as number[], 64));
+  return { ea, ipv4, ipv6 };
+}
+
+/** The port address on the same network as `ip` (find_lport_address), if any. */
+export function findLportAddress(laddrs: LportAddresses, ip: string): string | undefined {
+  if (ip.includes('.')) {
+    const v = ipv4Value(ip);
+    if (v === undefined) return undefined;
+    for (const na of laddrs.ipv4) if ((((na.network ^ v) & na.mask) >>> 0) === 0) return na.addrS;
+    return undefined;
+  }
+  const g = parseIpv6Groups(ip);
+  if (g === undefined) return undefined;
+  for (const na of laddrs.ipv6) {
+    const masked = ipv6Masked(g, na.plen);
+    if (masked.every((x, i) => x === na.network[i])) return na.addrS;
+  }
+  return undefined;
+}
+
+/** IPv4 `{a, b}` or `a` when there is one and no broadcast is asked for (op_put_v4_networks). */
+export function v4NetworksText(laddrs: LportAddresses, addBcast: boolean): string {
+  if (!addBcast && laddrs.ipv4.length === 1) return (laddrs.ipv4[0] as Ipv4NetAddr).addrS;
+  const parts: string[] = [];
+  for (const na of laddrs.ipv4) {
+    parts.push(na.addrS);
+    if (addBcast) parts.push(na.bcastS);
+  }
+  return `{${parts.join(', ')}}`;
+}
+
+/** IPv6 `{a, b}` or `a` when there is one (op_put_v6_networks). */
+export function v6NetworksText(laddrs: LportAddresses): string {
+  if (laddrs.ipv6.length === 1) return (laddrs.ipv6[0] as Ipv6NetAddr).addrS;
+  return `{${laddrs.ipv6.map((na) => na.addrS).join(', ')}}`;
+}
+
+/** The solicited-node multicast Ethernet address of an IPv6 address (33:33:ff:XX:XX:XX). */
+export function solicitedNodeMac(addr: readonly number[]): string {
+  const b = [0x33, 0x33, 0xff, (addr[6] as number) & 0xff, (addr[7] as number) >> 8, (addr[7] as number) & 0xff];
+  return b.map((x) => x.toString(16).padStart(2, '0')).join(':');
+}

@@ -1,0 +1,264 @@
+// What a logical router's flows are made of, one RouterFacts per router datapath: its options,
+// its bound ports (with their networks), static routes, policies and NAT rules, read from the
+// NB rows in the order ovn-northd sees them (set columns sorted by UUID), parsed the way
+// northd.c parses them. Router flows are pure functions of these facts (lflows/router.ts).
+//
+// Incremental: an NB change to a router, its routes, policies or NAT rules, an LRP binding
+// change (networks, options, peer) or a datapath appearing marks the router dirty; a dirty
+// router's facts are derived afresh and reported only when they differ.
+import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import type * as nb from '../ovsdb/rows/nb.js';
+import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
+import { datapathSbUuid } from './datapaths.js';
+import type { EngineNode, NodeInputs } from './engine.js';
+import { nbGet, ownerOf } from './nb.js';
+import type { LportAddresses } from './netaddr.js';
+import { extractIpAddresses } from './netaddr.js';
+import type { PortInfo, PortsChange, PortsData } from './ports.js';
+import { sameData } from './same-data.js';
+
+export interface StaticRouteFacts {
+  readonly uuid: Uuid;
+  readonly ipPrefix: string;
+  readonly nexthop: string;
+  readonly outputPort: string | undefined;
+  readonly srcIp: boolean;
+  readonly routeTable: string;
+  readonly options: ReadonlyMap<string, string>;
+}
+
+export interface PolicyFacts {
+  readonly uuid: Uuid;
+  readonly priority: number;
+  readonly match: string;
+  readonly action: 'allow' | 'drop' | 'reroute';
+  readonly nexthop: string | undefined;
+  /** Sorted, as the NB set holds them. */
+  readonly nexthops: readonly string[];
+  readonly options: ReadonlyMap<string, string>;
+}
+
+export interface NatFacts {
+  readonly uuid: Uuid;
+  readonly type: 'dnat' | 'dnat_and_snat' | 'snat';
+  readonly externalIp: string;
+  readonly logicalIp: string;
+  readonly externalMac: string | undefined;
+  readonly logicalPort: string | undefined;
+  readonly externalPortRange: string;
+  readonly options: ReadonlyMap<string, string>;
+  readonly allowedExtIps: string | undefined;
+  readonly exemptedExtIps: string | undefined;
+  readonly gatewayPort: string | undefined;
+  /** The external address when it parses to exactly one IP (nat_entry_is_valid). */
+  readonly ext: { readonly v6: boolean; readonly addrS: string; readonly snAddrS: string } | undefined;
+}
+
+/** A router port as its router's flows see it. */
+export interface RouterPortFacts {
+  readonly name: string;
+  readonly nbUuid: Uuid;
+  readonly networks: LportAddresses;
+  readonly enabled: boolean;
+  readonly gateway: boolean;
+  readonly options: ReadonlyMap<string, string>;
+  readonly ipv6RaConfigs: ReadonlyMap<string, string>;
+}
+
+export interface RouterFacts {
+  readonly nbUuid: Uuid;
+  readonly sbUuid: Uuid;
+  readonly logicalDatapath: readonly Uuid[];
+  readonly name: string;
+  readonly options: ReadonlyMap<string, string>;
+  /** options:chassis: a gateway router. */
+  readonly chassis: string | undefined;
+  /** Bound ports in NB order. */
+  readonly ports: readonly RouterPortFacts[];
+  readonly routes: readonly StaticRouteFacts[];
+  readonly policies: readonly PolicyFacts[];
+  readonly nats: readonly NatFacts[];
+  /** The facts its ports' flows (and the switch side of its peers) read: when only routes or
+   * policies change, only the router's own flows are regenerated. */
+  readonly portFacing: PortFacingFacts;
+}
+
+export interface PortFacingFacts {
+  readonly isGwRouter: boolean;
+  /** Distributed gateway ports, by name in NB order. */
+  readonly l3dgwPorts: readonly string[];
+  /** Unique SNAT external IPs (and force-SNAT IPs), with the first SNAT rule's UUID when any. */
+  readonly snatIps: ReadonlyMap<string, Uuid | undefined>;
+  readonly lbForceSnatRouterIp: boolean;
+  readonly learnFromArpRequest: boolean;
+  readonly dynamicNeighRouters: boolean;
+  readonly nats: readonly NatFacts[];
+}
+
+export interface RoutersData {
+  readonly bySb: Map<Uuid, RouterFacts>;
+}
+
+export interface RoutersChange {
+  readonly routers: Map<Uuid, { readonly old: RouterFacts | undefined; readonly new: RouterFacts | undefined }>;
+}
+
+function optionTrue(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {
+  const v = options.get(key);
+  return v === undefined ? def : v === 'true';
+}
+
+/** The one IP of a force-SNAT option (extract_ip_address: at most one of each family, host addresses). */
+function forceSnatIps(options: ReadonlyMap<string, string>, key: string): string[] {
+  const text = options.get(key);
+  if (text === undefined) return [];
+  const parsed = extractIpAddresses(text);
+  if (parsed === undefined || parsed.ipv4.length > 1 || parsed.ipv6.length > 1) return [];
+  if (parsed.ipv4.some((a) => a.plen !== 32) || parsed.ipv6.some((a) => a.plen !== 128)) return [];
+  return [...parsed.ipv4.map((a) => a.addrS), ...parsed.ipv6.map((a) => a.addrS)];
+}
+
+function natFacts(db: Database, n: nb.NAT): NatFacts {
+  const parsed = extractIpAddresses(n.external_ip);
+  const one = parsed !== undefined && parsed.ipv4.length + parsed.ipv6.length === 1;
+  const v6 = parsed?.ipv6[0];
+  const v4 = parsed?.ipv4[0];
+  const asName = (u: Uuid | undefined): string | undefined => (u === undefined ? undefined : nbGet<nb.Address_Set>(db, 'Address_Set', u)?.name);
+  const gw = n.gateway_port[0];
+  return {
+    uuid: n._uuid, type: n.type, externalIp: n.external_ip, logicalIp: n.logical_ip, externalMac: n.external_mac[0], logicalPort: n.logical_port[0],
+    externalPortRange: n.external_port_range, options: n.options, allowedExtIps: asName(n.allowed_ext_ips[0]), exemptedExtIps: asName(n.exempted_ext_ips[0]),
+    gatewayPort: gw === undefined ? undefined : nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', gw)?.name,
+    ext: !one ? undefined : v6 !== undefined ? { v6: true, addrS: v6.addrS, snAddrS: v6.snAddrS } : { v6: false, addrS: (v4 as { addrS: string }).addrS, snAddrS: '' },
+  };
+}
+
+/** The facts of the router bound to datapath `dp`, from the NB and the ports' bindings. */
+export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData): RouterFacts | undefined {
+  const lr = nbGet<nb.Logical_Router>(db, 'Logical_Router', dp.nbUuid);
+  if (lr === undefined) return undefined;
+  const portFacts: RouterPortFacts[] = [];
+  for (const u of lr.ports) {
+    const lrp = nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u);
+    const p = lrp === undefined ? undefined : ports.byName.get(lrp.name);
+    if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
+    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs });
+  }
+  const routes: StaticRouteFacts[] = [];
+  for (const u of lr.static_routes) {
+    const r = nbGet<nb.Logical_Router_Static_Route>(db, 'Logical_Router_Static_Route', u);
+    if (r === undefined) continue;
+    routes.push({ uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options });
+  }
+  const policies: PolicyFacts[] = [];
+  for (const u of lr.policies) {
+    const r = nbGet<nb.Logical_Router_Policy>(db, 'Logical_Router_Policy', u);
+    if (r === undefined) continue;
+    policies.push({ uuid: u, priority: r.priority, match: r.match, action: r.action, nexthop: r.nexthop[0], nexthops: r.nexthops, options: r.options });
+  }
+  const nats: NatFacts[] = [];
+  for (const u of lr.nat) {
+    const r = nbGet<nb.NAT>(db, 'NAT', u);
+    if (r !== undefined) nats.push(natFacts(db, r));
+  }
+  const chassis = lr.options.get('chassis');
+  // Unique SNAT IPs (init_nat_entries): force-SNAT addresses first, then each valid SNAT rule's.
+  const snatIps = new Map<string, Uuid | undefined>();
+  const addSnat = (ip: string, rule: Uuid | undefined): void => {
+    if (!snatIps.has(ip) || (snatIps.get(ip) === undefined && rule !== undefined)) snatIps.set(ip, rule);
+  };
+  for (const ip of forceSnatIps(lr.options, 'dnat_force_snat_ip')) addSnat(ip, undefined);
+  const lbForceSnatRouterIp = lr.options.get('lb_force_snat_ip') === 'router_ip' && chassis !== undefined;
+  if (!lbForceSnatRouterIp) for (const ip of forceSnatIps(lr.options, 'lb_force_snat_ip')) addSnat(ip, undefined);
+  for (const n of nats) if (n.type === 'snat' && n.ext !== undefined) addSnat(n.ext.addrS, n.uuid);
+  // A gateway router takes no distributed gateway ports (ovn-northd ignores them there).
+  const l3dgwPorts = chassis !== undefined ? [] : portFacts.filter((p) => p.gateway).map((p) => p.name);
+  return {
+    nbUuid: dp.nbUuid, sbUuid: dp.sbUuid, logicalDatapath: dp.logicalDatapath, name: lr.name, options: lr.options, chassis,
+    ports: portFacts, routes, policies, nats,
+    portFacing: {
+      isGwRouter: chassis !== undefined, l3dgwPorts, snatIps, lbForceSnatRouterIp, learnFromArpRequest: optionTrue(lr.options, 'always_learn_from_arp_request', true),
+      dynamicNeighRouters: optionTrue(lr.options, 'dynamic_neigh_routers', false), nats,
+    },
+  };
+}
+
+function refresh(db: Database, dps: DatapathsData, ports: PortsData, data: RoutersData, touched: Iterable<Uuid>, out: RoutersChange): void {
+  for (const sbUuid of [...new Set(touched)].sort()) {
+    const old = data.bySb.get(sbUuid);
+    const dp = dps.bySb.get(sbUuid);
+    const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports);
+    if (old !== undefined && now !== undefined && sameData(old, now)) continue;
+    if (now === undefined) data.bySb.delete(sbUuid);
+    else data.bySb.set(sbUuid, now);
+    if (old === undefined && now === undefined) continue;
+    const prev = out.routers.get(sbUuid);
+    out.routers.set(sbUuid, { old: prev === undefined ? old : prev.old, new: now });
+  }
+}
+
+const ROUTER_CHILD_TABLES = ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Logical_Router_Port'] as const;
+
+export function routersNode(): EngineNode<RoutersData, RoutersChange> {
+  return {
+    name: 'routers',
+    inputs: ['nb', 'datapaths', 'ports'],
+    init: () => ({ bySb: new Map() }),
+    newChange: () => ({ routers: new Map() }),
+    isEmpty: (c) => c.routers.size === 0,
+    recompute(data: RoutersData, inputs: NodeInputs, out: RoutersChange): void {
+      const dps = inputs.data<DatapathsData>('datapaths');
+      const touched = new Set<Uuid>(data.bySb.keys());
+      for (const dp of dps.bySb.values()) if (dp.kind === 'router') touched.add(dp.sbUuid);
+      refresh(inputs.data<Database>('nb'), dps, inputs.data<PortsData>('ports'), data, touched, out);
+    },
+    handlers: {
+      nb(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
+        const db = inputs.data<Database>('nb');
+        const touched = new Set<Uuid>();
+        for (const c of (change as DbDelta).changes) {
+          if (c.table === 'Logical_Router') {
+            touched.add(datapathSbUuid(c.uuid));
+          } else if ((ROUTER_CHILD_TABLES as readonly string[]).includes(c.table)) {
+            // A deleted child changed its router's set column too; a live one names its router.
+            const owner = ownerOf(db, 'Logical_Router', c.uuid);
+            if (owner !== undefined) touched.add(datapathSbUuid(owner));
+          } else if (c.table === 'Address_Set') {
+            // NAT allowed/exempted external IPs name an address set.
+            for (const referrer of [...db.strongReferrers(c.uuid).keys(), ...db.weakReferrers(c.uuid).keys()]) {
+              const owner = db.get('NAT', referrer) === undefined ? undefined : ownerOf(db, 'Logical_Router', referrer);
+              if (owner !== undefined) touched.add(datapathSbUuid(owner));
+            }
+            const renamed = c.kind === 'modify' && (c.old as Row & { name: string }).name !== (c.new as Row & { name: string }).name;
+            if (renamed) for (const r of data.bySb.values()) if (r.nats.some((n) => n.allowedExtIps !== undefined || n.exemptedExtIps !== undefined)) touched.add(r.sbUuid);
+          }
+        }
+        if (touched.size === 0) return 'unchanged';
+        refresh(db, inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        return 'handled';
+      },
+      datapaths(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
+        const touched: Uuid[] = [];
+        for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
+          if (old?.kind === 'router' || now?.kind === 'router') touched.push(sbUuid);
+        }
+        if (touched.length === 0) return 'unchanged';
+        refresh(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        return 'handled';
+      },
+      ports(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
+        const touched: Uuid[] = [];
+        const note = (p: PortInfo | undefined): void => {
+          if (p !== undefined && p.kind === 'lrp') touched.push(p.dp);
+        };
+        for (const { old, new: now } of (change as PortsChange).ports.values()) {
+          note(old);
+          note(now);
+        }
+        if (touched.length === 0) return 'unchanged';
+        refresh(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        return 'handled';
+      },
+    },
+  };
+}

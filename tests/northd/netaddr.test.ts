@@ -1,0 +1,40 @@
+// Address parsing as ovn-northd does it (lport_addresses): LSP address entries, router port
+// networks with their derived addresses, and the lookups flows use. Method: a table of inputs
+// and the texts ovn-northd prints for them.
+import t from 'tap';
+import { extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
+import { parseIpv6Groups } from '../../northd/addresses.js';
+
+t.test('LSP address entries', async (t) => {
+  const a = extractLspAddresses('0A:0:0:0:1:a 10.0.0.5 fd00::5 192.168.1.9/24 junk 10.9.9.9');
+  t.equal(a?.ea, '0a:00:00:00:01:0a', 'the MAC normalized');
+  t.same(a?.ipv4.map((x) => [x.addrS, x.plen, x.networkS, x.bcastS]), [['10.0.0.5', 32, '10.0.0.5', '10.0.0.5'], ['192.168.1.9', 24, '192.168.1.0', '192.168.1.255']], 'IPv4 up to the first token that is no address');
+  t.same(a?.ipv6.map((x) => [x.addrS, x.plen, x.snAddrS]), [['fd00::5', 128, 'ff02::1:ff00:5']]);
+  t.equal(extractLspAddresses('unknown'), undefined, 'no MAC, no entry');
+  t.equal(extractLspAddresses('router'), undefined);
+  t.same(extractIpAddresses('172.16.0.1 fd00::1')?.ipv6.map((x) => x.addrS), ['fd00::1']);
+  t.equal(extractIpAddresses('bogus'), undefined);
+});
+
+t.test('router port networks', async (t) => {
+  const n = extractLrpNetworks('00:00:00:00:ff:01', ['10.0.1.1/24', '0.0.0.0/8', 'fd00:1::1/64', 'nonsense', '10.0.2.1/16']);
+  t.ok(n !== undefined);
+  if (n === undefined) return;
+  t.same(n.ipv4.map((x) => `${x.addrS} ${x.networkS}/${x.plen} ${x.bcastS}`), ['10.0.1.1 10.0.1.0/24 10.0.1.255', '10.0.2.1 10.0.0.0/16 10.0.255.255'], '0.0.0.0 is left out');
+  t.same(n.ipv6.map((x) => `${x.addrS} ${x.networkS}/${x.plen} ${x.snAddrS} ${x.isLla}`), [
+    'fd00:1::1 fd00:1::/64 ff02::1:ff00:1 false',
+    'fe80::200:ff:fe00:ff01 fe80::/64 ff02::1:ff00:ff01 true',
+  ], 'the link-local address is always last');
+  t.equal(v4NetworksText(n, false), '{10.0.1.1, 10.0.2.1}');
+  t.equal(v4NetworksText(n, true), '{10.0.1.1, 10.0.1.255, 10.0.2.1, 10.0.255.255}');
+  t.equal(v6NetworksText(n), '{fd00:1::1, fe80::200:ff:fe00:ff01}');
+  const one = extractLrpNetworks('00:00:00:00:ff:02', ['192.168.0.1/24']);
+  t.equal(one === undefined ? undefined : v4NetworksText(one, false), '192.168.0.1', 'a single address is written bare');
+  t.equal(extractLrpNetworks('not-a-mac', ['10.0.0.1/24']), undefined);
+  t.equal(findLportAddress(n, '10.0.1.77'), '10.0.1.1');
+  t.equal(findLportAddress(n, '10.0.77.1'), '10.0.2.1');
+  t.equal(findLportAddress(n, '10.1.0.1'), undefined);
+  t.equal(findLportAddress(n, 'fd00:1::99'), 'fd00:1::1');
+  t.equal(findLportAddress(n, 'fe80::1'), 'fe80::200:ff:fe00:ff01');
+  t.equal(solicitedNodeMac(parseIpv6Groups('fd00:64::2') as number[]), '33:33:ff:00:00:02');
+});

@@ -1,0 +1,209 @@
+// A sandbox of the real OVN 23.03 for differential tests of northd: a real NB and SB
+// ovsdb-server and the real ovn-northd between them, all in a test folder. Topologies are built
+// with the real ovn-nbctl, one transaction per step (each waits until ovn-northd has projected
+// it, so tunnel keys are allocated in the same order as ours). After every step the real NB is
+// read back and the difference is applied to our NB as one transaction with the same row UUIDs,
+// so both northds see the same rows (and ours sees them incrementally).
+import type { Test } from 'tap';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Northd, SbView } from '../../northd/index.js';
+import { createNorthd } from '../../northd/index.js';
+import type { ColumnType, Value } from '../../ovsdb/index.js';
+import { parseDatabaseSchema, valueToJson } from '../../ovsdb/index.js';
+import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import { dumpReal } from '../helpers/differential.js';
+import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import type { DbDump, Json, JsonRow } from '../helpers/ovsdb-json.js';
+import { canonicalJson, parseSchemaLite } from '../helpers/ovsdb-json.js';
+import { stopPid } from '../helpers/process.js';
+import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
+import type { NbFixture } from './nb-fixture.js';
+import { nbFixture } from './nb-fixture.js';
+
+const execFileAsync = promisify(execFile);
+export const NB_SCHEMA_PATH = '/usr/share/ovn/ovn-nb.ovsschema';
+export const SB_SCHEMA_PATH = '/usr/share/ovn/ovn-sb.ovsschema';
+const DAEMON_START_TIMEOUT_MS = 10_000;
+const WAIT_TIMEOUT_S = 30;
+
+/** Why the real OVN cannot be used here, or false when it can. */
+export async function missingTools(): Promise<string | false> {
+  for (const tool of ['ovn-northd', 'ovn-nbctl', 'ovn-sbctl', 'ovsdb-server', 'ovsdb-tool']) {
+    try {
+      await execFileAsync(tool, ['--version']);
+    } catch {
+      return `${tool} is not installed`;
+    }
+  }
+  if (!fs.existsSync(NB_SCHEMA_PATH) || !fs.existsSync(SB_SCHEMA_PATH)) return 'OVN schemas are not installed';
+  return false;
+}
+
+type OvsJson = string | number | boolean | [string, unknown];
+
+/** An OVSDB JSON datum as plain values: sets as arrays, maps as objects, UUIDs as strings. */
+function plain(v: OvsJson): unknown {
+  if (!Array.isArray(v)) return v;
+  const [tag, body] = v;
+  if (tag === 'uuid' || tag === 'named-uuid') return body;
+  if (tag === 'set') return (body as OvsJson[]).map(plain);
+  if (tag === 'map') return Object.fromEntries((body as [OvsJson, OvsJson][]).map(([k, val]) => [plain(k), plain(val)]));
+  return v;
+}
+
+/** The value of a set-or-scalar column as an array (ovn-sbctl prints 1-element sets as scalars). */
+export function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [v];
+}
+
+export interface RealSandbox {
+  readonly nbSocket: string;
+  readonly sbSocket: string;
+  /** Our NB (a mirror of the real one, row UUIDs included) and our northd fed from it. */
+  readonly fx: NbFixture;
+  readonly northd: Northd;
+  /** Runs one ovn-nbctl transaction on the real NB (waiting for the real SB) and mirrors it into ours. */
+  nbctl(args: readonly string[]): Promise<void>;
+  /** Every row of a real SB table, with plain values. */
+  sbList(table: string): Promise<Record<string, unknown>[]>;
+  /** ovn-sbctl with these arguments against the real SB. */
+  sbctl(args: readonly string[]): Promise<string>;
+}
+
+/** The ops that turn our NB's copy `before` into `after` (real NB dumps), keeping row UUIDs. */
+function mirrorOps(before: DbDump, after: DbDump): unknown[] {
+  const ops: unknown[] = [];
+  const strip = (row: JsonRow): Record<string, Json> => {
+    const { _version: _v, ...rest } = row;
+    return rest;
+  };
+  for (const table of Object.keys(after).sort()) {
+    const old = before[table] ?? {};
+    const now = after[table] ?? {};
+    for (const uuid of Object.keys(now).sort()) {
+      const row = strip(now[uuid] as JsonRow);
+      const prev = old[uuid];
+      if (prev === undefined) {
+        ops.push({ op: 'insert', table, uuid, row });
+        continue;
+      }
+      const prevRow = strip(prev);
+      const changed: Record<string, Json> = {};
+      for (const [column, value] of Object.entries(row)) {
+        if (canonicalJson(value) !== canonicalJson(prevRow[column] ?? null)) changed[column] = value;
+      }
+      if (Object.keys(changed).length > 0) ops.push({ op: 'update', table, where: [['_uuid', '==', ['uuid', uuid]]], row: changed });
+    }
+    for (const uuid of Object.keys(old).sort()) {
+      if (now[uuid] === undefined) ops.push({ op: 'delete', table, where: [['_uuid', '==', ['uuid', uuid]]] });
+    }
+  }
+  return ops;
+}
+
+/** Starts the real NB, SB and ovn-northd in a test folder (stopped by the test's teardown). */
+export async function startRealSandbox(t: Test): Promise<RealSandbox> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'northd-diff-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const nbServer = await startRealOvsdbServer({ dir: path.join(dir, 'nb'), schemaPath: NB_SCHEMA_PATH });
+  t.teardown(() => nbServer.stop());
+  const sbServer = await startRealOvsdbServer({ dir: path.join(dir, 'sb'), schemaPath: SB_SCHEMA_PATH });
+  t.teardown(() => sbServer.stop());
+
+  const northdDir = path.join(dir, 'northd');
+  fs.mkdirSync(northdDir);
+  const pidfile = path.join(northdDir, 'ovn-northd.pid');
+  await execFileAsync('ovn-northd', [
+    `--ovnnb-db=unix:${nbServer.socketPath}`, `--ovnsb-db=unix:${sbServer.socketPath}`, '--detach', '--no-chdir',
+    `--pidfile=${pidfile}`, `--log-file=${path.join(northdDir, 'ovn-northd.log')}`, `--unixctl=${path.join(northdDir, 'ovn-northd.ctl')}`,
+    '-vconsole:off',
+  ], { timeout: DAEMON_START_TIMEOUT_MS });
+  const northdPid = Number.parseInt(fs.readFileSync(pidfile, 'utf8').trim(), 10);
+  t.teardown(() => stopPid(northdPid, (argv) => (argv[0] ?? '').endsWith('ovn-northd') && argv.includes(`--pidfile=${pidfile}`)));
+
+  const schema = parseSchemaLite(JSON.parse(fs.readFileSync(NB_SCHEMA_PATH, 'utf8')));
+  const client = await JsonRpcClient.connect({ path: nbServer.socketPath });
+  t.teardown(() => client.close());
+
+  const fx = nbFixture();
+  const northd = createNorthd();
+  let mirrored: DbDump = {};
+  const mirror = async (): Promise<void> => {
+    const now = await dumpReal(client, 'OVN_Northbound', schema);
+    const ops = mirrorOps(mirrored, now);
+    mirrored = now;
+    if (ops.length > 0) northd.apply(fx.db, fx.run(ops));
+  };
+  const nbDb = `--db=unix:${nbServer.socketPath}`;
+  // ovn-northd writes NB_Global once it starts: wait for it, then mirror that first state.
+  await execFileAsync('ovn-nbctl', [nbDb, `--timeout=${WAIT_TIMEOUT_S}`, '--wait=sb', 'sync']);
+  await mirror();
+  return {
+    nbSocket: nbServer.socketPath,
+    sbSocket: sbServer.socketPath,
+    fx,
+    northd,
+    async nbctl(args: readonly string[]): Promise<void> {
+      await execFileAsync('ovn-nbctl', [nbDb, `--timeout=${WAIT_TIMEOUT_S}`, '--wait=sb', ...args]);
+      await mirror();
+    },
+    async sbList(table: string): Promise<Record<string, unknown>[]> {
+      const { stdout } = await execFileAsync('ovn-sbctl', [`--db=unix:${sbServer.socketPath}`, '--format=json', 'list', table]);
+      const parsed = JSON.parse(stdout) as { headings: string[]; data: OvsJson[][] };
+      return parsed.data.map((row) => Object.fromEntries(parsed.headings.map((h, i) => [h, plain(row[i] as OvsJson)])));
+    },
+    async sbctl(args: readonly string[]): Promise<string> {
+      return (await execFileAsync('ovn-sbctl', [`--db=unix:${sbServer.socketPath}`, ...args])).stdout;
+    },
+  };
+}
+
+export interface SbCopy {
+  readonly socketPath: string;
+}
+
+/**
+ * A real SB ovsdb-server holding a copy of an ovnts SB view (same row UUIDs), so that the
+ * real ovn-trace can walk ovnts's flows exactly as it walks ovn-northd's.
+ */
+export async function realSbOf(t: Test, view: SbView): Promise<SbCopy> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'northd-sbcopy-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const server = await startRealOvsdbServer({ dir, schemaPath: SB_SCHEMA_PATH });
+  t.teardown(() => server.stop());
+  const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
+  const ops: unknown[] = [];
+  for (const [table, rows] of view) {
+    const columns = schema.tables.get(table)?.columns;
+    if (columns === undefined) throw new Error(`no SB table ${table}`);
+    for (const row of rows.values()) {
+      const json: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(row)) {
+        if (name === '_uuid' || name === '_version') continue;
+        const type = (columns.get(name) as { type: ColumnType } | undefined)?.type;
+        if (type === undefined) throw new Error(`no column ${table}.${name}`);
+        json[name] = valueToJson(type, value as Value);
+      }
+      ops.push({ op: 'insert', table, uuid: row._uuid, row: json });
+    }
+  }
+  const client = await JsonRpcClient.connect({ path: server.socketPath });
+  try {
+    const result = (await client.request('transact', ['OVN_Southbound', ...ops])) as { error?: string; details?: string }[];
+    const failed = result.find((r) => r !== null && r.error !== undefined);
+    if (failed !== undefined) throw new Error(`loading the SB copy failed: ${JSON.stringify(failed)}`);
+  } finally {
+    await client.close();
+  }
+  return { socketPath: server.socketPath };
+}
+
+/** `ovn-trace --minimal` of a microflow entering logical datapath `dp`. */
+export async function ovnTrace(sbSocket: string, dp: string, microflow: string): Promise<string> {
+  const { stdout } = await execFileAsync('ovn-trace', [`--db=unix:${sbSocket}`, '--minimal', dp, microflow], { timeout: 30_000 });
+  return stdout;
+}
