@@ -38,6 +38,12 @@ export interface ChassisHello {
   readonly lastRevision: number;
   /** Send every SB row, not only those of this chassis's interest set. */
   readonly monitorAll?: boolean;
+  /**
+   * Logical ports (the iface-ids of local interfaces) whose Port_Binding the agent wants even
+   * while they are bound elsewhere or nowhere, so that it can claim them. setIfaceIds changes
+   * them later.
+   */
+  readonly ifaceIds?: readonly string[];
 }
 
 export type SbSourceState =
@@ -62,5 +68,11 @@ export interface SbSource {
    * FDB, and Port_Binding's chassis-owned columns); resolves to the OVSDB results array.
    */
   transact(ops: readonly unknown[]): Promise<unknown[]>;
+  /**
+   * Replaces the wanted iface-ids (see ChassisHello.ifaceIds): Port_Bindings newly named arrive,
+   * and those no longer named (and not otherwise of interest) leave, in a later update. A
+   * source that sends every row (monitor-all) may omit it.
+   */
+  setIfaceIds?(ifaceIds: readonly string[]): void;
   close(): Promise<void>;
 }

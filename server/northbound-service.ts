@@ -10,6 +10,7 @@ import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
+import { StreamEnd } from './sb-fanout.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
 
@@ -59,6 +60,18 @@ function statusOfUnbounded(err: unknown): Partial<grpc.StatusObject> {
     }
   }
   if (err instanceof WatchCut) return { code: err.code, details: err.message };
+  if (err instanceof StreamEnd) {
+    switch (err.kind) {
+      case 'invalid':
+        return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+      case 'unavailable':
+        return { code: grpc.status.UNAVAILABLE, details: err.message };
+      case 'aborted':
+        return { code: grpc.status.ABORTED, details: err.message };
+      case 'exhausted':
+        return { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message };
+    }
+  }
   const e = err as Partial<grpc.ServiceError>;
   if (typeof e.code === 'number' && typeof e.details === 'string') return { code: e.code, details: e.details };
   return { code: grpc.status.INTERNAL, details: (err as Error).message };

@@ -11,6 +11,7 @@ import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
+import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
 import { clusterIdFile } from './snapshot.js';
 
@@ -133,6 +134,9 @@ export function registerCentralCommand(program: Command): void {
       }
       server.addService(northboundDefinition(), northboundHandlers(central));
       server.addService(adminDefinition(), adminHandlers(central));
+      // The agent stream (one per chassis) on the same address as the Northbound API.
+      const southbound = new SouthboundService(central);
+      server.addService(southboundDefinition(), southbound.handlers());
       const port = await bind(server, listen);
       const openDoor = async (target: string, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
         const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
@@ -152,6 +156,7 @@ export function registerCentralCommand(program: Command): void {
       for (const door of doors) await door.close();
       await http?.close();
       server.forceShutdown();
+      southbound.close();
       fwd.close();
       await central.stop();
     });

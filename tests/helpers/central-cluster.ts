@@ -1,27 +1,34 @@
 // Three central nodes in one process: Raft on an in-process network, real LevelDB in the
-// test's folder, and a real gRPC Northbound server per node on loopback (port 0).
+// test's folder, and a real gRPC server per node on loopback (port 0) with the Northbound,
+// Admin and Southbound (agent stream) services.
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { CentralNode } from '../../server/central-node.js';
 import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import type { SouthboundServiceOptions } from '../../server/southbound-service.js';
+import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 
 export interface CentralMember {
   readonly central: CentralNode;
   readonly server: grpc.Server;
   readonly address: string;
   readonly client: NorthboundClient;
+  readonly southbound: SouthboundService;
 }
 
 export interface CentralCluster {
   readonly members: readonly CentralMember[];
+  /** Stops one member (its server, services and Raft node), as if its process died. */
+  stopMember(m: CentralMember): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface CentralClusterOptions {
   readonly size?: number;
   readonly history?: { revisionsMax: number; bytesMax: number };
+  readonly southbound?: SouthboundServiceOptions;
 }
 
 export async function startCentralCluster(dir: string, options: CentralClusterOptions = {}): Promise<CentralCluster> {
@@ -37,10 +44,12 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
     const server = new grpc.Server();
     server.addService(northboundDefinition(), northboundHandlers(central));
     server.addService(adminDefinition(), adminHandlers(central));
+    const southbound = new SouthboundService(central, options.southbound);
+    server.addService(southboundDefinition(), southbound.handlers());
     const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
     const address = `127.0.0.1:${port}`;
     addresses.set(id, address);
-    members.push({ central, server, address, client: new NorthboundClient(address) });
+    members.push({ central, server, address, client: new NorthboundClient(address), southbound });
   }
   // Return once a leader is elected, so the first request does not race the election.
   const deadline = Date.now() + 10_000;
@@ -48,15 +57,21 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
     if (Date.now() > deadline) throw new Error('no leader elected within 10 s');
     await new Promise((r) => setTimeout(r, 10));
   }
+  const stopped = new Set<CentralMember>();
+  const stopMember = async (m: CentralMember): Promise<void> => {
+    if (stopped.has(m)) return;
+    stopped.add(m);
+    m.client.close();
+    m.server.forceShutdown();
+    m.southbound.close();
+    await m.central.stop();
+  };
   return {
     members,
+    stopMember,
     stop: async () => {
       fwd.close();
-      for (const m of members) {
-        m.client.close();
-        m.server.forceShutdown();
-        await m.central.stop();
-      }
+      for (const m of members) await stopMember(m);
     },
   };
 }

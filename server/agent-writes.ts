@@ -1,0 +1,179 @@
+// What a member writes into the SB on behalf of the agents it streams to, through the log like
+// any chassis transaction: the chassis's registration from its Hello (Chassis, Encap,
+// Chassis_Private, only when missing or different), and Chassis_Private.nb_cfg from its Acks,
+// which is what hv_cfg and `--wait=hv` follow. Acks of many agents are batched into one
+// transaction (at most acksPerTxnMax rows), one transaction in flight at a time: under load a
+// transaction carries every ack that came while the previous one was committing.
+import type { Row } from '../ovsdb/index.js';
+import type { TransactDb, TransactOutcome } from './central-node.js';
+
+export interface ChassisRegistration {
+  readonly chassis: string;
+  readonly hostname: string;
+  readonly encaps: readonly { readonly type: string; readonly ip: string }[];
+}
+
+type Rows = (table: string) => ReadonlyMap<string, Row>;
+
+function find(rows: Rows, table: string, name: string): Row | undefined {
+  for (const r of rows(table).values()) if (r.name === name) return r;
+  return undefined;
+}
+
+const encapKey = (type: string, ip: string): string => `${type}\0${ip}`;
+
+/**
+ * The chassis transaction that makes the SB hold `reg` as it is (Chassis with these encaps and
+ * this hostname, a Chassis_Private pointing at it), or undefined when it already does. Encap
+ * rows that already match are kept (their (type, ip) is unique); new ones are inserted.
+ */
+export function registrationOps(rows: Rows, reg: ChassisRegistration): unknown[] | undefined {
+  const wanted = new Map<string, { type: string; ip: string }>();
+  for (const e of reg.encaps) wanted.set(encapKey(e.type, e.ip), e);
+  const chassis = find(rows, 'Chassis', reg.chassis);
+  const priv = find(rows, 'Chassis_Private', reg.chassis);
+  const ops: unknown[] = [];
+  const encapRefs: unknown[] = [];
+  let chassisRef: unknown;
+  const insertEncaps = (have: ReadonlyMap<string, string>): void => {
+    let i = 0;
+    for (const [key, e] of [...wanted].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      const uuid = have.get(key);
+      if (uuid !== undefined) {
+        encapRefs.push(['uuid', uuid]);
+        continue;
+      }
+      const name = `encap${i++}`;
+      ops.push({ op: 'insert', table: 'Encap', 'uuid-name': name, row: { type: e.type, ip: e.ip, chassis_name: reg.chassis } });
+      encapRefs.push(['named-uuid', name]);
+    }
+  };
+  if (chassis === undefined) {
+    insertEncaps(new Map());
+    ops.push({ op: 'insert', table: 'Chassis', 'uuid-name': 'chassis', row: { name: reg.chassis, hostname: reg.hostname, encaps: ['set', encapRefs] } });
+    chassisRef = ['named-uuid', 'chassis'];
+  } else {
+    const have = new Map<string, string>();
+    for (const u of chassis.encaps as readonly string[]) {
+      const e = rows('Encap').get(u);
+      if (e !== undefined) have.set(encapKey(e.type as string, e.ip as string), u);
+    }
+    const same = have.size === wanted.size && [...wanted.keys()].every((k) => have.has(k));
+    if (!same || chassis.hostname !== reg.hostname) {
+      insertEncaps(have);
+      ops.push({ op: 'update', table: 'Chassis', where: [['_uuid', '==', ['uuid', chassis._uuid]]], row: { hostname: reg.hostname, encaps: ['set', encapRefs] } });
+    }
+    chassisRef = ['uuid', chassis._uuid];
+  }
+  if (priv === undefined) {
+    ops.push({ op: 'insert', table: 'Chassis_Private', row: { name: reg.chassis, chassis: chassisRef } });
+  } else if (chassis === undefined || (priv.chassis as readonly string[])[0] !== chassis._uuid) {
+    ops.push({ op: 'update', table: 'Chassis_Private', where: [['_uuid', '==', ['uuid', priv._uuid]]], row: { chassis: chassisRef } });
+  }
+  return ops.length > 0 ? ops : undefined;
+}
+
+/** Named limits of the ack writer. */
+export const ackLimits = {
+  /** Chassis_Private rows updated by one transaction. */
+  acksPerTxnMax: 1000,
+  /** Wait before writing again after a failed transaction. */
+  retryMs: 500,
+} as const;
+
+export interface AckWriterTarget {
+  transact(ops: readonly unknown[], db: TransactDb): Promise<TransactOutcome>;
+  rows(table: string): ReadonlyMap<string, Row>;
+}
+
+export interface AckWriterStats {
+  readonly pending: number;
+  readonly transactions: number;
+  readonly rowsWritten: number;
+  readonly failures: number;
+  readonly lastError: string | undefined;
+}
+
+/**
+ * Makes each acknowledging chassis's Chassis_Private.nb_cfg follow its acks, never backwards:
+ * the update's "where" requires a smaller nb_cfg, so a late or repeated ack changes nothing.
+ */
+export class AckWriter {
+  private readonly pending = new Map<string, number>();
+  private inFlight = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private counters = { transactions: 0, rowsWritten: 0, failures: 0 };
+  private lastError: string | undefined;
+
+  constructor(
+    private readonly target: AckWriterTarget,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  stats(): AckWriterStats {
+    return { pending: this.pending.size, ...this.counters, lastError: this.lastError };
+  }
+
+  /** Chassis `chassis` has installed everything up to SB_Global.nb_cfg = nbCfg. */
+  record(chassis: string, nbCfg: number): void {
+    const prev = this.pending.get(chassis);
+    if (prev !== undefined && prev >= nbCfg) return;
+    this.pending.set(chassis, nbCfg);
+    this.flush();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+  }
+
+  private flush(): void {
+    if (this.inFlight || this.closed || this.retryTimer !== undefined || this.pending.size === 0) return;
+    const current = new Map<string, number>();
+    for (const r of this.target.rows('Chassis_Private').values()) current.set(r.name as string, r.nb_cfg as number);
+    const batch: [string, number][] = [];
+    for (const [chassis, nbCfg] of this.pending) {
+      if (batch.length >= ackLimits.acksPerTxnMax) break;
+      this.pending.delete(chassis);
+      const have = current.get(chassis);
+      // Only when it advances; a chassis without its Chassis_Private row has nothing to update.
+      if (have !== undefined && have < nbCfg) batch.push([chassis, nbCfg]);
+    }
+    if (batch.length === 0) return;
+    const at = this.now();
+    const ops = batch.map(([chassis, nbCfg]) => ({
+      op: 'update',
+      table: 'Chassis_Private',
+      where: [['name', '==', chassis], ['nb_cfg', '<', nbCfg]],
+      row: { nb_cfg: nbCfg, nb_cfg_timestamp: at },
+    }));
+    this.inFlight = true;
+    void this.target.transact(ops, 'OVN_Southbound').then(
+      (out) => {
+        this.counters.transactions++;
+        if (out.failed) {
+          // Updates by name with a guard cannot fail but for a bug: say so, do not retry.
+          this.counters.failures++;
+          this.lastError = `Chassis_Private update failed: ${JSON.stringify(out.results).slice(0, 512)}`;
+        } else {
+          for (const r of out.results) this.counters.rowsWritten += (r as { count?: number }).count ?? 0;
+        }
+      },
+      (err: unknown) => {
+        // No leader, or the outcome is unknown: the guarded updates are safe to send again.
+        this.counters.failures++;
+        this.lastError = (err as Error).message;
+        for (const [chassis, nbCfg] of batch) if ((this.pending.get(chassis) ?? -1) < nbCfg) this.pending.set(chassis, nbCfg);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.flush();
+        }, ackLimits.retryMs);
+        this.retryTimer.unref();
+      },
+    ).finally(() => {
+      this.inFlight = false;
+      this.flush();
+    });
+  }
+}

@@ -1,0 +1,260 @@
+// The Southbound gRPC service (proto/southbound.proto) over a CentralNode: the per-chassis
+// agent stream and the chassis Transact. The stream's logic is in Fanout (sb-fanout.ts); this
+// file validates what agents send (a message that is not what the protocol says ends the stream
+// with INVALID_ARGUMENT before anything of it takes effect), turns gRPC streams into sinks,
+// registers chassis from their Hello, writes their acks (agent-writes.ts) and sends progress.
+import { isIP } from 'node:net';
+import type * as grpc from '@grpc/grpc-js';
+import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
+import { isUuid } from '../ovsdb/index.js';
+import { AckWriter, registrationOps } from './agent-writes.js';
+import type { CentralNode } from './central-node.js';
+import { CentralNodeError } from './central-node.js';
+import { statusOf } from './northbound-service.js';
+import type { FanoutLimits, Session, SessionHello, StreamSink } from './sb-fanout.js';
+import { Fanout, StreamEnd } from './sb-fanout.js';
+
+export { southboundDefinition } from './southbound-wire.js';
+
+/** Named limits of the Southbound door. */
+export const southboundLimits = {
+  /** How long a Hello waits for this member to apply the agent's revision before UNAVAILABLE. */
+  helloWaitMsMax: 5_000,
+  /** Interval of progress steps to idle groups. */
+  progressIntervalMs: 2_000,
+  /** Messages an agent may send while its Hello is being answered. */
+  pendingMessagesMax: 64,
+  chassisNameCharsMax: 256,
+  hostnameCharsMax: 256,
+  encapsMax: 16,
+  ifaceIdCharsMax: 256,
+  ackErrorCharsMax: 4096,
+  /** Attempts to register a chassis (a concurrent registration may make the first fail). */
+  registerAttemptsMax: 3,
+} as const;
+
+interface AgentMessage {
+  readonly kind?: string;
+  readonly hello?: {
+    chassis: string;
+    hostname: string;
+    encaps: { type: string; ip: string }[];
+    lastRevision: number;
+    heldDatapaths: string[];
+    ifaceIds: string[];
+    monitorAll: boolean;
+  };
+  readonly ack?: { revision: number; nbCfg: number; error: string };
+  readonly interest?: { ifaceIds: string[] };
+}
+
+const encapTypes = new Set(['geneve', 'stt', 'vxlan']);
+
+function invalid(message: string): StreamEnd {
+  return new StreamEnd('invalid', message);
+}
+
+function checkIfaceIds(ids: readonly string[]): void {
+  for (const id of ids) {
+    if (id.length === 0 || id.length > southboundLimits.ifaceIdCharsMax) throw invalid(`an iface-id is 1 to ${southboundLimits.ifaceIdCharsMax} characters, got ${JSON.stringify(id.slice(0, 64))}`);
+  }
+}
+
+/** A Hello as the protocol allows it, or StreamEnd('invalid') saying what is wrong. */
+export function validateHello(h: NonNullable<AgentMessage['hello']>): SessionHello & { hostname: string; encaps: { type: string; ip: string }[] } {
+  const name = h.chassis;
+  // eslint-disable-next-line no-control-regex
+  if (name.length === 0 || name.length > southboundLimits.chassisNameCharsMax || /[\u0000-\u001f]/.test(name)) throw invalid(`Hello.chassis must be 1 to ${southboundLimits.chassisNameCharsMax} printable characters`);
+  if (h.hostname.length > southboundLimits.hostnameCharsMax) throw invalid(`Hello.hostname is at most ${southboundLimits.hostnameCharsMax} characters`);
+  if (h.encaps.length === 0 || h.encaps.length > southboundLimits.encapsMax) throw invalid(`Hello.encaps: 1 to ${southboundLimits.encapsMax} encapsulations, got ${h.encaps.length}`);
+  for (const e of h.encaps) {
+    if (!encapTypes.has(e.type)) throw invalid(`Hello.encaps: type ${JSON.stringify(e.type)} is not geneve, stt or vxlan`);
+    if (isIP(e.ip) === 0) throw invalid(`Hello.encaps: ${JSON.stringify(e.ip.slice(0, 64))} is not an IP address`);
+  }
+  if (!Number.isSafeInteger(h.lastRevision) || h.lastRevision < 0) throw invalid(`Hello.last_revision ${h.lastRevision} is not a revision`);
+  for (const d of h.heldDatapaths) if (!isUuid(d)) throw invalid(`Hello.held_datapaths: ${JSON.stringify(String(d).slice(0, 64))} is not a uuid`);
+  checkIfaceIds(h.ifaceIds);
+  return { chassis: name, hostname: h.hostname, encaps: h.encaps, lastRevision: h.lastRevision, heldDatapaths: h.heldDatapaths, ifaceIds: h.ifaceIds, monitorAll: h.monitorAll };
+}
+
+export interface SouthboundServiceOptions {
+  readonly limits?: Partial<FanoutLimits>;
+  readonly progressIntervalMs?: number;
+}
+
+/** The agent streams and chassis writes of one member. */
+export class SouthboundService {
+  readonly fanout: Fanout;
+  readonly acks: AckWriter;
+  private readonly off: (() => void)[] = [];
+  private readonly timer: NodeJS.Timeout;
+  /** Registration failures, for status and tests. */
+  registrationFailures = 0;
+
+  constructor(
+    private readonly central: CentralNode,
+    options: SouthboundServiceOptions = {},
+  ) {
+    const feed = central.feed('OVN_Southbound');
+    this.acks = new AckWriter({ transact: (ops, db) => central.transact(ops, db), rows: feed.rows });
+    this.fanout = new Fanout(
+      { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
+      { member: central.id, onAck: (chassis, nbCfg) => this.acks.record(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
+    );
+    this.off.push(feed.onChange((e) => this.fanout.commit(e.revision, e.delta)));
+    this.off.push(central.onRestore((revision) => this.fanout.restore(revision)));
+    this.timer = setInterval(() => this.fanout.progress(), options.progressIntervalMs ?? southboundLimits.progressIntervalMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    for (const f of this.off) f();
+    this.acks.close();
+  }
+
+  handlers(): grpc.UntypedServiceImplementation {
+    return {
+      stream: (call: grpc.ServerDuplexStream<AgentMessage, Buffer>) => this.stream(call),
+      transact: (call: grpc.ServerUnaryCall<{ opsJson: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const malformed = malformedReason(call.request);
+        if (malformed !== undefined) return callback(statusOf(new MalformedRequestError(malformed)));
+        let ops: unknown;
+        try {
+          ops = JSON.parse(call.request.opsJson);
+        } catch (err) {
+          return callback(statusOf(new CentralNodeError('bad-request', `ops_json is not valid JSON: ${(err as Error).message}`)));
+        }
+        this.central.transact(ops, 'OVN_Southbound').then(
+          (out) => callback(null, { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed }),
+          (err: unknown) => callback(statusOf(err)),
+        );
+      },
+    };
+  }
+
+  private stream(call: grpc.ServerDuplexStream<AgentMessage, Buffer>): void {
+    let session: Session | undefined;
+    let ended = false;
+    let pending = 0;
+    let chain: Promise<void> = Promise.resolve();
+    const sink: StreamSink = {
+      write: (m, flushed) => {
+        if (!ended) call.write(m, flushed);
+      },
+      end: (err) => {
+        if (ended) return;
+        ended = true;
+        call.emit('error', statusOf(err));
+      },
+    };
+    const fail = (err: unknown): void => {
+      const e = err instanceof StreamEnd ? err : err instanceof CentralNodeError ? new StreamEnd(err.kind === 'bad-request' ? 'invalid' : 'unavailable', err.message) : undefined;
+      if (e === undefined) throw err;
+      if (session !== undefined) this.fanout.end(session, e);
+      else sink.end(e);
+    };
+    const handle = async (msg: AgentMessage): Promise<void> => {
+      if (ended) return;
+      const malformed = malformedReason(msg);
+      if (malformed !== undefined) throw invalid(`a message that is not an AgentMessage: ${malformed}`);
+      if (session === undefined) {
+        if (msg.kind !== 'hello' || msg.hello === undefined) throw invalid(`the first message of a stream is Hello, got ${msg.kind ?? 'an empty message'}`);
+        const hello = validateHello(msg.hello);
+        await this.waitForRevision(hello.lastRevision);
+        if (ended) return;
+        session = this.fanout.open(hello, sink);
+        void this.register(session, hello);
+        return;
+      }
+      switch (msg.kind) {
+        case 'hello':
+          throw invalid('Hello is only the first message of a stream');
+        case 'ack': {
+          const a = msg.ack as NonNullable<AgentMessage['ack']>;
+          if (a.error.length > southboundLimits.ackErrorCharsMax) throw invalid(`Ack.error is at most ${southboundLimits.ackErrorCharsMax} characters`);
+          this.fanout.ack(session, a.revision, a.nbCfg, a.error);
+          return;
+        }
+        case 'interest': {
+          const ids = (msg.interest as NonNullable<AgentMessage['interest']>).ifaceIds;
+          checkIfaceIds(ids);
+          this.fanout.setIfaceIds(session, ids);
+          return;
+        }
+        default:
+          throw invalid('an AgentMessage with nothing in it');
+      }
+    };
+    call.on('data', (msg: AgentMessage) => {
+      if (ended) return;
+      if (++pending > southboundLimits.pendingMessagesMax) {
+        fail(invalid(`more than ${southboundLimits.pendingMessagesMax} messages sent before the previous ones were handled`));
+        return;
+      }
+      chain = chain.then(() => handle(msg)).then(
+        () => {
+          pending--;
+        },
+        (err: unknown) => {
+          pending--;
+          fail(err);
+        },
+      );
+    });
+    const gone = (): void => {
+      ended = true;
+      if (session !== undefined) this.fanout.close(session);
+    };
+    call.on('cancelled', gone);
+    call.on('end', () => {
+      gone();
+      call.end();
+    });
+    call.on('close', gone);
+  }
+
+  /** Waits (bounded) until this member has applied `revision`, or ends with UNAVAILABLE. */
+  private async waitForRevision(revision: number): Promise<void> {
+    if (revision <= this.central.revision) return;
+    const limitMs = southboundLimits.helloWaitMsMax;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new StreamEnd('unavailable', `this member has applied revision ${this.central.revision}, not yet the agent's ${revision}, after ${limitMs} ms; try another member`));
+      }, limitMs);
+      const off = this.central.onCommit(() => {
+        if (this.central.revision < revision) return;
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+    });
+  }
+
+  /** Makes the SB hold the chassis as its Hello describes it (see registrationOps). */
+  private async register(s: Session, reg: { chassis: string; hostname: string; encaps: { type: string; ip: string }[] }): Promise<void> {
+    const view = this.central.sbView();
+    const rows = (t: string): ReturnType<typeof view.rows> => view.rows(t);
+    for (let attempt = 1; attempt <= southboundLimits.registerAttemptsMax; attempt++) {
+      const ops = registrationOps(rows, reg);
+      if (ops === undefined || s.state === 'closed') return;
+      try {
+        const out = await this.central.transact(ops, 'OVN_Southbound');
+        if (!out.failed) return;
+        if (attempt === southboundLimits.registerAttemptsMax) {
+          const err = (out.results.find((r) => r !== null && typeof r === 'object' && 'error' in r) ?? {}) as { error?: string; details?: string };
+          this.registrationFailures++;
+          this.fanout.end(s, new StreamEnd('invalid', `registering chassis ${reg.chassis} failed: ${err.error ?? 'failed'}: ${err.details ?? ''}`));
+          return;
+        }
+      } catch (err) {
+        if (attempt === southboundLimits.registerAttemptsMax) {
+          this.registrationFailures++;
+          this.fanout.end(s, new StreamEnd('unavailable', `registering chassis ${reg.chassis}: ${(err as Error).message}`));
+          return;
+        }
+      }
+    }
+  }
+}

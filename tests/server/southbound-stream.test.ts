@@ -1,0 +1,194 @@
+// The agent stream on a real 3-member cluster (Raft in process, real LevelDB, real gRPC on
+// loopback) with the real client (agent/sb-stream.ts): a chassis registers by its Hello, gets
+// the rows of its interest (Port_Bindings wanted by iface-id before they are bound, then the
+// datapaths of its bound ports), its Acks become Chassis_Private.nb_cfg and `Wait(HV)` returns;
+// when its member dies it resumes on another without a snapshot; when the changes it missed
+// are no longer retained it gets a snapshot; malformed messages end the stream with
+// INVALID_ARGUMENT and change nothing.
+import * as grpc from '@grpc/grpc-js';
+import t from 'tap';
+import { loadProto } from '../../cluster/grpc-proto.js';
+import type { CentralMember } from '../helpers/central-cluster.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
+import { ViewAgent, geneve } from '../helpers/sb-agents.js';
+
+const lsWithPorts = (ls: string, ports: string[]): unknown[] => [
+  { op: 'insert', table: 'Logical_Switch', 'uuid-name': 'ls', row: { name: ls, ports: ['set', ports.map((_, i) => ['named-uuid', `p${i}`])] } },
+  ...ports.map((p, i) => ({ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': `p${i}`, row: { name: p, addresses: `00:00:00:00:00:${(10 + i).toString(16).padStart(2, '0')} 10.0.0.${10 + i}` } })),
+];
+const bumpNbCfg = [
+  { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
+  { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] },
+];
+
+async function setUp(m: CentralMember): Promise<void> {
+  await m.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  await m.client.transact(lsWithPorts('sw0', ['vm1', 'vm3']));
+  await m.client.transact(lsWithPorts('sw1', ['vm2']));
+}
+
+const datapathOf = (a: ViewAgent, port: string): string | undefined => a.find('Port_Binding', (r) => r.logical_port === port)?.datapath as string | undefined;
+
+t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(HV)', async (t) => {
+  const cl = await startCentralCluster(t.testdir());
+  t.teardown(cl.stop);
+  const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m0);
+  const a = new ViewAgent({ chassis: 'hv1', hostname: 'host1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m1.address] }).start();
+  t.teardown(() => a.close());
+  await a.until(() => a.find('Chassis', (r) => r.name === 'hv1') !== undefined && a.rows('Chassis_Private').length === 1, 'its own registration');
+  const chassis = a.find('Chassis', (r) => r.name === 'hv1');
+  t.equal(chassis?.hostname, 'host1', 'Hello registered the chassis with its hostname');
+  t.same(a.rows('Encap').map((e) => [e.type, e.ip]), [['geneve', '192.0.2.1']], 'and its encap');
+  t.ok(a.find('Port_Binding', (r) => r.logical_port === 'vm1'), 'the Port_Binding of a wanted iface-id comes before it is bound');
+  t.equal(a.rows('Datapath_Binding').length, 0, 'but no datapath is local yet');
+  t.equal(a.rows('Logical_Flow').length, 0, 'nor any of their flows');
+
+  // Claim vm1: sw0 becomes local, with every row of it; sw1 stays away.
+  const claim = await a.source.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', chassis?._uuid as string], up: true } }]);
+  t.same(claim, [{ count: 1 }]);
+  const sw0 = datapathOf(a, 'vm1') as string;
+  await a.until(() => a.view.get('Datapath_Binding')?.has(sw0) === true && a.find('Port_Binding', (r) => r.logical_port === 'vm3') !== undefined, 'sw0 to become local');
+  t.ok(a.rows('Logical_Flow').length > 10, `sw0's logical flows arrived (${a.rows('Logical_Flow').length})`);
+  t.ok(a.rows('Logical_Flow').every((f) => (f.logical_datapath as string[])[0] === sw0), 'only sw0\'s flows');
+  t.notOk(a.find('Port_Binding', (r) => r.logical_port === 'vm2'), 'nothing of sw1');
+
+  // iface-ids change on the stream: vm2's binding comes, then goes, without its datapath.
+  a.source.setIfaceIds(['vm1', 'vm2']);
+  await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm2') !== undefined, 'vm2 by iface-id');
+  t.equal(a.rows('Datapath_Binding').length, 1, 'sw1 is not local for it');
+  a.source.setIfaceIds(['vm1']);
+  await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm2') === undefined, 'vm2 to leave');
+
+  // --wait=hv: bump nb_cfg; the agent gets SB_Global at that revision, acks it, and the member
+  // writes Chassis_Private.nb_cfg, which hv_cfg follows.
+  const bumped = await m0.client.transact(bumpNbCfg);
+  const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
+  const started = Date.now();
+  const waited = await m0.client.wait(target, 'hv', 20_000);
+  t.ok(waited.hvCfg >= target, `Wait(HV) returned hv_cfg ${waited.hvCfg} >= ${target} after ${Date.now() - started} ms`);
+  const priv = await m0.client.list('Chassis_Private', [['name', '==', 'hv1']], { db: 'OVN_Southbound' });
+  t.equal(priv.rows[0]?.nb_cfg, target, 'Chassis_Private.nb_cfg is the acknowledged nb_cfg');
+  t.ok((m1.southbound.acks.stats().rowsWritten ?? 0) >= 1, 'written by the member the agent is on');
+  t.equal(a.source.stats().snapshots, 1, 'one snapshot, at the start');
+  t.equal(a.updates.filter((u) => u.reset).length, 1, 'one reset update');
+});
+
+t.test('a member dies: the agent resumes on another without a snapshot', async (t) => {
+  const cl = await startCentralCluster(t.testdir());
+  t.teardown(cl.stop);
+  const [m0, m1, m2] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m2);
+  const a = new ViewAgent({ chassis: 'hv1', hostname: 'hv1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m0.address, m1.address], random: () => 0 }).start();
+  t.teardown(() => a.close());
+  await a.until(() => a.find('Chassis', (r) => r.name === 'hv1') !== undefined && a.find('Port_Binding', (r) => r.logical_port === 'vm1') !== undefined, 'registration');
+  const hv1 = a.find('Chassis', (r) => r.name === 'hv1')?._uuid as string;
+  await a.source.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
+  await a.until(() => a.rows('Datapath_Binding').length === 1, 'sw0 local');
+  t.match(a.states[0], { state: 'connected', endpoint: m0.address }, 'on the first member');
+
+  await cl.stopMember(m0);
+  // While it reconnects: a port added on its datapath, one on another, and a chassis-owned row.
+  await m2.client.transact([{ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm4' } }, { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw0']], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p']]]]] }]);
+  await m2.client.transact([{ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm5' } }, { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw1']], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p']]]]] }]);
+  await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm4') !== undefined, 'vm4 after the failover', 30_000);
+  t.ok(a.states.some((s) => s.state === 'disconnected' && s.endpoint === m0.address), 'it saw the member go');
+  t.match(a.states[a.states.length - 1], { state: 'connected', endpoint: m1.address }, 'and is on the next one');
+  t.equal(a.source.stats().resumes, 1, 'resumed from its revision');
+  t.equal(a.source.stats().snapshots, 1, 'no second snapshot');
+  t.equal(a.updates.filter((u) => u.reset).length, 1, 'no reset update after the first');
+  t.notOk(a.find('Port_Binding', (r) => r.logical_port === 'vm5'), 'nothing of sw1');
+
+  // What it holds equals a snapshot taken now by an agent with the same interest.
+  const fresh = new ViewAgent({ chassis: 'hv1', hostname: 'hv1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m1.address] }).start();
+  t.teardown(() => fresh.close());
+  await fresh.until(() => fresh.source.revision > 0, 'a snapshot');
+  await Promise.all([a, fresh].map((x) => x.until(() => x.source.revision === Math.max(a.source.revision, fresh.source.revision), 'the same revision')));
+  t.same(a.canonical(), fresh.canonical(), 'the resumed view equals a fresh snapshot');
+});
+
+t.test('changes no longer retained: the agent gets a snapshot', async (t) => {
+  const cl = await startCentralCluster(t.testdir(), { history: { revisionsMax: 3, bytesMax: 1 << 30 } });
+  t.teardown(cl.stop);
+  const [m0, m1, m2] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m2);
+  // A long first backoff: the changes below are all made before it reconnects.
+  const a = new ViewAgent({ chassis: 'hv1', hostname: 'hv1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m0.address, m1.address], random: () => 0, limits: { backoffMsInitial: 3000 } }).start();
+  t.teardown(() => a.close());
+  await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm1') !== undefined && a.rows('Chassis_Private').length === 1, 'registration');
+  const before = a.source.revision;
+  await cl.stopMember(m0);
+  for (let i = 0; i < 6; i++) await m2.client.transact(lsWithPorts(`extra${i}`, [`x${i}`]));
+  await a.until(() => a.source.stats().snapshots === 2, 'a second snapshot', 30_000);
+  await a.until(() => a.updates.filter((u) => u.reset).length === 2, 'a reset update');
+  const reset = a.updates.filter((u) => u.reset)[1];
+  t.equal(reset?.fromRevision, before, 'from the revision it held');
+  t.ok(a.find('Port_Binding', (r) => r.logical_port === 'vm1'), 'the view after the reset has its rows');
+  t.equal(a.source.stats().resumes, 0, 'no resume was possible');
+});
+
+t.test('malformed messages end the stream with INVALID_ARGUMENT and change nothing', async (t) => {
+  const cl = await startCentralCluster(t.testdir());
+  t.teardown(cl.stop);
+  const [m0] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m0);
+  const root = loadProto('southbound.proto');
+  const agentMessage = root.lookupType('ovnts.southbound.AgentMessage');
+  const client = new grpc.Client(m0.address, grpc.credentials.createInsecure());
+  t.teardown(() => client.close());
+  /** Opens a stream, sends raw messages, resolves with how it ended. */
+  const exchange = (messages: (Buffer | Record<string, unknown>)[], waitForFirst = false): Promise<{ code: number; details: string; received: number }> =>
+    new Promise((resolve) => {
+      const call = client.makeBidiStreamRequest('/ovnts.southbound.Southbound/Stream', (m: Buffer) => m, (b: Buffer) => b);
+      let received = 0;
+      const queue = messages.map((m) => (Buffer.isBuffer(m) ? m : Buffer.from(agentMessage.encode(agentMessage.fromObject(m)).finish())));
+      const sendRest = (): void => {
+        while (queue.length > 0) call.write(queue.shift() as Buffer);
+      };
+      call.on('data', () => {
+        received++;
+        if (received === 1) sendRest();
+      });
+      call.on('error', (e: grpc.ServiceError) => resolve({ code: e.code, details: e.details, received }));
+      call.on('end', () => resolve({ code: 0, details: 'ended', received }));
+      call.write(queue.shift() as Buffer);
+      if (!waitForFirst) sendRest();
+      setTimeout(() => call.cancel(), 10_000).unref();
+    });
+  const hello = (chassis: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ hello: { chassis, hostname: chassis, encaps: [{ type: 'geneve', ip: '192.0.2.9' }], ...extra } });
+  const INVALID = grpc.status.INVALID_ARGUMENT;
+
+  t.match(await exchange([{ ack: { revision: 1, nbCfg: 0 } }]), { code: INVALID, details: /first message of a stream is Hello/ });
+  t.match(await exchange([hello('bad-encap', { encaps: [{ type: 'gre', ip: '192.0.2.9' }] })]), { code: INVALID, details: /not geneve, stt or vxlan/ });
+  t.match(await exchange([hello('bad-ip', { encaps: [{ type: 'geneve', ip: 'not-an-ip' }] })]), { code: INVALID, details: /not an IP address/ });
+  t.match(await exchange([hello('')]), { code: INVALID, details: /Hello.chassis/ });
+  t.match(await exchange([hello('no-encaps', { encaps: [] })]), { code: INVALID, details: /encapsulations/ });
+  t.match(await exchange([hello('bad-held', { lastRevision: 1, heldDatapaths: ['nope'] })]), { code: INVALID, details: /not a uuid/ });
+  t.match(await exchange([Buffer.from([0xff, 0xff, 0xff, 0x0f])]), { code: INVALID, details: /not an AgentMessage/ });
+  // After a good Hello (and its Resume): the same stream is cut at the first bad message.
+  t.match(await exchange([hello('hvx'), Buffer.from([0x0a, 0xff])], true), { code: INVALID, details: /not an AgentMessage/ });
+  t.match(await exchange([hello('hvx'), hello('hvx')], true), { code: INVALID, details: /only the first message/ });
+  t.match(await exchange([hello('hvx'), { ack: { revision: 1_000_000_000, nbCfg: 0 } }], true), { code: INVALID, details: /has sent up to/ });
+  t.match(await exchange([hello('hvx'), { ack: { revision: 1, nbCfg: 99 } }], true), { code: INVALID, details: /beyond SB_Global.nb_cfg/ });
+  t.match(await exchange([hello('hvx'), { interest: { ifaceIds: [''] } }], true), { code: INVALID, details: /iface-id/ });
+  t.match(await exchange([hello('hvx'), {}], true), { code: INVALID, details: /nothing in it/ });
+
+  const chassis = await m0.client.list('Chassis', [], { db: 'OVN_Southbound' });
+  t.same(chassis.rows.map((r) => r.name), ['hvx'], 'only the chassis of a valid Hello was registered');
+  const priv = await m0.client.list('Chassis_Private', [], { db: 'OVN_Southbound' });
+  t.same(priv.rows.map((r) => [r.name, r.nb_cfg]), [['hvx', 0]], 'no bad Ack changed nb_cfg');
+
+  // The chassis Transact: bad JSON is refused; a write to what northd derives is a permission error.
+  const transact = (opsJson: string): Promise<{ code: number; reply?: { resultsJson: string; failed: boolean } }> =>
+    new Promise((resolve) => {
+      const T = root.lookupType('ovnts.southbound.TransactRequest');
+      const R = root.lookupType('ovnts.southbound.TransactReply');
+      client.makeUnaryRequest('/ovnts.southbound.Southbound/Transact', (m: Buffer) => m, (b: Buffer) => R.toObject(R.decode(b)), Buffer.from(T.encode(T.fromObject({ opsJson })).finish()), (err, reply) =>
+        resolve(err ? { code: err.code } : { code: 0, reply: reply as { resultsJson: string; failed: boolean } }),
+      );
+    });
+  t.match(await transact('{nope'), { code: INVALID });
+  const denied = await transact(JSON.stringify([{ op: 'insert', table: 'Logical_Flow', row: {} }]));
+  t.match(denied, { code: 0, reply: { failed: true } });
+  t.match(JSON.parse(denied.reply?.resultsJson ?? '[]'), [{ error: 'permission error' }]);
+});
