@@ -132,7 +132,9 @@ export function registerUpCommands(program: Command): void {
       const ovsdbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 21 + i}`).join(',');
       const metricsUrls = names.map((_, i) => `http://127.0.0.1:${base + 31 + i}`).join(',');
       const sbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 41 + i}`).join(',');
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
+      // Northbound API, so SB_GRPC is NB_GRPC; it has a line of its own for agents to read.
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
       try {
         await waitForLeader(addresses, () => exited);
       } catch (err) {
@@ -141,7 +143,7 @@ export function registerUpCommands(program: Command): void {
       }
       await initNbGlobal(addresses);
       process.stdout.write(
-        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
       );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');

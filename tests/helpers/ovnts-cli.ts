@@ -49,6 +49,8 @@ export async function freeBasePort(): Promise<number> {
 export interface UpEnv {
   /** Northbound gRPC addresses, member order. */
   readonly nbGrpc: string[];
+  /** Southbound (agent stream) gRPC addresses, member order. */
+  readonly sbGrpc: string[];
   /** OVSDB door remotes (tcp:IP:PORT), member order. */
   readonly nbOvsdb: string[];
   /** OVN_Southbound OVSDB door remotes, member order. */
@@ -65,6 +67,7 @@ export function readUpEnv(dataDir: string): UpEnv {
   const field = (name: string): string => new RegExp(`^${name}="([^"]*)"`, 'm').exec(env)?.[1] ?? '';
   return {
     nbGrpc: field('NB_GRPC').split(',').filter(Boolean),
+    sbGrpc: field('SB_GRPC').split(',').filter(Boolean),
     nbOvsdb: field('NB_OVSDB').split(',').filter(Boolean),
     sbOvsdb: field('SB_OVSDB').split(',').filter(Boolean),
     pids: field('MEMBER_PIDS').split(' ').filter(Boolean).map(Number),
