@@ -1,0 +1,197 @@
+// Which logical ports this chassis claims and releases, decided from the local interfaces, the
+// SB Port_Bindings and this chassis's identity (controller/binding.c, lport.c, if-status.c).
+// Pure: `decideBindings(state, inputs)` returns the next state and the actions; the shell turns
+// actions into SB and OVS transactions with `bindingSbOps` and `bindingOvsOps`.
+//
+// The rules, for a VIF Port_Binding (type "") whose logical_port is some local interface's
+// external_ids:iface-id:
+//   - it is claimed (chassis set, up=false) when unbound, or bound elsewhere and the interface is
+//     new to us since the port was last bound here; requested-chassis must allow this chassis;
+//   - once the runtime reports the port's flows installed (for the interface's current OpenFlow
+//     port), up is set true and the interface gets external_ids:ovn-installed=true;
+//   - it is released (chassis cleared, up=false) when the interface goes, or requested-chassis
+//     moves it elsewhere, conditionally on still being bound here;
+//   - when another chassis binds it while the interface that held it here remains, this
+//     chassis yields (it drops ovn-installed and does not claim back). That is the move of a
+//     port: the newer interface wins, once, and two chassis never take turns.
+// ovn-controller 23.03 instead claims back after 500 ms when both chassis have the interface;
+// yielding keeps the moved port still. An l3gateway Port_Binding is claimed (up=true) by the
+// chassis its options:l3gateway-chassis names and released when it names another.
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { OpJson } from './ovsdb-json.js';
+import { setJson, uuidJson } from './ovsdb-json.js';
+
+export const OVN_INSTALLED = 'ovn-installed';
+export const OVN_INSTALLED_TS = 'ovn-installed-ts';
+
+/** A local interface that carries an iface-id and has an OpenFlow port. */
+export interface LocalIface {
+  readonly ifaceUuid: string;
+  readonly name: string;
+  readonly ofport: number;
+  /** external_ids:ovn-installed is "true". */
+  readonly ovnInstalled: boolean;
+  /** external_ids:encap-ip: bind the port to this chassis's Encap with that IP. */
+  readonly encapIp?: string;
+}
+
+export interface BindingChassis {
+  readonly name: string;
+  readonly hostname: string;
+  /** This chassis's Chassis row; nothing is claimed before it exists. */
+  readonly uuid: string | undefined;
+  /** This chassis's Encap rows by IP. */
+  readonly encapByIp: ReadonlyMap<string, string>;
+}
+
+export interface BindingState {
+  /** Ports seen bound here, each with the interface that held it then. */
+  readonly heldWith: ReadonlyMap<string, string>;
+  /** Ports whose flows the runtime reported installed, with the OpenFlow port they were for. */
+  readonly installed: ReadonlyMap<string, number>;
+}
+
+export const initialBindingState = (): BindingState => ({ heldWith: new Map(), installed: new Map() });
+
+export interface BindingInputs {
+  readonly chassis: BindingChassis;
+  readonly ifaces: ReadonlyMap<string, LocalIface>;
+  readonly portBindings: Iterable<sb.Port_Binding>;
+  /** Ports with a transaction in flight that the SB does not show yet: left as they are. */
+  readonly inflight: ReadonlySet<string>;
+}
+
+export type BindingAction =
+  | { readonly kind: 'claim'; readonly port: string; readonly pbUuid: string; readonly from: string | undefined; readonly encap: string | undefined; readonly up: boolean; readonly clearIface: string | undefined }
+  | { readonly kind: 'release'; readonly port: string; readonly pbUuid: string; readonly clearIface: string | undefined }
+  | { readonly kind: 'set-up'; readonly port: string; readonly pbUuid: string; readonly sbUp: boolean; readonly markIface: string | undefined }
+  | { readonly kind: 'set-encap'; readonly port: string; readonly pbUuid: string; readonly encap: string | undefined }
+  | { readonly kind: 'clear-installed'; readonly port: string; readonly clearIface: string };
+
+/** Whether requested-chassis lets this chassis be the port's main chassis (lport.c). */
+export function canBindHere(pb: sb.Port_Binding, chassis: BindingChassis): boolean {
+  if (chassis.uuid !== undefined && pb.requested_chassis[0] === chassis.uuid) return true;
+  const requested = pb.options.get('requested-chassis');
+  if (requested === undefined || requested === '') return true;
+  // The first name is the main chassis; later ones would be additional chassis, which this
+  // agent does not bind as.
+  const main = requested.split(',')[0];
+  return main === chassis.name || main === chassis.hostname;
+}
+
+export function decideBindings(state: BindingState, inputs: BindingInputs): { state: BindingState; actions: BindingAction[] } {
+  const { chassis, ifaces, inflight } = inputs;
+  const heldWith = new Map<string, string>();
+  const installed = new Map<string, number>();
+  const actions: BindingAction[] = [];
+  const us = chassis.uuid;
+  for (const pb of inputs.portBindings) {
+    const port = pb.logical_port;
+    const owner = pb.chassis[0];
+    const here = us !== undefined && owner === us;
+    const iface = ifaces.get(port);
+    const held = state.heldWith.get(port);
+    if (inflight.has(port)) {
+      // Keep what we knew; decide again once the SB shows the transaction's effect.
+      if (held !== undefined) heldWith.set(port, held);
+      const inst = state.installed.get(port);
+      if (inst !== undefined && here) installed.set(port, inst);
+      continue;
+    }
+    if (pb.type === 'l3gateway') {
+      const wanted = pb.options.get('l3gateway-chassis') === chassis.name;
+      if (wanted && !here && us !== undefined) actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap: undefined, up: true, clearIface: undefined });
+      else if (!wanted && here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: undefined });
+      continue;
+    }
+    if (pb.type !== '' || pb.parent_port.length > 0) continue;
+    const clear = iface?.ovnInstalled === true ? iface.ifaceUuid : undefined;
+    if (iface === undefined || us === undefined || !canBindHere(pb, chassis)) {
+      if (here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: clear });
+      else if (clear !== undefined) actions.push({ kind: 'clear-installed', port, clearIface: clear });
+      continue;
+    }
+    const encap = iface.encapIp === undefined ? undefined : chassis.encapByIp.get(iface.encapIp);
+    if (here) {
+      heldWith.set(port, iface.ifaceUuid);
+      if (pb.encap[0] !== encap) actions.push({ kind: 'set-encap', port, pbUuid: pb._uuid, encap });
+      const inst = state.installed.get(port);
+      if (inst === iface.ofport) {
+        installed.set(port, inst);
+        const sbUp = pb.up[0] !== true;
+        if (sbUp || !iface.ovnInstalled) actions.push({ kind: 'set-up', port, pbUuid: pb._uuid, sbUp, markIface: iface.ovnInstalled ? undefined : iface.ifaceUuid });
+      }
+      continue;
+    }
+    if (owner !== undefined && held === iface.ifaceUuid) {
+      // Another chassis took the port from this very interface: the port moved. Stay off it.
+      heldWith.set(port, held);
+      if (clear !== undefined) actions.push({ kind: 'clear-installed', port, clearIface: clear });
+      continue;
+    }
+    actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap, up: false, clearIface: clear });
+  }
+  return { state: { heldWith, installed }, actions };
+}
+
+/**
+ * Records that the runtime installed the flows of `port` for OpenFlow port `ofport`. It counts
+ * only while the port stays bound here through that same OpenFlow port.
+ */
+export function markInstalled(state: BindingState, port: string, ofport: number): BindingState {
+  if (state.installed.get(port) === ofport) return state;
+  const installed = new Map(state.installed);
+  installed.set(port, ofport);
+  return { heldWith: state.heldWith, installed };
+}
+
+const whereBoundHere = (pbUuid: string, us: string): unknown[] => [['_uuid', '==', uuidJson(pbUuid)], ['chassis', '==', uuidJson(us)]];
+
+/**
+ * The SB operations of the actions, one per action that writes the SB (in action order).
+ * Releases and updates apply only while the port is still bound here, so a late release never
+ * undoes another chassis's newer claim.
+ */
+export function bindingSbOps(actions: readonly BindingAction[], us: string): { port: string; op: OpJson }[] {
+  const out: { port: string; op: OpJson }[] = [];
+  for (const a of actions) {
+    switch (a.kind) {
+      case 'claim':
+        out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: [['_uuid', '==', uuidJson(a.pbUuid)]], row: { chassis: uuidJson(us), up: a.up, encap: setJson(a.encap === undefined ? [] : [uuidJson(a.encap)]) } } });
+        break;
+      case 'release':
+        out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: whereBoundHere(a.pbUuid, us), row: { chassis: setJson([]), up: false, encap: setJson([]) } } });
+        break;
+      case 'set-up':
+        if (a.sbUp) out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: whereBoundHere(a.pbUuid, us), row: { up: true } } });
+        break;
+      case 'set-encap':
+        out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: whereBoundHere(a.pbUuid, us), row: { encap: setJson(a.encap === undefined ? [] : [uuidJson(a.encap)]) } } });
+        break;
+      case 'clear-installed':
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * The Open_vSwitch operations of the actions: ovn-installed marks set and cleared. `key` names
+ * the write without its timestamp, for a shell that holds back repeats.
+ */
+export function bindingOvsOps(actions: readonly BindingAction[], nowMs: number): { port: string; key: string; op: OpJson }[] {
+  const out: { port: string; key: string; op: OpJson }[] = [];
+  const clearKeys = ['external_ids', 'delete', setJson([OVN_INSTALLED, OVN_INSTALLED_TS])];
+  for (const a of actions) {
+    const iface = a.kind === 'set-up' ? a.markIface : a.kind === 'set-encap' ? undefined : a.clearIface;
+    if (iface === undefined) continue;
+    const where = [['_uuid', '==', uuidJson(iface)]];
+    const key = `${a.kind === 'set-up' ? 'mark' : 'clear'}:${a.port}:${iface}`;
+    if (a.kind === 'set-up') {
+      out.push({ port: a.port, key, op: { op: 'mutate', table: 'Interface', where, mutations: [clearKeys, ['external_ids', 'insert', ['map', [[OVN_INSTALLED, 'true'], [OVN_INSTALLED_TS, String(nowMs)]]]]] } });
+    } else {
+      out.push({ port: a.port, key, op: { op: 'mutate', table: 'Interface', where, mutations: [clearKeys] } });
+    }
+  }
+  return out;
+}

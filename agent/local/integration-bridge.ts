@@ -1,0 +1,57 @@
+// The integration bridge (ovn-bridge, default br-int), as ovn-controller keeps it
+// (process_br_int, create_br_int): created when missing with fail_mode=secure,
+// other_config:disable-in-band=true and a fixed other_config:hwaddr, its datapath_type kept at
+// the configured one, its fail_mode kept secure. Pure.
+import { createHash } from 'node:crypto';
+import type { OpGroup, OpJson } from './ovsdb-json.js';
+import { mapJson, namedUuid, setJson, uuidJson, whereUuid } from './ovsdb-json.js';
+import type { OvsTables } from './ovs-rows.js';
+import { bridgeByName, openVswitchRow } from './ovs-rows.js';
+
+/** Open vSwitch's own default ("system", the kernel datapath) when nothing says otherwise. */
+export const DEFAULT_DATAPATH_TYPE = 'system';
+
+/**
+ * The datapath type the integration bridge should have: the command line's, else
+ * external_ids:ovn-bridge-datapath-type, else the bridge's current one, else "system".
+ */
+export function wantedDatapathType(flag: string | undefined, configured: string | undefined, current: string | undefined): string {
+  return flag ?? configured ?? (current !== undefined && current !== '' ? current : DEFAULT_DATAPATH_TYPE);
+}
+
+/**
+ * A locally administered unicast MAC derived from the chassis and bridge names. ovn-controller
+ * picks a random one; any fixed value serves the purpose (ovs-vswitchd then derives the
+ * datapath-id from it and does not change it when the first port is added, which would
+ * reconnect every OpenFlow controller), and a derived one is the same after a re-creation.
+ */
+export function bridgeHwaddr(systemId: string, bridge: string): string {
+  const h = createHash('sha256').update(`${systemId}\0${bridge}`).digest();
+  const bytes = [((h[0] as number) & 0xfc) | 0x02, ...h.subarray(1, 6)];
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+/** The operations that create or fix the integration bridge, or undefined when it is right. */
+export function integrationBridgeOps(ovs: OvsTables, systemId: string, name: string, datapathType: string): OpGroup | undefined {
+  const root = openVswitchRow(ovs);
+  if (root === undefined) return undefined;
+  const br = bridgeByName(ovs, name);
+  if (br === undefined) {
+    const ops: OpJson[] = [
+      { op: 'comment', comment: `ovnts agent: creating integration bridge '${name}'` },
+      { op: 'insert', table: 'Interface', 'uuid-name': 'iface', row: { name, type: 'internal' } },
+      { op: 'insert', table: 'Port', 'uuid-name': 'port', row: { name, interfaces: namedUuid('iface') } },
+      {
+        op: 'insert', table: 'Bridge', 'uuid-name': 'bridge',
+        row: { name, ports: namedUuid('port'), fail_mode: 'secure', datapath_type: datapathType, other_config: mapJson([['disable-in-band', 'true'], ['hwaddr', bridgeHwaddr(systemId, name)]]) },
+      },
+      { op: 'mutate', table: 'Open_vSwitch', where: whereUuid(root._uuid), mutations: [['bridges', 'insert', setJson([namedUuid('bridge')])]] },
+    ];
+    return { what: `create integration bridge ${name} (datapath_type ${datapathType})`, ops };
+  }
+  const row: Record<string, unknown> = {};
+  if (br.datapath_type !== datapathType) row.datapath_type = datapathType;
+  if (br.fail_mode[0] !== 'secure') row.fail_mode = 'secure';
+  if (Object.keys(row).length === 0) return undefined;
+  return { what: `set ${Object.keys(row).join(', ')} of integration bridge ${name}`, ops: [{ op: 'update', table: 'Bridge', where: [['_uuid', '==', uuidJson(br._uuid)]], row }] };
+}

@@ -1,0 +1,84 @@
+// Reading the Open_vSwitch database replica the way the planners need it: the single
+// Open_vSwitch row, bridges by name, a bridge's ports, a port's interfaces. Rows are as
+// ovsdb/client.ts decodes them (maps as ReadonlyMap, sets and optional columns as arrays).
+import type { Row } from '../../ovsdb/index.js';
+
+/** The monitored tables and columns the local side needs, for OvsdbClient. */
+export const OVS_MONITOR = {
+  Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges'],
+  Bridge: ['name', 'ports', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
+  Port: ['name', 'interfaces', 'external_ids'],
+  Interface: ['name', 'type', 'options', 'external_ids', 'ofport'],
+} as const;
+
+export interface OvsBridge {
+  readonly _uuid: string;
+  readonly name: string;
+  readonly ports: readonly string[];
+  readonly datapath_type: string;
+  readonly fail_mode: readonly string[];
+  readonly other_config: ReadonlyMap<string, string>;
+}
+
+export interface OvsPort {
+  readonly _uuid: string;
+  readonly name: string;
+  readonly interfaces: readonly string[];
+  readonly external_ids: ReadonlyMap<string, string>;
+}
+
+export interface OvsInterface {
+  readonly _uuid: string;
+  readonly name: string;
+  readonly type: string;
+  readonly options: ReadonlyMap<string, string>;
+  readonly external_ids: ReadonlyMap<string, string>;
+  readonly ofport: readonly number[];
+}
+
+/** A read-only view of the replica: OvsdbClient.table fits. */
+export type OvsTables = (table: keyof typeof OVS_MONITOR) => ReadonlyMap<string, Row>;
+
+export function openVswitchRow(ovs: OvsTables): Row | undefined {
+  for (const r of ovs('Open_vSwitch').values()) return r;
+  return undefined;
+}
+
+export function bridgeByName(ovs: OvsTables, name: string): OvsBridge | undefined {
+  for (const r of ovs('Bridge').values()) if (r.name === name) return r as unknown as OvsBridge;
+  return undefined;
+}
+
+export function portsOf(ovs: OvsTables, bridge: OvsBridge): OvsPort[] {
+  const ports = ovs('Port');
+  return bridge.ports.map((u) => ports.get(u) as unknown as OvsPort | undefined).filter((p): p is OvsPort => p !== undefined);
+}
+
+export function interfacesOf(ovs: OvsTables, port: OvsPort): OvsInterface[] {
+  const ifaces = ovs('Interface');
+  return port.interfaces.map((u) => ifaces.get(u) as unknown as OvsInterface | undefined).filter((i): i is OvsInterface => i !== undefined);
+}
+
+/** The interface's OpenFlow port number, or undefined when it has none (yet, or it failed). */
+export function ofportOf(iface: OvsInterface): number | undefined {
+  const n = iface.ofport[0];
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+/** Ops that remove one port from a bridge (the Port and its Interfaces are garbage-collected). */
+export function removePortOps(bridge: OvsBridge, port: OvsPort): Record<string, unknown>[] {
+  return [{ op: 'mutate', table: 'Bridge', where: [['_uuid', '==', ['uuid', bridge._uuid]]], mutations: [['ports', 'delete', ['set', [['uuid', port._uuid]]]]] }];
+}
+
+/**
+ * Ops that add a port with one interface to a bridge; `tag` makes the named uuids unique when
+ * several are added in one transaction.
+ */
+export function addPortOps(bridge: OvsBridge, tag: string, port: { name: string; external_ids: ReadonlyMap<string, string> }, iface: { type: string; options: ReadonlyMap<string, string> }): Record<string, unknown>[] {
+  const sortedMap = (m: ReadonlyMap<string, string>): unknown => ['map', [...m].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))];
+  return [
+    { op: 'insert', table: 'Interface', 'uuid-name': `i_${tag}`, row: { name: port.name, type: iface.type, options: sortedMap(iface.options) } },
+    { op: 'insert', table: 'Port', 'uuid-name': `p_${tag}`, row: { name: port.name, interfaces: ['named-uuid', `i_${tag}`], external_ids: sortedMap(port.external_ids) } },
+    { op: 'mutate', table: 'Bridge', where: [['_uuid', '==', ['uuid', bridge._uuid]]], mutations: [['ports', 'insert', ['set', [['named-uuid', `p_${tag}`]]]]] },
+  ];
+}

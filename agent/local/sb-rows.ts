@@ -1,0 +1,74 @@
+// The few Southbound tables the local side reads — Chassis, Encap, Chassis_Private,
+// Port_Binding — folded from the agent's SbUpdates, with the lookups it needs. The flow side
+// keeps its own store of everything; this one is small and local to agent/local/.
+import type { Row } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { SbUpdate } from '../sb-source.js';
+
+export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding'] as const;
+type LocalTable = (typeof LOCAL_SB_TABLES)[number];
+
+const isLocalTable = (t: string): t is LocalTable => (LOCAL_SB_TABLES as readonly string[]).includes(t);
+
+export class SbRows {
+  private readonly tables = new Map<LocalTable, Map<string, Row>>(LOCAL_SB_TABLES.map((t) => [t, new Map()]));
+  private readonly portByName = new Map<string, string>();
+  /** Whether a first update (the initial snapshot) has arrived. */
+  ready = false;
+  revision = 0;
+
+  /**
+   * Folds one update in; returns whether any row of these tables changed. A reset replaces
+   * everything held.
+   */
+  apply(u: SbUpdate): boolean {
+    let changed = false;
+    if (u.reset) {
+      for (const t of this.tables.values()) {
+        if (t.size > 0) changed = true;
+        t.clear();
+      }
+      this.portByName.clear();
+    }
+    for (const c of u.changes) {
+      if (!isLocalTable(c.table)) continue;
+      const t = this.tables.get(c.table) as Map<string, Row>;
+      const old = t.get(c.uuid);
+      if (c.table === 'Port_Binding' && old !== undefined) this.portByName.delete(old.logical_port as string);
+      if (c.row === undefined) t.delete(c.uuid);
+      else {
+        t.set(c.uuid, c.row);
+        if (c.table === 'Port_Binding') this.portByName.set(c.row.logical_port as string, c.uuid);
+      }
+      changed = true;
+    }
+    if (!this.ready) changed = true;
+    this.ready = true;
+    this.revision = u.toRevision;
+    return changed;
+  }
+
+  /** The rows of one table, typed as the SB schema's row interface for it. */
+  rows<T>(table: LocalTable): ReadonlyMap<string, T> {
+    return this.tables.get(table) as unknown as ReadonlyMap<string, T>;
+  }
+
+  chassisByName(name: string): sb.Chassis | undefined {
+    for (const r of this.rows<sb.Chassis>('Chassis').values()) if (r.name === name) return r;
+    return undefined;
+  }
+
+  chassisPrivateByName(name: string): sb.Chassis_Private | undefined {
+    for (const r of this.rows<sb.Chassis_Private>('Chassis_Private').values()) if (r.name === name) return r;
+    return undefined;
+  }
+
+  encap(uuid: string): sb.Encap | undefined {
+    return this.rows<sb.Encap>('Encap').get(uuid);
+  }
+
+  portBinding(logicalPort: string): sb.Port_Binding | undefined {
+    const uuid = this.portByName.get(logicalPort);
+    return uuid === undefined ? undefined : this.rows<sb.Port_Binding>('Port_Binding').get(uuid);
+  }
+}

@@ -1,0 +1,124 @@
+// The local side's pure planners, table-driven: the Open_vSwitch configuration with
+// ovn-controller's keys and per-chassis overrides, the chassis record transaction (nothing when
+// the SB agrees), tunnel choice and naming, local datapaths through patch ports. Method: rows
+// built by hand, planner outputs compared with what ovn-controller 23.03 would do.
+import t from 'tap';
+import type { Row } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { ChassisConfig } from '../../agent/local/ovs-config.js';
+import { parseBridgeMappings, readChassisConfig } from '../../agent/local/ovs-config.js';
+import { chassisCleanupOps, chassisRecordOps, desiredOtherConfig } from '../../agent/local/chassis-record.js';
+import { desiredTunnels, parseTunnelId, tunnelPortName } from '../../agent/local/tunnels.js';
+import { localDatapaths, localnetPortsOf } from '../../agent/local/patch-ports.js';
+import { bridgeHwaddr, wantedDatapathType } from '../../agent/local/integration-bridge.js';
+
+const ovsRow = (ids: Record<string, string>, ifaceTypes: string[] = ['geneve', 'vxlan']): Row =>
+  ({ _uuid: 'r', _version: '', external_ids: new Map(Object.entries(ids)), iface_types: ifaceTypes }) as unknown as Row;
+
+function config(ids: Record<string, string>): ChassisConfig {
+  const r = readChassisConfig(ovsRow({ 'system-id': 'hv1', 'ovn-encap-type': 'geneve', 'ovn-encap-ip': '10.0.0.1', ...ids }), 'host');
+  if (r.kind !== 'ok') throw new Error(r.reason);
+  return r.config;
+}
+
+t.test('readChassisConfig', async (t) => {
+  t.match(readChassisConfig(undefined, 'h'), { kind: 'incomplete' });
+  t.match(readChassisConfig(ovsRow({}), 'h'), { kind: 'incomplete', reason: /system-id/ });
+  t.match(readChassisConfig(ovsRow({ 'system-id': 'hv1', 'ovn-encap-type': 'geneve' }), 'h'), { kind: 'incomplete', reason: /ovn-encap-ip/ });
+  t.match(readChassisConfig(ovsRow({ 'system-id': 'hv1', 'ovn-encap-type': 'gre', 'ovn-encap-ip': '1.1.1.1' }), 'h'), { kind: 'incomplete', reason: /no usable encapsulation/ });
+  const c = config({});
+  t.match(c, { systemId: 'hv1', hostname: 'host', encapTypes: ['geneve'], encapIps: ['10.0.0.1'], encapCsum: 'true', integrationBridge: 'br-int', monitorAll: 'false', isInterconn: false });
+  t.same(config({ 'ovn-encap-ip': '10.0.0.1,10.0.0.2,10.0.0.1', 'ovn-encap-type': 'vxlan, geneve' }).encapIps, ['10.0.0.1', '10.0.0.2'], 'comma lists, deduplicated');
+  t.equal(config({ 'ovn-bridge': 'br-x', 'ovn-bridge-hv1': 'br-mine' }).integrationBridge, 'br-mine', '<key>-<system-id> wins over <key>');
+  t.equal(config({ hostname: 'given' }).hostname, 'given');
+  t.same(config({ 'ovn-transport-zones': 'tz1,tz2' }).transportZones, ['tz1', 'tz2']);
+});
+
+t.test('parseBridgeMappings', async (t) => {
+  t.same([...parseBridgeMappings('physnet1:br-eth1,physnet2:br-eth2').mappings], [['physnet1', 'br-eth1'], ['physnet2', 'br-eth2']]);
+  t.same([...parseBridgeMappings('').mappings], []);
+  const bad = parseBridgeMappings('a:b,broken,c:d');
+  t.same([...bad.mappings], [['a', 'b']], 'a malformed entry stops the parse, as in ovn-controller');
+  t.equal(bad.warnings.length, 1);
+  t.same([...parseBridgeMappings('a:b,a:c').mappings], [['a', 'b']], 'the first mapping of a network wins');
+});
+
+const encapRow = (uuid: string, chassis: string, ip: string, type = 'geneve', csum = 'true'): sb.Encap =>
+  ({ _uuid: uuid, _version: '', type, ip, chassis_name: chassis, options: new Map([['csum', csum]]) }) as sb.Encap;
+const chassisRow = (uuid: string, name: string, encaps: string[], over: Partial<Record<keyof sb.Chassis, unknown>> = {}): sb.Chassis =>
+  ({ _uuid: uuid, _version: '', name, hostname: 'host', encaps, vtep_logical_switches: [], nb_cfg: 0, external_ids: new Map(), other_config: new Map(), transport_zones: [], ...over }) as sb.Chassis;
+
+function rowsOf(chassis: sb.Chassis[], encaps: sb.Encap[], privs: sb.Chassis_Private[] = []): Parameters<typeof chassisRecordOps>[2] {
+  return {
+    chassisByName: (n) => chassis.find((c) => c.name === n),
+    chassisPrivateByName: (n) => privs.find((p) => p.name === n),
+    encap: (u) => encaps.find((e) => e._uuid === u),
+  };
+}
+
+t.test('chassisRecordOps: register, nothing when current, update what changed', async (t) => {
+  const c = config({});
+  const first = chassisRecordOps(c, 'netdev', rowsOf([], []));
+  t.match(first?.ops.map((o) => `${String(o.op)} ${String(o.table ?? '')}`), ['comment ', 'insert Encap', 'insert Chassis', 'insert Chassis_Private']);
+  const oc = desiredOtherConfig(c, 'netdev', new Map());
+  const current = chassisRow('c1', 'hv1', ['e1'], { other_config: oc });
+  const priv = { _uuid: 'p1', _version: '', name: 'hv1', chassis: ['c1'], nb_cfg: 0, nb_cfg_timestamp: 0, external_ids: new Map() } as sb.Chassis_Private;
+  t.equal(chassisRecordOps(c, 'netdev', rowsOf([current], [encapRow('e1', 'hv1', '10.0.0.1')], [priv])), undefined, 'nothing to do when the SB agrees');
+  const csum = chassisRecordOps(c, 'netdev', rowsOf([current], [encapRow('e1', 'hv1', '10.0.0.1', 'geneve', 'false')], [priv]));
+  t.match(csum?.ops.map((o) => `${String(o.op)} ${String(o.table ?? '')}`), ['comment ', 'delete Encap', 'insert Encap', 'update Chassis'], 'a changed csum replaces the Encap');
+  const dp = chassisRecordOps(c, 'system', rowsOf([current], [encapRow('e1', 'hv1', '10.0.0.1')], [priv]));
+  t.same(dp?.ops.slice(1).map((o) => Object.keys(o.row as object)), [['other_config']], 'a datapath type change updates other_config only');
+  const kept = desiredOtherConfig(c, 'netdev', new Map([['operator-key', 'x'], ['datapath-type', 'old']]));
+  t.equal(kept.get('operator-key'), 'x', 'keys others set in other_config are kept');
+  t.equal(kept.get('datapath-type'), 'netdev');
+  const relink = chassisRecordOps(c, 'netdev', rowsOf([current], [encapRow('e1', 'hv1', '10.0.0.1')], [{ ...priv, chassis: [] }]));
+  t.match(relink?.ops.slice(1), [{ op: 'update', table: 'Chassis_Private', row: { chassis: ['uuid', 'c1'] } }], 'a Chassis_Private whose weak reference was dropped is linked again');
+  t.match(chassisCleanupOps('hv1', rowsOf([current], [], [priv]))?.ops.slice(1), [{ op: 'delete', table: 'Chassis_Private' }, { op: 'delete', table: 'Chassis' }]);
+  t.equal(chassisCleanupOps('hv1', rowsOf([], [])), undefined);
+});
+
+t.test('desiredTunnels: preferred type, transport zones, is-remote', async (t) => {
+  const c = config({ 'ovn-encap-type': 'geneve,vxlan' });
+  const encaps = [encapRow('a1', 'hv2', '10.0.0.2', 'vxlan'), encapRow('a2', 'hv2', '10.0.0.2', 'geneve', 'false'), encapRow('b1', 'hv3', '10.0.0.3', 'vxlan'), encapRow('r1', 'remote', '10.9.0.1')];
+  const chassis = [chassisRow('x', 'hv1', []), chassisRow('h2', 'hv2', ['a1', 'a2']), chassisRow('h3', 'hv3', ['b1']), chassisRow('r', 'remote', ['r1'], { other_config: new Map([['is-remote', 'true']]) })];
+  const tunnels = desiredTunnels(c, { chassis, encap: (u) => encaps.find((e) => e._uuid === u) });
+  t.same(tunnels.map((x) => [x.id, x.type, [...x.options]]), [
+    ['hv2@10.0.0.2', 'geneve', [['key', 'flow'], ['remote_ip', '10.0.0.2'], ['csum', 'false']]],
+    ['hv3@10.0.0.3', 'vxlan', [['key', 'flow'], ['remote_ip', '10.0.0.3'], ['csum', 'true']]],
+  ], 'geneve preferred over vxlan, vxlan where it is all they share; none to itself or to a remote chassis');
+  const zoned = desiredTunnels(config({ 'ovn-transport-zones': 'tz1' }), { chassis: [chassisRow('h2', 'hv2', ['a2'], { transport_zones: ['tz2'] })], encap: (u) => encaps.find((e) => e._uuid === u) });
+  t.same(zoned, [], 'no tunnel across transport zones');
+  t.equal(tunnelPortName('hypervisor-2', new Set()), 'ovn-hyperv-0');
+  t.equal(tunnelPortName('hv2', new Set(['ovn-hv2-0', 'ovn-hv2-1'])), 'ovn-hv2-2');
+  t.same(parseTunnelId('a@b@10.0.0.1'), { chassis: 'a@b', ip: '10.0.0.1' });
+  t.equal(parseTunnelId('nothing'), undefined);
+});
+
+t.test('local datapaths through patch ports, and their localnet ports', async (t) => {
+  const pb = (name: string, dp: string, over: Partial<Record<keyof sb.Port_Binding, unknown>> = {}): sb.Port_Binding =>
+    ({ _uuid: name, logical_port: name, datapath: dp, type: '', options: new Map(), chassis: [], additional_chassis: [], ...over }) as unknown as sb.Port_Binding;
+  const pbs = [
+    pb('vm1', 'ls1', { chassis: ['me'] }),
+    pb('ls1-lr', 'ls1', { type: 'patch', options: new Map([['peer', 'lr-ls1']]) }),
+    pb('lr-ls1', 'lr', { type: 'patch', options: new Map([['peer', 'ls1-lr']]) }),
+    pb('lr-ls2', 'lr', { type: 'patch', options: new Map([['peer', 'ls2-lr']]) }),
+    pb('ls2-lr', 'ls2', { type: 'patch', options: new Map([['peer', 'lr-ls2']]) }),
+    pb('ln2', 'ls2', { type: 'localnet', options: new Map([['network_name', 'physnet']]) }),
+    pb('ln3', 'ls3', { type: 'localnet', options: new Map([['network_name', 'physnet']]) }),
+  ];
+  const locals = localDatapaths(pbs, 'me');
+  t.same([...locals].sort(), ['lr', 'ls1', 'ls2'], 'the bound port\'s switch, the router behind it and the switch behind that');
+  t.same(localnetPortsOf(pbs, locals), [{ logicalPort: 'ln2', network: 'physnet' }]);
+  t.same([...localDatapaths(pbs, undefined)], [], 'nothing before the chassis exists');
+});
+
+t.test('integration bridge details', async (t) => {
+  t.equal(wantedDatapathType('netdev', 'system', 'x'), 'netdev', 'the command line wins');
+  t.equal(wantedDatapathType(undefined, 'netdev', 'system'), 'netdev', 'then ovn-bridge-datapath-type');
+  t.equal(wantedDatapathType(undefined, undefined, 'netdev'), 'netdev', 'then the bridge\'s own');
+  t.equal(wantedDatapathType(undefined, undefined, ''), 'system', 'else system');
+  const mac = bridgeHwaddr('hv1', 'br-int');
+  t.match(mac, /^[0-9a-f][26ae](:[0-9a-f]{2}){5}$/, 'a locally administered unicast MAC');
+  t.equal(bridgeHwaddr('hv1', 'br-int'), mac, 'the same every time');
+  t.not(bridgeHwaddr('hv2', 'br-int'), mac);
+});
