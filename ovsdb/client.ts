@@ -358,6 +358,8 @@ export class OvsdbClient {
         monitorId = `ovnts-${++this.monitorSeq}`;
         initial = await conn.request('monitor', [this.options.database, monitorId, requests]);
       }
+      // Synced before the resync change is reported: a consumer reacting to it may transact.
+      this.synced = true;
       this.resync(initial, method === 'monitor_cond');
       const held = queue;
       queue = undefined;
@@ -366,7 +368,6 @@ export class OvsdbClient {
         this.applyUpdate(conn, m === 'update2', updates);
       }
       if (conn.isClosed) throw closeReason ?? new ConnectionClosedError('connection closed');
-      this.synced = true;
       this.options.onEvent?.({ kind: 'connected', target: endpointToString(this.endpoint), monitorMethod: method });
       for (const w of [...this.syncWaiters]) w();
       this.syncWaiters.clear();

@@ -1,0 +1,384 @@
+// The agent's local side, the imperative shell around the planners of agent/local/: it watches
+// the Open_vSwitch database (through an OvsdbClient replica) and the Southbound rows the
+// runtime hands it, and after every change runs one reconcile pass:
+//   1. read the chassis configuration from the Open_vSwitch row;
+//   2. create or fix the integration bridge;
+//   3. register or update this chassis in the SB (Chassis, Encap, Chassis_Private);
+//   4. add and remove tunnel ports and localnet patch ports;
+//   5. rebuild the LocalView and tell the flow side if it changed;
+//   6. claim, release and mark up the logical ports, in the SB and on the interfaces.
+// Every step is a pure planner's output sent as a transaction; the pass never waits for its own
+// writes to come back: the next change runs the next pass. A write that was just sent is not
+// sent again until the SB or OVS shows something new about it or `resendMs` passed, and a failed
+// one is logged and retried after `resendMs`.
+import type { OvsdbClient } from '../../ovsdb/client.js';
+import { transactionError } from '../../ovsdb/client.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { LocalView } from '../local-view.js';
+import { emptyLocalView } from '../local-view.js';
+import type { SbUpdate } from '../sb-source.js';
+import type { BindingChassis, BindingState } from './binding.js';
+import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, markInstalled } from './binding.js';
+import { chassisCleanupOps, chassisRecordOps } from './chassis-record.js';
+import { integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
+import { buildLocalView, localViewsEqual } from './local-view-builder.js';
+import type { ChassisConfig } from './ovs-config.js';
+import { readChassisConfig } from './ovs-config.js';
+import type { OpGroup, OpJson } from './ovsdb-json.js';
+import { setJson, uuidJson } from './ovsdb-json.js';
+import type { OvsTables } from './ovs-rows.js';
+import { bridgeByName, openVswitchRow, portsOf, removePortOps } from './ovs-rows.js';
+import { localDatapaths, localnetPortsOf, patchPortOps } from './patch-ports.js';
+import { SbRows } from './sb-rows.js';
+import { CHASSIS_ID_KEY, desiredTunnels, tunnelOps } from './tunnels.js';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+export interface LocalAgentOptions {
+  /** A client monitoring OVS_MONITOR (agent/local/ovs-rows.ts); the agent starts it. */
+  readonly ovs: OvsdbClient;
+  /** Chassis-side SB transactions (SbSource.transact). */
+  readonly sbTransact: (ops: readonly unknown[]) => Promise<unknown[]>;
+  /** The host's name, used when external_ids:hostname is not set. */
+  readonly hostname: string;
+  /** The integration bridge's datapath type; overrides external_ids:ovn-bridge-datapath-type. */
+  readonly datapathType?: string;
+  /** How long a sent write is trusted to be on its way before it is sent again. */
+  readonly resendMs?: number;
+  readonly now?: () => number;
+  readonly log?: (level: LogLevel, message: string) => void;
+}
+
+export const localAgentDefaults = { resendMs: 3_000 } as const;
+
+/** The columns of a Port_Binding this chassis writes, as one comparable string. */
+function ownedKey(pb: sb.Port_Binding): string {
+  return `${pb.chassis.join(',')}|${pb.up.join(',')}|${pb.encap.join(',')}`;
+}
+
+export class LocalAgent {
+  private readonly sb = new SbRows();
+  private readonly now: () => number;
+  private readonly resendMs: number;
+  private readonly log: (level: LogLevel, message: string) => void;
+  private viewValue: LocalView = emptyLocalView('');
+  private configValue: ChassisConfig | undefined;
+  private bindings: BindingState = initialBindingState();
+  private readonly viewListeners = new Set<(v: LocalView) => void>();
+  private readonly idleWaiters = new Set<() => void>();
+  private readonly configWaiters = new Set<(c: ChassisConfig) => void>();
+  /** Write groups sent recently: key → when. */
+  private readonly sent = new Map<string, number>();
+  /** Ports with an SB write in flight: port → (its owned columns when sent, when). */
+  private readonly inflight = new Map<string, { key: string; atMs: number }>();
+  private dirty = false;
+  private running = false;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastProblem = '';
+  private offOvs: (() => void) | undefined;
+
+  constructor(private readonly options: LocalAgentOptions) {
+    this.now = options.now ?? Date.now;
+    this.resendMs = options.resendMs ?? localAgentDefaults.resendMs;
+    this.log = options.log ?? ((level, message) => process.stderr.write(`agent ${level}: ${message}\n`));
+  }
+
+  start(): void {
+    this.offOvs = this.options.ovs.onChange(() => this.schedule());
+    this.options.ovs.start();
+    this.schedule();
+  }
+
+  /** The LocalView as of the last pass. */
+  get view(): LocalView {
+    return this.viewValue;
+  }
+
+  /** The chassis configuration as of the last pass (undefined while incomplete). */
+  get config(): ChassisConfig | undefined {
+    return this.configValue;
+  }
+
+  /** The SB rows this side holds (read-only use). */
+  get sbRows(): SbRows {
+    return this.sb;
+  }
+
+  /** Resolves with the chassis configuration once the Open_vSwitch row has a complete one. */
+  whenConfigured(): Promise<ChassisConfig> {
+    if (this.configValue !== undefined) return Promise.resolve(this.configValue);
+    return new Promise((resolve) => this.configWaiters.add(resolve));
+  }
+
+  /** Calls `listener` with every new LocalView (after the pass that built it). */
+  onViewChange(listener: (view: LocalView) => void): () => void {
+    this.viewListeners.add(listener);
+    return () => this.viewListeners.delete(listener);
+  }
+
+  /** Folds one SB update in; a pass follows if it touched what this side reads. */
+  applySbUpdate(u: SbUpdate): void {
+    if (this.sb.apply(u)) this.schedule();
+  }
+
+  /**
+   * The runtime installed the flows of these logical ports, computed from `view` (after its
+   * barrier). A port's up and ovn-installed follow once it is still bound here through the
+   * OpenFlow port it had in `view`.
+   */
+  markInstalled(ports: Iterable<string>, view: LocalView): void {
+    let changed = false;
+    for (const port of ports) {
+      const ofport = view.vifs.get(port);
+      if (ofport === undefined) continue;
+      const next = markInstalled(this.bindings, port, ofport);
+      if (next !== this.bindings) changed = true;
+      this.bindings = next;
+    }
+    if (changed) this.schedule();
+  }
+
+  /** Resolves once a pass has run with nothing left to do right now. */
+  whenIdle(): Promise<void> {
+    if (!this.running && !this.dirty) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.add(resolve));
+  }
+
+  /**
+   * What `--cleanup` does on exit, as ovn-controller's exit path: releases every port bound
+   * here, deletes this chassis's SB rows, and removes the tunnel ports from the integration
+   * bridge. Throws when a write fails (the caller reports it; nothing half-done is hidden).
+   */
+  async cleanup(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    await this.whenIdleAfterStop();
+    const config = this.configValue;
+    if (config === undefined) return;
+    const us = this.sb.chassisByName(config.systemId)?._uuid;
+    const ops: OpJson[] = [];
+    if (us !== undefined) {
+      for (const pb of this.sb.rows<sb.Port_Binding>('Port_Binding').values()) {
+        if (pb.chassis[0] !== us) continue;
+        ops.push({ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', uuidJson(pb._uuid)], ['chassis', '==', uuidJson(us)]], row: { chassis: setJson([]), up: false, encap: setJson([]) } });
+      }
+    }
+    const unregister = chassisCleanupOps(config.systemId, this.sb);
+    if (unregister !== undefined) ops.push(...unregister.ops);
+    if (ops.length > 0) {
+      const results = await this.options.sbTransact(ops);
+      const err = transactionError(ops, results);
+      if (err !== undefined) throw new Error(`cleanup of chassis ${config.systemId} in the SB failed: ${err.message}`);
+    }
+    const tables = this.tables();
+    const br = bridgeByName(tables, config.integrationBridge);
+    if (br !== undefined && this.options.ovs.isSynced) {
+      const ovsOps = portsOf(tables, br).filter((p) => p.external_ids.has(CHASSIS_ID_KEY)).flatMap((p) => removePortOps(br, p));
+      if (ovsOps.length > 0) {
+        const results = await this.options.ovs.transact(ovsOps);
+        const err = transactionError(ovsOps, results);
+        if (err !== undefined) throw new Error(`removing tunnel ports from ${config.integrationBridge} failed: ${err.message}`);
+      }
+    }
+  }
+
+  /** Stops reconciling (the OVS client stays open: its owner closes it). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.offOvs?.();
+    await this.whenIdleAfterStop();
+  }
+
+  private async whenIdleAfterStop(): Promise<void> {
+    if (this.running) await new Promise<void>((resolve) => this.idleWaiters.add(resolve));
+  }
+
+  private schedule(): void {
+    this.dirty = true;
+    if (!this.running && !this.stopped) void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.dirty && !this.stopped) {
+        this.dirty = false;
+        await this.reconcile();
+      }
+    } finally {
+      this.running = false;
+      for (const w of [...this.idleWaiters]) w();
+      this.idleWaiters.clear();
+    }
+  }
+
+  /** Runs a pass again after `ms`, for writes held back or failed. */
+  private retryIn(ms: number): void {
+    if (this.retryTimer !== undefined || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedule();
+    }, ms);
+    this.retryTimer.unref();
+  }
+
+  private tables(): OvsTables {
+    const ovs = this.options.ovs;
+    return (t) => ovs.table(t);
+  }
+
+  private problem(message: string): void {
+    if (message === this.lastProblem) return;
+    this.lastProblem = message;
+    if (message !== '') this.log('warn', message);
+  }
+
+  private setView(view: LocalView): void {
+    if (localViewsEqual(view, this.viewValue)) return;
+    this.viewValue = view;
+    for (const l of this.viewListeners) l(view);
+  }
+
+  /** Whether a group with this key went out less than resendMs ago (then it is not resent). */
+  private recentlySent(key: string): boolean {
+    const at = this.sent.get(key);
+    const now = this.now();
+    if (at !== undefined && now - at < this.resendMs) {
+      this.retryIn(this.resendMs - (now - at) + 1);
+      return true;
+    }
+    return false;
+  }
+
+  private async send(where: 'sb' | 'ovs', groups: readonly OpGroup[]): Promise<void> {
+    const fresh = groups.filter((g) => !this.recentlySent(`${where}:${JSON.stringify(g.ops)}`));
+    await Promise.all(fresh.map(async (g) => {
+      this.sent.set(`${where}:${JSON.stringify(g.ops)}`, this.now());
+      try {
+        const results = where === 'sb' ? await this.options.sbTransact(g.ops) : await this.options.ovs.transact(g.ops);
+        const err = transactionError(g.ops, results);
+        if (err === undefined) this.log('info', g.what);
+        else {
+          this.log('warn', `${g.what}: ${err.message}`);
+          this.retryIn(this.resendMs);
+        }
+      } catch (err) {
+        this.log('warn', `${g.what}: ${(err as Error).message}`);
+        this.retryIn(this.resendMs);
+      }
+    }));
+    this.pruneSent();
+  }
+
+  private pruneSent(): void {
+    const now = this.now();
+    for (const [k, at] of this.sent) if (now - at >= this.resendMs) this.sent.delete(k);
+  }
+
+  private async reconcile(): Promise<void> {
+    const ovs = this.options.ovs;
+    if (!ovs.isSynced) return;
+    const tables = this.tables();
+    const read = readChassisConfig(openVswitchRow(tables), this.options.hostname);
+    if (read.kind !== 'ok') {
+      this.problem(`not registering: ${read.reason}`);
+      this.configValue = undefined;
+      this.setView(emptyLocalView(''));
+      return;
+    }
+    const config = read.config;
+    this.problem(config.warnings.join('; '));
+    this.configValue = config;
+    for (const w of [...this.configWaiters]) w(config);
+    this.configWaiters.clear();
+
+    // 2. The integration bridge; the rest waits until it exists.
+    let br = bridgeByName(tables, config.integrationBridge);
+    const datapathType = wantedDatapathType(this.options.datapathType, config.bridgeDatapathType, br?.datapath_type);
+    const brOps = integrationBridgeOps(tables, config.systemId, config.integrationBridge, datapathType);
+    if (brOps !== undefined) await this.send('ovs', [brOps]);
+    br = bridgeByName(tables, config.integrationBridge);
+    if (br === undefined) {
+      this.setView(emptyLocalView(config.systemId));
+      return;
+    }
+
+    // 3. This chassis in the SB, once the SB rows arrived (so an existing record is known).
+    const sbReady = this.sb.ready;
+    if (sbReady) {
+      const rec = chassisRecordOps(config, br.datapath_type, this.sb);
+      if (rec !== undefined) await this.send('sb', [rec]);
+    }
+    const us: sb.Chassis | undefined = sbReady ? this.sb.chassisByName(config.systemId) : undefined;
+    const portBindings = [...this.sb.rows<sb.Port_Binding>('Port_Binding').values()];
+
+    // 4. Tunnels and localnet patch ports. Without SB rows there is nothing to compare with,
+    // and removing what exists would only disturb a restarted agent's dataplane.
+    const locals = localDatapaths(portBindings, us?._uuid);
+    const localnet = localnetPortsOf(portBindings, locals);
+    if (sbReady) {
+      const tunnels = tunnelOps(tables, br, desiredTunnels(config, { chassis: this.sb.rows<sb.Chassis>('Chassis').values(), encap: (u) => this.sb.encap(u) }));
+      const patches = patchPortOps(tables, br, config.bridgeMappings, localnet);
+      if (patches.missingBridges.length > 0) this.problem(`no bridge for the ovn-bridge-mappings of network(s) ${patches.missingBridges.join(', ')}`);
+      await this.send('ovs', [...tunnels, ...patches.groups]);
+    }
+
+    // 5. The LocalView, from the replica as it is now (the writes above show up in a later pass).
+    const built = buildLocalView(config.systemId, tables, bridgeByName(tables, config.integrationBridge), new Map(localnet.map((l) => [l.logicalPort, l.network])));
+    for (const c of built.conflicts) this.problem(c);
+    this.setView(built.view);
+    if (!sbReady) return;
+
+    // 6. Port bindings.
+    const encapByIp = new Map<string, string>();
+    for (const u of us?.encaps ?? []) {
+      const e = this.sb.encap(u);
+      if (e !== undefined && !encapByIp.has(e.ip)) encapByIp.set(e.ip, u);
+    }
+    const chassis: BindingChassis = { name: config.systemId, hostname: config.hostname, uuid: us?._uuid, encapByIp };
+    const now = this.now();
+    const inflight = new Set<string>();
+    for (const [port, f] of this.inflight) {
+      const pb = this.sb.portBinding(port);
+      if (pb !== undefined && ownedKey(pb) === f.key && now - f.atMs < this.resendMs) {
+        inflight.add(port);
+        this.retryIn(this.resendMs - (now - f.atMs) + 1);
+      } else {
+        this.inflight.delete(port);
+      }
+    }
+    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight });
+    this.bindings = decided.state;
+    if (decided.actions.length === 0) return;
+    const sbOps = us === undefined ? [] : bindingSbOps(decided.actions, us._uuid);
+    for (const { port } of sbOps) {
+      const pb = this.sb.portBinding(port);
+      if (pb !== undefined) this.inflight.set(port, { key: ownedKey(pb), atMs: now });
+    }
+    const what = decided.actions.map((a) => `${a.kind} ${a.port}`).join(', ');
+    const groups: Promise<void>[] = [];
+    if (sbOps.length > 0) groups.push(this.sendNow('sb', { what: `port bindings: ${what}`, ops: sbOps.map((o) => o.op) }));
+    const ovsOps = bindingOvsOps(decided.actions, now).filter((o) => !this.recentlySent(`ovs:${o.key}`));
+    for (const o of ovsOps) this.sent.set(`ovs:${o.key}`, now);
+    if (ovsOps.length > 0) groups.push(this.sendNow('ovs', { what: `interface marks: ${ovsOps.map((o) => o.port).join(', ')}`, ops: ovsOps.map((o) => o.op) }));
+    await Promise.all(groups);
+  }
+
+  /** Sends one group without the resend filter (its caller tracks what is in flight). */
+  private async sendNow(where: 'sb' | 'ovs', g: OpGroup): Promise<void> {
+    try {
+      const results = where === 'sb' ? await this.options.sbTransact(g.ops) : await this.options.ovs.transact(g.ops);
+      const err = transactionError(g.ops, results);
+      if (err === undefined) this.log('info', g.what);
+      else {
+        this.log('warn', `${g.what}: ${err.message}`);
+        this.retryIn(this.resendMs);
+      }
+    } catch (err) {
+      this.log('warn', `${g.what}: ${(err as Error).message}`);
+      this.retryIn(this.resendMs);
+    }
+  }
+}
