@@ -2,6 +2,7 @@
 // The `ovnts` command: one entry point, one subcommand per process or tool. Each subcommand
 // lives in bin/commands/ and registers itself on the program here; this file only assembles.
 import { Command } from 'commander';
+import { registerAgentCommand } from './commands/agent.js';
 import { registerCentralCommand } from './commands/central.js';
 import { registerClusterCommand } from './commands/cluster.js';
 import { registerCheckClusterCommand } from './commands/check-cluster.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerCentralCommand(program);
   registerUpCommands(program);
   registerNbctlCommand(program);
+  registerAgentCommand(program);
   registerClusterCommand(program);
   registerSnapshotCommand(program);
   registerCheckClusterCommand(program);
