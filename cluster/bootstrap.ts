@@ -9,9 +9,12 @@ import type { NodeId, PersistedState } from './types.js';
 
 export function bootstrapState(voters: readonly NodeId[]): PersistedState {
   assert(voters.length > 0, 'a cluster needs at least one voter');
+  // In id order: founders may be given their peers in any order (`nX@ID=...`), and the entry
+  // at (1, 1) must still be the same bytes on every one of them.
+  const sorted = [...voters].sort((a, b) => a - b);
   return {
     hardState: { term: 1, vote: 0, commit: 1 },
-    entries: [{ term: 1, index: 1, type: 'conf-change', data: encodeConfChange({ kind: 'bootstrap', voters }) }],
+    entries: [{ term: 1, index: 1, type: 'conf-change', data: encodeConfChange({ kind: 'bootstrap', voters: sorted }) }],
   };
 }
 
