@@ -58,6 +58,12 @@ export interface FaultClusterOptions {
   readonly electionTicks?: number;
 }
 
+/** Where a member's newest write-ahead log ended at some moment. */
+export interface LogMark {
+  readonly file: string;
+  readonly size: number;
+}
+
 export interface LeaderSeen {
   readonly id: number;
   readonly term: number;
@@ -79,6 +85,8 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
 
 export class FaultCluster {
   readonly members: Member[] = [];
+  /** Members a scenario expects to stop on a storage error (their disks were made to lose synced writes). */
+  readonly expectedStops = new Set<number>();
   /** `${from}>${to}` → the proxies that carry what `from` sends to `to`. */
   private readonly links = new Map<string, Link>();
   /** For members added later: the proxies every other member reaches them through. */
@@ -307,24 +315,34 @@ export class FaultCluster {
     m.state = 'running';
   }
 
-  /**
-   * A torn write: cuts `bytes` (at least 1, at most the file) off the end of the newest
-   * non-empty LevelDB write-ahead log (*.log) in a stopped member's data folder. Returns what
-   * was cut, or undefined when there is no log with data.
-   */
-  tearLogTail(id: number, bytes: number): { file: string; sizeBefore: number; cut: number } | undefined {
+  /** The newest non-empty LevelDB write-ahead log (*.log) in a member's data folder, and its size. */
+  logMark(id: number): LogMark | undefined {
     const m = this.member(id);
-    if (m.child !== undefined) throw new Error(`${m.name} must be stopped before its log is torn`);
     const logs = readdirSync(m.dataDir)
       .filter((f) => /^\d+\.log$/.test(f))
-      .map((f) => ({ f, n: Number(f.slice(0, -4)), size: statSync(join(m.dataDir, f)).size }))
+      .map((f) => ({ file: f, n: Number(f.slice(0, -4)), size: statSync(join(m.dataDir, f)).size }))
       .filter((x) => x.size > 0)
       .sort((a, b) => b.n - a.n);
     const newest = logs[0];
+    return newest === undefined ? undefined : { file: newest.file, size: newest.size };
+  }
+
+  /**
+   * A torn write: truncates the newest LevelDB write-ahead log of a stopped member at a point
+   * drawn by `pick` from what may be cut. With `after`, only bytes written after that mark
+   * may go (the file it names, from its size on; a newer file, all of it). Returns what was
+   * cut, or undefined when there was nothing to cut.
+   */
+  tearLogTail(id: number, pick: (lo: number, hi: number) => number, after?: LogMark): { file: string; sizeBefore: number; cut: number } | undefined {
+    const m = this.member(id);
+    if (m.child !== undefined) throw new Error(`${m.name} must be stopped before its log is torn`);
+    const newest = this.logMark(id);
     if (newest === undefined) return undefined;
-    const cut = Math.max(1, Math.min(bytes, newest.size));
-    truncateSync(join(m.dataDir, newest.f), newest.size - cut);
-    return { file: newest.f, sizeBefore: newest.size, cut };
+    const floor = after === undefined ? 0 : newest.file === after.file ? after.size : Number(newest.file.slice(0, -4)) > Number(after.file.slice(0, -4)) ? 0 : newest.size;
+    if (newest.size <= floor) return undefined;
+    const keep = pick(floor, newest.size - 1);
+    truncateSync(join(m.dataDir, newest.file), keep);
+    return { file: newest.file, sizeBefore: newest.size, cut: newest.size - keep };
   }
 
   // --- faults on links --------------------------------------------------------------------

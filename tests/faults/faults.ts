@@ -273,23 +273,84 @@ export function replaceMember(): FaultStep {
 }
 
 /**
- * A torn write: kill -9 a member, cut the tail off its newest LevelDB log file, restart it.
- * It may lose its unacknowledged tail; it must start, rejoin and catch up.
+ * A torn write, as a crash can leave one: only what the member wrote after its last
+ * acknowledgement is at risk. So first everything the member says is cut off (a follower's
+ * acknowledgements go nowhere; a leader is isolated and can commit nothing), it keeps
+ * writing what it receives for a moment, then it is killed -9 and its newest LevelDB log is
+ * cut at a random point after the mark taken at the cut. It must restart, rejoin and catch up.
  */
-export function tornWrite(role: 'leader' | 'follower', bytesMax: number): FaultStep {
+export function tornWrite(role: 'leader' | 'follower'): FaultStep {
   return async (ctx) => {
     const { cluster, rec, rng } = ctx;
     const l = await cluster.waitForStableLeader();
     const target = role === 'leader' ? l.id : await someFollower(ctx, l.id);
     const t0 = performance.now();
-    await cluster.kill(target, 'SIGKILL');
-    const tear = cluster.tearLogTail(target, rng.int(1, bytesMax));
-    rec.fault(`torn write on ${role} n${target}: ${tear === undefined ? 'no log data to tear' : `${tear.cut} of ${tear.sizeBefore} bytes cut from ${tear.file}`}`);
+    if (role === 'leader') cluster.isolate(target);
+    else for (const m of cluster.current) if (m.id !== target) cluster.cutOneWay(target, m.id);
+    const mark = cluster.logMark(target);
+    // Let it write something nobody hears about (bounded: a leader soon stops taking writes).
+    const deadline = performance.now() + 3 * ctx.electionMs;
+    while (performance.now() < deadline) {
+      const now = cluster.logMark(target);
+      if (mark === undefined || now === undefined || now.file !== mark.file || now.size > mark.size) break;
+      await sleep(50);
+    }
     if (role === 'leader') {
       const next = await cluster.waitForNewLeader(l.term, new Set([target]), t0);
       rec.newLeader(next.afterMs);
     }
+    await cluster.kill(target, 'SIGKILL');
+    const tear = mark === undefined ? undefined : cluster.tearLogTail(target, (lo, hi) => rng.int(lo, hi), mark);
+    rec.fault(`torn write on ${role} n${target}: ${tear === undefined ? 'nothing written after its last acknowledgement' : `${tear.cut} of ${tear.sizeBefore} bytes cut from ${tear.file} (after byte ${mark?.size ?? 0})`}`);
+    cluster.healAll();
     await cluster.restart(target);
     await waitCaughtUp(cluster, target);
+  };
+}
+
+/**
+ * A disk that lost synced writes: kill -9 a follower and cut up to bytesMax bytes off its
+ * newest LevelDB log regardless of what it acknowledged. Either the cut held only
+ * unacknowledged writes and the member catches up, or it must stop with the storage error
+ * that says it lost acknowledged entries (never crash, never serve); then it is replaced by a
+ * fresh member, as that error tells the operator to do.
+ */
+export function lostSyncedWrites(bytesMax: number): FaultStep {
+  return async (ctx) => {
+    const { cluster, rec, rng } = ctx;
+    const l = await cluster.waitForStableLeader();
+    const f = await someFollower(ctx, l.id);
+    await cluster.kill(f, 'SIGKILL');
+    const tear = cluster.tearLogTail(f, (lo, hi) => Math.max(lo, hi + 1 - rng.int(1, bytesMax)));
+    rec.fault(`synced writes lost on follower n${f}: ${tear === undefined ? 'no log data' : `${tear.cut} of ${tear.sizeBefore} bytes cut from ${tear.file}`}`);
+    cluster.expectedStops.add(f);
+    // It may stop before it answered once (the leader's first heartbeat gives it away).
+    await cluster.restart(f).catch(() => undefined);
+    const leader = await cluster.waitForStableLeader();
+    const target = (await cluster.status(leader.id)).commit;
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const m = cluster.member(f);
+      const s = m.state === 'running' ? await cluster.status(f).catch(() => undefined) : undefined;
+      if (s !== undefined && s.fatalError === '' && s.applied >= target) {
+        rec.note(`n${f} rejoined: the cut held no acknowledged entry`);
+        cluster.expectedStops.delete(f);
+        return;
+      }
+      if (m.state === 'down' || (s !== undefined && s.fatalError !== '')) break;
+      if (Date.now() > deadline) throw new Error(`n${f} neither caught up nor stopped within 90 s: ${cluster.logTail(m)}`);
+      await sleep(100);
+    }
+    const log = cluster.logTail(cluster.member(f), 4000);
+    if (!/acknowledged entries up to \d+: its storage lost writes after syncing them/.test(log)) {
+      throw new Error(`n${f} stopped without saying it lost acknowledged entries: ${log}`);
+    }
+    rec.note(`n${f} stopped: it lost acknowledged entries, as its log says; replaced`);
+    await cluster.kill(f, 'SIGKILL');
+    await cluster.removeMember(f);
+    rec.fault(`member n${f} removed`);
+    const m = await cluster.addMember();
+    rec.fault(`member n${m.id} added`);
+    await waitCaughtUp(cluster, m.id);
   };
 }
