@@ -399,7 +399,7 @@ process.stdout.write(
     'wall times of the commands from the leader (process start included); restore is one member\'s\n' +
     'folder. The snapshot file holds the NB and northd\'s history (tunnel keys); the backup holds the\n' +
     `NB. Compaction (ours) is measured in this process on the same code (${mb(compaction.bytes)} MB snapshot); a\n` +
-    'leader whose snapshot holds its loop over one tick hands leadership away before compacting.\n' +
+    'leader whose encode holds the event loop a quarter of the election timeout hands leadership away first.\n' +
     'Failover: a member is killed with SIGKILL while a client of a surviving member writes one\n' +
     'Address_Set row per transaction; new leader = a survivor reports leader of a newer term\n' +
     '(polled every ~5 ms ours, ~10 ms real through ovs-appctl); unavailability = last write\n' +

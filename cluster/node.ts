@@ -7,11 +7,11 @@
 //
 // Compaction never silences the Raft timers. While a snapshot is written to disk, heartbeats
 // and appends keep leaving (as they do during any write). Encoding the state machine holds the
-// event loop, so a leader whose last snapshot here held the loop for snapshotHandoffMs or more
-// does not take the next one while it leads: it lets the log grow to twice the threshold (the
-// followers compact meanwhile), then hands leadership to an up-to-date voter and compacts as a
-// follower, as ovsdb-server does. The twice keeps a new leader (a follower that compacted at the
-// threshold) from handing it straight back.
+// event loop, so a leader whose last encode here took snapshotHandoffMs or more (default: a
+// quarter of the election timeout) does not take the next snapshot while it leads: it lets the
+// log grow to twice the threshold (the followers compact meanwhile), then hands leadership to an
+// up-to-date voter and compacts as a follower, as ovsdb-server does. The twice keeps a new
+// leader (a follower that compacted at the threshold) from handing it straight back.
 //
 // Ticks, peer messages and client requests are stepped into the RawNode as they arrive, even
 // while a save is in flight (the core allows it between ready() and advance()); they only wake
@@ -84,8 +84,9 @@ export interface RaftNodeOptions {
   /** ...or once the entries applied since the last snapshot hold this many bytes of data. */
   readonly snapshotLogBytes?: number;
   /**
-   * A leader whose last snapshot held its loop this long or longer hands leadership away
-   * before taking the next (see the top of this file). Default: one heartbeat interval.
+   * A leader whose last snapshot's encode held the event loop this long or longer hands
+   * leadership away before taking the next (see the top of this file). Default: a quarter of
+   * the election timeout in force.
    */
   readonly snapshotHandoffMs?: number;
   /** Proposals waiting to apply; beyond this new ones are rejected 'dropped'. */
@@ -284,7 +285,7 @@ function ticksFor(ms: number, tickMs: number): number {
   return Math.max(1, Math.ceil(ms / tickMs));
 }
 
-type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults | 'snapshotHandoffMs'>>;
+type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults>>;
 
 /**
  * A leader that hands leadership away before compacting waits until the log since its snapshot
@@ -310,6 +311,8 @@ export class RaftNode {
   private logBytesSinceSnapshot = 0;
   /** How long the last snapshot taken here held the loop (undefined: none taken yet). */
   private lastSnapshotMs: number | undefined;
+  /** How long the last snapshot's encode held the event loop (undefined: none taken yet). */
+  private lastEncodeMs: number | undefined;
   /** This leader handed leadership away to compact, since its last snapshot. */
   private handedOff = false;
   /** A snapshot is being written: what may leave early, leaves (see notify). */
@@ -367,7 +370,6 @@ export class RaftNode {
       heartbeatTicks: options.heartbeatTicks ?? nodeDefaults.heartbeatTicks,
       snapshotEntries: options.snapshotEntries ?? nodeDefaults.snapshotEntries,
       snapshotLogBytes: options.snapshotLogBytes ?? nodeDefaults.snapshotLogBytes,
-      snapshotHandoffMs: options.snapshotHandoffMs ?? (options.tickMs ?? nodeDefaults.tickMs) * (options.heartbeatTicks ?? nodeDefaults.heartbeatTicks),
       proposalsPendingMax: options.proposalsPendingMax ?? nodeDefaults.proposalsPendingMax,
       readsPendingMax: options.readsPendingMax ?? nodeDefaults.readsPendingMax,
       proposalTimeoutMs: options.proposalTimeoutMs ?? nodeDefaults.proposalTimeoutMs,
@@ -377,6 +379,7 @@ export class RaftNode {
     for (const [name, v] of Object.entries(limits)) {
       assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
     }
+    assert(options.snapshotHandoffMs === undefined || options.snapshotHandoffMs >= 0, `RaftNode option snapshotHandoffMs must not be negative, got ${options.snapshotHandoffMs}`);
     const openStorage = options.openStorage ?? ((dir: string) => RaftStorage.open(dir));
     const storage = await openStorage(options.dataDir);
     const log = options.log ?? ((line: string) => console.error(line));
@@ -638,7 +641,7 @@ export class RaftNode {
 
   /**
    * What the loop does about compaction after a Ready. 'compact': take a snapshot now. 'none':
-   * not due; or this is a leader whose snapshots hold its loop (snapshotHandoffMs) and which
+   * not due; or this is a leader whose encodes hold the event loop (snapshotHandoffMs) and which
    * lets the log grow to leaderCompactionSlack times the threshold, then hands leadership to an
    * up-to-date voter and compacts once it follows. With no voter to hand to, or a hand-off that
    * did not take within an election timeout (the core abandons it), it compacts as leader.
@@ -649,15 +652,17 @@ export class RaftNode {
     const raft = this.raw.raft;
     if (raft.role !== 'leader') this.handedOff = false;
     if (!due(1)) return 'none';
-    const slow = this.lastSnapshotMs !== undefined && this.lastSnapshotMs >= this.limits.snapshotHandoffMs;
-    if (raft.role !== 'leader' || !slow) return 'compact';
+    const handoffMs = this.options.snapshotHandoffMs ?? (raft.electionTicks * this.limits.tickMs) / 4;
+    const slow = this.lastEncodeMs !== undefined && this.lastEncodeMs >= handoffMs;
+    // A lone voter has no one to hand to.
+    if (raft.role !== 'leader' || !slow || raft.conf.voters.length < 2) return 'compact';
     if (!due(leaderCompactionSlack) || raft.leadTransferee !== NONE) return 'none';
     if (!this.handedOff) {
       const to = this.upToDateVoter();
       if (to !== undefined && this.raw.transferLeadership(to).kind === 'started') {
         this.handedOff = true;
         this.counters.snapshotHandoffs++;
-        this.log(`raft node ${this.id}: handing leadership to ${to} before a snapshot (the last one held the loop ${Math.round(this.lastSnapshotMs ?? 0)} ms)`);
+        this.log(`raft node ${this.id}: handing leadership to ${to} before a snapshot (the last encode held the event loop ${Math.round(this.lastEncodeMs ?? 0)} ms)`);
         return 'none';
       }
     }
@@ -710,6 +715,7 @@ export class RaftNode {
     this.handedOff = false;
     this.counters.snapshotsTaken++;
     this.lastSnapshotMs = performance.now() - started;
+    this.lastEncodeMs = encodeMs;
     this.options.observe?.snapshotTaken?.(this.lastSnapshotMs, data.byteLength, encodeMs);
   }
 

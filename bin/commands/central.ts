@@ -69,7 +69,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
     .option('--snapshot-log-bytes <n>', 'or once the entries applied since the last snapshot hold N bytes (default 67108864)')
-    .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot held its loop this long hands leadership to a voter before the next (default: --tick-ms)')
+    .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
     .action(async (o: CentralOptions) => {
       // name@id gives a member's id outright (members added later); otherwise it is the position.
       const peers = parseNamedList('--peers', o.peers).map((p, i) => {
