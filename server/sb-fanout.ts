@@ -119,6 +119,10 @@ export interface FanoutStats {
   readonly syncBytes: number;
   readonly cacheBytes: number;
   readonly cacheHits: number;
+  /** Revisions handled by commit, and the time spent in it (filtering, encoding, writing). */
+  readonly commits: number;
+  readonly commitMsTotal: number;
+  readonly commitMsMax: number;
 }
 
 interface Group {
@@ -211,7 +215,7 @@ export class Fanout {
   private readonly budgetQueue: Session[] = [];
   private nextId = 1;
   private readonly defer: (f: () => void) => void;
-  private readonly counters = { encoded: 0, written: 0, bytesWritten: 0, snapshots: 0, catchUps: 0, fellBehind: 0, ackErrors: 0, cacheHits: 0 };
+  private readonly counters = { encoded: 0, written: 0, bytesWritten: 0, snapshots: 0, catchUps: 0, fellBehind: 0, ackErrors: 0, cacheHits: 0, commits: 0, commitMsTotal: 0, commitMsMax: 0 };
 
   constructor(
     private readonly source: SouthboundSource,
@@ -418,6 +422,15 @@ export class Fanout {
    * session leaves this at `revision`.
    */
   commit(revision: number, delta: DbDelta): void {
+    const started = performance.now();
+    this.step(revision, delta);
+    const ms = performance.now() - started;
+    this.counters.commits++;
+    this.counters.commitMsTotal += ms;
+    this.counters.commitMsMax = Math.max(this.counters.commitMsMax, ms);
+  }
+
+  private step(revision: number, delta: DbDelta): void {
     const touched = this.index.apply(delta);
     if (this.groups.size === 0) return;
     const window = windowOf([delta]);
