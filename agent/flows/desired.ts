@@ -36,6 +36,9 @@ export interface DesiredFlowsOptions {
   readonly geneveField?: string;
   /** ct zones persisted by a previous run (name → zone); kept where still in use. */
   readonly ctZones?: ReadonlyMap<string, number>;
+  /** The datapath commits with an all-zero SNAT (OVS Datapath capabilities:ct_zero_snat), as
+   *  ovn-controller detects: ct_commit then carries nat(src). Default false. */
+  readonly ctZeroSnat?: boolean;
 }
 
 /** What one update recomputed. */
@@ -99,6 +102,7 @@ export class DesiredFlows {
   readonly sb = new SbStore();
   readonly table = new FlowTable();
   private readonly symtab: Symtab;
+  private readonly ctZeroSnat: boolean;
   private geneveField: string;
   private forceFull = false;
   private view: LocalView | undefined;
@@ -122,6 +126,7 @@ export class DesiredFlows {
 
   constructor(opts: DesiredFlowsOptions = {}) {
     this.symtab = opts.symtab ?? buildSymtab();
+    this.ctZeroSnat = opts.ctZeroSnat ?? false;
     this.geneveField = opts.geneveField ?? 'tun_metadata0';
     this.zones = new Map(opts.ctZones ?? []);
   }
@@ -555,6 +560,7 @@ export class DesiredFlows {
     return {
       symtab: this.symtab,
       memo,
+      ctZeroSnat: this.ctZeroSnat,
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);
         if (d === undefined) return undefined;

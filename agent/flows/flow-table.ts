@@ -11,7 +11,7 @@
 // the table after any sequence of updates equals the table built from scratch.
 
 import { flowKey } from '../openflow/reconcile.js';
-import type { FlowSpec, OfAction } from '../openflow/types.js';
+import type { FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
 
 interface Entry {
   /** Source name → the flow it wants under this key. */
@@ -47,6 +47,35 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
+}
+
+/**
+ * The match as the switch will report it: Open vSwitch reads 64- and 128-bit register matches
+ * (xregN, xxregN) back as their 32-bit registers, most significant first, so a flow's identity
+ * must be spelled that way or a reconcile would never recognise it. Other fields are kept.
+ */
+export function canonicalMatch(match: ReadonlyMap<string, MaskedValue>): ReadonlyMap<string, MaskedValue> {
+  let wide = false;
+  for (const k of match.keys()) if (k.charCodeAt(0) === 0x78 /* 'x' */) wide = true;
+  if (!wide) return match;
+  const out = new Map<string, MaskedValue>();
+  for (const [name, v] of match) if (!/^xx?reg[0-9]+$/.test(name)) out.set(name, v);
+  for (const [name, v] of match) {
+    const m = /^(xx?)reg([0-9]+)$/.exec(name);
+    if (m === null) continue;
+    const n = m[1] === 'xx' ? 4 : 2;
+    const first = Number(m[2]) * n;
+    for (let i = 0; i < n; i++) {
+      const shift = BigInt(32 * (n - 1 - i));
+      const pm = (v.mask >> shift) & 0xffffffffn;
+      if (pm === 0n) continue;
+      const reg = `reg${first + i}`;
+      const pv = (v.value >> shift) & pm;
+      const prev = out.get(reg);
+      out.set(reg, prev === undefined ? { value: pv, mask: pm } : { value: (prev.value & prev.mask & ~pm) | pv, mask: prev.mask | pm });
+    }
+  }
+  return out;
 }
 
 /** Same identity is assumed; same content = same cookie and actions. */
@@ -112,27 +141,47 @@ export class FlowTable {
     return this.bySource.size;
   }
 
-  /** Replaces what a source wants; returns whether anything changed. */
-  setSource(source: string, flows: readonly FlowSpec[]): boolean {
+  /** Replaces what a source wants; returns whether anything changed. Matches are kept in
+   *  canonical form (see canonicalMatch). */
+  setSource(source: string, given: readonly FlowSpec[]): boolean {
+    const flows = given.map((f) => {
+      const match = canonicalMatch(f.match);
+      return match === f.match ? f : { ...f, match };
+    });
     const old = this.bySource.get(source);
     const keys = flows.map((f) => flowKey(f.table, f.priority, f.match));
     if (old !== undefined && old.keys.length === keys.length
       && old.keys.every((k, i) => k === keys[i] && sameFlowContent(old.flows[i] as FlowSpec, flows[i] as FlowSpec))) {
       return false;
     }
-    if (old !== undefined) this.drop(source, old);
-    if (flows.length === 0) return old !== undefined;
-    this.bySource.set(source, { keys, flows });
+    // What the source wants per key now (flows of one source sharing a key merge).
+    const next = new Map<string, FlowSpec>();
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i] as string;
       const f = flows[i] as FlowSpec;
+      const mine = next.get(k);
+      next.set(k, mine === undefined ? f : mergeWithinSource(mine, f));
+    }
+    // Only keys whose contribution changed are touched (and become dirty).
+    for (const k of old?.keys ?? []) {
+      if (next.has(k)) continue;
+      const e = this.entries.get(k);
+      if (e === undefined || !e.contribs.delete(source)) continue;
+      e.effective = undefined;
+      if (e.contribs.size === 0) this.entries.delete(k);
+      this.dirty.add(k);
+    }
+    for (const [k, f] of next) {
       let e = this.entries.get(k);
       if (e === undefined) this.entries.set(k, (e = { contribs: new Map(), effective: undefined }));
-      const mine = e.contribs.get(source);
-      e.contribs.set(source, mine === undefined ? f : mergeWithinSource(mine, f));
+      const had = e.contribs.get(source);
+      if (had !== undefined && sameFlowContent(had, f)) continue;
+      e.contribs.set(source, f);
       e.effective = undefined;
       this.dirty.add(k);
     }
+    if (flows.length === 0) this.bySource.delete(source);
+    else this.bySource.set(source, { keys, flows });
     return true;
   }
 

@@ -271,7 +271,8 @@ function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Bin
   if (att.tag !== 0) {
     const localnet = ld.localnetPort === undefined ? undefined : ctx.sb.portBinding(ld.localnetPort);
     const ethtype = localnet?.options.get('ethtype')?.toLowerCase() === '802.11ad' ? 0x88a8 : 0x8100;
-    deliver.push({ kind: 'push_vlan', ethertype: ethtype }, setField('vlan_tci', VLAN_CFI | att.tag));
+    // mod_vlan_vid: VID and CFI, the priority bits left alone.
+    deliver.push({ kind: 'push_vlan', ethertype: ethtype }, { kind: 'set_field', field: 'vlan_tci', value: BigInt(VLAN_CFI | att.tag), mask: BigInt(VLAN_CFI | VLAN_VID_MASK) });
   }
   deliver.push(output(att.ofport));
   if (att.tag !== 0) deliver.push({ kind: 'pop_vlan' });
@@ -397,7 +398,8 @@ export function multicastGroupFlows(ctx: PhysicalContext, mc: sb.Multicast_Group
   const deliverLocal = (key: number): void => {
     local.push(setField(LOG_REG.OUTPORT, key), resubmit(OFTABLE.CHECK_LOOPBACK));
   };
-  for (const u of [...mc.ports].sort((a, b) => (ctx.sb.portBinding(a)?.tunnel_key ?? 0) - (ctx.sb.portBinding(b)?.tunnel_key ?? 0))) {
+  // In the set's order (sorted by uuid, as OVSDB keeps sets): the order of the actions.
+  for (const u of mc.ports) {
     const port = ctx.sb.portBinding(u);
     if (port === undefined || port.datapath !== mc.datapath) continue;
     const zone = ctx.zones.get(port.logical_port) ?? 0;
@@ -525,6 +527,12 @@ function parseIpv6(text: string): bigint | undefined {
   return v;
 }
 
+/** xxreg0 == ip, spelled as the four 32-bit registers it is made of (reg0 the most significant):
+ *  Open vSwitch reports such a match that way, and a flow's identity must read back the same. */
+function setXxreg0(m: Map<string, MaskedValue>, ip: bigint): void {
+  for (let i = 0; i < 4; i++) m.set(`reg${i}`, exact((ip >> BigInt(32 * (3 - i))) & 0xffffffffn, 32));
+}
+
 /**
  * consider_neighbor_flow: table 66 answers get_arp/get_nd for (outport, IP) with the MAC,
  * table 67 answers lookup_arp/lookup_nd for (inport, IP, MAC). The port must be in a local
@@ -549,8 +557,8 @@ export function neighborFlows(ctx: Pick<PhysicalContext, 'sb' | 'locality'>, row
   } else {
     const ip = parseIpv6(row.ip);
     if (ip === undefined) return [];
-    get.set('xxreg0', exact(ip, 128));
-    lookup.set('xxreg0', exact(ip, 128));
+    setXxreg0(get, ip);
+    setXxreg0(lookup, ip);
     lookup.set('eth_type', exact(0x86dd, 16));
     lookup.set('ip_proto', exact(58, 8));
     lookup.set('icmpv6_code', exact(0, 8));

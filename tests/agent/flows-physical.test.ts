@@ -135,7 +135,7 @@ t.test('a localnet switch: tagged and untagged entry, exit through the patch por
   const flows = text(portBindingFlows(v, pb(v, ids.lnPub)));
   t.ok(flows.includes(`table=0, priority=150, cookie=0xa, vlan_tci=0x1007/0x1fff,in_port=0x14/0xffffffff actions=pop_vlan,${meta},resubmit(,8)`));
   t.notOk(flows.some((l) => l.includes('vlan_tci=0/0x1000,in_port')), 'no untagged entry on a VLAN network');
-  t.ok(flows.includes('table=65, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=push_vlan:0x8100,set_field:0x1007->vlan_tci,output:20,pop_vlan'));
+  t.ok(flows.includes('table=65, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=push_vlan:0x8100,set_field:0x1007/0x1fff->vlan_tci,output:20,pop_vlan'));
 });
 
 t.test('multicast groups: local members in 40, patch ports and each remote chassis once in 39', async (t) => {
@@ -173,7 +173,7 @@ t.test('containers and localports', async (t) => {
   t.ok(c1.includes(`table=64, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=${HAIRPIN}`), 'a container hairpins without the loopback flag');
   t.ok(c1.includes('table=0, priority=150, cookie=0xa, vlan_tci=0x102a/0x1fff,in_port=0x1/0xffffffff actions=load:0x1->NXM_NX_REG10[5],pop_vlan,'
     + 'set_field:0xe->reg13,set_field:0x14->reg11,set_field:0x15->reg12,set_field:0x1->metadata,set_field:0x7->reg14,resubmit(,8)'));
-  t.ok(c1.includes('table=65, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=push_vlan:0x8100,set_field:0x102a->vlan_tci,output:1,pop_vlan'));
+  t.ok(c1.includes('table=65, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=push_vlan:0x8100,set_field:0x102a/0x1fff->vlan_tci,output:1,pop_vlan'));
   const lp = text(portBindingFlows(c, pb(c, U(41, 0xa))));
   t.ok(lp.some((l) => l.startsWith('table=0, priority=100, cookie=0xa, in_port=0x5/0xffffffff') && l.includes('set_field:0x8->reg14,load:0x1->NXM_NX_REG10[10],resubmit(,8)')),
     'traffic from a localport is flagged');
@@ -194,8 +194,8 @@ t.test('MAC bindings (tables 66/67) and FDB (71/72) for local datapaths only', a
     'table=67, priority=100, cookie=0xb, metadata=0x2,reg0=0xac100009,reg14=0x2,dl_src=0a:00:00:00:00:09,dl_type=0x806 actions=load:0x1->NXM_NX_REG10[6]',
   ]);
   t.match(text(neighborFlows(c, mb(U(51, 0xb)), 100)), [
-    /table=66, priority=100, .*metadata=0x2,reg15=0x2,xxreg0=0xfd000000000000000000000000000009 actions=set_field:0a:00:00:00:00:0a->eth_dst/,
-    /table=67, priority=100, .*metadata=0x2,reg14=0x2,dl_src=0a:00:00:00:00:0a,dl_type=0x86dd,nw_proto=58,icmpv6_code=0,xxreg0=0xfd0+9 /,
+    /table=66, priority=100, .*metadata=0x2,reg0=0xfd000000,reg1=0,reg2=0,reg3=0x9,reg15=0x2 actions=set_field:0a:00:00:00:00:0a->eth_dst/,
+    /table=67, priority=100, .*metadata=0x2,reg0=0xfd000000,reg1=0,reg2=0,reg3=0x9,reg14=0x2,dl_src=0a:00:00:00:00:0a,dl_type=0x86dd,nw_proto=58,icmpv6_code=0 /,
   ]);
   t.match(text(neighborFlows(c, mb(U(52, 0xb)), 150)), [/table=66, priority=150, .*reg15=0x1 /, /table=67, priority=150/]);
   t.same(neighborFlows(c, mb(U(53, 0xb)), 100), [], 'a binding in a datapath that is not local');
