@@ -136,6 +136,8 @@ export class SouthboundService {
   private stream(call: grpc.ServerDuplexStream<AgentMessage, Buffer>): void {
     let session: Session | undefined;
     let ended = false;
+    // Counted in `ovnts cluster status` and /metrics while the stream is open.
+    const closeCount = this.central.sessions.open('agent');
     let pending = 0;
     let chain: Promise<void> = Promise.resolve();
     const sink: StreamSink = {
@@ -145,6 +147,7 @@ export class SouthboundService {
       end: (err) => {
         if (ended) return;
         ended = true;
+        closeCount();
         call.emit('error', statusOf(err));
       },
     };
@@ -204,6 +207,7 @@ export class SouthboundService {
     });
     const gone = (): void => {
       ended = true;
+      closeCount();
       if (session !== undefined) this.fanout.close(session);
     };
     call.on('cancelled', gone);

@@ -10,6 +10,7 @@ import t from 'tap';
 import { loadProto } from '../../cluster/grpc-proto.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { until } from '../helpers/ovnts-cli.js';
 import { ViewAgent, geneve } from '../helpers/sb-agents.js';
 
 const lsWithPorts = (ls: string, ports: string[]): unknown[] => [
@@ -72,6 +73,10 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
   t.ok((m1.southbound.acks.stats().rowsWritten ?? 0) >= 1, 'written by the member the agent is on');
   t.equal(a.source.stats().snapshots, 1, 'one snapshot, at the start');
   t.equal(a.updates.filter((u) => u.reset).length, 1, 'one reset update');
+  t.equal(m1.central.sessions.count('agent'), 1, 'the member counts one agent stream');
+  await a.close();
+  await until('the agent stream count to drop', async () => (m1.central.sessions.count('agent') === 0 ? true : undefined), 10_000);
+  t.pass('and none once it closed');
 });
 
 t.test('a member dies: the agent resumes on another without a snapshot', async (t) => {
