@@ -47,6 +47,16 @@ export interface SbStreamOptions {
   readonly channelOptions?: grpc.ChannelOptions;
 }
 
+/**
+ * The wait before reconnect attempt `failures` + 1: backoffMsInitial doubled per failure, at
+ * most backoffMsMax, times a jitter between 0.5 and 1 (`random` in [0, 1)), so that agents cut
+ * off together do not all come back at once.
+ */
+export function backoffDelayMs(failures: number, random: number, limits: Pick<SbStreamLimits, 'backoffMsInitial' | 'backoffMsMax'> = sbStreamLimits): number {
+  const exp = Math.min(limits.backoffMsMax, limits.backoffMsInitial * 2 ** Math.min(failures, 30));
+  return exp * (0.5 + 0.5 * random);
+}
+
 let schemaCache: DatabaseSchema | undefined;
 function sbSchema(): DatabaseSchema {
   schemaCache ??= parseDatabaseSchema(SB_SCHEMA_JSON);
@@ -259,11 +269,7 @@ export class SbStream implements SbSource {
     if (this.closed || this.reconnectTimer !== undefined) return;
     const n = this.options.endpoints.length;
     this.endpointIndex = (this.endpointIndex + 1) % n;
-    const exp = Math.min(this.limits.backoffMsMax, this.limits.backoffMsInitial * 2 ** Math.min(this.failures, 30));
-    this.failures++;
-    // Jitter: between half and all of the exponential delay, so agents cut off together do
-    // not all come back at once.
-    const delayMs = exp * (0.5 + 0.5 * this.random());
+    const delayMs = backoffDelayMs(this.failures++, this.random(), this.limits);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect();

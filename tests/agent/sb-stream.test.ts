@@ -1,0 +1,243 @@
+// The agent's stream client against a scripted member (a real gRPC server playing the
+// Southbound service by hand): what it says in Hello when it reconnects, that a member
+// breaking the protocol (a step from the wrong revision, an undecodable row) costs a
+// reconnect rather than a corrupt view, that steps arriving while the runtime is busy are
+// coalesced into one update (a snapshot absorbing what came before it), that an Ack made while
+// disconnected is sent after the next Resume, and that the backoff is bounded and jittered.
+import * as grpc from '@grpc/grpc-js';
+import t from 'tap';
+import type { Test } from 'tap';
+import type { Row } from '../../ovsdb/index.js';
+import { parseDatabaseSchema } from '../../ovsdb/index.js';
+import { defaultValue } from '../../ovsdb/datum.js';
+import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import type { SbSourceState, SbUpdate } from '../../agent/sb-source.js';
+import { SbStream, backoffDelayMs, sbStreamLimits } from '../../agent/sb-stream.js';
+import type { ViewChange } from '../../server/sb-interest.js';
+import { encodeParts, encodeServerMessage, southboundDefinition } from '../../server/southbound-wire.js';
+
+const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
+
+function row(table: string, uuid: string, cols: Record<string, unknown> = {}): Row {
+  const r: Record<string, unknown> = { _uuid: uuid, _version: uuid };
+  for (const c of (schema.tables.get(table) as NonNullable<ReturnType<typeof schema.tables.get>>).columns.values()) r[c.name] = defaultValue(c.type);
+  return Object.assign(r, cols) as Row;
+}
+const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+const resume = (mode: 'DELTA' | 'SNAPSHOT', from: number, to: number): Buffer => encodeServerMessage({ resume: { mode, fromRevision: from, toRevision: to, reason: 'test', member: 1 } });
+const step = (from: number, to: number, changes: ViewChange[], reset = false): Buffer =>
+  encodeServerMessage({ delta: { fromRevision: from, toRevision: to, reset, more: false, tables: encodeParts(schema, changes)[0] ?? [] } });
+
+interface Connection {
+  readonly hello: Record<string, unknown>;
+  readonly received: Record<string, unknown>[];
+  readonly call: grpc.ServerDuplexStream<Record<string, unknown>, Buffer>;
+}
+
+/** A member that hands every stream to the test once its Hello came. */
+async function scriptedMember(t: Test): Promise<{ address: string; next: () => Promise<Connection> }> {
+  const waiting: ((c: Connection) => void)[] = [];
+  const ready: Connection[] = [];
+  const server = new grpc.Server();
+  server.addService(southboundDefinition(), {
+    stream: (call: grpc.ServerDuplexStream<Record<string, unknown>, Buffer>) => {
+      let conn: Connection | undefined;
+      call.on('data', (m: Record<string, unknown>) => {
+        if (conn === undefined) {
+          conn = { hello: m.hello as Record<string, unknown>, received: [], call };
+          const w = waiting.shift();
+          if (w !== undefined) w(conn);
+          else ready.push(conn);
+        } else conn.received.push(m);
+      });
+      call.on('error', () => undefined);
+    },
+    transact: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { resultsJson: '[]', revision: 1, failed: false }),
+  });
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  t.teardown(() => server.forceShutdown());
+  return {
+    address: `127.0.0.1:${port}`,
+    next: () => {
+      const c = ready.shift();
+      if (c !== undefined) return Promise.resolve(c);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no connection within 20 s')), 20_000);
+        waiting.push((x) => {
+          clearTimeout(timer);
+          resolve(x);
+        });
+      });
+    },
+  };
+}
+
+/** A runtime that records updates and can be stalled. */
+function runtime(): { updates: SbUpdate[]; states: SbSourceState[]; stall: (on: boolean) => void; onUpdate: (u: SbUpdate) => Promise<void>; onState: (s: SbSourceState) => void; nth: (n: number) => Promise<void>; disconnected: (n: number) => Promise<SbSourceState> } {
+  const updates: SbUpdate[] = [];
+  const states: SbSourceState[] = [];
+  let gate: Promise<void> | undefined;
+  let open: () => void = () => undefined;
+  let wake: (() => void)[] = [];
+  const notify = (): void => {
+    const w = wake;
+    wake = [];
+    for (const f of w) f();
+  };
+  const waitFor = async <T>(f: () => T | undefined, what: string): Promise<T> => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const v = f();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, 1000);
+        wake.push(() => {
+          clearTimeout(timer);
+          r();
+        });
+      });
+    }
+  };
+  return {
+    updates,
+    states,
+    stall: (on) => {
+      if (on) gate ??= new Promise<void>((r) => (open = r));
+      else {
+        gate = undefined;
+        open();
+      }
+    },
+    onUpdate: async (u) => {
+      updates.push(u);
+      notify();
+      while (gate !== undefined) await gate;
+    },
+    onState: (s) => {
+      states.push(s);
+      notify();
+    },
+    nth: async (n) => void (await waitFor(() => (updates.length >= n ? true : undefined), `${n} updates`)),
+    disconnected: (n) => waitFor(() => states.filter((s) => s.state === 'disconnected')[n - 1], `disconnection ${n}`),
+  };
+}
+
+/** Polls `f` (every 10 ms, 20 s at most) until it holds: for what the client does not announce. */
+async function until(f: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!f()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const hello = { chassis: 'hv1', hostname: 'hv1', encaps: [{ type: 'geneve', ip: '192.0.2.1' }], lastRevision: 0, ifaceIds: ['vm1'] };
+
+t.test('protocol errors cost a reconnect; Hello says what the view holds', async (t) => {
+  const member = await scriptedMember(t);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.start(hello, rt.onUpdate, rt.onState);
+
+  const c1 = await member.next();
+  t.match(c1.hello, { chassis: 'hv1', lastRevision: 0, ifaceIds: ['vm1'], heldDatapaths: [] }, 'the first Hello asks for everything, with its iface-ids');
+  c1.call.write(resume('SNAPSHOT', 0, 5));
+  c1.call.write(step(0, 5, [{ table: 'SB_Global', uuid: uuid(1), row: row('SB_Global', uuid(1), { nb_cfg: 3 }) }], true));
+  await rt.nth(1);
+  t.match(rt.updates[0], { reset: true, fromRevision: 0, toRevision: 5 });
+  src.ack(5, 3);
+  c1.call.write(step(3, 7, []));
+  const d1 = await rt.disconnected(1);
+  t.match(d1, { state: 'disconnected', reason: /protocol error.*from revision 3, but this agent is at 5/ }, 'a step from the wrong revision is refused');
+
+  const c2 = await member.next();
+  t.match(c2.hello, { lastRevision: 5, heldDatapaths: [], ifaceIds: [] }, 'it resumes after what it delivered');
+  c2.call.write(resume('DELTA', 5, 6));
+  c2.call.write(encodeServerMessage({ delta: { fromRevision: 5, toRevision: 6, reset: false, more: false, tables: [{ table: 'No_Such_Table', columns: [], rows: [], removes: [] }] } }));
+  t.match(await rt.disconnected(2), { reason: /protocol error.*unknown table/ }, 'an undecodable step is refused');
+  t.equal(rt.updates.length, 1, 'and nothing of it reached the runtime');
+
+  const c3 = await member.next();
+  t.match(c3.hello, { lastRevision: 5 });
+  c3.call.write(resume('DELTA', 5, 6));
+  const dp = uuid(2);
+  const pb = uuid(3);
+  c3.call.write(step(5, 6, [
+    { table: 'Datapath_Binding', uuid: dp, row: row('Datapath_Binding', dp, { tunnel_key: 1 }) },
+    { table: 'Port_Binding', uuid: pb, row: row('Port_Binding', pb, { logical_port: 'vm1', datapath: uuid(9) }) },
+  ]));
+  await rt.nth(2);
+  t.match(rt.updates[1], { reset: false, fromRevision: 5, toRevision: 6 });
+  c3.call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
+  t.match(await rt.disconnected(3), { reason: /UNAVAILABLE: going away/ });
+  t.match(c1.received.find((m) => m.kind === 'ack'), { ack: { revision: 5, nbCfg: 3 } }, 'an Ack made while connected goes out at once');
+  src.ack(6, 4);
+  const c4 = await member.next();
+  t.match(c4.hello, { lastRevision: 6, heldDatapaths: [dp], ifaceIds: ['vm1'] }, 'it says which datapaths it holds, and the port it holds by iface-id');
+  c4.call.write(resume('DELTA', 6, 6));
+  await until(() => c4.received.some((m) => m.kind === 'ack'), 'the Ack');
+  t.match(c4.received.find((m) => m.kind === 'ack'), { ack: { revision: 6, nbCfg: 4 } }, 'one made while disconnected goes out after the next Resume');
+  t.equal(src.stats().protocolErrors, 2);
+});
+
+t.test('steps that come while the runtime is busy are coalesced', async (t) => {
+  const member = await scriptedMember(t);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [member.address] });
+  t.teardown(() => src.close());
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c = await member.next();
+  const A = uuid(10);
+  const B = uuid(11);
+  const C = uuid(12);
+  const E = uuid(13);
+  const mac = (u: string, ip: string): ViewChange => ({ table: 'MAC_Binding', uuid: u, row: row('MAC_Binding', u, { ip, datapath: uuid(99) }) });
+  rt.stall(true);
+  c.call.write(resume('SNAPSHOT', 0, 1));
+  c.call.write(step(0, 1, [], true));
+  await rt.nth(1);
+  // The runtime is busy with revision 1; three steps arrive.
+  c.call.write(step(1, 2, [mac(A, '10.0.0.1')]));
+  c.call.write(step(2, 3, [{ table: 'MAC_Binding', uuid: A, row: undefined }, mac(B, '10.0.0.2')]));
+  c.call.write(step(3, 4, [mac(B, '10.0.0.3')]));
+  c.call.write(step(4, 5, [mac(E, '10.0.0.9')]));
+  await until(() => src.stats().steps === 5, 'the four steps to arrive');
+  rt.stall(false);
+  await rt.nth(2);
+  const u = rt.updates[1] as SbUpdate;
+  t.match(u, { reset: false, fromRevision: 1, toRevision: 5 }, 'one update for four steps');
+  const byUuid = new Map(u.changes.map((ch) => [ch.uuid, ch]));
+  t.equal(byUuid.get(A)?.row, undefined, 'a row added then removed is a removal');
+  t.equal(byUuid.get(B)?.row?.ip, '10.0.0.3', 'a row changed twice has its latest image');
+  t.equal(u.changes.length, 3, 'A, B and E');
+
+  // A snapshot absorbs what was pending before it.
+  rt.stall(true);
+  c.call.write(step(5, 6, [mac(A, '10.0.0.4')]));
+  await rt.nth(3);
+  c.call.write(step(6, 7, [mac(B, '10.0.0.5')]));
+  c.call.write(step(7, 8, [mac(C, '10.0.0.6')], true));
+  c.call.write(step(8, 9, [mac(E, '10.0.0.7')]));
+  await until(() => src.stats().steps === 9, 'the three steps to arrive');
+  rt.stall(false);
+  await rt.nth(4);
+  const r = rt.updates[3] as SbUpdate;
+  t.match(r, { reset: true, fromRevision: 6, toRevision: 9 }, 'a reset update from the runtime\'s revision');
+  t.same(r.changes.map((ch) => ch.uuid).sort(), [C, E].sort(), 'holding only the snapshot and what followed it');
+});
+
+t.test('the backoff doubles up to its bound, with jitter between half and all of it', async (t) => {
+  let prevMax = 0;
+  for (let failures = 0; failures < 40; failures++) {
+    const lo = backoffDelayMs(failures, 0);
+    const hi = backoffDelayMs(failures, 0.999999);
+    const exp = Math.min(sbStreamLimits.backoffMsMax, sbStreamLimits.backoffMsInitial * 2 ** failures);
+    t.ok(Math.abs(lo - exp / 2) < 1e-6 && hi <= exp && hi > exp * 0.99, `failure ${failures}: ${lo.toFixed(0)}..${hi.toFixed(0)} ms`);
+    t.ok(hi >= prevMax - 1e-6, 'never shorter than the one before');
+    prevMax = hi;
+  }
+  t.equal(backoffDelayMs(1000, 0.999999) <= sbStreamLimits.backoffMsMax, true, 'bounded by backoffMsMax');
+});
