@@ -26,6 +26,12 @@ export interface AgentRuntimeOptions {
   /** The flow side; without one, ports are claimed but never marked up, and no revision is
    * acknowledged (nothing was installed). */
   readonly flows?: FlowHook;
+  /**
+   * Or a way to open it once the integration bridge exists (its OpenFlow management socket
+   * appears with it): called once, before the SB source starts, so the flow side sees every
+   * update from the first.
+   */
+  readonly openFlows?: (bridge: string) => Promise<FlowHook>;
   readonly hostname: string;
   readonly datapathType?: string;
   readonly monitorAll?: boolean;
@@ -43,9 +49,11 @@ export class AgentRuntime {
   private readonly log: (level: LogLevel, message: string) => void;
   private sourceState: SbSourceState | undefined;
   private lastIfaceIds = '';
+  private flows: FlowHook | undefined;
 
   constructor(private readonly options: AgentRuntimeOptions) {
     this.log = options.log ?? ((level, message) => process.stderr.write(`agent ${level}: ${message}\n`));
+    this.flows = options.flows;
     this.local = new LocalAgent({
       ovs: options.ovs,
       sbTransact: (ops) => options.source.transact(ops),
@@ -67,9 +75,14 @@ export class AgentRuntime {
    * hello. Resolves once the source is started.
    */
   async start(): Promise<void> {
-    if (this.options.flows === undefined) this.log('warn', 'no flow side: ports are claimed but not marked up, and no revision is acknowledged');
     this.local.start();
     const config = await this.local.whenConfigured();
+    if (this.flows === undefined && this.options.openFlows !== undefined) {
+      const bridge = await this.local.whenBridgeReady();
+      this.flows = await this.options.openFlows(bridge);
+      this.log('info', `flow side connected to ${bridge}`);
+    }
+    if (this.flows === undefined) this.log('warn', 'no flow side: ports are claimed but not marked up, and no revision is acknowledged');
     const hello: ChassisHello = {
       chassis: config.systemId,
       hostname: config.hostname,
@@ -87,7 +100,7 @@ export class AgentRuntime {
         this.lastIfaceIds = ids.join('\n');
         this.options.source.setIfaceIds?.(ids);
       }
-      if (this.options.flows !== undefined) void this.enqueue(null);
+      if (this.flows !== undefined) void this.enqueue(null);
     });
     this.options.source.start(hello, (u) => this.onUpdate(u), (s) => {
       this.sourceState = s;
@@ -133,14 +146,14 @@ export class AgentRuntime {
     this.local.applySbUpdate(u);
     this.trackNbCfg(u);
     const nbCfg = this.nbCfg;
-    if (this.options.flows === undefined) return;
+    if (this.flows === undefined) return;
     const errors = await this.enqueue(u);
     this.options.source.ack(u.toRevision, nbCfg, errors.length > 0 ? errors.join('; ') : undefined);
   }
 
   /** Runs one flow-side apply after the ones queued before it; resolves with its errors. */
   private enqueue(u: SbUpdate | null): Promise<readonly string[]> {
-    const flows = this.options.flows as FlowHook;
+    const flows = this.flows as FlowHook;
     const run = this.chain.then(async () => {
       const view = this.local.view;
       const r = await flows.apply(u, view);

@@ -67,6 +67,7 @@ export class LocalAgent {
   private readonly viewListeners = new Set<(v: LocalView) => void>();
   private readonly idleWaiters = new Set<() => void>();
   private readonly configWaiters = new Set<(c: ChassisConfig) => void>();
+  private readonly bridgeWaiters = new Set<(name: string) => void>();
   /** Write groups sent recently: key → when. */
   private readonly sent = new Map<string, number>();
   /** Ports with an SB write in flight: port → (its owned columns when sent, when). */
@@ -109,6 +110,14 @@ export class LocalAgent {
   whenConfigured(): Promise<ChassisConfig> {
     if (this.configValue !== undefined) return Promise.resolve(this.configValue);
     return new Promise((resolve) => this.configWaiters.add(resolve));
+  }
+
+  /** Resolves with the integration bridge's name once it exists in the Open_vSwitch database. */
+  whenBridgeReady(): Promise<string> {
+    return new Promise((resolve) => {
+      this.bridgeWaiters.add(resolve);
+      this.schedule();
+    });
   }
 
   /** Calls `listener` with every new LocalView (after the pass that built it). */
@@ -304,6 +313,8 @@ export class LocalAgent {
       this.setView(emptyLocalView(config.systemId));
       return;
     }
+    for (const w of [...this.bridgeWaiters]) w(br.name);
+    this.bridgeWaiters.clear();
 
     // 3. This chassis in the SB, once the SB rows arrived (so an existing record is known).
     const sbReady = this.sb.ready;

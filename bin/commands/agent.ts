@@ -2,10 +2,15 @@
 // the local Open_vSwitch database (external_ids:system-id, hostname, ovn-remote, ovn-encap-type,
 // ovn-encap-ip, ovn-bridge, ovn-bridge-mappings, ...), creates the integration bridge, registers
 // the chassis with the central cluster, keeps tunnel and localnet patch ports, claims the
-// logical ports whose interfaces carry an iface-id, and (with a flow side) installs their flows.
+// logical ports whose interfaces carry an iface-id, and installs the flows through the flow side
+// (agent/flows/ AgentFlows over OpenFlow to <rundir>/<bridge>.mgmt; --no-flows leaves it out).
 // SIGTERM or SIGINT stop it; with --cleanup it first releases its ports and unregisters.
 import os from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
+import { AgentFlows } from '../../agent/flows/agent-flows.js';
+import { OfSwitch } from '../../agent/flows/ofswitch.js';
+import { OfChannel } from '../../agent/openflow/channel.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -20,6 +25,8 @@ interface AgentOptions {
   datapathType?: string;
   monitorAll?: boolean;
   hostname?: string;
+  ovsRundir?: string;
+  flows: boolean;
 }
 
 export class AgentConfigError extends Error {}
@@ -46,12 +53,26 @@ export function parseCentralEndpoints(text: string): string[] {
 }
 
 /**
- * The flow side's plug. agent/flows/ provides AgentFlows (it fits FlowHook) over an OpenFlow
- * connection to the integration bridge; until it is wired here the agent runs without one:
- * ports are claimed and released, but not marked up, and revisions are not acknowledged.
+ * Open vSwitch's run directory, where ovs-vswitchd puts each bridge's OpenFlow management
+ * socket (<bridge>.mgmt): --ovs-rundir, else the folder of a unix: --ovs-db, else the default.
  */
-function openFlowSide(): FlowHook | undefined {
-  return undefined;
+export function ovsRundir(flag: string | undefined, ovsDb: string): string {
+  if (flag !== undefined) return flag;
+  if (ovsDb.startsWith('unix:')) return path.dirname(ovsDb.slice(5));
+  return '/var/run/openvswitch';
+}
+
+/**
+ * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
+ * bridge's management socket. The channel reconnects by itself; `closers` gets its close.
+ */
+function flowSideOpener(rundir: string, closers: (() => void)[]): (bridge: string) => Promise<FlowHook> {
+  return async (bridge) => {
+    // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
+    const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000 });
+    closers.push(() => channel.close());
+    return new AgentFlows(new OfSwitch(channel));
+  };
 }
 
 /** Waits until the Open_vSwitch row names the central (external_ids:ovn-remote). */
@@ -83,6 +104,8 @@ export function registerAgentCommand(program: Command): void {
     .option('--datapath-type <type>', 'the integration bridge\'s datapath type (default: external_ids:ovn-bridge-datapath-type, else the bridge\'s, else system)')
     .option('--monitor-all', 'receive every Southbound row, not only what concerns this chassis')
     .option('--hostname <name>', 'the hostname to register when external_ids:hostname is not set (default: this host\'s)')
+    .option('--ovs-rundir <dir>', 'where ovs-vswitchd puts the bridges\' OpenFlow management sockets (default: the folder of a unix: --ovs-db)')
+    .option('--no-flows', 'do not install flows (bindings and tunnels only): ports are claimed but never marked up')
     .action(async (o: AgentOptions) => {
       const hostname = o.hostname ?? os.hostname();
       const log = (level: string, message: string): void => {
@@ -96,6 +119,7 @@ export function registerAgentCommand(program: Command): void {
       });
       ovs.start();
       let runtime: AgentRuntime | undefined;
+      const closers: (() => void)[] = [];
       const stopped = new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGTERM', () => resolve('SIGTERM'));
         process.once('SIGINT', () => resolve('SIGINT'));
@@ -104,10 +128,9 @@ export function registerAgentCommand(program: Command): void {
         const central = await Promise.race([o.central !== undefined ? Promise.resolve(o.central) : centralFromOvs(ovs), stopped.then(() => undefined)]);
         if (central !== undefined) {
           const source = new SbWatchSource({ endpoints: parseCentralEndpoints(central), log: (m) => log('warn', m) });
-          const flows = openFlowSide();
           runtime = new AgentRuntime({
             ovs, source, hostname, log,
-            ...(flows !== undefined ? { flows } : {}),
+            ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers) } : {}),
             ...(o.datapathType !== undefined ? { datapathType: o.datapathType } : {}),
             ...(o.monitorAll === true ? { monitorAll: true } : {}),
           });
@@ -121,6 +144,7 @@ export function registerAgentCommand(program: Command): void {
         process.stderr.write(`ovnts agent: ${err.message}\n`);
         process.exitCode = 1;
       } finally {
+        for (const close of closers) close();
         await ovs.close();
       }
     });

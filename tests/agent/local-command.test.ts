@@ -1,7 +1,9 @@
 // `ovnts agent` as a process: it reads ovn-remote (or --central) and the chassis configuration
-// from a real Open vSwitch, registers with an ovnts central, claims a port, and on SIGTERM with
-// --cleanup releases it and unregisters; without --cleanup its registration stays. Plus the
-// parsing of central endpoints. Method: the real command line through tsx, stopped by pid.
+// from a real Open vSwitch, registers with an ovnts central, claims a port, installs its flows
+// (the flow side over OpenFlow), sets it up, acknowledges so that --wait=hv returns, and on
+// SIGTERM with --cleanup releases it and unregisters; without --cleanup its registration
+// stays. Plus the parsing of central endpoints. Method: the real command line through tsx,
+// stopped by pid.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -39,21 +41,37 @@ function startAgent(t: Test, args: string[]): { pid: number; output: () => strin
   return { pid, output: () => output };
 }
 
-t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, async (t) => {
+interface Running {
+  readonly central: Awaited<ReturnType<typeof startCentral>>;
+  readonly sw: Awaited<ReturnType<typeof startOvsSwitch>>;
+  readonly agent: { pid: number; output: () => string };
+  readonly fail: (err: Error) => never;
+}
+
+/** An agent process on its own switch, registered, with vm1's interface added. */
+async function runAgent(t: Test, extra: string[] = []): Promise<Running> {
   const central = await startCentral(t);
-  for (const w of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1']]) await central.nbctl(...w);
+  await central.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  for (const w of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1'], ['lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.1']]) await central.nbctl(...w);
   const sw = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-cli', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.9',
     `external_ids:ovn-remote=grpc:${central.address}`);
-  const agent = startAgent(t, [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', '--cleanup']);
-  await eventually('the agent registers (central from external_ids:ovn-remote)', async () => ((await central.sb('Chassis')).some((r) => r.name === 'hv-cli') ? true : undefined), [], 90_000)
-    .catch((err: Error) => { throw new Error(`${err.message}\n${agent.output()}`); });
-  await eventually('br-int', async () => ((await vsctlFind(sw, 'bridge', 'name=br-int')).length === 1 ? true : undefined));
+  const agent = startAgent(t, [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', '--cleanup', ...extra]);
+  const fail = (err: Error): never => {
+    throw new Error(`${err.message}\n--- agent:\n${agent.output().slice(-3000)}`);
+  };
+  await eventually('the agent registers (central from external_ids:ovn-remote)', async () => ((await central.sb('Chassis')).some((r) => r.name === 'hv-cli') ? true : undefined), [], 90_000).catch(fail);
+  await eventually('br-int', async () => ((await vsctlFind(sw, 'bridge', 'name=br-int')).length === 1 ? true : undefined)).catch(fail);
   await sw.vsctl('add-port', 'br-int', 'vif1', '--', 'set', 'interface', 'vif1', 'type=dummy', 'external_ids:iface-id=vm1');
-  await eventually('vm1 claimed', async () => ((await boundTo(central, 'vm1')) === 'hv-cli' ? true : undefined));
+  return { central, sw, agent, fail };
+}
+
+t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, async (t) => {
+  const { central, agent, fail } = await runAgent(t);
+  t.match(agent.output(), /flow side connected to br-int/, 'it opens the flow side on the bridge it created');
+  await eventually('vm1 claimed', async () => ((await boundTo(central, 'vm1')) === 'hv-cli' ? true : undefined)).catch(fail);
   t.pass('it claims the port of a local interface');
-  t.match(agent.output(), /no flow side/, 'and says plainly that no flow side is wired');
 
   process.kill(agent.pid, 'SIGTERM');
   await waitForExit(agent.pid, 30_000);
@@ -62,12 +80,28 @@ t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, asyn
   t.equal(await boundTo(central, 'vm1'), '', 'and released its port');
 });
 
+// The flow side refuses some flows today: agent/openflow writeMatch emits OXM fields in the
+// order the compiler inserted them, and ovs-vswitchd refuses a dependent field (arp_op,
+// icmpv6_type) that comes before its prerequisite (eth_type, ip_proto) with BAD_PREREQ, so
+// the batch fails and nothing is acknowledged. This test records the whole path and passes
+// once that is fixed.
+t.test('ovnts agent installs the flows, sets the port up and acknowledges --wait=hv', { skip, todo: 'the flow side\'s batches fail with OFPET_BAD_MATCH/BAD_PREREQ (OXM field order)' }, async (t) => {
+  const { central, sw, fail } = await runAgent(t);
+  await eventually('vm1 up', async () => ((await central.nbctl('lsp-get-up', 'vm1')) === 'up\n' ? true : undefined), [], 30_000).catch(fail);
+  t.pass('it sets vm1 up once the flow side installed its flows');
+  t.match(await sw.ofctl('dump-flows', 'br-int'), /dl_dst=00:00:00:00:00:01/, 'the logical flows reached br-int');
+  const bumped = await central.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }, { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] }]);
+  const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]!.nb_cfg;
+  const waited = await central.client.wait(target, 'hv', 30_000);
+  t.ok(waited.hvCfg >= target, 'hv_cfg reaches nb_cfg (--wait=hv): the agent acknowledged the revision');
+});
+
 t.test('without --cleanup the registration outlives the agent; a restart reuses it', { skip }, async (t) => {
   const central = await startCentral(t);
   const sw = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-keep', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.10');
-  const args = [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', `--central=${central.address}`];
+  const args = [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', `--central=${central.address}`, '--no-flows'];
   const first = startAgent(t, args);
   const chassis = await eventually('registered', async () => (await central.sb('Chassis')).find((r) => r.name === 'hv-keep'), [], 90_000);
   process.kill(first.pid, 'SIGTERM');
@@ -75,6 +109,7 @@ t.test('without --cleanup the registration outlives the agent; a restart reuses 
   t.equal((await central.sb('Chassis')).length, 1, 'the Chassis stays after a plain stop');
   const second = startAgent(t, args);
   await eventually('the second agent is running', async () => (/SB source connected/.test(second.output()) ? true : undefined), [], 90_000);
+  t.match(second.output(), /no flow side/, 'with --no-flows it says plainly that it installs nothing');
   const again = (await central.sb('Chassis')).find((r) => r.name === 'hv-keep');
   t.same(again?._uuid, chassis._uuid, 'a restarted agent keeps the same Chassis row');
 });

@@ -34,12 +34,12 @@ export async function startCentral(t: Test): Promise<Central> {
   const cluster = await startCentralCluster(path.join(t.testdir(), 'central'), { size: 1 });
   t.teardown(() => cluster.stop());
   const member = cluster.members[0]!;
-  const nb = new Nb([member.client]);
   return {
     cluster,
     client: member.client,
     address: member.address,
-    nbctl: (...words) => runNbctl(nb, words),
+    // A fresh Nb per command: --wait sticks to the Nb it was given.
+    nbctl: (...words) => runNbctl(new Nb([member.client]), words),
     sb: async (table) => (await member.client.list(table, [], { db: 'OVN_Southbound' })).rows,
   };
 }
