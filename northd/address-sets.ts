@@ -1,56 +1,229 @@
-// SB Address_Set: every NB Address_Set by name with its addresses, and `svc_monitor_mac`
-// holding the service-monitor MAC of SB_Global (ovn-northd publishes it as an address set so
-// that flows can match $svc_monitor_mac). Not yet: the <port_group>_ip4/_ip6 sets.
+// SB Address_Set, as ovn-northd 23.03 syncs it: `svc_monitor_mac` holding the service-monitor
+// MAC of SB_Global (so that flows can match $svc_monitor_mac), `<port_group>_ip4` and
+// `<port_group>_ip6` for every NB port group (the IP addresses in its ports' addresses and
+// dynamic_addresses, MACs ignored; empty sets included), and every NB address set by name,
+// which wins over a generated set of the same name. Addresses are sorted, as a set column is.
 // The SB row's UUID derives from the set's name, so replicas agree and a set keeps its row.
-import type { Database, DbDelta } from '../ovsdb/index.js';
+//
+// Incremental: a port group's addresses are counted per member port, so a port joining or
+// leaving, or changing its addresses, updates only its groups' sets (kept sorted, not sorted
+// again); only the names a change touches are written.
+import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
-import { nbRows } from './nb.js';
+import { nbGet, nbRows } from './nb.js';
+import { extractLspAddresses } from './netaddr.js';
+import { sortedDifference } from './same-data.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 import { svcMonitorMacOf } from './sb-global.js';
 
+const SVC_MONITOR_MAC = 'svc_monitor_mac';
+
+/** One family's addresses of a port group: how many members give each, and them sorted. */
+class CountedSet {
+  readonly counts = new Map<string, number>();
+  readonly sorted: string[] = [];
+
+  add(a: string): void {
+    const n = this.counts.get(a) ?? 0;
+    this.counts.set(a, n + 1);
+    if (n === 0) this.sorted.splice(position(this.sorted, a), 0, a);
+  }
+
+  remove(a: string): void {
+    const n = this.counts.get(a) ?? 0;
+    if (n <= 1) {
+      this.counts.delete(a);
+      const i = position(this.sorted, a);
+      if (this.sorted[i] === a) this.sorted.splice(i, 1);
+    } else {
+      this.counts.set(a, n - 1);
+    }
+  }
+}
+
+/** Where `a` is, or would be inserted, in the sorted `list`. */
+function position(list: readonly string[], a: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as string) < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+interface Contribution {
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+}
+
+interface PortGroupAddresses {
+  name: string;
+  readonly members: Map<Uuid, Contribution>;
+  readonly v4: CountedSet;
+  readonly v6: CountedSet;
+}
+
 export interface AddressSetsData {
   readonly table: SbTable;
+  readonly pgs: Map<Uuid, PortGroupAddresses>;
+  /** Port group name → its UUID (NB names are unique). */
+  readonly pgByName: Map<string, Uuid>;
 }
 
-/** The SB rows by name: what the NB holds now. */
-function desired(db: Database): Map<string, readonly string[]> {
-  const out = new Map<string, readonly string[]>();
-  for (const s of nbRows<nb.Address_Set>(db, 'Address_Set').values()) out.set(s.name, s.addresses);
-  const mac = svcMonitorMacOf(db);
-  if (mac !== undefined && !out.has('svc_monitor_mac')) out.set('svc_monitor_mac', [mac]);
-  return out;
-}
-
-function sync(data: AddressSetsData, db: Database, out: SbChangeSet): void {
-  const want = desired(db);
-  const keep = new Set<string>();
-  for (const name of [...want.keys()].sort()) {
-    const uuid = hashUuid(['Address_Set', name]);
-    keep.add(uuid);
-    data.table.put(versioned<sb.Address_Set>({ _uuid: uuid, _version: '', name, addresses: want.get(name) as readonly string[] }), out);
+/** The IP addresses a port gives its port groups (split_addresses of each entry). */
+function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
+  const v4: string[] = [];
+  const v6: string[] = [];
+  if (lsp === undefined) return { v4, v6 };
+  const entries = lsp.addresses.filter((a) => !isDynamic(a));
+  if (lsp.dynamic_addresses[0] !== undefined) entries.push(lsp.dynamic_addresses[0]);
+  for (const e of entries) {
+    const parsed = extractLspAddresses(e);
+    if (parsed === undefined) continue;
+    for (const a of parsed.ipv4) v4.push(a.addrS);
+    for (const a of parsed.ipv6) v6.push(a.addrS);
   }
-  for (const uuid of [...data.table.rows.keys()].sort()) if (!keep.has(uuid)) data.table.remove(uuid, out);
+  return { v4, v6 };
+}
+
+function isDynamic(a: string): boolean {
+  return a === 'dynamic' || /^dynamic \S/.test(a) || /^[0-9a-fA-F:]+ dynamic$/.test(a);
+}
+
+function setContribution(pg: PortGroupAddresses, lsp: Uuid, c: Contribution | undefined): void {
+  const old = pg.members.get(lsp);
+  if (old !== undefined) {
+    for (const a of old.v4) pg.v4.remove(a);
+    for (const a of old.v6) pg.v6.remove(a);
+    pg.members.delete(lsp);
+  }
+  if (c !== undefined) {
+    for (const a of c.v4) pg.v4.add(a);
+    for (const a of c.v6) pg.v6.add(a);
+    pg.members.set(lsp, c);
+  }
+}
+
+function touchPg(dirty: Set<string>, name: string): void {
+  dirty.add(`${name}_ip4`);
+  dirty.add(`${name}_ip6`);
+}
+
+/** Brings a port group's addresses in step with its NB row (undefined: deleted). */
+function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPorts: readonly Uuid[] | undefined, dirty: Set<string>): void {
+  const row = nbGet<nb.Port_Group>(db, 'Port_Group', pgUuid);
+  let pg = data.pgs.get(pgUuid);
+  if (pg !== undefined && (row === undefined || row.name !== pg.name)) {
+    touchPg(dirty, pg.name);
+    if (data.pgByName.get(pg.name) === pgUuid) data.pgByName.delete(pg.name);
+  }
+  if (row === undefined) {
+    data.pgs.delete(pgUuid);
+    return;
+  }
+  const renamed = pg === undefined || pg.name !== row.name;
+  if (pg === undefined) data.pgs.set(pgUuid, (pg = { name: row.name, members: new Map(), v4: new CountedSet(), v6: new CountedSet() }));
+  pg.name = row.name;
+  data.pgByName.set(row.name, pgUuid);
+  const contribution = (lsp: Uuid): Contribution => contributionOf(nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', lsp));
+  if (oldPorts === undefined) {
+    touchPg(dirty, row.name);
+    const now = new Set(row.ports);
+    for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setContribution(pg, lsp, undefined);
+    for (const lsp of row.ports) setContribution(pg, lsp, contribution(lsp));
+    return;
+  }
+  // Only the ports that joined or left (set columns are sorted: one merge walk); a change of
+  // another column (its ACLs) leaves the sets as they are.
+  const { removed, added } = sortedDifference(oldPorts, row.ports);
+  if (renamed || removed.length > 0 || added.length > 0) touchPg(dirty, row.name);
+  for (const lsp of removed) setContribution(pg, lsp, undefined);
+  for (const lsp of added) setContribution(pg, lsp, contribution(lsp));
+}
+
+/** What SB row `name` should hold now, or undefined for none. */
+function desired(db: Database, data: AddressSetsData, name: string): readonly string[] | undefined {
+  const own = db.findUnique('Address_Set', ['name'], [name]) as unknown as nb.Address_Set | undefined;
+  if (own !== undefined) return own.addresses;
+  for (const suffix of ['_ip4', '_ip6'] as const) {
+    if (!name.endsWith(suffix)) continue;
+    const pgUuid = data.pgByName.get(name.slice(0, -suffix.length));
+    const pg = pgUuid === undefined ? undefined : data.pgs.get(pgUuid);
+    if (pg !== undefined) return (suffix === '_ip4' ? pg.v4 : pg.v6).sorted.slice();
+  }
+  if (name === SVC_MONITOR_MAC) {
+    const mac = svcMonitorMacOf(db);
+    return mac === undefined ? undefined : [mac];
+  }
+  return undefined;
+}
+
+function write(db: Database, data: AddressSetsData, names: Iterable<string>, out: SbChangeSet): void {
+  for (const name of [...new Set(names)].sort()) {
+    const uuid = hashUuid(['Address_Set', name]);
+    const addresses = desired(db, data, name);
+    if (addresses === undefined) data.table.remove(uuid, out);
+    else data.table.put(versioned<sb.Address_Set>({ _uuid: uuid, _version: '', name, addresses }), out);
+  }
 }
 
 export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
   return {
     name: 'address_sets',
     inputs: ['nb'],
-    init: () => ({ table: new SbTable('Address_Set') }),
+    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map() }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: AddressSetsData, inputs: NodeInputs, out: SbChangeSet): void {
-      sync(data, inputs.data<Database>('nb'), out);
+      const db = inputs.data<Database>('nb');
+      const names = new Set<string>([SVC_MONITOR_MAC]);
+      for (const row of data.table.rows.values()) names.add((row as unknown as sb.Address_Set).name);
+      for (const s of nbRows<nb.Address_Set>(db, 'Address_Set').values()) names.add(s.name);
+      data.pgs.clear();
+      data.pgByName.clear();
+      for (const pg of [...nbRows<nb.Port_Group>(db, 'Port_Group').keys()].sort()) syncPortGroup(db, data, pg, undefined, names);
+      write(db, data, names, out);
     },
     handlers: {
       nb(data: AddressSetsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
-        if (!(change as DbDelta).changes.some((c) => c.table === 'Address_Set' || c.table === 'NB_Global')) return 'unchanged';
-        // Address sets are few and small next to flows: re-syncing them all is cheap, and put()
-        // records only the rows that really changed.
-        sync(data, inputs.data<Database>('nb'), out);
+        const db = inputs.data<Database>('nb');
+        const dirty = new Set<string>();
+        for (const c of (change as DbDelta).changes) {
+          switch (c.table) {
+            case 'Address_Set':
+              for (const r of [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new]) {
+                if (r !== undefined) dirty.add((r as unknown as nb.Address_Set).name);
+              }
+              break;
+            case 'NB_Global':
+              dirty.add(SVC_MONITOR_MAC);
+              break;
+            case 'Port_Group':
+              syncPortGroup(db, data, c.uuid, c.kind === 'insert' ? undefined : (c.old as unknown as nb.Port_Group).ports, dirty);
+              break;
+            case 'Logical_Switch_Port': {
+              // A member's addresses changed: its groups' counts follow.
+              if (c.kind !== 'modify') break;
+              const lsp = c.new as unknown as nb.Logical_Switch_Port;
+              for (const pgUuid of db.weakReferrers(c.uuid).keys()) {
+                const pg = data.pgs.get(pgUuid);
+                if (pg === undefined || !pg.members.has(c.uuid)) continue;
+                setContribution(pg, c.uuid, contributionOf(lsp));
+                touchPg(dirty, pg.name);
+              }
+              break;
+            }
+            default:
+              break;
+          }
+        }
+        if (dirty.size === 0) return 'unchanged';
+        write(db, data, dirty, out);
         return 'handled';
       },
     },

@@ -24,6 +24,8 @@ import type { SbGlobalData } from './sb-global.js';
 import { sbGlobalNode } from './sb-global.js';
 import { addressSetsNode, type AddressSetsData } from './address-sets.js';
 import { routersNode } from './routers.js';
+import type { AclsData } from './acls.js';
+import { aclsNode } from './acls.js';
 import type { DhcpCodesData } from './dhcp-codes.js';
 import { dhcpCodesNode } from './dhcp-codes.js';
 
@@ -74,7 +76,7 @@ export interface Northd {
 
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(aclsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
     erase(dhcpCodesNode()),
   ]);
 }
@@ -87,6 +89,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<PortsData>('ports').table,
     engine.data<SbGlobalData>('sb_global').table,
     engine.data<AddressSetsData>('address_sets').table,
+    engine.data<AclsData>('acls').table,
     engine.data<DhcpCodesData>('dhcp_codes').v4,
     engine.data<DhcpCodesData>('dhcp_codes').v6,
   ];
@@ -97,7 +100,7 @@ function viewOf(engine: Engine): SbView {
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
 const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes']);
-const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast']);
+const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];

@@ -30,3 +30,30 @@ export function sameData(a: unknown, b: unknown): boolean {
   }
   return true;
 }
+
+/**
+ * The elements only in `before` and only in `after`, two sorted, duplicate-free arrays (an
+ * OVSDB set column's value): one merge walk, no hashing. The same array twice costs nothing.
+ */
+export function sortedDifference<T extends string>(before: readonly T[], after: readonly T[]): { readonly removed: T[]; readonly added: T[] } {
+  const removed: T[] = [];
+  const added: T[] = [];
+  if (before === after) return { removed, added };
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const a = before[i];
+    const b = after[j];
+    if (b === undefined || (a !== undefined && a < b)) {
+      removed.push(a as T);
+      i++;
+    } else if (a === undefined || b < a) {
+      added.push(b);
+      j++;
+    } else {
+      i++;
+      j++;
+    }
+  }
+  return { removed, added };
+}

@@ -14,9 +14,11 @@ import type { EngineNode, NodeInputs } from '../engine.js';
 import type { MulticastChange, MulticastData } from '../multicast.js';
 import { hasUnknown } from '../multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
+import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
 import { sameData } from '../same-data.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
+import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
@@ -154,6 +156,7 @@ interface Sources {
   readonly ports: PortsData;
   readonly mc: MulticastData;
   readonly routers: RoutersData;
+  readonly acls: AclsData;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
@@ -162,19 +165,29 @@ function sourcesOf(inputs: NodeInputs): Sources {
     ports: inputs.data<PortsData>('ports'),
     mc: inputs.data<MulticastData>('multicast'),
     routers: inputs.data<RoutersData>('routers'),
+    acls: inputs.data<AclsData>('acls'),
   };
+}
+
+/** The owner of one ACL's flows on one switch. */
+function aclOwner(dp: Uuid, acl: Uuid): string {
+  return `a ${dp} ${acl}`;
 }
 
 /** Whether an owner (its datapath or port) still exists in the inputs. */
 function ownerExists(owner: string, src: Sources): boolean {
   const id = owner.slice(2);
+  if (owner.startsWith('a ')) {
+    const [dp, acl] = id.split(' ') as [Uuid, Uuid];
+    return src.acls.bySwitch.get(dp)?.acls.has(acl) === true;
+  }
   return owner.startsWith('d ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
 }
 
 function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: SbChangeSet): void {
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
-  if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid));
+  if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS);
   else if (info !== undefined) {
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
@@ -195,7 +208,8 @@ function routerPortsOf(src: Sources, dp: Uuid): SwitchRouterPort[] {
 
 function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logical_Flow[] {
   return switchPortFlows(p, {
-    dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru, hasStateful: false,
+    dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
+    hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true,
     routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
   });
 }
@@ -223,10 +237,20 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: SbChangeSe
   setOwner(data, portOwner(name), flows, out);
 }
 
+function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: SbChangeSet): void {
+  const state = src.acls.bySwitch.get(dp);
+  const facts = state?.acls.get(acl);
+  const ld = src.dps.bySb.get(dp)?.logicalDatapath;
+  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful);
+  setOwner(data, aclOwner(dp, acl), flows, out);
+}
+
 /** Owners to regenerate in one handler, gathered first so each is regenerated once, in order. */
 class Dirty {
   readonly datapaths = new Set<Uuid>();
   readonly ports = new Set<string>();
+  /** [switch, ACL] pairs, as "<dp> <acl>". */
+  readonly acls = new Set<string>();
   /** Every port bound to switch `dp` (their flows read the switch's router ports). */
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
@@ -234,13 +258,17 @@ class Dirty {
   regen(data: LflowsData, src: Sources, out: SbChangeSet): void {
     for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
     for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
+    for (const pair of [...this.acls].sort()) {
+      const [dp, acl] = pair.split(' ') as [Uuid, Uuid];
+      regenAcl(data, src, dp, acl, out);
+    }
   }
 }
 
 export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast', 'routers'],
+    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
     init: () => ({ owners: new Map(), holders: new Map(), table: new SbTable('Logical_Flow') }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
@@ -253,6 +281,9 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
       for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
       for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
+      for (const dp of [...src.acls.bySwitch.keys()].sort()) {
+        for (const acl of [...(src.acls.bySwitch.get(dp) as SwitchAcls).acls.keys()].sort()) regenAcl(data, src, dp, acl, out);
+      }
     },
     handlers: {
       datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
@@ -290,6 +321,23 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
         if (flipped.size === 0) return 'unchanged';
         const src = sourcesOf(inputs);
         for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);
+        return 'handled';
+      },
+      acls(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+        const src = sourcesOf(inputs);
+        const dirty = new Dirty();
+        for (const [dp, { old, new: now }] of (change as AclsChange).switches) {
+          const flagsChanged = old?.hasAcls !== now?.hasAcls || old?.hasStateful !== now?.hasStateful;
+          if (flagsChanged) {
+            // The switch's default ACL stages, its router/localnet/DHCP ports' conntrack flows
+            // and every ACL's flows depend on whether the switch is stateful.
+            dirty.datapaths.add(dp);
+            dirty.allPortsOf(src, dp);
+          }
+          for (const [acl, facts] of old?.acls ?? []) if (flagsChanged || !sameData(facts, now?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
+          for (const [acl, facts] of now?.acls ?? []) if (flagsChanged || !sameData(facts, old?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
+        }
+        dirty.regen(data, src, out);
         return 'handled';
       },
       routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {

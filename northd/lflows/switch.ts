@@ -17,12 +17,13 @@ import type { PortInfo, RouterPeer } from '../ports.js';
 import { findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
+import type { AclFlags } from './acl.js';
+import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import type { FlowHints } from './flow.js';
 import { jsonKey, lflow, portTags } from './flow.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
-const ND_MLD_ACL = 'nd || nd_ra || nd_rs || mldv1 || mldv2';
 const ND_MLD_LB = 'nd || nd_rs || nd_ra || mldv1 || mldv2';
 const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
   ['reg0[1] == 1 && reg0[13] == 0', 'ct_commit { ct_mark.blocked = 0; }; next;'],
@@ -30,7 +31,7 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 ];
 
 /** Flows owned by a switch datapath itself. */
-export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.Logical_Flow[] {
+export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS): sb.Logical_Flow[] {
   const d = dp.logicalDatapath;
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
@@ -43,9 +44,7 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_in_apply_port_sec', 0, '1', 'next;'),
     f('ls_in_lookup_fdb', 0, '1', 'next;'),
     f('ls_in_put_fdb', 0, '1', 'next;'),
-    // Pre-ACL, pre-LB and pre-stateful, as for a switch without ACLs or load balancers.
-    f('ls_in_pre_acl', 110, SVC_MONITOR, 'next;'),
-    f('ls_in_pre_acl', 0, '1', 'next;'),
+    // Pre-LB and pre-stateful, as for a switch without load balancers.
     f('ls_in_pre_lb', 110, SVC_MONITOR, 'next;'),
     f('ls_in_pre_lb', 110, 'eth.mcast', 'next;'),
     f('ls_in_pre_lb', 110, ND_MLD_LB, 'next;'),
@@ -54,10 +53,6 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_in_pre_stateful', 110, 'reg0[2] == 1', 'ct_lb_mark;'),
     f('ls_in_pre_stateful', 100, 'reg0[0] == 1', 'ct_next;'),
     f('ls_in_pre_stateful', 0, '1', 'next;'),
-    // Without ACLs, the ACL stages pass everything at the top priority.
-    f('ls_in_acl_hint', 65535, '1', 'next;'),
-    f('ls_in_acl', 65535, '1', 'next;'),
-    f('ls_in_acl', 65532, ND_MLD_ACL, 'next;'),
     f('ls_in_qos_mark', 0, '1', 'next;'),
     f('ls_in_qos_meter', 0, '1', 'next;'),
     f('ls_in_lb_aff_check', 0, '1', 'next;'),
@@ -66,8 +61,6 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_in_pre_hairpin', 0, '1', 'next;'),
     f('ls_in_nat_hairpin', 0, '1', 'next;'),
     f('ls_in_hairpin', 0, '1', 'next;'),
-    f('ls_in_acl_after_lb', 65532, ND_MLD_ACL, 'next;'),
-    f('ls_in_acl_after_lb', 0, '1', 'next;'),
     ...STATEFUL_COMMIT.map(([m, a]) => f('ls_in_stateful', 100, m, a)),
     f('ls_in_stateful', 0, '1', 'next;'),
     f('ls_in_arp_rsp', 0, '1', 'next;'),
@@ -83,8 +76,6 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_in_l2_unknown', 50, 'outport == "none"', hasUnknown ? 'outport = "_MC_unknown"; output;' : DROP),
     f('ls_in_l2_unknown', 0, '1', 'output;'),
     // Egress.
-    f('ls_out_pre_acl', 110, 'eth.src == $svc_monitor_mac', 'next;'),
-    f('ls_out_pre_acl', 0, '1', 'next;'),
     f('ls_out_pre_lb', 110, 'eth.mcast', 'next;'),
     f('ls_out_pre_lb', 110, 'eth.src == $svc_monitor_mac', 'next;'),
     f('ls_out_pre_lb', 110, ND_MLD_LB, 'next;'),
@@ -93,9 +84,6 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_out_pre_stateful', 110, 'reg0[2] == 1', 'ct_lb_mark;'),
     f('ls_out_pre_stateful', 100, 'reg0[0] == 1', 'ct_next;'),
     f('ls_out_pre_stateful', 0, '1', 'next;'),
-    f('ls_out_acl_hint', 65535, '1', 'next;'),
-    f('ls_out_acl', 65535, '1', 'next;'),
-    f('ls_out_acl', 65532, ND_MLD_ACL, 'next;'),
     f('ls_out_qos_mark', 0, '1', 'next;'),
     f('ls_out_qos_meter', 0, '1', 'next;'),
     ...STATEFUL_COMMIT.map(([m, a]) => f('ls_out_stateful', 100, m, a)),
@@ -105,6 +93,8 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean): sb.L
     f('ls_out_apply_port_sec', 50, 'reg0[15] == 1', DROP),
     f('ls_out_apply_port_sec', 0, '1', 'output;'),
   );
+  // Pre-ACL, ACL hints and ACL defaults, by whether ACLs (stateful ones) apply.
+  aclStageDefaults((s, priority, match, actions) => flows.push(f(s, priority, match, actions)), acl);
   return flows;
 }
 

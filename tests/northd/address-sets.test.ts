@@ -5,7 +5,7 @@
 import t from 'tap';
 import { createNorthd } from '../../northd/index.js';
 import { derivedSvcMonitorMac } from '../../northd/sb-global.js';
-import { byUuid, map, nbFixture, set } from './nb-fixture.js';
+import { addLsp, byUuid, map, nbFixture, set } from './nb-fixture.js';
 
 const rowsOf = (view: ReturnType<ReturnType<typeof createNorthd>['view']>, table: string): Record<string, unknown>[] => [...(view.get(table)?.values() ?? [])] as unknown as Record<string, unknown>[];
 
@@ -35,6 +35,34 @@ t.test('address sets and the service monitor MAC', (t) => {
   t.same(d4.changes.map((c) => [c.kind, c.table]), [['delete', 'Address_Set']]);
   const after = northd.stats();
   t.equal(after.address_sets?.recomputes, before.address_sets?.recomputes, 'no recompute for any of these changes');
+  t.same(northd.recompute(nb.db, northd.view()).get('Address_Set'), northd.view().get('Address_Set'), 'incremental equals a fresh recompute');
+  t.end();
+});
+
+t.test('port group address sets: <pg>_ip4 and <pg>_ip6, incrementally, an NB set of the same name wins', (t) => {
+  const nb = nbFixture();
+  const northd = createNorthd();
+  northd.apply(nb.db, nb.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
+  northd.apply(nb.db, nb.run([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw0' } }]));
+  for (const [name, addresses] of [['p1', ['00:00:00:00:00:01 10.0.0.11 fd00::11']], ['p2', ['00:00:00:00:00:02 10.0.0.2', 'unknown']], ['p3', ['00:00:00:00:00:03 10.0.0.11']]] as const) {
+    northd.apply(nb.db, nb.run(addLsp('sw0', name, { addresses: set(addresses) })));
+  }
+  const lsp = (name: string): string => (nb.db.findUnique('Logical_Switch_Port', ['name'], [name]) as { _uuid: string })._uuid;
+  const sets = (): Record<string, unknown> => Object.fromEntries(rowsOf(northd.view(), 'Address_Set').filter((r) => r.name !== 'svc_monitor_mac').map((r) => [r.name, r.addresses]));
+  const before = northd.stats();
+  northd.apply(nb.db, nb.run([{ op: 'insert', table: 'Port_Group', row: { name: 'pg', ports: set([['uuid', lsp('p1')], ['uuid', lsp('p2')], ['uuid', lsp('p3')]]) } }]));
+  t.same(sets(), { pg_ip4: ['10.0.0.11', '10.0.0.2'], pg_ip6: ['fd00::11'] }, 'sorted as strings, each address once');
+  const pg = [...nb.db.rows('Port_Group').keys()][0] as string;
+  northd.apply(nb.db, nb.run([{ op: 'mutate', table: 'Port_Group', where: byUuid(pg), mutations: [['ports', 'delete', set([['uuid', lsp('p1')]])]] }]));
+  t.same(sets(), { pg_ip4: ['10.0.0.11', '10.0.0.2'], pg_ip6: [] }, 'p3 still gives 10.0.0.11 when p1 leaves');
+  northd.apply(nb.db, nb.run([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(lsp('p3')), row: { addresses: set(['00:00:00:00:00:03 10.0.0.33']) } }]));
+  t.same(sets(), { pg_ip4: ['10.0.0.2', '10.0.0.33'], pg_ip6: [] }, 'a member\'s new addresses');
+  northd.apply(nb.db, nb.run([{ op: 'insert', table: 'Address_Set', row: { name: 'pg_ip4', addresses: set(['192.0.2.1']) } }]));
+  t.same(sets(), { pg_ip4: ['192.0.2.1'], pg_ip6: [] }, 'an NB address set of the same name wins');
+  northd.apply(nb.db, nb.run([{ op: 'delete', table: 'Address_Set', where: [['name', '==', 'pg_ip4']] }]));
+  northd.apply(nb.db, nb.run([{ op: 'update', table: 'Port_Group', where: byUuid(pg), row: { name: 'web' } }]));
+  t.same(sets(), { web_ip4: ['10.0.0.2', '10.0.0.33'], web_ip6: [] }, 'renamed');
+  t.equal(northd.stats().address_sets?.recomputes, before.address_sets?.recomputes, 'no recompute');
   t.same(northd.recompute(nb.db, northd.view()).get('Address_Set'), northd.view().get('Address_Set'), 'incremental equals a fresh recompute');
   t.end();
 });

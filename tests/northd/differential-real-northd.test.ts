@@ -258,3 +258,52 @@ t.test('(c) a gateway router with SNAT, DNAT and dnat_and_snat', { skip }, async
   await real.nbctl(['lr-nat-del', 'gw', 'dnat', '172.16.0.100']);
   await compareWithReal(t, real);
 });
+
+t.test('(e) ACLs on switches and port groups, with address sets', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    ['create', 'Address_Set', 'name=web', 'addresses="10.0.2.10","10.0.2.11"'],
+    // Stateless ACLs only on sw2 (no conntrack there)...
+    ['acl-add', 'sw2', 'from-lport', '1001', 'ip4.src == $web && tcp.dst == 80', 'allow'],
+    ['acl-add', 'sw2', 'to-lport', '1002', 'ip4.dst == 10.0.2.10 && udp', 'drop'],
+    ['acl-add', 'sw2', 'to-lport', '1003', 'ip4.dst == 10.0.2.10 && tcp.dst == 23', 'reject'],
+    ['--apply-after-lb', 'acl-add', 'sw2', 'from-lport', '1004', 'ip4.src == 10.0.2.10 && icmp4', 'allow-stateless'],
+    ['acl-add', 'sw2', 'to-lport', '1005', 'ip4.src == 10.0.1.0/24', 'allow-stateless'],
+    // ...a port group (vm1 and vm2, on both switches) with stateful ACLs.
+    ['pg-add', 'pg_web', 'vm1', 'vm2'],
+    ['acl-add', 'pg_web', 'to-lport', '2000', 'outport == @pg_web && ip4 && tcp.dst == 80', 'allow-related'],
+    ['acl-add', 'pg_web', 'to-lport', '1000', 'outport == @pg_web && ip4', 'drop'],
+    ['acl-add', 'pg_web', 'from-lport', '1500', 'inport == @pg_web && ip4.dst == $pg_web_ip4', 'allow'],
+    ['--log', '--name=deny-ssh', '--severity=warning', 'acl-add', 'pg_web', 'to-lport', '2100', 'outport == @pg_web && tcp.dst == 22', 'reject'],
+    ['--label=42', '--log', 'acl-add', 'pg_web', 'from-lport', '1700', 'inport == @pg_web && udp.dst == 53', 'allow-related'],
+    ['acl-add', 'pg_web', 'from-lport', '1600', 'inport == @pg_web && icmp4', 'allow-stateless'],
+    // A second, empty port group and one only on sw1.
+    ['pg-add', 'pg_empty'],
+    ['pg-add', 'pg_sw1', 'vm3'],
+    ['acl-add', 'pg_sw1', 'from-lport', '900', 'inport == @pg_sw1', 'drop'],
+  ]);
+  // ovn-trace: vm2's UDP to vm1 is dropped by pg_web's to-lport drop on sw1 (after conntrack),
+  // its TCP to port 80 is allowed and committed; the same verdicts on both SBs.
+  const ours = await realSbOf(t, real.northd.view());
+  const fromVm2 = 'inport == "vm2" && eth.src == 00:00:00:00:02:0a && eth.dst == 00:00:00:00:ff:02 && ip4.src == 10.0.2.10 && ip4.dst == 10.0.1.10 && ip.ttl == 64';
+  const udp = `${fromVm2} && udp && udp.src == 5000 && udp.dst == 5001`;
+  const newConn = ['--ct=new', '--ct=new', '--ct=new', '--ct=new'];
+  const udpTrace = await ovnTrace(ours.socketPath, 'sw2', udp, newConn);
+  t.equal(udpTrace, await ovnTrace(real.sbSocket, 'sw2', udp, newConn), 'ovn-trace: the same verdict for UDP to vm1');
+  t.notMatch(udpTrace, /output\("vm1"\)/, `dropped by the port group's ACL:\n${udpTrace}`);
+  const web = `${fromVm2} && tcp && tcp.src == 5000 && tcp.dst == 80`;
+  const webTrace = await ovnTrace(ours.socketPath, 'sw2', web, newConn);
+  t.equal(webTrace, await ovnTrace(real.sbSocket, 'sw2', web, newConn), 'ovn-trace: the same verdict for TCP to port 80');
+  t.match(webTrace, /output\("vm1"\)/, `allowed by the allow-related ACL:\n${webTrace}`);
+  // Changes: membership, address set content, an ACL updated and one deleted; then the
+  // stateful ACLs go and the switches fall back to stateless.
+  await real.nbctl(['pg-set-ports', 'pg_web', 'vm1']);
+  await real.nbctl(['set', 'Address_Set', 'web', 'addresses="10.0.2.12"']);
+  await real.nbctl(['acl-del', 'sw2', 'to-lport', '1003', 'ip4.dst == 10.0.2.10 && tcp.dst == 23']);
+  await real.nbctl(['lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 10.0.1.20 fd00:1::a']);
+  await compareWithReal(t, real);
+  await real.nbctl(['pg-set-ports', 'pg_web', 'vm1', 'vm2', 'vm3']);
+  await real.nbctl(['acl-del', 'pg_web']);
+  await compareWithReal(t, real);
+});

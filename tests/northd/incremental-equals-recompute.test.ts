@@ -1,5 +1,6 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
-// ports, routers (ports, static routes, policies, NAT, options), the incrementally maintained SB
+// ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
+// groups, port group membership and address sets, the incrementally maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
@@ -12,17 +13,33 @@ import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
 
 const LONG = process.env.OVNTS_LONG !== undefined;
-const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? (LONG ? 5000 : 250));
+const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? (LONG ? 5000 : 200));
 const TXNS = 50;
 const ONLY = process.env.NORTHD_SEED;
 
 type Kind =
   | 'claim' | 'ls-add' | 'ls-del' | 'lsp-add' | 'lsp-del' | 'lsp-update' | 'lsp-move' | 'lr-add' | 'lr-del' | 'lrp-add' | 'lrp-del' | 'lrp-update'
-  | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update';
+  | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
+  | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
+  'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
 ];
+
+const ACL_ACTIONS = ['allow', 'allow-related', 'allow-stateless', 'drop', 'reject'] as const;
+
+function randomAcl(rng: Rng): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    priority: rng.int(0, 3) * 1000 + rng.int(0, 2), direction: rng.pick(['from-lport', 'to-lport']), action: rng.pick(ACL_ACTIONS),
+    match: rng.pick(['ip4', 'ip4.src == $as1', 'outport == @pg1 && ip4', 'tcp.dst == 80', 'inport == @pg2']),
+  };
+  if (rng.chance(0.2)) row['log'] = true;
+  if (rng.chance(0.1)) row['name'] = 'acl-name';
+  if (rng.chance(0.1)) row['label'] = rng.int(1, 3);
+  if (rng.chance(0.1)) row['options'] = map({ 'apply-after-lb': 'true' });
+  return row;
+}
 
 
 function names(db: Database, table: string): { uuid: Uuid; name: string }[] {
@@ -67,6 +84,9 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const routes = [...db.rows('Logical_Router_Static_Route').keys()].sort();
   const policies = [...db.rows('Logical_Router_Policy').keys()].sort();
   const nats = [...db.rows('NAT').keys()].sort();
+  const pgs = names(db, 'Port_Group');
+  const ases = names(db, 'Address_Set');
+  const acls = [...db.rows('ACL').keys()].sort();
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
@@ -75,6 +95,9 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 0.7 : 0], ['route-update', routes.length > 0 ? 0.5 : 0],
     ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.5 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
     ['nat-del', nats.length > 0 ? 0.5 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
+    ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
+    ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
+    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.3 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -179,6 +202,37 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     }
     case 'nat-del':
       return { kind, ops: [{ op: 'mutate', table: 'Logical_Router', where: [], mutations: [['nat', 'delete', set([uuidAtom(rng.pick(nats))])]] }] };
+    case 'acl-add': {
+      const onPg = pgs.length > 0 && (lss.length === 0 || rng.chance(0.5));
+      const owner = onPg ? { table: 'Port_Group', uuid: rng.pick(pgs).uuid } : { table: 'Logical_Switch', uuid: rng.pick(lss).uuid };
+      return { kind, ops: [{ op: 'insert', table: 'ACL', 'uuid-name': 'a', row: randomAcl(rng) }, { op: 'mutate', table: owner.table, where: byUuid(owner.uuid), mutations: [['acls', 'insert', set([['named-uuid', 'a']])]] }] };
+    }
+    case 'acl-del': {
+      const acl = uuidAtom(rng.pick(acls));
+      return { kind, ops: ['Logical_Switch', 'Port_Group'].map((table) => ({ op: 'mutate', table, where: [], mutations: [['acls', 'delete', set([acl])]] })) };
+    }
+    case 'acl-update': {
+      const cols = randomAcl(rng);
+      const row: Record<string, unknown> = {};
+      for (const c of rng.subset(Object.keys(cols), 2)) row[c] = cols[c];
+      if (Object.keys(row).length === 0) row['action'] = rng.pick(ACL_ACTIONS);
+      return { kind, ops: [{ op: 'update', table: 'ACL', where: byUuid(rng.pick(acls)), row }] };
+    }
+    case 'pg-add':
+      return { kind, ops: [{ op: 'insert', table: 'Port_Group', row: { name: rng.pick(['pg1', 'pg2', `pg${n}`]), ports: set(rng.subset(lsps, 3).map((p) => uuidAtom(p.uuid))) } }] };
+    case 'pg-del':
+      return { kind, ops: [{ op: 'delete', table: 'Port_Group', where: byUuid(rng.pick(pgs).uuid) }] };
+    case 'pg-ports': {
+      const pg = rng.pick(pgs);
+      const p = uuidAtom(rng.pick(lsps).uuid);
+      return { kind, ops: [{ op: 'mutate', table: 'Port_Group', where: byUuid(pg.uuid), mutations: [['ports', rng.chance(0.6) ? 'insert' : 'delete', set([p])]] }] };
+    }
+    case 'as-add':
+      return { kind, ops: [{ op: 'insert', table: 'Address_Set', row: { name: rng.pick(['as1', 'pg1_ip4', `as${n}`]), addresses: set(rng.subset(['10.0.0.1', '10.0.0.2', '192.168.1.5'], 3)) } }] };
+    case 'as-update':
+      return { kind, ops: [{ op: 'update', table: 'Address_Set', where: byUuid(rng.pick(ases).uuid), row: rng.chance(0.7) ? { addresses: set(rng.subset(['10.0.0.3', '10.0.0.4'], 2)) } : { name: rng.pick(['as1', 'as9']) } }] };
+    case 'as-del':
+      return { kind, ops: [{ op: 'delete', table: 'Address_Set', where: byUuid(rng.pick(ases).uuid) }] };
     case 'lr-update': {
       const options: Record<string, string> = {};
       if (rng.chance(0.4)) options['chassis'] = 'hv1';

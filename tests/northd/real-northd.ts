@@ -202,8 +202,8 @@ export async function realSbOf(t: Test, view: SbView): Promise<SbCopy> {
   return { socketPath: server.socketPath };
 }
 
-/** `ovn-trace --minimal` of a microflow entering logical datapath `dp`. */
-export async function ovnTrace(sbSocket: string, dp: string, microflow: string): Promise<string> {
-  const { stdout } = await execFileAsync('ovn-trace', [`--db=unix:${sbSocket}`, '--minimal', dp, microflow], { timeout: 30_000 });
+/** `ovn-trace --minimal` of a microflow entering logical datapath `dp` (`options`: e.g. --ct=new). */
+export async function ovnTrace(sbSocket: string, dp: string, microflow: string, options: readonly string[] = []): Promise<string> {
+  const { stdout } = await execFileAsync('ovn-trace', [`--db=unix:${sbSocket}`, '--minimal', ...options, dp, microflow], { timeout: 30_000 });
   return stdout;
 }

@@ -1,0 +1,357 @@
+// Port groups and the ACLs that apply to each logical switch.
+//
+// A port group applies to a switch when one of its ports is bound there (ovn-northd's
+// build_port_group_lswitches); the switch's ACLs are its own plus those of every port group
+// that applies to it. For each (port group, switch) pair with ports, SB Port_Group
+// "<switch tunnel key>_<port group name>" lists the ports bound on that switch, so that
+// ovn-controller expands @name per datapath.
+//
+// Incremental: port group membership is kept per member (a port group's ports column is
+// diffed, a port's binding moves its membership), and only the (port group, switch) rows and
+// the switches whose ACL sets may have changed are derived again; a switch's ACL state is
+// reported only when it differs.
+import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
+import type * as nb from '../ovsdb/rows/nb.js';
+import type * as sb from '../ovsdb/rows/sb.js';
+import type { DatapathsChange, DatapathsData } from './datapaths.js';
+import { datapathSbUuid } from './datapaths.js';
+import type { EngineNode, NodeInputs } from './engine.js';
+import { hashUuid } from './hash.js';
+import { nbGet, nbRows } from './nb.js';
+import type { PortInfo, PortsChange, PortsData } from './ports.js';
+import { sameData, sortedDifference } from './same-data.js';
+import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+
+/** An ACL as its flows read it. */
+export interface AclFacts {
+  readonly uuid: Uuid;
+  readonly priority: number;
+  readonly direction: 'from-lport' | 'to-lport';
+  readonly match: string;
+  readonly action: nb.ACL['action'];
+  readonly log: boolean;
+  readonly name: string | undefined;
+  readonly severity: string | undefined;
+  readonly meter: string | undefined;
+  readonly label: number;
+  readonly options: ReadonlyMap<string, string>;
+}
+
+/** What a switch's ACL flows read: its ACLs (own and port groups') and two flags. */
+export interface SwitchAcls {
+  /** By ACL UUID. */
+  readonly acls: ReadonlyMap<Uuid, AclFacts>;
+  /** Any ACL applies (ovn-northd's od->has_acls). */
+  readonly hasAcls: boolean;
+  /** An allow-related ACL applies: traffic goes through conntrack (od->has_stateful_acl). */
+  readonly hasStateful: boolean;
+}
+
+interface Member {
+  readonly name: string;
+  /** The switch datapath the port is bound to, if any. */
+  readonly dp: Uuid | undefined;
+}
+
+interface PortGroupState {
+  name: string;
+  /** By LSP UUID. */
+  readonly members: Map<Uuid, Member>;
+  /** Switch datapath → the names of the members bound there. */
+  readonly perSwitch: Map<Uuid, Set<string>>;
+}
+
+export interface AclsData {
+  readonly bySwitch: Map<Uuid, SwitchAcls>;
+  /**
+   * The facts of each ACL in use, one object per ACL until its row changes: switches share
+   * it, and comparing a switch's ACLs before and after is mostly identity checks.
+   */
+  readonly facts: Map<Uuid, AclFacts>;
+  readonly pgs: Map<Uuid, PortGroupState>;
+  /** Switch datapath → the port groups with members bound there. */
+  readonly switchPgs: Map<Uuid, Set<Uuid>>;
+  /** Port group → switch → the SB Port_Group row written for the pair. */
+  readonly rows: Map<Uuid, Map<Uuid, Uuid>>;
+  readonly table: SbTable;
+}
+
+export interface AclsChange {
+  readonly sb: SbChangeSet;
+  /** By switch datapath: its ACL state before and after (undefined: none). */
+  readonly switches: Map<Uuid, { readonly old: SwitchAcls | undefined; readonly new: SwitchAcls | undefined }>;
+}
+
+const NO_ACLS: ReadonlyMap<Uuid, AclFacts> = new Map();
+
+function aclFacts(a: nb.ACL): AclFacts {
+  return {
+    uuid: a._uuid, priority: a.priority, direction: a.direction, match: a.match, action: a.action, log: a.log, name: a.name[0],
+    severity: a.severity[0], meter: a.meter[0], label: a.label, options: a.options,
+  };
+}
+
+/** Dirty sets of one run: switches whose ACL state, and (port group, switch) rows, to derive again. */
+class Dirty {
+  readonly switches = new Set<Uuid>();
+  readonly rows = new Map<Uuid, Set<Uuid>>();
+  row(pg: Uuid, dp: Uuid): void {
+    let s = this.rows.get(pg);
+    if (s === undefined) this.rows.set(pg, (s = new Set()));
+    s.add(dp);
+  }
+  /** Every switch a port group applies to (its ACLs changed). */
+  pgSwitches(data: AclsData, pg: Uuid): void {
+    for (const dp of data.pgs.get(pg)?.perSwitch.keys() ?? []) this.switches.add(dp);
+  }
+  /** Every switch a port group applies to, and its rows there (it was renamed or deleted). */
+  pgEverywhere(data: AclsData, pg: Uuid): void {
+    this.pgSwitches(data, pg);
+    for (const dp of data.pgs.get(pg)?.perSwitch.keys() ?? []) this.row(pg, dp);
+    for (const dp of data.rows.get(pg)?.keys() ?? []) this.row(pg, dp);
+  }
+}
+
+function addTo(index: Map<Uuid, Set<Uuid>>, key: Uuid, value: Uuid): void {
+  let s = index.get(key);
+  if (s === undefined) index.set(key, (s = new Set()));
+  s.add(value);
+}
+
+function dropFrom(index: Map<Uuid, Set<Uuid>>, key: Uuid, value: Uuid): void {
+  const s = index.get(key);
+  if (s === undefined) return;
+  s.delete(value);
+  if (s.size === 0) index.delete(key);
+}
+
+/** Where an LSP (by NB UUID) is bound now, by the ports' bindings. */
+function memberOf(db: Database, ports: PortsData, lsp: Uuid): Member | undefined {
+  const row = nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', lsp);
+  if (row === undefined) return undefined;
+  const p = ports.byName.get(row.name);
+  return { name: row.name, dp: p !== undefined && p.kind === 'lsp' && p.nbUuid === lsp ? p.dp : undefined };
+}
+
+/** Sets one member of a port group (undefined: not a member), keeping the indexes and dirt. */
+function setMember(data: AclsData, pgUuid: Uuid, pg: PortGroupState, lsp: Uuid, m: Member | undefined, dirty: Dirty): void {
+  const old = pg.members.get(lsp);
+  if (old !== undefined && m !== undefined && old.name === m.name && old.dp === m.dp) return;
+  if (old !== undefined) {
+    pg.members.delete(lsp);
+    if (old.dp !== undefined) {
+      const names = pg.perSwitch.get(old.dp);
+      names?.delete(old.name);
+      if (names !== undefined && names.size === 0) {
+        pg.perSwitch.delete(old.dp);
+        dropFrom(data.switchPgs, old.dp, pgUuid);
+        dirty.switches.add(old.dp);
+      }
+      dirty.row(pgUuid, old.dp);
+    }
+  }
+  if (m !== undefined) {
+    pg.members.set(lsp, m);
+    if (m.dp !== undefined) {
+      let names = pg.perSwitch.get(m.dp);
+      if (names === undefined) {
+        pg.perSwitch.set(m.dp, (names = new Set()));
+        addTo(data.switchPgs, m.dp, pgUuid);
+        dirty.switches.add(m.dp);
+      }
+      names.add(m.name);
+      dirty.row(pgUuid, m.dp);
+    }
+  }
+}
+
+/** Brings port group `pgUuid` in step with its NB row (undefined: deleted), member by member. */
+function syncPortGroup(db: Database, ports: PortsData, data: AclsData, pgUuid: Uuid, oldPorts: readonly Uuid[] | undefined, dirty: Dirty): void {
+  const row = nbGet<nb.Port_Group>(db, 'Port_Group', pgUuid);
+  let pg = data.pgs.get(pgUuid);
+  if (row === undefined) {
+    if (pg === undefined) return;
+    dirty.pgEverywhere(data, pgUuid);
+    for (const lsp of [...pg.members.keys()]) setMember(data, pgUuid, pg, lsp, undefined, dirty);
+    data.pgs.delete(pgUuid);
+    return;
+  }
+  if (pg === undefined) {
+    data.pgs.set(pgUuid, (pg = { name: row.name, members: new Map(), perSwitch: new Map() }));
+  } else if (pg.name !== row.name) {
+    dirty.pgEverywhere(data, pgUuid);
+    pg.name = row.name;
+  }
+  if (oldPorts === undefined) {
+    // Every member afresh (a new group, or a recompute: a binding may have moved).
+    const now = new Set(row.ports);
+    for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setMember(data, pgUuid, pg, lsp, undefined, dirty);
+    for (const lsp of row.ports) setMember(data, pgUuid, pg, lsp, memberOf(db, ports, lsp), dirty);
+    return;
+  }
+  // Only the ports that joined or left (set columns are sorted: one merge walk).
+  const { removed, added } = sortedDifference(oldPorts, row.ports);
+  for (const lsp of removed) setMember(data, pgUuid, pg, lsp, undefined, dirty);
+  for (const lsp of added) setMember(data, pgUuid, pg, lsp, memberOf(db, ports, lsp), dirty);
+}
+
+/** The ACL state of switch `dp` from its NB row and the port groups bound there. */
+function switchAclsOf(db: Database, dps: DatapathsData, data: AclsData, dp: Uuid): SwitchAcls | undefined {
+  const facts = data.facts;
+  const info = dps.bySb.get(dp);
+  if (info === undefined || info.kind !== 'switch') return undefined;
+  const ls = nbGet<nb.Logical_Switch>(db, 'Logical_Switch', info.nbUuid);
+  if (ls === undefined) return undefined;
+  const uuids: Uuid[] = [...ls.acls];
+  for (const pg of [...(data.switchPgs.get(dp) ?? [])].sort()) uuids.push(...(nbGet<nb.Port_Group>(db, 'Port_Group', pg)?.acls ?? []));
+  if (uuids.length === 0) return { acls: NO_ACLS, hasAcls: false, hasStateful: false };
+  const acls = new Map<Uuid, AclFacts>();
+  for (const u of uuids.sort()) {
+    let f = facts.get(u);
+    if (f === undefined) {
+      const row = nbGet<nb.ACL>(db, 'ACL', u);
+      if (row === undefined) continue;
+      facts.set(u, (f = aclFacts(row)));
+    }
+    acls.set(u, f);
+  }
+  let hasStateful = false;
+  for (const f of acls.values()) if (f.action === 'allow-related') hasStateful = true;
+  return { acls, hasAcls: acls.size > 0, hasStateful };
+}
+
+function portGroupRowUuid(name: string): Uuid {
+  return hashUuid(['Port_Group', name]);
+}
+
+/** Writes the SB Port_Group rows of the dirty (port group, switch) pairs. */
+function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChangeSet): void {
+  for (const pgUuid of [...dirty.rows.keys()].sort()) {
+    const pg = data.pgs.get(pgUuid);
+    let written = data.rows.get(pgUuid);
+    for (const dp of [...(dirty.rows.get(pgUuid) as Set<Uuid>)].sort()) {
+      const names = pg?.perSwitch.get(dp);
+      const key = dps.bySb.get(dp)?.key;
+      const old = written?.get(dp);
+      const name = pg === undefined || key === undefined ? undefined : `${key}_${pg.name}`;
+      const uuid = name === undefined ? undefined : portGroupRowUuid(name);
+      const keep = names !== undefined && names.size > 0 && uuid !== undefined;
+      if (old !== undefined && (!keep || old !== uuid)) {
+        data.table.remove(old, out);
+        written?.delete(dp);
+      }
+      if (!keep || name === undefined || uuid === undefined) continue;
+      data.table.put(versioned<sb.Port_Group>({ _uuid: uuid, _version: '', name, ports: [...names].sort() }), out);
+      if (written === undefined) data.rows.set(pgUuid, (written = new Map()));
+      written.set(dp, uuid);
+    }
+    if (written !== undefined && written.size === 0) data.rows.delete(pgUuid);
+  }
+}
+
+/** Derives the ACL state of the dirty switches again, reporting those that changed. */
+function refreshSwitches(db: Database, dps: DatapathsData, data: AclsData, dirty: Dirty, out: AclsChange): void {
+  for (const dp of [...dirty.switches].sort()) {
+    const old = data.bySwitch.get(dp);
+    const now = switchAclsOf(db, dps, data, dp);
+    if (old !== undefined && now !== undefined && sameData(old, now)) continue;
+    if (now === undefined) data.bySwitch.delete(dp);
+    else data.bySwitch.set(dp, now);
+    if (old === undefined && now === undefined) continue;
+    const prev = out.switches.get(dp);
+    out.switches.set(dp, { old: prev === undefined ? old : prev.old, new: now });
+  }
+}
+
+function finish(db: Database, dps: DatapathsData, data: AclsData, dirty: Dirty, out: AclsChange): 'handled' | 'unchanged' {
+  if (dirty.switches.size === 0 && dirty.rows.size === 0) return 'unchanged';
+  writeRows(dps, data, dirty, out.sb);
+  refreshSwitches(db, dps, data, dirty, out);
+  return 'handled';
+}
+
+export function aclsNode(): EngineNode<AclsData, AclsChange> {
+  return {
+    name: 'acls',
+    inputs: ['nb', 'datapaths', 'ports'],
+    init: () => ({ bySwitch: new Map(), facts: new Map(), pgs: new Map(), switchPgs: new Map(), rows: new Map(), table: new SbTable('Port_Group') }),
+    newChange: () => ({ sb: new SbChangeSet(), switches: new Map() }),
+    isEmpty: (c) => c.sb.size === 0 && c.switches.size === 0,
+    recompute(data: AclsData, inputs: NodeInputs, out: AclsChange): void {
+      out.sb.maybeTrackWhole(data.table);
+      const db = inputs.data<Database>('nb');
+      const dps = inputs.data<DatapathsData>('datapaths');
+      const ports = inputs.data<PortsData>('ports');
+      const dirty = new Dirty();
+      data.facts.clear();
+      const pgUuids = new Set<Uuid>([...data.pgs.keys(), ...nbRows<nb.Port_Group>(db, 'Port_Group').keys()]);
+      for (const pg of [...pgUuids].sort()) {
+        // Every member afresh (a member's binding may have moved without its row changing).
+        dirty.pgEverywhere(data, pg);
+        syncPortGroup(db, ports, data, pg, undefined, dirty);
+        dirty.pgEverywhere(data, pg);
+      }
+      for (const dp of data.bySwitch.keys()) dirty.switches.add(dp);
+      for (const dp of dps.bySb.values()) if (dp.kind === 'switch') dirty.switches.add(dp.sbUuid);
+      finish(db, dps, data, dirty, out);
+    },
+    handlers: {
+      nb(data: AclsData, change: unknown, inputs: NodeInputs, out: AclsChange) {
+        const db = inputs.data<Database>('nb');
+        const ports = inputs.data<PortsData>('ports');
+        const dirty = new Dirty();
+        for (const c of (change as DbDelta).changes) {
+          if (c.table === 'Logical_Switch') {
+            dirty.switches.add(datapathSbUuid(c.uuid));
+          } else if (c.table === 'Port_Group') {
+            const oldRow = c.kind === 'insert' ? undefined : (c.old as unknown as nb.Port_Group);
+            const newRow = c.kind === 'delete' ? undefined : (c.new as unknown as nb.Port_Group);
+            // Its ACLs changed: the switches it applied to before and after.
+            const aclsChanged = oldRow === undefined || newRow === undefined || !sameData(oldRow.acls, newRow.acls);
+            if (aclsChanged) dirty.pgSwitches(data, c.uuid);
+            syncPortGroup(db, ports, data, c.uuid, oldRow?.ports, dirty);
+            if (aclsChanged) dirty.pgSwitches(data, c.uuid);
+          } else if (c.table === 'ACL') {
+            data.facts.delete(c.uuid);
+            // A live ACL names its switches or port groups; a deleted one changed their rows.
+            for (const owner of db.strongReferrers(c.uuid).keys()) {
+              if (db.get('Logical_Switch', owner) !== undefined) dirty.switches.add(datapathSbUuid(owner));
+              else if (data.pgs.has(owner)) dirty.pgSwitches(data, owner);
+            }
+          }
+        }
+        return finish(db, inputs.data<DatapathsData>('datapaths'), data, dirty, out);
+      },
+      datapaths(data: AclsData, change: unknown, inputs: NodeInputs, out: AclsChange) {
+        const dirty = new Dirty();
+        for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
+          if (old?.kind !== 'switch' && now?.kind !== 'switch') continue;
+          dirty.switches.add(sbUuid);
+          for (const pg of data.switchPgs.get(sbUuid) ?? []) dirty.row(pg, sbUuid);
+        }
+        return finish(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), data, dirty, out);
+      },
+      ports(data: AclsData, change: unknown, inputs: NodeInputs, out: AclsChange) {
+        const db = inputs.data<Database>('nb');
+        const ports = inputs.data<PortsData>('ports');
+        const dirty = new Dirty();
+        const lsps = new Set<Uuid>();
+        const note = (p: PortInfo | undefined): void => {
+          if (p !== undefined && p.kind === 'lsp') lsps.add(p.nbUuid);
+        };
+        for (const { old, new: now } of (change as PortsChange).ports.values()) {
+          note(old);
+          note(now);
+        }
+        for (const lsp of [...lsps].sort()) {
+          for (const pg of db.weakReferrers(lsp).keys()) {
+            const state = data.pgs.get(pg);
+            if (state !== undefined && state.members.has(lsp)) setMember(data, pg, state, lsp, memberOf(db, ports, lsp), dirty);
+          }
+        }
+        return finish(db, inputs.data<DatapathsData>('datapaths'), data, dirty, out);
+      },
+    },
+  };
+}
+
