@@ -274,11 +274,36 @@ function addToMatch(m: Map<string, MaskedValue>, e: OxmEntry): void {
 
 const OFPMT_OXM = 1;
 
-/** Encodes ofp_match (type OXM, length, TLVs, padding to 8). Fields with a zero mask are left out. */
+/**
+ * Where a field may stand in an OXM list: Open vSwitch checks each field's prerequisites as it
+ * reads it (OFPBMC_BAD_PREREQ otherwise), so eth_type comes before the L3 fields, ip_proto before
+ * the L4 ones, icmpv6_type before the ND ones, and ct_nw_proto before the conntrack tuple.
+ */
+const prereqRank: ReadonlyMap<string, number> = new Map([
+  ['eth_type', 1],
+  ...['ip_proto', 'ip_dscp', 'ip_ecn', 'ip_frag', 'nw_ttl', 'ipv4_src', 'ipv4_dst', 'ipv6_src', 'ipv6_dst', 'ipv6_label',
+    'arp_op', 'arp_spa', 'arp_tpa', 'arp_sha', 'arp_tha', 'mpls_label', 'mpls_tc', 'mpls_bos', 'mpls_ttl', 'ct_nw_proto']
+    .map((n) => [n, 2] as const),
+  ...['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst', 'icmpv4_type', 'icmpv4_code', 'icmpv6_type', 'icmpv6_code',
+    'tcp_flags', 'ct_nw_src', 'ct_nw_dst', 'ct_ipv6_src', 'ct_ipv6_dst', 'ct_tp_src', 'ct_tp_dst']
+    .map((n) => [n, 3] as const),
+  ...['nd_target', 'nd_sll', 'nd_tll'].map((n) => [n, 4] as const),
+]);
+
+/** Encodes ofp_match (type OXM, length, TLVs, padding to 8). Fields with a zero mask are left out;
+ *  the others go in prerequisite order (stable otherwise). */
 export function writeMatch(w: Writer, match: ReadonlyMap<string, MaskedValue>): void {
   const start = w.length;
   w.u16(OFPMT_OXM).u16(0);
-  for (const [name, v] of match) if (v.mask !== 0n) writeOxm(w, name, v);
+  let rank = 0;
+  let ordered = true;
+  for (const name of match.keys()) {
+    const r = prereqRank.get(name) ?? 0;
+    if (r < rank) ordered = false;
+    rank = Math.max(rank, r);
+  }
+  const entries = ordered ? match : [...match].sort(([a], [b]) => (prereqRank.get(a) ?? 0) - (prereqRank.get(b) ?? 0));
+  for (const [name, v] of entries) if (v.mask !== 0n) writeOxm(w, name, v);
   w.patchU16(start + 2, w.length - start);
   w.padFrom(start);
 }
