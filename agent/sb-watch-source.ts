@@ -86,7 +86,8 @@ export class SbWatchSource implements SbSource {
   private failures = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private lastAckedNbCfg: number | undefined;
-  private ackChain: Promise<void> = Promise.resolve();
+  private pendingNbCfg: number | undefined;
+  private acking: Promise<void> | undefined;
 
   constructor(private readonly options: SbWatchSourceOptions) {
     if (options.endpoints.length === 0) throw new Error('SbWatchSource needs at least one endpoint');
@@ -105,26 +106,34 @@ export class SbWatchSource implements SbSource {
 
   /**
    * Makes nbCfg this chassis's Chassis_Private.nb_cfg when it advanced (what `--wait=hv`
-   * waits for); a revision with an error is not acknowledged.
+   * waits for); a revision with an error is not acknowledged. One write at a time: acks that
+   * come while one is in flight are folded into the next (only the latest nb_cfg matters).
    */
   ack(revision: number, nbCfg: number, error?: string): void {
     void revision;
     if (error !== undefined && error !== '') return;
     if (this.hello === undefined || nbCfg === this.lastAckedNbCfg) return;
-    const chassis = this.hello.chassis;
-    this.lastAckedNbCfg = nbCfg;
-    this.ackChain = this.ackChain.then(async () => {
-      const ops = [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', chassis]], row: { nb_cfg: nbCfg, nb_cfg_timestamp: Date.now() } }];
-      try {
-        const results = await this.transact(ops);
-        const r = results[0] as { count?: number; error?: string } | undefined;
-        // No Chassis_Private yet (the chassis registers itself first): acknowledge again later.
-        if (r?.count !== 1) this.lastAckedNbCfg = undefined;
-      } catch (err) {
-        this.lastAckedNbCfg = undefined;
-        this.options.log?.(`acknowledging nb_cfg ${nbCfg}: ${(err as Error).message}`);
+    this.pendingNbCfg = nbCfg;
+    if (this.acking === undefined) this.acking = this.writeAcks();
+  }
+
+  private async writeAcks(): Promise<void> {
+    try {
+      while (this.pendingNbCfg !== undefined && !this.closed) {
+        const nbCfg = this.pendingNbCfg;
+        this.pendingNbCfg = undefined;
+        const ops = [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', (this.hello as ChassisHello).chassis]], row: { nb_cfg: nbCfg, nb_cfg_timestamp: Date.now() } }];
+        try {
+          const results = await this.transact(ops);
+          // No Chassis_Private yet (the chassis registers itself first): the next ack retries.
+          if ((results[0] as { count?: number } | undefined)?.count === 1) this.lastAckedNbCfg = nbCfg;
+        } catch (err) {
+          this.options.log?.(`acknowledging nb_cfg ${nbCfg}: ${(err as Error).message}`);
+        }
       }
-    });
+    } finally {
+      this.acking = undefined;
+    }
   }
 
   async transact(ops: readonly unknown[]): Promise<unknown[]> {
@@ -146,7 +155,7 @@ export class SbWatchSource implements SbSource {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     this.stream?.cancel();
-    await this.ackChain;
+    await this.acking;
     for (const c of this.clients) c.close();
   }
 
