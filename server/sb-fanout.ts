@@ -119,6 +119,8 @@ export interface FanoutStats {
   readonly syncBytes: number;
   readonly cacheBytes: number;
   readonly cacheHits: number;
+  /** Catch-ups that waited for others' to be written first (syncBytesMax). */
+  readonly budgetWaits: number;
   /** Revisions handled by commit, and the time spent in it (filtering, encoding, writing). */
   readonly commits: number;
   readonly commitMsTotal: number;
@@ -215,7 +217,7 @@ export class Fanout {
   private readonly budgetQueue: Session[] = [];
   private nextId = 1;
   private readonly defer: (f: () => void) => void;
-  private readonly counters = { encoded: 0, written: 0, bytesWritten: 0, snapshots: 0, catchUps: 0, fellBehind: 0, ackErrors: 0, cacheHits: 0, commits: 0, commitMsTotal: 0, commitMsMax: 0 };
+  private readonly counters = { encoded: 0, written: 0, bytesWritten: 0, snapshots: 0, catchUps: 0, fellBehind: 0, ackErrors: 0, cacheHits: 0, budgetWaits: 0, commits: 0, commitMsTotal: 0, commitMsMax: 0 };
 
   constructor(
     private readonly source: SouthboundSource,
@@ -627,6 +629,7 @@ export class Fanout {
     }
     if (this.syncBytes >= this.limits.syncBytesMax && this.syncBytes > 0) {
       s.waitingForBudget = true;
+      this.counters.budgetWaits++;
       this.budgetQueue.push(s);
       return;
     }

@@ -331,11 +331,24 @@ function canon(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => (x instanceof Map ? [...x].sort() : x));
 }
 
+/** What the runs went through, summed: so that a path the generator never reaches shows. */
+const exercised = { snapshots: 0, catchUps: 0, fellBehind: 0, budgetWaits: 0, cacheHits: 0 };
+
 function run(seed: number, steps: number): void {
   const rng = new Rng(seed);
   const sb = new FakeSb(rng, rng.int(3, 40));
   const deferred: (() => void)[] = [];
-  const limits = { queueMessagesMax: rng.int(2, 6), queueBytesMax: 8 * 1024, queueBytesLow: 2 * 1024, partBytesMax: rng.pick([300, 2000, 64 * 1024]), cacheEntriesMax: 4 };
+  const limits = {
+    queueMessagesMax: rng.int(2, 6),
+    queueBytesMax: 8 * 1024,
+    queueBytesLow: 2 * 1024,
+    partBytesMax: rng.pick([300, 2000, 64 * 1024]),
+    // Small budgets make catch-ups wait for each other, and the cache evict.
+    syncBytesMax: rng.pick([1, 64 << 20]),
+    cacheEntriesMax: rng.pick([1, 4]),
+    cacheBytesMax: rng.pick([4096, 64 << 20]),
+    catchUpChangesMax: rng.pick([5, 200_000]),
+  };
   const source = { schema, rows: sb.rows, history: sb.history, revision: () => sb.revision };
   const members = [0, 1].map((id) => new Fanout(source, { member: id, limits, defer: (f) => deferred.push(f) }));
   const fresh = (): InterestIndex => new InterestIndex(sb.rows);
@@ -394,6 +407,7 @@ function run(seed: number, steps: number): void {
       for (const name of chassisNames) {
         if (canon([...rebuilt.localDatapaths(name)].sort()) !== canon([...(members[1]?.index.localDatapaths(name) ?? [])].sort())) throw new Error(`seed ${seed} step ${step}: a rebuilt index disagrees for ${name}`);
       }
+      if (step === steps - 1) for (const f of members) for (const k of Object.keys(exercised) as (keyof typeof exercised)[]) exercised[k] += f.stats()[k];
       for (const a of agents) {
         if (a.session === undefined) continue;
         if (a.ended !== undefined) throw new Error(`seed ${seed}: ${a.name} ended: ${a.ended.message}`);
@@ -426,6 +440,11 @@ t.test('incremental interest and steps equal a computation from scratch', async 
     }
   }
   t.pass(`${seeds} seeds of 60 revisions, agents reconnecting, lagging, changing interest`);
+  // Frequent paths must have been taken; the budget's is rare here and has its own test below.
+  for (const [k, n] of Object.entries(exercised)) {
+    if (k === 'budgetWaits') t.comment(`${k}: ${n}`);
+    else t.ok(n > 0, `${k}: ${n}`);
+  }
 });
 
 t.test('a fan-out shares one encoding per group and keeps every queue bounded', async (t) => {
@@ -469,4 +488,42 @@ t.test('a fan-out shares one encoding per group and keeps every queue bounded', 
   t.ok(f.stats().catchUps >= 1, 'from history');
   t.ok(rounds < 10, `in ${rounds} rounds`);
   t.equal(slow.session?.state, 'live', 'and is live again');
+});
+
+t.test('catch-ups wait for the sync budget, in turn', async (t) => {
+  const rng = new Rng(11);
+  const sb = new FakeSb(rng, 1000);
+  const deferred: (() => void)[] = [];
+  const run = (): void => {
+    while (deferred.length > 0) (deferred.shift() as () => void)();
+  };
+  // Tiny parts and queue: a snapshot stays partly unwritten while its agent does not read.
+  const limits = { syncBytesMax: 1, partBytesMax: 200, queueBytesMax: 1024, queueBytesLow: 256, queueMessagesMax: 4 };
+  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, limits, defer: (x) => deferred.push(x) });
+  const writes = new Map<string, { table: string; uuid: string; row: Row | undefined }>();
+  for (let i = 0; i < 40; i++) {
+    const u = rng.uuid();
+    writes.set(u, { table: 'Address_Set', uuid: u, row: sb.make('Address_Set', u, { name: `as${i}`, addresses: ['10.0.0.1', '10.0.0.2'] }) });
+  }
+  const delta = sb.commit(writes);
+  f.commit(sb.revision, delta);
+  const a = new Agent('a', 'hv0', false, [], 0);
+  const b = new Agent('b', 'hv1', false, [], 0);
+  a.session = f.open(a.hello(), a.sink);
+  t.ok(f.stats().syncBytes > 0, 'a\'s snapshot is partly written, the rest waits for its queue');
+  b.session = f.open(b.hello(), b.sink);
+  t.equal(f.stats().budgetWaits, 1, 'b\'s catch-up waits for the budget');
+  t.equal(b.inbox.length, 0, 'and nothing of it is written yet');
+  for (let i = 0; i < 100 && (a.inbox.length > 0 || deferred.length > 0); i++) {
+    a.read(Infinity);
+    run();
+  }
+  t.equal(a.session.state, 'live', 'a caught up');
+  for (let i = 0; i < 100 && (b.inbox.length > 0 || deferred.length > 0); i++) {
+    b.read(Infinity);
+    run();
+  }
+  t.equal(b.session.state, 'live', 'then b');
+  for (const x of [a, b]) t.equal(x.view.get('Address_Set')?.size, 40, `${x.name} holds every row`);
+  t.equal(f.stats().syncBytes, 0, 'the budget is free again');
 });
