@@ -294,32 +294,37 @@ export class OvsdbClient {
     let queue: unknown[][] | undefined = [];
     let monitorId: string | undefined;
     let method: 'monitor_cond' | 'monitor' = 'monitor_cond';
+    // Set once connect() resolves; a notification sent before that (no monitor exists yet) is
+    // ignored rather than acted on through a connection object that is not there yet.
+    const ready: { conn?: JsonRpcClient } = {};
     const conn = await JsonRpcClient.connect(this.endpoint, {
       ...(this.options.messageBytesMax !== undefined ? { messageBytesMax: this.options.messageBytesMax } : {}),
       ...(this.options.pendingRequestsMax !== undefined ? { pendingRequestsMax: this.options.pendingRequestsMax } : {}),
       requestTimeoutMs: this.options.requestTimeoutMs ?? ovsdbClientDefaults.requestTimeoutMs,
       onNotification: (m, params) => {
-        if (m !== 'update' && m !== 'update2') return;
+        const live = ready.conn;
+        if ((m !== 'update' && m !== 'update2') || live === undefined) return;
         if (!Array.isArray(params) || params.length < 2) {
-          conn.abort(new OvsdbProtocolError(`${m} notification with params ${JSON.stringify(params).slice(0, 200)}`));
+          live.abort(new OvsdbProtocolError(`${m} notification with params ${JSON.stringify(params).slice(0, 200)}`));
           return;
         }
-        if (params[0] !== monitorId) return;
+        if (params[0] !== monitorId || monitorId === undefined) return;
         if (queue !== undefined) {
           if (queue.length >= (this.options.queuedUpdatesMax ?? ovsdbClientDefaults.queuedUpdatesMax)) {
-            conn.abort(new OvsdbProtocolError('too many updates before the initial copy'));
+            live.abort(new OvsdbProtocolError('too many updates before the initial copy'));
             return;
           }
           queue.push([m, params[1]]);
           return;
         }
-        this.applyUpdate(conn, m === 'update2', params[1]);
+        this.applyUpdate(live, m === 'update2', params[1]);
       },
       onClose: (err) => {
         closeReason = err;
         onClosed?.();
       },
     });
+    ready.conn = conn;
     if (this.closing) {
       await conn.close();
       return false;
