@@ -1,6 +1,6 @@
 // What a member writes into the SB on behalf of the agents it streams to, through the log like
 // any chassis transaction: the chassis's registration from its Hello (Chassis, Encap,
-// Chassis_Private, only when missing or different), and Chassis_Private.nb_cfg from its Acks,
+// Chassis_Private, when missing), and Chassis_Private.nb_cfg from its Acks,
 // which is what hv_cfg and `--wait=hv` follow. Acks of many agents are batched into one
 // transaction (at most acksPerTxnMax rows), one transaction in flight at a time: under load a
 // transaction carries every ack that came while the previous one was committing.
@@ -20,49 +20,29 @@ function find(rows: Rows, table: string, name: string): Row | undefined {
   return undefined;
 }
 
-const encapKey = (type: string, ip: string): string => `${type}\0${ip}`;
-
 /**
- * The chassis transaction that makes the SB hold `reg` as it is (Chassis with these encaps and
- * this hostname, a Chassis_Private pointing at it), or undefined when it already does. Encap
- * rows that already match are kept (their (type, ip) is unique); new ones are inserted.
+ * The chassis transaction that registers `reg` when the SB does not have it yet (Chassis with
+ * these encaps and this hostname, and a Chassis_Private pointing at it), or undefined when
+ * there is nothing to add. A Chassis that exists is left as it is: keeping it up to date
+ * (encaps, other_config, ...) is its agent's, as it is ovn-controller's
+ * (agent/local/chassis-record.ts); only a missing or unlinked Chassis_Private is added or
+ * linked, since acks are written there.
  */
 export function registrationOps(rows: Rows, reg: ChassisRegistration): unknown[] | undefined {
-  const wanted = new Map<string, { type: string; ip: string }>();
-  for (const e of reg.encaps) wanted.set(encapKey(e.type, e.ip), e);
   const chassis = find(rows, 'Chassis', reg.chassis);
   const priv = find(rows, 'Chassis_Private', reg.chassis);
   const ops: unknown[] = [];
-  const encapRefs: unknown[] = [];
   let chassisRef: unknown;
-  const insertEncaps = (have: ReadonlyMap<string, string>): void => {
-    let i = 0;
-    for (const [key, e] of [...wanted].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      const uuid = have.get(key);
-      if (uuid !== undefined) {
-        encapRefs.push(['uuid', uuid]);
-        continue;
-      }
-      const name = `encap${i++}`;
-      ops.push({ op: 'insert', table: 'Encap', 'uuid-name': name, row: { type: e.type, ip: e.ip, chassis_name: reg.chassis } });
-      encapRefs.push(['named-uuid', name]);
-    }
-  };
   if (chassis === undefined) {
-    insertEncaps(new Map());
-    ops.push({ op: 'insert', table: 'Chassis', 'uuid-name': 'chassis', row: { name: reg.chassis, hostname: reg.hostname, encaps: ['set', encapRefs] } });
+    const encaps = new Map<string, { type: string; ip: string }>();
+    for (const e of reg.encaps) encaps.set(`${e.type}\0${e.ip}`, e);
+    const refs = [...encaps.values()].map((e, i) => {
+      ops.push({ op: 'insert', table: 'Encap', 'uuid-name': `encap${i}`, row: { type: e.type, ip: e.ip, chassis_name: reg.chassis } });
+      return ['named-uuid', `encap${i}`];
+    });
+    ops.push({ op: 'insert', table: 'Chassis', 'uuid-name': 'chassis', row: { name: reg.chassis, hostname: reg.hostname, encaps: ['set', refs] } });
     chassisRef = ['named-uuid', 'chassis'];
   } else {
-    const have = new Map<string, string>();
-    for (const u of chassis.encaps as readonly string[]) {
-      const e = rows('Encap').get(u);
-      if (e !== undefined) have.set(encapKey(e.type as string, e.ip as string), u);
-    }
-    const same = have.size === wanted.size && [...wanted.keys()].every((k) => have.has(k));
-    if (!same || chassis.hostname !== reg.hostname) {
-      insertEncaps(have);
-      ops.push({ op: 'update', table: 'Chassis', where: [['_uuid', '==', ['uuid', chassis._uuid]]], row: { hostname: reg.hostname, encaps: ['set', encapRefs] } });
-    }
     chassisRef = ['uuid', chassis._uuid];
   }
   if (priv === undefined) {

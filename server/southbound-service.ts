@@ -236,7 +236,7 @@ export class SouthboundService {
     });
   }
 
-  /** Makes the SB hold the chassis as its Hello describes it (see registrationOps). */
+  /** Registers the chassis of a Hello when the SB does not have it yet (see registrationOps). */
   private async register(s: Session, reg: { chassis: string; hostname: string; encaps: { type: string; ip: string }[] }): Promise<void> {
     const view = this.central.sbView();
     const rows = (t: string): ReturnType<typeof view.rows> => view.rows(t);

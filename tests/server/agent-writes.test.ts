@@ -1,0 +1,96 @@
+// What a member writes for its agents: the registration from a Hello (only what is missing; an
+// existing Chassis is its agent's), and acks as Chassis_Private.nb_cfg — batched, advancing
+// only, sent again after a failure. Method: the pure planner on hand-made rows, and the ack
+// writer against a fake target that records transactions.
+import t from 'tap';
+import type { Row } from '../../ovsdb/index.js';
+import type { TransactOutcome } from '../../server/central-node.js';
+import { AckWriter, ackLimits, registrationOps } from '../../server/agent-writes.js';
+
+type Tables = Record<string, Row[]>;
+const rowsOf = (tables: Tables) => (table: string): ReadonlyMap<string, Row> => new Map((tables[table] ?? []).map((r) => [r._uuid, r]));
+const u = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const reg = { chassis: 'hv1', hostname: 'host1', encaps: [{ type: 'geneve', ip: '192.0.2.1' }, { type: 'geneve', ip: '192.0.2.1' }, { type: 'vxlan', ip: '192.0.2.1' }] };
+
+t.test('registration: a new chassis whole; an existing one left to its agent', async (t) => {
+  const fresh = registrationOps(rowsOf({}), reg) as { op: string; table: string; row: Record<string, unknown> }[];
+  t.same(fresh.map((o) => [o.op, o.table]), [['insert', 'Encap'], ['insert', 'Encap'], ['insert', 'Chassis'], ['insert', 'Chassis_Private']], 'one Encap per distinct (type, ip), the Chassis, its Chassis_Private');
+  t.same(fresh[2]?.row, { name: 'hv1', hostname: 'host1', encaps: ['set', [['named-uuid', 'encap0'], ['named-uuid', 'encap1']]] });
+  t.same(fresh[3]?.row, { name: 'hv1', chassis: ['named-uuid', 'chassis'] });
+
+  const chassis = { _uuid: u(1), _version: u(1), name: 'hv1', hostname: 'other', encaps: [u(2)] } as unknown as Row;
+  const encap = { _uuid: u(2), _version: u(2), type: 'stt', ip: '198.51.100.1' } as unknown as Row;
+  const linked = { _uuid: u(3), _version: u(3), name: 'hv1', chassis: [u(1)] } as unknown as Row;
+  t.equal(registrationOps(rowsOf({ Chassis: [chassis], Encap: [encap], Chassis_Private: [linked] }), reg), undefined, 'an existing, linked chassis: nothing, even with other encaps and hostname');
+  t.same(registrationOps(rowsOf({ Chassis: [chassis], Encap: [encap] }), reg), [{ op: 'insert', table: 'Chassis_Private', row: { name: 'hv1', chassis: ['uuid', u(1)] } }], 'a missing Chassis_Private is added');
+  const stale = { ...linked, chassis: [] } as unknown as Row;
+  t.same(registrationOps(rowsOf({ Chassis: [chassis], Encap: [encap], Chassis_Private: [stale] }), reg), [{ op: 'update', table: 'Chassis_Private', where: [['_uuid', '==', ['uuid', u(3)]]], row: { chassis: ['uuid', u(1)] } }], 'an unlinked one is linked');
+});
+
+/** A target that records transactions and answers them as told. */
+function target(privs: Record<string, number>): { txns: unknown[][]; answer: ((ops: readonly unknown[]) => Promise<TransactOutcome>) | undefined; transact: (ops: readonly unknown[]) => Promise<TransactOutcome>; rows: (t: string) => ReadonlyMap<string, Row> } {
+  const self = {
+    txns: [] as unknown[][],
+    answer: undefined as ((ops: readonly unknown[]) => Promise<TransactOutcome>) | undefined,
+    transact: (ops: readonly unknown[]): Promise<TransactOutcome> => {
+      self.txns.push([...ops]);
+      return self.answer?.(ops) ?? Promise.resolve({ results: ops.map(() => ({ count: 1 })), revision: 1, failed: false });
+    },
+    rows: (table: string): ReadonlyMap<string, Row> => (table === 'Chassis_Private' ? new Map(Object.entries(privs).map(([name, nbCfg], i) => [u(i), { _uuid: u(i), _version: u(i), name, nb_cfg: nbCfg } as unknown as Row])) : new Map()),
+  };
+  return self;
+}
+
+t.test('acks: batched while one is in flight, advancing only, for registered chassis', async (t) => {
+  const privs: Record<string, number> = { hv1: 0, hv2: 0, hv3: 5 };
+  const tg = target(privs);
+  let release: () => void = () => undefined;
+  tg.answer = (ops) => new Promise((r) => (release = () => r({ results: ops.map(() => ({ count: 1 })), revision: 1, failed: false })));
+  const w = new AckWriter(tg, () => 1234);
+  w.record('hv1', 1);
+  t.equal(tg.txns.length, 1, 'the first ack is written at once');
+  t.same(tg.txns[0], [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1'], ['nb_cfg', '<', 1]], row: { nb_cfg: 1, nb_cfg_timestamp: 1234 } }], 'guarded so that it never goes back');
+  w.record('hv2', 1);
+  w.record('hv2', 2);
+  w.record('hv2', 1);
+  w.record('hv3', 4);
+  w.record('nobody', 9);
+  t.equal(tg.txns.length, 1, 'one transaction in flight at a time');
+  tg.answer = undefined;
+  release();
+  await new Promise((r) => setImmediate(r));
+  t.equal(tg.txns.length, 2, 'what came meanwhile goes in the next one');
+  t.same(tg.txns[1], [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv2'], ['nb_cfg', '<', 2]], row: { nb_cfg: 2, nb_cfg_timestamp: 1234 } }], 'the latest of hv2; hv3 already has more; an unregistered chassis has no row');
+  t.equal(w.stats().rowsWritten, 2);
+});
+
+t.test('acks: a failed write is sent again', async (t) => {
+  const tg = target({ hv1: 0 });
+  tg.answer = () => Promise.reject(new Error('no leader'));
+  const w = new AckWriter(tg, () => 7);
+  t.teardown(() => w.close());
+  w.record('hv1', 3);
+  await new Promise((r) => setImmediate(r));
+  t.match(w.stats(), { failures: 1, lastError: 'no leader', pending: 1 });
+  tg.answer = undefined;
+  const deadline = Date.now() + 10 * ackLimits.retryMs;
+  while (tg.txns.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, ackLimits.retryMs / 5));
+  t.equal(tg.txns.length, 2, `retried after ${ackLimits.retryMs} ms`);
+  t.same(tg.txns[1], tg.txns[0], 'the same guarded update');
+});
+
+t.test('acks: at most acksPerTxnMax rows per transaction', async (t) => {
+  const privs: Record<string, number> = {};
+  for (let i = 0; i < ackLimits.acksPerTxnMax + 10; i++) privs[`hv${i}`] = 0;
+  const tg = target(privs);
+  let release: () => void = () => undefined;
+  tg.answer = (ops) => new Promise((r) => (release = () => r({ results: ops.map(() => ({ count: 1 })), revision: 1, failed: false })));
+  const w = new AckWriter(tg);
+  w.record('hv0', 1);
+  for (let i = 1; i < ackLimits.acksPerTxnMax + 10; i++) w.record(`hv${i}`, 1);
+  tg.answer = undefined;
+  release();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  t.same(tg.txns.map((x) => x.length), [1, ackLimits.acksPerTxnMax, 9]);
+});
