@@ -1,7 +1,8 @@
-// Logical switch flows of this part, in ovn-northd 23.03's exact spelling (northd.c,
-// branch-23.03; checked against `ovn-sbctl lflow-list` of the real 23.03.1):
-// - per datapath: the default flow of every stage as 23.03 writes it for a switch with no
-//   ACLs, load balancers, DHCP or DNS; the admission flows of ls_in_check_port_sec (drop
+// Logical switch flows in ovn-northd 23.03's exact spelling (northd.c, v23.03.1; checked
+// against the real 23.03.1 by tests/northd/differential-real-northd.test.ts):
+// - per datapath: the default flow of every stage as 23.03 writes it for a switch without
+//   load balancers or DNS (the ACL stages by its ACL state, lflows/acl.ts); the admission
+//   flows of ls_in_check_port_sec (drop
 //   VLAN-tagged frames unless vlan-passthru, drop multicast sources, check_in_port_sec()),
 //   ls_in_apply_port_sec, ls_in_l2_lkup broadcast/multicast → _MC_flood, ls_in_l2_unknown
 //   (unknown destinations → _MC_unknown when a port has "unknown", else drop), and the egress
@@ -9,7 +10,9 @@
 //   Port_Binding.port_security (check_in_port_sec/check_out_port_sec in 23.03).
 // - per port: ls_in_l2_lkup unicast for each known Ethernet address, FDB learning for ports
 //   with "unknown" and no port security, the drops for disabled ports, router ports' ARP/ND
-//   forwarding, and pre-LB conntrack bypass for router and localnet ports.
+//   forwarding (router and DNAT addresses), pre-LB/pre-ACL conntrack bypass for router and
+//   localnet ports, ARP/ND replies for the port's addresses (ls_in_arp_rsp), its addresses'
+//   ARP resolution in the routers of its switch, and native DHCPv4 (lflows/dhcp.ts).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
@@ -19,6 +22,7 @@ import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
+import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
 import { jsonKey, lflow, portTags } from './flow.js';
 
@@ -156,6 +160,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   }
   arpNdResponder(p, ctx, flows, lport, hint);
   routerArpResolve(p, ctx, flows);
+  flows.push(...dhcpFlows(p, dp, ctx.hasStateful));
   if (p.type === 'external') return flows;
   if (!p.enabled) {
     flows.push(

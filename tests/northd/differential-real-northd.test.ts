@@ -307,3 +307,32 @@ t.test('(e) ACLs on switches and port groups, with address sets', { skip }, asyn
   await real.nbctl(['acl-del', 'pg_web']);
   await compareWithReal(t, real);
 });
+
+t.test('(f) native DHCPv4 for ports with dhcpv4_options', { skip }, async (t) => {
+  const options = 'options={server_id="10.0.1.1", server_mac="00:00:00:00:ff:01", lease_time="3600", router="10.0.1.1", dns_server="{8.8.8.8, 1.1.1.1}", mtu="1442"}';
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.1.0/24', options, '--', 'set', 'Logical_Switch_Port', 'vm1', 'dhcpv4_options=@d', '--', 'set', 'Logical_Switch_Port', 'vm3', 'dhcpv4_options=@d'],
+    ['lsp-set-options', 'vm3', 'hostname=vm-three'],
+    // vm2's address is outside the options' CIDR: no offer, only the ACL flow.
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.9.0/24', options, '--', 'set', 'Logical_Switch_Port', 'vm2', 'dhcpv4_options=@d'],
+    // Options without lease_time offer nothing.
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.1.0/24', 'options={server_id="10.0.1.1", server_mac="00:00:00:00:ff:01"}', '--', 'lsp-add', 'sw1', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:01:0c 10.0.1.12', '--', 'set', 'Logical_Switch_Port', 'vm5', 'dhcpv4_options=@d'],
+  ]);
+  // The real ovn-trace: a DHCPDISCOVER from vm1 is answered by ovn-controller (put_dhcp_opts).
+  const ours = await realSbOf(t, real.northd.view());
+  const discover = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == ff:ff:ff:ff:ff:ff && ip4.src == 0.0.0.0 && ip4.dst == 255.255.255.255 && udp.src == 68 && udp.dst == 67';
+  const trace = await ovnTrace(ours.socketPath, 'sw1', discover);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', discover), 'ovn-trace: the same verdict for a DHCPDISCOVER');
+  t.match(trace, /put_dhcp_opts\(offerip = 10\.0\.1\.10, dns_server = \{8\.8\.8\.8, 1\.1\.1\.1\}, lease_time = 3600, mtu = 1442, netmask = 255\.255\.255\.0, router = 10\.0\.1\.1, server_id = 10\.0\.1\.1\)/, `answered with vm1's offer:\n${trace}`);
+  // Changes: the options' content, a port's address, then a stateful ACL (the server's replies
+  // are committed), then the options removed from a port.
+  // The mirror has the real NB's row UUIDs: find the options row vm1 uses there.
+  const vm1 = real.fx.db.findUnique('Logical_Switch_Port', ['name'], ['vm1']) as unknown as { dhcpv4_options: string[] };
+  await real.nbctl(['dhcp-options-set-options', vm1.dhcpv4_options[0] as string, 'server_id=10.0.1.1', 'server_mac=00:00:00:00:ff:01', 'lease_time=7200', 'router=10.0.1.1']);
+  await real.nbctl(['lsp-set-addresses', 'vm3', '00:00:00:00:01:0b 10.0.1.13']);
+  await real.nbctl(['acl-add', 'sw1', 'to-lport', '1000', 'ip4 && tcp', 'allow-related']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Switch_Port', 'vm1', 'dhcpv4_options']);
+  await compareWithReal(t, real);
+});

@@ -1,6 +1,6 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
-// groups, port group membership and address sets, the incrementally maintained SB
+// groups, port group membership, address sets and DHCP options, the incrementally maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
@@ -20,12 +20,22 @@ const ONLY = process.env.NORTHD_SEED;
 type Kind =
   | 'claim' | 'ls-add' | 'ls-del' | 'lsp-add' | 'lsp-del' | 'lsp-update' | 'lsp-move' | 'lr-add' | 'lr-del' | 'lrp-add' | 'lrp-del' | 'lrp-update'
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
-  | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del';
+  | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
+  | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
+  'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set',
 ];
+
+function randomDhcpOptions(rng: Rng): unknown {
+  const options: Record<string, string> = { server_id: '10.0.0.254', server_mac: '0a:00:00:00:00:fe' };
+  if (rng.chance(0.8)) options['lease_time'] = String(rng.int(1, 3) * 3600);
+  if (rng.chance(0.5)) options['router'] = '10.0.0.254';
+  if (rng.chance(0.3)) options['dns_server'] = '{8.8.8.8, 1.1.1.1}';
+  return map(options);
+}
 
 const ACL_ACTIONS = ['allow', 'allow-related', 'allow-stateless', 'drop', 'reject'] as const;
 
@@ -87,6 +97,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const pgs = names(db, 'Port_Group');
   const ases = names(db, 'Address_Set');
   const acls = [...db.rows('ACL').keys()].sort();
+  const dhcps = [...db.rows('DHCP_Options').keys()].sort();
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
@@ -98,6 +109,8 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
     ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.3 : 0],
+    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
+    ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -233,6 +246,20 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       return { kind, ops: [{ op: 'update', table: 'Address_Set', where: byUuid(rng.pick(ases).uuid), row: rng.chance(0.7) ? { addresses: set(rng.subset(['10.0.0.3', '10.0.0.4'], 2)) } : { name: rng.pick(['as1', 'as9']) } }] };
     case 'as-del':
       return { kind, ops: [{ op: 'delete', table: 'Address_Set', where: byUuid(rng.pick(ases).uuid) }] };
+    case 'dhcp-add':
+      return {
+        kind,
+        ops: [
+          { op: 'insert', table: 'DHCP_Options', 'uuid-name': 'd', row: { cidr: rng.pick(['10.0.0.0/24', '192.168.1.0/24', 'bad']), options: randomDhcpOptions(rng) } },
+          { op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv4_options: ['named-uuid', 'd'] } },
+        ],
+      };
+    case 'dhcp-update':
+      return { kind, ops: [{ op: 'update', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)), row: rng.chance(0.6) ? { options: randomDhcpOptions(rng) } : { cidr: rng.pick(['10.0.0.0/24', '10.0.0.0/16']) } }] };
+    case 'dhcp-del':
+      return { kind, ops: [{ op: 'delete', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)) }] };
+    case 'dhcp-set':
+      return { kind, ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv4_options: rng.chance(0.7) ? uuidAtom(rng.pick(dhcps)) : set([]) } }] };
     case 'lr-update': {
       const options: Record<string, string> = {};
       if (rng.chance(0.4)) options['chassis'] = 'hv1';
