@@ -205,7 +205,10 @@ t.test('against a real ovsdb-server', { skip }, async (t) => {
   await t.test('inactivity probes: a server that stops answering is dropped', async (t) => {
     const proxy = await startOvsdbProxy(sw.dir, path.join(sw.dir, 'db.sock'));
     t.teardown(() => proxy.close());
-    const { client } = await startClient(t, proxy.target, { probeIntervalMs: 200 });
+    // A probe interval long enough for a loaded machine to answer a live connection's echo. A
+    // connection opened during the stall may lose its get_schema reply and still answer later
+    // echoes: the request timeout ends that one.
+    const { client } = await startClient(t, proxy.target, { probeIntervalMs: 1_000, requestTimeoutMs: 3_000 });
     const accepted = proxy.accepted();
     // Pausing the upstream side makes the server silent without closing anything.
     proxy.stall(true);
