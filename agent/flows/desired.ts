@@ -51,8 +51,8 @@ export interface UpdateStats {
   readonly tunnels: number;
 }
 
-/** Columns of a Port_Binding that logical flows read through port lookups and residency. */
-const pbColumnsForLflows = ['logical_port', 'datapath', 'tunnel_key', 'type', 'chassis', 'additional_chassis', 'ha_chassis_group'] as const;
+/** Port types whose rows feed the local datapath computation beyond "bound here". */
+const localityTypes: ReadonlySet<string> = new Set(['patch', 'l3gateway', 'localnet', 'external', 'chassisredirect']);
 
 const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
 
@@ -60,14 +60,21 @@ const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
 const GROUP_IDS_IN_USE_MAX = 1_000_000;
 const CONJ_IDS_IN_USE_MAX = 8_000_000;
 
-/** The names a logical flow's text may look up: quoted strings (ports, multicast groups), $sets
- *  and @groups, and its in_out_port tag. Over-approximate on purpose. */
-function lflowDeps(row: sb.Logical_Flow): string[] {
+/**
+ * The names a logical flow's text may look up: quoted strings (ports, multicast groups), $sets,
+ * @groups — each as the datapath's own SB Port_Group "<tunnel_key>_<name>" and as the plain name
+ * it falls back to — and its in_out_port tag. Over-approximate on purpose.
+ */
+function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[]): string[] {
   const deps = new Set<string>();
   for (const text of [row.match, row.actions]) {
     for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) deps.add(`p:${m[1] as string}`);
     for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) deps.add(`as:${m[1] as string}`);
-    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) deps.add(`pg:${m[1] as string}`);
+    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) {
+      const name = m[1] as string;
+      deps.add(`pg:${name}`);
+      for (const k of dpKeys) deps.add(`pg:${k}_${name}`);
+    }
   }
   const io = row.tags.get('in_out_port');
   if (io !== undefined) deps.add(`p:${io}`);
@@ -88,6 +95,10 @@ function changedColumns(old: Record<string, unknown> | undefined, row: Record<st
 
 class Dirty {
   full = false;
+  /** Inputs of the local datapaths changed (else the previous result stands). */
+  locality = false;
+  /** Inputs of the ct zone users changed. */
+  zones = false;
   readonly lflows = new Set<string>();
   readonly ports = new Set<string>();
   readonly mcs = new Set<string>();
@@ -184,8 +195,10 @@ export class DesiredFlows {
     if (this.view !== undefined && !d.full) this.onViewChange(this.view, view, d);
     this.view = view;
     this.chassisUuid = chassisUuid;
-    this.onLocalityChange(computeLocality(this.sb, chassisUuid, view), d);
-    this.onZonesChange(assignCtZones(this.zones, ctZoneUsers(this.sb, chassisUuid, view, this.locality)), d);
+    // Both are recomputed whole, but only when one of their inputs changed: a typical update
+    // (a logical flow, a remote port, a MAC binding) leaves them be.
+    if (d.full || d.locality) this.onLocalityChange(computeLocality(this.sb, chassisUuid, view), d);
+    if (d.full || d.locality || d.zones) this.onZonesChange(assignCtZones(this.zones, ctZoneUsers(this.sb, chassisUuid, view, this.locality)), d);
     if (d.full) this.markAll(d);
     return this.recomputeDirty(d);
   }
@@ -212,7 +225,9 @@ export class DesiredFlows {
         d.lflows.add(delta.uuid);
         return;
       case 'Datapath_Binding':
-        // Feeds every flow of the datapath: keys, kind, NAT zones of its logical flows.
+        // Feeds every flow of the datapath: keys, kind, NAT zones of its logical flows; and the
+        // local datapaths' records (key, kind) and requested SNAT zones.
+        d.locality = true;
         this.markDatapath(delta.uuid, d, true);
         if (old !== undefined) for (const f of this.sb.fdbsOfDatapathKey((old as unknown as sb.Datapath_Binding).tunnel_key)) d.fdbs.add(f);
         return;
@@ -220,11 +235,20 @@ export class DesiredFlows {
         for (const lf of this.sb.logicalFlowsOfGroup(delta.uuid)) d.lflows.add(lf);
         return;
       case 'Port_Binding': {
-        for (const r of [old, row]) {
-          if (r === undefined) continue;
-          const pb = r as unknown as sb.Port_Binding;
+        const was = old as unknown as sb.Port_Binding | undefined;
+        const now = row as unknown as sb.Port_Binding | undefined;
+        const visible = was === undefined || now === undefined || this.lflowView(was) !== this.lflowView(now);
+        // Locality reads bound ports, patch and gateway edges, localnet and external ports.
+        const bound = (pb: sb.Port_Binding | undefined): boolean => pb !== undefined && isBoundHere(pb, this.chassisUuid);
+        const edge = (pb: sb.Port_Binding | undefined): boolean => pb !== undefined && localityTypes.has(pb.type);
+        if (bound(was) !== bound(now) || edge(was) || edge(now) || (was !== undefined && now !== undefined && bound(now) && was.datapath !== now.datapath)) {
+          d.locality = true;
+        }
+        if (bound(was) || bound(now)) d.zones = true;
+        for (const pb of [was, now]) {
+          if (pb === undefined) continue;
           this.markPortAndNeighbours(pb, d);
-          if (changedColumns(old, row, pbColumnsForLflows)) this.markPortName(pb.logical_port, d);
+          if (visible) this.markPortName(pb.logical_port, d);
         }
         return;
       }
@@ -247,6 +271,7 @@ export class DesiredFlows {
       }
       case 'HA_Chassis_Group':
       case 'HA_Chassis':
+        d.locality = true;
         // Decide which chassisredirect ports are active here and which patch ports reach out.
         // Rare enough to recompute everything.
         d.full = true;
@@ -264,30 +289,31 @@ export class DesiredFlows {
         for (const r of [old, row]) if (r !== undefined) d.names.add(`as:${(r as unknown as sb.Address_Set).name}`);
         return;
       case 'Port_Group':
-        for (const r of [old, row]) {
-          if (r === undefined) continue;
-          const name = (r as unknown as sb.Port_Group).name;
-          d.names.add(`pg:${name}`);
-          const m = /^[0-9]+_(.+)$/.exec(name);
-          if (m !== null) d.names.add(`pg:${m[1] as string}`);
-        }
+        // Logical flows depend on "<key>_<name>" of each of their datapaths and on "<name>".
+        for (const r of [old, row]) if (r !== undefined) d.names.add(`pg:${(r as unknown as sb.Port_Group).name}`);
         return;
       default:
         return;
     }
   }
 
-  /** Logical flows that name the port, directly or through a port group (the group's match is
-   *  filtered by the port's relatedness). */
+  /** Logical flows that name the port, directly or through a port group (the group's matches
+   *  are filtered by the port's relatedness). */
   private markPortName(name: string, d: Dirty): void {
     d.names.add(`p:${name}`);
     for (const u of this.sb.portGroupsOfPort(name)) {
       const pg = this.sb.get<sb.Port_Group>('Port_Group', u);
-      if (pg === undefined) continue;
-      d.names.add(`pg:${pg.name}`);
-      const m = /^[0-9]+_(.+)$/.exec(pg.name);
-      if (m !== null) d.names.add(`pg:${m[1] as string}`);
+      if (pg !== undefined) d.names.add(`pg:${pg.name}`);
     }
+  }
+
+  /** What logical flows can see of a port: where it is, its key and kind, and whether it is
+   *  related to and resident on this chassis. A change of anything else (another remote
+   *  chassis, its MACs, up) recompiles no logical flow. */
+  private lflowView(pb: sb.Port_Binding): string {
+    const resident = pb.type === 'chassisredirect' ? isRedirectActiveHere(this.sb, pb, this.chassisUuid)
+      : this.chassisUuid !== undefined && pb.chassis[0] === this.chassisUuid;
+    return `${pb.logical_port}|${pb.datapath}|${pb.tunnel_key}|${pb.type}|${isRelatedPort(pb, this.chassisUuid)}|${resident}`;
   }
 
   /** A port's own physical flows and those that read it: its patch peer and whoever names it as
@@ -337,6 +363,9 @@ export class DesiredFlows {
   }
 
   private onViewChange(prev: LocalView, next: LocalView, d: Dirty): void {
+    // Bridge mappings decide localnet ports; interface names are zone users.
+    if (changedKeys(prev.localnetPatches, next.localnetPatches, () => true).length > 0) d.locality = true;
+    if (changedKeys(prev.vifs, next.vifs, () => true).length > 0) d.zones = true;
     // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
     for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
       const pb = this.sb.portByName(name);
@@ -454,7 +483,7 @@ export class DesiredFlows {
   private recompileLflow(uuid: string, ctx: FlowCompileContext): void {
     const source = `lf:${uuid}`;
     const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
-    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row));
+    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row)));
     const used = new Set<string>();
     const groupsUsed: string[] = [];
     let flows: FlowSpec[] = [];
@@ -482,6 +511,18 @@ export class DesiredFlows {
     this.setGroups(source, error === undefined ? groupsUsed : []);
     this.setSource(source, flows);
     if (error !== undefined) this.errors.set(source, error);
+  }
+
+  /** Tunnel keys of the datapaths a logical flow applies to (directly and through its group). */
+  private datapathKeysOf(row: sb.Logical_Flow): number[] {
+    const keys: number[] = [];
+    const dps = [...row.logical_datapath];
+    for (const g of row.logical_dp_group) dps.push(...(this.sb.dpGroup(g)?.datapaths ?? []));
+    for (const dp of dps) {
+      const k = this.sb.datapath(dp)?.tunnel_key;
+      if (k !== undefined) keys.push(k);
+    }
+    return keys;
   }
 
   /** A flow tagged in_out_port is for a port that exists and is related to this chassis. */

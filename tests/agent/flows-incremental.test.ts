@@ -161,9 +161,17 @@ function step(rng: Rng, w: World): SbRowChange[] {
     case 8: // Address set contents.
       put(w, c, 'Address_Set', addressSet(U(1, 0x5), 'as1', ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4'].filter(() => rng.bool())));
       break;
-    case 9: // Port group members (per datapath name sometimes).
-      put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(s, p), pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH))]));
+    case 9: { // Port group members: the plain group, or switch s's own "<key>_pg1" (which wins there).
+      if (rng.bool()) {
+        put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(s, p), pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH))]));
+        break;
+      }
+      const u = U(2 + s, 0x6);
+      const key = get(w, 'Datapath_Binding', swUuid(s))?.tunnel_key as number;
+      if (get(w, 'Port_Group', u) !== undefined && rng.bool()) put(w, c, 'Port_Group', undefined, u);
+      else put(w, c, 'Port_Group', portGroup(u, `${key}_pg1`, [pbName(s, p), pbName(s, rng.int(PORTS_PER_SWITCH))]));
       break;
+    }
     case 10: { // MAC bindings, static bindings and FDB entries.
       const k = rng.int(3);
       const u = U(800 + s * 10 + p, 0xb);
