@@ -11,7 +11,8 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { AclFacts } from '../acls.js';
 import { stage as stageOf } from '../stages.js';
 import type { StageName } from '../stages.js';
-import { lflow } from './flow.js';
+import type { FlowHints } from './flow.js';
+import { StageIds, lflow } from './flow.js';
 
 /** The ACL state a switch's default flows depend on. */
 export interface AclFlags {
@@ -98,18 +99,18 @@ function aclStage(a: AclFacts): StageName {
 }
 
 /** A reject ACL's flow (build_reject_acl_rules): the reply is sent back through the other pipeline. */
-function rejectFlow(ld: readonly Uuid[], a: AclFacts, stage: StageName, extraMatch: string, extraActions: string): sb.Logical_Flow {
+function rejectFlow(ld: readonly Uuid[], a: AclFacts, stage: StageName, extraMatch: string, extraActions: string, hint: FlowHints): sb.Logical_Flow {
   const ingress = stageOf(stage).pipeline === 'ingress';
   const next = ingress ? `next(pipeline=egress,table=${stageOf('ls_out_qos_mark').table});` : `next(pipeline=ingress,table=${stageOf('ls_in_l2_lkup').table});`;
   const match = `${extraMatch !== '' ? `(${extraMatch}) && ` : ''}${a.match}`;
   const actions = `${aclLog(a)}${extraActions !== '' ? `${extraActions} ` : ''}reg0 = 0; reject { /* eth.dst <-> eth.src; ip.dst <-> ip.src; is implicit. */ outport <-> inport; ${next} };`;
-  return lflow(ld, stage, a.priority + 1000, match, actions, { hint: a.uuid });
+  return lflow(ld, stage, a.priority + 1000, match, actions, hint);
 }
 
 /** The flows of one ACL on a switch whose state is `hasStateful` (consider_acl). */
 export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
-  const hint = { hint: a.uuid };
+  const hint: FlowHints = { hint: a.uuid, ids: new StageIds() };
   const stage = aclStage(a);
   const priority = a.priority + 1000;
   const add = (s: StageName, p: number, match: string, actions: string): void => {
@@ -141,14 +142,14 @@ export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean)
     case 'reject': {
       const reject = a.action === 'reject';
       if (!hasStateful) {
-        flows.push(reject ? rejectFlow(ld, a, stage, '', '') : lflow(ld, stage, priority, a.match, `${log}/* drop */`, hint));
+        flows.push(reject ? rejectFlow(ld, a, stage, '', '', hint) : lflow(ld, stage, priority, a.match, `${log}/* drop */`, hint));
         break;
       }
       // Not (yet) an established connection: drop or reject it.
-      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[9] == 1', '') : lflow(ld, stage, priority, `reg0[9] == 1 && (${a.match})`, `${log}/* drop */`, hint));
+      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[9] == 1', '', hint) : lflow(ld, stage, priority, `reg0[9] == 1 && (${a.match})`, `${log}/* drop */`, hint));
       // An established connection the policy now refuses: mark it blocked, then drop or reject.
       const block = 'ct_commit { ct_mark.blocked = 1; }; ';
-      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[10] == 1', block) : lflow(ld, stage, priority, `reg0[10] == 1 && (${a.match})`, `${block}${log}/* drop */`, hint));
+      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[10] == 1', block, hint) : lflow(ld, stage, priority, `reg0[10] == 1 && (${a.match})`, `${block}${log}/* drop */`, hint));
       break;
     }
   }

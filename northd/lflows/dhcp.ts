@@ -11,7 +11,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { ipv4Mask, ipv4Text, parseIpv4Cidr } from '../netaddr.js';
 import type { DhcpOptionsFacts, PortInfo } from '../ports.js';
 import type { FlowHints } from './flow.js';
-import { jsonKey, lflow, portTags } from './flow.js';
+import { StageIds, jsonKey, lflow, portTags } from './flow.js';
 
 /** The offer's actions and match for one IPv4 address, or undefined when it cannot be offered. */
 interface Offer {
@@ -51,7 +51,7 @@ export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean
   const d = p.dhcpv4;
   if (p.kind !== 'lsp' || d === undefined || p.type === 'external') return [];
   const flows: sb.Logical_Flow[] = [];
-  const hints: FlowHints = { hint: d.uuid, tags: portTags(p.name) };
+  const hints: FlowHints = { hint: d.uuid, tags: portTags(p.name), ids: new StageIds() };
   // The server's replies pass the egress ACLs (for every port of the switch with options).
   const serverId = d.options.get('server_id');
   const serverMac = d.options.get('server_mac');

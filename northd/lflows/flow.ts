@@ -17,6 +17,25 @@ export interface FlowHints {
   readonly hint?: Uuid;
   /** The flow's tags: `portTags(name)` for a flow about a logical port (in_out_port). */
   readonly tags?: ReadonlyMap<string, string>;
+  /** Shares the external_ids map among flows of one owner with the same hint and stage. */
+  readonly ids?: StageIds;
+}
+
+/**
+ * The external_ids maps of one owner's hinted flows, one per (hint, stage): an owner's flows in
+ * one stage usually come from one NB row, and tens of thousands of two-entry maps add up.
+ * Made afresh for each regeneration of an owner; the maps are immutable once made.
+ */
+export class StageIds {
+  private readonly byKey = new Map<string, ReadonlyMap<string, string>>();
+
+  get(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
+    const key = `${hint} ${stageName}`;
+    let ids = this.byKey.get(key);
+    // Keys in sorted order, as every map value is built: stage-hint < stage-name.
+    if (ids === undefined) this.byKey.set(key, (ids = new Map([['stage-hint', hint.slice(0, 8)], ['stage-name', stageName]])));
+    return ids;
+  }
 }
 
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
@@ -46,7 +65,9 @@ export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, pr
   const s = stage(stageName);
   const uuid = lflowUuid(logicalDatapath[0] as Uuid, s.pipeline, s.table, priority, match, actions);
   // Keys in sorted order, as every map value is built: stage-hint < stage-name.
-  const ids = hints.hint === undefined ? (STAGE_IDS.get(s.name) as ReadonlyMap<string, string>) : new Map([['stage-hint', hints.hint.slice(0, 8)], ['stage-name', s.name]]);
+  let ids: ReadonlyMap<string, string>;
+  if (hints.hint === undefined) ids = STAGE_IDS.get(s.name) as ReadonlyMap<string, string>;
+  else ids = hints.ids !== undefined ? hints.ids.get(hints.hint, s.name) : new Map([['stage-hint', hints.hint.slice(0, 8)], ['stage-name', s.name]]);
   return {
     _uuid: uuid, _version: uuid, logical_datapath: logicalDatapath, logical_dp_group: NO_UUIDS, pipeline: s.pipeline, table_id: s.table,
     priority, match, actions, tags: hints.tags ?? NO_TAGS, controller_meter: NO_STRINGS, external_ids: ids,

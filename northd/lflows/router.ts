@@ -17,7 +17,7 @@ import { formatIpv6 } from '../addresses.js';
 import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
-import { jsonKey, lflow } from './flow.js';
+import { StageIds, jsonKey, lflow } from './flow.js';
 
 const DROP = 'drop;';
 const NEXT = 'next;';
@@ -31,8 +31,9 @@ const PRIO_CONNECTED = 2;
 type Emit = (stage: StageName, priority: number, match: string, actions: string, hint?: Uuid) => void;
 
 function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
+  const ids = new StageIds();
   return (stage, priority, match, actions, hint) => {
-    flows.push(lflow(ld, stage, priority, match, actions, hint === undefined ? undefined : ({ hint } satisfies FlowHints)));
+    flows.push(lflow(ld, stage, priority, match, actions, hint === undefined ? undefined : ({ hint, ids } satisfies FlowHints)));
   };
 }
 

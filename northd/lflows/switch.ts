@@ -24,7 +24,7 @@ import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
-import { jsonKey, lflow, portTags } from './flow.js';
+import { StageIds, jsonKey, lflow, portTags } from './flow.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
@@ -131,10 +131,11 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   const dp = ctx.dp;
   const flows: sb.Logical_Flow[] = [];
   const key = jsonKey(p.name);
-  const hint = { hint: p.nbUuid };
+  const ids = new StageIds();
+  const hint = { hint: p.nbUuid, ids };
   // The port's tags map is made only for a port that has flows about it, and shared by them.
   let lportHints: FlowHints | undefined;
-  const lport = (): FlowHints => (lportHints ??= { hint: p.nbUuid, tags: portTags(p.name) });
+  const lport = (): FlowHints => (lportHints ??= { hint: p.nbUuid, tags: portTags(p.name), ids });
   // FDB learning: a port with "unknown" and no port security, a VIF or a localnet port that
   // may learn (options:localnet_learn_fdb).
   if (p.portSecurityCount === 0 && p.hasUnknown && (p.type === '' || (p.type === 'localnet' && p.localnetLearnFdb))) {
@@ -159,7 +160,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
     );
   }
   arpNdResponder(p, ctx, flows, lport, hint);
-  routerArpResolve(p, ctx, flows);
+  routerArpResolve(p, ctx, flows, hint);
   flows.push(...dhcpFlows(p, dp, ctx.hasStateful));
   if (p.type === 'external') return flows;
   if (!p.enabled) {
@@ -209,9 +210,8 @@ function arpNdResponder(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_F
  * router whose port network holds them; a router port resolves the other routers' ports on
  * the switch in its own router (unless that router learns them: dynamic_neigh_routers).
  */
-function routerArpResolve(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[]): void {
+function routerArpResolve(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[], hint: FlowHints): void {
   if (!p.enabled || ctx.routerPorts.length === 0) return;
-  const hint = { hint: p.nbUuid };
   if (p.type !== 'router' && p.type !== 'virtual') {
     for (const a of p.lspAddrs) {
       for (const [ips, reg] of [[a.ipv4, 'reg0'], [a.ipv6, 'xxreg0']] as const) {
