@@ -43,27 +43,54 @@ export const matchCharsMax = 256 * 1024;
 const U64_MAX = (1n << 64n) - 1n;
 const U128_MAX = (1n << 128n) - 1n;
 
-function isId1(c: string | undefined): boolean {
-  return c !== undefined && /^[A-Za-z_.]$/.test(c);
+// Character classes by UTF-16 code unit (charCodeAt gives NaN past the end, which is in none).
+function isDigitCode(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
 }
-function isIdn(c: string | undefined): boolean {
-  return c !== undefined && /^[A-Za-z0-9_.]$/.test(c);
+function isLetterCode(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
-function isAlnum(c: string | undefined): boolean {
-  return c !== undefined && /^[A-Za-z0-9]$/.test(c);
+function isHexCode(c: number): boolean {
+  return isDigitCode(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+/** [A-Za-z_.]: may start an identifier. */
+function isId1Code(c: number): boolean {
+  return isLetterCode(c) || c === 0x5f || c === 0x2e;
+}
+/** [A-Za-z0-9_.]: may continue an identifier. */
+function isIdnCode(c: number): boolean {
+  return isId1Code(c) || isDigitCode(c);
+}
+function isAlnumCode(c: number): boolean {
+  return isLetterCode(c) || isDigitCode(c);
+}
+/** JavaScript's \s (as lex.c skips white space), with the ASCII cases decided without a regex. */
+function isSpaceCode(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return /\s/.test(String.fromCharCode(c));
 }
 
+/** A dotted quad (each part one to three decimal digits, at most 255), else null. */
 export function parseIpv4(s: string): bigint | null {
-  const parts = s.split('.');
-  if (parts.length !== 4) return null;
-  let v = 0n;
-  for (const p of parts) {
-    if (!/^[0-9]{1,3}$/.test(p)) return null;
-    const n = Number(p);
-    if (n > 255) return null;
-    v = (v << 8n) | BigInt(n);
+  let v = 0;
+  let parts = 0;
+  let digits = 0;
+  let part = 0;
+  for (let i = 0; i <= s.length; i++) {
+    const c = i < s.length ? s.charCodeAt(i) : 0x2e;
+    if (c === 0x2e) {
+      if (digits === 0 || part > 255 || ++parts > 4) return null;
+      v = v * 256 + part;
+      digits = 0;
+      part = 0;
+    } else if (isDigitCode(c) && digits < 3) {
+      part = part * 10 + (c - 0x30);
+      digits++;
+    } else {
+      return null;
+    }
   }
-  return v;
+  return parts === 4 ? BigInt(v) : null;
 }
 
 export function parseIpv6(s: string): bigint | null {
@@ -108,9 +135,29 @@ export function parseIpv6(s: string): bigint | null {
   return v;
 }
 
+/** xx:xx:xx:xx:xx:xx (two hex digits each), else null. 48 bits fit a double exactly. */
 function parseMac(s: string): bigint | null {
-  if (!/^[0-9A-Fa-f]{1,2}(:[0-9A-Fa-f]{1,2}){5}$/.test(s) || s.length !== 17) return null;
-  return BigInt('0x' + s.split(':').join(''));
+  if (s.length !== 17) return null;
+  let v = 0;
+  for (let i = 0; i < 17; i++) {
+    const c = s.charCodeAt(i);
+    if (i % 3 === 2) {
+      if (c !== 0x3a) return null;
+    } else if (isHexCode(c)) {
+      v = v * 16 + (c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57);
+    } else {
+      return null;
+    }
+  }
+  return BigInt(v);
+}
+
+/** True if 'text' is one or more decimal digits. */
+function allDigits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    if (!isDigitCode(text.charCodeAt(i))) return false;
+  }
+  return text.length > 0;
 }
 
 type IntParse = { value: bigint; format: IntFormat; end: number } | { error: string; end: number };
@@ -120,9 +167,9 @@ function parseIntegerAt(input: string, start: number): IntParse {
   let end = start;
   let sawDot = false;
   for (;;) {
-    const c = input[end];
-    if (isAlnum(c) || (c === ':' && !sawDot) || (c === '.' && input[end + 1] !== '.')) {
-      if (c === '.') sawDot = true;
+    const c = input.charCodeAt(end);
+    if (isAlnumCode(c) || (c === 0x3a && !sawDot) || (c === 0x2e && input.charCodeAt(end + 1) !== 0x2e)) {
+      if (c === 0x2e) sawDot = true;
       end++;
     } else {
       break;
@@ -132,7 +179,7 @@ function parseIntegerAt(input: string, start: number): IntParse {
   if (text.length === 0) return { error: 'Integer constant expected.', end };
   const mac = text.length === 17 ? parseMac(text) : null;
   if (mac !== null) return { value: mac, format: 'ethernet', end };
-  if (/^[0-9]+$/.test(text)) {
+  if (allDigits(text)) {
     if (text[0] === '0' && text.length > 1) {
       return { error: 'Decimal constants must not have leading zeros.', end };
     }
@@ -160,8 +207,8 @@ function parseIntegerAt(input: string, start: number): IntParse {
 /** True if the run of hex digits at 'p' is followed by ':' (a MAC or IPv6 address, not an id). */
 function hexRunThenColon(input: string, p: number): boolean {
   let e = p;
-  while (e < input.length && /[0-9A-Fa-f]/.test(input[e] as string)) e++;
-  return input[e] === ':';
+  while (isHexCode(input.charCodeAt(e))) e++;
+  return input.charCodeAt(e) === 0x3a;
 }
 
 function prefixMask(bits: number, width: number): bigint {
@@ -182,9 +229,10 @@ export function lex(input: string): LexResult {
     p += len;
   };
   while (p < input.length) {
+    const code = input.charCodeAt(p);
+    if (isSpaceCode(code)) { p++; continue; }
     const c = input[p] as string;
     const next = input[p + 1];
-    if (/\s/.test(c)) { p++; continue; }
     switch (c) {
       case '/':
         if (next === '*') {
@@ -227,9 +275,9 @@ export function lex(input: string): LexResult {
         if (next === '.') { punct('..', 2); continue; }
         return fail('`.\' is only valid as part of `..\' or a number.', p);
       case '$': case '@': case '^': {
-        if (!isId1(next)) return fail(`\`${c}' must be followed by a valid identifier.`, p);
+        if (!isId1Code(input.charCodeAt(p + 1))) return fail(`\`${c}' must be followed by a valid identifier.`, p);
         let e = p + 1;
-        while (isIdn(input[e])) e++;
+        while (isIdnCode(input.charCodeAt(e))) e++;
         const text = input.slice(p, e);
         const name = text.slice(1);
         const kind = c === '$' ? 'addressSet' : c === '@' ? 'portGroup' : 'template';
@@ -274,8 +322,8 @@ export function lex(input: string): LexResult {
       default:
         break;
     }
-    const startsNumber = /[0-9]/.test(c) || (c === ':' && next === ':')
-      || (/[A-Fa-f]/.test(c) && hexRunThenColon(input, p));
+    const startsNumber = isDigitCode(code) || (c === ':' && next === ':')
+      || (isHexCode(code) && hexRunThenColon(input, p));
     if (c === ':' && next !== ':') { punct(':', 1); continue; }
     if (startsNumber) {
       const start = p;
@@ -306,14 +354,13 @@ export function lex(input: string): LexResult {
       tokens.push({ kind: 'integer', value, mask, format, text: input.slice(start, p), offset: start });
       continue;
     }
-    if (isId1(c)) {
+    if (isId1Code(code)) {
       let e = p + 1;
-      while (isIdn(input[e])) e++;
+      while (isIdnCode(input.charCodeAt(e))) e++;
       tokens.push({ kind: 'id', text: input.slice(p, e), offset: p });
       p = e;
       continue;
     }
-    const code = c.charCodeAt(0);
     return fail(code >= 0x20 && code < 0x7f
       ? `Invalid character \`${c}' in input.`
       : `Invalid byte 0x${code.toString(16)} in input.`, p);
