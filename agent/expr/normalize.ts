@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { bitRange, combine, combineAll, FALSE, TRUE, widthMask, type AndOr, type Cmp, type Expr } from './ast.js';
+import { isShared, markShared } from './shared.js';
 import type { Symtab } from './symbols.js';
 
 /** One test on a field: a masked integer equality, or a logical port name. */
@@ -44,7 +45,7 @@ export class NormalizeError extends Error {
 export interface NormalizeContext {
   readonly symtab: Symtab;
   /** Decides is_chassis_resident("port"); absent means "not resident". */
-  readonly isChassisResident?: (port: string) => boolean;
+  readonly isChassisResident?: ((port: string) => boolean) | undefined;
 }
 
 /** Rebuilds an AND/OR with constant operands folded away and same-kind operands flattened. */
@@ -61,13 +62,27 @@ function fixAndOr(kind: 'and' | 'or', subs: readonly Expr[]): Expr {
   return combineAll(kind, kept) ?? (absorbing ? FALSE : TRUE);
 }
 
+/** fixAndOr over subs mapped by 'f', or 'e' itself when 'f' changed no operand and none is a
+ *  constant (fixAndOr would then rebuild an equal node; keeping 'e' keeps shared nodes shared). */
+function mapAndOr(e: AndOr, f: (s: Expr) => Expr): Expr {
+  let subs: Expr[] | null = null;
+  for (let i = 0; i < e.subs.length; i++) {
+    const s = e.subs[i] as Expr;
+    const t = f(s);
+    if (subs === null && (t !== s || t.kind === 'bool' || t.kind === e.kind)) subs = e.subs.slice(0, i);
+    if (subs !== null) subs.push(t);
+  }
+  if (subs === null) return e.subs.length >= 2 ? e : fixAndOr(e.kind, e.subs);
+  return fixAndOr(e.kind, subs);
+}
+
 export function evaluateConditions(e: Expr, isResident: (port: string) => boolean): Expr {
   switch (e.kind) {
     case 'chassisResident':
       return isResident(e.port) !== e.negated ? TRUE : FALSE;
     case 'and':
     case 'or':
-      return fixAndOr(e.kind, e.subs.map((s) => evaluateConditions(s, isResident)));
+      return mapAndOr(e, (s) => evaluateConditions(s, isResident));
     default:
       return e;
   }
@@ -122,6 +137,15 @@ function simplifyRelational(e: Cmp, width: number): Expr {
   return out ?? FALSE;
 }
 
+/** simplify() of shared nodes, by symbol table (simplify reads the widths from it). */
+const simplified = new WeakMap<Symtab, WeakMap<Expr, Expr>>();
+
+function memoOf<T>(memos: WeakMap<Symtab, WeakMap<Expr, T>>, symtab: Symtab): WeakMap<Expr, T> {
+  let m = memos.get(symtab);
+  if (m === undefined) memos.set(symtab, (m = new WeakMap()));
+  return m;
+}
+
 /** Turns every integer comparison into masked equalities, as OVN's expr_simplify. */
 export function simplify(e: Expr, symtab: Symtab): Expr {
   switch (e.kind) {
@@ -132,8 +156,17 @@ export function simplify(e: Expr, symtab: Symtab): Expr {
       return simplifyRelational(e, width);
     }
     case 'and':
-    case 'or':
-      return fixAndOr(e.kind, e.subs.map((s) => simplify(s, symtab)));
+    case 'or': {
+      if (!isShared(e)) return mapAndOr(e, (s) => simplify(s, symtab));
+      const memo = memoOf(simplified, symtab);
+      let out = memo.get(e);
+      if (out === undefined) {
+        out = mapAndOr(e, (s) => simplify(s, symtab));
+        markShared(out);
+        memo.set(e, out);
+      }
+      return out;
+    }
     default:
       return e;
   }
@@ -179,6 +212,13 @@ function dedupe(alts: readonly Leaf[]): Leaf[] {
 }
 
 function intersectClauses(a: Clause, b: Clause): Clause | null {
+  const [x0] = a.alts;
+  const [y0] = b.alts;
+  if (a.alts.length === 1 && b.alts.length === 1 && x0 !== undefined && y0 !== undefined) {
+    // One test each (the common case): at most one result, nothing to dedupe.
+    const z = intersectLeaves(x0, y0);
+    return z === null ? null : { field: a.field, alts: [z] };
+  }
   const alts: Leaf[] = [];
   for (const x of a.alts) {
     for (const y of b.alts) {
@@ -194,22 +234,50 @@ function intersectClauses(a: Clause, b: Clause): Clause | null {
   return unique.length === 0 ? null : { field: a.field, alts: unique };
 }
 
-/** The AND of two terms, or null if it can never match. */
+/** The AND of two terms, or null if it can never match: a merge of the two sorted clause lists,
+ *  intersecting the clauses on a field both test. */
 function andTerms(a: Term, b: Term): Term | null {
-  const byField = new Map<string, Clause>();
-  for (const c of a.clauses) byField.set(c.field, c);
-  for (const c of b.clauses) {
-    const prev = byField.get(c.field);
-    const merged = prev === undefined ? c : intersectClauses(prev, c);
-    if (merged === null) return null;
-    byField.set(c.field, merged);
+  const ac = a.clauses;
+  const bc = b.clauses;
+  if (bc.length === 0) return a;
+  if (ac.length === 0) return b;
+  const clauses: Clause[] = [];
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    const x = ac[i];
+    const y = bc[j];
+    if (x === undefined) {
+      if (y === undefined) break;
+      clauses.push(y);
+      j++;
+    } else if (y === undefined || x.field < y.field) {
+      clauses.push(x);
+      i++;
+    } else if (y.field < x.field) {
+      clauses.push(y);
+      j++;
+    } else {
+      const merged = intersectClauses(x, y);
+      if (merged === null) return null;
+      clauses.push(merged);
+      i++;
+      j++;
+    }
   }
-  const clauses = [...byField.values()].sort((x, y) => (x.field < y.field ? -1 : x.field > y.field ? 1 : 0));
   return { clauses };
 }
 
+/** Normal forms of shared nodes, by symbol table (must_crossproduct comes from it). Only
+ *  successful results are kept; a NormalizeError is raised again the same way each time. */
+const normalForms = new WeakMap<Symtab, WeakMap<Expr, readonly Term[]>>();
+
 class Normalizer {
-  constructor(private readonly symtab: Symtab) {}
+  private readonly memo: WeakMap<Expr, readonly Term[]>;
+
+  constructor(private readonly symtab: Symtab) {
+    this.memo = memoOf(normalForms, symtab);
+  }
 
   private checkTerms(n: number): void {
     if (n > normalizeTermsMax) {
@@ -238,7 +306,7 @@ class Normalizer {
 
   /** Terms that each test only one field, the same one, fold back into a single clause (as
    *  OVN's crush_or does), so `f == 1 || (f >= 2 && f <= 3)` stays one disjunction. */
-  private crushOr(terms: Term[]): Term[] {
+  private crushOr(terms: readonly Term[]): readonly Term[] {
     const field = terms[0]?.clauses[0]?.field;
     if (field === undefined || this.mustCrossproduct(field)) return terms;
     const alts: Leaf[] = [];
@@ -255,7 +323,17 @@ class Normalizer {
     return [{ clauses: [{ field, alts: unique }] }];
   }
 
-  dnf(e: Expr): Term[] {
+  dnf(e: Expr): readonly Term[] {
+    if (!isShared(e)) return this.dnfOf(e);
+    let out = this.memo.get(e);
+    if (out === undefined) {
+      out = this.dnfOf(e);
+      this.memo.set(e, out);
+    }
+    return out;
+  }
+
+  private dnfOf(e: Expr): readonly Term[] {
     switch (e.kind) {
       case 'bool':
         return e.value ? [{ clauses: [] }] : [];
@@ -278,7 +356,7 @@ class Normalizer {
         return this.crushOr(out);
       }
       case 'and': {
-        let product: Term[] = [{ clauses: [] }];
+        let product: readonly Term[] = [{ clauses: [] }];
         for (const s of e.subs) {
           const right = this.dnf(s);
           const next: Term[] = [];
