@@ -23,22 +23,22 @@ export interface ActionContext {
   /** A logical switch (conntrack in reg13) or a router (reg11/reg12). */
   readonly isSwitch: boolean;
   /** Port or multicast group name → tunnel key in this datapath; unknown names load 0. */
-  readonly lookupPort?: (name: string) => number | undefined;
+  readonly lookupPort?: ((name: string) => number | undefined) | undefined;
   /**
    * The OpenFlow group id for a ct_lb backend group, keyed by OVN's group description text
    * (the same text gives the same id). Absent, or undefined returned: the flow is an error.
    */
-  readonly groupId?: (description: string) => number | undefined;
+  readonly groupId?: ((description: string) => number | undefined) | undefined;
   /** The meter of controller() actions (Logical_Flow.controller_meter, resolved); absent = none. */
-  readonly ctrlMeterId?: number;
+  readonly ctrlMeterId?: number | undefined;
   /** Meter name (log(meter="…")) → meter id; absent or undefined = no meter. */
-  readonly meterId?: (name: string) => number | undefined;
+  readonly meterId?: ((name: string) => number | undefined) | undefined;
   /** The datapath can commit with an all-zero SNAT (OVS_CT_ZERO_SNAT_SUPPORT): ct_commit adds nat(src). */
-  readonly ctZeroSnat?: boolean;
+  readonly ctZeroSnat?: boolean | undefined;
   /** The zone of ct_dnat_in_czone/ct_snat_in_czone: reg12 when the router has snat-ct-zone set. */
-  readonly commonNatZone?: 'reg11' | 'reg12';
+  readonly commonNatZone?: 'reg11' | 'reg12' | undefined;
   /** DHCPv4 options by name; defaults to OVN 23.03's table. */
-  readonly dhcpOpts?: ReadonlyMap<string, DhcpOpt>;
+  readonly dhcpOpts?: ReadonlyMap<string, DhcpOpt> | undefined;
 }
 
 /** A select group a ct_lb action needs installed, as OVN describes it (ovs-ofctl add-group text). */

@@ -22,12 +22,22 @@ const ofWidths: Readonly<Record<string, number>> = {
   sctp_src: 16, sctp_dst: 16, pkt_mark: 32, ct_state: 32, ct_mark: 32, ct_label: 128, metadata: 64,
 };
 
+/** True if 'field' is 'prefix' followed by one or more decimal digits (/^prefix[0-9]+$/). */
+function isNumbered(field: string, prefix: string): boolean {
+  if (field.length <= prefix.length || !field.startsWith(prefix)) return false;
+  for (let i = prefix.length; i < field.length; i++) {
+    const c = field.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
 /** The width of an OpenFlow field, or undefined for a name this compiler does not know. */
 export function ofWidth(field: string): number | undefined {
-  if (/^reg[0-9]+$/.test(field)) return 32;
-  if (/^xreg[0-9]+$/.test(field)) return 64;
-  if (/^xxreg[0-9]+$/.test(field)) return 128;
-  return ofWidths[field];
+  if (isNumbered(field, 'reg')) return 32;
+  if (isNumbered(field, 'xreg')) return 64;
+  if (isNumbered(field, 'xxreg')) return 128;
+  return Object.prototype.hasOwnProperty.call(ofWidths, field) ? ofWidths[field] : undefined;
 }
 
 /** OpenFlow fields Open vSwitch lets actions write. eth_type, ip_proto, ip_frag, tcp_flags and

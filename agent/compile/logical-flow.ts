@@ -8,7 +8,7 @@
 // never a partly compiled flow.
 
 import { compileMatch, type CompileContext } from '../expr/index.js';
-import type { ConjunctionRef, FlowMatch, MaskedValue } from '../expr/to-matches.js';
+import type { ConjunctionRef, FieldLookup, FlowMatch, MaskedValue } from '../expr/to-matches.js';
 import { compileActions, type ActionContext, type GroupRequest } from '../actions/compile.js';
 import type { FlowSpec, OfAction } from '../openflow/types.js';
 import { LOG_PIPELINE_LEN, LOG_REG, OFTABLE } from './tables.js';
@@ -33,7 +33,7 @@ export interface DatapathInfo {
   readonly snatCtZone?: boolean;
 }
 
-export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort'> {
+export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 'keepMatch'> {
   /** A datapath by its Datapath_Binding UUID; undefined = not known (the flow is an error). */
   readonly datapath: (uuid: string) => DatapathInfo | undefined;
   /** Whether a datapath is local to this chassis; flows of other datapaths are not compiled
@@ -78,6 +78,19 @@ function fail(row: LogicalFlowRow, message: string): { error: string } {
 
 /** The first 32 bits of a UUID as OVN's cookie (uuid.parts[0]). */
 export function cookieOf(uuid: string): bigint {
+  if (uuid.length > 8 && uuid.charCodeAt(8) === 0x2d) {
+    // The usual form: eight hex digits, then a dash.
+    let n = 0;
+    let i = 0;
+    for (; i < 8; i++) {
+      const c = uuid.charCodeAt(i);
+      const l = c | 0x20;
+      const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : l >= 0x61 && l <= 0x66 ? l - 0x57 : -1;
+      if (d < 0) break;
+      n = n * 16 + d;
+    }
+    if (i === 8) return BigInt(n);
+  }
   const hex = uuid.replace(/-/g, '').slice(0, 8);
   return /^[0-9a-fA-F]{8}$/.test(hex) ? BigInt(`0x${hex}`) : 0n;
 }
@@ -121,20 +134,33 @@ type Body =
  * chassis residency); entries are only added, up to `compileMemoEntriesMax`.
  */
 export interface CompileMemo {
-  readonly bodies: Map<string, Body>;
+  /**
+   * Bodies by the row's match text, then by the rest of the key (actions, pipeline, table,
+   * datapath kind, meter). Two levels because most rows miss: the first lookup uses the match
+   * string itself, whose hash the string keeps, so a miss builds no key.
+   */
+  readonly bodies: Map<string, Map<string, Body>>;
+  /** Bodies held, across both levels; at most compileMemoEntriesMax. */
+  entries: number;
 }
 
 export const compileMemoEntriesMax = 200_000;
 
 export function createCompileMemo(): CompileMemo {
-  return { bodies: new Map() };
+  return { bodies: new Map(), entries: 0 };
+}
+
+/** The second-level memo key: everything but the match the body depends on. */
+function memoRestKey(row: LogicalFlowRow, dp: DatapathInfo): string {
+  return `${row.pipeline}\u0000${row.table_id}\u0000${dp.isSwitch}\u0000${dp.snatCtZone === true}\u0000`
+    + `${row.controller_meter?.[0] ?? ''}\u0000${row.actions}`;
 }
 
 function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx: FlowCompileContext): Body {
   const memo = ctx.memo;
-  const key = memo === undefined ? '' : [row.pipeline, row.table_id, dp.isSwitch, dp.snatCtZone === true,
-    row.controller_meter?.[0] ?? '', row.match, row.actions].join('\u0000');
-  const hit = memo?.bodies.get(key);
+  const byRest = memo?.bodies.get(row.match);
+  const restKey = byRest === undefined ? null : memoRestKey(row, dp);
+  const hit = restKey === null ? undefined : byRest?.get(restKey);
   if (hit !== undefined) return hit;
   // Whether the result depends on the datapath beyond its kind (a port or port group lookup).
   let dpDependent = false;
@@ -145,18 +171,19 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx:
   const meterName = row.controller_meter?.[0];
   const ctrlMeterId = meterName === undefined ? undefined : ctx.meterId?.(meterName);
   const body = ((): Body => {
+    // Every property present (some undefined): one object shape for every call.
     const acts = compileActions(row.actions, {
       symtab: ctx.symtab,
       pipeline: row.pipeline,
       table: row.table_id,
       isSwitch: dp.isSwitch,
       lookupPort,
-      ...(ctx.groupId === undefined ? {} : { groupId: ctx.groupId }),
-      ...(ctrlMeterId === undefined ? {} : { ctrlMeterId }),
-      ...(ctx.meterId === undefined ? {} : { meterId: ctx.meterId }),
-      ...(ctx.ctZeroSnat === undefined ? {} : { ctZeroSnat: ctx.ctZeroSnat }),
+      groupId: ctx.groupId,
+      ctrlMeterId,
+      meterId: ctx.meterId,
+      ctZeroSnat: ctx.ctZeroSnat,
       commonNatZone: dp.snatCtZone === true ? LOG_REG.SNAT_ZONE : LOG_REG.DNAT_ZONE,
-      ...(ctx.dhcpOpts === undefined ? {} : { dhcpOpts: ctx.dhcpOpts }),
+      dhcpOpts: ctx.dhcpOpts,
     });
     if ('error' in acts) return { error: `actions: ${acts.error}` };
     // The match and the actions' prerequisites, as OVN combines them before annotation. The
@@ -168,11 +195,34 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx:
       dpDependent = true;
       return portGroupIn(dpUuid, n);
     };
-    const m = compileMatch(text, { ...ctx, lookupPort, ...(portGroup === undefined ? {} : { portGroup }) });
+    // For switch datapaths, OVN skips the flows that match a logical port (inport in ingress,
+    // outport in egress) not related to this chassis; they are left out as they are made.
+    const isRelatedPort = ctx.isRelatedPort;
+    const portReg = row.pipeline === 'ingress' ? LOG_REG.INPORT : LOG_REG.OUTPORT;
+    const keepMatch = !dp.isSwitch || isRelatedPort === undefined ? undefined
+      : (fields: FieldLookup): boolean => {
+        const port = fields.get(portReg);
+        if (port === undefined || port.value === 0n) return true;
+        dpDependent = true;
+        return isRelatedPort(dpUuid, Number(port.value));
+      };
+    const m = compileMatch(text, {
+      symtab: ctx.symtab,
+      addressSet: ctx.addressSet,
+      portGroup,
+      lookupPort,
+      isChassisResident: ctx.isChassisResident,
+      keepMatch,
+    });
     if ('error' in m) return { error: `match: ${m.error}` };
     return { matches: m.matches, conjunctionsN: m.conjunctionsN, actions: acts.actions, groups: acts.groups };
   })();
-  if (memo !== undefined && !dpDependent && memo.bodies.size < compileMemoEntriesMax) memo.bodies.set(key, body);
+  if (memo !== undefined && !dpDependent && memo.entries < compileMemoEntriesMax) {
+    let m = byRest;
+    if (m === undefined) memo.bodies.set(row.match, (m = new Map()));
+    m.set(restKey ?? memoRestKey(row, dp), body);
+    memo.entries++;
+  }
   return body;
 }
 
@@ -187,15 +237,8 @@ function compileForDatapath(row: LogicalFlowRow, dpUuid: string, ctx: FlowCompil
   const cookie = cookieOf(row._uuid);
   const ofs = m.conjunctionsN > 0 ? (ctx.conjIdOfs?.(m.conjunctionsN, row._uuid, dpUuid) ?? 0) : 0;
   const metadata: MaskedValue = { value: BigInt(dp.tunnelKey), mask: (1n << 64n) - 1n };
-  const portReg = row.pipeline === 'ingress' ? LOG_REG.INPORT : LOG_REG.OUTPORT;
   const flows: FlowSpec[] = [];
-  for (const fm of m.matches) {
-    if (dp.isSwitch && ctx.isRelatedPort !== undefined) {
-      const port = fm.fields.get(portReg);
-      if (port !== undefined && port.value !== 0n && !ctx.isRelatedPort(dpUuid, Number(port.value))) continue;
-    }
-    flows.push(flowOf(fm, table, row.priority, metadata, ofs, acts.actions, cookie));
-  }
+  for (const fm of m.matches) flows.push(flowOf(fm, table, row.priority, metadata, ofs, acts.actions, cookie));
   return { flows, groups: acts.groups, conjunctionsN: m.conjunctionsN };
 }
 

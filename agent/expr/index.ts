@@ -6,7 +6,7 @@ import { annotateExpr } from './annotate.js';
 import { NormalizeError, normalize } from './normalize.js';
 import { parseExpr, type ParseLookups } from './parser.js';
 import type { Symtab } from './symbols.js';
-import { toMatches, type FlowMatch } from './to-matches.js';
+import { toMatches, type FlowMatch, type ToMatchesContext } from './to-matches.js';
 
 export { buildSymtab, type Symtab, type ExprSymbol } from './symbols.js';
 export { formatMatch, formatMatches, type FlowMatch, type MaskedValue, type ConjunctionRef } from './to-matches.js';
@@ -16,9 +16,11 @@ export interface CompileContext extends ParseLookups {
   /** The logical field table, from buildSymtab(); built once by the caller and shared. */
   readonly symtab: Symtab;
   /** Logical port name → tunnel key (for inport/outport); unknown ports never match. */
-  readonly lookupPort?: (name: string) => number | undefined;
+  readonly lookupPort?: ((name: string) => number | undefined) | undefined;
   /** Decides is_chassis_resident("port") for this chassis; absent means "not resident". */
-  readonly isChassisResident?: (port: string) => boolean;
+  readonly isChassisResident?: ((port: string) => boolean) | undefined;
+  /** Leaves out finished matches the caller does not want (see ToMatchesContext.keepMatch). */
+  readonly keepMatch?: ToMatchesContext['keepMatch'] | undefined;
 }
 
 export type CompileResult =

@@ -11,9 +11,9 @@ import type { ExprSymbol, Symtab } from './symbols.js';
 export interface ParseLookups {
   /** The addresses of an address set, each as OVN stores it ("10.0.0.0/8", "00:00:00:00:00:01");
    *  undefined if there is no such set. */
-  readonly addressSet?: (name: string) => readonly string[] | undefined;
+  readonly addressSet?: ((name: string) => readonly string[] | undefined) | undefined;
   /** The port names of a port group; undefined if there is no such group. */
-  readonly portGroup?: (name: string) => readonly string[] | undefined;
+  readonly portGroup?: ((name: string) => readonly string[] | undefined) | undefined;
 }
 
 export interface ParseError {

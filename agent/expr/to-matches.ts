@@ -34,7 +34,19 @@ export interface FlowMatch {
 export interface ToMatchesContext {
   readonly symtab: Symtab;
   /** Logical port name → tunnel key; undefined makes a test on that port never match. */
-  readonly lookupPort?: (name: string) => number | undefined;
+  readonly lookupPort?: ((name: string) => number | undefined) | undefined;
+  /**
+   * Decides, from a finished match's fields alone, whether to keep it (absent: keep all). A match
+   * left out is as if deleted from the result: conjunction ids and the merging of equal matches
+   * are unchanged, because equal matches are kept or left out together. It saves the work on
+   * matches the caller would drop anyway (the flows of ports not related to this chassis).
+   */
+  readonly keepMatch?: ((fields: FieldLookup) => boolean) | undefined;
+}
+
+/** Read access to a match's fields by OpenFlow name (a ReadonlyMap is one). */
+export interface FieldLookup {
+  get(name: string): MaskedValue | undefined;
 }
 
 export interface MatchSet {
@@ -60,7 +72,7 @@ export function ofFieldWidth(name: string): number {
 }
 
 /** The 32-bit registers an extended register spans, most significant first. */
-function registerPieces(of: string): string[] | null {
+function registerPiecesOf(of: string): string[] | null {
   const xx = /^xxreg([0-9]+)$/.exec(of);
   if (xx !== null) {
     const n = Number(xx[1]) * 4;
@@ -74,7 +86,63 @@ function registerPieces(of: string): string[] | null {
   return null;
 }
 
-type MutableMatch = Map<string, MaskedValue>;
+/** registerPiecesOf by name: a symbol table names a few dozen OpenFlow fields. */
+const piecesByName = new Map<string, readonly string[] | null>();
+
+function registerPieces(of: string): readonly string[] | null {
+  let p = piecesByName.get(of);
+  if (p === undefined) piecesByName.set(of, (p = registerPiecesOf(of)));
+  return p;
+}
+
+/**
+ * A match being built: its fields in the order first constrained (the order a Map would keep).
+ * A handful of fields, so a linear search; copying one per alternative of a disjunction (fifty
+ * ports of a port group, say) is two array slices where a Map copy walks an iterator.
+ */
+class MutableMatch implements FieldLookup {
+  constructor(readonly names: string[] = [], readonly values: MaskedValue[] = []) {}
+
+  get(name: string): MaskedValue | undefined {
+    const i = this.names.indexOf(name);
+    return i < 0 ? undefined : this.values[i];
+  }
+
+  set(name: string, v: MaskedValue): void {
+    const i = this.names.indexOf(name);
+    if (i < 0) {
+      this.names.push(name);
+      this.values.push(v);
+    } else {
+      this.values[i] = v;
+    }
+  }
+
+  copy(): MutableMatch {
+    return new MutableMatch(this.names.slice(), this.values.slice());
+  }
+
+  toMap(): Map<string, MaskedValue> {
+    const m = new Map<string, MaskedValue>();
+    for (let i = 0; i < this.names.length; i++) m.set(this.names[i] as string, this.values[i] as MaskedValue);
+    return m;
+  }
+
+  /** A key equal for two matches exactly when their fields are (names sorted). */
+  key(): string {
+    const order = this.names.map((_, i) => i).sort((a, b) => {
+      const x = this.names[a] as string;
+      const y = this.names[b] as string;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    let key = '';
+    for (const i of order) {
+      const v = this.values[i] as MaskedValue;
+      key += `${this.names[i] as string}=${v.value.toString(16)}/${v.mask.toString(16)},`;
+    }
+    return key;
+  }
+}
 
 /** ANDs value/mask on OpenFlow field 'of' into 'm'; false if the two can never both hold. */
 function constrainOf(m: MutableMatch, of: string, value: bigint, mask: bigint): boolean {
@@ -89,8 +157,16 @@ function constrainOf(m: MutableMatch, of: string, value: bigint, mask: bigint): 
   return true;
 }
 
+interface Entry {
+  readonly fields: MutableMatch;
+  readonly conjunctions: ConjunctionRef[];
+}
+
 class MatchBuilder {
-  private readonly byKey = new Map<string, { fields: MutableMatch; conjunctions: ConjunctionRef[] }>();
+  /** Matches in the order first added; equal ones are merged into the first. */
+  private readonly entries: Entry[] = [];
+  /** The entries by their fields' key, built once there are two (most expressions yield one match). */
+  private byKey: Map<string, Entry> | null = null;
   conjunctionsN = 0;
 
   constructor(private readonly ctx: ToMatchesContext) {}
@@ -115,10 +191,24 @@ class MatchBuilder {
   }
 
   private add(fields: MutableMatch, conj: ConjunctionRef | null): void {
-    const key = formatFields(fields);
-    const prev = this.byKey.get(key);
+    if (this.ctx.keepMatch !== undefined && !this.ctx.keepMatch(fields)) return;
+    let prev: Entry | undefined;
+    if (this.entries.length > 0) {
+      if (this.byKey === null) {
+        this.byKey = new Map();
+        for (const e of this.entries) this.byKey.set(e.fields.key(), e);
+      }
+      const key = fields.key();
+      prev = this.byKey.get(key);
+      if (prev === undefined) {
+        const e: Entry = { fields, conjunctions: conj === null ? [] : [conj] };
+        this.entries.push(e);
+        this.byKey.set(key, e);
+        return;
+      }
+    }
     if (prev === undefined) {
-      this.byKey.set(key, { fields, conjunctions: conj === null ? [] : [conj] });
+      this.entries.push({ fields, conjunctions: conj === null ? [] : [conj] });
     } else if (prev.conjunctions.length === 0 || conj === null) {
       prev.conjunctions.length = 0;
     } else {
@@ -130,14 +220,14 @@ class MatchBuilder {
   private expandClause(base: MutableMatch, clause: Clause): MutableMatch[] {
     const out: MutableMatch[] = [];
     for (const alt of clause.alts) {
-      const m = new Map(base);
+      const m = base.copy();
       if (this.constrain(m, alt)) out.push(m);
     }
     return out;
   }
 
   addTerm(term: Term): void {
-    const base: MutableMatch = new Map();
+    const base = new MutableMatch();
     const disjunctions: Clause[] = [];
     for (const c of term.clauses) {
       const only = c.alts[0];
@@ -162,14 +252,14 @@ class MatchBuilder {
       clauses.forEach((ms, k) => {
         for (const m of ms) this.add(m, { id, clause: k, nClauses: clauses.length });
       });
-      const done = new Map(base);
+      const done = base.copy();
       done.set('conj_id', { value: BigInt(id), mask: 0xffffffffn });
       this.add(done, null);
     }
   }
 
   result(): FlowMatch[] {
-    return [...this.byKey.values()].map((e) => ({ fields: e.fields, conjunctions: e.conjunctions }));
+    return this.entries.map((e) => ({ fields: e.fields.toMap(), conjunctions: e.conjunctions }));
   }
 }
 

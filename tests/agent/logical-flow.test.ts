@@ -178,7 +178,7 @@ t.test('the memo gives the flows a fresh compile gives, and never shares port-de
   for (const pass of [1, 2]) {
     for (const r of rows) t.same(text(r, memoCtx), text(r, base()), `pass ${pass}: ${r.match} | ${r.actions}`);
   }
-  t.ok(memoCtx.memo.bodies.size > 0, `${memoCtx.memo.bodies.size} rows memoized`);
+  t.ok(memoCtx.memo.entries > 0, `${memoCtx.memo.entries} rows memoized`);
   const portRow = text(rows[rows.length - 4] as LogicalFlowRow, memoCtx).join('\n');
   t.match(portRow, /metadata=0x1,reg14=0x1 /);
   t.match(portRow, /metadata=0x7,reg14=0x9 /);
