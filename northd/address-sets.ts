@@ -14,7 +14,7 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
-import { extractLspAddresses } from './netaddr.js';
+import { extractLspAddresses, isDynamicAddress } from './netaddr.js';
 import { sortedDifference } from './same-data.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 import { svcMonitorMacOf } from './sb-global.js';
@@ -80,7 +80,7 @@ function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
   const v4: string[] = [];
   const v6: string[] = [];
   if (lsp === undefined) return { v4, v6 };
-  const entries = lsp.addresses.filter((a) => !isDynamic(a));
+  const entries = lsp.addresses.filter((a) => !isDynamicAddress(a));
   if (lsp.dynamic_addresses[0] !== undefined) entries.push(lsp.dynamic_addresses[0]);
   for (const e of entries) {
     const parsed = extractLspAddresses(e);
@@ -89,10 +89,6 @@ function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
     for (const a of parsed.ipv6) v6.push(a.addrS);
   }
   return { v4, v6 };
-}
-
-function isDynamic(a: string): boolean {
-  return a === 'dynamic' || /^dynamic \S/.test(a) || /^[0-9a-fA-F:]+ dynamic$/.test(a);
 }
 
 function setContribution(pg: PortGroupAddresses, lsp: Uuid, c: Contribution | undefined): void {

@@ -195,3 +195,13 @@ export function solicitedNodeMac(addr: readonly number[]): string {
   const b = [0x33, 0x33, 0xff, (addr[6] as number) & 0xff, (addr[7] as number) >> 8, (addr[7] as number) & 0xff];
   return b.map((x) => x.toString(16).padStart(2, '0')).join(':');
 }
+
+/**
+ * Whether an LSP addresses entry asks for dynamic allocation (is_dynamic_lsp_address):
+ * "dynamic", "dynamic IP..." or "MAC dynamic". Most entries do not mention it at all.
+ */
+export function isDynamicAddress(entry: string): boolean {
+  if (!entry.includes('dynamic')) return false;
+  if (entry === 'dynamic' || entry.startsWith('dynamic ')) return true;
+  return entry.endsWith(' dynamic') && parseMac(entry.slice(0, -' dynamic'.length)) !== undefined;
+}

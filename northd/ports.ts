@@ -22,7 +22,7 @@ import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
-import { extractLrpNetworks, extractLspAddresses } from './netaddr.js';
+import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
@@ -250,11 +250,6 @@ function dhcpOptionsOf(db: Database, uuid: Uuid | undefined): DhcpOptionsFacts |
 
 const NO_MAP: ReadonlyMap<string, string> = new Map();
 const NO_ADDRS: readonly LportAddresses[] = Object.freeze([]);
-
-/** Whether an addresses entry asks for dynamic allocation (is_dynamic_lsp_address). */
-function isDynamicAddress(a: string): boolean {
-  return a === 'dynamic' || /^dynamic \S/.test(a) || /^[0-9a-fA-F:]+ dynamic$/.test(a);
-}
 
 function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));

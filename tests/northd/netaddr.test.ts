@@ -2,7 +2,7 @@
 // networks with their derived addresses, and the lookups flows use. Method: a table of inputs
 // and the texts ovn-northd prints for them.
 import t from 'tap';
-import { extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
+import { extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
 import { parseIpv6Groups } from '../../northd/addresses.js';
 
 t.test('LSP address entries', async (t) => {
@@ -37,4 +37,10 @@ t.test('router port networks', async (t) => {
   t.equal(findLportAddress(n, 'fd00:1::99'), 'fd00:1::1');
   t.equal(findLportAddress(n, 'fe80::1'), 'fe80::200:ff:fe00:ff01');
   t.equal(solicitedNodeMac(parseIpv6Groups('fd00:64::2') as number[]), '33:33:ff:00:00:02');
+});
+
+t.test('dynamic address entries', async (t) => {
+  for (const [entry, want] of [['dynamic', true], ['dynamic 10.0.0.5', true], ['0a:00:00:00:00:01 dynamic', true], ['0a:00:00:00:00:01 10.0.0.1', false], ['dynamically', false], ['bogus dynamic', false]] as const) {
+    t.equal(isDynamicAddress(entry), want, entry);
+  }
 });
