@@ -4,7 +4,8 @@
 // SIGTERM with --cleanup releases it and unregisters; without --cleanup its registration
 // stays. Plus the parsing of central endpoints. Method: the real command line through tsx,
 // stopped by pid.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
@@ -15,6 +16,7 @@ import { boundTo, eventually, startCentral, vsctlFind } from './local-harness.js
 
 const skip = ovsSwitchInstalled() ? false : 'Open vSwitch is not installed';
 const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
+const run = promisify(execFile);
 
 t.test('parseCentralEndpoints', async (t) => {
   t.same(parseCentralEndpoints('127.0.0.1:6641, grpc:h2:6642,[::1]:7'), ['127.0.0.1:6641', 'h2:6642', '[::1]:7']);
@@ -80,16 +82,12 @@ t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, asyn
   t.equal(await boundTo(central, 'vm1'), '', 'and released its port');
 });
 
-// The flow side refuses some flows today: agent/openflow writeMatch emits OXM fields in the
-// order the compiler inserted them, and ovs-vswitchd refuses a dependent field (arp_op,
-// icmpv6_type) that comes before its prerequisite (eth_type, ip_proto) with BAD_PREREQ, so
-// the batch fails and nothing is acknowledged. This test records the whole path and passes
-// once that is fixed.
-t.test('ovnts agent installs the flows, sets the port up and acknowledges --wait=hv', { skip, todo: 'the flow side\'s batches fail with OFPET_BAD_MATCH/BAD_PREREQ (OXM field order)' }, async (t) => {
+t.test('ovnts agent installs the flows, sets the port up and acknowledges --wait=hv', { skip }, async (t) => {
   const { central, sw, fail } = await runAgent(t);
   await eventually('vm1 up', async () => ((await central.nbctl('lsp-get-up', 'vm1')) === 'up\n' ? true : undefined), [], 30_000).catch(fail);
   t.pass('it sets vm1 up once the flow side installed its flows');
-  t.match(await sw.ofctl('dump-flows', 'br-int'), /dl_dst=00:00:00:00:00:01/, 'the logical flows reached br-int');
+  const dump = await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', path.join(sw.dir, 'br-int.mgmt')]);
+  t.match(dump.stdout, /dl_dst=00:00:00:00:00:01/, 'the logical flows reached br-int');
   const bumped = await central.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }, { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] }]);
   const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]!.nb_cfg;
   const waited = await central.client.wait(target, 'hv', 30_000);
