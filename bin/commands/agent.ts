@@ -16,6 +16,8 @@ import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { chassisExternalId } from '../../agent/local/ovs-config.js';
 import { OVS_MONITOR, openVswitchRow } from '../../agent/local/ovs-rows.js';
+import type { SbSource } from '../../agent/sb-source.js';
+import { SbStream } from '../../agent/sb-stream.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
 
 interface AgentOptions {
@@ -27,6 +29,7 @@ interface AgentOptions {
   hostname?: string;
   ovsRundir?: string;
   flows: boolean;
+  sbSource: string;
 }
 
 export class AgentConfigError extends Error {}
@@ -106,6 +109,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--hostname <name>', 'the hostname to register when external_ids:hostname is not set (default: this host\'s)')
     .option('--ovs-rundir <dir>', 'where ovs-vswitchd puts the bridges\' OpenFlow management sockets (default: the folder of a unix: --ovs-db)')
     .option('--no-flows', 'do not install flows (bindings and tunnels only): ports are claimed but never marked up')
+    .option('--sb-source <kind>', 'how the Southbound arrives: "stream" (the per-chassis agent stream) or "watch" (a Northbound Watch of every SB row)', 'stream')
     .action(async (o: AgentOptions) => {
       const hostname = o.hostname ?? os.hostname();
       const log = (level: string, message: string): void => {
@@ -127,7 +131,11 @@ export function registerAgentCommand(program: Command): void {
       try {
         const central = await Promise.race([o.central !== undefined ? Promise.resolve(o.central) : centralFromOvs(ovs), stopped.then(() => undefined)]);
         if (central !== undefined) {
-          const source = new SbWatchSource({ endpoints: parseCentralEndpoints(central), log: (m) => log('warn', m) });
+          const endpoints = parseCentralEndpoints(central);
+          let source: SbSource;
+          if (o.sbSource === 'stream') source = new SbStream({ endpoints });
+          else if (o.sbSource === 'watch') source = new SbWatchSource({ endpoints, log: (m) => log('warn', m) });
+          else throw new AgentConfigError(`--sb-source must be stream or watch, not "${o.sbSource}"`);
           runtime = new AgentRuntime({
             ovs, source, hostname, log,
             ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers) } : {}),

@@ -2,8 +2,9 @@
 // from a real Open vSwitch, registers with an ovnts central, claims a port, installs its flows
 // (the flow side over OpenFlow), sets it up, acknowledges so that --wait=hv returns, and on
 // SIGTERM with --cleanup releases it and unregisters; without --cleanup its registration
-// stays. Plus the parsing of central endpoints. Method: the real command line through tsx,
-// stopped by pid.
+// stays. The SB arrives through the agent stream (the default) or, in the restart test, the
+// Watch fallback. Plus the parsing of central endpoints. Method: the real command line
+// through tsx, stopped by pid.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
@@ -99,7 +100,7 @@ t.test('without --cleanup the registration outlives the agent; a restart reuses 
   const sw = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-keep', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.10');
-  const args = [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', `--central=${central.address}`, '--no-flows'];
+  const args = [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', `--central=${central.address}`, '--no-flows', '--sb-source=watch'];
   const first = startAgent(t, args);
   const chassis = await eventually('registered', async () => (await central.sb('Chassis')).find((r) => r.name === 'hv-keep'), [], 90_000);
   process.kill(first.pid, 'SIGTERM');
