@@ -139,6 +139,7 @@ export function portSbUuid(name: string): Uuid {
 interface BindingColumns {
   readonly type: string;
   readonly options: ReadonlyMap<string, string>;
+  readonly nat_addresses?: readonly string[];
   readonly parent_port: readonly string[];
   readonly tag: readonly number[];
   readonly mac: readonly string[];
@@ -182,7 +183,7 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
   const row = {
     _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: NO_UUIDS,
     options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: NO_UUIDS,
-    mac: c.mac, port_security: c.port_security, nat_addresses: NO_STRINGS, external_ids: c.external_ids, requested_chassis: NO_UUIDS,
+    mac: c.mac, port_security: c.port_security, nat_addresses: c.nat_addresses ?? NO_STRINGS, external_ids: c.external_ids, requested_chassis: NO_UUIDS,
     requested_additional_chassis: NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
     encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
     up: owned?.up ?? UP_FALSE,
@@ -235,6 +236,12 @@ function routerPeerOf(db: Database, dps: DatapathsData, name: string | undefined
     name, mac: networks.ea, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4: networks.ipv4.map((a) => a.addrS),
     ipv6: networks.ipv6.map((a) => a.addrS), networks, dp: dp.sbUuid, nbUuid: lrp._uuid, chassis: routerChassis(db, dp.nbUuid),
   };
+}
+
+/** Whether switch `nbUuid` has a localnet port (a gateway router's port there sends GARPs). */
+function hasLocalnet(db: Database, nbUuid: Uuid): boolean {
+  const ls = nbGet<nb.Logical_Switch>(db, 'Logical_Switch', nbUuid);
+  return ls !== undefined && ls.ports.some((u) => nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', u)?.type === 'localnet');
 }
 
 /** options:chassis of router `nbUuid`: set on a gateway router. */
@@ -319,7 +326,12 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   };
   return {
     info,
-    columns: { type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids },
+    columns: {
+      type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options,
+      // A gateway router's port on a switch with a localnet port: GARPs for its MAC and IPv4s.
+      nat_addresses: gatewayChassis !== undefined && routerPeer !== undefined && hasLocalnet(db, dp.nbUuid) ? [[routerPeer.mac, ...routerPeer.ipv4].join(' ')] : NO_STRINGS,
+      parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids,
+    },
   };
 }
 
@@ -394,6 +406,17 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     if (before !== undefined) dirty.add(before);
   }
   for (const name of primary) reindex(db, data, name);
+  // A localnet port coming or going on a switch changes the GARP addresses (nat_addresses)
+  // of the gateway routers' ports there.
+  for (const name of primary) {
+    const old = data.byName.get(name);
+    const lsp = findLsp(db, name);
+    if (old?.type !== 'localnet' && lsp?.type !== 'localnet') continue;
+    const now = lsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', lsp._uuid);
+    for (const dp of [old?.dp, now === undefined ? undefined : datapathSbUuid(now)]) {
+      for (const r of dp === undefined ? [] : data.routersByDp.get(dp) ?? []) dirty.add(r);
+    }
+  }
   for (const name of primary) {
     const after = data.routerPortOf.get(name);
     if (after !== undefined) dirty.add(after);

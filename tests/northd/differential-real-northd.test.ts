@@ -257,6 +257,12 @@ t.test('(c) a gateway router with SNAT, DNAT and dnat_and_snat', { skip }, async
   await real.nbctl(['set', 'Logical_Router', 'gw', 'options:dnat_force_snat_ip=172.16.0.50', 'options:lb_force_snat_ip=router_ip']);
   await real.nbctl(['lr-nat-del', 'gw', 'dnat', '172.16.0.100']);
   await compareWithReal(t, real);
+  // A localnet port on the external switch: the gateway router's port there sends GARPs
+  // (nat_addresses of its binding); removed again, it stops.
+  await real.nbctl(['lsp-add', 'ext', 'ln-ext', '--', 'lsp-set-type', 'ln-ext', 'localnet', '--', 'lsp-set-addresses', 'ln-ext', 'unknown', '--', 'lsp-set-options', 'ln-ext', 'network_name=phys']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-del', 'ln-ext']);
+  await compareWithReal(t, real);
 });
 
 t.test('(e) ACLs on switches and port groups, with address sets', { skip }, async (t) => {
