@@ -168,8 +168,23 @@ export function createNorthd(history?: NorthdHistory): Northd {
     started = true;
     return delta;
   };
+  /**
+   * A port whose Port_Binding is gone takes its chassis-owned columns with it: added again
+   * later, it is a new binding that a chassis must claim (and report up) afresh, as in OVN.
+   */
+  const forgetDeletedPorts = (delta: SbDelta): SbDelta => {
+    const kept = new Set<string>();
+    const gone: string[] = [];
+    for (const c of delta.changes) {
+      if (c.table !== 'Port_Binding') continue;
+      if (c.kind === 'delete') gone.push(c.old.logical_port as string);
+      else kept.add(c.new.logical_port as string);
+    }
+    for (const name of gone) if (!kept.has(name)) owned.delete(name);
+    return delta;
+  };
   return {
-    apply: (nb, delta) => run(nb, delta, undefined),
+    apply: (nb, delta) => forgetDeletedPorts(run(nb, delta, undefined)),
     setChassisOwned(nb, updates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);

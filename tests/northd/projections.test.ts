@@ -8,7 +8,7 @@ import { createNorthd } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
-import { addLrp, addLsp, map, nbFixture, set } from './nb-fixture.js';
+import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom } from './nb-fixture.js';
 
 function rows<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -168,6 +168,22 @@ t.test('chassis-owned columns come from agents, incrementally', async (t) => {
   t.same(rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'not-yet')?.up, [true]);
   northd.setChassisOwned(fx.db, new Map([['p1', undefined]]));
   t.same(rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'p1')?.chassis, []);
+});
+
+t.test('a port deleted and added again is a new binding: its old chassis and up do not come back', async (t) => {
+  const { fx, northd } = build();
+  const chassis = '11111111-1111-4111-8111-111111111111';
+  northd.setChassisOwned(fx.db, new Map([['p1', { chassis: [chassis], up: [true] }]]));
+  const p1 = (): sb.Port_Binding | undefined => rows<sb.Port_Binding>(northd.view(), 'Port_Binding').find((p) => p.logical_port === 'p1');
+  t.same(p1()?.chassis, [chassis]);
+  const lsp = [...fx.db.rows('Logical_Switch_Port').values()].find((r) => r.name === 'p1')?._uuid as string;
+  const ls = [...fx.db.rows('Logical_Switch').values()].find((r) => (r.ports as string[]).includes(lsp))?._uuid as string;
+  northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Logical_Switch', where: byUuid(ls), mutations: [['ports', 'delete', uuidAtom(lsp)]] }]));
+  t.equal(p1(), undefined, 'the binding is gone with its port');
+  t.notOk(northd.chassisOwned().has('p1'), 'and so is what its chassis reported');
+  northd.apply(fx.db, fx.run(addLsp([...fx.db.rows('Logical_Switch').values()].find((r) => r._uuid === ls)?.name as string, 'p1')));
+  t.same(p1()?.chassis, [], 'added again, it waits for a chassis to claim it');
+  t.notSame(p1()?.up, [true], 'and is not up');
 });
 
 t.test('router port ARP/ND flows follow the switch becoming router-only and back', async (t) => {
