@@ -1,0 +1,105 @@
+// Real packets through ovnts: a 3-member cluster (`ovnts up`), the real ovn-nbctl writing the
+// logical network through the OVSDB door, and `ovnts agent` processes on chassis that are network
+// namespaces with their own ovs-vswitchd (userspace datapath); VMs are namespaces whose veths
+// are the chassis's VIFs. A ping succeeds only if the agent claimed the ports and compiled and
+// installed the right flows; every check that says "fails" waits for the ping to stop.
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import type { Test } from 'tap';
+import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
+import type { NsHost } from '../helpers/netns.js';
+import { netnsAvailable } from '../helpers/netns.js';
+import { until, upCluster, type UpEnv } from '../helpers/ovnts-cli.js';
+import { ovsSwitchInstalled } from '../helpers/ovs-switch.js';
+import { stopPid } from '../helpers/process.js';
+
+const execFileAsync = promisify(execFile);
+const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
+const PING_WAIT_MS = 90_000;
+
+const skip = !ovsSwitchInstalled() ? 'Open vSwitch is not installed'
+  : !netnsAvailable() ? 'needs root and iproute2 for network namespaces' : false;
+
+interface Agent {
+  readonly pid: number;
+  output(): string;
+}
+
+function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`,
+    '--datapath-type=netdev'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const keep = (d: Buffer): void => {
+    output = (output + d.toString()).slice(-20_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const pid = child.pid as number;
+  t.teardown(() => stopPid(pid, (argv) => argv.includes('agent')));
+  return { pid, output: () => output };
+}
+
+function nbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
+  return async (...args) => (await execFileAsync('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+}
+
+/** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
+async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Agent[]): Promise<void> {
+  try {
+    await until(what, async () => ((await from.ping(ip, 1)) === want ? true : undefined), PING_WAIT_MS);
+  } catch (err) {
+    const logs = agents.map((a, i) => `--- agent ${i}:\n${a.output().slice(-4000)}`).join('\n');
+    throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
+  }
+}
+
+/** until(), with the agents' last words on a timeout. */
+async function untilLogged<T>(what: string, f: () => Promise<T | undefined>, ms: number, agents: readonly Agent[]): Promise<T> {
+  try {
+    return await until(what, f, ms);
+  } catch (err) {
+    const logs = agents.map((a, i) => `--- agent ${i}:\n${a.output().slice(-4000)}`).join('\n');
+    throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
+  }
+}
+
+async function brIntExists(ch: ChassisHost): Promise<boolean> {
+  return (await ch.ovs.vsctl('--bare', '--columns=name', 'find', 'Bridge', 'name=br-int')).trim() === 'br-int';
+}
+
+t.test('one chassis, one switch: ping follows the logical port', { skip }, async (t) => {
+  const env = await upCluster(t, t.testdir());
+  const nbctl = nbctlOf(env);
+  const ul = await createUnderlay('172.30.11');
+  t.teardown(() => ul.remove());
+  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
+  t.teardown(() => hv1.stop());
+  const agent = startAgent(t, hv1, env);
+  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+
+  await nbctl('ls-add', 'sw0');
+  for (const [n, mac, ip] of [['vm1', '0a:00:00:00:11:01', '10.11.0.1'], ['vm2', '0a:00:00:00:11:02', '10.11.0.2']] as const) {
+    await nbctl('lsp-add', 'sw0', n, '--', 'lsp-set-addresses', n, `${mac} ${ip}`);
+  }
+  const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:11:01', cidr: '10.11.0.1/24' });
+  const vm2 = await hv1.addVm('vm2', { mac: '0a:00:00:00:11:02', cidr: '10.11.0.2/24' });
+
+  await pingBecomes(vm1, '10.11.0.2', true, 'vm1 pings vm2', [agent]);
+  t.pass('vm1 reaches vm2 through the logical switch');
+  t.equal(await nbctl('lsp-get-up', 'vm2'), 'up', 'vm2 is up while bound and installed');
+
+  await nbctl('lsp-del', 'vm2');
+  await pingBecomes(vm1, '10.11.0.2', false, 'ping stops once vm2 is deleted', [agent]);
+  t.pass('deleting the logical port stops the ping');
+
+  await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:11:02 10.11.0.2');
+  await pingBecomes(vm1, '10.11.0.2', true, 'ping again once vm2 is back', [agent]);
+  t.pass('adding it back restores the ping');
+  await untilLogged('vm2 up again', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'up' ? true : undefined), 30_000, [agent]);
+
+  await hv1.detachVm(vm2);
+  await untilLogged('vm2 down once its interface is gone', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'down' ? true : undefined), 30_000, [agent]);
+  t.pass('up is false once the interface is gone');
+});
