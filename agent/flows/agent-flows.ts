@@ -18,6 +18,10 @@ import { batchSize, type FlowSwitch, type SwitchBatch } from './switch.js';
 
 export type AgentFlowsOptions = Omit<DesiredFlowsOptions, 'geneveField'>;
 
+/** ApplyResult.errors holds at most this many messages about flows that could not be computed
+ *  (the last one then says how many more), plus one about a failed install. */
+export const APPLY_ERRORS_MAX = 100;
+
 export interface ApplyResult {
   /** Logical ports bound to this chassis whose VIF flows are installed in the switch now. */
   readonly installedPorts: ReadonlySet<string>;
@@ -88,7 +92,15 @@ export class AgentFlows {
       }
       this.desired.setGeneveField(this.sw.geneveField);
       const stats = this.desired.update(u, view);
-      const errors = [...this.desired.sourceErrors().values()];
+      const errors: string[] = [];
+      const failed = this.desired.sourceErrors();
+      for (const e of failed.values()) {
+        if (errors.length === APPLY_ERRORS_MAX - 1 && failed.size > APPLY_ERRORS_MAX - 1) {
+          errors.push(`… and ${failed.size - errors.length} more flows that could not be computed`);
+          break;
+        }
+        errors.push(e);
+      }
       let reconciled = false;
       let changes = 0;
       try {

@@ -30,7 +30,12 @@ export class OfSwitch implements FlowSwitch {
   /** Group ids the switch holds, as far as this switch object knows. */
   private readonly groupIds = new Set<number>();
 
-  constructor(readonly channel: OfChannel) {}
+  /**
+   * readyTimeoutMs: how long prepare() waits for a connection before it gives up (the owner then
+   * reports the failure and reconciles on a later apply, instead of stalling on a switch that
+   * is down).
+   */
+  constructor(readonly channel: OfChannel, private readonly readyTimeoutMs = 5_000) {}
 
   get generation(): number {
     return this.gen;
@@ -45,7 +50,17 @@ export class OfSwitch implements FlowSwitch {
    * moves the generation. Call before reading generation and geneveField.
    */
   async prepare(): Promise<void> {
-    await this.channel.whenReady();
+    if (!this.channel.isReady) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ChannelError('disconnected', `no connection to the switch within ${this.readyTimeoutMs} ms`)), this.readyTimeoutMs);
+      });
+      try {
+        await Promise.race([this.channel.whenReady(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
     const conn = this.channel.connectionsN;
     if (conn === this.setupFor) return;
     this.field = `tun_metadata${await this.geneveIndex()}`;

@@ -6,7 +6,7 @@
 // with the engine's.
 
 import t, { type Test } from 'tap';
-import { AgentFlows } from '../../agent/flows/agent-flows.js';
+import { AgentFlows, APPLY_ERRORS_MAX } from '../../agent/flows/agent-flows.js';
 import { MemorySwitch } from '../../agent/flows/memory-switch.js';
 import { flowKey } from '../../agent/openflow/reconcile.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
@@ -62,6 +62,18 @@ t.test('install, update by difference, installed ports, nb_cfg', async (t) => {
   const r3 = await af.applyView(smallView());
   t.equal(r3.changes, 0);
   t.equal(sw.counters.batches, batches + 1, 'no empty batch');
+});
+
+t.test('flows that cannot be computed are reported, boundedly, and the rest is installed', async (t) => {
+  const sw = new MemorySwitch();
+  const af = new AgentFlows(sw);
+  const bad: [string, Row][] = Array.from({ length: 150 }, (_, i) => ['Logical_Flow', logicalFlow(U(100 + i, 0x1f), ids.sw0, 'ingress', 1, i, 'inport ==', 'next;')]);
+  const r = await af.apply(resetOf([...smallTopology(), ...lflows(), ...bad]), smallView());
+  t.equal(r.errors.length, APPLY_ERRORS_MAX);
+  t.match(r.errors[0], /^Logical_Flow 0000001f-.* \(ingress table 1 priority \d+\): match: /, 'each names its SB row');
+  t.equal(r.errors[APPLY_ERRORS_MAX - 1], '… and 51 more flows that could not be computed');
+  t.same([...r.installedPorts].sort(), ['vif1', 'vif2'], 'the good flows are installed all the same');
+  await switchMatches(t, sw, af, 'with bad rows around');
 });
 
 t.test('a refused batch changes nothing and is repaired by the next apply', async (t) => {

@@ -168,6 +168,14 @@ async function main(): Promise<void> {
     t.ok(r.changes > 100, `${r.changes} flows and groups sent back`);
     t.equal(await drift(ch3, af3), '0 missing, 0 different, 0 extra');
     t.equal((await trace(sw, 'in_port=1,dl_src=00:00:00:00:00:01,dl_dst=00:00:00:00:00:02')).verdict, '2');
+    // The switch goes away: the apply reports it (bounded wait) instead of stalling, and the
+    // update itself is kept for the reconcile that will follow.
+    await sw.stop();
+    const started = Date.now();
+    const down = await af3.applyView(smallView({ vifs: new Map([['vif1', 1]]) }));
+    t.match(down.errors, [/install failed: disconnected: no connection to the switch within 5000 ms/]);
+    t.ok(Date.now() - started < 30_000, 'within the ready timeout');
+    t.same([...down.installedPorts].sort(), ['vif1', 'vif2'], 'installed ports are still what the switch last confirmed');
   });
 }
 
