@@ -51,6 +51,7 @@ export interface FaultClusterOptions {
   readonly dir: string;
   readonly size: number;
   readonly clusterId: string;
+  /** For the proxies' jitter. */
   readonly rng: Rng;
   /** Passed to every member as --snapshot-entries. */
   readonly snapshotEntries: number;

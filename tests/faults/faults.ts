@@ -3,6 +3,7 @@
 // away), repairs it, and waits until the member it hit has caught up. Scenarios are lists of
 // these steps; see faults.test.ts.
 import { AdminClient } from '../../server/admin-service.js';
+import { NorthboundClient } from '../../server/northbound-service.js';
 import type { Rng } from '../helpers/seeded-rng.js';
 import type { FaultCluster } from './cluster.js';
 
@@ -288,6 +289,10 @@ export function tornWrite(role: 'leader' | 'follower'): FaultStep {
     if (role === 'leader') cluster.isolate(target);
     else for (const m of cluster.current) if (m.id !== target) cluster.cutOneWay(target, m.id);
     const mark = cluster.logMark(target);
+    // A cut-off leader appends what clients send it straight, until check-quorum makes it step
+    // down; a few writes of its own make sure there is such an entry. Their outcome stays
+    // unknown (nothing can commit them), and they touch no key the workload checks.
+    const extra = role === 'leader' ? writesNobodyAcknowledges(cluster.nbAddress(target), 3) : Promise.resolve();
     // Let it write something nobody hears about (bounded: a leader soon stops taking writes).
     const deadline = performance.now() + 3 * ctx.electionMs;
     while (performance.now() < deadline) {
@@ -303,9 +308,22 @@ export function tornWrite(role: 'leader' | 'follower'): FaultStep {
     const tear = mark === undefined ? undefined : cluster.tearLogTail(target, (lo, hi) => rng.int(lo, hi), mark);
     rec.fault(`torn write on ${role} n${target}: ${tear === undefined ? 'nothing written after its last acknowledgement' : `${tear.cut} of ${tear.sizeBefore} bytes cut from ${tear.file} (after byte ${mark?.size ?? 0})`}`);
     cluster.healAll();
+    await extra;
     await cluster.restart(target);
     await waitCaughtUp(cluster, target);
   };
+}
+
+/** `n` writes to one member's NB_Global external_ids whose answers are ignored (see tornWrite). */
+async function writesNobodyAcknowledges(address: string, n: number): Promise<void> {
+  const c = new NorthboundClient(address, 5_000);
+  try {
+    const write = (i: number): Promise<unknown> =>
+      c.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['external_ids', 'insert', ['map', [[`torn-${Date.now()}-${i}`, 'x']]]]] }]).catch(() => undefined);
+    await Promise.all(Array.from({ length: n }, (_, i) => write(i)));
+  } finally {
+    c.close();
+  }
 }
 
 /**
