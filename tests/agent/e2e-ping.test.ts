@@ -103,3 +103,56 @@ t.test('one chassis, one switch: ping follows the logical port', { skip }, async
   await untilLogged('vm2 down once its interface is gone', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'down' ? true : undefined), 30_000, [agent]);
   t.pass('up is false once the interface is gone');
 });
+
+t.test('two switches joined by a router: ping across it, TTL decremented, router MAC as gateway', { skip }, async (t) => {
+  const env = await upCluster(t, t.testdir());
+  const nbctl = nbctlOf(env);
+  const ul = await createUnderlay('172.30.12');
+  t.teardown(() => ul.remove());
+  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
+  t.teardown(() => hv1.stop());
+  const agent = startAgent(t, hv1, env);
+  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+
+  await nbctl('lr-add', 'lr0');
+  for (const [i, net] of [[1, '10.12.1'], [2, '10.12.2']] as const) {
+    await nbctl('ls-add', `sw${i}`);
+    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:12:0${i}:01`, `${net}.1/24`);
+    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
+      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await nbctl('lsp-add', `sw${i}`, `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:12:0${i} ${net}.2`);
+  }
+  const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:12:01', cidr: '10.12.1.2/24', gateway: '10.12.1.1' });
+  await hv1.addVm('vm2', { mac: '0a:00:00:00:12:02', cidr: '10.12.2.2/24', gateway: '10.12.2.1' });
+
+  await pingBecomes(vm1, '10.12.2.2', true, 'vm1 pings vm2 through lr0', [agent]);
+  t.pass('vm1 reaches vm2 on the other switch');
+  const out = await vm1.exec('ping', '-c', '1', '-W', '2', '10.12.2.2');
+  t.match(out, /ttl=63/, 'the reply crossed one router hop (TTL 64 decremented once)');
+  t.match(await vm1.exec('ip', 'neigh', 'show', '10.12.1.1'), /00:00:00:12:01:01/, 'the router port answered ARP for the gateway with its MAC');
+  t.ok(await vm1.ping('10.12.1.1'), 'the router answers a ping to its own address');
+});
+
+t.test('two chassis: ping between VMs on different hypervisors through Geneve', { skip }, async (t) => {
+  const env = await upCluster(t, t.testdir());
+  const nbctl = nbctlOf(env);
+  const ul = await createUnderlay('172.30.13');
+  t.teardown(() => ul.remove());
+  const hosts: ChassisHost[] = [];
+  const agents: Agent[] = [];
+  for (const [i, name] of ['hv1', 'hv2'].entries()) {
+    const ch = await createChassisHost(ul, { name, index: i + 1 });
+    t.teardown(() => ch.stop());
+    hosts.push(ch);
+    agents.push(startAgent(t, ch, env));
+  }
+  for (const ch of hosts) await until(`${ch.name} has br-int`, () => brIntExists(ch).then((b) => (b ? true : undefined)), 90_000);
+  await nbctl('ls-add', 'sw0');
+  for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:13:0${i} 10.13.0.${i}`);
+  const vm1 = await hosts[0]!.addVm('vm1', { mac: '0a:00:00:00:13:01', cidr: '10.13.0.1/24' });
+  await hosts[1]!.addVm('vm2', { mac: '0a:00:00:00:13:02', cidr: '10.13.0.2/24' });
+  await pingBecomes(vm1, '10.13.0.2', true, 'vm1 on hv1 pings vm2 on hv2', agents);
+  t.pass('the ping crossed from hv1 to hv2 and back');
+  const ports = await hosts[0]!.ovs.vsctl('--bare', '--columns=type,options', 'find', 'Interface', 'type=geneve');
+  t.match(ports, new RegExp(`remote_ip=(")?${hosts[1]!.encapIp.replaceAll('.', '\\.')}`), 'hv1 has a Geneve port to hv2\'s encap IP');
+});
