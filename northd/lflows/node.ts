@@ -142,6 +142,22 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
   else data.owners.set(owner, flows);
 }
 
+/**
+ * The node's change in one run: the flow rows written, and the owners already regenerated.
+ * Every input is final when the node runs, so an owner that two handlers of the run both
+ * reach (a new switch: its datapath, its multicast group, its ACL state) is built once.
+ */
+export class FlowChanges extends SbChangeSet {
+  readonly regenerated = new Set<string>();
+
+  /** Whether `owner` still has to be regenerated in this run (and notes that it will be). */
+  claim(owner: string): boolean {
+    if (this.regenerated.has(owner)) return false;
+    this.regenerated.add(owner);
+    return true;
+  }
+}
+
 function datapathOwner(sbUuid: Uuid): string {
   return `d ${sbUuid}`;
 }
@@ -184,7 +200,8 @@ function ownerExists(owner: string, src: Sources): boolean {
   return owner.startsWith('d ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
 }
 
-function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: SbChangeSet): void {
+function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges): void {
+  if (!out.claim(datapathOwner(sbUuid))) return;
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
   if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS);
@@ -226,7 +243,8 @@ function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
   });
 }
 
-function regenPort(data: LflowsData, src: Sources, name: string, out: SbChangeSet): void {
+function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChanges): void {
+  if (!out.claim(portOwner(name))) return;
   const p = src.ports.byName.get(name);
   let flows = NO_FLOWS;
   if (p !== undefined) {
@@ -237,7 +255,8 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: SbChangeSe
   setOwner(data, portOwner(name), flows, out);
 }
 
-function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: SbChangeSet): void {
+function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
+  if (!out.claim(aclOwner(dp, acl))) return;
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
@@ -255,7 +274,7 @@ class Dirty {
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
   }
-  regen(data: LflowsData, src: Sources, out: SbChangeSet): void {
+  regen(data: LflowsData, src: Sources, out: FlowChanges): void {
     for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
     for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
     for (const pair of [...this.acls].sort()) {
@@ -265,14 +284,14 @@ class Dirty {
   }
 }
 
-export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
+export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
     init: () => ({ owners: new Map(), holders: new Map(), table: new SbTable('Logical_Flow') }),
-    newChange: () => new SbChangeSet(),
+    newChange: () => new FlowChanges(),
     isEmpty: (c) => c.size === 0,
-    recompute(data: LflowsData, inputs: NodeInputs, out: SbChangeSet): void {
+    recompute(data: LflowsData, inputs: NodeInputs, out: FlowChanges): void {
       out.maybeTrackWhole(data.table);
       const src = sourcesOf(inputs);
       // Owners that went away first (the result does not depend on the order), then every
@@ -286,7 +305,7 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
       }
     },
     handlers: {
-      datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+      datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const src = sourcesOf(inputs);
         const dirty = new Dirty();
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
@@ -297,7 +316,7 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
         dirty.regen(data, src, out);
         return 'handled';
       },
-      ports(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+      ports(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const src = sourcesOf(inputs);
         const c = change as PortsChange;
         const dirty = new Dirty();
@@ -316,18 +335,19 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
         dirty.regen(data, src, out);
         return 'handled';
       },
-      multicast(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+      multicast(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const flipped = (change as MulticastChange).unknownFlipped;
         if (flipped.size === 0) return 'unchanged';
         const src = sourcesOf(inputs);
         for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);
         return 'handled';
       },
-      acls(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+      acls(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const src = sourcesOf(inputs);
         const dirty = new Dirty();
         for (const [dp, { old, new: now }] of (change as AclsChange).switches) {
-          const flagsChanged = old?.hasAcls !== now?.hasAcls || old?.hasStateful !== now?.hasStateful;
+          // A switch without ACL state has the default flags (no ACLs, not stateful).
+          const flagsChanged = (old?.hasAcls ?? false) !== (now?.hasAcls ?? false) || (old?.hasStateful ?? false) !== (now?.hasStateful ?? false);
           if (flagsChanged) {
             // The switch's default ACL stages, its router/localnet/DHCP ports' conntrack flows
             // and every ACL's flows depend on whether the switch is stateful.
@@ -340,7 +360,7 @@ export function lflowsNode(): EngineNode<LflowsData, SbChangeSet> {
         dirty.regen(data, src, out);
         return 'handled';
       },
-      routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+      routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const src = sourcesOf(inputs);
         const dirty = new Dirty();
         for (const [sbUuid, { old, new: now }] of (change as RoutersChange).routers) {
