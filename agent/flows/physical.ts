@@ -11,7 +11,7 @@
 // egress port in bits 0..15. Not produced (yet): HA-chassis-group bundles (a group of two or more
 // chassis is treated as its first chassis' remote port), multichassis port cloning and
 // activation strategies, chassis-MAC replacement flows for remote chassis MACs, VXLAN and STT
-// tunnels, and the port security tables 73..75.
+// tunnels. Port security (tables 73..75) is in port-security.ts.
 
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
@@ -20,6 +20,7 @@ import type { LocalView } from '../local-view.js';
 import type { FieldRef, FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
 import { bindingPeer, isBoundHere, isRedirectActiveHere, type LocalDatapath, type Locality } from './local-datapaths.js';
 import { dnatZoneKey, snatZoneKey } from './ct-zones.js';
+import { portSecurityFlows } from './port-security.js';
 import type { SbLookups } from './sb-store.js';
 
 /** OVN's Geneve option: class, type, length in bytes. */
@@ -188,8 +189,20 @@ function attachment(ctx: PhysicalContext, pb: sb.Port_Binding): Attachment | und
   return ofport === undefined ? undefined : { ofport, tag: 0 };
 }
 
-/** Every physical flow of one Port_Binding (consider_port_binding). */
+/** Every flow of one Port_Binding: consider_port_binding's, and its port security flows when
+ *  it is bound here with an interface (lflow.c's add_port_sec_flows). */
 export function portBindingFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
+  const flows = physicalPortFlows(ctx, pb);
+  const ld = ctx.locality.datapaths.get(pb.datapath);
+  const parent = pb.parent_port[0];
+  if (ld !== undefined && pb.port_security.length > 0 && ctx.chassisUuid !== undefined && pb.chassis[0] === ctx.chassisUuid
+    && (ctx.view.vifs.has(pb.logical_port) || (parent !== undefined && parent !== '' && ctx.view.vifs.has(parent)))) {
+    flows.push(...portSecurityFlows(pb, ld.tunnelKey));
+  }
+  return flows;
+}
+
+function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
   const ld = ctx.locality.datapaths.get(pb.datapath);
   if (ld === undefined) return [];
   const dpKey = ld.tunnelKey;

@@ -43,6 +43,7 @@ export interface PortOpts {
   readonly parent_port?: string;
   readonly tag?: number;
   readonly ha_chassis_group?: string;
+  readonly port_security?: string[];
 }
 
 export function port(uuid: string, dp: string, name: string, key: number, o: PortOpts = {}): Row {
@@ -51,7 +52,7 @@ export function port(uuid: string, dp: string, name: string, key: number, o: Por
     options: new Map(Object.entries(o.options ?? {})), datapath: dp, tunnel_key: key,
     parent_port: o.parent_port === undefined ? [] : [o.parent_port], tag: o.tag === undefined ? [] : [o.tag], virtual_parent: [],
     chassis: o.chassis === undefined ? [] : [o.chassis], additional_chassis: o.additional_chassis ?? [], encap: [], additional_encap: [],
-    mirror_rules: [], mac: o.mac ?? [], port_security: [], nat_addresses: [], up: [], external_ids: new Map(),
+    mirror_rules: [], mac: o.mac ?? [], port_security: o.port_security ?? [], nat_addresses: [], up: [], external_ids: new Map(),
     requested_chassis: [], requested_additional_chassis: [],
   });
 }

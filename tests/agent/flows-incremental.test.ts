@@ -1,8 +1,8 @@
 // Goal: the desired-flow table maintained incrementally equals the table computed from scratch,
 // after every step of random SB and LocalView changes (ports bound and moved, patch ports,
-// localnet ports, multicast groups, logical flows with port, group, set, residency and
-// conjunctive matches, load-balancer groups, MAC bindings, FDB, tunnels, VIFs, bridge
-// mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
+// localnet ports, port security, multicast groups, logical flows with port, group, set,
+// residency and conjunctive matches, load-balancer groups, MAC bindings, FDB, tunnels, VIFs,
+// bridge mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -122,7 +122,8 @@ function step(rng: Rng, w: World): SbRowChange[] {
     case 0: case 1: { // Bind, move or release a port.
       if (pb === undefined) break;
       const ch = rng.int(4);
-      put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch) } : {}));
+      const ps = rng.bool() ? { port_security: [`00:00:00:00:0${s}:0${p} 10.0.${s}.${p}${rng.bool() ? ' fd00::1' : ''}`] } : {};
+      put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch), ...ps } : ps));
       break;
     }
     case 2: // Delete or re-create a port (new tunnel key sometimes).

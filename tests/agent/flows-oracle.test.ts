@@ -1,6 +1,6 @@
 // Goal: for the same Southbound, our physical flows are the ones the real ovn-controller 23.03
 // installs: tables 0 (VIFs, localnet, tunnels), 37-41 (output, loopback), 64-65 (hairpin,
-// delivery, patch ports), 66-67 and 71-72 (MAC bindings, FDB). Method: an ovnts cluster (real
+// delivery, patch ports), 66-67 and 71-72 (MAC bindings, FDB), 73-75 (port security). Method: an ovnts cluster (real
 // processes) serves the SB; a real ovn-controller as chassis hv1 on a real ovs-vswitchd binds
 // two VIFs, a container and a localport, tunnels to a second chassis hv2 (registered through
 // the SB door, owning a third port), bridges a localnet network, routes through a router, and
@@ -32,7 +32,7 @@ import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
 
 const run = promisify(execFile);
-const PHYSICAL_TABLES = new Set([0, 37, 38, 39, 40, 41, 64, 65, 66, 67, 71, 72]);
+const PHYSICAL_TABLES = new Set([0, 37, 38, 39, 40, 41, 64, 65, 66, 67, 71, 72, 73, 74, 75]);
 
 function ovnInstalled(): boolean {
   return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p));
@@ -107,6 +107,10 @@ async function compare(t: Test): Promise<void> {
     '--', 'lsp-set-options', 'rp-pub', 'router-port=lrp-pub');
   // A container in vm1 on VLAN 42.
   await nbctl('lsp-add', 'sw0', 'c1', 'vm1', '42', '--', 'lsp-set-addresses', 'c1', '00:00:00:00:00:c1 10.0.0.21');
+  // Port security: IPv4 and IPv6 addresses, a MAC alone, a subnet and a host in a subnet.
+  await nbctl('lsp-set-port-security', 'vm1', '00:00:00:00:00:01 10.0.0.1 fd00::1');
+  await nbctl('lsp-set-port-security', 'vm2', '00:00:00:00:00:02');
+  await nbctl('lsp-set-port-security', 'c1', '00:00:00:00:00:c1 10.0.0.0/24 10.0.1.5/24 fd00:1::/64');
   await sbctl('chassis-add', 'hv2', 'geneve', '127.0.0.2');
   await until('vm3 in the SB', async () => ((await sbctl('--bare', '--columns=logical_port', 'find', 'Port_Binding', 'logical_port=vm3')).trim() === 'vm3' ? true : undefined));
   await sbctl('lsp-bind', 'vm3', 'hv2');

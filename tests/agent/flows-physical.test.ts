@@ -1,7 +1,7 @@
 // Goal: the physical flows, local datapaths and ct zones follow ovn-controller 23.03
 // (physical.c, local_data.c, lflow.c neighbour flows) on a small topology: two VIFs on a
 // switch, a remote port behind a Geneve tunnel, a router joined by patch ports, a localnet
-// switch, multicast fan-out, containers, localports, MAC bindings. Method: SB rows in, flows
+// switch, multicast fan-out, containers, localports, MAC bindings, port security. Method: SB rows in, flows
 // rendered as ovs-ofctl-like text out, compared with lines written from OVN's rules.
 
 import t from 'tap';
@@ -11,6 +11,7 @@ import { computeLocality } from '../../agent/flows/local-datapaths.js';
 import {
   defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
 } from '../../agent/flows/physical.js';
+import { parsePortSecurity } from '../../agent/flows/port-security.js';
 import { SbStore } from '../../agent/flows/sb-store.js';
 import type { LocalView } from '../../agent/local-view.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
@@ -243,4 +244,31 @@ t.test('ct zones: every local port and datapath, stable across changes, requeste
   const rows = smallTopology().map(([tb, r]): [string, Row] => (r._uuid === ids.lr0 ? [tb, datapath(ids.lr0, 2, 'router', { 'snat-ct-zone': '100' })] : [tb, r]));
   const rc = context(rows, smallView());
   t.equal(ctZoneUsers(rc.store, rc.chassisUuid, rc.view, rc.locality).requested.get(snatZoneKey(ids.lr0)), 100, 'read from external_ids:snat-ct-zone');
+});
+
+t.test('port security (tables 73-75): in by source MAC and IPs, ARP and ND checked, out by destination', async (t) => {
+  const secured = port(ids.vif1, ids.sw0, 'vif1', 1, { chassis: ids.hv1 });
+  const withPs = (r: Row, ps: string[]): Row => ({ ...r, port_security: ps }) as unknown as Row;
+  const rows = smallTopology().map(([tb, r]): [string, Row] => (r._uuid === ids.vif1 ? [tb, withPs(secured, ['00:00:00:00:00:01 10.0.0.1 fd00::1'])]
+    : r._uuid === ids.vif3 ? [tb, withPs(r, ['00:00:00:00:00:03'])] : [tb, r]));
+  const c = context(rows, smallView(), zones);
+  const ps = text(portBindingFlows(c, pb(c, ids.vif1))).filter((l) => /^table=7[345],/.test(l));
+  const perTable = (n: number): number => ps.filter((l) => l.startsWith(`table=${n},`)).length;
+  t.same([perTable(73), perTable(74), perTable(75)], [9, 10, 10]);
+  const has = (line: string): void => {
+    t.ok(ps.includes(line), line);
+  };
+  has('table=73, priority=80, cookie=0xa, metadata=0x1,reg14=0x1 actions=load:0x1->NXM_NX_REG10[12]');
+  has('table=73, priority=90, cookie=0xa, metadata=0x1,reg14=0x1,dl_src=00:00:00:00:00:01,dl_type=0x800,nw_src=10.0.0.1 actions=load:0->NXM_NX_REG10[12]');
+  has('table=73, priority=90, cookie=0xa, metadata=0x1,reg14=0x1,dl_src=00:00:00:00:00:01,dl_type=0x800,nw_proto=17,nw_src=0.0.0.0,nw_dst=255.255.255.255,udp_src=68,udp_dst=67 actions=load:0->NXM_NX_REG10[12]');
+  has('table=74, priority=90, cookie=0xa, metadata=0x1,reg14=0x1,dl_src=00:00:00:00:00:01,dl_type=0x806,arp_spa=10.0.0.1,arp_sha=00:00:00:00:00:01 actions=load:0->NXM_NX_REG10[12]');
+  // OVN's neighbour-discovery flows carry over fields of the previous flow, and its hop limit
+  // of 225; an advertisement's flow never names a source link-layer address.
+  has('table=74, priority=90, cookie=0xa, metadata=0x1,reg14=0x1,dl_type=0x86dd,nw_proto=58,nw_ttl=225,icmpv6_type=136,icmpv6_code=0,nd_target=fe80::200:ff:fe00:1,nd_tll=00:00:00:00:00:01 actions=load:0->NXM_NX_REG10[12]');
+  has('table=75, priority=95, cookie=0xa, metadata=0x1,reg15=0x1,dl_dst=00:00:00:00:00:01,dl_type=0x800,nw_dst=224.0.0.0/4 actions=load:0->NXM_NX_REG10[12]');
+  has('table=75, priority=95, cookie=0xa, metadata=0x1,reg15=0x1,dl_dst=00:00:00:00:00:01,dl_type=0x86dd,ipv6_dst=ff00::/8 actions=load:0->NXM_NX_REG10[12]');
+  t.same(text(portBindingFlows(c, pb(c, ids.vif3))).filter((l) => /^table=7[345],/.test(l)), [], 'a port bound elsewhere: its chassis checks it');
+  const subnet = parsePortSecurity('00:00:00:00:00:c1 10.0.0.0/24 10.0.1.5/24 fd00:1::/64 bogus');
+  t.same(subnet && { ip4: subnet.ip4.map((a) => `${a.addr.toString(16)}/${a.plen}`), ip6: subnet.ip6.map((a) => a.plen) }, { ip4: ['a000000/24', 'a000105/24'], ip6: [64] });
+  t.equal(parsePortSecurity('10.0.0.1'), undefined, 'no MAC first: ignored, as OVN does');
 });
