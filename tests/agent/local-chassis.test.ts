@@ -25,7 +25,13 @@ t.test('registration, updates and cleanup of one chassis', { skip }, async (t) =
   const roots = await vsctlFind(hv.sw, 'open_vswitch');
   t.ok(uuids(roots[0]?.bridges).includes(uuids(br?._uuid)[0] as string), 'listed in Open_vSwitch.bridges');
 
-  const chassis = await eventually('Chassis hv1', async () => (await central.sb('Chassis')).find((r) => r.name === 'hv1'), [hv]);
+  // The agent stream's Hello may register a bare Chassis first; wait for the agent's own record
+  // (other_config, and an Encap with options:csum).
+  const chassis = await eventually('Chassis hv1 as the agent keeps it', async () => {
+    const c = (await central.sb('Chassis')).find((r) => r.name === 'hv1');
+    const e = await central.sb('Encap');
+    return mapOf(c?.other_config).has('port-up-notif') && e.length === 1 && mapOf(e[0]?.options).has('csum') ? c : undefined;
+  }, [hv]);
   t.equal(chassis.hostname, 'hv1.example', 'hostname from external_ids:hostname');
   const oc = mapOf(chassis.other_config);
   t.equal(oc.get('ovn-bridge-mappings'), 'physnet1:br-phys');

@@ -1,13 +1,15 @@
 // What the agent's local-side tests stand on: an in-process ovnts central (one member, real
 // gRPC on loopback), and per chassis a real Open vSwitch (ovsdb-server + ovs-vswitchd with the
 // userspace datapath and dummy devices, in its own temp folder) with an AgentRuntime on it,
-// fed by the Watch-based SbSource. The flow side is a test double that reports every VIF bound
+// fed by the per-chassis agent stream (or the Watch-based SbSource). The flow side is a test double that reports every VIF bound
 // here as installed: it installs no flow; it stands for "the runtime's barrier came back".
 import path from 'node:path';
 import type { Test } from 'tap';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { OVS_MONITOR } from '../../agent/local/ovs-rows.js';
+import type { SbSource } from '../../agent/sb-source.js';
+import { SbStream } from '../../agent/sb-stream.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import { Nb } from '../../bin/lib/nbctl/nb.js';
@@ -74,6 +76,9 @@ export interface ChassisOptions {
   readonly ovsTarget?: (sw: OvsSwitch) => Promise<string>;
   /** Without the flow double: no port is ever reported installed. */
   readonly noFlows?: boolean;
+  /** The SB source: the per-chassis agent stream (default, as `ovnts agent` uses) or the
+   * monitor-all Watch. OVNTS_AGENT_SOURCE=watch switches the default. */
+  readonly source?: 'stream' | 'watch';
 }
 
 /** A FlowHook double: every VIF bound to this chassis counts as installed. */
@@ -97,12 +102,15 @@ export async function startChassis(t: Test, central: Central, options: ChassisOp
   const dbTarget = options.ovsTarget !== undefined ? await options.ovsTarget(sw) : `unix:${path.join(sw.dir, 'db.sock')}`;
   const logs: string[] = [];
   let ovs: OvsdbClient;
-  let source: SbWatchSource;
+  let source: SbSource;
+  const kind = options.source ?? (process.env.OVNTS_AGENT_SOURCE === 'watch' ? 'watch' : 'stream');
   let running = false;
   const make = (): AgentRuntime => {
     const rng = new Rng(options.name.length);
     ovs = new OvsdbClient({ target: dbTarget, database: 'Open_vSwitch', tables: OVS_MONITOR, reconnectMsMin: 50, reconnectMsMax: 500, random: () => rng.float() });
-    source = new SbWatchSource({ endpoints: [central.address], reconnectMsMin: 50, reconnectMsMax: 500, log: (m) => logs.push(`source: ${m}`) });
+    source = kind === 'watch'
+      ? new SbWatchSource({ endpoints: [central.address], reconnectMsMin: 50, reconnectMsMax: 500, log: (m) => logs.push(`source: ${m}`) })
+      : new SbStream({ endpoints: [central.address], random: () => rng.float() });
     const rt: AgentRuntime = new AgentRuntime({
       ovs, source, hostname: `${options.name}-host`, datapathType: 'netdev',
       log: (level, m) => logs.push(`${level}: ${m}`),

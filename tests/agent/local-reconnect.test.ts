@@ -46,6 +46,8 @@ t.test('cut, refused and garbled OVSDB connections are survived', { skip }, asyn
   await hv.sw.vsctl('del-port', 'br-int', 'vif1');
   await eventually('vm2 claimed and vm1 released', async () => ((await boundTo(central, 'vm2')) === 'hv1' && (await boundTo(central, 'vm1')) === '' ? true : undefined), [hv]);
   t.pass('after garbage from the server the agent reconnects and keeps working');
-  t.ok(hv.logs.some((l) => l.includes('register chassis hv1')), 'registered once');
-  t.equal(hv.logs.filter((l) => l.includes('register chassis hv1')).length, 1, 'and not again after reconnects');
+  // The agent stream's Hello may register the chassis before the local side does.
+  t.ok(hv.logs.filter((l) => l.includes('register chassis hv1')).length <= 1, 'the local side registered at most once, not again after reconnects');
+  t.equal((await central.sb('Chassis')).length, 1, 'and there is one Chassis');
+  t.equal((await central.sb('Encap')).length, 1, 'with one Encap');
 });

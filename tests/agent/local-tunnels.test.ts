@@ -28,7 +28,12 @@ t.test('a Geneve tunnel port to each other chassis, gone when the chassis leaves
   const hv2 = await startChassis(t, central, { name: 'hypervisor-2', encapIp: '192.0.2.2', extraIds: ['external_ids:ovn-encap-csum=false'] });
   const port = await eventually('hv1 has a tunnel to hypervisor-2', async () => portNamed(hv1, 'ovn-hyperv-0'), [hv1, hv2]);
   t.same(mapOf(port.external_ids), new Map([['ovn-chassis-id', 'hypervisor-2@192.0.2.2']]), 'named ovn-<6 chars>-0, ovn-chassis-id=<chassis>@<ip>');
-  const [iface] = await vsctlFind(hv1.sw, 'interface', 'name=ovn-hyperv-0');
+  // With the agent stream, hypervisor-2 may first be registered from its Hello (an Encap with
+  // no options) and then by its agent (csum=false): the tunnel follows, in place.
+  const iface = await eventually('the tunnel carries the remote csum', async () => {
+    const [i] = await vsctlFind(hv1.sw, 'interface', 'name=ovn-hyperv-0');
+    return mapOf(i?.options).has('csum') ? i : undefined;
+  }, [hv1, hv2]);
   t.equal(iface?.type, 'geneve');
   t.same(mapOf(iface?.options), new Map([['csum', 'false'], ['key', 'flow'], ['remote_ip', '192.0.2.2']]), 'key=flow, remote_ip and the remote Encap\'s csum');
   const back = await eventually('and hypervisor-2 one to hv1', async () => portNamed(hv2, 'ovn-hv1-0'), [hv2]);
