@@ -11,6 +11,8 @@ import type { Command } from 'commander';
 import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
+import type { OfMessage } from '../../agent/openflow/messages.js';
+import { Pinctrl, sbPinctrlLookup } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -69,12 +71,23 @@ export function ovsRundir(flag: string | undefined, ovsDb: string): string {
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
  * bridge's management socket. The channel reconnects by itself; `closers` gets its close.
  */
-function flowSideOpener(rundir: string, closers: (() => void)[]): (bridge: string) => Promise<FlowHook> {
+function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSource, log: (level: string, message: string) => void): (bridge: string) => Promise<FlowHook> {
   return async (bridge) => {
+    // The channel's packet-ins go to pinctrl, which needs the channel and the flow side's SB
+    // store: both exist only once the channel is up, so the handler looks them up late.
+    const late: { pinctrl?: Pinctrl } = {};
+    const onMessage = (m: OfMessage): void => {
+      if (m.kind === 'packet_in2') late.pinctrl?.handlePacketIn(m);
+    };
     // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
-    const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000 });
-    closers.push(() => channel.close());
-    return new AgentFlows(new OfSwitch(channel));
+    const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
+    const flows = new AgentFlows(new OfSwitch(channel));
+    late.pinctrl = new Pinctrl({ channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), onProblem: (m) => log('warn', `pinctrl: ${m}`) });
+    closers.push(() => {
+      late.pinctrl?.close();
+      channel.close();
+    });
+    return flows;
   };
 }
 
@@ -138,7 +151,7 @@ export function registerAgentCommand(program: Command): void {
           else throw new AgentConfigError(`--sb-source must be stream or watch, not "${o.sbSource}"`);
           runtime = new AgentRuntime({
             ovs, source, hostname, log,
-            ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers) } : {}),
+            ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers, source, log) } : {}),
             ...(o.datapathType !== undefined ? { datapathType: o.datapathType } : {}),
             ...(o.monitorAll === true ? { monitorAll: true } : {}),
           });
