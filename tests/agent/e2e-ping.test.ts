@@ -3,71 +3,10 @@
 // namespaces with their own ovs-vswitchd (userspace datapath); VMs are namespaces whose veths
 // are the chassis's VIFs. A ping succeeds only if the agent claimed the ports and compiled and
 // installed the right flows; every check that says "fails" waits for the ping to stop.
-import { execFile, spawn } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
-import type { Test } from 'tap';
 import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import type { NsHost } from '../helpers/netns.js';
-import { netnsAvailable } from '../helpers/netns.js';
-import { until, upCluster, type UpEnv } from '../helpers/ovnts-cli.js';
-import { ovsSwitchInstalled } from '../helpers/ovs-switch.js';
-import { stopPid } from '../helpers/process.js';
-
-const execFileAsync = promisify(execFile);
-const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
-const PING_WAIT_MS = 90_000;
-
-const skip = !ovsSwitchInstalled() ? 'Open vSwitch is not installed'
-  : !netnsAvailable() ? 'needs root and iproute2 for network namespaces' : false;
-
-interface Agent {
-  readonly pid: number;
-  output(): string;
-}
-
-function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`,
-    '--datapath-type=netdev'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const keep = (d: Buffer): void => {
-    output = (output + d.toString()).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const pid = child.pid as number;
-  t.teardown(() => stopPid(pid, (argv) => argv.includes('agent')));
-  return { pid, output: () => output };
-}
-
-function nbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await execFileAsync('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
-
-/** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
-async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Agent[]): Promise<void> {
-  try {
-    await until(what, async () => ((await from.ping(ip, 1)) === want ? true : undefined), PING_WAIT_MS);
-  } catch (err) {
-    const logs = agents.map((a, i) => `--- agent ${i}:\n${a.output().slice(-4000)}`).join('\n');
-    throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
-  }
-}
-
-/** until(), with the agents' last words on a timeout. */
-async function untilLogged<T>(what: string, f: () => Promise<T | undefined>, ms: number, agents: readonly Agent[]): Promise<T> {
-  try {
-    return await until(what, f, ms);
-  } catch (err) {
-    const logs = agents.map((a, i) => `--- agent ${i}:\n${a.output().slice(-4000)}`).join('\n');
-    throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
-  }
-}
-
-async function brIntExists(ch: ChassisHost): Promise<boolean> {
-  return (await ch.ovs.vsctl('--bare', '--columns=name', 'find', 'Bridge', 'name=br-int')).trim() === 'br-int';
-}
+import { brIntExists, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import { until, upCluster } from '../helpers/ovnts-cli.js';
 
 t.test('one chassis, one switch: ping follows the logical port', { skip }, async (t) => {
   const env = await upCluster(t, t.testdir());
