@@ -47,7 +47,12 @@ export interface ChassisHello {
 }
 
 export type SbSourceState =
-  | { readonly state: 'connected'; readonly endpoint: string }
+  | {
+    readonly state: 'connected';
+    readonly endpoint: string;
+    /** How the view continued: by the changes since the agent's revision, or by a snapshot. */
+    readonly resumedBy?: 'delta' | 'snapshot';
+  }
   | { readonly state: 'disconnected'; readonly endpoint: string; readonly reason: string };
 
 export interface SbSource {

@@ -295,7 +295,7 @@ export class SbStream implements SbSource {
     else this.counters.resumes++;
     this.resumed = true;
     this.failures = 0;
-    this.onState?.({ state: 'connected', endpoint: this.callEndpoint });
+    this.onState?.({ state: 'connected', endpoint: this.callEndpoint, resumedBy: r.mode === 'SNAPSHOT' ? 'snapshot' : 'delta' });
     // The member took Hello's iface-ids as those of the view it holds; now the ones wanted.
     const sent = this.helloIfaceIds;
     const wanted = new Set(this.ifaceIds);

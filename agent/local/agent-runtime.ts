@@ -104,7 +104,7 @@ export class AgentRuntime {
     });
     this.options.source.start(hello, (u) => this.onUpdate(u), (s) => {
       this.sourceState = s;
-      this.log(s.state === 'connected' ? 'info' : 'warn', s.state === 'connected' ? `SB source connected to ${s.endpoint}` : `SB source disconnected from ${s.endpoint}: ${s.reason}`);
+      this.log(s.state === 'connected' ? 'info' : 'warn', s.state === 'connected' ? `SB source connected to ${s.endpoint}${s.resumedBy === undefined ? '' : ` (resumed by ${s.resumedBy})`}` : `SB source disconnected from ${s.endpoint}: ${s.reason}`);
     });
   }
 

@@ -95,3 +95,41 @@ t.test('two chassis: ping between VMs on different hypervisors through Geneve', 
   const ports = await hosts[0]!.ovs.vsctl('--bare', '--columns=type,options', 'find', 'Interface', 'type=geneve');
   t.match(ports, new RegExp(`remote_ip=(")?${hosts[1]!.encapIp.replaceAll('.', '\\.')}`), 'hv1 has a Geneve port to hv2\'s encap IP');
 });
+
+t.test('kill -9 of the member the agent streams from: it resumes on another without a resync, and ping keeps going', { skip }, async (t) => {
+  const env = await upCluster(t, t.testdir());
+  const nbctl = nbctlOf(env);
+  const ul = await createUnderlay('172.30.16');
+  t.teardown(() => ul.remove());
+  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
+  t.teardown(() => hv1.stop());
+  const agent = startAgent(t, hv1, env);
+  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  await nbctl('ls-add', 'sw0');
+  for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:16:0${i} 10.16.0.${i}`);
+  const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:16:01', cidr: '10.16.0.1/24' });
+  await hv1.addVm('vm2', { mac: '0a:00:00:00:16:02', cidr: '10.16.0.2/24' });
+  await pingBecomes(vm1, '10.16.0.2', true, 'ping before the failover', [agent]);
+
+  const connected = [...agent.output().matchAll(/SB source connected to (\S+)/g)].map((m) => m[1] as string);
+  const member = env.sbGrpc.indexOf(connected.at(-1) ?? '');
+  t.ok(member >= 0, `the agent streams from member ${member} (${connected.at(-1)})`);
+  // 20 s of pings, 10 a second, with the member killed 3 s in.
+  const pinging = vm1.exec('ping', '-i', '0.1', '-w', '20', '-W', '1', '10.16.0.2').catch((err: { stdout?: string }) => err.stdout ?? '');
+  await new Promise((r) => setTimeout(r, 3_000));
+  process.kill(env.pids[member] as number, 'SIGKILL');
+  const out = await pinging;
+  const seqs = [...out.matchAll(/icmp_seq=(\d+)/g)].map((m) => Number(m[1]));
+  let gap = 0;
+  for (let i = 1; i < seqs.length; i++) gap = Math.max(gap, (seqs[i] as number) - (seqs[i - 1] as number) - 1);
+  t.ok(seqs.length > 100, `${seqs.length} replies in 20 s`);
+  t.ok(gap * 100 <= 2_000, `the longest run of lost pings was ${gap * 100} ms (an election is about 1 s)`);
+
+  const resumed = await untilLogged('the agent reconnects to another member', async () => {
+    const m = [...agent.output().matchAll(/SB source connected to (\S+)( \(resumed by (\w+)\))?/g)].at(-1);
+    return m !== undefined && m[1] !== env.sbGrpc[member] ? m : undefined;
+  }, 60_000, [agent]);
+  t.equal(resumed[3], 'delta', `it resumed on ${resumed[1]} from its revision, without a snapshot`);
+  await nbctl('--wait=hv', 'lsp-add', 'sw0', 'vm3');
+  t.pass('--wait=hv returns after the failover: the agent acknowledges through its new member');
+});
