@@ -66,7 +66,9 @@ class Fail extends Error {}
 const reg = (field: string, start = 0, end = 31): FieldRef => ({ field, start, end });
 /** Where an IP argument of the MAC-binding actions goes: reg0, or xxreg0 for IPv6. */
 const ipArgReg = (v6: boolean): FieldRef => (v6 ? reg('xxreg0', 0, 127) : reg('reg0'));
-const ones = (n: number): bigint => (1n << BigInt(n)) - 1n;
+/** All-ones masks up to 128 bits, made once: masks are asked for on every constant load. */
+const onesTable: readonly bigint[] = Array.from({ length: 129 }, (_, n) => (1n << BigInt(n)) - 1n);
+const ones = (n: number): bigint => onesTable[n] ?? (1n << BigInt(n)) - 1n;
 
 function constantWidth(value: bigint, mask: bigint | null, format: IntFormat): number {
   const bits = (v: bigint): number => (v === 0n ? 0 : v.toString(2).length);

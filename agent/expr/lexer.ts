@@ -231,6 +231,15 @@ export function lex(input: string): LexResult {
   while (p < input.length) {
     const code = input.charCodeAt(p);
     if (isSpaceCode(code)) { p++; continue; }
+    // Identifiers are the most common token; a letter or `_' starts one unless it begins a
+    // hex run followed by `:' (a MAC or IPv6 address). No punctuation case below is a letter.
+    if ((isLetterCode(code) || code === 0x5f) && !(isHexCode(code) && hexRunThenColon(input, p))) {
+      let e = p + 1;
+      while (isIdnCode(input.charCodeAt(e))) e++;
+      tokens.push({ kind: 'id', text: input.slice(p, e), offset: p });
+      p = e;
+      continue;
+    }
     const c = input[p] as string;
     const next = input[p + 1];
     switch (c) {

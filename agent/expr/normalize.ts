@@ -189,6 +189,12 @@ function leafKey(l: Leaf): string {
 }
 
 /** The tests both 'a' and 'b' pass, or null if none. */
+/** Whether no packet passes both tests (intersectLeaves would return null). */
+function leavesConflict(a: Leaf, b: Leaf): boolean {
+  if (a.kind === 'port' || b.kind === 'port') return !(a.kind === 'port' && b.kind === 'port' && a.port === b.port);
+  return ((a.value ^ b.value) & a.mask & b.mask) !== 0n;
+}
+
 function intersectLeaves(a: Leaf, b: Leaf): Leaf | null {
   if (a.kind === 'port' || b.kind === 'port') {
     return a.kind === 'port' && b.kind === 'port' && a.port === b.port ? a : null;
@@ -199,12 +205,16 @@ function intersectLeaves(a: Leaf, b: Leaf): Leaf | null {
 }
 
 function dedupe(alts: readonly Leaf[]): Leaf[] {
+  if (alts.length <= 1) return [...alts];
+  // Port names key themselves (no string to build); integer tests key by value/mask.
+  const seenPorts = new Set<string>();
   const seen = new Set<string>();
   const out: Leaf[] = [];
   for (const l of alts) {
-    const k = leafKey(l);
-    if (!seen.has(k)) {
-      seen.add(k);
+    const set = l.kind === 'port' ? seenPorts : seen;
+    const k = l.kind === 'port' ? l.port : leafKey(l);
+    if (!set.has(k)) {
+      set.add(k);
       out.push(l);
     }
   }
@@ -212,8 +222,8 @@ function dedupe(alts: readonly Leaf[]): Leaf[] {
 }
 
 function intersectClauses(a: Clause, b: Clause): Clause | null {
-  const [x0] = a.alts;
-  const [y0] = b.alts;
+  const x0 = a.alts[0];
+  const y0 = b.alts[0];
   if (a.alts.length === 1 && b.alts.length === 1 && x0 !== undefined && y0 !== undefined) {
     // One test each (the common case): at most one result, nothing to dedupe.
     const z = intersectLeaves(x0, y0);
@@ -234,6 +244,29 @@ function intersectClauses(a: Clause, b: Clause): Clause | null {
   return unique.length === 0 ? null : { field: a.field, alts: unique };
 }
 
+/** Whether two sorted clause lists test one field with single tests that cannot both hold:
+ *  the usual way a product term dies, found without building anything. */
+function singleTestsConflict(ac: readonly Clause[], bc: readonly Clause[]): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < ac.length && j < bc.length) {
+    const x = ac[i] as Clause;
+    const y = bc[j] as Clause;
+    if (x.field < y.field) {
+      i++;
+    } else if (y.field < x.field) {
+      j++;
+    } else {
+      const p = x.alts[0];
+      const q = y.alts[0];
+      if (x.alts.length === 1 && y.alts.length === 1 && p !== undefined && q !== undefined && leavesConflict(p, q)) return true;
+      i++;
+      j++;
+    }
+  }
+  return false;
+}
+
 /** The AND of two terms, or null if it can never match: a merge of the two sorted clause lists,
  *  intersecting the clauses on a field both test. */
 function andTerms(a: Term, b: Term): Term | null {
@@ -241,6 +274,7 @@ function andTerms(a: Term, b: Term): Term | null {
   const bc = b.clauses;
   if (bc.length === 0) return a;
   if (ac.length === 0) return b;
+  if (singleTestsConflict(ac, bc)) return null;
   const clauses: Clause[] = [];
   let i = 0;
   let j = 0;
