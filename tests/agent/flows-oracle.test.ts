@@ -141,6 +141,11 @@ async function compare(t: Test): Promise<void> {
     await until(() => `${p} up (ovn-controller log: ${log()})`, async () => ((await nbctl('lsp-get-up', p)).trim() === 'up' ? true : undefined), 60_000);
   }
   await nbctl('--wait=hv', 'sync');
+  // The tunnel to hv2 and the patch port to br-phys are ovn-controller's to make; wait for both.
+  await until(() => `tunnel and patch ports (log: ${log()})`, async () => {
+    const ifaces = await sw.vsctl('list-ifaces', 'br-int');
+    return ifaces.includes('ovn-hv2-0') && ifaces.includes('patch-br-int-to-ln-pub') ? true : undefined;
+  }, 60_000);
   // Let ovn-controller settle: the same flows twice, a second apart.
   let last = '';
   await until(() => `stable flows (log: ${log()})`, async () => {
