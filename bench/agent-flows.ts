@@ -6,10 +6,12 @@
 // port moved), each measured end to end (recompute + batch + install).
 // Part 2 (when Open vSwitch is installed; BENCH_REAL=0 skips it): the same flows installed into a
 // real ovs-vswitchd through OfSwitch (bundles, barrier), and the incremental update there.
-// Part 3: 500 agents in one process on a 500-port switch (one port each), over memory switches.
+// Part 3: 500 agents in one process on a 500-port switch (one port each), over memory switches,
+// sharing one compile cache.
 // The anchor for the full computation is ovn-controller's flow-generation time in
 // `npm run bench -- compiler` (same topology, real ovn-northd's flows); not re-run here.
 import { AgentFlows } from '../agent/flows/agent-flows.js';
+import { SharedCompileCache } from '../agent/flows/compile-cache.js';
 import { DesiredFlows } from '../agent/flows/desired.js';
 import { MemorySwitch } from '../agent/flows/memory-switch.js';
 import { OfSwitch } from '../agent/flows/ofswitch.js';
@@ -182,6 +184,8 @@ async function main(): Promise<void> {
     const ch = (c.row as unknown as { chassis: string[] }).chassis[0];
     if (ch !== undefined) vifOwner.set((c.row as unknown as { logical_port: string }).logical_port, Number.parseInt(ch.slice(-12), 16) - 1);
   }
+  // The agents of one simulation share one compile cache (compile-cache.ts).
+  const cache = new SharedCompileCache();
   t0 = performance.now();
   let agentFlows = 0;
   for (let i = 0; i < AGENTS_N; i++) {
@@ -189,7 +193,7 @@ async function main(): Promise<void> {
     const tunnels = new Map([...agentsBound.view.tunnels].map(([name, tp]) => [name, tp] as const).filter(([name]) => name !== `ch${i}`));
     if (i !== 0) tunnels.set('ch0', { ofport: 9, type: 'geneve', remoteIp: '192.0.2.250' });
     const v: LocalView = { chassis: `ch${i}`, vifs: vifsI, tunnels, localnetPatches: new Map() };
-    const a = new AgentFlows(new MemorySwitch());
+    const a = new AgentFlows(new MemorySwitch(), { sharedCache: cache });
     const r = await a.apply(smallSnap, v);
     agentFlows += r.flows;
     agents.push({ af: a, view: v });
@@ -229,6 +233,7 @@ async function main(): Promise<void> {
     ['all agents up, total (ms)', fmt(agentsUpMs, 0)],
     ['heap for all agents (MB)', fmt(agentsHeapMb, 1)],
     ['one logical flow to every agent, total (ms)', fmt(agentsOneMs, 1)],
+    ['shared compile cache hits / misses', `${fmt(cache.counters.hits)} / ${fmt(cache.counters.misses)}`],
   ]);
   process.stdout.write(`\nfirst apply sent ${first.changes} flow and group changes. The anchor for the full computation is\n`
     + 'ovn-controller\'s flow-generation in `npm run bench -- compiler` (same topology); installation\n'

@@ -17,6 +17,7 @@ import { buildSymtab, type Symtab } from '../expr/index.js';
 import type { LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
+import { adaptCached, type SharedCompileCache } from './compile-cache.js';
 import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
 import { FlowTable } from './flow-table.js';
 import { parseGroupDescription } from './group-desc.js';
@@ -39,6 +40,9 @@ export interface DesiredFlowsOptions {
   /** The datapath commits with an all-zero SNAT (OVS Datapath capabilities:ct_zero_snat), as
    *  ovn-controller detects: ct_commit then carries nat(src). Default false. */
   readonly ctZeroSnat?: boolean;
+  /** A compile cache shared with the other agents of this process (simulations); absent =
+   *  every logical flow is compiled by this agent. */
+  readonly sharedCache?: SharedCompileCache;
 }
 
 /** What one update recomputed. */
@@ -65,20 +69,39 @@ const CONJ_IDS_IN_USE_MAX = 8_000_000;
  * @groups — each as the datapath's own SB Port_Group "<tunnel_key>_<name>" and as the plain name
  * it falls back to — and its in_out_port tag. Over-approximate on purpose.
  */
-function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[]): string[] {
-  const deps = new Set<string>();
+function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[], memo: WeakMap<object, RowNames>): string[] {
+  const names = namesOf(row, memo);
+  const deps = new Set<string>(names.fixed);
+  for (const g of names.groups) {
+    deps.add(`pg:${g}`);
+    for (const k of dpKeys) deps.add(`pg:${k}_${g}`);
+  }
+  return [...deps];
+}
+
+interface RowNames {
+  /** "p:<port>" and "as:<set>" dependencies. */
+  readonly fixed: readonly string[];
+  /** Port group names (@name). */
+  readonly groups: readonly string[];
+}
+
+/** The names in a row's text, scanned once per row object ('memo'; rows are immutable). */
+function namesOf(row: sb.Logical_Flow, memo: WeakMap<object, RowNames>): RowNames {
+  const have = memo.get(row);
+  if (have !== undefined) return have;
+  const fixed = new Set<string>();
+  const groups = new Set<string>();
   for (const text of [row.match, row.actions]) {
-    for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) deps.add(`p:${m[1] as string}`);
-    for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) deps.add(`as:${m[1] as string}`);
-    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) {
-      const name = m[1] as string;
-      deps.add(`pg:${name}`);
-      for (const k of dpKeys) deps.add(`pg:${k}_${name}`);
-    }
+    for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) fixed.add(`p:${m[1] as string}`);
+    for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) fixed.add(`as:${m[1] as string}`);
+    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) groups.add(m[1] as string);
   }
   const io = row.tags.get('in_out_port');
-  if (io !== undefined) deps.add(`p:${io}`);
-  return [...deps];
+  if (io !== undefined) fixed.add(`p:${io}`);
+  const names = { fixed: [...fixed], groups: [...groups] };
+  memo.set(row, names);
+  return names;
 }
 
 function changedColumns(old: Record<string, unknown> | undefined, row: Record<string, unknown> | undefined, cols: readonly string[]): boolean {
@@ -114,6 +137,7 @@ export class DesiredFlows {
   readonly table = new FlowTable();
   private readonly symtab: Symtab;
   private readonly ctZeroSnat: boolean;
+  private readonly sharedCache: SharedCompileCache | undefined;
   private geneveField: string;
   private forceFull = false;
   private view: LocalView | undefined;
@@ -123,6 +147,7 @@ export class DesiredFlows {
   /** Source → the error that kept its flows out (flows of that source are absent). */
   private readonly errors = new Map<string, string>();
   private readonly deps = new Map<string, readonly string[]>();
+  private readonly rowNames = new WeakMap<object, RowNames>();
   private readonly depIndex = new Map<string, Set<string>>();
   private readonly conjIds = new IdSpace(1000, 0xfffffff0, CONJ_IDS_IN_USE_MAX);
   private readonly conjOwners = new Map<string, Set<string>>();
@@ -138,6 +163,7 @@ export class DesiredFlows {
   constructor(opts: DesiredFlowsOptions = {}) {
     this.symtab = opts.symtab ?? buildSymtab();
     this.ctZeroSnat = opts.ctZeroSnat ?? false;
+    this.sharedCache = opts.sharedCache;
     this.geneveField = opts.geneveField ?? 'tun_metadata0';
     this.zones = new Map(opts.ctZones ?? []);
   }
@@ -483,12 +509,16 @@ export class DesiredFlows {
   private recompileLflow(uuid: string, ctx: FlowCompileContext): void {
     const source = `lf:${uuid}`;
     const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
-    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row)));
+    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row), this.rowNames));
     const used = new Set<string>();
     const groupsUsed: string[] = [];
     let flows: FlowSpec[] = [];
     let error: string | undefined;
-    if (row !== undefined && this.inOutPortRelated(row)) {
+    const viaCache = row !== undefined && this.inOutPortRelated(row) ? this.compileThroughCache(row, ctx, used) : undefined;
+    if (viaCache !== undefined) {
+      this.counters.logicalFlowsCompiled++;
+      flows = viaCache;
+    } else if (row !== undefined && this.inOutPortRelated(row)) {
       this.counters.logicalFlowsCompiled++;
       const r = compileLogicalFlow(row as unknown as LogicalFlowRow, {
         ...ctx,
@@ -511,6 +541,63 @@ export class DesiredFlows {
     this.setGroups(source, error === undefined ? groupsUsed : []);
     this.setSource(source, flows);
     if (error !== undefined) this.errors.set(source, error);
+  }
+
+  /**
+   * The row compiled through the shared cache (see compile-cache.ts), or undefined when the
+   * row cannot go through it (residency or groups in its text, a row or datapath without a
+   * version, a compile error: the regular path then compiles it, and reports the error).
+   */
+  private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
+    const cache = this.sharedCache;
+    if (cache === undefined || /is_chassis_resident|ct_lb/.test(row.match) || /is_chassis_resident|ct_lb/.test(row.actions)) return undefined;
+    const dps = [...row.logical_datapath];
+    for (const g of row.logical_dp_group) {
+      const group = this.sb.dpGroup(g);
+      if (group === undefined) return undefined;
+      dps.push(...group.datapaths);
+    }
+    const { isRelatedPort, isLocalDatapath: _local, conjIdOfs: _conj, ...shared } = ctx;
+    const portReg = row.pipeline === 'ingress' ? 'reg14' : 'reg15';
+    const out: FlowSpec[] = [];
+    for (const dp of dps) {
+      if (!this.locality.datapaths.has(dp)) continue;
+      const dpRow = this.sb.datapath(dp);
+      if (dpRow === undefined) return undefined;
+      const key = this.cacheKey(row, dpRow);
+      if (key === undefined) return undefined;
+      let c = cache.get(row, key);
+      if (c === undefined) {
+        const r = compileLogicalFlow({ ...row, logical_datapath: [dp], logical_dp_group: [] } as unknown as LogicalFlowRow, { ...shared, conjIdOfs: () => 0 });
+        if ('error' in r) return undefined;
+        c = { flows: r.flows, conjunctionsN: r.conjunctionsN };
+        cache.set(row, key, c);
+      }
+      let ofs = 0;
+      if (c.conjunctionsN > 0) {
+        const owner = `${row._uuid}|${dp}`;
+        used.add(owner);
+        const first = this.conjIds.allocate(owner, c.conjunctionsN);
+        ofs = first === undefined ? 0 : first - 1;
+      }
+      const related = isRelatedPort ?? ((): boolean => true);
+      out.push(...adaptCached(c, portReg, dpRow.external_ids.has('logical-switch'), (k) => related(dp, k), ofs));
+    }
+    return out;
+  }
+
+  /** Everything a row's compile on one datapath read, by _version; undefined if any row has none. */
+  private cacheKey(row: sb.Logical_Flow, dp: sb.Datapath_Binding): string | undefined {
+    const v = (r: { readonly _version?: string } | undefined): string | undefined => (r === undefined ? '-' : r._version === '' ? undefined : r._version);
+    const parts: (string | undefined)[] = [v(row), v(dp), String(this.ctZeroSnat)];
+    for (const dep of lflowDeps(row, [dp.tunnel_key], this.rowNames)) {
+      const name = dep.slice(dep.indexOf(':') + 1);
+      if (dep.startsWith('p:')) parts.push(v(this.sb.portByName(name)), v(this.sb.multicastGroupByName(dp._uuid, name)));
+      else if (dep.startsWith('as:')) parts.push(v(this.sb.addressSet(name)));
+      else parts.push(v(this.sb.portGroup(name)));
+    }
+    if (parts.some((p) => p === undefined)) return undefined;
+    return `${dp._uuid}|${parts.join('|')}`;
   }
 
   /** Tunnel keys of the datapaths a logical flow applies to (directly and through its group). */

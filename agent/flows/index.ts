@@ -7,6 +7,7 @@ export type { FlowSwitch, ReconcileResult, SwitchBatch, SwitchContents } from '.
 export { OfSwitch, OfSwitchError } from './ofswitch.js';
 export { MemorySwitch, MemorySwitchError } from './memory-switch.js';
 export { DesiredFlows, type DesiredFlowsOptions, type UpdateStats } from './desired.js';
+export { SharedCompileCache } from './compile-cache.js';
 export { FlowTable, canonicalMatch } from './flow-table.js';
 export { computeLocality, isRelatedPort, type LocalDatapath, type Locality } from './local-datapaths.js';
 export { assignCtZones, ctZoneUsers, dnatZoneKey, snatZoneKey, CT_ZONE_MAX } from './ct-zones.js';

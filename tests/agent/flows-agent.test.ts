@@ -1,13 +1,15 @@
 // Goal: AgentFlows over the in-memory switch installs exactly the desired flows, sends only the
 // difference per update (one batch), reports the logical ports whose flows are installed,
 // recovers from a refused batch and a restarted switch by reconciling, installs and removes the
-// groups ct_lb needs around the flows that use them; and 500 agents fit in one process.
+// groups ct_lb needs around the flows that use them; and 500 agents fit in one process, with or
+// without a shared compile cache.
 // Method: the small topology of flows-fixtures.ts, SB updates by hand, the switch's table compared
 // with the engine's.
 
 import t, { type Test } from 'tap';
 import { AgentFlows, APPLY_ERRORS_MAX } from '../../agent/flows/agent-flows.js';
 import { MemorySwitch } from '../../agent/flows/memory-switch.js';
+import { SharedCompileCache } from '../../agent/flows/compile-cache.js';
 import { flowKey } from '../../agent/openflow/reconcile.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
@@ -135,10 +137,12 @@ t.test('500 agents share one process, each with its own switch', async (t) => {
   // Each simulated chassis binds one port of its own on sw0.
   for (let i = 0; i < 500; i++) rows.push(['Port_Binding', port(U(1000 + i, 0xa), ids.sw0, `sim-vif${i}`, 100 + i, { chassis: U(1000 + i, 0xc) })]);
   const snapshot = resetOf(rows);
+  const cache = new SharedCompileCache();
   for (let i = 0; i < 500; i++) {
     const sw = new MemorySwitch();
     const view: LocalView = { chassis: `sim${i}`, vifs: new Map([[`sim-vif${i}`, 1]]), tunnels: new Map([['hv1', { ofport: 9, type: 'geneve', remoteIp: '192.0.2.1' }]]), localnetPatches: new Map() };
-    agents.push({ af: new AgentFlows(sw), sw, view });
+    // Half share a compile cache, half compile alone: both must install the same flows.
+    agents.push({ af: new AgentFlows(sw, i % 2 === 0 ? { sharedCache: cache } : {}), sw, view });
   }
   let ok = 0;
   for (const a of agents) {
@@ -146,6 +150,11 @@ t.test('500 agents share one process, each with its own switch', async (t) => {
     if (r.errors.length === 0 && r.installedPorts.size === 1 && a.sw.flowCount === a.af.engine.table.size) ok++;
   }
   t.equal(ok, 500, 'every agent installed its flows and reports its port');
+  t.ok(cache.counters.hits > cache.counters.misses, `the shared cache served most compiles (${cache.counters.hits} hits, ${cache.counters.misses} misses)`);
+  // Agents 2 (cache) and 3 (alone) see the same SB from equivalent chassis: same flows but for
+  // their own port and tunnel.
+  const shape = (a: AgentFlows): number => [...a.engine.table.flows()].filter(([, f]) => f.table >= 8 && f.table <= 63).length;
+  t.equal(shape((agents[2] as { af: AgentFlows }).af), shape((agents[3] as { af: AgentFlows }).af), 'with or without the cache, the same logical flows');
   // One change reaches all of them as a small batch each.
   const change = upd([rowChange('Logical_Flow', logicalFlow(U(6, 0x1f), ids.sw0, 'ingress', 4, 10, 'arp', 'next;'))]);
   let small = 0;

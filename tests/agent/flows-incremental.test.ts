@@ -8,6 +8,7 @@
 // printed and replays exactly.
 
 import t from 'tap';
+import { SharedCompileCache } from '../../agent/flows/compile-cache.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { LocalView } from '../../agent/local-view.js';
@@ -297,4 +298,38 @@ t.test('a logical flow change recompiles that flow only; an unrelated port chang
   put(w, c2, 'MAC_Binding', macBinding(U(999, 0xb), swUuid(0), pbName(0, 0), '10.0.0.99', '0a:00:00:00:00:99'));
   const st2 = d.update({ reset: false, fromRevision: 2, toRevision: 3, changes: c2 }, w.view);
   t.same([st2.logicalFlows, st2.ports, st2.multicastGroups, st2.neighbors], [0, 0, 0, 1]);
+});
+
+t.test('a compile cache shared with other chassis changes nothing', async (t) => {
+  // Three agents fed the same updates: hv1 alone, hv1 and hv2 sharing one cache (hv2 fills it
+  // first each step, so hv1 often reads what another chassis compiled).
+  let hits = 0;
+  for (let seed = 1; seed <= Math.max(3, SEEDS / 2); seed++) {
+    const rng = new Rng(1000 + seed);
+    const { w, changes } = initialWorld(rng);
+    const cache = new SharedCompileCache();
+    const alone = new DesiredFlows();
+    const other = new DesiredFlows({ sharedCache: cache });
+    const shared = new DesiredFlows({ sharedCache: cache });
+    const first: SbUpdate = { reset: true, fromRevision: 0, toRevision: 1, changes };
+    const hv2 = (v: LocalView): LocalView => ({ ...v, chassis: 'hv2' });
+    other.update(first, hv2(w.view));
+    alone.update(first, w.view);
+    shared.update(first, w.view);
+    for (let i = 0; i < STEPS; i++) {
+      const c = step(rng, w);
+      w.revision++;
+      const u = c.length === 0 ? null : { reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: c };
+      other.update(u, hv2(w.view));
+      alone.update(u, w.view);
+      shared.update(u, w.view);
+      const diff = difference(shared, alone);
+      if (diff !== undefined) {
+        t.fail(`seed ${1000 + seed} step ${i}: ${diff}`);
+        return;
+      }
+    }
+    hits += cache.counters.hits;
+  }
+  t.ok(hits > 100, `the cache was used (${hits} hits)`);
 });
