@@ -146,6 +146,16 @@ async function finalRows(address: string, prefix: string): Promise<Map<string, s
   }
 }
 
+// Once (in four full runs) the test process stayed alive after its last test, for no reason
+// found: if that happens again, name what holds it and fail, rather than hang until tap's timeout.
+t.teardown(() => {
+  setTimeout(() => {
+    const handles = (process as unknown as { _getActiveHandles(): { constructor: { name: string }; localPort?: number; remotePort?: number }[] })._getActiveHandles();
+    process.stderr.write(`faults.test.ts: still running 30 s after its last test; active handles: ${handles.map((h) => `${h.constructor.name}(${h.localPort ?? ''}->${h.remotePort ?? ''})`).join(', ')}; resources: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    process.exit(1);
+  }, 30_000).unref();
+});
+
 t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t) => {
   const rng = new Rng(seed);
   const dir = t.testdir();
