@@ -69,6 +69,9 @@ export type LogicalFlowResult =
   | { readonly flows: FlowSpec[]; readonly groups: GroupRequest[]; readonly conjunctionsN: number }
   | { readonly error: string };
 
+/** metadata holds the datapath's tunnel key, matched exactly (all 64 bits). */
+const METADATA_MASK = (1n << 64n) - 1n;
+
 /** The OVN port name every datapath knows: "none" is key 0 (lookup_port_cb). */
 const NONE_PORT = 'none';
 
@@ -236,7 +239,7 @@ function compileForDatapath(row: LogicalFlowRow, dpUuid: string, ctx: FlowCompil
   const table = base + row.table_id;
   const cookie = cookieOf(row._uuid);
   const ofs = m.conjunctionsN > 0 ? (ctx.conjIdOfs?.(m.conjunctionsN, row._uuid, dpUuid) ?? 0) : 0;
-  const metadata: MaskedValue = { value: BigInt(dp.tunnelKey), mask: (1n << 64n) - 1n };
+  const metadata: MaskedValue = { value: BigInt(dp.tunnelKey), mask: METADATA_MASK };
   const flows: FlowSpec[] = [];
   for (const fm of m.matches) flows.push(flowOf(fm, table, row.priority, metadata, ofs, acts.actions, cookie));
   return { flows, groups: acts.groups, conjunctionsN: m.conjunctionsN };

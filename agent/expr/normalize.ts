@@ -267,6 +267,26 @@ function singleTestsConflict(ac: readonly Clause[], bc: readonly Clause[]): bool
   return false;
 }
 
+/** andTerms(a, { clauses: [c] }) without building that term: 'c' goes into its place among
+ *  a's sorted clauses, or is intersected with a's clause on the same field. */
+function andClause(a: Term, c: Clause): Term | null {
+  const ac = a.clauses;
+  let i = 0;
+  while (i < ac.length && (ac[i] as Clause).field < c.field) i++;
+  const x = ac[i];
+  if (x !== undefined && x.field === c.field) {
+    const merged = intersectClauses(x, c);
+    if (merged === null) return null;
+    const clauses = ac.slice();
+    clauses[i] = merged;
+    return { clauses };
+  }
+  const clauses = ac.slice(0, i);
+  clauses.push(c);
+  for (let j = i; j < ac.length; j++) clauses.push(ac[j] as Clause);
+  return { clauses };
+}
+
 /** The AND of two terms, or null if it can never match: a merge of the two sorted clause lists,
  *  intersecting the clauses on a field both test. */
 function andTerms(a: Term, b: Term): Term | null {
@@ -392,6 +412,21 @@ class Normalizer {
       case 'and': {
         let product: readonly Term[] = [{ clauses: [] }];
         for (const s of e.subs) {
+          if (s.kind === 'cmp' || s.kind === 'strcmp') {
+            // A single test (most operands): ANDed into each term directly, which is what the
+            // product with its one-term, one-clause normal form would do.
+            const l = leafOf(s);
+            assert(l !== null);
+            const clause: Clause = { field: l.field, alts: [l] };
+            const next: Term[] = [];
+            for (const a of product) {
+              const t = andClause(a, clause);
+              if (t !== null) next.push(t);
+            }
+            product = next;
+            if (product.length === 0) break;
+            continue;
+          }
           const right = this.dnf(s);
           const next: Term[] = [];
           for (const a of product) {

@@ -144,16 +144,17 @@ class MutableMatch implements FieldLookup {
   }
 }
 
-/** ANDs value/mask on OpenFlow field 'of' into 'm'; false if the two can never both hold. */
+/** ANDs value/mask on OpenFlow field 'of' into 'm'; false if the two can never both hold.
+ *  'value' has no 1-bit outside 'mask' (every test keeps that invariant, from the parser on). */
 function constrainOf(m: MutableMatch, of: string, value: bigint, mask: bigint): boolean {
   if (mask === 0n) return true;
   const prev = m.get(of);
   if (prev === undefined) {
-    m.set(of, { value: value & mask, mask });
+    m.set(of, { value, mask });
     return true;
   }
   if (((prev.value ^ value) & prev.mask & mask) !== 0n) return false;
-  m.set(of, { value: prev.value | (value & mask), mask: prev.mask | mask });
+  m.set(of, { value: prev.value | value, mask: prev.mask | mask });
   return true;
 }
 
@@ -178,7 +179,7 @@ class MatchBuilder {
     if (leaf.kind === 'port') {
       const key = this.ctx.lookupPort?.(leaf.port);
       if (key === undefined) return false;
-      return constrainOf(m, sym.of, BigInt(key) & 0xffffffffn, 0xffffffffn);
+      return constrainOf(m, sym.of, BigInt(key >>> 0), 0xffffffffn);
     }
     const pieces = registerPieces(sym.of);
     if (pieces === null) return constrainOf(m, sym.of, leaf.value, leaf.mask);
@@ -216,14 +217,31 @@ class MatchBuilder {
     }
   }
 
-  /** One match per alternative of 'clause' that can match. */
-  private expandClause(base: MutableMatch, clause: Clause): MutableMatch[] {
+  /** One match per alternative of 'clause' that can match; with 'skipUnkept', not those
+   *  keepMatch would leave out (only where the matches are added as they are). */
+  private expandClause(base: MutableMatch, clause: Clause, skipUnkept = false): MutableMatch[] {
     const out: MutableMatch[] = [];
+    const keep = skipUnkept ? this.ctx.keepMatch : undefined;
     for (const alt of clause.alts) {
+      if (keep !== undefined && alt.kind === 'port' && !this.portAltKept(base, alt, keep)) continue;
       const m = base.copy();
       if (this.constrain(m, alt)) out.push(m);
     }
     return out;
+  }
+
+  /**
+   * Whether keepMatch keeps base ∧ (port test 'alt'), judged without building that match: a
+   * port test sets its whole 32-bit register to the port's key (or conflicts with base, and
+   * then there is no match either way), so the match is base with that one field replaced.
+   */
+  private portAltKept(base: MutableMatch, alt: Leaf & { kind: 'port' }, keep: (fields: FieldLookup) => boolean): boolean {
+    const sym = this.ctx.symtab.get(alt.field);
+    const key = this.ctx.lookupPort?.(alt.port);
+    if (sym === undefined || (sym.kind !== 'field' && sym.kind !== 'string') || key === undefined) return true;
+    const of = sym.of;
+    const v: MaskedValue = { value: BigInt(key >>> 0), mask: 0xffffffffn };
+    return keep({ get: (name) => (name === of ? v : base.get(name)) });
   }
 
   addTerm(term: Term): void {
@@ -241,7 +259,8 @@ class MatchBuilder {
     if (first === undefined) {
       this.add(base, null);
     } else if (disjunctions.length === 1) {
-      for (const m of this.expandClause(base, first)) this.add(m, null);
+      // Each match goes straight to add(), so one keepMatch would leave out is not built at all.
+      for (const m of this.expandClause(base, first, true)) this.add(m, null);
     } else {
       // A clause none of whose alternatives can match (say, only unknown ports) makes the whole
       // conjunction unmatchable; unlike OVN, which leaves the clauses it already added, we then
