@@ -138,32 +138,53 @@ type Body =
  */
 export interface CompileMemo {
   /**
-   * Bodies by the row's match text, then by the rest of the key (actions, pipeline, table,
-   * datapath kind, meter). Two levels because most rows miss: the first lookup uses the match
-   * string itself, whose hash the string keeps, so a miss builds no key.
+   * Bodies by the row's match text, then by the rest of what they depend on. The match string
+   * keys the map (a string keeps its hash, so the usual miss costs one lookup and builds
+   * nothing); the few entries under one match are told apart field by field.
    */
-  readonly bodies: Map<string, Map<string, Body>>;
-  /** Bodies held, across both levels; at most compileMemoEntriesMax. */
+  readonly bodies: Map<string, MemoEntry[]>;
+  /**
+   * Match texts compiled once without being kept. A body is kept the second time its match is
+   * compiled: most rows of a real SB are compiled once (a match naming one port's address), and
+   * keeping their bodies would only make the garbage collector copy them around.
+   */
+  readonly seen: Set<string>;
+  /** Bodies held, across all matches; at most compileMemoEntriesMax. */
   entries: number;
+}
+
+/** One memoized body and everything besides the match text it was compiled from. */
+interface MemoEntry {
+  readonly pipeline: string;
+  readonly table: number;
+  readonly isSwitch: boolean;
+  readonly snatCtZone: boolean;
+  readonly meter: string | undefined;
+  readonly actions: string;
+  readonly body: Body;
 }
 
 export const compileMemoEntriesMax = 200_000;
 
 export function createCompileMemo(): CompileMemo {
-  return { bodies: new Map(), entries: 0 };
+  return { bodies: new Map(), seen: new Set(), entries: 0 };
 }
 
-/** The second-level memo key: everything but the match the body depends on. */
-function memoRestKey(row: LogicalFlowRow, dp: DatapathInfo): string {
-  return `${row.pipeline}\u0000${row.table_id}\u0000${dp.isSwitch}\u0000${dp.snatCtZone === true}\u0000`
-    + `${row.controller_meter?.[0] ?? ''}\u0000${row.actions}`;
+function memoFind(entries: readonly MemoEntry[] | undefined, row: LogicalFlowRow, dp: DatapathInfo): Body | undefined {
+  if (entries === undefined) return undefined;
+  const snat = dp.snatCtZone === true;
+  const meter = row.controller_meter?.[0];
+  for (const e of entries) {
+    if (e.table === row.table_id && e.pipeline === row.pipeline && e.isSwitch === dp.isSwitch && e.snatCtZone === snat
+      && e.meter === meter && e.actions === row.actions) return e.body;
+  }
+  return undefined;
 }
 
 function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx: FlowCompileContext): Body {
   const memo = ctx.memo;
-  const byRest = memo?.bodies.get(row.match);
-  const restKey = byRest === undefined ? null : memoRestKey(row, dp);
-  const hit = restKey === null ? undefined : byRest?.get(restKey);
+  const sameMatch = memo?.bodies.get(row.match);
+  const hit = memoFind(sameMatch, row, dp);
   if (hit !== undefined) return hit;
   // Whether the result depends on the datapath beyond its kind (a port or port group lookup).
   let dpDependent = false;
@@ -220,10 +241,16 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx:
     if ('error' in m) return { error: `match: ${m.error}` };
     return { matches: m.matches, conjunctionsN: m.conjunctionsN, actions: acts.actions, groups: acts.groups };
   })();
-  if (memo !== undefined && !dpDependent && memo.entries < compileMemoEntriesMax) {
-    let m = byRest;
-    if (m === undefined) memo.bodies.set(row.match, (m = new Map()));
-    m.set(restKey ?? memoRestKey(row, dp), body);
+  if (memo !== undefined && !dpDependent && memo.entries < compileMemoEntriesMax && sameMatch === undefined
+    && memo.seen.size < compileMemoEntriesMax && !memo.seen.has(row.match)) {
+    memo.seen.add(row.match);
+  } else if (memo !== undefined && !dpDependent && memo.entries < compileMemoEntriesMax) {
+    const entry: MemoEntry = {
+      pipeline: row.pipeline, table: row.table_id, isSwitch: dp.isSwitch, snatCtZone: dp.snatCtZone === true,
+      meter: row.controller_meter?.[0], actions: row.actions, body,
+    };
+    if (sameMatch === undefined) memo.bodies.set(row.match, [entry]);
+    else sameMatch.push(entry);
     memo.entries++;
   }
   return body;
