@@ -1,12 +1,13 @@
 // Goal: a packet takes the same path through the flows our compiler makes as through the flows
 // the real ovn-controller 23.03 makes, from the same Southbound (the real ovn-northd's).
-// Method: real NB and SB ovsdb-servers and the real ovn-northd project a topology (a switch with
-// three VMs, port security, ACLs, a load balancer, DHCP, a router to a second switch); the real ovn-controller binds
-// the VMs on bridge A. On a second ovs-vswitchd with the same ofports: bridge B gets our
-// compiler's logical tables through our OpenFlow channel and A's other tables copied as they are
-// (ovs-ofctl), bridge C gets everything from the agent's DesiredFlows (compiler + physical.ts).
-// ofproto/trace sends the same packets through A, B and C; their datapath actions (recirc ids
-// aside) and the opcodes of controller() actions must agree.
+// Method: real NB and SB ovsdb-servers and the real ovn-northd project a topology (three
+// switches, a gateway router with NAT, port security, ACLs, a load balancer, DHCP); the real
+// ovn-controller binds five VMs on bridge A. On a second ovs-vswitchd with the same ofports,
+// bridge B gets our compiler's logical tables and groups through our OpenFlow channel plus A's
+// other tables copied as they are (ovs-ofctl), and bridge C everything from the agent's
+// DesiredFlows (compiler + physical.ts). ofproto/trace sends the same packets through A, B and
+// C: datapath actions (recirculation ids aside) and controller() userdata must agree, and so
+// must the groups.
 
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,29 +62,40 @@ const vms: readonly Vm[] = [
   { name: 'vm3', ofport: 3, mac: '00:00:00:00:01:03', ip4: '10.1.0.3', ip6: 'fd01::3' },
   // A port with addresses "unknown": unicast to MACs no port claims is delivered here.
   { name: 'vm4', ofport: 4, mac: '00:00:00:00:00:04' },
+  // Outside, behind the router's NAT.
+  { name: 'vm5', ofport: 5, mac: '00:00:00:00:02:05', ip4: '172.16.0.5' },
 ];
 const lrpSw0Mac = '00:00:00:00:ff:01';
 const lbVip = '10.0.0.100';
+const lrpExtMac = '00:00:00:00:ff:03';
+const natFip = '172.16.0.50';
 const lrpSw1Mac = '00:00:00:00:ff:02';
 
 async function buildTopology(nbctl: (...a: string[]) => Promise<string>): Promise<void> {
   await nbctl('ls-add', 'sw0');
   await nbctl('ls-add', 'sw1');
-  for (const [vm, sw] of [['vm1', 'sw0'], ['vm2', 'sw0'], ['vm3', 'sw1']] as const) {
+  await nbctl('ls-add', 'ext');
+  for (const [vm, sw] of [['vm1', 'sw0'], ['vm2', 'sw0'], ['vm3', 'sw1'], ['vm5', 'ext']] as const) {
     const v = vms.find((x) => x.name === vm) as Vm;
     const addr = `${v.mac} ${v.ip4 ?? ''} ${v.ip6 ?? ''}`.trim();
     await nbctl('lsp-add', sw, vm, '--', 'lsp-set-addresses', vm, addr, '--', 'lsp-set-port-security', vm, addr);
   }
   await nbctl('lsp-add', 'sw0', 'vm4', '--', 'lsp-set-addresses', 'vm4', 'unknown');
   await nbctl('lr-add', 'lr0');
-  for (const [sw, mac, net4, net6] of [['sw0', lrpSw0Mac, '10.0.0.254/24', 'fd00::fe/64'], ['sw1', lrpSw1Mac, '10.1.0.254/24', 'fd01::fe/64']] as const) {
-    await nbctl('lrp-add', 'lr0', `lrp-${sw}`, mac, net4, net6);
+  for (const [sw, mac, ...nets] of [['sw0', lrpSw0Mac, '10.0.0.254/24', 'fd00::fe/64'], ['sw1', lrpSw1Mac, '10.1.0.254/24', 'fd01::fe/64'],
+    ['ext', lrpExtMac, '172.16.0.254/24']] as const) {
+    await nbctl('lrp-add', 'lr0', `lrp-${sw}`, mac, ...nets);
     await nbctl('lsp-add', sw, `rp-${sw}`, '--', 'lsp-set-type', `rp-${sw}`, 'router', '--', 'lsp-set-addresses', `rp-${sw}`, 'router',
       '--', 'lsp-set-options', `rp-${sw}`, `router-port=lrp-${sw}`);
   }
   // Stateful ACLs on sw0 (conntrack, recirculation) and a drop.
   await nbctl('acl-add', 'sw0', 'from-lport', '1002', 'ip4 && tcp', 'allow-related');
   await nbctl('acl-add', 'sw0', 'to-lport', '1001', 'ip4 && tcp.dst == 22', 'drop');
+  // lr0 is a gateway router on hv1 (its own conntrack zones) with SNAT for sw0 and a
+  // floating IP for vm2.
+  await nbctl('set', 'logical_router', 'lr0', 'options:chassis=hv1');
+  await nbctl('lr-nat-add', 'lr0', 'snat', '172.16.0.254', '10.0.0.0/24');
+  await nbctl('lr-nat-add', 'lr0', 'dnat_and_snat', natFip, '10.0.0.2');
   // A load balancer on sw0 (ct_lb: a select group per VIP) and DHCPv4 for vm2 (put_dhcp_opts).
   await nbctl('lb-add', 'lb0', `${lbVip}:80`, '10.0.0.2:8080,10.1.0.3:8080', 'tcp');
   await nbctl('ls-lb-add', 'sw0', 'lb0');
@@ -99,7 +111,7 @@ interface Probe {
   readonly flow: string;
 }
 
-const [vm1, vm2, vm3] = vms as [Vm, Vm, Vm, Vm];
+const [vm1, vm2, vm3, , vm5] = vms as [Vm, Vm, Vm, Vm, Vm];
 const eth = (src: string, dst: string): string => `dl_src=${src},dl_dst=${dst}`;
 const arp = (from: Vm, tpa: string, sha = from.mac): string =>
   `${eth(sha, 'ff:ff:ff:ff:ff:ff')},arp,arp_op=1,arp_spa=${from.ip4 ?? ''},arp_tpa=${tpa},arp_sha=${sha},arp_tha=00:00:00:00:00:00`;
@@ -144,6 +156,10 @@ const probes: readonly Probe[] = [
   { name: 'routed to an unresolved neighbour (ARP request)', inPort: 1, flow: icmp4(vm1.mac, lrpSw0Mac, '10.0.0.1', '10.1.0.99') },
   { name: 'routed to no route (dropped)', inPort: 1, flow: icmp4(vm1.mac, lrpSw0Mac, '10.0.0.1', '192.168.9.9') },
   { name: 'routed IPv6 to a VM on the other switch', inPort: 1, flow: `${eth(vm1.mac, lrpSw0Mac)},icmp6,ipv6_src=fd00::1,ipv6_dst=fd01::3,nw_ttl=64,icmpv6_type=128,icmpv6_code=0` },
+  { name: 'SNAT: a VM out to the outside network', inPort: 1, flow: icmp4(vm1.mac, lrpSw0Mac, '10.0.0.1', '172.16.0.5') },
+  { name: 'DNAT: the outside to a floating IP', inPort: 5, flow: icmp4(vm5.mac, lrpExtMac, '172.16.0.5', natFip) },
+  { name: 'ARP for the floating IP (the router answers)', inPort: 5, flow: arp(vm5, natFip) },
+  { name: 'the outside pings the router', inPort: 5, flow: icmp4(vm5.mac, lrpExtMac, '172.16.0.5', '172.16.0.254') },
   { name: 'routed IPv6 to an unresolved neighbour (NS)', inPort: 1, flow: `${eth(vm1.mac, lrpSw0Mac)},icmp6,ipv6_src=fd00::1,ipv6_dst=fd01::99,nw_ttl=64,icmpv6_type=128,icmpv6_code=0` },
 ];
 
