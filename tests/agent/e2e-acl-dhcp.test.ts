@@ -6,10 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
-import type { Test } from 'tap';
-import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, e2eSkip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
-import { until, upCluster, type UpEnv } from '../helpers/ovnts-cli.js';
+import { chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -21,17 +18,6 @@ async function udhcpcInstalled(): Promise<boolean> {
     // busybox prints its usage and exits 1 for --help; a missing binary is ENOENT.
     return (err as { code?: unknown }).code !== 'ENOENT';
   }
-}
-
-async function chassisWithAgent(t: Test, prefix: string): Promise<{ env: UpEnv; hv1: ChassisHost; agent: Agent }> {
-  const env = await upCluster(t, t.testdir());
-  const ul = await createUnderlay(prefix);
-  t.teardown(() => ul.remove());
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
-  return { env, hv1, agent };
 }
 
 t.test('ACLs: a to-lport drop blocks the ping, allow-related restores it; the same through a port group', { skip: e2eSkip }, async (t) => {

@@ -5,18 +5,12 @@
 // installed the right flows; every check that says "fails" waits for the ping to stop.
 import t from 'tap';
 import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 
 t.test('one chassis, one switch: ping follows the logical port', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.11');
   const nbctl = nbctlOf(env);
-  const ul = await createUnderlay('172.30.11');
-  t.teardown(() => ul.remove());
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
 
   await nbctl('ls-add', 'sw0');
   for (const [n, mac, ip] of [['vm1', '0a:00:00:00:11:01', '10.11.0.1'], ['vm2', '0a:00:00:00:11:02', '10.11.0.2']] as const) {
@@ -44,14 +38,8 @@ t.test('one chassis, one switch: ping follows the logical port', { skip }, async
 });
 
 t.test('two switches joined by a router: ping across it, TTL decremented, router MAC as gateway', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.12');
   const nbctl = nbctlOf(env);
-  const ul = await createUnderlay('172.30.12');
-  t.teardown(() => ul.remove());
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
 
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[1, '10.12.1'], [2, '10.12.2']] as const) {
@@ -97,14 +85,8 @@ t.test('two chassis: ping between VMs on different hypervisors through Geneve', 
 });
 
 t.test('kill -9 of the member the agent streams from: it resumes on another without a resync, and ping keeps going', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.16');
   const nbctl = nbctlOf(env);
-  const ul = await createUnderlay('172.30.16');
-  t.teardown(() => ul.remove());
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
   await nbctl('ls-add', 'sw0');
   for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:16:0${i} 10.16.0.${i}`);
   const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:16:01', cidr: '10.16.0.1/24' });

@@ -4,10 +4,10 @@ import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import type { ChassisHost } from './chassis-host.js';
+import { createChassisHost, createUnderlay, type ChassisHost } from './chassis-host.js';
 import type { NsHost } from './netns.js';
 import { netnsAvailable } from './netns.js';
-import { until, type UpEnv } from './ovnts-cli.js';
+import { until, upCluster, type UpEnv } from './ovnts-cli.js';
 import { ovsSwitchInstalled } from './ovs-switch.js';
 import { stopPid } from './process.js';
 
@@ -65,3 +65,16 @@ export async function brIntExists(ch: ChassisHost): Promise<boolean> {
   return (await ch.ovs.vsctl('--bare', '--columns=name', 'find', 'Bridge', 'name=br-int')).trim() === 'br-int';
 }
 
+
+/** A cluster (`ovnts up`), an underlay on prefix.0/24, chassis hv1 on it, and its agent once it
+ *  has created br-int; all torn down with t. */
+export async function chassisWithAgent(t: Test, prefix: string): Promise<{ env: UpEnv; hv1: ChassisHost; agent: Agent }> {
+  const env = await upCluster(t, t.testdir());
+  const ul = await createUnderlay(prefix);
+  t.teardown(() => ul.remove());
+  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
+  t.teardown(() => hv1.stop());
+  const agent = startAgent(t, hv1, env);
+  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  return { env, hv1, agent };
+}
