@@ -17,50 +17,22 @@ import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
-import { storedTables } from '../../agent/flows/sb-store.js';
 import type { LocalView, TunnelPort } from '../../agent/local-view.js';
 import { decodeActions, encodeActions } from '../../agent/openflow/actions.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import { flowKey } from '../../agent/openflow/reconcile.js';
 import type { FlowSpec, OfAction } from '../../agent/openflow/types.js';
-import type { SbRowChange } from '../../agent/sb-source.js';
-import { parseDatabaseSchema, valueFromJson, type Row } from '../../ovsdb/index.js';
-import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
-import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
+import { readStoredSb } from '../helpers/read-sb.js';
+import { parseEndpoint } from '../../ovsdb/jsonrpc-client.js';
 
 const run = promisify(execFile);
 const PHYSICAL_TABLES = new Set([0, 37, 38, 39, 40, 41, 64, 65, 66, 67, 71, 72, 73, 74, 75]);
 
 function ovnInstalled(): boolean {
   return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p));
-}
-
-/** Every stored SB table, read through the OVSDB door and decoded as the agent holds rows. */
-async function readSb(remote: string): Promise<SbRowChange[]> {
-  const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
-  const m = /^tcp:([\d.]+):(\d+)$/.exec(remote);
-  if (m === null) throw new Error(`unexpected remote ${remote}`);
-  const c = await JsonRpcClient.connect({ host: m[1] as string, port: Number(m[2]) });
-  try {
-    const tables = storedTables.filter((n) => schema.tables.has(n));
-    const res = (await c.request('transact', ['OVN_Southbound', ...tables.map((table) => ({ op: 'select', table, where: [] }))])) as { rows: Record<string, unknown>[] }[];
-    const out: SbRowChange[] = [];
-    tables.forEach((table, i) => {
-      const ts = schema.tables.get(table);
-      if (ts === undefined) return;
-      for (const r of res[i]?.rows ?? []) {
-        const row: Record<string, unknown> = { _uuid: (r._uuid as [string, string])[1], _version: (r._version as [string, string])[1] };
-        for (const [name, col] of ts.columns) row[name] = r[name] === undefined ? valueFromJson(col.type, ['set', []]) : valueFromJson(col.type, r[name]);
-        out.push({ table, uuid: row._uuid as string, row: row as unknown as Row });
-      }
-    });
-    return out;
-  } finally {
-    await c.close();
-  }
 }
 
 /** OVN's spellings our codec has no names for, rewritten into ours: the hairpin's 16-bit
@@ -157,7 +129,7 @@ async function compare(t: Test): Promise<void> {
   }, 60_000);
 
   // The same inputs for our side: SB rows, LocalView, ct zones, Geneve field.
-  const sb = await readSb(env.sbOvsdb[0] as string);
+  const sb = await readStoredSb(parseEndpoint(env.sbOvsdb[0] as string));
   type IfRow = { name: string; ofport: number; type: string; external_ids: [string, [string, string][]]; options: [string, [string, string][]] };
   const ifaces = (JSON.parse(await sw.vsctl('--format=json', '--columns=name,ofport,type,external_ids,options', 'list', 'Interface')) as { data: unknown[][] }).data
     .map(([name, ofport, type, ext, opts]) => ({ name, ofport, type, external_ids: ext, options: opts }) as IfRow);

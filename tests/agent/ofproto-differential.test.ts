@@ -19,7 +19,6 @@ import { compileLogicalFlow, formatActions, formatFlow, sbCompileContext, type L
 import { buildSymtab } from '../../agent/expr/index.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
 import { parseGroupDescription } from '../../agent/flows/group-desc.js';
-import { storedTables } from '../../agent/flows/sb-store.js';
 import type { LocalView } from '../../agent/local-view.js';
 import { decodeActions } from '../../agent/openflow/actions.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
@@ -27,13 +26,12 @@ import type { FlowMod, GroupMod } from '../../agent/openflow/messages.js';
 import { flowKey } from '../../agent/openflow/reconcile.js';
 import type { FlowSpec, OfAction } from '../../agent/openflow/types.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
-import { parseDatabaseSchema, valueFromJson, type Row } from '../../ovsdb/index.js';
-import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
-import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import type { Row } from '../../ovsdb/index.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
 import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
+import { readStoredSb } from '../helpers/read-sb.js';
 
 const run = promisify(execFile);
 const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
@@ -165,29 +163,6 @@ const probes: readonly Probe[] = [
 
 // ---- Reading the SB and the traces -----------------------------------------------------------
 
-/** Every SB table the agent stores, decoded as the agent holds rows. */
-async function readSb(socket: string): Promise<SbRowChange[]> {
-  const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
-  const c = await JsonRpcClient.connect({ path: socket });
-  try {
-    const tables = storedTables.filter((n) => schema.tables.has(n));
-    const res = (await c.request('transact', ['OVN_Southbound', ...tables.map((table) => ({ op: 'select', table, where: [] }))])) as { rows: Record<string, unknown>[] }[];
-    const out: SbRowChange[] = [];
-    tables.forEach((table, i) => {
-      const ts = schema.tables.get(table);
-      if (ts === undefined) return;
-      for (const r of res[i]?.rows ?? []) {
-        const row: Record<string, unknown> = { _uuid: (r._uuid as [string, string])[1], _version: (r._version as [string, string])[1] };
-        for (const [name, col] of ts.columns) row[name] = r[name] === undefined ? valueFromJson(col.type, ['set', []]) : valueFromJson(col.type, r[name]);
-        out.push({ table, uuid: row._uuid as string, row: row as unknown as Row });
-      }
-    });
-    return out;
-  } finally {
-    await c.close();
-  }
-}
-
 function tablesOf(changes: readonly SbRowChange[]): SbTables {
   const out = new Map<string, Map<string, Row>>();
   for (const c of changes) {
@@ -293,7 +268,7 @@ async function differential(t: Test): Promise<void> {
   }, 90_000);
 
   // The same SB, read once everything is bound.
-  const changes = await readSb(sb.socketPath);
+  const changes = await readStoredSb({ path: sb.socketPath });
   const tables = tablesOf(changes);
   const ctZeroSnat = (await swA.vsctl('--bare', '--columns=capabilities', 'list', 'Datapath')).includes('ct_zero_snat=true');
   const tlv = await swA.ofctl('dump-tlv-map');
