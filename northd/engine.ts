@@ -38,6 +38,11 @@ export interface EngineNode<D, C> {
   recompute(data: D, inputs: NodeInputs, out: C): void;
   /** One handler per input it can follow incrementally; a missing handler means 'unhandled'. */
   readonly handlers: Readonly<Record<string, ChangeHandler<D, C>>>;
+  /**
+   * Called once after a run's handlers (or its recompute), when the node ran: work that is
+   * cheaper done once per run than once per handler (grouping the flows the run touched).
+   */
+  finish?(data: D, out: C): void;
 }
 
 export interface NodeStats {
@@ -119,6 +124,7 @@ export class Engine {
           slot.recomputes++;
         }
       }
+      node.finish?.(slot.data, out);
       if (!node.isEmpty(out)) {
         slot.change = out;
         changes.set(name, out);

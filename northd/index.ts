@@ -33,6 +33,7 @@ export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
 export type { ChassisOwnedColumns } from './ports.js';
 export { hashUuid } from './hash.js';
+export { flowDatapaths } from './lflows/flow.js';
 export { LS_EGRESS_STAGES, LS_INGRESS_STAGES, LR_EGRESS_STAGES, LR_INGRESS_STAGES } from './stages.js';
 
 /**
@@ -85,6 +86,7 @@ function viewOf(engine: Engine): SbView {
   const tables: SbTable[] = [
     engine.data<DatapathsData>('datapaths').table,
     engine.data<LflowsData>('lflows').table,
+    engine.data<LflowsData>('lflows').groupTable,
     engine.data<MulticastData>('multicast').table,
     engine.data<PortsData>('ports').table,
     engine.data<SbGlobalData>('sb_global').table,

@@ -1,6 +1,6 @@
-// Building Logical_Flow rows. A flow's UUID is the hash of (datapath, pipeline, table,
-// priority, match, actions): content-addressed, so every replica names it the same, and its
-// _version equals its UUID because a flow's content never changes under one name.
+// Building Logical_Flow rows. A flow's UUID is the hash of (stage, priority, match, actions):
+// content-addressed, so every replica names it the same, and the datapaths that produce the
+// same flow share its row (lflows/node.ts settles which datapath or group the row names).
 //
 // Row values are immutable once made, so flows share them wherever the content is the same:
 // one logical_datapath array per datapath, one external_ids map per stage for flows without a
@@ -53,8 +53,13 @@ export function portTags(name: string): ReadonlyMap<string, string> {
   return new Map([['in_out_port', name]]);
 }
 
-export function lflowUuid(dp: Uuid, pipeline: string, table: number, priority: number, match: string, actions: string): Uuid {
-  return hashUuid(['Logical_Flow', dp, pipeline, String(table), String(priority), match, actions]);
+/**
+ * A Logical_Flow row's UUID: its content without the datapath, so the datapaths that produce
+ * the same flow share one row (through a Logical_DP_Group). The stage name keeps switch and
+ * router flows apart, as ovn-northd's stage does.
+ */
+export function lflowUuid(stageName: string, priority: number, match: string, actions: string): Uuid {
+  return hashUuid(['Logical_Flow', stageName, String(priority), match, actions]);
 }
 
 /**
@@ -63,13 +68,14 @@ export function lflowUuid(dp: Uuid, pipeline: string, table: number, priority: n
  */
 export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, priority: number, match: string, actions: string, hints: FlowHints = NO_HINTS): sb.Logical_Flow {
   const s = stage(stageName);
-  const uuid = lflowUuid(logicalDatapath[0] as Uuid, s.pipeline, s.table, priority, match, actions);
+  const uuid = lflowUuid(s.name, priority, match, actions);
   // Keys in sorted order, as every map value is built: stage-hint < stage-name.
   let ids: ReadonlyMap<string, string>;
   if (hints.hint === undefined) ids = STAGE_IDS.get(s.name) as ReadonlyMap<string, string>;
   else ids = hints.ids !== undefined ? hints.ids.get(hints.hint, s.name) : new Map([['stage-hint', hints.hint.slice(0, 8)], ['stage-name', s.name]]);
   return {
-    _uuid: uuid, _version: uuid, logical_datapath: logicalDatapath, logical_dp_group: NO_UUIDS, pipeline: s.pipeline, table_id: s.table,
+    // _version is filled in when the flow is first shown as its row (lflows/node.ts).
+    _uuid: uuid, _version: '', logical_datapath: logicalDatapath, logical_dp_group: NO_UUIDS, pipeline: s.pipeline, table_id: s.table,
     priority, match, actions, tags: hints.tags ?? NO_TAGS, controller_meter: NO_STRINGS, external_ids: ids,
   };
 }
@@ -77,4 +83,14 @@ export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, pr
 /** A logical port name as OVN quotes it in matches and actions (its json_key). */
 export function jsonKey(name: string): string {
   return JSON.stringify(name);
+}
+
+/**
+ * The datapaths a Logical_Flow row applies to: its logical_datapath, or the members of its
+ * logical_dp_group as `view` holds them.
+ */
+export function flowDatapaths(view: ReadonlyMap<string, ReadonlyMap<Uuid, unknown>>, flow: Pick<sb.Logical_Flow, 'logical_datapath' | 'logical_dp_group'>): readonly Uuid[] {
+  if (flow.logical_dp_group.length === 0) return flow.logical_datapath;
+  const groups = view.get('Logical_DP_Group');
+  return flow.logical_dp_group.flatMap((g) => (groups?.get(g) as sb.Logical_DP_Group | undefined)?.datapaths ?? []);
 }

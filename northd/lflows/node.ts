@@ -1,11 +1,20 @@
-// The Logical_Flow node: flows are owned by a datapath ("d <uuid>") or a port ("p <name>");
-// regenerating an owner replaces its flows. Two owners may produce the same flow (same
-// content, same UUID): the row is kept while any owner holds it, and its external_ids come from
-// the lowest owner, so the result does not depend on the order of changes.
+// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a port ("p <name>") or an
+// (ACL, switch) pair; regenerating an owner replaces its flows. A flow's identity is its
+// content without the datapath (stage, priority, match, actions), as ovn-northd 23.03 shares
+// rows: every (owner, datapath) that produces the same content holds one Logical_Flow row,
+// which names its one datapath in logical_datapath or, when there are several, a
+// Logical_DP_Group of them. The row's hints (stage-hint, in_out_port) come from the lowest
+// holding, so the result does not depend on the order of changes.
 //
-// Memory: the row in the table is the flow object an owner produced (no copy). Almost every
-// flow has one owner, recorded as the owner's name; only a flow held by several keeps each
-// owner's version in a map.
+// Groups are named by their members (a content hash), so every replica and a recompute name
+// them alike; a group lives while a row refers to it. A run notes which datapaths joined or
+// left each flow it touched and settles the rows once at its end (`finish`): the many flows
+// that gain the same datapaths (every default flow of a new switch) share one computation of
+// their new group.
+//
+// Memory: a flow with one holding keeps it inline and its row is the object the owner
+// produced (no copy); only a flow held several times keeps a map of holdings and a count of
+// them per datapath.
 import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
@@ -17,6 +26,7 @@ import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
 import { sameData } from '../same-data.js';
+import { hashUuid } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
@@ -24,84 +34,322 @@ import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
 
 export interface LflowsData {
-  /** Owner → its flows (one per UUID), in the order it produced them. */
+  /** Owner → its flows (one per (content, datapath)), in the order it produced them. */
   readonly owners: Map<string, readonly sb.Logical_Flow[]>;
-  /** Flow UUID → its one owner, or, when several produce it, each owner's version. */
-  readonly holders: Map<Uuid, string | Map<string, sb.Logical_Flow>>;
+  /** Flow UUID (its content) → who holds it and how the row shows it. */
+  readonly entries: Map<Uuid, FlowEntry>;
+  /** Logical_DP_Group UUID → the group and the number of rows referring to it. */
+  readonly groups: Map<Uuid, DpGroup>;
+  /** Entries touched in the current run, settled by `finish`. */
+  readonly dirty: Set<FlowEntry>;
   readonly table: SbTable;
+  readonly groupTable: SbTable;
+}
+
+interface DpGroup {
+  readonly row: sb.Logical_DP_Group;
+  /** The sum of its members' words (`memberSum`), from which its name is made. */
+  readonly sum: SetSum;
+  /** The one-element logical_dp_group value that rows referring to it share. */
+  readonly ref: readonly Uuid[];
+  refs: number;
+}
+
+/**
+ * One Logical_Flow row: how many holdings (owner, datapath) it has in each datapath, and the
+ * versions they produced by hints (the same content otherwise), each with its number of
+ * holdings. One datapath and one version are kept inline.
+ */
+interface FlowEntry {
+  readonly uuid: Uuid;
+  dp1: Uuid | undefined;
+  n1: number;
+  dps: Map<Uuid, number> | undefined;
+  v1: sb.Logical_Flow | undefined;
+  c1: number;
+  variants: Map<string, Variant> | undefined;
+  /** The datapaths of the row as last settled: its one datapath or its group's members. */
+  members: readonly Uuid[];
+  group: DpGroup | undefined;
+  /** Datapaths that joined or left in this run (net). */
+  joined: Set<Uuid> | undefined;
+  left: Set<Uuid> | undefined;
+}
+
+interface Variant {
+  readonly flow: sb.Logical_Flow;
+  count: number;
 }
 
 const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
 
-function lowestKey<T>(m: ReadonlyMap<string, T>): string | undefined {
-  let best: string | undefined;
-  for (const k of m.keys()) if (best === undefined || k < best) best = k;
-  return best;
+function dpOf(flow: sb.Logical_Flow): Uuid {
+  return flow.logical_datapath[0] as Uuid;
 }
 
 function sameHints(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
   return a.external_ids.get('stage-hint') === b.external_ids.get('stage-hint') && a.tags.get('in_out_port') === b.tags.get('in_out_port');
 }
 
-/** Makes `row` the table's row for its UUID unless the current one has the same hints. */
-function show(data: LflowsData, row: sb.Logical_Flow, out: SbChangeSet): void {
-  const current = data.table.rows.get(row._uuid) as unknown as sb.Logical_Flow | undefined;
-  if (current !== undefined && sameHints(current, row)) return;
-  // Same UUID means same _version: the old row goes first so that `put` writes the new one.
-  if (current !== undefined) data.table.remove(row._uuid, out);
-  data.table.put(row, out);
+/** A version's hints as one sortable text: the row shows the lowest. */
+function hintsKey(f: sb.Logical_Flow): string {
+  return `${f.external_ids.get('stage-hint') ?? ''}\n${f.tags.get('in_out_port') ?? ''}`;
 }
 
-/** Shows the lowest owner's version of a shared flow, or the last one's when one is left. */
-function showShared(data: LflowsData, uuid: Uuid, versions: Map<string, sb.Logical_Flow>, out: SbChangeSet): void {
-  const first = lowestKey(versions) as string;
-  if (versions.size === 1) data.holders.set(uuid, first);
-  show(data, versions.get(first) as sb.Logical_Flow, out);
+function noteJoin(e: FlowEntry, dp: Uuid): void {
+  if (e.left?.delete(dp) === true) return;
+  (e.joined ??= new Set()).add(dp);
 }
 
-function release(data: LflowsData, owner: string, uuid: Uuid, out: SbChangeSet): void {
-  const h = data.holders.get(uuid);
-  if (h === undefined) assert.fail(`lflow ${uuid} released by ${owner} but held by nobody`);
-  if (typeof h === 'string') {
-    if (h !== owner) assert.fail(`lflow ${uuid} released by ${owner} but held by ${h}`);
-    data.holders.delete(uuid);
-    data.table.remove(uuid, out);
-    return;
-  }
-  h.delete(owner);
-  showShared(data, uuid, h, out);
+function noteLeave(e: FlowEntry, dp: Uuid): void {
+  if (e.joined?.delete(dp) === true) return;
+  (e.left ??= new Set()).add(dp);
 }
 
-function hold(data: LflowsData, owner: string, flow: sb.Logical_Flow, out: SbChangeSet): void {
-  const uuid = flow._uuid;
-  const h = data.holders.get(uuid);
-  if (h === undefined) {
-    // A flow nobody holds has no row (the table holds exactly the held flows): the common
-    // case of a new flow costs one lookup and two inserts in these large maps.
-    data.holders.set(uuid, owner);
-    data.table.insert(flow, out);
-    return;
+/** Counts one more holding in `dp`; true when the datapath joined the flow. */
+function countDp(e: FlowEntry, dp: Uuid): boolean {
+  if (e.dps === undefined) {
+    if (e.n1 === 0) {
+      e.dp1 = dp;
+      e.n1 = 1;
+    } else if (e.dp1 === dp) {
+      e.n1++;
+      return false;
+    } else {
+      e.dps = new Map([[e.dp1 as Uuid, e.n1], [dp, 1]]);
+      e.dp1 = undefined;
+      e.n1 = 0;
+    }
+  } else {
+    const n = e.dps.get(dp) ?? 0;
+    e.dps.set(dp, n + 1);
+    if (n > 0) return false;
   }
-  if (h === owner) {
-    show(data, flow, out);
-    return;
-  }
-  let versions = h;
-  if (typeof versions === 'string') {
-    versions = new Map([[versions, data.table.rows.get(uuid) as unknown as sb.Logical_Flow]]);
-    data.holders.set(uuid, versions);
-  }
-  versions.set(owner, flow);
-  showShared(data, uuid, versions, out);
+  noteJoin(e, dp);
+  return true;
 }
 
-/** The same flows, by UUID and hints, in the same order: regenerating changed nothing. */
+/** Counts one holding fewer in `dp`; true when the datapath left the flow. */
+function uncountDp(e: FlowEntry, dp: Uuid): boolean {
+  if (e.dps === undefined) {
+    if (e.dp1 !== dp || e.n1 === 0) assert.fail(`lflow ${e.uuid} released in ${dp}, where it has no holding`);
+    if (--e.n1 > 0) return false;
+    e.dp1 = undefined;
+  } else {
+    const n = e.dps.get(dp);
+    if (n === undefined) assert.fail(`lflow ${e.uuid} released in ${dp}, where it has no holding`);
+    if (n > 1) {
+      e.dps.set(dp, n - 1);
+      return false;
+    }
+    e.dps.delete(dp);
+    if (e.dps.size === 1) {
+      const [[d, m]] = e.dps as unknown as [[Uuid, number]];
+      e.dp1 = d;
+      e.n1 = m;
+      e.dps = undefined;
+    }
+  }
+  noteLeave(e, dp);
+  return true;
+}
+
+/** Counts one more holding of `flow`'s hints; true when they are new to the flow. */
+function countVariant(e: FlowEntry, flow: sb.Logical_Flow): boolean {
+  if (e.variants === undefined) {
+    if (e.c1 === 0) {
+      e.v1 = flow;
+      e.c1 = 1;
+      return true;
+    }
+    if (sameHints(e.v1 as sb.Logical_Flow, flow)) {
+      e.c1++;
+      return false;
+    }
+    const first = e.v1 as sb.Logical_Flow;
+    e.variants = new Map([[hintsKey(first), { flow: first, count: e.c1 }]]);
+    e.v1 = undefined;
+    e.c1 = 0;
+  }
+  const key = hintsKey(flow);
+  const v = e.variants.get(key);
+  if (v !== undefined) {
+    v.count++;
+    return false;
+  }
+  e.variants.set(key, { flow, count: 1 });
+  return true;
+}
+
+/** Counts one holding fewer of `flow`'s hints; true when the last holding of them went. */
+function uncountVariant(e: FlowEntry, flow: sb.Logical_Flow): boolean {
+  if (e.variants === undefined) {
+    if (e.c1 === 0 || !sameHints(e.v1 as sb.Logical_Flow, flow)) assert.fail(`lflow ${e.uuid} released with hints it is not held with`);
+    if (--e.c1 > 0) return false;
+    e.v1 = undefined;
+    return true;
+  }
+  const key = hintsKey(flow);
+  const v = e.variants.get(key);
+  if (v === undefined) assert.fail(`lflow ${e.uuid} released with hints it is not held with`);
+  if (--v.count > 0) return false;
+  e.variants.delete(key);
+  if (e.variants.size === 1) {
+    const [[, only]] = e.variants as unknown as [[string, Variant]];
+    e.v1 = only.flow;
+    e.c1 = only.count;
+    e.variants = undefined;
+  }
+  return true;
+}
+
+function hold(data: LflowsData, flow: sb.Logical_Flow): void {
+  let e = data.entries.get(flow._uuid);
+  if (e === undefined) {
+    e = { uuid: flow._uuid, dp1: undefined, n1: 0, dps: undefined, v1: undefined, c1: 0, variants: undefined, members: NO_UUIDS, group: undefined, joined: undefined, left: undefined };
+    data.entries.set(flow._uuid, e);
+  }
+  const joined = countDp(e, dpOf(flow));
+  if (countVariant(e, flow) || joined) data.dirty.add(e);
+}
+
+function release(data: LflowsData, flow: sb.Logical_Flow): void {
+  const e = data.entries.get(flow._uuid);
+  if (e === undefined) assert.fail(`lflow ${flow._uuid} released but held by nobody`);
+  const left = uncountDp(e, dpOf(flow));
+  if (uncountVariant(e, flow) || left) data.dirty.add(e);
+}
+
+/** The version the row shows: the one with the lowest hints. */
+function representative(e: FlowEntry): sb.Logical_Flow | undefined {
+  if (e.variants === undefined) return e.v1;
+  let best: string | undefined;
+  let flow: sb.Logical_Flow | undefined;
+  for (const [k, v] of e.variants) {
+    if (best === undefined || k < best) {
+      best = k;
+      flow = v.flow;
+    }
+  }
+  return flow;
+}
+
+/** The members after this run's joins and leaves: a merge of sorted lists. */
+function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined, left: ReadonlySet<Uuid> | undefined): Uuid[] {
+  const add = joined === undefined ? [] : [...joined].sort();
+  const out: Uuid[] = [];
+  let j = 0;
+  for (const dp of old) {
+    if (left?.has(dp) === true) continue;
+    while (j < add.length && (add[j] as Uuid) < dp) out.push(add[j++] as Uuid);
+    out.push(dp);
+  }
+  while (j < add.length) out.push(add[j++] as Uuid);
+  return out;
+}
+
+/**
+ * An order-free sum over a set of datapaths: each datapath's UUID read as four 32-bit words,
+ * added word by word. Datapath UUIDs are themselves hashes, so the sum names the set well, and
+ * it follows joins and leaves in constant time: a group of ten thousand switches gains one
+ * without reading the other members again.
+ */
+type SetSum = readonly [number, number, number, number];
+
+const EMPTY_SUM: SetSum = [0, 0, 0, 0];
+
+function withMembers(sum: SetSum, dps: Iterable<Uuid>, sign: 1 | -1): SetSum {
+  const w = [...sum];
+  for (const dp of dps) {
+    const hex = dp.replace(/-/g, '');
+    for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * parseInt(hex.slice(i * 8, i * 8 + 8), 16)) >>> 0;
+  }
+  return w as unknown as SetSum;
+}
+
+/** The group of exactly `members` (sorted, at least two, summing to `sum`), made when first needed. */
+function groupOf(data: LflowsData, members: readonly Uuid[], sum: SetSum, out: SbChangeSet): DpGroup {
+  const uuid = hashUuid(['Logical_DP_Group', String(members.length), ...sum.map(String)]);
+  let g = data.groups.get(uuid);
+  if (g === undefined) {
+    const row: sb.Logical_DP_Group = { _uuid: uuid, _version: uuid, datapaths: Object.freeze([...members]) };
+    g = { row, sum, ref: Object.freeze([uuid]), refs: 0 };
+    data.groups.set(uuid, g);
+    data.groupTable.insert(row, out);
+  }
+  return g;
+}
+
+function unref(data: LflowsData, g: DpGroup | undefined, out: SbChangeSet): void {
+  if (g === undefined || --g.refs > 0) return;
+  data.groups.delete(g.row._uuid);
+  data.groupTable.remove(g.row._uuid, out);
+}
+
+function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
+  return hashUuid(['Logical_Flow', uuid, where, rep.external_ids.get('stage-hint') ?? '', rep.tags.get('in_out_port') ?? '']);
+}
+
+/**
+ * Settles every entry the run touched: its members, its group and its row. Entries whose
+ * datapaths changed alike (the same old members, the same joins and leaves) share one
+ * computation of the new members and group.
+ */
+function settle(data: LflowsData, out: SbChangeSet): void {
+  if (data.dirty.size === 0) return;
+  const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
+  // The order does not matter: what an entry becomes depends on its own holdings only.
+  for (const e of data.dirty) {
+    if ((e.joined?.size ?? 0) > 0 || (e.left?.size ?? 0) > 0) {
+      const signature = `${e.group?.row._uuid ?? e.members.join(',')}|${e.joined === undefined ? '' : [...e.joined].sort().join(',')}|${e.left === undefined ? '' : [...e.left].sort().join(',')}`;
+      let next = memo.get(signature);
+      if (next === undefined) {
+        const members = newMembers(e.members, e.joined, e.left);
+        let group: DpGroup | undefined;
+        if (members.length >= 2) {
+          const base = e.group?.sum ?? withMembers(EMPTY_SUM, e.members, 1);
+          group = groupOf(data, members, withMembers(withMembers(base, e.joined ?? [], 1), e.left ?? [], -1), out);
+        }
+        next = { members: members.length === 1 ? Object.freeze(members) : members, group };
+        if (next.group !== undefined) next = { members: next.group.row.datapaths, group: next.group };
+        memo.set(signature, next);
+      }
+      if (next.group !== undefined) next.group.refs++;
+      unref(data, e.group, out);
+      e.members = next.members;
+      e.group = next.group;
+      e.joined = undefined;
+      e.left = undefined;
+    }
+    const rep = representative(e);
+    if (rep === undefined) {
+      data.table.remove(e.uuid, out);
+      data.entries.delete(e.uuid);
+      continue;
+    }
+    let row: sb.Logical_Flow;
+    if (e.group === undefined) {
+      // One datapath: the row is a version an owner produced (versioned on first showing),
+      // unless the version kept for these hints came from a datapath that has since left.
+      const dp = e.members[0] as Uuid;
+      row = dpOf(rep) === dp ? rep : { ...rep, _version: '', logical_datapath: e.members };
+      if (row._version === '') (row as { _version: Uuid })._version = rowVersion(e.uuid, dp, row);
+    } else {
+      row = { ...rep, _version: rowVersion(e.uuid, e.group.row._uuid, rep), logical_datapath: NO_UUIDS, logical_dp_group: e.group.ref };
+    }
+    data.table.put(row, out);
+  }
+  data.dirty.clear();
+}
+
+/** The same flows, by UUID, datapath and hints, in the same order: regenerating changed nothing. */
 function sameFlows(a: readonly sb.Logical_Flow[], b: readonly sb.Logical_Flow[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as sb.Logical_Flow;
     const y = b[i] as sb.Logical_Flow;
-    if (x._uuid !== y._uuid || !sameHints(x, y)) return false;
+    if (x._uuid !== y._uuid || dpOf(x) !== dpOf(y) || !sameHints(x, y)) return false;
   }
   return true;
 }
@@ -109,35 +357,57 @@ function sameFlows(a: readonly sb.Logical_Flow[], b: readonly sb.Logical_Flow[])
 /** Up to this many flows, an owner's flows are compared pairwise rather than through a map. */
 const PAIRWISE_FLOWS_MAX = 8;
 
+function flowKey(f: sb.Logical_Flow): string {
+  return `${f._uuid} ${dpOf(f)}`;
+}
+
+function sameFlowKey(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
+  return a._uuid === b._uuid && dpOf(a) === dpOf(b);
+}
+
 /**
- * `produced` without repeated UUIDs: an owner may produce a flow twice (an address listed
- * twice); its last copy counts, in the place of its first.
+ * `produced` without repeated (content, datapath) pairs: an owner may produce a flow twice
+ * (an address listed twice); its last copy counts, in the place of its first.
  */
 function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logical_Flow[] {
   if (produced.length <= PAIRWISE_FLOWS_MAX) {
     let repeated = false;
     for (let i = 1; i < produced.length && !repeated; i++) {
-      for (let j = 0; j < i; j++) if ((produced[j] as sb.Logical_Flow)._uuid === (produced[i] as sb.Logical_Flow)._uuid) repeated = true;
+      for (let j = 0; j < i; j++) if (sameFlowKey(produced[j] as sb.Logical_Flow, produced[i] as sb.Logical_Flow)) repeated = true;
     }
     if (!repeated) return produced;
   }
-  const byUuid = new Map<Uuid, sb.Logical_Flow>();
-  for (const f of produced) byUuid.set(f._uuid, f);
-  return byUuid.size === produced.length ? produced : [...byUuid.values()];
+  // Distinct UUIDs (the usual case) are distinct flows: that needs no composite keys.
+  const uuids = new Set<Uuid>();
+  for (const f of produced) uuids.add(f._uuid);
+  if (uuids.size === produced.length) return produced;
+  const byKey = new Map<string, sb.Logical_Flow>();
+  for (const f of produced) byKey.set(flowKey(f), f);
+  return byKey.size === produced.length ? produced : [...byKey.values()];
 }
 
-function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet): void {
+function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[]): void {
   const flows = distinctFlows(produced);
   const old = data.owners.get(owner) ?? NO_FLOWS;
   if (sameFlows(old, flows)) return;
-  if (old.length > 0) {
-    const kept = flows.length > PAIRWISE_FLOWS_MAX ? new Set(flows.map((f) => f._uuid)) : undefined;
+  if (old.length === 0) {
+    for (const f of flows) hold(data, f);
+  } else {
+    // What went (or changed hints) is released, what came (or changed hints) is held; a flow
+    // that stays as it was is left alone.
+    const oldByKey = old.length > PAIRWISE_FLOWS_MAX ? new Map(old.map((f) => [flowKey(f), f])) : undefined;
+    const newByKey = flows.length > PAIRWISE_FLOWS_MAX ? new Map(flows.map((f) => [flowKey(f), f])) : undefined;
+    const find = (list: readonly sb.Logical_Flow[], byKey: Map<string, sb.Logical_Flow> | undefined, f: sb.Logical_Flow): sb.Logical_Flow | undefined =>
+      byKey !== undefined ? byKey.get(flowKey(f)) : list.find((g) => sameFlowKey(g, f));
     for (const f of old) {
-      const stays = kept !== undefined ? kept.has(f._uuid) : flows.some((g) => g._uuid === f._uuid);
-      if (!stays) release(data, owner, f._uuid, out);
+      const g = find(flows, newByKey, f);
+      if (g === undefined || !sameHints(f, g)) release(data, f);
+    }
+    for (const f of flows) {
+      const g = find(old, oldByKey, f);
+      if (g === undefined || !sameHints(f, g)) hold(data, f);
     }
   }
-  for (const f of flows) hold(data, owner, f, out);
   if (flows.length === 0) data.owners.delete(owner);
   else data.owners.set(owner, flows);
 }
@@ -209,7 +479,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
   }
-  setOwner(data, datapathOwner(sbUuid), flows, out);
+  setOwner(data, datapathOwner(sbUuid), flows);
 }
 
 /** The router ports of a switch, with their peers, in name order. */
@@ -252,7 +522,7 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChange
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
     flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
-  setOwner(data, portOwner(name), flows, out);
+  setOwner(data, portOwner(name), flows);
 }
 
 function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
@@ -261,7 +531,7 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
   const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful);
-  setOwner(data, aclOwner(dp, acl), flows, out);
+  setOwner(data, aclOwner(dp, acl), flows);
 }
 
 /** Owners to regenerate in one handler, gathered first so each is regenerated once, in order. */
@@ -288,16 +558,18 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
-    init: () => ({ owners: new Map(), holders: new Map(), table: new SbTable('Logical_Flow') }),
+    init: () => ({ owners: new Map(), entries: new Map(), groups: new Map(), dirty: new Set(), table: new SbTable('Logical_Flow'), groupTable: new SbTable('Logical_DP_Group') }),
     newChange: () => new FlowChanges(),
     isEmpty: (c) => c.size === 0,
+    finish: (data, out) => settle(data, out),
     recompute(data: LflowsData, inputs: NodeInputs, out: FlowChanges): void {
       out.maybeTrackWhole(data.table);
+      out.maybeTrackWhole(data.groupTable);
       const src = sourcesOf(inputs);
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
       const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));
-      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
+      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS);
       for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {

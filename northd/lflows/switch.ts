@@ -36,11 +36,24 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 
 /** Flows owned by a switch datapath itself. */
 export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS): sb.Logical_Flow[] {
+  // The flows depend on these four facts only, so they are built (and their UUIDs hashed) once
+  // per combination and copied into each switch: a thousand new switches cost copies.
+  const key = (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
+  let template = SWITCH_TEMPLATES.get(key);
+  if (template === undefined) SWITCH_TEMPLATES.set(key, (template = Object.freeze(buildSwitchDatapathFlows(TEMPLATE_DP, dp.vlanPassthru, hasUnknown, acl))));
   const d = dp.logicalDatapath;
+  return template.map((f) => ({ ...f, logical_datapath: d }));
+}
+
+/** Immutable templates of a switch datapath's flows by its four facts (at most 16). */
+const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
+const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
+
+function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags): sb.Logical_Flow[] {
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
   // Admission control and port security.
-  if (!dp.vlanPassthru) flows.push(f('ls_in_check_port_sec', 100, 'vlan.present', DROP));
+  if (!vlanPassthru) flows.push(f('ls_in_check_port_sec', 100, 'vlan.present', DROP));
   flows.push(
     f('ls_in_check_port_sec', 100, 'eth.src[40]', DROP),
     f('ls_in_check_port_sec', 50, '1', 'reg0[15] = check_in_port_sec(); next;'),

@@ -8,6 +8,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { SbView } from '../../northd/index.js';
+import { flowDatapaths } from '../../northd/index.js';
 import type { RealSandbox } from './real-northd.js';
 import { asArray, missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-northd.js';
 import { viewDifference } from './nb-fixture.js';
@@ -88,7 +89,7 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
       realFlows.set(flowText(f['pipeline'], f['table_id'], f['priority'], f['match'], f['actions']), `${ids['stage-name'] ?? ''} ${ids['stage-hint'] ?? ''}`);
     }
     const ourFlows = new Map(ours<sb.Logical_Flow>(view, 'Logical_Flow')
-      .filter((f) => ourDpName.get(f.logical_datapath[0] ?? '') === dp)
+      .filter((f) => flowDatapaths(view, f).some((d) => ourDpName.get(d) === dp))
       .map((f) => [flowText(f.pipeline, f.table_id, f.priority, f.match, f.actions), `${f.external_ids.get('stage-name') ?? ''} ${f.external_ids.get('stage-hint') ?? ''}`]));
     const extra = [...ourFlows.keys()].filter((f) => !realFlows.has(f)).sort();
     const missing = [...realFlows.keys()].filter((f) => !ourFlows.has(f)).sort();

@@ -4,7 +4,7 @@
 // real one; this one runs without OVN installed). Then the owners regenerate locally.
 import t from 'tap';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { createNorthd } from '../../northd/index.js';
+import { createNorthd, flowDatapaths } from '../../northd/index.js';
 import type { SbView } from '../../northd/index.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set } from './nb-fixture.js';
 
@@ -12,7 +12,7 @@ function flowsOf(view: SbView, dpName: string): string[] {
   const dps = new Map([...(view.get('Datapath_Binding')?.values() ?? [])].map((r) => [r._uuid, (r as unknown as sb.Datapath_Binding).external_ids.get('name')]));
   return [...(view.get('Logical_Flow')?.values() ?? [])]
     .map((r) => r as unknown as sb.Logical_Flow)
-    .filter((f) => dps.get(f.logical_datapath[0] ?? '') === dpName)
+    .filter((f) => flowDatapaths(view, f).some((d) => dps.get(d) === dpName))
     .map((f) => `${f.external_ids.get('stage-name') ?? ''} ${f.priority} (${f.match}) (${f.actions})`);
 }
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { createNorthd } from '../../northd/index.js';
+import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
@@ -103,8 +103,8 @@ t.test('switch flows', async (t) => {
   const { view } = build();
   const dpName = new Map(rows<sb.Datapath_Binding>(view, 'Datapath_Binding').map((d) => [d._uuid, d.external_ids.get('name')]));
   const flows = rows<sb.Logical_Flow>(view, 'Logical_Flow');
-  const text = (f: sb.Logical_Flow): string => `${dpName.get(f.logical_datapath[0] ?? '') ?? ''} ${f.pipeline} ${f.table_id} ${f.external_ids.get('stage-name') ?? ''} ${f.priority} (${f.match}) (${f.actions})`;
-  const all = new Set(flows.map(text));
+  const text = (f: sb.Logical_Flow, dp: string): string => `${dpName.get(dp) ?? ''} ${f.pipeline} ${f.table_id} ${f.external_ids.get('stage-name') ?? ''} ${f.priority} (${f.match}) (${f.actions})`;
+  const all = new Set(flows.flatMap((f) => flowDatapaths(view, f).map((dp) => text(f, dp))));
   for (const expected of [
     'sw0 ingress 0 ls_in_check_port_sec 100 (vlan.present) (drop;)',
     'sw0 ingress 0 ls_in_check_port_sec 100 (eth.src[40]) (drop;)',
@@ -129,7 +129,7 @@ t.test('switch flows', async (t) => {
   // Every stage of the switch pipelines has at least one flow on every switch.
   for (const dp of ['sw0', 'sw1']) {
     for (const s of [...LS_INGRESS_STAGES, ...LS_EGRESS_STAGES]) {
-      t.ok(flows.some((f) => dpName.get(f.logical_datapath[0] ?? '') === dp && f.pipeline === s.pipeline && f.table_id === s.table), `${dp} ${s.name} has flows`);
+      t.ok(flows.some((f) => flowDatapaths(view, f).some((d) => dpName.get(d) === dp) && f.pipeline === s.pipeline && f.table_id === s.table), `${dp} ${s.name} has flows`);
     }
   }
   const hinted = flows.find((f) => f.match === 'inport == "p3"');
@@ -212,18 +212,34 @@ t.test('router port ARP/ND flows follow the switch becoming router-only and back
   t.equal(northd.view().get('Logical_Flow')?.size, northd.recompute(fx.db, northd.view()).get('Logical_Flow')?.size);
 });
 
-t.test("every row's _version is the hash of its columns (a flow's is its UUID)", async (t) => {
+t.test("every row's _version follows its content", async (t) => {
   const { fx, northd } = build();
   northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw1']], row: { other_config: map({ 'vlan-passthru': 'true' }) } }]));
   northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
   let checked = 0;
+  let grouped = 0;
   for (const [table, rows] of northd.view()) {
     for (const row of rows.values()) {
       const { _uuid, _version, ...columns } = row;
-      if (table === 'Logical_Flow') t.equal(_version, _uuid);
-      else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
+      if (table === 'Logical_Flow') {
+        // A flow's UUID is its content; its version adds where it applies and its hints.
+        const f = row as unknown as sb.Logical_Flow;
+        const where = f.logical_dp_group[0] ?? f.logical_datapath[0] ?? '';
+        if (f.logical_dp_group.length > 0) grouped++;
+        t.equal(_version, hashUuid(['Logical_Flow', _uuid, where, f.external_ids.get('stage-hint') ?? '', f.tags.get('in_out_port') ?? '']));
+        t.equal(f.logical_datapath.length + f.logical_dp_group.length, 1, 'one datapath or one group');
+      } else if (table === 'Logical_DP_Group') {
+        // A group is named by its members (their UUIDs' 32-bit words summed), so its content
+        // never changes under its name.
+        const g = row as unknown as sb.Logical_DP_Group;
+        const sum = [0, 1, 2, 3].map((i) => g.datapaths.reduce((acc, dp) => (acc + parseInt(dp.replace(/-/g, '').slice(i * 8, i * 8 + 8), 16)) % 2 ** 32, 0));
+        t.equal(_uuid, hashUuid(['Logical_DP_Group', String(g.datapaths.length), ...sum.map(String)]));
+        t.equal(_version, _uuid);
+        t.ok(g.datapaths.length >= 2, 'a group has two datapaths or more');
+      } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
     }
   }
   t.ok(checked > 100, `${checked} rows checked`);
+  t.ok(grouped > 10, `${grouped} flows shared by several datapaths`);
 });
