@@ -36,12 +36,15 @@ import { switchDatapathFlows, switchPortFlows } from './switch.js';
 export interface LflowsData {
   /** Owner → its flows (one per (content, datapath)), in the order it produced them. */
   readonly owners: Map<string, readonly sb.Logical_Flow[]>;
-  /** Flow UUID (its content) → who holds it and how the row shows it. */
-  readonly entries: Map<Uuid, FlowEntry>;
+  /**
+   * Flow UUID (its content) → who holds it and how the row shows it. A flow held once is the
+   * flow object itself (its row, when settled); only a flow held more than once has an entry.
+   */
+  readonly entries: Map<Uuid, FlowEntry | sb.Logical_Flow>;
   /** Logical_DP_Group UUID → the group and the number of rows referring to it. */
   readonly groups: Map<Uuid, DpGroup>;
-  /** Entries touched in the current run, settled by `finish`. */
-  readonly dirty: Set<FlowEntry>;
+  /** Flows touched in the current run, settled by `finish`. */
+  readonly dirty: Set<Uuid>;
   readonly table: SbTable;
   readonly groupTable: SbTable;
 }
@@ -60,20 +63,34 @@ interface DpGroup {
  * versions they produced by hints (the same content otherwise), each with its number of
  * holdings. One datapath and one version are kept inline.
  */
-interface FlowEntry {
-  readonly uuid: Uuid;
-  dp1: Uuid | undefined;
-  n1: number;
-  dps: Map<Uuid, number> | undefined;
-  v1: sb.Logical_Flow | undefined;
-  c1: number;
-  variants: Map<string, Variant> | undefined;
+class FlowEntry {
+  dp1: Uuid | undefined = undefined;
+  n1 = 0;
+  dps: Map<Uuid, number> | undefined = undefined;
+  v1: sb.Logical_Flow | undefined = undefined;
+  c1 = 0;
+  variants: Map<string, Variant> | undefined = undefined;
   /** The datapaths of the row as last settled: its one datapath or its group's members. */
-  members: readonly Uuid[];
-  group: DpGroup | undefined;
+  members: readonly Uuid[] = NO_UUIDS;
+  group: DpGroup | undefined = undefined;
   /** Datapaths that joined or left in this run (net). */
-  joined: Set<Uuid> | undefined;
-  left: Set<Uuid> | undefined;
+  joined: Set<Uuid> | undefined = undefined;
+  left: Set<Uuid> | undefined = undefined;
+
+  constructor(readonly uuid: Uuid) {}
+
+  /** An entry for a flow held once so far: settled when the table shows it. */
+  static of(data: LflowsData, flow: sb.Logical_Flow): FlowEntry {
+    const e = new FlowEntry(flow._uuid);
+    const dp = dpOf(flow);
+    e.dp1 = dp;
+    e.n1 = 1;
+    e.v1 = flow;
+    e.c1 = 1;
+    if (data.table.rows.has(flow._uuid)) e.members = flow.logical_datapath;
+    else e.joined = new Set([dp]);
+    return e;
+  }
 }
 
 interface Variant {
@@ -205,20 +222,33 @@ function uncountVariant(e: FlowEntry, flow: sb.Logical_Flow): boolean {
 }
 
 function hold(data: LflowsData, flow: sb.Logical_Flow): void {
-  let e = data.entries.get(flow._uuid);
-  if (e === undefined) {
-    e = { uuid: flow._uuid, dp1: undefined, n1: 0, dps: undefined, v1: undefined, c1: 0, variants: undefined, members: NO_UUIDS, group: undefined, joined: undefined, left: undefined };
-    data.entries.set(flow._uuid, e);
+  const uuid = flow._uuid;
+  const cur = data.entries.get(uuid);
+  if (cur === undefined) {
+    // The common case, a flow nobody holds: it stands for itself.
+    data.entries.set(uuid, flow);
+    data.dirty.add(uuid);
+    return;
   }
+  let e: FlowEntry;
+  if (cur instanceof FlowEntry) e = cur;
+  else data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
   const joined = countDp(e, dpOf(flow));
-  if (countVariant(e, flow) || joined) data.dirty.add(e);
+  if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
 
 function release(data: LflowsData, flow: sb.Logical_Flow): void {
-  const e = data.entries.get(flow._uuid);
-  if (e === undefined) assert.fail(`lflow ${flow._uuid} released but held by nobody`);
-  const left = uncountDp(e, dpOf(flow));
-  if (uncountVariant(e, flow) || left) data.dirty.add(e);
+  const uuid = flow._uuid;
+  const cur = data.entries.get(uuid);
+  if (cur === undefined) assert.fail(`lflow ${uuid} released but held by nobody`);
+  if (!(cur instanceof FlowEntry)) {
+    if (dpOf(cur) !== dpOf(flow) || !sameHints(cur, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
+    data.entries.delete(uuid);
+    data.dirty.add(uuid);
+    return;
+  }
+  const left = uncountDp(cur, dpOf(flow));
+  if (uncountVariant(cur, flow) || left) data.dirty.add(uuid);
 }
 
 /** The version the row shows: the one with the lowest hints. */
@@ -299,8 +329,18 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
 function settle(data: LflowsData, out: SbChangeSet): void {
   if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
-  // The order does not matter: what an entry becomes depends on its own holdings only.
-  for (const e of data.dirty) {
+  // The order does not matter: what a row becomes depends on its own holdings only.
+  for (const uuid of data.dirty) {
+    const e = data.entries.get(uuid);
+    if (e === undefined) {
+      data.table.remove(uuid, out);
+      continue;
+    }
+    if (!(e instanceof FlowEntry)) {
+      if (e._version === '') (e as { _version: Uuid })._version = rowVersion(uuid, dpOf(e), e);
+      data.table.put(e, out);
+      continue;
+    }
     if ((e.joined?.size ?? 0) > 0 || (e.left?.size ?? 0) > 0) {
       const signature = `${e.group?.row._uuid ?? e.members.join(',')}|${e.joined === undefined ? '' : [...e.joined].sort().join(',')}|${e.left === undefined ? '' : [...e.left].sort().join(',')}`;
       let next = memo.get(signature);
@@ -339,6 +379,8 @@ function settle(data: LflowsData, out: SbChangeSet): void {
       row = { ...rep, _version: rowVersion(e.uuid, e.group.row._uuid, rep), logical_datapath: NO_UUIDS, logical_dp_group: e.group.ref };
     }
     data.table.put(row, out);
+    // Held once again: the flow stands for itself.
+    if (row === e.v1 && e.c1 === 1 && e.n1 === 1) data.entries.set(uuid, row);
   }
   data.dirty.clear();
 }
@@ -387,7 +429,7 @@ function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logica
 }
 
 function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[]): void {
-  const flows = distinctFlows(produced);
+  let flows = distinctFlows(produced);
   const old = data.owners.get(owner) ?? NO_FLOWS;
   if (sameFlows(old, flows)) return;
   if (old.length === 0) {
@@ -403,10 +445,16 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
       const g = find(flows, newByKey, f);
       if (g === undefined || !sameHints(f, g)) release(data, f);
     }
+    // The owner keeps its old object of a flow that stays: the row may be that object.
+    const stored: sb.Logical_Flow[] = [];
     for (const f of flows) {
       const g = find(old, oldByKey, f);
-      if (g === undefined || !sameHints(f, g)) hold(data, f);
+      if (g === undefined || !sameHints(f, g)) {
+        hold(data, f);
+        stored.push(f);
+      } else stored.push(g);
     }
+    flows = stored;
   }
   if (flows.length === 0) data.owners.delete(owner);
   else data.owners.set(owner, flows);
@@ -558,7 +606,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
-    init: () => ({ owners: new Map(), entries: new Map(), groups: new Map(), dirty: new Set(), table: new SbTable('Logical_Flow'), groupTable: new SbTable('Logical_DP_Group') }),
+    init: () => ({ owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'), groupTable: new SbTable('Logical_DP_Group') }),
     newChange: () => new FlowChanges(),
     isEmpty: (c) => c.size === 0,
     finish: (data, out) => settle(data, out),
