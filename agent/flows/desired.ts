@@ -594,7 +594,13 @@ export class DesiredFlows {
       const name = dep.slice(dep.indexOf(':') + 1);
       if (dep.startsWith('p:')) parts.push(v(this.sb.portByName(name)), v(this.sb.multicastGroupByName(dp._uuid, name)));
       else if (dep.startsWith('as:')) parts.push(v(this.sb.addressSet(name)));
-      else parts.push(v(this.sb.portGroup(name)));
+      else {
+        // A port group's compile reads its member ports' bindings (their tunnel keys), which
+        // can change while the group's row does not.
+        const pg = this.sb.portGroup(name);
+        parts.push(v(pg));
+        for (const port of pg?.ports ?? []) parts.push(v(this.sb.portByName(port)));
+      }
     }
     if (parts.some((p) => p === undefined)) return undefined;
     return `${dp._uuid}|${parts.join('|')}`;
