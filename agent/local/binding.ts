@@ -11,8 +11,8 @@
 //     port), up is set true and the interface gets external_ids:ovn-installed=true;
 //   - it is released (chassis cleared, up=false) when the interface goes, or requested-chassis
 //     moves it elsewhere, conditionally on still being bound here;
-//   - when another chassis binds it while the interface that held it here remains, this
-//     chassis yields (it drops ovn-installed and does not claim back). That is the move of a
+//   - when another chassis binds it while the interface that held (or last claimed) it here
+//     remains, this chassis yields (it drops ovn-installed and does not claim back). That is the move of a
 //     port: the newer interface wins, once, and two chassis never take turns.
 // ovn-controller 23.03 instead claims back after 500 ms when both chassis have the interface;
 // yielding keeps the moved port still. An l3gateway Port_Binding is claimed (up=true) by the
@@ -129,6 +129,10 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
       if (clear !== undefined) actions.push({ kind: 'clear-installed', port, clearIface: clear });
       continue;
     }
+    // A claim counts as holding the port with this interface from now on, even before we see
+    // it applied: if another chassis then takes it, the port moved and we stay off it. With
+    // stale views two chassis could otherwise each claim back a port they never saw bound.
+    heldWith.set(port, iface.ifaceUuid);
     actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap, up: false, clearIface: clear });
   }
   return { state: { heldWith, installed }, actions };
