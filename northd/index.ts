@@ -153,6 +153,7 @@ export function createNorthd(history?: NorthdHistory): Northd {
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
+  let view: SbView | undefined;
   const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
@@ -202,7 +203,8 @@ export function createNorthd(history?: NorthdHistory): Northd {
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
-    view: () => viewOf(engine),
+    // The nodes' tables live as long as the engine, so the view's map of them is made once.
+    view: () => (view ??= viewOf(engine)),
     history: () => historyOf(engine, owned),
     stats: () => engine.stats(),
   };

@@ -460,13 +460,31 @@ export class Fanout {
       else if (list[list.length - 1] !== c) list.push(c);
     };
     const all = this.groups.get('*');
+    // The stream groups with a member of a datapath group local, once per group's member set
+    // (the flows of one datapath group share it).
+    const byMembers = new Map<ReadonlySet<string>, Group[]>();
+    const groupsOfMembers = (members: ReadonlySet<string>): Group[] => {
+      let out = byMembers.get(members);
+      if (out !== undefined) return out;
+      const found = new Set<Group>();
+      if (members.size <= this.groupsByDatapath.size) {
+        for (const dp of members) for (const g of this.groupsByDatapath.get(dp) ?? []) found.add(g);
+      } else {
+        for (const [dp, gs] of this.groupsByDatapath) if (members.has(dp)) for (const g of gs) found.add(g);
+      }
+      byMembers.set(members, (out = [...found]));
+      return out;
+    };
     for (const c of cands) {
       if (c.fpOld.scope === 'all' || c.fpNew.scope === 'all') {
         for (const g of this.groups.values()) route(g, c);
         continue;
       }
       if (all !== undefined && (c.fpOld.scope !== 'none' || c.fpNew.scope !== 'none')) route(all, c);
-      for (const fp of [c.fpOld, c.fpNew]) for (const dp of fp.datapaths) for (const g of this.groupsByDatapath.get(dp) ?? []) route(g, c);
+      for (const fp of [c.fpOld, c.fpNew]) {
+        for (const dp of fp.datapaths) for (const g of this.groupsByDatapath.get(dp) ?? []) route(g, c);
+        for (const members of fp.groups ?? []) for (const g of groupsOfMembers(members)) route(g, c);
+      }
     }
     // And to the sessions that asked for it themselves.
     const personal = new Map<Session, Candidate[]>();

@@ -57,6 +57,12 @@ export function isDatapathScoped(table: string): boolean {
 export interface Footprint {
   readonly scope: 'all' | 'datapaths' | 'chassis' | 'none';
   readonly datapaths: readonly string[];
+  /**
+   * A Logical_Flow's datapath groups, as sets of their members: seen where any member is
+   * local. Kept as the groups' own sets (`groupMembers`) rather than copied into `datapaths`:
+   * a group of every switch would otherwise make each of its flows cost that many entries.
+   */
+  readonly groups?: readonly ReadonlySet<string>[];
   readonly port?: string;
   readonly chassis?: string;
 }
@@ -82,7 +88,26 @@ export function groupSees(fp: Footprint, g: GroupInterest): boolean {
   if (g.monitorAll || fp.scope === 'all') return true;
   if (fp.scope !== 'datapaths') return false;
   for (const dp of fp.datapaths) if (g.datapaths.has(dp)) return true;
+  for (const members of fp.groups ?? []) if (intersects(members, g.datapaths)) return true;
   return false;
+}
+
+/** Whether two sets share a member, walking the smaller. */
+export function intersects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const x of small) if (large.has(x)) return true;
+  return false;
+}
+
+/** The members of a Logical_DP_Group row as a set, made once per row object (rows are immutable). */
+const memberSets = new WeakMap<Row, ReadonlySet<string>>();
+const noMembers: ReadonlySet<string> = new Set();
+
+export function groupMembers(row: Row | undefined): ReadonlySet<string> {
+  if (row === undefined) return noMembers;
+  let set = memberSets.get(row);
+  if (set === undefined) memberSets.set(row, (set = new Set(uuidsOf(row.datapaths))));
+  return set;
 }
 
 /** What a stream sees beyond its group: Port_Bindings it asked for, its own Chassis_Private. */
@@ -130,9 +155,7 @@ export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
     const own = uuidsOf(row.logical_datapath);
     const groups = uuidsOf(row.logical_dp_group);
     if (groups.length === 0) return { scope: 'datapaths', datapaths: own };
-    const dps = new Set(own);
-    for (const g of groups) for (const dp of uuidsOf(aux.dpGroup(g)?.datapaths)) dps.add(dp);
-    return { scope: 'datapaths', datapaths: [...dps] };
+    return { scope: 'datapaths', datapaths: own, groups: groups.map((g) => groupMembers(aux.dpGroup(g))) };
   }
   if (table === 'FDB') {
     const dp = aux.datapathByKey(row.dp_key as number);
@@ -427,9 +450,17 @@ export class InterestIndex {
     return this.fps.get(table)?.get(row._uuid) ?? footprintOf(table, row, this.auxNow);
   }
 
-  /** Rows (table, uuid) whose footprint names `datapath`. */
+  /**
+   * Rows (table, uuid) whose footprint names `datapath`: indexed under it, and the flows of
+   * the datapath groups it is a member of (grouped flows are indexed by group only).
+   */
   *rowsOfDatapath(datapath: string): Generator<readonly [string, string]> {
-    for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) for (const uuid of uuids) yield [table, uuid];
+    for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) {
+      for (const uuid of uuids) {
+        yield [table, uuid];
+        if (table === 'Logical_DP_Group') for (const f of this.flowsByDpGroup.get(uuid) ?? []) yield ['Logical_Flow', f];
+      }
+    }
   }
 
   /** Logical_Flows whose logical_dp_group is `uuid`. */
