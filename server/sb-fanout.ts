@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import type { DatabaseSchema, DbDelta, Row } from '../ovsdb/index.js';
 import type { History } from './history.js';
-import type { Candidate, GroupInterest, Interest, ViewChange } from './sb-interest.js';
+import type { Candidate, GroupInterest, Interest, Members, ViewChange } from './sb-interest.js';
 import {
   InterestIndex, candidateKey, candidatesOf, candidatesOfDatapaths, candidatesOfPorts, groupKeyOf, groupStep, personalStep, personallyRelevant, visibleRows, windowOf,
 } from './sb-interest.js';
@@ -462,8 +462,8 @@ export class Fanout {
     const all = this.groups.get('*');
     // The stream groups with a member of a datapath group local, once per group's member set
     // (the flows of one datapath group share it).
-    const byMembers = new Map<ReadonlySet<string>, Group[]>();
-    const groupsOfMembers = (members: ReadonlySet<string>): Group[] => {
+    const byMembers = new Map<Members, Group[]>();
+    const groupsOfMembers = (members: Members): Group[] => {
       let out = byMembers.get(members);
       if (out !== undefined) return out;
       const found = new Set<Group>();

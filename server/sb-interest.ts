@@ -62,7 +62,7 @@ export interface Footprint {
    * local. Kept as the groups' own sets (`groupMembers`) rather than copied into `datapaths`:
    * a group of every switch would otherwise make each of its flows cost that many entries.
    */
-  readonly groups?: readonly ReadonlySet<string>[];
+  readonly groups?: readonly Members[];
   readonly port?: string;
   readonly chassis?: string;
 }
@@ -92,22 +92,61 @@ export function groupSees(fp: Footprint, g: GroupInterest): boolean {
   return false;
 }
 
+/** A read-only set of datapaths: what a group's members and an interest's datapaths share. */
+export interface Members {
+  readonly size: number;
+  has(dp: string): boolean;
+  [Symbol.iterator](): Iterator<string>;
+}
+
 /** Whether two sets share a member, walking the smaller. */
-export function intersects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+export function intersects(a: Members, b: Members): boolean {
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   for (const x of small) if (large.has(x)) return true;
   return false;
 }
 
-/** The members of a Logical_DP_Group row as a set, made once per row object (rows are immutable). */
-const memberSets = new WeakMap<Row, ReadonlySet<string>>();
-const noMembers: ReadonlySet<string> = new Set();
+/**
+ * A sorted members array looked up by binary search: no copy of a group of ten thousand
+ * switches per group row (old rows stay alive in the history).
+ */
+class SortedMembers implements Members {
+  constructor(private readonly sorted: readonly string[]) {}
+  get size(): number {
+    return this.sorted.length;
+  }
+  has(dp: string): boolean {
+    let lo = 0;
+    let hi = this.sorted.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.sorted[mid] as string;
+      if (v === dp) return true;
+      if (v < dp) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+  [Symbol.iterator](): Iterator<string> {
+    return this.sorted[Symbol.iterator]();
+  }
+}
 
-export function groupMembers(row: Row | undefined): ReadonlySet<string> {
+/** The members of a Logical_DP_Group row, made once per row object (rows are immutable). */
+const memberSets = new WeakMap<Row, Members>();
+const noMembers: Members = new Set<string>();
+
+export function groupMembers(row: Row | undefined): Members {
   if (row === undefined) return noMembers;
-  let set = memberSets.get(row);
-  if (set === undefined) memberSets.set(row, (set = new Set(uuidsOf(row.datapaths))));
-  return set;
+  let members = memberSets.get(row);
+  if (members === undefined) {
+    const dps = uuidsOf(row.datapaths);
+    let sorted = true;
+    for (let i = 1; i < dps.length && sorted; i++) sorted = (dps[i - 1] as string) < (dps[i] as string);
+    members = sorted ? new SortedMembers(dps) : new Set(dps);
+    memberSets.set(row, members);
+  }
+  return members;
 }
 
 /** What a stream sees beyond its group: Port_Bindings it asked for, its own Chassis_Private. */
@@ -151,6 +190,9 @@ export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
   if (unstreamedTables.has(table)) return footprintNone;
   if (table === 'Chassis_Private') return { scope: 'chassis', datapaths: noDatapaths, chassis: row.name as string };
   if (table === 'Datapath_Binding') return { scope: 'datapaths', datapaths: [row._uuid] };
+  // A group is seen where one of its members is local; it is found through the groups, not
+  // filed under each member (a group of every switch changes with every new switch).
+  if (table === 'Logical_DP_Group') return { scope: 'datapaths', datapaths: noDatapaths, groups: [groupMembers(row)] };
   if (table === 'Logical_Flow') {
     const own = uuidsOf(row.logical_datapath);
     const groups = uuidsOf(row.logical_dp_group);
@@ -455,11 +497,12 @@ export class InterestIndex {
    * the datapath groups it is a member of (grouped flows are indexed by group only).
    */
   *rowsOfDatapath(datapath: string): Generator<readonly [string, string]> {
-    for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) {
-      for (const uuid of uuids) {
-        yield [table, uuid];
-        if (table === 'Logical_DP_Group') for (const f of this.flowsByDpGroup.get(uuid) ?? []) yield ['Logical_Flow', f];
-      }
+    for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) for (const uuid of uuids) yield [table, uuid];
+    // Groups are few (one per distinct set of datapaths sharing flows): looked up, not filed.
+    for (const g of this.rows('Logical_DP_Group').values()) {
+      if (!groupMembers(g).has(datapath)) continue;
+      yield ['Logical_DP_Group', g._uuid];
+      for (const f of this.flowsByDpGroup.get(g._uuid) ?? []) yield ['Logical_Flow', f];
     }
   }
 
