@@ -298,12 +298,15 @@ function withMembers(sum: SetSum, dps: Iterable<Uuid>, sign: 1 | -1): SetSum {
   return w as unknown as SetSum;
 }
 
-/** The group of exactly `members` (sorted, at least two, summing to `sum`), made when first needed. */
-function groupOf(data: LflowsData, members: readonly Uuid[], sum: SetSum, out: SbChangeSet): DpGroup {
+/**
+ * The group of exactly `members` (sorted, at least two, summing to `sum`), made when first
+ * needed; a new group keeps `members` itself (the caller's fresh array), frozen.
+ */
+function groupOf(data: LflowsData, members: Uuid[], sum: SetSum, out: SbChangeSet): DpGroup {
   const uuid = hashUuid(['Logical_DP_Group', String(members.length), ...sum.map(String)]);
   let g = data.groups.get(uuid);
   if (g === undefined) {
-    const row: sb.Logical_DP_Group = { _uuid: uuid, _version: uuid, datapaths: Object.freeze([...members]) };
+    const row: sb.Logical_DP_Group = { _uuid: uuid, _version: uuid, datapaths: Object.freeze(members) };
     g = { row, sum, ref: Object.freeze([uuid]), refs: 0 };
     data.groups.set(uuid, g);
     data.groupTable.insert(row, out);
