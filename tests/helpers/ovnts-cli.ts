@@ -1,8 +1,9 @@
 // Running the real `ovnts` command line from tests, and finding a free range of loopback ports
 // for `ovnts up` (NB gRPC base+1.., Raft base+11.., OVSDB base+21..).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
@@ -37,10 +38,45 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A base port whose `ovnts up` ports for three members are all free now. */
+/** Where test processes reserve port ranges, one file per base port holding the owner's pid. */
+const reservations = join(tmpdir(), 'ovnts-test-ports');
+
+/** Whether `pid` runs (a zombie is dead: read from /proc, as kill(0) cannot tell). */
+function running(pid: number): boolean {
+  try {
+    return (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? 'Z')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reserves the range at `base` for this process: an exclusive file, so that two test
+ * processes running side by side (tap runs two) never pick the same range between finding it
+ * free and binding it. A reservation whose owner is gone is taken over. A process never
+ * reuses its own: each cluster it starts gets a range of its own.
+ */
+function reserve(base: number): boolean {
+  mkdirSync(reservations, { recursive: true });
+  const file = join(reservations, String(base));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch {
+      const owner = Number(readFileSync(file, 'utf8'));
+      if (owner === process.pid || running(owner)) return false;
+      rmSync(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/** A base port, reserved for this process, whose `ovnts up` ports for three members are all free now. */
 export async function freeBasePort(): Promise<number> {
-  for (let base = 27000 + (process.pid % 50) * 50; base < 60000; base += 50) {
+  for (let base = 27000 + (process.pid % 50) * 50; base < 32000; base += 50) {
     const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33, 41, 42, 43].map((d) => base + d);
+    if (!reserve(base)) continue;
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
   throw new Error('no free port range');
@@ -75,15 +111,38 @@ export function readUpEnv(dataDir: string): UpEnv {
   };
 }
 
+/** Tries of `ovnts up` on a fresh port range when a member exits while starting. */
+const upAttemptsMax = 3;
+
+/** The last lines of each member's log in an `ovnts up` folder. */
+function memberLogTails(dir: string): string {
+  const out: string[] = [];
+  for (const name of ['n1', 'n2', 'n3']) {
+    try {
+      out.push(`${name}.log: ${readFileSync(join(dir, `${name}.log`), 'utf8').split('\n').slice(-6).join('\n  ')}`);
+    } catch {
+      // No log: the member was not started.
+    }
+  }
+  return out.join('\n');
+}
+
 /**
  * `ovnts up --detach` on a free port range in `dir`, checked by `t`; the members are stopped by
  * pid when `t` ends (tap may remove the test folder, and with it the env file `ovnts down`
  * reads, before teardowns run).
  */
 export async function upCluster(t: Test, dir: string): Promise<UpEnv> {
-  const base = await freeBasePort();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up ${dir}: ${up.stderr}`);
+  // A port range found free can be taken before the members bind it (by a test running beside
+  // this one): `up` then stops the members it started, and we try another range, saying why.
+  let up: CliResult = { code: -1, stdout: '', stderr: '' };
+  for (let attempt = 1; attempt <= upAttemptsMax; attempt++) {
+    const base = await freeBasePort();
+    up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+    if (up.code === 0 || !up.stderr.includes('while starting') || attempt === upAttemptsMax) break;
+    t.comment(`up on ports ${base}+ failed (${up.stderr.trim()}); member logs:\n${memberLogTails(dir)}`);
+  }
+  t.equal(up.code, 0, `up ${dir}: ${up.stderr}${up.code === 0 ? '' : `\n${memberLogTails(dir)}`}`);
   const env = readUpEnv(dir);
   t.teardown(async () => {
     for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
