@@ -18,12 +18,10 @@ import { OfSwitch } from '../agent/flows/ofswitch.js';
 import type { LocalView } from '../agent/local-view.js';
 import { OfChannel } from '../agent/openflow/channel.js';
 import type { SbRowChange, SbUpdate } from '../agent/sb-source.js';
-import { createNorthd } from '../northd/index.js';
 import type { Row } from '../ovsdb/index.js';
-import { Database, parseDatabaseSchema, transact } from '../ovsdb/index.js';
-import { NB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../tests/helpers/ovs-switch.js';
-import { loadTopology, tenThousandPorts, type TopologyShape } from './lib/nb-workload.js';
+import { tenThousandPorts } from './lib/nb-workload.js';
+import { ourSbOf } from './lib/our-sb.js';
 import { fmt, median, printFigures, printTable } from './lib/report.js';
 
 const CHASSIS_N = 100;
@@ -39,18 +37,6 @@ function chassisRow(i: number): Row {
     _uuid: uuid(0xc, i + 1), _version: uuid(0xc, i + 1), name: `ch${i}`, hostname: `ch${i}`, encaps: [], vtep_logical_switches: [], nb_cfg: 0,
     external_ids: new Map(), other_config: new Map(), transport_zones: [],
   } as unknown as Row;
-}
-
-async function sbOf(shape: TopologyShape): Promise<Map<string, Map<string, Row>>> {
-  const nb = new Database(parseDatabaseSchema(NB_SCHEMA_JSON));
-  let n = 0;
-  const newUuid = (): string => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
-  await loadTopology((ops) => {
-    const out = transact(nb, ops, { newUuid });
-    if (out.kind !== 'committed') throw new Error(`NB transaction failed: ${JSON.stringify(out)}`);
-    return out.results as unknown[];
-  }, shape);
-  return createNorthd().recompute(nb) as Map<string, Map<string, Row>>;
 }
 
 /** Binds every VIF (type "") to one of CHASSIS_N chassis, round robin; returns the rows and
@@ -88,7 +74,7 @@ function heapMb(): number {
 }
 
 async function main(): Promise<void> {
-  const tables = await sbOf(tenThousandPorts);
+  const tables = await ourSbOf(tenThousandPorts);
   const { changes, view, spare } = bind(tables, CHASSIS_N);
   const snapshot: SbUpdate = { reset: true, fromRevision: 0, toRevision: 1, changes };
   const lflows = tables.get('Logical_Flow')?.size ?? 0;
@@ -173,7 +159,7 @@ async function main(): Promise<void> {
   }
 
   // Part 3: 500 agents, one port each on a 500-port switch.
-  const small = await sbOf({ switches: 1, portsPerSwitch: AGENTS_N, acls: 2 });
+  const small = await ourSbOf({ switches: 1, portsPerSwitch: AGENTS_N, acls: 2 });
   const agentsBound = bind(small, AGENTS_N);
   const smallSnap: SbUpdate = { reset: true, fromRevision: 0, toRevision: 1, changes: agentsBound.changes };
   const heapBefore = heapMb();

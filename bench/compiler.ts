@@ -21,12 +21,10 @@ import { compileLogicalFlow, createCompileMemo, formatFlow, sbCompileContext, ty
 import type { FlowSpec } from '../agent/openflow/types.js';
 import { buildSymtab } from '../agent/expr/index.js';
 import type { Symtab } from '../agent/expr/symbols.js';
-import { createNorthd } from '../northd/index.js';
 import type { Row } from '../ovsdb/index.js';
-import { Database, parseDatabaseSchema, transact } from '../ovsdb/index.js';
-import { NB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { loadTopology, tenThousandPorts } from './lib/nb-workload.js';
+import { ourSbOf } from './lib/our-sb.js';
 import { fmt, median, percentile, printFigures, printTable } from './lib/report.js';
 
 const fullRuns = Number(process.env.BENCH_FULL_RUNS ?? 5);
@@ -125,15 +123,7 @@ function oneChangedUs(tables: SbTables, rows: readonly LogicalFlowRow[], symtab:
 }
 
 async function ourNorthdSb(): Promise<{ tables: SbTables; rows: LogicalFlowRow[] }> {
-  const nb = new Database(parseDatabaseSchema(NB_SCHEMA_JSON));
-  let n = 0;
-  const newUuid = (): string => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
-  await loadTopology((ops) => {
-    const out = transact(nb, ops, { newUuid });
-    if (out.kind !== 'committed') throw new Error(`NB transaction failed: ${JSON.stringify(out)}`);
-    return out.results as unknown[];
-  }, tenThousandPorts);
-  const tables = createNorthd().recompute(nb);
+  const tables = await ourSbOf(tenThousandPorts);
   return { tables, rows: [...(tables.get('Logical_Flow')?.values() ?? [])] as unknown as LogicalFlowRow[] };
 }
 
