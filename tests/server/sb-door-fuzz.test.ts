@@ -10,11 +10,9 @@
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import t from 'tap';
-import { dumpDatabaseJson, rowToJson } from '../../ovsdb/index.js';
 import { JsonValueSplitter } from '../../server/json-stream.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
-import { startCentralCluster } from '../helpers/central-cluster.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { startSbDoorFixture } from '../helpers/sb-door-fixture.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const SB = 'OVN_Southbound';
@@ -152,31 +150,10 @@ async function runSession(port: number, s: Session): Promise<'closed' | 'hung'> 
 }
 
 t.test(`${framesN} mutated frames to the OVN_Southbound door change nothing (seed ${seed})`, async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
-  t.teardown(() => cluster.stop());
-  const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
-  const follower = cluster.members.find((m) => m !== leader);
-  if (leader === undefined || follower === undefined) throw new Error('no leader');
-  await leader.client.transact([
-    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
-    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1' } },
-  ]);
-  await leader.client.transact([
-    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
-    { op: 'insert', table: 'Chassis', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
-  ], SB);
-  const door = await startOvsdbDoor({ central: follower.central, listen: { host: '127.0.0.1', port: 0 }, db: SB, limits });
-  t.teardown(() => door.close());
-  const { port } = door.address as { host: string; port: number };
-  const snapshot = (): string => {
-    const view = follower.central.sbView();
-    const out: Record<string, unknown[]> = {};
-    for (const [name, schema] of view.schema.tables) out[name] = [...view.rows(name).values()].map((r) => rowToJson(schema, r));
-    return JSON.stringify([out, dumpDatabaseJson(follower.central.sm.chassis)]);
-  };
-  while (follower.central.revision < leader.central.revision) await new Promise((r) => setTimeout(r, 10));
-  const before = snapshot();
-  const pb = [...follower.central.sbView().rows('Port_Binding').keys()][0] as string;
+  const fx = await startSbDoorFixture(t, limits);
+  const { port } = fx.address;
+  const before = fx.snapshot();
+  const pb = fx.pbUuid;
 
   const sessions = makeSessions(new Rng(seed), pb);
   const hung: number[] = [];
@@ -192,9 +169,9 @@ t.test(`${framesN} mutated frames to the OVN_Southbound door change nothing (see
   t.equal(seen.unanswered, 0, `every intact hostile request was answered (${seen.replies} replies, ${seen.errors} of them errors)`);
   t.ok(seen.errors > framesN / 10, 'the writes among them were refused');
 
-  const fresh = await JsonRpcClient.connect(door.address as { host: string; port: number });
+  const fresh = await JsonRpcClient.connect(fx.address);
   t.same(await fresh.request('list_dbs', []), [SB, '_Server'], 'the door still serves');
   await fresh.close();
-  while (follower.central.revision < leader.central.revision) await new Promise((r) => setTimeout(r, 10));
-  t.equal(snapshot(), before, 'the SB view and the chassis tables are unchanged');
+  await fx.caughtUp();
+  t.equal(fx.snapshot(), before, 'the SB view and the chassis tables are unchanged');
 });

@@ -5,10 +5,8 @@
 // Method: a seeded stream of 2,000 requests (OVNTS_LONG: 20,000) at the door of a follower of an
 // in-process cluster, then the whole SB view compared with a snapshot taken before.
 import t from 'tap';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
-import { dumpDatabaseJson, rowToJson } from '../../ovsdb/index.js';
-import { startCentralCluster } from '../helpers/central-cluster.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { startSbDoorFixture } from '../helpers/sb-door-fixture.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const SB = 'OVN_Southbound';
@@ -58,32 +56,10 @@ function hostileRequest(rng: Rng, pbUuid: string): [string, unknown[]] {
 }
 
 t.test(`${requestsN} hostile requests to the OVN_Southbound door change nothing (seed ${seed})`, async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
-  t.teardown(() => cluster.stop());
-  const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
-  const follower = cluster.members.find((m) => m !== leader);
-  if (leader === undefined || follower === undefined) throw new Error('no leader');
-  await leader.client.transact([
-    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
-    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1' } },
-  ]);
-  await leader.client.transact([
-    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
-    { op: 'insert', table: 'Chassis', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
-  ], SB);
-  const door = await startOvsdbDoor({ central: follower.central, listen: { host: '127.0.0.1', port: 0 }, db: SB });
-  t.teardown(() => door.close());
-  const address = door.address as { host: string; port: number };
-  const snapshot = (): string => {
-    const view = follower.central.sbView();
-    const out: Record<string, unknown[]> = {};
-    for (const [name, schema] of view.schema.tables) out[name] = [...view.rows(name).values()].map((r) => rowToJson(schema, r));
-    return JSON.stringify([out, dumpDatabaseJson(follower.central.sm.chassis)]);
-  };
-  // Let every replica catch up before the snapshot.
-  while (follower.central.revision < leader.central.revision) await new Promise((r) => setTimeout(r, 10));
-  const before = snapshot();
-  const pbUuid = [...follower.central.sbView().rows('Port_Binding').keys()][0] as string;
+  const fx = await startSbDoorFixture(t);
+  const address = fx.address;
+  const before = fx.snapshot();
+  const pbUuid = fx.pbUuid;
 
   const rng = new Rng(seed);
   let c = await JsonRpcClient.connect(address, { requestTimeoutMs: 20_000 });
@@ -110,6 +86,6 @@ t.test(`${requestsN} hostile requests to the OVN_Southbound door change nothing 
   const fresh = await JsonRpcClient.connect(address);
   t.same(await fresh.request('list_dbs', []), [SB, '_Server'], 'the door still serves');
   await fresh.close();
-  while (follower.central.revision < leader.central.revision) await new Promise((r) => setTimeout(r, 10));
-  t.equal(snapshot(), before, 'the SB view and the chassis tables are unchanged');
+  await fx.caughtUp();
+  t.equal(fx.snapshot(), before, 'the SB view and the chassis tables are unchanged');
 });
