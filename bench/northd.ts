@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Northd } from '../northd/index.js';
 import { createNorthd } from '../northd/index.js';
@@ -23,6 +23,7 @@ import { NB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { encodeCommand, nbTxn } from '../server/commands.js';
 import { NbStateMachine } from '../server/nb-state-machine.js';
 import { NorthdProjection } from '../server/northd-projection.js';
+import { anchorsDir } from './lib/anchors.js';
 import { fmt, median, percentile, printFigures, printTable } from './lib/report.js';
 
 const args = process.argv.slice(2);
@@ -44,12 +45,6 @@ const serverBatchRows = 1000;
 const EMPTY: DbDelta = { changes: [] };
 
 const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
-const repoRoot = ((): string => {
-  let d = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(d, 'package.json'))) d = dirname(d);
-  return d;
-})();
-const anchorsDir = process.env.ANCHORS_DIR ?? join(repoRoot, '..', 'shared', 'anchors');
 
 // --- The workload, as the anchor builds it (its names, MACs and subnets). ---
 

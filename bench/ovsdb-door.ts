@@ -13,10 +13,11 @@ import { promisify } from 'node:util';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { readUpEnv } from '../tests/helpers/ovnts-cli.js';
 import { stopPid } from '../tests/helpers/process.js';
+import { anchorsDir } from './lib/anchors.js';
 import { fmt, printFigures, printTable } from './lib/report.js';
 
 const run = promisify(execFile);
-const anchor = process.env.ANCHOR ?? '/work/shared/anchors/bench-nb-txn.sh';
+const anchor = process.env.ANCHOR ?? join(anchorsDir, 'bench-nb-txn.sh');
 const ovntsJs = fileURLToPath(new URL('../bin/ovnts.js', import.meta.url));
 /** The anchor's spawn drivers (E, F: one process per transaction) are not compared: kept short. */
 const nSpawn = process.env.N_SPAWN ?? '30';
