@@ -28,6 +28,7 @@ import type { AclsData } from './acls.js';
 import { aclsNode } from './acls.js';
 import type { DhcpCodesData } from './dhcp-codes.js';
 import { dhcpCodesNode } from './dhcp-codes.js';
+import { lbsNode } from './load-balancers.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -77,7 +78,7 @@ export interface Northd {
 
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(aclsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(aclsNode()), erase(lbsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
     erase(dhcpCodesNode()),
   ]);
 }
@@ -87,6 +88,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<DatapathsData>('datapaths').table,
     engine.data<LflowsData>('lflows').table,
     engine.data<LflowsData>('lflows').groupTable,
+    engine.data<LflowsData>('lflows').lbTable,
     engine.data<MulticastData>('multicast').table,
     engine.data<PortsData>('ports').table,
     engine.data<SbGlobalData>('sb_global').table,

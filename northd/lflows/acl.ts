@@ -14,13 +14,16 @@ import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
 import { StageIds, lflow } from './flow.js';
 
-/** The ACL state a switch's default flows depend on. */
+/** The ACL and load balancer state a switch's default flows depend on. */
 export interface AclFlags {
   readonly hasAcls: boolean;
+  /** An allow-related ACL applies (ovn-northd's od->has_stateful_acl). */
   readonly hasStateful: boolean;
+  /** A load balancer with VIPs applies (od->has_lb_vip): conntrack is used as for stateful ACLs. */
+  readonly hasLbVip?: boolean;
 }
 
-export const NO_ACL_FLAGS: AclFlags = Object.freeze({ hasAcls: false, hasStateful: false });
+export const NO_ACL_FLAGS: AclFlags = Object.freeze({ hasAcls: false, hasStateful: false, hasLbVip: false });
 
 const ND_MLD_ACL = 'nd || nd_ra || nd_rs || mldv1 || mldv2';
 
@@ -29,6 +32,9 @@ type Emit = (stage: StageName, priority: number, match: string, actions: string)
 /** The default flows of the ACL stages of a switch, by its ACL state (both directions). */
 export function aclStageDefaults(f: Emit, flags: AclFlags): void {
   const { hasAcls, hasStateful } = flags;
+  const hasLbVip = flags.hasLbVip === true;
+  // Load balancers need the ACL stages' conntrack handling as stateful ACLs do (has_stateful).
+  const connTracked = hasStateful || hasLbVip;
   f('ls_in_pre_acl', 110, 'eth.dst == $svc_monitor_mac', 'next;');
   f('ls_in_pre_acl', 0, '1', 'next;');
   f('ls_out_pre_acl', 110, 'eth.src == $svc_monitor_mac', 'next;');
@@ -41,8 +47,8 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
     }
   }
   for (const s of ['ls_in_acl_hint', 'ls_out_acl_hint'] as const) {
-    f(s, hasAcls ? 0 : 65535, '1', 'next;');
-    if (!hasStateful) continue;
+    f(s, hasAcls || hasLbVip ? 0 : 65535, '1', 'next;');
+    if (!connTracked) continue;
     f(s, 7, 'ct.new && !ct.est', 'reg0[7] = 1; reg0[9] = 1; next;');
     f(s, 6, '!ct.new && ct.est && !ct.rpl && ct_mark.blocked == 1', 'reg0[7] = 1; reg0[9] = 1; next;');
     f(s, 5, '!ct.trk', 'reg0[8] = 1; reg0[9] = 1; next;');
@@ -51,7 +57,7 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
     f(s, 2, 'ct.est && ct_mark.blocked == 1', 'reg0[9] = 1; next;');
     f(s, 1, 'ct.est && ct_mark.blocked == 0', 'reg0[10] = 1; next;');
   }
-  if (!hasAcls) {
+  if (!hasAcls && !hasLbVip) {
     f('ls_in_acl', 65535, '1', 'next;');
     f('ls_out_acl', 65535, '1', 'next;');
   } else {
@@ -59,7 +65,7 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
     f('ls_out_acl', 0, '1', 'next;');
   }
   f('ls_in_acl_after_lb', 0, '1', 'next;');
-  if (hasStateful) {
+  if (connTracked) {
     for (const s of ['ls_in_acl', 'ls_out_acl'] as const) {
       f(s, 1, 'ip && ct.est && ct_mark.blocked == 1', 'reg0[1] = 1; next;');
       f(s, 1, 'ip && !ct.est', 'reg0[1] = 1; next;');
@@ -76,7 +82,7 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
   f('ls_in_acl', 65532, ND_MLD_ACL, 'next;');
   f('ls_out_acl', 65532, ND_MLD_ACL, 'next;');
   f('ls_in_acl_after_lb', 65532, ND_MLD_ACL, 'next;');
-  if (hasAcls) {
+  if (hasAcls || hasLbVip) {
     f('ls_in_acl', 34000, 'eth.dst == $svc_monitor_mac', 'next;');
     f('ls_out_acl', 34000, 'eth.src == $svc_monitor_mac', 'next;');
   }
@@ -107,7 +113,10 @@ function rejectFlow(ld: readonly Uuid[], a: AclFacts, stage: StageName, extraMat
   return lflow(ld, stage, a.priority + 1000, match, actions, hint);
 }
 
-/** The flows of one ACL on a switch whose state is `hasStateful` (consider_acl). */
+/**
+ * The flows of one ACL on a switch whose state is `hasStateful` (consider_acl): a stateful ACL
+ * or a load balancer with VIPs applies there (ovn-northd's has_stateful in build_acls).
+ */
 export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: a.uuid, ids: new StageIds() };

@@ -1,5 +1,5 @@
-// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a port ("p <name>") or an
-// (ACL, switch) pair; regenerating an owner replaces its flows. A flow's identity is its
+// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a port ("p <name>"), an
+// (ACL, switch) pair or a (switch, load balancer) pair; regenerating an owner replaces its flows. A flow's identity is its
 // content without the datapath (stage, priority, match, actions), as ovn-northd 23.03 shares
 // rows: every (owner, datapath) that produces the same content holds one Logical_Flow row,
 // which names its one datapath in logical_datapath or, when there are several, a
@@ -25,10 +25,13 @@ import { hasUnknown } from '../multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
+import type { LbsChange, LbsData } from '../load-balancers.js';
+import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
 import { hashUuid } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
+import { lbSwitchFlows, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
@@ -47,6 +50,13 @@ export interface LflowsData {
   readonly dirty: Set<Uuid>;
   readonly table: SbTable;
   readonly groupTable: SbTable;
+  /**
+   * SB Load_Balancer rows, one per load balancer applied to a switch, naming the switches
+   * through a Logical_DP_Group (the same groups the flows use: a group is named by its members).
+   */
+  readonly lbTable: SbTable;
+  /** Load balancer → the group its row refers to. */
+  readonly lbGroups: Map<Uuid, DpGroup>;
 }
 
 interface DpGroup {
@@ -494,6 +504,7 @@ interface Sources {
   readonly mc: MulticastData;
   readonly routers: RoutersData;
   readonly acls: AclsData;
+  readonly lbs: LbsData;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
@@ -503,6 +514,7 @@ function sourcesOf(inputs: NodeInputs): Sources {
     mc: inputs.data<MulticastData>('multicast'),
     routers: inputs.data<RoutersData>('routers'),
     acls: inputs.data<AclsData>('acls'),
+    lbs: inputs.data<LbsData>('lbs'),
   };
 }
 
@@ -511,9 +523,18 @@ function aclOwner(dp: Uuid, acl: Uuid): string {
   return `a ${dp} ${acl}`;
 }
 
-/** Whether an owner (its datapath or port) still exists in the inputs. */
+/** The owner of one load balancer's flows on one switch. */
+function lbOwner(dp: Uuid, lb: Uuid): string {
+  return `b ${dp} ${lb}`;
+}
+
+/** Whether an owner (its datapath, port, ACL or load balancer pair) still exists in the inputs. */
 function ownerExists(owner: string, src: Sources): boolean {
   const id = owner.slice(2);
+  if (owner.startsWith('b ')) {
+    const [dp, lb] = id.split(' ') as [Uuid, Uuid];
+    return src.lbs.byDp.get(dp)?.counts.has(lb) === true;
+  }
   if (owner.startsWith('a ')) {
     const [dp, acl] = id.split(' ') as [Uuid, Uuid];
     return src.acls.bySwitch.get(dp)?.acls.has(acl) === true;
@@ -525,7 +546,10 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   if (!out.claim(datapathOwner(sbUuid))) return;
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
-  if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS);
+  if (info !== undefined && info.kind === 'switch') {
+    const acl = src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS;
+    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) });
+  }
   else if (info !== undefined) {
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
@@ -547,7 +571,7 @@ function routerPortsOf(src: Sources, dp: Uuid): SwitchRouterPort[] {
 function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logical_Flow[] {
   return switchPortFlows(p, {
     dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
-    hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true,
+    hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
     routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
   });
 }
@@ -581,8 +605,40 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
-  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful);
+  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
   setOwner(data, aclOwner(dp, acl), flows);
+}
+
+function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowChanges): void {
+  if (!out.claim(lbOwner(dp, lb))) return;
+  const info = src.dps.bySb.get(dp);
+  const facts = src.lbs.lbs.get(lb);
+  const applies = info !== undefined && info.kind === 'switch' && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
+  setOwner(data, lbOwner(dp, lb), applies ? lbSwitchFlows(info.logicalDatapath, facts) : NO_FLOWS);
+}
+
+/**
+ * Writes a load balancer's SB row: present while it applies to a switch, naming its switches
+ * through their group (sync_lbs uses a group even for one switch).
+ */
+function writeLbRow(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
+  const facts = src.lbs.lbs.get(lb);
+  const switches: Uuid[] = [];
+  for (const dp of src.lbs.dpsOf.get(lb) ?? []) if (src.dps.bySb.get(dp)?.kind === 'switch') switches.push(dp);
+  const old = data.lbGroups.get(lb);
+  if (facts === undefined || switches.length === 0) {
+    if (old === undefined) return;
+    data.lbTable.remove(sbLoadBalancerUuid(lb), out);
+    data.lbGroups.delete(lb);
+    unref(data, old, out);
+    return;
+  }
+  switches.sort();
+  const group = groupOf(data, switches, withMembers(EMPTY_SUM, switches, 1), out);
+  group.refs++;
+  data.lbGroups.set(lb, group);
+  unref(data, old, out);
+  data.lbTable.put(sbLoadBalancer(facts, group.row._uuid), out);
 }
 
 /** Owners to regenerate in one handler, gathered first so each is regenerated once, in order. */
@@ -591,6 +647,10 @@ class Dirty {
   readonly ports = new Set<string>();
   /** [switch, ACL] pairs, as "<dp> <acl>". */
   readonly acls = new Set<string>();
+  /** [switch, load balancer] pairs, as "<dp> <lb>". */
+  readonly lbs = new Set<string>();
+  /** Load balancers whose SB row to write again. */
+  readonly lbRows = new Set<Uuid>();
   /** Every port bound to switch `dp` (their flows read the switch's router ports). */
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
@@ -602,20 +662,29 @@ class Dirty {
       const [dp, acl] = pair.split(' ') as [Uuid, Uuid];
       regenAcl(data, src, dp, acl, out);
     }
+    for (const pair of [...this.lbs].sort()) {
+      const [dp, lb] = pair.split(' ') as [Uuid, Uuid];
+      regenLb(data, src, dp, lb, out);
+    }
+    for (const lb of [...this.lbRows].sort()) writeLbRow(data, src, lb, out);
   }
 }
 
 export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
-    init: () => ({ owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'), groupTable: new SbTable('Logical_DP_Group') }),
+    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs'],
+    init: () => ({
+      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
+      groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
+    }),
     newChange: () => new FlowChanges(),
     isEmpty: (c) => c.size === 0,
     finish: (data, out) => settle(data, out),
     recompute(data: LflowsData, inputs: NodeInputs, out: FlowChanges): void {
       out.maybeTrackWhole(data.table);
       out.maybeTrackWhole(data.groupTable);
+      out.maybeTrackWhole(data.lbTable);
       const src = sourcesOf(inputs);
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
@@ -626,6 +695,10 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {
         for (const acl of [...(src.acls.bySwitch.get(dp) as SwitchAcls).acls.keys()].sort()) regenAcl(data, src, dp, acl, out);
       }
+      for (const [dp, state] of [...src.lbs.byDp].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        for (const lb of [...state.counts.keys()].sort()) regenLb(data, src, dp, lb, out);
+      }
+      for (const lb of [...new Set([...data.lbGroups.keys(), ...src.lbs.lbs.keys()])].sort()) writeLbRow(data, src, lb, out);
     },
     handlers: {
       datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
@@ -680,6 +753,24 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           for (const [acl, facts] of old?.acls ?? []) if (flagsChanged || !sameData(facts, now?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
           for (const [acl, facts] of now?.acls ?? []) if (flagsChanged || !sameData(facts, old?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
         }
+        dirty.regen(data, src, out);
+        return 'handled';
+      },
+      lbs(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
+        const src = sourcesOf(inputs);
+        const c = change as LbsChange;
+        const dirty = new Dirty();
+        // has_lb_vip: the switch's default flows, its ports' conntrack and DHCP flows, and its
+        // ACLs' flows (stateful handling) all read it.
+        for (const dp of c.hasVipFlipped.keys()) {
+          if (src.dps.bySb.get(dp)?.kind !== 'switch') continue;
+          dirty.datapaths.add(dp);
+          dirty.allPortsOf(src, dp);
+          for (const acl of src.acls.bySwitch.get(dp)?.acls.keys() ?? []) dirty.acls.add(`${dp} ${acl}`);
+        }
+        for (const pair of c.pairs) dirty.lbs.add(pair);
+        for (const lb of c.facts) for (const dp of src.lbs.dpsOf.get(lb) ?? []) dirty.lbs.add(`${dp} ${lb}`);
+        for (const lb of c.membership) dirty.lbRows.add(lb);
         dirty.regen(data, src, out);
         return 'handled';
       },

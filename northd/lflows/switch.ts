@@ -1,7 +1,8 @@
 // Logical switch flows in ovn-northd 23.03's exact spelling (northd.c, v23.03.1; checked
 // against the real 23.03.1 by tests/northd/differential-real-northd.test.ts):
 // - per datapath: the default flow of every stage as 23.03 writes it for a switch without
-//   load balancers or DNS (the ACL stages by its ACL state, lflows/acl.ts); the admission
+//   DNS (the ACL stages by its ACL state, lflows/acl.ts; pre-LB and hairpin by whether it has
+//   load balancer VIPs, the load balancers' own flows in lflows/lb.ts); the admission
 //   flows of ls_in_check_port_sec (drop
 //   VLAN-tagged frames unless vlan-passthru, drop multicast sources, check_in_port_sec()),
 //   ls_in_apply_port_sec, ls_in_l2_lkup broadcast/multicast → _MC_flood, ls_in_l2_unknown
@@ -38,14 +39,31 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS): sb.Logical_Flow[] {
   // The flows depend on these four facts only, so they are built (and their UUIDs hashed) once
   // per combination and copied into each switch: a thousand new switches cost copies.
-  const key = (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
+  const key = (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
   let template = SWITCH_TEMPLATES.get(key);
   if (template === undefined) SWITCH_TEMPLATES.set(key, (template = Object.freeze(buildSwitchDatapathFlows(TEMPLATE_DP, dp.vlanPassthru, hasUnknown, acl))));
   const d = dp.logicalDatapath;
-  return template.map((f) => ({ ...f, logical_datapath: d }));
+  const flows = template.map((f) => ({ ...f, logical_datapath: d }));
+  if (acl.hasLbVip === true) flows.push(...hairpinFlows(dp));
+  return flows;
 }
 
-/** Immutable templates of a switch datapath's flows by its four facts (at most 16). */
+/**
+ * Hairpin for load balancers (build_lb_hairpin): a connection from a backend to its own VIP is
+ * SNATed to the VIP and sent back out of the port it came from. These carry the switch's hint.
+ */
+function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
+  const d = dp.logicalDatapath;
+  const hint: FlowHints = { hint: dp.nbUuid };
+  return [
+    lflow(d, 'ls_in_pre_hairpin', 100, 'ip && ct.trk', 'reg0[6] = chk_lb_hairpin(); reg0[12] = chk_lb_hairpin_reply(); next;', hint),
+    lflow(d, 'ls_in_nat_hairpin', 100, 'ip && ct.new && ct.trk && reg0[6] == 1', 'ct_snat_to_vip; next;', hint),
+    lflow(d, 'ls_in_nat_hairpin', 100, 'ip && ct.est && ct.trk && reg0[6] == 1', 'ct_snat;', hint),
+    lflow(d, 'ls_in_nat_hairpin', 90, 'ip && reg0[12] == 1', 'ct_snat;', hint),
+  ];
+}
+
+/** Immutable templates of a switch datapath's flows by its five facts (at most 32). */
 const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
 const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
 
@@ -67,6 +85,8 @@ function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, has
     f('ls_in_pre_lb', 110, ND_MLD_LB, 'next;'),
     f('ls_in_pre_lb', 110, 'reg0[16] == 1', 'next;'),
     f('ls_in_pre_lb', 0, '1', 'next;'),
+    ...(acl.hasLbVip === true ? [f('ls_in_pre_lb', 100, 'ip', 'reg0[2] = 1; next;'), f('ls_out_pre_lb', 100, 'ip', 'reg0[2] = 1; next;')] : []),
+    ...(acl.hasLbVip === true ? [f('ls_in_hairpin', 1, '(reg0[6] == 1 || reg0[12] == 1)', 'eth.dst <-> eth.src; outport = inport; flags.loopback = 1; output;')] : []),
     f('ls_in_pre_stateful', 110, 'reg0[2] == 1', 'ct_lb_mark;'),
     f('ls_in_pre_stateful', 100, 'reg0[0] == 1', 'ct_next;'),
     f('ls_in_pre_stateful', 0, '1', 'next;'),
@@ -132,6 +152,8 @@ export interface SwitchPortContext {
   readonly vlanPassthru: boolean;
   /** The switch has stateful ACLs (router and localnet ports then skip conntrack in pre-ACL). */
   readonly hasStateful: boolean;
+  /** The switch has load balancer VIPs (localnet ports then go through conntrack in pre-LB). */
+  readonly hasLbVip: boolean;
   /** The router ports of the switch (OVN's od->router_ports). */
   readonly routerPorts: readonly SwitchRouterPort[];
   /** For a router LSP: its peer router's facts (NAT addresses, options). */
@@ -158,8 +180,9 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
       lflow(dp, 'ls_in_put_fdb', 100, `inport == ${key} && reg0[11] == 0`, 'put_fdb(inport, eth.src); next;', lport()),
     );
   }
-  // Router and localnet ports skip conntrack: in pre-LB always (no load balancers yet), and in
-  // pre-ACL when the switch has stateful ACLs (then the egress pre-LB action keeps ct state).
+  // Router and localnet ports skip conntrack: in pre-LB (localnet ports only while the switch
+  // has no load balancer VIPs: traffic from outside must be load balanced), and in pre-ACL when
+  // the switch has stateful ACLs (then the egress pre-LB action keeps ct state).
   if (p.routerPeer !== undefined || p.type === 'localnet') {
     if (ctx.hasStateful) {
       flows.push(
@@ -167,14 +190,16 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
         lflow(dp, 'ls_out_pre_acl', 110, `ip && outport == ${key}`, 'next;', lport()),
       );
     }
-    flows.push(
-      lflow(dp, 'ls_in_pre_lb', 110, `ip && inport == ${key}`, 'next;', lport()),
-      lflow(dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, ctx.hasStateful ? 'next;' : 'ct_clear; next;', lport()),
-    );
+    if (p.routerPeer !== undefined || !ctx.hasLbVip) {
+      flows.push(
+        lflow(dp, 'ls_in_pre_lb', 110, `ip && inport == ${key}`, 'next;', lport()),
+        lflow(dp, 'ls_out_pre_lb', 110, `ip && outport == ${key}`, ctx.hasStateful ? 'next;' : 'ct_clear; next;', lport()),
+      );
+    }
   }
   arpNdResponder(p, ctx, flows, lport, hint);
   routerArpResolve(p, ctx, flows, hint);
-  flows.push(...dhcpFlows(p, dp, ctx.hasStateful));
+  flows.push(...dhcpFlows(p, dp, ctx.hasStateful || ctx.hasLbVip));
   if (p.type === 'external') return flows;
   if (!p.enabled) {
     flows.push(

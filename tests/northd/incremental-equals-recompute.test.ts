@@ -21,13 +21,33 @@ type Kind =
   | 'claim' | 'ls-add' | 'ls-del' | 'lsp-add' | 'lsp-del' | 'lsp-update' | 'lsp-move' | 'lr-add' | 'lr-del' | 'lrp-add' | 'lrp-del' | 'lrp-update'
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
-  | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set';
+  | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set'
+  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set',
+  'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg',
 ];
+
+/** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
+function randomLb(rng: Rng): Record<string, unknown> {
+  const vips: Record<string, string> = {};
+  const choices: [string, string][] = [
+    ['10.0.0.100:80', '10.0.0.1:8080,10.0.0.2:8080'], ['10.0.0.101', '10.0.0.3'], ['10.0.0.102:53', ''], ['[fd00::100]:80', '[fd00:1::2]:80'],
+    ['fd00::101', 'fd00:1::3,fd00:1::4'], ['10.0.0.103:80', '10.0.0.1:80,bogus'], ['10.0.0.104:80', '[fd00::1]:80'], ['10.0.0.105:443', '10.0.0.5:443'],
+  ];
+  for (const [k, v] of rng.subset(choices, 3)) vips[k] = v;
+  const options: Record<string, string> = {};
+  if (rng.chance(0.2)) options['reject'] = 'true';
+  if (rng.chance(0.2)) options['affinity_timeout'] = String(rng.int(0, 70000));
+  if (rng.chance(0.2)) options['hairpin_snat_ip'] = '169.254.0.1';
+  const row: Record<string, unknown> = { name: `lb${rng.int(1, 5)}`, vips: map(vips), options: map(options) };
+  if (rng.chance(0.5)) row['protocol'] = set([rng.pick(['tcp', 'udp', 'sctp'])]);
+  if (rng.chance(0.2)) row['selection_fields'] = set(rng.subset(['ip_src', 'ip_dst', 'tp_src', 'tp_dst'], 2));
+  return row;
+}
 
 function randomDhcpOptions(rng: Rng): unknown {
   const options: Record<string, string> = { server_id: '10.0.0.254', server_mac: '0a:00:00:00:00:fe' };
@@ -98,6 +118,9 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const ases = names(db, 'Address_Set');
   const acls = [...db.rows('ACL').keys()].sort();
   const dhcps = [...db.rows('DHCP_Options').keys()].sort();
+  const lbs = [...db.rows('Load_Balancer').keys()].sort();
+  const lbgs = [...db.rows('Load_Balancer_Group').keys()].sort();
+  const dps = [...lss.map((s) => ['Logical_Switch', s.uuid] as const), ...lrs.map((r) => ['Logical_Router', r.uuid] as const)];
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
@@ -111,6 +134,9 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.3 : 0],
     ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0],
+    ['lb-add', lbs.length < 4 ? 1 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
+    ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
+    ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -258,6 +284,36 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       return { kind, ops: [{ op: 'update', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)), row: rng.chance(0.6) ? { options: randomDhcpOptions(rng) } : { cidr: rng.pick(['10.0.0.0/24', '10.0.0.0/16']) } }] };
     case 'dhcp-del':
       return { kind, ops: [{ op: 'delete', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)) }] };
+    case 'lb-add':
+      return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row: randomLb(rng) }] };
+    case 'lb-update': {
+      const row = randomLb(rng);
+      // Often only the VIPs: emptied (has_lb_vip flips) or new.
+      const partial = rng.chance(0.5) ? { vips: rng.chance(0.3) ? map({}) : row['vips'] } : row;
+      return { kind, ops: [{ op: 'update', table: 'Load_Balancer', where: byUuid(rng.pick(lbs)), row: partial }] };
+    }
+    case 'lb-del':
+      // Weakly referenced: the switches, routers and groups naming it lose it.
+      return { kind, ops: [{ op: 'delete', table: 'Load_Balancer', where: byUuid(rng.pick(lbs)) }] };
+    case 'lbg-add':
+      return { kind, ops: [{ op: 'insert', table: 'Load_Balancer_Group', row: { name: `lbg${n}`, load_balancer: set(rng.subset(lbs, 2).map(uuidAtom)) } }] };
+    case 'lbg-update':
+      return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer_Group', where: byUuid(rng.pick(lbgs)), mutations: [['load_balancer', rng.chance(0.6) ? 'insert' : 'delete', set([uuidAtom(rng.pick(lbs))])]] }] };
+    case 'lbg-del': {
+      // A group is strongly referenced: the datapaths using it drop it in the same transaction.
+      const g = rng.pick(lbgs);
+      const ops: unknown[] = dps.map(([table, uuid]) => ({ op: 'mutate', table, where: byUuid(uuid), mutations: [['load_balancer_group', 'delete', set([uuidAtom(g)])]] }));
+      ops.push({ op: 'delete', table: 'Load_Balancer_Group', where: byUuid(g) });
+      return { kind, ops };
+    }
+    case 'dp-lb': {
+      const [table, uuid] = rng.pick(dps);
+      return { kind, ops: [{ op: 'mutate', table, where: byUuid(uuid), mutations: [['load_balancer', rng.chance(0.65) ? 'insert' : 'delete', set([uuidAtom(rng.pick(lbs))])]] }] };
+    }
+    case 'dp-lbg': {
+      const [table, uuid] = rng.pick(dps);
+      return { kind, ops: [{ op: 'mutate', table, where: byUuid(uuid), mutations: [['load_balancer_group', rng.chance(0.65) ? 'insert' : 'delete', set([uuidAtom(rng.pick(lbgs))])]] }] };
+    }
     case 'dhcp-set':
       return { kind, ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv4_options: rng.chance(0.7) ? uuidAtom(rng.pick(dhcps)) : set([]) } }] };
     case 'lr-update': {

@@ -1,0 +1,98 @@
+// Load balancer flows of a logical switch in ovn-northd 23.03's exact spelling (northd.c,
+// v23.03.1: build_lb_rules_pre_stateful, build_lb_rules, build_lb_affinity_ls_flows), and the
+// SB Load_Balancer row (sync_lbs). Every flow carries the load balancer's stage-hint.
+//
+// Registers (northd.c): reg0[1] commit, reg0[2] conntrack NAT, reg1 / xxreg1 the original
+// destination IP and reg2[0..15] its port (read by the chassis's hairpin flows), reg9[6] a known
+// affinity session, reg4 / xxreg0 and reg8[0..15] the affinity backend.
+import type { Uuid } from '../../ovsdb/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import type { LbFacts, LbVip } from '../load-balancers.js';
+import { hashUuid } from '../hash.js';
+import { stage } from '../stages.js';
+import { versioned } from '../sb-changes.js';
+import type { FlowHints } from './flow.js';
+import { StageIds, lflow } from './flow.js';
+
+/** Built once per facts object for a placeholder datapath, then copied into each switch. */
+const TEMPLATES = new WeakMap<LbFacts, readonly sb.Logical_Flow[]>();
+const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
+
+/** The flows load balancer `lb` gives the switch whose logical_datapath value is `ld`. */
+export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
+  let template = TEMPLATES.get(lb);
+  if (template === undefined) TEMPLATES.set(lb, (template = Object.freeze(buildLbSwitchFlows(TEMPLATE_DP, lb))));
+  return template.map((f) => ({ ...f, logical_datapath: ld }));
+}
+
+/** The backends of a VIP as ct_lb_mark and commit_lb_aff spell one: "ip:port" or "[ip6]:port". */
+function backendText(v: LbVip, ip: string, port: number): string {
+  if (port === 0) return ip;
+  return v.v6 ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+/** The ls_in_lb action for a new connection to a VIP (build_lb_vip_actions for a switch). */
+function lbAction(lb: LbFacts, v: LbVip): string {
+  if (v.backends.length === 0) {
+    if (lb.reject) return `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('ls_out_qos_mark').table});};`;
+    return 'drop;';
+  }
+  const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
+  return `reg0[1] = 0; ct_lb_mark(backends=${v.backendsText}${hash});`;
+}
+
+function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
+  const flows: sb.Logical_Flow[] = [];
+  const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
+  for (const v of lb.vips) {
+    const ip = v.v6 ? 'ip6' : 'ip4';
+    const l4 = v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`;
+    // Pre-stateful: keep the original destination for the hairpin flows, then conntrack.
+    const keep = `${v.v6 ? 'xxreg1' : 'reg1'} = ${v.ip}; ${v.port === undefined ? '' : `reg2[0..15] = ${v.port}; `}ct_lb_mark;`;
+    flows.push(lflow(ld, 'ls_in_pre_stateful', 120, `reg0[2] == 1 && ${ip}.dst == ${v.ip}${l4}`, keep, hint));
+    affinityFlows(ld, lb, v, hint, flows);
+    flows.push(lflow(ld, 'ls_in_lb', v.port === undefined ? 110 : 120, `ct.new && ${ip}.dst == ${v.ip}${l4}`, lbAction(lb, v), hint));
+  }
+  return flows;
+}
+
+/** Session affinity (options:affinity_timeout): check, reuse the backend chosen, learn it. */
+function affinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, hint: FlowHints, flows: sb.Logical_Flow[]): void {
+  if (lb.affinityTimeout === 0) return;
+  const ip = v.v6 ? 'ip6' : 'ip4';
+  const regVip = v.v6 ? 'xxreg1' : 'reg1';
+  const regBackend = v.v6 ? 'xxreg0' : 'reg4';
+  const portMatch = v.port === undefined ? '' : ` && reg2[0..15] == ${v.port}`;
+  flows.push(lflow(ld, 'ls_in_lb_aff_check', 100, `ct.new && ${ip} && ${regVip} == ${v.ip}${portMatch}`, 'reg9[6] = chk_lb_aff(); next;', hint));
+  const vipText = v.port === undefined ? v.ip : v.v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
+  const actionHead = `reg0[1] = 0; ${regVip} = ${v.ip}; ${v.port === undefined ? '' : `reg2[0..15] = ${v.port}; `}ct_lb_mark(backends=`;
+  const learnMatchHead = v.port === undefined
+    ? `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && ${ip}.dst == `
+    : `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && reg2[0..15] == ${v.port} && ${ip}.dst == `;
+  for (const b of v.backends) {
+    const backend = backendText(v, b.ip, b.port);
+    const learnMatch = `${learnMatchHead}${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.dst == ${b.port}`}`;
+    const learn = `commit_lb_aff(vip = "${vipText}", backend = "${backend}"${v.port === undefined ? '' : `, proto = ${lb.proto}`}, timeout = ${lb.affinityTimeout}); /* drop */`;
+    flows.push(lflow(ld, 'ls_in_lb_aff_learn', 100, learnMatch, learn, hint));
+    const match = `reg9[6] == 1 && ct.new && ${ip} && ${regBackend} == ${b.ip}${b.port === 0 ? '' : ` && reg8[0..15] == ${b.port}`}`;
+    flows.push(lflow(ld, 'ls_in_lb', 150, match, `${actionHead}${backend});`, hint));
+  }
+}
+
+/** The SB Load_Balancer row's UUID: a function of the NB row's, as every replica derives it. */
+export function sbLoadBalancerUuid(nbUuid: Uuid): Uuid {
+  return hashUuid(['Load_Balancer', nbUuid]);
+}
+
+/** The SB Load_Balancer row of a load balancer applied to the switches of `group` (sync_lbs). */
+export function sbLoadBalancer(lb: LbFacts, group: Uuid): sb.Load_Balancer {
+  const entries: [string, string][] = [...lb.options];
+  if (!lb.options.has('hairpin_orig_tuple')) entries.push(['hairpin_orig_tuple', 'true']);
+  const options = new Map(entries.map(([k, v]): [string, string] => [k, k === 'hairpin_orig_tuple' ? 'true' : v]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return versioned<sb.Load_Balancer>({
+    _uuid: sbLoadBalancerUuid(lb.uuid), _version: '', name: lb.name, vips: lb.nbVips, protocol: lb.protocol, datapaths: NO_UUIDS,
+    datapath_group: [group], options, external_ids: new Map([['lb_id', lb.uuid]]),
+  });
+}
+
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);

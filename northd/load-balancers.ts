@@ -1,0 +1,398 @@
+// Load balancers and the datapaths they apply to.
+//
+// A load balancer applies to a switch or router that names it in its load_balancer column or
+// through one of its load_balancer_group rows (ovn-northd's build_lbs). Its VIPs are parsed as
+// ovn-northd 23.03 parses them (lib/lb.c): "IP", "IP:port" or "[IPv6]:port" keys, backends
+// "IP[:port],..." of the same family, with a port exactly when the VIP has one; a VIP with any
+// bad backend is skipped whole. A datapath "has a VIP" (od->has_lb_vip) when one of its load
+// balancers has a non-empty vips column, parsed or not.
+//
+// Incremental: per datapath, the number of ways each load balancer applies to it (directly,
+// through each group), so a group gaining a load balancer adds one count to each datapath that
+// uses the group, and nothing is read again; per datapath, the number of its load balancers
+// with VIPs, so a VIP column becoming empty flips has_lb_vip without scanning.
+import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
+import type * as nb from '../ovsdb/rows/nb.js';
+import { datapathSbUuid } from './datapaths.js';
+import type { EngineNode, NodeInputs } from './engine.js';
+import { formatIpv6, parseIpv6Groups } from './addresses.js';
+import { nbGet, nbRows } from './nb.js';
+import { sameData, sortedDifference } from './same-data.js';
+
+/** One backend: its address as ovn-northd prints it and its port (0: none). */
+export interface LbBackend {
+  readonly ip: string;
+  readonly port: number;
+}
+
+/** One VIP of a load balancer, parsed. */
+export interface LbVip {
+  /** The VIP address as ovn-northd prints it (inet_ntop, no brackets). */
+  readonly ip: string;
+  readonly v6: boolean;
+  /** The VIP's port as text, or undefined for a VIP without one. */
+  readonly port: string | undefined;
+  /** The backends column value exactly as written (ct_lb_mark quotes it as is). */
+  readonly backendsText: string;
+  readonly backends: readonly LbBackend[];
+}
+
+/** A load balancer as its flows and its SB row read it. */
+export interface LbFacts {
+  readonly uuid: Uuid;
+  readonly name: string;
+  /** The NB protocol column (empty: TCP). */
+  readonly protocol: nb.Load_Balancer['protocol'];
+  /** The L4 protocol its matches name: tcp, udp or sctp. */
+  readonly proto: 'tcp' | 'udp' | 'sctp';
+  /** The VIPs that parsed, by key order. */
+  readonly vips: readonly LbVip[];
+  /** The NB vips column has entries (od->has_lb_vip counts it even if none parse). */
+  readonly hasVips: boolean;
+  readonly nbVips: ReadonlyMap<string, string>;
+  readonly options: ReadonlyMap<string, string>;
+  /** options:reject: a VIP without backends rejects rather than drops. */
+  readonly reject: boolean;
+  /** The hash_fields of ct_lb_mark (from selection_fields), or undefined. */
+  readonly hashFields: string | undefined;
+  /** options:affinity_timeout, at most 65535 (0: no affinity). */
+  readonly affinityTimeout: number;
+}
+
+/** The load balancers that apply to one datapath. */
+export interface DatapathLbs {
+  readonly kind: 'switch' | 'router';
+  readonly nbUuid: Uuid;
+  /** Load balancer → the number of ways it applies (directly, through each group). */
+  readonly counts: Map<Uuid, number>;
+  /** The datapath's load_balancer and load_balancer_group columns, as last read. */
+  direct: readonly Uuid[];
+  groups: readonly Uuid[];
+  /** How many of its load balancers have VIPs. */
+  withVips: number;
+}
+
+export interface LbsData {
+  /** By NB Load_Balancer UUID. */
+  readonly lbs: Map<Uuid, LbFacts>;
+  /** By SB datapath UUID (only datapaths with load balancers or groups). */
+  readonly byDp: Map<Uuid, DatapathLbs>;
+  /** Load balancer → the datapaths it applies to. */
+  readonly dpsOf: Map<Uuid, Set<Uuid>>;
+  /** Load_Balancer_Group → its load balancers as last read, and the datapaths using it. */
+  readonly groupLbs: Map<Uuid, readonly Uuid[]>;
+  readonly groupDps: Map<Uuid, Set<Uuid>>;
+}
+
+export interface LbsChange {
+  /** Load balancers whose facts changed (or that appeared or went): every flow of theirs. */
+  readonly facts: Set<Uuid>;
+  /** (datapath, load balancer) pairs that began or stopped applying, as "<dp> <lb>". */
+  readonly pairs: Set<string>;
+  /** Load balancers whose set of datapaths changed. */
+  readonly membership: Set<Uuid>;
+  /** Datapaths whose has_lb_vip flipped: the new value. */
+  readonly hasVipFlipped: Map<Uuid, boolean>;
+}
+
+/** Whether a datapath has a VIP (ovn-northd's od->has_lb_vip). */
+export function hasLbVip(data: LbsData, dp: Uuid): boolean {
+  return (data.byDp.get(dp)?.withVips ?? 0) > 0;
+}
+
+/** The load balancers that apply to switch `dp`, sorted. */
+export function lbsOfDatapath(data: LbsData, dp: Uuid): Uuid[] {
+  return [...(data.byDp.get(dp)?.counts.keys() ?? [])].sort();
+}
+
+// --- Parsing, as lib/lb.c and OVS's inet_parse_active do it ---------------------------------
+
+/** An IPv4 address as inet_pton reads it: four decimal parts, no leading zeros. */
+function parseStrictIpv4(s: string): string | undefined {
+  const parts = s.split('.');
+  if (parts.length !== 4) return undefined;
+  for (const p of parts) {
+    if (!/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255) return undefined;
+  }
+  return parts.join('.');
+}
+
+interface Endpoint {
+  readonly ip: string;
+  readonly v6: boolean;
+  readonly port: number;
+}
+
+function unbracket(s: string): string {
+  if (!s.startsWith('[')) return s;
+  return s.endsWith(']') ? s.slice(1, -1) : s.slice(1);
+}
+
+/**
+ * "host[:port]" as OVS's inet_parse_active reads it: more than one colon outside brackets is an
+ * IPv6 address without a port; a port is decimal 0..65535 (0 or empty: none).
+ */
+export function parseEndpoint(text: string): Endpoint | undefined {
+  let colons = 0;
+  let last = -1;
+  let inBrackets = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '[') inBrackets = true;
+    else if (c === ']') inBrackets = false;
+    else if (c === ':' && !inBrackets) {
+      colons++;
+      last = i;
+    }
+  }
+  let host: string;
+  let portText = '';
+  if (colons > 1) host = text;
+  else if (last >= 0) {
+    host = unbracket(text.slice(0, last));
+    portText = unbracket(text.slice(last + 1));
+  } else host = unbracket(text);
+  let port = 0;
+  if (portText !== '') {
+    if (!/^[+-]?\d{1,10}$/.test(portText)) return undefined;
+    port = Number(portText);
+    if (port < 0 || port > 65535) return undefined;
+  }
+  if (host.includes(':')) {
+    const groups = parseIpv6Groups(host);
+    return groups === undefined ? undefined : { ip: formatIpv6(groups), v6: true, port };
+  }
+  const ip = parseStrictIpv4(host);
+  return ip === undefined ? undefined : { ip, v6: false, port };
+}
+
+/** One VIP and its backends, or undefined when ovn-northd would skip it. */
+export function parseVip(key: string, value: string): LbVip | undefined {
+  const vip = parseEndpoint(key);
+  if (vip === undefined) return undefined;
+  const backends: LbBackend[] = [];
+  for (const token of value.split(',')) {
+    if (token === '') continue;
+    const b = parseEndpoint(token);
+    if (b === undefined || b.v6 !== vip.v6) return undefined;
+    if ((vip.port !== 0) !== (b.port !== 0)) return undefined;
+    backends.push({ ip: b.ip, port: b.port });
+  }
+  return { ip: vip.ip, v6: vip.v6, port: vip.port === 0 ? undefined : String(vip.port), backendsText: value, backends };
+}
+
+/** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
+export function boolOption(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {
+  const v = (options.get(key) ?? '').toLowerCase();
+  return def ? v !== 'false' : v === 'true';
+}
+
+function uintOption(options: ReadonlyMap<string, string>, key: string): number {
+  const v = options.get(key);
+  if (v === undefined || !/^\d{1,10}$/.test(v)) return 0;
+  const n = Number(v);
+  return n > 0xffffffff ? 0 : n;
+}
+
+export function lbFacts(lb: nb.Load_Balancer): LbFacts {
+  const protocol = lb.protocol;
+  const p = protocol[0];
+  const proto = p === 'udp' ? 'udp' : p === 'sctp' ? 'sctp' : 'tcp';
+  const vips: LbVip[] = [];
+  for (const [key, value] of [...lb.vips].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const v = parseVip(key, value);
+    if (v !== undefined) vips.push(v);
+  }
+  let hashFields: string | undefined;
+  if (lb.selection_fields.length > 0) {
+    const named = p !== undefined;
+    hashFields = lb.selection_fields.map((f) => (f === 'tp_src' && named ? `${p}_src` : f === 'tp_dst' && named ? `${p}_dst` : f)).join(',');
+  }
+  return {
+    uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, nbVips: lb.vips, options: lb.options,
+    reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
+  };
+}
+
+// --- Membership ------------------------------------------------------------------------------
+
+/** What one run changed, gathered as it goes. */
+class Run {
+  constructor(readonly data: LbsData, readonly out: LbsChange) {}
+
+  private vipsOf(lb: Uuid): boolean {
+    return this.data.lbs.get(lb)?.hasVips === true;
+  }
+
+  /** Adds `delta` ways in which `lb` applies to datapath `dp`. */
+  count(dp: Uuid, state: DatapathLbs, lb: Uuid, delta: number): void {
+    const before = state.counts.get(lb) ?? 0;
+    const after = before + delta;
+    if (after < 0) throw new Error(`load balancer ${lb} counted below zero on ${dp}`);
+    if (after === 0) state.counts.delete(lb);
+    else state.counts.set(lb, after);
+    if ((before === 0) === (after === 0)) return;
+    const vips = this.vipsOf(lb) ? 1 : 0;
+    let dps = this.data.dpsOf.get(lb);
+    if (after > 0) {
+      state.withVips += vips;
+      if (dps === undefined) this.data.dpsOf.set(lb, (dps = new Set()));
+      dps.add(dp);
+    } else {
+      state.withVips -= vips;
+      dps?.delete(dp);
+      if (dps?.size === 0) this.data.dpsOf.delete(lb);
+    }
+    this.out.pairs.add(`${dp} ${lb}`);
+    this.out.membership.add(lb);
+  }
+
+  /** Notes has_lb_vip of `dp` before a change (call `settle` after). */
+  private readonly before = new Map<Uuid, boolean>();
+  watch(dp: Uuid): void {
+    if (!this.before.has(dp)) this.before.set(dp, hasLbVip(this.data, dp));
+  }
+
+  settle(): void {
+    for (const [dp, was] of this.before) {
+      const now = hasLbVip(this.data, dp);
+      const state = this.data.byDp.get(dp);
+      if (state !== undefined && state.counts.size === 0 && state.direct.length === 0 && state.groups.length === 0) this.data.byDp.delete(dp);
+      if (was !== now) this.out.hasVipFlipped.set(dp, now);
+      else this.out.hasVipFlipped.delete(dp);
+    }
+    this.before.clear();
+  }
+
+  private stateOf(dp: Uuid, nbUuid: Uuid, kind: 'switch' | 'router'): DatapathLbs {
+    let s = this.data.byDp.get(dp);
+    if (s === undefined) this.data.byDp.set(dp, (s = { kind, nbUuid, counts: new Map(), direct: NO_UUIDS, groups: NO_UUIDS, withVips: 0 }));
+    return s;
+  }
+
+  /** A load balancer's row changed: its facts, and has_lb_vip of its datapaths if its VIPs came or went. */
+  lb(db: Database, uuid: Uuid): void {
+    const row = nbGet<nb.Load_Balancer>(db, 'Load_Balancer', uuid);
+    const old = this.data.lbs.get(uuid);
+    const now = row === undefined ? undefined : lbFacts(row);
+    if (old !== undefined && now !== undefined && sameData(old, now)) return;
+    this.out.facts.add(uuid);
+    this.out.membership.add(uuid);
+    const flip = (old?.hasVips ?? false) !== (now?.hasVips ?? false);
+    if (flip) for (const dp of this.data.dpsOf.get(uuid) ?? []) this.watch(dp);
+    if (now === undefined) this.data.lbs.delete(uuid);
+    else this.data.lbs.set(uuid, now);
+    if (!flip) return;
+    for (const dp of this.data.dpsOf.get(uuid) ?? []) {
+      const state = this.data.byDp.get(dp);
+      if (state !== undefined) state.withVips += now?.hasVips === true ? 1 : -1;
+    }
+  }
+
+  /** A group's load_balancer column changed: every datapath using it gains or loses those. */
+  group(db: Database, uuid: Uuid): void {
+    const row = nbGet<nb.Load_Balancer_Group>(db, 'Load_Balancer_Group', uuid);
+    const old = this.data.groupLbs.get(uuid) ?? NO_UUIDS;
+    const now = row?.load_balancer ?? NO_UUIDS;
+    const { removed, added } = sortedDifference(old, now);
+    if (row === undefined) this.data.groupLbs.delete(uuid);
+    else this.data.groupLbs.set(uuid, now);
+    if (removed.length === 0 && added.length === 0) return;
+    for (const dp of this.data.groupDps.get(uuid) ?? []) {
+      const state = this.data.byDp.get(dp);
+      if (state === undefined) continue;
+      this.watch(dp);
+      for (const lb of removed) this.count(dp, state, lb, -1);
+      for (const lb of added) this.count(dp, state, lb, 1);
+    }
+  }
+
+  /** A switch or router row: its direct load balancers and groups, diffed against the last read. */
+  datapath(db: Database, table: 'Logical_Switch' | 'Logical_Router', nbUuid: Uuid): void {
+    const row = nbGet<nb.Logical_Switch | nb.Logical_Router>(db, table, nbUuid);
+    const dp = datapathSbUuid(nbUuid);
+    const old = this.data.byDp.get(dp);
+    const direct = row?.load_balancer ?? NO_UUIDS;
+    const groups = row?.load_balancer_group ?? NO_UUIDS;
+    if (old === undefined && direct.length === 0 && groups.length === 0) return;
+    const state = old ?? this.stateOf(dp, nbUuid, table === 'Logical_Switch' ? 'switch' : 'router');
+    const d = sortedDifference(state.direct, direct);
+    const g = sortedDifference(state.groups, groups);
+    if (d.removed.length + d.added.length + g.removed.length + g.added.length === 0) return;
+    this.watch(dp);
+    for (const lb of d.removed) this.count(dp, state, lb, -1);
+    for (const group of g.removed) {
+      // What the group was counted with: its content as last read (this run's if it changed).
+      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, -1);
+      const users = this.data.groupDps.get(group);
+      users?.delete(dp);
+      if (users?.size === 0) this.data.groupDps.delete(group);
+    }
+    for (const lb of d.added) this.count(dp, state, lb, 1);
+    for (const group of g.added) {
+      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, 1);
+      let users = this.data.groupDps.get(group);
+      if (users === undefined) this.data.groupDps.set(group, (users = new Set()));
+      users.add(dp);
+    }
+    state.direct = direct;
+    state.groups = groups;
+  }
+}
+
+const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
+
+function isEmpty(c: LbsChange): boolean {
+  return c.facts.size === 0 && c.pairs.size === 0 && c.membership.size === 0 && c.hasVipFlipped.size === 0;
+}
+
+/**
+ * Applies a set of NB changes in the order the counts need: load balancers' facts first, then
+ * groups' contents, then the datapaths' columns (which count groups by their new contents).
+ */
+function applyNb(db: Database, data: LbsData, lbs: Iterable<Uuid>, groups: Iterable<Uuid>, switches: Iterable<Uuid>, routers: Iterable<Uuid>, out: LbsChange): 'handled' | 'unchanged' {
+  const run = new Run(data, out);
+  for (const uuid of [...lbs].sort()) run.lb(db, uuid);
+  for (const uuid of [...groups].sort()) run.group(db, uuid);
+  for (const uuid of [...switches].sort()) run.datapath(db, 'Logical_Switch', uuid);
+  for (const uuid of [...routers].sort()) run.datapath(db, 'Logical_Router', uuid);
+  run.settle();
+  return isEmpty(out) ? 'unchanged' : 'handled';
+}
+
+export function lbsNode(): EngineNode<LbsData, LbsChange> {
+  return {
+    name: 'lbs',
+    inputs: ['nb'],
+    init: () => ({ lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map() }),
+    newChange: () => ({ facts: new Set(), pairs: new Set(), membership: new Set(), hasVipFlipped: new Map() }),
+    isEmpty,
+    recompute(data: LbsData, inputs: NodeInputs, out: LbsChange): void {
+      const db = inputs.data<Database>('nb');
+      // Everything known and everything in the database, through the same steps as a change.
+      const lbs = new Set([...data.lbs.keys(), ...nbRows<nb.Load_Balancer>(db, 'Load_Balancer').keys()]);
+      const groups = new Set([...data.groupLbs.keys(), ...nbRows<nb.Load_Balancer_Group>(db, 'Load_Balancer_Group').keys()]);
+      const switches = new Set(nbRows<nb.Logical_Switch>(db, 'Logical_Switch').keys());
+      const routers = new Set(nbRows<nb.Logical_Router>(db, 'Logical_Router').keys());
+      // Datapaths known but gone from the database are read as rows without load balancers.
+      for (const state of data.byDp.values()) (state.kind === 'switch' ? switches : routers).add(state.nbUuid);
+      applyNb(db, data, lbs, groups, switches, routers, out);
+    },
+    handlers: {
+      nb(data: LbsData, change: unknown, inputs: NodeInputs, out: LbsChange) {
+        const lbs = new Set<Uuid>();
+        const groups = new Set<Uuid>();
+        const switches = new Set<Uuid>();
+        const routers = new Set<Uuid>();
+        for (const c of (change as DbDelta).changes) {
+          if (c.table === 'Load_Balancer') lbs.add(c.uuid);
+          else if (c.table === 'Load_Balancer_Group') groups.add(c.uuid);
+          else if (c.table === 'Logical_Switch') switches.add(c.uuid);
+          else if (c.table === 'Logical_Router') routers.add(c.uuid);
+        }
+        if (lbs.size + groups.size + switches.size + routers.size === 0) return 'unchanged';
+        return applyNb(inputs.data<Database>('nb'), data, lbs, groups, switches, routers, out);
+      },
+    },
+  };
+}
