@@ -1,6 +1,7 @@
-// Building Logical_Flow rows. A flow's UUID is the hash of (stage, priority, match, actions):
-// content-addressed, so every replica names it the same, and the datapaths that produce the
-// same flow share its row (lflows/node.ts settles which datapath or group the row names).
+// Building Logical_Flow rows. A flow's UUID is the hash of (shard, stage, priority, match,
+// actions): content-addressed, so every replica names it the same, and the datapaths of a shard
+// that produce the same flow share its row (lflows/node.ts settles which datapath or group the
+// row names).
 //
 // Row values are immutable once made, so flows share them wherever the content is the same:
 // one logical_datapath array per datapath, one external_ids map per stage for flows without a
@@ -54,13 +55,33 @@ export function portTags(name: string): ReadonlyMap<string, string> {
 }
 
 /**
- * A Logical_Flow row's UUID: its content without the datapath, so the datapaths that produce
- * the same flow share one row (through a Logical_DP_Group). The stage name keeps switch and
- * router flows apart, as ovn-northd's stage does.
+ * Datapaths are split into this many shards by their UUID (itself a hash): the datapaths of one
+ * shard that produce the same flow share one row. One row per content for all datapaths (as
+ * ovn-northd 23.03 has it) would make every new switch rewrite a group of every switch, a cost
+ * per transaction that grows with the topology, on every replica and for every agent; with
+ * shards a new switch rewrites a group of about 1/16 of them.
  */
-export function lflowUuid(stageName: string, priority: number, match: string, actions: string): Uuid {
-  return hashUuid(['Logical_Flow', stageName, String(priority), match, actions]);
+export const FLOW_SHARDS = 16;
+
+/** The shard of datapath `dp`: its UUID's first hex digit. */
+export function shardOf(dp: Uuid): number {
+  return Number.parseInt(dp.charAt(0), 16) & (FLOW_SHARDS - 1);
 }
+
+/**
+ * A Logical_Flow row's UUID: its content without the datapath, and the datapath's shard, so
+ * the datapaths of a shard that produce the same flow share one row (through a
+ * Logical_DP_Group). The stage name keeps switch and router flows apart, as ovn-northd's stage
+ * does.
+ */
+export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string): Uuid {
+  return hashUuid(['Logical_Flow', String(shard), stageName, String(priority), match, actions]);
+}
+
+/** A datapath UUID in each shard, for flows built once per shard and copied into its datapaths. */
+export const SHARD_TEMPLATE_DPS: readonly (readonly Uuid[])[] = Object.freeze(
+  Array.from({ length: FLOW_SHARDS }, (_, i) => Object.freeze([`${i.toString(16)}0000000-0000-0000-0000-000000000000`])),
+);
 
 /**
  * One flow of datapath `logicalDatapath` (the datapath's shared one-element array: its
@@ -68,7 +89,7 @@ export function lflowUuid(stageName: string, priority: number, match: string, ac
  */
 export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, priority: number, match: string, actions: string, hints: FlowHints = NO_HINTS): sb.Logical_Flow {
   const s = stage(stageName);
-  const uuid = lflowUuid(s.name, priority, match, actions);
+  const uuid = lflowUuid(shardOf(logicalDatapath[0] as Uuid), s.name, priority, match, actions);
   // Keys in sorted order, as every map value is built: stage-hint < stage-name.
   let ids: ReadonlyMap<string, string>;
   if (hints.hint === undefined) ids = STAGE_IDS.get(s.name) as ReadonlyMap<string, string>;

@@ -12,16 +12,18 @@ import { hashUuid } from '../hash.js';
 import { stage } from '../stages.js';
 import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
-import { StageIds, lflow } from './flow.js';
+import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, lflow, shardOf } from './flow.js';
 
-/** Built once per facts object for a placeholder datapath, then copied into each switch. */
-const TEMPLATES = new WeakMap<LbFacts, readonly sb.Logical_Flow[]>();
-const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
+/** Built once per facts object and shard for a placeholder datapath, then copied into each switch. */
+const TEMPLATES = new WeakMap<LbFacts, (readonly sb.Logical_Flow[] | undefined)[]>();
 
 /** The flows load balancer `lb` gives the switch whose logical_datapath value is `ld`. */
 export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
-  let template = TEMPLATES.get(lb);
-  if (template === undefined) TEMPLATES.set(lb, (template = Object.freeze(buildLbSwitchFlows(TEMPLATE_DP, lb))));
+  const shard = shardOf(ld[0] as Uuid);
+  let perShard = TEMPLATES.get(lb);
+  if (perShard === undefined) TEMPLATES.set(lb, (perShard = new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS)));
+  let template = perShard[shard];
+  if (template === undefined) perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb));
   return template.map((f) => ({ ...f, logical_datapath: ld }));
 }
 

@@ -25,7 +25,7 @@ import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
-import { StageIds, jsonKey, lflow, portTags } from './flow.js';
+import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
@@ -40,9 +40,13 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: 
   // The flows depend on these four facts only, so they are built (and their UUIDs hashed) once
   // per combination and copied into each switch: a thousand new switches cost copies.
   const key = (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
-  let template = SWITCH_TEMPLATES.get(key);
-  if (template === undefined) SWITCH_TEMPLATES.set(key, (template = Object.freeze(buildSwitchDatapathFlows(TEMPLATE_DP, dp.vlanPassthru, hasUnknown, acl))));
   const d = dp.logicalDatapath;
+  const shard = shardOf(dp.sbUuid);
+  let template = SWITCH_TEMPLATES.get(key * FLOW_SHARDS + shard);
+  if (template === undefined) {
+    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl));
+    SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
+  }
   const flows = template.map((f) => ({ ...f, logical_datapath: d }));
   if (acl.hasLbVip === true) flows.push(...hairpinFlows(dp));
   return flows;
@@ -63,9 +67,8 @@ function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
   ];
 }
 
-/** Immutable templates of a switch datapath's flows by its five facts (at most 32). */
+/** Immutable templates of a switch datapath's flows by its five facts and its shard. */
 const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
-const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
 
 function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags): sb.Logical_Flow[] {
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);

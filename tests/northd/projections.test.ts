@@ -6,6 +6,7 @@ import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
+import { lflowUuid, shardOf } from '../../northd/lflows/flow.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom } from './nb-fixture.js';
@@ -222,10 +223,14 @@ t.test("every row's _version follows its content", async (t) => {
     for (const row of rows.values()) {
       const { _uuid, _version, ...columns } = row;
       if (table === 'Logical_Flow') {
-        // A flow's UUID is its content; its version adds where it applies and its hints.
+        // A flow's UUID is its content and shard; its version adds where it applies and its hints.
         const f = row as unknown as sb.Logical_Flow;
         const where = f.logical_dp_group[0] ?? f.logical_datapath[0] ?? '';
         if (f.logical_dp_group.length > 0) grouped++;
+        const members = flowDatapaths(northd.view(), f);
+        t.equal(new Set(members.map(shardOf)).size, 1, 'the datapaths sharing a row are of one shard');
+        t.equal(lflowUuid(shardOf(members[0] ?? ''), f.external_ids.get('stage-name') ?? '', f.priority, f.match, f.actions), _uuid, 'the UUID is the content and shard');
+        if (f.logical_dp_group.length > 0) t.ok(members.length >= 2, 'a flow names a group only for two datapaths or more');
         t.equal(_version, hashUuid(['Logical_Flow', _uuid, where, f.external_ids.get('stage-hint') ?? '', f.tags.get('in_out_port') ?? '']));
         t.equal(f.logical_datapath.length + f.logical_dp_group.length, 1, 'one datapath or one group');
       } else if (table === 'Logical_DP_Group') {
@@ -235,7 +240,6 @@ t.test("every row's _version follows its content", async (t) => {
         const sum = [0, 1, 2, 3].map((i) => g.datapaths.reduce((acc, dp) => (acc + parseInt(dp.replace(/-/g, '').slice(i * 8, i * 8 + 8), 16)) % 2 ** 32, 0));
         t.equal(_uuid, hashUuid(['Logical_DP_Group', String(g.datapaths.length), ...sum.map(String)]));
         t.equal(_version, _uuid);
-        t.ok(g.datapaths.length >= 2, 'a group has two datapaths or more');
       } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
     }
