@@ -2,7 +2,9 @@
 // MAC of SB_Global (so that flows can match $svc_monitor_mac), `<port_group>_ip4` and
 // `<port_group>_ip6` for every NB port group (the IP addresses in its ports' addresses and
 // dynamic_addresses, MACs ignored; empty sets included), and every NB address set by name,
-// which wins over a generated set of the same name. Addresses are sorted, as a set column is.
+// which wins over a generated set of the same name; `_rtr_lb_<router key>_ip4/_ip6` for a
+// router's load balancer VIPs that its ports answer ARP/ND for. Addresses are sorted, as a set
+// column is.
 // The SB row's UUID derives from the set's name, so replicas agree and a set keeps its row.
 //
 // Incremental: a port group's addresses are counted per member port, so a port joining or
@@ -15,7 +17,10 @@ import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
 import { extractLspAddresses, isDynamicAddress } from './netaddr.js';
-import { sortedDifference } from './same-data.js';
+import { sameData, sortedDifference } from './same-data.js';
+import type { DatapathsData } from './datapaths.js';
+import type { RoutersChange, RoutersData } from './routers.js';
+import { routerLbAddressSetName } from './lflows/router.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 import { svcMonitorMacOf } from './sb-global.js';
 
@@ -73,6 +78,10 @@ export interface AddressSetsData {
   readonly pgs: Map<Uuid, PortGroupAddresses>;
   /** Port group name → its UUID (NB names are unique). */
   readonly pgByName: Map<string, Uuid>;
+  /** `_rtr_lb_<key>_ip4/6` → a router's reachable load balancer VIPs (only non-empty sets). */
+  readonly routerSets: Map<string, readonly string[]>;
+  /** Router datapath → the names of its sets, as last written. */
+  readonly routerSetNames: Map<Uuid, readonly string[]>;
 }
 
 /** The IP addresses a port gives its port groups (split_addresses of each entry). */
@@ -146,6 +155,9 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
 function desired(db: Database, data: AddressSetsData, name: string): readonly string[] | undefined {
   const own = db.findUnique('Address_Set', ['name'], [name]) as unknown as nb.Address_Set | undefined;
   if (own !== undefined) return own.addresses;
+  // Synced after the port groups' sets, before the NB ones: it wins over a port group's.
+  const router = data.routerSets.get(name);
+  if (router !== undefined) return router;
   for (const suffix of ['_ip4', '_ip6'] as const) {
     if (!name.endsWith(suffix)) continue;
     const pgUuid = data.pgByName.get(name.slice(0, -suffix.length));
@@ -168,11 +180,33 @@ function write(db: Database, data: AddressSetsData, names: Iterable<string>, out
   }
 }
 
+/** A router's load balancer VIP sets (en-sync-sb's lr_lb_address_set_name), by its facts now. */
+function syncRouter(inputs: NodeInputs, data: AddressSetsData, sbUuid: Uuid, dirty: Set<string>): void {
+  for (const name of data.routerSetNames.get(sbUuid) ?? []) {
+    data.routerSets.delete(name);
+    dirty.add(name);
+  }
+  data.routerSetNames.delete(sbUuid);
+  const facts = inputs.data<RoutersData>('routers').bySb.get(sbUuid);
+  const key = inputs.data<DatapathsData>('datapaths').bySb.get(sbUuid)?.key;
+  if (facts === undefined || key === undefined) return;
+  const names: string[] = [];
+  const lb = facts.portFacing.lbIps;
+  for (const [v6, ips] of [[false, lb.v4Reachable], [true, lb.v6Reachable]] as const) {
+    if (ips.length === 0) continue;
+    const name = routerLbAddressSetName(key, v6);
+    data.routerSets.set(name, ips);
+    names.push(name);
+    dirty.add(name);
+  }
+  if (names.length > 0) data.routerSetNames.set(sbUuid, names);
+}
+
 export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
   return {
     name: 'address_sets',
-    inputs: ['nb'],
-    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map() }),
+    inputs: ['nb', 'datapaths', 'routers'],
+    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map(), routerSets: new Map(), routerSetNames: new Map() }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: AddressSetsData, inputs: NodeInputs, out: SbChangeSet): void {
@@ -183,6 +217,8 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
       data.pgs.clear();
       data.pgByName.clear();
       for (const pg of [...nbRows<nb.Port_Group>(db, 'Port_Group').keys()].sort()) syncPortGroup(db, data, pg, undefined, names);
+      const routers = inputs.data<RoutersData>('routers');
+      for (const sbUuid of [...new Set([...data.routerSetNames.keys(), ...routers.bySb.keys()])].sort()) syncRouter(inputs, data, sbUuid, names);
       write(db, data, names, out);
     },
     handlers: {
@@ -222,6 +258,18 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
         write(db, data, dirty, out);
         return 'handled';
       },
+      routers(data: AddressSetsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+        const dirty = new Set<string>();
+        for (const [sbUuid, { old, new: now }] of (change as RoutersChange).routers) {
+          if (old !== undefined && now !== undefined && sameData(old.portFacing.lbIps, now.portFacing.lbIps)) continue;
+          syncRouter(inputs, data, sbUuid, dirty);
+        }
+        if (dirty.size === 0) return 'unchanged';
+        write(inputs.data<Database>('nb'), data, dirty, out);
+        return 'handled';
+      },
+      // Tunnel keys never change while a datapath lives; its router facts come and go with it.
+      datapaths: () => 'unchanged',
     },
   };
 }

@@ -78,7 +78,7 @@ export interface Northd {
 
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(routersNode()), erase(aclsNode()), erase(lbsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
     erase(dhcpCodesNode()),
   ]);
 }

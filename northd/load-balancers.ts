@@ -57,6 +57,12 @@ export interface LbFacts {
   readonly hashFields: string | undefined;
   /** options:affinity_timeout, at most 65535 (0: no affinity). */
   readonly affinityTimeout: number;
+  /** options:skip_snat: a router does not SNAT its connections (force_snat ignored). */
+  readonly skipSnat: boolean;
+  /** options:neighbor_responder: which VIPs a router answers ARP/ND for. */
+  readonly neighMode: 'reachable' | 'all' | 'none';
+  /** options:add_route. */
+  readonly routable: boolean;
 }
 
 /** The load balancers that apply to one datapath. */
@@ -98,6 +104,16 @@ export interface LbsChange {
 /** Whether a datapath has a VIP (ovn-northd's od->has_lb_vip). */
 export function hasLbVip(data: LbsData, dp: Uuid): boolean {
   return (data.byDp.get(dp)?.withVips ?? 0) > 0;
+}
+
+/** The facts of the load balancers that apply to datapath `dp`, by UUID. */
+export function lbFactsOfDatapath(data: LbsData, dp: Uuid): LbFacts[] {
+  const out: LbFacts[] = [];
+  for (const lb of lbsOfDatapath(data, dp)) {
+    const f = data.lbs.get(lb);
+    if (f !== undefined) out.push(f);
+  }
+  return out;
 }
 
 /** The load balancers that apply to switch `dp`, sorted. */
@@ -194,6 +210,11 @@ function uintOption(options: ReadonlyMap<string, string>, key: string): number {
   return n > 0xffffffff ? 0 : n;
 }
 
+/** An unknown mode falls back to "reachable" (ovn_lb_get_neigh_mode, for explicit load balancers). */
+function neighModeOf(v: string | undefined): LbFacts['neighMode'] {
+  return v === 'all' || v === 'none' ? v : 'reachable';
+}
+
 export function lbFacts(lb: nb.Load_Balancer): LbFacts {
   const protocol = lb.protocol;
   const p = protocol[0];
@@ -211,6 +232,7 @@ export function lbFacts(lb: nb.Load_Balancer): LbFacts {
   return {
     uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, nbVips: lb.vips, options: lb.options,
     reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
+    skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder')), routable: boolOption(lb.options, 'add_route', false),
   };
 }
 

@@ -4,7 +4,8 @@
 // northd.c parses them. Router flows are pure functions of these facts (lflows/router.ts).
 //
 // Incremental: an NB change to a router, its routes, policies or NAT rules, an LRP binding
-// change (networks, options, peer) or a datapath appearing marks the router dirty; a dirty
+// change (networks, options, peer), its load balancers or a datapath appearing marks the
+// router dirty; a dirty
 // router's facts are derived afresh and reported only when they differ.
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
@@ -15,6 +16,9 @@ import { nbGet, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractIpAddresses } from './netaddr.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
+import type { LbFacts, LbsChange, LbsData } from './load-balancers.js';
+import { lbFactsOfDatapath } from './load-balancers.js';
+import { findLportAddress } from './netaddr.js';
 import { sameData } from './same-data.js';
 
 export interface StaticRouteFacts {
@@ -78,9 +82,20 @@ export interface RouterFacts {
   readonly routes: readonly StaticRouteFacts[];
   readonly policies: readonly PolicyFacts[];
   readonly nats: readonly NatFacts[];
+  /** The load balancers applied to it (directly or through groups), by UUID. */
+  readonly lbs: readonly LbFacts[];
   /** The facts its ports' flows (and the switch side of its peers) read: when only routes or
    * policies change, only the router's own flows are regenerated. */
   readonly portFacing: PortFacingFacts;
+}
+
+/** A router's load balancer VIP addresses (od->lb_ips), each list sorted. */
+export interface RouterLbIps {
+  readonly v4: readonly string[];
+  readonly v6: readonly string[];
+  /** Those a router port's network holds, or all of a load balancer with neighbor_responder=all. */
+  readonly v4Reachable: readonly string[];
+  readonly v6Reachable: readonly string[];
 }
 
 export interface PortFacingFacts {
@@ -93,6 +108,9 @@ export interface PortFacingFacts {
   readonly learnFromArpRequest: boolean;
   readonly dynamicNeighRouters: boolean;
   readonly nats: readonly NatFacts[];
+  /** A load balancer with VIPs applies (od->has_lb_vip). */
+  readonly hasLbVip: boolean;
+  readonly lbIps: RouterLbIps;
 }
 
 export interface RoutersData {
@@ -133,8 +151,28 @@ function natFacts(db: Database, n: nb.NAT): NatFacts {
   };
 }
 
+const NO_LB_IPS: RouterLbIps = Object.freeze({ v4: [], v6: [], v4Reachable: [], v6Reachable: [] });
+
+/** The VIP addresses of a router's load balancers and those its ports can answer for. */
+function lbIpsOf(lbs: readonly LbFacts[], ports: readonly RouterPortFacts[]): RouterLbIps {
+  if (lbs.length === 0) return NO_LB_IPS;
+  const v4 = new Set<string>();
+  const v6 = new Set<string>();
+  const v4Reachable = new Set<string>();
+  const v6Reachable = new Set<string>();
+  for (const lb of lbs) {
+    for (const v of lb.vips) {
+      (v.v6 ? v6 : v4).add(v.ip);
+      const reachable = lb.neighMode === 'all' || (lb.neighMode === 'reachable' && ports.some((p) => findLportAddress(p.networks, v.ip) !== undefined));
+      if (reachable) (v.v6 ? v6Reachable : v4Reachable).add(v.ip);
+    }
+  }
+  const sorted = (s: Set<string>): string[] => [...s].sort();
+  return { v4: sorted(v4), v6: sorted(v6), v4Reachable: sorted(v4Reachable), v6Reachable: sorted(v6Reachable) };
+}
+
 /** The facts of the router bound to datapath `dp`, from the NB and the ports' bindings. */
-export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData): RouterFacts | undefined {
+export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, lbsData: LbsData): RouterFacts | undefined {
   const lr = nbGet<nb.Logical_Router>(db, 'Logical_Router', dp.nbUuid);
   if (lr === undefined) return undefined;
   const portFacts: RouterPortFacts[] = [];
@@ -173,21 +211,26 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData):
   for (const n of nats) if (n.type === 'snat' && n.ext !== undefined) addSnat(n.ext.addrS, n.uuid);
   // A gateway router takes no distributed gateway ports (ovn-northd ignores them there).
   const l3dgwPorts = chassis !== undefined ? [] : portFacts.filter((p) => p.gateway).map((p) => p.name);
+  const lbs = lbFactsOfDatapath(lbsData, dp.sbUuid);
   return {
     nbUuid: dp.nbUuid, sbUuid: dp.sbUuid, logicalDatapath: dp.logicalDatapath, name: lr.name, options: lr.options, chassis,
-    ports: portFacts, routes, policies, nats,
+    ports: portFacts, routes, policies, nats, lbs,
     portFacing: {
       isGwRouter: chassis !== undefined, l3dgwPorts, snatIps, lbForceSnatRouterIp, learnFromArpRequest: optionTrue(lr.options, 'always_learn_from_arp_request', true),
-      dynamicNeighRouters: optionTrue(lr.options, 'dynamic_neigh_routers', false), nats,
+      dynamicNeighRouters: optionTrue(lr.options, 'dynamic_neigh_routers', false), nats, hasLbVip: lbs.some((lb) => lb.hasVips), lbIps: lbIpsOf(lbs, portFacts),
     },
   };
 }
 
-function refresh(db: Database, dps: DatapathsData, ports: PortsData, data: RoutersData, touched: Iterable<Uuid>, out: RoutersChange): void {
+function refresh(inputs: NodeInputs, data: RoutersData, touched: Iterable<Uuid>, out: RoutersChange): void {
+  const db = inputs.data<Database>('nb');
+  const dps = inputs.data<DatapathsData>('datapaths');
+  const ports = inputs.data<PortsData>('ports');
+  const lbs = inputs.data<LbsData>('lbs');
   for (const sbUuid of [...new Set(touched)].sort()) {
     const old = data.bySb.get(sbUuid);
     const dp = dps.bySb.get(sbUuid);
-    const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports);
+    const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports, lbs);
     if (old !== undefined && now !== undefined && sameData(old, now)) continue;
     if (now === undefined) data.bySb.delete(sbUuid);
     else data.bySb.set(sbUuid, now);
@@ -202,7 +245,7 @@ const ROUTER_CHILD_TABLES = ['Logical_Router_Static_Route', 'Logical_Router_Poli
 export function routersNode(): EngineNode<RoutersData, RoutersChange> {
   return {
     name: 'routers',
-    inputs: ['nb', 'datapaths', 'ports'],
+    inputs: ['nb', 'datapaths', 'ports', 'lbs'],
     init: () => ({ bySb: new Map() }),
     newChange: () => ({ routers: new Map() }),
     isEmpty: (c) => c.routers.size === 0,
@@ -210,7 +253,7 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
       const dps = inputs.data<DatapathsData>('datapaths');
       const touched = new Set<Uuid>(data.bySb.keys());
       for (const dp of dps.bySb.values()) if (dp.kind === 'router') touched.add(dp.sbUuid);
-      refresh(inputs.data<Database>('nb'), dps, inputs.data<PortsData>('ports'), data, touched, out);
+      refresh(inputs, data, touched, out);
     },
     handlers: {
       nb(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
@@ -234,7 +277,7 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
           }
         }
         if (touched.size === 0) return 'unchanged';
-        refresh(db, inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        refresh(inputs, data, touched, out);
         return 'handled';
       },
       datapaths(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
@@ -243,7 +286,28 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
           if (old?.kind === 'router' || now?.kind === 'router') touched.push(sbUuid);
         }
         if (touched.length === 0) return 'unchanged';
-        refresh(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        refresh(inputs, data, touched, out);
+        return 'handled';
+      },
+      lbs(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
+        // A router's load balancers: the pairs that began or stopped, and every router of a
+        // load balancer whose facts changed.
+        const c = change as LbsChange;
+        const lbs = inputs.data<LbsData>('lbs');
+        const touched = new Set<Uuid>();
+        const note = (dp: Uuid): void => {
+          if (data.bySb.has(dp) || lbs.byDp.get(dp)?.kind === 'router') touched.add(dp);
+        };
+        for (const pair of c.pairs) note(pair.slice(0, pair.indexOf(' ')));
+        for (const lb of c.facts) for (const dp of lbs.dpsOf.get(lb) ?? []) note(dp);
+        for (const dp of c.hasVipFlipped.keys()) note(dp);
+        // A load balancer deleted: the routers that listed it.
+        for (const lb of c.facts) {
+          if (lbs.lbs.has(lb)) continue;
+          for (const r of data.bySb.values()) if (r.lbs.some((f) => f.uuid === lb)) touched.add(r.sbUuid);
+        }
+        if (touched.size === 0) return 'unchanged';
+        refresh(inputs, data, touched, out);
         return 'handled';
       },
       ports(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
@@ -256,7 +320,7 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
           note(now);
         }
         if (touched.length === 0) return 'unchanged';
-        refresh(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<PortsData>('ports'), data, touched, out);
+        refresh(inputs, data, touched, out);
         return 'handled';
       },
     },

@@ -8,6 +8,8 @@
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { LbFacts, LbVip } from '../load-balancers.js';
+import type { RouterFacts } from '../routers.js';
+import { forceSnat } from './router.js';
 import { hashUuid } from '../hash.js';
 import { stage } from '../stages.js';
 import { versioned } from '../sb-changes.js';
@@ -78,6 +80,89 @@ function affinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, hint: FlowHin
     flows.push(lflow(ld, 'ls_in_lb_aff_learn', 100, learnMatch, learn, hint));
     const match = `reg9[6] == 1 && ct.new && ${ip} && ${regBackend} == ${b.ip}${b.port === 0 ? '' : ` && reg8[0..15] == ${b.port}`}`;
     flows.push(lflow(ld, 'ls_in_lb', 150, match, `${actionHead}${backend});`, hint));
+  }
+}
+
+/** How a router's connections to a VIP are SNATed: the load balancer's skip_snat, else the router's lb_force_snat_ip. */
+type RouterLbKind = 'normal' | 'skip' | 'force';
+
+function routerForcesSnat(r: RouterFacts): boolean {
+  return r.portFacing.lbForceSnatRouterIp || forceSnat(r, 'lb_force_snat_ip').length > 0;
+}
+
+/** What of a router its load balancers' flows read, as one text: equal texts, equal flows. */
+export function routerLbContext(r: RouterFacts | undefined): string {
+  if (r === undefined) return '';
+  return `${String(routerForcesSnat(r))} ${r.portFacing.l3dgwPorts.length > 0 ? 'dgp' : ''} ${[...new Set(r.nats.map((n) => n.externalIp))].sort().join(',')}`;
+}
+
+/** The lr_in_dnat action for a new connection to a VIP (build_lb_vip_actions for a router). */
+function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
+  let base: string;
+  let isLb = false;
+  if (v.backends.length === 0) {
+    base = lb.reject ? `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('lr_out_snat').table});};` : 'drop;';
+  } else {
+    isLb = true;
+    const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
+    base = `ct_lb_mark(backends=${v.backendsText}${hash}`;
+  }
+  if (kind === 'normal') return isLb ? `${base});` : base;
+  const flag = kind === 'skip' ? 'skip_snat' : 'force_snat';
+  return `flags.${flag}_for_lb = 1; ${base}${isLb ? `; ${flag});` : ''}`;
+}
+
+/**
+ * The flows load balancer `lb` gives router `r` (build_lrouter_defrag_flows_for_lb,
+ * build_lrouter_nat_flows_for_lb for a router without distributed gateway ports, the router
+ * affinity flows, and the skip_snat exemption). A router with distributed gateway ports gets
+ * only the defrag flows: their per-chassis variants are not done.
+ */
+export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
+  const ld = r.logicalDatapath;
+  const flows: sb.Logical_Flow[] = [];
+  const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
+  const force = routerForcesSnat(r);
+  const kind: RouterLbKind = lb.skipSnat ? 'skip' : force ? 'force' : 'normal';
+  const dgp = r.portFacing.l3dgwPorts.length > 0;
+  const externalIps = new Set(r.nats.map((n) => n.externalIp));
+  for (const v of lb.vips) {
+    const ip = v.v6 ? 'ip6' : 'ip4';
+    flows.push(lflow(ld, 'lr_in_defrag', 100, `ip && ${ip}.dst == ${v.ip}`, 'ct_dnat;', hint));
+    if (dgp) continue;
+    const l4 = v.port === undefined ? '' : ` && ${lb.proto} && ${lb.proto}.dst == ${v.port}`;
+    const match = `ct.new && !ct.rel && ${ip} && ${ip}.dst == ${v.ip}${l4}`;
+    flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, match, routerLbAction(lb, v, kind), hint));
+    // A VIP that is also a NAT external address: its packets skip unSNAT.
+    if (externalIps.has(v.ip)) {
+      flows.push(lflow(ld, 'lr_in_unsnat', 120, `${ip} && ${ip}.dst == ${v.ip} && ${lb.proto}${v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`}`, 'next;', hint));
+    }
+    routerAffinityFlows(ld, lb, v, match, force ? 'force' : lb.skipSnat ? 'skip' : 'normal', hint, flows);
+  }
+  if (lb.skipSnat) flows.push(lflow(ld, 'lr_out_snat', 120, 'flags.skip_snat_for_lb == 1 && ip', 'next;'));
+  return flows;
+}
+
+/** Session affinity on a router (build_lb_affinity_lr_flows). */
+function routerAffinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, newMatch: string, kind: RouterLbKind, hint: FlowHints, flows: sb.Logical_Flow[]): void {
+  if (lb.affinityTimeout === 0) return;
+  const ip = v.v6 ? 'ip6' : 'ip4';
+  const regVip = v.v6 ? 'xxreg0' : 'reg0';
+  const regBackend = v.v6 ? 'xxreg1' : 'reg4';
+  const flag = kind === 'skip' ? 'flags.skip_snat_for_lb = 1; ' : kind === 'force' ? 'flags.force_snat_for_lb = 1; ' : '';
+  const ctFlag = kind === 'skip' ? '; skip_snat' : kind === 'force' ? '; force_snat' : '';
+  const check = `${regVip} = ${ip}.dst; ${v.port === undefined ? '' : `reg9[16..31] = ${lb.proto}.dst; `}reg9[6] = chk_lb_aff(); next;`;
+  flows.push(lflow(ld, 'lr_in_lb_aff_check', 100, newMatch, check, hint));
+  const vipText = v.port === undefined ? v.ip : v.v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
+  const learnHead = v.port === undefined
+    ? `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && ${ip}.dst == `
+    : `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && reg9[16..31] == ${v.port} && ${ip}.dst == `;
+  for (const b of v.backends) {
+    const backend = backendText(v, b.ip, b.port);
+    const learn = `commit_lb_aff(vip = "${vipText}", backend = "${backend}"${v.port === undefined ? '' : `, proto = ${lb.proto}`}, timeout = ${lb.affinityTimeout}); /* drop */`;
+    flows.push(lflow(ld, 'lr_in_lb_aff_learn', 100, `${learnHead}${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.dst == ${b.port}`}`, learn, hint));
+    const match = `reg9[6] == 1 && ct.new && ${ip} && ${regBackend} == ${b.ip}${b.port === 0 ? '' : ` && reg8[0..15] == ${b.port}`}`;
+    flows.push(lflow(ld, 'lr_in_dnat', 150, match, `${regVip} = ${v.ip}; ${flag}ct_lb_mark(backends=${backend}${ctFlag});`, hint));
   }
 }
 

@@ -32,7 +32,7 @@ import { sameData } from '../same-data.js';
 import { hashUuid } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
-import { lbSwitchFlows, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
+import { lbRouterFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
@@ -585,7 +585,7 @@ function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
   const peerLd = peer === undefined || !p.peerIsLrp ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
   return routerPortFlows(facts, router, {
     lrpPeer: peer !== undefined && peerLd !== undefined ? { name: peer.name, logicalDatapath: peerLd } : undefined,
-    hasPeer: p.peer !== undefined, peerColumnSet: p.peerColumnSet,
+    hasPeer: p.peer !== undefined, peerColumnSet: p.peerColumnSet, routerKey: src.dps.bySb.get(p.dp)?.key ?? 0,
   });
 }
 
@@ -614,8 +614,14 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   if (!out.claim(lbOwner(dp, lb))) return;
   const info = src.dps.bySb.get(dp);
   const facts = src.lbs.lbs.get(lb);
-  const applies = info !== undefined && info.kind === 'switch' && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
-  setOwner(data, lbOwner(dp, lb), applies ? lbSwitchFlows(info.logicalDatapath, facts) : NO_FLOWS);
+  const applies = info !== undefined && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
+  let flows = NO_FLOWS;
+  if (applies && info.kind === 'switch') flows = lbSwitchFlows(info.logicalDatapath, facts);
+  else if (applies) {
+    const router = src.routers.bySb.get(dp);
+    if (router !== undefined) flows = lbRouterFlows(router, facts);
+  }
+  setOwner(data, lbOwner(dp, lb), flows);
 }
 
 /**
@@ -780,6 +786,8 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         const dirty = new Dirty();
         for (const [sbUuid, { old, new: now }] of (change as RoutersChange).routers) {
           dirty.datapaths.add(sbUuid);
+          // Its load balancers' flows read its force-SNAT setting, NAT addresses and gateway ports.
+          if (routerLbContext(old) !== routerLbContext(now)) for (const lb of src.lbs.byDp.get(sbUuid)?.counts.keys() ?? []) dirty.lbs.add(`${sbUuid} ${lb}`);
           // A port's own facts changing regenerates it through the ports input.
           if (old !== undefined && now !== undefined && sameData(old.portFacing, now.portFacing)) continue;
           // Its ports' flows, and the switch side of the router LSPs facing them, read the

@@ -353,7 +353,16 @@ function natDefaults(f: Emit, r: RouterFacts): void {
   f('lr_out_post_snat', 0, '1', NEXT);
   f('lr_out_egr_loop', 0, '1', NEXT);
   f('lr_in_ecmp_stateful', 0, '1', NEXT);
-  if (r.portFacing.isGwRouter && r.nats.length > 0) {
+  if (r.portFacing.hasLbVip) {
+    // Related and established load-balanced connections, with their SNAT flags restored.
+    f('lr_in_dnat', 70, 'ct.rel && !ct.est && !ct.new && ct_mark.skip_snat == 1', 'flags.skip_snat_for_lb = 1; ct_commit_nat;');
+    f('lr_in_dnat', 70, 'ct.rel && !ct.est && !ct.new && ct_mark.force_snat == 1', 'flags.force_snat_for_lb = 1; ct_commit_nat;');
+    f('lr_in_dnat', 50, 'ct.rel && !ct.est && !ct.new', 'ct_commit_nat;');
+    f('lr_in_dnat', 70, 'ct.est && !ct.rel && !ct.new && ct_mark.natted && ct_mark.skip_snat == 1', 'flags.skip_snat_for_lb = 1; next;');
+    f('lr_in_dnat', 70, 'ct.est && !ct.rel && !ct.new && ct_mark.natted && ct_mark.force_snat == 1', 'flags.force_snat_for_lb = 1; next;');
+    f('lr_in_dnat', 50, 'ct.est && !ct.rel && !ct.new && ct_mark.natted', NEXT);
+  }
+  if (r.portFacing.isGwRouter && (r.nats.length > 0 || r.portFacing.hasLbVip)) {
     f('lr_out_undnat', 100, 'nd || nd_rs || nd_ra', NEXT);
     f('lr_out_undnat', 50, 'ip', 'flags.loopback = 1; ct_dnat;');
     f('lr_out_post_undnat', 50, 'ip && ct.new', 'ct_commit { } ; next; ');
@@ -444,7 +453,7 @@ function natRules(f: Emit, r: RouterFacts): void {
 }
 
 /** The force-SNAT addresses of a gateway router option (one per family). */
-function forceSnat(r: RouterFacts, key: 'dnat_force_snat_ip' | 'lb_force_snat_ip'): string[] {
+export function forceSnat(r: RouterFacts, key: 'dnat_force_snat_ip' | 'lb_force_snat_ip'): string[] {
   const text = r.options.get(key);
   if (text === undefined || (key === 'lb_force_snat_ip' && text === 'router_ip')) return [];
   const out: string[] = [];
@@ -477,6 +486,26 @@ export interface RouterPortContext {
   readonly hasPeer: boolean;
   /** Whether the LRP's own peer column is set (whatever it names). */
   readonly peerColumnSet: boolean;
+  /** The router datapath's tunnel key (it names the router's load balancer address sets). */
+  readonly routerKey: number;
+}
+
+/** The SB Address_Set of a router's reachable load balancer VIPs (lr_lb_address_set_name). */
+export function routerLbAddressSetName(routerKey: number, v6: boolean): string {
+  return `_rtr_lb_${routerKey}_ip${v6 ? '6' : '4'}`;
+}
+
+/** ARP and ND replies, on every port, for the router's reachable VIPs through their address sets. */
+function lbVipArpNd(f: Emit, p: RouterPortFacts, r: RouterFacts, ctx: RouterPortContext, l3dgw: boolean, crKey: string): void {
+  const lb = r.portFacing.lbIps;
+  const key = jsonKey(p.name);
+  const resident = l3dgw ? ` && is_chassis_resident(${crKey})` : '';
+  if (lb.v4Reachable.length > 0) {
+    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == $${routerLbAddressSetName(ctx.routerKey, false)}${resident}`, arpReply(INPORT_ETH));
+  }
+  if (lb.v6Reachable.length > 0) {
+    f('lr_in_ip_input', 90, `inport == ${key} && nd_ns && nd.target == $${routerLbAddressSetName(ctx.routerKey, true)}${resident}`, ndReply('nd_na', INPORT_ETH));
+  }
 }
 
 /** Every flow one router port owns (in its router's pipeline, or its LRP peer's). */
@@ -523,6 +552,7 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   for (const a of nets.ipv6) f('lr_in_ip_input', 100, `ip6.dst == ${a.addrS} && udp.src == 547 && udp.dst == 546`, 'reg0 = 0; handle_dhcpv6_reply;');
   ipv6Input(f, p, r, hint, l3dgw, crKey);
   ipv4Input(f, p, r, hint, l3dgw);
+  lbVipArpNd(f, p, r, ctx, l3dgw, crKey);
   if (ctx.hasPeer && pf.lbForceSnatRouterIp) {
     const v4 = nets.ipv4[0];
     if (v4 !== undefined) {
@@ -541,9 +571,11 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
 /** Router addresses dropped at `stage`: those that are (drop_snat_ip) or are not SNAT addresses. */
 function dropOwnDestination(f: Emit, p: RouterPortFacts, r: RouterFacts, stage: StageName, priority: number, snatOnes: boolean): void {
   const snat = r.portFacing.snatIps;
-  const v4 = p.networks.ipv4.filter((a) => snat.has(a.addrS) === snatOnes).map((a) => a.addrS);
+  // A router address that is also a load balancer VIP counts as an SNAT address here.
+  const lb = r.portFacing.lbIps;
+  const v4 = p.networks.ipv4.filter((a) => (snat.has(a.addrS) || lb.v4.includes(a.addrS)) === snatOnes).map((a) => a.addrS);
   if (v4.length > 0) f(stage, priority, `ip4.dst == {${v4.join(', ')}}`, DROP, p.nbUuid);
-  const v6 = p.networks.ipv6.filter((a) => snat.has(a.addrS) === snatOnes).map((a) => a.addrS);
+  const v6 = p.networks.ipv6.filter((a) => (snat.has(a.addrS) || lb.v6.includes(a.addrS)) === snatOnes).map((a) => a.addrS);
   if (v6.length > 0) f(stage, priority, `ip6.dst == {${v6.join(', ')}}`, DROP, p.nbUuid);
 }
 

@@ -289,8 +289,17 @@ function routerArpNdFlows(p: PortInfo, peer: RouterPeer, ctx: SwitchPortContext,
   const action = ctx.allRouter ? `outport = ${key}; output;` : `clone {outport = ${key}; output; }; outport = "_MC_flood_l2"; output;`;
   const flows: sb.Logical_Flow[] = [];
   const macs = [peer.mac];
+  // The router's load balancer VIPs in this port's networks (those in none are not asked here).
+  const lbIps = ctx.peerRouter?.portFacing.lbIps;
+  for (const ip of lbIps?.v4 ?? []) if (findLportAddress(peer.networks, ip) !== undefined) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
+  for (const ip of lbIps?.v6 ?? []) if (findLportAddress(peer.networks, ip) !== undefined) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
   for (const n of ctx.peerRouter?.nats ?? []) {
     if (n.ext === undefined || n.type === 'snat') continue;
+    // A NAT address that is also a VIP has its flow already (its MAC still counts below).
+    if ((n.ext.v6 ? lbIps?.v6 : lbIps?.v4)?.includes(n.externalIp) === true) {
+      if (n.externalMac !== undefined && !macs.includes(n.externalMac)) macs.push(n.externalMac);
+      continue;
+    }
     const match = n.ext.v6 ? `flags[1] == 0 && nd_ns && nd.target == ${n.externalIp}` : `flags[1] == 0 && arp.op == 1 && arp.tpa == ${n.externalIp}`;
     flows.push(lflow(dp, 'ls_in_l2_lkup', 80, match, action, hint));
     if (n.externalMac !== undefined && !macs.includes(n.externalMac)) macs.push(n.externalMac);

@@ -434,3 +434,61 @@ t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, group
   await real.nbctl(['lb-del', 'lb-v6']);
   await compareWithReal(t, real);
 });
+
+t.test('(h) load balancers on routers: a gateway router and a distributed router', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'sw1'],
+    ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
+    ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
+    ['ls-add', 'ext'],
+    ['lsp-add', 'ext', 'outside', '--', 'lsp-set-addresses', 'outside', '00:00:00:00:ee:01 172.16.0.254'],
+    ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1'],
+    ['lrp-add', 'gw', 'gw-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
+    routerLsp('sw1', 'sw1-gw', 'gw-sw1'),
+    ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
+    routerLsp('ext', 'ext-gw', 'gw-ext'),
+    ['lr-route-add', 'gw', '0.0.0.0/0', '172.16.0.254'],
+    ['lr-nat-add', 'gw', 'snat', '172.16.0.1', '10.0.1.0/24'],
+    ['lr-nat-add', 'gw', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
+    // On the gateway router: a VIP in the external network (reachable), one outside every
+    // network, IPv6, a port-less VIP, a VIP that is also a NAT address, no backends.
+    ['lb-add', 'lb-ext', '172.16.0.100:80', '10.0.1.10:8080,10.0.1.11:8080'],
+    ['lb-add', 'lb-ext', '192.168.50.5:443', '10.0.1.10:443'],
+    ['lb-add', 'lb-ext', '172.16.0.101:8000', '10.0.1.11:80'],
+    ['lb-add', 'lb-v6', '[fd00:ee::100]:80', '[fd00:1::a]:80'],
+    ['lb-add', 'lb-any', '172.16.0.102', '10.0.1.10'],
+    ['lb-add', 'lb-udp', '172.16.0.103:53', '10.0.1.10:53', 'udp'],
+    ['lr-lb-add', 'gw', 'lb-ext'],
+    ['lr-lb-add', 'gw', 'lb-v6'],
+    ['lr-lb-add', 'gw', 'lb-any'],
+    ['lr-lb-add', 'gw', 'lb-udp'],
+    // A distributed router (no gateway) with a load balancer, and the same one on a switch.
+    ['ls-add', 'sw2'],
+    ['lsp-add', 'sw2', 'vm3', '--', 'lsp-set-addresses', 'vm3', '00:00:00:00:02:0a 10.0.2.10'],
+    ['lr-add', 'dr'],
+    ['lrp-add', 'dr', 'dr-sw2', '00:00:00:00:ff:21', '10.0.2.1/24'],
+    routerLsp('sw2', 'sw2-dr', 'dr-sw2'),
+    ['lb-add', 'lb-dr', '10.0.2.100:80', '10.0.2.10:80'],
+    ['lr-lb-add', 'dr', 'lb-dr'],
+    ['ls-lb-add', 'sw2', 'lb-dr'],
+  ]);
+  // Options: skip_snat, neighbor_responder, affinity, reject, force SNAT on the router.
+  await real.nbctl(['set', 'Load_Balancer', 'lb-any', 'options:skip_snat=true', 'options:neighbor_responder=all']);
+  await real.nbctl(['set', 'Load_Balancer', 'lb-udp', 'options:neighbor_responder=none', 'options:affinity_timeout=20']);
+  await real.nbctl(['set', 'Load_Balancer', 'lb-v6', 'options:affinity_timeout=20']);
+  await real.nbctl(['create', 'Load_Balancer', 'name=lb-rej', 'vips:"172.16.0.104:80"=""', 'protocol=tcp', 'options:reject=true']);
+  await real.nbctl(['lr-lb-add', 'gw', 'lb-rej']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'gw', 'options:lb_force_snat_ip=router_ip']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'gw', 'options:lb_force_snat_ip=172.16.0.50']);
+  await real.nbctl(['set', 'Load_Balancer', 'lb-ext', 'options:affinity_timeout=60']);
+  await compareWithReal(t, real);
+  // Changes: a VIP removed, a load balancer detached, one deleted, the NAT rule on a VIP gone.
+  await real.nbctl(['lb-del', 'lb-ext', '192.168.50.5:443']);
+  await real.nbctl(['lr-lb-del', 'gw', 'lb-v6']);
+  await real.nbctl(['lb-del', 'lb-any']);
+  await real.nbctl(['lr-nat-del', 'gw', 'dnat_and_snat', '172.16.0.101']);
+  await real.nbctl(['remove', 'Logical_Router', 'gw', 'options', 'lb_force_snat_ip']);
+  await compareWithReal(t, real);
+});

@@ -1,6 +1,7 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
-// groups, port group membership, address sets and DHCP options, the incrementally maintained SB
+// groups, port group membership, address sets, DHCP options and load balancers (on switches and
+// routers, directly and through groups), the incrementally maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
@@ -43,6 +44,8 @@ function randomLb(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.2)) options['reject'] = 'true';
   if (rng.chance(0.2)) options['affinity_timeout'] = String(rng.int(0, 70000));
   if (rng.chance(0.2)) options['hairpin_snat_ip'] = '169.254.0.1';
+  if (rng.chance(0.2)) options['skip_snat'] = 'true';
+  if (rng.chance(0.2)) options['neighbor_responder'] = rng.pick(['all', 'none', 'bogus']);
   const row: Record<string, unknown> = { name: `lb${rng.int(1, 5)}`, vips: map(vips), options: map(options) };
   if (rng.chance(0.5)) row['protocol'] = set([rng.pick(['tcp', 'udp', 'sctp'])]);
   if (rng.chance(0.2)) row['selection_fields'] = set(rng.subset(['ip_src', 'ip_dst', 'tp_src', 'tp_dst'], 2));
