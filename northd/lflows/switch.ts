@@ -12,7 +12,7 @@
 //   with "unknown" and no port security, the drops for disabled ports, router ports' ARP/ND
 //   forwarding (router and DNAT addresses), pre-LB/pre-ACL conntrack bypass for router and
 //   localnet ports, ARP/ND replies for the port's addresses (ls_in_arp_rsp), its addresses'
-//   ARP resolution in the routers of its switch, and native DHCPv4 (lflows/dhcp.ts).
+//   ARP resolution in the routers of its switch, and native DHCPv4 and DHCPv6 (lflows/dhcp.ts).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';

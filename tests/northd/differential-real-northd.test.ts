@@ -343,3 +343,68 @@ t.test('(f) native DHCPv4 for ports with dhcpv4_options', { skip }, async (t) =>
   await real.nbctl(['clear', 'Logical_Switch_Port', 'vm1', 'dhcpv4_options']);
   await compareWithReal(t, real);
 });
+
+/** The UUID of the NB row of `table` whose external_ids:name is `name`, in our mirror (the real NB's UUIDs). */
+function nbUuidByName(real: RealSandbox, table: string, name: string): string {
+  for (const row of real.fx.db.rows(table).values()) {
+    if ((row as unknown as { external_ids: ReadonlyMap<string, string> }).external_ids.get('name') === name) return row._uuid;
+  }
+  throw new Error(`no ${table} row named ${name} in the mirror`);
+}
+
+t.test('(g) native DHCPv6 for ports with dhcpv6_options', { skip }, async (t) => {
+  const dhcp6 = (name: string, cidr: string, options: string, ...ports: string[]): string[] =>
+    ['--', '--id=@d', 'create', 'DHCP_Options', `cidr="${cidr}"`, `options=${options}`, `external_ids:name=${name}`, ...ports.flatMap((p) => ['--', 'set', 'Logical_Switch_Port', p, 'dhcpv6_options=@d'])];
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    // Stateful on sw1: vm1 is offered its address; vm3 has no IPv6 address (only the ACL flow).
+    // (A string option's value carries its own quotes: ovn-northd copies values as they are.)
+    dhcp6('stateful', 'fd00:1::/64', '{server_id="00:00:00:00:ff:01", dns_server="{fd00::53, fd00::54}", domain_search="\\"ovn.org\\""}', 'vm1', 'vm3'),
+    // Stateless on sw2: no ia_addr.
+    dhcp6('stateless', 'fd00:2::/64', '{server_id="00:00:00:00:ff:02", dhcpv6_stateless="true", dns_server="fd00::53"}', 'vm2'),
+    // vm4's address is outside the CIDR; vm5's first one is, its second is not.
+    ['lsp-add', 'sw1', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:01:0d fd00:9::4'],
+    ['lsp-add', 'sw1', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:01:0e 10.0.1.14 fd00:9::5 fd00:1::5', '00:00:00:00:01:0f fd00:1::6'],
+    ['lsp-add', 'sw1', 'vm6', '--', 'lsp-set-addresses', 'vm6', '00:00:00:00:01:10 fd00:1::10'],
+    // Malformed options: a bad CIDR (the ACL flow only), a server_id that is no MAC (nothing),
+    // a server_id OVS reads as a MAC though it is not spelled as one, "TRUE" for stateless, a
+    // CIDR written with a mask, and an unquoted string (copied as it is).
+    dhcp6('bad-cidr', 'fd00:1::/129', '{server_id="00:00:00:00:ff:01"}', 'vm4'),
+    dhcp6('bad-server', 'fd00:1::/64', '{server_id="not-a-mac", dns_server="fd00::53"}', 'vm6'),
+    ['lsp-add', 'sw1', 'vm7', '--', 'lsp-set-addresses', 'vm7', '00:00:00:00:01:11 fd00:1::11'],
+    dhcp6('odd', 'fd00:1::/ffff:ffff:ffff:ffff::', '{server_id="0:0:0:0:ff:3", dhcpv6_stateless="TRUE", domain_search="ovn.org"}', 'vm7'),
+  ]);
+  const statefulOptions = nbUuidByName(real, 'DHCP_Options', 'stateful');
+  await real.nbctl(['set', 'Logical_Switch_Port', 'vm5', `dhcpv6_options=${statefulOptions}`]);
+  await compareWithReal(t, real);
+  // What the real ovn-northd made of each case (our flows equal its, compared above).
+  const dhcp6Flows = (port: string): string[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+    .filter((f) => f.match.includes(`port == "${port}"`) && (f.match.includes('udp.src == 546') || f.match.includes('udp.src == 547')))
+    .map((f) => `${f.external_ids.get('stage-name') ?? ''} ${f.actions}`).sort();
+  const stages = (port: string): string[] => dhcp6Flows(port).map((f) => f.split(' ')[0] as string);
+  t.same(stages('vm3'), ['ls_out_acl'], 'no IPv6 address: only the ACL flow for the server\'s replies');
+  t.same(stages('vm4'), ['ls_out_acl'], 'a CIDR that does not parse: only the ACL flow');
+  t.same(dhcp6Flows('vm6'), [], 'a server_id that is no MAC: no flow at all');
+  t.same(stages('vm5'), ['ls_in_dhcp_options', 'ls_in_dhcp_options', 'ls_in_dhcp_response', 'ls_in_dhcp_response', 'ls_out_acl'], 'one offer per address entry');
+  t.match(dhcp6Flows('vm5').join('\n'), /ia_addr = fd00:1::5,[\s\S]*ia_addr = fd00:1::6,/, 'the first address in the CIDR of each entry');
+  t.match(dhcp6Flows('vm7').join('\n'), /put_dhcpv6_opts\(domain_search = ovn\.org, server_id = 0:0:0:0:ff:3\)[\s\S]*ip6\.src = fe80::200:ff:fe00:ff03;/,
+    'a masked CIDR, a loosely written server_id (copied as written), stateless by "TRUE"');
+  t.match(dhcp6Flows('vm2').join('\n'), /put_dhcpv6_opts\(dns_server = fd00::53, server_id = 00:00:00:00:ff:02\)/, 'stateless: no ia_addr, no dhcpv6_stateless');
+  // The real ovn-trace: a SOLICIT from vm1 is answered by ovn-controller (put_dhcpv6_opts).
+  const ourSb = await realSbOf(t, real.northd.view());
+  const solicit = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 33:33:00:01:00:02 && ip6.src == fe80::200:ff:fe00:10a && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', solicit);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', solicit), 'ovn-trace: the same verdict for a DHCPv6 SOLICIT');
+  t.match(trace, /put_dhcpv6_opts\(ia_addr = fd00:1::a, dns_server = \{fd00::53, fd00::54\}, domain_search = "ovn\.org", server_id = 00:00:00:00:ff:01\)/, `answered with vm1's address:\n${trace}`);
+  // Changes: the options' content, a port's address, the options cleared from a port, then a
+  // stateful ACL (the server's replies are committed).
+  await real.nbctl(['dhcp-options-set-options', statefulOptions, 'server_id=00:00:00:00:ff:09', 'dhcpv6_stateless=true']);
+  await real.nbctl(['lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::b']);
+  await real.nbctl(['clear', 'Logical_Switch_Port', 'vm2', 'dhcpv6_options']);
+  await compareWithReal(t, real);
+  await real.nbctl(['acl-add', 'sw1', 'to-lport', '1000', 'ip6 && tcp', 'allow-related']);
+  await real.nbctl(['dhcp-options-set-options', nbUuidByName(real, 'DHCP_Options', 'bad-server'), 'server_id=00:00:00:00:ff:01']);
+  await compareWithReal(t, real);
+  t.match(dhcp6Flows('vm1').join('\n'), /ls_out_acl ct_commit; next;/, 'on a stateful switch the server\'s replies are committed');
+  t.same(stages('vm6'), ['ls_in_dhcp_options', 'ls_in_dhcp_response', 'ls_out_acl'], 'a server_id set right: vm6 is served');
+});
