@@ -24,6 +24,7 @@ import type { MulticastChange, MulticastData } from '../multicast.js';
 import { hasUnknown } from '../multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
+import type { DnsChange, DnsData } from '../dns.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
 import { sameData } from '../same-data.js';
 import { hashUuid } from '../hash.js';
@@ -494,6 +495,7 @@ interface Sources {
   readonly mc: MulticastData;
   readonly routers: RoutersData;
   readonly acls: AclsData;
+  readonly dns: DnsData;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
@@ -503,6 +505,7 @@ function sourcesOf(inputs: NodeInputs): Sources {
     mc: inputs.data<MulticastData>('multicast'),
     routers: inputs.data<RoutersData>('routers'),
     acls: inputs.data<AclsData>('acls'),
+    dns: inputs.data<DnsData>('dns'),
   };
 }
 
@@ -525,7 +528,9 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   if (!out.claim(datapathOwner(sbUuid))) return;
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
-  if (info !== undefined && info.kind === 'switch') flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS);
+  if (info !== undefined && info.kind === 'switch') {
+    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS, src.dns.withRecords.has(sbUuid));
+  }
   else if (info !== undefined) {
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
@@ -608,7 +613,7 @@ class Dirty {
 export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls'],
+    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'dns'],
     init: () => ({ owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'), groupTable: new SbTable('Logical_DP_Group') }),
     newChange: () => new FlowChanges(),
     isEmpty: (c) => c.size === 0,
@@ -681,6 +686,14 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           for (const [acl, facts] of now?.acls ?? []) if (flagsChanged || !sameData(facts, old?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
         }
         dirty.regen(data, src, out);
+        return 'handled';
+      },
+      dns(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
+        // Only whether a switch has DNS records reaches its flows; the records are the DNS rows'.
+        const flipped = (change as DnsChange).flipped;
+        if (flipped.size === 0) return 'unchanged';
+        const src = sourcesOf(inputs);
+        for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);
         return 'handled';
       },
       routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {

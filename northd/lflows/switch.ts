@@ -1,10 +1,11 @@
 // Logical switch flows in ovn-northd 23.03's exact spelling (northd.c, v23.03.1; checked
 // against the real 23.03.1 by tests/northd/differential-real-northd.test.ts):
 // - per datapath: the default flow of every stage as 23.03 writes it for a switch without
-//   load balancers or DNS (the ACL stages by its ACL state, lflows/acl.ts); the admission
-//   flows of ls_in_check_port_sec (drop
-//   VLAN-tagged frames unless vlan-passthru, drop multicast sources, check_in_port_sec()),
-//   ls_in_apply_port_sec, ls_in_l2_lkup broadcast/multicast → _MC_flood, ls_in_l2_unknown
+//   load balancers (the ACL stages by its ACL state, lflows/acl.ts); the DNS lookup, response
+//   and ACL flows when the switch has DNS records (dns.ts); the admission flows of
+//   ls_in_check_port_sec (drop VLAN-tagged frames unless vlan-passthru, drop multicast
+//   sources, check_in_port_sec()), ls_in_apply_port_sec, ls_in_l2_lkup broadcast/multicast →
+//   _MC_flood, ls_in_l2_unknown
 //   (unknown destinations → _MC_unknown when a port has "unknown", else drop), and the egress
 //   port security stages. L2/IP port security itself is done by the chassis from
 //   Port_Binding.port_security (check_in_port_sec/check_out_port_sec in 23.03).
@@ -35,21 +36,21 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 ];
 
 /** Flows owned by a switch datapath itself. */
-export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS): sb.Logical_Flow[] {
-  // The flows depend on these four facts only, so they are built (and their UUIDs hashed) once
+export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): sb.Logical_Flow[] {
+  // The flows depend on these five facts only, so they are built (and their UUIDs hashed) once
   // per combination and copied into each switch: a thousand new switches cost copies.
-  const key = (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
+  const key = (hasDns ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
   let template = SWITCH_TEMPLATES.get(key);
-  if (template === undefined) SWITCH_TEMPLATES.set(key, (template = Object.freeze(buildSwitchDatapathFlows(TEMPLATE_DP, dp.vlanPassthru, hasUnknown, acl))));
+  if (template === undefined) SWITCH_TEMPLATES.set(key, (template = Object.freeze(buildSwitchDatapathFlows(TEMPLATE_DP, dp.vlanPassthru, hasUnknown, acl, hasDns))));
   const d = dp.logicalDatapath;
   return template.map((f) => ({ ...f, logical_datapath: d }));
 }
 
-/** Immutable templates of a switch datapath's flows by its four facts (at most 16). */
+/** Immutable templates of a switch datapath's flows by its five facts (at most 32). */
 const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
 const TEMPLATE_DP: readonly Uuid[] = Object.freeze(['00000000-0000-0000-0000-000000000000']);
 
-function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags): sb.Logical_Flow[] {
+function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags, hasDns: boolean): sb.Logical_Flow[] {
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
   // Admission control and port security.
@@ -112,6 +113,18 @@ function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, has
   );
   // Pre-ACL, ACL hints and ACL defaults, by whether ACLs (stateful ones) apply.
   aclStageDefaults((s, priority, match, actions) => flows.push(f(s, priority, match, actions)), acl);
+  if (hasDns) {
+    // DNS queries go to ovn-controller (dns_lookup); an answered one goes back out of the port
+    // it came from, one flow per IP version with the same match; the answers pass the egress
+    // ACLs (committed when the switch is stateful).
+    const back = 'udp.dst = udp.src; udp.src = 53; outport = inport; flags.loopback = 1; output;';
+    flows.push(
+      f('ls_in_dns_lookup', 100, 'udp.dst == 53', 'reg0[4] = dns_lookup(); next;'),
+      f('ls_in_dns_response', 100, 'udp.dst == 53 && reg0[4]', `eth.dst <-> eth.src; ip4.src <-> ip4.dst; ${back}`),
+      f('ls_in_dns_response', 100, 'udp.dst == 53 && reg0[4]', `eth.dst <-> eth.src; ip6.src <-> ip6.dst; ${back}`),
+      f('ls_out_acl', 34000, 'udp.src == 53', acl.hasStateful ? 'ct_commit; next;' : 'next;'),
+    );
+  }
   return flows;
 }
 

@@ -1,9 +1,9 @@
 // Differential tests against the real ovn-northd 23.03: topologies built with the real
 // ovn-nbctl in a real NB, projected by the real ovn-northd into a real SB, and mirrored row by
-// row (same UUIDs) into ovnts. Bindings, groups, port groups and address sets must agree, and
-// for every datapath the set of logical flows ovnts produces must equal the real one (stage,
-// priority, match, actions; hints are compared separately). Finally the incrementally built
-// view must equal a fresh recompute.
+// row (same UUIDs) into ovnts. Bindings, groups, port groups, address sets and DNS rows must
+// agree, and for every datapath the set of logical flows ovnts produces must equal the real one
+// (stage, priority, match, actions; hints are compared separately). Finally the incrementally
+// built view must equal a fresh recompute.
 import t from 'tap';
 import type { Test } from 'tap';
 import type * as sb from '../../ovsdb/rows/sb.js';
@@ -74,6 +74,15 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   const codes = (rows: readonly Record<string, unknown>[]): string[] => rows.map((r) => `${String(r['name'])} ${String(r['code'])} ${String(r['type'])}`).sort();
   t.same(codes(ourRows('DHCP_Options')), codes(await real.sbList('DHCP_Options')), 'DHCP_Options');
   t.same(codes(ourRows('DHCPv6_Options')), codes(await real.sbList('DHCPv6_Options')), 'DHCPv6_Options');
+
+  // DNS: per NB DNS row (external_ids:dns_id), its records and the switches it applies to.
+  const dnsText = (ids: Record<string, string>, records: Record<string, string>, dps: readonly string[]): string =>
+    `${JSON.stringify(Object.entries(ids).sort())} ${JSON.stringify(Object.entries(records).sort())} ${[...dps].sort().join(',')}`;
+  const realDns = (await real.sbList('DNS')).map((r) => dnsText(r['external_ids'] as Record<string, string>, r['records'] as Record<string, string>,
+    asArray(r['datapaths']).map((u) => realDpName.get(u as string) ?? `? ${String(u)}`))).sort();
+  const ourDns = ours<sb.DNS>(view, 'DNS').map((r) => dnsText(Object.fromEntries(r.external_ids), Object.fromEntries(r.records),
+    r.datapaths.map((u) => ourDpName.get(u) ?? `? ${u}`))).sort();
+  t.same(ourDns, realDns, 'DNS');
 
   // Logical_Flow: per datapath, the same set (flows shared by several datapaths sit in a
   // Logical_DP_Group in the real SB). Stage hints are compared as a second, separate check.
@@ -407,4 +416,49 @@ t.test('(g) native DHCPv6 for ports with dhcpv6_options', { skip }, async (t) =>
   await compareWithReal(t, real);
   t.match(dhcp6Flows('vm1').join('\n'), /ls_out_acl ct_commit; next;/, 'on a stateful switch the server\'s replies are committed');
   t.same(stages('vm6'), ['ls_in_dhcp_options', 'ls_in_dhcp_response', 'ls_out_acl'], 'a server_id set right: vm6 is served');
+});
+
+t.test('(h) DNS records on switches', { skip }, async (t) => {
+  const dns = (name: string, records: string, ...switches: string[]): string[] =>
+    ['--', '--id=@d', 'create', 'DNS', `records=${records}`, `external_ids:name=${name}`, ...switches.flatMap((s) => ['--', 'add', 'Logical_Switch', s, 'dns_records', '@d'])];
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['ls-add', 'sw3'],
+    ['lsp-add', 'sw3', 'vm9', '--', 'lsp-set-addresses', 'vm9', '00:00:00:00:03:0a 10.0.3.10'],
+    // d1 on sw1 (names and addresses in mixed case), d2 shared by sw1 and sw2, and an empty
+    // row on sw3 (an SB row, but no DNS flows there).
+    dns('d1', '{"vm1.ovn.org"="10.0.1.10 FD00:1::A", "VM3.ovn.org"="10.0.1.11"}', 'sw1'),
+    dns('d2', '{"vm2.ovn.org"="10.0.2.10 fd00:2::a"}', 'sw1', 'sw2'),
+    dns('empty', '{}', 'sw3'),
+    // A row no switch names has no SB row.
+    dns('unused', '{"x.ovn.org"="10.9.9.9"}'),
+  ]);
+  const view = real.northd.view();
+  t.equal(view.get('DNS')?.size, 3, 'one SB row per DNS row a switch names');
+  const d1 = [...(view.get('DNS')?.values() ?? [])].find((r) => (r as unknown as sb.DNS).external_ids.get('dns_id') === nbUuidByName(real, 'DNS', 'd1')) as unknown as sb.DNS | undefined;
+  t.same(d1 === undefined ? undefined : Object.fromEntries(d1.records), { 'VM3.ovn.org': '10.0.1.11', 'vm1.ovn.org': '10.0.1.10 fd00:1::a' }, 'the values in lowercase, the names as written (as the real SB has them)');
+  // The real ovn-trace: a query from vm1 goes to ovn-controller (dns_lookup) on both SBs.
+  const ourSb = await realSbOf(t, view);
+  const query = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.1.1 && udp.src == 5353 && udp.dst == 53';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', query);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', query), 'ovn-trace: the same verdict for a DNS query');
+  t.match(trace, /dns_lookup/, `the query is looked up:\n${trace}`);
+  const query3 = 'inport == "vm9" && eth.src == 00:00:00:00:03:0a && eth.dst == 00:00:00:00:03:0b && ip4.src == 10.0.3.10 && ip4.dst == 10.0.3.1 && udp.src == 5353 && udp.dst == 53';
+  const trace3 = await ovnTrace(ourSb.socketPath, 'sw3', query3);
+  t.equal(trace3, await ovnTrace(real.sbSocket, 'sw3', query3), 'ovn-trace: the same verdict on a switch with an empty DNS row');
+  t.notMatch(trace3, /dns_lookup/, 'no lookup where the records are empty');
+  // Changes: records edited (the empty row gets some, d2 changes), a stateful ACL, sw1's
+  // dns_records cleared, a row still named by a switch deleted.
+  await real.nbctl(['set', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records={"vm9.ovn.org"="10.0.3.10"}']);
+  await real.nbctl(['set', 'DNS', nbUuidByName(real, 'DNS', 'd2'), 'records={"vm2.ovn.org"="10.0.2.11", "www.ovn.org"="10.0.2.12"}']);
+  await real.nbctl(['acl-add', 'sw2', 'to-lport', '1000', 'ip4 && tcp', 'allow-related']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Switch', 'sw1', 'dns_records']);
+  await compareWithReal(t, real);
+  await real.nbctl(['destroy', 'DNS', nbUuidByName(real, 'DNS', 'd2')]);
+  await compareWithReal(t, real);
+  t.same([...(real.northd.view().get('DNS')?.values() ?? [])].map((r) => (r as unknown as sb.DNS).external_ids.get('dns_id')), [nbUuidByName(real, 'DNS', 'empty')], 'only the row sw3 names is left');
+  // The records emptied again: the flows go, the row stays.
+  await real.nbctl(['clear', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records']);
+  await compareWithReal(t, real);
 });
