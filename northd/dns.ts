@@ -68,6 +68,11 @@ function hasRecords(db: Database, refs: readonly Uuid[]): boolean {
   return refs.some((u) => (nbGet<nb.DNS>(db, 'DNS', u)?.records.size ?? 0) > 0);
 }
 
+/** `text` with A-Z in lowercase and every other character as it is (C's tolower, as str_tolower). */
+function asciiLower(text: string): string {
+  return /[A-Z]/.test(text) ? text.replace(/[A-Z]+/g, (run) => run.toLowerCase()) : text;
+}
+
 /** The SB row of NB DNS row `nbUuid`, or undefined when no switch names it. */
 function dnsRow(db: Database, data: DnsData, nbUuid: Uuid): sb.DNS | undefined {
   const row = nbGet<nb.DNS>(db, 'DNS', nbUuid);
@@ -75,7 +80,7 @@ function dnsRow(db: Database, data: DnsData, nbUuid: Uuid): sb.DNS | undefined {
   if (row === undefined || switches === undefined || switches.size === 0) return undefined;
   // Keys in sorted order, as every map value is built (NB maps are sorted already).
   const records = new Map<string, string>();
-  for (const [name, addresses] of row.records) records.set(name, addresses.toLowerCase());
+  for (const [name, addresses] of row.records) records.set(name, asciiLower(addresses));
   return versioned<sb.DNS>({
     _uuid: dnsSbUuid(nbUuid), _version: '', records, datapaths: [...switches].map(datapathSbUuid).sort(), external_ids: new Map([['dns_id', nbUuid]]),
   });

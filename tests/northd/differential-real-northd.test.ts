@@ -425,9 +425,9 @@ t.test('(h) DNS records on switches', { skip }, async (t) => {
     ...twoSwitchesAndARouter,
     ['ls-add', 'sw3'],
     ['lsp-add', 'sw3', 'vm9', '--', 'lsp-set-addresses', 'vm9', '00:00:00:00:03:0a 10.0.3.10'],
-    // d1 on sw1 (names and addresses in mixed case), d2 shared by sw1 and sw2, and an empty
-    // row on sw3 (an SB row, but no DNS flows there).
-    dns('d1', '{"vm1.ovn.org"="10.0.1.10 FD00:1::A", "VM3.ovn.org"="10.0.1.11"}', 'sw1'),
+    // d1 on sw1 (names and addresses in mixed case, some not ASCII), d2 shared by sw1 and sw2,
+    // and an empty row on sw3 (an SB row, but no DNS flows there).
+    dns('d1', '{"vm1.ovn.org"="10.0.1.10 FD00:1::A", "VM3.ovn.org"="10.0.1.11", "Ünï.ovn.org"="10.0.1.12 ÄB"}', 'sw1'),
     dns('d2', '{"vm2.ovn.org"="10.0.2.10 fd00:2::a"}', 'sw1', 'sw2'),
     dns('empty', '{}', 'sw3'),
     // A row no switch names has no SB row.
@@ -436,7 +436,8 @@ t.test('(h) DNS records on switches', { skip }, async (t) => {
   const view = real.northd.view();
   t.equal(view.get('DNS')?.size, 3, 'one SB row per DNS row a switch names');
   const d1 = [...(view.get('DNS')?.values() ?? [])].find((r) => (r as unknown as sb.DNS).external_ids.get('dns_id') === nbUuidByName(real, 'DNS', 'd1')) as unknown as sb.DNS | undefined;
-  t.same(d1 === undefined ? undefined : Object.fromEntries(d1.records), { 'VM3.ovn.org': '10.0.1.11', 'vm1.ovn.org': '10.0.1.10 fd00:1::a' }, 'the values in lowercase, the names as written (as the real SB has them)');
+  t.same(d1 === undefined ? undefined : Object.fromEntries(d1.records), { 'VM3.ovn.org': '10.0.1.11', 'vm1.ovn.org': '10.0.1.10 fd00:1::a', 'Ünï.ovn.org': '10.0.1.12 Äb' },
+    'the values in lowercase (ASCII letters only), the names as written (as the real SB has them)');
   // The real ovn-trace: a query from vm1 goes to ovn-controller (dns_lookup) on both SBs.
   const ourSb = await realSbOf(t, view);
   const query = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.1.1 && udp.src == 5353 && udp.dst == 53';
