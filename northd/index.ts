@@ -29,6 +29,8 @@ import { aclsNode } from './acls.js';
 import type { DhcpCodesData } from './dhcp-codes.js';
 import { dhcpCodesNode } from './dhcp-codes.js';
 import { lbsNode } from './load-balancers.js';
+import type { DnsData } from './dns.js';
+import { dnsNode } from './dns.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -78,7 +80,8 @@ export interface Northd {
 
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(lflowsNode()), erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
+    erase(sbGlobalNode()), erase(addressSetsNode()),
     erase(dhcpCodesNode()),
   ]);
 }
@@ -96,6 +99,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<AclsData>('acls').table,
     engine.data<DhcpCodesData>('dhcp_codes').v4,
     engine.data<DhcpCodesData>('dhcp_codes').v6,
+    engine.data<DnsData>('dns').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -104,7 +108,7 @@ function viewOf(engine: Engine): SbView {
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
 const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes']);
-const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls']);
+const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];

@@ -92,6 +92,77 @@ export function parseIpv6Cidr(text: string): { addr: number[]; plen: number } | 
   return { addr, plen: Number(p) };
 }
 
+/** The 128-bit mask of a prefix length, as eight groups. */
+export function ipv6PrefixMask(plen: number): number[] {
+  return ipv6Masked([0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff], plen);
+}
+
+const IPV6_SCAN_CHARS = /^[0-9a-fA-F:.]{1,46}/;
+
+/**
+ * An IPv6 address with an optional "/PLEN" or "/MASK", as ovn-northd's ipv6_parse_masked reads
+ * a DHCPv6 options' cidr: leading white space is skipped, a prefix length is tried before a
+ * mask, and nothing may follow. The address may end in dotted IPv4 (inet_pton's "::ffff:a.b.c.d").
+ */
+export function parseIpv6Masked(text: string): { addr: number[]; mask: number[] } | undefined {
+  const rest = text.replace(/^\s+/, '');
+  const a = IPV6_SCAN_CHARS.exec(rest);
+  if (a === null) return undefined;
+  const addr = ipv6WithDottedTail(a[0]);
+  if (addr === undefined) return undefined;
+  const tail = rest.slice(a[0].length);
+  if (tail === '') return { addr, mask: [0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff] };
+  if (tail[0] !== '/') return undefined;
+  const prefix = /^\/\s*([+-]?\d+)/.exec(tail);
+  if (prefix !== null) {
+    const plen = Number(prefix[1]);
+    if (plen < 0 || plen > 128 || prefix[0].length !== tail.length) return undefined;
+    return { addr, mask: ipv6PrefixMask(plen) };
+  }
+  const m = IPV6_SCAN_CHARS.exec(tail.slice(1));
+  if (m === null || m[0].length !== tail.length - 1) return undefined;
+  const mask = ipv6WithDottedTail(m[0]);
+  return mask === undefined ? undefined : { addr, mask };
+}
+
+/** An IPv6 address as inet_pton reads it: hex groups, the last two maybe as dotted IPv4. */
+function ipv6WithDottedTail(text: string): number[] | undefined {
+  if (!text.includes('.')) return parseIpv6Groups(text);
+  const colon = text.lastIndexOf(':');
+  const v4 = ipv4Value(text.slice(colon + 1));
+  if (colon < 0 || v4 === undefined) return undefined;
+  return parseIpv6Groups(`${text.slice(0, colon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`);
+}
+
+/** Whether `addr` is within `cidr` (both as eight groups; the mask's set bits compared). */
+export function ipv6InMasked(addr: readonly number[], cidr: { readonly addr: readonly number[]; readonly mask: readonly number[] }): boolean {
+  for (let i = 0; i < 8; i++) if ((((addr[i] as number) ^ (cidr.addr[i] as number)) & (cidr.mask[i] as number)) !== 0) return false;
+  return true;
+}
+
+/**
+ * An Ethernet address as OVS's eth_addr_from_string reads it: six hexadecimal numbers
+ * separated by ':', each maybe preceded by white space, a sign or "0x", of any length (the low
+ * byte counts); nothing may follow. Returns the bytes, or undefined.
+ */
+export function ethAddrFromString(text: string): number[] | undefined {
+  const bytes: number[] = [];
+  let i = 0;
+  for (let field = 0; field < 6; field++) {
+    if (field > 0) {
+      if (text[i] !== ':') return undefined;
+      i++;
+    }
+    const m = /^\s*([+-]?)(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]+)/.exec(text.slice(i));
+    if (m === null) return undefined;
+    // OVS's scanner wraps without an overflow check: the last two digits are the low byte.
+    const v = Number.parseInt((m[2] as string).slice(-2), 16);
+    bytes.push(m[1] === '-' ? (256 - v) & 0xff : v);
+    i += m[0].length;
+  }
+  return i === text.length ? bytes : undefined;
+}
+
 /** An Ethernet address token (1 or 2 hex digits per byte), normalized; undefined otherwise. */
 export function parseMac(token: string): string | undefined {
   const m = /^([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})$/.exec(token);

@@ -70,6 +70,8 @@ export interface PortInfo {
   readonly lspAddrs: readonly LportAddresses[];
   /** LSP: its DHCPv4 options row, when it names one. */
   readonly dhcpv4: DhcpOptionsFacts | undefined;
+  /** LSP: its DHCPv6 options row, when it names one. */
+  readonly dhcpv6: DhcpOptionsFacts | undefined;
   /** LRP: its MAC and networks (with the link-local address last); undefined for an LSP. */
   readonly networks: LportAddresses | undefined;
   /** LRP: the port it is connected to (options:peer of its binding): an LRP or a router LSP. */
@@ -321,7 +323,8 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     name, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
     hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
-    lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]), networks: undefined,
+    lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
+    dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
   };
   return {
@@ -358,7 +361,7 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   const info: Omit<PortInfo, 'key'> = {
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
-    lspAddrs: NO_ADDRS, dhcpv4: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
+    lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrp.gateway_chassis.length > 0 || lrp.ha_chassis_group.length > 0, ipv6RaConfigs: lrp.ipv6_ra_configs,
   };
   return {
@@ -585,7 +588,8 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
               break;
             }
             case 'DHCP_Options':
-              // The LSPs naming these options (a deleted row's referrers changed their own row).
+              // The LSPs naming these options, as dhcpv4_options or dhcpv6_options (a deleted
+              // row's referrers changed their own row).
               namesOfPortSet(db, 'Logical_Switch_Port', db.weakReferrers(c.uuid).keys(), dirty);
               break;
             default:

@@ -1,14 +1,23 @@
-// Native DHCPv4 for a switch port with dhcpv4_options, in ovn-northd 23.03's exact spelling
-// (northd.c, build_dhcpv4_action and build_dhcpv4_options_flows): ls_in_dhcp_options asks
-// ovn-controller to build the reply (put_dhcp_opts with the offered address and the options
-// sorted by name, netmask from the CIDR, server_mac left out, options:hostname of the port
-// winning), ls_in_dhcp_response turns the request around, and ls_out_acl lets the server's
-// replies through (committing them when the switch is stateful).
+// Native DHCPv4 and DHCPv6 for a switch port with dhcpv4_options / dhcpv6_options, in
+// ovn-northd 23.03's exact spelling (northd.c: build_dhcpv4_action, build_dhcpv6_action and
+// the flows built from them):
+// - DHCPv4: ls_in_dhcp_options asks ovn-controller to build the reply (put_dhcp_opts with the
+//   offered address and the options sorted by name, netmask from the CIDR, server_mac left
+//   out, options:hostname of the port winning), ls_in_dhcp_response turns the request around.
+// - DHCPv6: the same two stages for a request to ff02::1:2 (put_dhcpv6_opts with ia_addr first
+//   unless dhcpv6_stateless=true, then the options sorted by name, dhcpv6_stateless left out);
+//   the server answers from the link-local address of its server_id MAC.
+// - Both: ls_out_acl lets the server's replies through (committing them when the switch is
+//   stateful); these need only valid server options, not an address in the CIDR.
+// Options that cannot be served (a bad CIDR, a missing or malformed server_id, ...) are
+// skipped, as ovn-northd skips them.
 //
-// Not yet: DHCPv6, external ports (answered on the chassis of their HA group).
+// Not yet: external ports (answered on the chassis of their HA group).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { ipv4Mask, ipv4Text, parseIpv4Cidr } from '../netaddr.js';
+import { formatIpv6, linkLocalOf } from '../addresses.js';
+import type { Ipv6NetAddr } from '../netaddr.js';
+import { ethAddrFromString, ipv4Mask, ipv4Text, ipv6InMasked, parseIpv4Cidr, parseIpv6Masked } from '../netaddr.js';
 import type { DhcpOptionsFacts, PortInfo } from '../ports.js';
 import type { FlowHints } from './flow.js';
 import { StageIds, jsonKey, lflow, portTags } from './flow.js';
@@ -46,31 +55,76 @@ function ipv4Value(text: string): number {
   return (parseIpv4Cidr(text) as { addr: number }).addr;
 }
 
-/** The DHCPv4 flows of one switch port (`ld`: its switch's logical_datapath). */
+/** The DHCPv6 server of `d`: its server_id text and the link-local address of that MAC. */
+interface V6Server {
+  readonly mac: string;
+  readonly ip: string;
+}
+
+function v6ServerOf(d: DhcpOptionsFacts): V6Server | undefined {
+  const mac = d.options.get('server_id');
+  const bytes = mac === undefined ? undefined : ethAddrFromString(mac);
+  if (mac === undefined || bytes === undefined) return undefined;
+  return { mac, ip: linkLocalOf(bytes.map((b) => b.toString(16).padStart(2, '0')).join(':')) };
+}
+
+/** put_dhcpv6_opts' options for `offer` (undefined when outside the CIDR or unservable). */
+function v6OptionsAction(d: DhcpOptionsFacts, offer: Ipv6NetAddr, cidr: ReturnType<typeof parseIpv6Masked>): string | undefined {
+  if (cidr === undefined || !ipv6InMasked(offer.addr, cidr)) return undefined;
+  const list: string[] = [];
+  // As smap_get_bool reads it: "true" in any case makes it stateless, anything else does not.
+  if (d.options.get('dhcpv6_stateless')?.toLowerCase() !== 'true') list.push(`ia_addr = ${formatIpv6(offer.addr)}`);
+  for (const [k, v] of [...d.options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) if (k !== 'dhcpv6_stateless') list.push(`${k} = ${v}`);
+  return `reg0[3] = put_dhcpv6_opts(${list.join(', ')}); next;`;
+}
+
+/** The DHCPv4 and DHCPv6 flows of one switch port (`ld`: its switch's logical_datapath). */
 export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean): sb.Logical_Flow[] {
   const d = p.dhcpv4;
-  if (p.kind !== 'lsp' || d === undefined || p.type === 'external') return [];
+  const d6 = p.dhcpv6;
+  if (p.kind !== 'lsp' || (d === undefined && d6 === undefined) || p.type === 'external') return [];
   const flows: sb.Logical_Flow[] = [];
-  const hints: FlowHints = { hint: d.uuid, tags: portTags(p.name), ids: new StageIds() };
-  // The server's replies pass the egress ACLs (for every port of the switch with options).
-  const serverId = d.options.get('server_id');
-  const serverMac = d.options.get('server_mac');
-  if (serverId !== undefined && serverMac !== undefined && d.options.get('lease_time') !== undefined) {
-    flows.push(lflow(ld, 'ls_out_acl', 34000, `outport == "${p.name}" && eth.src == ${serverMac} && ip4.src == ${serverId} && udp && udp.src == 67 && udp.dst == 68`,
-      hasStateful ? 'ct_commit; next;' : 'next;', hints));
+  const tags = portTags(p.name);
+  const ids = new StageIds();
+  const hints: FlowHints | undefined = d === undefined ? undefined : { hint: d.uuid, tags, ids };
+  const hints6: FlowHints | undefined = d6 === undefined ? undefined : { hint: d6.uuid, tags, ids };
+  const commit = hasStateful ? 'ct_commit; next;' : 'next;';
+  // The servers' replies pass the egress ACLs (for every port of the switch with options).
+  const serverId = d?.options.get('server_id');
+  const serverMac = d?.options.get('server_mac');
+  const v4Served = serverId !== undefined && serverMac !== undefined && d?.options.get('lease_time') !== undefined;
+  if (v4Served) {
+    flows.push(lflow(ld, 'ls_out_acl', 34000, `outport == "${p.name}" && eth.src == ${serverMac} && ip4.src == ${serverId} && udp && udp.src == 67 && udp.dst == 68`, commit, hints));
+  }
+  const server6 = d6 === undefined ? undefined : v6ServerOf(d6);
+  if (server6 !== undefined) {
+    flows.push(lflow(ld, 'ls_out_acl', 34000, `outport == "${p.name}" && eth.src == ${server6.mac} && ip6.src == ${server6.ip} && udp && udp.src == 547 && udp.dst == 546`, commit, hints6));
   }
   if (!p.enabled || p.type === 'router') return flows;
   const key = jsonKey(p.name);
+  const cidr6 = d6 === undefined || server6 === undefined ? undefined : parseIpv6Masked(d6.cidr);
   for (const a of p.lspAddrs) {
+    const base = `inport == ${key} && eth.src == ${a.ea}`;
     // The first of an entry's IPv4 addresses that the options' CIDR holds is offered.
-    for (const ip of a.ipv4) {
-      const offer = offerOf(p, d, ipv4Value(ip.addrS));
+    for (const ip of d === undefined ? [] : a.ipv4) {
+      const offer = offerOf(p, d as DhcpOptionsFacts, ipv4Value(ip.addrS));
       if (offer === undefined) continue;
-      const base = `inport == ${key} && eth.src == ${a.ea}`;
       flows.push(
         lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ip4.src == 0.0.0.0 && ip4.dst == 255.255.255.255 && udp.src == 68 && udp.dst == 67`, offer.options, hints),
         lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ${offer.addrMatch} && udp.src == 68 && udp.dst == 67`, offer.options, hints),
         lflow(ld, 'ls_in_dhcp_response', 100, `${base} && ip4 && udp.src == 68 && udp.dst == 67 && reg0[3]`, offer.response, hints),
+      );
+      break;
+    }
+    // Likewise the first IPv6 address in the DHCPv6 options' CIDR.
+    for (const ip of server6 === undefined ? [] : a.ipv6) {
+      const options = v6OptionsAction(d6 as DhcpOptionsFacts, ip, cidr6);
+      if (options === undefined || server6 === undefined) continue;
+      const match = `${base} && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547`;
+      flows.push(
+        lflow(ld, 'ls_in_dhcp_options', 100, match, options, hints6),
+        lflow(ld, 'ls_in_dhcp_response', 100, `${match} && reg0[3]`,
+          `eth.dst = eth.src; eth.src = ${server6.mac}; ip6.dst = ip6.src; ip6.src = ${server6.ip}; udp.src = 547; udp.dst = 546; outport = inport; flags.loopback = 1; output;`, hints6),
       );
       break;
     }

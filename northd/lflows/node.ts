@@ -25,6 +25,7 @@ import type { MulticastChange, MulticastData } from '../multicast.js';
 import { hasUnknown } from '../multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
+import type { DnsChange, DnsData } from '../dns.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
 import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
@@ -506,6 +507,7 @@ interface Sources {
   readonly routers: RoutersData;
   readonly acls: AclsData;
   readonly lbs: LbsData;
+  readonly dns: DnsData;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
@@ -516,6 +518,7 @@ function sourcesOf(inputs: NodeInputs): Sources {
     routers: inputs.data<RoutersData>('routers'),
     acls: inputs.data<AclsData>('acls'),
     lbs: inputs.data<LbsData>('lbs'),
+    dns: inputs.data<DnsData>('dns'),
   };
 }
 
@@ -549,7 +552,8 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
   if (info !== undefined && info.kind === 'switch') {
     const acl = src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS;
-    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) });
+    const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) };
+    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
   }
   else if (info !== undefined) {
     const facts = src.routers.bySb.get(sbUuid);
@@ -680,7 +684,7 @@ class Dirty {
 export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs'],
+    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
       owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
@@ -779,6 +783,14 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         for (const lb of c.facts) for (const dp of src.lbs.dpsOf.get(lb) ?? []) dirty.lbs.add(`${dp} ${lb}`);
         for (const lb of c.membership) dirty.lbRows.add(lb);
         dirty.regen(data, src, out);
+        return 'handled';
+      },
+      dns(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
+        // Only whether a switch has DNS records reaches its flows; the records are the DNS rows'.
+        const flipped = (change as DnsChange).flipped;
+        if (flipped.size === 0) return 'unchanged';
+        const src = sourcesOf(inputs);
+        for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);
         return 'handled';
       },
       routers(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {

@@ -1,11 +1,12 @@
 // Logical switch flows in ovn-northd 23.03's exact spelling (northd.c, v23.03.1; checked
 // against the real 23.03.1 by tests/northd/differential-real-northd.test.ts):
 // - per datapath: the default flow of every stage as 23.03 writes it for a switch without
-//   DNS (the ACL stages by its ACL state, lflows/acl.ts; pre-LB and hairpin by whether it has
-//   load balancer VIPs, the load balancers' own flows in lflows/lb.ts); the admission
-//   flows of ls_in_check_port_sec (drop
-//   VLAN-tagged frames unless vlan-passthru, drop multicast sources, check_in_port_sec()),
-//   ls_in_apply_port_sec, ls_in_l2_lkup broadcast/multicast → _MC_flood, ls_in_l2_unknown
+//   load balancer VIPs or DNS (the ACL stages by its ACL state, lflows/acl.ts; pre-LB and
+//   hairpin by whether it has load balancer VIPs, the load balancers' own flows in
+//   lflows/lb.ts); the DNS lookup, response and ACL flows when the switch has DNS records
+//   (dns.ts); the admission flows of ls_in_check_port_sec (drop VLAN-tagged frames unless
+//   vlan-passthru, drop multicast sources, check_in_port_sec()), ls_in_apply_port_sec,
+//   ls_in_l2_lkup broadcast/multicast → _MC_flood, ls_in_l2_unknown
 //   (unknown destinations → _MC_unknown when a port has "unknown", else drop), and the egress
 //   port security stages. L2/IP port security itself is done by the chassis from
 //   Port_Binding.port_security (check_in_port_sec/check_out_port_sec in 23.03).
@@ -13,7 +14,7 @@
 //   with "unknown" and no port security, the drops for disabled ports, router ports' ARP/ND
 //   forwarding (router and DNAT addresses), pre-LB/pre-ACL conntrack bypass for router and
 //   localnet ports, ARP/ND replies for the port's addresses (ls_in_arp_rsp), its addresses'
-//   ARP resolution in the routers of its switch, and native DHCPv4 (lflows/dhcp.ts).
+//   ARP resolution in the routers of its switch, and native DHCPv4 and DHCPv6 (lflows/dhcp.ts).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
@@ -36,15 +37,15 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 ];
 
 /** Flows owned by a switch datapath itself. */
-export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS): sb.Logical_Flow[] {
-  // The flows depend on these four facts only, so they are built (and their UUIDs hashed) once
+export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): sb.Logical_Flow[] {
+  // The flows depend on these six facts only, so they are built (and their UUIDs hashed) once
   // per combination and copied into each switch: a thousand new switches cost copies.
-  const key = (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
+  const key = (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
   const d = dp.logicalDatapath;
   const shard = shardOf(dp.sbUuid);
   let template = SWITCH_TEMPLATES.get(key * FLOW_SHARDS + shard);
   if (template === undefined) {
-    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl));
+    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns));
     SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
   }
   const flows = template.map((f) => ({ ...f, logical_datapath: d }));
@@ -67,10 +68,10 @@ function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
   ];
 }
 
-/** Immutable templates of a switch datapath's flows by its five facts and its shard. */
+/** Immutable templates of a switch datapath's flows by its six facts and its shard. */
 const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
 
-function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags): sb.Logical_Flow[] {
+function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags, hasDns: boolean): sb.Logical_Flow[] {
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
   // Admission control and port security.
@@ -135,6 +136,18 @@ function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, has
   );
   // Pre-ACL, ACL hints and ACL defaults, by whether ACLs (stateful ones) apply.
   aclStageDefaults((s, priority, match, actions) => flows.push(f(s, priority, match, actions)), acl);
+  if (hasDns) {
+    // DNS queries go to ovn-controller (dns_lookup); an answered one goes back out of the port
+    // it came from, one flow per IP version with the same match; the answers pass the egress
+    // ACLs (committed when the switch is stateful).
+    const back = 'udp.dst = udp.src; udp.src = 53; outport = inport; flags.loopback = 1; output;';
+    flows.push(
+      f('ls_in_dns_lookup', 100, 'udp.dst == 53', 'reg0[4] = dns_lookup(); next;'),
+      f('ls_in_dns_response', 100, 'udp.dst == 53 && reg0[4]', `eth.dst <-> eth.src; ip4.src <-> ip4.dst; ${back}`),
+      f('ls_in_dns_response', 100, 'udp.dst == 53 && reg0[4]', `eth.dst <-> eth.src; ip6.src <-> ip6.dst; ${back}`),
+      f('ls_out_acl', 34000, 'udp.src == 53', acl.hasStateful || acl.hasLbVip === true ? 'ct_commit; next;' : 'next;'),
+    );
+  }
   return flows;
 }
 

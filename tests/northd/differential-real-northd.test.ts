@@ -1,9 +1,9 @@
 // Differential tests against the real ovn-northd 23.03: topologies built with the real
 // ovn-nbctl in a real NB, projected by the real ovn-northd into a real SB, and mirrored row by
-// row (same UUIDs) into ovnts. Bindings, groups, port groups and address sets must agree, and
-// for every datapath the set of logical flows ovnts produces must equal the real one (stage,
-// priority, match, actions; hints are compared separately). Finally the incrementally built
-// view must equal a fresh recompute.
+// row (same UUIDs) into ovnts. Bindings, groups, port groups, address sets and DNS rows must
+// agree, and for every datapath the set of logical flows ovnts produces must equal the real one
+// (stage, priority, match, actions; hints are compared separately). Finally the incrementally
+// built view must equal a fresh recompute.
 import assert from 'node:assert/strict';
 import t from 'tap';
 import type { Test } from 'tap';
@@ -75,6 +75,15 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   const codes = (rows: readonly Record<string, unknown>[]): string[] => rows.map((r) => `${String(r['name'])} ${String(r['code'])} ${String(r['type'])}`).sort();
   t.same(codes(ourRows('DHCP_Options')), codes(await real.sbList('DHCP_Options')), 'DHCP_Options');
   t.same(codes(ourRows('DHCPv6_Options')), codes(await real.sbList('DHCPv6_Options')), 'DHCPv6_Options');
+
+  // DNS: per NB DNS row (external_ids:dns_id), its records and the switches it applies to.
+  const dnsText = (ids: Record<string, string>, records: Record<string, string>, dps: readonly string[]): string =>
+    `${JSON.stringify(Object.entries(ids).sort())} ${JSON.stringify(Object.entries(records).sort())} ${[...dps].sort().join(',')}`;
+  const realDns = (await real.sbList('DNS')).map((r) => dnsText(r['external_ids'] as Record<string, string>, r['records'] as Record<string, string>,
+    asArray(r['datapaths']).map((u) => realDpName.get(u as string) ?? `? ${String(u)}`))).sort();
+  const ourDns = ours<sb.DNS>(view, 'DNS').map((r) => dnsText(Object.fromEntries(r.external_ids), Object.fromEntries(r.records),
+    r.datapaths.map((u) => ourDpName.get(u) ?? `? ${u}`))).sort();
+  t.same(ourDns, realDns, 'DNS');
 
   // Logical_Flow: per datapath, the same set (flows shared by several datapaths sit in a
   // Logical_DP_Group in the real SB). Stage hints are compared as a second, separate check.
@@ -420,6 +429,8 @@ t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, group
   await real.nbctl(['add', 'Logical_Switch', 'sw1', 'load_balancer_group', uuidOf('Load_Balancer_Group', 'grp')]);
   await real.nbctl(['ls-lb-add', 'sw3', 'lb-novips']);
   await real.nbctl(['set', 'Load_Balancer', 'lb-web', 'vips:"10.0.0.103:80"="10.0.1.10:8080,bogus"']);
+  // DNS on sw1, stateful only through its VIPs: the DNS answers are committed.
+  await real.nbctl(['--', '--id=@d', 'create', 'DNS', 'records={vm1="10.0.1.10"}', '--', 'add', 'Logical_Switch', 'sw1', 'dns_records', '@d']);
   await compareWithReal(t, real);
   // Changes: a backend removed, a load balancer detached, one deleted (weakly referenced), the
   // group loses a member, the VIPs of sw3's own load balancer come and go.
@@ -490,5 +501,116 @@ t.test('(h) load balancers on routers: a gateway router and a distributed router
   await real.nbctl(['lb-del', 'lb-any']);
   await real.nbctl(['lr-nat-del', 'gw', 'dnat_and_snat', '172.16.0.101']);
   await real.nbctl(['remove', 'Logical_Router', 'gw', 'options', 'lb_force_snat_ip']);
+  await compareWithReal(t, real);
+});
+
+/** The UUID of the NB row of `table` whose external_ids:name is `name`, in our mirror (the real NB's UUIDs). */
+function nbUuidByName(real: RealSandbox, table: string, name: string): string {
+  for (const row of real.fx.db.rows(table).values()) {
+    if ((row as unknown as { external_ids: ReadonlyMap<string, string> }).external_ids.get('name') === name) return row._uuid;
+  }
+  throw new Error(`no ${table} row named ${name} in the mirror`);
+}
+
+t.test('(i) native DHCPv6 for ports with dhcpv6_options', { skip }, async (t) => {
+  const dhcp6 = (name: string, cidr: string, options: string, ...ports: string[]): string[] =>
+    ['--', '--id=@d', 'create', 'DHCP_Options', `cidr="${cidr}"`, `options=${options}`, `external_ids:name=${name}`, ...ports.flatMap((p) => ['--', 'set', 'Logical_Switch_Port', p, 'dhcpv6_options=@d'])];
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    // Stateful on sw1: vm1 is offered its address; vm3 has no IPv6 address (only the ACL flow).
+    // (A string option's value carries its own quotes: ovn-northd copies values as they are.)
+    dhcp6('stateful', 'fd00:1::/64', '{server_id="00:00:00:00:ff:01", dns_server="{fd00::53, fd00::54}", domain_search="\\"ovn.org\\""}', 'vm1', 'vm3'),
+    // Stateless on sw2: no ia_addr.
+    dhcp6('stateless', 'fd00:2::/64', '{server_id="00:00:00:00:ff:02", dhcpv6_stateless="true", dns_server="fd00::53"}', 'vm2'),
+    // vm4's address is outside the CIDR; vm5's first one is, its second is not.
+    ['lsp-add', 'sw1', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:01:0d fd00:9::4'],
+    ['lsp-add', 'sw1', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:01:0e 10.0.1.14 fd00:9::5 fd00:1::5', '00:00:00:00:01:0f fd00:1::6'],
+    ['lsp-add', 'sw1', 'vm6', '--', 'lsp-set-addresses', 'vm6', '00:00:00:00:01:10 fd00:1::10'],
+    // Malformed options: a bad CIDR (the ACL flow only), a server_id that is no MAC (nothing),
+    // a server_id OVS reads as a MAC though it is not spelled as one, "TRUE" for stateless, a
+    // CIDR written with a mask, and an unquoted string (copied as it is).
+    dhcp6('bad-cidr', 'fd00:1::/129', '{server_id="00:00:00:00:ff:01"}', 'vm4'),
+    dhcp6('bad-server', 'fd00:1::/64', '{server_id="not-a-mac", dns_server="fd00::53"}', 'vm6'),
+    ['lsp-add', 'sw1', 'vm7', '--', 'lsp-set-addresses', 'vm7', '00:00:00:00:01:11 fd00:1::11'],
+    dhcp6('odd', 'fd00:1::/ffff:ffff:ffff:ffff::', '{server_id="0:0:0:0:ff:3", dhcpv6_stateless="TRUE", domain_search="ovn.org"}', 'vm7'),
+  ]);
+  const statefulOptions = nbUuidByName(real, 'DHCP_Options', 'stateful');
+  await real.nbctl(['set', 'Logical_Switch_Port', 'vm5', `dhcpv6_options=${statefulOptions}`]);
+  await compareWithReal(t, real);
+  // What the real ovn-northd made of each case (our flows equal its, compared above).
+  const dhcp6Flows = (port: string): string[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+    .filter((f) => f.match.includes(`port == "${port}"`) && (f.match.includes('udp.src == 546') || f.match.includes('udp.src == 547')))
+    .map((f) => `${f.external_ids.get('stage-name') ?? ''} ${f.actions}`).sort();
+  const stages = (port: string): string[] => dhcp6Flows(port).map((f) => f.split(' ')[0] as string);
+  t.same(stages('vm3'), ['ls_out_acl'], 'no IPv6 address: only the ACL flow for the server\'s replies');
+  t.same(stages('vm4'), ['ls_out_acl'], 'a CIDR that does not parse: only the ACL flow');
+  t.same(dhcp6Flows('vm6'), [], 'a server_id that is no MAC: no flow at all');
+  t.same(stages('vm5'), ['ls_in_dhcp_options', 'ls_in_dhcp_options', 'ls_in_dhcp_response', 'ls_in_dhcp_response', 'ls_out_acl'], 'one offer per address entry');
+  t.match(dhcp6Flows('vm5').join('\n'), /ia_addr = fd00:1::5,[\s\S]*ia_addr = fd00:1::6,/, 'the first address in the CIDR of each entry');
+  t.match(dhcp6Flows('vm7').join('\n'), /put_dhcpv6_opts\(domain_search = ovn\.org, server_id = 0:0:0:0:ff:3\)[\s\S]*ip6\.src = fe80::200:ff:fe00:ff03;/,
+    'a masked CIDR, a loosely written server_id (copied as written), stateless by "TRUE"');
+  t.match(dhcp6Flows('vm2').join('\n'), /put_dhcpv6_opts\(dns_server = fd00::53, server_id = 00:00:00:00:ff:02\)/, 'stateless: no ia_addr, no dhcpv6_stateless');
+  // The real ovn-trace: a SOLICIT from vm1 is answered by ovn-controller (put_dhcpv6_opts).
+  const ourSb = await realSbOf(t, real.northd.view());
+  const solicit = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 33:33:00:01:00:02 && ip6.src == fe80::200:ff:fe00:10a && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', solicit);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', solicit), 'ovn-trace: the same verdict for a DHCPv6 SOLICIT');
+  t.match(trace, /put_dhcpv6_opts\(ia_addr = fd00:1::a, dns_server = \{fd00::53, fd00::54\}, domain_search = "ovn\.org", server_id = 00:00:00:00:ff:01\)/, `answered with vm1's address:\n${trace}`);
+  // Changes: the options' content, a port's address, the options cleared from a port, then a
+  // stateful ACL (the server's replies are committed).
+  await real.nbctl(['dhcp-options-set-options', statefulOptions, 'server_id=00:00:00:00:ff:09', 'dhcpv6_stateless=true']);
+  await real.nbctl(['lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::b']);
+  await real.nbctl(['clear', 'Logical_Switch_Port', 'vm2', 'dhcpv6_options']);
+  await compareWithReal(t, real);
+  await real.nbctl(['acl-add', 'sw1', 'to-lport', '1000', 'ip6 && tcp', 'allow-related']);
+  await real.nbctl(['dhcp-options-set-options', nbUuidByName(real, 'DHCP_Options', 'bad-server'), 'server_id=00:00:00:00:ff:01']);
+  await compareWithReal(t, real);
+  t.match(dhcp6Flows('vm1').join('\n'), /ls_out_acl ct_commit; next;/, 'on a stateful switch the server\'s replies are committed');
+  t.same(stages('vm6'), ['ls_in_dhcp_options', 'ls_in_dhcp_response', 'ls_out_acl'], 'a server_id set right: vm6 is served');
+});
+
+t.test('(j) DNS records on switches', { skip }, async (t) => {
+  const dns = (name: string, records: string, ...switches: string[]): string[] =>
+    ['--', '--id=@d', 'create', 'DNS', `records=${records}`, `external_ids:name=${name}`, ...switches.flatMap((s) => ['--', 'add', 'Logical_Switch', s, 'dns_records', '@d'])];
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['ls-add', 'sw3'],
+    ['lsp-add', 'sw3', 'vm9', '--', 'lsp-set-addresses', 'vm9', '00:00:00:00:03:0a 10.0.3.10'],
+    // d1 on sw1 (names and addresses in mixed case, some not ASCII), d2 shared by sw1 and sw2,
+    // and an empty row on sw3 (an SB row, but no DNS flows there).
+    dns('d1', '{"vm1.ovn.org"="10.0.1.10 FD00:1::A", "VM3.ovn.org"="10.0.1.11", "Ünï.ovn.org"="10.0.1.12 ÄB"}', 'sw1'),
+    dns('d2', '{"vm2.ovn.org"="10.0.2.10 fd00:2::a"}', 'sw1', 'sw2'),
+    dns('empty', '{}', 'sw3'),
+    // A row no switch names has no SB row.
+    dns('unused', '{"x.ovn.org"="10.9.9.9"}'),
+  ]);
+  const view = real.northd.view();
+  t.equal(view.get('DNS')?.size, 3, 'one SB row per DNS row a switch names');
+  const d1 = [...(view.get('DNS')?.values() ?? [])].find((r) => (r as unknown as sb.DNS).external_ids.get('dns_id') === nbUuidByName(real, 'DNS', 'd1')) as unknown as sb.DNS | undefined;
+  t.same(d1 === undefined ? undefined : Object.fromEntries(d1.records), { 'VM3.ovn.org': '10.0.1.11', 'vm1.ovn.org': '10.0.1.10 fd00:1::a', 'Ünï.ovn.org': '10.0.1.12 Äb' },
+    'the values in lowercase (ASCII letters only), the names as written (as the real SB has them)');
+  // The real ovn-trace: a query from vm1 goes to ovn-controller (dns_lookup) on both SBs.
+  const ourSb = await realSbOf(t, view);
+  const query = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.1.1 && udp.src == 5353 && udp.dst == 53';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', query);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', query), 'ovn-trace: the same verdict for a DNS query');
+  t.match(trace, /dns_lookup/, `the query is looked up:\n${trace}`);
+  const query3 = 'inport == "vm9" && eth.src == 00:00:00:00:03:0a && eth.dst == 00:00:00:00:03:0b && ip4.src == 10.0.3.10 && ip4.dst == 10.0.3.1 && udp.src == 5353 && udp.dst == 53';
+  const trace3 = await ovnTrace(ourSb.socketPath, 'sw3', query3);
+  t.equal(trace3, await ovnTrace(real.sbSocket, 'sw3', query3), 'ovn-trace: the same verdict on a switch with an empty DNS row');
+  t.notMatch(trace3, /dns_lookup/, 'no lookup where the records are empty');
+  // Changes: records edited (the empty row gets some, d2 changes), a stateful ACL, sw1's
+  // dns_records cleared, a row still named by a switch deleted.
+  await real.nbctl(['set', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records={"vm9.ovn.org"="10.0.3.10"}']);
+  await real.nbctl(['set', 'DNS', nbUuidByName(real, 'DNS', 'd2'), 'records={"vm2.ovn.org"="10.0.2.11", "www.ovn.org"="10.0.2.12"}']);
+  await real.nbctl(['acl-add', 'sw2', 'to-lport', '1000', 'ip4 && tcp', 'allow-related']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Switch', 'sw1', 'dns_records']);
+  await compareWithReal(t, real);
+  await real.nbctl(['destroy', 'DNS', nbUuidByName(real, 'DNS', 'd2')]);
+  await compareWithReal(t, real);
+  t.same([...(real.northd.view().get('DNS')?.values() ?? [])].map((r) => (r as unknown as sb.DNS).external_ids.get('dns_id')), [nbUuidByName(real, 'DNS', 'empty')], 'only the row sw3 names is left');
+  // The records emptied again: the flows go, the row stays.
+  await real.nbctl(['clear', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records']);
   await compareWithReal(t, real);
 });

@@ -1,7 +1,8 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
-// groups, port group membership, address sets, DHCP options and load balancers (on switches and
-// routers, directly and through groups), the incrementally maintained SB
+// groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records and
+// load balancers (on switches and routers, directly and through groups), the incrementally
+// maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
@@ -22,13 +23,13 @@ type Kind =
   | 'claim' | 'ls-add' | 'ls-del' | 'lsp-add' | 'lsp-del' | 'lsp-update' | 'lsp-move' | 'lr-add' | 'lr-del' | 'lrp-add' | 'lrp-del' | 'lrp-update'
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
-  | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set'
+  | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
-  'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set',
+  'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg',
 ];
 
@@ -58,6 +59,25 @@ function randomDhcpOptions(rng: Rng): unknown {
   if (rng.chance(0.5)) options['router'] = '10.0.0.254';
   if (rng.chance(0.3)) options['dns_server'] = '{8.8.8.8, 1.1.1.1}';
   return map(options);
+}
+
+/** DHCPv6 options, some of them malformed (a server_id that is no MAC, one OVS reads loosely). */
+function randomDhcp6Options(rng: Rng): unknown {
+  const options: Record<string, string> = { server_id: rng.weighted([['0a:00:00:00:00:fe', 4], ['0:0:0:0:0:fd', 1], ['not-a-mac', 1]]) };
+  if (rng.chance(0.4)) options['dhcpv6_stateless'] = rng.pick(['true', 'false', 'TRUE']);
+  if (rng.chance(0.4)) options['dns_server'] = rng.pick(['fd00::53', '{fd00::53, fd00::54}']);
+  if (rng.chance(0.2)) options['domain_search'] = '"ovn.org"';
+  return map(options);
+}
+
+function randomDhcp6Cidr(rng: Rng): string {
+  return rng.pick(['fd00:1::/64', 'fd00:2::/64', 'fd00::/16', 'fd00:3::/ffff:ffff::', 'fd00:1::/129', 'bad']);
+}
+
+/** DNS records: names in mixed case, addresses that ovn-northd writes in lowercase. */
+function randomDnsRecords(rng: Rng): unknown {
+  const pairs = rng.subset([['vm1.ovn.org', '10.0.0.1'], ['VM2.ovn.org', '10.0.0.2 FD00::2'], ['www.ovn.org', '192.168.1.5']] as const, 3);
+  return map(Object.fromEntries(pairs));
 }
 
 const ACL_ACTIONS = ['allow', 'allow-related', 'allow-stateless', 'drop', 'reject'] as const;
@@ -124,6 +144,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const lbs = [...db.rows('Load_Balancer').keys()].sort();
   const lbgs = [...db.rows('Load_Balancer_Group').keys()].sort();
   const dps = [...lss.map((s) => ['Logical_Switch', s.uuid] as const), ...lrs.map((r) => ['Logical_Router', r.uuid] as const)];
+  const dnss = [...db.rows('DNS').keys()].sort();
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
@@ -136,7 +157,9 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
     ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.3 : 0],
     ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
-    ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0],
+    ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
+    ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
+    ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
     ['lb-add', lbs.length < 4 ? 1 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
@@ -319,6 +342,34 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     }
     case 'dhcp-set':
       return { kind, ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv4_options: rng.chance(0.7) ? uuidAtom(rng.pick(dhcps)) : set([]) } }] };
+    case 'dhcp6-add':
+      return {
+        kind,
+        ops: [
+          { op: 'insert', table: 'DHCP_Options', 'uuid-name': 'd', row: { cidr: randomDhcp6Cidr(rng), options: randomDhcp6Options(rng) } },
+          { op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv6_options: ['named-uuid', 'd'] } },
+        ],
+      };
+    case 'dhcp6-set':
+      return { kind, ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(lsps).uuid), row: { dhcpv6_options: rng.chance(0.7) ? uuidAtom(rng.pick(dhcps)) : set([]) } }] };
+    case 'dns-add': {
+      const ops: unknown[] = [{ op: 'insert', table: 'DNS', 'uuid-name': 'dns', row: { records: randomDnsRecords(rng) } }];
+      // Usually named by a switch or two at once; otherwise a row no switch names (yet).
+      for (const s of lss.length > 0 && rng.chance(0.8) ? rng.subset(lss, 2) : []) {
+        ops.push({ op: 'mutate', table: 'Logical_Switch', where: byUuid(s.uuid), mutations: [['dns_records', 'insert', set([['named-uuid', 'dns']])]] });
+      }
+      return { kind, ops };
+    }
+    case 'dns-update':
+      return { kind, ops: [{ op: 'update', table: 'DNS', where: byUuid(rng.pick(dnss)), row: rng.chance(0.85) ? { records: randomDnsRecords(rng) } : { external_ids: map({ note: `n${n}` }) } }] };
+    case 'dns-del':
+      return { kind, ops: [{ op: 'delete', table: 'DNS', where: byUuid(rng.pick(dnss)) }] };
+    case 'dns-set': {
+      const s = rng.pick(lss);
+      const how = rng.weighted<'insert' | 'delete' | 'set'>([['insert', 3], ['delete', 1], ['set', 1]]);
+      if (how === 'set') return { kind, ops: [{ op: 'update', table: 'Logical_Switch', where: byUuid(s.uuid), row: { dns_records: set(rng.subset(dnss, 2).map(uuidAtom)) } }] };
+      return { kind, ops: [{ op: 'mutate', table: 'Logical_Switch', where: byUuid(s.uuid), mutations: [['dns_records', how, set([uuidAtom(rng.pick(dnss))])]] }] };
+    }
     case 'lr-update': {
       const options: Record<string, string> = {};
       if (rng.chance(0.4)) options['chassis'] = 'hv1';

@@ -1,5 +1,6 @@
 // Table-driven: a small NB topology in (two switches, a router with a static route and a
-// policy, a port group ACL, DHCPv4 options) and the flows that carry a packet across it out,
+// policy, a port group ACL, DHCPv4 and DHCPv6 options, DNS records) and the flows (and DNS rows)
+// that carry a packet across it out,
 // as ovn-northd 23.03 writes them (the differential test checks whole flow sets against the
 // real one; this one runs without OVN installed). Then the owners regenerate locally.
 import t from 'tap';
@@ -92,4 +93,58 @@ t.test('DHCPv4 options offer the port its address', async (t) => {
   t.ok(flows.includes('ls_in_dhcp_response 100 (inport == "vm1" && eth.src == 00:00:00:00:01:0a && ip4 && udp.src == 68 && udp.dst == 67 && reg0[3]) (eth.dst = eth.src; eth.src = 00:00:00:00:ff:01; ip4.src = 10.0.1.1; udp.src = 67; udp.dst = 68; outport = inport; flags.loopback = 1; output;)'));
   const codes = [...(northd.view().get('DHCP_Options')?.values() ?? [])].map((r) => r as unknown as sb.DHCP_Options);
   t.same(codes.find((c) => c.name === 'router'), { _uuid: codes.find((c) => c.name === 'router')?._uuid, _version: codes.find((c) => c.name === 'router')?._version, name: 'router', code: 3, type: 'ipv4' }, 'the SB code table');
+});
+
+t.test('DHCPv6 options offer the port its address', async (t) => {
+  const { fx, northd } = build();
+  northd.apply(fx.db, fx.run([
+    { op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'vm1']], row: { addresses: set(['00:00:00:00:01:0a 10.0.1.10 fd00:9::a fd00:1::a']) } },
+    { op: 'insert', table: 'DHCP_Options', 'uuid-name': 'd', row: { cidr: 'fd00:1::/64', options: map({ server_id: '00:00:00:00:ff:01', dns_server: 'fd00::53' }) } },
+    { op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'vm1']], row: { dhcpv6_options: ['named-uuid', 'd'] } },
+  ]));
+  const request = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547';
+  const dhcp = (): string[] => flowsOf(northd.view(), 'sw1').filter((f) => f.includes('546')).sort();
+  t.same(dhcp(), [
+    `ls_in_dhcp_options 100 (${request}) (reg0[3] = put_dhcpv6_opts(ia_addr = fd00:1::a, dns_server = fd00::53, server_id = 00:00:00:00:ff:01); next;)`,
+    `ls_in_dhcp_response 100 (${request} && reg0[3]) (eth.dst = eth.src; eth.src = 00:00:00:00:ff:01; ip6.dst = ip6.src; ip6.src = fe80::200:ff:fe00:ff01; udp.src = 547; udp.dst = 546; outport = inport; flags.loopback = 1; output;)`,
+    'ls_out_acl 34000 (outport == "vm1" && eth.src == 00:00:00:00:ff:01 && ip6.src == fe80::200:ff:fe00:ff01 && udp && udp.src == 547 && udp.dst == 546) (next;)',
+  ], 'the first address in the CIDR is offered; the server replies from its link-local address');
+  const d = [...fx.db.rows('DHCP_Options').keys()][0] as string;
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'DHCP_Options', where: byUuid(d), row: { options: map({ server_id: '00:00:00:00:ff:01', dhcpv6_stateless: 'true' }) } }]));
+  t.ok(dhcp()[0]?.includes('put_dhcpv6_opts(server_id = 00:00:00:00:ff:01)'), 'stateless: no ia_addr');
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'DHCP_Options', where: byUuid(d), row: { options: map({ server_id: 'nonsense' }) } }]));
+  t.same(dhcp(), [], 'a server_id that is no MAC: nothing');
+});
+
+t.test('DNS records: an SB DNS row per named row, and the switch DNS flows', async (t) => {
+  const { fx, northd } = build();
+  const sw = (name: string): unknown => [['name', '==', name]];
+  northd.apply(fx.db, fx.run([
+    { op: 'insert', table: 'DNS', 'uuid-name': 'd', row: { records: map({ 'VM1.ovn.org': '10.0.1.10 FD00:1::A' }) } },
+    { op: 'mutate', table: 'Logical_Switch', where: sw('sw1'), mutations: [['dns_records', 'insert', set([['named-uuid', 'd']])]] },
+    { op: 'mutate', table: 'Logical_Switch', where: sw('sw2'), mutations: [['dns_records', 'insert', set([['named-uuid', 'd']])]] },
+  ]));
+  const dnsUuid = [...fx.db.rows('DNS').keys()][0] as string;
+  const rows = (): sb.DNS[] => [...(northd.view().get('DNS')?.values() ?? [])].map((r) => r as unknown as sb.DNS);
+  const dpUuids = [...(northd.view().get('Datapath_Binding')?.values() ?? [])].filter((r) => (r as unknown as sb.Datapath_Binding).external_ids.has('logical-switch')).map((r) => r._uuid).sort();
+  t.same(rows().map((r) => [Object.fromEntries(r.records), r.datapaths, Object.fromEntries(r.external_ids)]), [[{ 'VM1.ovn.org': '10.0.1.10 fd00:1::a' }, dpUuids, { dns_id: dnsUuid }]], 'values lowercased, both switches, the NB UUID');
+  const dnsFlows = (name: string): string[] => flowsOf(northd.view(), name).filter((f) => f.includes(' 53')).sort();
+  const want = [
+    'ls_in_dns_lookup 100 (udp.dst == 53) (reg0[4] = dns_lookup(); next;)',
+    'ls_in_dns_response 100 (udp.dst == 53 && reg0[4]) (eth.dst <-> eth.src; ip4.src <-> ip4.dst; udp.dst = udp.src; udp.src = 53; outport = inport; flags.loopback = 1; output;)',
+    'ls_in_dns_response 100 (udp.dst == 53 && reg0[4]) (eth.dst <-> eth.src; ip6.src <-> ip6.dst; udp.dst = udp.src; udp.src = 53; outport = inport; flags.loopback = 1; output;)',
+    'ls_out_acl 34000 (udp.src == 53) (next;)',
+  ];
+  t.same(dnsFlows('sw1'), want, 'sw1 has the DNS flows');
+  t.same(dnsFlows('sw2'), want, 'so has sw2');
+  // Editing the records rewrites the DNS row only: the switches' flags do not change.
+  const delta = northd.apply(fx.db, fx.run([{ op: 'update', table: 'DNS', where: byUuid(dnsUuid), row: { records: map({ 'vm1.ovn.org': '10.0.1.11' }) } }]));
+  t.same(delta.changes.map((c) => c.table), ['DNS'], 'a records edit changes the DNS row and nothing else');
+  // Emptied, the row stays (both switches name it) and the flows go.
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'DNS', where: byUuid(dnsUuid), row: { records: map({}) } }]));
+  t.equal(rows().length, 1, 'an empty row named by switches stays');
+  t.same(dnsFlows('sw1'), [], 'no records, no DNS flows');
+  // Deleted while named: the weak references go, and the row with them.
+  northd.apply(fx.db, fx.run([{ op: 'delete', table: 'DNS', where: byUuid(dnsUuid) }]));
+  t.same(rows(), [], 'a deleted row leaves the SB');
 });

@@ -2,7 +2,7 @@
 // networks with their derived addresses, and the lookups flows use. Method: a table of inputs
 // and the texts ovn-northd prints for them.
 import t from 'tap';
-import { extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
+import { ethAddrFromString, extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, ipv6InMasked, isDynamicAddress, parseIpv6Masked, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
 import { parseIpv6Groups } from '../../northd/addresses.js';
 
 t.test('LSP address entries', async (t) => {
@@ -42,5 +42,37 @@ t.test('router port networks', async (t) => {
 t.test('dynamic address entries', async (t) => {
   for (const [entry, want] of [['dynamic', true], ['dynamic 10.0.0.5', true], ['0a:00:00:00:00:01 dynamic', true], ['0a:00:00:00:00:01 10.0.0.1', false], ['dynamically', false], ['bogus dynamic', false]] as const) {
     t.equal(isDynamicAddress(entry), want, entry);
+  }
+});
+
+t.test('DHCPv6 CIDRs as ipv6_parse_masked reads them', async (t) => {
+  const inside = parseIpv6Groups('fd00:1::5') as number[];
+  const outside = parseIpv6Groups('fd00:2::5') as number[];
+  for (const cidr of ['fd00:1::/64', ' fd00:1::/64', 'fd00:1::/ffff:ffff:ffff:ffff::', 'fd00:1::/+64']) {
+    const c = parseIpv6Masked(cidr);
+    t.ok(c !== undefined && ipv6InMasked(inside, c) && !ipv6InMasked(outside, c), `${cidr} holds fd00:1::5 only`);
+  }
+  t.ok(ipv6InMasked(inside, parseIpv6Masked('fd00:1::5') as { addr: number[]; mask: number[] }), 'no prefix: the address itself');
+  t.notOk(ipv6InMasked(inside, parseIpv6Masked('fd00:1::6') as { addr: number[]; mask: number[] }));
+  t.ok(ipv6InMasked(outside, parseIpv6Masked('::/0') as { addr: number[]; mask: number[] }), '/0 holds everything');
+  t.same(parseIpv6Masked('::ffff:10.0.0.1/120')?.addr, [0, 0, 0, 0, 0, 0xffff, 0x0a00, 1], 'a dotted IPv4 tail');
+  t.same(parseIpv6Masked('fd00:1::/ 64')?.mask, parseIpv6Masked('fd00:1::/64')?.mask, 'white space before the prefix length');
+  // Each checked against the real ovn-northd 23.03.1 (offer or no offer).
+  for (const bad of ['fd00:1::/129', 'fd00:1::/-1', 'fd00:1::/64 ', 'fd00:1::/64x', 'bogus', '', '10.0.0.0/8', 'fd00:1::/', '::ffff:10.0.0.256']) {
+    t.equal(parseIpv6Masked(bad), undefined, `"${bad}" is refused`);
+  }
+});
+
+t.test('MACs as eth_addr_from_string reads them', async (t) => {
+  t.same(ethAddrFromString('00:00:00:00:ff:01'), [0, 0, 0, 0, 0xff, 1]);
+  t.same(ethAddrFromString('0:0:0:0:ff:3'), [0, 0, 0, 0, 0xff, 3], 'one digit per byte');
+  t.same(ethAddrFromString('0A:0b:0:0:0x1:100'), [0x0a, 0x0b, 0, 0, 1, 0], 'a 0x prefix; only the low byte of a wider number counts');
+  t.same(ethAddrFromString(' 0:0:0:0:0:1'), [0, 0, 0, 0, 0, 1], 'leading white space is skipped');
+  // Checked against the real ovn-northd 23.03.1 (the link-local address of its DHCPv6 flows).
+  t.same(ethAddrFromString('0:0:0:0:0:11111111111111111'), [0, 0, 0, 0, 0, 0x11], 'no overflow check');
+  t.same(ethAddrFromString('0:0:0:0:0:-1'), [0, 0, 0, 0, 0, 0xff], 'a sign');
+  t.same(ethAddrFromString('0:0:0:0:0:+2'), [0, 0, 0, 0, 0, 2]);
+  for (const bad of ['not-a-mac', '00:00:00:00:00', '00:00:00:00:00:01 ', '00:00:00:00:00:01:02', '00-00-00-00-00-01', '', '0:0:0:0:0:0x']) {
+    t.equal(ethAddrFromString(bad), undefined, `"${bad}" is refused`);
   }
 });
