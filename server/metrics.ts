@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
 import { sessionKinds } from './sessions.js';
+import type { FanoutStats } from './sb-fanout.js';
 
 export const metricsLimits = {
   /** /readyz fails while the applied index lags the commit index by more than this. */
@@ -26,6 +27,7 @@ export class CentralMetrics implements CentralObserver {
   private readonly transactSeconds: client.Histogram<'db' | 'outcome'>;
   private readonly projectionSeconds: client.Histogram;
   private central: CentralNode | undefined;
+  private fanout: { stats(): FanoutStats } | undefined;
 
   constructor() {
     const registers = [this.registry];
@@ -103,6 +105,52 @@ export class CentralMetrics implements CentralObserver {
     });
     gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);
     gauge('ovnts_history_min_revision', 'Oldest revision a watch can resume from', () => this.central?.history.minRevision);
+    // The agent streams' fan-out (sb-fanout.ts): read from its counters when scraped.
+    const fan = (): FanoutStats | undefined => this.fanout?.stats();
+    new client.Gauge({
+      name: 'ovnts_agent_streams',
+      help: 'Agent streams on this member: state="live" (following each revision) or "syncing" (catching up from history or a snapshot)',
+      labelNames: ['state'],
+      registers,
+      collect(this: client.Gauge<'state'>) {
+        const f = fan();
+        if (f === undefined) return;
+        this.set({ state: 'live' }, f.live);
+        this.set({ state: 'syncing' }, f.syncing);
+      },
+    });
+    gauge('ovnts_agent_stream_groups', 'Groups of agent streams with the same interest (each revision is filtered and encoded once per group)', () => fan()?.groups);
+    gauge('ovnts_agent_queued_bytes', 'Bytes queued to all agent streams, not yet taken by the transport', () => fan()?.queuedBytes);
+    gauge('ovnts_agent_queued_bytes_max', 'The largest queue of one agent stream now', () => fan()?.queuedBytesMaxNow);
+    gauge('ovnts_agent_sync_bytes', 'Bytes of catch-up and snapshot messages being written to syncing streams', () => fan()?.syncBytes);
+    gauge('ovnts_agent_cache_bytes', 'Bytes of encoded steps kept for streams of the same group', () => fan()?.cacheBytes);
+    const totals: [keyof FanoutStats, string, string][] = [
+      ['encoded', 'ovnts_agent_messages_encoded_total', 'Agent stream messages encoded (one encoding can go to many streams)'],
+      ['written', 'ovnts_agent_messages_written_total', 'Agent stream messages written'],
+      ['bytesWritten', 'ovnts_agent_bytes_written_total', 'Bytes written to agent streams'],
+      ['snapshots', 'ovnts_agent_snapshots_total', 'Snapshots sent to agents (a resume outside the retained history)'],
+      ['catchUps', 'ovnts_agent_catch_ups_total', 'Agent resumes served from the retained history'],
+      ['fellBehind', 'ovnts_agent_fell_behind_total', 'Live agent streams moved to syncing because their queue was full'],
+      ['ackErrors', 'ovnts_agent_ack_errors_total', 'Acknowledgements from agents that reported an error'],
+      ['cacheHits', 'ovnts_agent_cache_hits_total', 'Steps written from the encoding another stream of the group made'],
+      ['budgetWaits', 'ovnts_agent_budget_waits_total', 'Catch-ups that waited for others to be written first'],
+    ];
+    for (const [key, name, help] of totals) {
+      let seen = 0;
+      new client.Counter({
+        name,
+        help,
+        registers,
+        collect(this: client.Counter) {
+          const v = fan()?.[key];
+          // The fan-out's totals only grow; the counter takes what was added since the last scrape.
+          if (typeof v === 'number' && v > seen) {
+            this.inc(v - seen);
+            seen = v;
+          }
+        },
+      });
+    }
     gauge('ovnts_sb_rows', 'Rows in the derived SB view', () => {
       const view = this.central?.northd?.view();
       if (view === undefined) return undefined;
@@ -115,6 +163,11 @@ export class CentralMetrics implements CentralObserver {
   /** The member whose state the gauges read (after CentralNode.start). */
   attach(central: CentralNode): void {
     this.central = central;
+  }
+
+  /** The agent stream fan-out whose counters the ovnts_agent_* metrics read. */
+  attachFanout(fanout: { stats(): FanoutStats }): void {
+    this.fanout = fanout;
   }
 
   persisted(msTaken: number, entries: number): void {

@@ -136,6 +136,7 @@ export function registerCentralCommand(program: Command): void {
       server.addService(adminDefinition(), adminHandlers(central));
       // The agent stream (one per chassis) on the same address as the Northbound API.
       const southbound = new SouthboundService(central);
+      metrics.attachFanout(southbound.fanout);
       server.addService(southboundDefinition(), southbound.handlers());
       const port = await bind(server, listen);
       const openDoor = async (target: string, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {

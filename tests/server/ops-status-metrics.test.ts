@@ -12,6 +12,7 @@ import { CentralNode } from '../../server/central-node.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { ViewAgent, geneve } from '../helpers/sb-agents.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { ovnts, until } from '../helpers/ovnts-cli.js';
 
@@ -79,6 +80,47 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
     return c.watch === 0 && c.ovsdb === 0 && c.agent === 0 ? true : undefined;
   }, 10_000);
   t.pass('the counts fall back to 0 as clients go (closing twice counts once)');
+});
+
+t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and bytes written, snapshots)', async (t) => {
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const member = cluster.members[0];
+  if (member === undefined) throw new Error('no member');
+  const metrics = new CentralMetrics();
+  metrics.attach(member.central);
+  metrics.attachFanout(member.southbound.fanout);
+  const http = await startMetricsServer(member.central, metrics, '127.0.0.1', 0);
+  t.teardown(() => http.close());
+  const base = `http://127.0.0.1:${http.port}`;
+  const idle = await scrape(base);
+  t.equal(sample(idle, 'ovnts_agent_streams{state="live"}'), 0, 'no agent stream yet');
+  t.equal(sample(idle, 'ovnts_agent_bytes_written_total'), 0, 'nothing written yet');
+
+  // Two agents with the same (empty) interest: one group; each starts from a snapshot.
+  const agents = ['hv1', 'hv2'].map((c, i) => new ViewAgent({ chassis: c, hostname: c, encaps: geneve(`192.0.2.${i + 1}`), lastRevision: 0 }, { endpoints: [member.address] }).start());
+  t.teardown(() => Promise.all(agents.map((a) => a.close())));
+  for (const a of agents) await a.until(() => a.rows('SB_Global').length > 0, 'the SB_Global row');
+  await member.client.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw0' } }]);
+  const busy = await until('both streams live in /metrics', async () => {
+    const text = await scrape(base);
+    return sample(text, 'ovnts_agent_streams{state="live"}') === 2 ? text : undefined;
+  }, 20_000);
+  t.equal(sample(busy, 'ovnts_agent_streams{state="syncing"}'), 0, 'none syncing');
+  t.equal(sample(busy, 'ovnts_agent_stream_groups'), 1, 'one group: the same interest');
+  t.ok((sample(busy, 'ovnts_agent_snapshots_total') ?? 0) >= 2, 'a snapshot for each new agent');
+  const written = sample(busy, 'ovnts_agent_bytes_written_total') ?? 0;
+  t.ok(written > 0, `${written} bytes written to agents`);
+  t.ok((sample(busy, 'ovnts_agent_messages_written_total') ?? 0) >= (sample(busy, 'ovnts_agent_messages_encoded_total') ?? 0), 'messages written >= messages encoded (one encoding per group)');
+  const stats = member.southbound.fanout.stats();
+  t.equal(sample(busy, 'ovnts_agent_bytes_written_total'), stats.bytesWritten, 'the counter is the fan-out\'s own total');
+  // Counters only grow between scrapes.
+  await member.client.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw1' } }]);
+  const later = await until('more bytes written', async () => {
+    const text = await scrape(base);
+    return (sample(text, 'ovnts_agent_bytes_written_total') ?? 0) > written ? text : undefined;
+  }, 20_000);
+  t.ok((sample(later, 'ovnts_agent_messages_written_total') ?? 0) > (sample(busy, 'ovnts_agent_messages_written_total') ?? 0), 'messages written keep counting');
 });
 
 t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots taken', async (t) => {
