@@ -60,9 +60,13 @@ const ETH_TYPE_IPV6 = 0x86ddn;
 const CT_STATE_TRK_DNAT = 0x20n | 0x80n;
 /** OFP_DEFAULT_PRIORITY: the priority of learned reply flows. */
 const LEARNED_PRIORITY = 0x8000;
-/** VIPs of one load balancer, and backends of one VIP, beyond which the rest are ignored. */
-export const LB_VIPS_MAX = 4096;
-export const LB_BACKENDS_MAX = 4096;
+/**
+ * VIPs of one load balancer, and backends of one VIP, beyond which the rest are ignored
+ * (ovn-controller has no such limit). The flows are linear in the row's text, which the stream
+ * already bounds; these only make the bound explicit, far above what a CMS writes.
+ */
+export const LB_VIPS_MAX = 65_536;
+export const LB_BACKENDS_MAX = 65_536;
 
 /** smap_get_bool: with default true only "false" (any case) is false, else only "true" is true. */
 function optionBool(options: ReadonlyMap<string, string>, key: string, dflt: boolean): boolean {
