@@ -1,7 +1,7 @@
 // Goal: the agent's load-balancer hairpin tables (68, 69, 70) are the real ovn-controller
 // 23.03.1's, flow for flow, and stay so as load balancers change. Method: real NB and SB
-// ovsdb-servers and the real ovn-northd project load balancers on a switch (TCP and UDP with
-// ports, a port-less VIP, IPv6, hairpin_snat_ip on two switches of which one is local, one on a
+// ovsdb-servers and the real ovn-northd project load balancers on a switch (TCP, UDP and SCTP
+// with ports, a port-less VIP, IPv6, hairpin_snat_ip on two switches of which one is local, one on a
 // switch that is not local); the real ovn-controller binds two VMs on bridge A. Our DesiredFlows,
 // fed the same SB as incremental steps, installs its tables 68..70 through our OpenFlow channel
 // into bridge B; `ovs-ofctl dump-flows` of both must be equal after every change (a backend
@@ -95,13 +95,14 @@ async function differential(t: Test): Promise<void> {
   await nbctl('lsp-add', 'sw1', 'vm3', '--', 'lsp-set-addresses', 'vm3', '00:00:00:00:01:03 10.1.0.3');
   await nbctl('lb-add', 'lb-tcp', '10.0.0.100:80', '10.0.0.1:8080,10.0.0.2:8080', 'tcp');
   await nbctl('lb-add', 'lb-udp', '10.0.0.101:53', '10.0.0.2:5353', 'udp');
+  await nbctl('lb-add', 'lb-sctp', '10.0.0.105:80', '10.0.0.2:8080', 'sctp');
   await nbctl('lb-add', 'lb-noport', '10.0.0.102', '10.0.0.1,10.0.0.2');
   await nbctl('lb-add', 'lb-v6', '[fd00::100]:80', '[fd00::1]:8080,[fd00::2]:8080', 'tcp');
   await nbctl('lb-add', 'lb-snat', '10.0.0.103:80', '10.0.0.1:80', 'tcp');
   await nbctl('--may-exist', 'lb-add', 'lb-snat', '[fd00::103]:80', '[fd00::1]:80', 'tcp');
   await nbctl('set', 'load_balancer', 'lb-snat', 'options:hairpin_snat_ip="169.254.0.1 fd00::ff"');
   await nbctl('lb-add', 'lb-remote', '10.0.0.104:80', '10.1.0.3:80', 'tcp');
-  for (const lb of ['lb-tcp', 'lb-udp', 'lb-noport', 'lb-v6', 'lb-snat']) await nbctl('ls-lb-add', 'sw0', lb);
+  for (const lb of ['lb-tcp', 'lb-udp', 'lb-sctp', 'lb-noport', 'lb-v6', 'lb-snat']) await nbctl('ls-lb-add', 'sw0', lb);
   for (const lb of ['lb-snat', 'lb-remote']) await nbctl('ls-lb-add', 'sw1', lb);
 
   // Bridge A: the real ovn-controller as hv1, binding vm1 and vm2.
@@ -170,23 +171,24 @@ async function differential(t: Test): Promise<void> {
   const counts = (n68: number, n70: number) => (a: readonly string[]): boolean => count(a, 68) === n68 && count(a, 69) === 0 && count(a, 70) === n70;
   const allCt = (field: 'ct_mark' | 'ct_label') => (a: readonly string[]): boolean => a.filter((l) => /(?:^|, )table=68, priority=/.test(l)).every((l) => l.includes(`${field}=0x2/0x2`));
 
-  // tcp: 2 backends, udp: 1, port-less: 2, IPv6: 2, snat: 1 + 1 → 9 in table 68; one table-70
-  // flow per VIP, lb-snat's two per local datapath (sw0 only) → 6. lb-remote is not local.
-  await converge('load balancers on sw0 and sw1', (a) => counts(9, 6)(a) && allCt('ct_mark')(a));
+  // tcp: 2 backends, udp: 1, sctp: 1, port-less: 2, IPv6: 2, snat: 1 + 1 → 10 in table 68; one
+  // table-70 flow per VIP, lb-snat's two per local datapath (sw0 only) → 7. lb-remote is not
+  // local.
+  await converge('load balancers on sw0 and sw1', (a) => counts(10, 7)(a) && allCt('ct_mark')(a));
   t.ok(count(await hairpinDump(swA), 70) > 0 && (await hairpinDump(swA)).some((l) => l.includes('metadata=0x') && l.includes('nat(src=169.254.0.1)')),
     'hairpin_snat_ip gives a per-datapath table-70 flow');
 
   await nbctl('set', 'load_balancer', 'lb-tcp', 'vips:"10.0.0.100:80"="10.0.0.1:8080"');
   await nbctl('--wait=hv', 'sync');
-  await converge('a backend removed', counts(8, 6));
+  await converge('a backend removed', counts(9, 7));
 
   await nbctl('ls-lb-del', 'sw0', 'lb-udp');
   await nbctl('--wait=hv', 'sync');
-  await converge('an LB detached from its only switch', counts(7, 5));
+  await converge('an LB detached from its only switch', counts(8, 6));
 
   await nbctl('lb-del', 'lb-v6');
   await nbctl('--wait=hv', 'sync');
-  await converge('an LB deleted', counts(5, 4));
+  await converge('an LB deleted', counts(6, 5));
 
   // Attached to sw0 as well, lb-remote moves to the datapath group lb-snat already uses. The
   // real ovn-controller 23.03.1 does not pick this up incrementally (seen here: its tables stay
@@ -195,20 +197,20 @@ async function differential(t: Test): Promise<void> {
   await nbctl('ls-lb-add', 'sw0', 'lb-remote');
   await nbctl('--wait=hv', 'sync');
   await run('ovn-appctl', ['-t', join(swA.dir, `ovn-controller.${controllerPid}.ctl`), 'recompute']);
-  await converge('an LB attached to the local switch (ovn-controller recomputed)', counts(6, 5));
+  await converge('an LB attached to the local switch (ovn-controller recomputed)', counts(7, 6));
 
   await nbctl('remove', 'load_balancer', 'lb-snat', 'options', 'hairpin_snat_ip');
   await nbctl('--wait=hv', 'sync');
-  await converge('hairpin_snat_ip removed', (a) => counts(6, 5)(a) && !a.some((l) => l.includes('metadata=0x')));
+  await converge('hairpin_snat_ip removed', (a) => counts(7, 6)(a) && !a.some((l) => l.includes('metadata=0x')));
 
   // A chassis without ct-no-masked-label: ovn-northd tells every chassis to use ct_label
   // (SB_Global options:lb_hairpin_use_ct_mark=false). It never acknowledges, so no --wait=hv.
   await sbctl('chassis-add', 'old-chassis', 'geneve', '127.0.0.9');
   await nbctl('--wait=sb', 'sync');
-  await converge('lb_hairpin_use_ct_mark=false', (a) => counts(6, 5)(a) && allCt('ct_label')(a));
+  await converge('lb_hairpin_use_ct_mark=false', (a) => counts(7, 6)(a) && allCt('ct_label')(a));
   await sbctl('chassis-del', 'old-chassis');
   await nbctl('--wait=sb', 'sync');
-  await converge('back to ct_mark', (a) => counts(6, 5)(a) && allCt('ct_mark')(a));
+  await converge('back to ct_mark', (a) => counts(7, 6)(a) && allCt('ct_mark')(a));
 }
 
 t.test('tables 68..70 equal the real ovn-controller\'s as load balancers change', {
