@@ -7,7 +7,9 @@
 // into bridge B; `ovs-ofctl dump-flows` of both must be equal after every change (a backend
 // removed, an LB detached, an LB deleted, an LB attached, hairpin_snat_ip removed, and
 // ct_label instead of ct_mark while a chassis without ct-no-masked-label is registered). The
-// incremental engine must also equal a fresh one at each step.
+// incremental engine must also equal a fresh one at each step. Last, a real hairpinned packet
+// (a VM to a VIP whose only backend is itself) through ovn-controller's flows and through the
+// agent's whole flow table must learn the same table-69 flow, which goes when its LB does.
 
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -211,6 +213,43 @@ async function differential(t: Test): Promise<void> {
   await sbctl('chassis-del', 'old-chassis');
   await nbctl('--wait=sb', 'sync');
   await converge('back to ct_mark', (a) => counts(7, 6)(a) && allCt('ct_mark')(a));
+
+  // A hairpinned packet for real: vm1 to lb-tcp's VIP, whose only backend is now vm1 itself.
+  // On A through ovn-controller's flows; on bridge C through the agent's whole flow table
+  // (same ofports). Table 68's learn() must leave the same reply flow in table 69 of both.
+  await swB.vsctl('add-br', 'br-agent', '--', 'set', 'bridge', 'br-agent', 'datapath_type=netdev', 'protocols=OpenFlow15',
+    'fail-mode=secure', 'other-config:disable-in-band=true');
+  for (const v of vms) {
+    await swB.vsctl('add-port', 'br-agent', `avif${v.ofport}`, '--', 'set', 'interface', `avif${v.ofport}`, 'type=dummy', `ofport_request=${v.ofport}`);
+  }
+  await run('ovs-ofctl', ['-O', 'OpenFlow15', 'add-tlv-map', join(swB.dir, 'br-agent.mgmt'), '{class=0x102,type=0x80,len=4}->tun_metadata0'], { env: swB.env, cwd: swB.dir });
+  const chC = await OfChannel.connect({ target: `unix:${join(swB.dir, 'br-agent.mgmt')}` });
+  t.teardown(() => chC.close());
+  await chC.reconcile([...agent.table.flows()].map(([, f]) => f), { groups: [...agent.groupSpecs().values()] });
+  const learned = async (sw: OvsSwitch, bridge: string): Promise<string[]> =>
+    (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', '--no-stats', join(sw.dir, `${bridge}.mgmt`), `table=${OFTABLE.CHK_LB_HAIRPIN_REPLY}`], { env: sw.env })).stdout
+      .split('\n').map((l) => l.trim()).filter((l) => l.includes('actions=')).sort();
+  t.same([await learned(swA, 'br-int'), await learned(swB, 'br-agent')], [[], []], 'nothing learned before the packet');
+  const packet = 'in_port(1),eth(src=00:00:00:00:00:01,dst=00:00:00:00:00:02),eth_type(0x0800),'
+    + 'ipv4(src=10.0.0.1,dst=10.0.0.100,proto=6,tos=0,ttl=64,frag=no),tcp(src=40000,dst=80),tcp_flags(syn)';
+  await swA.appctl('netdev-dummy/receive', 'vif1', packet);
+  await swB.appctl('netdev-dummy/receive', 'avif1', packet);
+  const [realLearned, ourLearned] = await until('both bridges learn a hairpin reply flow', async () => {
+    const both = [await learned(swA, 'br-int'), await learned(swB, 'br-agent')];
+    return both.every((x) => x.length > 0) ? both : undefined;
+  }, 20_000).catch(async () => [await learned(swA, 'br-int'), await learned(swB, 'br-agent')]);
+  t.equal(realLearned?.length, 1, `ovn-controller's table 68 learned one reply flow: ${realLearned?.join(' ')}`);
+  t.same(ourLearned, realLearned, 'the agent\'s table 68 learned the same one');
+
+  // Deleting the load balancer deletes its table-68 flows, and with them what they learned
+  // (delete_learned). On C only those flows are deleted, by cookie, so that it is the learn
+  // action's flag that takes the learned flow, not a reconcile.
+  const cookie = /cookie=(0x[0-9a-f]+)/.exec(realLearned?.[0] ?? '')?.[1] ?? '0x0';
+  await nbctl('lb-del', 'lb-tcp');
+  await nbctl('--wait=hv', 'sync');
+  await converge('lb-tcp deleted after it learned', counts(6, 5));
+  await run('ovs-ofctl', ['-O', 'OpenFlow15', 'del-flows', join(swB.dir, 'br-agent.mgmt'), `table=${OFTABLE.CHK_LB_HAIRPIN},cookie=${cookie}/-1`], { env: swB.env });
+  t.same([await learned(swA, 'br-int'), await learned(swB, 'br-agent')], [[], []], 'the learned flow went with its table-68 flow on both');
 }
 
 t.test('tables 68..70 equal the real ovn-controller\'s as load balancers change', {
