@@ -8,15 +8,16 @@
 //   - datapath-scoped rows (Datapath_Binding itself, Port_Binding, Multicast_Group,
 //     MAC_Binding, Static_MAC_Binding, IP_Multicast, IGMP_Group by their datapath;
 //     Logical_Flow by logical_datapath or the datapaths of its logical_dp_group;
-//     Logical_DP_Group and DNS by their datapaths; FDB by the datapath whose tunnel_key is its
-//     dp_key) by a chassis with one of those datapaths local;
+//     Logical_DP_Group and DNS by their datapaths; Load_Balancer by its datapaths or the
+//     datapaths of its datapath_group; FDB by the datapath whose tunnel_key is its dp_key) by a
+//     chassis with one of those datapaths local;
 //   - Chassis_Private only by its own chassis (every chassis's acks would otherwise reach
 //     every chassis: that is why OVN keeps it apart from Chassis);
 //   - a Port_Binding also by a chassis that asked for its logical_port (an iface-id of a local
 //     interface), bound or not, so that the chassis can claim it;
-//   - every other table (SB_Global, Chassis, Encap, Address_Set, Port_Group, Meter,
-//     Load_Balancer, DHCP options, gateway and HA tables, ...) by everyone; Connection, SSL
-//     and the RBAC tables by no one.
+//   - every other table (SB_Global, Chassis, Encap, Address_Set, Port_Group, Meter, DHCP
+//     options, gateway and HA tables, ...) by everyone; Connection, SSL and the RBAC tables by
+//     no one.
 // With monitor-all, a chassis sees every row.
 //
 // Everything here is pure and synchronous: the index reads the live view it is given and is
@@ -46,7 +47,7 @@ const datapathColumnOf: Readonly<Record<string, string>> = {
 
 /** Whether a table's rows are seen through datapaths (and so indexed by them). */
 export function isDatapathScoped(table: string): boolean {
-  return table in datapathColumnOf || table === 'Datapath_Binding' || table === 'Logical_Flow' || table === 'FDB';
+  return table in datapathColumnOf || table === 'Datapath_Binding' || table === 'Logical_Flow' || table === 'Load_Balancer' || table === 'FDB';
 }
 
 /**
@@ -58,7 +59,7 @@ export interface Footprint {
   readonly scope: 'all' | 'datapaths' | 'chassis' | 'none';
   readonly datapaths: readonly string[];
   /**
-   * A Logical_Flow's datapath groups, as sets of their members: seen where any member is
+   * A Logical_Flow's or a Load_Balancer's datapath groups, as sets of their members: seen where any member is
    * local. Kept as the groups' own sets (`groupMembers`) rather than copied into `datapaths`:
    * a group of every switch would otherwise make each of its flows cost that many entries.
    */
@@ -199,6 +200,12 @@ export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
     if (groups.length === 0) return { scope: 'datapaths', datapaths: own };
     return { scope: 'datapaths', datapaths: own, groups: groups.map((g) => groupMembers(aux.dpGroup(g))) };
   }
+  if (table === 'Load_Balancer') {
+    const own = uuidsOf(row.datapaths);
+    const groups = uuidsOf(row.datapath_group);
+    if (groups.length === 0) return { scope: 'datapaths', datapaths: own };
+    return { scope: 'datapaths', datapaths: own, groups: groups.map((g) => groupMembers(aux.dpGroup(g))) };
+  }
   if (table === 'FDB') {
     const dp = aux.datapathByKey(row.dp_key as number);
     return { scope: 'datapaths', datapaths: dp === undefined ? noDatapaths : [dp] };
@@ -289,6 +296,7 @@ export class InterestIndex {
   /** Datapath → table → uuids of rows whose footprint names it. */
   private byDatapath = new Map<string, Map<string, Set<string>>>();
   private flowsByDpGroup = new Map<string, Set<string>>();
+  private lbsByDpGroup = new Map<string, Set<string>>();
   private fdbsByKey = new Map<number, Set<string>>();
   private datapathOfKey = new Map<number, string>();
   private bindings = new Map<string, BindingRecord>();
@@ -319,6 +327,7 @@ export class InterestIndex {
     this.fps = new Map();
     this.byDatapath = new Map();
     this.flowsByDpGroup = new Map();
+    this.lbsByDpGroup = new Map();
     this.fdbsByKey = new Map();
     this.datapathOfKey = new Map();
     this.bindings = new Map();
@@ -330,11 +339,12 @@ export class InterestIndex {
     this.chassisByName = new Map();
     this.chassisNameOf = new Map();
     this.flowGroupOf = new Map();
+    this.lbGroupOf = new Map();
     this.fdbKeyOf = new Map();
     for (const row of this.rows('Chassis').values()) this.setChassis(undefined, row);
     for (const row of this.rows('Datapath_Binding').values()) this.datapathOfKey.set(row.tunnel_key as number, row._uuid);
     for (const row of this.rows('Port_Binding').values()) this.setBinding(row._uuid, bindingOf(row));
-    for (const table of ['Datapath_Binding', 'Logical_Flow', 'FDB', ...Object.keys(datapathColumnOf)]) {
+    for (const table of ['Datapath_Binding', 'Logical_Flow', 'Load_Balancer', 'FDB', ...Object.keys(datapathColumnOf)]) {
       for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row);
     }
   }
@@ -395,6 +405,7 @@ export class InterestIndex {
       if (isDatapathScoped(c.table)) this.setRow(c.table, c.uuid, row);
     }
     for (const g of changedGroups) for (const f of [...(this.flowsByDpGroup.get(g) ?? [])]) this.setRow('Logical_Flow', f, this.rows('Logical_Flow').get(f));
+    for (const g of changedGroups) for (const lb of [...(this.lbsByDpGroup.get(g) ?? [])]) this.setRow('Load_Balancer', lb, this.rows('Load_Balancer').get(lb));
     for (const k of changedKeys) for (const f of [...(this.fdbsByKey.get(k) ?? [])]) this.setRow('FDB', f, this.rows('FDB').get(f));
     return { chassisNames, chassisUuids, datapaths };
   }
@@ -450,16 +461,9 @@ export class InterestIndex {
       fps.delete(uuid);
     }
     if (table === 'Logical_Flow') {
-      const was = this.flowGroupOf.get(uuid);
-      if (was !== undefined) {
-        removeFrom(this.flowsByDpGroup, was, uuid);
-        this.flowGroupOf.delete(uuid);
-      }
-      const g = row === undefined ? undefined : uuidsOf(row.logical_dp_group)[0];
-      if (g !== undefined) {
-        addTo(this.flowsByDpGroup, g, uuid);
-        this.flowGroupOf.set(uuid, g);
-      }
+      this.fileUnderGroup(this.flowsByDpGroup, this.flowGroupOf, uuid, row === undefined ? undefined : uuidsOf(row.logical_dp_group)[0]);
+    } else if (table === 'Load_Balancer') {
+      this.fileUnderGroup(this.lbsByDpGroup, this.lbGroupOf, uuid, row === undefined ? undefined : uuidsOf(row.datapath_group)[0]);
     } else if (table === 'FDB') {
       const was = this.fdbKeyOf.get(uuid);
       if (was !== undefined) {
@@ -483,8 +487,23 @@ export class InterestIndex {
     }
   }
 
-  /** Logical_Flow → its logical_dp_group; FDB → its dp_key (what they were indexed under). */
+  /** Files a row under its datapath group (or none), moving it from where it was. */
+  private fileUnderGroup(byGroup: Map<string, Set<string>>, groupOf: Map<string, string>, uuid: string, group: string | undefined): void {
+    const was = groupOf.get(uuid);
+    if (was !== undefined) {
+      removeFrom(byGroup, was, uuid);
+      groupOf.delete(uuid);
+    }
+    if (group !== undefined) {
+      addTo(byGroup, group, uuid);
+      groupOf.set(uuid, group);
+    }
+  }
+
+  /** Logical_Flow → its logical_dp_group, Load_Balancer → its datapath_group; FDB → its dp_key
+   *  (what they were indexed under). */
   private flowGroupOf = new Map<string, string>();
+  private lbGroupOf = new Map<string, string>();
   private fdbKeyOf = new Map<string, number>();
 
   /** The footprint of a row as the view is now. */
@@ -493,8 +512,8 @@ export class InterestIndex {
   }
 
   /**
-   * Rows (table, uuid) whose footprint names `datapath`: indexed under it, and the flows of
-   * the datapath groups it is a member of (grouped flows are indexed by group only).
+   * Rows (table, uuid) whose footprint names `datapath`: indexed under it, and the flows and
+   * load balancers of the datapath groups it is a member of (those are indexed by group only).
    */
   *rowsOfDatapath(datapath: string): Generator<readonly [string, string]> {
     for (const [table, uuids] of this.byDatapath.get(datapath) ?? []) for (const uuid of uuids) yield [table, uuid];
@@ -503,12 +522,18 @@ export class InterestIndex {
       if (!groupMembers(g).has(datapath)) continue;
       yield ['Logical_DP_Group', g._uuid];
       for (const f of this.flowsByDpGroup.get(g._uuid) ?? []) yield ['Logical_Flow', f];
+      for (const lb of this.lbsByDpGroup.get(g._uuid) ?? []) yield ['Load_Balancer', lb];
     }
   }
 
   /** Logical_Flows whose logical_dp_group is `uuid`. */
   flowsOfDpGroup(uuid: string): ReadonlySet<string> {
     return this.flowsByDpGroup.get(uuid) ?? new Set();
+  }
+
+  /** Load_Balancers whose datapath_group is `uuid`. */
+  lbsOfDpGroup(uuid: string): ReadonlySet<string> {
+    return this.lbsByDpGroup.get(uuid) ?? new Set();
   }
 
   /** FDB rows whose dp_key is `key`. */
@@ -655,6 +680,8 @@ export function candidatesOf(index: InterestIndex, rows: Rows, w: Window): Candi
       seenFlows.add(f);
       dependent('Logical_Flow', f);
     }
+    // A load balancer names one group at most: it cannot come twice.
+    for (const lb of index.lbsOfDpGroup(uuid)) dependent('Load_Balancer', lb);
   }
   const keys = new Set<number>();
   for (const e of w.get('Datapath_Binding')?.values() ?? []) {
@@ -853,6 +880,10 @@ export function seesFromScratch(rows: Rows, table: string, row: Row, interest: I
     case 'Logical_Flow': {
       if (local(refs(row.logical_datapath))) return true;
       return refs(row.logical_dp_group).some((g) => local(refs(rows('Logical_DP_Group').get(g)?.datapaths)));
+    }
+    case 'Load_Balancer': {
+      if (local(refs(row.datapaths))) return true;
+      return refs(row.datapath_group).some((g) => local(refs(rows('Logical_DP_Group').get(g)?.datapaths)));
     }
     case 'FDB':
       return [...rows('Datapath_Binding').values()].some((d) => d.tunnel_key === row.dp_key && interest.datapaths.has(d._uuid));

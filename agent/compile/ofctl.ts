@@ -202,8 +202,38 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'push_vlan': return `push_vlan:0x${a.ethertype.toString(16)}`;
     case 'pop_vlan': return 'pop_vlan';
     case 'exit': return 'exit';
+    case 'learn': return formatLearn(a);
   }
 }
+
+/** learn(...) in ovs-ofctl's order: table, timeouts, priority, flags, cookie, then the specs. */
+function formatLearn(a: Extract<OfAction, { kind: 'learn' }>): string {
+  const parts = [`table=${a.table}`];
+  if (a.idleTimeout !== undefined) parts.push(`idle_timeout=${a.idleTimeout}`);
+  if (a.hardTimeout !== undefined) parts.push(`hard_timeout=${a.hardTimeout}`);
+  if (a.finIdleTimeout !== undefined) parts.push(`fin_idle_timeout=${a.finIdleTimeout}`);
+  if (a.finHardTimeout !== undefined) parts.push(`fin_hard_timeout=${a.finHardTimeout}`);
+  if (a.priority !== 0x8000) parts.push(`priority=${a.priority}`);
+  if (a.sendFlowRem === true) parts.push('send_flow_rem');
+  if (a.deleteLearned === true) parts.push('delete_learned');
+  if (a.cookie !== 0n) parts.push(`cookie=${hex(a.cookie)}`);
+  for (const s of a.specs) {
+    const whole = (r: FieldRef): boolean => r.start === 0 && r.end === (ofWidth(r.field) ?? 0) - 1;
+    if (s.kind === 'load') {
+      parts.push(`load:${'value' in s ? hex(s.value) : formatFieldRef(s.src)}->${formatFieldRef(s.dst)}`);
+    } else if ('value' in s) {
+      parts.push(whole(s.dst) ? `${learnNames[s.dst.field] ?? s.dst.field}=${formatValue(s.dst.field, { value: s.value, mask: full(s.dst.field) })}`
+        : `${formatFieldRef(s.dst)}=${hex(s.value)}`);
+    } else {
+      const same = s.src.field === s.dst.field && s.src.start === s.dst.start && s.src.end === s.dst.end;
+      parts.push(same ? formatFieldRef(s.dst) : `${formatFieldRef(s.dst)}=${formatFieldRef(s.src)}`);
+    }
+  }
+  return `learn(${parts.join(',')})`;
+}
+
+/** The names ovs-ofctl prints for a learned match on a whole field. */
+const learnNames: Readonly<Record<string, string>> = { ipv4_src: 'ip_src', ipv4_dst: 'ip_dst', ip_proto: 'nw_proto' };
 
 /** An action list; an empty list is "drop", as ovs-ofctl prints it. */
 export function formatActions(actions: readonly OfAction[], opts: OfctlOptions = {}): string {

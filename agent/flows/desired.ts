@@ -5,6 +5,7 @@
 //   lf:<uuid>  a Logical_Flow compiled for each of its local datapaths (agent/compile),
 //   pb:<uuid>  a Port_Binding's physical flows,   mc:<uuid>  a Multicast_Group's,
 //   mb:<uuid>  a MAC_Binding's, smb:<uuid> a Static_MAC_Binding's, fdb:<uuid> an FDB row's,
+//   lb:<uuid>  a Load_Balancer's hairpin flows (tables 68..70, lb-hairpin.ts),
 //   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
 // An update marks dirty exactly the sources whose inputs changed and recomputes only those; a
 // full recompute marks every source dirty and runs the same code. Each change handler below
@@ -22,6 +23,7 @@ import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
 import { FlowTable } from './flow-table.js';
 import { parseGroupDescription } from './group-desc.js';
 import { IdSpace } from './id-space.js';
+import { lbHairpinFlows, lbHairpinUseCtMark } from './lb-hairpin.js';
 import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
 } from './local-datapaths.js';
@@ -128,6 +130,7 @@ class Dirty {
   readonly mbs = new Set<string>();
   readonly smbs = new Set<string>();
   readonly fdbs = new Set<string>();
+  readonly lbs = new Set<string>();
   readonly names = new Set<string>();
   readonly tunnels = new Set<string>();
 }
@@ -259,7 +262,17 @@ export class DesiredFlows {
         return;
       case 'Logical_DP_Group':
         for (const lf of this.sb.logicalFlowsOfGroup(delta.uuid)) d.lflows.add(lf);
+        for (const lb of this.sb.loadBalancersOfGroup(delta.uuid)) d.lbs.add(lb);
         return;
+      case 'Load_Balancer':
+        d.lbs.add(delta.uuid);
+        return;
+      case 'SB_Global': {
+        // ct_mark or ct_label in every load balancer's table-68 flows.
+        const was = lbHairpinUseCtMark(old as unknown as sb.SB_Global | undefined);
+        if (was !== lbHairpinUseCtMark(row as unknown as sb.SB_Global | undefined)) for (const u of this.sb.table('Load_Balancer').keys()) d.lbs.add(u);
+        return;
+      }
       case 'Port_Binding': {
         const was = old as unknown as sb.Port_Binding | undefined;
         const now = row as unknown as sb.Port_Binding | undefined;
@@ -383,8 +396,13 @@ export class DesiredFlows {
     const key = row?.tunnel_key ?? this.locality.datapaths.get(dp)?.tunnelKey;
     if (key !== undefined) for (const f of this.sb.fdbsOfDatapathKey(key)) d.fdbs.add(f);
     if (lflows) {
+      // Load balancers read whether their datapaths are local, and their tunnel keys.
       for (const lf of this.sb.logicalFlowsOfDatapath(dp)) d.lflows.add(lf);
-      for (const g of this.sb.groupsOfDatapath(dp)) for (const lf of this.sb.logicalFlowsOfGroup(g)) d.lflows.add(lf);
+      for (const lb of this.sb.loadBalancersOfDatapath(dp)) d.lbs.add(lb);
+      for (const g of this.sb.groupsOfDatapath(dp)) {
+        for (const lf of this.sb.logicalFlowsOfGroup(g)) d.lflows.add(lf);
+        for (const lb of this.sb.loadBalancersOfGroup(g)) d.lbs.add(lb);
+      }
     }
   }
 
@@ -450,12 +468,13 @@ export class DesiredFlows {
     for (const u of this.sb.table('MAC_Binding').keys()) d.mbs.add(u);
     for (const u of this.sb.table('Static_MAC_Binding').keys()) d.smbs.add(u);
     for (const u of this.sb.table('FDB').keys()) d.fdbs.add(u);
+    for (const u of this.sb.table('Load_Balancer').keys()) d.lbs.add(u);
     // Sources that no longer have a row are dropped by their recompute.
     for (const s of [...this.table.sources(), ...this.errors.keys()]) {
-      const m = /^(lf|pb|mc|mb|smb|fdb|tun):(.*)$/.exec(s);
+      const m = /^(lf|pb|mc|mb|smb|fdb|lb|tun):(.*)$/.exec(s);
       if (m === null) continue;
       const id = m[2] as string;
-      ({ lf: d.lflows, pb: d.ports, mc: d.mcs, mb: d.mbs, smb: d.smbs, fdb: d.fdbs, tun: d.tunnels } as Record<string, Set<string>>)[m[1] as string]?.add(id);
+      ({ lf: d.lflows, pb: d.ports, mc: d.mcs, mb: d.mbs, smb: d.smbs, fdb: d.fdbs, lb: d.lbs, tun: d.tunnels } as Record<string, Set<string>>)[m[1] as string]?.add(id);
     }
     for (const name of this.view?.tunnels.keys() ?? []) d.tunnels.add(name);
   }
@@ -489,6 +508,13 @@ export class DesiredFlows {
     for (const u of d.fdbs) {
       const fdb = this.sb.get<sb.FDB>('FDB', u);
       this.setSource(`fdb:${u}`, fdb === undefined ? [] : fdbFlows(ctx, fdb));
+    }
+    if (d.lbs.size > 0) {
+      const useCtMark = lbHairpinUseCtMark([...this.sb.table('SB_Global').values()][0] as unknown as sb.SB_Global | undefined);
+      for (const u of d.lbs) {
+        const lb = this.sb.get<sb.Load_Balancer>('Load_Balancer', u);
+        this.setSource(`lb:${u}`, lb === undefined ? [] : lbHairpinFlows(this.sb, this.locality, useCtMark, lb));
+      }
     }
     for (const name of d.tunnels) this.setSource(`tun:${name}`, tunnelFlows(ctx, name));
     const memo = createCompileMemo();

@@ -1,6 +1,6 @@
 // The agent's copy of the Southbound rows it was sent, with the indexes the flow side reads:
 // ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
-// member; logical flows by datapath and datapath group; MAC bindings by port. apply() folds one
+// member; logical flows and load balancers by datapath and datapath group; MAC bindings by port. apply() folds one
 // SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
 // the flow engine derives its dirty sets from that list and nothing else.
 
@@ -67,6 +67,7 @@ class Multi {
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB',
+  'Load_Balancer',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 
@@ -90,6 +91,8 @@ export class SbStore implements SbLookups {
   private readonly lfDp = new Multi();
   private readonly lfGroup = new Multi();
   private readonly groupOfDp = new Multi();
+  private readonly lbDp = new Multi();
+  private readonly lbGroup = new Multi();
   private readonly mbPort = new Multi();
   private readonly smbPort = new Multi();
   private readonly fdbDp = new Multi();
@@ -205,6 +208,12 @@ export class SbStore implements SbLookups {
         for (const g of lf.logical_dp_group) multi(this.lfGroup, g);
         return;
       }
+      case 'Load_Balancer': {
+        const lb = r as unknown as sb.Load_Balancer;
+        for (const d of lb.datapaths) multi(this.lbDp, d);
+        for (const g of lb.datapath_group) multi(this.lbGroup, g);
+        return;
+      }
       case 'Logical_DP_Group':
         for (const d of (r as unknown as sb.Logical_DP_Group).datapaths) multi(this.groupOfDp, d);
         return;
@@ -316,6 +325,14 @@ export class SbStore implements SbLookups {
   /** Logical flows naming this datapath group. */
   logicalFlowsOfGroup(group: string): ReadonlySet<string> {
     return this.lfGroup.get(group);
+  }
+  /** Load balancers naming this datapath in their datapaths. */
+  loadBalancersOfDatapath(dp: string): ReadonlySet<string> {
+    return this.lbDp.get(dp);
+  }
+  /** Load balancers whose datapath_group is this group. */
+  loadBalancersOfGroup(group: string): ReadonlySet<string> {
+    return this.lbGroup.get(group);
   }
   /** Datapath groups that contain this datapath. */
   groupsOfDatapath(dp: string): ReadonlySet<string> {

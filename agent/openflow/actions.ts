@@ -11,7 +11,7 @@ import {
   NX_VENDOR_ID, OfEncodeError, fieldSpec, readFieldHeader, readOxm, refFieldBytes, writeFieldHeader, writeOxm,
   type FieldSpec,
 } from './fields.js';
-import type { FieldRef, NatSpec, OfAction } from './types.js';
+import type { FieldRef, LearnSpec, NatSpec, OfAction } from './types.js';
 import { Reader, Writer, decodeFail, onesBits } from './wire.js';
 
 export const OFPAT = {
@@ -19,7 +19,7 @@ export const OFPAT = {
 } as const;
 
 export const NXAST = {
-  RESUBMIT: 1, REG_MOVE: 6, REG_LOAD: 7, NOTE: 8, RESUBMIT_TABLE: 14, OUTPUT_REG: 15, EXIT: 17, DEC_TTL: 18,
+  RESUBMIT: 1, REG_MOVE: 6, REG_LOAD: 7, NOTE: 8, RESUBMIT_TABLE: 14, OUTPUT_REG: 15, LEARN: 16, EXIT: 17, DEC_TTL: 18,
   CONTROLLER: 20, DEC_TTL_CNT_IDS: 21, STACK_PUSH: 27, STACK_POP: 28, OUTPUT_REG2: 32, REG_LOAD2: 33,
   CONJUNCTION: 34, CT: 35, NAT: 36, CONTROLLER2: 37, CLONE: 42, CT_CLEAR: 43, CHECK_PKT_LARGER: 49,
 } as const;
@@ -37,6 +37,12 @@ const NXAC2PT = { MAX_LEN: 0, CONTROLLER_ID: 1, REASON: 2, USERDATA: 3, PAUSE: 4
 const OFPR = { no_match: 0, action: 1, invalid_ttl: 2 } as const;
 const OFPCML_NO_BUFFER = 0xffff;
 const NX_CTLR_NO_METER = 0xffffffff;
+const NX_LEARN_F = { SEND_FLOW_REM: 1, DELETE_LEARNED: 2 } as const;
+/** A flow_mod_spec header: bit 13 = immediate source, bits 11..12 = destination, 0..10 = n_bits. */
+const NX_LEARN_SRC_IMMEDIATE = 1 << 13;
+const NX_LEARN_DST_LOAD = 1 << 11;
+const NX_LEARN_DST_MASK = 3 << 11;
+const NX_LEARN_N_BITS_MASK = 0x7ff;
 
 /** How deep ct(...) and clone(...) may nest before a decoder gives up. */
 export const ACTION_NESTING_MAX = 16;
@@ -321,6 +327,16 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       finish(w, at, 16);
       return;
     }
+    case 'learn': {
+      const at = startNx(w, NXAST.LEARN);
+      const flags = (a.sendFlowRem === true ? NX_LEARN_F.SEND_FLOW_REM : 0) | (a.deleteLearned === true ? NX_LEARN_F.DELETE_LEARNED : 0);
+      w.u16(a.idleTimeout ?? 0).u16(a.hardTimeout ?? 0).u16(a.priority).u64(a.cookie).u16(flags).u8(a.table).zeros(1)
+        .u16(a.finIdleTimeout ?? 0).u16(a.finHardTimeout ?? 0);
+      for (const s of a.specs) writeLearnSpec(w, s);
+      // The specs end where the action does; its zero padding reads as an empty header.
+      finish(w, at, 32);
+      return;
+    }
     case 'note': {
       const at = startNx(w, NXAST.NOTE);
       w.bytes(a.data);
@@ -330,6 +346,26 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
   }
   const never: never = a;
   throw new OfEncodeError(`unknown action ${JSON.stringify(never)}`);
+}
+
+function writeLearnSpec(w: Writer, s: LearnSpec): void {
+  checkRef(s.dst, 'learn');
+  const bits = refBits(s.dst);
+  if (bits > NX_LEARN_N_BITS_MASK) throw new OfEncodeError(`learn: ${bits} bits do not fit a flow_mod_spec`);
+  const immediate = 'value' in s;
+  w.u16((immediate ? NX_LEARN_SRC_IMMEDIATE : 0) | (s.kind === 'load' ? NX_LEARN_DST_LOAD : 0) | bits);
+  if ('value' in s) {
+    if (s.value < 0n || s.value >> BigInt(bits) !== 0n) throw new OfEncodeError(`learn: value 0x${s.value.toString(16)} wider than ${bits} bits`);
+    // An immediate fills whole 16-bit words, right-aligned.
+    w.uint(s.value, 2 * Math.ceil(bits / 16));
+  } else {
+    checkRef(s.src, 'learn');
+    if (refBits(s.src) !== bits) throw new OfEncodeError('learn: source and destination widths differ');
+    writeFieldHeader(w, s.src.field, s.src.end);
+    w.u16(s.src.start);
+  }
+  writeFieldHeader(w, s.dst.field, s.dst.end);
+  w.u16(s.dst.start);
 }
 
 /** Encodes an action list (no instruction header). */
@@ -487,6 +523,8 @@ function readNx(r: Reader, depth: number): OfAction[] {
     }
     case NXAST.EXIT:
       return [{ kind: 'exit' }];
+    case NXAST.LEARN:
+      return [readLearn(r)];
     case NXAST.DEC_TTL:
       return [{ kind: 'dec_ttl' }];
     case NXAST.DEC_TTL_CNT_IDS: {
@@ -563,6 +601,48 @@ function readNx(r: Reader, depth: number): OfAction[] {
     }
   }
   return decodeFail('unsupported', `Nicira action subtype ${subtype}`);
+}
+
+function readLearn(r: Reader): OfAction {
+  const idleTimeout = r.u16();
+  const hardTimeout = r.u16();
+  const priority = r.u16();
+  const cookie = r.u64();
+  const flags = r.u16();
+  const table = r.u8();
+  r.skip(1);
+  const finIdleTimeout = r.u16();
+  const finHardTimeout = r.u16();
+  if ((flags & ~(NX_LEARN_F.SEND_FLOW_REM | NX_LEARN_F.DELETE_LEARNED)) !== 0) decodeFail('unsupported', `learn flags 0x${flags.toString(16)}`);
+  const specs: LearnSpec[] = [];
+  while (r.remaining >= 2) {
+    const header = r.u16('flow_mod_spec');
+    if (header === 0) break;
+    const bits = header & NX_LEARN_N_BITS_MASK;
+    const dstKind = header & NX_LEARN_DST_MASK;
+    if (dstKind !== 0 && dstKind !== NX_LEARN_DST_LOAD) decodeFail('unsupported', 'learn: only match and load specs are read');
+    if ((header & ~(NX_LEARN_SRC_IMMEDIATE | NX_LEARN_DST_MASK | NX_LEARN_N_BITS_MASK)) !== 0 || bits === 0) decodeFail('bad_value', `learn spec header 0x${header.toString(16)}`);
+    let value: bigint | undefined;
+    let src: FieldRef | undefined;
+    if ((header & NX_LEARN_SRC_IMMEDIATE) !== 0) {
+      value = r.uint(2 * Math.ceil(bits / 16), 'learn immediate') & onesBits(bits);
+    } else {
+      const s = readFieldHeader(r);
+      src = refFrom(s, r.u16('learn src ofs'), bits, 'learn');
+    }
+    const d = readFieldHeader(r);
+    const dst = refFrom(d, r.u16('learn dst ofs'), bits, 'learn');
+    const kind = dstKind === NX_LEARN_DST_LOAD ? 'load' : 'match';
+    specs.push(value !== undefined ? { kind, dst, value } : { kind, dst, src: src as FieldRef });
+  }
+  const a: { -readonly [K in keyof Extract<OfAction, { kind: 'learn' }>]: Extract<OfAction, { kind: 'learn' }>[K] } = { kind: 'learn', table, priority, cookie, specs };
+  if (idleTimeout !== 0) a.idleTimeout = idleTimeout;
+  if (hardTimeout !== 0) a.hardTimeout = hardTimeout;
+  if (finIdleTimeout !== 0) a.finIdleTimeout = finIdleTimeout;
+  if (finHardTimeout !== 0) a.finHardTimeout = finHardTimeout;
+  if ((flags & NX_LEARN_F.SEND_FLOW_REM) !== 0) a.sendFlowRem = true;
+  if ((flags & NX_LEARN_F.DELETE_LEARNED) !== 0) a.deleteLearned = true;
+  return a;
 }
 
 type Decoded = OfAction | { readonly natSpec: NatSpec };

@@ -32,6 +32,15 @@ export interface NatSpec {
   readonly random?: boolean;
 }
 
+/**
+ * One flow_mod_spec of learn(): a field the learned flow matches, or loads when it runs, taken
+ * from a field of the packet that learns (`src`) or from an immediate `value`. The widths of
+ * `dst` and `src` are equal.
+ */
+export type LearnSpec =
+  | { readonly kind: 'match' | 'load'; readonly dst: FieldRef; readonly src: FieldRef }
+  | { readonly kind: 'match' | 'load'; readonly dst: FieldRef; readonly value: bigint };
+
 export type OfAction =
   /** Output to a numbered OpenFlow port (or a reserved one: 0xfffffff8 in_port, …). */
   | { readonly kind: 'output'; readonly port: number }
@@ -104,7 +113,26 @@ export type OfAction =
    * controller ids. OVN's `ip.ttl--` installs it with no ids, `dec_ttl()` (expired packets are
    * dropped, not sent to a controller), which plain 'dec_ttl' (OFPAT_DEC_NW_TTL) cannot say.
    */
-  | { readonly kind: 'dec_ttl_cnt_ids'; readonly controllerIds: readonly number[] };
+  | { readonly kind: 'dec_ttl_cnt_ids'; readonly controllerIds: readonly number[] }
+  /**
+   * learn(...) as Nicira's NXAST_LEARN: the packet adds (or refreshes) a flow in `table`, built
+   * from `specs`. Timeouts absent are 0 (permanent); deleteLearned removes the learned flows
+   * with the flow that holds this action (NX_LEARN_F_DELETE_LEARNED), sendFlowRem asks for a
+   * flow-removed message from them.
+   */
+  | {
+      readonly kind: 'learn';
+      readonly table: number;
+      readonly priority: number;
+      readonly cookie: bigint;
+      readonly idleTimeout?: number;
+      readonly hardTimeout?: number;
+      readonly finIdleTimeout?: number;
+      readonly finHardTimeout?: number;
+      readonly sendFlowRem?: true;
+      readonly deleteLearned?: true;
+      readonly specs: readonly LearnSpec[];
+    };
 
 /** One OpenFlow flow as the compiler wants it installed. */
 export interface FlowSpec {

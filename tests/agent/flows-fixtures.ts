@@ -92,6 +92,21 @@ export function dpGroup(uuid: string, dps: string[]): Row {
   return row(uuid, { datapaths: [...dps].sort() });
 }
 
+export interface LoadBalancerOpts {
+  readonly datapaths?: readonly string[];
+  readonly group?: string;
+  readonly protocol?: 'tcp' | 'udp' | 'sctp';
+  readonly options?: Record<string, string>;
+}
+
+export function loadBalancer(uuid: string, vips: Record<string, string>, o: LoadBalancerOpts = {}): Row {
+  return row(uuid, {
+    name: `lb-${uuid.slice(-4)}`, vips: new Map(Object.entries(vips)), protocol: o.protocol === undefined ? [] : [o.protocol],
+    datapaths: [...(o.datapaths ?? [])].sort(), datapath_group: o.group === undefined ? [] : [o.group],
+    options: new Map(Object.entries(o.options ?? {})), external_ids: new Map(),
+  });
+}
+
 export function addressSet(uuid: string, name: string, addresses: string[]): Row {
   return row(uuid, { name, addresses: [...addresses].sort() });
 }
@@ -100,8 +115,8 @@ export function portGroup(uuid: string, name: string, ports: string[]): Row {
   return row(uuid, { name, ports: [...ports].sort() });
 }
 
-export function sbGlobal(uuid: string, nbCfg: number): Row {
-  return row(uuid, { nb_cfg: nbCfg, external_ids: new Map(), connections: [], ssl: [], options: new Map(), ipsec: false });
+export function sbGlobal(uuid: string, nbCfg: number, options: Record<string, string> = {}): Row {
+  return row(uuid, { nb_cfg: nbCfg, external_ids: new Map(), connections: [], ssl: [], options: new Map(Object.entries(options)), ipsec: false });
 }
 
 /** Rows of one table each, as a reset update. */

@@ -1,8 +1,9 @@
 // Goal: the desired-flow table maintained incrementally equals the table computed from scratch,
 // after every step of random SB and LocalView changes (ports bound and moved, patch ports,
 // localnet ports, port security, multicast groups, logical flows with port, group, set,
-// residency and conjunctive matches, load-balancer groups, MAC bindings, FDB, tunnels, VIFs,
-// bridge mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
+// residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
+// datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels,
+// VIFs, bridge mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -17,7 +18,7 @@ import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng as SeededRng } from '../helpers/seeded-rng.js';
 import {
-  addressSet, chassis, datapath, dpGroup, fdb, logicalFlow, macBinding, multicastGroup, port, portGroup, staticMacBinding, U,
+  addressSet, chassis, datapath, dpGroup, fdb, loadBalancer, logicalFlow, macBinding, multicastGroup, port, portGroup, sbGlobal, staticMacBinding, U,
 } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
@@ -119,7 +120,7 @@ function step(rng: Rng, w: World): SbRowChange[] {
   const p = rng.int(PORTS_PER_SWITCH);
   const pbu = pbUuid(s, p);
   const pb = get(w, 'Port_Binding', pbu);
-  switch (rng.int(16)) {
+  switch (rng.int(18)) {
     case 0: case 1: { // Bind, move or release a port.
       if (pb === undefined) break;
       const ch = rng.int(4);
@@ -210,6 +211,31 @@ function step(rng: Rng, w: World): SbRowChange[] {
       w.view = { ...w.view, localnetPatches: lp };
       break;
     }
+    case 15: { // A load balancer on switches, on the datapath group, or gone; bad VIPs too.
+      const u = U(900 + rng.int(4), 0x7);
+      if (get(w, 'Load_Balancer', u) !== undefined && rng.int(4) === 0) {
+        put(w, c, 'Load_Balancer', undefined, u);
+        break;
+      }
+      const vips: Record<string, string> = {};
+      vips[`10.9.${s}.${p}:80`] = `10.0.${s}.${p}:8080,10.0.${s}.${rng.int(PORTS_PER_SWITCH)}:8080`;
+      if (rng.bool()) vips[`10.9.9.${p}`] = `10.0.${s}.${p}`;
+      if (rng.bool()) vips['[fd00::99]:80'] = '[fd00::1]:80';
+      if (rng.int(4) === 0) vips['10.9.9.300:80'] = '10.0.0.1:80';
+      const options: Record<string, string> = rng.bool() ? { hairpin_orig_tuple: 'true' } : {};
+      if (rng.bool()) options.hairpin_snat_ip = rng.bool() ? '169.254.0.1' : '169.254.0.1 fd00::ff';
+      const on = rng.int(3);
+      put(w, c, 'Load_Balancer', loadBalancer(u, vips, {
+        ...(on !== 1 ? { datapaths: Array.from({ length: SWITCHES }, (_, i) => swUuid(i)).filter(() => rng.bool()) } : {}),
+        ...(on !== 0 ? { group: U(1, 0xf) } : {}),
+        protocol: (['tcp', 'udp', 'sctp'] as const)[rng.int(3)] as 'tcp' | 'udp' | 'sctp',
+        options,
+      }));
+      break;
+    }
+    case 16: // ct_mark or ct_label for load-balanced traffic.
+      put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}));
+      break;
     default: // Datapath group membership.
       put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), Array.from({ length: SWITCHES }, (_, i) => swUuid(i)).filter(() => rng.bool())));
       break;

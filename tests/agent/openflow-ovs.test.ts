@@ -118,6 +118,30 @@ const flows: [FlowSpec, string][] = [
     'table=40, priority=100,udp,tp_dst=9999 actions=controller(userdata=de.ad.be.ef,pause),output:3'],
   [flow(41, 100, M({ eth_type: ip4 }), [{ kind: 'output', port: OFPP.CONTROLLER }]),
     'table=41, priority=100,ip actions=CONTROLLER:65535'],
+  // OVN's hairpin detection (table 68): learn() a reply flow into table 69.
+  [flow(68, 100, M({ eth_type: ip4, ip_proto: ex(6n, 8), ipv4_src: ex(ipv4('10.0.0.2'), 32), ipv4_dst: ex(ipv4('10.0.0.2'), 32), tcp_dst: ex(8080n, 16) }), [
+    { kind: 'load', dst: ref('reg10', 7, 7), value: 1n },
+    { kind: 'learn', table: 69, priority: 0x8000, cookie: 0x1234abcdn, deleteLearned: true, specs: [
+      { kind: 'match', dst: ref('metadata', 0, 63), src: ref('metadata', 0, 63) },
+      { kind: 'match', dst: ref('eth_type', 0, 15), value: 0x800n },
+      { kind: 'match', dst: ref('ipv4_src', 0, 31), src: ref('ipv4_src', 0, 31) },
+      { kind: 'match', dst: ref('ipv4_dst', 0, 31), value: ipv4('10.0.0.100') },
+      { kind: 'match', dst: ref('ip_proto', 0, 7), value: 6n },
+      { kind: 'match', dst: ref('tcp_src', 0, 15), src: ref('tcp_dst', 0, 15) },
+      { kind: 'load', dst: ref('reg10', 7, 7), value: 1n },
+    ] },
+  ]), 'table=68, priority=100,tcp,nw_src=10.0.0.2,nw_dst=10.0.0.2,tp_dst=8080 actions=set_field:0x80/0x80->reg10,learn(table=69,delete_learned,cookie=0x1234abcd,OXM_OF_METADATA[],eth_type=0x800,NXM_OF_IP_SRC[],ip_dst=10.0.0.100,nw_proto=6,NXM_OF_TCP_SRC[]=NXM_OF_TCP_DST[],load:0x1->NXM_NX_REG10[7])'],
+  // The same for IPv6 with an immediate of 128 bits, and for a port-less VIP (no L4 spec).
+  [flow(68, 90, M({ eth_type: ip6, ipv6_src: ex(0xfd00n << 112n | 2n, 128), ipv6_dst: ex(0xfd00n << 112n | 2n, 128) }), [
+    { kind: 'learn', table: 69, priority: 0x8000, cookie: 0x1234abcdn, deleteLearned: true, specs: [
+      { kind: 'match', dst: ref('metadata', 0, 63), src: ref('metadata', 0, 63) },
+      { kind: 'match', dst: ref('eth_type', 0, 15), value: 0x86ddn },
+      { kind: 'match', dst: ref('ipv6_src', 0, 127), src: ref('ipv6_src', 0, 127) },
+      { kind: 'match', dst: ref('ipv6_dst', 0, 127), value: 0xfd00n << 112n | 0x100n },
+      { kind: 'match', dst: ref('ip_proto', 0, 7), src: ref('ip_proto', 0, 7) },
+      { kind: 'load', dst: ref('reg10', 7, 7), value: 1n },
+    ] },
+  ]), 'table=68, priority=90,ipv6,ipv6_src=fd00::2,ipv6_dst=fd00::2 actions=learn(table=69,delete_learned,cookie=0x1234abcd,OXM_OF_METADATA[],eth_type=0x86dd,NXM_NX_IPV6_SRC[],ipv6_dst=fd00::100,NXM_OF_IP_PROTO[],load:0x1->NXM_NX_REG10[7])'],
 ];
 
 function expectedText(fs: readonly [FlowSpec, string][]): string[] {

@@ -5,7 +5,7 @@ import { formatIpv4, formatIpv6 } from '../../agent/expr/to-matches.js';
 import { encodeActions } from '../../agent/openflow/actions.js';
 import { fieldBits, fieldSpec } from '../../agent/openflow/fields.js';
 import type { FlowMod, FlowStats, GroupMod, OfMessage, PacketIn2, TlvMapping } from '../../agent/openflow/messages.js';
-import type { FieldRef, MaskedValue, NatSpec, OfAction } from '../../agent/openflow/types.js';
+import type { FieldRef, LearnSpec, MaskedValue, NatSpec, OfAction } from '../../agent/openflow/types.js';
 import type { Rng } from './seeded-rng.js';
 
 /** Match fields that decode under their own name (xreg/xxreg split into regs, so they are left out). */
@@ -88,6 +88,7 @@ function genLoad(rng: Rng, fields: readonly string[]): OfAction {
 export const actionKinds = [
   'output', 'output_reg', 'resubmit', 'set_field', 'load', 'move', 'push', 'pop', 'dec_ttl', 'ct', 'ct_clear',
   'conjunction', 'controller', 'group', 'clone', 'check_pkt_larger', 'note', 'push_vlan', 'pop_vlan', 'exit', 'dec_ttl_cnt_ids',
+  'learn',
 ] as const;
 
 export function genAction(rng: Rng, kind: (typeof actionKinds)[number], depth = 0): OfAction {
@@ -140,6 +141,26 @@ export function genAction(rng: Rng, kind: (typeof actionKinds)[number], depth = 
     case 'note': return { kind, data: Buffer.from(Array.from({ length: 6 + 8 * rng.int(0, 3) }, () => rng.int(0, 255))) };
     case 'dec_ttl_cnt_ids': return { kind, controllerIds: Array.from({ length: rng.int(0, 5) }, () => rng.int(0, 65535)) };
     case 'push_vlan': return { kind, ethertype: rng.pick([0x8100, 0x88a8]) };
+    case 'learn': {
+      // learn() names fields by their 32-bit headers: no experimenter OXMs.
+      const fields = refFields.filter((f) => fieldSpec(f)?.experimenter === undefined);
+      const specs = Array.from({ length: rng.int(0, 5) }, (): LearnSpec => {
+        const dst = genRef(rng, fields);
+        const bits = dst.end - dst.start + 1;
+        const k = rng.pick(['match', 'load'] as const);
+        return rng.chance(0.5) ? { kind: k, dst, value: bigRandom(rng, bits) } : { kind: k, dst, src: genRef(rng, fields.filter((f) => bitsOf(f) >= bits), bits) };
+      });
+      const l: { -readonly [K in keyof Extract<OfAction, { kind: 'learn' }>]: Extract<OfAction, { kind: 'learn' }>[K] } = {
+        kind, table: rng.int(0, 254), priority: rng.int(0, 65535), cookie: bigRandom(rng, 64), specs,
+      };
+      if (rng.chance(0.3)) l.idleTimeout = rng.int(1, 65535);
+      if (rng.chance(0.3)) l.hardTimeout = rng.int(1, 65535);
+      if (rng.chance(0.2)) l.finIdleTimeout = rng.int(1, 65535);
+      if (rng.chance(0.2)) l.finHardTimeout = rng.int(1, 65535);
+      if (rng.chance(0.5)) l.deleteLearned = true;
+      if (rng.chance(0.3)) l.sendFlowRem = true;
+      return l;
+    }
     case 'dec_ttl': case 'ct_clear': case 'pop_vlan': case 'exit': return { kind };
   }
 }

@@ -1,6 +1,7 @@
 // The agent stream's interest sets and steps, incremental == from scratch: a random SB view
 // changes revision by revision (bindings moving between chassis, patch links made and broken,
-// flows on datapath groups, FDBs by tunnel key, chassis coming and going); the interest index's
+// flows and load balancers on datapaths and datapath groups, FDBs by tunnel key, chassis coming
+// and going); the interest index's
 // local datapaths must equal a scan of every Port_Binding, and agents fed by two Fanouts
 // ("members") over that view — reading at random speeds, falling behind, reconnecting to the
 // other member with what they hold, changing their iface-ids — must each hold exactly the rows
@@ -100,7 +101,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
     const op = rng.weighted<string>([
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
-      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1],
+      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1],
     ]);
     switch (op) {
       case 'dp-add': {
@@ -117,6 +118,8 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
         put('Datapath_Binding', d._uuid, undefined);
         for (const t2 of ['Port_Binding', 'Multicast_Group', 'MAC_Binding']) for (const r of rowsOf(t2)) if (r.datapath === d._uuid) put(t2, r._uuid, undefined);
         for (const f of rowsOf('Logical_Flow')) if ((f.logical_datapath as string[])[0] === d._uuid) put('Logical_Flow', f._uuid, undefined);
+        // Load_Balancer.datapaths is a weak reference: the database drops the datapath from it.
+        for (const lb of rowsOf('Load_Balancer')) if ((lb.datapaths as string[]).includes(d._uuid)) update('Load_Balancer', lb, { datapaths: (lb.datapaths as string[]).filter((u) => u !== d._uuid) });
         break;
       }
       case 'port-add': {
@@ -246,6 +249,26 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
           const uuid = rng.uuid();
           put('SB_Global', uuid, sb.make('SB_Global', uuid, {}));
         } else update('SB_Global', g, { nb_cfg: (g.nb_cfg as number) + 1 });
+        break;
+      }
+      case 'lb-add':
+      case 'lb-mod': {
+        // On its own datapaths, on a datapath group, or both (ovn-northd uses one or the other).
+        const old = op === 'lb-mod' ? pick(rowsOf('Load_Balancer')) : undefined;
+        if (op === 'lb-mod' && old === undefined) break;
+        const group = rng.chance(0.4) ? pick(rowsOf('Logical_DP_Group')) : undefined;
+        const own = group === undefined || rng.chance(0.3) ? rng.subset(dpUuids(), 3).sort() : [];
+        const cols = { datapaths: own, datapath_group: group === undefined ? [] : [group._uuid], vips: new Map([[`10.0.0.${rng.int(1, 200)}:80`, '10.0.1.1:8080']]) };
+        if (old !== undefined) update('Load_Balancer', old, cols);
+        else {
+          const uuid = rng.uuid();
+          put('Load_Balancer', uuid, sb.make('Load_Balancer', uuid, { name: `lb${rng.int(0, 999)}`, ...cols }));
+        }
+        break;
+      }
+      case 'lb-del': {
+        const lb = pick(rowsOf('Load_Balancer'));
+        if (lb !== undefined) put('Load_Balancer', lb._uuid, undefined);
         break;
       }
       case 'mcast': {
