@@ -1,0 +1,148 @@
+// Load balancing with real packets: a 3-member cluster, the real ovn-nbctl, `ovnts agent` on a
+// chassis namespace with its own ovs-vswitchd. A TCP VIP on the clients' switch spreads new
+// connections over two backends (one on the same switch, one behind the router); a backend
+// connecting to the VIP and balanced to itself is hairpinned (SNATed to the VIP, sent back out
+// of its own port); a backend removed gets no more connections; the load balancer detached, the
+// VIP answers no more. Servers and clients are small Node scripts run inside the namespaces.
+import { spawn } from 'node:child_process';
+import t from 'tap';
+import type { Test } from 'tap';
+import { chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
+import type { NsHost } from '../helpers/netns.js';
+import { stopPid } from '../helpers/process.js';
+
+const VIP = '10.16.9.100';
+
+/** A TCP server in `vm`'s namespace answering every connection with "<name> <peer address>". */
+function serve(t: Test, vm: NsHost, name: string, port: number): void {
+  const script = `require('net').createServer((s) => s.end(${JSON.stringify(name)} + ' ' + s.remoteAddress + '\\n')).listen(${port}, '0.0.0.0')`;
+  const child = spawn('ip', ['netns', 'exec', vm.ns, process.execPath, '-e', script], { stdio: 'ignore' });
+  const pid = child.pid as number;
+  t.teardown(() => stopPid(pid, (argv) => argv.includes('-e')));
+}
+
+/**
+ * `n` connections, one after another, from `vm` to ip:port; each answer's text or "fail". New
+ * source ports each time, so the load balancer's hash sees different connections.
+ */
+async function connectMany(vm: NsHost, ip: string, port: number, n: number): Promise<string[]> {
+  const script = `
+    const net = require('net');
+    const one = () => new Promise((done) => {
+      const s = net.connect({ host: ${JSON.stringify(ip)}, port: ${port} });
+      let text = '';
+      const timer = setTimeout(() => { s.destroy(); done('fail'); }, 1500);
+      s.on('data', (d) => { text += d; });
+      s.on('end', () => { clearTimeout(timer); done(text.trim()); });
+      s.on('error', () => { clearTimeout(timer); done('fail'); });
+    });
+    (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
+  const text = await vm.exec(process.execPath, '-e', script);
+  return JSON.parse(text) as string[];
+}
+
+t.test('a switch load balancer: spread over backends, hairpin to itself, backend removed, detached', { skip: e2eSkip }, async (t) => {
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.16');
+  const nbctl = nbctlOf(env);
+  // sw0 (10.16.0.0/24: vm1 the client, vm2 a backend) and sw1 (10.16.1.0/24: vm3 a backend)
+  // joined by lr0; the VIP is off both subnets, so clients send to their gateway.
+  await nbctl('lr-add', 'lr0');
+  for (const [i, net] of [[0, '10.16.0'], [1, '10.16.1']] as const) {
+    await nbctl('ls-add', `sw${i}`);
+    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:16:0${i}:01`, `${net}.1/24`);
+    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
+      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+  }
+  const vms: [string, string, string, string][] = [['vm1', 'sw0', '0a:00:00:00:16:01', '10.16.0.2'], ['vm2', 'sw0', '0a:00:00:00:16:02', '10.16.0.3'], ['vm3', 'sw1', '0a:00:00:00:16:03', '10.16.1.2']];
+  const hosts = new Map<string, NsHost>();
+  for (const [name, sw, mac, ip] of vms) {
+    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
+    hosts.set(name, await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway: ip.replace(/\.\d+$/, '.1') }));
+  }
+  const vm1 = hosts.get('vm1') as NsHost;
+  const vm2 = hosts.get('vm2') as NsHost;
+  const vm3 = hosts.get('vm3') as NsHost;
+  await pingBecomes(vm1, '10.16.1.2', true, 'vm1 reaches vm3 through lr0', [agent]);
+  serve(t, vm2, 'vm2', 8080);
+  serve(t, vm3, 'vm3', 8080);
+
+  await nbctl('lb-add', 'lb0', `${VIP}:80`, '10.16.0.3:8080,10.16.1.2:8080', 'tcp');
+  await nbctl('ls-lb-add', 'sw0', 'lb0');
+  // Both backends answer, each seeing the client's own address (only DNAT on the way in).
+  const spread = await untilLogged('connections to the VIP reach both backends', async () => {
+    const answers = await connectMany(vm1, VIP, 80, 24);
+    return answers.every((a) => a !== 'fail') && answers.some((a) => a.startsWith('vm2')) && answers.some((a) => a.startsWith('vm3')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.ok(spread.every((a) => a === 'vm2 10.16.0.2' || a === 'vm3 10.16.0.2'), `every answer from a backend, to the client's address: ${spread.join(', ')}`);
+
+  // vm2 to the VIP: balanced to vm3 it is routed as usual; balanced to itself it is hairpinned
+  // and its server sees the VIP as the peer (ct_snat_to_vip), never its own address.
+  const hairpin = await untilLogged('vm2 reaches the VIP, itself included', async () => {
+    const answers = await connectMany(vm2, VIP, 80, 24);
+    return answers.every((a) => a !== 'fail') && answers.some((a) => a.startsWith('vm2')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.ok(hairpin.filter((a) => a.startsWith('vm2')).every((a) => a === `vm2 ${VIP}`), `hairpinned connections come from the VIP: ${hairpin.join(', ')}`);
+  t.ok(hairpin.filter((a) => a.startsWith('vm3')).every((a) => a === 'vm3 10.16.0.3'), 'connections balanced to vm3 come from vm2');
+
+  // One backend left: every new connection goes to it.
+  await nbctl('--may-exist', 'lb-add', 'lb0', `${VIP}:80`, '10.16.1.2:8080', 'tcp');
+  const one = await untilLogged('only vm3 answers once vm2 is no longer a backend', async () => {
+    const answers = await connectMany(vm1, VIP, 80, 12);
+    return answers.every((a) => a.startsWith('vm3')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.equal(one.length, 12, 'twelve connections, all to vm3');
+
+  // Detached from the switch: nothing answers at the VIP.
+  await nbctl('ls-lb-del', 'sw0', 'lb0');
+  await untilLogged('the VIP stops answering once the load balancer is detached', async () => {
+    const answers = await connectMany(vm1, VIP, 80, 3);
+    return answers.every((a) => a === 'fail') ? true : undefined;
+  }, 90_000, [agent]);
+  t.pass('no connection to the VIP succeeds without the load balancer');
+  t.ok(await vm1.ping('10.16.1.2'), 'routing between the switches is unaffected');
+});
+
+t.test('a gateway router load balancer: ARP for the VIP answered by the router, connections spread, replies unDNATed', { skip: e2eSkip }, async (t) => {
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.17');
+  const nbctl = nbctlOf(env);
+  // A gateway router on hv1 between sw1 (10.17.1.0/24: the backends) and ext (172.17.0.0/24:
+  // the client); the VIP is on ext's network, so the client ARPs for it and the router answers.
+  await nbctl('lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', `options:chassis=${hv1.name}`);
+  for (const [sw, lrp, mac, cidr] of [['sw1', 'gw-sw1', '00:00:00:17:01:01', '10.17.1.1/24'], ['ext', 'gw-ext', '00:00:00:17:00:01', '172.17.0.1/24']] as const) {
+    await nbctl('ls-add', sw);
+    await nbctl('lrp-add', 'gw', lrp, mac, cidr);
+    await nbctl('lsp-add', sw, `${sw}-gw`, '--', 'lsp-set-type', `${sw}-gw`, 'router', '--', 'lsp-set-addresses', `${sw}-gw`, 'router',
+      '--', 'lsp-set-options', `${sw}-gw`, `router-port=${lrp}`);
+  }
+  const vms: [string, string, string, string, string][] = [
+    ['vm1', 'ext', '0a:00:00:00:17:01', '172.17.0.10', '172.17.0.1'],
+    ['vm2', 'sw1', '0a:00:00:00:17:02', '10.17.1.2', '10.17.1.1'],
+    ['vm3', 'sw1', '0a:00:00:00:17:03', '10.17.1.3', '10.17.1.1'],
+  ];
+  const hosts = new Map<string, NsHost>();
+  for (const [name, sw, mac, ip, gateway] of vms) {
+    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
+    hosts.set(name, await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway }));
+  }
+  const vm1 = hosts.get('vm1') as NsHost;
+  await pingBecomes(vm1, '10.17.1.2', true, 'vm1 reaches vm2 through the gateway router', [agent]);
+  serve(t, hosts.get('vm2') as NsHost, 'vm2', 8080);
+  serve(t, hosts.get('vm3') as NsHost, 'vm3', 8080);
+
+  await nbctl('lb-add', 'lb-gw', '172.17.0.100:80', '10.17.1.2:8080,10.17.1.3:8080', 'tcp');
+  await nbctl('lr-lb-add', 'gw', 'lb-gw');
+  const spread = await untilLogged('connections to the router\'s VIP reach both backends', async () => {
+    const answers = await connectMany(vm1, '172.17.0.100', 80, 24);
+    return answers.every((a) => a !== 'fail') && answers.some((a) => a.startsWith('vm2')) && answers.some((a) => a.startsWith('vm3')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.ok(spread.every((a) => a === 'vm2 172.17.0.10' || a === 'vm3 172.17.0.10'), `every answer from a backend, to the client's address: ${spread.join(', ')}`);
+  t.match(await vm1.exec('ip', 'neigh', 'show', '172.17.0.100'), /00:00:00:17:00:01/, 'the VIP resolved to the router port\'s MAC (its _rtr_lb address set)');
+
+  // lb_force_snat_ip=router_ip: the backends see the router's address on their side instead.
+  await nbctl('set', 'Logical_Router', 'gw', 'options:lb_force_snat_ip=router_ip');
+  const snatted = await untilLogged('backends see the router port\'s address once force-SNAT is on', async () => {
+    const answers = await connectMany(vm1, '172.17.0.100', 80, 8);
+    return answers.every((a) => a.endsWith(' 10.17.1.1')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.equal(snatted.length, 8, 'eight connections, all SNATed to 10.17.1.1');
+});
