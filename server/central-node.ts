@@ -14,7 +14,7 @@ import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { chassisOwnedTables } from './chassis-store.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
-import { History, historyDefaults } from './history.js';
+import { History, databaseBytes, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
 import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NorthdProjection } from './northd-projection.js';
@@ -170,9 +170,8 @@ export class CentralNode {
       ...(options.observe ? { observe: options.observe } : {}),
     });
     // The histories start where the restored state is: earlier revisions cannot be resumed.
-    history.reset(sm.revision);
     const central = new CentralNode(node, sm, history, { ...options, projection: projection ?? null });
-    central.sbHistory.reset(sm.revision);
+    central.resetHistories(sm.revision);
     // The SB view's changes of one revision: northd's (there may be two steps in one
     // revision) and the chassis tables', gathered until that revision's commit event.
     let pendingSb: DbDelta = { changes: [] };
@@ -193,8 +192,7 @@ export class CentralNode {
     // must re-read (they are told `compacted`), and their streams are cut by the listeners.
     sm.onRestore((revision) => {
       pendingSb = { changes: [] };
-      history.reset(revision);
-      central.sbHistory.reset(revision);
+      central.resetHistories(revision);
       for (const l of central.restoreListeners) l(revision);
     });
     return central;
@@ -231,6 +229,17 @@ export class CentralNode {
       schema: this.sbSchema,
       rows: (table: string) => (chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (this.northd?.view().get(table) ?? empty)),
     };
+  }
+
+  /**
+   * Both histories start again at `revision`, each with the estimated size of its database
+   * there (what a database-relative bound compares the retained bytes with).
+   */
+  private resetHistories(revision: number): void {
+    const nb = this.sm.nb;
+    this.history.reset(revision, databaseBytes([...nb.schema.tables.keys()].map((t) => nb.rows(t))));
+    const sb = this.sbView();
+    this.sbHistory.reset(revision, databaseBytes([...sb.schema.tables.keys()].map((t) => sb.rows(t))));
   }
 
   /**

@@ -1,14 +1,22 @@
 // Retained history of committed changes, for watches that resume from a revision: a queue of
 // (revision, delta) bounded by count and by estimated bytes. A watcher whose revision fell out
 // of it gets `compacted` with the oldest revision still available, and must re-read.
+//
+// With `floorBytes` set, the byte bound also follows the database's own size (as ovsdb-server
+// bounds its transaction history by the database's): history larger than the data it leads to
+// costs more to replay than a fresh read does. The history keeps a running estimate of that
+// size from the deltas it is given (and a baseline on reset), and keeps at most
+// max(floorBytes, that size), never more than bytesMax.
 import type { DbDelta, Row } from '../ovsdb/index.js';
 
 export interface HistoryLimits {
   readonly revisionsMax: number;
   readonly bytesMax: number;
+  /** When set, the byte bound is the database's estimated size, but at least this. */
+  readonly floorBytes?: number;
 }
 
-export const historyDefaults: HistoryLimits = { revisionsMax: 100_000, bytesMax: 256 * 1024 * 1024 };
+export const historyDefaults: HistoryLimits = { revisionsMax: 100_000, bytesMax: 256 * 1024 * 1024, floorBytes: 16 * 1024 * 1024 };
 
 export interface HistoryItem {
   readonly revision: number;
@@ -33,11 +41,32 @@ function rowBytes(row: Row): number {
 }
 
 export function deltaBytes(delta: DbDelta): number {
-  let n = 32;
+  return sizesOf(delta).bytes;
+}
+
+/** A delta's estimated bytes, and how much it grows the database by (negative: shrinks). */
+function sizesOf(delta: DbDelta): { bytes: number; growth: number } {
+  let bytes = 32;
+  let growth = 0;
   for (const c of delta.changes) {
-    if (c.kind !== 'insert') n += rowBytes(c.old);
-    if (c.kind !== 'delete') n += rowBytes(c.new);
+    if (c.kind !== 'insert') {
+      const b = rowBytes(c.old);
+      bytes += b;
+      growth -= b;
+    }
+    if (c.kind !== 'delete') {
+      const b = rowBytes(c.new);
+      bytes += b;
+      growth += b;
+    }
   }
+  return { bytes, growth };
+}
+
+/** The estimated size of a database (or view) of the given tables, as the history counts rows. */
+export function databaseBytes(tables: Iterable<ReadonlyMap<string, Row>>): number {
+  let n = 0;
+  for (const rows of tables) for (const row of rows.values()) n += rowBytes(row);
   return n;
 }
 
@@ -45,6 +74,8 @@ export class History {
   private readonly items: HistoryItem[] = [];
   private head = 0;
   private bytes = 0;
+  /** The database's estimated size: the baseline of the last reset plus every delta's growth. */
+  private dbBytes = 0;
   /** Every revision after this one is retained (or was empty of changes). */
   private floor: number;
 
@@ -68,18 +99,33 @@ export class History {
     return this.bytes;
   }
 
-  append(revision: number, delta: DbDelta): void {
-    const item = { revision, delta, bytes: deltaBytes(delta) };
-    this.items.push(item);
-    this.bytes += item.bytes;
-    while (this.size > this.limits.revisionsMax || (this.bytes > this.limits.bytesMax && this.size > 1)) this.dropOldest();
+  /** The byte bound now: bytesMax, or the database's size (at least floorBytes) when smaller. */
+  get bytesBound(): number {
+    const floor = this.limits.floorBytes;
+    if (floor === undefined) return this.limits.bytesMax;
+    return Math.min(this.limits.bytesMax, Math.max(floor, this.dbBytes));
   }
 
-  /** Forgets everything: after a snapshot restore, only revisions after `revision` can resume. */
-  reset(revision: number): void {
+  append(revision: number, delta: DbDelta): void {
+    const { bytes, growth } = sizesOf(delta);
+    const item = { revision, delta, bytes };
+    this.items.push(item);
+    this.bytes += item.bytes;
+    this.dbBytes = Math.max(0, this.dbBytes + growth);
+    const bound = this.bytesBound;
+    while (this.size > this.limits.revisionsMax || (this.bytes > bound && this.size > 1)) this.dropOldest();
+  }
+
+  /**
+   * Forgets everything: after a snapshot restore, only revisions after `revision` can resume.
+   * `dbBytes` is the database's estimated size then (databaseBytes), the baseline the deltas
+   * that follow are added to.
+   */
+  reset(revision: number, dbBytes = 0): void {
     this.items.length = 0;
     this.head = 0;
     this.bytes = 0;
+    this.dbBytes = dbBytes;
     this.floor = revision;
   }
 

@@ -8,10 +8,10 @@ import { LocalNetwork } from '../../cluster/local-transport.js';
 import { RaftNode } from '../../cluster/node.js';
 import type { Entry } from '../../cluster/types.js';
 import { dumpDatabaseJson, parseDatabaseSchema, precheckTransaction } from '../../ovsdb/index.js';
-import type { Database, DbDelta } from '../../ovsdb/index.js';
+import type { Database, DbDelta, Row } from '../../ovsdb/index.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { encodeCommand, nbTxn } from '../../server/commands.js';
-import { History } from '../../server/history.js';
+import { History, databaseBytes } from '../../server/history.js';
 import type { ApplyResult, Projection } from '../../server/nb-state-machine.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 
@@ -136,6 +136,49 @@ t.test('history: resume after a revision, compaction by count and by bytes', asy
   hb.reset(100);
   t.same(hb.since(100), { kind: 'ok', items: [] });
   t.equal(hb.since(99).kind, 'compacted');
+});
+
+t.test('history: with floorBytes, the byte bound follows the database\'s size', async (t) => {
+  const row = (u: string, payload: string): Row => ({ _uuid: u, _version: payload.length.toString(), name: payload });
+  const db = new Map<string, Row>();
+  // A database of 100 rows, then the same rows modified over and over: the history keeps about
+  // the database's size of changes, not bytesMax.
+  const h = new History({ revisionsMax: 1_000_000, bytesMax: 1 << 30, floorBytes: 1000 });
+  h.reset(0, databaseBytes([db]));
+  let rev = 0;
+  for (let i = 0; i < 100; i++) {
+    const r = row(`u${i}`, 'x'.repeat(100));
+    db.set(r._uuid, r);
+    h.append(++rev, { changes: [{ kind: 'insert', table: 'T', uuid: r._uuid, new: r }] });
+  }
+  const size = databaseBytes([db]);
+  t.ok(h.bytesBound === size, `the bound is the database's estimated size (${h.bytesBound} = ${size})`);
+  for (let k = 0; k < 20; k++) {
+    for (let i = 0; i < 100; i++) {
+      const old = db.get(`u${i}`) as Row;
+      const r = row(`u${i}`, 'y'.repeat(100 + (k % 2)));
+      db.set(r._uuid, r);
+      h.append(++rev, { changes: [{ kind: 'modify', table: 'T', uuid: r._uuid, old, new: r, columns: ['name'] }] });
+      t.ok(h.retainedBytes <= Math.max(h.bytesBound, 0) || h.size === 1, 'never more than the bound');
+    }
+  }
+  t.equal(h.bytesBound, databaseBytes([db]), 'the running estimate equals a fresh count after 2,000 modifications');
+  t.ok(h.retainedBytes <= databaseBytes([db]) && h.retainedBytes > databaseBytes([db]) / 2, `${h.retainedBytes} bytes retained for a ${databaseBytes([db])}-byte database`);
+  t.equal(h.since(rev - 10).kind, 'ok', 'recent revisions resume');
+  t.equal(h.since(100).kind, 'compacted', 'the first inserts are gone');
+  // Deleting rows shrinks the bound down to the floor, never below.
+  for (let i = 0; i < 100; i++) {
+    const old = db.get(`u${i}`) as Row;
+    db.delete(old._uuid);
+    h.append(++rev, { changes: [{ kind: 'delete', table: 'T', uuid: old._uuid, old }] });
+  }
+  t.equal(h.bytesBound, 1000, 'an empty database: the floor');
+  t.ok(h.retainedBytes <= 1000, 'retained within the floor');
+  // Without floorBytes the bound is bytesMax whatever the database holds.
+  t.equal(new History({ revisionsMax: 10, bytesMax: 5000 }).bytesBound, 5000);
+  // A reset takes the new baseline.
+  h.reset(rev, 123_456);
+  t.equal(h.bytesBound, 123_456, 'the baseline given at reset');
 });
 
 t.test('three Raft nodes replicate NB transactions to identical databases', async (t) => {
