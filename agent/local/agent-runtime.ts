@@ -5,9 +5,17 @@
 // revision is acknowledged with its nb_cfg — only when the flow side installed it in full.
 // A new LocalView (a VIF, tunnel or patch port appeared or went) is handed to the flow side too.
 // Flow-side calls never overlap.
+//
+// Conntrack zones survive a restart as in ovn-controller: the flow side starts from the zones
+// in the integration bridge's external_ids:ct-zone-<user>, and the zones in force are written
+// back there after each install that changed them, so a restarted agent gives every port and
+// datapath the zone its connections are tracked in.
 import type { LocalView } from '../local-view.js';
 import type { ChassisHello, SbSource, SbSourceState, SbUpdate } from '../sb-source.js';
 import type { OvsdbClient } from '../../ovsdb/client.js';
+import type { Row } from '../../ovsdb/index.js';
+import { bridgeByName } from './ovs-rows.js';
+import { whereUuid } from './ovsdb-json.js';
 import type { LocalAgentOptions, LogLevel } from './local-agent.js';
 import { LocalAgent } from './local-agent.js';
 
@@ -18,6 +26,38 @@ import { LocalAgent } from './local-agent.js';
  */
 export interface FlowHook {
   apply(u: SbUpdate | null, view: LocalView): Promise<{ readonly installedPorts: Iterable<string>; readonly errors: readonly string[] }>;
+  /** The conntrack zones in force, by user (port name, "<datapath>_dnat"/"_snat"): persisted. */
+  ctZones?(): ReadonlyMap<string, number>;
+}
+
+/** The integration bridge's external_ids key of a zone user, as ovn-controller names it. */
+export const CT_ZONE_PREFIX = 'ct-zone-';
+
+/** The zones persisted in a bridge's external_ids (entries that are not zone numbers are skipped). */
+export function persistedCtZones(externalIds: ReadonlyMap<string, string> | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of externalIds ?? []) {
+    if (!k.startsWith(CT_ZONE_PREFIX) || !/^\d{1,5}$/.test(v)) continue;
+    const zone = Number(v);
+    if (zone >= 1 && zone <= 65535) out.set(k.slice(CT_ZONE_PREFIX.length), zone);
+  }
+  return out;
+}
+
+/**
+ * The mutations that make a bridge's ct-zone-* external_ids say `zones`, or undefined when they
+ * do: stale and changed keys deleted, new and changed ones inserted (one transaction).
+ */
+export function ctZoneOps(bridgeUuid: string, persisted: ReadonlyMap<string, number>, zones: ReadonlyMap<string, number>): Record<string, unknown>[] | undefined {
+  const remove: string[] = [];
+  const add: [string, string][] = [];
+  for (const [user, zone] of persisted) if (zones.get(user) !== zone) remove.push(`${CT_ZONE_PREFIX}${user}`);
+  for (const [user, zone] of zones) if (persisted.get(user) !== zone) add.push([`${CT_ZONE_PREFIX}${user}`, String(zone)]);
+  if (remove.length === 0 && add.length === 0) return undefined;
+  const mutations: unknown[] = [];
+  if (remove.length > 0) mutations.push(['external_ids', 'delete', ['set', remove.sort()]]);
+  if (add.length > 0) mutations.push(['external_ids', 'insert', ['map', add.sort(([a], [b]) => (a < b ? -1 : 1))]]);
+  return [{ op: 'mutate', table: 'Bridge', where: whereUuid(bridgeUuid), mutations }];
 }
 
 export interface AgentRuntimeOptions {
@@ -31,7 +71,7 @@ export interface AgentRuntimeOptions {
    * appears with it): called once, before the SB source starts, so the flow side sees every
    * update from the first.
    */
-  readonly openFlows?: (bridge: string) => Promise<FlowHook>;
+  readonly openFlows?: (bridge: string, ctZones: ReadonlyMap<string, number>) => Promise<FlowHook>;
   readonly hostname: string;
   readonly datapathType?: string;
   readonly monitorAll?: boolean;
@@ -50,6 +90,9 @@ export class AgentRuntime {
   private sourceState: SbSourceState | undefined;
   private lastIfaceIds = '';
   private flows: FlowHook | undefined;
+  /** The integration bridge, and the zones last read from or written to its external_ids. */
+  private bridge: string | undefined;
+  private persistedZones = new Map<string, number>();
 
   constructor(private readonly options: AgentRuntimeOptions) {
     this.log = options.log ?? ((level, message) => process.stderr.write(`agent ${level}: ${message}\n`));
@@ -79,8 +122,10 @@ export class AgentRuntime {
     const config = await this.local.whenConfigured();
     if (this.flows === undefined && this.options.openFlows !== undefined) {
       const bridge = await this.local.whenBridgeReady();
-      this.flows = await this.options.openFlows(bridge);
-      this.log('info', `flow side connected to ${bridge}`);
+      this.bridge = bridge;
+      this.persistedZones = persistedCtZones(this.bridgeRow()?.external_ids as ReadonlyMap<string, string> | undefined);
+      this.flows = await this.options.openFlows(bridge, this.persistedZones);
+      this.log('info', `flow side connected to ${bridge}${this.persistedZones.size > 0 ? ` (${this.persistedZones.size} ct zones kept from before)` : ''}`);
     }
     if (this.flows === undefined) this.log('warn', 'no flow side: ports are claimed but not marked up, and no revision is acknowledged');
     const hello: ChassisHello = {
@@ -125,6 +170,30 @@ export class AgentRuntime {
     await this.options.source.close();
   }
 
+  private bridgeRow(): Row | undefined {
+    if (this.bridge === undefined) return undefined;
+    return bridgeByName((t) => this.options.ovs.table(t), this.bridge) as unknown as Row | undefined;
+  }
+
+  /** Writes the zones in force to the bridge when they differ from what it holds. */
+  private async persistZones(flows: FlowHook): Promise<void> {
+    if (flows.ctZones === undefined) return;
+    const br = this.bridgeRow();
+    if (br === undefined) return;
+    const zones = flows.ctZones();
+    const ops = ctZoneOps(br._uuid, this.persistedZones, zones);
+    if (ops === undefined) return;
+    try {
+      const results = await this.options.ovs.transact(ops);
+      const failed = results.find((r) => r !== null && typeof r === 'object' && 'error' in r);
+      if (failed !== undefined) throw new Error(JSON.stringify(failed));
+      this.persistedZones = new Map(zones);
+    } catch (err) {
+      // Kept for the next install: the zones stay in force here, only a restart would lose them.
+      this.log('warn', `could not save ct zones in ${this.bridge ?? 'the bridge'}: ${(err as Error).message}`);
+    }
+  }
+
   private ifaceIds(view: LocalView): string[] {
     return [...view.vifs.keys()].sort();
   }
@@ -159,6 +228,7 @@ export class AgentRuntime {
       const r = await flows.apply(u, view);
       this.local.markInstalled(r.installedPorts, view);
       for (const e of r.errors) this.log('warn', e);
+      await this.persistZones(flows);
       return r.errors;
     });
     this.chain = run.then(() => undefined);

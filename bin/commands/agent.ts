@@ -71,8 +71,8 @@ export function ovsRundir(flag: string | undefined, ovsDb: string): string {
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
  * bridge's management socket. The channel reconnects by itself; `closers` gets its close.
  */
-function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSource, log: (level: string, message: string) => void): (bridge: string) => Promise<FlowHook> {
-  return async (bridge) => {
+function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSource, log: (level: string, message: string) => void): (bridge: string, ctZones: ReadonlyMap<string, number>) => Promise<FlowHook> {
+  return async (bridge, ctZones) => {
     // The channel's packet-ins go to pinctrl, which needs the channel and the flow side's SB
     // store: both exist only once the channel is up, so the handler looks them up late.
     const late: { pinctrl?: Pinctrl } = {};
@@ -81,7 +81,7 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     };
     // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
     const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
-    const flows = new AgentFlows(new OfSwitch(channel));
+    const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
     late.pinctrl = new Pinctrl({ channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), onProblem: (m) => log('warn', `pinctrl: ${m}`) });
     closers.push(() => {
       late.pinctrl?.close();
