@@ -29,6 +29,8 @@ import { aclsNode } from './acls.js';
 import type { DhcpCodesData } from './dhcp-codes.js';
 import { dhcpCodesNode } from './dhcp-codes.js';
 import { lbsNode } from './load-balancers.js';
+import type { StaticMacBindingsData } from './static-mac-bindings.js';
+import { staticMacBindingsNode } from './static-mac-bindings.js';
 import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
 
@@ -81,7 +83,7 @@ export interface Northd {
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
-    erase(sbGlobalNode()), erase(addressSetsNode()),
+    erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()),
   ]);
 }
@@ -100,6 +102,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<DhcpCodesData>('dhcp_codes').v4,
     engine.data<DhcpCodesData>('dhcp_codes').v6,
     engine.data<DnsData>('dns').table,
+    engine.data<StaticMacBindingsData>('static_mac_bindings').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -107,7 +110,7 @@ function viewOf(engine: Engine): SbView {
 }
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
-const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes']);
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings']);
 const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {

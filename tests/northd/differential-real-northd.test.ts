@@ -98,6 +98,14 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     name: r.name, vips: Object.fromEntries(r.vips), protocol: r.protocol, options: Object.fromEntries(r.options), external_ids: Object.fromEntries(r.external_ids),
   }, [...r.datapaths, ...flowDatapaths(view, { logical_datapath: [], logical_dp_group: r.datapath_group })].map((d) => ourDpName.get(d) ?? '?'))).sort();
   t.same(ourLbs, realLbs, 'Load_Balancer');
+
+  // Static_MAC_Binding: port, IP, MAC, override, datapath by name.
+  const smbFacts = (r: Record<string, unknown>, dp: string): string => JSON.stringify([r['logical_port'], r['ip'], r['mac'], r['override_dynamic_mac'], dp]);
+  t.same(
+    ours<sb.Static_MAC_Binding>(view, 'Static_MAC_Binding').map((r) => smbFacts({ ...r }, ourDpName.get(r.datapath) ?? '?')).sort(),
+    (await real.sbList('Static_MAC_Binding')).map((r) => smbFacts(r, realDpName.get(r['datapath'] as string) ?? '?')).sort(),
+    'Static_MAC_Binding',
+  );
   const realFlowRows = await real.sbList('Logical_Flow');
   const names = datapaths ?? [...new Set(realDpName.values())].sort();
   // Per datapath name, per flow text: the stage-hints of the NB switches and routers holding it.
@@ -445,6 +453,28 @@ t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, group
   await real.nbctl(['lb-del', 'lb-v6']);
   await compareWithReal(t, real);
 });
+
+t.test('(g2) static MAC bindings on router ports', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['static-mac-binding-add', 'lr0-sw1', '10.0.1.50', '00:00:00:00:01:50'],
+    ['static-mac-binding-add', 'lr0-sw2', 'fd00:2::50', '00:00:00:00:02:50'],
+    // On a switch port: ovn-northd makes no SB row for it.
+    ['create', 'Static_MAC_Binding', 'logical_port=vm1', 'ip=10.0.1.51', 'mac="00:00:00:00:01:51"'],
+    ['create', 'Static_MAC_Binding', 'logical_port=nope', 'ip=10.0.1.52', 'mac="00:00:00:00:01:52"'],
+  ]);
+  await real.nbctl(['--may-exist', 'static-mac-binding-add', 'lr0-sw1', '10.0.1.50', '00:00:00:00:01:55']);
+  await real.nbctl(['set', 'Static_MAC_Binding', smbUuid(real, '10.0.1.50'), 'override_dynamic_mac=true']);
+  await compareWithReal(t, real);
+  await real.nbctl(['static-mac-binding-del', 'lr0-sw2', 'fd00:2::50']);
+  await compareWithReal(t, real);
+});
+
+/** The UUID of the NB Static_MAC_Binding with this IP, in our mirror (the real NB's UUIDs). */
+function smbUuid(real: RealSandbox, ip: string): string {
+  for (const row of real.fx.db.rows('Static_MAC_Binding').values()) if (row['ip'] === ip) return row._uuid;
+  throw new Error(`no Static_MAC_Binding for ${ip}`);
+}
 
 t.test('(h) load balancers on routers: a gateway router and a distributed router', { skip }, async (t) => {
   const real = await scenario(t, [

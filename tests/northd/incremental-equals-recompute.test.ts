@@ -24,13 +24,13 @@ type Kind =
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
-  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg';
+  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
-  'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg',
+  'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
 ];
 
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
@@ -142,6 +142,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const acls = [...db.rows('ACL').keys()].sort();
   const dhcps = [...db.rows('DHCP_Options').keys()].sort();
   const lbs = [...db.rows('Load_Balancer').keys()].sort();
+  const smbs = [...db.rows('Static_MAC_Binding').keys()].sort();
   const lbgs = [...db.rows('Load_Balancer_Group').keys()].sort();
   const dps = [...lss.map((s) => ['Logical_Switch', s.uuid] as const), ...lrs.map((r) => ['Logical_Router', r.uuid] as const)];
   const dnss = [...db.rows('DNS').keys()].sort();
@@ -163,6 +164,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['lb-add', lbs.length < 4 ? 1 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
+    ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -310,6 +312,13 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       return { kind, ops: [{ op: 'update', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)), row: rng.chance(0.6) ? { options: randomDhcpOptions(rng) } : { cidr: rng.pick(['10.0.0.0/24', '10.0.0.0/16']) } }] };
     case 'dhcp-del':
       return { kind, ops: [{ op: 'delete', table: 'DHCP_Options', where: byUuid(rng.pick(dhcps)) }] };
+    case 'smb-add':
+      // On a router port, a switch port or no port; keys may repeat (the lowest UUID wins).
+      return { kind, ops: [{ op: 'insert', table: 'Static_MAC_Binding', row: { logical_port: rng.pick([...lrpNames, ...lsps.map((p) => p.name), 'ghost']), ip: rng.pick(['10.0.0.50', 'fd00:1::50']), mac: rng.pick(['0a:00:00:00:00:50', '0a:00:00:00:00:51']) } }] };
+    case 'smb-update':
+      return { kind, ops: [{ op: 'update', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)), row: rng.chance(0.5) ? { mac: '0a:00:00:00:00:52', override_dynamic_mac: rng.chance(0.5) } : { logical_port: rng.pick(lrpNames) } }] };
+    case 'smb-del':
+      return { kind, ops: [{ op: 'delete', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)) }] };
     case 'lb-add':
       return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row: randomLb(rng) }] };
     case 'lb-update': {
