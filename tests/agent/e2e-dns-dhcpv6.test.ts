@@ -4,7 +4,8 @@
 // VM that runs no DNS server), and a query for another name must go on to that VM unanswered.
 // A VM's DHCPv6 SOLICIT and REQUEST (sent by a small client in the VM's namespace over a real UDP
 // socket) must get the ADVERTISE and REPLY of the agent's put_dhcpv6_opts handler, with the port's
-// address, the DHCPv6_Options' server id and DNS server.
+// address, the DHCPv6_Options' server id, DNS server and domain search (no DHCPv6 client
+// ships with Debian's base system or busybox, so the test's own client speaks for one).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -57,4 +58,86 @@ t.test('DNS: a name in the switch\'s records is answered by the agent; another n
   const miss = await lookup('-type=a', 'nope.ovn.org');
   t.equal(miss.ok, false, `a name without a record is not answered: the query reaches vm2, which refuses it (${miss.text.trim().split('\n').pop() ?? ''})`);
   t.notMatch(miss.text, /Address:\s*192\.0\.2/, 'and no record leaks into it');
+});
+
+/**
+ * A DHCPv6 client for one exchange, run by node inside the VM's namespace: from [::]:546 over
+ * eth0 it sends SOLICIT, then REQUEST naming the advertised server and address, then
+ * INFORMATION-REQUEST, each to ff02::1:2 port 547, and prints every answer as JSON (message type,
+ * transaction id, options as [code, hex]). Debian ships no DHCPv6 client in the base system (not
+ * busybox's build either), so this stands in for one; the packets cross the VM's real stack.
+ */
+const dhcpv6Client = `
+import dgram from 'node:dgram';
+const mac = Buffer.from(process.argv[1].split(':').map((x) => parseInt(x, 16)));
+const opt = (code, data) => { const h = Buffer.alloc(4); h.writeUInt16BE(code, 0); h.writeUInt16BE(data.length, 2); return Buffer.concat([h, data]); };
+const clientId = opt(1, Buffer.concat([Buffer.from([0, 3, 0, 1]), mac]));
+const iaNa = (inner) => opt(3, Buffer.concat([Buffer.from([0, 0, 0x17, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]), inner]));
+const parse = (b) => { const out = []; for (let at = 4; at + 4 <= b.length;) { const len = b.readUInt16BE(at + 2); out.push([b.readUInt16BE(at), b.subarray(at + 4, at + 4 + len).toString('hex')]); at += 4 + len; } return out; };
+const s = dgram.createSocket({ type: 'udp6', reuseAddr: true });
+const answers = [];
+let step = 0;
+const send = (type, xid, opts) => s.send(Buffer.concat([Buffer.from([type, 0, 0, xid]), ...opts]), 547, 'ff02::1:2%eth0');
+const timer = setTimeout(() => { console.log(JSON.stringify(answers)); process.exit(2); }, 4000);
+s.on('message', (m) => {
+  const a = { type: m[0], xid: m[3], options: parse(m) };
+  answers.push(a);
+  const get = (code) => a.options.find((o) => o[0] === code)?.[1];
+  if (step === 0 && a.type === 2 && a.xid === 1) {
+    step = 1;
+    const ia = Buffer.from(get(3) ?? '', 'hex');
+    send(3, 2, [clientId, opt(2, Buffer.from(get(2) ?? '', 'hex')), iaNa(ia.subarray(12)), opt(8, Buffer.alloc(2))]);
+  } else if (step === 1 && a.type === 7 && a.xid === 2) {
+    step = 2;
+    send(11, 3, [clientId, opt(6, Buffer.from([0, 23, 0, 24])), opt(8, Buffer.alloc(2))]);
+  } else if (step === 2 && a.type === 7 && a.xid === 3) {
+    clearTimeout(timer);
+    console.log(JSON.stringify(answers));
+    process.exit(0);
+  }
+});
+s.bind({ port: 546, address: '::' }, () => {
+  s.setMulticastInterface('::%eth0');
+  send(1, 1, [clientId, iaNa(Buffer.alloc(0)), opt(8, Buffer.alloc(2))]);
+});
+`;
+
+interface Dhcp6Answer {
+  readonly type: number;
+  readonly xid: number;
+  readonly options: [number, string][];
+}
+
+t.test('DHCPv6: SOLICIT, REQUEST and INFORMATION-REQUEST are answered by the agent with the port\'s address and the options', { skip: e2eSkip }, async (t) => {
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.17');
+  const nbctl = nbctlOf(env);
+  await nbctl('ls-add', 'sw0');
+  await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:17:01 ae70::17');
+  await nbctl('dhcp-options-create', 'ae70::/64');
+  const opts = await nbctl('--bare', '--columns=_uuid', 'find', 'DHCP_Options', 'cidr="ae70::/64"');
+  // Values go into the row as written: domain_search keeps its quotes, as put_dhcpv6_opts needs.
+  await nbctl('dhcp-options-set-options', opts, 'server_id=00:00:00:00:10:02', 'dns_server={ae70::1}', 'domain_search="ovn.org"');
+  await nbctl('lsp-set-dhcpv6-options', 'vm1', opts);
+  const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:17:01' });
+  await untilLogged('vm1 up', async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' ? true : undefined), 90_000, [agent]);
+  // The client retries until its link-local address has left duplicate address detection and
+  // the flows are in.
+  const answers = await untilLogged('a DHCPv6 exchange', async () => {
+    try {
+      const { stdout } = await execFileAsync('ip', ['netns', 'exec', vm1.ns, process.execPath, '--input-type=module', '-e', dhcpv6Client, vm1.mac], { timeout: 15_000 });
+      return JSON.parse(stdout) as Dhcp6Answer[];
+    } catch {
+      return undefined;
+    }
+  }, 90_000, [agent]);
+  const [advertise, reply, info] = answers;
+  const clientId = '000300010a0000001701';
+  const serverId = '0003000100000000' + '1002';
+  const iaNa = '00001701ffffffffffffffff' + '00050018' + 'ae700000000000000000000000000017' + 'ffffffffffffffff';
+  const dns = 'ae700000000000000000000000000001';
+  const search = '076f766e2e6f726700';
+  t.same(advertise, { type: 2, xid: 1, options: [[1, clientId], [3, iaNa], [23, dns], [24, search], [2, serverId]] },
+    'ADVERTISE: the client id, IA_NA with the port\'s address (infinite lifetimes), DNS server, domain search, DUID-LL server id');
+  t.same(reply, { type: 7, xid: 2, options: [[1, clientId], [3, iaNa], [23, dns], [24, search], [2, serverId]] }, 'REPLY to REQUEST: the lease');
+  t.same(info, { type: 7, xid: 3, options: [[1, clientId], [23, dns], [24, search], [2, serverId]] }, 'REPLY to INFORMATION-REQUEST: the options, no address');
 });
