@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { chassisWithAgent, e2eSkip, nbctlOf, untilLogged } from '../helpers/agent-e2e.js';
+import { dhcpv6Exchange } from '../helpers/vm-clients.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -60,54 +61,6 @@ t.test('DNS: a name in the switch\'s records is answered by the agent; another n
   t.notMatch(miss.text, /Address:\s*192\.0\.2/, 'and no record leaks into it');
 });
 
-/**
- * A DHCPv6 client for one exchange, run by node inside the VM's namespace: from [::]:546 over
- * eth0 it sends SOLICIT, then REQUEST naming the advertised server and address, then
- * INFORMATION-REQUEST, each to ff02::1:2 port 547, and prints every answer as JSON (message type,
- * transaction id, options as [code, hex]). Debian ships no DHCPv6 client in the base system (not
- * busybox's build either), so this stands in for one; the packets cross the VM's real stack.
- */
-const dhcpv6Client = `
-import dgram from 'node:dgram';
-const mac = Buffer.from(process.argv[1].split(':').map((x) => parseInt(x, 16)));
-const opt = (code, data) => { const h = Buffer.alloc(4); h.writeUInt16BE(code, 0); h.writeUInt16BE(data.length, 2); return Buffer.concat([h, data]); };
-const clientId = opt(1, Buffer.concat([Buffer.from([0, 3, 0, 1]), mac]));
-const iaNa = (inner) => opt(3, Buffer.concat([Buffer.from([0, 0, 0x17, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]), inner]));
-const parse = (b) => { const out = []; for (let at = 4; at + 4 <= b.length;) { const len = b.readUInt16BE(at + 2); out.push([b.readUInt16BE(at), b.subarray(at + 4, at + 4 + len).toString('hex')]); at += 4 + len; } return out; };
-const s = dgram.createSocket({ type: 'udp6', reuseAddr: true });
-const answers = [];
-let step = 0;
-const send = (type, xid, opts) => s.send(Buffer.concat([Buffer.from([type, 0, 0, xid]), ...opts]), 547, 'ff02::1:2%eth0');
-const timer = setTimeout(() => { console.log(JSON.stringify(answers)); process.exit(2); }, 4000);
-s.on('message', (m) => {
-  const a = { type: m[0], xid: m[3], options: parse(m) };
-  answers.push(a);
-  const get = (code) => a.options.find((o) => o[0] === code)?.[1];
-  if (step === 0 && a.type === 2 && a.xid === 1) {
-    step = 1;
-    const ia = Buffer.from(get(3) ?? '', 'hex');
-    send(3, 2, [clientId, opt(2, Buffer.from(get(2) ?? '', 'hex')), iaNa(ia.subarray(12)), opt(8, Buffer.alloc(2))]);
-  } else if (step === 1 && a.type === 7 && a.xid === 2) {
-    step = 2;
-    send(11, 3, [clientId, opt(6, Buffer.from([0, 23, 0, 24])), opt(8, Buffer.alloc(2))]);
-  } else if (step === 2 && a.type === 7 && a.xid === 3) {
-    clearTimeout(timer);
-    console.log(JSON.stringify(answers));
-    process.exit(0);
-  }
-});
-s.bind({ port: 546, address: '::' }, () => {
-  s.setMulticastInterface('::%eth0');
-  send(1, 1, [clientId, iaNa(Buffer.alloc(0)), opt(8, Buffer.alloc(2))]);
-});
-`;
-
-interface Dhcp6Answer {
-  readonly type: number;
-  readonly xid: number;
-  readonly options: [number, string][];
-}
-
 t.test('DHCPv6: SOLICIT, REQUEST and INFORMATION-REQUEST are answered by the agent with the port\'s address and the options', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.17');
   const nbctl = nbctlOf(env);
@@ -123,12 +76,7 @@ t.test('DHCPv6: SOLICIT, REQUEST and INFORMATION-REQUEST are answered by the age
   // The client retries until its link-local address has left duplicate address detection and
   // the flows are in.
   const answers = await untilLogged('a DHCPv6 exchange', async () => {
-    try {
-      const { stdout } = await execFileAsync('ip', ['netns', 'exec', vm1.ns, process.execPath, '--input-type=module', '-e', dhcpv6Client, vm1.mac], { timeout: 15_000 });
-      return JSON.parse(stdout) as Dhcp6Answer[];
-    } catch {
-      return undefined;
-    }
+    return dhcpv6Exchange(vm1);
   }, 90_000, [agent]);
   const [advertise, reply, info] = answers;
   const clientId = '000300010a0000001701';
