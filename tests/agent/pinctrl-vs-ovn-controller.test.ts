@@ -3,7 +3,8 @@
 // vm1, same MAC and addresses) first on chassis hv1 run by `ovnts agent`, then on chassis hv2 run
 // by a real ovn-controller; from inside the VM the same DNS queries (IPv4 and IPv6, every answered
 // type and some that are not answered) and the same DHCPv6 exchange; the DNS payloads and DHCPv6
-// messages received must be equal byte for byte.
+// messages received must be equal byte for byte, and the two bridges must hold the same
+// controller() actions for dns_lookup and put_dhcpv6_opts.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,16 @@ import { stopPid } from '../helpers/process.js';
 import { dhcpv6Exchange, dnsQueries, type Dhcp6Answer } from '../helpers/vm-clients.js';
 
 const run = promisify(execFile);
+
+/** The flows of the br-int of the Open vSwitch whose run directory is `dir`. */
+async function dumpBrInt(dir: string): Promise<string> {
+  return (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', `unix:${join(dir, 'br-int.mgmt')}`], { maxBuffer: 64 << 20 })).stdout;
+}
+
+/** The dns_lookup (opcode 6) and put_dhcpv6_opts (opcode 5) controller actions in a flow dump, sorted. */
+function pausedActions(dump: string): string[] {
+  return [...dump.matchAll(/controller\(userdata=00\.00\.00\.0[56]\.[^)]*\)/g)].map((m) => m[0]).sort();
+}
 const ovnControllerInstalled = existsSync('/usr/bin/ovn-controller') && existsSync('/usr/bin/ovn-sbctl');
 
 const VM_MAC = '0a:00:00:00:18:01';
@@ -76,6 +87,7 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
   await configureVm(vmOurs);
   await untilLogged('vm1 up on hv1', async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' ? true : undefined), 90_000, [agent]);
   const ours = await observe(vmOurs, 'ovnts agent', () => agent.output());
+  const ourFlows = pausedActions(await dumpBrInt(hv1.ovs.dir));
   await hv1.detachVm(vmOurs);
   await vmOurs.remove();
 
@@ -99,6 +111,7 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
     return hv2Uuid !== '' && bound === hv2Uuid ? true : undefined;
   }, 90_000);
   const theirs = await observe(vmTheirs, 'ovn-controller', log);
+  const theirFlows = pausedActions(await dumpBrInt(hv2.ovs.dir));
 
   t.comment(`real ovn-controller: ${JSON.stringify(theirs)}`);
   t.ok(ours.dns4[0]?.includes('c0000250'), 'the A query was answered with 192.0.2.80 (so the comparison is of answers)');
@@ -108,4 +121,6 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
     t.equal(ours.dns6[i], theirs.dns6[i], `DNS over IPv6, ${name} type ${type}: ${theirs.dns6[i]?.slice(0, 60)}`);
   });
   t.same(ours.dhcpv6, theirs.dhcpv6, 'ADVERTISE, REPLY to REQUEST, REPLY to INFORMATION-REQUEST: the same messages');
+  t.ok(theirFlows.length >= 2, `ovn-controller installed ${theirFlows.length} such actions`);
+  t.same(ourFlows, theirFlows, 'the same dns_lookup and put_dhcpv6_opts controller actions on both bridges');
 });
