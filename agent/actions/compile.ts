@@ -10,7 +10,9 @@ import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
 import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
 import type { FieldRef, NatSpec, OfAction } from '../openflow/types.js';
-import { defaultDhcpOpts, dhcpOffererIpCode, encodeDhcpOptions, type DhcpOpt, type DhcpOption } from './dhcp.js';
+import {
+  defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
+} from './dhcp.js';
 import { checkWritable, ofWidth, resolveField, type ActionField, type WriteScope } from './fields.js';
 
 export type Pipeline = 'ingress' | 'egress';
@@ -39,6 +41,8 @@ export interface ActionContext {
   readonly commonNatZone?: 'reg11' | 'reg12' | undefined;
   /** DHCPv4 options by name; defaults to OVN 23.03's table. */
   readonly dhcpOpts?: ReadonlyMap<string, DhcpOpt> | undefined;
+  /** DHCPv6 options by name; defaults to OVN 23.03's table. */
+  readonly dhcpv6Opts?: ReadonlyMap<string, DhcpOpt> | undefined;
 }
 
 /** A select group a ct_lb action needs installed, as OVN describes it (ovs-ofctl add-group text). */
@@ -827,19 +831,49 @@ class ActionCompiler {
         out.push(this.parsePutDhcpOpts(dst));
         return true;
       }
+      case 'put_dhcpv6_opts': {
+        const dst = result(1);
+        this.advance();
+        this.advance();
+        out.push(this.parsePutDhcpv6Opts(dst));
+        return true;
+      }
       default:
         return false;
     }
   }
 
   private parsePutDhcpOpts(dst: FieldRef): OfAction {
-    const table = this.ctx.dhcpOpts ?? defaultDhcpOpts;
+    const options = this.parseDhcpOptionList(this.ctx.dhcpOpts ?? defaultDhcpOpts, 'DHCPv4');
+    const offer = options.find((o) => o.opt.code === dhcpOffererIpCode);
+    if (offer === undefined) this.fail('put_dhcp_opts requires offerip to be specified.');
+    const header = oxmHeader(dst.field);
+    if (header === null) this.fail(`put_dhcp_opts cannot store its result in ${dst.field}.`);
+    const rest = encodeDhcpOptions(options);
+    if (typeof rest === 'string') this.fail(rest);
+    const offerIp = offer.value.kind === 'ints' ? (offer.value.values[0]?.value ?? 0n) : 0n;
+    const args = [...header, ...be32(dst.start), ...be32(Number(offerIp & 0xffffffffn)), ...rest];
+    return this.controller(ACTION_OPCODE.PUT_DHCP_OPTS, args, true);
+  }
+
+  /** put_dhcpv6_opts: the result field, then the options' TLVs in the order written (none is required). */
+  private parsePutDhcpv6Opts(dst: FieldRef): OfAction {
+    const options = this.parseDhcpOptionList(this.ctx.dhcpv6Opts ?? defaultDhcpv6Opts, 'DHCPv6');
+    const header = oxmHeader(dst.field);
+    if (header === null) this.fail(`put_dhcpv6_opts cannot store its result in ${dst.field}.`);
+    const rest = encodeDhcpv6Options(options);
+    if (typeof rest === 'string') this.fail(rest);
+    return this.controller(ACTION_OPCODE.PUT_DHCPV6_OPTS, [...header, ...be32(dst.start), ...rest], true);
+  }
+
+  /** `name = value, ...)` after put_dhcp_opts( or put_dhcpv6_opts( (OVN's parse_put_opts). */
+  private parseDhcpOptionList(table: ReadonlyMap<string, DhcpOpt>, kind: 'DHCPv4' | 'DHCPv6'): DhcpOption[] {
     const options: DhcpOption[] = [];
     while (!this.match(')')) {
       const t = this.tok;
       if (t.kind !== 'id') this.syntaxError();
       const opt = table.get(t.text);
-      if (opt === undefined) this.syntaxError('expecting DHCPv4 option name');
+      if (opt === undefined) this.syntaxError(`expecting ${kind} option name`);
       this.advance();
       this.forceMatch('=');
       const values: { value: bigint; mask: bigint | null }[] = [];
@@ -869,23 +903,15 @@ class ActionCompiler {
       const isString = str !== null;
       if (opt.type !== 'host_id') {
         const wantsString = opt.type === 'str' || opt.type === 'domains';
-        if (wantsString && !isString) this.fail(`DHCPv4 option ${t.text} requires string value.`);
-        if (!wantsString && isString) this.fail(`DHCPv4 option ${t.text} requires numeric value.`);
+        if (wantsString && !isString) this.fail(`${kind} option ${t.text} requires string value.`);
+        if (!wantsString && isString) this.fail(`${kind} option ${t.text} requires numeric value.`);
       }
-      if (!isString && values.length === 0) this.fail(`DHCPv4 option ${t.text} has no value.`);
+      if (!isString && values.length === 0) this.fail(`${kind} option ${t.text} has no value.`);
       options.push({ name: t.text, opt, value: str !== null ? { kind: 'string', value: str } : { kind: 'ints', values } });
       if (this.tok.kind === 'end') this.syntaxError("expecting `)'");
       this.match(',');
     }
-    const offer = options.find((o) => o.opt.code === dhcpOffererIpCode);
-    if (offer === undefined) this.fail('put_dhcp_opts requires offerip to be specified.');
-    const header = oxmHeader(dst.field);
-    if (header === null) this.fail(`put_dhcp_opts cannot store its result in ${dst.field}.`);
-    const rest = encodeDhcpOptions(options);
-    if (typeof rest === 'string') this.fail(rest);
-    const offerIp = offer.value.kind === 'ints' ? (offer.value.values[0]?.value ?? 0n) : 0n;
-    const args = [...header, ...be32(dst.start), ...be32(Number(offerIp & 0xffffffffn)), ...rest];
-    return this.controller(ACTION_OPCODE.PUT_DHCP_OPTS, args, true);
+    return options;
   }
 }
 

@@ -1,9 +1,10 @@
-// DHCPv4 options for put_dhcp_opts: names, codes and value types as OVN 23.03 defines them
-// (lib/ovn-l7.h), and their encoding into the controller() userdata (code, length, value).
-// ovn-controller takes this table from the SB DHCP_Options rows, which northd fills from the
-// same list; callers may pass their own.
+// DHCPv4 options for put_dhcp_opts and DHCPv6 options for put_dhcpv6_opts: names, codes and
+// value types as OVN 23.03 defines them (lib/ovn-l7.h), and their encoding into the controller()
+// userdata (DHCPv4: code and length bytes, value; DHCPv6: 16-bit code and length, value).
+// ovn-controller takes these tables from the SB DHCP_Options and DHCPv6_Options rows, which
+// northd fills from the same lists; callers may pass their own.
 
-export type DhcpOptType = 'ipv4' | 'bool' | 'uint8' | 'uint16' | 'uint32' | 'str' | 'host_id' | 'static_routes' | 'domains';
+export type DhcpOptType = 'ipv4' | 'bool' | 'uint8' | 'uint16' | 'uint32' | 'str' | 'host_id' | 'static_routes' | 'domains' | 'ipv6' | 'mac';
 
 export interface DhcpOpt {
   readonly code: number;
@@ -104,6 +105,8 @@ function encodeOne(o: DhcpOption): number[] | string {
     }
     case 'domains':
       return `DHCPv4 option ${o.name} (domain search list) is not supported by this compiler.`;
+    case 'ipv6': case 'mac':
+      return `DHCPv4 option ${o.name} has type ${o.opt.type}, which DHCPv4 does not carry.`;
   }
   if (body.length > 255) return `DHCPv4 option ${o.name} is longer than 255 bytes.`;
   return [o.opt.code, body.length, ...body];
@@ -126,6 +129,38 @@ export function encodeDhcpOptions(options: readonly DhcpOption[]): number[] | st
     const b = encodeOne(o);
     if (typeof b === 'string') return b;
     out.push(...b);
+  }
+  return out;
+}
+
+/** put_dhcpv6_opts' options (northd's supported_dhcpv6_opts). */
+export const defaultDhcpv6Opts: ReadonlyMap<string, DhcpOpt> = new Map<string, DhcpOpt>([
+  ['server_id', { code: 2, type: 'mac' }],
+  ['ia_addr', { code: 5, type: 'ipv6' }],
+  ['dns_server', { code: 23, type: 'ipv6' }],
+  ['domain_search', { code: 24, type: 'str' }],
+]);
+
+/**
+ * The DHCPv6 option TLVs of put_dhcpv6_opts, in the order written: an ipv6 option carries every
+ * value (16 bytes each), a mac option its first value (6 bytes), a str option its first string.
+ * As in OVN, a constant is read through the type's width whatever its own format (the low 128
+ * or 48 bits of the integer).
+ */
+export function encodeDhcpv6Options(options: readonly DhcpOption[]): number[] | string {
+  const out: number[] = [];
+  for (const o of options) {
+    const v = o.value;
+    const ints = v.kind === 'ints' ? v.values : [];
+    let body: number[];
+    switch (o.opt.type) {
+      case 'ipv6': body = ints.flatMap((c) => be(c.value, 16)); break;
+      case 'mac': body = be(ints[0]?.value ?? 0n, 6); break;
+      case 'str': body = v.kind === 'string' ? utf8(v.value) : []; break;
+      default: return `DHCPv6 option ${o.name} has type ${o.opt.type}, which DHCPv6 does not carry.`;
+    }
+    if (body.length > 0xffff) return `DHCPv6 option ${o.name} is longer than 65535 bytes.`;
+    out.push(...be(BigInt(o.opt.code), 2), ...be(BigInt(body.length), 2), ...body);
   }
   return out;
 }

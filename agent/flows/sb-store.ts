@@ -1,6 +1,7 @@
 // The agent's copy of the Southbound rows it was sent, with the indexes the flow side reads:
 // ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
-// member; logical flows and load balancers by datapath and datapath group; MAC bindings by port. apply() folds one
+// member; logical flows and load balancers by datapath and datapath group; MAC bindings by
+// port; DNS rows by datapath (for pinctrl's dns_lookup; no flow reads them). apply() folds one
 // SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
 // the flow engine derives its dirty sets from that list and nothing else.
 
@@ -66,7 +67,7 @@ class Multi {
 /** Tables whose rows the store keeps; rows of other tables are ignored. */
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
-  'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB',
+  'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
   'Load_Balancer',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
@@ -96,6 +97,7 @@ export class SbStore implements SbLookups {
   private readonly mbPort = new Multi();
   private readonly smbPort = new Multi();
   private readonly fdbDp = new Multi();
+  private readonly dnsDp = new Multi();
   private readonly asName = new Map<string, string>();
   private readonly pgName = new Map<string, string>();
   /** Port name → Port_Group uuids listing it. */
@@ -226,6 +228,9 @@ export class SbStore implements SbLookups {
       case 'FDB':
         multi(this.fdbDp, String((r as unknown as sb.FDB).dp_key));
         return;
+      case 'DNS':
+        for (const d of new Set((r as unknown as sb.DNS).datapaths)) multi(this.dnsDp, d);
+        return;
       case 'Address_Set':
         single(this.asName, (r as unknown as sb.Address_Set).name);
         return;
@@ -343,6 +348,10 @@ export class SbStore implements SbLookups {
   }
   staticMacBindingsOfPort(name: string): ReadonlySet<string> {
     return this.smbPort.get(name);
+  }
+  /** DNS rows whose datapaths list this datapath. */
+  dnsOfDatapath(dp: string): ReadonlySet<string> {
+    return this.dnsDp.get(dp);
   }
   /** FDB rows of a datapath, by its tunnel key. */
   fdbsOfDatapathKey(key: number): ReadonlySet<string> {

@@ -10,8 +10,14 @@
 //   put_dhcp_opts (paused): result field, bit offset, offer IP, DHCP option TLVs. The answer is a
 //     resume of the continuation with the reply in place of the request and the result bit set
 //     (or clear, with the request unchanged, when there is no reply).
-//   dns_lookup, put_dhcpv6_opts, put_nd_ra_opts (paused, not implemented here): a resume with the
-//     result bit clear, so the pipeline goes on as if there were no answer instead of stalling.
+//   put_dhcpv6_opts (paused): result field, bit offset, DHCPv6 option TLVs. Answered like
+//     put_dhcp_opts, with the DHCPv6 reply (dhcp6-reply.ts).
+//   dns_lookup (paused): result field, bit offset. The query is answered from the records of the
+//     DNS rows of the packet's datapath (the context's dnsRecords); a resume with the response and
+//     the bit set, or with the query unchanged and the bit clear, so that it goes on to its
+//     destination.
+//   put_nd_ra_opts (paused, not implemented here): a resume with the result bit clear, so the
+//     pipeline goes on as if there were no answer instead of stalling.
 //
 // Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
 
@@ -24,9 +30,11 @@ import type { OfAction } from '../openflow/types.js';
 import { tryDecode } from '../openflow/wire.js';
 import { composeArpRequest, composeIcmpError, composeNdNa } from './compose.js';
 import { composeDhcpReply } from './dhcp-reply.js';
+import { composeDhcpv6Reply } from './dhcp6-reply.js';
+import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
 import type { LearnedBinding } from './mac-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
-import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type PacketError } from './packet.js';
+import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
 const OFPR_ACTION = 1;
@@ -61,9 +69,18 @@ export function opcodeName(opcode: number): string {
 }
 
 /** Opcodes whose answer is a resume with the result bit clear (their arguments start with it). */
-const resultOnlyOpcodes: ReadonlySet<number> = new Set([ACTION_OPCODE.DNS_LOOKUP, ACTION_OPCODE.PUT_DHCPV6_OPTS, ACTION_OPCODE.PUT_ND_RA_OPTS]);
+const resultOnlyOpcodes: ReadonlySet<number> = new Set([ACTION_OPCODE.PUT_ND_RA_OPTS]);
 
-export function decidePacketIn(pin: PacketIn2): PacketInDecision {
+/** What the decisions read of the agent's SB view, by tunnel keys (all a packet-in carries). */
+export interface PacketInContext {
+  /** The records of the DNS rows listing the datapath with this tunnel key, in a fixed order. */
+  dnsRecords(dpKey: number): DnsRecordSets;
+}
+
+/** No SB view: no DNS records anywhere. */
+export const emptyPacketInContext: PacketInContext = { dnsRecords: () => [] };
+
+export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacketInContext): PacketInDecision {
   if (pin.reason !== undefined && pin.reason !== OFPR_ACTION) return ignored('not_action', `packet-in reason ${pin.reason}`);
   const ud = pin.userdata;
   if (ud === undefined || ud.length < ACTION_HEADER_BYTES) return ignored('no_header', 'packet-in userdata lacks the action header');
@@ -82,6 +99,16 @@ export function decidePacketIn(pin: PacketIn2): PacketInDecision {
       return learnBinding(pin, opcode);
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
+    case ACTION_OPCODE.PUT_DHCPV6_OPTS:
+      return pausedAnswer(pin, opcode, args, (f, rest) => {
+        const r = composeDhcpv6Reply(f, pin.packet, rest);
+        return r.kind === 'reply' ? r.packet : r.reason;
+      });
+    case ACTION_OPCODE.DNS_LOOKUP:
+      return pausedAnswer(pin, opcode, args, (f) => {
+        const r = composeDnsReply(f, pin.packet, ctx.dnsRecords(readDatapathKey(pin.metadata ?? new Map())));
+        return r.kind === 'reply' ? r.packet : r.reason;
+      });
     default:
       if (resultOnlyOpcodes.has(opcode)) return resumeWithoutAnswer(pin, opcode, args);
       if (opcodeNames.has(opcode)) return ignored('unsupported_opcode', `${opcodeName(opcode)} is not handled by this agent`, opcode);
@@ -159,6 +186,27 @@ function putDhcpOpts(pin: PacketIn2, args: Buffer): PacketInDecision {
   const reply = composeDhcpReply(f, pin.packet, offerIp, parsed.rest.subarray(4));
   if (reply.kind === 'no_reply') return fail(reply.reason);
   return { kind: 'resume', opcode, message: resumeMessage(pin, reply.packet, writeResultBit(md, parsed.bit, true)), result: true };
+}
+
+/**
+ * A paused action whose arguments are a result bit and then `rest`: `answer` makes the packet to
+ * resume with (result 1), or says why there is none (result 0, the packet unchanged). Without a
+ * usable result field ovn-controller still resumes, leaving the metadata as it was.
+ */
+function pausedAnswer(pin: PacketIn2, opcode: number, args: Buffer, answer: (f: Frame, rest: Buffer) => Buffer | string): PacketInDecision {
+  const name = opcodeName(opcode);
+  if (pin.continuation === undefined) return ignored('no_continuation', `${name} packet-in without a continuation`, opcode);
+  const md = pin.metadata ?? new Map();
+  const parsed = parseResultBit(args);
+  if ('error' in parsed) {
+    return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, md), result: false, detail: `bad result field: ${parsed.error}` };
+  }
+  const f = parseFrame(pin.packet);
+  const packet = isPacketError(f) ? `invalid packet: ${f.message}` : answer(f, parsed.rest);
+  if (typeof packet === 'string') {
+    return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, writeResultBit(md, parsed.bit, false)), result: false, detail: packet };
+  }
+  return { kind: 'resume', opcode, message: resumeMessage(pin, packet, writeResultBit(md, parsed.bit, true)), result: true };
 }
 
 function resumeWithoutAnswer(pin: PacketIn2, opcode: number, args: Buffer): PacketInDecision {

@@ -2,9 +2,11 @@
 // OpenFlow channel and SB stream, the pure decision it is built on, and the MAC-binding writer.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
-export { sbPinctrlLookup } from './sb-lookup.js';
+export { sbPacketInContext, sbPinctrlLookup } from './sb-lookup.js';
 export { Pinctrl, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats } from './pinctrl.js';
-export { decidePacketIn, ignoreReasons, opcodeName, type IgnoreReason, type PacketInDecision } from './handlers.js';
+export {
+  decidePacketIn, emptyPacketInContext, ignoreReasons, opcodeName, type IgnoreReason, type PacketInContext, type PacketInDecision,
+} from './handlers.js';
 export {
   MacBindingWriter, macBindingBatchMax, macBindingPendingMax, multicastDelayMsMax,
   type LearnedBinding, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,

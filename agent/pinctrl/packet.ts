@@ -352,6 +352,21 @@ export function buildUdp(ports: { readonly srcPort: number; readonly dstPort: nu
   return b;
 }
 
+/** Sets the checksum of a UDP datagram over IPv6 in place (mandatory there: a computed 0 is sent as 0xffff). */
+export function fillUdp6Checksum(datagram: Buffer, src: Ipv6, dst: Ipv6): void {
+  assert(datagram.length >= UDP_HEADER_BYTES, 'not a UDP datagram');
+  datagram.writeUInt16BE(0, 6);
+  const sum = internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.UDP, datagram.length), datagram);
+  datagram.writeUInt16BE(sum === 0 ? 0xffff : sum, 6);
+}
+
+/** Whether a UDP datagram over IPv6 has the right checksum (0 is never right there). */
+export function udp6ChecksumOk(datagram: Uint8Array, src: Ipv6, dst: Ipv6): boolean {
+  const v = Buffer.from(datagram.buffer, datagram.byteOffset, datagram.length);
+  if (v.length < UDP_HEADER_BYTES || v.readUInt16BE(6) === 0) return false;
+  return internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.UDP, v.length), v) === 0;
+}
+
 /** Whether a UDP datagram's checksum is right (0 = none, which counts as right over IPv4). */
 export function udpChecksumOk(datagram: Uint8Array, src: Ipv4, dst: Ipv4): boolean {
   const v = Buffer.from(datagram.buffer, datagram.byteOffset, datagram.length);

@@ -9,7 +9,7 @@
 import { ChannelError } from '../openflow/channel.js';
 import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
 import type { SbSource } from '../sb-source.js';
-import { decidePacketIn, opcodeName, type IgnoreReason, type PacketInDecision } from './handlers.js';
+import { decidePacketIn, emptyPacketInContext, opcodeName, type IgnoreReason, type PacketInContext, type PacketInDecision } from './handlers.js';
 import {
   MacBindingWriter, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,
 } from './mac-binding-writer.js';
@@ -26,6 +26,8 @@ export interface PinctrlOptions {
   readonly sb: Pick<SbSource, 'transact'>;
   /** Port, datapath and MAC_Binding lookups in the agent's current SB view. */
   readonly lookup: MacBindingLookup;
+  /** What the answers read of the current SB view (DNS records); none when absent. */
+  readonly context?: PacketInContext;
   readonly timers?: WriterTimers;
   readonly wallClockMs?: () => number;
   readonly random?: () => number;
@@ -54,11 +56,13 @@ export interface PinctrlStats {
 export class Pinctrl {
   private readonly channel: PinctrlChannel;
   private readonly writer: MacBindingWriter;
+  private readonly context: PacketInContext;
   private readonly onProblem: ((message: string) => void) | undefined;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
     this.channel = options.channel;
+    this.context = options.context ?? emptyPacketInContext;
     this.onProblem = options.onProblem;
     this.writer = new MacBindingWriter({
       sb: options.sb, lookup: options.lookup,
@@ -78,7 +82,7 @@ export class Pinctrl {
   /** Handles one packet-in; synchronous (a learned binding is written later, in a batch). */
   handlePacketIn(pin: PacketIn2): PacketInOutcome {
     this.stats.packetIns++;
-    const d: PacketInDecision = decidePacketIn(pin);
+    const d: PacketInDecision = decidePacketIn(pin, this.context);
     switch (d.kind) {
       case 'ignored':
         this.stats.ignored[d.reason]++;

@@ -1,25 +1,42 @@
 // What pinctrl asks of the SB, answered from the flow side's SB store: tunnel keys back to
-// names and UUIDs (a packet-in carries only keys), and the MAC_Binding already known for a
-// (port, IP). The store holds this chassis's interest only, so the scans are short.
+// names and UUIDs (a packet-in carries only keys), the MAC_Binding already known for a
+// (port, IP), and the DNS records of a datapath. The store holds this chassis's interest only,
+// so the scans are short.
 
 import type { SbStore } from '../flows/sb-store.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import type { PacketInContext } from './handlers.js';
 import type { MacBindingLookup } from './mac-binding-writer.js';
 
-export function sbPinctrlLookup(store: () => SbStore): MacBindingLookup {
-  const datapathOfKey = (key: number): sb.Datapath_Binding | undefined => {
-    for (const row of store().table('Datapath_Binding').values()) {
-      const dp = row as unknown as sb.Datapath_Binding;
-      if (dp.tunnel_key === key) return dp;
-    }
-    return undefined;
+function datapathOfKey(s: SbStore, key: number): sb.Datapath_Binding | undefined {
+  for (const row of s.table('Datapath_Binding').values()) {
+    const dp = row as unknown as sb.Datapath_Binding;
+    if (dp.tunnel_key === key) return dp;
+  }
+  return undefined;
+}
+
+/** The DNS records of a datapath: its DNS rows' records maps, by row UUID (ovn-controller takes
+ *  the first row with the name, in its hash order; any fixed order will do). */
+export function sbPacketInContext(store: () => SbStore): PacketInContext {
+  return {
+    dnsRecords(dpKey) {
+      const s = store();
+      const dp = datapathOfKey(s, dpKey);
+      if (dp === undefined) return [];
+      const rows = [...s.dnsOfDatapath(dp._uuid)].sort().map((u) => s.get<sb.DNS>('DNS', u));
+      return rows.flatMap((r) => (r === undefined ? [] : [r.records]));
+    },
   };
+}
+
+export function sbPinctrlLookup(store: () => SbStore): MacBindingLookup {
   return {
     portName(dpKey, portKey) {
-      const dp = datapathOfKey(dpKey);
+      const dp = datapathOfKey(store(), dpKey);
       return dp === undefined ? undefined : store().portByKey(dp._uuid, portKey)?.logical_port;
     },
-    datapathUuid: (dpKey) => datapathOfKey(dpKey)?._uuid,
+    datapathUuid: (dpKey) => datapathOfKey(store(), dpKey)?._uuid,
     macBinding(logicalPort, ip) {
       const s = store();
       const rows = s.table('MAC_Binding');

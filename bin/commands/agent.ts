@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, sbPinctrlLookup } from '../../agent/pinctrl/index.js';
+import { Pinctrl, sbPacketInContext, sbPinctrlLookup } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -82,7 +82,10 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
     const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
     const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
-    late.pinctrl = new Pinctrl({ channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), onProblem: (m) => log('warn', `pinctrl: ${m}`) });
+    late.pinctrl = new Pinctrl({
+      channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
+      onProblem: (m) => log('warn', `pinctrl: ${m}`),
+    });
     closers.push(() => {
       late.pinctrl?.close();
       channel.close();

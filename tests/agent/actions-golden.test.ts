@@ -186,6 +186,20 @@ const cases: readonly Case[] = [
   { actions: 'reg1[0] = put_dhcp_opts(router = 10.0.0.1);', expected: 'error: put_dhcp_opts requires offerip to be specified.' },
   { actions: 'reg1[0] = put_dhcp_opts(offerip = 1.2.3.4, xyzzy = 1);', expected: "error: Syntax error at `xyzzy' expecting DHCPv4 option name." },
   { actions: 'reg1[0] = put_dhcp_opts(offerip = 1.2.3.4, domain_name = 1);', expected: 'error: DHCPv4 option domain_name requires string value.' },
+  // put_dhcpv6_opts: the cases and encodings of OVN 23.03.1's tests/ovn.at ("# put_dhcpv6_opts").
+  { actions: 'reg1[0] = put_dhcpv6_opts(ia_addr = ae70::4, server_id = 00:00:00:00:10:02);', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.40.00.05.00.10.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.04.00.02.00.06.00.00.00.00.10.02,pause)', ofctlMatch: '' },
+  { actions: 'reg1[0] = put_dhcpv6_opts();', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.40,pause)', ofctlMatch: '' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(dns_server={ae70::1,ae70::2});', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.40.00.17.00.20.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.01.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.02,pause)', ofctlMatch: '' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(server_id=12:34:56:78:9a:bc, dns_server={ae70::1,ae89::2});', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.40.00.02.00.06.12.34.56.78.9a.bc.00.17.00.20.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.01.ae.89.00.00.00.00.00.00.00.00.00.00.00.00.00.02,pause)', ofctlMatch: '' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(domain_search = "ovn.org");', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.40.00.18.00.07.6f.76.6e.2e.6f.72.67,pause)', ofctlMatch: '' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(x = 1.2.3.4);', expected: "error: Syntax error at `x' expecting DHCPv6 option name." },
+  { actions: 'reg1[0] = put_dhcpv6_opts(ia_addr=ae70::4, "hi");', expected: 'error: Syntax error at `"hi"\'.' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(ia_addr=ae70::4, xyzzy);', expected: "error: Syntax error at `xyzzy' expecting DHCPv6 option name." },
+  { actions: 'reg1[0] = put_dhcpv6_opts(ia_addr="ae70::4");', expected: 'error: DHCPv6 option ia_addr requires numeric value.' },
+  { actions: 'reg1[0] = put_dhcpv6_opts(ia_addr=ae70::4, domain_search=ae70::1);', expected: 'error: DHCPv6 option domain_search requires string value.' },
+  // The action northd 23.03 writes for a stateful port (ia_addr first, the rest sorted by name): each TLV as in the
+  // cases above, in the order written, then next. Not captured from a real ovn-controller; ovs-ofctl checks the syntax.
+  { actions: 'reg0[3] = put_dhcpv6_opts(ia_addr = ae70::4, dns_server = {ae70::1}, domain_search = "ovn.org", server_id = 00:00:00:00:10:02); next;', expected: 'controller(userdata=00.00.00.05.00.00.00.00.00.01.de.10.00.00.00.63.00.05.00.10.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.04.00.17.00.10.ae.70.00.00.00.00.00.00.00.00.00.00.00.00.00.01.00.18.00.07.6f.76.6e.2e.6f.72.67.00.02.00.06.00.00.00.00.10.02,pause),resubmit(,19)', ofctlMatch: '' },
   { actions: 'log(verdict=allow, severity=warning);', expected: 'controller(userdata=00.00.00.07.00.00.00.00.00.04)', ofctlMatch: '' },
   { actions: 'log(name="test1", verdict=drop, severity=info);', expected: 'controller(userdata=00.00.00.07.00.00.00.00.01.06.74.65.73.74.31)', ofctlMatch: '' },
   { actions: 'log(verdict=drop);', expected: 'controller(userdata=00.00.00.07.00.00.00.00.01.06)', ofctlMatch: '' },

@@ -1,7 +1,8 @@
 // Goal: no bytes make the pinctrl parsers or the packet-in decision throw or hang, every error is
 // one of the named kinds, and what the builders write parses back to what they were given.
-// Method: seeded random valid frames of every kind, cut at every length, with random byte flips,
-// and pure garbage; packet-ins with random userdata and metadata go through decidePacketIn.
+// Method: seeded random valid frames of every kind (DNS queries and DHCPv6 messages among them),
+// cut at every length, with random byte flips, and pure garbage; packet-ins with random userdata
+// and metadata go through decidePacketIn, with DNS records for some datapaths.
 // OVNTS_SEED replays a run; OVNTS_FUZZ scales it (OVNTS_LONG: ten times).
 
 import t from 'tap';
@@ -27,13 +28,18 @@ const bytes = (rng: Rng, n: number): Buffer => {
 };
 const mac = (rng: Rng): string => macFromBytes(bytes(rng, 6));
 
-function randomFrame(rng: Rng): Buffer {
+function randomFrame(rng: Rng, kind = rng.int(0, 7)): Buffer {
   const eth = { dst: mac(rng), src: mac(rng), ...(rng.int(0, 3) === 0 ? { vlanTci: rng.int(0, 0xffff) } : {}) };
   const v4 = (protocol: number, payload: Buffer): Buffer => buildEthernet({ ...eth, ethType: ETH_TYPE.IPV4 },
     buildIpv4({ tos: rng.int(0, 255), id: rng.int(0, 0xffff), flagsFragment: rng.pick([0, 0x4000, 0x2000, 0x0010]), ttl: rng.int(0, 255), protocol, src: rng.u32(), dst: rng.u32() }, payload));
   const v6 = (nextHeader: number, payload: Buffer): Buffer => buildEthernet({ ...eth, ethType: ETH_TYPE.IPV6 },
     buildIpv6({ trafficClass: rng.int(0, 255), flowLabel: rng.int(0, 0xfffff), nextHeader, hopLimit: 255, src: BigInt(rng.u32()), dst: BigInt(rng.u32()) }, payload));
-  switch (rng.int(0, 5)) {
+  switch (kind) {
+    case 6: {
+      const payload = randomDnsQuery(rng);
+      return rng.int(0, 1) === 0 ? v4(IP_PROTO.UDP, buildUdp({ srcPort: rng.int(1024, 0xffff), dstPort: 53 }, payload)) : v6(IP_PROTO.UDP, buildUdp({ srcPort: 5353, dstPort: 53 }, payload));
+    }
+    case 7: return v6(IP_PROTO.UDP, buildUdp({ srcPort: 546, dstPort: 547 }, randomDhcpv6(rng)));
     case 0: return buildEthernet({ ...eth, ethType: ETH_TYPE.ARP }, buildArp({ op: rng.int(1, 2), sha: mac(rng), spa: rng.u32(), tha: mac(rng), tpa: rng.u32() }));
     case 1: return v4(IP_PROTO.ICMP, buildIcmp4({ type: rng.int(0, 20), code: rng.int(0, 5), rest: rng.u32() }, bytes(rng, rng.int(0, 64))));
     case 2: return v4(IP_PROTO.UDP, buildUdp({ srcPort: 68, dstPort: 67 }, randomDhcp(rng)));
@@ -45,6 +51,33 @@ function randomFrame(rng: Rng): Buffer {
     }
     default: return v6(IP_PROTO.UDP, buildUdp({ srcPort: rng.int(0, 0xffff), dstPort: rng.int(0, 0xffff) }, bytes(rng, rng.int(0, 30))));
   }
+}
+
+const dnsNames = ['vm1.ovn.org', 'Vm1.ovn.org', 'vm2.ovn.org', '1.0.0.10.in-addr.arpa', 'x', ''];
+
+function randomDnsQuery(rng: Rng): Buffer {
+  const head = bytes(rng, 12);
+  head[2] = rng.pick([0x01, 0x01, 0x81, rng.int(0, 255)]);
+  head.writeUInt16BE(rng.pick([1, 1, 0, 2]), 4);
+  head.writeUInt16BE(rng.pick([0, 0, 0, 1]), 10);
+  const name = rng.pick(dnsNames);
+  const labels = name === '' ? [] : name.split('.');
+  const qname = Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.alloc(1)]);
+  const tail = Buffer.from([0, rng.pick([1, 1, 28, 255, 12, 15]), 0, 1]);
+  return Buffer.concat([head, qname, tail, bytes(rng, rng.pick([0, 0, rng.int(1, 20)]))]);
+}
+
+function randomDhcpv6(rng: Rng): Buffer {
+  const opts: Buffer[] = [];
+  for (let i = rng.int(0, 4); i > 0; i--) {
+    const code = rng.pick([1, 3, 3, 6, 8, 39, rng.int(0, 0xffff)]);
+    const data = code === 3 ? bytes(rng, rng.pick([12, 40, 2])) : bytes(rng, rng.int(0, 14));
+    const h = Buffer.alloc(4);
+    h.writeUInt16BE(code, 0);
+    h.writeUInt16BE(rng.int(0, 9) === 0 ? rng.int(0, 0xffff) : data.length, 2);
+    opts.push(h, data);
+  }
+  return Buffer.concat([Buffer.from([rng.pick([1, 3, 4, 5, 9, 11, rng.int(0, 255)])]), bytes(rng, 3), ...opts]);
 }
 
 function randomOptions(rng: Rng): DhcpOptionTlv[] {
@@ -132,19 +165,32 @@ t.test(`what is built parses back (seed ${seed})`, async (t) => {
   t.equal(checked, 300 * scale);
 });
 
+/** Userdata options of a stateful put_dhcpv6_opts: ia_addr, dns_server, domain_search, server_id. */
+const dhcpv6Tlvs = Buffer.from('00050010ae70000000000000000000000000000400170010ae7000000000000000000000000000010018000361626300020006000000001002', 'hex');
+/** Records on the datapaths with an even tunnel key (the fuzzed metadata is random or masked away). */
+const dnsContext = {
+  dnsRecords: (dpKey: number) => (dpKey % 2 === 1 ? [] : [new Map([['vm1.ovn.org', '10.0.0.1 fd00::1'], ['vm2.ovn.org', 'bad'], ['1.0.0.10.in-addr.arpa', 'vm1.ovn.org.']])]),
+};
+
 t.test(`decidePacketIn never throws, and what it sends encodes (seed ${seed})`, async (t) => {
   const rng = new Rng(seed + 2);
   const opcodes = Object.values(ACTION_OPCODE);
   const nested = encodeActions([{ kind: 'set_field', field: 'eth_dst', value: 0xffffffffffffn }, { kind: 'resubmit', table: 37 }]);
   const bad: string[] = [];
   const kinds = new Map<string, number>();
+  const answered = { dns: 0, dhcpv6: 0 };
   for (let n = 0; n < 3000 * scale; n++) {
-    const opcode = rng.int(0, 5) === 0 ? rng.int(0, 40) : rng.pick(opcodes);
+    // One in four is a DNS or DHCPv6 packet-in shaped as the flows make them, to reach the answers.
+    const focus = rng.int(0, 3) === 0 ? rng.pick(['dns', 'dhcpv6'] as const) : undefined;
+    const opcode = focus === 'dns' ? ACTION_OPCODE.DNS_LOOKUP : focus === 'dhcpv6' ? ACTION_OPCODE.PUT_DHCPV6_OPTS
+      : rng.int(0, 5) === 0 ? rng.int(0, 40) : rng.pick(opcodes);
     const head = Buffer.alloc(8);
     head.writeUInt32BE(opcode, 0);
-    const args = rng.pick([
+    const args = focus !== undefined ? Buffer.concat([Buffer.from('00010e04', 'hex'), Buffer.from([0, 0, 0, rng.int(0, 31)]), focus === 'dhcpv6' ? dhcpv6Tlvs : Buffer.alloc(0)]) : rng.pick([
       () => nested, () => bytes(rng, rng.int(0, 40)), () => mutate(rng, nested),
       () => Buffer.concat([Buffer.from('00010e04', 'hex'), Buffer.alloc(4), bytes(rng, 4), Buffer.from('0304', 'hex'), bytes(rng, rng.int(0, 8))]),
+      // A result bit, then DHCPv6 TLVs of put_dhcpv6_opts (or garbage after it).
+      () => Buffer.concat([Buffer.from('00010e04', 'hex'), Buffer.from([0, 0, 0, rng.int(0, 40)]), rng.pick([dhcpv6Tlvs, bytes(rng, rng.int(0, 30))]), rng.int(0, 5) === 0 ? bytes(rng, 3) : Buffer.alloc(0)]),
     ])();
     const userdata = rng.int(0, 20) === 0 ? bytes(rng, rng.int(0, 10)) : Buffer.concat([head, args]);
     const metadata = new Map([
@@ -152,14 +198,17 @@ t.test(`decidePacketIn never throws, and what it sends encodes (seed ${seed})`, 
       [`xreg${rng.int(0, 7)}`, { value: BigInt(rng.u32()) << 16n, mask: rng.pick([0xffffffffn, 0xffffffff00000000n, 0xffffffffffffffffn]) }],
       [`reg${rng.int(0, 15)}`, { value: BigInt(rng.u32()), mask: 0xffffffffn }],
     ]);
-    const packet = rng.int(0, 1) === 0 ? mutate(rng, randomFrame(rng)) : randomFrame(rng);
+    const frame = focus === 'dns' ? randomFrame(rng, 6) : focus === 'dhcpv6' ? randomFrame(rng, 7) : randomFrame(rng);
+    const packet = rng.int(0, 1) === 0 ? mutate(rng, frame) : frame;
     const pin = {
       packet, userdata, metadata, reason: rng.pick([1, 1, 1, 0]),
       ...(rng.int(0, 3) === 0 ? {} : { continuation: bytes(rng, 16) }),
     };
     try {
-      const d = decidePacketIn(pin);
+      const d = decidePacketIn(pin, dnsContext);
       kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
+      if (d.kind === 'resume' && d.result && d.opcode === ACTION_OPCODE.DNS_LOOKUP) answered.dns++;
+      if (d.kind === 'resume' && d.result && d.opcode === ACTION_OPCODE.PUT_DHCPV6_OPTS) answered.dhcpv6++;
       if (d.kind === 'ignored' && !(ignoreReasons as readonly string[]).includes(d.reason)) bad.push(`unknown reason ${d.reason}`);
       // Whatever the decision sends must encode: the channel would throw otherwise.
       if (d.kind === 'packet_out' || d.kind === 'resume') encodeMessage(d.message, 1);
@@ -169,4 +218,5 @@ t.test(`decidePacketIn never throws, and what it sends encodes (seed ${seed})`, 
   }
   t.same(bad.slice(0, 3), []);
   t.same([...kinds.keys()].sort(), ['ignored', 'learn', 'packet_out', 'resume'], `every kind of answer came up: ${JSON.stringify([...kinds])}`);
+  t.ok(answered.dns > 0 && answered.dhcpv6 > 0, `DNS and DHCPv6 answers came up too (${JSON.stringify(answered)})`);
 });

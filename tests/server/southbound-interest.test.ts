@@ -1,7 +1,7 @@
 // The agent stream's interest sets and steps, incremental == from scratch: a random SB view
 // changes revision by revision (bindings moving between chassis, patch links made and broken,
-// flows and load balancers on datapaths and datapath groups, FDBs by tunnel key, chassis coming
-// and going); the interest index's
+// flows and load balancers on datapaths and datapath groups, FDBs by tunnel key, DNS rows by
+// their datapaths, chassis coming and going); the interest index's
 // local datapaths must equal a scan of every Port_Binding, and agents fed by two Fanouts
 // ("members") over that view — reading at random speeds, falling behind, reconnecting to the
 // other member with what they hold, changing their iface-ids — must each hold exactly the rows
@@ -101,7 +101,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
     const op = rng.weighted<string>([
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
-      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1],
+      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
     ]);
     switch (op) {
       case 'dp-add': {
@@ -269,6 +269,17 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
       case 'lb-del': {
         const lb = pick(rowsOf('Load_Balancer'));
         if (lb !== undefined) put('Load_Balancer', lb._uuid, undefined);
+        break;
+      }
+      case 'dns': {
+        // DNS rows are seen through their datapaths column: made, moved between datapaths, deleted.
+        const d = pick(rowsOf('DNS'));
+        if (d !== undefined && rng.chance(0.3)) put('DNS', d._uuid, undefined);
+        else if (d !== undefined && rng.chance(0.6)) update('DNS', d, { datapaths: rng.subset(dpUuids(), 3).sort() });
+        else {
+          const uuid = rng.uuid();
+          put('DNS', uuid, sb.make('DNS', uuid, { datapaths: rng.subset(dpUuids(), 3).sort(), records: new Map([[`vm${rng.int(0, 9)}.ovn.org`, `10.0.0.${rng.int(1, 200)}`]]) }));
+        }
         break;
       }
       case 'mcast': {
@@ -549,4 +560,61 @@ t.test('catch-ups wait for the sync budget, in turn', async (t) => {
   t.equal(b.session.state, 'live', 'then b');
   for (const x of [a, b]) t.equal(x.view.get('Address_Set')?.size, 40, `${x.name} holds every row`);
   t.equal(f.stats().syncBytes, 0, 'the budget is free again');
+});
+
+t.test('a DNS row reaches exactly the chassis with one of its datapaths local, and follows its datapaths column', async (t) => {
+  const rng = new Rng(23);
+  const sb = new FakeSb(rng, 1000);
+  const deferred: (() => void)[] = [];
+  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
+  const write = (rows: [string, string, Row | undefined][]): void => {
+    f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
+  };
+  const [dpA, dpB, dpC, hv0, hv1, pA, pB, dns] = Array.from({ length: 8 }, () => rng.uuid()) as [string, string, string, string, string, string, string, string];
+  write([
+    ['Datapath_Binding', dpA, sb.make('Datapath_Binding', dpA, { tunnel_key: 1 })],
+    ['Datapath_Binding', dpB, sb.make('Datapath_Binding', dpB, { tunnel_key: 2 })],
+    ['Datapath_Binding', dpC, sb.make('Datapath_Binding', dpC, { tunnel_key: 3 })],
+    ['Chassis', hv0, sb.make('Chassis', hv0, { name: 'hv0' })],
+    ['Chassis', hv1, sb.make('Chassis', hv1, { name: 'hv1' })],
+    ['Port_Binding', pA, sb.make('Port_Binding', pA, { logical_port: 'vmA', datapath: dpA, chassis: [hv0], tunnel_key: 1 })],
+    ['Port_Binding', pB, sb.make('Port_Binding', pB, { logical_port: 'vmB', datapath: dpB, chassis: [hv1], tunnel_key: 1 })],
+  ]);
+  const agents = [new Agent('a0', 'hv0', false, [], 1000), new Agent('a1', 'hv1', false, [], 1000)];
+  for (const a of agents) a.session = f.open(a.hello(), a.sink);
+  const drain = (): void => {
+    for (let i = 0; i < 1000 && (agents.some((a) => a.inbox.length > 0) || deferred.length > 0); i++) {
+      for (const a of agents) a.read(Infinity);
+      while (deferred.length > 0) (deferred.shift() as () => void)();
+    }
+  };
+  // As in the random runs: revisions an agent sees nothing of reach it with the next progress.
+  const settle = (): void => {
+    drain();
+    f.progress();
+    drain();
+  };
+  const holders = (): string[] => agents.filter((a) => a.view.get('DNS')?.has(dns) === true).map((a) => a.chassis);
+  const records = (a: Agent): unknown => (a.view.get('DNS')?.get(dns) as Row | undefined)?.records;
+  settle();
+  write([['DNS', dns, sb.make('DNS', dns, { datapaths: [dpA], records: new Map([['vm1.ovn.org', '10.0.0.1']]) })]]);
+  settle();
+  t.same(holders(), ['hv0'], 'on datapath A: only hv0, whose port is there');
+  write([['DNS', dns, { ...(sb.rows('DNS').get(dns) as Row), _version: rng.uuid(), datapaths: [dpB] } as Row]]);
+  settle();
+  t.same(holders(), ['hv1'], 'moved to B: hv0 gets its delete, hv1 its insert');
+  write([['DNS', dns, { ...(sb.rows('DNS').get(dns) as Row), _version: rng.uuid(), datapaths: [dpA, dpB], records: new Map([['vm1.ovn.org', '10.0.0.2']]) } as Row]]);
+  settle();
+  t.same(holders(), ['hv0', 'hv1'], 'on A and B: both');
+  t.same(agents.map(records), [new Map([['vm1.ovn.org', '10.0.0.2']]), new Map([['vm1.ovn.org', '10.0.0.2']])], 'with the new records');
+  write([['DNS', dns, { ...(sb.rows('DNS').get(dns) as Row), _version: rng.uuid(), datapaths: [dpC] } as Row]]);
+  settle();
+  t.same(holders(), [], 'on C, local nowhere: no one');
+  write([['Port_Binding', pA, { ...(sb.rows('Port_Binding').get(pA) as Row), _version: rng.uuid(), datapath: dpC } as Row]]);
+  settle();
+  t.same(holders(), ['hv0'], 'hv0\'s port moves to C: C becomes local there and the row arrives');
+  write([['DNS', dns, undefined]]);
+  settle();
+  t.same(holders(), [], 'deleted: gone everywhere');
+  for (const a of agents) t.equal(a.revision, sb.revision, `${a.name} is up to date`);
 });

@@ -1,0 +1,126 @@
+// Goal: the agent answers dns_lookup and put_dhcpv6_opts with the very bytes the real
+// ovn-controller 23.03.1 answers with. Method: one ovnts cluster serves both; the same VM (port
+// vm1, same MAC and addresses) first on chassis hv1 run by `ovnts agent`, then on chassis hv2 run
+// by a real ovn-controller; from inside the VM the same DNS queries (IPv4 and IPv6, every answered
+// type and some that are not answered) and the same DHCPv6 exchange; the DNS payloads and DHCPv6
+// messages received must be equal byte for byte, and the two bridges must hold the same
+// controller() actions for dns_lookup and put_dhcpv6_opts.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { brIntExists, e2eSkip, nbctlOf, startAgent, untilLogged } from '../helpers/agent-e2e.js';
+import { createChassisHost, createUnderlay } from '../helpers/chassis-host.js';
+import type { NsHost } from '../helpers/netns.js';
+import { until, upCluster } from '../helpers/ovnts-cli.js';
+import { stopPid } from '../helpers/process.js';
+import { dhcpv6Exchange, dnsQueries, type Dhcp6Answer } from '../helpers/vm-clients.js';
+
+const run = promisify(execFile);
+
+/** The flows of the br-int of the Open vSwitch whose run directory is `dir`. */
+async function dumpBrInt(dir: string): Promise<string> {
+  return (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', `unix:${join(dir, 'br-int.mgmt')}`], { maxBuffer: 64 << 20 })).stdout;
+}
+
+/** The dns_lookup (opcode 6) and put_dhcpv6_opts (opcode 5) controller actions in a flow dump, sorted. */
+function pausedActions(dump: string): string[] {
+  return [...dump.matchAll(/controller\(userdata=00\.00\.00\.0[56]\.[^)]*\)/g)].map((m) => m[0]).sort();
+}
+const ovnControllerInstalled = existsSync('/usr/bin/ovn-controller') && existsSync('/usr/bin/ovn-sbctl');
+
+const VM_MAC = '0a:00:00:00:18:01';
+/** The queries, by name and type: A, AAAA, ANY, PTR answered; MX, a missing name, an AAAA-less name not. */
+const queries: readonly (readonly [string, number])[] = [
+  ['web.ovn.org', 1], ['WEB.Ovn.Org', 28], ['web.ovn.org', 255], ['80.2.0.192.in-addr.arpa', 12], ['v6only.ovn.org', 28],
+  ['web.ovn.org', 15], ['nope.ovn.org', 1], ['v6only.ovn.org', 1],
+];
+
+interface Observed {
+  readonly dns4: string[];
+  readonly dns6: string[];
+  readonly dhcpv6: Dhcp6Answer[];
+}
+
+/** Addresses and static neighbours: the DNS "server" 10.18.0.2 / ae70::2 is a port nobody binds. */
+async function configureVm(vm: NsHost): Promise<void> {
+  await vm.exec('ip', '-6', 'addr', 'add', 'ae70::18/64', 'dev', 'eth0', 'nodad');
+  await vm.exec('ip', 'neigh', 'replace', '10.18.0.2', 'lladdr', '0a:00:00:00:18:02', 'dev', 'eth0');
+  await vm.exec('ip', '-6', 'neigh', 'replace', 'ae70::2', 'lladdr', '0a:00:00:00:18:02', 'dev', 'eth0');
+}
+
+async function observe(vm: NsHost, what: string, logs: () => string): Promise<Observed> {
+  const agents = [{ pid: 0, output: logs }];
+  const dns4 = await untilLogged(`${what}: the first DNS answer over IPv4`, async () => {
+    const r = await dnsQueries(vm, '10.18.0.2', queries).catch(() => undefined);
+    return r !== undefined && r[0] !== 'none' ? r : undefined;
+  }, 90_000, agents);
+  const dns6 = await dnsQueries(vm, 'ae70::2', queries);
+  const dhcpv6 = await untilLogged(`${what}: a DHCPv6 exchange`, () => dhcpv6Exchange(vm), 90_000, agents);
+  return { dns4, dns6, dhcpv6 };
+}
+
+t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: e2eSkip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed') }, async (t) => {
+  const env = await upCluster(t, t.testdir());
+  const nbctl = nbctlOf(env);
+  const ul = await createUnderlay('172.30.18');
+  t.teardown(() => ul.remove());
+
+  await nbctl('ls-add', 'sw0');
+  await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', `${VM_MAC} 10.18.0.1 ae70::18`);
+  await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:18:02 10.18.0.2 ae70::2');
+  const dns = await nbctl('create', 'DNS',
+    'records={"web.ovn.org"="192.0.2.80 2001:db8::80", "80.2.0.192.in-addr.arpa"="web.ovn.org", "v6only.ovn.org"="2001:db8::6"}');
+  await nbctl('add', 'Logical_Switch', 'sw0', 'dns_records', dns);
+  await nbctl('dhcp-options-create', 'ae70::/64');
+  const opts = await nbctl('--bare', '--columns=_uuid', 'find', 'DHCP_Options', 'cidr="ae70::/64"');
+  await nbctl('dhcp-options-set-options', opts, 'server_id=00:00:00:00:10:02', 'dns_server={ae70::1,ae70::2}', 'domain_search="ovn.org"');
+  await nbctl('lsp-set-dhcpv6-options', 'vm1', opts);
+
+  // Ours: hv1 with `ovnts agent`.
+  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
+  t.teardown(() => hv1.stop());
+  const agent = startAgent(t, hv1, env);
+  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  const vmOurs = await hv1.addVm('vm1', { mac: VM_MAC, cidr: '10.18.0.1/24' });
+  await configureVm(vmOurs);
+  await untilLogged('vm1 up on hv1', async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' ? true : undefined), 90_000, [agent]);
+  const ours = await observe(vmOurs, 'ovnts agent', () => agent.output());
+  const ourFlows = pausedActions(await dumpBrInt(hv1.ovs.dir));
+  await hv1.detachVm(vmOurs);
+  await vmOurs.remove();
+
+  // Theirs: hv2 with the real ovn-controller, the same VM moved there.
+  const hv2 = await createChassisHost(ul, { name: 'hv2', index: 2 });
+  t.teardown(() => hv2.stop());
+  await hv2.ovs.vsctl('set', 'Open_vSwitch', '.', `external_ids:ovn-remote="${env.sbOvsdb.join(',')}"`, 'external_ids:ovn-bridge-datapath-type=netdev');
+  const dir = hv2.ovs.dir;
+  const logFile = join(dir, 'ovn-controller.log');
+  await run('ovn-controller', [hv2.ovs.dbTarget, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${join(dir, 'ovn-controller.pid')}`, `--log-file=${logFile}`],
+    { env: { ...hv2.ovs.env, OVN_RUNDIR: dir, OVN_LOGDIR: dir, OVN_DBDIR: dir } });
+  const pid = Number(readFileSync(join(dir, 'ovn-controller.pid'), 'utf8').trim());
+  t.teardown(() => stopPid(pid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-3000) : '');
+  await until(() => `ovn-controller creates br-int (log: ${log()})`, () => brIntExists(hv2).then((b) => (b ? true : undefined)), 90_000);
+  const vmTheirs = await hv2.addVm('vm1', { mac: VM_MAC, cidr: '10.18.0.1/24' });
+  await configureVm(vmTheirs);
+  const hv2Uuid = (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2'])).stdout.trim();
+  await until(() => `vm1 bound to hv2 (log: ${log()})`, async () => {
+    const bound = (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--bare', '--columns=chassis', 'find', 'Port_Binding', 'logical_port=vm1'])).stdout.trim();
+    return hv2Uuid !== '' && bound === hv2Uuid ? true : undefined;
+  }, 90_000);
+  const theirs = await observe(vmTheirs, 'ovn-controller', log);
+  const theirFlows = pausedActions(await dumpBrInt(hv2.ovs.dir));
+
+  t.comment(`real ovn-controller: ${JSON.stringify(theirs)}`);
+  t.ok(ours.dns4[0]?.includes('c0000250'), 'the A query was answered with 192.0.2.80 (so the comparison is of answers)');
+  t.ok(ours.dhcpv6.length === 3, 'the DHCPv6 exchange completed');
+  queries.forEach(([name, type], i) => {
+    t.equal(ours.dns4[i], theirs.dns4[i], `DNS over IPv4, ${name} type ${type}: ${theirs.dns4[i]?.slice(0, 60)}`);
+    t.equal(ours.dns6[i], theirs.dns6[i], `DNS over IPv6, ${name} type ${type}: ${theirs.dns6[i]?.slice(0, 60)}`);
+  });
+  t.same(ours.dhcpv6, theirs.dhcpv6, 'ADVERTISE, REPLY to REQUEST, REPLY to INFORMATION-REQUEST: the same messages');
+  t.ok(theirFlows.length >= 2, `ovn-controller installed ${theirFlows.length} such actions`);
+  t.same(ourFlows, theirFlows, 'the same dns_lookup and put_dhcpv6_opts controller actions on both bridges');
+});
