@@ -440,6 +440,16 @@ t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, group
   // DNS on sw1, stateful only through its VIPs: the DNS answers are committed.
   await real.nbctl(['--', '--id=@d', 'create', 'DNS', 'records={vm1="10.0.1.10"}', '--', 'add', 'Logical_Switch', 'sw1', 'dns_records', '@d']);
   await compareWithReal(t, real);
+  // The real ovn-trace on both SBs: vm1's SYN to the VIP is load balanced (ct_lb_mark to one
+  // backend); vm3's to a VIP whose backends are gone is dropped.
+  const oursSb = await realSbOf(t, real.northd.view());
+  const syn = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.0.100 && ip.ttl == 64 && tcp && tcp.src == 40000 && tcp.dst == 80';
+  const newConn = ['--ct=new', '--ct=new', '--ct=new', '--ct=new'];
+  const synTrace = await ovnTrace(oursSb.socketPath, 'sw1', syn, newConn);
+  t.equal(synTrace, await ovnTrace(real.sbSocket, 'sw1', syn, newConn), 'ovn-trace: the same verdict for a SYN to the VIP');
+  t.match(synTrace, /ct_lb_mark/, `load balanced:\n${synTrace}`);
+  const toAff = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.0.110 && ip.ttl == 64 && tcp && tcp.src == 40001 && tcp.dst == 443';
+  t.equal(await ovnTrace(oursSb.socketPath, 'sw1', toAff, newConn), await ovnTrace(real.sbSocket, 'sw1', toAff, newConn), 'ovn-trace: the same verdict through the affinity flows');
   // Changes: a backend removed, a load balancer detached, one deleted (weakly referenced), the
   // group loses a member, the VIPs of sw3's own load balancer come and go.
   await real.nbctl(['--may-exist', 'lb-add', 'lb-web', '10.0.0.100:80', '10.0.1.10:8080']);
@@ -520,6 +530,22 @@ t.test('(h) load balancers on routers: a gateway router and a distributed router
   await real.nbctl(['create', 'Load_Balancer', 'name=lb-rej', 'vips:"172.16.0.104:80"=""', 'protocol=tcp', 'options:reject=true']);
   await real.nbctl(['lr-lb-add', 'gw', 'lb-rej']);
   await compareWithReal(t, real);
+  // The real ovn-trace on both SBs: from outside, ARP for the VIP is answered by the gateway
+  // router; a SYN to it is DNATed (ct_lb_mark) towards sw1; one to the rejecting VIP is refused.
+  const oursSb = await realSbOf(t, real.northd.view());
+  const fromOutside = 'inport == "outside" && eth.src == 00:00:00:00:ee:01';
+  const arp = `${fromOutside} && eth.dst == ff:ff:ff:ff:ff:ff && arp.op == 1 && arp.sha == 00:00:00:00:ee:01 && arp.spa == 172.16.0.254 && arp.tpa == 172.16.0.100`;
+  const arpTrace = await ovnTrace(oursSb.socketPath, 'ext', arp);
+  t.equal(arpTrace, await ovnTrace(real.sbSocket, 'ext', arp), 'ovn-trace: the same verdict for ARP to the VIP');
+  t.match(arpTrace, /arp\.op = 2/, `answered by the router:\n${arpTrace}`);
+  const newConn = ['--ct=new', '--ct=new', '--ct=new', '--ct=new'];
+  for (const [what, dst] of [['the VIP', '172.16.0.100 && tcp && tcp.src == 40000 && tcp.dst == 80'], ['the rejecting VIP', '172.16.0.104 && tcp && tcp.src == 40000 && tcp.dst == 80'], ['the UDP VIP', '172.16.0.103 && udp && udp.src == 4000 && udp.dst == 53']] as const) {
+    const flow = `${fromOutside} && eth.dst == 00:00:00:00:ff:02 && ip4.src == 172.16.0.254 && ip.ttl == 64 && ip4.dst == ${dst}`;
+    const trace = await ovnTrace(oursSb.socketPath, 'ext', flow, newConn);
+    t.equal(trace, await ovnTrace(real.sbSocket, 'ext', flow, newConn), `ovn-trace: the same verdict for a packet to ${what}`);
+    if (what === 'the VIP') t.match(trace, /ct_lb_mark/, `DNATed by the router's load balancer:\n${trace}`);
+    if (what === 'the rejecting VIP') t.match(trace, /tcp_reset \{\s*output\("outside"\)/, `refused with a TCP reset back to the sender:\n${trace}`);
+  }
   await real.nbctl(['set', 'Logical_Router', 'gw', 'options:lb_force_snat_ip=router_ip']);
   await compareWithReal(t, real);
   await real.nbctl(['set', 'Logical_Router', 'gw', 'options:lb_force_snat_ip=172.16.0.50']);
