@@ -32,6 +32,7 @@ import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/o
 import { stopPid } from '../helpers/process.js';
 import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
 import { readStoredSb } from '../helpers/read-sb.js';
+import { startRealController } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
 const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
@@ -240,24 +241,7 @@ async function differential(t: Test): Promise<void> {
   await buildTopology(nbctl);
 
   // Bridge A: the real ovn-controller binds the four VMs.
-  const swA = await startOvsSwitch();
-  t.teardown(() => swA.stop());
-  await swA.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv1', `external_ids:ovn-remote=unix:${sb.socketPath}`,
-    'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev');
-  const logFile = join(swA.dir, 'ovn-controller.log');
-  await run('ovn-controller', [`unix:${join(swA.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off',
-    `--pidfile=${join(swA.dir, 'ovn-controller.pid')}`, `--log-file=${logFile}`], { env: { ...swA.env, OVN_RUNDIR: swA.dir, OVN_LOGDIR: swA.dir, OVN_DBDIR: swA.dir } });
-  const controllerPid = Number(readFileSync(join(swA.dir, 'ovn-controller.pid'), 'utf8').trim());
-  t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
-  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-1500) : '');
-  for (const v of vms) {
-    await swA.vsctl('add-port', 'br-int', `vif${v.ofport}`, '--', 'set', 'interface', `vif${v.ofport}`, 'type=dummy',
-      `ofport_request=${v.ofport}`, `external_ids:iface-id=${v.name}`);
-  }
-  for (const v of vms) {
-    await until(() => `${v.name} up (ovn-controller log: ${log()})`, async () => ((await nbctl('lsp-get-up', v.name)).trim() === 'up' ? true : undefined), 60_000);
-  }
-  await nbctl('--wait=hv', 'sync');
+  const { sw: swA, log } = await startRealController(t, sb.socketPath, vms, nbctl);
   let last = '';
   await until(() => `ovn-controller's flows settle (log: ${log()})`, async () => {
     const dump = await swA.ofctl('dump-flows', '--no-stats');

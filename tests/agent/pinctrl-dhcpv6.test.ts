@@ -6,27 +6,14 @@
 // action northd writes, expected replies written out from pinctrl.c's rules.
 
 import t from 'tap';
-import { compileActions } from '../../agent/actions/index.js';
-import { buildSymtab } from '../../agent/expr/index.js';
-import { decodeActions, encodeActions } from '../../agent/openflow/actions.js';
 import type { MaskedValue } from '../../agent/openflow/types.js';
 import { decidePacketIn, type PacketInDecision } from '../../agent/pinctrl/handlers.js';
 import { DHCP6_MSG, DHCP6_OPT, encodeDhcp6Option, parseDhcp6Options } from '../../agent/pinctrl/dhcp6-reply.js';
 import { ETH_TYPE, IP_PROTO, buildEthernet, buildIpv6, buildUdp, isPacketError, parseFrame, udp6ChecksumOk } from '../../agent/pinctrl/packet.js';
+import { controllerUserdata, full, hex } from './pinctrl-fixtures.js';
 
-const symtab = buildSymtab();
-const hex = (s: string): Buffer => Buffer.from(s.replace(/[^0-9a-f]/gi, ''), 'hex');
-const full = (bits: number): bigint => (1n << BigInt(bits)) - 1n;
 
-function userdataOf(actions: string): Buffer {
-  const r = compileActions(actions, { symtab, pipeline: 'ingress', table: 18, isSwitch: true, lookupPort: () => 1 });
-  if ('error' in r) throw new Error(r.error);
-  const c = r.actions.find((a) => a.kind === 'controller');
-  if (c === undefined) throw new Error('no controller action');
-  const [decoded] = decodeActions(encodeActions([c]));
-  if (decoded?.kind !== 'controller') throw new Error('no round trip');
-  return Buffer.from(decoded.userdata);
-}
+const userdataOf = (actions: string): Buffer => controllerUserdata(actions, { table: 18, isSwitch: true });
 
 const stateful = userdataOf('reg0[3] = put_dhcpv6_opts(ia_addr = ae70::4, dns_server = {ae70::1, ae70::2}, domain_search = "ovn.org", server_id = 00:00:00:00:10:02); next;');
 const stateless = userdataOf('reg0[3] = put_dhcpv6_opts(dns_server = {ae70::1}, server_id = 00:00:00:00:10:02); next;');

@@ -4,9 +4,6 @@
 // userdata from our action compiler, expected responses written out from pinctrl.c's rules.
 
 import t from 'tap';
-import { compileActions } from '../../agent/actions/index.js';
-import { buildSymtab } from '../../agent/expr/index.js';
-import { decodeActions, encodeActions } from '../../agent/openflow/actions.js';
 import type { MaskedValue } from '../../agent/openflow/types.js';
 import { decidePacketIn, type PacketInContext, type PacketInDecision } from '../../agent/pinctrl/handlers.js';
 import { encodePtrName, recordAddresses } from '../../agent/pinctrl/dns-reply.js';
@@ -16,21 +13,11 @@ import {
 import { SbStore } from '../../agent/flows/sb-store.js';
 import { sbPacketInContext } from '../../agent/pinctrl/sb-lookup.js';
 import type { Row } from '../../ovsdb/index.js';
+import { controllerUserdata, full, hex } from './pinctrl-fixtures.js';
 
-const symtab = buildSymtab();
 const ip4 = (s: string): number => parseIpv4(s) as number;
-const hex = (s: string): Buffer => Buffer.from(s.replace(/[^0-9a-f]/gi, ''), 'hex');
-const full = (bits: number): bigint => (1n << BigInt(bits)) - 1n;
 
-function userdataOf(actions: string): Buffer {
-  const r = compileActions(actions, { symtab, pipeline: 'ingress', table: 19, isSwitch: true, lookupPort: () => 1 });
-  if ('error' in r) throw new Error(r.error);
-  const c = r.actions.find((a) => a.kind === 'controller');
-  if (c === undefined) throw new Error('no controller action');
-  const [decoded] = decodeActions(encodeActions([c]));
-  if (decoded?.kind !== 'controller') throw new Error('no round trip');
-  return Buffer.from(decoded.userdata);
-}
+const userdataOf = (actions: string): Buffer => controllerUserdata(actions, { table: 19, isSwitch: true });
 
 const ud = userdataOf('reg0[4] = dns_lookup(); next;');
 const md: Map<string, MaskedValue> = new Map([

@@ -5,10 +5,8 @@
 // the codec, expected bytes and fields written from pinctrl.c's rules; a fake channel records.
 
 import t, { type Test } from 'tap';
-import { compileActions } from '../../agent/actions/index.js';
 import { ACTION_OPCODE } from '../../agent/compile/tables.js';
-import { buildSymtab } from '../../agent/expr/index.js';
-import { OFPP, decodeActions, encodeActions } from '../../agent/openflow/actions.js';
+import { OFPP, decodeActions } from '../../agent/openflow/actions.js';
 import { ChannelError } from '../../agent/openflow/channel.js';
 import type { OfMessage, PacketIn2 } from '../../agent/openflow/messages.js';
 import type { MaskedValue, OfAction } from '../../agent/openflow/types.js';
@@ -18,24 +16,13 @@ import {
   DHCP_MSG, ETH_TYPE, IPV4_FLAG_DF, IP_PROTO, buildDhcp, buildEthernet, buildIcmp6, buildIpv4, buildIpv6, buildNdBody, buildUdp,
   formatIpv4, icmp6ChecksumOk, internetChecksum, isPacketError, parseDhcp, parseFrame, parseIpv4, type DhcpOptionTlv, type Frame,
 } from '../../agent/pinctrl/packet.js';
+import { controllerUserdata, full, hex } from './pinctrl-fixtures.js';
 
-const symtab = buildSymtab();
 const ip4 = (s: string): number => parseIpv4(s) as number;
-const hex = (s: string): Buffer => Buffer.from(s.replace(/[^0-9a-f]/gi, ''), 'hex');
-const full = (bits: number): bigint => (1n << BigInt(bits)) - 1n;
 const M = (o: Record<string, bigint | MaskedValue>): Map<string, MaskedValue> =>
   new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'bigint' ? { value: v, mask: k.startsWith('xreg') || k === 'metadata' ? full(64) : full(32) } : v]));
 
-/** The userdata our compiler puts in the first controller() of 'actions', as the switch hands it back. */
-function userdataOf(actions: string): Buffer {
-  const r = compileActions(actions, { symtab, pipeline: 'ingress', table: 10, isSwitch: false, lookupPort: () => 1 });
-  if ('error' in r) throw new Error(r.error);
-  const c = r.actions.find((a) => a.kind === 'controller' || a.kind === 'controller_op');
-  if (c === undefined) throw new Error(`no controller action in ${actions}`);
-  const [decoded] = decodeActions(encodeActions([c]));
-  if (decoded?.kind !== 'controller') throw new Error('controller action did not round-trip');
-  return Buffer.from(decoded.userdata);
-}
+const userdataOf = (actions: string): Buffer => controllerUserdata(actions, { table: 10, isSwitch: false });
 
 function nestedOf(actions: string): OfAction[] {
   return decodeActions(userdataOf(actions).subarray(8));

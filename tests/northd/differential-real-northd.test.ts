@@ -290,20 +290,25 @@ t.test('(b) static routes, ECMP routes and policies through a second router', { 
   await compareWithReal(t, real, { portKeys: false });
 });
 
+/** (c), (h) A gateway router on hv1 between sw1 (two VMs) and ext (an outside host), with a default route and SNAT. */
+const gatewayRouterTopology: readonly (readonly string[])[] = [
+  ['ls-add', 'sw1'],
+  ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
+  ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
+  ['ls-add', 'ext'],
+  ['lsp-add', 'ext', 'outside', '--', 'lsp-set-addresses', 'outside', '00:00:00:00:ee:01 172.16.0.254'],
+  ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1'],
+  ['lrp-add', 'gw', 'gw-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
+  routerLsp('sw1', 'sw1-gw', 'gw-sw1'),
+  ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
+  routerLsp('ext', 'ext-gw', 'gw-ext'),
+  ['lr-route-add', 'gw', '0.0.0.0/0', '172.16.0.254'],
+  ['lr-nat-add', 'gw', 'snat', '172.16.0.1', '10.0.1.0/24'],
+];
+
 t.test('(c) a gateway router with SNAT, DNAT and dnat_and_snat', { skip }, async (t) => {
   const real = await scenario(t, [
-    ['ls-add', 'sw1'],
-    ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
-    ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
-    ['ls-add', 'ext'],
-    ['lsp-add', 'ext', 'outside', '--', 'lsp-set-addresses', 'outside', '00:00:00:00:ee:01 172.16.0.254'],
-    ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1'],
-    ['lrp-add', 'gw', 'gw-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
-    routerLsp('sw1', 'sw1-gw', 'gw-sw1'),
-    ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
-    routerLsp('ext', 'ext-gw', 'gw-ext'),
-    ['lr-route-add', 'gw', '0.0.0.0/0', '172.16.0.254'],
-    ['lr-nat-add', 'gw', 'snat', '172.16.0.1', '10.0.1.0/24'],
+    ...gatewayRouterTopology,
     ['lr-nat-add', 'gw', 'dnat', '172.16.0.100', '10.0.1.10'],
     ['lr-nat-add', 'gw', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
     ['--stateless', 'lr-nat-add', 'gw', 'dnat_and_snat', '172.16.0.102', '10.0.1.12'],
@@ -488,18 +493,7 @@ function smbUuid(real: RealSandbox, ip: string): string {
 
 t.test('(h) load balancers on routers: a gateway router and a distributed router', { skip }, async (t) => {
   const real = await scenario(t, [
-    ['ls-add', 'sw1'],
-    ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
-    ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
-    ['ls-add', 'ext'],
-    ['lsp-add', 'ext', 'outside', '--', 'lsp-set-addresses', 'outside', '00:00:00:00:ee:01 172.16.0.254'],
-    ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1'],
-    ['lrp-add', 'gw', 'gw-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
-    routerLsp('sw1', 'sw1-gw', 'gw-sw1'),
-    ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
-    routerLsp('ext', 'ext-gw', 'gw-ext'),
-    ['lr-route-add', 'gw', '0.0.0.0/0', '172.16.0.254'],
-    ['lr-nat-add', 'gw', 'snat', '172.16.0.1', '10.0.1.0/24'],
+    ...gatewayRouterTopology,
     ['lr-nat-add', 'gw', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
     // On the gateway router: a VIP in the external network (reachable), one outside every
     // network, IPv6, a port-less VIP, a VIP that is also a NAT address, no backends.
