@@ -12,8 +12,7 @@
 // agent's whole flow table must learn the same table-69 flow, which goes when its LB does.
 
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
@@ -26,14 +25,10 @@ import type { FlowSpec } from '../../agent/openflow/types.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
-import { stopPid } from '../helpers/process.js';
-import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
 import { readStoredSb } from '../helpers/read-sb.js';
-import { startRealController } from '../helpers/real-ovn-controller.js';
+import { OVN_NB_SCHEMA, OVN_SB_SCHEMA, startRealCentral, startRealController } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
-const SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema';
 const HAIRPIN_TABLES = [OFTABLE.CHK_LB_HAIRPIN, OFTABLE.CHK_LB_HAIRPIN_REPLY, OFTABLE.CT_SNAT_HAIRPIN] as const;
 const isHairpinTable = (table: number): boolean => (HAIRPIN_TABLES as readonly number[]).includes(table);
 /** How long one step may take to converge. */
@@ -41,7 +36,7 @@ const STEP_MS_MAX = 60_000;
 
 function ovnInstalled(): boolean {
   return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-northd', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p))
-    && existsSync(NB_SCHEMA) && existsSync(SB_SCHEMA);
+    && existsSync(OVN_NB_SCHEMA) && existsSync(OVN_SB_SCHEMA);
 }
 
 const vms = [
@@ -77,19 +72,7 @@ const hairpinFlows = (d: DesiredFlows): FlowSpec[] => [...d.table.flows()].map((
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
 
 async function differential(t: Test): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'lbhairpin-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const nb = await startRealOvsdbServer({ dir: join(dir, 'nb'), schemaPath: NB_SCHEMA });
-  t.teardown(() => nb.stop());
-  const sb = await startRealOvsdbServer({ dir: join(dir, 'sb'), schemaPath: SB_SCHEMA });
-  t.teardown(() => sb.stop());
-  const northdPid = join(dir, 'ovn-northd.pid');
-  await run('ovn-northd', [`--ovnnb-db=unix:${nb.socketPath}`, `--ovnsb-db=unix:${sb.socketPath}`, '--detach', '--no-chdir',
-    `--pidfile=${northdPid}`, `--log-file=${join(dir, 'ovn-northd.log')}`, `--unixctl=${join(dir, 'ovn-northd.ctl')}`, '-vconsole:off']);
-  const northd = Number(readFileSync(northdPid, 'utf8').trim());
-  t.teardown(() => stopPid(northd, (argv) => (argv[0] ?? '').endsWith('ovn-northd') && argv.some((a) => a.includes(dir))));
-  const nbctl = async (...a: string[]): Promise<string> => (await run('ovn-nbctl', [`--db=unix:${nb.socketPath}`, '--timeout=60', ...a])).stdout;
-  const sbctl = async (...a: string[]): Promise<string> => (await run('ovn-sbctl', [`--db=unix:${sb.socketPath}`, '--timeout=60', ...a])).stdout;
+  const { sb, nbctl, sbctl } = await startRealCentral(t, 'lbhairpin-');
 
   // sw0 holds the VMs (local to hv1); sw1 has a port nobody binds (not local).
   await nbctl('ls-add', 'sw0');

@@ -10,8 +10,7 @@
 // must the groups.
 
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
@@ -29,20 +28,16 @@ import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
-import { stopPid } from '../helpers/process.js';
-import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
 import { readStoredSb } from '../helpers/read-sb.js';
-import { startRealController } from '../helpers/real-ovn-controller.js';
+import { OVN_NB_SCHEMA, OVN_SB_SCHEMA, startRealCentral, startRealController } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
-const SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema';
 /** The logical pipelines' OpenFlow tables (ingress 8.., egress 42..); the rest is physical. */
 const isLogicalTable = (table: number): boolean => (table >= 8 && table <= 36) || (table >= 42 && table <= 63);
 
 function ovnInstalled(): boolean {
   return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-northd', '/usr/bin/ovn-nbctl'].every((p) => existsSync(p))
-    && existsSync(NB_SCHEMA) && existsSync(SB_SCHEMA);
+    && existsSync(OVN_NB_SCHEMA) && existsSync(OVN_SB_SCHEMA);
 }
 
 // ---- The topology and the packets --------------------------------------------------------
@@ -226,18 +221,7 @@ async function odpPorts(sw: OvsSwitch, bridge: string): Promise<Map<number, numb
 // ---- The test --------------------------------------------------------------------------------
 
 async function differential(t: Test): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'ofdiff-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const nb = await startRealOvsdbServer({ dir: join(dir, 'nb'), schemaPath: NB_SCHEMA });
-  t.teardown(() => nb.stop());
-  const sb = await startRealOvsdbServer({ dir: join(dir, 'sb'), schemaPath: SB_SCHEMA });
-  t.teardown(() => sb.stop());
-  const northdPid = join(dir, 'ovn-northd.pid');
-  await run('ovn-northd', [`--ovnnb-db=unix:${nb.socketPath}`, `--ovnsb-db=unix:${sb.socketPath}`, '--detach', '--no-chdir',
-    `--pidfile=${northdPid}`, `--log-file=${join(dir, 'ovn-northd.log')}`, `--unixctl=${join(dir, 'ovn-northd.ctl')}`, '-vconsole:off']);
-  const northd = Number(readFileSync(northdPid, 'utf8').trim());
-  t.teardown(() => stopPid(northd, (argv) => (argv[0] ?? '').endsWith('ovn-northd') && argv.some((a) => a.includes(dir))));
-  const nbctl = async (...a: string[]): Promise<string> => (await run('ovn-nbctl', [`--db=unix:${nb.socketPath}`, '--timeout=60', ...a])).stdout;
+  const { dir, sb, nbctl } = await startRealCentral(t, 'ofdiff-');
   await buildTopology(nbctl);
 
   // Bridge A: the real ovn-controller binds the four VMs.

@@ -1,16 +1,50 @@
-// A real ovn-controller on a bridge of its own (a userspace ovs-vswitchd started for the test),
-// connected to an SB by unix socket, with dummy VIF ports bound to logical ports: the oracle the
-// agent's flow tables are compared with. Stopped by pid with the test.
+// The real OVN as an oracle for the agent's flow tables: a central (NB and SB ovsdb-servers and
+// ovn-northd in a temp folder), and an ovn-controller on a bridge of its own (a userspace
+// ovs-vswitchd started for the test) with dummy VIF ports bound to logical ports. Everything is
+// stopped by pid with the test.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { until } from './ovnts-cli.js';
 import { startOvsSwitch, type OvsSwitch } from './ovs-switch.js';
 import { stopPid } from './process.js';
+import { startRealOvsdbServer, type RealOvsdbServer } from './real-ovsdb.js';
 
 const run = promisify(execFile);
+
+export const OVN_NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
+export const OVN_SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema';
+
+export interface RealCentral {
+  readonly dir: string;
+  readonly nb: RealOvsdbServer;
+  readonly sb: RealOvsdbServer;
+  nbctl(...a: string[]): Promise<string>;
+  sbctl(...a: string[]): Promise<string>;
+}
+
+/** NB and SB ovsdb-servers with OVN's schemas and an ovn-northd between them, in a temp folder. */
+export async function startRealCentral(t: Test, prefix: string): Promise<RealCentral> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const nb = await startRealOvsdbServer({ dir: join(dir, 'nb'), schemaPath: OVN_NB_SCHEMA });
+  t.teardown(() => nb.stop());
+  const sb = await startRealOvsdbServer({ dir: join(dir, 'sb'), schemaPath: OVN_SB_SCHEMA });
+  t.teardown(() => sb.stop());
+  const northdPid = join(dir, 'ovn-northd.pid');
+  await run('ovn-northd', [`--ovnnb-db=unix:${nb.socketPath}`, `--ovnsb-db=unix:${sb.socketPath}`, '--detach', '--no-chdir',
+    `--pidfile=${northdPid}`, `--log-file=${join(dir, 'ovn-northd.log')}`, `--unixctl=${join(dir, 'ovn-northd.ctl')}`, '-vconsole:off']);
+  const northd = Number(readFileSync(northdPid, 'utf8').trim());
+  t.teardown(() => stopPid(northd, (argv) => (argv[0] ?? '').endsWith('ovn-northd') && argv.some((a) => a.includes(dir))));
+  return {
+    dir, nb, sb,
+    nbctl: async (...a) => (await run('ovn-nbctl', [`--db=unix:${nb.socketPath}`, '--timeout=60', ...a])).stdout,
+    sbctl: async (...a) => (await run('ovn-sbctl', [`--db=unix:${sb.socketPath}`, '--timeout=60', ...a])).stdout,
+  };
+}
 
 export interface RealController {
   readonly sw: OvsSwitch;
