@@ -450,11 +450,14 @@ t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, group
   const oursSb = await realSbOf(t, real.northd.view());
   const syn = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.0.100 && ip.ttl == 64 && tcp && tcp.src == 40000 && tcp.dst == 80';
   const newConn = ['--ct=new', '--ct=new', '--ct=new', '--ct=new'];
-  const synTrace = await ovnTrace(oursSb.socketPath, 'sw1', syn, newConn);
-  t.equal(synTrace, await ovnTrace(real.sbSocket, 'sw1', syn, newConn), 'ovn-trace: the same verdict for a SYN to the VIP');
-  t.match(synTrace, /ct_lb_mark/, `load balanced:\n${synTrace}`);
+  // ovn-trace picks a backend at random unless told: the same one on both sides.
+  const toVm3 = [...newConn, '--lb-dst=10.0.1.11:8080'];
+  const synTrace = await ovnTrace(oursSb.socketPath, 'sw1', syn, toVm3);
+  t.equal(synTrace, await ovnTrace(real.sbSocket, 'sw1', syn, toVm3), 'ovn-trace: the same verdict for a SYN to the VIP');
+  t.match(synTrace, /ct_lb_mark[\s\S]*output\("vm3"\)/, `load balanced to the backend asked for (vm3):\n${synTrace}`);
   const toAff = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.0.110 && ip.ttl == 64 && tcp && tcp.src == 40001 && tcp.dst == 443';
-  t.equal(await ovnTrace(oursSb.socketPath, 'sw1', toAff, newConn), await ovnTrace(real.sbSocket, 'sw1', toAff, newConn), 'ovn-trace: the same verdict through the affinity flows');
+  const toVm2 = [...newConn, '--lb-dst=10.0.2.10:8443'];
+  t.equal(await ovnTrace(oursSb.socketPath, 'sw1', toAff, toVm2), await ovnTrace(real.sbSocket, 'sw1', toAff, toVm2), 'ovn-trace: the same verdict through the affinity flows');
   // Changes: a backend removed, a load balancer detached, one deleted (weakly referenced), the
   // group loses a member, the VIPs of sw3's own load balancer come and go.
   await real.nbctl(['--may-exist', 'lb-add', 'lb-web', '10.0.0.100:80', '10.0.1.10:8080']);
@@ -533,10 +536,12 @@ t.test('(h) load balancers on routers: a gateway router and a distributed router
   t.equal(arpTrace, await ovnTrace(real.sbSocket, 'ext', arp), 'ovn-trace: the same verdict for ARP to the VIP');
   t.match(arpTrace, /arp\.op = 2/, `answered by the router:\n${arpTrace}`);
   const newConn = ['--ct=new', '--ct=new', '--ct=new', '--ct=new'];
-  for (const [what, dst] of [['the VIP', '172.16.0.100 && tcp && tcp.src == 40000 && tcp.dst == 80'], ['the rejecting VIP', '172.16.0.104 && tcp && tcp.src == 40000 && tcp.dst == 80'], ['the UDP VIP', '172.16.0.103 && udp && udp.src == 4000 && udp.dst == 53']] as const) {
+  // ovn-trace picks a backend at random unless told: the same one on both sides.
+  for (const [what, dst, backend] of [['the VIP', '172.16.0.100 && tcp && tcp.src == 40000 && tcp.dst == 80', '10.0.1.11:8080'], ['the rejecting VIP', '172.16.0.104 && tcp && tcp.src == 40000 && tcp.dst == 80', ''], ['the UDP VIP', '172.16.0.103 && udp && udp.src == 4000 && udp.dst == 53', '10.0.1.10:53']] as const) {
     const flow = `${fromOutside} && eth.dst == 00:00:00:00:ff:02 && ip4.src == 172.16.0.254 && ip.ttl == 64 && ip4.dst == ${dst}`;
-    const trace = await ovnTrace(oursSb.socketPath, 'ext', flow, newConn);
-    t.equal(trace, await ovnTrace(real.sbSocket, 'ext', flow, newConn), `ovn-trace: the same verdict for a packet to ${what}`);
+    const options = backend === '' ? newConn : [...newConn, `--lb-dst=${backend}`];
+    const trace = await ovnTrace(oursSb.socketPath, 'ext', flow, options);
+    t.equal(trace, await ovnTrace(real.sbSocket, 'ext', flow, options), `ovn-trace: the same verdict for a packet to ${what}`);
     if (what === 'the VIP') t.match(trace, /ct_lb_mark/, `DNATed by the router's load balancer:\n${trace}`);
     if (what === 'the rejecting VIP') t.match(trace, /tcp_reset \{\s*output\("outside"\)/, `refused with a TCP reset back to the sender:\n${trace}`);
   }
