@@ -117,6 +117,12 @@ function randomSeed(): UuidSeed {
   return [w[0] as number, w[1] as number, w[2] as number, w[3] as number];
 }
 
+/** An operation that reads or annotates only: select and comment. */
+function isReadOnlyOp(op: unknown): boolean {
+  const kind = (op as { op?: unknown } | null)?.op;
+  return kind === 'select' || kind === 'comment';
+}
+
 export class CentralNode {
   readonly schema: DatabaseSchema;
   readonly sm: NbStateMachine;
@@ -308,6 +314,16 @@ export class CentralNode {
     if (db === 'OVN_Northbound') {
       const refused = precheckTransaction(this.schema, ops);
       if (refused !== undefined) return { results: refused.results, revision: this.revision, failed: true };
+      // Selects and comments change nothing: answered here after a linearizable read barrier,
+      // not written to the log (as ovsdb-server commits no empty transaction). A request of a
+      // hundred thousand comments is then a local pass, not a megabytes-long entry for every
+      // member to persist.
+      if (ops.every(isReadOnlyOp)) {
+        await this.readBarrier('linearizable');
+        const out = transact(this.sm.nb, ops, { newUuid: () => '00000000-0000-0000-0000-000000000000', readOnly: true });
+        if (out.kind === 'committed') return { results: out.results, revision: this.revision, failed: false };
+        if (out.kind === 'failed') return { results: out.results, revision: this.revision, failed: true };
+      }
     }
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
     const started = Date.now();

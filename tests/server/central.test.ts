@@ -31,6 +31,32 @@ t.test('writes through every node; linearizable and serializable reads', async (
   t.match(failed.results[0], { error: 'constraint violation' });
 });
 
+t.test('selects and comments are answered without a log entry, and see every acknowledged write', async (t) => {
+  const { members, stop } = await startCluster(t.testdir());
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as Member;
+  const follower = members.find((m) => m !== leader) as Member;
+  await leader.client.transact(lsAdd('seen'));
+  const index = leader.central.node.status().commit;
+  // Through a follower, right after a write through the leader: linearizable, so it is seen.
+  const ops = [{ op: 'comment', comment: 'hello' }, { op: 'select', table: 'Logical_Switch', where: [['name', '==', 'seen']], columns: ['name'] }];
+  for (let i = 0; i < 20; i++) {
+    await leader.client.transact(lsAdd(`w${i}`));
+    const out = await follower.client.transact([...ops.slice(0, 1), { op: 'select', table: 'Logical_Switch', where: [['name', '==', `w${i}`]], columns: ['name'] }]);
+    t.same(out.results, [{}, { rows: [{ name: `w${i}` }] }], `read-only transaction ${i} sees the write acknowledged just before`);
+  }
+  const before = leader.central.node.status().commit;
+  const huge = Array.from({ length: 50_000 }, () => ({ op: 'comment', comment: 'c' }));
+  const out = await follower.client.transact([...huge, ...ops.slice(1)]);
+  t.equal(out.failed, false);
+  t.same(out.results.at(-1), { rows: [{ name: 'seen' }] });
+  t.equal(leader.central.node.status().commit, before, 'no log entry for 50,000 comments and a select');
+  t.ok(before > index, 'writes still go through the log');
+  const mixed = await follower.client.transact([{ op: 'comment', comment: 'x' }, ...lsAdd('mixed')]);
+  t.equal(mixed.failed, false);
+  t.ok(leader.central.node.status().commit > before, 'a comment beside a write is logged with it');
+});
+
 t.test('bad requests get clear errors and change nothing', async (t) => {
   const { members, stop } = await startCluster(t.testdir());
   t.teardown(stop);
