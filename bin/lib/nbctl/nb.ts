@@ -149,3 +149,20 @@ export function listing(rows: RowJson[], nameColumn = 'name'): string {
     .map((x) => x.line)
     .join('');
 }
+
+/** An optional column's value (a set of at most one), or undefined. */
+export const optional = (v: unknown): unknown => setOf(v)[0];
+/** An optional string column's value, or undefined. */
+export const optionalText = (v: unknown): string | undefined => {
+  const x = optional(v);
+  return x === undefined ? undefined : text(x);
+};
+/** C's strcmp on ASCII text, for the orders ovn-nbctl sorts in. */
+export const strcmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/** The value of a "--name=value" flag, or undefined. */
+export function flagValue(flags: ReadonlySet<string>, name: string): string | undefined {
+  for (const f of flags) if (f.startsWith(`${name}=`)) return f.slice(name.length + 1);
+  return undefined;
+}
+/** Whether `s` reads as a UUID to OVS's uuid_from_string (hex digits in either case). */
+export const isUuid = (s: string): boolean => /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s);
