@@ -1,9 +1,12 @@
 // ovn-nbctl's logical commands (switches, ports, routers, ACLs, port groups, address sets),
-// with its argument rules, flags (--may-exist, --if-exists) and messages; plus the generic
-// database commands from db-commands.ts. `runNbctl` is the whole command line minus endpoints.
+// with its argument rules, flags (--may-exist, --if-exists) and messages; plus routes, routing
+// policies and NAT (router-commands.ts), load balancers and DHCP options (lb-dhcp-commands.ts)
+// and the generic database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
 import { dbCommands } from './db-commands.js';
+import { lbDhcpCommands } from './lb-dhcp-commands.js';
 import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
+import { routerCommands } from './router-commands.js';
 
 type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
 interface CommandSpec {
@@ -312,6 +315,8 @@ const commands: Record<string, CommandSpec> = {
     },
   },
   sync: { args: [0, 0], run: async (nb) => (await nb.rows('NB_Global'), '') },
+  ...routerCommands,
+  ...lbDhcpCommands,
   ...dbCommands,
 };
 
