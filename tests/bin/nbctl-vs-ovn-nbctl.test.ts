@@ -190,6 +190,19 @@ const script: readonly Step[] = [
   (uuid) => ['dhcp-options-del', uuid('DHCP_Options(fd00::/64)')],
   ['dhcp-options-del', '11111111-2222-3333-4444-555555555555'],
   ['dhcp-options-list'],
+  // Two records with one name: ovn-nbctl wants a UUID.
+  ['create', 'Logical_Router', 'name=lrdup'],
+  ['create', 'Logical_Router', 'name=lrdup'],
+  ['lr-route-list', 'lrdup'],
+  ['create', 'Logical_Switch', 'name=swdup'],
+  ['create', 'Logical_Switch', 'name=swdup'],
+  ['ls-lb-list', 'swdup'],
+  // A route with a BFD session: listed with "bfd", and deleting the route deletes the session.
+  ['create', 'BFD', 'logical_port=lr0-sw0', 'dst_ip=10.0.0.50'],
+  ['lr-route-add', 'lr0', '10.10.0.0/16', '10.0.0.50'],
+  (uuid) => ['set', 'Logical_Router_Static_Route', uuid('Logical_Router_Static_Route(10.10.0.0/16)'), `bfd=${uuid('BFD(10.0.0.50)')}`],
+  ['lr-route-list', 'lr0'],
+  ['lr-route-del', 'lr0', '10.10.0.0/16'],
   // Deletions of routes.
   ['lr-route-del', 'lr0', '10.2.0.0/16', '10.0.0.13'],
   ['--policy=src-ip', 'lr-route-del', 'lr0'],
@@ -206,12 +219,15 @@ const noRow = ['11111111-2222-3333-4444-555555555555', '0b7f0e4c-0000-4000-8000-
 /** UUIDs in text, replaced by labels. */
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
-/** Short labels for UUIDs: Table(name), DHCP_Options(cidr), else Table#UUID (never equal across sides). */
+/**
+ * Short labels for UUIDs: Table(name), or the cidr, ip_prefix or dst_ip in place of a name, else
+ * Table#UUID (never equal across sides).
+ */
 function shortLabels(dump: Dump, into: Map<string, string>): void {
   for (const [table, rows] of dump) {
     for (const r of rows) {
       const id = (r._uuid as [string, string])[1];
-      const name = typeof r.name === 'string' && r.name !== '' ? r.name : typeof r.cidr === 'string' ? r.cidr : undefined;
+      const name = [r.name, r.cidr, r.ip_prefix, r.dst_ip].find((v): v is string => typeof v === 'string' && v !== '');
       into.set(id, name === undefined ? `${table}#${id}` : `${table}(${name})`);
     }
   }
@@ -326,6 +342,8 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   // The script must exercise both outcomes and leave rows behind, or the comparison proves little.
   t.ok(theirs.steps.filter((s) => s.includes('\nerror: ')).length >= 20, 'many steps fail on the real side');
   t.ok(theirs.steps.some((s) => /^\$ nbctl lr-route-list lr0\nok\nIPv4 Routes\n/.test(s)), 'lr-route-list printed routes');
+  t.ok(theirs.steps.some((s) => s.includes("error: Multiple logical routers named 'lrdup'.  Use a UUID.")), 'a duplicate name was refused');
+  t.ok(theirs.steps.some((s) => / 10\.0\.0\.50 dst-ip bfd\n/.test(s)), 'a route with BFD was listed');
   for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) {
     t.ok((theirs.final.get(table) ?? []).length > 0, `${table} ends with rows`);
   }

@@ -114,6 +114,9 @@ export const uuidOf = (row: RowJson): string => (row._uuid as [string, string])[
 export const text = (v: unknown): string => (Array.isArray(v) && (v[0] === 'uuid' || v[0] === 'named-uuid') ? String(v[1]) : String(v));
 export const uuidRef = (u: string): [string, string] => ['uuid', u];
 
+/** How ovn-nbctl's "Multiple ... named" message names a kind of record, where it is not "<what>s". */
+const multipleName: Record<string, string> = { router: 'logical routers', switch: 'logical switches', 'address set': 'Address Sets' };
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -126,7 +129,7 @@ export async function findRecord(nb: Nb, table: string, id: string, what: string
     if (byUuid[0] !== undefined) return byUuid[0];
   }
   const byName = await nb.rows(table, [[nameColumn, '==', id]]);
-  if (byName.length > 1) throw new NbctlError(`Multiple ${what}s named '${id}'.  Use a UUID.`);
+  if (byName.length > 1) throw new NbctlError(`Multiple ${multipleName[what] ?? `${what}s`} named '${id}'.  Use a UUID.`);
   if (byName[0] !== undefined) return byName[0];
   throw new NbctlError(`${id}: ${what} ${uuidPattern.test(id) ? 'UUID' : 'name'} not found`);
 }
