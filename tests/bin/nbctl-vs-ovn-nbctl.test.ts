@@ -203,6 +203,14 @@ const script: readonly Step[] = [
   (uuid) => ['set', 'Logical_Router_Static_Route', uuid('Logical_Router_Static_Route(10.10.0.0/16)'), `bfd=${uuid('BFD(10.0.0.50)')}`],
   ['lr-route-list', 'lr0'],
   ['lr-route-del', 'lr0', '10.10.0.0/16'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.11.0.0/16', '10.0.0.51'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.11.0.0/16', '10.0.0.51', 'lr0-sw0'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.12.0.0/16', '10.0.0.51', 'lr0-sw0'],
+  ['--bfd=not-a-uuid', 'lr-route-add', 'lr0', '10.13.0.0/16', '10.0.0.51'],
+  (uuid) => [`--bfd=${uuid('BFD(10.0.0.51)')}`, 'lr-route-add', 'lr0', '10.13.0.0/16', '10.0.0.52'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.14.0.0/16', 'discard'],
+  ['--bfd', '--may-exist', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.96', 'lr0-ext'],
+  ['lr-route-list', 'lr0'],
   // Deletions of routes.
   ['lr-route-del', 'lr0', '10.2.0.0/16', '10.0.0.13'],
   ['--policy=src-ip', 'lr-route-del', 'lr0'],
@@ -304,6 +312,17 @@ interface Trace {
   readonly final: Map<string, string[]>;
 }
 
+/**
+ * A failed transaction's message keeps only RFC 7047's error string: its details are the
+ * server's wording (ovsdb-door-nbctl-diff compares servers), and they name a row that was
+ * rolled back.
+ */
+function errorKind(message: string): string {
+  const prefix = 'transaction error: ';
+  if (!message.startsWith(prefix)) return message;
+  return `${prefix}${(JSON.parse(message.slice(prefix.length)) as { error: string }).error}`;
+}
+
 async function runScript(side: Side): Promise<Trace> {
   const labels = new Map<string, string>();
   shortLabels(await side.dump(), labels);
@@ -321,7 +340,7 @@ async function runScript(side: Side): Promise<Trace> {
     shortLabels(await side.dump(), labels);
     const relabel = (s: string): string => s.replace(UUID, (u) => (noRow.includes(u) ? u : `<${labels.get(u) ?? 'unknown'}>`));
     const shown = relabel(r.stdout);
-    steps.push(`$ nbctl ${relabel(args.join(' '))}\n${r.ok ? 'ok' : `error: ${relabel(r.error)}`}\n${shown}`);
+    steps.push(`$ nbctl ${relabel(args.join(' '))}\n${r.ok ? 'ok' : `error: ${relabel(errorKind(r.error))}`}\n${shown}`);
   }
   return { steps, final: canonical(await side.dump()) };
 }

@@ -165,7 +165,14 @@ t.test('routes, routing policies, NAT, load balancers and DHCP options', async (
   await fails(/^bad policy: sideways$/, '--policy=sideways', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
   await fails(/^nope: port name not found$/, 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'nope');
   await fails(/^lr9: router name not found$/, 'lr-route-add', 'lr9', '10.8.0.0/16', '10.0.0.9');
-  await fails(/^--bfd is not supported/, '--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0');
+  await fails(/^no entry found in the BFD table$/, '--bfd=nope', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0');
+  await fails(/^insert entry in the BFD table failed$/, '--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^bfd dst_ip cannot be discard\.$/, '--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', 'discard');
+  await run('--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0');
+  t.match(await rows('BFD'), [{ dst_ip: '10.0.0.9', logical_port: 'lrp0' }], 'a BFD session for the next hop on its port');
+  t.match(await run('lr-route-list', 'lr0'), /10\.8\.0\.0\/16 {18}10\.0\.0\.9 dst-ip lrp0 bfd\n/);
+  await run('lr-route-del', 'lr0', '10.8.0.0/16');
+  t.same(await rows('BFD'), [], 'deleting the route deleted its BFD session');
   await fails(/^'lr-route-add' command requires 3 to 4 arguments$/, 'lr-route-add', 'lr0', '10.8.0.0/16');
   t.equal(
     await run('lr-route-list', 'lr0'),

@@ -91,7 +91,26 @@ const lrRouteAdd: Spec = {
       }
     }
     if (portArg !== undefined) outPort = await findRecord(nb, 'Logical_Router_Port', portArg, 'port');
-    if ([...flags].some((f) => f === '--bfd' || f.startsWith('--bfd='))) throw new NbctlError('--bfd is not supported by ovnts nbctl');
+    // --bfd=UUID names a BFD row; a bare --bfd finds one by next hop (and port), or makes one.
+    const withBfd = [...flags].some((f) => f === '--bfd' || f.startsWith('--bfd='));
+    let bfd: RowJson | undefined;
+    if (withBfd) {
+      const id = flagValue(flags, '--bfd');
+      if (id !== undefined) {
+        bfd = isUuid(id) ? (await nb.rows('BFD', [['_uuid', '==', uuidRef(id.toLowerCase())]]))[0] : undefined;
+        if (bfd === undefined) throw new NbctlError('no entry found in the BFD table');
+      } else if (outPort === undefined) bfd = (await nb.rows('BFD')).find((b) => b.dst_ip === nextHop);
+      // With an output port ovn-nbctl 23.03 never reuses a row: it compares BFD.logical_port,
+      // a column its IDL does not read (so always ""), and inserts a new row, which the
+      // (logical_port, dst_ip) index then refuses if the session exists.
+    }
+    /** The route's bfd value, and the insert of a new BFD row when there is none to point at. */
+    const bfdLink = (): { ops: unknown[]; ref?: unknown } => {
+      if (!withBfd) return { ops: [] };
+      if (bfd !== undefined) return { ops: [], ref: uuidRef(uuidOf(bfd)) };
+      if (outPort === undefined) throw new NbctlError('insert entry in the BFD table failed');
+      return { ops: [{ op: 'insert', table: 'BFD', 'uuid-name': 'b', row: { dst_ip: nextHop, logical_port: String(outPort.name) } }], ref: ['named-uuid', 'b'] };
+    };
     const mayExist = flags.has('--may-exist');
     const symmetric = flags.has('--ecmp-symmetric-reply');
     const ecmp = flags.has('--ecmp') || symmetric;
@@ -99,6 +118,7 @@ const lrRouteAdd: Spec = {
     const route = findRoute(routes, prefix, nextHop, isSrc, ecmp, table);
     if (discard) {
       if (ecmp) throw new NbctlError('ecmp is not valid for discard routes.');
+      if (withBfd) throw new NbctlError('bfd dst_ip cannot be discard.');
       if (outPort !== undefined) throw new NbctlError('outport is not valid for discard routes.');
     }
     if (!ecmp) {
@@ -107,7 +127,9 @@ const lrRouteAdd: Spec = {
         const update: Record<string, unknown> = { ip_prefix: prefix, nexthop: nextHop };
         if (outPort !== undefined) update.output_port = String(outPort.name);
         if (policy !== undefined) update.policy = policy;
-        await nb.transact([{ op: 'update', table: 'Logical_Router_Static_Route', where: byUuid(route), row: update }]);
+        const link = bfdLink();
+        if (link.ref !== undefined) update.bfd = link.ref;
+        await nb.transact([...link.ops, { op: 'update', table: 'Logical_Router_Static_Route', where: byUuid(route), row: update }]);
         return '';
       }
     } else if (route !== undefined) {
@@ -120,7 +142,10 @@ const lrRouteAdd: Spec = {
     if (policy !== undefined) row.policy = policy;
     if (table !== undefined) row.route_table = table;
     if (symmetric) row.options = ['map', [['ecmp_symmetric_reply', 'true']]];
+    const link = bfdLink();
+    if (link.ref !== undefined) row.bfd = link.ref;
     await nb.transact([
+      ...link.ops,
       { op: 'insert', table: 'Logical_Router_Static_Route', 'uuid-name': 'r', row },
       { op: 'mutate', table: 'Logical_Router', where: byUuid(lr), mutations: [['static_routes', 'insert', ['named-uuid', 'r']]] },
     ]);
