@@ -16,7 +16,7 @@ const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovsdb-client') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
 
 /** The tables compared at the end, and the columns only a projection (northd) writes. */
-const tables = ['Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options', 'BFD', 'HA_Chassis_Group'];
+const tables = ['Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'Load_Balancer_Group'];
 const projected = new Set(['up', 'dynamic_addresses']);
 
 type Row = Record<string, unknown>;
@@ -160,6 +160,11 @@ const script: readonly Step[] = [
   ['ls-lb-add', 'sw-nope', 'lb0'],
   ['lr-lb-add', 'lr0', 'lb-noport'],
   ['lr-lb-add', 'lr0', 'lb-a-rather-long-name-here'],
+  // Load balancer groups count in ls-lb-list and lr-lb-list.
+  ['lb-add', 'lb1', '30.0.0.31:8080', '10.0.0.31:8080,10.0.0.32:8080', 'udp'],
+  (uuid) => ['create', 'Load_Balancer_Group', 'name=lbg1', `load_balancer=[${uuid('Load_Balancer(lb1)')}]`],
+  (uuid) => ['set', 'Logical_Switch', 'sw0', `load_balancer_group=[${uuid('Load_Balancer_Group(lbg1)')}]`],
+  (uuid) => ['set', 'Logical_Router', 'lr0', `load_balancer_group=[${uuid('Load_Balancer_Group(lbg1)')}]`],
   ['lb-list'],
   ['lb-list', 'lb0'],
   ['ls-lb-list', 'sw0'],
@@ -363,6 +368,7 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   t.ok(theirs.steps.some((s) => /^\$ nbctl lr-route-list lr0\nok\nIPv4 Routes\n/.test(s)), 'lr-route-list printed routes');
   t.ok(theirs.steps.some((s) => s.includes("error: Multiple logical routers named 'lrdup'.  Use a UUID.")), 'a duplicate name was refused');
   t.ok(theirs.steps.some((s) => / 10\.0\.0\.50 dst-ip bfd\n/.test(s)), 'a route with BFD was listed');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ls-lb-list sw0\nok\n') && s.includes('lb1 ')), "a load balancer group's member was listed");
   for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) {
     t.ok((theirs.final.get(table) ?? []).length > 0, `${table} ends with rows`);
   }

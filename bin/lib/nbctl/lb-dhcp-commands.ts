@@ -98,7 +98,8 @@ const vipWidthOf = (lbs: readonly RowJson[]): number => Math.max(0, ...lbs.flatM
 
 /** lb_info_add_smap: one load balancer's lines (its VIPs sorted), keyed by its padded name. */
 function lbInfo(lb: RowJson, width: number): { key: string; text: string } {
-  const template = (mapOf(lb.options).find(([k]) => text(k) === 'template')?.[1] ?? '') === 'true';
+  // smap_get_bool: "true" in any case.
+  const template = text(mapOf(lb.options).find(([k]) => text(k) === 'template')?.[1] ?? '').toLowerCase() === 'true';
   const vips = mapOf(lb.vips).map(([k, v]) => [text(k), text(v)] as [string, string]).sort(([a], [b]) => strcmp(a, b));
   // A missing protocol prints as glibc prints a NULL string.
   const lbProto = optionalText(lb.protocol) ?? '(null)';
