@@ -72,6 +72,16 @@ const script: readonly Step[] = [
   ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.300'],
   ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3', 'nope-port'],
   ['lr-route-add', 'lr9', '10.7.0.0/16', '10.0.0.3'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3', 'lr0-sw0', 'extra'],
+  ['--if-exists', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  // After "--" ovn-nbctl checks options per command (before it, getopt complains first).
+  ['--', '--policy', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--', '--ecmp=yes', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--bfd=', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--ecmp', 'lr-nat-add', 'lr0', 'snat', '172.16.0.99', '10.9.0.0/24'],
+  ['--if-exists', 'dhcp-options-del', '11111111-2222-3333-4444-555555555555'],
+  ['--may-exist', 'lb-list'],
   ['lr-route-list', 'lr0'],
   ['--route-table=rtb1', 'lr-route-list', 'lr0'],
   // Routing policies.

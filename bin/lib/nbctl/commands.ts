@@ -12,6 +12,31 @@ type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<s
 interface CommandSpec {
   readonly args: [number, number];
   readonly run: Handler;
+  /**
+   * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
+   * takes a value, "?" may); when given, any other option is refused as ovn-nbctl refuses it.
+   */
+  readonly options?: string;
+}
+
+/** ovn-nbctl's global options, which are no command's own. */
+const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty)(=|$)/;
+
+/** db-ctl-base's check of a command's options against its declared ones, with its messages. */
+function checkOptions(name: string, declared: string, flags: ReadonlySet<string>): void {
+  for (const f of flags) {
+    if (globalOption.test(f)) continue;
+    const eq = f.indexOf('=');
+    const key = eq < 0 ? f : f.slice(0, eq);
+    // Like db-ctl-base, the first occurrence of the name in the list decides.
+    const at = declared.indexOf(key);
+    const end = at < 0 ? undefined : (declared[at + key.length] ?? '');
+    if (end === undefined || !['=', ',', '?', ' ', ''].includes(end)) throw new NbctlError(`'${name}' command has no '${key}' option`);
+    if (end !== '?' && (end === '=') !== (eq >= 0)) {
+      if (end === '=') throw new NbctlError(`missing argument to '${key}' option on '${name}' command`);
+      throw new NbctlError(`'${key}' option on '${name}' does not accept an argument`);
+    }
+  }
 }
 
 const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
@@ -322,9 +347,13 @@ const commands: Record<string, CommandSpec> = {
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
 
-/** Runs one nbctl command line (flags such as --may-exist anywhere before or among the words). */
+/**
+ * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
+ * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
+ * command is run, and its options are checked as ovn-nbctl checks them after "--".
+ */
 export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string> {
-  const flags = new Set(words.filter((a) => a.startsWith('--')));
+  const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
   const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
   for (const f of flags) {
     if (!f.startsWith('--wait')) continue;
@@ -334,11 +363,11 @@ export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string
   }
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
+  if (cmd.options !== undefined) checkOptions(name, cmd.options, flags);
+  // db-ctl-base's messages, plural even for one.
   const [min, max] = cmd.args;
-  if (args.length < min || args.length > max) {
-    const n = min === max ? String(min) : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
-    throw new NbctlError(`'${name}' command requires ${n} argument${n === '1' ? '' : 's'}`);
-  }
+  if (args.length < min) throw new NbctlError(`'${name}' command requires at least ${min} arguments`);
+  if (args.length > max) throw new NbctlError(`'${name}' command takes at most ${max} arguments`);
   const out = await cmd.run(nb, args, flags);
   await nb.finish();
   return out;

@@ -8,7 +8,7 @@ import { NbctlError, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf
 import { col } from './router-commands.js';
 import { smapOrder } from './smap-order.js';
 
-type Spec = { args: [number, number]; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
+type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
 
 const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
@@ -40,6 +40,7 @@ function parseVip(vipArg: string, backendsArg: string): { vip: LbEndpoint; key: 
 
 const lbAdd: Spec = {
   args: [3, 5],
+  options: '--may-exist,--add-duplicate,--reject,--event,--add-route,--template',
   run: async (nb, [name, vipArg, backendsArg, protoArg], flags) => {
     const mayExist = flags.has('--may-exist');
     const addDuplicate = flags.has('--add-duplicate');
@@ -73,6 +74,7 @@ const lbAdd: Spec = {
 
 const lbDel: Spec = {
   args: [1, 2],
+  options: '--if-exists',
   run: async (nb, [id, vip], flags) => {
     // ovn-nbctl looks the load balancer up without must_exist: an unknown one is no error.
     const lb = await maybeRecord(nb, 'Load_Balancer', id as string, 'load balancer');
@@ -127,6 +129,7 @@ function lbTable(lbs: readonly RowJson[]): string {
 
 const lbList: Spec = {
   args: [0, 1],
+  options: '',
   run: async (nb, [name]) => lbTable((await nb.rows('Load_Balancer')).filter((lb) => name === undefined || lb.name === name)),
 };
 
@@ -143,6 +146,7 @@ function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switc
   return {
     add: {
       args: [2, 2],
+      options: '--may-exist',
       run: async (nb, [owner, lbId], flags) => {
         const row = await findRecord(nb, table, owner as string, what);
         const lb = await findRecord(nb, 'Load_Balancer', lbId as string, 'load balancer');
@@ -156,6 +160,7 @@ function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switc
     },
     del: {
       args: [1, 2],
+      options: '--if-exists',
       run: async (nb, [owner, lbId], flags) => {
         const row = await findRecord(nb, table, owner as string, what);
         if (lbId === undefined) {
@@ -173,6 +178,7 @@ function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switc
     },
     list: {
       args: [1, 1],
+      options: '',
       run: async (nb, [owner]) => lbTable(await attachedLbs(nb, await findRecord(nb, table, owner as string, what))),
     },
   };
@@ -204,6 +210,7 @@ const pairsOf = (args: readonly string[]): [string, string][] => {
 const dhcpCommands: Record<string, Spec> = {
   'dhcp-options-create': {
     args: [1, Infinity],
+    options: '',
     run: async (nb, [cidr, ...ids]) => {
       if (ipParseCidr(cidr as string) === undefined && ipv6ParseCidr(cidr as string) === undefined) throw new NbctlError(`Invalid cidr format '${cidr}'`);
       await nb.transact([{ op: 'insert', table: 'DHCP_Options', row: { cidr, external_ids: ['map', pairsOf(ids)] } }]);
@@ -212,18 +219,18 @@ const dhcpCommands: Record<string, Spec> = {
   },
   'dhcp-options-del': {
     args: [1, 1],
-    run: async (nb, [id], flags) => {
-      const row = await findDhcpOptions(nb, id as string);
-      if (row === undefined) {
-        if (flags.has('--if-exists')) return '';
-        throw new NbctlError(`${id}: dhcp options UUID not found`);
-      }
+    options: '',
+    // ovn-nbctl's code reads --if-exists here, but the command declares no options, so
+    // --if-exists is refused before it runs.
+    run: async (nb, [id]) => {
+      const row = await dhcpOptionsOrFail(nb, id as string);
       await nb.transact([{ op: 'delete', table: 'DHCP_Options', where: byUuid(row) }]);
       return '';
     },
   },
   'dhcp-options-list': {
     args: [0, 0],
+    options: '',
     run: async (nb) =>
       (await nb.rows('DHCP_Options'))
         .sort((a, b) => strcmp(String(a.cidr), String(b.cidr)) || strcmp(uuidOf(a), uuidOf(b)))
@@ -232,6 +239,7 @@ const dhcpCommands: Record<string, Spec> = {
   },
   'dhcp-options-set-options': {
     args: [1, Infinity],
+    options: '',
     run: async (nb, [id, ...kvs]) => {
       const row = await dhcpOptionsOrFail(nb, id as string);
       await nb.transact([{ op: 'update', table: 'DHCP_Options', where: byUuid(row), row: { options: ['map', pairsOf(kvs)] } }]);
@@ -240,6 +248,7 @@ const dhcpCommands: Record<string, Spec> = {
   },
   'dhcp-options-get-options': {
     args: [1, 1],
+    options: '',
     run: async (nb, [id]) => {
       const row = await dhcpOptionsOrFail(nb, id as string);
       return smapOrder(mapOf(row.options).map(([k, v]) => [text(k), text(v)] as const))
@@ -249,6 +258,7 @@ const dhcpCommands: Record<string, Spec> = {
   },
   'lsp-set-dhcpv4-options': {
     args: [1, 2],
+    options: '',
     run: async (nb, [port, id]) => {
       const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       let value: unknown[] = [];
@@ -263,6 +273,7 @@ const dhcpCommands: Record<string, Spec> = {
   },
   'lsp-get-dhcpv4-options': {
     args: [1, 1],
+    options: '',
     run: async (nb, [port]) => {
       const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       const id = optionalText(lsp.dhcpv4_options);

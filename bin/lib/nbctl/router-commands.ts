@@ -18,7 +18,7 @@ import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
-type Spec = { args: [number, number]; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
+type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
 
 const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
@@ -65,6 +65,7 @@ function findRoute(routes: readonly RowJson[], prefix: string, nextHop: string, 
 
 const lrRouteAdd: Spec = {
   args: [3, 4],
+  options: '--may-exist,--ecmp,--ecmp-symmetric-reply,--policy=,--route-table=,--bfd?',
   run: async (nb, [router, prefixArg, nextHopArg, portArg], flags) => {
     const lr = await findRouter(nb, router as string);
     const { policy, isSrc } = routePolicyIsSrc(flags);
@@ -155,6 +156,7 @@ const lrRouteAdd: Spec = {
 
 const lrRouteDel: Spec = {
   args: [1, 4],
+  options: '--if-exists,--policy=,--route-table=',
   run: async (nb, [router, prefixArg, nextHopArg, portArg], flags) => {
     const lr = await findRouter(nb, router as string);
     const table = flagValue(flags, '--route-table');
@@ -252,6 +254,7 @@ function printRouteFamily(routes: ListedRoute[]): string {
 
 const lrRouteList: Spec = {
   args: [1, 1],
+  options: '--route-table=',
   run: async (nb, [router], flags) => {
     const lr = await findRouter(nb, router as string);
     const only = flagValue(flags, '--route-table');
@@ -282,6 +285,7 @@ const policyActions = new Set(['allow', 'drop', 'reroute']);
 
 const lrPolicyAdd: Spec = {
   args: [4, Infinity],
+  options: '--may-exist',
   run: async (nb, [router, priorityArg, match, action, ...rest], flags) => {
     const lr = await findRouter(nb, router as string);
     const priority = parsePriority(priorityArg as string);
@@ -324,6 +328,7 @@ const lrPolicyAdd: Spec = {
 
 const lrPolicyDel: Spec = {
   args: [1, 3],
+  options: '--if-exists',
   run: async (nb, [router, which, match], flags) => {
     const lr = await findRouter(nb, router as string);
     const detach = (rows: RowJson[]): Promise<unknown> =>
@@ -358,6 +363,7 @@ const lrPolicyDel: Spec = {
 
 const lrPolicyList: Spec = {
   args: [1, 1],
+  options: '',
   run: async (nb, [router]) => {
     const lr = await findRouter(nb, router as string);
     const policies = await children(nb, lr, 'policies', 'Logical_Router_Policy');
@@ -409,6 +415,7 @@ function ipInLrpNetworks(lrp: RowJson, ip: string): boolean {
 
 const lrNatAdd: Spec = {
   args: [4, 7],
+  options: '--may-exist,--stateless,--portrange,--add-route,--gateway-port=',
   run: async (nb, [router, type, externalIp, logicalIp, ...rest], flags) => {
     const lr = await findRouter(nb, router as string);
     checkNatType(type as string);
@@ -521,6 +528,7 @@ const lrNatAdd: Spec = {
 
 const lrNatDel: Spec = {
   args: [1, 4],
+  options: '--if-exists',
   run: async (nb, [router, type, ipArg, gwArg], flags) => {
     const lr = await findRouter(nb, router as string);
     const detach = (rows: RowJson[]): Promise<unknown> =>
@@ -565,6 +573,7 @@ export const col = (s: string, width: number, precision: number): string => s.sl
 
 const lrNatList: Spec = {
   args: [1, 1],
+  options: '',
   run: async (nb, [router]) => {
     const lr = await findRouter(nb, router as string);
     const nats = await children(nb, lr, 'nat', 'NAT');
