@@ -4,8 +4,7 @@
 import { inetParseActive, ipParseCidr, ipv6ParseCidr } from './inet.js';
 import type { LbEndpoint } from './inet.js';
 import type { Nb, RowJson } from './nb.js';
-import { NbctlError, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
-import { col } from './router-commands.js';
+import { NbctlError, col, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
 type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
@@ -141,7 +140,7 @@ async function attachedLbs(nb: Nb, owner: RowJson): Promise<RowJson[]> {
   return ids.map((id) => lbs.get(id)).filter((r): r is RowJson => r !== undefined);
 }
 
-function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switch' | 'router'): Record<string, Spec> {
+function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switch' | 'router'): { add: Spec; del: Spec; list: Spec } {
   const whole = what === 'switch' ? 'logical switch' : 'logical router';
   return {
     add: {
@@ -291,11 +290,11 @@ export const lbDhcpCommands: Record<string, Spec> = {
   'lb-add': lbAdd,
   'lb-del': lbDel,
   'lb-list': lbList,
-  'ls-lb-add': ls.add as Spec,
-  'ls-lb-del': ls.del as Spec,
-  'ls-lb-list': ls.list as Spec,
-  'lr-lb-add': lr.add as Spec,
-  'lr-lb-del': lr.del as Spec,
-  'lr-lb-list': lr.list as Spec,
+  'ls-lb-add': ls.add,
+  'ls-lb-del': ls.del,
+  'ls-lb-list': ls.list,
+  'lr-lb-add': lr.add,
+  'lr-lb-del': lr.del,
+  'lr-lb-list': lr.list,
   ...dhcpCommands,
 };

@@ -169,3 +169,5 @@ export function flagValue(flags: ReadonlySet<string>, name: string): string | un
 }
 /** Whether `s` reads as a UUID to OVS's uuid_from_string (hex digits in either case). */
 export const isUuid = (s: string): boolean => /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s);
+/** printf's "%-W.Ps", as ovn-nbctl's tables use it: at most P characters, left-aligned in W. */
+export const col = (s: string, width: number, precision: number): string => s.slice(0, precision).padEnd(width);

@@ -15,7 +15,7 @@ import {
   scanInt64,
 } from './inet.js';
 import type { Nb, RowJson } from './nb.js';
-import { NbctlError, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
+import { NbctlError, col, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
 type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
@@ -567,9 +567,6 @@ const lrNatDel: Spec = {
     return '';
   },
 };
-
-/** printf's "%-W.Ps": at most P characters, left-aligned in W. */
-export const col = (s: string, width: number, precision: number): string => s.slice(0, precision).padEnd(width);
 
 const lrNatList: Spec = {
   args: [1, 1],
