@@ -6,7 +6,7 @@ import { dbCommands } from './db-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
 import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
-import { routerCommands } from './router-commands.js';
+import { parsePriority, routerCommands } from './router-commands.js';
 
 type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
 interface CommandSpec {
@@ -88,12 +88,6 @@ async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promis
 
 const directions = new Set(['from-lport', 'to-lport']);
 const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject', 'pass']);
-
-function checkPriority(s: string): number {
-  const n = Number(s);
-  if (!/^\d+$/.test(s) || n > 32767) throw new NbctlError(`${s}: priority must in range 0...32767`);
-  return n;
-}
 
 async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
   return Promise.all(names.map(async (n) => uuidRef(uuidOf(await findRecord(nb, 'Logical_Switch_Port', n, 'port')))));
@@ -239,7 +233,7 @@ const commands: Record<string, CommandSpec> = {
     run: async (nb, [entity, direction, priority, match, verdict], flags) => {
       if (!directions.has(direction as string)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
       if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", "reject" and "pass"`);
-      const prio = checkPriority(priority as string);
+      const prio = parsePriority(priority as string);
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const existing = (await nb.rows('ACL', [['direction', '==', direction], ['priority', '==', prio], ['match', '==', match]])).filter((a) => setOf(row.acls).map(text).includes(uuidOf(a)));
       if (existing.length > 0) {
@@ -261,7 +255,7 @@ const commands: Record<string, CommandSpec> = {
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const acls = await nb.rows('ACL');
       const mine = new Set(setOf(row.acls).map(text));
-      const prio = priority === undefined ? undefined : checkPriority(priority);
+      const prio = priority === undefined ? undefined : parsePriority(priority);
       if (prio !== undefined && match === undefined) throw new NbctlError('cannot specify priority without match');
       const doomed = acls.filter((a) => mine.has(uuidOf(a)) && (direction === undefined || a.direction === direction) && (prio === undefined || (a.priority === prio && a.match === match)));
       if (doomed.length === 0) return '';
