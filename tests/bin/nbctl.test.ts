@@ -1,5 +1,6 @@
 // nbctl's commands with ovn-nbctl's meanings and messages: switches, ports, routers, ACLs on
-// switches and port groups, address sets, and the generic database commands. Method: the
+// switches and port groups, address sets, static routes, routing policies, NAT, load balancers,
+// DHCP options, and the generic database commands. Method: the
 // command functions in-process against three central nodes (real gRPC on loopback).
 import t from 'tap';
 import { runNbctl } from '../../bin/lib/nbctl/commands.js';
@@ -85,7 +86,8 @@ t.test('nbctl commands', async (t) => {
   t.equal(await run('ls-list'), '');
   t.equal((await cluster.members[0]?.client.list('Logical_Switch_Port'))?.rows.length, 0, 'ports went with their switch');
   await fails(/unknown command 'frob'/, 'frob');
-  await fails(/'lsp-add' command requires 2 to 4 arguments/, 'lsp-add', 'sw0');
+  await fails(/^'lsp-add' command requires at least 2 arguments$/, 'lsp-add', 'sw0');
+  await fails(/^'ls-list' command takes at most 0 arguments$/, 'ls-list', 'sw0');
 });
 
 t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught up', async (t) => {
@@ -115,4 +117,238 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   const bad = nbFor();
   await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: /--wait takes sb, hv or none/ });
   bad.close();
+});
+
+t.test('routes, routing policies, NAT, load balancers and DHCP options', async (t) => {
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
+  t.teardown(() => nb.close());
+  const run = (...words: string[]): Promise<string> => runNbctl(nb, words);
+  const client = cluster.members[0]!.client;
+  const snapshot = async (): Promise<string> => {
+    const out: unknown[] = [];
+    for (const table of ['Logical_Router', 'Logical_Switch', 'Logical_Switch_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) out.push((await client.list(table)).rows);
+    return JSON.stringify(out);
+  };
+  // A failing command is an NbctlError with ovn-nbctl's message, and it changes nothing.
+  const fails = async (re: RegExp, ...words: string[]): Promise<void> => {
+    const before = await snapshot();
+    const err = await run(...words).then(() => undefined, (e: unknown) => e);
+    t.ok(err instanceof NbctlError, `${words.join(' ')} fails as a command error`);
+    t.match((err as Error | undefined)?.message, re, `${words.join(' ')}: ${re}`);
+    t.equal(await snapshot(), before, `${words.join(' ')} changed nothing`);
+  };
+  const rows = async (table: string): Promise<Record<string, unknown>[]> => (await client.list(table)).rows;
+
+  await run('ls-add', 'sw0');
+  await run('lsp-add', 'sw0', 'p1');
+  await run('lr-add', 'lr0');
+  await run('lrp-add', 'lr0', 'lrp0', '00:00:00:00:ff:01', '10.0.0.1/24');
+
+  // Static routes: prefixes normalized, ECMP, src-ip, route tables, discard, output ports.
+  await run('lr-route-add', 'lr0', '10.1.2.3/16', '10.0.0.10');
+  await fails(/^duplicate prefix: 10\.1\.0\.0\/16 \(policy: dst-ip\)\. Use option --ecmp to allow this for ECMP routing\.$/, 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11');
+  await run('--ecmp', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11');
+  await fails(/^duplicate nexthop for the same ECMP route$/, '--ecmp', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11');
+  t.equal(await run('--ecmp', '--may-exist', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11'), '');
+  await run('--policy=src-ip', '--ecmp-symmetric-reply', 'lr-route-add', 'lr0', '10.0.0.0/24', '10.0.0.254', 'lrp0');
+  await run('--route-table=t1', 'lr-route-add', 'lr0', '0.0.0.0/0', '10.0.0.253');
+  await run('lr-route-add', 'lr0', '10.9.0.0/16', 'discard');
+  await run('lr-route-add', 'lr0', '192.168.0.1', 'lrp0');
+  await run('lr-route-add', 'lr0', 'fd01::1/64', 'fd00::1');
+  await fails(/^ecmp is not valid for discard routes\.$/, '--ecmp', 'lr-route-add', 'lr0', '10.8.0.0/16', 'discard');
+  await fails(/^outport is not valid for discard routes\.$/, 'lr-route-add', 'lr0', '10.8.0.0/16', 'discard', 'lrp0');
+  await fails(/^discard nexthop for the same ECMP route exists\.$/, '--ecmp', 'lr-route-add', 'lr0', '10.9.0.0/16', '10.0.0.9');
+  await fails(/^bad prefix argument: 10\.0\.0\.0\/33$/, 'lr-route-add', 'lr0', '10.0.0.0/33', '10.0.0.9');
+  await fails(/^bad IPv4 nexthop argument: fd00::1$/, 'lr-route-add', 'lr0', '10.8.0.0/16', 'fd00::1');
+  await fails(/^bad IPv6 nexthop argument: 10\.0\.0\.1$/, 'lr-route-add', 'lr0', 'fd08::/64', '10.0.0.1');
+  await fails(/^bad policy: sideways$/, '--policy=sideways', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^nope: port name not found$/, 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'nope');
+  await fails(/^lr9: router name not found$/, 'lr-route-add', 'lr9', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^no entry found in the BFD table$/, '--bfd=nope', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0');
+  await fails(/^insert entry in the BFD table failed$/, '--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^bfd dst_ip cannot be discard\.$/, '--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', 'discard');
+  await run('--bfd', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0');
+  t.match(await rows('BFD'), [{ dst_ip: '10.0.0.9', logical_port: 'lrp0' }], 'a BFD session for the next hop on its port');
+  t.match(await run('lr-route-list', 'lr0'), /10\.8\.0\.0\/16 {18}10\.0\.0\.9 dst-ip lrp0 bfd\n/);
+  await run('lr-route-del', 'lr0', '10.8.0.0/16');
+  t.same(await rows('BFD'), [], 'deleting the route deleted its BFD session');
+  await fails(/^'lr-route-add' command requires at least 3 arguments$/, 'lr-route-add', 'lr0', '10.8.0.0/16');
+  await fails(/^'lr-route-add' command takes at most 4 arguments$/, 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0', 'extra');
+  await fails(/^'lr-route-add' command has no '--if-exists' option$/, '--if-exists', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^missing argument to '--policy' option on 'lr-route-add' command$/, '--policy', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^'--ecmp' option on 'lr-route-add' does not accept an argument$/, '--ecmp=yes', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  t.equal(
+    await run('lr-route-list', 'lr0'),
+    [
+      'IPv4 Routes',
+      'Route Table <main>:',
+      '              192.168.0.1                           dst-ip lrp0',
+      '              10.0.0.0/24                10.0.0.254 src-ip lrp0 ecmp-symmetric-reply',
+      '              10.1.0.0/16                 10.0.0.10 dst-ip ecmp',
+      '              10.1.0.0/16                 10.0.0.11 dst-ip ecmp',
+      '              10.9.0.0/16                   discard dst-ip',
+      '',
+      'Route Table t1:',
+      '                0.0.0.0/0                10.0.0.253 dst-ip',
+      '',
+      'IPv6 Routes',
+      'Route Table <main>:',
+      '                fd01::/64                   fd00::1 dst-ip',
+      '',
+    ].join('\n'),
+  );
+  t.equal(await run('--route-table=t1', 'lr-route-list', 'lr0'), 'IPv4 Routes\nRoute Table t1:\n                0.0.0.0/0                10.0.0.253 dst-ip\n');
+  await run('--may-exist', 'lr-route-add', 'lr0', '10.9.0.0/16', '10.0.0.8');
+  t.match(await run('lr-route-list', 'lr0'), /\n {14}10\.9\.0\.0\/16 {18}10\.0\.0\.8 dst-ip\n/, '--may-exist replaced the next hop');
+  await fails(/^no matching route: policy 'any', prefix '10\.7\.0\.0\/16', nexthop 'any', output_port 'any'\.$/, 'lr-route-del', 'lr0', '10.7.0.0/16');
+  t.equal(await run('--if-exists', 'lr-route-del', 'lr0', '10.7.0.0/16'), '');
+  await run('lr-route-del', 'lr0', '10.1.0.0/16', '10.0.0.11');
+  await run('--policy=src-ip', 'lr-route-del', 'lr0');
+  t.notMatch(await run('lr-route-list', 'lr0'), /10\.0\.0\.11|src-ip/);
+  t.equal((await rows('Logical_Router_Static_Route')).length, 5, 'deleted routes are gone from the table too');
+  await run('lr-route-del', 'lr0');
+  t.equal(await run('lr-route-list', 'lr0'), '');
+  t.equal((await rows('Logical_Router_Static_Route')).length, 0);
+
+  // Routing policies.
+  await run('lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.0.0/24', 'reroute', '10.0.0.20,10.0.0.21', 'pkt_mark=5');
+  await run('lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.1.0/24', 'allow');
+  await run('lr-policy-add', 'lr0', '200', 'ip4.dst == 8.8.8.8', 'drop');
+  await fails(/^Same routing policy already existed on the logical router lr0\.$/, 'lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.1.0/24', 'drop');
+  t.equal(await run('--may-exist', 'lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.1.0/24', 'drop'), '');
+  await fails(/^32768: priority must in range 0\.\.\.32767$/, 'lr-policy-add', 'lr0', '32768', 'ip4', 'drop');
+  await fails(/^forward: action must be one of "allow", "drop", and "reroute"$/, 'lr-policy-add', 'lr0', '1', 'ip4', 'forward');
+  await fails(/^Nexthop is required when action is reroute\.$/, 'lr-policy-add', 'lr0', '1', 'ip4', 'reroute');
+  await fails(/^bad next hop argument: 10\.0\.0\.1,nope$/, 'lr-policy-add', 'lr0', '1', 'ip4', 'reroute', '10.0.0.1,nope');
+  await fails(/^bad next hops argument, not in the same addr family : 10\.0\.0\.1,fd00::1$/, 'lr-policy-add', 'lr0', '1', 'ip4', 'reroute', '10.0.0.1,fd00::1');
+  await fails(/^No value specified for the option : pkt_mark$/, 'lr-policy-add', 'lr0', '1', 'ip4', 'allow', 'pkt_mark');
+  t.equal(
+    await run('lr-policy-list', 'lr0'),
+    'Routing Policies\n' +
+      `       200 ${'ip4.dst == 8.8.8.8'.padStart(50)}            drop\n` +
+      `       100 ${'ip4.src == 10.0.0.0/24'.padStart(50)}         reroute                 10.0.0.20, 10.0.0.21${' '.repeat(15)}pkt_mark=5\n` +
+      `       100 ${'ip4.src == 10.0.1.0/24'.padStart(50)}           allow\n`,
+  );
+  const allow = (await rows('Logical_Router_Policy')).find((p) => p.action === 'allow')!;
+  await run('lr-policy-del', 'lr0', (allow._uuid as [string, string])[1]);
+  await fails(/^Logical router policy uuid is not found\.$/, 'lr-policy-del', 'lr0', (allow._uuid as [string, string])[1]);
+  t.equal(await run('--if-exists', 'lr-policy-del', 'lr0', (allow._uuid as [string, string])[1]), '');
+  await run('lr-policy-del', 'lr0', '200', 'ip4.dst == 8.8.8.8');
+  t.equal((await run('lr-policy-list', 'lr0')).split('\n').length, 3, 'one policy is left');
+  await run('lr-policy-del', 'lr0', '100');
+  t.equal(await run('lr-policy-list', 'lr0'), '');
+
+  // NAT.
+  await run('lr-nat-add', 'lr0', 'snat', '172.16.0.1', '10.0.0.5/24');
+  await run('lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.2', '10.0.0.2', 'p1', '00:00:00:00:01:02');
+  await run('--stateless', 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.3', '10.0.0.3');
+  await run('--portrange', 'lr-nat-add', 'lr0', 'dnat', '172.16.0.4', '10.0.0.4', '100-200');
+  await fails(/^172\.16\.0\.1, 10\.0\.0\.0\/24: a NAT with this external_ip and logical_ip already exists$/, 'lr-nat-add', 'lr0', 'snat', '172.16.0.1', '10.0.0.0/24');
+  await fails(/^a NAT with this type \(snat\), logical_ip \(10\.0\.0\.0\/24\) already exists$/, 'lr-nat-add', 'lr0', 'snat', '172.16.0.9', '10.0.0.0/24');
+  await fails(/^172\.16\.0\.3, 10\.0\.0\.9: External ip cannot be shared across stateless and stateful NATs$/, 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.3', '10.0.0.9');
+  await fails(/^pat: type must be one of "dnat", "snat" and "dnat_and_snat"\.$/, 'lr-nat-add', 'lr0', 'pat', '172.16.0.9', '10.0.0.9');
+  await fails(/^172\.16\.0\.256: Not a valid IPv4 or IPv6 address\.$/, 'lr-nat-add', 'lr0', 'dnat', '172.16.0.256', '10.0.0.9');
+  await fails(/^10\.0\.0\.0\/24: Not a valid IPv4 address\.$/, 'lr-nat-add', 'lr0', 'dnat', '172.16.0.9', '10.0.0.0/24');
+  await fails(/^fd00::\/64: should be an IPv4 address or network\.$/, 'lr-nat-add', 'lr0', 'snat', '172.16.0.9', 'fd00::/64');
+  await fails(/^logical_port and external_mac are only valid when type is "dnat_and_snat"\.$/, 'lr-nat-add', 'lr0', 'dnat', '172.16.0.9', '10.0.0.9', 'p1', '00:00:00:00:01:09');
+  await fails(/^invalid mac address zz\.$/, 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.9', '10.0.0.9', 'p1', 'zz');
+  await fails(/^lr-nat-add with logical_port must also specify external_mac\.$/, 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.9', '10.0.0.9', 'p1');
+  await fails(/^invalid port range 200-100\.$/, '--portrange', 'lr-nat-add', 'lr0', 'dnat', '172.16.0.9', '10.0.0.9', '200-100');
+  await fails(/^stateless is not applicable to dnat or snat types$/, '--stateless', 'lr-nat-add', 'lr0', 'snat', '172.16.0.9', '10.0.0.9');
+  t.equal(
+    await run('lr-nat-list', 'lr0'),
+    [
+      'TYPE             GATEWAY_PORT          EXTERNAL_IP        EXTERNAL_PORT    LOGICAL_IP          EXTERNAL_MAC         LOGICAL_PORT',
+      'dnat                                   172.16.0.4         100-200          10.0.0.4',
+      'dnat_and_snat                          172.16.0.2                          10.0.0.2            00:00:00:00:01:02    p1',
+      'dnat_and_snat                          172.16.0.3                          10.0.0.3',
+      'snat                                   172.16.0.1                          10.0.0.0/24',
+      '',
+    ].join('\n'),
+  );
+  t.match((await rows('NAT')).find((n) => n.external_ip === '172.16.0.3'), { options: ['map', [['stateless', 'true']]] });
+  await run('lr-nat-del', 'lr0', 'snat', '10.0.0.0/24');
+  await run('lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.2');
+  await fails(/^nonsense: port name not found$/, 'lr-nat-del', 'lr0', 'dnat', 'nonsense');
+  await fails(/^nonsense: Invalid IP address or CIDR$/, 'lr-nat-del', 'lr0', 'dnat', 'nonsense', 'lrp0');
+  await fails(/^no matching NAT with the type \(dnat\), external_ip \(172\.16\.0\.4\) and gateway_port \(lrp0\)$/, 'lr-nat-del', 'lr0', 'dnat', '172.16.0.4', 'lrp0');
+  t.equal((await run('lr-nat-list', 'lr0')).split('\n').length, 4, 'two NATs are left');
+  await run('lr-nat-del', 'lr0', 'dnat');
+  await run('lr-nat-del', 'lr0');
+  t.equal(await run('lr-nat-list', 'lr0'), '');
+  t.equal((await rows('NAT')).length, 0);
+
+  // Load balancers.
+  await run('lb-add', 'lb0', '30.0.0.1:80', '10.0.0.2:80,10.0.0.3:80');
+  await run('lb-add', 'lb0', '[fd30::1]:443', '[fd00::2]:443', 'udp');
+  await run('lb-add', 'lb1', '30.0.0.9', '10.0.0.9');
+  await fails(/^lb0: a load balancer with this vip \(30\.0\.0\.1:80\) already exists$/, 'lb-add', 'lb0', '30.0.0.1:80', '10.0.0.4:80');
+  await run('--may-exist', 'lb-add', 'lb0', '30.0.0.1:80', '10.0.0.4:80');
+  await fails(/^30\.0\.0\.300:80: should be an IP address \(or an IP address and a port number with : as a separator\)\.$/, 'lb-add', 'lb2', '30.0.0.300:80', '10.0.0.4:80');
+  await fails(/^10\.0\.0\.4: should be an IP address and a port number with : as a separator, fd00::4:80: IP address family is different from VIP 30\.0\.0\.1\.$/, 'lb-add', 'lb2', '30.0.0.1:80', '10.0.0.4,fd00::4:80');
+  await fails(/^Protocol is unnecessary when no port of vip is given\.$/, 'lb-add', 'lb2', '30.0.0.1', '10.0.0.4', 'udp');
+  await fails(/^icmp: protocol must be one of "tcp", "udp", {2}or "sctp"\.$/, 'lb-add', 'lb2', '30.0.0.1:80', '10.0.0.4:80', 'icmp');
+  await fails(/^--reject and --event can't specified at the same time$/, '--reject', '--event', 'lb-add', 'lb2', '30.0.0.1:80', '10.0.0.4:80');
+  await run('--add-duplicate', 'lb-add', 'lb1', '30.0.0.9', '10.0.0.10');
+  await fails(/^Multiple load balancers named 'lb1'\. {2}Use a UUID\.$/, 'ls-lb-add', 'sw0', 'lb1');
+  const lbs = await rows('Load_Balancer');
+  const lb0 = (lbs.find((r) => r.name === 'lb0')!._uuid as [string, string])[1];
+  const lb1s = lbs.filter((r) => r.name === 'lb1').map((r) => (r._uuid as [string, string])[1]);
+  t.match(lbs.find((r) => r.name === 'lb0'), { protocol: 'udp', vips: ['map', [['30.0.0.1:80', '10.0.0.4:80'], ['[fd30::1]:443', '[fd00::2]:443']]] });
+  t.equal(
+    await run('lb-list', 'lb0'),
+    `UUID                                    LB                  PROTO      VIP              IPs\n${lb0}    lb0                 udp        30.0.0.1:80      10.0.0.4:80\n${' '.repeat(60)}udp        [fd30::1]:443    [fd00::2]:443\n`,
+  );
+  await run('lb-del', lb1s[1]!);
+  await run('ls-lb-add', 'sw0', 'lb0');
+  await run('ls-lb-add', 'sw0', 'lb1');
+  await fails(new RegExp(`^${lb0} : a load balancer with this UUID already exists$`), 'ls-lb-add', 'sw0', 'lb0');
+  t.equal(await run('--may-exist', 'ls-lb-add', 'sw0', 'lb0'), '');
+  await fails(/^nope: load balancer name not found$/, 'ls-lb-add', 'sw0', 'nope');
+  await run('lr-lb-add', 'lr0', 'lb1');
+  t.equal(
+    await run('ls-lb-list', 'sw0'),
+    `UUID                                    LB                  PROTO      VIP              IPs\n${lb0}    lb0                 udp        30.0.0.1:80      10.0.0.4:80\n${' '.repeat(60)}udp        [fd30::1]:443    [fd00::2]:443\n${lb1s[0]}    lb1                            30.0.0.9         10.0.0.9\n`,
+  );
+  t.equal(await run('lr-lb-list', 'lr0'), `UUID                                    LB                  PROTO      VIP         IPs\n${lb1s[0]}    lb1                            30.0.0.9    10.0.0.9\n`);
+  await fails(/^load balancer lb0 is not part of any logical router\.$/, 'lr-lb-del', 'lr0', 'lb0');
+  t.equal(await run('--if-exists', 'lr-lb-del', 'lr0', 'lb0'), '');
+  await run('lr-lb-del', 'lr0', 'lb1');
+  t.equal(await run('lr-lb-list', 'lr0'), '');
+  await fails(/^vip 30\.0\.0\.2:80 is not part of the load balancer\.$/, 'lb-del', 'lb0', '30.0.0.2:80');
+  await run('lb-del', 'lb0', '30.0.0.1:80');
+  t.match(await run('ls-lb-list', 'sw0'), /\[fd30::1\]:443/);
+  await run('lb-del', 'lb0', '[fd30::1]:443');
+  t.equal((await rows('Load_Balancer')).length, 1, 'removing its last VIP removed lb0');
+  t.equal(await run('lb-del', 'lb-never'), '', 'lb-del of an unknown load balancer is no error');
+  await run('ls-lb-del', 'sw0');
+  t.equal(await run('ls-lb-list', 'sw0'), '');
+  // A VIP without a port shows no protocol.
+  t.equal(await run('lb-list'), `UUID                                    LB                  PROTO      VIP         IPs\n${lb1s[0]}    lb1                            30.0.0.9    10.0.0.9\n`);
+
+  // DHCP options.
+  await run('dhcp-options-create', '10.0.0.0/24', 'owner=me');
+  await run('dhcp-options-create', 'fd00::/64');
+  await fails(/^Invalid cidr format '10\.0\.0\.0\/40'$/, 'dhcp-options-create', '10.0.0.0/40');
+  const dhcp = await rows('DHCP_Options');
+  const v4 = (dhcp.find((r) => r.cidr === '10.0.0.0/24')!._uuid as [string, string])[1];
+  const v6 = (dhcp.find((r) => r.cidr === 'fd00::/64')!._uuid as [string, string])[1];
+  t.match(dhcp.find((r) => r.cidr === '10.0.0.0/24'), { external_ids: ['map', [['owner', 'me']]] });
+  t.equal(await run('dhcp-options-list'), `${v4}\n${v6}\n`);
+  await run('dhcp-options-set-options', v4, 'lease_time=3600', 'router=10.0.0.1', 'server_id=10.0.0.1', 'server_mac=c0:ff:ee:00:00:01');
+  // The order is that of OVS's smap (hash buckets), as checked against ovn-nbctl by nbctl-vs-ovn-nbctl.
+  t.equal(await run('dhcp-options-get-options', v4), 'server_mac=c0:ff:ee:00:00:01\nrouter=10.0.0.1\nserver_id=10.0.0.1\nlease_time=3600\n');
+  await fails(/^nope: dhcp options UUID not found$/, 'dhcp-options-get-options', 'nope');
+  await run('lsp-set-dhcpv4-options', 'p1', v4);
+  t.equal(await run('lsp-get-dhcpv4-options', 'p1'), `${v4} (10.0.0.0/24)\n`);
+  await fails(/^DHCP options cidr 'fd00::\/64' is not IPv4$/, 'lsp-set-dhcpv4-options', 'p1', v6);
+  await fails(/^nope: port name not found$/, 'lsp-get-dhcpv4-options', 'nope');
+  await run('lsp-set-dhcpv4-options', 'p1');
+  t.equal(await run('lsp-get-dhcpv4-options', 'p1'), '');
+  await run('dhcp-options-del', v6);
+  await fails(new RegExp(`^${v6}: dhcp options UUID not found$`), 'dhcp-options-del', v6);
+  await fails(/^'dhcp-options-del' command has no '--if-exists' option$/, '--if-exists', 'dhcp-options-del', v6);
+  t.equal(await run('dhcp-options-list'), `${v4}\n`);
 });

@@ -1,14 +1,42 @@
 // ovn-nbctl's logical commands (switches, ports, routers, ACLs, port groups, address sets),
-// with its argument rules, flags (--may-exist, --if-exists) and messages; plus the generic
-// database commands from db-commands.ts. `runNbctl` is the whole command line minus endpoints.
+// with its argument rules, flags (--may-exist, --if-exists) and messages; plus routes, routing
+// policies and NAT (router-commands.ts), load balancers and DHCP options (lb-dhcp-commands.ts)
+// and the generic database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
 import { dbCommands } from './db-commands.js';
+import { lbDhcpCommands } from './lb-dhcp-commands.js';
 import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
+import { parsePriority, routerCommands } from './router-commands.js';
 
 type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
 interface CommandSpec {
   readonly args: [number, number];
   readonly run: Handler;
+  /**
+   * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
+   * takes a value, "?" may); when given, any other option is refused as ovn-nbctl refuses it.
+   */
+  readonly options?: string;
+}
+
+/** ovn-nbctl's global options, which are no command's own. */
+const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty)(=|$)/;
+
+/** db-ctl-base's check of a command's options against its declared ones, with its messages. */
+function checkOptions(name: string, declared: string, flags: ReadonlySet<string>): void {
+  for (const f of flags) {
+    if (globalOption.test(f)) continue;
+    const eq = f.indexOf('=');
+    const key = eq < 0 ? f : f.slice(0, eq);
+    // Like db-ctl-base, the first occurrence of the name in the list decides.
+    const at = declared.indexOf(key);
+    const end = at < 0 ? undefined : (declared[at + key.length] ?? '');
+    if (end === undefined || !['=', ',', '?', ' ', ''].includes(end)) throw new NbctlError(`'${name}' command has no '${key}' option`);
+    if (end !== '?' && (end === '=') !== (eq >= 0)) {
+      if (end === '=') throw new NbctlError(`missing argument to '${key}' option on '${name}' command`);
+      throw new NbctlError(`'${key}' option on '${name}' does not accept an argument`);
+    }
+  }
 }
 
 const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
@@ -60,12 +88,6 @@ async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promis
 
 const directions = new Set(['from-lport', 'to-lport']);
 const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject', 'pass']);
-
-function checkPriority(s: string): number {
-  const n = Number(s);
-  if (!/^\d+$/.test(s) || n > 32767) throw new NbctlError(`${s}: priority must in range 0...32767`);
-  return n;
-}
 
 async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
   return Promise.all(names.map(async (n) => uuidRef(uuidOf(await findRecord(nb, 'Logical_Switch_Port', n, 'port')))));
@@ -211,7 +233,7 @@ const commands: Record<string, CommandSpec> = {
     run: async (nb, [entity, direction, priority, match, verdict], flags) => {
       if (!directions.has(direction as string)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
       if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", "reject" and "pass"`);
-      const prio = checkPriority(priority as string);
+      const prio = parsePriority(priority as string);
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const existing = (await nb.rows('ACL', [['direction', '==', direction], ['priority', '==', prio], ['match', '==', match]])).filter((a) => setOf(row.acls).map(text).includes(uuidOf(a)));
       if (existing.length > 0) {
@@ -233,7 +255,7 @@ const commands: Record<string, CommandSpec> = {
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const acls = await nb.rows('ACL');
       const mine = new Set(setOf(row.acls).map(text));
-      const prio = priority === undefined ? undefined : checkPriority(priority);
+      const prio = priority === undefined ? undefined : parsePriority(priority);
       if (prio !== undefined && match === undefined) throw new NbctlError('cannot specify priority without match');
       const doomed = acls.filter((a) => mine.has(uuidOf(a)) && (direction === undefined || a.direction === direction) && (prio === undefined || (a.priority === prio && a.match === match)));
       if (doomed.length === 0) return '';
@@ -312,14 +334,20 @@ const commands: Record<string, CommandSpec> = {
     },
   },
   sync: { args: [0, 0], run: async (nb) => (await nb.rows('NB_Global'), '') },
+  ...routerCommands,
+  ...lbDhcpCommands,
   ...dbCommands,
 };
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
 
-/** Runs one nbctl command line (flags such as --may-exist anywhere before or among the words). */
+/**
+ * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
+ * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
+ * command is run, and its options are checked as ovn-nbctl checks them after "--".
+ */
 export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string> {
-  const flags = new Set(words.filter((a) => a.startsWith('--')));
+  const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
   const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
   for (const f of flags) {
     if (!f.startsWith('--wait')) continue;
@@ -329,11 +357,11 @@ export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string
   }
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
+  if (cmd.options !== undefined) checkOptions(name, cmd.options, flags);
+  // db-ctl-base's messages, plural even for one.
   const [min, max] = cmd.args;
-  if (args.length < min || args.length > max) {
-    const n = min === max ? String(min) : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
-    throw new NbctlError(`'${name}' command requires ${n} argument${n === '1' ? '' : 's'}`);
-  }
+  if (args.length < min) throw new NbctlError(`'${name}' command requires at least ${min} arguments`);
+  if (args.length > max) throw new NbctlError(`'${name}' command takes at most ${max} arguments`);
   const out = await cmd.run(nb, args, flags);
   await nb.finish();
   return out;

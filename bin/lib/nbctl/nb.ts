@@ -114,6 +114,9 @@ export const uuidOf = (row: RowJson): string => (row._uuid as [string, string])[
 export const text = (v: unknown): string => (Array.isArray(v) && (v[0] === 'uuid' || v[0] === 'named-uuid') ? String(v[1]) : String(v));
 export const uuidRef = (u: string): [string, string] => ['uuid', u];
 
+/** How ovn-nbctl's "Multiple ... named" message names a kind of record, where it is not "<what>s". */
+const multipleName: Record<string, string> = { router: 'logical routers', switch: 'logical switches', 'address set': 'Address Sets' };
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -126,7 +129,7 @@ export async function findRecord(nb: Nb, table: string, id: string, what: string
     if (byUuid[0] !== undefined) return byUuid[0];
   }
   const byName = await nb.rows(table, [[nameColumn, '==', id]]);
-  if (byName.length > 1) throw new NbctlError(`Multiple ${what}s named '${id}'.  Use a UUID.`);
+  if (byName.length > 1) throw new NbctlError(`Multiple ${multipleName[what] ?? `${what}s`} named '${id}'.  Use a UUID.`);
   if (byName[0] !== undefined) return byName[0];
   throw new NbctlError(`${id}: ${what} ${uuidPattern.test(id) ? 'UUID' : 'name'} not found`);
 }
@@ -149,3 +152,22 @@ export function listing(rows: RowJson[], nameColumn = 'name'): string {
     .map((x) => x.line)
     .join('');
 }
+
+/** An optional column's value (a set of at most one), or undefined. */
+export const optional = (v: unknown): unknown => setOf(v)[0];
+/** An optional string column's value, or undefined. */
+export const optionalText = (v: unknown): string | undefined => {
+  const x = optional(v);
+  return x === undefined ? undefined : text(x);
+};
+/** C's strcmp on ASCII text, for the orders ovn-nbctl sorts in. */
+export const strcmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/** The value of a "--name=value" flag, or undefined. */
+export function flagValue(flags: ReadonlySet<string>, name: string): string | undefined {
+  for (const f of flags) if (f.startsWith(`${name}=`)) return f.slice(name.length + 1);
+  return undefined;
+}
+/** Whether `s` reads as a UUID to OVS's uuid_from_string (hex digits in either case). */
+export const isUuid = (s: string): boolean => /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s);
+/** printf's "%-W.Ps", as ovn-nbctl's tables use it: at most P characters, left-aligned in W. */
+export const col = (s: string, width: number, precision: number): string => s.slice(0, precision).padEnd(width);

@@ -1,0 +1,386 @@
+// Goal: `ovnts nbctl` routes, policies, NAT, load balancers and DHCP options behave as ovn-nbctl.
+// Method: one command script run by the real ovn-nbctl against a real ovsdb-server (OVN's NB
+// schema) and by runNbctl against an in-process ovnts cluster; every step's success or failure
+// and message, every list command's output and the final rows (compared by content, UUIDs
+// replaced by what they point at) must be equal.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import t from 'tap';
+import { runNbctl } from '../../bin/lib/nbctl/commands.js';
+import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
+import { NorthboundClient } from '../../server/northbound-service.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
+import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
+
+const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
+const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovsdb-client') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
+
+/** The tables compared at the end, and the columns only a projection (northd) writes. */
+const tables = ['Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'Load_Balancer_Group'];
+const projected = new Set(['up', 'dynamic_addresses']);
+
+type Row = Record<string, unknown>;
+type Dump = Map<string, Row[]>;
+
+interface Outcome {
+  readonly ok: boolean;
+  readonly stdout: string;
+  /** The error message, without the "ovn-nbctl: " prefix and log lines. */
+  readonly error: string;
+}
+
+interface Side {
+  run(args: readonly string[]): Promise<Outcome>;
+  dump(): Promise<Dump>;
+}
+
+/** A step, or one built from the side's current UUIDs (`uuid('DHCP_Options(10.0.0.0/24)')`). */
+type Step = readonly string[] | ((uuid: (label: string) => string) => readonly string[]);
+
+const script: readonly Step[] = [
+  ['ls-add', 'sw0'],
+  ['lsp-add', 'sw0', 'sw0-p1'],
+  ['lsp-add', 'sw0', 'sw0-p2'],
+  ['lr-add', 'lr0'],
+  ['lrp-add', 'lr0', 'lr0-sw0', '00:00:00:00:ff:01', '10.0.0.1/24', 'fd00::1/64'],
+  ['lrp-add', 'lr0', 'lr0-ext', '00:00:00:00:ff:02', '172.16.0.1/24'],
+  // Static routes.
+  ['lr-route-add', 'lr0', '0.0.0.0/0', '172.16.0.254'],
+  ['lr-route-add', 'lr0', '10.1.0.5/16', '10.0.0.10'],
+  ['lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11'],
+  ['--ecmp', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11'],
+  ['--ecmp', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.11', 'lr0-sw0'],
+  ['--ecmp-symmetric-reply', 'lr-route-add', 'lr0', '10.2.0.0/16', '10.0.0.12'],
+  ['--ecmp', 'lr-route-add', 'lr0', '10.2.0.0/16', '10.0.0.13'],
+  ['--policy=src-ip', 'lr-route-add', 'lr0', '10.0.0.0/24', '172.16.0.253', 'lr0-ext'],
+  ['--policy=sideways', 'lr-route-add', 'lr0', '10.3.0.0/16', '10.0.0.1'],
+  ['lr-route-add', 'lr0', '10.4.0.0/16', 'discard'],
+  ['--ecmp', 'lr-route-add', 'lr0', '10.4.0.0/16', '10.0.0.14'],
+  ['lr-route-add', 'lr0', '10.5.0.0/16', 'discard', 'lr0-sw0'],
+  ['--ecmp', 'lr-route-add', 'lr0', '10.1.0.0/16', '10.0.0.99'],
+  ['--may-exist', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.98'],
+  ['--may-exist', '--policy=dst-ip', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.97', 'lr0-sw0'],
+  ['--may-exist', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.96'],
+  ['--route-table=rtb1', 'lr-route-add', 'lr0', '10.6.0.0/16', '10.0.0.15'],
+  ['--route-table=rtb1', 'lr-route-add', 'lr0', '0.0.0.0/0', '10.0.0.16'],
+  ['lr-route-add', 'lr0', '192.168.1.1', 'lr0-ext'],
+  ['lr-route-add', 'lr0', 'fd01::/64', 'fd00::100'],
+  ['lr-route-add', 'lr0', 'fd02::5/48', 'fd00::101', 'lr0-sw0'],
+  ['lr-route-add', 'lr0', 'fd01::/64', '10.0.0.3'],
+  ['lr-route-add', 'lr0', '300.1.1.0/24', '10.0.0.3'],
+  ['lr-route-add', 'lr0', '10.7.0.0/33', '10.0.0.3'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.300'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3', 'nope-port'],
+  ['lr-route-add', 'lr9', '10.7.0.0/16', '10.0.0.3'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16'],
+  ['lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3', 'lr0-sw0', 'extra'],
+  ['--if-exists', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  // After "--" ovn-nbctl checks options per command (before it, getopt complains first).
+  ['--', '--policy', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--', '--ecmp=yes', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--bfd=', 'lr-route-add', 'lr0', '10.7.0.0/16', '10.0.0.3'],
+  ['--ecmp', 'lr-nat-add', 'lr0', 'snat', '172.16.0.99', '10.9.0.0/24'],
+  ['--if-exists', 'dhcp-options-del', '11111111-2222-3333-4444-555555555555'],
+  ['--may-exist', 'lb-list'],
+  ['lr-route-list', 'lr0'],
+  ['--route-table=rtb1', 'lr-route-list', 'lr0'],
+  // Routing policies.
+  ['lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.0.0/24', 'reroute', '10.0.0.20,10.0.0.21', 'pkt_mark=5', 'k=v'],
+  ['lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.1.0/24', 'allow'],
+  ['lr-policy-add', 'lr0', '200', 'ip6.dst == fd09::/64', 'reroute', 'fd00::20'],
+  ['lr-policy-add', 'lr0', '50', 'ip4.dst == 8.8.8.8', 'drop'],
+  ['lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.0.0/24', 'drop'],
+  ['--may-exist', 'lr-policy-add', 'lr0', '100', 'ip4.src == 10.0.0.0/24', 'drop'],
+  ['lr-policy-add', 'lr0', '40000', 'ip4', 'drop'],
+  ['lr-policy-add', 'lr0', '10', 'ip4', 'forward'],
+  ['lr-policy-add', 'lr0', '10', 'ip4', 'reroute'],
+  ['lr-policy-add', 'lr0', '10', 'ip4', 'reroute', '10.0.0.1,fd00::1'],
+  ['lr-policy-add', 'lr0', '10', 'ip4', 'reroute', '10.0.0.256'],
+  ['lr-policy-add', 'lr0', '10', 'ip4', 'allow', 'pkt_mark='],
+  ['lr-policy-list', 'lr0'],
+  ['lr-policy-del', 'lr0', '50', 'ip4.dst == 8.8.8.8'],
+  ['lr-policy-del', 'lr0', 'x1'],
+  ['--if-exists', 'lr-policy-del', 'lr0', '0b7f0e4c-0000-4000-8000-000000000000'],
+  ['lr-policy-del', 'lr0', '0b7f0e4c-0000-4000-8000-000000000000'],
+  ['lr-policy-list', 'lr0'],
+  // NAT.
+  ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.0.0/24'],
+  ['lr-nat-add', 'lr0', 'dnat', '172.16.0.11', '10.0.0.11'],
+  ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.12', '10.0.0.12', 'sw0-p1', '00:00:00:00:01:12'],
+  ['--stateless', 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.13', '10.0.0.13'],
+  ['--portrange', 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.14', '10.0.0.14', '1000-2000'],
+  ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.0.0/24'],
+  ['lr-nat-add', 'lr0', 'snat', '172.16.0.15', '10.0.0.0/24'],
+  ['--may-exist', 'lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.0.0/24'],
+  ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.13', '10.0.0.99'],
+  ['lr-nat-add', 'lr0', 'snat', 'fd10::1', 'fd00::/64'],
+  ['lr-nat-add', 'lr0', 'pat', '172.16.0.16', '10.0.0.16'],
+  ['lr-nat-add', 'lr0', 'dnat', '172.16.0.300', '10.0.0.16'],
+  ['lr-nat-add', 'lr0', 'dnat', '172.16.0.16', '10.0.0.0/24'],
+  ['lr-nat-add', 'lr0', 'snat', '172.16.0.16', 'fd00::/64'],
+  ['lr-nat-add', 'lr0', 'dnat', '172.16.0.16', '10.0.0.16', 'sw0-p1', '00:00:00:00:01:16'],
+  ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.16', '10.0.0.16', 'sw0-p1', 'zz:00:00:00:01:16'],
+  ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.16', '10.0.0.16', 'nope', '00:00:00:00:01:16'],
+  ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.16', '10.0.0.16', '1000-2000'],
+  ['--portrange', 'lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.16', '10.0.0.16', '2000-1000'],
+  ['--stateless', 'lr-nat-add', 'lr0', 'snat', '172.16.0.16', '10.0.0.16'],
+  ['lr-nat-list', 'lr0'],
+  // NAT on distributed gateway ports: with two, the port must be named or follow from the IP.
+  ['lr-add', 'lr1'],
+  ['lrp-add', 'lr1', 'lr1-gw1', '00:00:00:00:fe:01', '172.17.1.1/24'],
+  ['lrp-add', 'lr1', 'lr1-gw2', '00:00:00:00:fe:02', '172.17.2.1/24'],
+  ['create', 'HA_Chassis_Group', 'name=hg1'],
+  ['create', 'HA_Chassis_Group', 'name=hg2'],
+  (uuid) => ['set', 'Logical_Router_Port', 'lr1-gw1', `ha_chassis_group=${uuid('HA_Chassis_Group(hg1)')}`],
+  ['lr-nat-add', 'lr1', 'snat', '172.17.9.9', '10.1.0.0/24'],
+  (uuid) => ['set', 'Logical_Router_Port', 'lr1-gw2', `ha_chassis_group=${uuid('HA_Chassis_Group(hg2)')}`],
+  ['lr-nat-add', 'lr1', 'snat', '172.17.9.10', '10.1.1.0/24'],
+  ['lr-nat-add', 'lr1', 'snat', '172.17.1.10', '10.1.2.0/24'],
+  ['--gateway-port=lr1-gw2', 'lr-nat-add', 'lr1', 'dnat_and_snat', '172.17.2.10', '10.1.2.10'],
+  ['--gateway-port=lr0-ext', 'lr-nat-add', 'lr1', 'snat', '172.17.2.11', '10.1.3.0/24'],
+  ['--gateway-port=lr1-nope', 'lr-nat-add', 'lr1', 'snat', '172.17.2.11', '10.1.3.0/24'],
+  ['lr-nat-list', 'lr1'],
+  ['lr-nat-del', 'lr1', 'dnat_and_snat', '172.17.2.10', 'lr1-gw1'],
+  ['lr-nat-del', 'lr1', 'dnat_and_snat', 'lr1-gw2'],
+  ['lr-nat-list', 'lr1'],
+  ['lr-nat-del', 'lr0', 'dnat', '172.16.0.11'],
+  ['lr-nat-del', 'lr0', 'snat', '10.0.0.0/24'],
+  ['lr-nat-del', 'lr0', 'pat'],
+  ['lr-nat-del', 'lr0', 'snat', 'nonsense', 'lr0-ext'],
+  ['lr-nat-list', 'lr0'],
+  // Load balancers.
+  ['lb-add', 'lb0', '30.0.0.10:80', '10.0.0.11:80,10.0.0.12:8080'],
+  ['lb-add', 'lb0', '30.0.0.10:443', '10.0.0.11:443', 'udp'],
+  ['lb-add', 'lb-v6', '[fd30::10]:80', '[fd00::11]:80,[fd00::12]:80', 'sctp'],
+  ['lb-add', 'lb-noport', '30.0.0.20', '10.0.0.21,10.0.0.22'],
+  ['lb-add', 'lb0', '30.0.0.10:80', '10.0.0.13:80'],
+  ['--may-exist', 'lb-add', 'lb0', '30.0.0.10:80', '10.0.0.13:80'],
+  ['lb-add', 'lb1', '30.0.0.30', '10.0.0.31', 'tcp'],
+  ['lb-add', 'lb1', '30.0.0.30:80', '10.0.0.31', 'tcp'],
+  ['lb-add', 'lb1', '30.0.0.30', '10.0.0.31:80'],
+  ['lb-add', 'lb1', '30.0.0.300', '10.0.0.31'],
+  ['lb-add', 'lb1', '30.0.0.30', 'fd00::31'],
+  ['lb-add', 'lb1', '30.0.0.30:80', '10.0.0.31:80', 'icmp'],
+  ['lb-add', 'lb-a-rather-long-name-here', '30.0.0.40:8080', '10.0.0.41:8080,10.0.0.42:8080'],
+  ['ls-lb-add', 'sw0', 'lb0'],
+  ['ls-lb-add', 'sw0', 'lb-v6'],
+  ['ls-lb-add', 'sw0', 'lb0'],
+  ['--may-exist', 'ls-lb-add', 'sw0', 'lb0'],
+  ['ls-lb-add', 'sw0', 'lb-nope'],
+  ['ls-lb-add', 'sw-nope', 'lb0'],
+  ['lr-lb-add', 'lr0', 'lb-noport'],
+  ['lr-lb-add', 'lr0', 'lb-a-rather-long-name-here'],
+  // Load balancer groups count in ls-lb-list and lr-lb-list.
+  ['lb-add', 'lb1', '30.0.0.31:8080', '10.0.0.31:8080,10.0.0.32:8080', 'udp'],
+  (uuid) => ['create', 'Load_Balancer_Group', 'name=lbg1', `load_balancer=[${uuid('Load_Balancer(lb1)')}]`],
+  (uuid) => ['set', 'Logical_Switch', 'sw0', `load_balancer_group=[${uuid('Load_Balancer_Group(lbg1)')}]`],
+  (uuid) => ['set', 'Logical_Router', 'lr0', `load_balancer_group=[${uuid('Load_Balancer_Group(lbg1)')}]`],
+  ['lb-list'],
+  ['lb-list', 'lb0'],
+  ['ls-lb-list', 'sw0'],
+  ['lr-lb-list', 'lr0'],
+  ['lr-lb-del', 'lr0', 'lb0'],
+  ['--if-exists', 'lr-lb-del', 'lr0', 'lb0'],
+  ['lr-lb-del', 'lr0', 'lb-noport'],
+  ['lb-del', 'lb0', '30.0.0.10:443'],
+  ['lb-del', 'lb0', '30.0.0.99:443'],
+  ['lb-del', 'lb-gone'],
+  ['lb-del', 'lb-v6'],
+  ['ls-lb-list', 'sw0'],
+  ['lr-lb-list', 'lr0'],
+  ['lb-list'],
+  // DHCP options.
+  ['dhcp-options-create', '10.0.0.0/24', 'owner=test', 'bare'],
+  ['dhcp-options-create', 'fd00::/64'],
+  ['dhcp-options-create', '10.0.0.0/33'],
+  ['dhcp-options-list'],
+  (uuid) => ['dhcp-options-set-options', uuid('DHCP_Options(10.0.0.0/24)'), 'lease_time=3600', 'router=10.0.0.1', 'server_id=10.0.0.1', 'server_mac=c0:ff:ee:00:00:01', 'dns_server={8.8.8.8,8.8.4.4}', 'mtu=1442', 'domain_name="ovn.org"'],
+  (uuid) => ['dhcp-options-get-options', uuid('DHCP_Options(10.0.0.0/24)')],
+  (uuid) => ['lsp-set-dhcpv4-options', 'sw0-p1', uuid('DHCP_Options(10.0.0.0/24)')],
+  (uuid) => ['lsp-set-dhcpv4-options', 'sw0-p2', uuid('DHCP_Options(fd00::/64)')],
+  ['lsp-set-dhcpv4-options', 'sw0-p2', '11111111-2222-3333-4444-555555555555'],
+  ['lsp-get-dhcpv4-options', 'sw0-p1'],
+  ['lsp-get-dhcpv4-options', 'sw0-p2'],
+  ['dhcp-options-get-options', 'not-a-uuid'],
+  (uuid) => ['dhcp-options-del', uuid('DHCP_Options(fd00::/64)')],
+  ['dhcp-options-del', '11111111-2222-3333-4444-555555555555'],
+  ['dhcp-options-list'],
+  // Two records with one name: ovn-nbctl wants a UUID.
+  ['create', 'Logical_Router', 'name=lrdup'],
+  ['create', 'Logical_Router', 'name=lrdup'],
+  ['lr-route-list', 'lrdup'],
+  ['create', 'Logical_Switch', 'name=swdup'],
+  ['create', 'Logical_Switch', 'name=swdup'],
+  ['ls-lb-list', 'swdup'],
+  // A route with a BFD session: listed with "bfd", and deleting the route deletes the session.
+  ['create', 'BFD', 'logical_port=lr0-sw0', 'dst_ip=10.0.0.50'],
+  ['lr-route-add', 'lr0', '10.10.0.0/16', '10.0.0.50'],
+  (uuid) => ['set', 'Logical_Router_Static_Route', uuid('Logical_Router_Static_Route(10.10.0.0/16)'), `bfd=${uuid('BFD(10.0.0.50)')}`],
+  ['lr-route-list', 'lr0'],
+  ['lr-route-del', 'lr0', '10.10.0.0/16'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.11.0.0/16', '10.0.0.51'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.11.0.0/16', '10.0.0.51', 'lr0-sw0'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.12.0.0/16', '10.0.0.51', 'lr0-sw0'],
+  ['--bfd=not-a-uuid', 'lr-route-add', 'lr0', '10.13.0.0/16', '10.0.0.51'],
+  (uuid) => [`--bfd=${uuid('BFD(10.0.0.51)')}`, 'lr-route-add', 'lr0', '10.13.0.0/16', '10.0.0.52'],
+  ['--bfd', 'lr-route-add', 'lr0', '10.14.0.0/16', 'discard'],
+  ['--bfd', '--may-exist', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.96', 'lr0-ext'],
+  ['lr-route-list', 'lr0'],
+  // Deletions of routes.
+  ['lr-route-del', 'lr0', '10.2.0.0/16', '10.0.0.13'],
+  ['--policy=src-ip', 'lr-route-del', 'lr0'],
+  ['lr-route-del', 'lr0', '10.9.0.0/16'],
+  ['--if-exists', 'lr-route-del', 'lr0', '10.9.0.0/16'],
+  ['lr-route-del', 'lr0', 'bogus'],
+  ['lr-route-del', 'lr0', '10.1.0.0/16', '10.0.0.11', 'lr0-sw0'],
+  ['--route-table=rtb1', 'lr-route-del', 'lr0', '0.0.0.0/0'],
+  ['lr-route-list', 'lr0'],
+];
+
+/** UUIDs of no row, used to ask for rows that do not exist. */
+const noRow = ['11111111-2222-3333-4444-555555555555', '0b7f0e4c-0000-4000-8000-000000000000'];
+/** UUIDs in text, replaced by labels. */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * Short labels for UUIDs: Table(name), or the cidr, ip_prefix or dst_ip in place of a name, else
+ * Table#UUID (never equal across sides).
+ */
+function shortLabels(dump: Dump, into: Map<string, string>): void {
+  for (const [table, rows] of dump) {
+    for (const r of rows) {
+      const id = (r._uuid as [string, string])[1];
+      const name = [r.name, r.cidr, r.ip_prefix, r.dst_ip].find((v): v is string => typeof v === 'string' && v !== '');
+      into.set(id, name === undefined ? `${table}#${id}` : `${table}(${name})`);
+    }
+  }
+}
+
+/** Every row as text with its references replaced by the referenced row's own text, per table. */
+function canonical(dump: Dump): Map<string, string[]> {
+  const rows = new Map<string, { table: string; row: Row }>();
+  for (const [table, rs] of dump) for (const row of rs) rows.set((row._uuid as [string, string])[1], { table, row });
+  const memo = new Map<string, string>();
+  const label = (id: string): string => {
+    const known = memo.get(id);
+    if (known !== undefined) return known;
+    const e = rows.get(id);
+    const s = e === undefined ? 'dangling' : `${e.table}{${content(e.row)}}`;
+    memo.set(id, s);
+    return s;
+  };
+  const atom = (a: unknown): string => (Array.isArray(a) && a[0] === 'uuid' ? `<${label(String(a[1]))}>` : JSON.stringify(a));
+  const value = (v: unknown): string => {
+    if (Array.isArray(v) && v[0] === 'set') return `[${(v[1] as unknown[]).map(atom).sort().join(',')}]`;
+    if (Array.isArray(v) && v[0] === 'map') return `{${(v[1] as [unknown, unknown][]).map(([k, x]) => `${atom(k)}=${atom(x)}`).sort().join(',')}}`;
+    return `[${atom(v)}]`;
+  };
+  const content = (row: Row): string =>
+    Object.keys(row)
+      .filter((k) => k !== '_uuid' && k !== '_version' && !projected.has(k))
+      .sort()
+      .map((k) => `${k}=${value(row[k])}`)
+      .join(' ');
+  return new Map([...dump].map(([table, rs]) => [table, rs.map((r) => content(r)).sort()]));
+}
+
+function realSide(socket: string): Side {
+  const exec = (cmd: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile(cmd, args, { timeout: 30_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr }));
+    });
+  return {
+    async run(args) {
+      const r = await exec('ovn-nbctl', [`--db=unix:${socket}`, '--timeout=20', ...args]);
+      // ovn-nbctl may log (socket_util's complaints about an address) before its own message.
+      const last = r.stderr.trimEnd().split('\n').at(-1) ?? '';
+      return { ok: r.code === 0, stdout: r.stdout, error: last.replace(/^ovn-nbctl: /, '') };
+    },
+    async dump() {
+      const r = await exec('ovsdb-client', ['transact', `unix:${socket}`, JSON.stringify(['OVN_Northbound', ...tables.map((table) => ({ op: 'select', table, where: [] }))])]);
+      const results = JSON.parse(r.stdout) as { rows: Row[] }[];
+      return new Map(tables.map((table, i) => [table, results[i]?.rows ?? []]));
+    },
+  };
+}
+
+function ovntsSide(nb: Nb, client: NorthboundClient): Side {
+  return {
+    async run(args) {
+      try {
+        return { ok: true, stdout: await runNbctl(nb, [...args]), error: '' };
+      } catch (err) {
+        if (!(err instanceof NbctlError)) throw err;
+        return { ok: false, stdout: '', error: err.message };
+      }
+    },
+    async dump() {
+      const out: Dump = new Map();
+      for (const table of tables) out.set(table, (await client.list(table)).rows);
+      return out;
+    },
+  };
+}
+
+interface Trace {
+  readonly steps: string[];
+  readonly final: Map<string, string[]>;
+}
+
+/**
+ * A failed transaction's message keeps only RFC 7047's error string: its details are the
+ * server's wording (ovsdb-door-nbctl-diff compares servers), and they name a row that was
+ * rolled back.
+ */
+function errorKind(message: string): string {
+  const prefix = 'transaction error: ';
+  if (!message.startsWith(prefix)) return message;
+  return `${prefix}${(JSON.parse(message.slice(prefix.length)) as { error: string }).error}`;
+}
+
+async function runScript(side: Side): Promise<Trace> {
+  const labels = new Map<string, string>();
+  shortLabels(await side.dump(), labels);
+  const steps: string[] = [];
+  for (const step of script) {
+    const args =
+      typeof step === 'function'
+        ? step((label) => {
+            const hit = [...labels].find(([, l]) => l === label);
+            if (hit === undefined) throw new Error(`no row labelled ${label}`);
+            return hit[0];
+          })
+        : step;
+    const r = await side.run(args);
+    shortLabels(await side.dump(), labels);
+    const relabel = (s: string): string => s.replace(UUID, (u) => (noRow.includes(u) ? u : `<${labels.get(u) ?? 'unknown'}>`));
+    const shown = relabel(r.stdout);
+    steps.push(`$ nbctl ${relabel(args.join(' '))}\n${r.ok ? 'ok' : `error: ${relabel(errorKind(r.error))}`}\n${shown}`);
+  }
+  return { steps, final: canonical(await side.dump()) };
+}
+
+t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and ovn-nbctl agree', { skip: haveTools ? false : 'ovn-nbctl, ovsdb-client, ovsdb-server or the NB schema is missing' }, async (t) => {
+  const real = await startRealOvsdbServer({ dir: t.testdir(), schemaPath: NB_SCHEMA });
+  t.teardown(() => real.stop());
+  const cluster = await startCentralCluster(t.testdir());
+  t.teardown(() => cluster.stop());
+  const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
+  t.teardown(() => nb.close());
+
+  const theirs = await runScript(realSide(real.socketPath));
+  const ours = await runScript(ovntsSide(nb, cluster.members[0]!.client));
+  for (const [i, step] of theirs.steps.entries()) t.equal(ours.steps[i], step, step.split('\n')[0] ?? step);
+  for (const table of tables) t.same(ours.final.get(table), theirs.final.get(table), `final ${table} rows`);
+
+  // The script must exercise both outcomes and leave rows behind, or the comparison proves little.
+  t.ok(theirs.steps.filter((s) => s.includes('\nerror: ')).length >= 20, 'many steps fail on the real side');
+  t.ok(theirs.steps.some((s) => /^\$ nbctl lr-route-list lr0\nok\nIPv4 Routes\n/.test(s)), 'lr-route-list printed routes');
+  t.ok(theirs.steps.some((s) => s.includes("error: Multiple logical routers named 'lrdup'.  Use a UUID.")), 'a duplicate name was refused');
+  t.ok(theirs.steps.some((s) => / 10\.0\.0\.50 dst-ip bfd\n/.test(s)), 'a route with BFD was listed');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ls-lb-list sw0\nok\n') && s.includes('lb1 ')), "a load balancer group's member was listed");
+  for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) {
+    t.ok((theirs.final.get(table) ?? []).length > 0, `${table} ends with rows`);
+  }
+  t.notMatch(ours.steps.join('\n') + theirs.steps.join('\n'), /<unknown>/, 'every printed UUID is a known row');
+});
