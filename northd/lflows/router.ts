@@ -14,6 +14,7 @@ import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
+import { crPortName } from '../gateway-ports.js';
 import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
@@ -37,10 +38,6 @@ function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
   };
 }
 
-/** The name of a distributed gateway port's chassisredirect port. */
-export function crPortName(lrp: string): string {
-  return `cr-${lrp}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Flows a router owns itself.
@@ -617,8 +614,10 @@ function ipv4Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dg
     f('lr_in_ip_input', 31, `inport == ${key} && ip4 && ip.ttl == {0, 1} && !ip.later_frag`,
       `icmp4 {eth.dst <-> eth.src; icmp4.type = 11; /* Time exceeded */ icmp4.code = 0; /* TTL exceeded in transit */ ${ip} ; ip.ttl = 254; outport = ${key}; flags.loopback = 1; output; };`, hint);
   }
+  // Answered on one chassis only when the port's switch has a localnet port (PortInfo.residentCr).
+  const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
   for (const a of nets.ipv4) {
-    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == ${a.addrS} && arp.spa == ${a.networkS}/${a.plen}`, arpReply(INPORT_ETH), hint);
+    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == ${a.addrS} && arp.spa == ${a.networkS}/${a.plen}${resident}`, arpReply(INPORT_ETH), hint);
   }
   if (!r.portFacing.isGwRouter && r.portFacing.l3dgwPorts.length === 0) {
     for (const a of nets.ipv4) {

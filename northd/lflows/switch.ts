@@ -224,7 +224,10 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
     );
   }
   const action = p.enabled ? `outport = ${key}; output;` : DROP;
-  for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}`, action, hint));
+  // A router port's MAC is looked up only where its gateway chassis port resides, when the
+  // router has a distributed gateway port there and the switch a localnet port.
+  const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
+  for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}${p.routerPeer !== undefined && mac === p.routerPeer.mac ? resident : ''}`, action, hint));
   if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, ctx, hint));
   return flows;
 }

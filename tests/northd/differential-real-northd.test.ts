@@ -47,14 +47,28 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     'Datapath_Binding',
   );
 
-  // Port_Binding: the NB-derived columns.
+  // HA_Chassis_Group: by name, its members by chassis name (external_ids:chassis-name) and priority.
+  const haText = (groups: readonly Record<string, unknown>[], members: readonly Record<string, unknown>[]): Map<string, string> => {
+    const byUuid = new Map(members.map((m) => [m['_uuid'] as string, `${(m['external_ids'] as Record<string, string>)['chassis-name'] ?? '?'}:${String(m['priority'])}`]));
+    return new Map(groups.map((g) => [g['_uuid'] as string, `${String(g['name'])} [${asArray(g['ha_chassis']).map((u) => byUuid.get(u as string) ?? '?').sort().join(' ')}]`]));
+  };
+  const realHa = haText(await real.sbList('HA_Chassis_Group'), await real.sbList('HA_Chassis'));
+  const ourHaRow = (table: string): Record<string, unknown>[] => ours<Record<string, unknown>>(view, table).map((r) => ({
+    ...r, external_ids: r['external_ids'] instanceof Map ? Object.fromEntries(r['external_ids'] as Map<string, string>) : r['external_ids'],
+  }));
+  const ourHa = haText(ourHaRow('HA_Chassis_Group'), ourHaRow('HA_Chassis'));
+  t.same([...ourHa.values()].sort(), [...realHa.values()].sort(), 'HA_Chassis_Group');
+  t.equal(ours<unknown>(view, 'HA_Chassis').length, (await real.sbList('HA_Chassis')).length, 'HA_Chassis: as many rows');
+
+  // Port_Binding: the NB-derived columns (the HA_Chassis_Group as its name and members).
   const realPbs = await real.sbList('Port_Binding');
   const pbFacts = (p: Record<string, unknown>): string =>
-    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses'])]);
-  const realPbFacts = realPbs.map((p) => pbFacts({ ...p, dp: realDpName.get(p['datapath'] as string) })).sort();
+    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha']]);
+  const realPbFacts = realPbs.map((p) => pbFacts({ ...p, dp: realDpName.get(p['datapath'] as string), ha: asArray(p['ha_chassis_group']).map((u) => realHa.get(u as string) ?? '?') })).sort();
   const ourPbFacts = ours<sb.Port_Binding>(view, 'Port_Binding').map((p) => pbFacts({
     logical_port: p.logical_port, type: p.type, options: Object.fromEntries(p.options), tunnel_key: p.tunnel_key, mac: p.mac,
     port_security: p.port_security, dp: ourDpName.get(p.datapath), parent_port: p.parent_port, tag: p.tag, nat_addresses: p.nat_addresses,
+    ha: p.ha_chassis_group.map((u) => ourHa.get(u) ?? '?'),
   })).sort();
   t.same(ourPbFacts, realPbFacts, 'Port_Binding');
 
@@ -612,5 +626,56 @@ t.test('(j) DNS records on switches', { skip }, async (t) => {
   t.same([...(real.northd.view().get('DNS')?.values() ?? [])].map((r) => (r as unknown as sb.DNS).external_ids.get('dns_id')), [nbUuidByName(real, 'DNS', 'empty')], 'only the row sw3 names is left');
   // The records emptied again: the flows go, the row stays.
   await real.nbctl(['clear', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records']);
+  await compareWithReal(t, real);
+});
+
+/** (k) A distributed router whose port to the external network is a distributed gateway port. */
+const distributedGateway: readonly (readonly string[])[] = [
+  ['ls-add', 'sw1'],
+  ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
+  ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
+  ['ls-add', 'ext'],
+  ['lsp-add', 'ext', 'ln-ext', '--', 'lsp-set-type', 'ln-ext', 'localnet', '--', 'lsp-set-options', 'ln-ext', 'network_name=phys', '--', 'lsp-set-addresses', 'ln-ext', 'unknown'],
+  ['lr-add', 'lr0'],
+  ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
+  routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
+  ['lrp-add', 'lr0', 'lr0-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
+  routerLsp('ext', 'ext-lr0', 'lr0-ext'),
+  ['lr-route-add', 'lr0', '0.0.0.0/0', '172.16.0.254'],
+  ['lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '20'],
+  ['lrp-set-gateway-chassis', 'lr0-ext', 'hv2', '10'],
+];
+
+t.test('(k) a distributed gateway port with two gateway chassis', { skip }, async (t) => {
+  const real = await scenario(t, distributedGateway);
+  const binding = (name: string): sb.Port_Binding | undefined =>
+    ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name);
+  t.equal(binding('cr-lr0-ext')?.type, 'chassisredirect', 'a chassisredirect binding for the gateway port');
+  t.same(ours<sb.HA_Chassis_Group>(real.northd.view(), 'HA_Chassis_Group').map((g) => [g.name, g.ha_chassis.length]), [['lr0-ext', 2]], 'its Gateway_Chassis rows as an SB HA_Chassis_Group');
+  // reside-on-redirect-chassis on the inner port, whose switch gets a localnet port.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:reside-on-redirect-chassis=true']);
+  await real.nbctl(['lsp-add', 'sw1', 'ln-sw1', '--', 'lsp-set-type', 'ln-sw1', 'localnet', '--', 'lsp-set-options', 'ln-sw1', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-sw1', 'unknown']);
+  await compareWithReal(t, real);
+  // An NB HA_Chassis_Group on the port wins over its Gateway_Chassis rows; its members change.
+  await real.nbctl(['ha-chassis-group-add', 'grp1']);
+  await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv3', '30']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', `ha_chassis_group=${[...real.fx.db.rows('HA_Chassis_Group').values()].find((r) => (r as unknown as { name: string }).name === 'grp1')?._uuid ?? '?'}`]);
+  await compareWithReal(t, real);
+  await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv4', '40']);
+  await real.nbctl(['ha-chassis-group-set-chassis-prio', 'grp1', 'hv3', '50']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'ha_chassis_group']);
+  await compareWithReal(t, real);
+  // Changes: a chassis's priority changed, one removed, then the last one (no longer a DGP).
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv2', '30']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del-gateway-chassis', 'lr0-ext', 'hv1']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del-gateway-chassis', 'lr0-ext', 'hv2']);
+  await compareWithReal(t, real);
+  // A DGP again, then deleted with its switch port.
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '5']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del', 'lr0-ext']);
   await compareWithReal(t, real);
 });
