@@ -19,7 +19,7 @@ import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
-import { findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ethAddrFromString, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { AclFlags } from './acl.js';
@@ -228,6 +228,18 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   // router has a distributed gateway port there and the switch a localnet port.
   const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
   for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}${p.routerPeer !== undefined && mac === p.routerPeer.mac ? resident : ''}`, action, hint));
+  // Facing a distributed gateway port: the external MACs of its router's distributed NAT rules,
+  // where their logical ports reside.
+  const peer = p.routerPeer;
+  if (peer !== undefined && p.macs.includes(peer.mac) && ctx.peerRouter?.portFacing.l3dgwPorts.includes(peer.name) === true) {
+    for (const n of ctx.peerRouter.nats) {
+      if (n.type !== 'dnat_and_snat' || n.logicalPort === undefined || n.externalMac === undefined) continue;
+      const bytes = ethAddrFromString(n.externalMac);
+      if (bytes === undefined) continue;
+      const mac = bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+      flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac} && is_chassis_resident("${n.logicalPort}")`, action, hint));
+    }
+  }
   if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, ctx, hint));
   return flows;
 }

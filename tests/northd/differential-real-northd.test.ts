@@ -679,3 +679,24 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
   await real.nbctl(['lrp-del', 'lr0-ext']);
   await compareWithReal(t, real);
 });
+
+t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed dnat_and_snat', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:10'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
+    // (Not the same logical IP as another rule: the real SB keeps the hint of the rule that
+    // made a shared flow first, a matter of history.)
+    ['lr-nat-add', 'lr0', 'dnat', '172.16.0.102', '10.0.1.12'],
+    ['lr-nat-add', 'lr0', 'snat', 'fd00:ee::10', 'fd00:1::/64'],
+  ]);
+  // Changes: the distributed rule removed (the gateway port always redirects again), SNAT removed.
+  await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.100']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lr-nat-del', 'lr0', 'snat', '10.0.1.0/24']);
+  await compareWithReal(t, real);
+  // The gateway port deleted with NAT rules left on the router.
+  await real.nbctl(['lrp-del', 'lr0-ext']);
+  await compareWithReal(t, real);
+});
