@@ -700,3 +700,41 @@ t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed
   await real.nbctl(['lrp-del', 'lr0-ext']);
   await compareWithReal(t, real);
 });
+
+t.test('(m) load balancers on a router with a distributed gateway port', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:10'],
+    // A VIP with ports and two backends, a port-less VIP, IPv6, UDP, a VIP that is a
+    // NAT address, and no backends (dropped, then rejected).
+    ['lb-add', 'lb1', '172.16.0.200:80', '10.0.1.10:8080,10.0.1.11:8080'],
+    ['lb-add', 'lb1', '172.16.0.201', '10.0.1.10'],
+    ['lb-add', 'lb1', '172.16.0.100:8000', '10.0.1.11:80'],
+    ['lb-add', 'lb-v6', '[fd00:ee::200]:80', '[fd00:1::a]:80'],
+    ['lb-add', 'lb-udp', '172.16.0.202:53', '10.0.1.10:53', 'udp'],
+    ['lr-lb-add', 'lr0', 'lb1'],
+    ['lr-lb-add', 'lr0', 'lb-v6'],
+    ['lr-lb-add', 'lr0', 'lb-udp'],
+    ['create', 'Load_Balancer', 'name=lb-empty', 'vips:"172.16.0.203:80"=""', 'protocol=tcp'],
+    ['lr-lb-add', 'lr0', 'lb-empty'],
+  ]);
+  const flows = ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow');
+  t.ok(flows.some((f) => f.external_ids.get('stage-name') === 'lr_out_undnat' && f.priority === 120 && f.match.includes('is_chassis_resident("cr-lr0-ext")')),
+    'backends\' replies are unDNATed on the gateway chassis');
+  t.ok(flows.some((f) => f.external_ids.get('stage-name') === 'lr_in_dnat' && f.match.includes('172.16.0.200') && f.match.includes('is_chassis_resident')),
+    'new connections to a VIP are load balanced on the gateway chassis');
+  // skip_snat, affinity, reject without backends, then the router's force SNAT for load balancers.
+  await real.nbctl(['set', 'Load_Balancer', 'lb-udp', 'options:skip_snat=true', 'options:affinity_timeout=30']);
+  await real.nbctl(['set', 'Load_Balancer', 'lb-empty', 'options:reject=true']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:lb_force_snat_ip=172.16.0.50']);
+  await compareWithReal(t, real);
+  // Changes: a VIP removed, a load balancer detached, the gateway chassis changed, then removed.
+  await real.nbctl(['lb-del', 'lb1', '172.16.0.201']);
+  await real.nbctl(['lr-lb-del', 'lr0', 'lb-v6']);
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv3', '40']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
+  await compareWithReal(t, real);
+});
