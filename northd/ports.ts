@@ -514,7 +514,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
   const dirty = new Set(primary);
   for (const name of primary) {
     const before = data.routerPortOf.get(name);
-    if (before !== undefined) dirty.add(before);
+    if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
   for (const name of primary) reindex(db, data, name);
   // A localnet port coming or going on a switch changes the GARP addresses (nat_addresses)
