@@ -691,6 +691,13 @@ t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed
     ['lr-nat-add', 'lr0', 'dnat', '172.16.0.102', '10.0.1.12'],
     ['lr-nat-add', 'lr0', 'snat', 'fd00:ee::10', 'fd00:1::/64'],
   ]);
+  // The real ovn-trace on both SBs: vm2's packet out leaves by the gateway port, whose next hop
+  // is not resolved yet: an ARP request on the external network. The same verdict text.
+  const ourSb = await realSbOf(t, real.northd.view());
+  const out = 'inport == "vm2" && eth.src == 00:00:00:00:01:0b && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.11 && ip4.dst == 172.16.0.254 && ip.ttl == 64 && tcp && tcp.dst == 80';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', out);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', out), 'ovn-trace: the same verdict for a packet leaving by the gateway port');
+  t.match(trace, /eth\.src = 00:00:00:00:ff:02;[\s\S]*arp \{[\s\S]*output\("ln-ext"\)/, `routed out by the gateway port, its next hop asked for on the localnet port:\n${trace}`);
   // Changes: the distributed rule removed (the gateway port always redirects again), SNAT removed.
   await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.100']);
   await compareWithReal(t, real);
