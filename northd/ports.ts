@@ -353,18 +353,29 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
   // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
-  let natAddresses = NO_STRINGS;
-  if (routerPeer !== undefined && peerGw !== undefined && peerGw.l3dgw.length > 0) {
-    if (peerCr !== undefined) natAddresses = [[routerPeer.mac, ...routerPeer.ipv4, `is_chassis_resident(${JSON.stringify(peerCr)})`].join(' ')];
+  // Besides, the addresses of options:nat-addresses as written (when they parse), facing a
+  // gateway router or a router with distributed gateway ports (then sent from the chassis of
+  // the peer's, or the router's first, gateway port). "router" (the NAT and VIP addresses) is
+  // not done. A set column: sorted.
+  const natAddresses: string[] = [];
+  const natOption = isRouter ? lsp.options.get('nat-addresses') : undefined;
+  const dgpCount = peerGw?.l3dgw.length ?? 0;
+  if (natOption !== undefined && natOption !== 'router' && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0) &&
+    extractLspAddresses(natOption) !== undefined) {
+    const cr = dgpCount === 0 ? undefined : crPortName(peerGw.l3dgw.includes(peerLrp.name) ? peerLrp.name : (peerGw.l3dgw[0] as string));
+    natAddresses.push(cr === undefined ? natOption : `${natOption} is_chassis_resident(${JSON.stringify(cr)})`);
+  }
+  if (routerPeer !== undefined && dgpCount > 0) {
+    if (peerCr !== undefined) natAddresses.push([routerPeer.mac, ...routerPeer.ipv4, `is_chassis_resident(${JSON.stringify(peerCr)})`].join(' '));
   } else if (gatewayChassis !== undefined && routerPeer !== undefined && hasLocalnet(db, dp.nbUuid)) {
-    natAddresses = [[routerPeer.mac, ...routerPeer.ipv4].join(' ')];
+    natAddresses.push([routerPeer.mac, ...routerPeer.ipv4].join(' '));
   }
   // An external port's HA_Chassis_Group is copied to the SB.
   const haGroup = lsp.type === 'external' ? haGroupOf(db, name, lsp.ha_chassis_group, NO_UUIDS) : undefined;
   return {
     info,
     columns: {
-      type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, nat_addresses: natAddresses,
+      type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, nat_addresses: natAddresses.length === 0 ? NO_STRINGS : natAddresses.sort(),
       parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids,
       ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
     },

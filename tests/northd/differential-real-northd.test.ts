@@ -656,6 +656,11 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
   await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:reside-on-redirect-chassis=true']);
   await real.nbctl(['lsp-add', 'sw1', 'ln-sw1', '--', 'lsp-set-type', 'ln-sw1', 'localnet', '--', 'lsp-set-options', 'ln-sw1', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-sw1', 'unknown']);
   await compareWithReal(t, real);
+  // nat-addresses on the switch port facing the gateway port: sent from its chassis.
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=00:00:00:00:ff:02 172.16.0.5 172.16.0.6']);
+  await compareWithReal(t, real);
+  t.same(binding('ext-lr0')?.nat_addresses, ['00:00:00:00:ff:02 172.16.0.1 is_chassis_resident("cr-lr0-ext")', '00:00:00:00:ff:02 172.16.0.5 172.16.0.6 is_chassis_resident("cr-lr0-ext")'],
+    'its nat-addresses beside the router port\'s own GARP, from the gateway chassis');
   // An NB HA_Chassis_Group on the port wins over its Gateway_Chassis rows; its members change.
   await real.nbctl(['ha-chassis-group-add', 'grp1']);
   await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv3', '30']);

@@ -123,6 +123,7 @@ function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unk
   const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
   const options: Record<string, string> = {};
   if (type === 'router' && lrps.length > 0 && rng.chance(0.8)) options['router-port'] = rng.pick(lrps);
+  if (type === 'router' && rng.chance(0.2)) options['nat-addresses'] = rng.pick(['0a:00:00:00:00:09 172.16.0.9', 'router', 'bogus']);
   if (type === 'localnet') options['network_name'] = 'phys';
   if (rng.chance(0.2)) options['localnet_learn_fdb'] = 'true';
   const row: Record<string, unknown> = { type, options: map(options), addresses: randomAddresses(rng) };
