@@ -542,6 +542,8 @@ function distributedNatRules(f: Emit, r: RouterFacts): void {
     }
     if (n.type === 'snat') f('lr_in_ip_input', 120, `inport == ${dk} && ${ip}.src == ${n.externalIp}`, NEXT, n.uuid);
     if (mac !== undefined) {
+      // A virtual port not claimed yet would have its traffic centralized: dropped instead.
+      if (n.logicalPortVirtual) f('lr_in_gw_redirect', 80, `${ip}.src == ${n.logicalIp} && outport == ${dk}`, DROP, n.uuid);
       f('lr_in_admission', 50, `eth.dst == ${mac} && inport == ${dk} && ${lpResident}`, `${INPORT_ETH} = ${c.dgp.networks.ea}; next;`, n.uuid);
       f('lr_in_gw_redirect', 100, `${ip}.src == ${n.logicalIp} && outport == ${dk} && ${lpResident}`, `eth.src = ${n.externalMac as string}; ${c.v6 ? 'xxreg1' : 'reg1'} = ${n.externalIp}; next;`, n.uuid);
     }

@@ -703,6 +703,17 @@ t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed
   const trace = await ovnTrace(ourSb.socketPath, 'sw1', out);
   t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', out), 'ovn-trace: the same verdict for a packet leaving by the gateway port');
   t.match(trace, /eth\.src = 00:00:00:00:ff:02;[\s\S]*arp \{[\s\S]*output\("ln-ext"\)/, `routed out by the gateway port, its next hop asked for on the localnet port:\n${trace}`);
+  // A distributed rule on a virtual port (its traffic dropped rather than centralized until
+  // the port is claimed), then the port made a plain one.
+  await real.nbctl(['lsp-add', 'sw1', 'vip', '--', 'lsp-set-type', 'vip', 'virtual']);
+  await real.nbctl(['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.150', '10.0.1.50', 'vip', '00:00:00:00:ee:50']);
+  await compareWithReal(t, real);
+  const gwDrop = (): boolean => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+    .some((f) => f.external_ids.get('stage-name') === 'lr_in_gw_redirect' && f.priority === 80 && f.match === 'ip4.src == 10.0.1.50 && outport == "lr0-ext"');
+  t.ok(gwDrop(), 'the virtual port\'s distributed traffic is dropped at the gateway redirect');
+  await real.nbctl(['lsp-set-type', 'vip', '']);
+  await compareWithReal(t, real);
+  t.notOk(gwDrop(), 'no longer once the port is not virtual');
   // Changes: the distributed rule removed (the gateway port always redirects again), SNAT removed.
   await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.100']);
   await compareWithReal(t, real);
