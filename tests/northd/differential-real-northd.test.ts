@@ -652,6 +652,11 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
     ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name);
   t.equal(binding('cr-lr0-ext')?.type, 'chassisredirect', 'a chassisredirect binding for the gateway port');
   t.same(ours<sb.HA_Chassis_Group>(real.northd.view(), 'HA_Chassis_Group').map((g) => [g.name, g.ha_chassis.length]), [['lr0-ext', 2]], 'its Gateway_Chassis rows as an SB HA_Chassis_Group');
+  // options:redirect-chassis (the pre-Gateway_Chassis way) makes no gateway port in 23.03.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:redirect-chassis=hv9']);
+  await compareWithReal(t, real);
+  t.equal(binding('cr-lr0-sw1'), undefined, 'no chassisredirect binding for options:redirect-chassis');
+  await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-sw1', 'options', 'redirect-chassis']);
   // reside-on-redirect-chassis on the inner port, whose switch gets a localnet port.
   await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:reside-on-redirect-chassis=true']);
   await real.nbctl(['lsp-add', 'sw1', 'ln-sw1', '--', 'lsp-set-type', 'ln-sw1', 'localnet', '--', 'lsp-set-options', 'ln-sw1', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-sw1', 'unknown']);
