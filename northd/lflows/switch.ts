@@ -20,6 +20,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
 import { ethAddrFromString, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ssetOrder } from '../ovs-hash.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { AclFlags } from './acl.js';
@@ -335,7 +336,8 @@ function routerArpNdFlows(p: PortInfo, peer: RouterPeer, ctx: SwitchPortContext,
   for (const ip of peer.ipv4) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
   for (const ip of peer.ipv6) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
   if (!ctx.allRouter) {
-    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${macs.join(', ')}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
+    // An sset in ovn-northd: printed in its hash order.
+    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${ssetOrder(macs).join(', ')}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
   }
   return flows;
 }

@@ -766,3 +766,30 @@ t.test('(m) load balancers on a router with a distributed gateway port', { skip 
   await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
   await compareWithReal(t, real);
 });
+
+t.test('(n) two distributed gateway ports on one router: NAT by gateway_port and by network, a load balancer', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['ls-add', 'ext2'],
+    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    ['lrp-add', 'lr0', 'lr0-ext2', '00:00:00:00:ff:03', '172.17.0.1/24'],
+    routerLsp('ext2', 'ext2-lr0', 'lr0-ext2'),
+    ['lrp-set-gateway-chassis', 'lr0-ext2', 'hv2', '20'],
+    // On the first port's network, on the second's, one naming its port, one on neither (skipped).
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.17.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:11'],
+    // (ovn-nbctl refuses rules whose gateway port it cannot tell: written directly.)
+    ['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=192.168.99.5', 'logical_ip=10.0.1.11', '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n'],
+    ['--', '--id=@n', 'create', 'NAT', 'type=dnat', 'external_ip=192.168.99.6', 'logical_ip=10.0.1.12', '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n'],
+    ['lb-add', 'lb1', '172.17.0.200:80', '10.0.1.10:8080'],
+    ['lr-lb-add', 'lr0', 'lb1'],
+  ]);
+  // The rule on neither network named to the second port.
+  const nat = [...real.fx.db.rows('NAT').values()].find((r) => (r as unknown as { external_ip: string }).external_ip === '192.168.99.5');
+  const port = [...real.fx.db.rows('Logical_Router_Port').values()].find((r) => (r as unknown as { name: string }).name === 'lr0-ext2');
+  await real.nbctl(['set', 'NAT', nat?._uuid ?? '?', `gateway_port=${port?._uuid ?? '?'}`]);
+  await compareWithReal(t, real);
+  // The first gateway port stops being one: the second is the router's only (and first) one.
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
+  await compareWithReal(t, real);
+});
