@@ -298,7 +298,24 @@ function ecmpPolicy(f: Emit, r: RouterFacts, p: PolicyFacts, groupId: number): v
 function gatewayRedirect(f: Emit, r: RouterFacts): void {
   for (const name of r.portFacing.l3dgwPorts) {
     const port = r.ports.find((p) => p.name === name) as RouterPortFacts;
-    f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, `outport = ${jsonKey(crPortName(name))}; next;`, port.nbUuid);
+    const redirect = `outport = ${jsonKey(crPortName(name))}; next;`;
+    f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, redirect, port.nbUuid);
+    // Stateless dnat_and_snat rules with allowed (or exempted) external IPs: only those
+    // sources are redirected (or they are dropped); the first allowed rule's address is
+    // otherwise dropped. Every rule counts, as parsed or not.
+    let defaultDrop = true;
+    for (const n of r.nats) {
+      if (!stateless(n) || (n.allowedExtIps === undefined && n.exemptedExtIps === undefined)) continue;
+      const v = n.ext?.v6 === true ? '6' : '4';
+      const match = `outport == ${jsonKey(name)} && ip${v}.src == $${n.allowedExtIps ?? (n.exemptedExtIps as string)}`;
+      if (n.allowedExtIps !== undefined) {
+        f('lr_in_gw_redirect', 75, match, redirect, port.nbUuid);
+        if (defaultDrop) f('lr_in_gw_redirect', 70, `ip && ip${v}.dst == ${n.externalIp}`, DROP);
+        defaultDrop = false;
+      } else {
+        f('lr_in_gw_redirect', 75, match, DROP, port.nbUuid);
+      }
+    }
   }
   f('lr_in_gw_redirect', 0, '1', NEXT);
 }

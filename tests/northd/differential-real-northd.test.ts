@@ -518,6 +518,13 @@ t.test('(h) load balancers on routers: a gateway router and a distributed router
   await compareWithReal(t, real);
 });
 
+/** The UUID of the NB Address_Set named `name`, in our mirror (the real NB's UUIDs). */
+function nbUuidByAsName(real: RealSandbox, name: string): string {
+  const row = [...real.fx.db.rows('Address_Set').values()].find((r) => (r as unknown as { name: string }).name === name);
+  if (row === undefined) throw new Error(`no Address_Set ${name} in the mirror`);
+  return row._uuid;
+}
+
 /** The UUID of the NB row of `table` whose external_ids:name is `name`, in our mirror (the real NB's UUIDs). */
 function nbUuidByName(real: RealSandbox, table: string, name: string): string {
   for (const row of real.fx.db.rows(table).values()) {
@@ -719,6 +726,18 @@ t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed
   await real.nbctl(['lsp-set-type', 'vip', '']);
   await compareWithReal(t, real);
   t.notOk(gwDrop(), 'no longer once the port is not virtual');
+  // Stateless rules limited to (or exempting) address sets of external sources.
+  await real.nbctl(['create', 'Address_Set', 'name=ext_ok', 'addresses="192.168.7.0/24"']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.160', 'logical_ip=10.0.1.60', 'options:stateless=true',
+    `allowed_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.161', 'logical_ip=10.0.1.61', 'options:stateless=true',
+    `allowed_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.162', 'logical_ip=10.0.1.62', 'options:stateless=true',
+    `exempted_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await compareWithReal(t, real);
+  const redirects = ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.external_ids.get('stage-name') === 'lr_in_gw_redirect');
+  t.same([redirects.filter((f) => f.priority === 75).length, redirects.filter((f) => f.priority === 70).length], [2, 1],
+    'allowed sources redirected and the rest of the first allowed address dropped, exempted ones dropped (two rules share one allowed flow)');
   // Changes: the distributed rule removed (the gateway port always redirects again), SNAT removed.
   await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.100']);
   await compareWithReal(t, real);
