@@ -91,6 +91,13 @@ export interface PortInfo {
    * switch of the link has a localnet port: an LRP's ARP replies, a router LSP's MAC lookup.
    */
   readonly residentCr: string | undefined;
+  /** LRP: its peer is a router LSP on a switch with a vtep port (has_vtep_lports). */
+  readonly peerHasVtep: boolean;
+  /**
+   * Router LSP on a switch with a vtep port facing a distributed gateway port: that port's cr
+   * port, where traffic from the vtep (ramp) switch goes on to ARP/ND hairpinning.
+   */
+  readonly vtepHairpinCr: string | undefined;
 }
 
 /** A DHCP_Options row as the flows read it. */
@@ -349,7 +356,8 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
-    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined,
+    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false,
+    vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && switchHasPortType(db, dp.nbUuid, 'vtep') ? crPortName(peerLrp.name) : undefined,
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
   // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
@@ -413,7 +421,7 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
-    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr,
+    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'), vtepHairpinCr: undefined,
   };
   return {
     info,
@@ -449,7 +457,7 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
-    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined,
+    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, vtepHairpinCr: undefined,
   };
   return {
     info,

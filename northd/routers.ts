@@ -71,6 +71,8 @@ export interface RouterPortFacts {
   readonly ipv6RaConfigs: ReadonlyMap<string, string>;
   /** The chassisredirect port its ARP replies are gated by (PortInfo.residentCr). */
   readonly residentCr: string | undefined;
+  /** Its peer switch has a vtep port: as a gateway port it is not centralized. */
+  readonly peerHasVtep: boolean;
 }
 
 export interface RouterFacts {
@@ -187,7 +189,7 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     const lrp = nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u);
     const p = lrp === undefined ? undefined : ports.byName.get(lrp.name);
     if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
-    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr });
+    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep });
   }
   const routes: StaticRouteFacts[] = [];
   for (const u of lr.static_routes) {

@@ -298,6 +298,8 @@ function ecmpPolicy(f: Emit, r: RouterFacts, p: PolicyFacts, groupId: number): v
 function gatewayRedirect(f: Emit, r: RouterFacts): void {
   for (const name of r.portFacing.l3dgwPorts) {
     const port = r.ports.find((p) => p.name === name) as RouterPortFacts;
+    // Traffic to a vtep (ramp) switch goes distributed; only its replies are centralized.
+    if (port.peerHasVtep) continue;
     const redirect = `outport = ${jsonKey(crPortName(name))}; next;`;
     f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, redirect, port.nbUuid);
     // Stateless dnat_and_snat rules with allowed (or exempted) external IPs: only those
@@ -669,7 +671,9 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   // Admission: the port's own MAC and multicast, when enabled.
   if (p.enabled) {
     f('lr_in_admission', 50, `eth.mcast && inport == ${key}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
-    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${l3dgw ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+    // A gateway port is centralized, unless its switch has vtep ports (consider_l3dgw_port_is_centralized).
+    const centralized = l3dgw && !p.peerHasVtep;
+    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${centralized ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
   }
   // Neighbor lookup for ARP requests from the port's networks.
   for (const a of nets.ipv4) {

@@ -23,6 +23,7 @@ import { ethAddrFromString, findLportAddress, v4NetworksText, v6NetworksText } f
 import { ssetOrder } from '../ovs-hash.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
+import { stage } from '../stages.js';
 import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
@@ -224,6 +225,13 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
       lflow(dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, DROP, lport()),
     );
   }
+  // A vtep port's traffic (from the ramp switch) skips to the hairpin stage, then to L2 lookup
+  // (or, where the gateway port facing it resides, on through ARP/ND hairpinning).
+  if (p.type === 'vtep') {
+    if (p.enabled) flows.push(lflow(dp, 'ls_in_check_port_sec', 70, `inport == ${key}`, `reg0[14] = 1; next(pipeline=ingress, table=${stage('ls_in_hairpin').table});`, lport()));
+    flows.push(lflow(dp, 'ls_in_hairpin', 1000, 'reg0[14] == 1', `next(pipeline=ingress, table=${stage('ls_in_l2_lkup').table});`));
+  }
+  if (p.vtepHairpinCr !== undefined) flows.push(lflow(dp, 'ls_in_hairpin', 2000, `reg0[14] == 1 && is_chassis_resident(${jsonKey(p.vtepHairpinCr)})`, 'next;'));
   const action = p.enabled ? `outport = ${key}; output;` : DROP;
   // A router port's MAC is looked up only where its gateway chassis port resides, when the
   // router has a distributed gateway port there and the switch a localnet port.

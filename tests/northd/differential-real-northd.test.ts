@@ -812,3 +812,15 @@ t.test('(n) two distributed gateway ports on one router: NAT by gateway_port and
   await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
   await compareWithReal(t, real);
 });
+
+t.test('(o) a distributed gateway port facing a switch with a vtep port', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lsp-add', 'ext', 'vtep1', '--', 'lsp-set-type', 'vtep1', 'vtep', '--', 'lsp-set-options', 'vtep1', 'vtep-physical-switch=ps1', 'vtep-logical-switch=ls1',
+      '--', 'lsp-set-addresses', 'vtep1', 'unknown'],
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+  ]);
+  // The vtep port gone: the gateway port is centralized again.
+  await real.nbctl(['lsp-del', 'vtep1']);
+  await compareWithReal(t, real);
+});

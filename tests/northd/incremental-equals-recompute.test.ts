@@ -274,6 +274,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       };
       if (type === 'dnat_and_snat' && rng.chance(0.3)) row['options'] = map({ stateless: 'true' });
       if (rng.chance(0.2)) row['external_port_range'] = '1000-2000';
+      if (ases.length > 0 && rng.chance(0.2)) row[rng.pick(['allowed_ext_ips', 'exempted_ext_ips'])] = uuidAtom(rng.pick(ases).uuid);
       return { kind, ops: [{ op: 'insert', table: 'NAT', 'uuid-name': 'n', row }, addToRouter(rng.pick(lrs).uuid, 'nat', 'n')] };
     }
     case 'nat-del':
