@@ -693,6 +693,14 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
   // A DGP again, then deleted with its switch port.
   await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '5']);
   await compareWithReal(t, real);
+  // On a gateway router the port is no distributed gateway port (no cr binding), yet its
+  // binding still names one in chassis-redirect-port; then back to a distributed router.
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:chassis=gw1']);
+  await compareWithReal(t, real);
+  t.equal(binding('cr-lr0-ext'), undefined, 'no chassisredirect binding on a gateway router');
+  t.equal(binding('lr0-ext')?.options.get('chassis-redirect-port'), 'cr-lr0-ext', 'chassis-redirect-port all the same');
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'options', 'chassis']);
+  await compareWithReal(t, real);
   await real.nbctl(['lrp-del', 'lr0-ext']);
   await compareWithReal(t, real);
 });
