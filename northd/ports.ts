@@ -446,7 +446,8 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
   const peerName = lrp.peer[0];
   const lrpPeer = peerName !== undefined && findLsp(db, peerName) === undefined && findLrp(db, peerName) !== undefined;
   const peerLsp = lrpPeer ? undefined : lspPeerOf(db, data, lrpName);
-  const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', findLsp(db, peerLsp)?._uuid ?? dp.nbUuid);
+  const peerLspRow = peerLsp === undefined ? undefined : findLsp(db, peerLsp);
+  const peerSwitch = peerLspRow === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLspRow._uuid);
   const redirectType = lrp.options.get('redirect-type');
   const options = new Map<string, string>();
   if (!gw.hasDistributedNat && !switchHasPortType(db, peerSwitch, 'vtep') && redirectType !== 'bridged') options.set('always-redirect', 'true');
