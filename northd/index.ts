@@ -96,6 +96,8 @@ function viewOf(engine: Engine): SbView {
     engine.data<LflowsData>('lflows').lbTable,
     engine.data<MulticastData>('multicast').table,
     engine.data<PortsData>('ports').table,
+    engine.data<PortsData>('ports').haGroupTable,
+    engine.data<PortsData>('ports').haChassisTable,
     engine.data<SbGlobalData>('sb_global').table,
     engine.data<AddressSetsData>('address_sets').table,
     engine.data<AclsData>('acls').table,

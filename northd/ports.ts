@@ -19,6 +19,8 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
+import type { HaGroupDesired } from './gateway-ports.js';
+import { crPortName, haGroupOf, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
 import { hashUuid } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
@@ -83,6 +85,19 @@ export interface PortInfo {
   readonly gateway: boolean;
   /** LRP: ipv6_ra_configs. */
   readonly ipv6RaConfigs: ReadonlyMap<string, string>;
+  /**
+   * The chassisredirect port this port's presence on its link is gated by (a distributed
+   * gateway port's own, or the router's only one under reside-on-redirect-chassis), when the
+   * switch of the link has a localnet port: an LRP's ARP replies, a router LSP's MAC lookup.
+   */
+  readonly residentCr: string | undefined;
+  /** LRP: its peer is a router LSP on a switch with a vtep port (has_vtep_lports). */
+  readonly peerHasVtep: boolean;
+  /**
+   * Router LSP on a switch with a vtep port facing a distributed gateway port: that port's cr
+   * port, where traffic from the vtep (ramp) switch goes on to ARP/ND hairpinning.
+   */
+  readonly vtepHairpinCr: string | undefined;
 }
 
 /** A DHCP_Options row as the flows read it. */
@@ -124,6 +139,14 @@ export interface PortsData {
   readonly routersByDp: Map<Uuid, Set<string>>;
   /** Per switch datapath: every port of the switch is such a router port. */
   readonly allRouter: Map<Uuid, boolean>;
+  /** SB HA_Chassis_Group and HA_Chassis rows, written for the bindings naming them. */
+  readonly haGroupTable: SbTable;
+  readonly haChassisTable: SbTable;
+  /** Port → the name of the SB HA_Chassis_Group its binding names; group → those ports. */
+  readonly haGroupOfPort: Map<string, string>;
+  readonly haGroupUsers: Map<string, Set<string>>;
+  /** Group name → its HA_Chassis rows as written. */
+  readonly haMembers: Map<string, readonly Uuid[]>;
 }
 
 export interface PortsChange {
@@ -147,11 +170,14 @@ interface BindingColumns {
   readonly mac: readonly string[];
   readonly port_security: readonly string[];
   readonly external_ids: ReadonlyMap<string, string>;
+  readonly ha_chassis_group?: readonly Uuid[];
 }
 
 interface Desired {
   readonly info: Omit<PortInfo, 'key'>;
   readonly columns: BindingColumns;
+  /** The SB HA_Chassis_Group the binding names. */
+  readonly haGroup?: HaGroupDesired | undefined;
 }
 
 // Shared immutable values: most Port_Binding columns are empty for most ports.
@@ -183,7 +209,7 @@ function datapathOf(dps: DatapathsData, nbUuid: Uuid | undefined): DatapathInfo 
  */
 function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumns | undefined): sb.Port_Binding {
   const row = {
-    _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: NO_UUIDS,
+    _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: c.ha_chassis_group ?? NO_UUIDS,
     options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: NO_UUIDS,
     mac: c.mac, port_security: c.port_security, nat_addresses: c.nat_addresses ?? NO_STRINGS, external_ids: c.external_ids, requested_chassis: NO_UUIDS,
     requested_additional_chassis: NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
@@ -270,6 +296,10 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   // A router LSP facing a gateway router is an l3gateway port bound to that chassis.
   const routerPeer = isRouter ? routerPeerOf(db, dps, lsp.options.get('router-port')) : undefined;
   const gatewayChassis = routerPeer?.chassis;
+  // The peer LRP's router's distributed gateway ports gate its MAC and GARPs on this switch.
+  const peerLrp = routerPeer === undefined ? undefined : nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', routerPeer.nbUuid);
+  const peerGw = peerLrp === undefined ? undefined : routerGateways(db, ownerOf(db, 'Logical_Router', peerLrp._uuid));
+  const peerCr = peerLrp === undefined || peerGw === undefined ? undefined : residentCrOf(peerLrp, peerGw);
   let options: ReadonlyMap<string, string> = lsp.options;
   if (isRouter) {
     const rp = lsp.options.get('router-port');
@@ -326,15 +356,38 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
+    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false,
+    vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && switchHasPortType(db, dp.nbUuid, 'vtep') ? crPortName(peerLrp.name) : undefined,
   };
+  // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
+  // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
+  // Besides, the addresses of options:nat-addresses as written (when they parse), facing a
+  // gateway router or a router with distributed gateway ports (then sent from the chassis of
+  // the peer's, or the router's first, gateway port). "router" (the NAT and VIP addresses) is
+  // not done. A set column: sorted.
+  const natAddresses: string[] = [];
+  const natOption = isRouter ? lsp.options.get('nat-addresses') : undefined;
+  const dgpCount = peerGw?.l3dgw.length ?? 0;
+  if (natOption !== undefined && natOption !== 'router' && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0) &&
+    extractLspAddresses(natOption) !== undefined) {
+    const cr = dgpCount === 0 ? undefined : crPortName(peerGw.l3dgw.includes(peerLrp.name) ? peerLrp.name : (peerGw.l3dgw[0] as string));
+    natAddresses.push(cr === undefined ? natOption : `${natOption} is_chassis_resident(${JSON.stringify(cr)})`);
+  }
+  if (routerPeer !== undefined && dgpCount > 0) {
+    if (peerCr !== undefined) natAddresses.push([routerPeer.mac, ...routerPeer.ipv4, `is_chassis_resident(${JSON.stringify(peerCr)})`].join(' '));
+  } else if (gatewayChassis !== undefined && routerPeer !== undefined && hasLocalnet(db, dp.nbUuid)) {
+    natAddresses.push([routerPeer.mac, ...routerPeer.ipv4].join(' '));
+  }
+  // An external port's HA_Chassis_Group is copied to the SB.
+  const haGroup = lsp.type === 'external' ? haGroupOf(db, name, lsp.ha_chassis_group, NO_UUIDS) : undefined;
   return {
     info,
     columns: {
-      type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options,
-      // A gateway router's port on a switch with a localnet port: GARPs for its MAC and IPv4s.
-      nat_addresses: gatewayChassis !== undefined && routerPeer !== undefined && hasLocalnet(db, dp.nbUuid) ? [[routerPeer.mac, ...routerPeer.ipv4].join(' ')] : NO_STRINGS,
+      type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, nat_addresses: natAddresses.length === 0 ? NO_STRINGS : natAddresses.sort(),
       parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids,
+      ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
     },
+    haGroup,
   };
 }
 
@@ -353,21 +406,96 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   }
   const peerIsLrp = peer !== undefined;
   peer ??= lspPeerOf(db, data, name);
-  // A gateway router's ports are l3gateway ports bound to its chassis. Keys in sorted order.
+  // A gateway router's ports are l3gateway ports bound to its chassis; a gateway port with a
+  // peer names its chassisredirect port (even on a gateway router). Keys in sorted order.
   const options = new Map<string, string>();
   const chassis = routerChassis(db, dp.nbUuid);
+  if (peer !== undefined && lrpHasGateway(lrp)) options.set('chassis-redirect-port', crPortName(name));
   if (chassis !== undefined) options.set('l3gateway-chassis', chassis);
   if (peer !== undefined) options.set('peer', peer);
+  // Its ARP replies come from one chassis when its link's switch has a localnet port.
+  const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
+  const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
+  const residentCr = peerSwitch !== undefined && hasLocalnet(db, peerSwitch) ? residentCrOf(lrp, routerGateways(db, dp.nbUuid)) : undefined;
   const info: Omit<PortInfo, 'key'> = {
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
-    gateway: lrp.gateway_chassis.length > 0 || lrp.ha_chassis_group.length > 0, ipv6RaConfigs: lrp.ipv6_ra_configs,
+    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'), vtepHairpinCr: undefined,
   };
   return {
     info,
     columns: { type: chassis !== undefined ? 'l3gateway' : 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
   };
+}
+
+/**
+ * The chassisredirect binding of distributed gateway port `lrpName` (none on a gateway router):
+ * the port's MAC and networks, options:distributed-port, its redirect-type, and always-redirect
+ * unless the router has distributed NAT, the port's switch has vtep ports or redirect-type is
+ * bridged; it names the port's SB HA_Chassis_Group.
+ */
+function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: string, lrpName: string): Desired | undefined {
+  const lrp = findLrp(db, lrpName);
+  if (lrp === undefined || !lrpHasGateway(lrp)) return undefined;
+  const router = ownerOf(db, 'Logical_Router', lrp._uuid);
+  const dp = datapathOf(dps, router);
+  if (dp === undefined || routerChassis(db, dp.nbUuid) !== undefined) return undefined;
+  const gw = routerGateways(db, dp.nbUuid);
+  // Its peer's switch (an LRP peer is a router: no vtep ports there).
+  const peerName = lrp.peer[0];
+  const lrpPeer = peerName !== undefined && findLsp(db, peerName) === undefined && findLrp(db, peerName) !== undefined;
+  const peerLsp = lrpPeer ? undefined : lspPeerOf(db, data, lrpName);
+  const peerLspRow = peerLsp === undefined ? undefined : findLsp(db, peerLsp);
+  const peerSwitch = peerLspRow === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLspRow._uuid);
+  const redirectType = lrp.options.get('redirect-type');
+  const options = new Map<string, string>();
+  if (!gw.hasDistributedNat && !switchHasPortType(db, peerSwitch, 'vtep') && redirectType !== 'bridged') options.set('always-redirect', 'true');
+  options.set('distributed-port', lrpName);
+  if (redirectType !== undefined) options.set('redirect-type', redirectType);
+  const haGroup = haGroupOf(db, lrpName, lrp.ha_chassis_group, lrp.gateway_chassis);
+  const info: Omit<PortInfo, 'key'> = {
+    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
+    lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
+    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, vtepHairpinCr: undefined,
+  };
+  return {
+    info,
+    columns: {
+      type: 'chassisredirect', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS,
+      external_ids: lrp.external_ids, ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
+    },
+    haGroup,
+  };
+}
+
+/** Points port `name`'s binding at SB group `g` (or none), writing and dropping group rows. */
+function setHaGroup(data: PortsData, name: string, g: HaGroupDesired | undefined, out: PortsChange): void {
+  const before = data.haGroupOfPort.get(name);
+  if (g !== undefined) {
+    data.haGroupOfPort.set(name, g.name);
+    let users = data.haGroupUsers.get(g.name);
+    if (users === undefined) data.haGroupUsers.set(g.name, (users = new Set()));
+    users.add(name);
+    const { group, members } = haGroupRows(g);
+    const old = data.haMembers.get(g.name) ?? NO_UUIDS;
+    const now = new Set(members.map((m) => m._uuid));
+    for (const u of old) if (!now.has(u)) data.haChassisTable.remove(u, out.sb);
+    for (const m of members) data.haChassisTable.put(m, out.sb);
+    data.haMembers.set(g.name, [...now]);
+    data.haGroupTable.put(group, out.sb);
+  } else {
+    data.haGroupOfPort.delete(name);
+  }
+  if (before === undefined || before === g?.name) return;
+  const users = data.haGroupUsers.get(before);
+  users?.delete(name);
+  if (users !== undefined && users.size > 0) return;
+  data.haGroupUsers.delete(before);
+  data.haGroupTable.remove(haGroupSbUuid(before), out.sb);
+  for (const u of data.haMembers.get(before) ?? []) data.haChassisTable.remove(u, out.sb);
+  data.haMembers.delete(before);
 }
 
 /** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
@@ -406,23 +534,47 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
   const dirty = new Set(primary);
   for (const name of primary) {
     const before = data.routerPortOf.get(name);
-    if (before !== undefined) dirty.add(before);
+    if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
   for (const name of primary) reindex(db, data, name);
   // A localnet port coming or going on a switch changes the GARP addresses (nat_addresses)
-  // of the gateway routers' ports there.
+  // of the gateway routers' ports there, and whether the router ports facing it answer ARP
+  // from their gateway chassis only; a vtep port changes the redirect options of the
+  // distributed gateway ports facing it.
+  const gatedTypes = ['localnet', 'vtep'];
   for (const name of primary) {
     const old = data.byName.get(name);
     const lsp = findLsp(db, name);
-    if (old?.type !== 'localnet' && lsp?.type !== 'localnet') continue;
+    if (!gatedTypes.includes(old?.type ?? '') && !gatedTypes.includes(lsp?.type ?? '')) continue;
     const now = lsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', lsp._uuid);
     for (const dp of [old?.dp, now === undefined ? undefined : datapathSbUuid(now)]) {
-      for (const r of dp === undefined ? [] : data.routersByDp.get(dp) ?? []) dirty.add(r);
+      for (const r of dp === undefined ? [] : data.routersByDp.get(dp) ?? []) {
+        dirty.add(r);
+        const lrp = data.routerPortOf.get(r);
+        if (lrp !== undefined) dirty.add(lrp).add(crPortName(lrp));
+      }
+    }
+  }
+  // A router port becoming (or ceasing to be) a distributed gateway port changes its router's
+  // gateway ports: every port of the router (reside-on-redirect-chassis) and the router LSPs
+  // facing them. Every router port has its chassisredirect name projected with it.
+  for (const name of primary) {
+    const old = data.byName.get(name);
+    const lrp = findLrp(db, name);
+    if (lrp === undefined && old?.kind !== 'lrp') continue;
+    if (old?.type !== 'chassisredirect') dirty.add(crPortName(name));
+    if (old?.gateway !== true && (lrp === undefined || !lrpHasGateway(lrp))) continue;
+    const router = lrp === undefined ? undefined : ownerOf(db, 'Logical_Router', lrp._uuid);
+    for (const dp of [old?.dp, router === undefined ? undefined : datapathSbUuid(router)]) {
+      for (const sibling of dp === undefined ? [] : data.byDp.get(dp) ?? []) {
+        dirty.add(sibling);
+        for (const lsp of data.routerPortRefs.get(sibling) ?? []) dirty.add(lsp);
+      }
     }
   }
   for (const name of primary) {
     const after = data.routerPortOf.get(name);
-    if (after !== undefined) dirty.add(after);
+    if (after !== undefined) dirty.add(after).add(crPortName(after));
     for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
     for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
   }
@@ -432,7 +584,9 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     const lsp = findLsp(db, name);
     if (lsp !== undefined) return desiredLsp(db, dps, lsp);
     const lrp = findLrp(db, name);
-    return lrp === undefined ? undefined : desiredLrp(db, dps, data, lrp);
+    if (lrp !== undefined) return desiredLrp(db, dps, data, lrp);
+    const gatewayPort = lrpOfCrName(name);
+    return gatewayPort === undefined ? undefined : desiredCr(db, dps, data, name, gatewayPort);
   });
   const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
     const prev = out.ports.get(name);
@@ -450,8 +604,10 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     setRouterMember(data, old, false);
     data.byDp.get(old.dp)?.delete(name);
     if (data.byDp.get(old.dp)?.size === 0) data.byDp.delete(old.dp);
-    if (d === undefined) data.table.remove(old.sbUuid, out.sb);
-    else moved.add(name);
+    if (d === undefined) {
+      data.table.remove(old.sbUuid, out.sb);
+      setHaGroup(data, name, undefined, out);
+    } else moved.add(name);
     note(name, old, undefined);
   }
   // Preferred keys (a recompute's memory of history) are claimed before any allocation.
@@ -485,6 +641,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     const row = bindingRow(info, d.columns, owned.get(name));
     if (old === undefined && !moved.has(name)) data.table.insert(row, out.sb);
     else data.table.put(row, out.sb);
+    setHaGroup(data, name, d.haGroup, out);
     if (old === undefined || !samePortInfo(old, info)) note(name, old, info);
   }
   updateAllRouter(db, dps, data, out, switchesTouched);
@@ -531,6 +688,20 @@ function namesOfPortSet(db: Database, table: string, uuids: Iterable<Uuid>, into
   }
 }
 
+/** The names of the LSPs and LRPs referring to row `uuid`. */
+function namesOfReferrers(db: Database, uuid: Uuid, into: Set<string>): void {
+  const referrers = [...db.strongReferrers(uuid).keys()];
+  namesOfPortSet(db, 'Logical_Router_Port', referrers, into);
+  namesOfPortSet(db, 'Logical_Switch_Port', referrers, into);
+}
+
+/** The chassisredirect names of router `nbUuid`'s ports. */
+function crNamesOfRouter(db: Database, nbUuid: Uuid, into: Set<string>): void {
+  const names = new Set<string>();
+  namesOfPortSet(db, 'Logical_Router_Port', nbGet<nb.Logical_Router>(db, 'Logical_Router', nbUuid)?.ports ?? [], names);
+  for (const n of names) into.add(crPortName(n));
+}
+
 function setDifference(a: readonly Uuid[], b: readonly Uuid[]): Uuid[] {
   const sb = new Set(b);
   return a.filter((x) => !sb.has(x));
@@ -543,12 +714,15 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
     init: () => ({
       byName: new Map(), byDp: new Map(), keys: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
-      allRouter: new Map(),
+      allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
+      haGroupUsers: new Map(), haMembers: new Map(),
     }),
     newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,
     recompute(data: PortsData, inputs: NodeInputs, out: PortsChange): void {
       out.sb.maybeTrackWhole(data.table);
+      out.sb.maybeTrackWhole(data.haGroupTable);
+      out.sb.maybeTrackWhole(data.haChassisTable);
       const db = inputs.data<Database>('nb');
       const all = new Set<string>(data.byName.keys());
       for (const n of data.routerPortOf.keys()) all.add(n);
@@ -585,8 +759,24 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
               // A router becoming (or ceasing to be) a gateway router changes its ports' type.
               const chassisOf = (r: Row | undefined): string | undefined => (r as unknown as nb.Logical_Router | undefined)?.options.get('chassis');
               if (c.table === 'Logical_Router' && chassisOf(oldRow) !== chassisOf(newRow)) namesOfPortSet(db, portTable, newPorts, dirty);
+              // Its NAT rules decide whether its gateway ports always redirect.
+              const natOf = (r: Row | undefined): readonly Uuid[] => (r as unknown as nb.Logical_Router | undefined)?.nat ?? [];
+              if (c.table === 'Logical_Router' && !sameData(natOf(oldRow), natOf(newRow))) crNamesOfRouter(db, c.uuid, dirty);
               break;
             }
+            case 'NAT': {
+              const router = ownerOf(db, 'Logical_Router', c.uuid);
+              if (router !== undefined) crNamesOfRouter(db, router, dirty);
+              break;
+            }
+            case 'Gateway_Chassis':
+            case 'HA_Chassis_Group':
+              // The ports naming them (a deleted row's referrers changed their own row).
+              namesOfReferrers(db, c.uuid, dirty);
+              break;
+            case 'HA_Chassis':
+              for (const group of db.strongReferrers(c.uuid).keys()) namesOfReferrers(db, group, dirty);
+              break;
             case 'DHCP_Options':
               // The LSPs naming these options, as dhcpv4_options or dhcpv6_options (a deleted
               // row's referrers changed their own row).

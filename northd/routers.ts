@@ -54,6 +54,8 @@ export interface NatFacts {
   readonly allowedExtIps: string | undefined;
   readonly exemptedExtIps: string | undefined;
   readonly gatewayPort: string | undefined;
+  /** Its logical_port is a bound switch port of type "virtual". */
+  readonly logicalPortVirtual: boolean;
   /** The external address when it parses to exactly one IP (nat_entry_is_valid). */
   readonly ext: { readonly v6: boolean; readonly addrS: string; readonly snAddrS: string } | undefined;
 }
@@ -67,6 +69,10 @@ export interface RouterPortFacts {
   readonly gateway: boolean;
   readonly options: ReadonlyMap<string, string>;
   readonly ipv6RaConfigs: ReadonlyMap<string, string>;
+  /** The chassisredirect port its ARP replies are gated by (PortInfo.residentCr). */
+  readonly residentCr: string | undefined;
+  /** Its peer switch has a vtep port: as a gateway port it is not centralized. */
+  readonly peerHasVtep: boolean;
 }
 
 export interface RouterFacts {
@@ -115,6 +121,8 @@ export interface PortFacingFacts {
 
 export interface RoutersData {
   readonly bySb: Map<Uuid, RouterFacts>;
+  /** Switch port name → the routers whose NAT rules name it as logical_port. */
+  readonly natPortRefs: Map<string, Set<Uuid>>;
 }
 
 export interface RoutersChange {
@@ -136,7 +144,7 @@ function forceSnatIps(options: ReadonlyMap<string, string>, key: string): string
   return [...parsed.ipv4.map((a) => a.addrS), ...parsed.ipv6.map((a) => a.addrS)];
 }
 
-function natFacts(db: Database, n: nb.NAT): NatFacts {
+function natFacts(db: Database, n: nb.NAT, ports: PortsData): NatFacts {
   const parsed = extractIpAddresses(n.external_ip);
   const one = parsed !== undefined && parsed.ipv4.length + parsed.ipv6.length === 1;
   const v6 = parsed?.ipv6[0];
@@ -147,6 +155,7 @@ function natFacts(db: Database, n: nb.NAT): NatFacts {
     uuid: n._uuid, type: n.type, externalIp: n.external_ip, logicalIp: n.logical_ip, externalMac: n.external_mac[0], logicalPort: n.logical_port[0],
     externalPortRange: n.external_port_range, options: n.options, allowedExtIps: asName(n.allowed_ext_ips[0]), exemptedExtIps: asName(n.exempted_ext_ips[0]),
     gatewayPort: gw === undefined ? undefined : nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', gw)?.name,
+    logicalPortVirtual: n.logical_port[0] !== undefined && ports.byName.get(n.logical_port[0])?.type === 'virtual',
     ext: !one ? undefined : v6 !== undefined ? { v6: true, addrS: v6.addrS, snAddrS: v6.snAddrS } : { v6: false, addrS: (v4 as { addrS: string }).addrS, snAddrS: '' },
   };
 }
@@ -180,7 +189,7 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     const lrp = nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u);
     const p = lrp === undefined ? undefined : ports.byName.get(lrp.name);
     if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
-    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs });
+    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep });
   }
   const routes: StaticRouteFacts[] = [];
   for (const u of lr.static_routes) {
@@ -197,7 +206,7 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
   const nats: NatFacts[] = [];
   for (const u of lr.nat) {
     const r = nbGet<nb.NAT>(db, 'NAT', u);
-    if (r !== undefined) nats.push(natFacts(db, r));
+    if (r !== undefined) nats.push(natFacts(db, r, ports));
   }
   const chassis = lr.options.get('chassis');
   // Unique SNAT IPs (init_nat_entries): force-SNAT addresses first, then each valid SNAT rule's.
@@ -222,6 +231,18 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
   };
 }
 
+function addNatPortRef(data: RoutersData, port: string, router: Uuid): void {
+  let s = data.natPortRefs.get(port);
+  if (s === undefined) data.natPortRefs.set(port, (s = new Set()));
+  s.add(router);
+}
+
+function dropNatPortRef(data: RoutersData, port: string, router: Uuid): void {
+  const s = data.natPortRefs.get(port);
+  s?.delete(router);
+  if (s?.size === 0) data.natPortRefs.delete(port);
+}
+
 function refresh(inputs: NodeInputs, data: RoutersData, touched: Iterable<Uuid>, out: RoutersChange): void {
   const db = inputs.data<Database>('nb');
   const dps = inputs.data<DatapathsData>('datapaths');
@@ -234,6 +255,8 @@ function refresh(inputs: NodeInputs, data: RoutersData, touched: Iterable<Uuid>,
     if (old !== undefined && now !== undefined && sameData(old, now)) continue;
     if (now === undefined) data.bySb.delete(sbUuid);
     else data.bySb.set(sbUuid, now);
+    for (const n of old?.nats ?? []) if (n.logicalPort !== undefined) dropNatPortRef(data, n.logicalPort, sbUuid);
+    for (const n of now?.nats ?? []) if (n.logicalPort !== undefined) addNatPortRef(data, n.logicalPort, sbUuid);
     if (old === undefined && now === undefined) continue;
     const prev = out.routers.get(sbUuid);
     out.routers.set(sbUuid, { old: prev === undefined ? old : prev.old, new: now });
@@ -246,7 +269,7 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
   return {
     name: 'routers',
     inputs: ['nb', 'datapaths', 'ports', 'lbs'],
-    init: () => ({ bySb: new Map() }),
+    init: () => ({ bySb: new Map(), natPortRefs: new Map() }),
     newChange: () => ({ routers: new Map() }),
     isEmpty: (c) => c.routers.size === 0,
     recompute(data: RoutersData, inputs: NodeInputs, out: RoutersChange): void {
@@ -315,9 +338,11 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
         const note = (p: PortInfo | undefined): void => {
           if (p !== undefined && p.kind === 'lrp') touched.push(p.dp);
         };
-        for (const { old, new: now } of (change as PortsChange).ports.values()) {
+        for (const [name, { old, new: now }] of (change as PortsChange).ports) {
           note(old);
           note(now);
+          // A switch port becoming (or ceasing to be) virtual: the routers whose NAT names it.
+          if ((old?.type === 'virtual') !== (now?.type === 'virtual')) for (const r of data.natPortRefs.get(name) ?? []) touched.push(r);
         }
         if (touched.length === 0) return 'unchanged';
         refresh(inputs, data, touched, out);

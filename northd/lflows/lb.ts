@@ -10,11 +10,12 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { LbFacts, LbVip } from '../load-balancers.js';
 import type { RouterFacts } from '../routers.js';
 import { forceSnat } from './router.js';
+import { crPortName } from '../gateway-ports.js';
 import { hashUuid } from '../hash.js';
 import { stage } from '../stages.js';
 import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, lflow, shardOf } from './flow.js';
+import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf } from './flow.js';
 
 /** Built once per facts object and shard for a placeholder datapath, then copied into each switch. */
 const TEMPLATES = new WeakMap<LbFacts, (readonly sb.Logical_Flow[] | undefined)[]>();
@@ -93,7 +94,7 @@ function routerForcesSnat(r: RouterFacts): boolean {
 /** What of a router its load balancers' flows read, as one text: equal texts, equal flows. */
 export function routerLbContext(r: RouterFacts | undefined): string {
   if (r === undefined) return '';
-  return `${String(routerForcesSnat(r))} ${r.portFacing.l3dgwPorts.length > 0 ? 'dgp' : ''} ${[...new Set(r.nats.map((n) => n.externalIp))].sort().join(',')}`;
+  return `${String(routerForcesSnat(r))} ${r.portFacing.l3dgwPorts[0] ?? ''} ${[...new Set(r.nats.map((n) => n.externalIp))].sort().join(',')}`;
 }
 
 /** The lr_in_dnat action for a new connection to a VIP (build_lb_vip_actions for a router). */
@@ -114,9 +115,11 @@ function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
 
 /**
  * The flows load balancer `lb` gives router `r` (build_lrouter_defrag_flows_for_lb,
- * build_lrouter_nat_flows_for_lb for a router without distributed gateway ports, the router
- * affinity flows, and the skip_snat exemption). A router with distributed gateway ports gets
- * only the defrag flows: their per-chassis variants are not done.
+ * build_lrouter_nat_flows_for_lb, the router affinity flows, and the skip_snat exemption). On
+ * a router with distributed gateway ports the new connections are load balanced on the
+ * gateway chassis of the first one (is_chassis_resident of its chassisredirect port, unless
+ * the VIP rejects for want of backends), and the backends' replies leaving by that port are
+ * unDNATed there (build_distr_lrouter_nat_flows_for_lb).
  */
 export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
   const ld = r.logicalDatapath;
@@ -124,15 +127,21 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
   const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
   const force = routerForcesSnat(r);
   const kind: RouterLbKind = lb.skipSnat ? 'skip' : force ? 'force' : 'normal';
-  const dgp = r.portFacing.l3dgwPorts.length > 0;
+  const dgp = r.portFacing.l3dgwPorts[0];
   const externalIps = new Set(r.nats.map((n) => n.externalIp));
   for (const v of lb.vips) {
     const ip = v.v6 ? 'ip6' : 'ip4';
     flows.push(lflow(ld, 'lr_in_defrag', 100, `ip && ${ip}.dst == ${v.ip}`, 'ct_dnat;', hint));
-    if (dgp) continue;
     const l4 = v.port === undefined ? '' : ` && ${lb.proto} && ${lb.proto}.dst == ${v.port}`;
     const match = `ct.new && !ct.rel && ${ip} && ${ip}.dst == ${v.ip}${l4}`;
-    flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, match, routerLbAction(lb, v, kind), hint));
+    const resident = dgp === undefined ? '' : ` && is_chassis_resident(${jsonKey(crPortName(dgp))})`;
+    const dnatMatch = dgp !== undefined && (v.backends.length > 0 || !lb.reject) ? `${match}${resident}` : match;
+    flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, dnatMatch, routerLbAction(lb, v, kind), hint));
+    if (dgp !== undefined && v.backends.length > 0) {
+      const fromBackends = v.backends.map((b) => `(${ip}.src == ${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.src == ${b.port}`})`).join(' || ');
+      const undnat = kind === 'force' ? 'flags.force_snat_for_lb = 1; next;' : kind === 'skip' ? 'flags.skip_snat_for_lb = 1; next;' : 'ct_dnat_in_czone;';
+      flows.push(lflow(ld, 'lr_out_undnat', 120, `${ip} && (${fromBackends}) && outport == ${jsonKey(dgp)}${resident}`, undnat, hint));
+    }
     // A VIP that is also a NAT external address: its packets skip unSNAT.
     if (externalIps.has(v.ip)) {
       flows.push(lflow(ld, 'lr_in_unsnat', 120, `${ip} && ${ip}.dst == ${v.ip} && ${lb.proto}${v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`}`, 'next;', hint));

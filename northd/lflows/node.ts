@@ -424,7 +424,8 @@ function sameFlowKey(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
 
 /**
  * `produced` without repeated (content, datapath) pairs: an owner may produce a flow twice
- * (an address listed twice); its last copy counts, in the place of its first.
+ * (an address listed twice, two NAT rules with one logical IP); its first copy counts, as
+ * ovn-northd keeps the first flow added and its hint.
  */
 function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logical_Flow[] {
   if (produced.length <= PAIRWISE_FLOWS_MAX) {
@@ -439,7 +440,7 @@ function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logica
   for (const f of produced) uuids.add(f._uuid);
   if (uuids.size === produced.length) return produced;
   const byKey = new Map<string, sb.Logical_Flow>();
-  for (const f of produced) byKey.set(flowKey(f), f);
+  for (const f of produced) if (!byKey.has(flowKey(f))) byKey.set(flowKey(f), f);
   return byKey.size === produced.length ? produced : [...byKey.values()];
 }
 

@@ -12,8 +12,9 @@
 // flows of distributed gateway ports, IPv6 prefix delegation, copp meters.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ethAddrFromString, findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
+import { crPortName } from '../gateway-ports.js';
 import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
@@ -37,10 +38,6 @@ function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
   };
 }
 
-/** The name of a distributed gateway port's chassisredirect port. */
-export function crPortName(lrp: string): string {
-  return `cr-${lrp}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Flows a router owns itself.
@@ -67,6 +64,7 @@ export function routerDatapathFlows(r: RouterFacts): sb.Logical_Flow[] {
   arpRequest(f, r);
   localTrafficDrops(f);
   natArpNd(f, r);
+  gatewayPortNatArpNd(f, r);
   natDefaults(f, r);
   natRules(f, r);
   f('lr_in_lb_aff_check', 0, '1', NEXT);
@@ -300,7 +298,26 @@ function ecmpPolicy(f: Emit, r: RouterFacts, p: PolicyFacts, groupId: number): v
 function gatewayRedirect(f: Emit, r: RouterFacts): void {
   for (const name of r.portFacing.l3dgwPorts) {
     const port = r.ports.find((p) => p.name === name) as RouterPortFacts;
-    f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, `outport = ${jsonKey(crPortName(name))}; next;`, port.nbUuid);
+    // Traffic to a vtep (ramp) switch goes distributed; only its replies are centralized.
+    if (port.peerHasVtep) continue;
+    const redirect = `outport = ${jsonKey(crPortName(name))}; next;`;
+    f('lr_in_gw_redirect', 50, `outport == ${jsonKey(name)}`, redirect, port.nbUuid);
+    // Stateless dnat_and_snat rules with allowed (or exempted) external IPs: only those
+    // sources are redirected (or they are dropped); the first allowed rule's address is
+    // otherwise dropped. Every rule counts, as parsed or not.
+    let defaultDrop = true;
+    for (const n of r.nats) {
+      if (!stateless(n) || (n.allowedExtIps === undefined && n.exemptedExtIps === undefined)) continue;
+      const v = n.ext?.v6 === true ? '6' : '4';
+      const match = `outport == ${jsonKey(name)} && ip${v}.src == $${n.allowedExtIps ?? (n.exemptedExtIps as string)}`;
+      if (n.allowedExtIps !== undefined) {
+        f('lr_in_gw_redirect', 75, match, redirect, port.nbUuid);
+        if (defaultDrop) f('lr_in_gw_redirect', 70, `ip && ip${v}.dst == ${n.externalIp}`, DROP);
+        defaultDrop = false;
+      } else {
+        f('lr_in_gw_redirect', 75, match, DROP, port.nbUuid);
+      }
+    }
   }
   f('lr_in_gw_redirect', 0, '1', NEXT);
 }
@@ -374,10 +391,18 @@ interface CheckedNat {
   readonly nat: NatFacts;
   readonly v6: boolean;
   readonly cidrBits: number;
+  /** On a router with distributed gateway ports: the one the rule applies on. */
+  readonly dgp: RouterPortFacts | undefined;
+  /** A distributed rule (dnat_and_snat with logical_port and external_mac): the MAC, normalized. */
+  readonly mac: string | undefined;
 }
 
-/** A NAT rule's addresses checked as lrouter_check_nat_entry does (gateway routers only). */
-function checkNat(n: NatFacts): CheckedNat | undefined {
+/**
+ * A NAT rule checked as lrouter_check_nat_entry does: its addresses, its gateway port (its
+ * gateway_port, which must be one of the router's distributed gateway ports, else the only
+ * one, else the first whose networks hold the external IP) and whether it is distributed.
+ */
+function checkNat(n: NatFacts, r: RouterFacts): CheckedNat | undefined {
   if (n.allowedExtIps !== undefined && n.exemptedExtIps !== undefined) return undefined;
   const ext4 = parseIpv4Cidr(n.externalIp);
   let v6 = false;
@@ -386,10 +411,33 @@ function checkNat(n: NatFacts): CheckedNat | undefined {
     if (ext6 === undefined || ext6.plen !== 128) return undefined;
     v6 = true;
   }
+  const l3dgw = r.portFacing.l3dgwPorts;
+  const portNamed = (name: string | undefined): RouterPortFacts | undefined => r.ports.find((p) => p.name === name);
+  let dgp: RouterPortFacts | undefined;
+  if (n.gatewayPort !== undefined) {
+    if (!l3dgw.includes(n.gatewayPort)) return undefined;
+    dgp = portNamed(n.gatewayPort);
+  } else if (l3dgw.length === 1) {
+    dgp = portNamed(l3dgw[0]);
+  } else if (l3dgw.length > 1) {
+    dgp = l3dgw.map(portNamed).find((p) => p !== undefined && findLportAddress(p.networks, n.externalIp) !== undefined);
+    if (dgp === undefined) return undefined;
+  }
   const logical = v6 ? parseIpv6Cidr(n.logicalIp) : parseIpv4Cidr(n.logicalIp);
   if (logical === undefined) return undefined;
   if (n.type !== 'snat' && logical.plen !== (v6 ? 128 : 32)) return undefined;
-  return { nat: n, v6, cidrBits: logical.plen };
+  let mac: string | undefined;
+  if (l3dgw.length > 0 && n.type === 'dnat_and_snat' && n.logicalPort !== undefined && n.externalMac !== undefined) {
+    const bytes = ethAddrFromString(n.externalMac);
+    if (bytes === undefined) return undefined;
+    mac = macText(bytes);
+  }
+  return { nat: n, v6, cidrBits: logical.plen, dgp, mac };
+}
+
+/** ETH_ADDR_FMT. */
+function macText(bytes: readonly number[]): string {
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
 function stateless(n: NatFacts): boolean {
@@ -408,12 +456,15 @@ function extIpMatch(f: Emit, r: RouterFacts, c: CheckedNat, match: string, isSrc
   return match;
 }
 
-/** NAT rules of a gateway router (distributed gateway port NAT is not done yet). */
+/** NAT rules of a gateway router, or of a router with distributed gateway ports. */
 function natRules(f: Emit, r: RouterFacts): void {
   const pf = r.portFacing;
-  if (!pf.isGwRouter) return;
+  if (!pf.isGwRouter) {
+    if (pf.l3dgwPorts.length > 0) distributedNatRules(f, r);
+    return;
+  }
   for (const n of r.nats) {
-    const c = checkNat(n);
+    const c = checkNat(n, r);
     if (c === undefined) continue;
     const ip = c.v6 ? 'ip6' : 'ip4';
     if (n.type === 'snat' || n.type === 'dnat_and_snat') {
@@ -448,6 +499,105 @@ function natRules(f: Emit, r: RouterFacts): void {
       const version = addr.includes('.') ? '4' : '6';
       f('lr_in_unsnat', 110, `ip${version} && ip${version}.dst == ${addr}`, 'ct_snat;');
       f('lr_out_snat', 100, `flags.force_snat_for_${context} == 1 && ip${version}`, `ct_snat(${addr});`);
+    }
+  }
+}
+
+const EGRESS_LOOPBACK = `clone { ct_clear; inport = outport; outport = ""; eth.dst <-> eth.src; flags = 0; flags.loopback = 1; flags.use_snat_zone = reg9[4]; ${
+  Array.from({ length: 10 }, (_, i) => `reg${i} = 0; `).join('')}reg9[0] = 1; next(pipeline=ingress, table=0); };`;
+
+/**
+ * NAT rules on a router with distributed gateway ports: each applies on its gateway port, on
+ * the gateway chassis (is_chassis_resident of the chassisredirect port) or, distributed, on
+ * the chassis of its logical_port, using its external_mac there. Zones are the router's
+ * (ct_*_in_czone) except when the destination is a local NAT address (reg9[4]).
+ */
+function distributedNatRules(f: Emit, r: RouterFacts): void {
+  const seen = new Set<string>();
+  const bridged = r.ports.some((p) => p.options.get('redirect-type')?.toLowerCase() === 'bridged');
+  for (const n of r.nats) {
+    const c = checkNat(n, r);
+    if (c === undefined || c.dgp === undefined) continue;
+    const ip = c.v6 ? 'ip6' : 'ip4';
+    const dk = jsonKey(c.dgp.name);
+    const crResident = `is_chassis_resident(${jsonKey(crPortName(c.dgp.name))})`;
+    const lpResident = `is_chassis_resident("${n.logicalPort ?? ''}")`;
+    const mac = c.mac;
+    const resident = mac === undefined ? crResident : lpResident;
+    const central = mac === undefined ? ` && ${crResident}` : '';
+    const setMac = mac === undefined ? '' : `eth.src = ${mac}; `;
+    const range = n.externalPortRange !== '' ? `,${n.externalPortRange}` : '';
+    const isStateless = stateless(n);
+    const hasSnat = n.type === 'snat' || n.type === 'dnat_and_snat';
+    const hasDnat = n.type === 'dnat' || n.type === 'dnat_and_snat';
+    if (hasSnat) {
+      f('lr_in_unsnat', 100, `ip && ${ip}.dst == ${n.externalIp} && inport == ${dk} && flags.loopback == 0${central}`, isStateless ? NEXT : 'ct_snat_in_czone;', n.uuid);
+      if (!isStateless) f('lr_in_unsnat', 100, `ip && ${ip}.dst == ${n.externalIp} && inport == ${dk} && flags.loopback == 1 && flags.use_snat_zone == 1${central}`, 'ct_snat;', n.uuid);
+    }
+    if (hasDnat) {
+      let match = `ip && ${ip}.dst == ${n.externalIp} && inport == ${dk}${central}`;
+      if (n.allowedExtIps !== undefined || n.exemptedExtIps !== undefined) match = extIpMatch(f, r, c, match, true);
+      f('lr_in_dnat', 100, match, isStateless ? `${ip}.dst=${n.logicalIp}; next;` : `ct_dnat_in_czone(${n.logicalIp}${range});`, n.uuid);
+    }
+    // Packets for the external address that come back in on the gateway port failed NAT: dropped;
+    // others resolve it (once per address).
+    if (!seen.has(n.externalIp)) {
+      seen.add(n.externalIp);
+      f('lr_in_arp_resolve', 150, `inport == ${dk} && outport == ${dk} && ${ip}.dst == ${n.externalIp}`, DROP, n.uuid);
+      f('lr_in_arp_resolve', 100, `outport == ${dk} && ${c.v6 ? 'xxreg0' : 'reg0'} == ${n.externalIp}`, `eth.dst = ${mac === undefined ? c.dgp.networks.ea : (n.externalMac as string)}; next;`, n.uuid);
+      if (bridged && mac !== undefined) {
+        f('lr_in_arp_resolve', 90, `outport == ${jsonKey(r.portFacing.l3dgwPorts[0] as string)} && ${ip}.src == ${n.logicalIp} && ${lpResident}`,
+          c.v6 ? 'get_nd(outport, xxreg0); next;' : 'get_arp(outport, reg0); next;', n.uuid);
+      }
+    }
+    f('lr_out_chk_dnat_local', 50, `ip && ${ip}.dst == ${n.externalIp} && ${resident}`, 'reg9[4] = 1; next;', n.uuid);
+    if (hasDnat) f('lr_out_undnat', 100, `ip && ${ip}.src == ${n.logicalIp} && outport == ${dk}${central}`, `${setMac}${isStateless ? NEXT : 'ct_dnat_in_czone;'}`, n.uuid);
+    if (hasSnat) {
+      const priority = c.cidrBits + 1 + 128;
+      let match = `ip && ${ip}.src == ${n.logicalIp} && outport == ${dk} && ${resident}`;
+      if (n.allowedExtIps !== undefined || n.exemptedExtIps !== undefined) match = extIpMatch(f, r, c, match, false);
+      f('lr_out_snat', priority, match, `${setMac}${isStateless ? `${ip}.src=${n.externalIp}; next;` : `ct_snat_in_czone(${n.externalIp}${range});`}`, n.uuid);
+      if (!isStateless) f('lr_out_snat', priority + 1, `${match} && reg9[4] == 1`, `${setMac}reg9[4] = 0; ct_snat(${n.externalIp}${range});`, n.uuid);
+    }
+    if (n.type === 'snat') f('lr_in_ip_input', 120, `inport == ${dk} && ${ip}.src == ${n.externalIp}`, NEXT, n.uuid);
+    if (mac !== undefined) {
+      // A virtual port not claimed yet would have its traffic centralized: dropped instead.
+      if (n.logicalPortVirtual) f('lr_in_gw_redirect', 80, `${ip}.src == ${n.logicalIp} && outport == ${dk}`, DROP, n.uuid);
+      f('lr_in_admission', 50, `eth.dst == ${mac} && inport == ${dk} && ${lpResident}`, `${INPORT_ETH} = ${c.dgp.networks.ea}; next;`, n.uuid);
+      f('lr_in_gw_redirect', 100, `${ip}.src == ${n.logicalIp} && outport == ${dk} && ${lpResident}`, `eth.src = ${n.externalMac as string}; ${c.v6 ? 'xxreg1' : 'reg1'} = ${n.externalIp}; next;`, n.uuid);
+    }
+    f('lr_out_egr_loop', 100, `${ip}.dst == ${n.externalIp} && outport == ${dk} && ${resident}`, EGRESS_LOOPBACK, n.uuid);
+  }
+  if (r.nats.length > 0) f('lr_out_chk_dnat_local', 50, 'ip && ct_mark.natted == 1', 'reg9[4] = 1; next;', r.nbUuid);
+}
+
+/**
+ * ARP and ND replies on a distributed gateway port for the NAT addresses it applies (with the
+ * rule's external MAC where its logical port resides, else the port's on the gateway chassis),
+ * and drops of those requests elsewhere.
+ */
+function gatewayPortNatArpNd(f: Emit, r: RouterFacts): void {
+  const l3dgw = r.portFacing.l3dgwPorts;
+  if (l3dgw.length === 0) return;
+  const rules: NatFacts[] = r.nats.filter((n) => n.ext !== undefined && n.type !== 'snat');
+  for (const rule of r.portFacing.snatIps.values()) {
+    const n = rule === undefined ? undefined : r.nats.find((x) => x.uuid === rule);
+    if (n !== undefined && n.ext !== undefined) rules.push(n);
+  }
+  for (const name of l3dgw) {
+    const port = r.ports.find((p) => p.name === name);
+    if (port === undefined) continue;
+    const key = jsonKey(name);
+    for (const n of rules) {
+      // is_nat_gateway_port: with several gateway ports, the rule's own (or the one on its network).
+      if (l3dgw.length > 1 && (n.gatewayPort === undefined ? findLportAddress(port.networks, n.externalIp) === undefined : n.gatewayPort !== name)) continue;
+      const distributed = n.externalMac !== undefined && ethAddrFromString(n.externalMac) !== undefined && n.logicalPort !== undefined;
+      const mac = distributed ? (n.externalMac as string) : INPORT_ETH;
+      const resident = distributed ? `is_chassis_resident("${n.logicalPort as string}")` : `is_chassis_resident(${jsonKey(crPortName(name))})`;
+      const ext = n.ext as NonNullable<NatFacts['ext']>;
+      const match = ext.v6 ? `inport == ${key} && ip6.dst == {${ext.addrS}, ${ext.snAddrS}} && nd_ns && nd.target == ${ext.addrS}` : `inport == ${key} && arp.op == 1 && arp.tpa == ${ext.addrS}`;
+      f('lr_in_ip_input', 92, `${match} && ${resident}`, ext.v6 ? ndReply('nd_na', mac) : arpReply(mac), n.uuid);
+      f('lr_in_ip_input', 91, match, DROP, n.uuid);
     }
   }
 }
@@ -521,7 +671,9 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   // Admission: the port's own MAC and multicast, when enabled.
   if (p.enabled) {
     f('lr_in_admission', 50, `eth.mcast && inport == ${key}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
-    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${l3dgw ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+    // A gateway port is centralized, unless its switch has vtep ports (consider_l3dgw_port_is_centralized).
+    const centralized = l3dgw && !p.peerHasVtep;
+    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${centralized ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
   }
   // Neighbor lookup for ARP requests from the port's networks.
   for (const a of nets.ipv4) {
@@ -617,8 +769,10 @@ function ipv4Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dg
     f('lr_in_ip_input', 31, `inport == ${key} && ip4 && ip.ttl == {0, 1} && !ip.later_frag`,
       `icmp4 {eth.dst <-> eth.src; icmp4.type = 11; /* Time exceeded */ icmp4.code = 0; /* TTL exceeded in transit */ ${ip} ; ip.ttl = 254; outport = ${key}; flags.loopback = 1; output; };`, hint);
   }
+  // Answered on one chassis only when the port's switch has a localnet port (PortInfo.residentCr).
+  const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
   for (const a of nets.ipv4) {
-    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == ${a.addrS} && arp.spa == ${a.networkS}/${a.plen}`, arpReply(INPORT_ETH), hint);
+    f('lr_in_ip_input', 90, `inport == ${key} && arp.op == 1 && arp.tpa == ${a.addrS} && arp.spa == ${a.networkS}/${a.plen}${resident}`, arpReply(INPORT_ETH), hint);
   }
   if (!r.portFacing.isGwRouter && r.portFacing.l3dgwPorts.length === 0) {
     for (const a of nets.ipv4) {

@@ -19,9 +19,11 @@ import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
-import { findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ethAddrFromString, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ssetOrder } from '../ovs-hash.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
+import { stage } from '../stages.js';
 import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
@@ -223,8 +225,30 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
       lflow(dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, DROP, lport()),
     );
   }
+  // A vtep port's traffic (from the ramp switch) skips to the hairpin stage, then to L2 lookup
+  // (or, where the gateway port facing it resides, on through ARP/ND hairpinning).
+  if (p.type === 'vtep') {
+    if (p.enabled) flows.push(lflow(dp, 'ls_in_check_port_sec', 70, `inport == ${key}`, `reg0[14] = 1; next(pipeline=ingress, table=${stage('ls_in_hairpin').table});`, lport()));
+    flows.push(lflow(dp, 'ls_in_hairpin', 1000, 'reg0[14] == 1', `next(pipeline=ingress, table=${stage('ls_in_l2_lkup').table});`));
+  }
+  if (p.vtepHairpinCr !== undefined) flows.push(lflow(dp, 'ls_in_hairpin', 2000, `reg0[14] == 1 && is_chassis_resident(${jsonKey(p.vtepHairpinCr)})`, 'next;'));
   const action = p.enabled ? `outport = ${key}; output;` : DROP;
-  for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}`, action, hint));
+  // A router port's MAC is looked up only where its gateway chassis port resides, when the
+  // router has a distributed gateway port there and the switch a localnet port.
+  const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
+  for (const mac of p.macs) flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac}${p.routerPeer !== undefined && mac === p.routerPeer.mac ? resident : ''}`, action, hint));
+  // Facing a distributed gateway port: the external MACs of its router's distributed NAT rules,
+  // where their logical ports reside.
+  const peer = p.routerPeer;
+  if (peer !== undefined && p.macs.includes(peer.mac) && ctx.peerRouter?.portFacing.l3dgwPorts.includes(peer.name) === true) {
+    for (const n of ctx.peerRouter.nats) {
+      if (n.type !== 'dnat_and_snat' || n.logicalPort === undefined || n.externalMac === undefined) continue;
+      const bytes = ethAddrFromString(n.externalMac);
+      if (bytes === undefined) continue;
+      const mac = bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+      flows.push(lflow(dp, 'ls_in_l2_lkup', 50, `eth.dst == ${mac} && is_chassis_resident("${n.logicalPort}")`, action, hint));
+    }
+  }
   if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, ctx, hint));
   return flows;
 }
@@ -320,7 +344,8 @@ function routerArpNdFlows(p: PortInfo, peer: RouterPeer, ctx: SwitchPortContext,
   for (const ip of peer.ipv4) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
   for (const ip of peer.ipv6) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
   if (!ctx.allRouter) {
-    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${macs.join(', ')}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
+    // An sset in ovn-northd: printed in its hash order.
+    flows.push(lflow(dp, 'ls_in_l2_lkup', 75, `eth.src == {${ssetOrder(macs).join(', ')}} && (arp.op == 1 || rarp.op == 3 || nd_ns)`, 'outport = "_MC_flood_l2"; output;'));
   }
   return flows;
 }

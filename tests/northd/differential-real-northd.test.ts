@@ -47,14 +47,28 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     'Datapath_Binding',
   );
 
-  // Port_Binding: the NB-derived columns.
+  // HA_Chassis_Group: by name, its members by chassis name (external_ids:chassis-name) and priority.
+  const haText = (groups: readonly Record<string, unknown>[], members: readonly Record<string, unknown>[]): Map<string, string> => {
+    const byUuid = new Map(members.map((m) => [m['_uuid'] as string, `${(m['external_ids'] as Record<string, string>)['chassis-name'] ?? '?'}:${String(m['priority'])}`]));
+    return new Map(groups.map((g) => [g['_uuid'] as string, `${String(g['name'])} [${asArray(g['ha_chassis']).map((u) => byUuid.get(u as string) ?? '?').sort().join(' ')}]`]));
+  };
+  const realHa = haText(await real.sbList('HA_Chassis_Group'), await real.sbList('HA_Chassis'));
+  const ourHaRow = (table: string): Record<string, unknown>[] => ours<Record<string, unknown>>(view, table).map((r) => ({
+    ...r, external_ids: r['external_ids'] instanceof Map ? Object.fromEntries(r['external_ids'] as Map<string, string>) : r['external_ids'],
+  }));
+  const ourHa = haText(ourHaRow('HA_Chassis_Group'), ourHaRow('HA_Chassis'));
+  t.same([...ourHa.values()].sort(), [...realHa.values()].sort(), 'HA_Chassis_Group');
+  t.equal(ours<unknown>(view, 'HA_Chassis').length, (await real.sbList('HA_Chassis')).length, 'HA_Chassis: as many rows');
+
+  // Port_Binding: the NB-derived columns (the HA_Chassis_Group as its name and members).
   const realPbs = await real.sbList('Port_Binding');
   const pbFacts = (p: Record<string, unknown>): string =>
-    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses'])]);
-  const realPbFacts = realPbs.map((p) => pbFacts({ ...p, dp: realDpName.get(p['datapath'] as string) })).sort();
+    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha']]);
+  const realPbFacts = realPbs.map((p) => pbFacts({ ...p, dp: realDpName.get(p['datapath'] as string), ha: asArray(p['ha_chassis_group']).map((u) => realHa.get(u as string) ?? '?') })).sort();
   const ourPbFacts = ours<sb.Port_Binding>(view, 'Port_Binding').map((p) => pbFacts({
     logical_port: p.logical_port, type: p.type, options: Object.fromEntries(p.options), tunnel_key: p.tunnel_key, mac: p.mac,
     port_security: p.port_security, dp: ourDpName.get(p.datapath), parent_port: p.parent_port, tag: p.tag, nat_addresses: p.nat_addresses,
+    ha: p.ha_chassis_group.map((u) => ourHa.get(u) ?? '?'),
   })).sort();
   t.same(ourPbFacts, realPbFacts, 'Port_Binding');
 
@@ -559,6 +573,13 @@ t.test('(h) load balancers on routers: a gateway router and a distributed router
   await compareWithReal(t, real);
 });
 
+/** The UUID of the NB Address_Set named `name`, in our mirror (the real NB's UUIDs). */
+function nbUuidByAsName(real: RealSandbox, name: string): string {
+  const row = [...real.fx.db.rows('Address_Set').values()].find((r) => (r as unknown as { name: string }).name === name);
+  if (row === undefined) throw new Error(`no Address_Set ${name} in the mirror`);
+  return row._uuid;
+}
+
 /** The UUID of the NB row of `table` whose external_ids:name is `name`, in our mirror (the real NB's UUIDs). */
 function nbUuidByName(real: RealSandbox, table: string, name: string): string {
   for (const row of real.fx.db.rows(table).values()) {
@@ -667,5 +688,202 @@ t.test('(j) DNS records on switches', { skip }, async (t) => {
   t.same([...(real.northd.view().get('DNS')?.values() ?? [])].map((r) => (r as unknown as sb.DNS).external_ids.get('dns_id')), [nbUuidByName(real, 'DNS', 'empty')], 'only the row sw3 names is left');
   // The records emptied again: the flows go, the row stays.
   await real.nbctl(['clear', 'DNS', nbUuidByName(real, 'DNS', 'empty'), 'records']);
+  await compareWithReal(t, real);
+});
+
+/** (k) A distributed router whose port to the external network is a distributed gateway port. */
+const distributedGateway: readonly (readonly string[])[] = [
+  ['ls-add', 'sw1'],
+  ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
+  ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
+  ['ls-add', 'ext'],
+  ['lsp-add', 'ext', 'ln-ext', '--', 'lsp-set-type', 'ln-ext', 'localnet', '--', 'lsp-set-options', 'ln-ext', 'network_name=phys', '--', 'lsp-set-addresses', 'ln-ext', 'unknown'],
+  ['lr-add', 'lr0'],
+  ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
+  routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
+  ['lrp-add', 'lr0', 'lr0-ext', '00:00:00:00:ff:02', '172.16.0.1/24', 'fd00:ee::1/64'],
+  routerLsp('ext', 'ext-lr0', 'lr0-ext'),
+  ['lr-route-add', 'lr0', '0.0.0.0/0', '172.16.0.254'],
+  ['lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '20'],
+  ['lrp-set-gateway-chassis', 'lr0-ext', 'hv2', '10'],
+];
+
+t.test('(k) a distributed gateway port with two gateway chassis', { skip }, async (t) => {
+  const real = await scenario(t, distributedGateway);
+  const binding = (name: string): sb.Port_Binding | undefined =>
+    ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name);
+  t.equal(binding('cr-lr0-ext')?.type, 'chassisredirect', 'a chassisredirect binding for the gateway port');
+  t.same(ours<sb.HA_Chassis_Group>(real.northd.view(), 'HA_Chassis_Group').map((g) => [g.name, g.ha_chassis.length]), [['lr0-ext', 2]], 'its Gateway_Chassis rows as an SB HA_Chassis_Group');
+  // options:redirect-chassis (the pre-Gateway_Chassis way) makes no gateway port in 23.03.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:redirect-chassis=hv9']);
+  await compareWithReal(t, real);
+  t.equal(binding('cr-lr0-sw1'), undefined, 'no chassisredirect binding for options:redirect-chassis');
+  await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-sw1', 'options', 'redirect-chassis']);
+  // reside-on-redirect-chassis on the inner port, whose switch gets a localnet port.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:reside-on-redirect-chassis=true']);
+  await real.nbctl(['lsp-add', 'sw1', 'ln-sw1', '--', 'lsp-set-type', 'ln-sw1', 'localnet', '--', 'lsp-set-options', 'ln-sw1', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-sw1', 'unknown']);
+  await compareWithReal(t, real);
+  // nat-addresses on the switch port facing the gateway port: sent from its chassis.
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=00:00:00:00:ff:02 172.16.0.5 172.16.0.6']);
+  await compareWithReal(t, real);
+  t.same(binding('ext-lr0')?.nat_addresses, ['00:00:00:00:ff:02 172.16.0.1 is_chassis_resident("cr-lr0-ext")', '00:00:00:00:ff:02 172.16.0.5 172.16.0.6 is_chassis_resident("cr-lr0-ext")'],
+    'its nat-addresses beside the router port\'s own GARP, from the gateway chassis');
+  // An NB HA_Chassis_Group on the port wins over its Gateway_Chassis rows; its members change.
+  await real.nbctl(['ha-chassis-group-add', 'grp1']);
+  await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv3', '30']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', `ha_chassis_group=${[...real.fx.db.rows('HA_Chassis_Group').values()].find((r) => (r as unknown as { name: string }).name === 'grp1')?._uuid ?? '?'}`]);
+  await compareWithReal(t, real);
+  await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv4', '40']);
+  await real.nbctl(['ha-chassis-group-set-chassis-prio', 'grp1', 'hv3', '50']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'ha_chassis_group']);
+  await compareWithReal(t, real);
+  // Changes: a chassis's priority changed, one removed, then the last one (no longer a DGP).
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv2', '30']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del-gateway-chassis', 'lr0-ext', 'hv1']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del-gateway-chassis', 'lr0-ext', 'hv2']);
+  await compareWithReal(t, real);
+  // A DGP again, then deleted with its switch port.
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '5']);
+  await compareWithReal(t, real);
+  // On a gateway router the port is no distributed gateway port (no cr binding), yet its
+  // binding still names one in chassis-redirect-port; then back to a distributed router.
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:chassis=gw1']);
+  await compareWithReal(t, real);
+  t.equal(binding('cr-lr0-ext'), undefined, 'no chassisredirect binding on a gateway router');
+  t.equal(binding('lr0-ext')?.options.get('chassis-redirect-port'), 'cr-lr0-ext', 'chassis-redirect-port all the same');
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'options', 'chassis']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lrp-del', 'lr0-ext']);
+  await compareWithReal(t, real);
+});
+
+t.test('(l) NAT on a distributed gateway port: SNAT, centralized and distributed dnat_and_snat', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:10'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
+    // (Not the same logical IP as another rule: the real SB keeps the hint of the rule that
+    // made a shared flow first, a matter of history.)
+    ['lr-nat-add', 'lr0', 'dnat', '172.16.0.102', '10.0.1.12'],
+    ['lr-nat-add', 'lr0', 'snat', 'fd00:ee::10', 'fd00:1::/64'],
+  ]);
+  // The real ovn-trace on both SBs: vm2's packet out leaves by the gateway port, whose next hop
+  // is not resolved yet: an ARP request on the external network. The same verdict text.
+  const ourSb = await realSbOf(t, real.northd.view());
+  const out = 'inport == "vm2" && eth.src == 00:00:00:00:01:0b && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.11 && ip4.dst == 172.16.0.254 && ip.ttl == 64 && tcp && tcp.dst == 80';
+  const trace = await ovnTrace(ourSb.socketPath, 'sw1', out);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', out), 'ovn-trace: the same verdict for a packet leaving by the gateway port');
+  t.match(trace, /eth\.src = 00:00:00:00:ff:02;[\s\S]*arp \{[\s\S]*output\("ln-ext"\)/, `routed out by the gateway port, its next hop asked for on the localnet port:\n${trace}`);
+  // A distributed rule on a virtual port (its traffic dropped rather than centralized until
+  // the port is claimed), then the port made a plain one.
+  await real.nbctl(['lsp-add', 'sw1', 'vip', '--', 'lsp-set-type', 'vip', 'virtual']);
+  await real.nbctl(['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.150', '10.0.1.50', 'vip', '00:00:00:00:ee:50']);
+  await compareWithReal(t, real);
+  const gwDrop = (): boolean => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+    .some((f) => f.external_ids.get('stage-name') === 'lr_in_gw_redirect' && f.priority === 80 && f.match === 'ip4.src == 10.0.1.50 && outport == "lr0-ext"');
+  t.ok(gwDrop(), 'the virtual port\'s distributed traffic is dropped at the gateway redirect');
+  await real.nbctl(['lsp-set-type', 'vip', '']);
+  await compareWithReal(t, real);
+  t.notOk(gwDrop(), 'no longer once the port is not virtual');
+  // Stateless rules limited to (or exempting) address sets of external sources.
+  await real.nbctl(['create', 'Address_Set', 'name=ext_ok', 'addresses="192.168.7.0/24"']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.160', 'logical_ip=10.0.1.60', 'options:stateless=true',
+    `allowed_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.161', 'logical_ip=10.0.1.61', 'options:stateless=true',
+    `allowed_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.162', 'logical_ip=10.0.1.62', 'options:stateless=true',
+    `exempted_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await compareWithReal(t, real);
+  const redirects = ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.external_ids.get('stage-name') === 'lr_in_gw_redirect');
+  t.same([redirects.filter((f) => f.priority === 75).length, redirects.filter((f) => f.priority === 70).length], [2, 1],
+    'allowed sources redirected and the rest of the first allowed address dropped, exempted ones dropped (two rules share one allowed flow)');
+  // Changes: the distributed rule removed (the gateway port always redirects again), SNAT removed.
+  await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.100']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lr-nat-del', 'lr0', 'snat', '10.0.1.0/24']);
+  await compareWithReal(t, real);
+  // The gateway port deleted with NAT rules left on the router.
+  await real.nbctl(['lrp-del', 'lr0-ext']);
+  await compareWithReal(t, real);
+});
+
+t.test('(m) load balancers on a router with a distributed gateway port', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:10'],
+    // A VIP with ports and two backends, a port-less VIP, IPv6, UDP, a VIP that is a
+    // NAT address, and no backends (dropped, then rejected).
+    ['lb-add', 'lb1', '172.16.0.200:80', '10.0.1.10:8080,10.0.1.11:8080'],
+    ['lb-add', 'lb1', '172.16.0.201', '10.0.1.10'],
+    ['lb-add', 'lb1', '172.16.0.100:8000', '10.0.1.11:80'],
+    ['lb-add', 'lb-v6', '[fd00:ee::200]:80', '[fd00:1::a]:80'],
+    ['lb-add', 'lb-udp', '172.16.0.202:53', '10.0.1.10:53', 'udp'],
+    ['lr-lb-add', 'lr0', 'lb1'],
+    ['lr-lb-add', 'lr0', 'lb-v6'],
+    ['lr-lb-add', 'lr0', 'lb-udp'],
+    ['create', 'Load_Balancer', 'name=lb-empty', 'vips:"172.16.0.203:80"=""', 'protocol=tcp'],
+    ['lr-lb-add', 'lr0', 'lb-empty'],
+  ]);
+  const flows = ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow');
+  t.ok(flows.some((f) => f.external_ids.get('stage-name') === 'lr_out_undnat' && f.priority === 120 && f.match.includes('is_chassis_resident("cr-lr0-ext")')),
+    'backends\' replies are unDNATed on the gateway chassis');
+  t.ok(flows.some((f) => f.external_ids.get('stage-name') === 'lr_in_dnat' && f.match.includes('172.16.0.200') && f.match.includes('is_chassis_resident')),
+    'new connections to a VIP are load balanced on the gateway chassis');
+  // skip_snat, affinity, reject without backends, then the router's force SNAT for load balancers.
+  await real.nbctl(['set', 'Load_Balancer', 'lb-udp', 'options:skip_snat=true', 'options:affinity_timeout=30']);
+  await real.nbctl(['set', 'Load_Balancer', 'lb-empty', 'options:reject=true']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:lb_force_snat_ip=172.16.0.50']);
+  await compareWithReal(t, real);
+  // Changes: a VIP removed, a load balancer detached, the gateway chassis changed, then removed.
+  await real.nbctl(['lb-del', 'lb1', '172.16.0.201']);
+  await real.nbctl(['lr-lb-del', 'lr0', 'lb-v6']);
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-ext', 'hv3', '40']);
+  await compareWithReal(t, real);
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
+  await compareWithReal(t, real);
+});
+
+t.test('(n) two distributed gateway ports on one router: NAT by gateway_port and by network, a load balancer', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['ls-add', 'ext2'],
+    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    ['lrp-add', 'lr0', 'lr0-ext2', '00:00:00:00:ff:03', '172.17.0.1/24'],
+    routerLsp('ext2', 'ext2-lr0', 'lr0-ext2'),
+    ['lrp-set-gateway-chassis', 'lr0-ext2', 'hv2', '20'],
+    // On the first port's network, on the second's, one naming its port, one on neither (skipped).
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.17.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:11'],
+    // (ovn-nbctl refuses rules whose gateway port it cannot tell: written directly.)
+    ['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=192.168.99.5', 'logical_ip=10.0.1.11', '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n'],
+    ['--', '--id=@n', 'create', 'NAT', 'type=dnat', 'external_ip=192.168.99.6', 'logical_ip=10.0.1.12', '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n'],
+    ['lb-add', 'lb1', '172.17.0.200:80', '10.0.1.10:8080'],
+    ['lr-lb-add', 'lr0', 'lb1'],
+  ]);
+  // The rule on neither network named to the second port.
+  const nat = [...real.fx.db.rows('NAT').values()].find((r) => (r as unknown as { external_ip: string }).external_ip === '192.168.99.5');
+  const port = [...real.fx.db.rows('Logical_Router_Port').values()].find((r) => (r as unknown as { name: string }).name === 'lr0-ext2');
+  await real.nbctl(['set', 'NAT', nat?._uuid ?? '?', `gateway_port=${port?._uuid ?? '?'}`]);
+  await compareWithReal(t, real);
+  // The first gateway port stops being one: the second is the router's only (and first) one.
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext', 'gateway_chassis']);
+  await compareWithReal(t, real);
+});
+
+t.test('(o) a distributed gateway port facing a switch with a vtep port', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lsp-add', 'ext', 'vtep1', '--', 'lsp-set-type', 'vtep1', 'vtep', '--', 'lsp-set-options', 'vtep1', 'vtep-physical-switch=ps1', 'vtep-logical-switch=ls1',
+      '--', 'lsp-set-addresses', 'vtep1', 'unknown'],
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+  ]);
+  // The vtep port gone: the gateway port is centralized again.
+  await real.nbctl(['lsp-del', 'vtep1']);
   await compareWithReal(t, real);
 });

@@ -1,7 +1,9 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
-// groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records and
-// load balancers (on switches and routers, directly and through groups), the incrementally
+// groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records,
+// load balancers (on switches and routers, directly and through groups), gateway chassis and
+// HA chassis groups on router ports (distributed gateway ports) and external switch ports, and
+// distributed NAT rules, the incrementally
 // maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
@@ -24,13 +26,15 @@ type Kind =
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
-  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del';
+  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed',
 ];
 
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
@@ -116,9 +120,10 @@ function randomPrefix(rng: Rng): string {
 }
 
 function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unknown> {
-  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual']);
+  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
   const options: Record<string, string> = {};
   if (type === 'router' && lrps.length > 0 && rng.chance(0.8)) options['router-port'] = rng.pick(lrps);
+  if (type === 'router' && rng.chance(0.2)) options['nat-addresses'] = rng.pick(['0a:00:00:00:00:09 172.16.0.9', 'router', 'bogus']);
   if (type === 'localnet') options['network_name'] = 'phys';
   if (rng.chance(0.2)) options['localnet_learn_fdb'] = 'true';
   const row: Record<string, unknown> = { type, options: map(options), addresses: randomAddresses(rng) };
@@ -146,13 +151,16 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const lbgs = [...db.rows('Load_Balancer_Group').keys()].sort();
   const dps = [...lss.map((s) => ['Logical_Switch', s.uuid] as const), ...lrs.map((r) => ['Logical_Router', r.uuid] as const)];
   const dnss = [...db.rows('DNS').keys()].sort();
+  const gwcs = [...db.rows('Gateway_Chassis').keys()].sort();
+  const haGroups = [...db.rows('HA_Chassis_Group').keys()].sort();
+  const haChassis = [...db.rows('HA_Chassis').keys()].sort();
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
     ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 0.7 : 0], ['route-update', routes.length > 0 ? 0.5 : 0],
-    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.5 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
+    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.8 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
     ['nat-del', nats.length > 0 ? 0.5 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
@@ -165,6 +173,8 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
     ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
+    ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
+    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -227,6 +237,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
         [{ networks: set([`172.16.${n % 256}.1/24`, 'fd00::9/64']) }, 1],
         [{ options: map(rng.chance(0.5) ? { route_table: 'rtb1' } : {}) }, 0.5],
         [{ ipv6_ra_configs: map(rng.chance(0.5) ? { address_mode: 'slaac' } : {}) }, 0.5],
+        [{ options: map(rng.pick([{ 'reside-on-redirect-chassis': 'true' }, { 'redirect-type': rng.pick(['bridged', 'overlay']) }, {}])) }, 1],
       ]);
       return { kind, ops: [{ op: 'update', table: 'Logical_Router_Port', where: byUuid(p.uuid), row }] };
     }
@@ -265,6 +276,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       };
       if (type === 'dnat_and_snat' && rng.chance(0.3)) row['options'] = map({ stateless: 'true' });
       if (rng.chance(0.2)) row['external_port_range'] = '1000-2000';
+      if (ases.length > 0 && rng.chance(0.2)) row[rng.pick(['allowed_ext_ips', 'exempted_ext_ips'])] = uuidAtom(rng.pick(ases).uuid);
       return { kind, ops: [{ op: 'insert', table: 'NAT', 'uuid-name': 'n', row }, addToRouter(rng.pick(lrs).uuid, 'nat', 'n')] };
     }
     case 'nat-del':
@@ -379,6 +391,48 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       if (how === 'set') return { kind, ops: [{ op: 'update', table: 'Logical_Switch', where: byUuid(s.uuid), row: { dns_records: set(rng.subset(dnss, 2).map(uuidAtom)) } }] };
       return { kind, ops: [{ op: 'mutate', table: 'Logical_Switch', where: byUuid(s.uuid), mutations: [['dns_records', how, set([uuidAtom(rng.pick(dnss))])]] }] };
     }
+    case 'gw-set': {
+      // One to three gateway chassis (a distributed gateway port), or none any more.
+      const p = rng.pick(lrps);
+      const ops: unknown[] = [];
+      const members = rng.chance(0.25) ? [] : rng.subset(['hv1', 'hv2', 'hv3'], 3);
+      members.forEach((chassis, i) => ops.push({ op: 'insert', table: 'Gateway_Chassis', 'uuid-name': `g${i}`, row: { name: `${p.name}-${chassis}-${n}`, chassis_name: chassis, priority: rng.int(0, 3) * 10 } }));
+      ops.push({ op: 'update', table: 'Logical_Router_Port', where: byUuid(p.uuid), row: { gateway_chassis: set(members.map((_, i) => ['named-uuid', `g${i}`])) } });
+      return { kind, ops };
+    }
+    case 'gw-update':
+      return { kind, ops: [{ op: 'update', table: 'Gateway_Chassis', where: byUuid(rng.pick(gwcs)), row: rng.chance(0.7) ? { priority: rng.int(0, 50) } : { chassis_name: rng.pick(['hv1', 'hv4']) } }] };
+    case 'ha-set': {
+      // An HA chassis group (new, an existing one, or none) on a router port or a switch port.
+      const onLrp = lsps.length === 0 || (lrps.length > 0 && rng.chance(0.7));
+      const target = onLrp ? { table: 'Logical_Router_Port', uuid: rng.pick(lrps).uuid } : { table: 'Logical_Switch_Port', uuid: rng.pick(lsps).uuid };
+      const how = rng.weighted<'new' | 'existing' | 'none'>([['new', 2], ['existing', haGroups.length > 0 ? 2 : 0], ['none', 1]]);
+      const ops: unknown[] = [];
+      let value: unknown = set([]);
+      if (how === 'new') {
+        const members = rng.subset(['hv1', 'hv2', 'hv3'], 2);
+        members.forEach((chassis, i) => ops.push({ op: 'insert', table: 'HA_Chassis', 'uuid-name': `h${i}`, row: { chassis_name: chassis, priority: rng.int(1, 40) } }));
+        ops.push({ op: 'insert', table: 'HA_Chassis_Group', 'uuid-name': 'grp', row: { name: rng.pick(['grp1', `grp${n}`]), ha_chassis: set(members.map((_, i) => ['named-uuid', `h${i}`])) } });
+        value = ['named-uuid', 'grp'];
+      } else if (how === 'existing') {
+        value = uuidAtom(rng.pick(haGroups));
+      }
+      ops.push({ op: 'update', table: target.table, where: byUuid(target.uuid), row: { ha_chassis_group: value } });
+      return { kind, ops };
+    }
+    case 'ha-update':
+      return { kind, ops: [{ op: 'update', table: 'HA_Chassis', where: byUuid(rng.pick(haChassis)), row: { priority: rng.int(0, 50) } }] };
+    case 'nat-distributed': {
+      // A dnat_and_snat rule distributed to a logical port's chassis (its MAC maybe bogus), maybe
+      // naming its gateway port.
+      const row: Record<string, unknown> = {
+        type: 'dnat_and_snat', external_ip: rng.pick([`172.16.${rng.int(0, 3)}.${rng.int(20, 22)}`, 'fd00:9::2', '192.168.1.30']), logical_ip: rng.pick(['10.0.0.5', '192.168.1.5', 'fd00:1::5']),
+        logical_port: set([rng.pick([...lsps.map((p) => p.name), 'vm-ghost'])]), external_mac: set([rng.pick(['0a:00:00:00:ee:01', '0A:0:0:0:ee:2', 'bogus'])]),
+      };
+      if (rng.chance(0.2) && lrps.length > 0) row['gateway_port'] = uuidAtom(rng.pick(lrps).uuid);
+      if (rng.chance(0.2)) row['options'] = map({ stateless: 'true' });
+      return { kind, ops: [{ op: 'insert', table: 'NAT', 'uuid-name': 'n', row }, addToRouter(rng.pick(lrs).uuid, 'nat', 'n')] };
+    }
     case 'lr-update': {
       const options: Record<string, string> = {};
       if (rng.chance(0.4)) options['chassis'] = 'hv1';
@@ -414,6 +468,8 @@ function keysOf(view: SbView): Map<string, number> {
 
 /** Transactions applied per kind, over the whole run: proof that the generator covers them. */
 const applied = new Map<Kind, number>();
+/** Transactions after which a chassisredirect binding, or one of its flows with distributed NAT, existed. */
+const gatewaySeen = { cr: 0, distributedNat: 0 };
 
 function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
@@ -446,6 +502,9 @@ function runSequence(seed: number): string | undefined {
     }
     applied.set(txn.kind, (applied.get(txn.kind) ?? 0) + 1);
     const statsAfter = northd.stats();
+    const bindings = [...(northd.view().get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[];
+    if (bindings.some((b) => b.type === 'chassisredirect')) gatewaySeen.cr++;
+    if (bindings.some((b) => b.type === 'chassisredirect' && !b.options.has('always-redirect'))) gatewaySeen.distributedNat++;
     const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned())));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     for (const [k, key] of keysOf(northd.view())) {
@@ -476,5 +535,7 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     const kinds = KINDS;
     t.comment(`applied: ${kinds.map((k) => `${k} ${applied.get(k) ?? 0}`).join(', ')}`);
     for (const k of kinds) t.ok((applied.get(k) ?? 0) >= SEQUENCES / 10, `the generator applied ${k} transactions`);
+    t.comment(`transactions with a chassisredirect binding: ${gatewaySeen.cr}, of which without always-redirect: ${gatewaySeen.distributedNat}`);
+    t.ok(gatewaySeen.cr >= SEQUENCES && gatewaySeen.distributedNat >= SEQUENCES / 10, 'distributed gateway ports (and distributed NAT on them) were exercised');
   }
 });
