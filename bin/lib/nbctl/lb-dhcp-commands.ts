@@ -1,5 +1,5 @@
 // ovn-nbctl's load balancer commands (lb-*, ls-lb-*, lr-lb-*) and DHCP_Options commands
-// (dhcp-options-*, lsp-set/get-dhcpv4-options), with ovn-nbctl 23.03's argument rules, messages
+// (dhcp-options-*, lsp-set/get-dhcpv4-options and -dhcpv6-options), with ovn-nbctl 23.03's argument rules, messages
 // and list formats. Every check runs before the one transaction a command sends.
 import { inetParseActive, ipParseCidr, ipv6ParseCidr } from './inet.js';
 import type { LbEndpoint } from './inet.js';
@@ -255,33 +255,46 @@ const dhcpCommands: Record<string, Spec> = {
         .join('');
     },
   },
-  'lsp-set-dhcpv4-options': {
-    args: [1, 2],
-    options: '',
-    run: async (nb, [port, id]) => {
-      const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
-      let value: unknown[] = [];
-      if (id !== undefined) {
-        const opts = await dhcpOptionsOrFail(nb, id);
-        if (ipParseCidr(String(opts.cidr)) === undefined) throw new NbctlError(`DHCP options cidr '${String(opts.cidr)}' is not IPv4`);
-        value = [uuidRef(uuidOf(opts))];
-      }
-      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(lsp), row: { dhcpv4_options: ['set', value] } }]);
-      return '';
-    },
-  },
-  'lsp-get-dhcpv4-options': {
-    args: [1, 1],
-    options: '',
-    run: async (nb, [port]) => {
-      const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
-      const id = optionalText(lsp.dhcpv4_options);
-      if (id === undefined) return '';
-      const opts = await findDhcpOptions(nb, id);
-      return opts === undefined ? '' : `${id} (${String(opts.cidr)})\n`;
-    },
-  },
+  ...lspDhcpOptionsCommands('v4'),
+  ...lspDhcpOptionsCommands('v6'),
 };
+
+/**
+ * lsp-set-dhcpv4-options / lsp-set-dhcpv6-options and their getters: a port's DHCP_Options
+ * reference, refused when the options' CIDR is not of the family ("... is not IPv4/IPv6").
+ */
+function lspDhcpOptionsCommands(family: 'v4' | 'v6'): Record<string, Spec> {
+  const column = family === 'v4' ? 'dhcpv4_options' : 'dhcpv6_options';
+  const parses = (cidr: string): boolean => (family === 'v4' ? ipParseCidr(cidr) : ipv6ParseCidr(cidr)) !== undefined;
+  return {
+    [`lsp-set-dhcp${family}-options`]: {
+      args: [1, 2],
+      options: '',
+      run: async (nb, [port, id]) => {
+        const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+        let value: unknown[] = [];
+        if (id !== undefined) {
+          const opts = await dhcpOptionsOrFail(nb, id);
+          if (!parses(String(opts.cidr))) throw new NbctlError(`DHCP options cidr '${String(opts.cidr)}' is not IP${family}`);
+          value = [uuidRef(uuidOf(opts))];
+        }
+        await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(lsp), row: { [column]: ['set', value] } }]);
+        return '';
+      },
+    },
+    [`lsp-get-dhcp${family}-options`]: {
+      args: [1, 1],
+      options: '',
+      run: async (nb, [port]) => {
+        const lsp = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+        const id = optionalText(lsp[column]);
+        if (id === undefined) return '';
+        const opts = await findDhcpOptions(nb, id);
+        return opts === undefined ? '' : `${id} (${String(opts.cidr)})\n`;
+      },
+    },
+  };
+}
 
 const ls = attachCommands('Logical_Switch', 'switch');
 const lr = attachCommands('Logical_Router', 'router');
