@@ -189,6 +189,12 @@ const script: readonly Step[] = [
   ['ls-lb-list', 'sw0'],
   ['lr-lb-list', 'lr0'],
   ['lb-list'],
+  // Records as JSON tables (--format=json), from list and find (one record each: ovn-nbctl
+  // lists several in its IDL's hash order).
+  ['--format=json', 'list', 'Load_Balancer', 'lb-noport'],
+  ['--format=json', 'find', 'Logical_Router_Static_Route', 'policy=src-ip'],
+  ['--format=json', 'list', 'Logical_Switch', 'sw0'],
+  ['--format=json', 'find', 'Logical_Switch', 'name=nope'],
   // DHCP options.
   ['dhcp-options-create', '10.0.0.0/24', 'owner=test', 'bare'],
   ['dhcp-options-create', 'fd00::/64'],

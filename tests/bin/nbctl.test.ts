@@ -70,6 +70,10 @@ t.test('nbctl commands', async (t) => {
   const uuid = (await run('create', 'Address_Set', 'name=as2', 'addresses=[1.1.1.1,2.2.2.2]')).trim();
   t.match(uuid, /^[0-9a-f-]{36}$/);
   t.match(await run('list', 'Address_Set', 'as2'), /addresses\s+: \["1\.1\.1\.1", "2\.2\.2\.2"\]/);
+  const asJson = JSON.parse(await run('--format=json', 'list', 'Address_Set', 'as2')) as { data: unknown[][]; headings: string[] };
+  t.same(asJson.headings, ['_uuid', 'addresses', 'external_ids', 'name'], '--format=json: headings are _uuid and the columns');
+  t.same(asJson.data[0]?.slice(1), [['set', ['1.1.1.1', '2.2.2.2']], ['map', []], 'as2'], '--format=json: cells in OVSDB JSON');
+  await fails(/--format=table: only list \(the default\) and json are supported/, '--format=table', 'list', 'Address_Set');
   await run('destroy', 'Address_Set', 'as2');
   await fails(/as2: Address_Set row name not found/, 'get', 'Address_Set', 'as2', 'name');
   await fails(/unknown table "Nope"/, 'list', 'Nope');

@@ -128,6 +128,31 @@ function formatRecord(schema: SchemaJson, table: string, row: RowJson): string {
   return names.map((n) => `${n.padEnd(width)} : ${formatValue(row[n], columnType(schema, table, n))}\n`).join('');
 }
 
+/** A value as OVSDB's JSON datum writes it: a set of one element is the element itself. */
+function datumJson(v: unknown): unknown {
+  if (Array.isArray(v) && v[0] === 'set' && Array.isArray(v[1]) && v[1].length === 1) return v[1][0];
+  return v;
+}
+
+/**
+ * Records as ovn-nbctl's --format=json table: {"data": rows of cells, "headings": _uuid and the
+ * table's columns by name}, the headings there even when no record is.
+ */
+function recordsJson(schema: SchemaJson, table: string, rows: readonly RowJson[]): string {
+  const names = ['_uuid', ...Object.keys(schema.tables[table]?.columns ?? {}).filter((k) => k !== '_uuid' && k !== '_version').sort()];
+  const data = rows.map((r) => names.map((n) => datumJson(r[n])));
+  return `${JSON.stringify({ data, headings: names })}\n`;
+}
+
+/** How list and find print records: ovn-nbctl's default list format, or --format=json. */
+function printRecords(schema: SchemaJson, table: string, rows: readonly RowJson[], flags: ReadonlySet<string>): string {
+  const format = [...flags].find((f) => f.startsWith('--format='))?.slice('--format='.length);
+  if (format === 'json') return recordsJson(schema, table, rows);
+  // ovn-nbctl's other formats (table, html, csv) are not done: refused rather than printed as a list.
+  if (format !== undefined && format !== 'list') throw new NbctlError(`--format=${format}: only list (the default) and json are supported`);
+  return rows.map((r) => formatRecord(schema, table, r)).join('\n');
+}
+
 async function schemaOf(nb: Nb): Promise<SchemaJson> {
   return (await nb.schema()) as SchemaJson;
 }
@@ -142,23 +167,23 @@ async function record(nb: Nb, schema: SchemaJson, table: string, id: string): Pr
 export const dbCommands = {
   list: {
     args: [1, 2] as [number, number],
-    run: async (nb: Nb, [table, id]: string[]) => {
+    run: async (nb: Nb, [table, id]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const rows = id === undefined ? await nb.rows(table as string) : [await record(nb, schema, table as string, id)];
-      return rows.map((r) => formatRecord(schema, table as string, r)).join('\n');
+      return printRecords(schema, table as string, rows, flags);
     },
   },
   find: {
     args: [1, Infinity] as [number, number],
-    run: async (nb: Nb, [table, ...conds]: string[]) => {
+    run: async (nb: Nb, [table, ...conds]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const where = conds.map((c) => {
         const a = parseAssignment(schema, table as string, c);
         return a.key === undefined ? [a.column, '==', a.value] : [a.column, 'includes', ['map', [[a.key, a.value]]]];
       });
-      return (await nb.rows(table as string, where)).map((r) => formatRecord(schema, table as string, r)).join('\n');
+      return printRecords(schema, table as string, await nb.rows(table as string, where), flags);
     },
   },
   get: {
