@@ -185,6 +185,8 @@ export interface NodeCounters {
   proposalsTimedOut: number;
   readsServed: number;
   readsTimedOut: number;
+  /** Reads failed as 'dropped' because the leader changed before confirming them. */
+  readsDropped: number;
   snapshotsTaken: number;
   snapshotsRestored: number;
   /** Leaderships handed away so that a slow snapshot would not hold a leader's loop. */
@@ -333,6 +335,7 @@ export class RaftNode {
     proposalsTimedOut: 0,
     readsServed: 0,
     readsTimedOut: 0,
+    readsDropped: 0,
     snapshotsTaken: 0,
     snapshotsRestored: 0,
     snapshotHandoffs: 0,
@@ -530,7 +533,28 @@ export class RaftNode {
       this.applyEntry(e);
     }
     this.noteReadStates(rd.readStates);
+    if (rd.softState !== undefined) this.noteLeader(rd.softState.lead);
     this.serveReads();
+  }
+
+  /** The leader as the last soft state named it (undefined before the first). */
+  private knownLead: NodeId | undefined = undefined;
+
+  /**
+   * A read not yet confirmed when the leader changes never will be: the leader that was asked
+   * is gone, and the next one never heard of it. It fails at once as 'dropped' (retryable)
+   * instead of waiting out its deadline; reads already confirmed wait for their index as before.
+   */
+  private noteLeader(lead: NodeId): void {
+    const was = this.knownLead;
+    this.knownLead = lead;
+    if (was === undefined || was === lead) return;
+    for (const [ctx, r] of this.reads) {
+      if (r.index !== undefined) continue;
+      this.reads.delete(ctx);
+      this.counters.readsDropped++;
+      r.reject(new ProposalError('dropped', `the leader changed (${was} to ${lead === 0 ? 'none' : lead}) before the read was confirmed; retry`));
+    }
   }
 
   private applyEntry(e: Entry): void {

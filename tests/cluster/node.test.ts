@@ -279,6 +279,32 @@ t.test('readIndex on the leader and on a follower', async (t) => {
   t.equal(follower.kv.get('r'), 'written', 'so a local read on the follower sees the write');
 });
 
+t.test('a read the old leader never confirmed fails as dropped once another leads, not at its deadline', async (t) => {
+  // Reads wait up to a minute for confirmation: far longer than an election here.
+  const c = await Cluster.start(t, [1, 2, 3], () => ({ readTimeoutMs: 60_000 }));
+  const leader = await c.leader();
+  const follower = c.running().find((m) => m.id !== leader.id) as Member;
+  // The leader cannot answer: the follower's read reaches it (or not) and is never confirmed.
+  c.net.isolate(leader.id);
+  const started = Date.now();
+  const read = follower.node.readIndex();
+  const err = await expectProposalError(t, read, 'dropped', 'the unconfirmed read');
+  t.ok(Date.now() - started < 30_000, `it failed after ${Date.now() - started} ms, well before its 60 s deadline`);
+  t.match(err?.message ?? '', /leader changed/, 'the message says why');
+  t.ok(follower.node.status().counters.readsDropped >= 1, 'counted as dropped');
+  // Retried (as callers do on 'dropped' and on not-leader while none is known), it is served.
+  c.net.heal();
+  const deadline = Date.now() + waitMsMax;
+  let again: number | undefined;
+  while (again === undefined && Date.now() < deadline) {
+    again = await follower.node.readIndex().catch((e: unknown) => {
+      if (!(e instanceof ProposalError) || (e.kind !== 'not-leader' && e.kind !== 'dropped')) throw e;
+      return new Promise<undefined>((r) => setTimeout(() => r(undefined), 20));
+    });
+  }
+  t.ok(again !== undefined && again > 0, `the retry got read index ${again ?? 'none'}`);
+});
+
 t.test('restart: state comes back from snapshot + log, a leader is elected, writes continue', async (t) => {
   const c = await Cluster.start(t, [1, 2, 3], () => ({ snapshotEntries: 50 }));
   const leader = await c.leader();
