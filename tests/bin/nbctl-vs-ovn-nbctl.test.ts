@@ -189,11 +189,12 @@ const script: readonly Step[] = [
   ['ls-lb-list', 'sw0'],
   ['lr-lb-list', 'lr0'],
   ['lb-list'],
-  // Records as JSON tables (--format=json), from list and find (one record each: ovn-nbctl
-  // lists several in its IDL's hash order).
+  // Records as JSON tables (--format=json), from list and find. One record each, and no set of
+  // several UUIDs: ovn-nbctl lists records in its IDL's hash order and sets in UUID order,
+  // which differ from run to run once UUIDs are replaced by names.
   ['--format=json', 'list', 'Load_Balancer', 'lb-noport'],
   ['--format=json', 'find', 'Logical_Router_Static_Route', 'policy=src-ip'],
-  ['--format=json', 'list', 'Logical_Switch', 'sw0'],
+  ['--format=json', 'list', 'Logical_Switch_Port', 'sw0-p1'],
   ['--format=json', 'find', 'Logical_Switch', 'name=nope'],
   // DHCP options.
   ['dhcp-options-create', '10.0.0.0/24', 'owner=test', 'bare'],
