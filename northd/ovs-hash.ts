@@ -52,27 +52,34 @@ function calcMask(capacity: number): number {
   return mask | ((mask & 1) << 1);
 }
 
-/** The order in which SSET_FOR_EACH visits `items` added in this order (duplicates once). */
-export function ssetOrder(items: readonly string[]): string[] {
+/**
+ * The order in which an OVS hmap visits `items` inserted in this order (HMAP_FOR_EACH): buckets
+ * in index order, each bucket newest first (hmap_insert_fast puts a node at the head of its
+ * chain), rehashed into a larger mask as it grows (hmap_expand).
+ */
+export function hmapOrder<T>(items: readonly T[], keyOf: (item: T) => string): T[] {
+  type Node = { readonly hash: number; readonly item: T };
   let mask = 0;
-  let buckets: { hash: number; text: string }[][] = [[]];
+  let buckets: Node[][] = [[]];
   let n = 0;
-  const seen = new Set<string>();
-  for (const text of items) {
-    if (seen.has(text)) continue;
-    seen.add(text);
-    const hash = ovsHashString(text);
-    (buckets[hash & mask] as { hash: number; text: string }[]).unshift({ hash, text });
+  for (const item of items) {
+    const hash = ovsHashString(keyOf(item));
+    (buckets[hash & mask] as Node[]).unshift({ hash, item });
     n++;
     if (Math.floor(n / 2) > mask) {
       const next = calcMask(n);
       if (next > mask) {
-        const grown: { hash: number; text: string }[][] = Array.from({ length: next + 1 }, () => []);
-        for (const bucket of buckets) for (const node of bucket) (grown[node.hash & next] as { hash: number; text: string }[]).unshift(node);
+        const grown: Node[][] = Array.from({ length: next + 1 }, () => []);
+        for (const bucket of buckets) for (const node of bucket) (grown[node.hash & next] as Node[]).unshift(node);
         buckets = grown;
         mask = next;
       }
     }
   }
-  return buckets.flatMap((b) => b.map((node) => node.text));
+  return buckets.flatMap((b) => b.map((node) => node.item));
+}
+
+/** The order in which SSET_FOR_EACH visits `items` added in this order (duplicates once). */
+export function ssetOrder(items: readonly string[]): string[] {
+  return hmapOrder([...new Set(items)], (text) => text);
 }
