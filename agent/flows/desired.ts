@@ -488,7 +488,8 @@ export class DesiredFlows {
     const ctx: PhysicalContext = {
       sb: this.sb, chassisUuid: this.chassisUuid, view, locality: this.locality, zones: this.zones, geneveField: this.geneveField,
     };
-    this.setSource('default', defaultFlows());
+    // The chassis-wide default flows depend on nothing: set once, and again only if dropped.
+    if (!this.table.hasSource('default')) this.setSource('default', defaultFlows());
     for (const u of d.ports) {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));

@@ -156,6 +156,7 @@ export class SbStore implements SbLookups {
       rows.set(uuid, row);
       this.index(table, row);
     }
+    this.reindexMembers(table, uuid, old, row);
     const d: { table: string; uuid: string; old?: Row; row?: Row } = { table, uuid };
     if (old !== undefined) d.old = old;
     if (row !== undefined) d.row = row;
@@ -168,6 +169,36 @@ export class SbStore implements SbLookups {
 
   private unindex(table: string, r: Row): void {
     this.indexOrNot(table, r, false);
+  }
+
+  /**
+   * The index over a row's member set (a multicast group's or port group's ports, a datapath
+   * group's datapaths), with the row's keys in it. These sets grow with the deployment and
+   * change one member at a time, so an update touches only the members that came or went
+   * (reindexMembers) instead of every member twice.
+   */
+  private members(table: string, r: Row | undefined): { readonly index: Multi; readonly keys: readonly string[] } | undefined {
+    if (r === undefined) return undefined;
+    switch (table) {
+      case 'Multicast_Group':
+        return { index: this.mcOfPort, keys: (r as unknown as sb.Multicast_Group).ports };
+      case 'Port_Group':
+        return { index: this.pgOfPort, keys: (r as unknown as sb.Port_Group).ports };
+      case 'Logical_DP_Group':
+        return { index: this.groupOfDp, keys: (r as unknown as sb.Logical_DP_Group).datapaths };
+      default:
+        return undefined;
+    }
+  }
+
+  private reindexMembers(table: string, uuid: string, old: Row | undefined, row: Row | undefined): void {
+    const before = this.members(table, old);
+    const after = this.members(table, row);
+    if (before === undefined && after === undefined) return;
+    const kept = new Set(after?.keys ?? []);
+    const had = new Set(before?.keys ?? []);
+    for (const k of had) if (!kept.has(k)) before?.index.remove(k, uuid);
+    for (const k of kept) if (!had.has(k)) after?.index.add(k, uuid);
   }
 
   private indexOrNot(table: string, r: Row, add: boolean): void {
@@ -201,7 +232,6 @@ export class SbStore implements SbLookups {
         const mc = r as unknown as sb.Multicast_Group;
         multi(this.mcDp, mc.datapath);
         single(this.mcName, `${mc.datapath}\u0000${mc.name}`);
-        for (const p of mc.ports) multi(this.mcOfPort, p);
         return;
       }
       case 'Logical_Flow': {
@@ -216,9 +246,6 @@ export class SbStore implements SbLookups {
         for (const g of lb.datapath_group) multi(this.lbGroup, g);
         return;
       }
-      case 'Logical_DP_Group':
-        for (const d of (r as unknown as sb.Logical_DP_Group).datapaths) multi(this.groupOfDp, d);
-        return;
       case 'MAC_Binding':
         multi(this.mbPort, (r as unknown as sb.MAC_Binding).logical_port);
         return;
@@ -236,7 +263,6 @@ export class SbStore implements SbLookups {
         return;
       case 'Port_Group':
         single(this.pgName, (r as unknown as sb.Port_Group).name);
-        for (const p of (r as unknown as sb.Port_Group).ports) multi(this.pgOfPort, p);
         return;
       default:
         return;
