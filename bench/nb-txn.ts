@@ -244,7 +244,7 @@ process.stdout.write(`\nLeader found by trying: n${a.leaderIndex + 1} (serial pr
 process.stdout.write(
   '\nNotes: ours is three `ovnts central` processes started by `ovnts up --detach` (Raft over gRPC,\n' +
     'LevelDB with fsync, the northd projection on every member), driven through NorthboundClient\n' +
-    '(one grpc-js unary call per transaction); the leader was found by trying (followers forward).\n' +
+    '(transactions pipelined on one TransactStream per client); the leader was found by trying\n(followers forward).\n' +
     'The real side is ovsdb-server 3-member Raft, no ovn-northd, driven over JSON-RPC on its unix\n' +
     'socket by the same driver code (bench-nb-txn.sh itself was not run: it takes ~55 s and its\n' +
     'driver speaks TCP JSON-RPC, which ovnts does not serve yet). Drivers run in order A, A\', B, C\n' +

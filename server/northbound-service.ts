@@ -26,6 +26,8 @@ export const northboundLimits = {
   initialRowsPerEventMax: 1000,
   /** Interval of progress notices on an idle watch. */
   progressIntervalMs: 10_000,
+  /** Requests of one TransactStream awaiting their replies; one more is refused at once. */
+  streamTransactsInFlightMax: 1024,
 } as const;
 
 class BadRequest extends Error {}
@@ -253,14 +255,87 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
   pending.length = 0;
 }
 
+interface WireTransactRequest {
+  opsJson: string;
+  db?: string;
+}
+
+interface WireTransactReply {
+  resultsJson: string;
+  revision: number;
+  failed: boolean;
+}
+
+async function transactOne(central: CentralNode, req: WireTransactRequest): Promise<WireTransactReply> {
+  const db = req.db ?? '';
+  if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
+  const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound');
+  return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
+}
+
+/**
+ * TransactStream: every request is a Transact of its own, answered on the stream with its id
+ * once done; they run concurrently, as requests on separate calls would. A grpc-js unary call
+ * costs the server several times a stream message (a new HTTP/2 stream, headers, trailers, a
+ * deadline timer), which is most of a small transaction's CPU on the leader.
+ */
+function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<{ id: number; request?: WireTransactRequest }, unknown>): void {
+  let inFlight = 0;
+  let ended = false;
+  const reply = (m: unknown): void => {
+    if (ended || call.cancelled || call.destroyed) return;
+    call.write(m);
+  };
+  const fail = (id: number, err: unknown): void => {
+    const st = statusOf(err);
+    reply({ id, statusCode: st.code ?? grpc.status.UNKNOWN, statusDetails: st.details ?? '' });
+  };
+  call.on('data', (m: { id: number; request?: WireTransactRequest }) => {
+    const malformed = malformedReason(m);
+    if (malformed !== undefined) {
+      fail(typeof m.id === 'number' ? m.id : 0, new MalformedRequestError(malformed));
+      return;
+    }
+    if (m.request === undefined || m.request === null) {
+      fail(m.id, new BadRequest('a TransactStream request needs its request'));
+      return;
+    }
+    if (inFlight >= northboundLimits.streamTransactsInFlightMax) {
+      fail(m.id, new StreamEnd('exhausted', `at most ${northboundLimits.streamTransactsInFlightMax} transactions may await their replies on one stream`));
+      return;
+    }
+    inFlight++;
+    transactOne(central, m.request).then(
+      (r) => reply({ id: m.id, reply: r, statusCode: 0, statusDetails: '' }),
+      (err: unknown) => fail(m.id, err),
+    ).finally(() => {
+      inFlight--;
+      endWhenDone();
+    });
+  });
+  let endRequested = false;
+  // The client sent its last request: the stream closes once every reply is out.
+  const endWhenDone = (): void => {
+    if (!endRequested || inFlight > 0 || ended) return;
+    ended = true;
+    if (!call.cancelled && !call.destroyed) call.end();
+  };
+  call.on('end', () => {
+    endRequested = true;
+    endWhenDone();
+  });
+  call.on('cancelled', () => {
+    ended = true;
+  });
+  call.on('error', () => {
+    ended = true;
+  });
+}
+
 export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
   return {
-    transact: unary(async (req: { opsJson: string; db?: string }) => {
-      const db = req.db ?? '';
-      if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
-      const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound');
-      return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
-    }),
+    transact: unary((req: WireTransactRequest) => transactOne(central, req)),
+    transactStream: (call: grpc.ServerDuplexStream<{ id: number; request?: WireTransactRequest }, unknown>) => transactStream(central, call),
     list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string; db?: string }) => {
       const db = req.db ?? '';
       if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
@@ -287,6 +362,7 @@ type UnaryFn = (req: unknown, options: grpc.CallOptions, cb: (err: grpc.ServiceE
 export class NorthboundClient {
   private static ctor: grpc.ServiceClientConstructor | undefined;
   private readonly client: grpc.Client;
+  private channel: TransactChannel | undefined;
 
   constructor(
     readonly address: string,
@@ -301,8 +377,10 @@ export class NorthboundClient {
     return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
+  /** Transactions go on one TransactStream per client (see TransactChannel), opened on first use. */
   async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
-    const r = (await this.call('transact', { opsJson: JSON.stringify(ops), db })) as { resultsJson: string; revision: number; failed: boolean };
+    if (this.channel === undefined || this.channel.dead) this.channel = new TransactChannel(this.client);
+    const r = await this.channel.call({ opsJson: JSON.stringify(ops), db }, this.callTimeoutMs);
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
   }
 
@@ -336,7 +414,77 @@ export class NorthboundClient {
   }
 
   close(): void {
+    this.channel?.close();
     this.client.close();
+  }
+}
+
+/** An error shaped as grpc-js reports a failed call (code, details, message "CODE NAME: details"). */
+function callError(code: number, details: string): grpc.ServiceError {
+  return Object.assign(new Error(`${code} ${grpc.status[code] ?? 'UNKNOWN'}: ${details}`), { code, details, metadata: new grpc.Metadata() });
+}
+
+interface PendingTransact {
+  readonly resolve: (r: WireTransactReply) => void;
+  readonly reject: (err: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * The client end of one TransactStream. A request that fails, or outlives its timeout, fails as
+ * the same Transact call would (a ServiceError with its code and details). When the stream
+ * ends, every request still waiting fails with the stream's error: "No connection established"
+ * when it never connected (so nothing was delivered, as callers such as a follower's forwarder
+ * rely on), otherwise an error after which the outcome is unknown. The stream is then dead and
+ * the next request opens another.
+ */
+class TransactChannel {
+  private readonly stream: grpc.ClientDuplexStream<unknown, { id: number | string; reply?: WireTransactReply; statusCode: number; statusDetails: string }>;
+  private readonly pending = new Map<number, PendingTransact>();
+  private nextId = 0;
+  dead = false;
+
+  constructor(client: grpc.Client) {
+    const c = client as unknown as { transactStream: () => TransactChannel['stream'] };
+    this.stream = c.transactStream();
+    this.stream.on('data', (m) => {
+      const id = Number(m.id);
+      const p = this.pending.get(id);
+      if (p === undefined) return;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      if (m.statusCode === 0 && m.reply !== undefined && m.reply !== null) p.resolve({ ...m.reply, revision: Number(m.reply.revision) });
+      else p.reject(callError(m.statusCode === 0 ? grpc.status.INTERNAL : m.statusCode, m.statusCode === 0 ? 'a TransactStream reply without its result' : m.statusDetails));
+    });
+    this.stream.on('error', (err) => this.end(err));
+    this.stream.on('end', () => this.end(callError(grpc.status.UNAVAILABLE, 'the transaction stream ended')));
+  }
+
+  call(req: WireTransactRequest, timeoutMs: number): Promise<WireTransactReply> {
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(callError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.stream.write({ id, request: req });
+    });
+  }
+
+  close(): void {
+    this.dead = true;
+    this.stream.cancel();
+    this.end(callError(grpc.status.CANCELLED, 'the client was closed'));
+  }
+
+  private end(err: unknown): void {
+    this.dead = true;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
   }
 }
 

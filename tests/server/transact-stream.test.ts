@@ -1,0 +1,102 @@
+// TransactStream: many transactions pipelined on one stream, each answered by id with what a
+// Transact call would have returned; per-request errors leave the stream usable; a follower's
+// stream forwards to the leader; the unary Transact still works beside it; closing the client
+// fails what is still waiting instead of leaving it hanging.
+import * as grpc from '@grpc/grpc-js';
+import t from 'tap';
+import { northboundDefinition } from '../../server/northbound-service.js';
+import type { CentralMember } from '../helpers/central-cluster.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
+
+const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
+
+interface StreamReply {
+  id: number | string;
+  reply?: { resultsJson: string; revision: number | string; failed: boolean } | null;
+  statusCode: number;
+  statusDetails: string;
+}
+
+/** A raw TransactStream (not through NorthboundClient): what any gRPC client would send. */
+function rawStream(address: string): { client: grpc.Client; stream: grpc.ClientDuplexStream<unknown, StreamReply>; replies: StreamReply[]; next: (n: number) => Promise<StreamReply[]> } {
+  const Ctor = grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
+  const client = new Ctor(address, grpc.credentials.createInsecure());
+  const stream = (client as unknown as { transactStream: () => grpc.ClientDuplexStream<unknown, StreamReply> }).transactStream();
+  const replies: StreamReply[] = [];
+  let waiter: (() => void) | undefined;
+  stream.on('data', (m: StreamReply) => {
+    replies.push(m);
+    waiter?.();
+  });
+  stream.on('error', () => undefined);
+  const next = async (n: number): Promise<StreamReply[]> => {
+    const deadline = Date.now() + 20_000;
+    while (replies.length < n) {
+      if (Date.now() > deadline) throw new Error(`only ${replies.length} of ${n} replies`);
+      await new Promise<void>((r) => {
+        waiter = r;
+        setTimeout(r, 100);
+      });
+    }
+    return replies.splice(0, n);
+  };
+  return { client, stream, replies, next };
+}
+
+t.test('pipelined transactions on one stream, through the leader and a follower', async (t) => {
+  const { members, stop } = await startCentralCluster(t.testdir());
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
+  const follower = members.find((m) => m !== leader) as CentralMember;
+  for (const [who, m] of [['leader', leader], ['follower', follower]] as const) {
+    const outs = await Promise.all(Array.from({ length: 200 }, (_, i) => m.client.transact(lsAdd(`${who}-${i}`))));
+    t.ok(outs.every((o) => !o.failed), `200 pipelined writes through the ${who} committed`);
+    t.equal(new Set(outs.map((o) => o.revision)).size, 200, 'each at its own revision');
+    t.same(outs.map((o) => typeof (o.results[0] as { uuid?: unknown[] }).uuid?.[1]), Array(200).fill('string'), 'each reply is its own insert result');
+  }
+  const { rows } = await leader.client.list('Logical_Switch', [], { columns: ['name'] });
+  t.equal(rows.length, 400, 'every acknowledged write is there');
+});
+
+t.test('per-request errors come back by id and leave the stream usable', async (t) => {
+  const { members, stop } = await startCentralCluster(t.testdir());
+  t.teardown(stop);
+  const m = members[0] as CentralMember;
+  const raw = rawStream(m.address);
+  t.teardown(() => {
+    raw.stream.cancel();
+    raw.client.close();
+  });
+  raw.stream.write({ id: 7, request: { opsJson: 'not json', db: '' } });
+  raw.stream.write({ id: 8 });
+  raw.stream.write({ id: 9, request: { opsJson: JSON.stringify(lsAdd('ok')), db: 'Nope_DB' } });
+  raw.stream.write({ id: 10, request: { opsJson: JSON.stringify([{ op: 'insert', table: 'Nope', row: {} }]), db: '' } });
+  raw.stream.write({ id: 11, request: { opsJson: JSON.stringify(lsAdd('ok')), db: '' } });
+  const got = new Map((await raw.next(5)).map((r) => [Number(r.id), r]));
+  t.match(got.get(7), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /ops_json is not valid JSON/ });
+  t.match(got.get(8), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /needs its request/ });
+  t.match(got.get(9), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /unknown database Nope_DB/ });
+  t.match(got.get(10), { statusCode: 0, reply: { failed: true } }, 'a refused transaction is a reply, as from Transact');
+  t.match(got.get(11), { statusCode: 0, reply: { failed: false } });
+  const names = (await m.client.list('Logical_Switch', [], { columns: ['name'] })).rows.map((r) => r.name);
+  t.same(names, ['ok'], 'only the good transaction changed anything');
+  // The unary call beside it.
+  const unary = await new Promise<{ failed: boolean }>((resolve, reject) => (raw.client as unknown as Record<string, (req: unknown, cb: (e: unknown, r: { failed: boolean }) => void) => void>).transact!({ opsJson: JSON.stringify(lsAdd('unary')), db: '' }, (e, r) => (e ? reject(e) : resolve(r))));
+  t.equal(unary.failed, false, 'Transact (unary) still works');
+});
+
+t.test('the client closed with transactions waiting: they fail, and a new client works', async (t) => {
+  const { members, stop } = await startCentralCluster(t.testdir());
+  t.teardown(stop);
+  const m = members[0] as CentralMember;
+  const { NorthboundClient } = await import('../../server/northbound-service.js');
+  const c = new NorthboundClient(m.address);
+  // A transaction that blocks on a "wait" until its timeout.
+  const blocked = c.transact([{ op: 'wait', table: 'Logical_Switch', where: [], columns: ['name'], until: '==', rows: [{ name: 'never' }], timeout: 5000 }]);
+  await new Promise((r) => setTimeout(r, 200));
+  c.close();
+  await t.rejects(blocked, { code: grpc.status.CANCELLED }, 'the waiting transaction fails when the client closes');
+  const d = new NorthboundClient(m.address);
+  t.teardown(() => d.close());
+  t.equal((await d.transact(lsAdd('after'))).failed, false);
+});
