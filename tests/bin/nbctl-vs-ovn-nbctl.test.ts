@@ -1,4 +1,5 @@
-// Goal: `ovnts nbctl` routes, policies, NAT, load balancers and DHCP options behave as ovn-nbctl.
+// Goal: `ovnts nbctl` routes, policies, NAT, load balancers and DHCP options behave as ovn-nbctl,
+// and list and find print records as it does in every output format.
 // Method: one command script run by the real ovn-nbctl against a real ovsdb-server (OVN's NB
 // schema) and by runNbctl against an in-process ovnts cluster; every step's success or failure
 // and message, every list command's output and the final rows (compared by content, UUIDs
@@ -250,6 +251,47 @@ const script: readonly Step[] = [
   ['lr-route-del', 'lr0', '10.1.0.0/16', '10.0.0.11', 'lr0-sw0'],
   ['--route-table=rtb1', 'lr-route-del', 'lr0', '0.0.0.0/0'],
   ['lr-route-list', 'lr0'],
+  // Records in the other output formats (table, csv, html, list without headings, bare cells),
+  // with --columns choosing and ordering columns. As for json: one record each, no set of
+  // several UUIDs, and no _uuid of a record whose label is its UUID. Widths are those of the
+  // real UUIDs, which both sides pad alike before UUIDs are relabelled.
+  ['lsp-set-addresses', 'sw0-p1', '00:00:00:00:00:01 10.0.0.5', 'unknown'],
+  ['set', 'Logical_Switch_Port', 'sw0-p2', 'tag_request=7', 'external_ids:note="a, \\"b\\""', 'external_ids:plain=word', 'external_ids:n=42'],
+  ['list', 'Logical_Switch_Port', 'sw0-p2'],
+  ['--format=table', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--format=table', 'list', 'Load_Balancer', 'lb-noport'],
+  ['--format=csv', 'list', 'Load_Balancer', 'lb-noport'],
+  ['--format=csv', 'list', 'Logical_Switch_Port', 'sw0-p2'],
+  ['--format=csv', '--data=bare', '--columns=name,vips,protocol', 'find', 'Load_Balancer', 'name=lb1'],
+  ['--format=table', '--columns=name,dhcpv4_options,addresses,tag_request,type,external_ids', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--format=table', '--columns=external_ids,name,tag_request', 'list', 'Logical_Switch_Port', 'sw0-p2'],
+  ['--format=table', '--no-headings', '--columns=priority,match,action,nexthops,options', 'find', 'Logical_Router_Policy', 'priority=200'],
+  ['--columns=Match,PRIO,options,nexthops', 'find', 'Logical_Router_Policy', 'priority=100', 'action=reroute'],
+  ['--no-headings', '--columns=name,external_ids,tag_request', 'list', 'Logical_Switch_Port', 'sw0-p2'],
+  ['--bare', '--columns=name,networks,mac', 'list', 'Logical_Router_Port', 'lr0-sw0'],
+  ['--bare', 'list', 'Logical_Router_Port', 'lr0-ext'],
+  ['--bare', '--columns=external_ids,addresses', 'list', 'Logical_Switch_Port', 'sw0-p2'],
+  ['--bare', '--format=table', '--columns=ip_prefix,nexthop,bfd,policy', 'find', 'Logical_Router_Static_Route', 'ip_prefix=10.13.0.0/16'],
+  ['--format=table', '--bare', '--columns=ip_prefix,nexthop,bfd,policy', 'find', 'Logical_Router_Static_Route', 'ip_prefix=10.13.0.0/16'],
+  ['--format=table', '--columns=_uuid,ip_prefix,nexthop,bfd,output_port,route_table', 'find', 'Logical_Router_Static_Route', 'ip_prefix=10.13.0.0/16'],
+  ['--format=table', '--data=json', '--columns=name,vips,protocol,_uuid', 'list', 'Load_Balancer', 'lb0'],
+  ['--data=json', '--columns=name,networks,peer', 'list', 'Logical_Router_Port', 'lr0-sw0'],
+  ['--format=table', '--max-column-width=8', '--columns=name,vips', 'list', 'Load_Balancer', 'lb1'],
+  ['--format=html', '--columns=name,vips,protocol', 'list', 'Load_Balancer', 'lb1'],
+  ['--format=table', 'list', 'Load_Balancer_Group', 'lbg1'],
+  ['--format=table', '--columns=name,ha_chassis_group,networks', 'list', 'Logical_Router_Port', 'lr1-gw1'],
+  ['--format=json', '--pretty', '--columns=name,networks,ipv6_ra_configs', 'list', 'Logical_Router_Port', 'lr0-sw0'],
+  ['--format=table', 'find', 'Logical_Switch', 'name=nope'],
+  ['--format=csv', '--columns=name,ports', 'find', 'Logical_Switch', 'name=nope'],
+  ['--format=csv', '--no-headings', 'find', 'Logical_Switch', 'name=nope'],
+  ['get', 'Logical_Switch_Port', 'sw0-p1', 'dhcpv4_options', 'tag_request', 'addresses', 'type'],
+  ['get', 'Logical_Switch_Port', 'sw0-p2', 'external_ids', 'external_ids:note', 'external_ids:n', 'tag_request'],
+  ['--columns=ta', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--columns=bogus', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--columns=', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--columns=name', '--columns=type', 'list', 'Logical_Switch_Port', 'sw0-p1'],
+  ['--format=yaml', 'ls-list'],
+  ['--data=yaml', 'list', 'Load_Balancer', 'lb1'],
 ];
 
 /** UUIDs of no row, used to ask for rows that do not exist. */
@@ -397,5 +439,8 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) {
     t.ok((theirs.final.get(table) ?? []).length > 0, `${table} ends with rows`);
   }
+  const formatted = theirs.steps.filter((s) => /^\$ nbctl (--(format|data|bare|columns|no-headings|max-column-width|pretty)\S* )+(list|find) [^\n]*\nok\n./.test(s));
+  t.ok(formatted.length >= 20, 'many list and find steps printed records in another format or with --columns');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl --format=csv list Load_Balancer lb-noport\nok\n') && s.includes('"{""30.0.0.20""=""10.0.0.21,10.0.0.22""}"')), 'a csv field was quoted');
   t.notMatch(ours.steps.join('\n') + theirs.steps.join('\n'), /<unknown>/, 'every printed UUID is a known row');
 });

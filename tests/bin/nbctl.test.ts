@@ -73,7 +73,9 @@ t.test('nbctl commands', async (t) => {
   const asJson = JSON.parse(await run('--format=json', 'list', 'Address_Set', 'as2')) as { data: unknown[][]; headings: string[] };
   t.same(asJson.headings, ['_uuid', 'addresses', 'external_ids', 'name'], '--format=json: headings are _uuid and the columns');
   t.same(asJson.data[0]?.slice(1), [['set', ['1.1.1.1', '2.2.2.2']], ['map', []], 'as2'], '--format=json: cells in OVSDB JSON');
-  await fails(/--format=table: only list \(the default\) and json are supported/, '--format=table', 'list', 'Address_Set');
+  t.match(await run('--format=table', '--columns=name,addresses', 'list', 'Address_Set', 'as2'), /^name addresses\n---- -+\nas2 {2}\["1\.1\.1\.1", "2\.2\.2\.2"\]\n$/, '--format=table with --columns');
+  t.equal(await run('--bare', '--columns=addresses', 'find', 'Address_Set', 'name=as2'), '1.1.1.1 2.2.2.2\n', '--bare');
+  await fails(/^unknown output format "yaml"$/, '--format=yaml', 'list', 'Address_Set');
   await run('destroy', 'Address_Set', 'as2');
   await fails(/as2: Address_Set row name not found/, 'get', 'Address_Set', 'as2', 'name');
   await fails(/unknown table "Nope"/, 'list', 'Nope');

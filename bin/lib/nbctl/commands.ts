@@ -6,6 +6,7 @@ import { dbCommands } from './db-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
 import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
+import { tableStyle } from './record-table.js';
 import { parsePriority, routerCommands } from './router-commands.js';
 
 type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
@@ -20,7 +21,7 @@ interface CommandSpec {
 }
 
 /** ovn-nbctl's global options, which are no command's own. */
-const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty)(=|$)/;
+const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty|max-column-width)(=|$)/;
 
 /** db-ctl-base's check of a command's options against its declared ones, with its messages. */
 function checkOptions(name: string, declared: string, flags: ReadonlySet<string>): void {
@@ -355,6 +356,8 @@ export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string
     if (which === undefined) throw new NbctlError(`${f}: --wait takes sb, hv or none`);
     if (which !== 'none') nb.setWait(which as 'sb' | 'hv');
   }
+  // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
+  tableStyle(flags);
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
   if (cmd.options !== undefined) checkOptions(name, cmd.options, flags);

@@ -1,18 +1,12 @@
 // ovn-nbctl's generic database commands: list, get, set, add, remove, clear, create, destroy,
 // find, on any table, with ovs-vsctl's value syntax (scalars; sets as [a,b] or a,b; maps as
-// {k=v,...}; column:key for one map entry).
+// {k=v,...}; column:key for one map entry). list and find print their records with
+// record-table.ts, in whichever of ovn-nbctl's output formats the global options ask for.
 import type { Nb, RowJson } from './nb.js';
 import { NbctlError, findRecord, uuidOf, uuidRef } from './nb.js';
+import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
+import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
-interface BaseTypeJson {
-  type: string;
-}
-interface ColumnTypeJson {
-  key: string | BaseTypeJson;
-  value?: string | BaseTypeJson;
-  min?: number;
-  max?: number | 'unlimited';
-}
 type SchemaJson = { tables: Record<string, { columns: Record<string, { type: string | ColumnTypeJson }>; indexes?: string[][] }> };
 
 function columnType(schema: SchemaJson, table: string, column: string): ColumnTypeJson {
@@ -24,8 +18,6 @@ function columnType(schema: SchemaJson, table: string, column: string): ColumnTy
   return typeof c.type === 'string' ? { key: c.type } : c.type;
 }
 
-const baseName = (b: string | BaseTypeJson): string => (typeof b === 'string' ? b : b.type);
-const isMap = (t: ColumnTypeJson): boolean => t.value !== undefined;
 const isScalar = (t: ColumnTypeJson): boolean => !isMap(t) && (t.min ?? 1) === 1 && (t.max ?? 1) === 1;
 
 function unquote(s: string): string {
@@ -104,53 +96,68 @@ function parseAssignment(schema: SchemaJson, table: string, arg: string): { colu
   return { column: lhs, value: parseValue(columnType(schema, table, lhs), rhs) };
 }
 
-/**
- * A column value as ovn-nbctl prints it (ovs-vsctl's human syntax). With the column's type, a
- * set column is bracketed even when it holds one element (RFC 7047 JSON writes that bare).
- */
-export function formatValue(v: unknown, type?: ColumnTypeJson): string {
-  const fmtAtom = (a: unknown): string => {
-    if (Array.isArray(a) && a[0] === 'uuid') return String(a[1]);
-    // ovs-vsctl's rule: a string goes bare only if it looks like an identifier (a letter or
-    // "_" first, then letters, digits, "_", "-" or ".") and is not a boolean keyword.
-    if (typeof a === 'string') return /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(a) && a !== 'true' && a !== 'false' ? a : JSON.stringify(a);
-    return String(a);
-  };
-  if (Array.isArray(v) && v[0] === 'set') return `[${(v[1] as unknown[]).map(fmtAtom).join(', ')}]`;
-  if (Array.isArray(v) && v[0] === 'map') return `{${(v[1] as [unknown, unknown][]).map(([k, x]) => `${fmtAtom(k)}=${fmtAtom(x)}`).join(', ')}}`;
-  if (type !== undefined && !isScalar(type) && !isMap(type)) return `[${fmtAtom(v)}]`;
-  return fmtAtom(v);
-}
-
-function formatRecord(schema: SchemaJson, table: string, row: RowJson): string {
-  const names = ['_uuid', ...Object.keys(row).filter((k) => k !== '_uuid' && k !== '_version').sort()];
-  const width = Math.max(...names.map((n) => n.length));
-  return names.map((n) => `${n.padEnd(width)} : ${formatValue(row[n], columnType(schema, table, n))}\n`).join('');
-}
-
-/** A value as OVSDB's JSON datum writes it: a set of one element is the element itself. */
-function datumJson(v: unknown): unknown {
-  if (Array.isArray(v) && v[0] === 'set' && Array.isArray(v[1]) && v[1].length === 1) return v[1][0];
-  return v;
-}
+/** ASCII tolower, with "-" read as "_": how db-ctl-base compares a typed name with a real one. */
+const foldName = (c: string): string => (c === '-' ? '_' : c >= 'A' && c <= 'Z' ? c.toLowerCase() : c);
 
 /**
- * Records as ovn-nbctl's --format=json table: {"data": rows of cells, "headings": _uuid and the
- * table's columns by name}, the headings there even when no record is.
+ * How well `word` names `name`, as db-ctl-base scores it: the exact name best, then the name up
+ * to case and "-"/"_", then a prefix (scored by its length); 0 is no match.
  */
-function recordsJson(schema: SchemaJson, table: string, rows: readonly RowJson[]): string {
-  const names = ['_uuid', ...Object.keys(schema.tables[table]?.columns ?? {}).filter((k) => k !== '_uuid' && k !== '_version').sort()];
-  const data = rows.map((r) => names.map((n) => datumJson(r[n])));
-  return `${JSON.stringify({ data, headings: names })}\n`;
+function matchScore(name: string, word: string): number {
+  if (name === word) return Number.MAX_SAFE_INTEGER;
+  for (let i = 0; ; i++) {
+    const a = name[i];
+    const b = word[i];
+    if (a === undefined && b === undefined) return Number.MAX_SAFE_INTEGER - 1;
+    if (a === undefined || b === undefined || foldName(a) !== foldName(b)) return b === undefined ? i : 0;
+  }
 }
 
-/** How list and find print records: ovn-nbctl's default list format, or --format=json. */
+/** The column `word` names (a unique best match), with db-ctl-base's messages. */
+function matchColumn(schema: SchemaJson, table: string, word: string): string {
+  let best: string[] = [];
+  let bestScore = 0;
+  for (const name of Object.keys(schema.tables[table]?.columns ?? {})) {
+    const score = matchScore(name, word);
+    if (score === 0 || score < bestScore) continue;
+    if (score > bestScore) best = [];
+    best.push(name);
+    bestScore = score;
+  }
+  if (best.length === 0) throw new NbctlError(`${table} does not contain a column whose name matches "${word}"`);
+  if (best.length > 1) throw new NbctlError(`${table} contains more than one column whose name matches "${word}": ${best.sort().join(', ')}`);
+  return best[0] as string;
+}
+
+/**
+ * The columns list and find print: those --columns names, in its order (commas or spaces
+ * between; "_uuid" in any case is the record's UUID), else _uuid and then every column by name.
+ */
+function selectedColumns(schema: SchemaJson, table: string, flags: ReadonlySet<string>): string[] {
+  const given = [...flags].filter((f) => f.startsWith('--columns='));
+  if (given.length > 1) throw new NbctlError("'--columns' option specified multiple times");
+  if (given[0] === undefined) return ['_uuid', ...Object.keys(schema.tables[table]?.columns ?? {}).sort()];
+  const words = given[0].slice('--columns='.length).split(/[, ]/).filter((w) => w !== '');
+  if (words.length === 0) throw new NbctlError('must specify at least one column name');
+  return words.map((w) => (w.toLowerCase() === '_uuid' ? '_uuid' : matchColumn(schema, table, w)));
+}
+
+/** A column's value in a row; a column the row lacks holds its type's default, as in OVSDB. */
+function cellOf(row: RowJson, column: string, type: ColumnTypeJson): Cell {
+  const v = row[column];
+  if (v !== undefined) return { datum: v, type };
+  if (isMap(type)) return { datum: ['map', []], type };
+  if (!isScalar(type)) return { datum: ['set', []], type };
+  const defaults: Record<string, unknown> = { integer: 0, real: 0, boolean: false, string: '', uuid: ['uuid', '00000000-0000-0000-0000-000000000000'] };
+  return { datum: defaults[baseName(type.key)], type };
+}
+
+/** How list and find print records: a table in the style the global options ask for. */
 function printRecords(schema: SchemaJson, table: string, rows: readonly RowJson[], flags: ReadonlySet<string>): string {
-  const format = [...flags].find((f) => f.startsWith('--format='))?.slice('--format='.length);
-  if (format === 'json') return recordsJson(schema, table, rows);
-  // ovn-nbctl's other formats (table, html, csv) are not done: refused rather than printed as a list.
-  if (format !== undefined && format !== 'list') throw new NbctlError(`--format=${format}: only list (the default) and json are supported`);
-  return rows.map((r) => formatRecord(schema, table, r)).join('\n');
+  const headings = selectedColumns(schema, table, flags);
+  const types = headings.map((c) => columnType(schema, table, c));
+  const cells = rows.map((r) => headings.map((c, i) => cellOf(r, c, types[i] as ColumnTypeJson)));
+  return formatRecordTable({ headings, rows: cells }, tableStyle(flags));
 }
 
 async function schemaOf(nb: Nb): Promise<SchemaJson> {
@@ -195,10 +202,10 @@ export const dbCommands = {
         .map((c) => {
           const [column, key] = c.split(':') as [string, string | undefined];
           const type = columnType(schema, table as string, column);
-          if (key === undefined) return `${formatValue(row[column], type)}\n`;
+          if (key === undefined) return `${datumToString(row[column], type)}\n`;
           const entry = (row[column] as ['map', [unknown, unknown][]])[1].find(([k]) => String(k) === key);
           if (entry === undefined) throw new NbctlError(`no key "${key}" in ${table} record "${id}" column ${column}`);
-          return `${formatValue(entry[1])}\n`;
+          return `${atomToString(entry[1])}\n`;
         })
         .join('');
     },
