@@ -45,9 +45,12 @@ export class AgentFlows {
   private syncedGeneration: number | undefined;
   private installedPorts: ReadonlySet<string> = new Set();
   private busy = false;
+  /** The zones whose flush the switch confirmed (or that were restored at start): user → zone. */
+  private zonesFlushed: Map<string, number>;
 
   constructor(private readonly sw: FlowSwitch, opts: AgentFlowsOptions = {}) {
     this.desired = new DesiredFlows({ ...opts, geneveField: sw.geneveField });
+    this.zonesFlushed = new Map(opts.ctZones ?? []);
   }
 
   /** The ct zones in force; persist them to keep zones across restarts (ctZones option). */
@@ -105,6 +108,7 @@ export class AgentFlows {
       let changes = 0;
       try {
         if (prepared !== undefined) throw prepared;
+        await this.flushZoneChanges();
         if (this.syncedGeneration !== this.sw.generation) {
           reconciled = true;
           changes = await this.reconcile();
@@ -121,6 +125,22 @@ export class AgentFlows {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * Flushes every zone given to a new user or given up since the last flush, before the flows
+   * of its new user go in. Restored zones are not flushed: their users and connections are the
+   * same. A failed flush is tried again with the next apply (the install fails meanwhile, so
+   * nothing is acknowledged).
+   */
+  private async flushZoneChanges(): Promise<void> {
+    const now = this.desired.ctZones();
+    const zones = new Set<number>();
+    for (const [user, zone] of now) if (this.zonesFlushed.get(user) !== zone) zones.add(zone);
+    for (const [user, zone] of this.zonesFlushed) if (now.get(user) !== zone) zones.add(zone);
+    if (zones.size === 0) return;
+    await this.sw.flushCtZones([...zones].sort((a, b) => a - b));
+    this.zonesFlushed = new Map(now);
   }
 
   private async reconcile(): Promise<number> {

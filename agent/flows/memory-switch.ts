@@ -29,6 +29,8 @@ export class MemorySwitch implements FlowSwitch {
   generation = 1;
   /** Batches applied, and flow/group modifications in them (for tests and benchmarks). */
   readonly counters = { batches: 0, flowMods: 0, groupMods: 0, reconciles: 0 };
+  /** Every zone flushed, in order (for tests). */
+  readonly flushedZones: number[] = [];
 
   constructor(readonly geneveField = 'tun_metadata0') {}
 
@@ -54,6 +56,10 @@ export class MemorySwitch implements FlowSwitch {
 
   flow(key: string): FlowSpec | undefined {
     return this.flows.get(key);
+  }
+
+  async flushCtZones(zones: readonly number[]): Promise<void> {
+    this.flushedZones.push(...zones);
   }
 
   async install(batch: SwitchBatch): Promise<void> {

@@ -7,10 +7,20 @@
 
 import type { OfChannel } from '../openflow/channel.js';
 import { ChannelError } from '../openflow/channel.js';
-import type { FlowMod, GroupMod } from '../openflow/messages.js';
+import { NX_VENDOR_ID } from '../openflow/fields.js';
+import type { FlowMod, GroupMod, OfMessage } from '../openflow/messages.js';
 import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
 import { OVN_GENEVE } from './physical.js';
 import type { FlowSwitch, ReconcileResult, SwitchBatch, SwitchContents } from './switch.js';
+
+/** NXT_CT_FLUSH_ZONE: Nicira message 29, body struct nx_zone_id (6 zero bytes, zone). */
+const NXT_CT_FLUSH_ZONE = 29;
+
+export function ctFlushZone(zone: number): OfMessage {
+  const data = Buffer.alloc(8);
+  data.writeUInt16BE(zone, 6);
+  return { kind: 'experimenter', experimenter: NX_VENDOR_ID, expType: NXT_CT_FLUSH_ZONE, data };
+}
 
 /** tun_metadata0..63. */
 const TUN_METADATA_FIELDS = 64;
@@ -117,6 +127,11 @@ export class OfSwitch implements FlowSwitch {
     await this.channel.installBatch(mods);
     for (const g of batch.putGroups) this.groupIds.add(g.groupId);
     for (const id of batch.deleteGroups) this.groupIds.delete(id);
+  }
+
+  async flushCtZones(zones: readonly number[]): Promise<void> {
+    await this.prepare();
+    for (const zone of zones) await this.channel.command(ctFlushZone(zone));
   }
 
   async dumpAll(): Promise<SwitchContents> {

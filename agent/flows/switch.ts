@@ -52,6 +52,13 @@ export interface FlowSwitch {
    * confirmed it (barrier). A rejection means nothing was applied.
    */
   install(batch: SwitchBatch): Promise<void>;
+  /**
+   * Empties the connection-tracking zones given (OVS's NXT_CT_FLUSH_ZONE), each confirmed by
+   * the switch. Called with a zone that a port or router has just been given or has just
+   * given up, before the flows that use its new owner are installed, as ovn-controller does:
+   * connections of a previous owner must not be mistaken for the new owner's.
+   */
+  flushCtZones(zones: readonly number[]): Promise<void>;
   /** Everything the switch holds now. */
   dumpAll(): Promise<SwitchContents>;
   /**
