@@ -58,3 +58,17 @@ export function leadingMac(address: string): string | undefined {
   if (m === null) return undefined;
   return m.slice(1, 7).map((h) => h.toLowerCase().padStart(2, '0')).join(':');
 }
+
+/**
+ * An integer option as ovn-northd reads one with smap_get_int (OVS's str_to_int, base 10):
+ * optional leading white space and sign, then decimal digits to the end, within a C int;
+ * anything else (unset, "1500 ", "0x10", too large) gives `def`.
+ */
+export function optionInt(options: ReadonlyMap<string, string>, key: string, def: number): number {
+  const text = options.get(key);
+  if (text === undefined) return def;
+  const m = /^[ \t\n\v\f\r]*([+-]?[0-9]+)$/.exec(text);
+  if (m === null) return def;
+  const n = Number(m[1]);
+  return n >= -0x80000000 && n <= 0x7fffffff ? n + 0 : def;
+}

@@ -94,6 +94,11 @@ export interface PortInfo {
   /** LRP: its peer is a router LSP on a switch with a vtep port (has_vtep_lports). */
   readonly peerHasVtep: boolean;
   /**
+   * LRP: its peer is a router LSP on a switch with a localnet port that has a tag_request:
+   * frames on that link carry a VLAN header, which the gateway_mtu check counts.
+   */
+  readonly peerVlanLocalnet: boolean;
+  /**
    * Router LSP on a switch with a vtep port facing a distributed gateway port: that port's cr
    * port, where traffic from the vtep (ramp) switch goes on to ARP/ND hairpinning.
    */
@@ -272,6 +277,15 @@ function hasLocalnet(db: Database, nbUuid: Uuid): boolean {
   return ls !== undefined && ls.ports.some((u) => nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', u)?.type === 'localnet');
 }
 
+/** Whether switch `nbUuid` has a localnet port with a tag_request (build_gateway_get_l2_hdr_size). */
+function hasVlanLocalnet(db: Database, nbUuid: Uuid | undefined): boolean {
+  const ls = nbUuid === undefined ? undefined : nbGet<nb.Logical_Switch>(db, 'Logical_Switch', nbUuid);
+  return ls !== undefined && ls.ports.some((u) => {
+    const lsp = nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', u);
+    return lsp !== undefined && lsp.type === 'localnet' && lsp.tag_request.length > 0;
+  });
+}
+
 /** options:chassis of router `nbUuid`: set on a gateway router. */
 function routerChassis(db: Database, nbUuid: Uuid): string | undefined {
   return nbGet<nb.Logical_Router>(db, 'Logical_Router', nbUuid)?.options.get('chassis');
@@ -356,7 +370,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
-    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false,
+    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
     vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && switchHasPortType(db, dp.nbUuid, 'vtep') ? crPortName(peerLrp.name) : undefined,
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
@@ -421,7 +435,8 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
-    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'), vtepHairpinCr: undefined,
+    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'),
+    peerVlanLocalnet: hasVlanLocalnet(db, peerSwitch), vtepHairpinCr: undefined,
   };
   return {
     info,
@@ -458,7 +473,7 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
     name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
-    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, vtepHairpinCr: undefined,
+    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
   };
   return {
     info,
@@ -537,10 +552,11 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
   for (const name of primary) reindex(db, data, name);
-  // A localnet port coming or going on a switch changes the GARP addresses (nat_addresses)
-  // of the gateway routers' ports there, and whether the router ports facing it answer ARP
-  // from their gateway chassis only; a vtep port changes the redirect options of the
-  // distributed gateway ports facing it.
+  // A localnet port coming, going or changing on a switch changes the GARP addresses
+  // (nat_addresses) of the gateway routers' ports there, whether the router ports facing it
+  // answer ARP from their gateway chassis only, and (by its tag_request) the header size their
+  // gateway_mtu checks count; a vtep port changes the redirect options of the distributed
+  // gateway ports facing it.
   const gatedTypes = ['localnet', 'vtep'];
   for (const name of primary) {
     const old = data.byName.get(name);

@@ -73,6 +73,8 @@ export interface RouterPortFacts {
   readonly residentCr: string | undefined;
   /** Its peer switch has a vtep port: as a gateway port it is not centralized. */
   readonly peerHasVtep: boolean;
+  /** Its peer switch has a VLAN-tagged localnet port (PortInfo.peerVlanLocalnet). */
+  readonly peerVlanLocalnet: boolean;
 }
 
 export interface RouterFacts {
@@ -189,7 +191,10 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     const lrp = nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u);
     const p = lrp === undefined ? undefined : ports.byName.get(lrp.name);
     if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
-    portFacts.push({ name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep });
+    portFacts.push({
+      name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep,
+      peerVlanLocalnet: p.peerVlanLocalnet,
+    });
   }
   const routes: StaticRouteFacts[] = [];
   for (const u of lr.static_routes) {

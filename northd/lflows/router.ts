@@ -5,24 +5,30 @@
 // one of its ports owns (admission, neighbor lookup, connected routes, IP input, delivery).
 //
 // Register names (northd.c): reg9[2]/reg9[3] neighbor lookup results, reg9[0] egress loopback,
-// reg9[4] DNAT-local, xreg0[0..47] the inport's MAC, reg0/xxreg0 the IPv4/IPv6 next hop,
-// reg1/xxreg1 the source IP, reg7 the route table, reg8[0..15]/reg8[16..31] ECMP group/member.
+// reg9[1] packet larger than the gateway MTU, reg9[4] DNAT-local, xreg0[0..47] the inport's
+// MAC, reg0/xxreg0 the IPv4/IPv6 next hop, reg1/xxreg1 the source IP, reg7 the route table,
+// reg8[0..15]/reg8[16..31] ECMP group/member.
 //
-// Not yet: load balancers, multicast relay, BFD, gateway_mtu, ECMP symmetric reply, the NAT
-// flows of distributed gateway ports, IPv6 prefix delegation, copp meters.
+// Load balancers' router flows are in lb.ts. Not yet: multicast relay, BFD, ECMP symmetric
+// reply, IPv6 prefix delegation, copp meters (no flow carries a controller_meter, the gateway
+// MTU's ICMP errors included).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { ethAddrFromString, findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
 import { crPortName } from '../gateway-ports.js';
+import { optionInt } from '../nb.js';
 import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
+import { stage } from '../stages.js';
 import type { FlowHints } from './flow.js';
 import { StageIds, jsonKey, lflow } from './flow.js';
 
 const DROP = 'drop;';
 const NEXT = 'next;';
 const INPORT_ETH = 'xreg0[0..47]';
+const EGRESS_LOOPBACK_BIT = 'reg9[0]';
+const PKT_LARGER = 'reg9[1]';
 const ECMP_GROUP = 'reg8[0..15]';
 const ECMP_MEMBER = 'reg8[16..31]';
 const PRIO_MULTIPLIER = 3;
@@ -58,8 +64,7 @@ export function routerDatapathFlows(r: RouterFacts): sb.Logical_Flow[] {
   f('lr_in_arp_resolve', 1, 'ip4', 'get_arp(outport, reg0); next;');
   f('lr_in_arp_resolve', 1, 'ip6', 'get_nd(outport, xxreg0); next;');
   f('lr_in_arp_resolve', 0, '1', DROP);
-  f('lr_in_chk_pkt_len', 0, '1', NEXT);
-  f('lr_in_larger_pkts', 0, '1', NEXT);
+  checkPktLen(f, r);
   gatewayRedirect(f, r);
   arpRequest(f, r);
   localTrafficDrops(f);
@@ -322,6 +327,81 @@ function gatewayRedirect(f: Emit, r: RouterFacts): void {
   f('lr_in_gw_redirect', 0, '1', NEXT);
 }
 
+// --- Gateway MTU (options:gateway_mtu and gateway_mtu_bypass of router ports) ---------------
+
+const ETH_HEADER_BYTES = 14;
+const VLAN_ETH_HEADER_BYTES = 18;
+
+/** A port's options:gateway_mtu as ovn-northd reads it: 0 when unset or not an integer. */
+function gatewayMtu(p: RouterPortFacts): number {
+  return optionInt(p.options, 'gateway_mtu', 0);
+}
+
+/**
+ * One flow at priority 50 that, when port `p` has a positive gateway MTU, first stores in
+ * reg9[1] whether the frame is larger than that MTU plus its L2 header (a VLAN header too when
+ * the port's switch has a tagged localnet port); with options:gateway_mtu_bypass as well, the
+ * flow without the check at 55 for the packets the bypass expression matches
+ * (build_gateway_mtu_flow). Every flow that gateway_mtu adds a check to is made here.
+ */
+function gatewayMtuFlow(f: Emit, p: RouterPortFacts, stageName: StageName, match: string, actions: string, hint: Uuid): void {
+  const mtu = gatewayMtu(p);
+  if (mtu <= 0) {
+    f(stageName, 50, match, actions, hint);
+    return;
+  }
+  const l2Bytes = p.peerVlanLocalnet ? VLAN_ETH_HEADER_BYTES : ETH_HEADER_BYTES;
+  // ovn-northd adds in a C int: an MTU near INT_MAX wraps around.
+  f(stageName, 50, match, `${PKT_LARGER} = check_pkt_larger(${(mtu + l2Bytes) | 0}); ${actions}`, hint);
+  const bypass = p.options.get('gateway_mtu_bypass');
+  if (bypass !== undefined) f(stageName, 55, `${match} && (${bypass})`, actions, hint);
+}
+
+/**
+ * ICMPv4 "fragmentation needed" and ICMPv6 "packet too big" (with MTU `mtu`) for packets that
+ * came in on `p` and were found too large (reg9[1]), sent back from `p`'s first address of the
+ * family and re-entering the router's admission (build_icmperr_pkt_big_flows). With `outport`,
+ * only packets routed to it (lr_in_larger_pkts); without, any (lr_in_ip_input: `p` checked them
+ * itself on admission). IPv6 always: every port has a link-local address.
+ */
+function packetTooBig(f: Emit, p: RouterPortFacts, mtu: number, stageName: StageName, outport: RouterPortFacts | undefined): void {
+  const prefix = `inport == ${jsonKey(p.name)} && ${outport === undefined ? '' : `outport == ${jsonKey(outport.name)} && `}`;
+  const cond = `${PKT_LARGER} && ${EGRESS_LOOPBACK_BIT} == 0`;
+  const reenter = `next(pipeline=ingress, table=${stage('lr_in_admission').table});`;
+  const v4 = p.networks.ipv4[0];
+  if (v4 !== undefined) {
+    f(stageName, 150, `${prefix}ip4 && ${cond}`,
+      `icmp4_error {${EGRESS_LOOPBACK_BIT} = 1; ${PKT_LARGER} = 0; eth.dst = ${p.networks.ea}; ip4.dst = ip4.src; ip4.src = ${v4.addrS}; ip.ttl = 255; icmp4.type = 3; /* Destination Unreachable. */ icmp4.code = 4; /* Frag Needed and DF was Set. */ icmp4.frag_mtu = ${mtu}; ${reenter} };`,
+      p.nbUuid);
+  }
+  const v6 = p.networks.ipv6[0];
+  if (v6 !== undefined) {
+    f(stageName, 150, `${prefix}ip6 && ${cond}`,
+      `icmp6_error {${EGRESS_LOOPBACK_BIT} = 1; ${PKT_LARGER} = 0; eth.dst = ${p.networks.ea}; ip6.dst = ip6.src; ip6.src = ${v6.addrS}; ip.ttl = 255; icmp6.type = 2; /* Packet Too Big. */ icmp6.code = 0; icmp6.frag_mtu = ${mtu}; ${reenter} };`,
+      p.nbUuid);
+  }
+}
+
+/**
+ * lr_in_chk_pkt_len and lr_in_larger_pkts: for each port with a positive gateway MTU, packets
+ * routed out of it are checked (50, or 55 without the check for gateway_mtu_bypass); those too
+ * large get an ICMP error back to the port they came from (larger_pkts 150, one flow per other
+ * port), and those that came in on it too large (checked on admission) get one in
+ * lr_in_ip_input 150 (build_check_pkt_len_flows_for_lrouter). The router owns these flows: they
+ * read every port's networks.
+ */
+function checkPktLen(f: Emit, r: RouterFacts): void {
+  f('lr_in_chk_pkt_len', 0, '1', NEXT);
+  f('lr_in_larger_pkts', 0, '1', NEXT);
+  for (const op of r.ports) {
+    const mtu = gatewayMtu(op);
+    if (mtu <= 0) continue;
+    gatewayMtuFlow(f, op, 'lr_in_chk_pkt_len', `outport == ${jsonKey(op.name)}`, NEXT, op.nbUuid);
+    packetTooBig(f, op, mtu, 'lr_in_ip_input', undefined);
+    for (const rp of r.ports) if (rp !== op) packetTooBig(f, rp, mtu, 'lr_in_larger_pkts', op);
+  }
+}
+
 function arpRequest(f: Emit, r: RouterFacts): void {
   for (const route of r.routes) {
     const nh = parseIpv6Cidr(route.nexthop);
@@ -503,6 +583,24 @@ function natRules(f: Emit, r: RouterFacts): void {
   }
 }
 
+/**
+ * The ICMP error for packets to a distributed NAT rule's external address that came in on its
+ * gateway port too large for the port's MTU: answered from the rule's external MAC and
+ * address, out of the gateway port (lr_in_ip_input 160, build_lrouter_ingress_nat_check_pkt_len).
+ * The MAC and address are the rule's, as written.
+ */
+function natPacketTooBig(f: Emit, c: CheckedNat, mtu: number): void {
+  const n = c.nat;
+  const dgp = c.dgp as RouterPortFacts;
+  const dk = jsonKey(dgp.name);
+  const ip = c.v6 ? 'ip6' : 'ip4';
+  const icmp = c.v6
+    ? `icmp6_error {${EGRESS_LOOPBACK_BIT} = 1; ${PKT_LARGER} = 0; eth.dst = eth.src; eth.src = ${n.externalMac as string}; ip6.dst = ip6.src; ip6.src = ${n.externalIp}; ip.ttl = 254; icmp6.type = 2; /* Packet Too Big. */ icmp6.code = 0; icmp6.frag_mtu = ${mtu}; `
+    : `icmp4_error {${EGRESS_LOOPBACK_BIT} = 1; ${PKT_LARGER} = 0; eth.dst = eth.src; eth.src = ${n.externalMac as string}; ip4.dst = ip4.src; ip4.src = ${n.externalIp}; ip.ttl = 254; icmp4.type = 3; /* Destination Unreachable. */ icmp4.code = 4; /* Frag Needed and DF was Set. */ icmp4.frag_mtu = ${mtu}; `;
+  f('lr_in_ip_input', 160, `inport == ${dk} && ${PKT_LARGER} && ${EGRESS_LOOPBACK_BIT} == 0 && ${ip} && ${ip}.dst == ${n.externalIp}`,
+    `${icmp}outport = ${dk}; flags.loopback = 1; output; };`, n.uuid);
+}
+
 const EGRESS_LOOPBACK = `clone { ct_clear; inport = outport; outport = ""; eth.dst <-> eth.src; flags = 0; flags.loopback = 1; flags.use_snat_zone = reg9[4]; ${
   Array.from({ length: 10 }, (_, i) => `reg${i} = 0; `).join('')}reg9[0] = 1; next(pipeline=ingress, table=0); };`;
 
@@ -563,7 +661,10 @@ function distributedNatRules(f: Emit, r: RouterFacts): void {
     if (mac !== undefined) {
       // A virtual port not claimed yet would have its traffic centralized: dropped instead.
       if (n.logicalPortVirtual) f('lr_in_gw_redirect', 80, `${ip}.src == ${n.logicalIp} && outport == ${dk}`, DROP, n.uuid);
-      f('lr_in_admission', 50, `eth.dst == ${mac} && inport == ${dk} && ${lpResident}`, `${INPORT_ETH} = ${c.dgp.networks.ea}; next;`, n.uuid);
+      gatewayMtuFlow(f, c.dgp, 'lr_in_admission', `eth.dst == ${mac} && inport == ${dk} && ${lpResident}`, `${INPORT_ETH} = ${c.dgp.networks.ea}; next;`, n.uuid);
+      // Any non-zero MTU here, negative ones too (build_lrouter_ingress_flow tests gw_mtu only).
+      const mtu = gatewayMtu(c.dgp);
+      if (mtu !== 0) natPacketTooBig(f, c, mtu);
       f('lr_in_gw_redirect', 100, `${ip}.src == ${n.logicalIp} && outport == ${dk} && ${lpResident}`, `eth.src = ${n.externalMac as string}; ${c.v6 ? 'xxreg1' : 'reg1'} = ${n.externalIp}; next;`, n.uuid);
     }
     f('lr_out_egr_loop', 100, `${ip}.dst == ${n.externalIp} && outport == ${dk} && ${resident}`, EGRESS_LOOPBACK, n.uuid);
@@ -668,12 +769,12 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   const l3dgw = pf.l3dgwPorts.includes(p.name);
   const crKey = jsonKey(crPortName(p.name));
   const nets = p.networks;
-  // Admission: the port's own MAC and multicast, when enabled.
+  // Admission: the port's own MAC and multicast, when enabled (with the gateway MTU check).
   if (p.enabled) {
-    f('lr_in_admission', 50, `eth.mcast && inport == ${key}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+    gatewayMtuFlow(f, p, 'lr_in_admission', `eth.mcast && inport == ${key}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
     // A gateway port is centralized, unless its switch has vtep ports (consider_l3dgw_port_is_centralized).
     const centralized = l3dgw && !p.peerHasVtep;
-    f('lr_in_admission', 50, `eth.dst == ${nets.ea} && inport == ${key}${centralized ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
+    gatewayMtuFlow(f, p, 'lr_in_admission', `eth.dst == ${nets.ea} && inport == ${key}${centralized ? ` && is_chassis_resident(${crKey})` : ''}`, `${INPORT_ETH} = ${nets.ea}; next;`, hint);
   }
   // Neighbor lookup for ARP requests from the port's networks.
   for (const a of nets.ipv4) {

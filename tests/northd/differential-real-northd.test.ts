@@ -887,3 +887,83 @@ t.test('(o) a distributed gateway port facing a switch with a vtep port', { skip
   await real.nbctl(['lsp-del', 'vtep1']);
   await compareWithReal(t, real);
 });
+
+t.test('(p) gateway_mtu and gateway_mtu_bypass on a gateway router port and on a distributed gateway port', { skip }, async (t) => {
+  // A gateway router: its external port (IPv4 and IPv6) gets an MTU, then a bypass; a third
+  // port with IPv4 only gets larger-packet errors back from the external one (and IPv6 from
+  // its link-local address).
+  const gw = await scenario(t, [
+    ...gatewayRouterTopology,
+    ['ls-add', 'sw3'],
+    ['lrp-add', 'gw', 'gw-sw3', '00:00:00:00:ff:03', '10.0.3.1/24'],
+    routerLsp('sw3', 'sw3-gw', 'gw-sw3'),
+    ['set', 'Logical_Router_Port', 'gw-ext', 'options:gateway_mtu=1400'],
+  ]);
+  const flowsOf = (view: SbView, stageName: string): sb.Logical_Flow[] =>
+    ours<sb.Logical_Flow>(view, 'Logical_Flow').filter((f) => f.external_ids.get('stage-name') === stageName);
+  t.same(flowsOf(gw.northd.view(), 'lr_in_larger_pkts').filter((f) => f.priority === 150).map((f) => f.match).sort(), [
+    'inport == "gw-sw1" && outport == "gw-ext" && ip4 && reg9[1] && reg9[0] == 0',
+    'inport == "gw-sw1" && outport == "gw-ext" && ip6 && reg9[1] && reg9[0] == 0',
+    'inport == "gw-sw3" && outport == "gw-ext" && ip4 && reg9[1] && reg9[0] == 0',
+    'inport == "gw-sw3" && outport == "gw-ext" && ip6 && reg9[1] && reg9[0] == 0',
+  ], 'an ICMP error back to each other port, IPv4 and IPv6');
+  t.ok(flowsOf(gw.northd.view(), 'lr_in_admission').some((f) => f.priority === 50 && f.actions.startsWith('reg9[1] = check_pkt_larger(1414); ')),
+    'the port checks what it admits against its MTU plus the Ethernet header');
+  // ovn-trace does not evaluate check_pkt_larger: a packet whose reg9[1] is already set stands
+  // for one too large. Routed out of gw-ext, it is answered with "fragmentation needed".
+  const ourGwSb = await realSbOf(t, gw.northd.view());
+  const big = 'inport == "gw-sw1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 172.16.0.254 && ip.ttl == 64 && udp && reg9[1] == 1';
+  const gwTrace = await ovnTrace(ourGwSb.socketPath, 'gw', big);
+  t.equal(gwTrace, await ovnTrace(gw.sbSocket, 'gw', big), 'ovn-trace: the same verdict for a packet larger than the MTU');
+  t.match(gwTrace, /icmp4 \{[\s\S]*ip4\.dst = 10\.0\.1\.10;[\s\S]*ip4\.src = 10\.0\.1\.1;[\s\S]*icmp4\.type = 3;[\s\S]*icmp4\.code = 4;[\s\S]*icmp4\.frag_mtu = 1400;[\s\S]*output\("vm1"\)/,
+    `answered to vm1 from gw-sw1's address with fragmentation needed, MTU 1400:\n${gwTrace}`);
+  // A bypass for UDP, the MTU on the inner port too (a value with leading blanks still parses),
+  // a value that does not parse (no checks), then a tagged localnet port on the external switch
+  // (the check counts a VLAN header) and the options removed.
+  await gw.nbctl(['set', 'Logical_Router_Port', 'gw-ext', 'options:gateway_mtu_bypass="udp"']);
+  await gw.nbctl(['set', 'Logical_Router_Port', 'gw-sw1', 'options:gateway_mtu=" 9000"']);
+  await gw.nbctl(['set', 'Logical_Router_Port', 'gw-sw3', 'options:gateway_mtu="1500 "', 'options:gateway_mtu_bypass="tcp"']);
+  await compareWithReal(t, gw);
+  t.ok(flowsOf(gw.northd.view(), 'lr_in_chk_pkt_len').some((f) => f.priority === 55 && f.match === 'outport == "gw-ext" && (udp)' && f.actions === 'next;'),
+    'bypassed packets skip the length check');
+  t.same(flowsOf(gw.northd.view(), 'lr_in_chk_pkt_len').filter((f) => f.priority === 50).map((f) => `${f.match}: ${f.actions}`).sort(), [
+    'outport == "gw-ext": reg9[1] = check_pkt_larger(1414); next;',
+    'outport == "gw-sw1": reg9[1] = check_pkt_larger(9014); next;',
+  ], '" 9000" is an MTU, "1500 " is none');
+  await gw.nbctl(['lsp-add', 'ext', 'ln-ext', '--', 'lsp-set-type', 'ln-ext', 'localnet', '--', 'lsp-set-addresses', 'ln-ext', 'unknown', '--', 'lsp-set-options', 'ln-ext', 'network_name=phys',
+    '--', 'set', 'Logical_Switch_Port', 'ln-ext', 'tag_request=100']);
+  await compareWithReal(t, gw);
+  t.ok(flowsOf(gw.northd.view(), 'lr_in_admission').some((f) => f.actions.startsWith('reg9[1] = check_pkt_larger(1418); ')), 'a VLAN header counted');
+  await gw.nbctl(['clear', 'Logical_Switch_Port', 'ln-ext', 'tag_request']);
+  await gw.nbctl(['remove', 'Logical_Router_Port', 'gw-ext', 'options', 'gateway_mtu']);
+  await compareWithReal(t, gw);
+  await gw.nbctl(['remove', 'Logical_Router_Port', 'gw-sw1', 'options', 'gateway_mtu']);
+  await gw.nbctl(['remove', 'Logical_Router_Port', 'gw-ext', 'options', 'gateway_mtu_bypass']);
+  await compareWithReal(t, gw);
+
+  // A distributed gateway port with a tagged localnet port, centralized and distributed NAT
+  // (IPv4 and IPv6): the distributed rules' admission is checked too, and their too-large
+  // packets are answered from their external addresses.
+  const dgp = await scenario(t, [
+    ...distributedGateway,
+    ['set', 'Logical_Switch_Port', 'ln-ext', 'tag_request=10'],
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:EE:10'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.101', '10.0.1.11'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', 'fd00:ee::100', 'fd00:1::a', 'vm1', '00:00:00:00:ee:11'],
+    ['set', 'Logical_Router_Port', 'lr0-ext', 'options:gateway_mtu=1300'],
+  ]);
+  t.equal(flowsOf(dgp.northd.view(), 'lr_in_ip_input').filter((f) => f.priority === 160).length, 2, 'too-large packets to each distributed NAT address answered');
+  // A bypass, the localnet's tag removed, a negative MTU (no checks, yet ovn-northd keeps the
+  // distributed rules' ICMP errors), then the MTU removed.
+  await dgp.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', 'options:gateway_mtu_bypass="tcp.dst == 22"']);
+  await compareWithReal(t, dgp);
+  await dgp.nbctl(['clear', 'Logical_Switch_Port', 'ln-ext', 'tag_request']);
+  await dgp.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', 'options:gateway_mtu=-5']);
+  await compareWithReal(t, dgp);
+  t.same(flowsOf(dgp.northd.view(), 'lr_in_ip_input').filter((f) => f.priority === 160).map((f) => /frag_mtu = (-?\d+)/.exec(f.actions)?.[1]), ['-5', '-5'],
+    'a negative MTU keeps the distributed rules\' ICMP errors');
+  t.notOk(flowsOf(dgp.northd.view(), 'lr_in_admission').some((f) => f.actions.includes('check_pkt_larger')), 'and checks nothing');
+  await dgp.nbctl(['remove', 'Logical_Router_Port', 'lr0-ext', 'options', 'gateway_mtu']);
+  await compareWithReal(t, dgp);
+});

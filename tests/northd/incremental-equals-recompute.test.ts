@@ -2,8 +2,9 @@
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
 // groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records,
 // load balancers (on switches and routers, directly and through groups), gateway chassis and
-// HA chassis groups on router ports (distributed gateway ports) and external switch ports, and
-// distributed NAT rules, the incrementally
+// HA chassis groups on router ports (distributed gateway ports) and external switch ports,
+// distributed NAT rules, and gateway MTUs on router ports (gateway_mtu, gateway_mtu_bypass, VLAN
+// tags of localnet ports), the incrementally
 // maintained SB
 // view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
 // change (nor a chassis claim of a port) recomputes any node.
@@ -27,14 +28,14 @@ type Kind =
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
-  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed';
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu',
 ];
 
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
@@ -55,6 +56,18 @@ function randomLb(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.5)) row['protocol'] = set([rng.pick(['tcp', 'udp', 'sctp'])]);
   if (rng.chance(0.2)) row['selection_fields'] = set(rng.subset(['ip_src', 'ip_dst', 'tp_src', 'tp_dst'], 2));
   return row;
+}
+
+/** A gateway MTU as written: mostly good, some ovn-northd does not take, a negative one. */
+function randomMtu(rng: Rng): string {
+  return rng.pick(['1400', '1500', ' 9000', '1400', '9000 ', 'bogus', '0', '-5']);
+}
+
+/** A router port's gateway MTU options: an MTU, maybe with a bypass. */
+function randomGatewayMtu(rng: Rng): Record<string, string> {
+  const options: Record<string, string> = { gateway_mtu: randomMtu(rng) };
+  if (rng.chance(0.5)) options['gateway_mtu_bypass'] = rng.pick(['udp', 'tcp.dst == 22']);
+  return options;
 }
 
 function randomDhcpOptions(rng: Rng): unknown {
@@ -164,7 +177,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['nat-del', nats.length > 0 ? 0.5 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
-    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.3 : 0],
+    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.4 : 0],
     ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
@@ -174,7 +187,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
     ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
     ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
-    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0],
+    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 2 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -219,10 +232,11 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     case 'lr-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Router', where: byUuid(rng.pick(lrs).uuid) }] };
     case 'lrp-add': {
-      const peer = rng.chance(0.3) ? { peer: rng.pick(lrpNames) } : {};
+      const row: Record<string, unknown> = rng.chance(0.3) ? { peer: rng.pick(lrpNames) } : {};
+      if (rng.chance(0.3)) row['options'] = map(randomGatewayMtu(rng));
       const networks = rng.subset([`192.168.${n % 256}.1/24`, `fd00:${n.toString(16)}::1/64`, '10.9.0.1/16', `192.168.${rng.int(1, 4)}.1/24`, '10.0.0.1/24', `fd00:${rng.int(1, 3)}::1/64`], 2);
       if (networks.length === 0) networks.push(`192.168.${n % 256}.1/24`);
-      return { kind, ops: addLrp(rng.pick(lrs).name, `rp${n}`, `0a:00:00:00:ff:${(n % 256).toString(16).padStart(2, '0')}`, networks, peer) };
+      return { kind, ops: addLrp(rng.pick(lrs).name, `rp${n}`, `0a:00:00:00:ff:${(n % 256).toString(16).padStart(2, '0')}`, networks, row) };
     }
     case 'lrp-del': {
       const p = rng.pick(lrps);
@@ -433,6 +447,26 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       if (rng.chance(0.2)) row['options'] = map({ stateless: 'true' });
       return { kind, ops: [{ op: 'insert', table: 'NAT', 'uuid-name': 'n', row }, addToRouter(rng.pick(lrs).uuid, 'nat', 'n')] };
     }
+    case 'gw-mtu': {
+      // A router port's gateway MTU (some values ovn-northd does not take, a negative one) or
+      // bypass set or cleared, keeping its other options; or a switch port's VLAN tag (which
+      // counts on a localnet port facing a router port with an MTU).
+      const what = rng.weighted<'mtu' | 'bypass' | 'clear' | 'tag'>([['mtu', 2], ['bypass', 2], ['clear', 1], ['tag', lss.length > 0 ? 2 : 0]]);
+      if (what === 'tag') {
+        // Usually a tagged localnet port added beside a router port, else a tag changed.
+        const localnets = [...db.rows('Logical_Switch_Port').values()].filter((r) => r['type'] === 'localnet').map((r) => r._uuid).sort();
+        if (localnets.length > 0 && rng.chance(0.4)) {
+          return { kind, ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(rng.pick(localnets)), row: { tag_request: set(rng.chance(0.6) ? [rng.int(0, 100)] : []) } }] };
+        }
+        const routerSwitches = lss.filter((ls) => ((db.get('Logical_Switch', ls.uuid)?.['ports'] ?? []) as Uuid[]).some((u) => db.get('Logical_Switch_Port', u)?.['type'] === 'router'));
+        const ls = rng.pick(routerSwitches.length > 0 ? routerSwitches : lss);
+        return { kind, ops: addLsp(ls.name, `ln${n}`, { type: 'localnet', options: map({ network_name: 'phys' }), addresses: set(['unknown']), tag_request: set([rng.int(0, 100)]) }) };
+      }
+      const key = what === 'bypass' || (what === 'clear' && rng.chance(0.4)) ? 'gateway_mtu_bypass' : 'gateway_mtu';
+      const mutations: unknown[] = [['options', 'delete', set([key])]];
+      if (what !== 'clear') mutations.push(['options', 'insert', map(what === 'mtu' ? { gateway_mtu: randomMtu(rng) } : randomGatewayMtu(rng))]);
+      return { kind, ops: [{ op: 'mutate', table: 'Logical_Router_Port', where: byUuid(rng.pick(lrps).uuid), mutations }] };
+    }
     case 'lr-update': {
       const options: Record<string, string> = {};
       if (rng.chance(0.4)) options['chassis'] = 'hv1';
@@ -470,6 +504,8 @@ function keysOf(view: SbView): Map<string, number> {
 const applied = new Map<Kind, number>();
 /** Transactions after which a chassisredirect binding, or one of its flows with distributed NAT, existed. */
 const gatewaySeen = { cr: 0, distributedNat: 0 };
+/** Transactions after which a gateway MTU check existed: plain, with a bypass, on a distributed NAT rule, with a VLAN header. */
+const mtuSeen = { check: 0, bypass: 0, nat: 0, vlan: 0 };
 
 function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
@@ -505,6 +541,12 @@ function runSequence(seed: number): string | undefined {
     const bindings = [...(northd.view().get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[];
     if (bindings.some((b) => b.type === 'chassisredirect')) gatewaySeen.cr++;
     if (bindings.some((b) => b.type === 'chassisredirect' && !b.options.has('always-redirect'))) gatewaySeen.distributedNat++;
+    const flows = [...(northd.view().get('Logical_Flow')?.values() ?? [])] as unknown as sb.Logical_Flow[];
+    const stageOf = (f: sb.Logical_Flow): string | undefined => f.external_ids.get('stage-name');
+    if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 50)) mtuSeen.check++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 55)) mtuSeen.bypass++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_ip_input' && f.priority === 160)) mtuSeen.nat++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_admission' && /check_pkt_larger\((1418|1518|9018)\)/.test(f.actions))) mtuSeen.vlan++;
     const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned())));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     for (const [k, key] of keysOf(northd.view())) {
@@ -537,5 +579,7 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     for (const k of kinds) t.ok((applied.get(k) ?? 0) >= SEQUENCES / 10, `the generator applied ${k} transactions`);
     t.comment(`transactions with a chassisredirect binding: ${gatewaySeen.cr}, of which without always-redirect: ${gatewaySeen.distributedNat}`);
     t.ok(gatewaySeen.cr >= SEQUENCES && gatewaySeen.distributedNat >= SEQUENCES / 10, 'distributed gateway ports (and distributed NAT on them) were exercised');
+    t.comment(`transactions with gateway MTU checks: ${mtuSeen.check}, with a bypass: ${mtuSeen.bypass}, on distributed NAT: ${mtuSeen.nat}, with a VLAN header: ${mtuSeen.vlan}`);
+    t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
   }
 });

@@ -1,7 +1,8 @@
 // leadingMac: its fast path (an address already in OVN's spelling) against the general rule,
 // a regular expression then normalization, on table cases and seeded random addresses.
+// optionInt: table cases whose expected values come from OVS's str_to_int compiled with glibc.
 import t from 'tap';
-import { leadingMac } from '../../northd/nb.js';
+import { leadingMac, optionInt } from '../../northd/nb.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 /** The general rule alone: leading blanks, 1-2 hex digits per byte, not followed by hex or ':'. */
@@ -35,4 +36,16 @@ t.test('random addresses', async (t) => {
   }
   t.equal(differ, 0);
   t.ok(normal > 1000, `${normal} addresses took the fast path`);
+});
+
+t.test('optionInt reads an integer option as smap_get_int does', async (t) => {
+  // [value, result with default 77]: str_to_int's answers (strtoll base 10, whole string, C int).
+  const cases: [string, number][] = [
+    ['1400', 1400], [' 9000', 9000], ['\t+12', 12], ['9000 ', 77], ['0x10', 77], ['', 77], ['-5', -5], ['2147483647', 2147483647],
+    ['2147483648', 77], ['-2147483648', -2147483648], ['-2147483649', 77], ['99999999999999999999', 77], ['12a', 77], ['+', 77],
+    ['-0', 0], ['007', 7], ['\n\v\f\r 3', 3], ['1 2', 77], ['--1', 77], ['+-1', 77],
+  ];
+  for (const [text, want] of cases) t.equal(optionInt(new Map([['k', text]]), 'k', 77), want, JSON.stringify(text));
+  t.equal(optionInt(new Map(), 'k', 77), 77, 'unset');
+  t.ok(Object.is(optionInt(new Map([['k', '-0']]), 'k', 77), 0), '-0 reads as 0, printed "0"');
 });
