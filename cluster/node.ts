@@ -895,6 +895,12 @@ export class RaftNode {
     return this.learned.get(id)?.clientAddress;
   }
 
+  /** The role and the leader as this node knows them: status() without its cost, for callers
+   *  that ask on every commit. */
+  leadership(): { readonly role: RaftNodeStatus['role']; readonly lead: NodeId } {
+    return { role: this.raw.raft.role, lead: this.raw.raft.lead };
+  }
+
   status(): RaftNodeStatus {
     const core = this.raw.status();
     const now = Date.now();

@@ -167,7 +167,7 @@ class ServerDb {
   private newUuid = (): string => uuidFrom(`_Server:${this.sid}:${this.counter++}`);
 
   private status(): { name: string; model: string; connected: boolean; leader: boolean; schema: string; cid: unknown; sid: unknown; index: number } {
-    const s = this.central.node.status();
+    const s = this.central.node.leadership();
     return {
       name: this.name,
       model: 'clustered',
