@@ -246,8 +246,8 @@ process.stdout.write(
     'LevelDB with fsync, the northd projection on every member), driven through NorthboundClient\n' +
     '(transactions pipelined on one TransactStream per client); the leader was found by trying\n(followers forward).\n' +
     'The real side is ovsdb-server 3-member Raft, no ovn-northd, driven over JSON-RPC on its unix\n' +
-    'socket by the same driver code (bench-nb-txn.sh itself was not run: it takes ~55 s and its\n' +
-    'driver speaks TCP JSON-RPC, which ovnts does not serve yet). Drivers run in order A, A\', B, C\n' +
+    'socket by the same driver code (bench-nb-txn.sh itself was not run: it takes ~55 s; ovnts\'s\n' +
+    'own OVSDB door is not driven here). Drivers run in order A, A\', B, C\n' +
     'on one growing database (~11,500 switches), then the 10,000-port topology (bench/lib/\n' +
     'nb-workload.ts) is loaded on top. The RSS goal is read on a fresh cluster holding only that\n' +
     'topology. RSS from /proc. Machines are shared and noisy: differences under ~15 % are noise.\n',
