@@ -1,15 +1,16 @@
 // The packets OVN's nested controller actions start from, built from the packet that reached the
 // controller: arp { } (an ARP request for the packet's IPv4 destination), icmp4 { } / icmp6 { }
 // and their _error forms (a destination-unreachable carrying the start of the original packet),
-// and nd_na { } (a neighbor advertisement answering a solicitation). The nested actions then
+// nd_na { } (a neighbor advertisement answering a solicitation) and nd_ns { } (a neighbor
+// solicitation for the packet's IPv6 destination). The nested actions then
 // rewrite these (swap addresses, set type and code, …) in the switch; what is built here is
 // exactly what ovn-controller 23.03 builds before it hands them over (pinctrl.c:
-// pinctrl_handle_arp, pinctrl_handle_icmp, pinctrl_handle_nd_na). Pure.
+// pinctrl_handle_arp, pinctrl_handle_icmp, pinctrl_handle_nd_na, pinctrl_handle_nd_ns). Pure.
 
 import {
   ARP_OP, ETH_HEADER_BYTES, ETH_TYPE, ICMP4_TYPE, ICMP6_TYPE, ICMP_HEADER_BYTES, IPV4_FLAG_DF, IPV4_HEADER_BYTES,
   IPV6_HEADER_BYTES, IP_PROTO, MAC_ZERO, ND_FLAG, buildArp, buildEthernet, buildIcmp4, buildIcmp6, buildIpv4, buildIpv6,
-  buildNdBody, packetError, type EthHeader, type Frame, type PacketError,
+  buildNdBody, macToBytes, packetError, type EthHeader, type Frame, type Ipv6, type Mac, type PacketError,
 } from './packet.js';
 
 /** IP_DSCP_CS6 in the TOS byte: what ovn-controller marks its own IPv4 packets with. */
@@ -92,4 +93,38 @@ export function composeNdNa(f: Frame, router: boolean): Buffer | PacketError {
   const icmp = buildIcmp6({ type: ICMP6_TYPE.ND_NA, code: 0 }, body, src, dst);
   const ip = buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.ICMPV6, hopLimit: TTL_MAX, src, dst }, icmp);
   return buildEthernet({ dst: f.eth.src, src: f.eth.dst, ethType: ETH_TYPE.IPV6 }, ip);
+}
+
+/** The IPv6 link-local address of a MAC (modified EUI-64, RFC 4291 appendix A). */
+export function linkLocalOf(mac: Mac): Ipv6 {
+  const b = macToBytes(mac);
+  let iid = 0n;
+  for (const byte of [(b[0] as number) ^ 0x02, b[1] as number, b[2] as number, 0xff, 0xfe, b[3] as number, b[4] as number, b[5] as number]) iid = (iid << 8n) | BigInt(byte);
+  return (0xfe80n << 112n) | iid;
+}
+
+/** The solicited-node multicast address of an IPv6 address (RFC 4291 §2.7.1), and its MAC. */
+function solicitedNode(ip: Ipv6): { ip: Ipv6; mac: Mac } {
+  const low = ip & 0xffffffn;
+  const sn = (0xff02n << 112n) | (1n << 32n) | (0xffn << 24n) | low;
+  const last4 = sn & 0xffffffffn;
+  const hex = (n: bigint): string => n.toString(16).padStart(2, '0');
+  const mac = `33:33:${hex((last4 >> 24n) & 0xffn)}:${hex((last4 >> 16n) & 0xffn)}:${hex((last4 >> 8n) & 0xffn)}:${hex(last4 & 0xffn)}`;
+  return { ip: sn, mac };
+}
+
+/**
+ * nd_ns { }: a neighbor solicitation for the packet's IPv6 destination, from the link-local
+ * address of its source MAC to the destination's solicited-node group, with the source
+ * link-layer address option. Untagged, as OVN composes it (the nested actions usually set
+ * nd.target to the next hop).
+ */
+export function composeNdNs(f: Frame): Buffer | PacketError {
+  if (f.ipv6 === undefined) return packetError('unsupported', `nd_ns action on a packet that is not IPv6 (EtherType 0x${f.eth.ethType.toString(16)})`);
+  const src = linkLocalOf(f.eth.src);
+  const group = solicitedNode(f.ipv6.dst);
+  const body = buildNdBody({ type: ICMP6_TYPE.ND_NS, flags: 0, target: f.ipv6.dst, sll: f.eth.src });
+  const icmp = buildIcmp6({ type: ICMP6_TYPE.ND_NS, code: 0 }, body, src, group.ip);
+  const ip = buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.ICMPV6, hopLimit: TTL_MAX, src, dst: group.ip }, icmp);
+  return buildEthernet({ dst: group.mac, src: f.eth.src, ethType: ETH_TYPE.IPV6 }, ip);
 }

@@ -28,7 +28,7 @@ import { OfEncodeError } from '../openflow/fields.js';
 import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
 import type { OfAction } from '../openflow/types.js';
 import { tryDecode } from '../openflow/wire.js';
-import { composeArpRequest, composeIcmpError, composeNdNa } from './compose.js';
+import { composeArpRequest, composeIcmpError, composeNdNa, composeNdNs } from './compose.js';
 import { composeDhcpReply } from './dhcp-reply.js';
 import { composeDhcpv6Reply } from './dhcp6-reply.js';
 import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
@@ -93,6 +93,7 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     case ACTION_OPCODE.ICMP6_ERROR:
     case ACTION_OPCODE.ND_NA:
     case ACTION_OPCODE.ND_NA_ROUTER:
+    case ACTION_OPCODE.ND_NS:
       return nestedPacketOut(pin, opcode, args);
     case ACTION_OPCODE.PUT_ARP:
     case ACTION_OPCODE.PUT_ND:
@@ -124,6 +125,7 @@ function composeFor(opcode: number, pin: PacketIn2): Buffer | PacketError {
     case ACTION_OPCODE.ICMP: return composeIcmpError(f, pin.packet, { portUnreachForUdp: true });
     case ACTION_OPCODE.ND_NA: return composeNdNa(f, false);
     case ACTION_OPCODE.ND_NA_ROUTER: return composeNdNa(f, true);
+    case ACTION_OPCODE.ND_NS: return composeNdNs(f);
     default: return composeIcmpError(f, pin.packet, { portUnreachForUdp: false });
   }
 }

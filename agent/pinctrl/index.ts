@@ -2,8 +2,9 @@
 // OpenFlow channel and SB stream, the pure decision it is built on, and the MAC-binding writer.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
-export { sbPacketInContext, sbPinctrlLookup } from './sb-lookup.js';
-export { Pinctrl, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats } from './pinctrl.js';
+export { sbPacketInContext, sbPinctrlLookup, sbPortKeys } from './sb-lookup.js';
+export { Pinctrl, type MacBindingRow, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats, type PortKeys } from './pinctrl.js';
+export { BufferedPackets, bufferLimits, hopKey } from './buffered-packets.js';
 export {
   decidePacketIn, emptyPacketInContext, ignoreReasons, opcodeName, type IgnoreReason, type PacketInContext, type PacketInDecision,
 } from './handlers.js';

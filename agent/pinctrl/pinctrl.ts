@@ -6,7 +6,13 @@
 // or its send buffer full) is counted and dropped, never queued; the switch will send the next
 // packet. Only MAC bindings wait, in the writer's bounded table.
 
+import { ACTION_OPCODE } from '../compile/tables.js';
+import { formatIpv6 } from '../expr/to-matches.js';
 import { ChannelError } from '../openflow/channel.js';
+import type { OfAction } from '../openflow/types.js';
+import { BufferedPackets, hopKey, type BufferStats } from './buffered-packets.js';
+import { readDatapathKey, readReg, readXxreg, reloadActions, type PacketInMetadata } from './metadata.js';
+import { formatIpv4 } from './packet.js';
 import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
 import type { SbSource } from '../sb-source.js';
 import { decidePacketIn, emptyPacketInContext, opcodeName, type IgnoreReason, type PacketInContext, type PacketInDecision } from './handlers.js';
@@ -35,6 +41,24 @@ export interface PinctrlOptions {
   readonly macBindings?: Pick<MacBindingWriterOptions, 'pendingMax' | 'batchMax' | 'retryDelayMs' | 'attemptsMax'>;
   /** Told of what went wrong (ignored packet-ins, refused sends, failed SB transactions); for logs. */
   readonly onProblem?: (message: string) => void;
+  /** A port's tunnel keys (its datapath's and its own) and options:chassis-redirect-port, by
+   *  name: how a new MAC_Binding finds the packets held for it. Without it nothing is held. */
+  readonly portKeys?: (logicalPort: string) => PortKeys | undefined;
+  /** Milliseconds of a monotonic clock (held packets time out); performance.now by default. */
+  readonly nowMs?: () => number;
+}
+
+export interface PortKeys {
+  readonly dpKey: number;
+  readonly portKey: number;
+  readonly chassisRedirectPort?: string;
+}
+
+/** A MAC_Binding row as pinctrl reads it. */
+export interface MacBindingRow {
+  readonly logical_port: string;
+  readonly ip: string;
+  readonly mac: string;
 }
 
 /** What handlePacketIn did. */
@@ -51,6 +75,20 @@ export interface PinctrlStats {
   /** Ignored packet-ins by reason, and answers the channel refused ('not_sent'). */
   readonly ignored: Record<IgnoreReason | 'not_sent', number>;
   readonly macBindings: MacBindingStats;
+  readonly buffered: BufferStats;
+}
+
+/** An IPv6 next hop as MAC_Binding.ip spells it (an IPv4-mapped one as the IPv4 address). */
+function formatHopIpv6(v: bigint): string {
+  return v >> 32n === 0xffffn ? formatIpv4(Number(v & 0xffffffffn)) : formatIpv6(v);
+}
+
+/** The next hop an arp { } or nd_ns { } packet-in asks for, and the state to send it on with. */
+function hopOf(opcode: number, md: PacketInMetadata): { key: string; reload: OfAction[] } {
+  const ip = opcode === ACTION_OPCODE.ARP ? formatIpv4(readReg(md, 0)) : formatHopIpv6(readXxreg(md, 0));
+  const mark = md.get('pkt_mark');
+  const reload: OfAction[] = [...reloadActions(md), { kind: 'set_field', field: 'pkt_mark', value: mark === undefined ? 0n : mark.value & mark.mask }];
+  return { key: hopKey(readDatapathKey(md), readReg(md, 15), ip), reload };
 }
 
 export class Pinctrl {
@@ -58,12 +96,17 @@ export class Pinctrl {
   private readonly writer: MacBindingWriter;
   private readonly context: PacketInContext;
   private readonly onProblem: ((message: string) => void) | undefined;
+  private readonly buffers = new BufferedPackets();
+  private readonly portKeys: ((logicalPort: string) => PortKeys | undefined) | undefined;
+  private readonly nowMs: () => number;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
     this.channel = options.channel;
     this.context = options.context ?? emptyPacketInContext;
     this.onProblem = options.onProblem;
+    this.portKeys = options.portKeys;
+    this.nowMs = options.nowMs ?? (() => performance.now());
     this.writer = new MacBindingWriter({
       sb: options.sb, lookup: options.lookup,
       ...(options.timers === undefined ? {} : { timers: options.timers }),
@@ -76,6 +119,7 @@ export class Pinctrl {
       packetIns: 0, packetOuts: 0, resumes: 0, learned: 0,
       ignored: { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 },
       macBindings: this.writer.stats,
+      buffered: this.buffers.stats,
     };
   }
 
@@ -106,12 +150,49 @@ export class Pinctrl {
         }
         if (d.kind === 'packet_out') {
           this.stats.packetOuts++;
+          // The packet that needed the request waits for its answer (see buffered-packets.ts).
+          if (this.portKeys !== undefined && (d.opcode === ACTION_OPCODE.ARP || d.opcode === ACTION_OPCODE.ND_NS)) {
+            const hop = hopOf(d.opcode, pin.metadata ?? new Map());
+            this.buffers.hold(hop.key, pin.packet, hop.reload, this.nowMs());
+          }
           return { kind: 'sent', opcode: d.opcode, message: d.message };
         }
         this.stats.resumes++;
         return { kind: 'sent', opcode: d.opcode, message: d.message, result: d.result };
       }
     }
+  }
+
+  /**
+   * MAC_Binding rows that appeared or changed in the SB: the packets held for their (port, IP)
+   * go on to that MAC. A binding on a distributed gateway port also releases what was held for
+   * its chassisredirect port, as ovn-controller does. Returns how many packets were sent.
+   */
+  macBindingsChanged(rows: Iterable<MacBindingRow>): number {
+    this.buffers.expire(this.nowMs());
+    if (this.portKeys === undefined || this.buffers.hopsWaiting === 0) return 0;
+    let sent = 0;
+    for (const mb of rows) {
+      const pb = this.portKeys(mb.logical_port);
+      if (pb === undefined) continue;
+      let msgs = this.buffers.release(hopKey(pb.dpKey, pb.portKey, mb.ip), mb.mac);
+      if (msgs.length === 0 && pb.chassisRedirectPort !== undefined) {
+        const cr = this.portKeys(`cr-${mb.logical_port}`);
+        if (cr !== undefined) msgs = this.buffers.release(hopKey(cr.dpKey, cr.portKey, mb.ip), mb.mac);
+      }
+      for (const m of msgs) {
+        try {
+          this.channel.send(m);
+          this.stats.packetOuts++;
+          sent++;
+        } catch (err) {
+          if (!(err instanceof ChannelError)) throw err;
+          this.stats.ignored.not_sent++;
+          this.onProblem?.(`a held packet for ${mb.ip} via ${mb.logical_port} not sent: ${err.message}`);
+        }
+      }
+    }
+    return sent;
   }
 
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */

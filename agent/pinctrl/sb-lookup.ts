@@ -7,6 +7,7 @@ import type { SbStore } from '../flows/sb-store.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { PacketInContext } from './handlers.js';
 import type { MacBindingLookup } from './mac-binding-writer.js';
+import type { PortKeys } from './pinctrl.js';
 
 function datapathOfKey(s: SbStore, key: number): sb.Datapath_Binding | undefined {
   for (const row of s.table('Datapath_Binding').values()) {
@@ -46,5 +47,18 @@ export function sbPinctrlLookup(store: () => SbStore): MacBindingLookup {
       }
       return undefined;
     },
+  };
+}
+
+/** A port's tunnel keys and options:chassis-redirect-port by name (Pinctrl's portKeys). */
+export function sbPortKeys(store: () => SbStore): (logicalPort: string) => PortKeys | undefined {
+  return (logicalPort) => {
+    const s = store();
+    const pb = s.portByName(logicalPort);
+    if (pb === undefined) return undefined;
+    const dp = s.datapath(pb.datapath);
+    if (dp === undefined) return undefined;
+    const redirect = pb.options.get('chassis-redirect-port');
+    return { dpKey: dp.tunnel_key, portKey: pb.tunnel_key, ...(redirect === undefined ? {} : { chassisRedirectPort: redirect }) };
   };
 }

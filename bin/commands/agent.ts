@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, sbPacketInContext, sbPinctrlLookup } from '../../agent/pinctrl/index.js';
+import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -84,13 +84,27 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
     late.pinctrl = new Pinctrl({
       channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
+      portKeys: sbPortKeys(() => flows.engine.sb),
       onProblem: (m) => log('warn', `pinctrl: ${m}`),
     });
     closers.push(() => {
       late.pinctrl?.close();
       channel.close();
     });
-    return flows;
+    return {
+      // New MAC bindings release the packets held for them (ovn-controller's buffered packets),
+      // once the update that brought them is installed.
+      async apply(u, view) {
+        const r = await flows.apply(u, view);
+        if (u !== null) {
+          const rows: MacBindingRow[] = [];
+          for (const c of u.changes) if (c.table === 'MAC_Binding' && c.row !== undefined) rows.push(c.row as unknown as MacBindingRow);
+          if (rows.length > 0) late.pinctrl?.macBindingsChanged(rows);
+        }
+        return r;
+      },
+      ctZones: () => flows.ctZones(),
+    };
   };
 }
 
