@@ -36,3 +36,30 @@ t.test('the first packet to an unresolved next hop is delivered once the ARP rep
   if (/1 received/.test(out)) t.pass('the first ping to vm2 is answered (it waited for the ARP reply instead of being dropped)');
   else t.fail(`the first ping to vm2 was lost:\n${out}\n--- agent:\n${agent.output().slice(-3000)}`);
 });
+
+t.test('IPv6: the first packet to an unresolved next hop is delivered once the NDP answer is learned', { skip }, async (t) => {
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.22');
+  const nbctl = nbctlOf(env);
+  await nbctl('lr-add', 'lr0');
+  for (const i of [1, 2]) {
+    await nbctl('ls-add', `sw${i}`);
+    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:22:0${i}:01`, `10.22.${i}.1/24`, `2001:db8:${i}::1/64`);
+    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
+      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+  }
+  await nbctl('lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:22:01 10.22.1.2 2001:db8:1::2');
+  await nbctl('lsp-add', 'sw2', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:22:02');
+  const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:22:01', cidr: '10.22.1.2/24', gateway: '10.22.1.1' });
+  const vm2 = await hv1.addVm('vm2', { mac: '0a:00:00:00:22:02', cidr: '10.22.2.2/24', gateway: '10.22.2.1' });
+  for (const [vm, i] of [[vm1, 1], [vm2, 2]] as const) {
+    await vm.exec('ip', '-6', 'addr', 'add', `2001:db8:${i}::2/64`, 'dev', vm.dev, 'nodad');
+    await vm.exec('ip', '-6', 'route', 'add', 'default', 'via', `2001:db8:${i}::1`, 'dev', vm.dev);
+  }
+  await untilLogged('vm2 up', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'up' ? true : undefined), 90_000, [agent]);
+  await untilLogged('vm1 pings its IPv6 gateway', async () => (await vm1.exec('ping', '-6', '-c', '1', '-W', '1', '2001:db8:1::1').then(() => true, () => undefined)), 90_000, [agent]);
+  const out = await vm1.exec('ping', '-6', '-c', '1', '-W', '5', '2001:db8:2::2').catch((err: { stdout?: string }) => err.stdout ?? '');
+  const sbctl = async (...args: string[]): Promise<string> => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+  t.equal(await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip="2001:db8:2::2"'), '0a:00:00:00:22:02', 'the router learned vm2 from its neighbor advertisement');
+  if (/1 received/.test(out)) t.pass('the first IPv6 ping to vm2 is answered (our solicitation was answered and the packet waited for it)');
+  else t.fail(`the first IPv6 ping to vm2 was lost:\n${out}\n--- agent:\n${agent.output().slice(-3000)}`);
+});
