@@ -305,6 +305,12 @@ export class DesiredFlows {
           if (r === undefined) continue;
           for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
         }
+        // HA members name their chassis by name: one registering or leaving may change which
+        // member of a group is active (agent/ha-chassis.ts). Rare: recompute as for HA rows.
+        if ((old === undefined || row === undefined || old.name !== row.name) && this.sb.table('HA_Chassis').size > 0) {
+          d.locality = true;
+          d.full = true;
+        }
         for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
         return;
       }
@@ -753,14 +759,17 @@ export class DesiredFlows {
     };
   }
 
-  /** Logical ports bound here whose VIF is on the bridge and whose table-0 flow is desired. */
+  /** Logical ports bound here whose VIF (a container port: its parent's) is on the bridge and
+   *  whose table-0 flow is desired. */
   attachedPorts(): string[] {
     const out: string[] = [];
     const view = this.view;
     if (view === undefined || this.chassisUuid === undefined) return out;
     for (const u of this.sb.portsOfChassis(this.chassisUuid)) {
       const pb = this.sb.portBinding(u);
-      if (pb === undefined || !isBoundHere(pb, this.chassisUuid) || !view.vifs.has(pb.logical_port)) continue;
+      const parent = pb?.parent_port[0];
+      const vif = parent !== undefined && parent !== '' ? parent : pb?.logical_port;
+      if (pb === undefined || vif === undefined || !isBoundHere(pb, this.chassisUuid) || !view.vifs.has(vif)) continue;
       if (this.table.flowsOf(`pb:${u}`).some((f) => f.table === 0)) out.push(pb.logical_port);
     }
     return out.sort();
