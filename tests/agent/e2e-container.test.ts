@@ -6,8 +6,8 @@
 // with its VLAN tag (what a VLAN subinterface in the VM does; this kernel has no 8021q). A
 // container pings only if the agent claimed its port with the parent and installed the tagged
 // flows (the parent has port security on its own MAC, so the containers' frames cannot pass as
-// the parent's). HA: the chassisredirect port of a gateway port with two gateway chassis is
-// bound where the priorities say, and follows them.
+// the parent's). HA: the chassisredirect port of a gateway port with two gateway chassis, and an
+// external port with an HA_Chassis_Group, are bound where the priorities say, and follow them.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
@@ -150,7 +150,7 @@ t.test('a VM with a container moves to another chassis: the container port moves
   t.pass('vm1 and c1 are bound to hv2 and up');
 });
 
-t.test('a gateway port on two chassis: the chassisredirect port follows HA priority and the registered chassis', { skip }, async (t) => {
+t.test('a gateway port and an external port on two chassis: they follow HA priority and the registered chassis', { skip }, async (t) => {
   const env = await upCluster(t, t.testdir());
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
@@ -169,14 +169,25 @@ t.test('a gateway port on two chassis: the chassisredirect port follows HA prior
   await nbctl('lrp-add', 'lr0', 'lrp-pub', '00:00:00:23:ff:01', '172.16.23.1/24');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw1', '20');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw2', '10');
-  const at = (name: string, what: string): Promise<true> =>
-    untilLogged(what, async () => ((await boundTo(sbctl, 'cr-lrp-pub')) === name ? true : undefined), 60_000, agents);
+  const at = (name: string, what: string, port = 'cr-lrp-pub'): Promise<true> =>
+    untilLogged(what, async () => ((await boundTo(sbctl, port)) === name ? true : undefined), 60_000, agents);
 
   await at('gw1', 'cr-lrp-pub bound to gw1, the higher priority');
   t.pass('the highest-priority gateway chassis claimed the chassisredirect port');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw2', '30');
   await at('gw2', 'cr-lrp-pub moves to gw2 once gw2 has the higher priority');
   t.pass('a priority change moves it');
+
+  // An external port (a bare-metal host on a provider network) with its own HA_Chassis_Group.
+  await nbctl('ha-chassis-group-add', 'hagrp');
+  await nbctl('ha-chassis-group-add-chassis', 'hagrp', 'gw1', '10');
+  await nbctl('ha-chassis-group-add-chassis', 'hagrp', 'gw2', '20');
+  const group = await nbctl('--bare', '--columns=_uuid', 'find', 'HA_Chassis_Group', 'name=hagrp');
+  await nbctl('ls-add', 'provider');
+  await nbctl('lsp-add', 'provider', 'ext1', '--', 'lsp-set-type', 'ext1', 'external', '--', 'lsp-set-addresses', 'ext1', '0a:00:00:00:23:e1 172.16.23.50',
+    '--', 'set', 'Logical_Switch_Port', 'ext1', `ha_chassis_group=${group}`);
+  await at('gw2', 'ext1 bound to gw2, the higher priority of its group', 'ext1');
+  t.pass('the external port is bound to its group\'s highest-priority chassis');
 
   // gw2's agent stops without cleanup (its Chassis row stays, as after a crash): nothing moves
   // until an operator deletes the row; then gw1 takes over. "Nothing moves" is checked once gw1
@@ -187,7 +198,9 @@ t.test('a gateway port on two chassis: the chassisredirect port follows HA prior
   await untilLogged('gw1 acknowledges the revision after gw2 stopped', async () =>
     (Number(await sbctl('--bare', '--columns=nb_cfg', 'find', 'Chassis_Private', 'name=gw1')) >= nbCfg ? true : undefined), 60_000, agents);
   t.equal(await boundTo(sbctl, 'cr-lrp-pub'), 'gw2', 'a stopped chassis that stays registered keeps the port (no BFD)');
+  t.equal(await boundTo(sbctl, 'ext1'), 'gw2', 'and the external port');
   await sbctl('chassis-del', 'gw2');
   await at('gw1', 'cr-lrp-pub fails over to gw1 once gw2 is unregistered');
-  t.pass('the next chassis by priority took over');
+  await at('gw1', 'ext1 fails over to gw1 too', 'ext1');
+  t.pass('the next chassis by priority took both over');
 });
