@@ -15,6 +15,7 @@
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
 import { buildSymtab, type Symtab } from '../expr/index.js';
+import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
@@ -305,11 +306,19 @@ export class DesiredFlows {
           if (r === undefined) continue;
           for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
         }
-        // HA members name their chassis by name: one registering or leaving may change which
-        // member of a group is active (agent/ha-chassis.ts). Rare: recompute as for HA rows.
-        if ((old === undefined || row === undefined || old.name !== row.name) && this.sb.table('HA_Chassis').size > 0) {
-          d.locality = true;
-          d.full = true;
+        // HA members name their chassis by name: a member's chassis registering or leaving may
+        // change which member of a group is active (agent/ha-chassis.ts). Rare: recompute as
+        // for HA rows.
+        if (old === undefined || row === undefined || old.name !== row.name) {
+          const names = new Set([old, row].flatMap((r) => (r === undefined ? [] : [(r as unknown as sb.Chassis).name])));
+          const member = [...this.sb.table('HA_Chassis').values()].some((h) => {
+            const hc = h as unknown as sb.HA_Chassis;
+            return hc.chassis[0] === delta.uuid || names.has(hc.external_ids.get(HA_CHASSIS_NAME_KEY) ?? '');
+          });
+          if (member) {
+            d.locality = true;
+            d.full = true;
+          }
         }
         for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
         return;
