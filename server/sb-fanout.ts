@@ -497,6 +497,7 @@ export class Fanout {
     for (const c of cands) {
       for (const fp of [c.fpOld, c.fpNew]) {
         if (fp.port !== undefined) for (const s of this.byIfaceId.get(fp.port) ?? []) mine(s, c);
+        if (fp.parent !== undefined) for (const s of this.byIfaceId.get(fp.parent) ?? []) mine(s, c);
         if (fp.scope === 'chassis' && fp.chassis !== undefined) for (const s of this.byChassis.get(fp.chassis) ?? []) mine(s, c);
       }
     }

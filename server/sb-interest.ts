@@ -14,7 +14,11 @@
 //   - Chassis_Private only by its own chassis (every chassis's acks would otherwise reach
 //     every chassis: that is why OVN keeps it apart from Chassis);
 //   - a Port_Binding also by a chassis that asked for its logical_port (an iface-id of a local
-//     interface), bound or not, so that the chassis can claim it;
+//     interface), bound or not, so that the chassis can claim it, and by a chassis that asked
+//     for its parent_port (a container port rides on its parent's interface);
+//   - a Port_Binding of type chassisredirect or external by everyone: the active member of its
+//     HA_Chassis_Group claims it, and a gateway chassis may have nothing else bound there yet
+//     (ovn-controller monitors these two types on every chassis for the same reason);
 //   - every other table (SB_Global, Chassis, Encap, Address_Set, Port_Group, Meter, DHCP
 //     options, gateway and HA tables, ...) by everyone; Connection, SSL and the RBAC tables by
 //     no one.
@@ -53,7 +57,8 @@ export function isDatapathScoped(table: string): boolean {
 /**
  * Who sees a row. 'all': everyone; 'datapaths': chassis with one of `datapaths` local;
  * 'chassis': only the chassis named `chassis` (Chassis_Private); 'none': no one. A
- * Port_Binding also names its `port`, seen by chassis that want that iface-id.
+ * Port_Binding also names its `port` and its `parent` port, seen by chassis that want either
+ * as an iface-id (its `datapaths` are kept under scope 'all' too, to file it by datapath).
  */
 export interface Footprint {
   readonly scope: 'all' | 'datapaths' | 'chassis' | 'none';
@@ -65,6 +70,7 @@ export interface Footprint {
    */
   readonly groups?: readonly Members[];
   readonly port?: string;
+  readonly parent?: string;
   readonly chassis?: string;
 }
 
@@ -154,6 +160,7 @@ export function groupMembers(row: Row | undefined): Members {
 export function personallySees(fp: Footprint, i: Interest): boolean {
   if (i.monitorAll) return false;
   if (fp.port !== undefined && i.ifaceIds.has(fp.port)) return true;
+  if (fp.parent !== undefined && i.ifaceIds.has(fp.parent)) return true;
   return fp.scope === 'chassis' && fp.chassis === i.chassis;
 }
 
@@ -213,8 +220,22 @@ export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
   const column = datapathColumnOf[table];
   if (column === undefined) return footprintAll;
   const datapaths = uuidsOf(row[column]);
-  if (table === 'Port_Binding') return { scope: 'datapaths', datapaths, port: row.logical_port as string };
+  if (table === 'Port_Binding') {
+    const parent = uuidsOf(row.parent_port)[0];
+    return {
+      scope: seenEverywhere(row) ? 'all' : 'datapaths', datapaths, port: row.logical_port as string,
+      ...(parent === undefined || parent === '' ? {} : { parent }),
+    };
+  }
   return { scope: 'datapaths', datapaths };
+}
+
+/** Port_Binding types every chassis sees: those placed by HA_Chassis_Group priority. */
+const everywhereTypes: ReadonlySet<string> = new Set(['chassisredirect', 'external']);
+
+/** Whether every chassis sees this Port_Binding (see the file's comment). */
+function seenEverywhere(row: Row): boolean {
+  return everywhereTypes.has(row.type as string);
 }
 
 /** What a Port_Binding contributes to bindings and to the patch graph. */
@@ -311,6 +332,10 @@ export class InterestIndex {
   private peersNaming = new Map<string, Set<string>>();
   private chassisByName = new Map<string, string>();
   private chassisNameOf = new Map<string, string>();
+  /** Port name → Port_Bindings whose parent_port names it. */
+  private childrenOf = new Map<string, Set<string>>();
+  /** Port_Bindings every chassis sees (chassisredirect, external). */
+  private portsEverywhere = new Set<string>();
 
   /** The footprints' view of other rows, as the view is now. */
   readonly auxNow: Aux = {
@@ -338,6 +363,8 @@ export class InterestIndex {
     this.peersNaming = new Map();
     this.chassisByName = new Map();
     this.chassisNameOf = new Map();
+    this.childrenOf = new Map();
+    this.portsEverywhere = new Set();
     this.flowGroupOf = new Map();
     this.lbGroupOf = new Map();
     this.fdbKeyOf = new Map();
@@ -458,6 +485,8 @@ export class InterestIndex {
         if (s !== undefined && s.size === 0) t?.delete(table);
         if (t !== undefined && t.size === 0) this.byDatapath.delete(dp);
       }
+      if (before.parent !== undefined) removeFrom(this.childrenOf, before.parent, uuid);
+      if (table === 'Port_Binding') this.portsEverywhere.delete(uuid);
       fps.delete(uuid);
     }
     if (table === 'Logical_Flow') {
@@ -478,6 +507,8 @@ export class InterestIndex {
     if (row === undefined) return;
     const fp = footprintOf(table, row, this.auxNow);
     fps.set(uuid, fp);
+    if (fp.parent !== undefined) addTo(this.childrenOf, fp.parent, uuid);
+    if (table === 'Port_Binding' && fp.scope === 'all') this.portsEverywhere.add(uuid);
     for (const dp of fp.datapaths) {
       let t = this.byDatapath.get(dp);
       if (t === undefined) this.byDatapath.set(dp, (t = new Map()));
@@ -548,6 +579,23 @@ export class InterestIndex {
   /** The Port_Binding uuid of a logical port. */
   portNamed(name: string): string | undefined {
     return this.portByName.get(name);
+  }
+
+  /** Port_Bindings whose parent_port is `name` (its container ports). */
+  portsWithParent(name: string): ReadonlySet<string> {
+    return this.childrenOf.get(name) ?? new Set();
+  }
+
+  /** Port_Bindings every chassis sees whatever its datapaths. */
+  everywherePorts(): ReadonlySet<string> {
+    return this.portsEverywhere;
+  }
+
+  /** The Port_Bindings an iface-id brings: the port of that name and its container ports. */
+  *portsOfIfaceId(name: string): Generator<string> {
+    const own = this.portByName.get(name);
+    if (own !== undefined) yield own;
+    yield* [...this.portsWithParent(name)].sort();
   }
 
   chassisUuid(name: string): string | undefined {
@@ -708,18 +756,19 @@ export function candidatesOfDatapaths(index: InterestIndex, rows: Rows, datapath
   return out;
 }
 
-/** Port_Bindings of the named ports as they are now, not already among `taken`. */
+/** Port_Bindings the named iface-ids bring (the ports and their container ports) as they are
+ *  now, not already among `taken`. */
 export function candidatesOfPorts(index: InterestIndex, rows: Rows, ports: Iterable<string>, taken: Set<string>): Candidate[] {
   const out: Candidate[] = [];
   for (const name of ports) {
-    const uuid = index.portNamed(name);
-    if (uuid === undefined) continue;
-    const k = `Port_Binding\0${uuid}`;
-    if (taken.has(k)) continue;
-    taken.add(k);
-    const row = rows('Port_Binding').get(uuid) as Row;
-    const fp = index.footprint('Port_Binding', row);
-    out.push({ table: 'Port_Binding', uuid, old: row, new: row, changed: false, fpOld: fp, fpNew: fp });
+    for (const uuid of index.portsOfIfaceId(name)) {
+      const k = `Port_Binding\0${uuid}`;
+      if (taken.has(k)) continue;
+      taken.add(k);
+      const row = rows('Port_Binding').get(uuid) as Row;
+      const fp = index.footprint('Port_Binding', row);
+      out.push({ table: 'Port_Binding', uuid, old: row, new: row, changed: false, fpOld: fp, fpNew: fp });
+    }
   }
   return out;
 }
@@ -806,16 +855,21 @@ export function visibleRows(index: InterestIndex, rows: Rows, tables: Iterable<s
           out.push({ table, uuid, row: rows(table).get(uuid) as Row });
         }
       }
+      for (const uuid of [...index.everywherePorts()].sort()) {
+        if (!taken.has(`Port_Binding\0${uuid}`)) out.push({ table: 'Port_Binding', uuid, row: rows('Port_Binding').get(uuid) as Row });
+      }
     }
   }
   if (part !== 'group' && !interest.monitorAll) {
+    const taken = new Set<string>();
     for (const name of [...interest.ifaceIds].sort()) {
-      const uuid = index.portNamed(name);
-      if (uuid === undefined) continue;
-      const row = rows('Port_Binding').get(uuid) as Row;
-      // A port on a local datapath is already in the group's part.
-      if (groupSees(index.footprint('Port_Binding', row), interest)) continue;
-      out.push({ table: 'Port_Binding', uuid, row });
+      for (const uuid of index.portsOfIfaceId(name)) {
+        const row = rows('Port_Binding').get(uuid) as Row;
+        // A port on a local datapath is already in the group's part.
+        if (taken.has(uuid) || groupSees(index.footprint('Port_Binding', row), interest)) continue;
+        taken.add(uuid);
+        out.push({ table: 'Port_Binding', uuid, row });
+      }
     }
     for (const row of rows('Chassis_Private').values()) if (row.name === interest.chassis) out.push({ table: 'Chassis_Private', uuid: row._uuid, row });
   }
@@ -867,7 +921,8 @@ export function seesFromScratch(rows: Rows, table: string, row: Row, interest: I
     case 'Datapath_Binding':
       return interest.datapaths.has(row._uuid);
     case 'Port_Binding':
-      return interest.datapaths.has(row.datapath as string) || interest.ifaceIds.has(row.logical_port as string);
+      return interest.datapaths.has(row.datapath as string) || interest.ifaceIds.has(row.logical_port as string)
+        || refs(row.parent_port).some((p) => interest.ifaceIds.has(p)) || row.type === 'chassisredirect' || row.type === 'external';
     case 'Multicast_Group':
     case 'MAC_Binding':
     case 'Static_MAC_Binding':

@@ -15,6 +15,7 @@
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
 import { buildSymtab, type Symtab } from '../expr/index.js';
+import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
@@ -304,6 +305,20 @@ export class DesiredFlows {
         for (const r of [old, row]) {
           if (r === undefined) continue;
           for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
+        }
+        // HA members name their chassis by name: a member's chassis registering or leaving may
+        // change which member of a group is active (agent/ha-chassis.ts). Rare: recompute as
+        // for HA rows.
+        if (old === undefined || row === undefined || old.name !== row.name) {
+          const names = new Set([old, row].flatMap((r) => (r === undefined ? [] : [(r as unknown as sb.Chassis).name])));
+          const member = [...this.sb.table('HA_Chassis').values()].some((h) => {
+            const hc = h as unknown as sb.HA_Chassis;
+            return hc.chassis[0] === delta.uuid || names.has(hc.external_ids.get(HA_CHASSIS_NAME_KEY) ?? '');
+          });
+          if (member) {
+            d.locality = true;
+            d.full = true;
+          }
         }
         for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
         return;
@@ -754,14 +769,17 @@ export class DesiredFlows {
     };
   }
 
-  /** Logical ports bound here whose VIF is on the bridge and whose table-0 flow is desired. */
+  /** Logical ports bound here whose VIF (a container port: its parent's) is on the bridge and
+   *  whose table-0 flow is desired. */
   attachedPorts(): string[] {
     const out: string[] = [];
     const view = this.view;
     if (view === undefined || this.chassisUuid === undefined) return out;
     for (const u of this.sb.portsOfChassis(this.chassisUuid)) {
       const pb = this.sb.portBinding(u);
-      if (pb === undefined || !isBoundHere(pb, this.chassisUuid) || !view.vifs.has(pb.logical_port)) continue;
+      const parent = pb?.parent_port[0];
+      const vif = parent !== undefined && parent !== '' ? parent : pb?.logical_port;
+      if (pb === undefined || vif === undefined || !isBoundHere(pb, this.chassisUuid) || !view.vifs.has(vif)) continue;
       if (this.table.flowsOf(`pb:${u}`).some((f) => f.table === 0)) out.push(pb.logical_port);
     }
     return out.sort();

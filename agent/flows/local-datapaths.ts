@@ -8,6 +8,7 @@
 // LocalView in, plain data out.
 
 import type * as sb from '../../ovsdb/rows/sb.js';
+import { activeHaChassis, haGroupContains } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { SbLookups } from './sb-store.js';
 
@@ -47,31 +48,15 @@ export function isBoundHere(pb: sb.Port_Binding, chassisUuid: string | undefined
   return chassisUuid !== undefined && (pb.chassis[0] === chassisUuid || pb.additional_chassis.includes(chassisUuid));
 }
 
-/** Whether an HA_Chassis_Group lists this chassis. */
-export function haGroupContains(sbl: SbLookups, group: string | undefined, chassisUuid: string | undefined): boolean {
-  if (group === undefined || chassisUuid === undefined) return false;
-  const g = sbl.haChassisGroup(group);
-  if (g === undefined) return false;
-  return g.ha_chassis.some((h) => sbl.haChassis(h)?.chassis[0] === chassisUuid);
-}
-
 /**
  * Whether a chassisredirect port is active on this chassis: bound here, or this chassis is the
- * highest-priority member of its HA_Chassis_Group. (ovn-controller also weighs BFD tunnel
- * liveness among several members; without BFD the first by priority is taken.)
+ * active member of its HA_Chassis_Group (agent/ha-chassis.ts: the highest-priority registered
+ * member; ovn-controller also weighs BFD tunnel liveness, which we do not have).
  */
 export function isRedirectActiveHere(sbl: SbLookups, pb: sb.Port_Binding, chassisUuid: string | undefined): boolean {
   if (chassisUuid === undefined) return false;
   if (pb.chassis[0] === chassisUuid) return true;
-  const g = pb.ha_chassis_group[0] === undefined ? undefined : sbl.haChassisGroup(pb.ha_chassis_group[0]);
-  if (g === undefined) return false;
-  let best: sb.HA_Chassis | undefined;
-  for (const h of g.ha_chassis) {
-    const hc = sbl.haChassis(h);
-    if (hc === undefined || hc.chassis[0] === undefined) continue;
-    if (best === undefined || hc.priority > best.priority || (hc.priority === best.priority && (hc.chassis[0] as string) < (best.chassis[0] as string))) best = hc;
-  }
-  return best?.chassis[0] === chassisUuid;
+  return activeHaChassis(sbl, pb.ha_chassis_group[0]) === chassisUuid;
 }
 
 /** The peer of a patch or l3gateway port: the port its options:peer names, when that port has the

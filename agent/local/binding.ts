@@ -15,9 +15,22 @@
 //     remains, this chassis yields (it drops ovn-installed and does not claim back). That is the move of a
 //     port: the newer interface wins, once, and two chassis never take turns.
 // ovn-controller 23.03 instead claims back after 500 ms when both chassis have the interface;
-// yielding keeps the moved port still. An l3gateway Port_Binding is claimed (up=true) by the
-// chassis its options:l3gateway-chassis names and released when it names another.
+// yielding keeps the moved port still.
+//
+// A container port (type "", parent_port set: a VLAN-tagged container inside the VM of its
+// parent VIF) is bound wherever its parent is held by the rules above, in the same transaction,
+// and released when the parent is released or yields, when its parent_port changes to a port
+// not held here, or when requested-chassis names another chassis. Its up follows its own
+// installed flows (on the parent's OpenFlow port) once the parent is up.
+//
+// Ports bound by a rule rather than by an interface are claimed with up=true (and set up again
+// if something cleared it) and released when the rule names another chassis: an l3gateway port
+// by options:l3gateway-chassis; a chassisredirect or external port by its HA_Chassis_Group,
+// whose active member (agent/ha-chassis.ts: the highest-priority registered chassis, without
+// BFD) binds it.
 import type * as sb from '../../ovsdb/rows/sb.js';
+import type { HaLookups } from '../ha-chassis.js';
+import { activeHaChassis } from '../ha-chassis.js';
 import type { OpJson } from './ovsdb-json.js';
 import { setJson, uuidJson } from './ovsdb-json.js';
 
@@ -59,6 +72,8 @@ export interface BindingInputs {
   readonly portBindings: Iterable<sb.Port_Binding>;
   /** Ports with a transaction in flight that the SB does not show yet: left as they are. */
   readonly inflight: ReadonlySet<string>;
+  /** The HA_Chassis_Group, HA_Chassis and Chassis rows: who is active for an HA port. */
+  readonly ha: HaLookups;
 }
 
 export type BindingAction =
@@ -79,32 +94,70 @@ export function canBindHere(pb: sb.Port_Binding, chassis: BindingChassis): boole
   return main === chassis.name || main === chassis.hostname;
 }
 
+/** A container port (OVN's "nested" port): a VIF whose parent_port names the VIF it rides on. */
+export function isContainerPort(pb: sb.Port_Binding): boolean {
+  const parent = pb.parent_port[0];
+  return pb.type === '' && parent !== undefined && parent !== '';
+}
+
+/** Ports whose chassis is the active member of their HA_Chassis_Group. */
+const HA_TYPES: ReadonlySet<string> = new Set(['chassisredirect', 'external']);
+
 export function decideBindings(state: BindingState, inputs: BindingInputs): { state: BindingState; actions: BindingAction[] } {
   const { chassis, ifaces, inflight } = inputs;
   const heldWith = new Map<string, string>();
   const installed = new Map<string, number>();
   const actions: BindingAction[] = [];
   const us = chassis.uuid;
+  /** VIFs this chassis holds after this pass (bound here and kept, or claimed now), with their
+   *  interface: their container ports go with them. */
+  const holding = new Map<string, LocalIface>();
+  /** VIFs with a transaction in flight: their container ports wait too. */
+  const waiting = new Set<string>();
+  const byName = new Map<string, sb.Port_Binding>();
+  const containers: sb.Port_Binding[] = [];
+  /** Keeps what we knew of a port with a transaction in flight. */
+  const keep = (port: string, here: boolean): void => {
+    const held = state.heldWith.get(port);
+    if (held !== undefined) heldWith.set(port, held);
+    const inst = state.installed.get(port);
+    if (inst !== undefined && here) installed.set(port, inst);
+  };
+  /** A port this chassis binds by rule rather than by interface (gateway and HA ports): claimed
+   *  with up=true (ovn-controller's claimed_lport_set_up), released when the rule moves it. */
+  const byRule = (pb: sb.Port_Binding, wanted: boolean, here: boolean): void => {
+    const port = pb.logical_port;
+    if (wanted && !here && us !== undefined) actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: pb.chassis[0], encap: undefined, up: true, clearIface: undefined });
+    else if (wanted && here && pb.up[0] === false) actions.push({ kind: 'set-up', port, pbUuid: pb._uuid, sbUp: true, markIface: undefined });
+    else if (!wanted && here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: undefined });
+  };
   for (const pb of inputs.portBindings) {
     const port = pb.logical_port;
+    byName.set(port, pb);
     const owner = pb.chassis[0];
     const here = us !== undefined && owner === us;
-    const iface = ifaces.get(port);
-    const held = state.heldWith.get(port);
+    if (isContainerPort(pb)) {
+      // Decided once every VIF is (a parent may come later in the iteration).
+      containers.push(pb);
+      continue;
+    }
     if (inflight.has(port)) {
       // Keep what we knew; decide again once the SB shows the transaction's effect.
-      if (held !== undefined) heldWith.set(port, held);
-      const inst = state.installed.get(port);
-      if (inst !== undefined && here) installed.set(port, inst);
+      keep(port, here);
+      waiting.add(port);
       continue;
     }
     if (pb.type === 'l3gateway') {
-      const wanted = pb.options.get('l3gateway-chassis') === chassis.name;
-      if (wanted && !here && us !== undefined) actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap: undefined, up: true, clearIface: undefined });
-      else if (!wanted && here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: undefined });
+      byRule(pb, pb.options.get('l3gateway-chassis') === chassis.name, here);
       continue;
     }
-    if (pb.type !== '' || pb.parent_port.length > 0) continue;
+    if (HA_TYPES.has(pb.type)) {
+      byRule(pb, us !== undefined && activeHaChassis(inputs.ha, pb.ha_chassis_group[0]) === us, here);
+      continue;
+    }
+    if (pb.type !== '') continue;
+    const iface = ifaces.get(port);
+    const held = state.heldWith.get(port);
     const clear = iface?.ovnInstalled === true ? iface.ifaceUuid : undefined;
     if (iface === undefined || us === undefined || !canBindHere(pb, chassis)) {
       if (here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: clear });
@@ -114,6 +167,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
     const encap = iface.encapIp === undefined ? undefined : chassis.encapByIp.get(iface.encapIp);
     if (here) {
       heldWith.set(port, iface.ifaceUuid);
+      holding.set(port, iface);
       if (pb.encap[0] !== encap) actions.push({ kind: 'set-encap', port, pbUuid: pb._uuid, encap });
       const inst = state.installed.get(port);
       if (inst === iface.ofport) {
@@ -133,7 +187,41 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
     // it applied: if another chassis then takes it, the port moved and we stay off it. With
     // stale views two chassis could otherwise each claim back a port they never saw bound.
     heldWith.set(port, iface.ifaceUuid);
+    holding.set(port, iface);
     actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap, up: false, clearIface: clear });
+  }
+  // Container ports follow their parent VIF (consider_container_lport): bound where the parent
+  // is held, through the parent's interface, released when the parent goes, moves or stops
+  // being a plain VIF. Claimed in the same transaction as the parent, so a chassis that takes
+  // a moved parent takes its containers at once, and the one it took them from, yielding the
+  // parent, lets them go. No ovn-installed mark: the interface is the parent's.
+  for (const pb of containers) {
+    const port = pb.logical_port;
+    const here = us !== undefined && pb.chassis[0] === us;
+    const parentName = pb.parent_port[0] as string;
+    if (inflight.has(port) || waiting.has(parentName)) {
+      keep(port, here);
+      continue;
+    }
+    const parent = byName.get(parentName);
+    const parentIface = holding.get(parentName);
+    if (parent === undefined || parentIface === undefined || us === undefined || !canBindHere(pb, chassis)) {
+      if (here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: undefined });
+      continue;
+    }
+    const encap = parentIface.encapIp === undefined ? undefined : chassis.encapByIp.get(parentIface.encapIp);
+    if (!here) {
+      actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: pb.chassis[0], encap, up: false, clearIface: undefined });
+      continue;
+    }
+    if (pb.encap[0] !== encap) actions.push({ kind: 'set-encap', port, pbUuid: pb._uuid, encap });
+    // Up once the container's own flows are installed on the parent's OpenFlow port, and never
+    // before the parent is up (a container is up only behind an up parent, as in OVN).
+    const inst = state.installed.get(port);
+    if (inst === parentIface.ofport) {
+      installed.set(port, inst);
+      if (pb.up[0] !== true && parent.up[0] === true) actions.push({ kind: 'set-up', port, pbUuid: pb._uuid, sbUp: true, markIface: undefined });
+    }
   }
   return { state: { heldWith, installed }, actions };
 }

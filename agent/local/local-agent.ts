@@ -18,7 +18,7 @@ import type { LocalView } from '../local-view.js';
 import { emptyLocalView } from '../local-view.js';
 import type { SbUpdate } from '../sb-source.js';
 import type { BindingChassis, BindingState } from './binding.js';
-import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, markInstalled } from './binding.js';
+import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, isContainerPort, markInstalled } from './binding.js';
 import { chassisCleanupOps, chassisRecordOps } from './chassis-record.js';
 import { integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
 import { buildLocalView, localViewsEqual } from './local-view-builder.js';
@@ -134,12 +134,14 @@ export class LocalAgent {
   /**
    * The runtime installed the flows of these logical ports, computed from `view` (after its
    * barrier). A port's up and ovn-installed follow once it is still bound here through the
-   * OpenFlow port it had in `view`.
+   * OpenFlow port it had in `view` (a container port: its parent's).
    */
   markInstalled(ports: Iterable<string>, view: LocalView): void {
     let changed = false;
     for (const port of ports) {
-      const ofport = view.vifs.get(port);
+      // A container port's flows are on its parent's OpenFlow port.
+      const pb = this.sb.portBinding(port);
+      const ofport = view.vifs.get(pb !== undefined && isContainerPort(pb) ? (pb.parent_port[0] as string) : port);
       if (ofport === undefined) continue;
       const next = markInstalled(this.bindings, port, ofport);
       if (next !== this.bindings) changed = true;
@@ -360,7 +362,7 @@ export class LocalAgent {
         this.inflight.delete(port);
       }
     }
-    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight });
+    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb });
     this.bindings = decided.state;
     if (decided.actions.length === 0) return;
     const sbOps = us === undefined ? [] : bindingSbOps(decided.actions, us._uuid);

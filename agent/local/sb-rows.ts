@@ -1,16 +1,18 @@
 // The few Southbound tables the local side reads — Chassis, Encap, Chassis_Private,
-// Port_Binding — folded from the agent's SbUpdates, with the lookups it needs. The flow side
+// Port_Binding, and the HA tables that decide who binds chassisredirect and external ports —
+// folded from the agent's SbUpdates, with the lookups it needs. The flow side
 // keeps its own store of everything; this one is small and local to agent/local/.
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import type { HaLookups } from '../ha-chassis.js';
 import type { SbUpdate } from '../sb-source.js';
 
-export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding'] as const;
+export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding', 'HA_Chassis_Group', 'HA_Chassis'] as const;
 type LocalTable = (typeof LOCAL_SB_TABLES)[number];
 
 const isLocalTable = (t: string): t is LocalTable => (LOCAL_SB_TABLES as readonly string[]).includes(t);
 
-export class SbRows {
+export class SbRows implements HaLookups {
   private readonly tables = new Map<LocalTable, Map<string, Row>>(LOCAL_SB_TABLES.map((t) => [t, new Map()]));
   private readonly portByName = new Map<string, string>();
   /** Whether a first update (the initial snapshot) has arrived. */
@@ -51,6 +53,18 @@ export class SbRows {
   /** The rows of one table, typed as the SB schema's row interface for it. */
   rows<T>(table: LocalTable): ReadonlyMap<string, T> {
     return this.tables.get(table) as unknown as ReadonlyMap<string, T>;
+  }
+
+  chassis(uuid: string): sb.Chassis | undefined {
+    return this.rows<sb.Chassis>('Chassis').get(uuid);
+  }
+
+  haChassisGroup(uuid: string): sb.HA_Chassis_Group | undefined {
+    return this.rows<sb.HA_Chassis_Group>('HA_Chassis_Group').get(uuid);
+  }
+
+  haChassis(uuid: string): sb.HA_Chassis | undefined {
+    return this.rows<sb.HA_Chassis>('HA_Chassis').get(uuid);
   }
 
   chassisByName(name: string): sb.Chassis | undefined {

@@ -64,6 +64,16 @@ export function chassis(uuid: string, name: string, other: Record<string, string
   });
 }
 
+/** An HA_Chassis as our northd writes it: the chassis named in external_ids:chassis-name
+ *  (or, with `chassisUuid`, by the chassis column as ovn-northd can). */
+export function haChassis(uuid: string, chassisName: string, priority: number, chassisUuid?: string): Row {
+  return row(uuid, { chassis: chassisUuid === undefined ? [] : [chassisUuid], priority, external_ids: new Map([['chassis-name', chassisName]]) });
+}
+
+export function haChassisGroup(uuid: string, name: string, members: string[]): Row {
+  return row(uuid, { name, ha_chassis: [...members].sort(), ref_chassis: [], external_ids: new Map() });
+}
+
 export function multicastGroup(uuid: string, dp: string, name: string, key: number, ports: string[]): Row {
   return row(uuid, { datapath: dp, name, tunnel_key: key, ports: [...ports].sort() });
 }

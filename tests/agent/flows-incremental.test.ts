@@ -3,7 +3,8 @@
 // localnet ports, port security, multicast groups, logical flows with port, group, set,
 // residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
 // datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels,
-// VIFs, bridge mappings); and the common case recomputes a few sources, not all. Method: a seeded generator
+// VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
+// Chassis rows coming and going); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -18,7 +19,8 @@ import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng as SeededRng } from '../helpers/seeded-rng.js';
 import {
-  addressSet, chassis, datapath, dpGroup, fdb, loadBalancer, logicalFlow, macBinding, multicastGroup, port, portGroup, sbGlobal, staticMacBinding, U,
+  addressSet, chassis, datapath, dpGroup, fdb, haChassis, haChassisGroup, loadBalancer, logicalFlow, macBinding, multicastGroup, port, portGroup, sbGlobal,
+  staticMacBinding, U,
 } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
@@ -53,6 +55,10 @@ const swUuid = (i: number): string => U(i + 1, 0xd);
 const lrUuid = U(100, 0xd);
 const pbUuid = (s: number, p: number): string => U(s * 100 + p + 1, 0xa);
 const pbName = (s: number, p: number): string => `s${s}p${p}`;
+/** The router's chassisredirect port (for lrp0) and its HA_Chassis_Group, one member per chassis. */
+const crUuid = U(990, 0xa);
+const haGroupUuid = U(1, 0x8);
+const haMemberUuid = (i: number): string => U(i + 1, 0x9);
 
 function get(w: World, table: string, uuid: string): Record<string, unknown> | undefined {
   return w.rows.get(table)?.get(uuid) as unknown as Record<string, unknown> | undefined;
@@ -107,6 +113,10 @@ function initialWorld(rng: Rng): { w: World; changes: SbRowChange[] } {
   put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(0, 0), pbName(1, 1)]));
   put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), [swUuid(0), swUuid(1)]));
   for (let i = 0; i < 60; i++) put(w, c, 'Logical_Flow', lflowRow(rng, U(i + 1, 0x1f), rng.int(SWITCHES)));
+  CHASSIS.forEach((n, i) => put(w, c, 'HA_Chassis', haChassis(haMemberUuid(i), n, 10 * (i + 1))));
+  put(w, c, 'HA_Chassis_Group', haChassisGroup(haGroupUuid, 'lrp0', CHASSIS.map((_, i) => haMemberUuid(i))));
+  put(w, c, 'Port_Binding', port(crUuid, lrUuid, 'cr-lrp0', 50, { type: 'chassisredirect', ha_chassis_group: haGroupUuid, options: { 'distributed-port': 'lrp0' } }));
+  put(w, c, 'Logical_Flow', logicalFlow(U(200, 0x1f), lrUuid, 'ingress', 10, 80, 'is_chassis_resident("cr-lrp0")', 'next;'));
   const vifs = new Map<string, number>();
   for (let s = 0; s < SWITCHES; s++) for (let p = 0; p < PORTS_PER_SWITCH; p++) if (rng.int(3) > 0) vifs.set(pbName(s, p), 1 + s * 10 + p);
   w.view = { chassis: 'hv1', vifs, tunnels: new Map([['hv2', { ofport: 50, type: 'geneve', remoteIp: '192.0.2.2' }]]), localnetPatches: new Map() };
@@ -120,7 +130,7 @@ function step(rng: Rng, w: World): SbRowChange[] {
   const p = rng.int(PORTS_PER_SWITCH);
   const pbu = pbUuid(s, p);
   const pb = get(w, 'Port_Binding', pbu);
-  switch (rng.int(18)) {
+  switch (rng.int(19)) {
     case 0: case 1: { // Bind, move or release a port.
       if (pb === undefined) break;
       const ch = rng.int(4);
@@ -236,6 +246,16 @@ function step(rng: Rng, w: World): SbRowChange[] {
     case 16: // ct_mark or ct_label for load-balanced traffic.
       put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}));
       break;
+    case 17: { // HA: a member's priority (named by name or by the chassis column), or a member's Chassis row.
+      const i = rng.int(3);
+      if (i > 0 && rng.bool()) {
+        if (get(w, 'Chassis', chassisUuid(i)) !== undefined) put(w, c, 'Chassis', undefined, chassisUuid(i));
+        else put(w, c, 'Chassis', chassis(chassisUuid(i), CHASSIS[i] as string));
+      } else {
+        put(w, c, 'HA_Chassis', haChassis(haMemberUuid(i), CHASSIS[i] as string, rng.int(4) * 10, rng.bool() ? chassisUuid(i) : undefined));
+      }
+      break;
+    }
     default: // Datapath group membership.
       put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), Array.from({ length: SWITCHES }, (_, i) => swUuid(i)).filter(() => rng.bool())));
       break;
@@ -324,6 +344,39 @@ t.test('a logical flow change recompiles that flow only; an unrelated port chang
   put(w, c2, 'MAC_Binding', macBinding(U(999, 0xb), swUuid(0), pbName(0, 0), '10.0.0.99', '0a:00:00:00:00:99'));
   const st2 = d.update({ reset: false, fromRevision: 2, toRevision: 3, changes: c2 }, w.view);
   t.same([st2.logicalFlows, st2.ports, st2.multicastGroups, st2.neighbors], [0, 0, 0, 1]);
+});
+
+t.test('an HA member\'s Chassis leaving or registering moves a chassisredirect port\'s residency, incrementally', async (t) => {
+  // hv1 holds s0p0 on sw0, patched to the router; cr-lrp0's group ranks hv3 (30) over hv2 (20)
+  // over hv1 (10). Only the members' Chassis rows change; each step must equal a recompute.
+  const w: World = { rows: new Map(), view: { chassis: 'hv1', vifs: new Map([[pbName(0, 0), 1]]), tunnels: new Map(), localnetPatches: new Map() }, revision: 1 };
+  const c: SbRowChange[] = [];
+  CHASSIS.forEach((n, i) => put(w, c, 'Chassis', chassis(chassisUuid(i), n)));
+  put(w, c, 'Datapath_Binding', datapath(lrUuid, 100, 'router'));
+  put(w, c, 'Datapath_Binding', datapath(swUuid(0), 1, 'switch'));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 0), swUuid(0), pbName(0, 0), 1, { chassis: chassisUuid(0) }));
+  put(w, c, 'Port_Binding', port(U(500, 0xa), swUuid(0), 'rp0', 20, { type: 'patch', options: { peer: 'lrp0' } }));
+  put(w, c, 'Port_Binding', port(U(600, 0xa), lrUuid, 'lrp0', 1, { type: 'patch', options: { peer: 'rp0' }, mac: ['00:00:00:00:ff:00 10.0.0.1/24'] }));
+  CHASSIS.forEach((n, i) => put(w, c, 'HA_Chassis', haChassis(haMemberUuid(i), n, 10 * (i + 1))));
+  put(w, c, 'HA_Chassis_Group', haChassisGroup(haGroupUuid, 'lrp0', CHASSIS.map((_, i) => haMemberUuid(i))));
+  put(w, c, 'Port_Binding', port(crUuid, lrUuid, 'cr-lrp0', 50, { type: 'chassisredirect', ha_chassis_group: haGroupUuid, options: { 'distributed-port': 'lrp0' } }));
+  put(w, c, 'Logical_Flow', logicalFlow(U(200, 0x1f), lrUuid, 'ingress', 10, 80, 'is_chassis_resident("cr-lrp0")', 'next;'));
+  const inc = new DesiredFlows();
+  inc.update({ reset: true, fromRevision: 0, toRevision: 1, changes: c }, w.view);
+  const resident = (d: DesiredFlows): boolean => [...d.table.keys()].some((k) => d.table.flow(k)?.table === 40 && d.table.refs(k).includes(`pb:${crUuid}`));
+  t.notOk(resident(inc), 'hv3 is active: no table-40 flow for cr-lrp0 here');
+  const steps: [string, number, boolean][] = [['hv3 leaves', 2, false], ['hv2 leaves', 1, true], ['hv3 registers', 2, false], ['hv3 leaves again', 2, true], ['hv2 registers', 1, false]];
+  for (const [what, i, want] of steps) {
+    const ch: SbRowChange[] = [];
+    if (get(w, 'Chassis', chassisUuid(i)) !== undefined) put(w, ch, 'Chassis', undefined, chassisUuid(i));
+    else put(w, ch, 'Chassis', chassis(chassisUuid(i), CHASSIS[i] as string));
+    w.revision++;
+    inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: ch }, w.view);
+    const full = new DesiredFlows({ ctZones: inc.ctZones() });
+    full.update(snapshotOf(w), w.view);
+    t.equal(resident(full), want, `${what}: cr-lrp0 is ${want ? '' : 'not '}resident here (recompute)`);
+    t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
+  }
 });
 
 t.test('a compile cache shared with other chassis changes nothing', async (t) => {

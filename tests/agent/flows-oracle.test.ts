@@ -2,7 +2,7 @@
 // installs: tables 0 (VIFs, localnet, tunnels), 37-41 (output, loopback), 64-65 (hairpin,
 // delivery, patch ports), 66-67 and 71-72 (MAC bindings, FDB), 73-75 (port security). Method: an ovnts cluster (real
 // processes) serves the SB; a real ovn-controller as chassis hv1 on a real ovs-vswitchd binds
-// two VIFs, a container and a localport, tunnels to a second chassis hv2 (registered through
+// two VIFs, two containers (one on its parent's switch, one on another) and a localport, tunnels to a second chassis hv2 (registered through
 // the SB door, owning a third port), bridges a localnet network, routes through a router, and
 // knows a MAC binding and an FDB entry; we read the same SB rows,
 // the same LocalView (ofports from OVS) and its ct zones (br-int external_ids), compute ours,
@@ -77,8 +77,11 @@ async function compare(t: Test): Promise<void> {
   await nbctl('lrp-add', 'lr0', 'lrp-pub', '00:00:00:00:ff:02', '172.16.0.1/24');
   await nbctl('lsp-add', 'pub', 'rp-pub', '--', 'lsp-set-type', 'rp-pub', 'router', '--', 'lsp-set-addresses', 'rp-pub', 'router',
     '--', 'lsp-set-options', 'rp-pub', 'router-port=lrp-pub');
-  // A container in vm1 on VLAN 42.
+  // A container in vm1 on VLAN 42; one in vm2 on VLAN 43 on another switch (a trunk subport:
+  // only its parent_port brings it to the chassis).
   await nbctl('lsp-add', 'sw0', 'c1', 'vm1', '42', '--', 'lsp-set-addresses', 'c1', '00:00:00:00:00:c1 10.0.0.21');
+  await nbctl('ls-add', 'sw1');
+  await nbctl('lsp-add', 'sw1', 'c2', 'vm2', '43', '--', 'lsp-set-addresses', 'c2', '00:00:00:00:00:c2 10.1.0.22');
   // Port security: IPv4 and IPv6 addresses, a MAC alone, a subnet and a host in a subnet.
   await nbctl('lsp-set-port-security', 'vm1', '00:00:00:00:00:01 10.0.0.1 fd00::1');
   await nbctl('lsp-set-port-security', 'vm2', '00:00:00:00:00:02');
@@ -109,7 +112,7 @@ async function compare(t: Test): Promise<void> {
   for (const [i, p] of [[1, 'vm1'], [2, 'vm2'], [3, 'lp']] as const) {
     await sw.vsctl('add-port', 'br-int', `vif${i}`, '--', 'set', 'interface', `vif${i}`, 'type=dummy', `external_ids:iface-id=${p}`);
   }
-  for (const p of ['vm1', 'vm2', 'c1']) {
+  for (const p of ['vm1', 'vm2', 'c1', 'c2']) {
     await until(() => `${p} up (ovn-controller log: ${log()})`, async () => ((await nbctl('lsp-get-up', p)).trim() === 'up' ? true : undefined), 60_000);
   }
   await nbctl('--wait=hv', 'sync');
@@ -192,6 +195,10 @@ async function compare(t: Test): Promise<void> {
   for (const l of extra) t.comment(`extra: ${l}`);
   for (const l of different) t.comment(`different:\n  ${l}`);
   t.ok(theirs.size > 40, 'ovn-controller installed a fair physical table');
+  for (const tag of [42, 43]) {
+    const vlan = `vlan_tci=0x${(0x1000 | tag).toString(16)}/0x1fff`;
+    t.ok([...theirs.values()].some((f) => f.table === 0 && f.priority === 150 && formatFlow(f).includes(vlan)), `ovn-controller has the table-0 entry of the container on VLAN ${tag}, so it is compared`);
+  }
   t.same({ missing, extra, different }, { missing: [], extra: [], different: [] }, 'the physical flows are ovn-controller\'s, flow for flow');
 
   // The logical tables too: which logical flows a chassis installs depends on its local

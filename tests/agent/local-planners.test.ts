@@ -1,7 +1,8 @@
 // The local side's pure planners, table-driven: the Open_vSwitch configuration with
 // ovn-controller's keys and per-chassis overrides, the chassis record transaction (nothing when
-// the SB agrees), tunnel choice and naming, local datapaths through patch ports. Method: rows
-// built by hand, planner outputs compared with what ovn-controller 23.03 would do.
+// the SB agrees), tunnel choice and naming, local datapaths through patch ports, and the active
+// member of an HA_Chassis_Group. Method: rows built by hand, planner outputs compared with what
+// ovn-controller 23.03 would do (for HA: what it would do with every tunnel alive).
 import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
@@ -11,6 +12,8 @@ import { chassisCleanupOps, chassisRecordOps, desiredOtherConfig } from '../../a
 import { desiredTunnels, parseTunnelId, tunnelPortName } from '../../agent/local/tunnels.js';
 import { localDatapaths, localnetPortsOf } from '../../agent/local/patch-ports.js';
 import { bridgeHwaddr, wantedDatapathType } from '../../agent/local/integration-bridge.js';
+import { activeHaChassis, haGroupContains, orderedHaMembers } from '../../agent/ha-chassis.js';
+import type { HaLookups } from '../../agent/ha-chassis.js';
 
 const ovsRow = (ids: Record<string, string>, ifaceTypes: string[] = ['geneve', 'vxlan']): Row =>
   ({ _uuid: 'r', _version: '', external_ids: new Map(Object.entries(ids)), iface_types: ifaceTypes }) as unknown as Row;
@@ -121,4 +124,32 @@ t.test('integration bridge details', async (t) => {
   t.match(mac, /^[0-9a-f][26ae](:[0-9a-f]{2}){5}$/, 'a locally administered unicast MAC');
   t.equal(bridgeHwaddr('hv1', 'br-int'), mac, 'the same every time');
   t.not(bridgeHwaddr('hv2', 'br-int'), mac);
+});
+
+t.test('HA_Chassis_Group: the active member is the highest-priority registered chassis', async (t) => {
+  const chassis = [chassisRow('u-gw1', 'gw1', []), chassisRow('u-gw2', 'gw2', []), chassisRow('u-gw3', 'gw3', [])];
+  const member = (uuid: string, name: string, priority: number, ref: string[] = []): sb.HA_Chassis =>
+    ({ _uuid: uuid, _version: '', chassis: ref, priority, external_ids: new Map(name === '' ? [] : [['chassis-name', name]]) }) as sb.HA_Chassis;
+  const lookups = (members: sb.HA_Chassis[], registered: sb.Chassis[] = chassis): HaLookups => ({
+    haChassisGroup: (u) => (u === 'g' ? ({ _uuid: 'g', _version: '', name: 'g', ha_chassis: members.map((m) => m._uuid), ref_chassis: [], external_ids: new Map() }) as sb.HA_Chassis_Group : undefined),
+    haChassis: (u) => members.find((m) => m._uuid === u),
+    chassis: (u) => registered.find((c) => c._uuid === u),
+    chassisByName: (n) => registered.find((c) => c.name === n),
+  });
+  const names = (ha: HaLookups): string[] => orderedHaMembers(ha, 'g').map((m) => `${m.name}:${m.priority}`);
+  t.same(names(lookups([member('m1', 'gw1', 10), member('m2', 'gw2', 30), member('m3', 'gw3', 20)])), ['gw2:30', 'gw3:20', 'gw1:10'], 'by priority, highest first');
+  t.same(names(lookups([member('m1', 'gw1', 10), member('m2', 'gw3', 10), member('m3', 'gw2', 10)])), ['gw3:10', 'gw2:10', 'gw1:10'], 'equal priorities: greater name first (compare_chassis_prio_)');
+  t.same(names(lookups([member('m1', 'gw1', 10), member('m2', 'gw9', 30)])), ['gw1:10'], 'a member whose chassis is not registered is left out');
+  t.same(names(lookups([member('m1', '', 10), member('m2', 'gw2', 5)])), ['gw2:5'], 'a member naming no chassis is left out');
+  t.same(names(lookups([member('m1', 'gw1', 10, ['u-gw3'])])), ['gw3:10'], 'the chassis column, when set, names the chassis');
+  t.same(names(lookups([member('m1', 'gw1', 10, ['u-gone'])])), [], 'a chassis column naming a deleted Chassis is not a live member');
+  t.same(names(lookups([member('m1', 'gw1', 10), member('m2', 'gw1', 20)])), ['gw1:20'], 'a chassis listed twice counts once, at its highest priority');
+  const ha = lookups([member('m1', 'gw1', 10), member('m2', 'gw2', 30)]);
+  t.equal(activeHaChassis(ha, 'g'), 'u-gw2');
+  t.equal(activeHaChassis(lookups([member('m1', 'gw1', 10), member('m2', 'gw2', 30)], [chassis[0] as sb.Chassis]), 'g'), 'u-gw1', 'gw2 unregistered: gw1 is active');
+  t.equal(activeHaChassis(ha, 'other'), undefined, 'an unknown group has no active member');
+  t.equal(activeHaChassis(ha, undefined), undefined);
+  t.ok(haGroupContains(ha, 'g', 'u-gw1'));
+  t.notOk(haGroupContains(ha, 'g', 'u-gw3'));
+  t.notOk(haGroupContains(ha, 'g', undefined));
 });

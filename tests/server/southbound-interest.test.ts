@@ -1,5 +1,7 @@
 // The agent stream's interest sets and steps, incremental == from scratch: a random SB view
 // changes revision by revision (bindings moving between chassis, patch links made and broken,
+// container ports changing parents, ports becoming chassisredirect or external ones that every
+// chassis sees,
 // flows and load balancers on datapaths and datapath groups, FDBs by tunnel key, DNS rows by
 // their datapaths, chassis coming and going); the interest index's
 // local datapaths must equal a scan of every Port_Binding, and agents fed by two Fanouts
@@ -102,6 +104,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
       ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
+      ['parent-change', 2], ['type-change', 2],
     ]);
     switch (op) {
       case 'dp-add': {
@@ -130,7 +133,20 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
         const uuid = rng.uuid();
         const l3 = rng.chance(0.15);
         const options = l3 ? new Map([['l3gateway-chassis', rng.pick(chassisNames)], ['peer', pick(portNames) ?? 'none']]) : new Map();
-        put('Port_Binding', uuid, sb.make('Port_Binding', uuid, { logical_port: name, datapath: dp, type: l3 ? 'l3gateway' : '', options, tunnel_key: rng.int(1, 100) }));
+        // Some VIFs are container ports behind another port (often on another datapath).
+        const parent = !l3 && rng.chance(0.2) ? [rng.pick(portNames)] : [];
+        const type = l3 ? 'l3gateway' : rng.chance(0.1) ? rng.pick(['chassisredirect', 'external']) : '';
+        put('Port_Binding', uuid, sb.make('Port_Binding', uuid, { logical_port: name, datapath: dp, type, options, parent_port: parent, tunnel_key: rng.int(1, 100) }));
+        break;
+      }
+      case 'parent-change': {
+        const p = pick(rowsOf('Port_Binding').filter((r) => r.type === ''));
+        if (p !== undefined) update('Port_Binding', p, { parent_port: rng.chance(0.7) ? [rng.pick(portNames)] : [] });
+        break;
+      }
+      case 'type-change': {
+        const p = pick(rowsOf('Port_Binding').filter((r) => r.type === '' || r.type === 'chassisredirect' || r.type === 'external'));
+        if (p !== undefined) update('Port_Binding', p, { type: rng.pick(['', 'chassisredirect', 'external']) });
         break;
       }
       case 'patch-add': {
