@@ -944,9 +944,17 @@ t.test('(p) load balancer health checks: Service_Monitor rows, backends by statu
     healthCheck('lb-hc6', '[fd00:1::100]:80', 'options:interval=10'),
     ['set', 'Load_Balancer', 'lb-hc6', 'ip_port_mappings:"[fd00:1::a]"="vm1:[fd00:1::2]"'],
     ['ls-lb-add', 'sw1', 'lb-hc6'],
+    // A port-less VIP health checked (its backend monitored on port 0), and an SCTP load
+    // balancer, which ovn-northd does not health check.
+    ['lb-add', 'lb-hc', '10.0.1.102', '10.0.1.10'],
+    healthCheck('lb-hc', '10.0.1.102'),
+    ['lb-add', 'lb-sctp', '10.0.1.103:80', '10.0.1.10:80', 'sctp'],
+    healthCheck('lb-sctp', '10.0.1.103:80'),
+    ['set', 'Load_Balancer', 'lb-sctp', 'ip_port_mappings:"10.0.1.10"="vm1:10.0.1.3"'],
+    ['ls-lb-add', 'sw1', 'lb-sctp'],
     ...lbUdp,
   ]);
-  t.equal(real.northd.view().get('Service_Monitor')?.size, 4, 'four backends monitored (vm1 twice, vm2, vm3)');
+  t.equal(real.northd.view().get('Service_Monitor')?.size, 5, 'five backends monitored (vm1 three times, vm2, vm3)');
   // The real ovn-trace on both SBs: the health check source IP is answered with svc_monitor_mac.
   const oursSb = await realSbOf(t, real.northd.view());
   const arp = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == ff:ff:ff:ff:ff:ff && arp.op == 1 && arp.sha == 00:00:00:00:01:0a && arp.spa == 10.0.1.10 && arp.tpa == 10.0.1.2';
