@@ -2,8 +2,7 @@
 // Service_Monitor rows, and per load balancer what its flows read of them.
 //
 // A VIP is health checked when its load balancer names a Load_Balancer_Health_Check whose vip
-// is the VIP's key as written (the first such row by UUID), the load balancer is neither SCTP
-// nor a template. Each backend of such a VIP is looked up in ip_port_mappings ("IP" or "[IP6]",
+// is the VIP's key as written (the first such row by UUID) and is neither SCTP nor a template. Each backend of such a VIP is looked up in ip_port_mappings ("IP" or "[IP6]",
 // as inet_ntop prints it) as "logical_port:source_ip" (split at the first ':'; the source IP
 // as OVS's inet_parse_address reads it, brackets allowed). A backend whose port is an enabled
 // switch port and whose source IP parses is monitored: one Service_Monitor row per (ip, port,

@@ -6,6 +6,7 @@
 // in, SB rows and flows out.
 import t from 'tap';
 import { createNorthd } from '../../northd/index.js';
+import { contentVersion } from '../../northd/sb-changes.js';
 import { parseSourceIp } from '../../northd/service-monitors.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { addLrp, addLsp, map, nbFixture, set } from './nb-fixture.js';
@@ -78,4 +79,8 @@ t.test('a status report rebuilds the load balancer\'s flows and its row, increme
   t.same(northd.setServiceMonitorStatus(fx.db, new Map([['00000000-0000-4000-8000-0000000000ff', 'offline']])).changes, [], 'a report for no row changes nothing');
   t.notOk(northd.serviceMonitorStatus().has('00000000-0000-4000-8000-0000000000ff'), 'and is not kept');
   t.same(northd.setServiceMonitorStatus(fx.db, new Map([[vm1, 'offline']])).changes, [], 'the same report again changes nothing');
+  for (const row of northd.view().get('Service_Monitor')?.values() ?? []) {
+    const { _uuid, _version, ...columns } = row;
+    t.equal(_version, contentVersion(columns), `Service_Monitor ${_uuid}: _version is the hash of its columns`);
+  }
 });
