@@ -6,6 +6,10 @@
 // kept while it lives, so no function of the NB state alone can give them. A recompute (like
 // ovn-northd's, which reads them back from the SB) therefore takes the previous SB view and
 // keeps the keys of the objects that are still there.
+//
+// What chassis write into northd's rows comes in through two sources: Port_Binding's
+// chassis-owned columns per logical port (`setChassisOwned`) and Service_Monitor.status per
+// row (`setServiceMonitorStatus`). Both are history too, kept in `history()`.
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -33,6 +37,8 @@ import type { StaticMacBindingsData } from './static-mac-bindings.js';
 import { staticMacBindingsNode } from './static-mac-bindings.js';
 import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
+import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
+import { svcMonitorsNode } from './service-monitors.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -54,6 +60,8 @@ export interface NorthdHistory {
   readonly portKeys: readonly (readonly [Uuid, string, number])[];
   /** [logical_port, chassis-owned columns], by logical_port. */
   readonly chassisOwned: readonly (readonly [string, ChassisOwnedColumns])[];
+  /** [Service_Monitor UUID, status as a chassis reported it], by UUID. */
+  readonly serviceMonitorStatus: readonly (readonly [Uuid, string])[];
 }
 
 export interface Northd {
@@ -66,12 +74,21 @@ export interface Northd {
    */
   setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>): SbDelta;
   /**
-   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and
-   * chassis-owned columns come from `chassisOwned` (none when absent).
+   * Records the status chassis reported for some Service_Monitor rows (by UUID; undefined =
+   * cleared) and returns the SB changes: the rows, and the flows of the load balancers whose
+   * backends became (un)available. A report for a row that does not exist is ignored; a row's
+   * report goes with the row.
    */
-  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>): SbView;
+  setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>): SbDelta;
+  /**
+   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and
+   * chassis-owned columns come from `chassisOwned` and `serviceMonitorStatus` (none when absent).
+   */
+  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>, serviceMonitorStatus?: ReadonlyMap<Uuid, string>): SbView;
   /** The chassis-owned columns as last reported, by logical port. */
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns>;
+  /** Service_Monitor.status as last reported, by row UUID. */
+  serviceMonitorStatus(): ReadonlyMap<Uuid, string>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -81,8 +98,8 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
+  return new Engine(['nb', 'sb_owned', 'svc_status'], [
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()),
   ]);
@@ -105,6 +122,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<DhcpCodesData>('dhcp_codes').v6,
     engine.data<DnsData>('dns').table,
     engine.data<StaticMacBindingsData>('static_mac_bindings').table,
+    engine.data<SvcMonitorsData>('svc_monitors').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -113,7 +131,7 @@ function viewOf(engine: Engine): SbView {
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
 const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings']);
-const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns']);
+const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];
@@ -141,14 +159,15 @@ function seedKeys(engine: Engine, previous: SbView): void {
 
 const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
-function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>): NorthdHistory {
+function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, svcStatus: ReadonlyMap<Uuid, string>): NorthdHistory {
   const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
   const portKeys = [...engine.data<PortsData>('ports').byName.values()]
     .map((p) => [p.name, p.dp, p.key] as const)
     .sort(byFirst)
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned };
+  const serviceMonitorStatus = [...svcStatus].sort(byFirst);
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus };
 }
 
 /**
@@ -159,16 +178,18 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
 export function createNorthd(history?: NorthdHistory): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
+  const svcStatus = new Map<Uuid, string>(history?.serviceMonitorStatus ?? []);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
   let view: SbView | undefined;
-  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined): SbDelta => {
+  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined, statusChange?: ReadonlySet<Uuid>): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
+      ['svc_status', { data: svcStatus satisfies SvcStatusData, change: statusChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
@@ -185,11 +206,13 @@ export function createNorthd(history?: NorthdHistory): Northd {
   /**
    * A port whose Port_Binding is gone takes its chassis-owned columns with it: added again
    * later, it is a new binding that a chassis must claim (and report up) afresh, as in OVN.
+   * Likewise a Service_Monitor row takes its status: made again, it starts unknown.
    */
-  const forgetDeletedPorts = (delta: SbDelta): SbDelta => {
+  const forgetDeleted = (delta: SbDelta): SbDelta => {
     const kept = new Set<string>();
     const gone: string[] = [];
     for (const c of delta.changes) {
+      if (c.table === 'Service_Monitor' && c.kind === 'delete') svcStatus.delete(c.uuid);
       if (c.table !== 'Port_Binding') continue;
       if (c.kind === 'delete') gone.push(c.old.logical_port as string);
       else kept.add(c.new.logical_port as string);
@@ -198,25 +221,40 @@ export function createNorthd(history?: NorthdHistory): Northd {
     return delta;
   };
   return {
-    apply: (nb, delta) => forgetDeletedPorts(run(nb, delta, undefined)),
+    apply: (nb, delta) => forgetDeleted(run(nb, delta, undefined)),
     setChassisOwned(nb, updates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
         else owned.set(name, columns);
       }
-      return run(nb, undefined, new Set(updates.keys()));
+      return forgetDeleted(run(nb, undefined, new Set(updates.keys())));
     },
-    recompute(nb, previous, chassisOwned): SbView {
+    setServiceMonitorStatus(nb, updates): SbDelta {
+      const rows = engine.data<SvcMonitorsData>('svc_monitors').table.rows;
+      const touched = new Set<Uuid>();
+      for (const [uuid, status] of updates) {
+        if (!rows.has(uuid)) continue;
+        touched.add(uuid);
+        if (status === undefined) svcStatus.delete(uuid);
+        else svcStatus.set(uuid, status);
+      }
+      return run(nb, undefined, undefined, touched.size === 0 ? undefined : touched);
+    },
+    recompute(nb, previous, chassisOwned, serviceMonitorStatus): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
       const ownedData: SbOwnedData = chassisOwned ?? new Map();
-      fresh.run(new Map([['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }]]));
+      const statusData: SvcStatusData = serviceMonitorStatus ?? new Map();
+      fresh.run(new Map([
+        ['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }], ['svc_status', { data: statusData, change: undefined }],
+      ]));
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
+    serviceMonitorStatus: () => svcStatus,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
-    history: () => historyOf(engine, owned),
+    history: () => historyOf(engine, owned, svcStatus),
     stats: () => engine.stats(),
   };
 }

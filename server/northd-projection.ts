@@ -1,7 +1,8 @@
 // The northd projection as the NB state machine's Projection: every committed NB delta goes
 // through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
 // revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
-// northd's history (tunnel keys, chassis-owned reports) rather than the SB rows: a restore
+// northd's history (tunnel keys, chassis-owned reports: Port_Binding columns and
+// Service_Monitor.status) rather than the SB rows: a restore
 // recomputes the rows from the NB database with those keys, which gives exactly the view of a
 // replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
 // no clock, no randomness, no I/O.
@@ -29,7 +30,12 @@ export interface NorthdProjectionStats {
 }
 
 const packr = new Packr({ useRecords: false });
-const historyFormat = 1;
+/**
+ * 2: [2, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses].
+ * 1 (still read): the same without the statuses (none were reported then).
+ */
+const historyFormat = 2;
+const historyFormatV1 = 1;
 const emptyDelta: DbDelta = { changes: [] };
 
 type ColumnPairs = [string, unknown][];
@@ -42,16 +48,18 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 }
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)])]);
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]), h.serviceMonitorStatus]);
 }
 
 export function decodeNorthdHistory(data: Uint8Array): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  assert.ok(Array.isArray(v) && v.length === 4 && v[0] === historyFormat, 'northd snapshot: unknown format');
-  const [, datapathKeys, portKeys, owned] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][]];
-  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned), 'northd snapshot: malformed');
+  const known = Array.isArray(v) && ((v.length === 5 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1));
+  assert.ok(known, 'northd snapshot: unknown format');
+  const [, datapathKeys, portKeys, owned, statuses] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined];
+  const serviceMonitorStatus = statuses ?? [];
+  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus), 'northd snapshot: malformed');
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
@@ -149,6 +157,20 @@ export class NorthdProjection implements Projection {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
     this.emit(revision, this.northd.setChassisOwned(nb, updates));
+  }
+
+  serviceMonitors(): ReadonlyMap<Uuid, Row> {
+    return this.northd.view().get('Service_Monitor') ?? new Map<Uuid, Row>();
+  }
+
+  serviceMonitorStatus(): ReadonlyMap<Uuid, string> {
+    return this.northd.serviceMonitorStatus();
+  }
+
+  setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>, revision: number): void {
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.setServiceMonitorStatus(nb, updates));
   }
 
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */

@@ -1,13 +1,13 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
 // groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records,
-// load balancers (on switches and routers, directly and through groups), gateway chassis and
-// HA chassis groups on router ports (distributed gateway ports) and external switch ports,
-// distributed NAT rules, and gateway MTUs on router ports (gateway_mtu, gateway_mtu_bypass, VLAN
-// tags of localnet ports), the incrementally
-// maintained SB
-// view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
-// change (nor a chassis claim of a port) recomputes any node.
+// load balancers (on switches and routers, directly and through groups) with health checks and
+// ip_port_mappings, gateway chassis and HA chassis groups on router ports (distributed gateway
+// ports) and external switch ports, distributed NAT rules, gateway MTUs on router ports
+// (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), chassis claims
+// (Port_Binding.up) and the Service_Monitor status chassis report, the incrementally maintained
+// SB view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
+// change (nor a chassis report) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
@@ -28,15 +28,47 @@ type Kind =
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
-  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu';
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set' | 'svc-status';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status',
 ];
+
+/** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
+const HC_VIPS = ['10.0.0.100:80', '10.0.0.101', '10.0.0.102:53', '[fd00::100]:80', 'fd00::101', '10.0.0.103:80', '10.0.0.105:443', '10.0.0.199:80'] as const;
+
+/**
+ * ip_port_mappings for a load balancer's backends (and others): mostly switch ports with good
+ * source IPs, sometimes a router port, a ghost, no source or a bad one.
+ */
+function randomMappings(rng: Rng, lb: { vips: ReadonlyMap<string, string> }, switchPorts: readonly string[], others: readonly string[]): unknown {
+  const ips = new Set<string>();
+  for (const backends of lb.vips.values()) {
+    for (const b of backends.split(',')) {
+      const v6 = b.split(':').length > 2;
+      const ip = v6 ? b.replace(/^\[/, '').replace(/\](:\d+)?$/, '') : b.replace(/:\d+$/, '');
+      if (ip !== '' && ip !== 'bogus') ips.add(v6 ? `[${ip}]` : ip);
+    }
+  }
+  if (rng.chance(0.2)) ips.add('10.0.0.5');
+  const pairs: Record<string, string> = {};
+  for (const ip of ips) {
+    if (rng.chance(0.15)) continue;
+    const port = switchPorts.length > 0 && rng.chance(0.85) ? rng.pick(switchPorts) : rng.pick([...others, 'ghost']);
+    const good = ip.startsWith('[') ? rng.pick(['[fd00:1::99]', 'fd00:1::98']) : rng.pick(['10.0.0.99', '10.0.0.98']);
+    const src = rng.chance(0.85) ? good : rng.pick(['bogus', '', '10.0.0.099']);
+    pairs[ip] = rng.chance(0.05) ? port : `${port}:${src}`;
+  }
+  return map(pairs);
+}
+
+function randomHcOptions(rng: Rng): unknown {
+  return map(rng.chance(0.5) ? { interval: String(rng.int(1, 10)), timeout: '20' } : { success_count: '3' });
+}
 
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
 function randomLb(rng: Rng): Record<string, unknown> {
@@ -146,8 +178,9 @@ function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unk
 }
 
 /** One random transaction's ops for the current database, or undefined when nothing fits. */
-function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind; ops: unknown[] } | undefined {
+function randomTxn(rng: Rng, db: Database, counter: { n: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
   if (rng.chance(0.08)) return { kind: 'claim', ops: [] };
+  if (rng.chance(monitors > 0 ? 0.15 : 0.02)) return { kind: 'svc-status', ops: [] };
   const lss = names(db, 'Logical_Switch');
   const lsps = names(db, 'Logical_Switch_Port');
   const lrs = names(db, 'Logical_Router');
@@ -167,32 +200,41 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const gwcs = [...db.rows('Gateway_Chassis').keys()].sort();
   const haGroups = [...db.rows('HA_Chassis_Group').keys()].sort();
   const haChassis = [...db.rows('HA_Chassis').keys()].sort();
+  const hcs = [...db.rows('Load_Balancer_Health_Check').keys()].sort();
+  const withHc = lbs.filter((u) => ((db.get('Load_Balancer', u) as unknown as { health_check: readonly Uuid[] }).health_check.length > 0));
+  // Mappings mostly name enabled switch ports (monitored), sometimes disabled ones or a router port.
+  const enabled = (p: { uuid: Uuid }): boolean => ((db.get('Logical_Switch_Port', p.uuid) as unknown as { enabled: readonly boolean[] }).enabled[0] ?? true);
+  const mappable = lsps.filter(enabled).map((p) => p.name);
+  const unmappable = [...lsps.filter((p) => !enabled(p)).map((p) => p.name), ...lrps.slice(0, 1).map((p) => p.name)];
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
-    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 0.7 : 0], ['route-update', routes.length > 0 ? 0.5 : 0],
+    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 0.7 : 0],
     ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.8 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
-    ['nat-del', nats.length > 0 ? 0.5 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
+    ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
-    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.4 : 0],
+    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.45 : 0],
     ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
     ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
-    ['lb-add', lbs.length < 4 ? 1 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
+    ['lb-add', lbs.length < 4 ? 1.5 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
     ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
     ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
-    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 2 : 0],
+    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 4 : 0],
+    ['hc-add', lbs.length > 0 ? 1.5 : 0], ['hc-update', hcs.length > 0 ? 1 : 0], ['hc-del', withHc.length > 0 ? 0.5 : 0],
+    ['ipm-set', lbs.length > 0 ? 2 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
   switch (kind) {
     case 'claim':
+    case 'svc-status':
       return { kind, ops: [] };
     case 'ls-add':
       return { kind, ops: [{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${n}` } }] };
@@ -345,8 +387,21 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       return { kind, ops: [{ op: 'update', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)), row: rng.chance(0.5) ? { mac: '0a:00:00:00:00:52', override_dynamic_mac: rng.chance(0.5) } : { logical_port: rng.pick(lrpNames) } }] };
     case 'smb-del':
       return { kind, ops: [{ op: 'delete', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)) }] };
-    case 'lb-add':
-      return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row: randomLb(rng) }] };
+    case 'lb-add': {
+      // Often health checked from the start: a health check for one of its VIPs, and mappings.
+      const row = randomLb(rng);
+      const vips = [...((row['vips'] as [string, [string, string][]])[1])];
+      if (vips.length === 0 || !rng.chance(0.5)) return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row }] };
+      row['ip_port_mappings'] = randomMappings(rng, { vips: new Map(vips) }, mappable, unmappable);
+      row['health_check'] = ['named-uuid', 'hc'];
+      return {
+        kind,
+        ops: [
+          { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip: rng.pick(vips)[0], options: randomHcOptions(rng) } },
+          { op: 'insert', table: 'Load_Balancer', row },
+        ],
+      };
+    }
     case 'lb-update': {
       const row = randomLb(rng);
       // Often only the VIPs: emptied (has_lb_vip flips) or new.
@@ -451,7 +506,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       // A router port's gateway MTU (some values ovn-northd does not take, a negative one) or
       // bypass set or cleared, keeping its other options; or a switch port's VLAN tag (which
       // counts on a localnet port facing a router port with an MTU).
-      const what = rng.weighted<'mtu' | 'bypass' | 'clear' | 'tag'>([['mtu', 2], ['bypass', 2], ['clear', 1], ['tag', lss.length > 0 ? 2 : 0]]);
+      const what = rng.weighted<'mtu' | 'bypass' | 'clear' | 'tag'>([['mtu', 2], ['bypass', 2], ['clear', 1], ['tag', lss.length > 0 ? 3 : 0]]);
       if (what === 'tag') {
         // Usually a tagged localnet port added beside a router port, else a tag changed.
         const localnets = [...db.rows('Logical_Switch_Port').values()].filter((r) => r['type'] === 'localnet').map((r) => r._uuid).sort();
@@ -466,6 +521,33 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       const mutations: unknown[] = [['options', 'delete', set([key])]];
       if (what !== 'clear') mutations.push(['options', 'insert', map(what === 'mtu' ? { gateway_mtu: randomMtu(rng) } : randomGatewayMtu(rng))]);
       return { kind, ops: [{ op: 'mutate', table: 'Logical_Router_Port', where: byUuid(rng.pick(lrps).uuid), mutations }] };
+    }
+    case 'hc-add': {
+      // A new health check (usually for one of the load balancer's VIPs), or one another load balancer has.
+      const lb = rng.pick(lbs);
+      if (hcs.length > 0 && rng.chance(0.2)) return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'insert', set([uuidAtom(rng.pick(hcs))])]] }] };
+      const lbRow = db.get('Load_Balancer', lb) as unknown as { vips: ReadonlyMap<string, string> };
+      const own = [...lbRow.vips.keys()];
+      const vip = own.length > 0 && rng.chance(0.8) ? rng.pick(own) : rng.pick(HC_VIPS);
+      const ops: unknown[] = [
+        { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip, options: randomHcOptions(rng) } },
+        { op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'insert', set([['named-uuid', 'hc']])]] },
+      ];
+      if (rng.chance(0.5)) ops.push({ op: 'update', table: 'Load_Balancer', where: byUuid(lb), row: { ip_port_mappings: randomMappings(rng, lbRow, mappable, unmappable) } });
+      return { kind, ops };
+    }
+    case 'hc-update':
+      return { kind, ops: [{ op: 'update', table: 'Load_Balancer_Health_Check', where: byUuid(rng.pick(hcs)), row: rng.chance(0.5) ? { vip: rng.pick(HC_VIPS) } : { options: randomHcOptions(rng) } }] };
+    case 'hc-del': {
+      // Unreferenced, the row is collected with it.
+      const lb = rng.pick(withHc);
+      const hc = rng.pick((db.get('Load_Balancer', lb) as unknown as { health_check: readonly Uuid[] }).health_check);
+      return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'delete', set([uuidAtom(hc)])]] }] };
+    }
+    case 'ipm-set': {
+      const lb = rng.chance(0.7) && withHc.length > 0 ? rng.pick(withHc) : rng.pick(lbs);
+      const row = db.get('Load_Balancer', lb) as unknown as { vips: ReadonlyMap<string, string> };
+      return { kind, ops: [{ op: 'update', table: 'Load_Balancer', where: byUuid(lb), row: { ip_port_mappings: randomMappings(rng, row, mappable, unmappable) } }] };
     }
     case 'lr-update': {
       const options: Record<string, string> = {};
@@ -507,6 +589,9 @@ const gatewaySeen = { cr: 0, distributedNat: 0 };
 /** Transactions after which a gateway MTU check existed: plain, with a bypass, on a distributed NAT rule, with a VLAN header. */
 const mtuSeen = { check: 0, bypass: 0, nat: 0, vlan: 0 };
 
+/** Transactions after which a Service_Monitor row existed, and one showed a status. */
+const svcSeen = { monitors: 0, status: 0, offline: 0 };
+
 function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
   const fx = nbFixture(() => rng.uuid());
@@ -514,7 +599,7 @@ function runSequence(seed: number): string | undefined {
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
   const counter = { n: 0 };
   for (let i = 0; i < TXNS; i++) {
-    const txn = randomTxn(rng, fx.db, counter);
+    const txn = randomTxn(rng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
@@ -527,6 +612,12 @@ function runSequence(seed: number): string | undefined {
       const updates = new Map<string, ChassisOwnedColumns | undefined>();
       for (const name of rng.subset(ports, 2)) updates.set(name, rng.chance(0.7) ? { chassis: [rng.uuid()], up: [rng.chance(0.5)] } : undefined);
       sbDelta = northd.setChassisOwned(fx.db, updates);
+    } else if (txn.kind === 'svc-status') {
+      // A chassis's probes report some rows' health (or clear it); a report for no row is ignored.
+      const rows = [...(northd.view().get('Service_Monitor')?.keys() ?? []), rng.uuid()];
+      const updates = new Map<Uuid, string | undefined>();
+      for (const uuid of rng.subset(rows, 2)) updates.set(uuid, rng.weighted<string | undefined>([['online', 3], ['offline', 3], ['error', 1], [undefined, 1]]));
+      sbDelta = northd.setServiceMonitorStatus(fx.db, updates);
     } else {
       let delta;
       try {
@@ -547,7 +638,14 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 55)) mtuSeen.bypass++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_input' && f.priority === 160)) mtuSeen.nat++;
     if (flows.some((f) => stageOf(f) === 'lr_in_admission' && /check_pkt_larger\((1418|1518|9018)\)/.test(f.actions))) mtuSeen.vlan++;
-    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned())));
+    const monitors = [...(northd.view().get('Service_Monitor')?.values() ?? [])] as unknown as sb.Service_Monitor[];
+    if (monitors.length > 0) svcSeen.monitors++;
+    if (monitors.some((m) => m.status.length > 0)) svcSeen.status++;
+    if (monitors.some((m) => m.status[0] === 'offline')) svcSeen.offline++;
+    for (const uuid of northd.serviceMonitorStatus().keys()) {
+      if (northd.view().get('Service_Monitor')?.has(uuid) !== true) return `txn ${i} (${txn.kind}): a status is kept for Service_Monitor ${uuid}, which does not exist`;
+    }
+    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned()), new Map(northd.serviceMonitorStatus())));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     for (const [k, key] of keysOf(northd.view())) {
       const old = beforeKeys.get(k);
@@ -581,5 +679,7 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(gatewaySeen.cr >= SEQUENCES && gatewaySeen.distributedNat >= SEQUENCES / 10, 'distributed gateway ports (and distributed NAT on them) were exercised');
     t.comment(`transactions with gateway MTU checks: ${mtuSeen.check}, with a bypass: ${mtuSeen.bypass}, on distributed NAT: ${mtuSeen.nat}, with a VLAN header: ${mtuSeen.vlan}`);
     t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
+    t.comment(`transactions with a Service_Monitor row: ${svcSeen.monitors}, with a status shown: ${svcSeen.status}, with one offline: ${svcSeen.offline}`);
+    t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
   }
 });

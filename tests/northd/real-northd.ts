@@ -12,8 +12,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Northd, SbView } from '../../northd/index.js';
 import { createNorthd } from '../../northd/index.js';
-import type { ColumnType, Value } from '../../ovsdb/index.js';
-import { parseDatabaseSchema, valueToJson } from '../../ovsdb/index.js';
+import type { ColumnType, Row, Value } from '../../ovsdb/index.js';
+import { Database, parseDatabaseSchema, valueToJson } from '../../ovsdb/index.js';
+import type { SbTxnOutcome } from '../../server/chassis-store.js';
+import { applySbTxn, chassisSchema } from '../../server/chassis-store.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { dumpReal } from '../helpers/differential.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
@@ -72,6 +74,12 @@ export interface RealSandbox {
   sbList(table: string): Promise<Record<string, unknown>[]>;
   /** ovn-sbctl with these arguments against the real SB. */
   sbctl(args: readonly string[]): Promise<string>;
+  /**
+   * One chassis transaction on our side, through the rules a chassis writes by
+   * (server/chassis-store.ts, as the SB door and the agent stream apply them), its reports
+   * then handed to our northd.
+   */
+  chassisTxn(ops: readonly unknown[]): SbTxnOutcome;
 }
 
 /** The ops that turn our NB's copy `before` into `after` (real NB dumps), keeping row UUIDs. */
@@ -138,6 +146,8 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     mirrored = now;
     if (ops.length > 0) northd.apply(fx.db, fx.run(ops));
   };
+  const chassisStore = new Database(chassisSchema());
+  let chassisUuids = 0;
   const nbDb = `--db=unix:${nbServer.socketPath}`;
   // ovn-northd writes NB_Global once it starts: wait for it, then mirror that first state.
   await execFileAsync('ovn-nbctl', [nbDb, `--timeout=${WAIT_TIMEOUT_S}`, '--wait=sb', 'sync']);
@@ -158,6 +168,17 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     },
     async sbctl(args: readonly string[]): Promise<string> {
       return (await execFileAsync('ovn-sbctl', [`--db=unix:${sbServer.socketPath}`, ...args])).stdout;
+    },
+    chassisTxn(ops: readonly unknown[]): SbTxnOutcome {
+      const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
+      const out = applySbTxn(chassisStore, [...ops], {
+        newUuid: () => `00000000-0000-4000-8000-${(++chassisUuids).toString(16).padStart(12, '0')}`,
+        portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
+      });
+      if (out.kind !== 'committed') return out;
+      if (out.ports.size > 0) northd.setChassisOwned(fx.db, out.ports);
+      if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
+      return out;
     },
   };
 }

@@ -4,6 +4,7 @@
 // late; then three central nodes with compaction and a restart. Views compared as canonical text.
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { Packr } from 'msgpackr';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import type { Entry } from '../../cluster/types.js';
@@ -18,7 +19,7 @@ import { CentralNode as Central } from '../../server/central-node.js';
 import { encodeCommand, nbTxn } from '../../server/commands.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthboundClient, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
-import { NorthdProjection } from '../../server/northd-projection.js';
+import { NorthdProjection, decodeNorthdHistory, encodeNorthdHistory } from '../../server/northd-projection.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
@@ -200,6 +201,17 @@ t.test('determinism across restore: never restarted, restored mid-way, from scra
   }
   t.ok(restoredWithKeys > SEQUENCES / 2, `most sequences end with ports (${restoredWithKeys}/${SEQUENCES})`);
   t.pass(`${SEQUENCES} sequences of ${TXNS} transactions agree`);
+});
+
+t.test('northd history: Service_Monitor statuses round-trip; a format 1 history (from before them) still restores', async (t) => {
+  const h = {
+    datapathKeys: [['00000000-0000-4000-8000-000000000001', 1]] as const, portKeys: [['00000000-0000-4000-8000-000000000002', 'vm1', 1]] as const,
+    chassisOwned: [['vm1', { up: [true] }]] as const, serviceMonitorStatus: [['00000000-0000-4000-8000-000000000003', 'offline']] as const,
+  };
+  t.same(decodeNorthdHistory(encodeNorthdHistory(h)), h);
+  const v1 = new Packr({ useRecords: false }).pack([1, h.datapathKeys, h.portKeys, [['vm1', [['up', [true]]]]]]);
+  t.same(decodeNorthdHistory(v1), { ...h, serviceMonitorStatus: [] }, 'format 1: no statuses');
+  t.throws(() => decodeNorthdHistory(new Packr({ useRecords: false }).pack([2, [], [], []])), /unknown format/, 'format 2 has five parts');
 });
 
 t.test('a port deleted and added again after a restore takes the lowest free key, as elsewhere', async (t) => {
