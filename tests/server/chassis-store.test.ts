@@ -137,7 +137,7 @@ t.test('a chassis claims a virtual port with its virtual_parent (pinctrl) and re
   t.match(log.sb(registerChassis('hv1', '192.0.2.1')), { kind: 'committed' });
   const hv1 = chassisUuid(a, 'hv1');
   const resolve = (r: Replica): string[] => [...(r.projection.view().get('Logical_Flow')?.values() ?? [])]
-    .filter((f) => (f as { match: string }).match === 'outport == "lr0-sw0" && reg0 == 10.0.0.100').map((f) => (f as { actions: string }).actions);
+    .map((f) => f as unknown as { match: string; actions: string }).filter((f) => f.match === 'outport == "lr0-sw0" && reg0 == 10.0.0.100').map((f) => f.actions);
   t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'unclaimed: the router asks for the VIP');
 
   // pinctrl's claim: chassis and virtual_parent, by the row's UUID.
