@@ -220,8 +220,25 @@ export function createNorthd(history?: NorthdHistory): Northd {
     for (const name of gone) if (!kept.has(name)) owned.delete(name);
     return delta;
   };
+  /**
+   * A switch port turning virtual, or ceasing to be, is a new binding too (ovn-northd deletes
+   * and recreates its Port_Binding): what a chassis reported for it is forgotten before the
+   * run, so no claim of a VIF survives as a claim of a VIP, nor the other way round.
+   */
+  const forgetVirtualTypeChanges = (delta: DbDelta): ReadonlySet<string> | undefined => {
+    let names: Set<string> | undefined;
+    for (const c of delta.changes) {
+      if (c.table !== 'Logical_Switch_Port' || c.kind !== 'modify') continue;
+      const was = c.old as unknown as { name: string; type: string };
+      const now = c.new as unknown as { name: string; type: string };
+      if ((was.type === 'virtual') === (now.type === 'virtual') || !owned.has(now.name)) continue;
+      owned.delete(now.name);
+      (names ??= new Set()).add(now.name);
+    }
+    return names;
+  };
   return {
-    apply: (nb, delta) => forgetDeleted(run(nb, delta, undefined)),
+    apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined)),
     setChassisOwned(nb, updates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);

@@ -586,6 +586,7 @@ function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logi
     dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
     hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
     routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
+    virtualLookup: p.virtual === undefined ? undefined : { port: (name) => src.ports.byName.get(name), routerPorts: (d) => routerPortsOf(src, d) },
   });
 }
 
@@ -684,6 +685,9 @@ class Dirty {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
   }
   regen(data: LflowsData, src: Sources, out: FlowChanges): void {
+    // A virtual port's flows read its parents (their switch, NB row, addresses and, through the
+    // parent's switch, its router ports): whatever regenerates a parent regenerates them too.
+    for (const name of [...this.ports]) for (const v of src.ports.virtualRefs.get(name) ?? []) this.ports.add(v);
     for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
     for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
     for (const pair of [...this.acls].sort()) {

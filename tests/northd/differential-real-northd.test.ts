@@ -1082,3 +1082,81 @@ t.test('(q) load balancer health checks: Service_Monitor rows, backends by statu
   await compareWithReal(t, real);
   t.same(ours<sb.Service_Monitor>(real.northd.view(), 'Service_Monitor').filter((r) => r.logical_port === 'vm3').map((r) => r.status), [[]], 'a new row: no status');
 });
+
+t.test('(r) virtual ports: VIPs (IPv4, IPv6) with parents, claimed through a parent, moved, released', { skip }, async (t) => {
+  // vip4 lists vm1 and vm3 (sw1), vm2 (another switch: no flow) and a name no port has; vip6
+  // an IPv6 VIP; vbad a VIP that does not parse and vnone no parents (no flows for either).
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lsp-add', 'sw1', 'vip4', '--', 'lsp-set-type', 'vip4', 'virtual', '--', 'lsp-set-addresses', 'vip4', '00:00:00:00:01:64 10.0.1.100',
+      '--', 'lsp-set-options', 'vip4', 'virtual-ip=10.0.1.100', 'virtual-parents=vm1,vm3,vm2,ghost'],
+    ['lsp-add', 'sw1', 'vip6', '--', 'lsp-set-type', 'vip6', 'virtual', '--', 'lsp-set-options', 'vip6', 'virtual-ip=fd00:1::64', 'virtual-parents=vm1,,vm3'],
+    ['lsp-add', 'sw1', 'vbad', '--', 'lsp-set-type', 'vbad', 'virtual', '--', 'lsp-set-options', 'vbad', 'virtual-ip=10.0.1.010', 'virtual-parents=vm1'],
+    ['lsp-add', 'sw1', 'vnone', '--', 'lsp-set-type', 'vnone', 'virtual', '--', 'lsp-set-options', 'vnone', 'virtual-ip=10.0.1.102'],
+  ]);
+  const flowsOf = (stageName: string): sb.Logical_Flow[] =>
+    ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.external_ids.get('stage-name') === stageName);
+  const binds = (): string[] => flowsOf('ls_in_arp_rsp').filter((f) => f.actions.startsWith('bind_vport(')).map((f) => `${f.tags.get('in_out_port') ?? ''}: ${f.actions}`).sort();
+  t.same(binds(), [
+    'vm1: bind_vport("vip4", inport); next;', 'vm1: bind_vport("vip6", inport); next;',
+    'vm3: bind_vport("vip4", inport); next;', 'vm3: bind_vport("vip6", inport); next;',
+  ], 'a bind_vport flow per parent on the same switch, for each VIP that parses');
+  const resolve = (ip: string): string[] => flowsOf('lr_in_arp_resolve').filter((f) => f.match.endsWith(` == ${ip}`)).map((f) => `${f.match}: ${f.actions}`);
+  t.same(resolve('10.0.1.100'), ['outport == "lr0-sw1" && reg0 == 10.0.1.100: eth.dst = 00:00:00:00:00:00; next;'], 'unclaimed: the router asks for the VIP');
+
+  // The real ovn-trace on both SBs: a gratuitous ARP for the VIP from vm1 binds vip4.
+  const garp = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == ff:ff:ff:ff:ff:ff && arp.op == 1 && arp.sha == 00:00:00:00:01:0a && arp.spa == 10.0.1.100 && arp.tha == 00:00:00:00:00:00 && arp.tpa == 10.0.1.100';
+  const ourSb = await realSbOf(t, real.northd.view());
+  const garpTrace = await ovnTrace(ourSb.socketPath, 'sw1', garp);
+  t.equal(garpTrace, await ovnTrace(real.sbSocket, 'sw1', garp), 'ovn-trace: the same verdict for a GARP of the VIP');
+  const detailed = await ovnTrace(ourSb.socketPath, 'sw1', garp, ['--detailed']);
+  t.match(detailed, /ls_in_arp_rsp[^\n]*\n\s*bind_vport\("vip4", inport\);/, `the GARP binds vip4 on our flows:\n${detailed}`);
+
+  // A chassis claims vip4 through vm1 and vip6 through vm3, as the agent's pinctrl does: in the
+  // real SB with ovn-sbctl, in ours as a chassis report.
+  // (With the features an ovn-controller 23.03 reports: without them ovn-northd would fall back
+  // to flows for older chassis.)
+  await real.sbctl(['chassis-add', 'hv1', 'geneve', '127.0.0.1', '--', 'set', 'Chassis', 'hv1',
+    'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ct-lb-related=true']);
+  const hv1 = (await real.sbctl(['--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1'])).trim();
+  const claim = async (port: string, parent: string | undefined, chassis: boolean): Promise<void> => {
+    await real.sbctl(['set', 'Port_Binding', port, `virtual_parent=${parent === undefined ? '[]' : `"${parent}"`}`, `chassis=${chassis ? hv1 : '[]'}`]);
+    real.northd.setChassisOwned(real.fx.db, new Map([[port, { chassis: chassis ? [hv1] : [], virtual_parent: parent === undefined ? [] : [parent] }]]));
+    await real.nbctl(['sync']);
+  };
+  await claim('vip4', 'vm1', true);
+  await claim('vip6', 'vm3', true);
+  await compareWithReal(t, real);
+  t.same(resolve('10.0.1.100'), ['outport == "lr0-sw1" && reg0 == 10.0.1.100: eth.dst = 00:00:00:00:01:0a; next;'], 'claimed: the VIP resolves to the parent\'s MAC');
+  t.same(resolve('fd00:1::64'), ['outport == "lr0-sw1" && xxreg0 == fd00:1::64: eth.dst = 00:00:00:00:01:0b; next;'], 'IPv6 too');
+  // The VIP moves to vm3; vm3's addresses change; a parent set without a chassis is unclaimed.
+  await claim('vip4', 'vm3', true);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-set-addresses', 'vm3', '00:00:00:00:01:0c 10.0.1.11']);
+  await compareWithReal(t, real);
+  t.same(resolve('10.0.1.100'), ['outport == "lr0-sw1" && reg0 == 10.0.1.100: eth.dst = 00:00:00:00:01:0c; next;'], 'the parent\'s new MAC');
+  await claim('vip4', 'vm3', false);
+  await compareWithReal(t, real);
+  // The bound parent deleted (no resolve flow), then the parents and the VIP edited, the router
+  // port's networks changed, a port turning virtual and back.
+  await claim('vip4', 'vm1', true);
+  await real.nbctl(['lsp-del', 'vm1']);
+  await compareWithReal(t, real);
+  t.same(resolve('10.0.1.100'), [], 'no resolve flow while the bound parent is gone');
+  // (Added again, vm1 takes the lowest free tunnel key here, the next after the last in OVN.)
+  await real.nbctl(['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0d 10.0.1.10']);
+  await compareWithReal(t, real, { portKeys: false });
+  await real.nbctl(['lsp-set-options', 'vip4', 'virtual-ip=10.0.2.100', 'virtual-parents=vm3,vm2']);
+  await compareWithReal(t, real, { portKeys: false });
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'networks="10.0.1.1/24","10.0.2.101/24","fd00:1::1/64"']);
+  await compareWithReal(t, real, { portKeys: false });
+  // A claimed port that stops being virtual, and a VIF turning virtual, are new bindings: what
+  // the chassis wrote is gone (ovn-northd recreates the row), so vip6 is unclaimed again.
+  await real.nbctl(['lsp-set-options', 'vbad', 'virtual-ip=10.0.1.10', 'virtual-parents=vm3']);
+  await real.nbctl(['lsp-set-type', 'vip6', '']);
+  await compareWithReal(t, real, { portKeys: false });
+  await real.nbctl(['lsp-set-type', 'vip6', 'virtual']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.same(resolve('fd00:1::64'), ['outport == "lr0-sw1" && xxreg0 == fd00:1::64: eth.dst = 00:00:00:00:00:00; next;'], 'vip6 unclaimed again');
+  t.notOk(real.northd.chassisOwned().has('vip6'), 'its chassis report is forgotten');
+});

@@ -4,10 +4,11 @@
 // load balancers (on switches and routers, directly and through groups) with health checks and
 // ip_port_mappings, gateway chassis and HA chassis groups on router ports (distributed gateway
 // ports) and external switch ports, distributed NAT rules, gateway MTUs on router ports
-// (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), chassis claims
-// (Port_Binding.up) and the Service_Monitor status chassis report, the incrementally maintained
-// SB view equals a fresh recompute exactly, tunnel keys of live objects never change, and no
-// change (nor a chassis report) recomputes any node.
+// (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), virtual ports (virtual-ip,
+// virtual-parents, claims through a parent), chassis claims (Port_Binding.up) and the
+// Service_Monitor status chassis report, the incrementally maintained SB view equals a fresh
+// recompute exactly, tunnel keys of live objects never change, and no change (nor a chassis
+// report) recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
@@ -28,14 +29,14 @@ type Kind =
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
-  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set' | 'svc-status';
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set' | 'svc-status' | 'vport';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport',
 ];
 
 /** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
@@ -164,9 +165,37 @@ function randomPrefix(rng: Rng): string {
   return rng.pick([`10.${rng.int(1, 3)}.0.0/16`, `10.0.${rng.int(0, 3)}.0/24`, '0.0.0.0/0', `fd00:${rng.int(4, 6)}::/64`, `10.0.0.${rng.int(1, 9)}`, 'bad']);
 }
 
-function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unknown> {
-  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
+/** A virtual port's options: a VIP (in the generated networks, IPv6, or one that does not parse) and parents. */
+function randomVirtualOptions(rng: Rng, lsps: readonly string[]): Record<string, string> {
   const options: Record<string, string> = {};
+  if (rng.chance(0.9)) options['virtual-ip'] = rng.pick(['10.0.0.50', `192.168.${rng.int(1, 4)}.50`, `fd00:${rng.int(1, 3)}::50`, '10.0.0.050', 'bogus']);
+  if (rng.chance(0.9)) options['virtual-parents'] = [...rng.subset([...lsps, 'ghost'], 3), ...(rng.chance(0.2) ? [''] : [])].join(',');
+  return options;
+}
+
+/**
+ * A virtual port's ops: a port made virtual (or its options redone), now and then made a VIF
+ * again; at times its switch gets a router port on the VIPs' networks, so that routers resolve
+ * them. Its parents are mostly its neighbours on the switch.
+ */
+function virtualPortOps(vrng: Rng, db: Database, lsps: readonly { uuid: Uuid; name: string }[], lrs: readonly { name: string }[], n: number): unknown[] {
+  const p = vrng.pick(lsps);
+  const ls = [...db.rows('Logical_Switch').values()].find((r) => (r['ports'] as readonly Uuid[]).includes(p.uuid));
+  const siblings = lsps.filter((q) => q.uuid !== p.uuid && (ls?.['ports'] as readonly Uuid[] | undefined)?.includes(q.uuid) === true).map((q) => q.name);
+  const candidates = siblings.length > 0 && vrng.chance(0.8) ? siblings : lsps.map((q) => q.name);
+  const row = vrng.chance(0.15) ? { type: '' } : { type: 'virtual', options: map(randomVirtualOptions(vrng, candidates)) };
+  const ops: unknown[] = [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p.uuid), row }];
+  if (ls !== undefined && lrs.length > 0 && vrng.chance(0.4)) {
+    ops.push(...addLrp(vrng.pick(lrs).name, `vr${n}`, `0a:00:00:00:fe:${(n % 256).toString(16).padStart(2, '0')}`, ['10.0.0.1/24', '192.168.0.1/21', 'fd00::1/16']));
+    ops.push(...addLsp(ls['name'] as string, `vr${n}-ls`, { type: 'router', options: map({ 'router-port': `vr${n}` }), addresses: set(['router']) }));
+  }
+  return ops;
+}
+
+/** A switch port's columns; a virtual port's options come from `vrng`. */
+function randomLspColumns(rng: Rng, vrng: Rng, lrps: readonly string[], lsps: readonly string[]): Record<string, unknown> {
+  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
+  const options: Record<string, string> = type === 'virtual' ? randomVirtualOptions(vrng, lsps) : {};
   if (type === 'router' && lrps.length > 0 && rng.chance(0.8)) options['router-port'] = rng.pick(lrps);
   if (type === 'router' && rng.chance(0.2)) options['nat-addresses'] = rng.pick(['0a:00:00:00:00:09 172.16.0.9', 'router', 'bogus']);
   if (type === 'localnet') options['network_name'] = 'phys';
@@ -177,8 +206,12 @@ function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unk
   return row;
 }
 
-/** One random transaction's ops for the current database, or undefined when nothing fits. */
-function randomTxn(rng: Rng, db: Database, counter: { n: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
+/**
+ * One random transaction's ops for the current database, or undefined when nothing fits.
+ * Virtual ports draw from their own stream (`vrng`), so that adding them left the other kinds'
+ * choices (and the coverage counted below) as they were.
+ */
+function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
   if (rng.chance(0.08)) return { kind: 'claim', ops: [] };
   if (rng.chance(monitors > 0 ? 0.15 : 0.02)) return { kind: 'svc-status', ops: [] };
   const lss = names(db, 'Logical_Switch');
@@ -206,18 +239,19 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }, monitors: num
   const enabled = (p: { uuid: Uuid }): boolean => ((db.get('Logical_Switch_Port', p.uuid) as unknown as { enabled: readonly boolean[] }).enabled[0] ?? true);
   const mappable = lsps.filter(enabled).map((p) => p.name);
   const unmappable = [...lsps.filter((p) => !enabled(p)).map((p) => p.name), ...lrps.slice(0, 1).map((p) => p.name)];
+  if (lsps.length > 0 && vrng.chance(0.03)) return { kind: 'vport', ops: virtualPortOps(vrng, db, lsps, lrs, ++counter.v) };
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
-    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 0.7 : 0],
-    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.8 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
+    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 1 : 0],
+    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 1 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
     ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
     ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.45 : 0],
-    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.3 : 0],
+    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.4 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
     ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
@@ -238,11 +272,13 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }, monitors: num
       return { kind, ops: [] };
     case 'ls-add':
       return { kind, ops: [{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${n}` } }] };
+    case 'vport':
+      return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
     case 'lsp-add': {
       const ops: unknown[] = [];
-      for (let i = rng.int(1, 3); i > 0; i--) ops.push(...addLsp(rng.pick(lss).name, `p${n}-${i}`, randomLspColumns(rng, lrpNames)));
+      for (let i = rng.int(1, 3); i > 0; i--) ops.push(...addLsp(rng.pick(lss).name, `p${n}-${i}`, randomLspColumns(rng, vrng, lrpNames, lsps.map((p) => p.name))));
       return { kind, ops };
     }
     case 'lsp-del': {
@@ -251,7 +287,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }, monitors: num
     }
     case 'lsp-update': {
       const p = rng.pick(lsps);
-      const cols = randomLspColumns(rng, lrpNames);
+      const cols = randomLspColumns(rng, vrng, lrpNames, lsps.map((p) => p.name));
       const pickCols = rng.subset(Object.keys(cols), 3);
       const row: Record<string, unknown> = {};
       for (const c of pickCols) row[c] = cols[c];
@@ -588,18 +624,21 @@ const applied = new Map<Kind, number>();
 const gatewaySeen = { cr: 0, distributedNat: 0 };
 /** Transactions after which a gateway MTU check existed: plain, with a bypass, on a distributed NAT rule, with a VLAN header. */
 const mtuSeen = { check: 0, bypass: 0, nat: 0, vlan: 0 };
+/** Transactions after which a bind_vport flow existed, and a virtual port's VIP resolved to a parent's MAC. */
+const virtualSeen = { bind: 0, bound: 0, unbound: 0 };
 
 /** Transactions after which a Service_Monitor row existed, and one showed a status. */
 const svcSeen = { monitors: 0, status: 0, offline: 0 };
 
 function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
+  const vrng = new Rng(seed + 0x5eed0000);
   const fx = nbFixture(() => rng.uuid());
   const northd = createNorthd();
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
-  const counter = { n: 0 };
+  const counter = { n: 0, v: 0 };
   for (let i = 0; i < TXNS; i++) {
-    const txn = randomTxn(rng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+    const txn = randomTxn(rng, vrng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
@@ -611,6 +650,15 @@ function runSequence(seed: number): string | undefined {
       const ports = [...names(fx.db, 'Logical_Switch_Port').map((p) => p.name), 'ghost'];
       const updates = new Map<string, ChassisOwnedColumns | undefined>();
       for (const name of rng.subset(ports, 2)) updates.set(name, rng.chance(0.7) ? { chassis: [rng.uuid()], up: [rng.chance(0.5)] } : undefined);
+      // A virtual port claimed through one of its parents (or another port), maybe without a
+      // chassis, or released.
+      const vports = [...fx.db.rows('Logical_Switch_Port').values()].filter((r) => r.type === 'virtual').map((r) => r as unknown as { name: string; options: ReadonlyMap<string, string> });
+      if (vports.length > 0 && vrng.chance(0.7)) {
+        const v = vrng.pick(vports);
+        const parents = (v.options.get('virtual-parents') ?? '').split(',').filter((x) => x !== '');
+        const parent = parents.length > 0 && vrng.chance(0.8) ? vrng.pick(parents) : vrng.pick(ports);
+        updates.set(v.name, vrng.chance(0.85) ? { chassis: vrng.chance(0.85) ? [vrng.uuid()] : [], virtual_parent: [parent], up: [true] } : undefined);
+      }
       sbDelta = northd.setChassisOwned(fx.db, updates);
     } else if (txn.kind === 'svc-status') {
       // A chassis's probes report some rows' health (or clear it); a report for no row is ignored.
@@ -638,6 +686,9 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 55)) mtuSeen.bypass++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_input' && f.priority === 160)) mtuSeen.nat++;
     if (flows.some((f) => stageOf(f) === 'lr_in_admission' && /check_pkt_larger\((1418|1518|9018)\)/.test(f.actions))) mtuSeen.vlan++;
+    if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.startsWith('bind_vport('))) virtualSeen.bind++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && f.actions === 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.unbound++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && /== (10\.0\.0|192\.168\.[1-4]|fd00:[1-3]:)[.:]50$/.test(f.match) && f.actions !== 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.bound++;
     const monitors = [...(northd.view().get('Service_Monitor')?.values() ?? [])] as unknown as sb.Service_Monitor[];
     if (monitors.length > 0) svcSeen.monitors++;
     if (monitors.some((m) => m.status.length > 0)) svcSeen.status++;
@@ -681,5 +732,7 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
     t.comment(`transactions with a Service_Monitor row: ${svcSeen.monitors}, with a status shown: ${svcSeen.status}, with one offline: ${svcSeen.offline}`);
     t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
+    t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
+    t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
 });

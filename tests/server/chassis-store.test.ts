@@ -213,3 +213,39 @@ t.test('Service_Monitor.status is the one column of the table a chassis writes; 
   t.equal(a.projection.serviceMonitorStatus().size, 1, 'only vm1\'s status is kept');
   t.same([...b.projection.serviceMonitorStatus()], [...a.projection.serviceMonitorStatus()]);
 });
+
+t.test('a chassis claims a virtual port with its virtual_parent (pinctrl) and releases it (the binding planner); northd follows', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  t.match(log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]), { kind: 'committed' });
+  t.match(log.nb([
+    { op: 'insert', table: 'Logical_Router', 'uuid-name': 'r', row: { name: 'lr0', ports: ['named-uuid', 'rp'] } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'rp', row: { name: 'lr0-sw0', mac: '00:00:00:00:ff:01', networks: '10.0.0.1/24' } },
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'p'], ['named-uuid', 'v'], ['named-uuid', 'rl']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.11' } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'v', row: { name: 'vip', type: 'virtual', options: ['map', [['virtual-ip', '10.0.0.100'], ['virtual-parents', 'vm1']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'rl', row: { name: 'sw0-lr0', type: 'router', addresses: 'router', options: ['map', [['router-port', 'lr0-sw0']]] } },
+  ]), { kind: 'committed' });
+  t.match(log.sb(registerChassis('hv1', '192.0.2.1')), { kind: 'committed' });
+  const hv1 = chassisUuid(a, 'hv1');
+  const resolve = (r: Replica): string[] => [...(r.projection.view().get('Logical_Flow')?.values() ?? [])]
+    .map((f) => f as unknown as { match: string; actions: string }).filter((f) => f.match === 'outport == "lr0-sw0" && reg0 == 10.0.0.100').map((f) => f.actions);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'unclaimed: the router asks for the VIP');
+
+  // pinctrl's claim: chassis and virtual_parent, by the row's UUID.
+  const vipUuid = pb(a, 'vip')?._uuid as string;
+  const claim = log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]]], row: { chassis: ['uuid', hv1], virtual_parent: 'vm1' } }]);
+  t.match(claim, { kind: 'committed', results: [{ count: 1 }] });
+  t.same(pb(a, 'vip')?.virtual_parent, ['vm1'], 'virtual_parent is a column a chassis writes');
+  t.same(pb(a, 'vip')?.chassis, [hv1]);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:01; next;'], 'claimed: the VIP resolves to the parent\'s MAC');
+  // The planner's claim is conditional on virtual_parent: a stale one matches nothing.
+  t.match(log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]], ['virtual_parent', '==', 'vm9']], row: { up: true } }]), { kind: 'committed', results: [{ count: 0 }] });
+  // The planner's release, conditional on being bound here.
+  const release = log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]], ['chassis', '==', ['uuid', hv1]]], row: { chassis: ['set', []], up: false, encap: ['set', []], virtual_parent: ['set', []] } }]);
+  t.match(release, { kind: 'committed', results: [{ count: 1 }] });
+  t.same([pb(a, 'vip')?.chassis, pb(a, 'vip')?.virtual_parent], [[], []]);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'released: unclaimed again');
+  t.same([...b.projection.portBindings()], [...a.projection.portBindings()], 'replicas agree');
+});
