@@ -18,6 +18,8 @@
 //     destination.
 //   put_nd_ra_opts (paused, not implemented here): a resume with the result bit clear, so the
 //     pipeline goes on as if there were no answer instead of stalling.
+//   handle_svc_check: nothing to send; the reply of a load balancer backend to a health check
+//     (svc-probe.ts reads it) goes to the health-check monitors.
 //
 // Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
 
@@ -35,6 +37,7 @@ import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
 import type { LearnedBinding } from './mac-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
 import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
+import { parseSvcReply, type SvcReply } from './svc-probe.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
 const OFPR_ACTION = 1;
@@ -56,6 +59,7 @@ export type PacketInDecision =
       readonly detail?: string;
     }
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
+  | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason; readonly message: string };
 
 const ignored = (reason: IgnoreReason, message: string, opcode?: number): PacketInDecision =>
@@ -98,6 +102,10 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     case ACTION_OPCODE.PUT_ARP:
     case ACTION_OPCODE.PUT_ND:
       return learnBinding(pin, opcode);
+    case ACTION_OPCODE.HANDLE_SVC_CHECK: {
+      const reply = parseSvcReply(pin);
+      return isPacketError(reply) ? ignored('bad_packet', `handle_svc_check: ${reply.message}`, opcode) : { kind: 'svc_check', opcode, reply };
+    }
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
     case ACTION_OPCODE.PUT_DHCPV6_OPTS:

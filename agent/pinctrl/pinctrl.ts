@@ -5,6 +5,9 @@
 // Packet-ins are best effort, as in ovn-controller: an answer the channel refuses (disconnected,
 // or its send buffer full) is counted and dropped, never queued; the switch will send the next
 // packet. Only MAC bindings wait, in the writer's bounded table.
+//
+// It also runs this chassis's load balancer health checks (svc-monitors.ts): the SB rows come in
+// through serviceMonitorsChanged, the backends' replies through handle_svc_check packet-ins.
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
@@ -19,11 +22,15 @@ import { decidePacketIn, emptyPacketInContext, opcodeName, type IgnoreReason, ty
 import {
   MacBindingWriter, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,
 } from './mac-binding-writer.js';
+import type { ReplyOutcome, SvcMonitorSpec } from './svc-monitor-table.js';
+import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
 export interface PinctrlChannel {
   send(msg: OfMessage): void;
+  /** False while the channel cannot send (health checks wait); absent means always ready. */
+  readonly isReady?: boolean;
 }
 
 export interface PinctrlOptions {
@@ -46,6 +53,8 @@ export interface PinctrlOptions {
   readonly portKeys?: (logicalPort: string) => PortKeys | undefined;
   /** Milliseconds of a monotonic clock (held packets time out); performance.now by default. */
   readonly nowMs?: () => number;
+  /** Limits of the health checks (monitorsMax, probesInFlightMax) and of their status writer. */
+  readonly serviceMonitors?: Pick<SvcMonitorsOptions, 'limits' | 'writer'>;
 }
 
 export interface PortKeys {
@@ -65,6 +74,7 @@ export interface MacBindingRow {
 export type PacketInOutcome =
   | { readonly kind: 'sent'; readonly opcode: number; readonly message: OfMessage; readonly result?: boolean }
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
+  | { readonly kind: 'svc_checked'; readonly opcode: number; readonly outcome: ReplyOutcome }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
 export interface PinctrlStats {
@@ -99,6 +109,8 @@ export class Pinctrl {
   private readonly buffers = new BufferedPackets();
   private readonly portKeys: ((logicalPort: string) => PortKeys | undefined) | undefined;
   private readonly nowMs: () => number;
+  /** The health checks this chassis runs (their stats are its stats). */
+  readonly serviceMonitors: SvcMonitors;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -114,6 +126,12 @@ export class Pinctrl {
       ...(options.random === undefined ? {} : { random: options.random }),
       ...options.macBindings,
       ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
+    });
+    this.serviceMonitors = new SvcMonitors({
+      channel: options.channel, sb: options.sb, ...options.serviceMonitors,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.random === undefined ? {} : { random: options.random }),
+      ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
     });
     this.stats = {
       packetIns: 0, packetOuts: 0, resumes: 0, learned: 0,
@@ -137,6 +155,8 @@ export class Pinctrl {
         this.stats.learned++;
         return { kind: 'learned', opcode: d.opcode, put };
       }
+      case 'svc_check':
+        return { kind: 'svc_checked', opcode: d.opcode, outcome: this.serviceMonitors.handleReply(d.reply) };
       case 'packet_out':
       case 'resume': {
         try {
@@ -195,6 +215,11 @@ export class Pinctrl {
     return sent;
   }
 
+  /** The Service_Monitor rows this chassis probes now (serviceMonitorSpecs of the SB view). */
+  serviceMonitorsChanged(specs: readonly SvcMonitorSpec[], skipped: readonly string[] = []): void {
+    this.serviceMonitors.sync(specs, skipped);
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -205,8 +230,9 @@ export class Pinctrl {
     return this.writer.pendingN;
   }
 
-  /** Stops the writer's timer; bindings still waiting are not written. */
+  /** Stops the writers' and the health checks' timers; what still waits is not written. */
   close(): void {
     this.writer.close();
+    this.serviceMonitors.close();
   }
 }
