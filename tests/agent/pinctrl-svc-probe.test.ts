@@ -3,7 +3,8 @@
 // through handle_svc_check are read the way pinctrl_handle_svc_check reads them.
 // Method: expected frames written out in hex from pinctrl.c's rules (checksums computed apart
 // from the agent's code), parsed back with packet.ts; replies built with the codec and handed to
-// decidePacketIn with the userdata our compiler gives handle_svc_check(inport).
+// decidePacketIn with the userdata our compiler gives handle_svc_check(inport); seeded mangled
+// replies (OVNTS_SEED replays one) must give a reply or a typed error, never a throw.
 
 import t from 'tap';
 import { ACTION_OPCODE, MLF, OFTABLE } from '../../agent/compile/tables.js';
@@ -16,7 +17,10 @@ import {
   isPacketError, parseFrame, parseIpv4, parseTcp, tcpChecksumOk, udp6ChecksumOk, udpChecksumOk, type Frame,
 } from '../../agent/pinctrl/packet.js';
 import { composeTcpProbe, composeUdpProbe, parseSvcReply, probePacketOut, type IpAddr, type ProbeTarget } from '../../agent/pinctrl/svc-probe.js';
+import { Rng } from '../helpers/seeded-rng.js';
 import { controllerUserdata, full, hex } from './pinctrl-fixtures.js';
+
+const seed = Number(process.env.OVNTS_SEED ?? 4141);
 
 const v4 = (s: string): IpAddr => ({ kind: 'ipv4', v: parseIpv4(s) as number });
 const v6 = (s: string): IpAddr => ({ kind: 'ipv6', v: parseIpv6(s) as bigint });
@@ -146,4 +150,30 @@ t.test('anything else is ignored as a bad packet', async (t) => {
   t.match(decidePacketIn(pin(tcpReply(TCP_FLAG.ACK, 1, 2).subarray(0, 40))), { kind: 'ignored', reason: 'bad_packet' }, 'a truncated TCP header');
   const arp = buildEthernet({ dst: SVC_MAC, src: VM_MAC, ethType: ETH_TYPE.ARP }, Buffer.alloc(28));
   t.match(decidePacketIn(pin(arp)), { kind: 'ignored', reason: 'bad_packet' }, 'not IP');
+});
+
+t.test(`mangled replies never throw: a reply or a typed error (seed ${seed})`, async (t) => {
+  const rng = new Rng(seed);
+  const quoted4 = composeUdpProbe(udpTarget4, 50000).subarray(14);
+  const valid = [
+    tcpReply(TCP_FLAG.SYN | TCP_FLAG.ACK, 1, 2), tcpReply(TCP_FLAG.RST, 1, 2), icmp4Unreach(3, quoted4),
+    composeTcpProbe(target6, { srcPort: 80, flags: TCP_FLAG.SYN | TCP_FLAG.ACK, seq: 1, ack: 2 }),
+  ];
+  const kinds = new Map<string, number>();
+  const bad: string[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const b = Buffer.from(rng.pick(valid));
+    for (let n = rng.int(0, 4); n > 0 && b.length > 0; n--) b[rng.int(0, b.length - 1)] = rng.int(0, 255);
+    const packet = rng.chance(0.3) ? b.subarray(0, rng.int(0, b.length)) : b;
+    try {
+      const r = parseSvcReply(pin(packet));
+      const k = isPacketError(r) ? r.error : r.kind;
+      kinds.set(k, (kinds.get(k) ?? 0) + 1);
+      if (!isPacketError(r) && (r.port > 0xffff || r.ip === '')) bad.push(`out of range: ${JSON.stringify(r)}`);
+    } catch (e) {
+      bad.push(`${packet.toString('hex')}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  t.same(bad.slice(0, 3), []);
+  t.ok((kinds.get('tcp') ?? 0) > 0 && (kinds.get('port_unreachable') ?? 0) > 0 && (kinds.get('truncated') ?? 0) > 0, `replies and errors both came up: ${JSON.stringify([...kinds])}`);
 });
