@@ -1,7 +1,8 @@
 // The agent's copy of the Southbound rows it was sent, with the indexes the flow side reads:
 // ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
 // member; logical flows and load balancers by datapath and datapath group; MAC bindings by
-// port; DNS rows by datapath (for pinctrl's dns_lookup; no flow reads them). apply() folds one
+// port; DNS rows by datapath (for pinctrl's dns_lookup; no flow reads them); Service_Monitor
+// rows, unindexed (pinctrl's health checks scan them; no flow reads them). apply() folds one
 // SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
 // the flow engine derives its dirty sets from that list and nothing else.
 
@@ -68,7 +69,7 @@ class Multi {
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
-  'Load_Balancer',
+  'Load_Balancer', 'Service_Monitor',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 

@@ -21,6 +21,8 @@
 //   bind_vport: the virtual port's tunnel key (32 bits, big-endian); the parent is reg14, the
 //     datapath metadata. Nothing goes back to the switch: the claim (this chassis, the parent as
 //     virtual_parent) is written to the SB by the vport writer.
+//   handle_svc_check: nothing to send; the reply of a load balancer backend to a health check
+//     (svc-probe.ts reads it) goes to the health-check monitors.
 //
 // Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
 
@@ -39,6 +41,7 @@ import type { LearnedBinding } from './mac-binding-writer.js';
 import type { VportBinding } from './vport-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
 import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
+import { parseSvcReply, type SvcReply } from './svc-probe.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
 const OFPR_ACTION = 1;
@@ -61,6 +64,7 @@ export type PacketInDecision =
     }
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
   | { readonly kind: 'bind_vport'; readonly opcode: number; readonly binding: VportBinding }
+  | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason; readonly message: string };
 
 const ignored = (reason: IgnoreReason, message: string, opcode?: number): PacketInDecision =>
@@ -103,6 +107,10 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     case ACTION_OPCODE.PUT_ARP:
     case ACTION_OPCODE.PUT_ND:
       return learnBinding(pin, opcode);
+    case ACTION_OPCODE.HANDLE_SVC_CHECK: {
+      const reply = parseSvcReply(pin);
+      return isPacketError(reply) ? ignored('bad_packet', `handle_svc_check: ${reply.message}`, opcode) : { kind: 'svc_check', opcode, reply };
+    }
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
     case ACTION_OPCODE.BIND_VPORT: {

@@ -1,6 +1,6 @@
 // The agent's packet-in handlers (OVN's pinctrl): the Pinctrl service the runtime wires to its
-// OpenFlow channel and SB stream, the pure decision it is built on, and the MAC-binding and
-// virtual port claim writers.
+// OpenFlow channel and SB stream, the pure decision it is built on, the MAC-binding and
+// virtual port claim writers, and the load balancer health checks.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
 export { sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
@@ -9,6 +9,9 @@ export { BufferedPackets, bufferLimits, hopKey } from './buffered-packets.js';
 export {
   decidePacketIn, emptyPacketInContext, ignoreReasons, opcodeName, type IgnoreReason, type PacketInContext, type PacketInDecision,
 } from './handlers.js';
+export { serviceMonitorSpecs, type SvcMonitorLookups, type SvcMonitorSpecs } from './svc-monitor-specs.js';
+export { SvcMonitors, type SvcMonitorStats } from './svc-monitors.js';
+export { svcMonitorDefaults, svcMonitorLimits, type SvcMonitorLimits, type SvcMonitorSpec, type SvcStatus } from './svc-monitor-table.js';
 export {
   MacBindingWriter, macBindingBatchMax, macBindingPendingMax, multicastDelayMsMax,
   type LearnedBinding, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,

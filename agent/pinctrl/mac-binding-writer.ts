@@ -44,7 +44,7 @@ export interface WriterTimers {
   clearTimeout(handle: unknown): void;
 }
 
-const realTimers: WriterTimers = {
+export const realTimers: WriterTimers = {
   now: () => performance.now(),
   setTimeout: (f, ms) => {
     const h = setTimeout(f, ms);

@@ -1,6 +1,6 @@
 // The packet formats the agent's packet-in handlers read and write: Ethernet (with one 802.1Q
-// tag), ARP, IPv4, ICMPv4, UDP, IPv6, ICMPv6 (neighbor discovery) and DHCPv4 (BOOTP with
-// options). Layouts follow the RFCs (826, 791, 792, 768, 8200, 4443, 4861, 2131/2132).
+// tag), ARP, IPv4, ICMPv4, UDP, TCP, IPv6, ICMPv6 (neighbor discovery) and DHCPv4 (BOOTP with
+// options). Layouts follow the RFCs (826, 791, 792, 768, 793, 8200, 4443, 4861, 2131/2132).
 //
 // Pure and bounded: a parser reads only the bytes it is given (never past a length field it
 // was handed), takes at most packetBytesMax bytes, and never throws for bad input — it returns
@@ -372,6 +372,76 @@ export function udpChecksumOk(datagram: Uint8Array, src: Ipv4, dst: Ipv4): boole
   const v = Buffer.from(datagram.buffer, datagram.byteOffset, datagram.length);
   if (v.length < UDP_HEADER_BYTES || v.readUInt16BE(6) === 0) return true;
   return internetChecksum(ipv4Pseudo(src, dst, IP_PROTO.UDP, v.length), v) === 0;
+}
+
+// ---- TCP ------------------------------------------------------------------------------------
+
+export const TCP_HEADER_BYTES = 20;
+/** The control bits of a TCP header's flags byte (RFC 793, 3168). */
+export const TCP_FLAG = { FIN: 0x01, SYN: 0x02, RST: 0x04, PSH: 0x08, ACK: 0x10, URG: 0x20, ECE: 0x40, CWR: 0x80 } as const;
+
+export interface TcpFields {
+  readonly srcPort: number;
+  readonly dstPort: number;
+  readonly seq: number;
+  readonly ack: number;
+  /** The control bits (TCP_FLAG), the low 9 bits of the word after the data offset. */
+  readonly flags: number;
+  readonly window: number;
+  readonly urgent: number;
+}
+
+export interface TcpHeader extends TcpFields {
+  /** Data offset × 4: the header with its options. */
+  readonly headerBytes: number;
+  readonly checksum: number;
+}
+
+/** The addresses a TCP or UDP checksum covers, with the IP version they belong to. */
+export type L4Pseudo =
+  | { readonly kind: 'ipv4'; readonly src: Ipv4; readonly dst: Ipv4 }
+  | { readonly kind: 'ipv6'; readonly src: Ipv6; readonly dst: Ipv6 };
+
+function l4Pseudo(p: L4Pseudo, protocol: number, length: number): Buffer {
+  return p.kind === 'ipv4' ? ipv4Pseudo(p.src, p.dst, protocol, length) : ipv6Pseudo(p.src, p.dst, protocol, length);
+}
+
+/** Parses a TCP header (options are counted in headerBytes, not read). */
+export function parseTcp(b: Uint8Array): TcpHeader | PacketError {
+  if (b.length < TCP_HEADER_BYTES) return packetError('truncated', `TCP needs ${TCP_HEADER_BYTES} bytes, got ${b.length}`);
+  const v = Buffer.from(b.buffer, b.byteOffset, b.length);
+  const ctl = v.readUInt16BE(12);
+  const headerBytes = (ctl >> 12) * 4;
+  if (headerBytes < TCP_HEADER_BYTES) return packetError('malformed', `TCP data offset ${headerBytes} bytes`);
+  if (headerBytes > b.length) return packetError('truncated', `TCP header of ${headerBytes} bytes in ${b.length}`);
+  return {
+    srcPort: v.readUInt16BE(0), dstPort: v.readUInt16BE(2), seq: v.readUInt32BE(4), ack: v.readUInt32BE(8), headerBytes,
+    flags: ctl & 0x1ff, window: v.readUInt16BE(14), checksum: v.readUInt16BE(16), urgent: v.readUInt16BE(18),
+  };
+}
+
+/** A TCP segment without options: a 20-byte header with its checksum over 'pseudo', then 'payload'. */
+export function buildTcp(h: TcpFields, payload: Uint8Array, pseudo: L4Pseudo): Buffer {
+  const length = TCP_HEADER_BYTES + payload.length;
+  assert(length <= 0xffff, 'TCP segment too large');
+  assert(h.flags >= 0 && h.flags <= 0x1ff, 'TCP flags out of range');
+  const b = Buffer.alloc(length);
+  b.writeUInt16BE(h.srcPort, 0);
+  b.writeUInt16BE(h.dstPort, 2);
+  b.writeUInt32BE(h.seq >>> 0, 4);
+  b.writeUInt32BE(h.ack >>> 0, 8);
+  b.writeUInt16BE(((TCP_HEADER_BYTES / 4) << 12) | h.flags, 12);
+  b.writeUInt16BE(h.window, 14);
+  b.writeUInt16BE(h.urgent, 18);
+  Buffer.from(payload.buffer, payload.byteOffset, payload.length).copy(b, TCP_HEADER_BYTES);
+  b.writeUInt16BE(internetChecksum(l4Pseudo(pseudo, IP_PROTO.TCP, length), b), 16);
+  return b;
+}
+
+/** Whether a TCP segment's checksum is right. */
+export function tcpChecksumOk(segment: Uint8Array, pseudo: L4Pseudo): boolean {
+  const v = Buffer.from(segment.buffer, segment.byteOffset, segment.length);
+  return internetChecksum(l4Pseudo(pseudo, IP_PROTO.TCP, v.length), v) === 0;
 }
 
 // ---- ICMPv4 ---------------------------------------------------------------------------------

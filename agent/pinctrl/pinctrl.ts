@@ -6,6 +6,9 @@
 // Packet-ins are best effort, as in ovn-controller: an answer the channel refuses (disconnected,
 // or its send buffer full) is counted and dropped, never queued; the switch will send the next
 // packet. Only MAC bindings and virtual port claims wait, in their writers' bounded tables.
+//
+// It also runs this chassis's load balancer health checks (svc-monitors.ts): the SB rows come in
+// through serviceMonitorsChanged, the backends' replies through handle_svc_check packet-ins.
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
@@ -21,11 +24,15 @@ import {
   MacBindingWriter, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,
 } from './mac-binding-writer.js';
 import { VportBindingWriter, type VportBindingStats, type VportLookup, type VportPutResult } from './vport-binding-writer.js';
+import type { ReplyOutcome, SvcMonitorSpec } from './svc-monitor-table.js';
+import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
 export interface PinctrlChannel {
   send(msg: OfMessage): void;
+  /** False while the channel cannot send (health checks wait); absent means always ready. */
+  readonly isReady?: boolean;
 }
 
 export interface PinctrlOptions {
@@ -52,6 +59,8 @@ export interface PinctrlOptions {
   readonly portKeys?: (logicalPort: string) => PortKeys | undefined;
   /** Milliseconds of a monotonic clock (held packets time out); performance.now by default. */
   readonly nowMs?: () => number;
+  /** Limits of the health checks (monitorsMax, probesInFlightMax) and of their status writer. */
+  readonly serviceMonitors?: Pick<SvcMonitorsOptions, 'limits' | 'writer'>;
 }
 
 export interface PortKeys {
@@ -72,6 +81,7 @@ export type PacketInOutcome =
   | { readonly kind: 'sent'; readonly opcode: number; readonly message: OfMessage; readonly result?: boolean }
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
   | { readonly kind: 'vport_claim'; readonly opcode: number; readonly put: VportPutResult }
+  | { readonly kind: 'svc_checked'; readonly opcode: number; readonly outcome: ReplyOutcome }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
 export interface PinctrlStats {
@@ -111,6 +121,8 @@ export class Pinctrl {
   private readonly buffers = new BufferedPackets();
   private readonly portKeys: ((logicalPort: string) => PortKeys | undefined) | undefined;
   private readonly nowMs: () => number;
+  /** The health checks this chassis runs (their stats are its stats). */
+  readonly serviceMonitors: SvcMonitors;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -132,6 +144,12 @@ export class Pinctrl {
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
       ...(options.onVportClaim === undefined ? {} : { onClaim: options.onVportClaim }),
+    });
+    this.serviceMonitors = new SvcMonitors({
+      channel: options.channel, sb: options.sb, ...options.serviceMonitors,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.random === undefined ? {} : { random: options.random }),
+      ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
     });
     this.stats = {
       packetIns: 0, packetOuts: 0, resumes: 0, learned: 0, vportClaims: 0,
@@ -167,6 +185,8 @@ export class Pinctrl {
         this.stats.vportClaims++;
         return { kind: 'vport_claim', opcode: d.opcode, put };
       }
+      case 'svc_check':
+        return { kind: 'svc_checked', opcode: d.opcode, outcome: this.serviceMonitors.handleReply(d.reply) };
       case 'packet_out':
       case 'resume': {
         try {
@@ -225,6 +245,11 @@ export class Pinctrl {
     return sent;
   }
 
+  /** The Service_Monitor rows this chassis probes now (serviceMonitorSpecs of the SB view). */
+  serviceMonitorsChanged(specs: readonly SvcMonitorSpec[], skipped: readonly string[] = []): void {
+    this.serviceMonitors.sync(specs, skipped);
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -240,9 +265,10 @@ export class Pinctrl {
     return this.vportWriter?.flush() ?? Promise.resolve();
   }
 
-  /** Stops the writers' timers; bindings and claims still waiting are not written. */
+  /** Stops the writers' and the health checks' timers; what still waits is not written. */
   close(): void {
     this.writer.close();
     this.vportWriter?.close();
+    this.serviceMonitors.close();
   }
 }

@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -67,6 +67,9 @@ export function ovsRundir(flag: string | undefined, ovsDb: string): string {
   return '/var/run/openvswitch';
 }
 
+/** The tables whose changes may change which Service_Monitor rows this chassis probes, or how. */
+const serviceMonitorInputs: ReadonlySet<string> = new Set(['Service_Monitor', 'Port_Binding', 'Chassis', 'Datapath_Binding']);
+
 /**
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
  * bridge's management socket. The channel reconnects by itself; `closers` gets its close.
@@ -102,6 +105,12 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
           const rows: MacBindingRow[] = [];
           for (const c of u.changes) if (c.table === 'MAC_Binding' && c.row !== undefined) rows.push(c.row as unknown as MacBindingRow);
           if (rows.length > 0) late.pinctrl?.macBindingsChanged(rows);
+        }
+        // Health checks follow the rows of the ports bound here (ovn-controller's
+        // sync_svc_monitors), once their flows are installed.
+        if (u === null || u.reset || u.changes.some((c) => serviceMonitorInputs.has(c.table))) {
+          const { specs, skipped } = serviceMonitorSpecs(flows.engine.sb, view.chassis);
+          late.pinctrl?.serviceMonitorsChanged(specs, skipped);
         }
         return r;
       },
