@@ -16,7 +16,7 @@ import type { LflowsData } from './lflows/node.js';
 import { lflowsNode } from './lflows/node.js';
 import type { MulticastData } from './multicast.js';
 import { multicastNode } from './multicast.js';
-import type { ChassisOwnedColumns, PortsData, SbOwnedData } from './ports.js';
+import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from './ports.js';
 import { portsNode } from './ports.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
 import { SbChangeSet as ChangeSet } from './sb-changes.js';
@@ -43,9 +43,10 @@ export { LS_EGRESS_STAGES, LS_INGRESS_STAGES, LR_EGRESS_STAGES, LR_INGRESS_STAGE
 
 /**
  * What of northd's state is history rather than a function of the NB database: the tunnel
- * keys given so far and the agents' last reports. With it, `createNorthd(history)` followed by
- * a first run on the same NB database reproduces the view exactly. Every list is sorted, so
- * equal states give equal values (and equal bytes when encoded in order).
+ * keys given so far, the agents' last reports and the Chassis registered. With it,
+ * `createNorthd(history)` followed by a first run on the same NB database reproduces the view
+ * exactly. Every list is sorted, so equal states give equal values (and equal bytes when
+ * encoded in order).
  */
 export interface NorthdHistory {
   /** [NB Logical_Switch/Logical_Router UUID, tunnel key], by UUID. */
@@ -54,6 +55,8 @@ export interface NorthdHistory {
   readonly portKeys: readonly (readonly [Uuid, string, number])[];
   /** [logical_port, chassis-owned columns], by logical_port. */
   readonly chassisOwned: readonly (readonly [string, ChassisOwnedColumns])[];
+  /** [Chassis name, Chassis UUID] of every registered chassis, by name. */
+  readonly chassis: readonly (readonly [string, Uuid])[];
 }
 
 export interface Northd {
@@ -61,17 +64,22 @@ export interface Northd {
   apply(nb: Database, delta: DbDelta): SbDelta;
   /**
    * Records what agents reported for some ports' chassis-owned Port_Binding columns (chassis,
-   * encap, up, ...; undefined = forget the port's report) and returns the SB changes. `nb` is
-   * the current NB database. Reports for ports without a binding are kept for when it appears.
+   * encap, up, ...; undefined = forget the port's report) and, in `chassis`, the SB Chassis
+   * rows that registered, left or were renamed (name → the UUID of the Chassis of that name
+   * now, undefined when there is none), and returns the SB changes. `nb` is the current NB
+   * database. Reports for ports without a binding are kept for when it appears.
    */
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>): SbDelta;
+  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, chassis?: ReadonlyMap<string, Uuid | undefined>): SbDelta;
   /**
-   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and
-   * chassis-owned columns come from `chassisOwned` (none when absent).
+   * A fresh full computation; tunnel keys of objects alive in `previous` are kept,
+   * chassis-owned columns come from `chassisOwned` and registered Chassis from `chassis` (none
+   * when absent).
    */
-  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>): SbView;
+  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>, chassis?: ReadonlyMap<string, Uuid>): SbView;
   /** The chassis-owned columns as last reported, by logical port. */
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns>;
+  /** The registered Chassis as last reported: name → UUID. */
+  chassis(): ReadonlyMap<string, Uuid>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -81,7 +89,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned'], [
+  return new Engine(['nb', 'sb_owned', 'sb_chassis'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()),
@@ -141,14 +149,14 @@ function seedKeys(engine: Engine, previous: SbView): void {
 
 const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
-function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>): NorthdHistory {
+function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, chassis: ReadonlyMap<string, Uuid>): NorthdHistory {
   const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
   const portKeys = [...engine.data<PortsData>('ports').byName.values()]
     .map((p) => [p.name, p.dp, p.key] as const)
     .sort(byFirst)
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned };
+  return { datapathKeys, portKeys, chassisOwned, chassis: [...chassis].sort(byFirst) };
 }
 
 /**
@@ -159,16 +167,18 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
 export function createNorthd(history?: NorthdHistory): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
+  const chassis = new Map<string, Uuid>(history?.chassis ?? []);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
   let view: SbView | undefined;
-  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined): SbDelta => {
+  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined, chassisChange: ReadonlySet<string> | undefined): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
+      ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
@@ -198,25 +208,36 @@ export function createNorthd(history?: NorthdHistory): Northd {
     return delta;
   };
   return {
-    apply: (nb, delta) => forgetDeletedPorts(run(nb, delta, undefined)),
-    setChassisOwned(nb, updates): SbDelta {
+    apply: (nb, delta) => forgetDeletedPorts(run(nb, delta, undefined, undefined)),
+    setChassisOwned(nb, updates, chassisUpdates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
         else owned.set(name, columns);
       }
-      return run(nb, undefined, new Set(updates.keys()));
+      const renamed = new Set<string>();
+      for (const [name, uuid] of chassisUpdates ?? []) {
+        if (chassis.get(name) === uuid) continue;
+        if (uuid === undefined) chassis.delete(name);
+        else chassis.set(name, uuid);
+        renamed.add(name);
+      }
+      return run(nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, renamed.size > 0 ? renamed : undefined);
     },
-    recompute(nb, previous, chassisOwned): SbView {
+    recompute(nb, previous, chassisOwned, chassisByName): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
       const ownedData: SbOwnedData = chassisOwned ?? new Map();
-      fresh.run(new Map([['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }]]));
+      const chassisData: SbChassisData = chassisByName ?? new Map();
+      fresh.run(new Map([
+        ['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }], ['sb_chassis', { data: chassisData, change: undefined }],
+      ]));
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
+    chassis: () => chassis,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
-    history: () => historyOf(engine, owned),
+    history: () => historyOf(engine, owned, chassis),
     stats: () => engine.stats(),
   };
 }

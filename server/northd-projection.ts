@@ -1,9 +1,9 @@
 // The northd projection as the NB state machine's Projection: every committed NB delta goes
 // through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
 // revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
-// northd's history (tunnel keys, chassis-owned reports) rather than the SB rows: a restore
-// recomputes the rows from the NB database with those keys, which gives exactly the view of a
-// replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
+// northd's history (tunnel keys, chassis-owned reports, registered Chassis) rather than the SB
+// rows: a restore recomputes the rows from the NB database with that history, which gives
+// exactly the view of a replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
 // no clock, no randomness, no I/O.
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
@@ -29,7 +29,13 @@ export interface NorthdProjectionStats {
 }
 
 const packr = new Packr({ useRecords: false });
-const historyFormat = 1;
+/**
+ * 2: [2, datapath keys, port keys, chassis-owned reports, registered Chassis (name, UUID)].
+ * 1 (still read): without the Chassis, from before northd read them; the restore takes them
+ * from the chassis database restored beside it.
+ */
+const historyFormat = 2;
+const historyFormatV1 = 1;
 const emptyDelta: DbDelta = { changes: [] };
 
 type ColumnPairs = [string, unknown][];
@@ -42,16 +48,18 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 }
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)])]);
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]), h.chassis]);
 }
 
-export function decodeNorthdHistory(data: Uint8Array): NorthdHistory {
+/** `legacyChassis`: the registered Chassis for a format-1 history, which has none. */
+export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (readonly [string, Uuid])[] = []): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  assert.ok(Array.isArray(v) && v.length === 4 && v[0] === historyFormat, 'northd snapshot: unknown format');
-  const [, datapathKeys, portKeys, owned] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][]];
-  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned), 'northd snapshot: malformed');
+  assert.ok(Array.isArray(v) && ((v.length === 5 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1)), 'northd snapshot: unknown format');
+  const [format, datapathKeys, portKeys, owned, chassis = legacyChassis] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], (readonly [string, Uuid])[]?];
+  assert.ok(format === historyFormat || chassis === legacyChassis, 'northd snapshot: malformed');
+  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(chassis), 'northd snapshot: malformed');
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned };
+  return { datapathKeys, portKeys, chassisOwned, chassis };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
@@ -132,9 +140,10 @@ export class NorthdProjection implements Projection {
     return encodeNorthdHistory(this.northd.history());
   }
 
-  restore(nb: Database, data: Uint8Array | undefined, revision: number): void {
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>): void {
     this.restores++;
-    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data)), revision);
+    const legacy = [...(chassis ?? [])].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy)), revision);
   }
 
   portBindings(): ReadonlyMap<Uuid, Row> {
@@ -145,10 +154,10 @@ export class NorthdProjection implements Projection {
     return this.northd.chassisOwned();
   }
 
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number): void {
+  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
-    this.emit(revision, this.northd.setChassisOwned(nb, updates));
+    this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis));
   }
 
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */
