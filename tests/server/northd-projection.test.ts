@@ -4,6 +4,7 @@
 // late; then three central nodes with compaction and a restart. Views compared as canonical text.
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { Packr } from 'msgpackr';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import type { Entry } from '../../cluster/types.js';
@@ -18,7 +19,7 @@ import { CentralNode as Central } from '../../server/central-node.js';
 import { encodeCommand, nbTxn } from '../../server/commands.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthboundClient, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
-import { NorthdProjection } from '../../server/northd-projection.js';
+import { NorthdProjection, decodeNorthdHistory, encodeNorthdHistory } from '../../server/northd-projection.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
@@ -223,6 +224,14 @@ t.test('a port deleted and added again after a restore takes the lowest free key
   t.equal(keyOf(a, 'p3'), 1, 'the lowest free key');
   t.equal(keyOf(b, 'p3'), 1, 'the restored replica agrees (its restore-time key preferences are gone)');
   t.equal(viewText(b.projection.view()), viewText(a.projection.view()));
+});
+
+t.test('northd history: the registered Chassis travel in it; a format-1 history takes them from the chassis database', async (t) => {
+  const h = { datapathKeys: [['00000000-0000-4000-8000-000000000001', 1]] as const, portKeys: [], chassisOwned: [['vm1', { chassis: ['c1-uuid'], up: [true] }]] as const, chassis: [['hv1', 'c1-uuid']] as const };
+  t.same(decodeNorthdHistory(encodeNorthdHistory(h)), h, 'format 2 round trip');
+  const v1 = new Packr({ useRecords: false }).pack([1, h.datapathKeys, h.portKeys, [['vm1', [['chassis', ['c1-uuid']], ['up', [true]]]]]]);
+  t.same(decodeNorthdHistory(v1, [['hv9', 'u9']]), { ...h, chassis: [['hv9', 'u9']] }, 'format 1: the Chassis given beside it');
+  t.throws(() => decodeNorthdHistory(new Packr({ useRecords: false }).pack([2, [], [], []])), /northd snapshot/, 'format 2 without its Chassis is refused');
 });
 
 t.test('the SB delta listener: every change, in revision order, folding to the view', async (t) => {
