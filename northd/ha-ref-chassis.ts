@@ -18,9 +18,10 @@
 // names another); links are undirected here.
 //
 // Incremental upkeep: every bound port gives what it contributes (bound chassis, a link, the
-// group of a chassisredirect port) through `setPort`; a component is rebuilt only when a link
-// of one of its datapaths changed, by walking it again (cost: the size of the components whose
-// links changed). A group's ref_chassis is recomputed only when something it reads changed.
+// group of a chassisredirect port) through `setPort`. Links only added (a topology growing)
+// merge components, the smaller into the larger; a link removed rebuilds the components of its
+// ends by walking them again (cost: their size). A group's ref_chassis is recomputed only when
+// something it reads changed.
 import assert from 'node:assert/strict';
 import type { Uuid } from '../ovsdb/index.js';
 import { sameData } from './same-data.js';
@@ -75,7 +76,10 @@ export class HaRefChassis {
   /** The component of every datapath that has a link. */
   private readonly componentOf = new Map<Uuid, Component>();
   private readonly refs = new Map<string, readonly Uuid[]>();
+  /** Ends of the links added or removed since the last settle; whether one was removed. */
   private readonly dirtyDps = new Set<Uuid>();
+  private readonly addedLinks: (readonly [Uuid, Uuid])[] = [];
+  private linkRemoved = false;
   private readonly dirtyGroups = new Set<string>();
 
   /** The group's ref_chassis as last settled (sorted). */
@@ -115,7 +119,11 @@ export class HaRefChassis {
    * ref_chassis changed (existing groups only), in name order.
    */
   settle(memberCount: (group: string) => number | undefined): string[] {
-    if (this.dirtyDps.size > 0) this.rebuildComponents();
+    if (this.linkRemoved) this.rebuildComponents();
+    else for (const [a, b] of this.addedLinks) this.merge(a, b);
+    this.dirtyDps.clear();
+    this.addedLinks.length = 0;
+    this.linkRemoved = false;
     const changed: string[] = [];
     for (const group of [...this.dirtyGroups].sort()) {
       const members = memberCount(group);
@@ -158,6 +166,34 @@ export class HaRefChassis {
     bumpIn(this.links, a, b, by);
     if (a !== b) bumpIn(this.links, b, a, by);
     this.dirtyDps.add(a).add(b);
+    if (by > 0) this.addedLinks.push([a, b]);
+    else this.linkRemoved = true;
+  }
+
+  /** The component of `dp`, made for it alone when it has none yet. */
+  private componentFor(dp: Uuid): Component {
+    let comp = this.componentOf.get(dp);
+    if (comp !== undefined) return comp;
+    comp = { dps: new Set([dp]), chassis: new Map(this.boundBySwitch.get(dp)), groups: new Map(this.groupsByRouter.get(dp)) };
+    this.componentOf.set(dp, comp);
+    // Its groups now see its own chassis (what merge does not mark when a datapath is linked to itself).
+    for (const g of comp.groups.keys()) this.dirtyGroups.add(g);
+    return comp;
+  }
+
+  /** A link added between `a` and `b`: their components become one (the smaller moves). */
+  private merge(a: Uuid, b: Uuid): void {
+    const ca = this.componentFor(a);
+    const cb = this.componentFor(b);
+    if (ca === cb) return;
+    const [big, small] = ca.dps.size >= cb.dps.size ? [ca, cb] : [cb, ca];
+    for (const dp of small.dps) {
+      big.dps.add(dp);
+      this.componentOf.set(dp, big);
+    }
+    for (const [c, n] of small.chassis) bump(big.chassis, c, n);
+    for (const [g, n] of small.groups) bump(big.groups, g, n);
+    for (const g of big.groups.keys()) this.dirtyGroups.add(g);
   }
 
   private crGroup([router, group]: readonly [Uuid, string], by: number): void {
@@ -208,6 +244,5 @@ export class HaRefChassis {
       for (const dp of comp.dps) assert.ok(visited.has(dp), 'ref_chassis: a component was rebuilt in part');
       for (const g of comp.groups.keys()) this.dirtyGroups.add(g);
     }
-    this.dirtyDps.clear();
   }
 }
