@@ -6,6 +6,12 @@
 // kept while it lives, so no function of the NB state alone can give them. A recompute (like
 // ovn-northd's, which reads them back from the SB) therefore takes the previous SB view and
 // keeps the keys of the objects that are still there.
+//
+// What chassis write into northd's rows comes in through two sources: Port_Binding's
+// chassis-owned columns per logical port (`setChassisOwned`) and Service_Monitor.status per
+// row (`setServiceMonitorStatus`). Both are history too, kept in `history()`, as is the third
+// thing chassis bring: the SB Chassis rows registered (name → UUID, also given to
+// `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name.
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -33,6 +39,8 @@ import type { StaticMacBindingsData } from './static-mac-bindings.js';
 import { staticMacBindingsNode } from './static-mac-bindings.js';
 import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
+import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
+import { svcMonitorsNode } from './service-monitors.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -55,8 +63,20 @@ export interface NorthdHistory {
   readonly portKeys: readonly (readonly [Uuid, string, number])[];
   /** [logical_port, chassis-owned columns], by logical_port. */
   readonly chassisOwned: readonly (readonly [string, ChassisOwnedColumns])[];
+  /** [Service_Monitor UUID, status as a chassis reported it], by UUID. */
+  readonly serviceMonitorStatus: readonly (readonly [Uuid, string])[];
   /** [Chassis name, Chassis UUID] of every registered chassis, by name. */
   readonly chassis: readonly (readonly [string, Uuid])[];
+}
+
+/**
+ * What chassis wrote, for `recompute`. Named rather than positional: the status and Chassis
+ * maps are both string → string, so an argument in the wrong place would still type-check.
+ */
+export interface NorthdReports {
+  readonly chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>;
+  readonly serviceMonitorStatus?: ReadonlyMap<Uuid, string>;
+  readonly chassis?: ReadonlyMap<string, Uuid>;
 }
 
 export interface Northd {
@@ -71,13 +91,22 @@ export interface Northd {
    */
   setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, chassis?: ReadonlyMap<string, Uuid | undefined>): SbDelta;
   /**
-   * A fresh full computation; tunnel keys of objects alive in `previous` are kept,
-   * chassis-owned columns come from `chassisOwned` and registered Chassis from `chassis` (none
-   * when absent).
+   * Records the status chassis reported for some Service_Monitor rows (by UUID; undefined =
+   * cleared) and returns the SB changes: the rows, and the flows of the load balancers whose
+   * backends became (un)available. A report for a row that does not exist is ignored; a row's
+   * report goes with the row.
    */
-  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>, chassis?: ReadonlyMap<string, Uuid>): SbView;
+  setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>): SbDelta;
+  /**
+   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and what
+   * chassis wrote comes from `reported` (none when absent): chassis-owned columns, Service_Monitor
+   * statuses and the registered Chassis.
+   */
+  recompute(nb: Database, previous?: SbView, reported?: NorthdReports): SbView;
   /** The chassis-owned columns as last reported, by logical port. */
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns>;
+  /** Service_Monitor.status as last reported, by row UUID. */
+  serviceMonitorStatus(): ReadonlyMap<Uuid, string>;
   /** The registered Chassis as last reported: name → UUID. */
   chassis(): ReadonlyMap<string, Uuid>;
   /** The current SB rows: table → uuid → row. */
@@ -89,8 +118,8 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned', 'sb_chassis'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
+  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis'], [
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()),
   ]);
@@ -113,6 +142,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<DhcpCodesData>('dhcp_codes').v6,
     engine.data<DnsData>('dns').table,
     engine.data<StaticMacBindingsData>('static_mac_bindings').table,
+    engine.data<SvcMonitorsData>('svc_monitors').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -121,7 +151,7 @@ function viewOf(engine: Engine): SbView {
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
 const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings']);
-const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns']);
+const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {
   const parts: SbChangeSet[] = [];
@@ -149,14 +179,15 @@ function seedKeys(engine: Engine, previous: SbView): void {
 
 const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
-function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, chassis: ReadonlyMap<string, Uuid>): NorthdHistory {
+function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, svcStatus: ReadonlyMap<Uuid, string>, chassis: ReadonlyMap<string, Uuid>): NorthdHistory {
   const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
   const portKeys = [...engine.data<PortsData>('ports').byName.values()]
     .map((p) => [p.name, p.dp, p.key] as const)
     .sort(byFirst)
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned, chassis: [...chassis].sort(byFirst) };
+  const serviceMonitorStatus = [...svcStatus].sort(byFirst);
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst) };
 }
 
 /**
@@ -167,6 +198,7 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
 export function createNorthd(history?: NorthdHistory): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
+  const svcStatus = new Map<Uuid, string>(history?.serviceMonitorStatus ?? []);
   const chassis = new Map<string, Uuid>(history?.chassis ?? []);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
@@ -174,10 +206,17 @@ export function createNorthd(history?: NorthdHistory): Northd {
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
   let view: SbView | undefined;
-  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined, chassisChange: ReadonlySet<string> | undefined): SbDelta => {
+  const run = (
+    nb: Database,
+    nbChange: DbDelta | undefined,
+    ownedChange: ReadonlySet<string> | undefined,
+    statusChange: ReadonlySet<Uuid> | undefined,
+    chassisChange: ReadonlySet<string> | undefined,
+  ): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
+      ['svc_status', { data: svcStatus satisfies SvcStatusData, change: statusChange }],
       ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
@@ -195,11 +234,13 @@ export function createNorthd(history?: NorthdHistory): Northd {
   /**
    * A port whose Port_Binding is gone takes its chassis-owned columns with it: added again
    * later, it is a new binding that a chassis must claim (and report up) afresh, as in OVN.
+   * Likewise a Service_Monitor row takes its status: made again, it starts unknown.
    */
-  const forgetDeletedPorts = (delta: SbDelta): SbDelta => {
+  const forgetDeleted = (delta: SbDelta): SbDelta => {
     const kept = new Set<string>();
     const gone: string[] = [];
     for (const c of delta.changes) {
+      if (c.table === 'Service_Monitor' && c.kind === 'delete') svcStatus.delete(c.uuid);
       if (c.table !== 'Port_Binding') continue;
       if (c.kind === 'delete') gone.push(c.old.logical_port as string);
       else kept.add(c.new.logical_port as string);
@@ -207,8 +248,25 @@ export function createNorthd(history?: NorthdHistory): Northd {
     for (const name of gone) if (!kept.has(name)) owned.delete(name);
     return delta;
   };
+  /**
+   * A switch port turning virtual, or ceasing to be, is a new binding too (ovn-northd deletes
+   * and recreates its Port_Binding): what a chassis reported for it is forgotten before the
+   * run, so no claim of a VIF survives as a claim of a VIP, nor the other way round.
+   */
+  const forgetVirtualTypeChanges = (delta: DbDelta): ReadonlySet<string> | undefined => {
+    let names: Set<string> | undefined;
+    for (const c of delta.changes) {
+      if (c.table !== 'Logical_Switch_Port' || c.kind !== 'modify') continue;
+      const was = c.old as unknown as { name: string; type: string };
+      const now = c.new as unknown as { name: string; type: string };
+      if ((was.type === 'virtual') === (now.type === 'virtual') || !owned.has(now.name)) continue;
+      owned.delete(now.name);
+      (names ??= new Set()).add(now.name);
+    }
+    return names;
+  };
   return {
-    apply: (nb, delta) => forgetDeletedPorts(run(nb, delta, undefined, undefined)),
+    apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined, undefined, undefined)),
     setChassisOwned(nb, updates, chassisUpdates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
@@ -221,23 +279,39 @@ export function createNorthd(history?: NorthdHistory): Northd {
         else chassis.set(name, uuid);
         renamed.add(name);
       }
-      return run(nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, renamed.size > 0 ? renamed : undefined);
+      return forgetDeleted(run(nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, undefined, renamed.size > 0 ? renamed : undefined));
     },
-    recompute(nb, previous, chassisOwned, chassisByName): SbView {
+    setServiceMonitorStatus(nb, updates): SbDelta {
+      const rows = engine.data<SvcMonitorsData>('svc_monitors').table.rows;
+      const touched = new Set<Uuid>();
+      for (const [uuid, status] of updates) {
+        if (!rows.has(uuid)) continue;
+        touched.add(uuid);
+        if (status === undefined) svcStatus.delete(uuid);
+        else svcStatus.set(uuid, status);
+      }
+      return run(nb, undefined, undefined, touched.size === 0 ? undefined : touched, undefined);
+    },
+    recompute(nb, previous, reported): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
-      const ownedData: SbOwnedData = chassisOwned ?? new Map();
-      const chassisData: SbChassisData = chassisByName ?? new Map();
+      const ownedData: SbOwnedData = reported?.chassisOwned ?? new Map();
+      const statusData: SvcStatusData = reported?.serviceMonitorStatus ?? new Map();
+      const chassisData: SbChassisData = reported?.chassis ?? new Map();
       fresh.run(new Map([
-        ['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }], ['sb_chassis', { data: chassisData, change: undefined }],
+        ['nb', { data: nb, change: undefined }],
+        ['sb_owned', { data: ownedData, change: undefined }],
+        ['svc_status', { data: statusData, change: undefined }],
+        ['sb_chassis', { data: chassisData, change: undefined }],
       ]));
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
+    serviceMonitorStatus: () => svcStatus,
     chassis: () => chassis,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
-    history: () => historyOf(engine, owned, chassis),
+    history: () => historyOf(engine, owned, svcStatus, chassis),
     stats: () => engine.stats(),
   };
 }

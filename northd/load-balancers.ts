@@ -11,6 +11,10 @@
 // through each group), so a group gaining a load balancer adds one count to each datapath that
 // uses the group, and nothing is read again; per datapath, the number of its load balancers
 // with VIPs, so a VIP column becoming empty flips has_lb_vip without scanning.
+//
+// Health checks (service-monitors.ts) are part of a load balancer's facts: which backends each
+// health-checked VIP may choose, and the ARP/ND responder entries of its monitors. A change of
+// them (a Service_Monitor's status) is a change of the facts, so its flows are built again.
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import { datapathSbUuid } from './datapaths.js';
@@ -18,6 +22,7 @@ import type { EngineNode, NodeInputs } from './engine.js';
 import { formatIpv6, parseIpv6Groups } from './addresses.js';
 import { nbGet, nbRows } from './nb.js';
 import { sameData, sortedDifference } from './same-data.js';
+import type { LbHealth, SvcArp, SvcMonitorsChange, SvcMonitorsData } from './service-monitors.js';
 
 /** One backend: its address as ovn-northd prints it and its port (0: none). */
 export interface LbBackend {
@@ -35,6 +40,11 @@ export interface LbVip {
   /** The backends column value exactly as written (ct_lb_mark quotes it as is). */
   readonly backendsText: string;
   readonly backends: readonly LbBackend[];
+  /**
+   * For a VIP with a health check: the backends ct_lb_mark may choose (monitored and not
+   * offline), in order; undefined without a health check (every backend, as written).
+   */
+  readonly active: readonly LbBackend[] | undefined;
 }
 
 /** A load balancer as its flows and its SB row read it. */
@@ -63,6 +73,9 @@ export interface LbFacts {
   readonly neighMode: 'reachable' | 'all' | 'none';
   /** options:add_route. */
   readonly routable: boolean;
+  /** ARP/ND responder entries for its health checks' source IPs, answered with `svcMac`. */
+  readonly svcArp: readonly SvcArp[];
+  readonly svcMac: string;
 }
 
 /** The load balancers that apply to one datapath. */
@@ -124,7 +137,7 @@ export function lbsOfDatapath(data: LbsData, dp: Uuid): Uuid[] {
 // --- Parsing, as lib/lb.c and OVS's inet_parse_active do it ---------------------------------
 
 /** An IPv4 address as inet_pton reads it: four decimal parts, no leading zeros. */
-function parseStrictIpv4(s: string): string | undefined {
+export function parseStrictIpv4(s: string): string | undefined {
   const parts = s.split('.');
   if (parts.length !== 4) return undefined;
   for (const p of parts) {
@@ -194,7 +207,7 @@ export function parseVip(key: string, value: string): LbVip | undefined {
     if ((vip.port !== 0) !== (b.port !== 0)) return undefined;
     backends.push({ ip: b.ip, port: b.port });
   }
-  return { ip: vip.ip, v6: vip.v6, port: vip.port === 0 ? undefined : String(vip.port), backendsText: value, backends };
+  return { ip: vip.ip, v6: vip.v6, port: vip.port === 0 ? undefined : String(vip.port), backendsText: value, backends, active: undefined };
 }
 
 /** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
@@ -215,14 +228,18 @@ function neighModeOf(v: string | undefined): LbFacts['neighMode'] {
   return v === 'all' || v === 'none' ? v : 'reachable';
 }
 
-export function lbFacts(lb: nb.Load_Balancer): LbFacts {
+const NO_ARP: readonly SvcArp[] = Object.freeze([]);
+
+/** A load balancer's facts from its NB row and, when it has health checks, their health. */
+export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth): LbFacts {
   const protocol = lb.protocol;
   const p = protocol[0];
   const proto = p === 'udp' ? 'udp' : p === 'sctp' ? 'sctp' : 'tcp';
   const vips: LbVip[] = [];
   for (const [key, value] of [...lb.vips].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const v = parseVip(key, value);
-    if (v !== undefined) vips.push(v);
+    const active = health?.active.get(key);
+    if (v !== undefined) vips.push(active === undefined ? v : { ...v, active });
   }
   let hashFields: string | undefined;
   if (lb.selection_fields.length > 0) {
@@ -233,6 +250,7 @@ export function lbFacts(lb: nb.Load_Balancer): LbFacts {
     uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, nbVips: lb.vips, options: lb.options,
     reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
     skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder')), routable: boolOption(lb.options, 'add_route', false),
+    svcArp: health?.arp ?? NO_ARP, svcMac: health?.mac ?? '',
   };
 }
 
@@ -240,7 +258,7 @@ export function lbFacts(lb: nb.Load_Balancer): LbFacts {
 
 /** What one run changed, gathered as it goes. */
 class Run {
-  constructor(readonly data: LbsData, readonly out: LbsChange) {}
+  constructor(readonly data: LbsData, readonly out: LbsChange, readonly svc: SvcMonitorsData) {}
 
   private vipsOf(lb: Uuid): boolean {
     return this.data.lbs.get(lb)?.hasVips === true;
@@ -296,7 +314,7 @@ class Run {
   lb(db: Database, uuid: Uuid): void {
     const row = nbGet<nb.Load_Balancer>(db, 'Load_Balancer', uuid);
     const old = this.data.lbs.get(uuid);
-    const now = row === undefined ? undefined : lbFacts(row);
+    const now = row === undefined ? undefined : lbFacts(row, this.svc.lbs.get(uuid)?.health);
     if (old !== undefined && now !== undefined && sameData(old, now)) return;
     this.out.facts.add(uuid);
     this.out.membership.add(uuid);
@@ -372,8 +390,10 @@ function isEmpty(c: LbsChange): boolean {
  * Applies a set of NB changes in the order the counts need: load balancers' facts first, then
  * groups' contents, then the datapaths' columns (which count groups by their new contents).
  */
-function applyNb(db: Database, data: LbsData, lbs: Iterable<Uuid>, groups: Iterable<Uuid>, switches: Iterable<Uuid>, routers: Iterable<Uuid>, out: LbsChange): 'handled' | 'unchanged' {
-  const run = new Run(data, out);
+function applyNb(
+  db: Database, svc: SvcMonitorsData, data: LbsData, lbs: Iterable<Uuid>, groups: Iterable<Uuid>, switches: Iterable<Uuid>, routers: Iterable<Uuid>, out: LbsChange,
+): 'handled' | 'unchanged' {
+  const run = new Run(data, out, svc);
   for (const uuid of [...lbs].sort()) run.lb(db, uuid);
   for (const uuid of [...groups].sort()) run.group(db, uuid);
   for (const uuid of [...switches].sort()) run.datapath(db, 'Logical_Switch', uuid);
@@ -385,7 +405,7 @@ function applyNb(db: Database, data: LbsData, lbs: Iterable<Uuid>, groups: Itera
 export function lbsNode(): EngineNode<LbsData, LbsChange> {
   return {
     name: 'lbs',
-    inputs: ['nb'],
+    inputs: ['nb', 'svc_monitors'],
     init: () => ({ lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map() }),
     newChange: () => ({ facts: new Set(), pairs: new Set(), membership: new Set(), hasVipFlipped: new Map() }),
     isEmpty,
@@ -398,7 +418,7 @@ export function lbsNode(): EngineNode<LbsData, LbsChange> {
       const routers = new Set(nbRows<nb.Logical_Router>(db, 'Logical_Router').keys());
       // Datapaths known but gone from the database are read as rows without load balancers.
       for (const state of data.byDp.values()) (state.kind === 'switch' ? switches : routers).add(state.nbUuid);
-      applyNb(db, data, lbs, groups, switches, routers, out);
+      applyNb(db, inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, groups, switches, routers, out);
     },
     handlers: {
       nb(data: LbsData, change: unknown, inputs: NodeInputs, out: LbsChange) {
@@ -413,7 +433,13 @@ export function lbsNode(): EngineNode<LbsData, LbsChange> {
           else if (c.table === 'Logical_Router') routers.add(c.uuid);
         }
         if (lbs.size + groups.size + switches.size + routers.size === 0) return 'unchanged';
-        return applyNb(inputs.data<Database>('nb'), data, lbs, groups, switches, routers, out);
+        return applyNb(inputs.data<Database>('nb'), inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, groups, switches, routers, out);
+      },
+      svc_monitors(data: LbsData, change: unknown, inputs: NodeInputs, out: LbsChange) {
+        // Load balancers whose health changed: their facts, read again.
+        const lbs = (change as SvcMonitorsChange).lbs;
+        if (lbs.size === 0) return 'unchanged';
+        return applyNb(inputs.data<Database>('nb'), inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, [], [], [], out);
       },
     },
   };

@@ -34,6 +34,8 @@ import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './net
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
+import type { VirtualPortFacts } from './virtual-ports.js';
+import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
 
 /** The chassis-owned columns of a Port_Binding, as agents report them (by logical_port). */
 export interface ChassisOwnedColumns {
@@ -116,6 +118,11 @@ export interface PortInfo {
    * port, where traffic from the vtep (ramp) switch goes on to ARP/ND hairpinning.
    */
   readonly vtepHairpinCr: string | undefined;
+  /**
+   * A virtual LSP with a virtual-ip that parses and virtual-parents: those, and the parent its
+   * binding names once a chassis claimed it (the one chassis-owned fact a port's flows read).
+   */
+  readonly virtual: VirtualPortFacts | undefined;
 }
 
 /** A DHCP_Options row as the flows read it. */
@@ -170,6 +177,8 @@ export interface PortsData {
   readonly haGroupsByChassisName: Map<string, Set<string>>;
   /** The groups' ref_chassis and what it is computed from (ha-ref-chassis.ts). */
   readonly refChassis: HaRefChassis;
+  /** Port name → the virtual ports whose facts name it as a parent (listed or bound). */
+  readonly virtualRefs: Map<string, Set<string>>;
 }
 
 export interface PortsChange {
@@ -323,7 +332,7 @@ function dhcpOptionsOf(db: Database, uuid: Uuid | undefined): DhcpOptionsFacts |
 const NO_MAP: ReadonlyMap<string, string> = new Map();
 const NO_ADDRS: readonly LportAddresses[] = Object.freeze([]);
 
-function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port): Desired | undefined {
+function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));
   if (dp === undefined) return undefined;
   const name = lsp.name;
@@ -395,6 +404,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
     residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
     vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && switchHasPortType(db, dp.nbUuid, 'vtep') ? crPortName(peerLrp.name) : undefined,
+    virtual: virtualPortFacts(lsp, owned),
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
   // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
@@ -462,7 +472,7 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'),
-    peerVlanLocalnet: hasVlanLocalnet(db, peerSwitch), vtepHairpinCr: undefined,
+    peerVlanLocalnet: hasVlanLocalnet(db, peerSwitch), vtepHairpinCr: undefined, virtual: undefined,
   };
   return {
     info,
@@ -501,6 +511,7 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
     peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
+    virtual: undefined,
   };
   return {
     info,
@@ -659,7 +670,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // desired[i] is what names[i] should be bound as (undefined: not bound).
   const desired: (Desired | undefined)[] = names.map((name) => {
     const lsp = findLsp(db, name);
-    if (lsp !== undefined) return desiredLsp(db, dps, lsp);
+    if (lsp !== undefined) return desiredLsp(db, dps, lsp, owned.get(name));
     const lrp = findLrp(db, name);
     if (lrp !== undefined) return desiredLrp(db, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
@@ -679,6 +690,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     allocatorFor(data, old.dp).release(old.key);
     data.byName.delete(name);
     setRouterMember(data, old, false);
+    setVirtualRefs(data, old, false);
     data.byDp.get(old.dp)?.delete(name);
     if (data.byDp.get(old.dp)?.size === 0) data.byDp.delete(old.dp);
     data.refChassis.setPort(name, undefined);
@@ -709,9 +721,13 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     const key = old?.key ?? claimed.get(name) ?? allocatorFor(data, d.info.dp).allocate();
     if (key === undefined) continue; // Port keys exhausted in this datapath: the port is left out.
     const info = withKey(d.info, key);
-    if (old !== undefined) setRouterMember(data, old, false);
+    if (old !== undefined) {
+      setRouterMember(data, old, false);
+      setVirtualRefs(data, old, false);
+    }
     data.byName.set(name, info);
     setRouterMember(data, info, true);
+    setVirtualRefs(data, info, true);
     let members = data.byDp.get(info.dp);
     if (members === undefined) data.byDp.set(info.dp, (members = new Set()));
     members.add(name);
@@ -734,6 +750,14 @@ function setRouterMember(data: PortsData, p: PortInfo, present: boolean): void {
   if (present) set.add(p.name);
   else set.delete(p.name);
   if (set.size === 0) data.routersByDp.delete(p.dp);
+}
+
+/** Files (or unfiles) a virtual port under the parents it names. */
+function setVirtualRefs(data: PortsData, p: PortInfo, present: boolean): void {
+  for (const parent of virtualPortRefs(p.virtual)) {
+    if (present) addRef(data.virtualRefs, parent, p.name);
+    else dropRef(data.virtualRefs, parent, p.name);
+  }
 }
 
 /**
@@ -796,6 +820,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
       allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
       haGroupUsers: new Map(), haMembers: new Map(), haDesired: new Map(), haGroupsByChassisName: new Map(), refChassis: new HaRefChassis(),
+      virtualRefs: new Map(),
     }),
     newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,

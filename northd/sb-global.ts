@@ -1,14 +1,16 @@
 // SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row) and
 // NB_Global.options, as ovn-northd copies them. ovn-northd picks svc_monitor_mac at random when
-// NB_Global has none; here it is derived from NB_Global's UUID (itself drawn by the leader and
-// replicated), so every replica agrees and it stays put while NB_Global lives. ovn-controller
-// needs it: a flow matching $svc_monitor_mac does not compile without it.
+// NB_Global has none (or one that is no Ethernet address); here it is derived from NB_Global's
+// UUID (itself drawn by the leader and replicated), so every replica agrees and it stays put
+// while NB_Global lives. ovn-controller needs it: a flow matching $svc_monitor_mac does not
+// compile without it, and it is the source MAC of the load balancers' health checks.
 import type { Database, DbDelta } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbRows } from './nb.js';
+import { ethAddrFromString } from './netaddr.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 
 export const SB_GLOBAL_UUID = hashUuid(['SB_Global']);
@@ -31,15 +33,29 @@ export function derivedSvcMonitorMac(nbGlobalUuid: string): string {
   return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
+/** NB_Global's options:svc_monitor_mac as ovn-northd prints it (ETH_ADDR_FMT), when it parses. */
+function nbSvcMonitorMac(g: nb.NB_Global): string | undefined {
+  const text = g.options.get('svc_monitor_mac');
+  const bytes = text === undefined ? undefined : ethAddrFromString(text);
+  return bytes?.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
 function optionsOf(g: nb.NB_Global | undefined): Map<string, string> {
   const options = new Map<string, string>(g?.options ?? []);
-  if (g !== undefined && !options.has('svc_monitor_mac')) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
+  // A value that parses is copied as written; ovn-northd replaces one that does not.
+  if (g !== undefined && nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
   return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 
-/** The service-monitor MAC SB_Global publishes (undefined without an NB_Global row). */
+/**
+ * The service-monitor MAC the flows, the svc_monitor_mac address set and the Service_Monitor
+ * rows use (ovn-northd's svc_monitor_mac): NB_Global's, normalized, or the derived one;
+ * undefined without an NB_Global row.
+ */
 export function svcMonitorMacOf(db: Database): string | undefined {
-  return optionsOf(nbGlobalOf(db)).get('svc_monitor_mac');
+  const g = nbGlobalOf(db);
+  if (g === undefined) return undefined;
+  return nbSvcMonitorMac(g) ?? derivedSvcMonitorMac(g._uuid);
 }
 
 function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {

@@ -1,17 +1,19 @@
 // What the chassis write into the Southbound database, kept in the replicated state machine
 // beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB)
-// as an OVSDB database of their own, and Port_Binding's chassis-owned columns (chassis,
+// as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
 // additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
-// derived Port_Binding rows and reach northd as per-port reports.
+// derived Port_Binding rows and reach northd as per-port reports; and Service_Monitor.status,
+// the health a chassis's probes found, which reaches northd per row.
 //
 // An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
 //   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
-//   - a Port_Binding op must be an "update" of chassis-owned columns only, its "where"
-//     evaluated against northd's current Port_Binding rows; every other op on a table northd
+//   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only,
+//     its "where" evaluated against northd's current rows; every other op on a table northd
 //     derives is refused as a permission error, and the whole transaction changes nothing.
 // Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
 // a row that does not exist (or is deleted later) is dropped. Pure and deterministic.
-import type { DatabaseSchema, DbDelta, Row, TableSchema, Uuid, Value } from '../ovsdb/index.js';
+import assert from 'node:assert/strict';
+import type { ColumnType, DatabaseSchema, DbDelta, Row, TableSchema, Uuid, Value } from '../ovsdb/index.js';
 import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, transact, valueFromJson } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { Database } from '../ovsdb/index.js';
@@ -22,9 +24,12 @@ import type { ChassisOwnedColumns } from '../northd/index.js';
 export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB'];
 /** Port_Binding's columns that belong to the chassis that binds the port. */
 export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
+/** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
+export const serviceMonitorOwnedColumns: readonly string[] = ['status'];
 
 const ownedTableSet = new Set(chassisOwnedTables);
 const ownedColumnSet = new Set<string>(portBindingOwnedColumns);
+const monitorColumnSet = new Set<string>(serviceMonitorOwnedColumns);
 /** Which owned table each Port_Binding reference column points into. */
 const refTableOf: Readonly<Record<string, string>> = { chassis: 'Chassis', additional_chassis: 'Chassis', encap: 'Encap', additional_encap: 'Encap' };
 
@@ -52,23 +57,25 @@ export function chassisSchema(): DatabaseSchema {
   return schemaCache;
 }
 
-let pbSchemaCache: TableSchema | undefined;
+let sbSchemaCache: DatabaseSchema | undefined;
 
-function portBindingSchema(): TableSchema {
-  if (pbSchemaCache !== undefined) return pbSchemaCache;
-  const t = parseDatabaseSchema(SB_SCHEMA_JSON).tables.get('Port_Binding');
-  if (t === undefined) throw new Error('the SB schema has no Port_Binding');
-  pbSchemaCache = t;
+/** The full SB schema's table `name` (a table northd derives, whose owned columns chassis update). */
+function derivedSchema(name: 'Port_Binding' | 'Service_Monitor'): TableSchema {
+  sbSchemaCache ??= parseDatabaseSchema(SB_SCHEMA_JSON);
+  const t = sbSchemaCache.tables.get(name);
+  assert(t !== undefined, `the SB schema has no ${name}`);
   return t;
 }
 
 export type PortUpdates = Map<string, ChassisOwnedColumns | undefined>;
+/** Service_Monitor UUID → the status a chassis set (undefined: cleared). */
+export type MonitorUpdates = Map<Uuid, string | undefined>;
 
 /** Chassis names whose Chassis row came, went or changed: name → the UUID holding it now. */
 export type ChassisUpdates = Map<string, Uuid | undefined>;
 
 export type SbTxnOutcome =
-  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly chassis: ChassisUpdates }
+  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates }
   | { readonly kind: 'failed'; readonly results: unknown[] }
   | { readonly kind: 'blocked'; readonly timeoutMs: number };
 
@@ -79,6 +86,8 @@ export interface SbTxnContext {
   readonly portBindings: ReadonlyMap<Uuid, Row>;
   /** The chassis-owned columns reported so far, by logical_port. */
   readonly owned: ReadonlyMap<string, ChassisOwnedColumns>;
+  /** northd's Service_Monitor rows as they are now, by UUID. */
+  readonly serviceMonitors: ReadonlyMap<Uuid, Row>;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -92,9 +101,11 @@ function permission(details: string): OvsdbError {
   return new OvsdbError(OvsdbErrorName.permissionError, details);
 }
 
-interface PortBindingOp {
+/** An update of chassis-owned columns of a table northd derives, parsed before anything runs. */
+interface DerivedUpdate {
   readonly index: number;
   readonly where: unknown;
+  readonly clauses: ReturnType<typeof parseConditions>;
   readonly row: Record<string, unknown>;
 }
 
@@ -114,11 +125,22 @@ function namedUuids(json: unknown, out: string[] = []): string[] {
   return out;
 }
 
+/** The rows `where` selects: by UUID when it names one (as ovn-controller does), else a scan. */
+function selected(rows: ReadonlyMap<Uuid, Row>, where: unknown): Iterable<Row> {
+  const byUuid = uuidEquality(where);
+  if (byUuid === undefined) return rows.values();
+  const row = rows.get(byUuid);
+  return row === undefined ? [] : [row];
+}
+
+const NAMED_PLACEHOLDER = '00000000-0000-0000-0000-000000000000';
+
 export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): SbTxnOutcome {
   if (!Array.isArray(ops)) return failedAt(0, 1, new OvsdbError(OvsdbErrorName.syntaxError, 'a transaction is an array of operations'));
   const ownedOps: unknown[] = [];
   const ownedIndex: number[] = [];
-  const pbOps: PortBindingOp[] = [];
+  const pbOps: { index: number; where: unknown; row: Record<string, unknown> }[] = [];
+  const smOps: { index: number; where: unknown; row: Record<string, unknown> }[] = [];
   /** uuid-name → table, for inserts into the chassis-owned tables. */
   const inserted = new Map<string, string>();
   for (const [i, op] of ops.entries()) {
@@ -132,44 +154,54 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       ownedIndex.push(i);
       continue;
     }
-    if (o.table === 'Port_Binding' && o.op === 'update' && o.row !== null && typeof o.row === 'object') {
-      const bad = Object.keys(o.row).filter((c) => !ownedColumnSet.has(c));
+    const derived = o.table === 'Port_Binding' ? { columns: ownedColumnSet, list: portBindingOwnedColumns, into: pbOps }
+      : o.table === 'Service_Monitor' ? { columns: monitorColumnSet, list: serviceMonitorOwnedColumns, into: smOps } : undefined;
+    if (derived !== undefined && o.op === 'update' && o.row !== null && typeof o.row === 'object' && !Array.isArray(o.row)) {
+      const bad = Object.keys(o.row).filter((c) => !derived.columns.has(c));
       if (bad.length > 0) {
-        return failedAt(i, ops.length, permission(`Port_Binding column ${bad.join(', ')} is written by northd; a chassis may set only ${portBindingOwnedColumns.join(', ')}`));
+        return failedAt(i, ops.length, permission(`${o.table as string} column ${bad.join(', ')} is written by northd; a chassis may set only ${derived.list.join(', ')}`));
       }
-      pbOps.push({ index: i, where: o.where, row: o.row as Record<string, unknown> });
+      derived.into.push({ index: i, where: o.where, row: o.row as Record<string, unknown> });
       continue;
     }
     const what = typeof o.table === 'string' ? `table ${o.table}` : 'this operation';
-    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a chassis writes ${chassisOwnedTables.join(', ')} and Port_Binding's ${portBindingOwnedColumns.join(', ')}`));
+    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a chassis writes ${chassisOwnedTables.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} and Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} (by "update")`));
   }
 
-  // Parse the Port_Binding ops before anything runs: a named uuid there must name a row this
-  // transaction inserts into the table the column refers to.
-  const pbSchema = portBindingSchema();
-  const parsed: { index: number; clauses: ReturnType<typeof parseConditions>; row: Record<string, unknown>; where: unknown }[] = [];
-  for (const p of pbOps) {
-    for (const [col, json] of Object.entries(p.row)) {
-      for (const name of namedUuids(json)) {
-        if (inserted.get(name) !== refTableOf[col]) {
-          return failedAt(p.index, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, `named-uuid "${name}" in Port_Binding.${col} is not a row this transaction inserts into ${refTableOf[col] ?? 'a referenced table'}`));
+  // Parse the updates of derived rows before anything runs, so that a bad one changes nothing:
+  // their conditions, their values (a named uuid must name a row this transaction inserts into
+  // the table the column refers to).
+  const parseUpdates = (table: TableSchema, list: typeof pbOps): DerivedUpdate[] | SbTxnOutcome => {
+    const parsed: DerivedUpdate[] = [];
+    for (const p of list) {
+      try {
+        for (const [col, json] of Object.entries(p.row)) {
+          for (const name of namedUuids(json)) {
+            if (inserted.get(name) !== refTableOf[col]) {
+              return failedAt(p.index, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, `named-uuid "${name}" in ${table.name}.${col} is not a row this transaction inserts into ${refTableOf[col] ?? 'a referenced table'}`));
+            }
+          }
+          const column = table.columns.get(col);
+          if (column !== undefined) valueFromJson(column.type, json, () => NAMED_PLACEHOLDER);
         }
+        parsed.push({ index: p.index, where: p.where, clauses: parseConditions(table, p.where ?? []), row: p.row });
+      } catch (err) {
+        if (err instanceof OvsdbError) return failedAt(p.index, ops.length, err);
+        throw err;
       }
     }
-    try {
-      parsed.push({ index: p.index, clauses: parseConditions(pbSchema, p.where ?? []), row: p.row, where: p.where });
-    } catch (err) {
-      if (err instanceof OvsdbError) return failedAt(p.index, ops.length, err);
-      throw err;
-    }
-  }
+    return parsed;
+  };
+  const pbParsed = parseUpdates(derivedSchema('Port_Binding'), pbOps);
+  if (!Array.isArray(pbParsed)) return pbParsed;
+  const smParsed = parseUpdates(derivedSchema('Service_Monitor'), smOps);
+  if (!Array.isArray(smParsed)) return smParsed;
 
   const out = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
   if (out.kind === 'blocked') return out;
   if (out.kind === 'failed') {
     const results: unknown[] = ops.map(() => null);
     out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
-    for (const p of pbOps) results[p.index] = null;
     return { kind: 'failed', results };
   }
   const names = new Map<string, Uuid>();
@@ -181,14 +213,12 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   const results: unknown[] = ops.map(() => null);
   out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
 
+  const pbSchema = derivedSchema('Port_Binding');
   const ports: PortUpdates = new Map();
   const current = (port: string): ChassisOwnedColumns => (ports.has(port) ? ports.get(port) : ctx.owned.get(port)) ?? {};
-  for (const p of parsed) {
+  for (const p of pbParsed) {
     let count = 0;
-    // ovn-controller names the row by _uuid: one lookup instead of a scan of every binding.
-    const byUuid = uuidEquality(p.where);
-    const candidates = byUuid === undefined ? ctx.portBindings.values() : [ctx.portBindings.get(byUuid)].filter((r): r is Row => r !== undefined);
-    for (const row of candidates) {
+    for (const row of selected(ctx.portBindings, p.where)) {
       if (!evaluateConditions(p.clauses, row)) continue;
       count++;
       const port = row.logical_port as string;
@@ -219,7 +249,28 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     if (changed) ports.set(port, next as ChassisOwnedColumns);
   }
-  return { kind: 'committed', results, delta: out.delta, ports, chassis: chassisUpdates(out.delta) };
+
+  // Service_Monitor.status: a later op of the transaction sees what an earlier one set.
+  const smSchema = derivedSchema('Service_Monitor');
+  const statusType = (smSchema.columns.get('status') as { type: ColumnType }).type;
+  const monitors: MonitorUpdates = new Map();
+  for (const p of smParsed) {
+    let count = 0;
+    for (const row of selected(ctx.serviceMonitors, p.where)) {
+      const now = monitors.has(row._uuid) ? { ...row, status: statusValue(monitors.get(row._uuid)) } : row;
+      if (!evaluateConditions(p.clauses, now as Row)) continue;
+      count++;
+      if (!('status' in p.row)) continue;
+      const value = valueFromJson(statusType, p.row.status) as readonly string[];
+      monitors.set(row._uuid, value[0]);
+    }
+    results[p.index] = { count };
+  }
+  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta) };
+}
+
+function statusValue(status: string | undefined): readonly string[] {
+  return status === undefined ? [] : [status];
 }
 
 /**

@@ -48,6 +48,10 @@ export interface Projection {
    * of the Chassis of that name now, undefined when none).
    */
   setChassisOwned?(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void;
+  /** northd's Service_Monitor rows now, by UUID (what a chassis's Service_Monitor "where" is matched against). */
+  serviceMonitors?(): ReadonlyMap<string, Row>;
+  /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
+  setServiceMonitorStatus?(nb: Database, updates: ReadonlyMap<string, string | undefined>, revision: number): void;
 }
 
 /** What one applied entry produced, handed to the node that proposed it. */
@@ -159,9 +163,9 @@ export class NbStateMachine implements StateMachine {
 
   /**
    * A chassis's SB transaction (server/chassis-store.ts), then what follows from it: northd
-   * hears of the changed port bindings and of Chassis registered, deleted or renamed,
-   * Logical_Switch_Port.up follows Port_Binding.up, and hv_cfg follows the chassis'
-   * acknowledgements.
+   * hears of the changed port bindings, of Chassis registered, deleted or renamed and of the
+   * service monitors' status, Logical_Switch_Port.up follows Port_Binding.up, and hv_cfg
+   * follows the chassis' acknowledgements.
    */
   private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ApplyResult {
     const projection = this.options.projection;
@@ -170,6 +174,7 @@ export class NbStateMachine implements StateMachine {
       elapsedMs,
       portBindings: projection?.portBindings?.() ?? new Map(),
       owned: projection?.chassisOwned?.() ?? new Map(),
+      serviceMonitors: projection?.serviceMonitors?.() ?? new Map(),
     });
     switch (out.kind) {
       case 'blocked':
@@ -178,9 +183,10 @@ export class NbStateMachine implements StateMachine {
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
+        if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
         if (nbDelta.changes.length > 0) this.timed(() => projection?.apply(this.db, nbDelta, this.rev));
-        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0) {
+        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
           for (const l of this.listeners) l(event);
         }

@@ -1,9 +1,10 @@
 // The northd projection as the NB state machine's Projection: every committed NB delta goes
 // through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
 // revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
-// northd's history (tunnel keys, chassis-owned reports, registered Chassis) rather than the SB
-// rows: a restore recomputes the rows from the NB database with that history, which gives
-// exactly the view of a replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
+// northd's history (tunnel keys, chassis-owned reports: Port_Binding columns and
+// Service_Monitor.status, registered Chassis) rather than the SB rows: a restore recomputes
+// the rows from the NB database with that history, which gives exactly the view of a replica
+// that applied the whole log prefix. Everything here runs inside apply, so it is pure:
 // no clock, no randomness, no I/O.
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
@@ -30,9 +31,11 @@ export interface NorthdProjectionStats {
 
 const packr = new Packr({ useRecords: false });
 /**
- * 2: [2, datapath keys, port keys, chassis-owned reports, registered Chassis (name, UUID)].
- * 1 (still read): without the Chassis, from before northd read them; the restore takes them
- * from the chassis database restored beside it.
+ * 2: [2, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses, registered
+ *    Chassis (name, UUID)].
+ * 1 (still read, the last released): [1, datapath keys, port keys, chassis-owned columns],
+ *    from before health checks and before northd read Chassis: no statuses were reported then,
+ *    and the restore takes the Chassis from the chassis database restored beside it.
  */
 const historyFormat = 2;
 const historyFormatV1 = 1;
@@ -48,18 +51,26 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 }
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]), h.chassis]);
+  const owned = h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]);
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis]);
 }
 
 /** `legacyChassis`: the registered Chassis for a format-1 history, which has none. */
 export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (readonly [string, Uuid])[] = []): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  assert.ok(Array.isArray(v) && ((v.length === 5 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1)), 'northd snapshot: unknown format');
-  const [format, datapathKeys, portKeys, owned, chassis = legacyChassis] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], (readonly [string, Uuid])[]?];
-  assert.ok(format === historyFormat || chassis === legacyChassis, 'northd snapshot: malformed');
-  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(chassis), 'northd snapshot: malformed');
+  const known = Array.isArray(v) && ((v.length === 6 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1));
+  assert.ok(known, 'northd snapshot: unknown format');
+  const [, datapathKeys, portKeys, owned, statuses, registered] = v as [
+    number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined, (readonly [string, Uuid])[] | undefined,
+  ];
+  const serviceMonitorStatus = statuses ?? [];
+  const chassis = registered ?? legacyChassis;
+  assert.ok(
+    Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus) && Array.isArray(chassis),
+    'northd snapshot: malformed',
+  );
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned, chassis };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
@@ -158,6 +169,20 @@ export class NorthdProjection implements Projection {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
     this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis));
+  }
+
+  serviceMonitors(): ReadonlyMap<Uuid, Row> {
+    return this.northd.view().get('Service_Monitor') ?? new Map<Uuid, Row>();
+  }
+
+  serviceMonitorStatus(): ReadonlyMap<Uuid, string> {
+    return this.northd.serviceMonitorStatus();
+  }
+
+  setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>, revision: number): void {
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.setServiceMonitorStatus(nb, updates));
   }
 
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */

@@ -378,6 +378,23 @@ class ActionCompiler {
         this.withArgs(out, [{ src: port, dst: reg(LOG_REG.INPORT) }], () => [this.controller(ACTION_OPCODE.HANDLE_SVC_CHECK, [])]);
         return;
       }
+      case 'bind_vport': {
+        // bind_vport("vport", parent): the parent's port key goes in reg14, the virtual port's
+        // key (big-endian) after the action header. A port this datapath does not have encodes
+        // nothing, as in OVN: the rest of the actions still run.
+        this.advance();
+        this.forceMatch('(');
+        const t = this.tok;
+        if (t.kind !== 'string') this.syntaxError('expecting port name string');
+        this.advance();
+        this.forceMatch(',');
+        const parent = this.argField(0);
+        this.forceMatch(')');
+        const key = this.ctx.lookupPort?.(t.value);
+        if (key === undefined) return;
+        this.withArgs(out, [{ src: parent, dst: reg(LOG_REG.INPORT) }], () => [this.controller(ACTION_OPCODE.BIND_VPORT, be32(key))]);
+        return;
+      }
       case 'ct_snat_to_vip': this.advance(); out.push({ kind: 'resubmit', table: OFTABLE.CT_SNAT_HAIRPIN }); return;
       case 'handle_dhcpv6_reply': this.advance(); out.push(this.controller(ACTION_OPCODE.DHCP6_SERVER, [])); return;
       case 'handle_bfd_msg':

@@ -301,10 +301,15 @@ export class DesiredFlows {
         return;
       }
       case 'Chassis': {
-        // Remote ports bound to this chassis tunnel to it by name; groups fan out to it.
+        // Remote ports bound to this chassis tunnel to it by name; the groups they are in fan
+        // out to it (and to it as a VTEP or not). A chassis no port is bound to changes no
+        // group: when one is bound, its Port_Binding marks them.
         for (const r of [old, row]) {
           if (r === undefined) continue;
-          for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
+          for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) {
+            d.ports.add(p);
+            for (const mc of this.sb.multicastGroupsOfPort(p)) d.mcs.add(mc);
+          }
         }
         // HA members name their chassis by name: a member's chassis registering or leaving may
         // change which member of a group is active (agent/ha-chassis.ts). Rare: recompute as
@@ -320,7 +325,6 @@ export class DesiredFlows {
             d.full = true;
           }
         }
-        for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
         return;
       }
       case 'HA_Chassis_Group':

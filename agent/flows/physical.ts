@@ -183,20 +183,26 @@ function attachment(ctx: PhysicalContext, pb: sb.Port_Binding): Attachment | und
     const ofport = net === undefined ? undefined : ctx.view.localnetPatches.get(net);
     return ofport === undefined ? undefined : { ofport, tag: pb.tag[0] ?? 0 };
   }
-  // A localport is on every chassis and never claimed; other ports need to be bound here.
+  // A localport is on every chassis and never claimed; other ports need to be bound here. A
+  // virtual port has no interface of its own (its traffic enters and leaves as its parent's), so
+  // an interface named after it does not attach it: bound here, it is reached as a port without
+  // one (through the localnet port, or not at all), as in ovn-controller 23.03.
+  if (pb.type === 'virtual') return undefined;
   if (pb.type !== 'localport' && !isBoundHere(pb, ctx.chassisUuid)) return undefined;
   const ofport = ctx.view.vifs.get(pb.logical_port);
   return ofport === undefined ? undefined : { ofport, tag: 0 };
 }
 
 /** Every flow of one Port_Binding: consider_port_binding's, and its port security flows when
- *  it is bound here with an interface (lflow.c's add_port_sec_flows). */
+ *  it is bound here with an interface, its container parent's or, for a virtual port, its
+ *  virtual parent's (lflow.c's add_port_sec_flows over the local binding lports). */
 export function portBindingFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
   const flows = physicalPortFlows(ctx, pb);
   const ld = ctx.locality.datapaths.get(pb.datapath);
-  const parent = pb.parent_port[0];
+  const parent = pb.type === 'virtual' ? pb.virtual_parent[0] : pb.parent_port[0];
+  const own = pb.type !== 'virtual' && ctx.view.vifs.has(pb.logical_port);
   if (ld !== undefined && pb.port_security.length > 0 && ctx.chassisUuid !== undefined && pb.chassis[0] === ctx.chassisUuid
-    && (ctx.view.vifs.has(pb.logical_port) || (parent !== undefined && parent !== '' && ctx.view.vifs.has(parent)))) {
+    && (own || (parent !== undefined && parent !== '' && ctx.view.vifs.has(parent)))) {
     flows.push(...portSecurityFlows(pb, ld.tunnelKey));
   }
   return flows;

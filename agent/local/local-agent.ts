@@ -6,7 +6,8 @@
 //   3. register or update this chassis in the SB (Chassis, Encap, Chassis_Private);
 //   4. add and remove tunnel ports and localnet patch ports;
 //   5. rebuild the LocalView and tell the flow side if it changed;
-//   6. claim, release and mark up the logical ports, in the SB and on the interfaces.
+//   6. claim, release and mark up the logical ports, in the SB and on the interfaces (VIFs and
+//      l3gateway ports by binding.ts, virtual ports after their parents by virtual-binding.ts).
 // Every step is a pure planner's output sent as a transaction; the pass never waits for its own
 // writes to come back: the next change runs the next pass. A write that was just sent is not
 // sent again until the SB or OVS shows something new about it or `resendMs` passed, and a failed
@@ -30,6 +31,7 @@ import type { OvsTables } from './ovs-rows.js';
 import { bridgeByName, openVswitchRow, portsOf, removePortOps } from './ovs-rows.js';
 import { localDatapaths, localnetPortsOf, patchPortOps } from './patch-ports.js';
 import { SbRows } from './sb-rows.js';
+import { decideVirtualBindings, virtualBindingSbOps } from './virtual-binding.js';
 import { CHASSIS_ID_KEY, desiredTunnels, tunnelOps } from './tunnels.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -364,13 +366,14 @@ export class LocalAgent {
     }
     const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb });
     this.bindings = decided.state;
-    if (decided.actions.length === 0) return;
-    const sbOps = us === undefined ? [] : bindingSbOps(decided.actions, us._uuid);
+    const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });
+    if (decided.actions.length === 0 && virtual.length === 0) return;
+    const sbOps = us === undefined ? [] : [...bindingSbOps(decided.actions, us._uuid), ...virtualBindingSbOps(virtual, us._uuid)];
     for (const { port } of sbOps) {
       const pb = this.sb.portBinding(port);
       if (pb !== undefined) this.inflight.set(port, { key: ownedKey(pb), atMs: now });
     }
-    const what = decided.actions.map((a) => `${a.kind} ${a.port}`).join(', ');
+    const what = [...decided.actions, ...virtual.map((a) => ({ kind: `${a.kind} virtual`, port: a.port }))].map((a) => `${a.kind} ${a.port}`).join(', ');
     const groups: Promise<void>[] = [];
     if (sbOps.length > 0) groups.push(this.sendNow('sb', { what: `port bindings: ${what}`, ops: sbOps.map((o) => o.op) }));
     const ovsOps = bindingOvsOps(decided.actions, now).filter((o) => !this.recentlySent(`ovs:${o.key}`));

@@ -18,6 +18,9 @@
 //     destination.
 //   put_nd_ra_opts (paused, not implemented here): a resume with the result bit clear, so the
 //     pipeline goes on as if there were no answer instead of stalling.
+//   bind_vport: the virtual port's tunnel key (32 bits, big-endian); the parent is reg14, the
+//     datapath metadata. Nothing goes back to the switch: the claim (this chassis, the parent as
+//     virtual_parent) is written to the SB by the vport writer.
 //
 // Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
 
@@ -33,6 +36,7 @@ import { composeDhcpReply } from './dhcp-reply.js';
 import { composeDhcpv6Reply } from './dhcp6-reply.js';
 import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
 import type { LearnedBinding } from './mac-binding-writer.js';
+import type { VportBinding } from './vport-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
 import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
 
@@ -56,6 +60,7 @@ export type PacketInDecision =
       readonly detail?: string;
     }
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
+  | { readonly kind: 'bind_vport'; readonly opcode: number; readonly binding: VportBinding }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason; readonly message: string };
 
 const ignored = (reason: IgnoreReason, message: string, opcode?: number): PacketInDecision =>
@@ -100,6 +105,11 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
       return learnBinding(pin, opcode);
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
+    case ACTION_OPCODE.BIND_VPORT: {
+      if (args.length < 4) return ignored('bad_userdata', 'bind_vport: the userdata lacks the virtual port\'s key', ACTION_OPCODE.BIND_VPORT);
+      const md = pin.metadata ?? new Map();
+      return { kind: 'bind_vport', opcode, binding: { dpKey: readDatapathKey(md), vportKey: args.readUInt32BE(0), parentKey: readReg(md, 14) } };
+    }
     case ACTION_OPCODE.PUT_DHCPV6_OPTS:
       return pausedAnswer(pin, opcode, args, (f, rest) => {
         const r = composeDhcpv6Reply(f, pin.packet, rest);

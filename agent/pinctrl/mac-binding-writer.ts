@@ -282,7 +282,7 @@ export class MacBindingWriter {
 }
 
 /** The first error an OVSDB transaction's results report, if any (RFC 7047 §4.1.3). */
-function transactionError(results: readonly unknown[]): string | undefined {
+export function transactionError(results: readonly unknown[]): string | undefined {
   for (const r of results) {
     if (typeof r === 'object' && r !== null && 'error' in r) {
       const e = r as { error: unknown; details?: unknown };

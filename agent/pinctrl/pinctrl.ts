@@ -1,10 +1,11 @@
 // The agent's packet-in service (OVN's pinctrl): the runtime hands it every NXT_PACKET_IN2 the
 // integration bridge sends; it decides (handlers.ts) and carries out the answer — a packet-out or
-// a resume on the OpenFlow channel, or a learned MAC binding for the batched SB writer.
+// a resume on the OpenFlow channel, a learned MAC binding for the batched SB writer, or a virtual
+// port's claim (bind_vport) for the vport writer.
 //
 // Packet-ins are best effort, as in ovn-controller: an answer the channel refuses (disconnected,
 // or its send buffer full) is counted and dropped, never queued; the switch will send the next
-// packet. Only MAC bindings wait, in the writer's bounded table.
+// packet. Only MAC bindings and virtual port claims wait, in their writers' bounded tables.
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
@@ -19,6 +20,7 @@ import { decidePacketIn, emptyPacketInContext, opcodeName, type IgnoreReason, ty
 import {
   MacBindingWriter, type MacBindingLookup, type MacBindingStats, type MacBindingWriterOptions, type PutResult, type WriterTimers,
 } from './mac-binding-writer.js';
+import { VportBindingWriter, type VportBindingStats, type VportLookup, type VportPutResult } from './vport-binding-writer.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
@@ -34,6 +36,10 @@ export interface PinctrlOptions {
   readonly lookup: MacBindingLookup;
   /** What the answers read of the current SB view (DNS records); none when absent. */
   readonly context?: PacketInContext;
+  /** Port and chassis lookups for bind_vport claims; without them bind_vport is not handled. */
+  readonly vportLookup?: VportLookup;
+  /** Told of each virtual port claimed (for logs). */
+  readonly onVportClaim?: (vport: string, parent: string) => void;
   readonly timers?: WriterTimers;
   readonly wallClockMs?: () => number;
   readonly random?: () => number;
@@ -65,6 +71,7 @@ export interface MacBindingRow {
 export type PacketInOutcome =
   | { readonly kind: 'sent'; readonly opcode: number; readonly message: OfMessage; readonly result?: boolean }
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
+  | { readonly kind: 'vport_claim'; readonly opcode: number; readonly put: VportPutResult }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
 export interface PinctrlStats {
@@ -72,10 +79,14 @@ export interface PinctrlStats {
   packetOuts: number;
   resumes: number;
   learned: number;
+  /** bind_vport packet-ins handed to the vport writer. */
+  vportClaims: number;
   /** Ignored packet-ins by reason, and answers the channel refused ('not_sent'). */
   readonly ignored: Record<IgnoreReason | 'not_sent', number>;
   readonly macBindings: MacBindingStats;
   readonly buffered: BufferStats;
+  /** Absent without a vport lookup. */
+  readonly vportBindings: VportBindingStats | undefined;
 }
 
 /** An IPv6 next hop as MAC_Binding.ip spells it (an IPv4-mapped one as the IPv4 address). */
@@ -94,6 +105,7 @@ function hopOf(opcode: number, md: PacketInMetadata): { key: string; reload: OfA
 export class Pinctrl {
   private readonly channel: PinctrlChannel;
   private readonly writer: MacBindingWriter;
+  private readonly vportWriter: VportBindingWriter | undefined;
   private readonly context: PacketInContext;
   private readonly onProblem: ((message: string) => void) | undefined;
   private readonly buffers = new BufferedPackets();
@@ -115,11 +127,18 @@ export class Pinctrl {
       ...options.macBindings,
       ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
     });
+    this.vportWriter = options.vportLookup === undefined ? undefined : new VportBindingWriter({
+      sb: options.sb, lookup: options.vportLookup,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
+      ...(options.onVportClaim === undefined ? {} : { onClaim: options.onVportClaim }),
+    });
     this.stats = {
-      packetIns: 0, packetOuts: 0, resumes: 0, learned: 0,
+      packetIns: 0, packetOuts: 0, resumes: 0, learned: 0, vportClaims: 0,
       ignored: { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 },
       macBindings: this.writer.stats,
       buffered: this.buffers.stats,
+      vportBindings: this.vportWriter?.stats,
     };
   }
 
@@ -136,6 +155,17 @@ export class Pinctrl {
         const put = this.writer.put(d.binding);
         this.stats.learned++;
         return { kind: 'learned', opcode: d.opcode, put };
+      }
+      case 'bind_vport': {
+        if (this.vportWriter === undefined) {
+          this.stats.ignored.unsupported_opcode++;
+          const message = 'bind_vport is not handled without port lookups';
+          this.onProblem?.(`packet-in ignored (unsupported_opcode): ${message}`);
+          return { kind: 'ignored', opcode: d.opcode, reason: 'unsupported_opcode', message };
+        }
+        const put = this.vportWriter.put(d.binding);
+        this.stats.vportClaims++;
+        return { kind: 'vport_claim', opcode: d.opcode, put };
       }
       case 'packet_out':
       case 'resume': {
@@ -205,8 +235,14 @@ export class Pinctrl {
     return this.writer.pendingN;
   }
 
-  /** Stops the writer's timer; bindings still waiting are not written. */
+  /** Writes every virtual port claim waiting; resolves when its transaction is done. */
+  flushVportBindings(): Promise<void> {
+    return this.vportWriter?.flush() ?? Promise.resolve();
+  }
+
+  /** Stops the writers' timers; bindings and claims still waiting are not written. */
   close(): void {
     this.writer.close();
+    this.vportWriter?.close();
   }
 }

@@ -1,6 +1,6 @@
 // What pinctrl asks of the SB, answered from the flow side's SB store: tunnel keys back to
 // names and UUIDs (a packet-in carries only keys), the MAC_Binding already known for a
-// (port, IP), and the DNS records of a datapath. The store holds this chassis's interest only,
+// (port, IP), the DNS records of a datapath, and the ports a bind_vport names. The store holds this chassis's interest only,
 // so the scans are short.
 
 import type { SbStore } from '../flows/sb-store.js';
@@ -8,6 +8,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { PacketInContext } from './handlers.js';
 import type { MacBindingLookup } from './mac-binding-writer.js';
 import type { PortKeys } from './pinctrl.js';
+import type { VportLookup } from './vport-binding-writer.js';
 
 function datapathOfKey(s: SbStore, key: number): sb.Datapath_Binding | undefined {
   for (const row of s.table('Datapath_Binding').values()) {
@@ -60,5 +61,19 @@ export function sbPortKeys(store: () => SbStore): (logicalPort: string) => PortK
     if (dp === undefined) return undefined;
     const redirect = pb.options.get('chassis-redirect-port');
     return { dpKey: dp.tunnel_key, portKey: pb.tunnel_key, ...(redirect === undefined ? {} : { chassisRedirectPort: redirect }) };
+  };
+}
+
+/** Ports by tunnel keys and this chassis's row, for bind_vport claims. */
+export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | undefined): VportLookup {
+  return {
+    port(dpKey, portKey) {
+      const s = store();
+      const dp = datapathOfKey(s, dpKey);
+      const pb = dp === undefined ? undefined : s.portByKey(dp._uuid, portKey);
+      if (pb === undefined) return undefined;
+      return { uuid: pb._uuid, logicalPort: pb.logical_port, type: pb.type, chassis: pb.chassis[0], virtualParent: pb.virtual_parent[0] };
+    },
+    chassisUuid,
   };
 }

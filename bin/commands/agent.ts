@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -85,7 +85,9 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     late.pinctrl = new Pinctrl({
       channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
       portKeys: sbPortKeys(() => flows.engine.sb),
+      vportLookup: sbVportLookup(() => flows.engine.sb, () => flows.engine.chassis()),
       onProblem: (m) => log('warn', `pinctrl: ${m}`),
+      onVportClaim: (vport, parent) => log('info', `pinctrl: claimed virtual port ${vport} for this chassis with the virtual parent ${parent}`),
     });
     closers.push(() => {
       late.pinctrl?.close();

@@ -1,6 +1,7 @@
 // Load balancer flows of a logical switch in ovn-northd 23.03's exact spelling (northd.c,
-// v23.03.1: build_lb_rules_pre_stateful, build_lb_rules, build_lb_affinity_ls_flows), and the
-// SB Load_Balancer row (sync_lbs). Every flow carries the load balancer's stage-hint.
+// v23.03.1: build_lb_rules_pre_stateful, build_lb_rules, build_lb_affinity_ls_flows), the
+// health checks' ARP/ND responders (build_lswitch_arp_nd_service_monitor), and the SB
+// Load_Balancer row (sync_lbs). Every flow carries the load balancer's stage-hint.
 //
 // Registers (northd.c): reg0[1] commit, reg0[2] conntrack NAT, reg1 / xxreg1 the original
 // destination IP and reg2[0..15] its port (read by the chassis's hairpin flows), reg9[6] a known
@@ -36,14 +37,26 @@ function backendText(v: LbVip, ip: string, port: number): string {
   return v.v6 ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
+/**
+ * The backends ct_lb_mark chooses from (build_lb_vip_actions): the column as written, or for a
+ * health-checked VIP its active backends each as "ip:port" ("[ip6]:port"), port 0 included;
+ * undefined when there are none (the VIP drops or rejects).
+ */
+function ctLbBackends(v: LbVip): string | undefined {
+  if (v.active === undefined) return v.backends.length === 0 ? undefined : v.backendsText;
+  if (v.active.length === 0) return undefined;
+  return v.active.map((b) => (v.v6 ? `[${b.ip}]:${b.port}` : `${b.ip}:${b.port}`)).join(',');
+}
+
 /** The ls_in_lb action for a new connection to a VIP (build_lb_vip_actions for a switch). */
 function lbAction(lb: LbFacts, v: LbVip): string {
-  if (v.backends.length === 0) {
+  const backends = ctLbBackends(v);
+  if (backends === undefined) {
     if (lb.reject) return `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('ls_out_qos_mark').table});};`;
     return 'drop;';
   }
   const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
-  return `reg0[1] = 0; ct_lb_mark(backends=${v.backendsText}${hash});`;
+  return `reg0[1] = 0; ct_lb_mark(backends=${backends}${hash});`;
 }
 
 function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
@@ -101,12 +114,13 @@ export function routerLbContext(r: RouterFacts | undefined): string {
 function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
   let base: string;
   let isLb = false;
-  if (v.backends.length === 0) {
+  const backends = ctLbBackends(v);
+  if (backends === undefined) {
     base = lb.reject ? `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('lr_out_snat').table});};` : 'drop;';
   } else {
     isLb = true;
     const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
-    base = `ct_lb_mark(backends=${v.backendsText}${hash}`;
+    base = `ct_lb_mark(backends=${backends}${hash}`;
   }
   if (kind === 'normal') return isLb ? `${base});` : base;
   const flag = kind === 'skip' ? 'skip_snat' : 'force_snat';
@@ -173,6 +187,30 @@ function routerAffinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, newMatc
     const match = `reg9[6] == 1 && ct.new && ${ip} && ${regBackend} == ${b.ip}${b.port === 0 ? '' : ` && reg8[0..15] == ${b.port}`}`;
     flows.push(lflow(ld, 'lr_in_dnat', 150, match, `${regVip} = ${v.ip}; ${flag}ct_lb_mark(backends=${backend}${ctFlag});`, hint));
   }
+}
+
+/**
+ * The ARP/ND responders for the source IPs of a load balancer's health checks, in the switches
+ * of the monitored ports (build_lswitch_arp_nd_service_monitor): the chassis's probes come from
+ * svc_monitor_mac and that IP, and the backend resolves it here. `ldOf` gives a switch's
+ * logical_datapath value (undefined: the switch is gone).
+ */
+export function lbSvcArpFlows(lb: LbFacts, ldOf: (dp: Uuid) => readonly Uuid[] | undefined): sb.Logical_Flow[] {
+  const flows: sb.Logical_Flow[] = [];
+  const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
+  const mac = lb.svcMac;
+  for (const a of lb.svcArp) {
+    const ld = ldOf(a.dp);
+    if (ld === undefined) continue;
+    if (!a.v6) {
+      const actions = `eth.dst = eth.src; eth.src = ${mac}; arp.op = 2; /* ARP reply */ arp.tha = arp.sha; arp.sha = ${mac}; arp.tpa = arp.spa; arp.spa = ${a.srcIp}; outport = inport; flags.loopback = 1; output;`;
+      flows.push(lflow(ld, 'ls_in_arp_rsp', 110, `arp.tpa == ${a.srcIp} && arp.op == 1`, actions, hint));
+    } else {
+      const actions = `nd_na { eth.dst = eth.src; eth.src = ${mac}; ip6.src = ${a.srcIp}; nd.target = ${a.srcIp}; nd.tll = ${mac}; outport = inport; flags.loopback = 1; output; };`;
+      flows.push(lflow(ld, 'ls_in_arp_rsp', 110, `nd_ns && nd.target == ${a.srcIp}`, actions, hint));
+    }
+  }
+  return flows;
 }
 
 /** The SB Load_Balancer row's UUID: a function of the NB row's, as every replica derives it. */

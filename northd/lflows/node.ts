@@ -1,5 +1,6 @@
 // The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a port ("p <name>"), an
-// (ACL, switch) pair or a (switch, load balancer) pair; regenerating an owner replaces its
+// (ACL, switch) pair, a (switch, load balancer) pair or a load balancer's health checks (their
+// ARP/ND responders, in the switches of the monitored ports); regenerating an owner replaces its
 // flows. A flow's identity is its content without the datapath (stage, priority, match,
 // actions) and the datapath's shard (flow.ts), as ovn-northd 23.03 shares rows (across all
 // datapaths): every (owner, datapath) of a shard that produces the same content holds one row,
@@ -33,7 +34,7 @@ import { sameData } from '../same-data.js';
 import { hashUuid } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
-import { lbRouterFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
+import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { switchDatapathFlows, switchPortFlows } from './switch.js';
@@ -533,9 +534,15 @@ function lbOwner(dp: Uuid, lb: Uuid): string {
   return `b ${dp} ${lb}`;
 }
 
+/** The owner of one load balancer's health check ARP/ND responders. */
+function svcArpOwner(lb: Uuid): string {
+  return `s ${lb}`;
+}
+
 /** Whether an owner (its datapath, port, ACL or load balancer pair) still exists in the inputs. */
 function ownerExists(owner: string, src: Sources): boolean {
   const id = owner.slice(2);
+  if (owner.startsWith('s ')) return src.lbs.lbs.has(id);
   if (owner.startsWith('b ')) {
     const [dp, lb] = id.split(' ') as [Uuid, Uuid];
     return src.lbs.byDp.get(dp)?.counts.has(lb) === true;
@@ -579,6 +586,7 @@ function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logi
     dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
     hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
     routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
+    virtualLookup: p.virtual === undefined ? undefined : { port: (name) => src.ports.byName.get(name), routerPorts: (d) => routerPortsOf(src, d) },
   });
 }
 
@@ -629,6 +637,13 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   setOwner(data, lbOwner(dp, lb), flows);
 }
 
+function regenSvcArp(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
+  if (!out.claim(svcArpOwner(lb))) return;
+  const facts = src.lbs.lbs.get(lb);
+  const flows = facts === undefined || facts.svcArp.length === 0 ? NO_FLOWS : lbSvcArpFlows(facts, (dp) => src.dps.bySb.get(dp)?.logicalDatapath);
+  setOwner(data, svcArpOwner(lb), flows);
+}
+
 /**
  * Writes a load balancer's SB row: present while it applies to a switch, naming its switches
  * through their group (sync_lbs uses a group even for one switch).
@@ -663,11 +678,16 @@ class Dirty {
   readonly lbs = new Set<string>();
   /** Load balancers whose SB row to write again. */
   readonly lbRows = new Set<Uuid>();
+  /** Load balancers whose health check ARP/ND responders to build again. */
+  readonly svcArps = new Set<Uuid>();
   /** Every port bound to switch `dp` (their flows read the switch's router ports). */
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
   }
   regen(data: LflowsData, src: Sources, out: FlowChanges): void {
+    // A virtual port's flows read its parents (their switch, NB row, addresses and, through the
+    // parent's switch, its router ports): whatever regenerates a parent regenerates them too.
+    for (const name of [...this.ports]) for (const v of src.ports.virtualRefs.get(name) ?? []) this.ports.add(v);
     for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
     for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
     for (const pair of [...this.acls].sort()) {
@@ -679,6 +699,7 @@ class Dirty {
       regenLb(data, src, dp, lb, out);
     }
     for (const lb of [...this.lbRows].sort()) writeLbRow(data, src, lb, out);
+    for (const lb of [...this.svcArps].sort()) regenSvcArp(data, src, lb, out);
   }
 }
 
@@ -711,6 +732,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         for (const lb of [...state.counts.keys()].sort()) regenLb(data, src, dp, lb, out);
       }
       for (const lb of [...new Set([...data.lbGroups.keys(), ...src.lbs.lbs.keys()])].sort()) writeLbRow(data, src, lb, out);
+      for (const lb of [...src.lbs.lbs.keys()].sort()) regenSvcArp(data, src, lb, out);
     },
     handlers: {
       datapaths(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
@@ -782,6 +804,8 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         }
         for (const pair of c.pairs) dirty.lbs.add(pair);
         for (const lb of c.facts) for (const dp of src.lbs.dpsOf.get(lb) ?? []) dirty.lbs.add(`${dp} ${lb}`);
+        // Its health checks' responders sit in the monitored ports' switches, wherever it applies.
+        for (const lb of c.facts) dirty.svcArps.add(lb);
         for (const lb of c.membership) dirty.lbRows.add(lb);
         dirty.regen(data, src, out);
         return 'handled';

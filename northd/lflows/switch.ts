@@ -29,6 +29,8 @@ import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
 import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
+import type { VirtualPortLookup } from './virtual.js';
+import { virtualArpResolveFlows, virtualBindFlows } from './virtual.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
@@ -176,6 +178,8 @@ export interface SwitchPortContext {
   readonly routerPorts: readonly SwitchRouterPort[];
   /** For a router LSP: its peer router's facts (NAT addresses, options). */
   readonly peerRouter: RouterFacts | undefined;
+  /** For a virtual port: its parents and their switches (no flows of a virtual port without it). */
+  readonly virtualLookup?: VirtualPortLookup | undefined;
 }
 
 /** Flows owned by one logical switch port (some of them in its routers' pipelines). */
@@ -216,6 +220,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
     }
   }
   arpNdResponder(p, ctx, flows, lport, hint);
+  if (p.virtual !== undefined && ctx.virtualLookup !== undefined) flows.push(...virtualBindFlows(p, p.virtual, dp, ctx.virtualLookup));
   routerArpResolve(p, ctx, flows, hint);
   flows.push(...dhcpFlows(p, dp, ctx.hasStateful || ctx.hasLbVip));
   if (p.type === 'external') return flows;
@@ -290,7 +295,11 @@ function arpNdResponder(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_F
  */
 function routerArpResolve(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[], hint: FlowHints): void {
   if (!p.enabled || ctx.routerPorts.length === 0) return;
-  if (p.type !== 'router' && p.type !== 'virtual') {
+  if (p.type === 'virtual') {
+    if (p.virtual !== undefined && ctx.virtualLookup !== undefined) flows.push(...virtualArpResolveFlows(p, p.virtual, ctx.routerPorts, ctx.virtualLookup, hint));
+    return;
+  }
+  if (p.type !== 'router') {
     for (const a of p.lspAddrs) {
       for (const [ips, reg] of [[a.ipv4, 'reg0'], [a.ipv6, 'xxreg0']] as const) {
         for (const ip of ips) {

@@ -172,6 +172,17 @@ const cases: readonly Case[] = [
   { actions: 'reg0[0] = lookup_arp(inport, ip4.src, ip4.dst);', expected: 'error: Cannot use 32-bit field ip4.dst[0..31] where 48-bit field is required.' },
   { actions: 'handle_svc_check(inport);', expected: 'controller(userdata=00.00.00.12.00.00.00.00)', ofctlMatch: '' },
   { actions: 'put_fdb(inport, eth.src);', expected: 'controller(userdata=00.00.00.19.00.00.00.00)', ofctlMatch: '' },
+  // bind_vport: the virtual port's key after the header, the parent in reg14 (OVN's ovn.at cases).
+  { actions: 'bind_vport("eth0", inport);', expected: 'controller(userdata=00.00.00.11.00.00.00.00.00.00.00.05)', ofctlMatch: '' },
+  { actions: 'bind_vport("eth1", outport); next;', expected: 'push:NXM_NX_REG14[],push:NXM_NX_REG15[],pop:NXM_NX_REG14[],controller(userdata=00.00.00.11.00.00.00.00.00.00.00.06),pop:NXM_NX_REG14[],resubmit(,19)', ofctlMatch: '' },
+  { actions: 'bind_vport("nope", inport);', expected: 'drop', ofctlMatch: '' },
+  { actions: 'bind_vport("nope", inport); next;', expected: 'resubmit(,19)', ofctlMatch: '' },
+  { actions: 'bind_vport;', expected: "error: Syntax error at `;' expecting `('." },
+  { actions: 'bind_vport(;', expected: "error: Syntax error at `;' expecting port name string." },
+  { actions: 'bind_vport("xyzzy";', expected: "error: Syntax error at `;' expecting `,'." },
+  { actions: 'bind_vport("xyzzy",;', expected: "error: Syntax error at `;' expecting field name." },
+  { actions: 'bind_vport("xyzzy", inport;', expected: "error: Syntax error at `;' expecting `)'." },
+  { actions: 'bind_vport("eth0", eth.src);', expected: 'error: Cannot use numeric field eth.src where string field is required.' },
   { actions: 'outport = get_fdb(eth.dst);', expected: 'set_field:0->reg15,resubmit(,71)', ofctlMatch: '' },
   { actions: 'reg0 = get_fdb(arp.tha);', expected: 'push:NXM_OF_ETH_DST[],push:NXM_NX_ARP_THA[],pop:NXM_OF_ETH_DST[],set_field:0->reg15,resubmit(,71),pop:NXM_OF_ETH_DST[],move:NXM_NX_REG15[]->NXM_NX_XXREG0[96..127]', prereqs: 'arp', ofctlMatch: 'arp' },
   { actions: 'reg0[0] = lookup_fdb(inport, eth.src);', expected: 'set_field:0/0x100->reg10,resubmit(,72),move:NXM_NX_REG10[8]->NXM_NX_XXREG0[96]', ofctlMatch: '' },
@@ -282,6 +293,7 @@ t.test('zero-SNAT datapaths commit with nat(src); controller meters are carried'
     'ct(commit,zone=NXM_NX_REG13[0..15],nat(src),exec(set_field:0x1->ct_mark))');
   const metered = context({ ctrlMeterId: 7, meterId: (n) => (n === 'm1' ? 9 : undefined) });
   t.equal(compiled({ actions: 'put_fdb(inport, eth.src);', expected: '' }, metered).text, 'controller(userdata=00.00.00.19.00.00.00.00,meter_id=7)');
+  t.equal(compiled({ actions: 'bind_vport("eth0", inport);', expected: '' }, metered).text, 'controller(userdata=00.00.00.11.00.00.00.00.00.00.00.05,meter_id=7)');
   t.equal(compiled({ actions: 'log(verdict=drop, meter="m1");', expected: '' }, metered).text, 'controller(userdata=00.00.00.07.00.00.00.00.01.06,meter_id=9)');
   t.equal(compiled({ actions: 'arp { };', expected: '' }, metered).text, 'controller(userdata=00.00.00.00.00.00.00.00,meter_id=7)');
 });

@@ -44,13 +44,14 @@ export interface PortOpts {
   readonly tag?: number;
   readonly ha_chassis_group?: string;
   readonly port_security?: string[];
+  readonly virtual_parent?: string;
 }
 
 export function port(uuid: string, dp: string, name: string, key: number, o: PortOpts = {}): Row {
   return row(uuid, {
     logical_port: name, type: o.type ?? '', gateway_chassis: [], ha_chassis_group: o.ha_chassis_group === undefined ? [] : [o.ha_chassis_group],
     options: new Map(Object.entries(o.options ?? {})), datapath: dp, tunnel_key: key,
-    parent_port: o.parent_port === undefined ? [] : [o.parent_port], tag: o.tag === undefined ? [] : [o.tag], virtual_parent: [],
+    parent_port: o.parent_port === undefined ? [] : [o.parent_port], tag: o.tag === undefined ? [] : [o.tag], virtual_parent: o.virtual_parent === undefined ? [] : [o.virtual_parent],
     chassis: o.chassis === undefined ? [] : [o.chassis], additional_chassis: o.additional_chassis ?? [], encap: [], additional_encap: [],
     mirror_rules: [], mac: o.mac ?? [], port_security: o.port_security ?? [], nat_addresses: [], up: [], external_ids: new Map(),
     requested_chassis: [], requested_additional_chassis: [],

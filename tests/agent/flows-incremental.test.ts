@@ -249,8 +249,10 @@ function step(rng: Rng, w: World): SbRowChange[] {
     case 17: { // HA: a member's priority (named by name or by the chassis column), or a member's Chassis row.
       const i = rng.int(3);
       if (i > 0 && rng.bool()) {
-        if (get(w, 'Chassis', chassisUuid(i)) !== undefined) put(w, c, 'Chassis', undefined, chassisUuid(i));
-        else put(w, c, 'Chassis', chassis(chassisUuid(i), CHASSIS[i] as string));
+        // The row goes, comes back, or turns into (or out of) a VTEP gateway (groups reach
+        // those through another set of outputs).
+        if (get(w, 'Chassis', chassisUuid(i)) !== undefined && rng.bool()) put(w, c, 'Chassis', undefined, chassisUuid(i));
+        else put(w, c, 'Chassis', chassis(chassisUuid(i), CHASSIS[i] as string, rng.bool() ? { 'is-vtep': 'true' } : {}));
       } else {
         put(w, c, 'HA_Chassis', haChassis(haMemberUuid(i), CHASSIS[i] as string, rng.int(4) * 10, rng.bool() ? chassisUuid(i) : undefined));
       }
@@ -375,6 +377,36 @@ t.test('an HA member\'s Chassis leaving or registering moves a chassisredirect p
     const full = new DesiredFlows({ ctZones: inc.ctZones() });
     full.update(snapshotOf(w), w.view);
     t.equal(resident(full), want, `${what}: cr-lrp0 is ${want ? '' : 'not '}resident here (recompute)`);
+    t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
+  }
+});
+
+t.test('a remote chassis leaving, returning or turning VTEP changes the groups its ports are in, incrementally', async (t) => {
+  // hv1 holds s0p0; s0p1 is on hv2, s0p2 on hv3, all in sw0's flood group, so the group's
+  // remote flow outputs to both tunnels. Only Chassis rows change; each step equals a recompute.
+  const w: World = {
+    rows: new Map(), revision: 1,
+    view: { chassis: 'hv1', vifs: new Map([[pbName(0, 0), 1]]), tunnels: new Map([['hv2', { ofport: 10, type: 'geneve', remoteIp: '192.0.2.2' }], ['hv3', { ofport: 11, type: 'geneve', remoteIp: '192.0.2.3' }]]), localnetPatches: new Map() },
+  };
+  const c: SbRowChange[] = [];
+  CHASSIS.forEach((n, i) => put(w, c, 'Chassis', chassis(chassisUuid(i), n)));
+  put(w, c, 'Datapath_Binding', datapath(swUuid(0), 1, 'switch'));
+  for (let p = 0; p < 3; p++) put(w, c, 'Port_Binding', port(pbUuid(0, p), swUuid(0), pbName(0, p), p + 1, { chassis: chassisUuid(p) }));
+  put(w, c, 'Multicast_Group', multicastGroup(U(1, 0xe), swUuid(0), '_MC_flood', 32768, [0, 1, 2].map((p) => pbUuid(0, p))));
+  const inc = new DesiredFlows();
+  inc.update({ reset: true, fromRevision: 0, toRevision: 1, changes: c }, w.view);
+  const steps: [string, number, Record<string, string> | undefined][] = [
+    ['hv3 leaves', 2, undefined], ['hv3 returns', 2, {}], ['hv2 turns VTEP', 1, { 'is-vtep': 'true' }], ['hv3 turns VTEP', 2, { 'is-vtep': 'true' }],
+    ['hv2 leaves', 1, undefined], ['hv2 returns, not VTEP', 1, {}],
+  ];
+  for (const [what, i, other] of steps) {
+    const ch: SbRowChange[] = [];
+    if (other === undefined) put(w, ch, 'Chassis', undefined, chassisUuid(i));
+    else put(w, ch, 'Chassis', chassis(chassisUuid(i), CHASSIS[i] as string, other));
+    w.revision++;
+    inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: ch }, w.view);
+    const full = new DesiredFlows({ ctZones: inc.ctZones() });
+    full.update(snapshotOf(w), w.view);
     t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
   }
 });

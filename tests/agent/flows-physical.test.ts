@@ -272,3 +272,27 @@ t.test('port security (tables 73-75): in by source MAC and IPs, ARP and ND check
   t.same(subnet && { ip4: subnet.ip4.map((a) => `${a.addr.toString(16)}/${a.plen}`), ip6: subnet.ip6.map((a) => a.plen) }, { ip4: ['a000000/24', 'a000105/24'], ip6: [64] });
   t.equal(parsePortSecurity('10.0.0.1'), undefined, 'no MAC first: ignored, as OVN does');
 });
+
+t.test('virtual ports: no interface of their own; bound elsewhere, reached over the tunnel; port security through the parent', async (t) => {
+  // vip on sw0, claimed here through vif1 (pinctrl): an interface named after it attaches nothing
+  // (ovn-controller finds no primary binding for it), and without a localnet port nothing
+  // reaches it; traffic of the VIP is vif1's own.
+  const vip = U(30, 0xa);
+  const rows = (o: Parameters<typeof port>[4]): [string, Row][] => [...smallTopology(), ['Port_Binding', port(vip, ids.sw0, 'vip', 30, { type: 'virtual', ...o })]];
+  const here = context(rows({ chassis: ids.hv1, virtual_parent: 'vif1' }), smallView({ vifs: new Map([['vif1', 1], ['vif2', 2], ['vip', 7]]) }), zones);
+  t.same(portBindingFlows(here, pb(here, vip)), [], 'bound here: no flows of its own');
+  const elsewhere = context(rows({ chassis: ids.hv2, virtual_parent: 'vif3' }), smallView(), zones);
+  t.same(text(portBindingFlows(elsewhere, pb(elsewhere, vip))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x1,reg15=0x1e actions=load:0x1->tun_id[0..23],load:0x1e->tun_metadata0[0..31],move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],output:10,resubmit(,40)',
+  ], 'bound to hv2: over the tunnel, as any remote port');
+  // With port security, the parent's interface here gives it the port security flows (matched on
+  // its logical port, not on an OpenFlow port).
+  const secured = context(rows({ chassis: ids.hv1, virtual_parent: 'vif1', port_security: ['00:00:00:00:00:64 10.0.0.100'] }), smallView(), zones);
+  const sec = text(portBindingFlows(secured, pb(secured, vip)));
+  t.ok(sec.length > 0 && sec.every((l) => /table=7[345],/.test(l)), 'only port security flows (tables 73-75)');
+  t.ok(sec.some((l) => l.includes('reg14=0x1e,dl_src=00:00:00:00:00:64')), 'checked on the virtual port\'s own key');
+  const parentGone = context(rows({ chassis: ids.hv1, virtual_parent: 'vif1', port_security: ['00:00:00:00:00:64 10.0.0.100'] }), smallView({ vifs: new Map([['vif2', 2]]) }), zones);
+  t.same(portBindingFlows(parentGone, pb(parentGone, vip)), [], 'its parent\'s interface gone: none');
+  // A conntrack zone, as every port bound here.
+  t.ok(ctZoneUsers(here.store, here.chassisUuid, here.view, here.locality).users.has('vip'), 'a conntrack zone user');
+});

@@ -315,7 +315,7 @@ t.test('Pinctrl sends answers on the channel, counts refusals, and hands binding
   t.same(txns, [[{ op: 'insert', table: 'MAC_Binding', row: { logical_port: 'lrp-ext', ip: '172.16.0.9', mac: '0a:00:00:00:00:99', datapath: ['uuid', 'dp-uuid-7'], timestamp: 1_700_000_000_000 } }]]);
   p.handlePacketIn({ packet: udpPacket(), userdata: hex('0000') });
   t.same({ ...p.stats, ignored: { ...p.stats.ignored }, macBindings: undefined, buffered: undefined }, {
-    packetIns: 5, packetOuts: 1, resumes: 1, learned: 1, macBindings: undefined, buffered: undefined,
+    packetIns: 5, packetOuts: 1, resumes: 1, learned: 1, vportClaims: 0, macBindings: undefined, vportBindings: undefined, buffered: undefined,
     ignored: { not_action: 0, no_header: 1, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 1 },
   });
   t.equal(p.stats.macBindings.inserted, 1);

@@ -1,13 +1,16 @@
 // The northd property: after every NB transaction of a random (seeded) sequence over switches,
 // ports, routers (ports, static routes, policies, NAT, options), ACLs on switches and port
 // groups, port group membership, address sets, DHCPv4 and DHCPv6 options, DNS records,
-// load balancers (on switches and routers, directly and through groups), gateway chassis and
-// HA chassis groups on router ports (distributed gateway ports) and external switch ports,
-// distributed NAT rules, and gateway MTUs on router ports (gateway_mtu, gateway_mtu_bypass, VLAN
-// tags of localnet ports), chassis registered, renamed and deleted (HA_Chassis.chassis) and
-// ports bound to them (HA_Chassis_Group.ref_chassis), the incrementally maintained SB view
-// equals a fresh recompute exactly, tunnel keys of live objects never change, and no change
-// (nor a chassis claim of a port, nor a Chassis coming or going) recomputes any node.
+// load balancers (on switches and routers, directly and through groups) with health checks and
+// ip_port_mappings, gateway chassis and HA chassis groups on router ports (distributed gateway
+// ports) and external switch ports, distributed NAT rules, gateway MTUs on router ports
+// (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), virtual ports (virtual-ip,
+// virtual-parents, claims through a parent), chassis claims (Port_Binding.up), the
+// Service_Monitor status chassis report, and chassis registered, renamed and deleted
+// (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), the
+// incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
+// objects never change, and no change (nor a chassis report, nor a Chassis coming or going)
+// recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
@@ -28,18 +31,51 @@ type Kind =
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
-  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis';
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
+  | 'svc-status' | 'vport';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
 const CHASSIS_NAMES: readonly string[] = ['hv1', 'hv2', 'hv3', 'hv4', 'c1', 'c2'];
+
+/** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
+const HC_VIPS = ['10.0.0.100:80', '10.0.0.101', '10.0.0.102:53', '[fd00::100]:80', 'fd00::101', '10.0.0.103:80', '10.0.0.105:443', '10.0.0.199:80'] as const;
+
+/**
+ * ip_port_mappings for a load balancer's backends (and others): mostly switch ports with good
+ * source IPs, sometimes a router port, a ghost, no source or a bad one.
+ */
+function randomMappings(rng: Rng, lb: { vips: ReadonlyMap<string, string> }, switchPorts: readonly string[], others: readonly string[]): unknown {
+  const ips = new Set<string>();
+  for (const backends of lb.vips.values()) {
+    for (const b of backends.split(',')) {
+      const v6 = b.split(':').length > 2;
+      const ip = v6 ? b.replace(/^\[/, '').replace(/\](:\d+)?$/, '') : b.replace(/:\d+$/, '');
+      if (ip !== '' && ip !== 'bogus') ips.add(v6 ? `[${ip}]` : ip);
+    }
+  }
+  if (rng.chance(0.2)) ips.add('10.0.0.5');
+  const pairs: Record<string, string> = {};
+  for (const ip of ips) {
+    if (rng.chance(0.15)) continue;
+    const port = switchPorts.length > 0 && rng.chance(0.85) ? rng.pick(switchPorts) : rng.pick([...others, 'ghost']);
+    const good = ip.startsWith('[') ? rng.pick(['[fd00:1::99]', 'fd00:1::98']) : rng.pick(['10.0.0.99', '10.0.0.98']);
+    const src = rng.chance(0.85) ? good : rng.pick(['bogus', '', '10.0.0.099']);
+    pairs[ip] = rng.chance(0.05) ? port : `${port}:${src}`;
+  }
+  return map(pairs);
+}
+
+function randomHcOptions(rng: Rng): unknown {
+  return map(rng.chance(0.5) ? { interval: String(rng.int(1, 10)), timeout: '20' } : { success_count: '3' });
+}
 
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
 function randomLb(rng: Rng): Record<string, unknown> {
@@ -135,9 +171,37 @@ function randomPrefix(rng: Rng): string {
   return rng.pick([`10.${rng.int(1, 3)}.0.0/16`, `10.0.${rng.int(0, 3)}.0/24`, '0.0.0.0/0', `fd00:${rng.int(4, 6)}::/64`, `10.0.0.${rng.int(1, 9)}`, 'bad']);
 }
 
-function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unknown> {
-  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
+/** A virtual port's options: a VIP (in the generated networks, IPv6, or one that does not parse) and parents. */
+function randomVirtualOptions(rng: Rng, lsps: readonly string[]): Record<string, string> {
   const options: Record<string, string> = {};
+  if (rng.chance(0.9)) options['virtual-ip'] = rng.pick(['10.0.0.50', `192.168.${rng.int(1, 4)}.50`, `fd00:${rng.int(1, 3)}::50`, '10.0.0.050', 'bogus']);
+  if (rng.chance(0.9)) options['virtual-parents'] = [...rng.subset([...lsps, 'ghost'], 3), ...(rng.chance(0.2) ? [''] : [])].join(',');
+  return options;
+}
+
+/**
+ * A virtual port's ops: a port made virtual (or its options redone), now and then made a VIF
+ * again; at times its switch gets a router port on the VIPs' networks, so that routers resolve
+ * them. Its parents are mostly its neighbours on the switch.
+ */
+function virtualPortOps(vrng: Rng, db: Database, lsps: readonly { uuid: Uuid; name: string }[], lrs: readonly { name: string }[], n: number): unknown[] {
+  const p = vrng.pick(lsps);
+  const ls = [...db.rows('Logical_Switch').values()].find((r) => (r['ports'] as readonly Uuid[]).includes(p.uuid));
+  const siblings = lsps.filter((q) => q.uuid !== p.uuid && (ls?.['ports'] as readonly Uuid[] | undefined)?.includes(q.uuid) === true).map((q) => q.name);
+  const candidates = siblings.length > 0 && vrng.chance(0.8) ? siblings : lsps.map((q) => q.name);
+  const row = vrng.chance(0.15) ? { type: '' } : { type: 'virtual', options: map(randomVirtualOptions(vrng, candidates)) };
+  const ops: unknown[] = [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p.uuid), row }];
+  if (ls !== undefined && lrs.length > 0 && vrng.chance(0.4)) {
+    ops.push(...addLrp(vrng.pick(lrs).name, `vr${n}`, `0a:00:00:00:fe:${(n % 256).toString(16).padStart(2, '0')}`, ['10.0.0.1/24', '192.168.0.1/21', 'fd00::1/16']));
+    ops.push(...addLsp(ls['name'] as string, `vr${n}-ls`, { type: 'router', options: map({ 'router-port': `vr${n}` }), addresses: set(['router']) }));
+  }
+  return ops;
+}
+
+/** A switch port's columns; a virtual port's options come from `vrng`. */
+function randomLspColumns(rng: Rng, vrng: Rng, lrps: readonly string[], lsps: readonly string[]): Record<string, unknown> {
+  const type = rng.pick(['', '', '', 'router', 'localnet', 'localport', 'l2gateway', 'external', 'virtual', 'vtep']);
+  const options: Record<string, string> = type === 'virtual' ? randomVirtualOptions(vrng, lsps) : {};
   if (type === 'router' && lrps.length > 0 && rng.chance(0.8)) options['router-port'] = rng.pick(lrps);
   if (type === 'router' && rng.chance(0.2)) options['nat-addresses'] = rng.pick(['0a:00:00:00:00:09 172.16.0.9', 'router', 'bogus']);
   if (type === 'localnet') options['network_name'] = 'phys';
@@ -148,10 +212,15 @@ function randomLspColumns(rng: Rng, lrps: readonly string[]): Record<string, unk
   return row;
 }
 
-/** One random transaction's ops for the current database, or undefined when nothing fits. */
-function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind; ops: unknown[] } | undefined {
+/**
+ * One random transaction's ops for the current database, or undefined when nothing fits.
+ * Virtual ports draw from their own stream (`vrng`), so that adding them left the other kinds'
+ * choices (and the coverage counted below) as they were.
+ */
+function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
   if (rng.chance(0.08)) return { kind: 'claim', ops: [] };
   if (rng.chance(0.05)) return { kind: 'chassis', ops: [] };
+  if (rng.chance(monitors > 0 ? 0.15 : 0.02)) return { kind: 'svc-status', ops: [] };
   const lss = names(db, 'Logical_Switch');
   const lsps = names(db, 'Logical_Switch_Port');
   const lrs = names(db, 'Logical_Router');
@@ -171,42 +240,54 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
   const gwcs = [...db.rows('Gateway_Chassis').keys()].sort();
   const haGroups = [...db.rows('HA_Chassis_Group').keys()].sort();
   const haChassis = [...db.rows('HA_Chassis').keys()].sort();
+  const hcs = [...db.rows('Load_Balancer_Health_Check').keys()].sort();
+  const withHc = lbs.filter((u) => ((db.get('Load_Balancer', u) as unknown as { health_check: readonly Uuid[] }).health_check.length > 0));
+  // Mappings mostly name enabled switch ports (monitored), sometimes disabled ones or a router port.
+  const enabled = (p: { uuid: Uuid }): boolean => ((db.get('Logical_Switch_Port', p.uuid) as unknown as { enabled: readonly boolean[] }).enabled[0] ?? true);
+  const mappable = lsps.filter(enabled).map((p) => p.name);
+  const unmappable = [...lsps.filter((p) => !enabled(p)).map((p) => p.name), ...lrps.slice(0, 1).map((p) => p.name)];
+  if (lsps.length > 0 && vrng.chance(0.03)) return { kind: 'vport', ops: virtualPortOps(vrng, db, lsps, lrs, ++counter.v) };
   const kind = rng.weighted<Kind>([
     ['ls-add', lss.length < 3 ? 3 : 0], ['ls-del', lss.length > 0 ? 1 : 0], ['lsp-add', lss.length > 0 && lsps.length < 12 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
-    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 0.7 : 0], ['route-update', routes.length > 0 ? 0.7 : 0],
-    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 0.8 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
-    ['nat-del', nats.length > 0 ? 0.5 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
+    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 1 : 0],
+    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 1.4 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
+    ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
-    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.4 : 0],
-    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.4 : 0],
+    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.45 : 0],
+    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.5 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
     ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
-    ['lb-add', lbs.length < 4 ? 1 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
+    ['lb-add', lbs.length < 4 ? 1.5 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
     ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
     ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
-    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 2 : 0],
+    ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 4 : 0],
     ['gw-link', lrps.length > 0 && lss.length > 0 ? 4 : 0],
+    ['hc-add', lbs.length > 0 ? 1.5 : 0], ['hc-update', hcs.length > 0 ? 1 : 0], ['hc-del', withHc.length > 0 ? 0.5 : 0],
+    ['ipm-set', lbs.length > 0 ? 2 : 0],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
   switch (kind) {
     case 'claim':
     case 'chassis':
+    case 'svc-status':
       return { kind, ops: [] };
     case 'ls-add':
       return { kind, ops: [{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${n}` } }] };
+    case 'vport':
+      return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
     case 'lsp-add': {
       const ops: unknown[] = [];
-      for (let i = rng.int(1, 3); i > 0; i--) ops.push(...addLsp(rng.pick(lss).name, `p${n}-${i}`, randomLspColumns(rng, lrpNames)));
+      for (let i = rng.int(1, 3); i > 0; i--) ops.push(...addLsp(rng.pick(lss).name, `p${n}-${i}`, randomLspColumns(rng, vrng, lrpNames, lsps.map((p) => p.name))));
       return { kind, ops };
     }
     case 'lsp-del': {
@@ -215,7 +296,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
     }
     case 'lsp-update': {
       const p = rng.pick(lsps);
-      const cols = randomLspColumns(rng, lrpNames);
+      const cols = randomLspColumns(rng, vrng, lrpNames, lsps.map((p) => p.name));
       const pickCols = rng.subset(Object.keys(cols), 3);
       const row: Record<string, unknown> = {};
       for (const c of pickCols) row[c] = cols[c];
@@ -351,8 +432,21 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       return { kind, ops: [{ op: 'update', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)), row: rng.chance(0.5) ? { mac: '0a:00:00:00:00:52', override_dynamic_mac: rng.chance(0.5) } : { logical_port: rng.pick(lrpNames) } }] };
     case 'smb-del':
       return { kind, ops: [{ op: 'delete', table: 'Static_MAC_Binding', where: byUuid(rng.pick(smbs)) }] };
-    case 'lb-add':
-      return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row: randomLb(rng) }] };
+    case 'lb-add': {
+      // Often health checked from the start: a health check for one of its VIPs, and mappings.
+      const row = randomLb(rng);
+      const vips = [...((row['vips'] as [string, [string, string][]])[1])];
+      if (vips.length === 0 || !rng.chance(0.5)) return { kind, ops: [{ op: 'insert', table: 'Load_Balancer', row }] };
+      row['ip_port_mappings'] = randomMappings(rng, { vips: new Map(vips) }, mappable, unmappable);
+      row['health_check'] = ['named-uuid', 'hc'];
+      return {
+        kind,
+        ops: [
+          { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip: rng.pick(vips)[0], options: randomHcOptions(rng) } },
+          { op: 'insert', table: 'Load_Balancer', row },
+        ],
+      };
+    }
     case 'lb-update': {
       const row = randomLb(rng);
       // Often only the VIPs: emptied (has_lb_vip flips) or new.
@@ -473,7 +567,7 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       // A router port's gateway MTU (some values ovn-northd does not take, a negative one) or
       // bypass set or cleared, keeping its other options; or a switch port's VLAN tag (which
       // counts on a localnet port facing a router port with an MTU).
-      const what = rng.weighted<'mtu' | 'bypass' | 'clear' | 'tag'>([['mtu', 2], ['bypass', 2], ['clear', 1], ['tag', lss.length > 0 ? 2 : 0]]);
+      const what = rng.weighted<'mtu' | 'bypass' | 'clear' | 'tag'>([['mtu', 2], ['bypass', 2], ['clear', 1], ['tag', lss.length > 0 ? 3 : 0]]);
       if (what === 'tag') {
         // Usually a tagged localnet port added beside a router port, else a tag changed.
         const localnets = [...db.rows('Logical_Switch_Port').values()].filter((r) => r['type'] === 'localnet').map((r) => r._uuid).sort();
@@ -488,6 +582,33 @@ function randomTxn(rng: Rng, db: Database, counter: { n: number }): { kind: Kind
       const mutations: unknown[] = [['options', 'delete', set([key])]];
       if (what !== 'clear') mutations.push(['options', 'insert', map(what === 'mtu' ? { gateway_mtu: randomMtu(rng) } : randomGatewayMtu(rng))]);
       return { kind, ops: [{ op: 'mutate', table: 'Logical_Router_Port', where: byUuid(rng.pick(lrps).uuid), mutations }] };
+    }
+    case 'hc-add': {
+      // A new health check (usually for one of the load balancer's VIPs), or one another load balancer has.
+      const lb = rng.pick(lbs);
+      if (hcs.length > 0 && rng.chance(0.2)) return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'insert', set([uuidAtom(rng.pick(hcs))])]] }] };
+      const lbRow = db.get('Load_Balancer', lb) as unknown as { vips: ReadonlyMap<string, string> };
+      const own = [...lbRow.vips.keys()];
+      const vip = own.length > 0 && rng.chance(0.8) ? rng.pick(own) : rng.pick(HC_VIPS);
+      const ops: unknown[] = [
+        { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip, options: randomHcOptions(rng) } },
+        { op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'insert', set([['named-uuid', 'hc']])]] },
+      ];
+      if (rng.chance(0.5)) ops.push({ op: 'update', table: 'Load_Balancer', where: byUuid(lb), row: { ip_port_mappings: randomMappings(rng, lbRow, mappable, unmappable) } });
+      return { kind, ops };
+    }
+    case 'hc-update':
+      return { kind, ops: [{ op: 'update', table: 'Load_Balancer_Health_Check', where: byUuid(rng.pick(hcs)), row: rng.chance(0.5) ? { vip: rng.pick(HC_VIPS) } : { options: randomHcOptions(rng) } }] };
+    case 'hc-del': {
+      // Unreferenced, the row is collected with it.
+      const lb = rng.pick(withHc);
+      const hc = rng.pick((db.get('Load_Balancer', lb) as unknown as { health_check: readonly Uuid[] }).health_check);
+      return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'delete', set([uuidAtom(hc)])]] }] };
+    }
+    case 'ipm-set': {
+      const lb = rng.chance(0.7) && withHc.length > 0 ? rng.pick(withHc) : rng.pick(lbs);
+      const row = db.get('Load_Balancer', lb) as unknown as { vips: ReadonlyMap<string, string> };
+      return { kind, ops: [{ op: 'update', table: 'Load_Balancer', where: byUuid(lb), row: { ip_port_mappings: randomMappings(rng, row, mappable, unmappable) } }] };
     }
     case 'lr-update': {
       const options: Record<string, string> = {};
@@ -577,15 +698,22 @@ function chassisChange(rng: Rng, registered: Map<string, Uuid>, owned: ReadonlyM
   return { ports, chassis };
 }
 
+/** Transactions after which a bind_vport flow existed, and a virtual port's VIP resolved to a parent's MAC. */
+const virtualSeen = { bind: 0, bound: 0, unbound: 0 };
+
+/** Transactions after which a Service_Monitor row existed, and one showed a status. */
+const svcSeen = { monitors: 0, status: 0, offline: 0 };
+
 function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
+  const vrng = new Rng(seed + 0x5eed0000);
   const fx = nbFixture(() => rng.uuid());
   const northd = createNorthd();
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
-  const counter = { n: 0 };
+  const counter = { n: 0, v: 0 };
   const registered = new Map<string, Uuid>();
   for (let i = 0; i < TXNS; i++) {
-    const txn = randomTxn(rng, fx.db, counter);
+    const txn = randomTxn(rng, vrng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
@@ -605,10 +733,25 @@ function runSequence(seed: number): string | undefined {
       for (const name of rng.subset(routed.length > 0 && rng.chance(0.6) ? routed : ports, 2)) {
         updates.set(name, rng.chance(0.7) ? { chassis: [chassisOf()], up: [rng.chance(0.5)] } : undefined);
       }
+      // A virtual port claimed through one of its parents (or another port), maybe without a
+      // chassis, or released.
+      const vports = [...fx.db.rows('Logical_Switch_Port').values()].filter((r) => r.type === 'virtual').map((r) => r as unknown as { name: string; options: ReadonlyMap<string, string> });
+      if (vports.length > 0 && vrng.chance(0.7)) {
+        const v = vrng.pick(vports);
+        const parents = (v.options.get('virtual-parents') ?? '').split(',').filter((x) => x !== '');
+        const parent = parents.length > 0 && vrng.chance(0.8) ? vrng.pick(parents) : vrng.pick(ports);
+        updates.set(v.name, vrng.chance(0.85) ? { chassis: vrng.chance(0.85) ? [vrng.uuid()] : [], virtual_parent: [parent], up: [true] } : undefined);
+      }
       sbDelta = northd.setChassisOwned(fx.db, updates);
     } else if (txn.kind === 'chassis') {
       const { ports, chassis } = chassisChange(rng, registered, northd.chassisOwned());
       sbDelta = northd.setChassisOwned(fx.db, ports, chassis);
+    } else if (txn.kind === 'svc-status') {
+      // A chassis's probes report some rows' health (or clear it); a report for no row is ignored.
+      const rows = [...(northd.view().get('Service_Monitor')?.keys() ?? []), rng.uuid()];
+      const updates = new Map<Uuid, string | undefined>();
+      for (const uuid of rng.subset(rows, 2)) updates.set(uuid, rng.weighted<string | undefined>([['online', 3], ['offline', 3], ['error', 1], [undefined, 1]]));
+      sbDelta = northd.setServiceMonitorStatus(fx.db, updates);
     } else {
       let delta;
       try {
@@ -633,7 +776,19 @@ function runSequence(seed: number): string | undefined {
     if (haRows.some((h) => h.chassis.length > 0)) haSeen.chassis++;
     const haGroupRows = [...(northd.view().get('HA_Chassis_Group')?.values() ?? [])] as unknown as sb.HA_Chassis_Group[];
     if (haGroupRows.some((g) => g.ref_chassis.length > 0)) haSeen.ref++;
-    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned()), new Map(northd.chassis())));
+    if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.startsWith('bind_vport('))) virtualSeen.bind++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && f.actions === 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.unbound++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && /== (10\.0\.0|192\.168\.[1-4]|fd00:[1-3]:)[.:]50$/.test(f.match) && f.actions !== 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.bound++;
+    const monitors = [...(northd.view().get('Service_Monitor')?.values() ?? [])] as unknown as sb.Service_Monitor[];
+    if (monitors.length > 0) svcSeen.monitors++;
+    if (monitors.some((m) => m.status.length > 0)) svcSeen.status++;
+    if (monitors.some((m) => m.status[0] === 'offline')) svcSeen.offline++;
+    for (const uuid of northd.serviceMonitorStatus().keys()) {
+      if (northd.view().get('Service_Monitor')?.has(uuid) !== true) return `txn ${i} (${txn.kind}): a status is kept for Service_Monitor ${uuid}, which does not exist`;
+    }
+    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, {
+      chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
+    }));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     for (const [k, key] of keysOf(northd.view())) {
       const old = beforeKeys.get(k);
@@ -669,5 +824,9 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
     t.comment(`transactions with an HA_Chassis naming its Chassis: ${haSeen.chassis}, with a group's ref_chassis: ${haSeen.ref}`);
     t.ok(haSeen.chassis >= SEQUENCES / 2 && haSeen.ref >= SEQUENCES / 4, 'HA members\' Chassis and ref_chassis were exercised');
+    t.comment(`transactions with a Service_Monitor row: ${svcSeen.monitors}, with a status shown: ${svcSeen.status}, with one offline: ${svcSeen.offline}`);
+    t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
+    t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
+    t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
 });

@@ -16,8 +16,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Northd, SbView } from '../../northd/index.js';
 import { createNorthd } from '../../northd/index.js';
-import type { ColumnType, Value } from '../../ovsdb/index.js';
+import type { ColumnType, Row, Value } from '../../ovsdb/index.js';
 import { Database, parseDatabaseSchema, uuidSource, valueToJson } from '../../ovsdb/index.js';
+import type { SbTxnOutcome } from '../../server/chassis-store.js';
 import { applySbTxn, chassisSchema } from '../../server/chassis-store.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { dumpReal } from '../helpers/differential.js';
@@ -86,6 +87,12 @@ export interface RealSandbox {
   bind(port: string, chassis: string | undefined): Promise<void>;
   /** Our chassis-owned SB tables (Chassis, Encap, ...), as our chassis write path keeps them. */
   readonly chassisDb: Database;
+  /**
+   * One chassis transaction on our side, through the rules a chassis writes by
+   * (server/chassis-store.ts, as the SB door and the agent stream apply them), its reports
+   * then handed to our northd.
+   */
+  chassisTxn(ops: readonly unknown[]): SbTxnOutcome;
 }
 
 /** The ops that turn our NB's copy `before` into `after` (real NB dumps), keeping row UUIDs. */
@@ -166,10 +173,21 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
   t.teardown(() => sbClient.close());
   let mirroredChassis: DbDump = {};
   let sbSeed = 0;
-  const chassisTxn = (ops: readonly unknown[]): void => {
-    const out = applySbTxn(chassisDb, ops, { newUuid: uuidSource([0x5b, ++sbSeed, 0, 1]), portBindings: northd.view().get('Port_Binding') ?? new Map(), owned: northd.chassisOwned() });
-    if (out.kind !== 'committed' || out.results.some((r) => r !== null && typeof r === 'object' && 'error' in r)) throw new Error(`chassis transaction failed: ${JSON.stringify(out)}`);
+  /** One chassis transaction on our side; what it reports is handed to our northd. */
+  const applyChassisTxn = (ops: readonly unknown[]): SbTxnOutcome => {
+    const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
+    const out = applySbTxn(chassisDb, [...ops], {
+      newUuid: uuidSource([0x5b, ++sbSeed, 0, 1]), portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
+    });
+    if (out.kind !== 'committed') return out;
     if (out.ports.size > 0 || out.chassis.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis);
+    if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
+    return out;
+  };
+  /** The same, for the steps that must succeed. */
+  const chassisTxn = (ops: readonly unknown[]): void => {
+    const out = applyChassisTxn(ops);
+    if (out.kind !== 'committed' || out.results.some((r) => r !== null && typeof r === 'object' && 'error' in r)) throw new Error(`chassis transaction failed: ${JSON.stringify(out)}`);
   };
   // The real ovn-northd hears of an SB change on its own: the first nb_cfg round trip may
   // complete before it has run on that change, the second one cannot (its SB transactions
@@ -210,6 +228,9 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
       chassisTxn([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', port]], row: { chassis: ['set', uuid === undefined ? [] : [['uuid', uuid]]] } }]);
       await waitRealNorthd();
       await mirror(); // Logical_Switch_Port.up, which the real ovn-northd sets from the binding.
+    },
+    chassisTxn(ops: readonly unknown[]): SbTxnOutcome {
+      return applyChassisTxn(ops);
     },
     chassisDb,
   };

@@ -1,11 +1,13 @@
 // What chassis write into the SB, through the replicated state machine: a chassis registers
 // (Chassis + Encap + Chassis_Private), claims a port (Port_Binding.chassis/up in northd's
 // row), Logical_Switch_Port.up follows, hv_cfg follows the chassis' acknowledgements (the
-// lowest, as ovn-northd computes it), deleting a chassis drops the weak references to it, and a
-// write to anything northd derives is a permission error that changes nothing. Replicas fed the
-// same entries agree, and a snapshot carries the chassis tables. Method: hand-made log entries
-// into NbStateMachine with the real northd projection. northd hears of Chassis through the same
-// log: HA members name them, ref_chassis follows the claims.
+// lowest, as ovn-northd computes it), deleting a chassis drops the weak references to it,
+// Service_Monitor.status is writable (the load balancer flows follow) while every other column
+// and op of that table is not, and a write to anything northd derives is a permission error
+// that changes nothing. Replicas fed the same entries agree, and a snapshot carries the chassis
+// tables and the reported statuses. Method: hand-made log entries into NbStateMachine with the
+// real northd projection. northd hears of Chassis through the same log: HA members name them,
+// ref_chassis follows the claims.
 import t from 'tap';
 import type { Entry } from '../../cluster/types.js';
 import { dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
@@ -167,4 +169,131 @@ t.test('northd hears of Chassis through the log: HA members name them, ref_chass
   t.same(ref(a), [[]], 'c1 deleted: its binding and ref_chassis drop it');
   t.same([...b.projection.view().get('HA_Chassis_Group')?.values() ?? []], [...a.projection.view().get('HA_Chassis_Group')?.values() ?? []], 'replicas agree');
   t.same([...b.projection.view().get('HA_Chassis')?.values() ?? []], [...a.projection.view().get('HA_Chassis')?.values() ?? []]);
+});
+
+/** northd's Service_Monitor rows on replica `r`. */
+function monitors(r: Replica): Record<string, unknown>[] {
+  return [...(r.projection.view().get('Service_Monitor')?.values() ?? [])] as unknown as Record<string, unknown>[];
+}
+
+/** The actions of the ls_in_lb flow of VIP `vip` on replica `r`. */
+function lbActions(r: Replica, vip: string): string | undefined {
+  for (const f of r.projection.view().get('Logical_Flow')?.values() ?? []) {
+    const flow = f as unknown as { match: string; actions: string; external_ids: ReadonlyMap<string, string> };
+    if (flow.external_ids.get('stage-name') === 'ls_in_lb' && flow.match.includes(`ip4.dst == ${vip}`)) return flow.actions;
+  }
+  return undefined;
+}
+
+t.test('Service_Monitor.status is the one column of the table a chassis writes; the rest is refused whole', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  t.match(log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]), { kind: 'committed' });
+  t.match(log.nb([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'p1'], ['named-uuid', 'p2']]], load_balancer: ['named-uuid', 'lb'] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p1', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1' } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p2', row: { name: 'vm2', addresses: '00:00:00:00:00:02 10.0.0.2' } },
+    { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip: '10.0.0.100:80', options: ['map', [['interval', '5']]] } },
+    {
+      op: 'insert', table: 'Load_Balancer', 'uuid-name': 'lb',
+      row: { name: 'lb', vips: ['map', [['10.0.0.100:80', '10.0.0.1:80,10.0.0.2:80']]], health_check: ['named-uuid', 'hc'], ip_port_mappings: ['map', [['10.0.0.1', 'vm1:10.0.0.254'], ['10.0.0.2', 'vm2:10.0.0.254']]] },
+    },
+  ]), { kind: 'committed' });
+  t.equal(monitors(a).length, 2, 'northd made a Service_Monitor per backend');
+  const vm1 = monitors(a).find((m) => m['logical_port'] === 'vm1') as { _uuid: string };
+  t.equal(lbActions(a, '10.0.0.100'), 'reg0[1] = 0; ct_lb_mark(backends=10.0.0.1:80,10.0.0.2:80);');
+
+  // Refused: other columns, inserts, deletes, mutations, a value outside the schema's enum.
+  // Each fails whole (the Chassis insert beside it does not happen) and changes nothing.
+  const before = JSON.stringify([dumpDatabaseJson(a.sm.chassis), monitors(a)]);
+  const register = { op: 'insert', table: 'Chassis', row: { name: 'hv9', hostname: 'hv9' } };
+  const byUuid = [['_uuid', '==', ['uuid', vm1._uuid]]];
+  const denied: [unknown[], RegExp][] = [
+    [[register, { op: 'update', table: 'Service_Monitor', where: byUuid, row: { src_ip: '10.0.0.9' } }], /Service_Monitor column src_ip is written by northd; a chassis may set only status/],
+    [[register, { op: 'update', table: 'Service_Monitor', where: byUuid, row: { status: 'offline', port: 81 } }], /Service_Monitor column port is written by northd/],
+    [[register, { op: 'insert', table: 'Service_Monitor', row: { ip: '10.0.0.3', logical_port: 'vm1', port: 80 } }], /table Service_Monitor is derived by northd/],
+    [[register, { op: 'delete', table: 'Service_Monitor', where: byUuid }], /table Service_Monitor is derived by northd/],
+    [[register, { op: 'mutate', table: 'Service_Monitor', where: byUuid, mutations: [['options', 'insert', ['map', [['x', 'y']]]]] }], /table Service_Monitor is derived by northd/],
+  ];
+  for (const [ops, details] of denied) {
+    const r = log.sb(ops) as { kind: string; results: unknown[] };
+    t.equal(r.kind, 'failed', `refused: ${JSON.stringify(ops[1]).slice(0, 90)}`);
+    t.match(r.results[1], { error: 'permission error', details }, 'with a permission error that says what a chassis may write');
+  }
+  const badValue = log.sb([register, { op: 'update', table: 'Service_Monitor', where: byUuid, row: { status: 'sleepy' } }]) as { kind: string; results: unknown[] };
+  t.equal(badValue.kind, 'failed', 'a status outside the schema is refused');
+  t.match(badValue.results[1], { error: 'constraint violation' });
+  const badPb = log.sb([register, { op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { up: 'yes' } }]) as { kind: string; results: unknown[] };
+  t.equal(badPb.kind, 'failed', 'a Port_Binding value of the wrong type fails the transaction (it does not throw out of apply)');
+  t.match(badPb.results[1], { error: 'syntax error' });
+  t.equal(JSON.stringify([dumpDatabaseJson(a.sm.chassis), monitors(a)]), before, 'nothing changed');
+
+  // Allowed: status by _uuid (as ovn-controller writes it) and by another column; the flows follow.
+  t.match(log.sb([{ op: 'update', table: 'Service_Monitor', where: byUuid, row: { status: 'offline' } }]), { kind: 'committed', results: [{ count: 1 }] });
+  t.same(monitors(a).find((m) => m['logical_port'] === 'vm1')?.['status'], ['offline']);
+  t.equal(lbActions(a, '10.0.0.100'), 'reg0[1] = 0; ct_lb_mark(backends=10.0.0.2:80);', 'the offline backend leaves ct_lb_mark');
+  t.match(log.sb([{ op: 'update', table: 'Service_Monitor', where: [['logical_port', '==', 'vm2']], row: { status: 'error' } }]), { kind: 'committed', results: [{ count: 1 }] });
+  t.equal(lbActions(a, '10.0.0.100'), 'drop;', 'no backend left: the VIP drops');
+  // A where on status sees what an earlier op of the same transaction set.
+  t.match(log.sb([
+    { op: 'update', table: 'Service_Monitor', where: byUuid, row: { status: 'online' } },
+    { op: 'update', table: 'Service_Monitor', where: [['status', '==', 'online']], row: {} },
+  ]), { kind: 'committed', results: [{ count: 1 }, { count: 1 }] });
+  t.same(monitors(a).find((m) => m['logical_port'] === 'vm1')?.['status'], ['offline'], '"online" shows as offline while vm1 is not up');
+  t.match(log.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { up: true } }]), { kind: 'committed' });
+  t.same(monitors(a).find((m) => m['logical_port'] === 'vm1')?.['status'], ['online'], 'and as online once it is');
+  t.equal(lbActions(a, '10.0.0.100'), 'reg0[1] = 0; ct_lb_mark(backends=10.0.0.1:80);');
+  t.match(log.sb([{ op: 'update', table: 'Service_Monitor', where: [['logical_port', '==', 'nobody']], row: { status: 'online' } }]), { kind: 'committed', results: [{ count: 0 }] }, 'a where that selects nothing counts 0');
+
+  // Replicas agree; a snapshot carries the statuses (northd's history), and a restored replica
+  // derives the same rows and flows.
+  t.same(monitors(b), monitors(a), 'the other replica has the same rows');
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.same(monitors(c), monitors(a), 'a replica restored from a snapshot has the same rows');
+  t.equal(lbActions(c, '10.0.0.100'), lbActions(a, '10.0.0.100'), 'and the same flows');
+  t.same([...c.projection.serviceMonitorStatus()].sort(), [...a.projection.serviceMonitorStatus()].sort());
+
+  // The row goes (its mapping removed): its status goes with it, on every replica.
+  t.match(log.nb([{ op: 'mutate', table: 'Load_Balancer', where: [['name', '==', 'lb']], mutations: [['ip_port_mappings', 'delete', ['set', ['10.0.0.2']]]] }]), { kind: 'committed' });
+  t.equal(monitors(a).length, 1);
+  t.equal(a.projection.serviceMonitorStatus().size, 1, 'only vm1\'s status is kept');
+  t.same([...b.projection.serviceMonitorStatus()], [...a.projection.serviceMonitorStatus()]);
+});
+
+t.test('a chassis claims a virtual port with its virtual_parent (pinctrl) and releases it (the binding planner); northd follows', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  t.match(log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]), { kind: 'committed' });
+  t.match(log.nb([
+    { op: 'insert', table: 'Logical_Router', 'uuid-name': 'r', row: { name: 'lr0', ports: ['named-uuid', 'rp'] } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'rp', row: { name: 'lr0-sw0', mac: '00:00:00:00:ff:01', networks: '10.0.0.1/24' } },
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'p'], ['named-uuid', 'v'], ['named-uuid', 'rl']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.11' } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'v', row: { name: 'vip', type: 'virtual', options: ['map', [['virtual-ip', '10.0.0.100'], ['virtual-parents', 'vm1']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'rl', row: { name: 'sw0-lr0', type: 'router', addresses: 'router', options: ['map', [['router-port', 'lr0-sw0']]] } },
+  ]), { kind: 'committed' });
+  t.match(log.sb(registerChassis('hv1', '192.0.2.1')), { kind: 'committed' });
+  const hv1 = chassisUuid(a, 'hv1');
+  const resolve = (r: Replica): string[] => [...(r.projection.view().get('Logical_Flow')?.values() ?? [])]
+    .map((f) => f as unknown as { match: string; actions: string }).filter((f) => f.match === 'outport == "lr0-sw0" && reg0 == 10.0.0.100').map((f) => f.actions);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'unclaimed: the router asks for the VIP');
+
+  // pinctrl's claim: chassis and virtual_parent, by the row's UUID.
+  const vipUuid = pb(a, 'vip')?._uuid as string;
+  const claim = log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]]], row: { chassis: ['uuid', hv1], virtual_parent: 'vm1' } }]);
+  t.match(claim, { kind: 'committed', results: [{ count: 1 }] });
+  t.same(pb(a, 'vip')?.virtual_parent, ['vm1'], 'virtual_parent is a column a chassis writes');
+  t.same(pb(a, 'vip')?.chassis, [hv1]);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:01; next;'], 'claimed: the VIP resolves to the parent\'s MAC');
+  // The planner's claim is conditional on virtual_parent: a stale one matches nothing.
+  t.match(log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]], ['virtual_parent', '==', 'vm9']], row: { up: true } }]), { kind: 'committed', results: [{ count: 0 }] });
+  // The planner's release, conditional on being bound here.
+  const release = log.sb([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', vipUuid]], ['chassis', '==', ['uuid', hv1]]], row: { chassis: ['set', []], up: false, encap: ['set', []], virtual_parent: ['set', []] } }]);
+  t.match(release, { kind: 'committed', results: [{ count: 1 }] });
+  t.same([pb(a, 'vip')?.chassis, pb(a, 'vip')?.virtual_parent], [[], []]);
+  t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'released: unclaimed again');
+  t.same([...b.projection.portBindings()], [...a.projection.portBindings()], 'replicas agree');
 });

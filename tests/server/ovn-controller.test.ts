@@ -2,7 +2,8 @@
 // OVN_Southbound door, registers its Chassis, Encap and Chassis_Private, claims the port whose
 // OVS interface carries its iface-id, compiles our logical flows into its bridge, and
 // acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up; it claims the
-// chassisredirect port of a distributed gateway port whose gateway chassis it is. Method: `ovnts up`
+// chassisredirect port of a distributed gateway port whose gateway chassis it is, and probes a
+// health-checked backend and writes its Service_Monitor.status. Method: `ovnts up`
 // (real processes), a real ovs-vswitchd with dummy devices (nothing on the host's network),
 // the real ovn-controller; everything stopped by pid.
 import { execFile } from 'node:child_process';
@@ -81,4 +82,23 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   t.equal(cr.type, 'chassisredirect', 'ovn-controller claimed the chassisredirect port of the gateway port');
   const [group] = await sb('HA_Chassis_Group');
   t.same(group?.ref_chassis, ['set', []], 'a group of one member has no ref_chassis (as in 23.03)');
+
+  // A health-checked load balancer whose backend is vm1 (made with the real ovn-nbctl through
+  // the NB door): ovn-controller probes it from svc_monitor_mac, nothing answers on the dummy
+  // interface, it writes Service_Monitor.status "offline" through the SB door, and northd takes
+  // the backend out of ct_lb_mark (the VIP, left without one, drops).
+  const ovnNbctl = async (...args: string[]): Promise<void> => {
+    const { stderr } = await run('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=20', ...args], { timeout: 30_000 });
+    t.equal(stderr, '', `ovn-nbctl ${args.join(' ')}`);
+  };
+  await ovnNbctl('lb-add', 'lb0', '10.0.0.100:80', '10.0.0.1:80', '--', 'ls-lb-add', 'sw0', 'lb0');
+  await ovnNbctl('--', '--id=@hc', 'create', 'Load_Balancer_Health_Check', 'vip="10.0.0.100:80"', 'options:interval=1', 'options:timeout=1', 'options:failure_count=1',
+    '--', 'add', 'Load_Balancer', 'lb0', 'health_check', '@hc');
+  await ovnNbctl('set', 'Load_Balancer', 'lb0', 'ip_port_mappings:"10.0.0.1"="vm1:10.0.0.254"');
+  const lbActions = async (): Promise<string | undefined> =>
+    ((await sb('Logical_Flow')).find((f) => String(f.match).startsWith('ct.new && ip4.dst == 10.0.0.100') && (f.external_ids as ['map', [string, string][]])[1].some(([k, v]) => k === 'stage-name' && v === 'ls_in_lb'))?.actions as string | undefined);
+  t.equal(await until('the load balancer flow', lbActions), 'reg0[1] = 0; ct_lb_mark(backends=10.0.0.1:80);', 'monitored, status unknown: the backend is chosen');
+  const monitor = await until(() => `ovn-controller writes the status (log: ${log()})`, async () => (await sb('Service_Monitor')).find((r) => r.logical_port === 'vm1' && r.status === 'offline'));
+  t.match(monitor, { ip: '10.0.0.1', port: 80, src_ip: '10.0.0.254', status: 'offline' }, 'the real ovn-controller wrote status offline through the SB door');
+  t.equal(await until('the backend out of ct_lb_mark', async () => ((await lbActions()) === 'drop;' ? 'drop;' : undefined)), 'drop;', 'and the VIP drops: no backend is online');
 });

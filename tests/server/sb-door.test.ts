@@ -1,12 +1,13 @@
 // The OVN_Southbound OVSDB door with OVN's own ovn-sbctl and ovn-trace: show, list, lflow-list and traces read the
 // SB view northd derives; chassis-add and lsp-bind write what chassis own (through any member,
 // forwarded to the leader), and the NB sees the port up; a write to a derived table is refused
-// with a permission error. Method: `ovnts up` (real processes) and the real ovn-sbctl 23.03.
+// with a permission error; a chassis sets a Service_Monitor's status and the load balancer's
+// flow follows. Method: `ovnts up` (real processes) and the real ovn-sbctl/ovn-nbctl 23.03.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { ovnts, upCluster } from '../helpers/ovnts-cli.js';
+import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 
 const run = promisify(execFile);
 
@@ -70,4 +71,28 @@ t.test('ovn-sbctl against the SB door: reads of the derived view, chassis writes
   t.equal((await sbctl(sb, 'chassis-del', 'hv1')).code, 0, 'chassis-del');
   t.notMatch((await sbctl(sb, 'show')).stdout, /hv1/);
   t.equal((await ovnts('nbctl', `--endpoints=${nb}`, 'lsp-get-up', 'vm1')).stdout, 'down\n', 'the port went down with its chassis');
+
+  // A health-checked load balancer (made with the real ovn-nbctl through the NB door): northd
+  // monitors its backends; a chassis sets a Service_Monitor's status with ovn-sbctl, as
+  // ovn-controller would, and the backend leaves ct_lb_mark; any other column stays northd's.
+  const nbctl = async (...args: string[]): Promise<void> => {
+    const { stderr } = await run('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=20', ...args], { timeout: 30_000 });
+    t.equal(stderr, '', `ovn-nbctl ${args.join(' ')}`);
+  };
+  await nbctl('lb-add', 'lb0', '10.0.0.100:80', '10.0.0.1:80,10.0.0.2:80', '--', 'ls-lb-add', 'sw0', 'lb0');
+  await nbctl('--', '--id=@hc', 'create', 'Load_Balancer_Health_Check', 'vip="10.0.0.100:80"', 'options:interval=5', '--', 'add', 'Load_Balancer', 'lb0', 'health_check', '@hc');
+  await nbctl('set', 'Load_Balancer', 'lb0', 'ip_port_mappings:"10.0.0.1"="vm1:10.0.0.254"', 'ip_port_mappings:"10.0.0.2"="vm2:10.0.0.254"');
+  const monitor = await until('a Service_Monitor for vm1', async () => {
+    const r = await sbctl(sb, '--bare', '--columns=_uuid', 'find', 'Service_Monitor', 'logical_port=vm1');
+    return /^[0-9a-f-]{36}$/.test(r.stdout.trim()) ? r.stdout.trim() : undefined;
+  });
+  const lbFlow = async (): Promise<string> => (await sbctl(sb, 'lflow-list', 'sw0')).stdout.split('\n').find((l) => l.includes('ls_in_lb') && l.includes('10.0.0.100')) ?? '';
+  t.match(await lbFlow(), /ct_lb_mark\(backends=10\.0\.0\.1:80,10\.0\.0\.2:80\)/, 'both backends while no status is known');
+  const offline = await sbctl(sb, 'set', 'Service_Monitor', monitor, 'status=offline');
+  t.equal(offline.code, 0, `a chassis sets the status: ${offline.stderr}`);
+  await until('vm1\'s backend leaves ct_lb_mark', async () => (/ct_lb_mark\(backends=10\.0\.0\.2:80\)/.test(await lbFlow()) ? true : undefined));
+  t.pass('the offline backend left ct_lb_mark');
+  const port = await sbctl(sb, 'set', 'Service_Monitor', monitor, 'port=81');
+  t.not(port.code, 0);
+  t.match(port.stderr, /permission error/, `any other column is northd's: ${port.stderr}`);
 });

@@ -81,6 +81,12 @@ t.test('200 streams: shared encodings, fan-out, batched acks, Wait(HV)', async (
   const bareAfter = heapUsed();
   t.equal(fanout.stats().sessions, agentsMax, 'bare streams open');
   t.comment(`member memory per stream (session, gRPC call and HTTP/2 stream, both ends): ${((bareAfter - bareBefore) / agentsMax / 1024).toFixed(1)} KiB`);
+  // Their registrations are transactions the member forwards to the leader: all committed
+  // before the deletion below, or one landing after it would register a chassis again that
+  // never acknowledges (hv_cfg would wait for it).
+  const bareRegistered = (): number => [...m0.central.sm.chassis.rows('Chassis_Private').values()].filter((r) => String(r.name).startsWith('bare')).length;
+  for (const deadline = Date.now() + 60_000; bareRegistered() < agentsMax && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+  t.equal(bareRegistered(), agentsMax, 'the bare streams registered');
   bare.close();
   // They registered; gone for good, they are deleted (ovn-sbctl chassis-del), or hv_cfg would wait for them.
   const del = await m0.client.transact(Array.from({ length: agentsMax }, (_, k) => [{ op: 'delete', table: 'Chassis', where: [['name', '==', `bare${k}`]] }, { op: 'delete', table: 'Chassis_Private', where: [['name', '==', `bare${k}`]] }]).flat(), 'OVN_Southbound');
