@@ -2,8 +2,9 @@
 // chassisredirect and external ports there) and by the flow side (is_chassis_resident, the
 // physical flows of a chassisredirect port, the patch ports a standby member follows).
 //
-// A member names its chassis by HA_Chassis.chassis, or — as our northd writes it, since the
-// projection does not read the chassis-owned Chassis table — by external_ids:chassis-name only.
+// A member names its chassis by HA_Chassis.chassis (our northd, like ovn-northd, sets it while
+// a Chassis of the member's name is registered), or else by external_ids:chassis-name (for
+// rows written without the column).
 // The rule without BFD: the active chassis is the member of highest priority whose Chassis row
 // exists (the chassis is registered); on equal priorities the greater chassis name wins, as in
 // ovn-controller's ordering (ha-chassis.c). ovn-controller additionally drops members it has no

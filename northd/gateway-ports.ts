@@ -118,17 +118,29 @@ export function haGroupSbUuid(name: string): Uuid {
 }
 
 /**
- * The SB rows of a group: the group and its HA_Chassis members. The chassis column stays
- * empty: northd does not read the SB Chassis table (external_ids:chassis-name names it, which
- * is what ovn-northd writes so that a member can be matched before its chassis registers).
+ * The SB rows of a group: the group and its HA_Chassis members. A member names its chassis in
+ * external_ids:chassis-name, and in its chassis column when a Chassis of that name is
+ * registered (`chassisByName`), as ovn-northd writes it: the column is a weak reference, so a
+ * member of a chassis that has not registered (or has left) has it empty. `refChassis` is the
+ * group's ref_chassis (ha-ref-chassis.ts), sorted.
  */
-export function haGroupRows(g: HaGroupDesired): { group: sb.HA_Chassis_Group; members: sb.HA_Chassis[] } {
-  const members = g.members.map((m, i) => versioned<sb.HA_Chassis>({
-    _uuid: hashUuid(['HA_Chassis', g.name, String(i), m.chassisName]), _version: '', chassis: [], priority: m.priority,
-    external_ids: new Map([['chassis-name', m.chassisName]]),
-  }));
-  const group = versioned<sb.HA_Chassis_Group>({
-    _uuid: haGroupSbUuid(g.name), _version: '', name: g.name, ha_chassis: members.map((m) => m._uuid).sort(), ref_chassis: [], external_ids: new Map(),
+export function haGroupRows(g: HaGroupDesired, chassisByName: ReadonlyMap<string, Uuid>, refChassis: readonly Uuid[]): { group: sb.HA_Chassis_Group; members: sb.HA_Chassis[] } {
+  const members = g.members.map((m, i) => {
+    const chassis = chassisByName.get(m.chassisName);
+    return versioned<sb.HA_Chassis>({
+      _uuid: haChassisSbUuid(g.name, i, m.chassisName), _version: '', chassis: chassis === undefined ? [] : [chassis], priority: m.priority,
+      external_ids: new Map([['chassis-name', m.chassisName]]),
+    });
   });
-  return { group, members };
+  return { group: haGroupRow(g.name, members.map((m) => m._uuid).sort(), refChassis), members };
+}
+
+/** The UUID of a group's `index`th member, of chassis `chassisName`. */
+function haChassisSbUuid(group: string, index: number, chassisName: string): Uuid {
+  return hashUuid(['HA_Chassis', group, String(index), chassisName]);
+}
+
+/** The SB HA_Chassis_Group row: its members (sorted UUIDs) and ref_chassis (sorted). */
+export function haGroupRow(name: string, members: readonly Uuid[], refChassis: readonly Uuid[]): sb.HA_Chassis_Group {
+  return versioned<sb.HA_Chassis_Group>({ _uuid: haGroupSbUuid(name), _version: '', name, ha_chassis: members, ref_chassis: refChassis, external_ids: new Map() });
 }

@@ -9,7 +9,9 @@
 //
 // What chassis write into northd's rows comes in through two sources: Port_Binding's
 // chassis-owned columns per logical port (`setChassisOwned`) and Service_Monitor.status per
-// row (`setServiceMonitorStatus`). Both are history too, kept in `history()`.
+// row (`setServiceMonitorStatus`). Both are history too, kept in `history()`, as is the third
+// thing chassis bring: the SB Chassis rows registered (name → UUID, also given to
+// `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name.
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -20,7 +22,7 @@ import type { LflowsData } from './lflows/node.js';
 import { lflowsNode } from './lflows/node.js';
 import type { MulticastData } from './multicast.js';
 import { multicastNode } from './multicast.js';
-import type { ChassisOwnedColumns, PortsData, SbOwnedData } from './ports.js';
+import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from './ports.js';
 import { portsNode } from './ports.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
 import { SbChangeSet as ChangeSet } from './sb-changes.js';
@@ -49,9 +51,10 @@ export { LS_EGRESS_STAGES, LS_INGRESS_STAGES, LR_EGRESS_STAGES, LR_INGRESS_STAGE
 
 /**
  * What of northd's state is history rather than a function of the NB database: the tunnel
- * keys given so far and the agents' last reports. With it, `createNorthd(history)` followed by
- * a first run on the same NB database reproduces the view exactly. Every list is sorted, so
- * equal states give equal values (and equal bytes when encoded in order).
+ * keys given so far, the agents' last reports and the Chassis registered. With it,
+ * `createNorthd(history)` followed by a first run on the same NB database reproduces the view
+ * exactly. Every list is sorted, so equal states give equal values (and equal bytes when
+ * encoded in order).
  */
 export interface NorthdHistory {
   /** [NB Logical_Switch/Logical_Router UUID, tunnel key], by UUID. */
@@ -62,6 +65,18 @@ export interface NorthdHistory {
   readonly chassisOwned: readonly (readonly [string, ChassisOwnedColumns])[];
   /** [Service_Monitor UUID, status as a chassis reported it], by UUID. */
   readonly serviceMonitorStatus: readonly (readonly [Uuid, string])[];
+  /** [Chassis name, Chassis UUID] of every registered chassis, by name. */
+  readonly chassis: readonly (readonly [string, Uuid])[];
+}
+
+/**
+ * What chassis wrote, for `recompute`. Named rather than positional: the status and Chassis
+ * maps are both string → string, so an argument in the wrong place would still type-check.
+ */
+export interface NorthdReports {
+  readonly chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>;
+  readonly serviceMonitorStatus?: ReadonlyMap<Uuid, string>;
+  readonly chassis?: ReadonlyMap<string, Uuid>;
 }
 
 export interface Northd {
@@ -69,10 +84,12 @@ export interface Northd {
   apply(nb: Database, delta: DbDelta): SbDelta;
   /**
    * Records what agents reported for some ports' chassis-owned Port_Binding columns (chassis,
-   * encap, up, ...; undefined = forget the port's report) and returns the SB changes. `nb` is
-   * the current NB database. Reports for ports without a binding are kept for when it appears.
+   * encap, up, ...; undefined = forget the port's report) and, in `chassis`, the SB Chassis
+   * rows that registered, left or were renamed (name → the UUID of the Chassis of that name
+   * now, undefined when there is none), and returns the SB changes. `nb` is the current NB
+   * database. Reports for ports without a binding are kept for when it appears.
    */
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>): SbDelta;
+  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, chassis?: ReadonlyMap<string, Uuid | undefined>): SbDelta;
   /**
    * Records the status chassis reported for some Service_Monitor rows (by UUID; undefined =
    * cleared) and returns the SB changes: the rows, and the flows of the load balancers whose
@@ -81,14 +98,17 @@ export interface Northd {
    */
   setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>): SbDelta;
   /**
-   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and
-   * chassis-owned columns come from `chassisOwned` and `serviceMonitorStatus` (none when absent).
+   * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and what
+   * chassis wrote comes from `reported` (none when absent): chassis-owned columns, Service_Monitor
+   * statuses and the registered Chassis.
    */
-  recompute(nb: Database, previous?: SbView, chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>, serviceMonitorStatus?: ReadonlyMap<Uuid, string>): SbView;
+  recompute(nb: Database, previous?: SbView, reported?: NorthdReports): SbView;
   /** The chassis-owned columns as last reported, by logical port. */
   chassisOwned(): ReadonlyMap<string, ChassisOwnedColumns>;
   /** Service_Monitor.status as last reported, by row UUID. */
   serviceMonitorStatus(): ReadonlyMap<Uuid, string>;
+  /** The registered Chassis as last reported: name → UUID. */
+  chassis(): ReadonlyMap<string, Uuid>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -98,7 +118,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned', 'svc_status'], [
+  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()),
@@ -159,7 +179,7 @@ function seedKeys(engine: Engine, previous: SbView): void {
 
 const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
-function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, svcStatus: ReadonlyMap<Uuid, string>): NorthdHistory {
+function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, svcStatus: ReadonlyMap<Uuid, string>, chassis: ReadonlyMap<string, Uuid>): NorthdHistory {
   const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
   const portKeys = [...engine.data<PortsData>('ports').byName.values()]
     .map((p) => [p.name, p.dp, p.key] as const)
@@ -167,7 +187,7 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
   const serviceMonitorStatus = [...svcStatus].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst) };
 }
 
 /**
@@ -179,17 +199,25 @@ export function createNorthd(history?: NorthdHistory): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
   const svcStatus = new Map<Uuid, string>(history?.serviceMonitorStatus ?? []);
+  const chassis = new Map<string, Uuid>(history?.chassis ?? []);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
   let started = false;
   let view: SbView | undefined;
-  const run = (nb: Database, nbChange: DbDelta | undefined, ownedChange: ReadonlySet<string> | undefined, statusChange?: ReadonlySet<Uuid>): SbDelta => {
+  const run = (
+    nb: Database,
+    nbChange: DbDelta | undefined,
+    ownedChange: ReadonlySet<string> | undefined,
+    statusChange: ReadonlySet<Uuid> | undefined,
+    chassisChange: ReadonlySet<string> | undefined,
+  ): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
       ['svc_status', { data: svcStatus satisfies SvcStatusData, change: statusChange }],
+      ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
@@ -238,13 +266,20 @@ export function createNorthd(history?: NorthdHistory): Northd {
     return names;
   };
   return {
-    apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined)),
-    setChassisOwned(nb, updates): SbDelta {
+    apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined, undefined, undefined)),
+    setChassisOwned(nb, updates, chassisUpdates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
         else owned.set(name, columns);
       }
-      return forgetDeleted(run(nb, undefined, new Set(updates.keys())));
+      const renamed = new Set<string>();
+      for (const [name, uuid] of chassisUpdates ?? []) {
+        if (chassis.get(name) === uuid) continue;
+        if (uuid === undefined) chassis.delete(name);
+        else chassis.set(name, uuid);
+        renamed.add(name);
+      }
+      return forgetDeleted(run(nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, undefined, renamed.size > 0 ? renamed : undefined));
     },
     setServiceMonitorStatus(nb, updates): SbDelta {
       const rows = engine.data<SvcMonitorsData>('svc_monitors').table.rows;
@@ -255,23 +290,28 @@ export function createNorthd(history?: NorthdHistory): Northd {
         if (status === undefined) svcStatus.delete(uuid);
         else svcStatus.set(uuid, status);
       }
-      return run(nb, undefined, undefined, touched.size === 0 ? undefined : touched);
+      return run(nb, undefined, undefined, touched.size === 0 ? undefined : touched, undefined);
     },
-    recompute(nb, previous, chassisOwned, serviceMonitorStatus): SbView {
+    recompute(nb, previous, reported): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
-      const ownedData: SbOwnedData = chassisOwned ?? new Map();
-      const statusData: SvcStatusData = serviceMonitorStatus ?? new Map();
+      const ownedData: SbOwnedData = reported?.chassisOwned ?? new Map();
+      const statusData: SvcStatusData = reported?.serviceMonitorStatus ?? new Map();
+      const chassisData: SbChassisData = reported?.chassis ?? new Map();
       fresh.run(new Map([
-        ['nb', { data: nb, change: undefined }], ['sb_owned', { data: ownedData, change: undefined }], ['svc_status', { data: statusData, change: undefined }],
+        ['nb', { data: nb, change: undefined }],
+        ['sb_owned', { data: ownedData, change: undefined }],
+        ['svc_status', { data: statusData, change: undefined }],
+        ['sb_chassis', { data: chassisData, change: undefined }],
       ]));
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
     serviceMonitorStatus: () => svcStatus,
+    chassis: () => chassis,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
-    history: () => historyOf(engine, owned, svcStatus),
+    history: () => historyOf(engine, owned, svcStatus, chassis),
     stats: () => engine.stats(),
   };
 }

@@ -5,6 +5,9 @@
 // appears there (ports appearing together take keys in name order), kept while it stays.
 // Chassis-owned columns (chassis, encap, up, ...) are never computed here: they come from the
 // `sb_owned` input (agents' claims), which may be empty; up defaults to [false] as in OVN.
+// The SB HA_Chassis_Group and HA_Chassis rows the bindings name are written here too: a
+// member's chassis column from the `sb_chassis` input (the registered Chassis by name), a
+// group's ref_chassis from the bindings' chassis (ha-ref-chassis.ts).
 //
 // Dependencies between names: a router LRP's peer option and a router LSP's "router" MAC
 // depend on each other's rows, and an LRP's peer on the LRP it names; `project` follows them
@@ -13,6 +16,7 @@
 // Incremental strategy: every NB change is turned into a set of dirty port names, and each
 // dirty name is projected afresh from the NB database; a recompute projects every name. So
 // the two paths share the projection and differ only in which names they visit.
+import assert from 'node:assert/strict';
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
@@ -20,7 +24,9 @@ import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.j
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import type { HaGroupDesired } from './gateway-ports.js';
-import { crPortName, haGroupOf, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
+import { crPortName, haGroupOf, haGroupRow, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
+import type { RefContribution } from './ha-ref-chassis.js';
+import { HaRefChassis } from './ha-ref-chassis.js';
 import { hashUuid } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
@@ -44,6 +50,13 @@ export interface ChassisOwnedColumns {
 /** The sb_owned source: data is logical_port → columns; a change is the set of names touched. */
 export type SbOwnedData = ReadonlyMap<string, ChassisOwnedColumns>;
 export type SbOwnedChange = ReadonlySet<string>;
+
+/**
+ * The sb_chassis source: the registered SB Chassis rows, name → UUID (names are unique in the
+ * SB schema); a change is the set of names whose Chassis came, went or moved to another row.
+ */
+export type SbChassisData = ReadonlyMap<string, Uuid>;
+export type SbChassisChange = ReadonlySet<string>;
 
 /** What other projections need to know about one bound port. */
 export interface PortInfo {
@@ -159,6 +172,11 @@ export interface PortsData {
   readonly haGroupUsers: Map<string, Set<string>>;
   /** Group name → its HA_Chassis rows as written. */
   readonly haMembers: Map<string, readonly Uuid[]>;
+  /** Group name → what it was written from; chassis name → the groups with a member of it. */
+  readonly haDesired: Map<string, HaGroupDesired>;
+  readonly haGroupsByChassisName: Map<string, Set<string>>;
+  /** The groups' ref_chassis and what it is computed from (ha-ref-chassis.ts). */
+  readonly refChassis: HaRefChassis;
   /** Port name → the virtual ports whose facts name it as a parent (listed or bound). */
   readonly virtualRefs: Map<string, Set<string>>;
 }
@@ -192,6 +210,11 @@ interface Desired {
   readonly columns: BindingColumns;
   /** The SB HA_Chassis_Group the binding names. */
   readonly haGroup?: HaGroupDesired | undefined;
+  /**
+   * The datapath this port joins its own to, as 23.03's router groups follow links: a router
+   * LSP's router, an LRP's peer LRP's router.
+   */
+  readonly link?: Uuid | undefined;
 }
 
 // Shared immutable values: most Port_Binding columns are empty for most ports.
@@ -412,6 +435,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
       ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
     },
     haGroup,
+    link: routerPeer?.dp,
   };
 }
 
@@ -423,10 +447,12 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   // A peer column naming another attached router port wins; otherwise the router LSP that
   // names this port in options:router-port.
   let peer: string | undefined;
+  let peerDp: Uuid | undefined;
   const peerName = lrp.peer[0];
   if (peerName !== undefined && findLsp(db, peerName) === undefined) {
     const other = findLrp(db, peerName);
-    if (other !== undefined && datapathOf(dps, ownerOf(db, 'Logical_Router', other._uuid)) !== undefined) peer = peerName;
+    peerDp = other === undefined ? undefined : datapathOf(dps, ownerOf(db, 'Logical_Router', other._uuid))?.sbUuid;
+    if (peerDp !== undefined) peer = peerName;
   }
   const peerIsLrp = peer !== undefined;
   peer ??= lspPeerOf(db, data, name);
@@ -451,6 +477,7 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   return {
     info,
     columns: { type: chassis !== undefined ? 'l3gateway' : 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
+    link: peerDp,
   };
 }
 
@@ -497,20 +524,14 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
 }
 
 /** Points port `name`'s binding at SB group `g` (or none), writing and dropping group rows. */
-function setHaGroup(data: PortsData, name: string, g: HaGroupDesired | undefined, out: PortsChange): void {
+function setHaGroup(data: PortsData, chassis: SbChassisData, name: string, g: HaGroupDesired | undefined, out: PortsChange): void {
   const before = data.haGroupOfPort.get(name);
   if (g !== undefined) {
     data.haGroupOfPort.set(name, g.name);
     let users = data.haGroupUsers.get(g.name);
     if (users === undefined) data.haGroupUsers.set(g.name, (users = new Set()));
     users.add(name);
-    const { group, members } = haGroupRows(g);
-    const old = data.haMembers.get(g.name) ?? NO_UUIDS;
-    const now = new Set(members.map((m) => m._uuid));
-    for (const u of old) if (!now.has(u)) data.haChassisTable.remove(u, out.sb);
-    for (const m of members) data.haChassisTable.put(m, out.sb);
-    data.haMembers.set(g.name, [...now]);
-    data.haGroupTable.put(group, out.sb);
+    writeHaGroup(data, chassis, g, out);
   } else {
     data.haGroupOfPort.delete(name);
   }
@@ -522,6 +543,46 @@ function setHaGroup(data: PortsData, name: string, g: HaGroupDesired | undefined
   data.haGroupTable.remove(haGroupSbUuid(before), out.sb);
   for (const u of data.haMembers.get(before) ?? []) data.haChassisTable.remove(u, out.sb);
   data.haMembers.delete(before);
+  indexMemberNames(data, before, data.haDesired.get(before), undefined);
+  data.haDesired.delete(before);
+  data.refChassis.touchGroup(before);
+}
+
+/**
+ * Writes group `g`'s rows: its members with their chassis (`chassis`), and the group with its
+ * ref_chassis as last settled (the node's finish settles it again when what it reads changed;
+ * a change in the number of members is such a change).
+ */
+function writeHaGroup(data: PortsData, chassis: SbChassisData, g: HaGroupDesired, out: PortsChange): void {
+  const { group, members } = haGroupRows(g, chassis, data.refChassis.refOf(g.name));
+  const old = data.haMembers.get(g.name) ?? NO_UUIDS;
+  const now = new Set(members.map((m) => m._uuid));
+  for (const u of old) if (!now.has(u)) data.haChassisTable.remove(u, out.sb);
+  for (const m of members) data.haChassisTable.put(m, out.sb);
+  data.haMembers.set(g.name, [...now]);
+  data.haGroupTable.put(group, out.sb);
+  if (old.length !== now.size) data.refChassis.touchGroup(g.name);
+  const prev = data.haDesired.get(g.name);
+  if (prev !== g) indexMemberNames(data, g.name, prev, g);
+  data.haDesired.set(g.name, g);
+}
+
+/** Keeps the index of groups by their members' chassis names in step with a group's rewrite. */
+function indexMemberNames(data: PortsData, group: string, before: HaGroupDesired | undefined, after: HaGroupDesired | undefined): void {
+  for (const m of before?.members ?? []) dropRef(data.haGroupsByChassisName, m.chassisName, group);
+  for (const m of after?.members ?? []) addRef(data.haGroupsByChassisName, m.chassisName, group);
+}
+
+/** What a bound port contributes to ref_chassis (ha-ref-chassis.ts), undefined when nothing. */
+function refContribution(info: PortInfo, d: Desired, owned: ChassisOwnedColumns | undefined): RefContribution | undefined {
+  const chassis = info.kind === 'lsp' ? owned?.chassis?.[0] : undefined;
+  const crGroup = info.type === 'chassisredirect' ? d.haGroup?.name : undefined;
+  if (chassis === undefined && d.link === undefined && crGroup === undefined) return undefined;
+  return {
+    bound: chassis === undefined ? undefined : [info.dp, chassis],
+    link: d.link === undefined ? undefined : [info.dp, d.link],
+    crGroup: crGroup === undefined ? undefined : [info.dp, crGroup],
+  };
 }
 
 /** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
@@ -556,7 +617,7 @@ function allocatorFor(data: PortsData, dp: Uuid): KeyAllocator {
  * port a router LSP names, the router ports that name them as peer). Releases come before
  * allocations, and new ports take keys in name order.
  */
-function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
+function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: SbChassisData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
   const dirty = new Set(primary);
   for (const name of primary) {
     const before = data.routerPortOf.get(name);
@@ -632,9 +693,10 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     setVirtualRefs(data, old, false);
     data.byDp.get(old.dp)?.delete(name);
     if (data.byDp.get(old.dp)?.size === 0) data.byDp.delete(old.dp);
+    data.refChassis.setPort(name, undefined);
     if (d === undefined) {
       data.table.remove(old.sbUuid, out.sb);
-      setHaGroup(data, name, undefined, out);
+      setHaGroup(data, chassis, name, undefined, out);
     } else moved.add(name);
     note(name, old, undefined);
   }
@@ -670,10 +732,12 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, data: Por
     if (members === undefined) data.byDp.set(info.dp, (members = new Set()));
     members.add(name);
     // A port that was not bound (nor moved) has no row: one insert instead of a lookup first.
-    const row = bindingRow(info, d.columns, owned.get(name));
+    const reported = owned.get(name);
+    const row = bindingRow(info, d.columns, reported);
     if (old === undefined && !moved.has(name)) data.table.insert(row, out.sb);
     else data.table.put(row, out.sb);
-    setHaGroup(data, name, d.haGroup, out);
+    setHaGroup(data, chassis, name, d.haGroup, out);
+    data.refChassis.setPort(name, refContribution(info, d, reported));
     if (old === undefined || !samePortInfo(old, info)) note(name, old, info);
   }
   updateAllRouter(db, dps, data, out, switchesTouched);
@@ -750,12 +814,13 @@ function setDifference(a: readonly Uuid[], b: readonly Uuid[]): Uuid[] {
 export function portsNode(): EngineNode<PortsData, PortsChange> {
   return {
     name: 'ports',
-    inputs: ['nb', 'datapaths', 'sb_owned'],
+    inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis'],
     init: () => ({
       byName: new Map(), byDp: new Map(), keys: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
       allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
-      haGroupUsers: new Map(), haMembers: new Map(), virtualRefs: new Map(),
+      haGroupUsers: new Map(), haMembers: new Map(), haDesired: new Map(), haGroupsByChassisName: new Map(), refChassis: new HaRefChassis(),
+      virtualRefs: new Map(),
     }),
     newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,
@@ -772,7 +837,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
       const dps = inputs.data<DatapathsData>('datapaths');
       const switches = new Set<Uuid>(data.allRouter.keys());
       for (const info of dps.byNb.values()) if (info.kind === 'switch') switches.add(info.sbUuid);
-      project(db, dps, inputs.data<SbOwnedData>('sb_owned'), data, all, out, switches);
+      project(db, dps, inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, all, out, switches);
     },
     handlers: {
       nb(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
@@ -827,7 +892,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
           }
         }
         if (dirty.size === 0 && switchesTouched.size === 0) return 'unchanged';
-        project(db, inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, dirty, out, switchesTouched);
+        project(db, inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, dirty, out, switchesTouched);
         return 'handled';
       },
       datapaths(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
@@ -845,15 +910,37 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
           }
         }
         if (dirty.size === 0) return 'unchanged';
-        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, dirty, out);
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, dirty, out);
         return 'handled';
       },
       sb_owned(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
         const names = change as SbOwnedChange;
         if (names.size === 0) return 'unchanged';
-        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), data, new Set(names), out);
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, new Set(names), out);
         return 'handled';
       },
+      sb_chassis(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
+        // A Chassis registering, leaving or renamed: the members naming it get (or lose) it in
+        // their chassis column. ref_chassis follows the ports' bindings, which the chassis
+        // transaction updates itself (a deleted Chassis's weak references are dropped there).
+        const groups = new Set<string>();
+        for (const name of change as SbChassisChange) for (const g of data.haGroupsByChassisName.get(name) ?? []) groups.add(g);
+        if (groups.size === 0) return 'unchanged';
+        const chassis = inputs.data<SbChassisData>('sb_chassis');
+        for (const g of [...groups].sort()) {
+          const desired = data.haDesired.get(g);
+          assert.ok(desired !== undefined, `HA_Chassis_Group ${g} is indexed by a member's chassis name but not written`);
+          writeHaGroup(data, chassis, desired, out);
+        }
+        return 'handled';
+      },
+    },
+    finish(data: PortsData, out: PortsChange): void {
+      // The groups whose ref_chassis changed in this run get their row again.
+      for (const g of data.refChassis.settle((name) => data.haMembers.get(name)?.length)) {
+        const members = data.haMembers.get(g) as readonly Uuid[];
+        data.haGroupTable.put(haGroupRow(g, [...members].sort(), data.refChassis.refOf(g)), out.sb);
+      }
     },
   };
 }

@@ -71,8 +71,11 @@ export type PortUpdates = Map<string, ChassisOwnedColumns | undefined>;
 /** Service_Monitor UUID → the status a chassis set (undefined: cleared). */
 export type MonitorUpdates = Map<Uuid, string | undefined>;
 
+/** Chassis names whose Chassis row came, went or changed: name → the UUID holding it now. */
+export type ChassisUpdates = Map<string, Uuid | undefined>;
+
 export type SbTxnOutcome =
-  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates }
+  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates }
   | { readonly kind: 'failed'; readonly results: unknown[] }
   | { readonly kind: 'blocked'; readonly timeoutMs: number };
 
@@ -263,11 +266,30 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     results[p.index] = { count };
   }
-  return { kind: 'committed', results, delta: out.delta, ports, monitors };
+  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta) };
 }
 
 function statusValue(status: string | undefined): readonly string[] {
   return status === undefined ? [] : [status];
+}
+
+/**
+ * The Chassis names a chassis-database delta affects and which row holds each now: every name
+ * a changed row had before or has after. Names are unique (the schema's index), so a name no
+ * changed row holds now is held by none (an unchanged row could not have shared it with the
+ * row that held it before).
+ */
+export function chassisUpdates(delta: DbDelta): ChassisUpdates {
+  const out: ChassisUpdates = new Map();
+  for (const c of delta.changes) {
+    if (c.table !== 'Chassis') continue;
+    if (c.kind === 'modify' && c.old.name === c.new.name) continue;
+    if (c.kind !== 'insert' && !out.has(c.old.name as string)) out.set(c.old.name as string, undefined);
+  }
+  for (const c of delta.changes) {
+    if (c.table === 'Chassis' && c.kind !== 'delete' && (c.kind === 'insert' || c.old.name !== c.new.name)) out.set(c.new.name as string, c.uuid);
+  }
+  return out;
 }
 
 /**

@@ -7,7 +7,7 @@ import { Packr } from 'msgpackr';
 import type { StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpackBinHeader, streamDatabase, type EncodingStream } from '../ovsdb/codec.js';
-import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, UuidSeed } from '../ovsdb/index.js';
+import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns } from '../northd/index.js';
 import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
@@ -33,15 +33,21 @@ export interface Projection {
   /**
    * The NB database was replaced by a snapshot taken at `revision`; `data` is what
    * `snapshot()` returned then (undefined for a snapshot without projection state: the
-   * projection starts over from `nb` without history).
+   * projection starts over from `nb` without history). `chassis` is the registered Chassis of
+   * the restored chassis database (name → UUID), for projection state older than its reading
+   * them.
    */
-  restore(nb: Database, data: Uint8Array | undefined, revision: number): void;
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>): void;
   /** northd's Port_Binding rows now, by UUID (what a chassis's Port_Binding "where" is matched against). */
   portBindings?(): ReadonlyMap<string, Row>;
   /** The chassis-owned Port_Binding columns reported so far, by logical_port. */
   chassisOwned?(): ReadonlyMap<string, ChassisOwnedColumns>;
-  /** Chassis changed the chassis-owned columns of these ports (undefined: all cleared). */
-  setChassisOwned?(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number): void;
+  /**
+   * Chassis changed the chassis-owned columns of these ports (undefined: all cleared), and
+   * `chassis` names the Chassis rows that registered, left or were renamed (name → the UUID
+   * of the Chassis of that name now, undefined when none).
+   */
+  setChassisOwned?(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void;
   /** northd's Service_Monitor rows now, by UUID (what a chassis's Service_Monitor "where" is matched against). */
   serviceMonitors?(): ReadonlyMap<string, Row>;
   /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
@@ -157,8 +163,9 @@ export class NbStateMachine implements StateMachine {
 
   /**
    * A chassis's SB transaction (server/chassis-store.ts), then what follows from it: northd
-   * hears of the changed port bindings and service monitors' status, Logical_Switch_Port.up
-   * follows Port_Binding.up, and hv_cfg follows the chassis' acknowledgements.
+   * hears of the changed port bindings, of Chassis registered, deleted or renamed and of the
+   * service monitors' status, Logical_Switch_Port.up follows Port_Binding.up, and hv_cfg
+   * follows the chassis' acknowledgements.
    */
   private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ApplyResult {
     const projection = this.options.projection;
@@ -175,7 +182,7 @@ export class NbStateMachine implements StateMachine {
       case 'failed':
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
-        if (out.ports.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev));
+        if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
         if (nbDelta.changes.length > 0) this.timed(() => projection?.apply(this.db, nbDelta, this.rev));
@@ -326,7 +333,9 @@ export class NbStateMachine implements StateMachine {
     this.db = decodeDatabase(this.options.schema, dbBytes, this.databaseOptions());
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.rev = revision;
-    this.options.projection?.restore(this.db, projection ?? undefined, revision);
+    const chassis = new Map<string, Uuid>();
+    for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);
+    this.options.projection?.restore(this.db, projection ?? undefined, revision, chassis);
     for (const l of this.restoreListeners) l(revision);
   }
 }

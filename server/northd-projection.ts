@@ -2,9 +2,9 @@
 // through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
 // revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
 // northd's history (tunnel keys, chassis-owned reports: Port_Binding columns and
-// Service_Monitor.status) rather than the SB rows: a restore
-// recomputes the rows from the NB database with those keys, which gives exactly the view of a
-// replica that applied the whole log prefix. Everything here runs inside apply, so it is pure:
+// Service_Monitor.status, registered Chassis) rather than the SB rows: a restore recomputes
+// the rows from the NB database with that history, which gives exactly the view of a replica
+// that applied the whole log prefix. Everything here runs inside apply, so it is pure:
 // no clock, no randomness, no I/O.
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
@@ -31,8 +31,11 @@ export interface NorthdProjectionStats {
 
 const packr = new Packr({ useRecords: false });
 /**
- * 2: [2, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses].
- * 1 (still read): the same without the statuses (none were reported then).
+ * 2: [2, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses, registered
+ *    Chassis (name, UUID)].
+ * 1 (still read, the last released): [1, datapath keys, port keys, chassis-owned columns],
+ *    from before health checks and before northd read Chassis: no statuses were reported then,
+ *    and the restore takes the Chassis from the chassis database restored beside it.
  */
 const historyFormat = 2;
 const historyFormatV1 = 1;
@@ -48,18 +51,26 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 }
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]), h.serviceMonitorStatus]);
+  const owned = h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]);
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis]);
 }
 
-export function decodeNorthdHistory(data: Uint8Array): NorthdHistory {
+/** `legacyChassis`: the registered Chassis for a format-1 history, which has none. */
+export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (readonly [string, Uuid])[] = []): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  const known = Array.isArray(v) && ((v.length === 5 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1));
+  const known = Array.isArray(v) && ((v.length === 6 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1));
   assert.ok(known, 'northd snapshot: unknown format');
-  const [, datapathKeys, portKeys, owned, statuses] = v as [number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined];
+  const [, datapathKeys, portKeys, owned, statuses, registered] = v as [
+    number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined, (readonly [string, Uuid])[] | undefined,
+  ];
   const serviceMonitorStatus = statuses ?? [];
-  assert.ok(Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus), 'northd snapshot: malformed');
+  const chassis = registered ?? legacyChassis;
+  assert.ok(
+    Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus) && Array.isArray(chassis),
+    'northd snapshot: malformed',
+  );
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
@@ -140,9 +151,10 @@ export class NorthdProjection implements Projection {
     return encodeNorthdHistory(this.northd.history());
   }
 
-  restore(nb: Database, data: Uint8Array | undefined, revision: number): void {
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>): void {
     this.restores++;
-    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data)), revision);
+    const legacy = [...(chassis ?? [])].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy)), revision);
   }
 
   portBindings(): ReadonlyMap<Uuid, Row> {
@@ -153,10 +165,10 @@ export class NorthdProjection implements Projection {
     return this.northd.chassisOwned();
   }
 
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number): void {
+  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
-    this.emit(revision, this.northd.setChassisOwned(nb, updates));
+    this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis));
   }
 
   serviceMonitors(): ReadonlyMap<Uuid, Row> {

@@ -174,6 +174,10 @@ t.test('a gateway port and an external port on two chassis: they follow HA prior
 
   await at('gw1', 'cr-lrp-pub bound to gw1, the higher priority');
   t.pass('the highest-priority gateway chassis claimed the chassisredirect port');
+  // The members name the agents' Chassis in their chassis column (what ovn-controller reads).
+  const memberChassis = async (name: string): Promise<string> => sbctl('--bare', '--columns=chassis', 'find', 'HA_Chassis', `external_ids:chassis-name=${name}`);
+  const chassisOf = async (name: string): Promise<string> => sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', `name=${name}`);
+  t.same([await memberChassis('gw1'), await memberChassis('gw2')], [await chassisOf('gw1'), await chassisOf('gw2')], 'each HA_Chassis references its registered Chassis');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw2', '30');
   await at('gw2', 'cr-lrp-pub moves to gw2 once gw2 has the higher priority');
   t.pass('a priority change moves it');
@@ -203,4 +207,5 @@ t.test('a gateway port and an external port on two chassis: they follow HA prior
   await at('gw1', 'cr-lrp-pub fails over to gw1 once gw2 is unregistered');
   await at('gw1', 'ext1 fails over to gw1 too', 'ext1');
   t.pass('the next chassis by priority took both over');
+  t.equal(await memberChassis('gw2'), '', 'gw2\'s members (of both groups) reference no Chassis any more');
 });

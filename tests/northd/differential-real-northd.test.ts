@@ -47,16 +47,22 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     'Datapath_Binding',
   );
 
-  // HA_Chassis_Group: by name, its members by chassis name (external_ids:chassis-name) and priority.
-  const haText = (groups: readonly Record<string, unknown>[], members: readonly Record<string, unknown>[]): Map<string, string> => {
-    const byUuid = new Map(members.map((m) => [m['_uuid'] as string, `${(m['external_ids'] as Record<string, string>)['chassis-name'] ?? '?'}:${String(m['priority'])}`]));
-    return new Map(groups.map((g) => [g['_uuid'] as string, `${String(g['name'])} [${asArray(g['ha_chassis']).map((u) => byUuid.get(u as string) ?? '?').sort().join(' ')}]`]));
+  // HA_Chassis_Group: by name, its members by chassis name (external_ids:chassis-name),
+  // priority and the Chassis their chassis column names (by its name), and its ref_chassis (by
+  // their names). Our Chassis are those our chassis write path holds.
+  const chassisNames = (rows: Iterable<Record<string, unknown>>): Map<string, string> => new Map([...rows].map((c) => [c['_uuid'] as string, c['name'] as string]));
+  const haText = (groups: readonly Record<string, unknown>[], members: readonly Record<string, unknown>[], chassis: ReadonlyMap<string, string>): Map<string, string> => {
+    const chassisOf = (refs: unknown): string[] => asArray(refs).map((u) => chassis.get(u as string) ?? `? ${String(u)}`).sort();
+    const byUuid = new Map(members.map((m) => [m['_uuid'] as string,
+      `${(m['external_ids'] as Record<string, string>)['chassis-name'] ?? '?'}:${String(m['priority'])}:${chassisOf(m['chassis']).join('') || '-'}`]));
+    return new Map(groups.map((g) => [g['_uuid'] as string,
+      `${String(g['name'])} [${asArray(g['ha_chassis']).map((u) => byUuid.get(u as string) ?? '?').sort().join(' ')}] ref [${chassisOf(g['ref_chassis']).join(' ')}]`]));
   };
-  const realHa = haText(await real.sbList('HA_Chassis_Group'), await real.sbList('HA_Chassis'));
+  const realHa = haText(await real.sbList('HA_Chassis_Group'), await real.sbList('HA_Chassis'), chassisNames(await real.sbList('Chassis')));
   const ourHaRow = (table: string): Record<string, unknown>[] => ours<Record<string, unknown>>(view, table).map((r) => ({
     ...r, external_ids: r['external_ids'] instanceof Map ? Object.fromEntries(r['external_ids'] as Map<string, string>) : r['external_ids'],
   }));
-  const ourHa = haText(ourHaRow('HA_Chassis_Group'), ourHaRow('HA_Chassis'));
+  const ourHa = haText(ourHaRow('HA_Chassis_Group'), ourHaRow('HA_Chassis'), chassisNames(real.chassisDb.rows('Chassis').values()));
   t.same([...ourHa.values()].sort(), [...realHa.values()].sort(), 'HA_Chassis_Group');
   t.equal(ours<unknown>(view, 'HA_Chassis').length, (await real.sbList('HA_Chassis')).length, 'HA_Chassis: as many rows');
 
@@ -179,7 +185,9 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   }
 
   // The view built transaction by transaction equals a fresh computation.
-  const difference = viewDifference(real.northd.view(), real.northd.recompute(real.fx.db, view, new Map(real.northd.chassisOwned()), new Map(real.northd.serviceMonitorStatus())));
+  const difference = viewDifference(real.northd.view(), real.northd.recompute(real.fx.db, view, {
+    chassisOwned: new Map(real.northd.chassisOwned()), serviceMonitorStatus: new Map(real.northd.serviceMonitorStatus()), chassis: new Map(real.northd.chassis()),
+  }));
   t.equal(difference, undefined, 'incremental view equals a recompute');
 }
 
@@ -1159,4 +1167,110 @@ t.test('(r) virtual ports: VIPs (IPv4, IPv6) with parents, claimed through a par
   await compareWithReal(t, real, { portKeys: false });
   t.same(resolve('fd00:1::64'), ['outport == "lr0-sw1" && xxreg0 == fd00:1::64: eth.dst = 00:00:00:00:00:00; next;'], 'vip6 unclaimed again');
   t.notOk(real.northd.chassisOwned().has('vip6'), 'its chassis report is forgotten');
+});
+
+t.test('(s) HA_Chassis.chassis and HA_Chassis_Group.ref_chassis follow the Chassis registered and the ports bound', { skip }, async (t) => {
+  // lr0's gateway port lr0-ext has three gateway chassis (hv1, hv2, gw3); lr1 reaches lr0
+  // through a join switch, so ports bound on lr1's switch count for lr0-ext's group; sw3 has no
+  // router; lr2's gateway port has one gateway chassis (a group of one gets no ref_chassis); an
+  // external port on sw1 has an NB group of its own (named by no gateway port: no ref_chassis).
+  // VMs are bound to chassis c1, c2, c3.
+  const real = await scenario(t, [
+    ...distributedGateway,
+    ['lrp-set-gateway-chassis', 'lr0-ext', 'gw3', '5'],
+    ['ls-add', 'join'],
+    ['lrp-add', 'lr0', 'lr0-join', '00:00:00:00:ff:03', '100.64.0.1/24'],
+    routerLsp('join', 'join-lr0', 'lr0-join'),
+    ['lr-add', 'lr1'],
+    ['lrp-add', 'lr1', 'lr1-join', '00:00:00:00:ff:11', '100.64.0.2/24'],
+    routerLsp('join', 'join-lr1', 'lr1-join'),
+    ['ls-add', 'sw2'],
+    ['lsp-add', 'sw2', 'vm3', '--', 'lsp-set-addresses', 'vm3', '00:00:00:00:02:0a 10.0.2.10'],
+    ['lrp-add', 'lr1', 'lr1-sw2', '00:00:00:00:ff:12', '10.0.2.1/24'],
+    routerLsp('sw2', 'sw2-lr1', 'lr1-sw2'),
+    ['ls-add', 'sw3'],
+    ['lsp-add', 'sw3', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:03:0a 10.0.3.10'],
+    ['lr-add', 'lr2'],
+    ['ls-add', 'sw4'],
+    ['lsp-add', 'sw4', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:04:0a 10.0.4.10'],
+    ['lrp-add', 'lr2', 'lr2-sw4', '00:00:00:00:ff:21', '10.0.4.1/24'],
+    routerLsp('sw4', 'sw4-lr2', 'lr2-sw4'),
+    ['ls-add', 'ext2'],
+    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    ['lrp-add', 'lr2', 'lr2-ext2', '00:00:00:00:ff:22', '172.16.1.1/24'],
+    routerLsp('ext2', 'ext2-lr2', 'lr2-ext2'),
+    ['lrp-set-gateway-chassis', 'lr2-ext2', 'hv1', '10'],
+    ['ha-chassis-group-add', 'grp-ext'],
+    ['ha-chassis-group-add-chassis', 'grp-ext', 'hv1', '10'],
+    ['ha-chassis-group-add-chassis', 'grp-ext', 'gw4', '20'],
+    ['lsp-add', 'sw1', 'ext1', '--', 'lsp-set-type', 'ext1', 'external', '--', 'lsp-set-addresses', 'ext1', '00:00:00:00:01:0e 10.0.1.14'],
+  ]);
+  // A chassis as ovn-controller 23.03 registers it, with the features ovn-northd reads (our
+  // northd takes them as present; without them ovn-northd writes other flows).
+  const chassisAdd = (name: string, ip: string): string[] => ['chassis-add', name, 'geneve', ip, '--', 'set', 'Chassis', name,
+    'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
+  const grpExt = [...real.fx.db.rows('HA_Chassis_Group').values()].find((r) => r['name'] === 'grp-ext')?._uuid ?? '?';
+  await real.nbctl(['set', 'Logical_Switch_Port', 'ext1', `ha_chassis_group=${grpExt}`]);
+  const chassisNames = (): Map<string, string> => new Map([...real.chassisDb.rows('Chassis').values()].map((c) => [c._uuid, c['name'] as string]));
+  const group = (name: string): { members: string[]; ref: string[] } => {
+    const view = real.northd.view();
+    const g = ours<sb.HA_Chassis_Group>(view, 'HA_Chassis_Group').find((r) => r.name === name);
+    const names = chassisNames();
+    const members = (g?.ha_chassis ?? []).map((u) => view.get('HA_Chassis')?.get(u) as unknown as sb.HA_Chassis)
+      .map((m) => `${m.external_ids.get('chassis-name') ?? '?'}=${m.chassis.map((c) => names.get(c) ?? '?').join('') || '-'}`).sort();
+    return { members, ref: (g?.ref_chassis ?? []).map((c) => names.get(c) ?? '?').sort() };
+  };
+
+  // Some members' chassis register (hv1, a member of three groups), others not yet (hv2) or
+  // never (gw3, gw4); and the chassis the VMs will be bound to.
+  for (const [name, ip] of [['hv1', '192.0.2.1'], ['c1', '192.0.2.11'], ['c2', '192.0.2.12'], ['c3', '192.0.2.13']] as const) await real.chassisCtl(chassisAdd(name, ip));
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext').members, ['gw3=-', 'hv1=hv1', 'hv2=-'], 'a member names its Chassis when it is registered');
+  // VMs bound: on lr0's own switch (c1), behind lr1 through the join switch (c2), on a switch
+  // with no router (c3: not counted), behind lr2 (c3, counted for lr2's group once it has two
+  // members).
+  await real.bind('vm1', 'c1');
+  await real.bind('vm3', 'c2');
+  await real.bind('vm4', 'c3');
+  await real.bind('vm5', 'c3');
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext').ref, ['c1', 'c2'], 'ref_chassis: the chassis with ports on switches connected to the gateway port\'s router');
+  t.same(group('lr2-ext2').ref, [], 'a group of one member has no ref_chassis');
+  t.same(group('grp-ext').ref, [], 'nor has a group no gateway port names');
+  // A chassis registering after the group exists is referenced; the external port bound.
+  await real.chassisCtl(chassisAdd('hv2', '192.0.2.2'));
+  await real.bind('ext1', 'hv1');
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext'), { members: ['gw3=-', 'hv1=hv1', 'hv2=hv2'], ref: ['c1', 'c2', 'hv1'] }, 'hv2 referenced once registered; an external port\'s chassis counts');
+  // Ports move: vm2 bound beside vm1, vm1 unbound (c1 stays), vm2 unbound (c1 leaves).
+  await real.bind('vm2', 'c1');
+  await real.bind('vm1', undefined);
+  await compareWithReal(t, real);
+  await real.bind('vm2', undefined);
+  await real.bind('ext1', undefined);
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext').ref, ['c2'], 'a chassis with no port bound any more leaves ref_chassis');
+  // lr2's gateway port gets a second chassis: its group now counts c3 (vm5 on sw4).
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr2-ext2', 'hv2', '20']);
+  await compareWithReal(t, real);
+  t.same(group('lr2-ext2').ref, ['c3'], 'a group of two members gets the chassis behind its router');
+  // A deleted chassis: its bindings are dropped (c2), and it is no member's chassis (hv1).
+  await real.chassisCtl(['chassis-del', 'c2']);
+  await real.chassisCtl(['chassis-del', 'hv1']);
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext'), { members: ['gw3=-', 'hv1=-', 'hv2=hv2'], ref: [] }, 'a deleted chassis leaves the members and ref_chassis');
+  // lr1 leaves the join switch: vm3 (bound again) no longer counts for lr0-ext.
+  await real.chassisCtl(chassisAdd('c2', '192.0.2.12'));
+  await real.bind('vm3', 'c2');
+  await real.bind('vm1', 'c1');
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext').ref, ['c1', 'c2'], 'bound again');
+  await real.nbctl(['lsp-del', 'join-lr1']);
+  await compareWithReal(t, real);
+  t.same(group('lr0-ext').ref, ['c1'], 'lr1 no longer reaches lr0');
+  // An NB group on the gateway port instead of its gateway chassis, a member registering.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', `ha_chassis_group=${grpExt}`]);
+  await real.chassisCtl(chassisAdd('gw4', '192.0.2.4'));
+  await compareWithReal(t, real);
+  t.same(group('grp-ext'), { members: ['gw4=gw4', 'hv1=-'], ref: ['c1'] }, 'the NB group, named by the gateway port, gets its ref_chassis');
 });

@@ -5,10 +5,12 @@
 // ip_port_mappings, gateway chassis and HA chassis groups on router ports (distributed gateway
 // ports) and external switch ports, distributed NAT rules, gateway MTUs on router ports
 // (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), virtual ports (virtual-ip,
-// virtual-parents, claims through a parent), chassis claims (Port_Binding.up) and the
-// Service_Monitor status chassis report, the incrementally maintained SB view equals a fresh
-// recompute exactly, tunnel keys of live objects never change, and no change (nor a chassis
-// report) recomputes any node.
+// virtual-parents, claims through a parent), chassis claims (Port_Binding.up), the
+// Service_Monitor status chassis report, and chassis registered, renamed and deleted
+// (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), the
+// incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
+// objects never change, and no change (nor a chassis report, nor a Chassis coming or going)
+// recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
@@ -29,15 +31,19 @@ type Kind =
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
-  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set' | 'svc-status' | 'vport';
+  | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
+  | 'svc-status' | 'vport';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport',
 ];
+
+/** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
+const CHASSIS_NAMES: readonly string[] = ['hv1', 'hv2', 'hv3', 'hv4', 'c1', 'c2'];
 
 /** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
 const HC_VIPS = ['10.0.0.100:80', '10.0.0.101', '10.0.0.102:53', '[fd00::100]:80', 'fd00::101', '10.0.0.103:80', '10.0.0.105:443', '10.0.0.199:80'] as const;
@@ -213,6 +219,7 @@ function randomLspColumns(rng: Rng, vrng: Rng, lrps: readonly string[], lsps: re
  */
 function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
   if (rng.chance(0.08)) return { kind: 'claim', ops: [] };
+  if (rng.chance(0.05)) return { kind: 'chassis', ops: [] };
   if (rng.chance(monitors > 0 ? 0.15 : 0.02)) return { kind: 'svc-status', ops: [] };
   const lss = names(db, 'Logical_Switch');
   const lsps = names(db, 'Logical_Switch_Port');
@@ -246,12 +253,12 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
     ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 1 : 0],
-    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 1 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
+    ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 1.4 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
     ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
     ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.45 : 0],
-    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.4 : 0],
+    ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.5 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
     ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
@@ -261,6 +268,7 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
     ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
     ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 4 : 0],
+    ['gw-link', lrps.length > 0 && lss.length > 0 ? 4 : 0],
     ['hc-add', lbs.length > 0 ? 1.5 : 0], ['hc-update', hcs.length > 0 ? 1 : 0], ['hc-del', withHc.length > 0 ? 0.5 : 0],
     ['ipm-set', lbs.length > 0 ? 2 : 0],
   ]);
@@ -268,6 +276,7 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
   switch (kind) {
     case 'claim':
+    case 'chassis':
     case 'svc-status':
       return { kind, ops: [] };
     case 'ls-add':
@@ -538,6 +547,22 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
       if (rng.chance(0.2)) row['options'] = map({ stateless: 'true' });
       return { kind, ops: [{ op: 'insert', table: 'NAT', 'uuid-name': 'n', row }, addToRouter(rng.pick(lrs).uuid, 'nat', 'n')] };
     }
+    case 'gw-link': {
+      // A switch joined to a router port (usually of a router with gateway ports, whose HA
+      // groups count the chassis of the switch's ports), with a VM port beside it.
+      const gatewayRouters = new Set(lrs.map((r) => r.uuid).filter((u) => ((db.get('Logical_Router', u)?.['ports'] ?? []) as Uuid[])
+        .some((p) => ((db.get('Logical_Router_Port', p)?.['gateway_chassis'] ?? []) as Uuid[]).length + ((db.get('Logical_Router_Port', p)?.['ha_chassis_group'] ?? []) as Uuid[]).length > 0)));
+      const candidates = lrps.filter((p) => lrs.some((r) => gatewayRouters.has(r.uuid) && ((db.get('Logical_Router', r.uuid)?.['ports'] ?? []) as Uuid[]).includes(p.uuid)));
+      const lrp = rng.pick(candidates.length > 0 && rng.chance(0.8) ? candidates : lrps);
+      const ls = rng.pick(lss).name;
+      return {
+        kind,
+        ops: [
+          ...addLsp(ls, `r${n}`, { type: 'router', addresses: set(['router']), options: map({ 'router-port': lrp.name }) }),
+          ...addLsp(ls, `v${n}`, { addresses: set([`0a:00:00:00:0a:${(n % 256).toString(16).padStart(2, '0')} 10.0.0.${(n % 200) + 20}`]) }),
+        ],
+      };
+    }
     case 'gw-mtu': {
       // A router port's gateway MTU (some values ovn-northd does not take, a negative one) or
       // bypass set or cleared, keeping its other options; or a switch port's VLAN tag (which
@@ -604,6 +629,15 @@ function addToRouter(lr: Uuid, column: string, tag: string): unknown {
   return { op: 'mutate', table: 'Logical_Router', where: byUuid(lr), mutations: [[column, 'insert', set([['named-uuid', tag]])]] };
 }
 
+/** The switch ports on switches linked to a router that has a chassisredirect binding, by name. */
+function linkedPorts(bindings: readonly sb.Port_Binding[]): string[] {
+  const routers = new Set(bindings.filter((b) => b.type === 'chassisredirect').map((b) => b.datapath));
+  const byName = new Map(bindings.map((b) => [b.logical_port, b]));
+  const switches = new Set(bindings.filter((b) => routers.has(b.datapath) && b.type === 'patch')
+    .map((b) => byName.get(b.options.get('peer') ?? '')?.datapath).filter((dp) => dp !== undefined && !routers.has(dp)));
+  return bindings.filter((b) => switches.has(b.datapath)).map((b) => b.logical_port).sort();
+}
+
 /** The tunnel key of every live datapath (by NB uuid) and port (by datapath and name). */
 function keysOf(view: SbView): Map<string, number> {
   const out = new Map<string, number>();
@@ -624,6 +658,46 @@ const applied = new Map<Kind, number>();
 const gatewaySeen = { cr: 0, distributedNat: 0 };
 /** Transactions after which a gateway MTU check existed: plain, with a bypass, on a distributed NAT rule, with a VLAN header. */
 const mtuSeen = { check: 0, bypass: 0, nat: 0, vlan: 0 };
+/** Transactions after which an HA_Chassis named its Chassis, and a group had ref_chassis. */
+const haSeen = { chassis: 0, ref: 0 };
+
+/**
+ * A Chassis registered, renamed or deleted, as a chassis transaction reports it: the names
+ * whose Chassis changed, and (for a deletion) the bindings whose weak reference to it is
+ * dropped.
+ */
+function chassisChange(rng: Rng, registered: Map<string, Uuid>, owned: ReadonlyMap<string, ChassisOwnedColumns>): {
+  ports: Map<string, ChassisOwnedColumns | undefined>; chassis: Map<string, Uuid | undefined>;
+} {
+  const ports = new Map<string, ChassisOwnedColumns | undefined>();
+  const chassis = new Map<string, Uuid | undefined>();
+  const free = CHASSIS_NAMES.filter((n) => !registered.has(n));
+  const names = [...registered.keys()].sort();
+  const what = rng.weighted<'add' | 'del' | 'rename'>([['add', free.length > 0 ? 3 : 0], ['del', names.length > 0 ? 2 : 0], ['rename', names.length > 0 && free.length > 0 ? 1 : 0]]);
+  if (what === 'add') {
+    const name = rng.pick(free);
+    const uuid = rng.uuid();
+    registered.set(name, uuid);
+    chassis.set(name, uuid);
+  } else if (what === 'rename') {
+    const from = rng.pick(names);
+    const to = rng.pick(free);
+    const uuid = registered.get(from) as Uuid;
+    registered.delete(from);
+    registered.set(to, uuid);
+    chassis.set(from, undefined).set(to, uuid);
+  } else {
+    const name = rng.pick(names);
+    const uuid = registered.get(name) as Uuid;
+    registered.delete(name);
+    chassis.set(name, undefined);
+    for (const [port, c] of [...owned].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      if (c.chassis?.includes(uuid) === true) ports.set(port, { ...c, chassis: c.chassis.filter((u) => u !== uuid) });
+    }
+  }
+  return { ports, chassis };
+}
+
 /** Transactions after which a bind_vport flow existed, and a virtual port's VIP resolved to a parent's MAC. */
 const virtualSeen = { bind: 0, bound: 0, unbound: 0 };
 
@@ -637,6 +711,7 @@ function runSequence(seed: number): string | undefined {
   const northd = createNorthd();
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
   const counter = { n: 0, v: 0 };
+  const registered = new Map<string, Uuid>();
   for (let i = 0; i < TXNS; i++) {
     const txn = randomTxn(rng, vrng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
@@ -646,10 +721,18 @@ function runSequence(seed: number): string | undefined {
     const statsBefore = northd.stats();
     let sbDelta;
     if (txn.kind === 'claim') {
-      // An agent's report for some ports (maybe not bound yet), or its withdrawal.
+      // An agent's report for some ports (maybe not bound yet), or its withdrawal; often ports
+      // of a switch linked to a router with a chassisredirect port, whose chassis count for
+      // its HA group's ref_chassis.
       const ports = [...names(fx.db, 'Logical_Switch_Port').map((p) => p.name), 'ghost'];
+      const routed = linkedPorts([...(northd.view().get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[]);
       const updates = new Map<string, ChassisOwnedColumns | undefined>();
-      for (const name of rng.subset(ports, 2)) updates.set(name, rng.chance(0.7) ? { chassis: [rng.uuid()], up: [rng.chance(0.5)] } : undefined);
+      // Mostly to a registered chassis, sometimes to one northd has not heard of.
+      const known = [...registered.values()].sort();
+      const chassisOf = (): Uuid => (known.length > 0 && rng.chance(0.8) ? rng.pick(known) : rng.uuid());
+      for (const name of rng.subset(routed.length > 0 && rng.chance(0.6) ? routed : ports, 2)) {
+        updates.set(name, rng.chance(0.7) ? { chassis: [chassisOf()], up: [rng.chance(0.5)] } : undefined);
+      }
       // A virtual port claimed through one of its parents (or another port), maybe without a
       // chassis, or released.
       const vports = [...fx.db.rows('Logical_Switch_Port').values()].filter((r) => r.type === 'virtual').map((r) => r as unknown as { name: string; options: ReadonlyMap<string, string> });
@@ -660,6 +743,9 @@ function runSequence(seed: number): string | undefined {
         updates.set(v.name, vrng.chance(0.85) ? { chassis: vrng.chance(0.85) ? [vrng.uuid()] : [], virtual_parent: [parent], up: [true] } : undefined);
       }
       sbDelta = northd.setChassisOwned(fx.db, updates);
+    } else if (txn.kind === 'chassis') {
+      const { ports, chassis } = chassisChange(rng, registered, northd.chassisOwned());
+      sbDelta = northd.setChassisOwned(fx.db, ports, chassis);
     } else if (txn.kind === 'svc-status') {
       // A chassis's probes report some rows' health (or clear it); a report for no row is ignored.
       const rows = [...(northd.view().get('Service_Monitor')?.keys() ?? []), rng.uuid()];
@@ -686,6 +772,10 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 55)) mtuSeen.bypass++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_input' && f.priority === 160)) mtuSeen.nat++;
     if (flows.some((f) => stageOf(f) === 'lr_in_admission' && /check_pkt_larger\((1418|1518|9018)\)/.test(f.actions))) mtuSeen.vlan++;
+    const haRows = [...(northd.view().get('HA_Chassis')?.values() ?? [])] as unknown as sb.HA_Chassis[];
+    if (haRows.some((h) => h.chassis.length > 0)) haSeen.chassis++;
+    const haGroupRows = [...(northd.view().get('HA_Chassis_Group')?.values() ?? [])] as unknown as sb.HA_Chassis_Group[];
+    if (haGroupRows.some((g) => g.ref_chassis.length > 0)) haSeen.ref++;
     if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.startsWith('bind_vport('))) virtualSeen.bind++;
     if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && f.actions === 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.unbound++;
     if (flows.some((f) => stageOf(f) === 'lr_in_arp_resolve' && /== (10\.0\.0|192\.168\.[1-4]|fd00:[1-3]:)[.:]50$/.test(f.match) && f.actions !== 'eth.dst = 00:00:00:00:00:00; next;')) virtualSeen.bound++;
@@ -696,7 +786,9 @@ function runSequence(seed: number): string | undefined {
     for (const uuid of northd.serviceMonitorStatus().keys()) {
       if (northd.view().get('Service_Monitor')?.has(uuid) !== true) return `txn ${i} (${txn.kind}): a status is kept for Service_Monitor ${uuid}, which does not exist`;
     }
-    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, new Map(northd.chassisOwned()), new Map(northd.serviceMonitorStatus())));
+    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, {
+      chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
+    }));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     for (const [k, key] of keysOf(northd.view())) {
       const old = beforeKeys.get(k);
@@ -730,6 +822,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(gatewaySeen.cr >= SEQUENCES && gatewaySeen.distributedNat >= SEQUENCES / 10, 'distributed gateway ports (and distributed NAT on them) were exercised');
     t.comment(`transactions with gateway MTU checks: ${mtuSeen.check}, with a bypass: ${mtuSeen.bypass}, on distributed NAT: ${mtuSeen.nat}, with a VLAN header: ${mtuSeen.vlan}`);
     t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
+    t.comment(`transactions with an HA_Chassis naming its Chassis: ${haSeen.chassis}, with a group's ref_chassis: ${haSeen.ref}`);
+    t.ok(haSeen.chassis >= SEQUENCES / 2 && haSeen.ref >= SEQUENCES / 4, 'HA members\' Chassis and ref_chassis were exercised');
     t.comment(`transactions with a Service_Monitor row: ${svcSeen.monitors}, with a status shown: ${svcSeen.status}, with one offline: ${svcSeen.offline}`);
     t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);

@@ -3,7 +3,11 @@
 // with the real ovn-nbctl, one transaction per step (each waits until ovn-northd has projected
 // it, so tunnel keys are allocated in the same order as ours). After every step the real NB is
 // read back and the difference is applied to our NB as one transaction with the same row UUIDs,
-// so both northds see the same rows (and ours sees them incrementally).
+// so both northds see the same rows (and ours sees them incrementally). Chassis are registered,
+// deleted and bound to ports with the real ovn-sbctl; the real Chassis and Encap rows are
+// mirrored into ours (same UUIDs) and bindings repeated, through the chassis write path of our
+// central (server/chassis-store.ts applySbTxn), and what it reports reaches our northd as it
+// does in the state machine.
 import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +17,7 @@ import { promisify } from 'node:util';
 import type { Northd, SbView } from '../../northd/index.js';
 import { createNorthd } from '../../northd/index.js';
 import type { ColumnType, Row, Value } from '../../ovsdb/index.js';
-import { Database, parseDatabaseSchema, valueToJson } from '../../ovsdb/index.js';
+import { Database, parseDatabaseSchema, uuidSource, valueToJson } from '../../ovsdb/index.js';
 import type { SbTxnOutcome } from '../../server/chassis-store.js';
 import { applySbTxn, chassisSchema } from '../../server/chassis-store.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
@@ -74,6 +78,15 @@ export interface RealSandbox {
   sbList(table: string): Promise<Record<string, unknown>[]>;
   /** ovn-sbctl with these arguments against the real SB. */
   sbctl(args: readonly string[]): Promise<string>;
+  /**
+   * One ovn-sbctl transaction that changes Chassis rows (chassis-add, chassis-del) on the real
+   * SB, mirrored into ours; both northds are waited for.
+   */
+  chassisCtl(args: readonly string[]): Promise<void>;
+  /** Binds a port to a chassis (undefined: unbinds it) on both sides (ovn-sbctl lsp-bind / lsp-unbind). */
+  bind(port: string, chassis: string | undefined): Promise<void>;
+  /** Our chassis-owned SB tables (Chassis, Encap, ...), as our chassis write path keeps them. */
+  readonly chassisDb: Database;
   /**
    * One chassis transaction on our side, through the rules a chassis writes by
    * (server/chassis-store.ts, as the SB door and the agent stream apply them), its reports
@@ -146,12 +159,42 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     mirrored = now;
     if (ops.length > 0) northd.apply(fx.db, fx.run(ops));
   };
-  const chassisStore = new Database(chassisSchema());
-  let chassisUuids = 0;
   const nbDb = `--db=unix:${nbServer.socketPath}`;
+  const sbDb = `--db=unix:${sbServer.socketPath}`;
   // ovn-northd writes NB_Global once it starts: wait for it, then mirror that first state.
   await execFileAsync('ovn-nbctl', [nbDb, `--timeout=${WAIT_TIMEOUT_S}`, '--wait=sb', 'sync']);
   await mirror();
+
+  // Our chassis-owned tables, written as a chassis writes them.
+  const chassisDb = new Database(chassisSchema());
+  const sbJson = JSON.parse(fs.readFileSync(SB_SCHEMA_PATH, 'utf8')) as { tables: Record<string, unknown> };
+  const chassisTables = parseSchemaLite({ tables: { Chassis: sbJson.tables['Chassis'], Encap: sbJson.tables['Encap'] } });
+  const sbClient = await JsonRpcClient.connect({ path: sbServer.socketPath });
+  t.teardown(() => sbClient.close());
+  let mirroredChassis: DbDump = {};
+  let sbSeed = 0;
+  /** One chassis transaction on our side; what it reports is handed to our northd. */
+  const applyChassisTxn = (ops: readonly unknown[]): SbTxnOutcome => {
+    const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
+    const out = applySbTxn(chassisDb, [...ops], {
+      newUuid: uuidSource([0x5b, ++sbSeed, 0, 1]), portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
+    });
+    if (out.kind !== 'committed') return out;
+    if (out.ports.size > 0 || out.chassis.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis);
+    if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
+    return out;
+  };
+  /** The same, for the steps that must succeed. */
+  const chassisTxn = (ops: readonly unknown[]): void => {
+    const out = applyChassisTxn(ops);
+    if (out.kind !== 'committed' || out.results.some((r) => r !== null && typeof r === 'object' && 'error' in r)) throw new Error(`chassis transaction failed: ${JSON.stringify(out)}`);
+  };
+  // The real ovn-northd hears of an SB change on its own: the first nb_cfg round trip may
+  // complete before it has run on that change, the second one cannot (its SB transactions
+  // are sequential, and the change reached it before the first round trip's commit reply).
+  const waitRealNorthd = async (): Promise<void> => {
+    for (let i = 0; i < 2; i++) await execFileAsync('ovn-nbctl', [nbDb, `--timeout=${WAIT_TIMEOUT_S}`, '--wait=sb', 'sync']);
+  };
   return {
     nbSocket: nbServer.socketPath,
     sbSocket: sbServer.socketPath,
@@ -167,19 +210,29 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
       return parsed.data.map((row) => Object.fromEntries(parsed.headings.map((h, i) => [h, plain(row[i] as OvsJson)])));
     },
     async sbctl(args: readonly string[]): Promise<string> {
-      return (await execFileAsync('ovn-sbctl', [`--db=unix:${sbServer.socketPath}`, ...args])).stdout;
+      return (await execFileAsync('ovn-sbctl', [sbDb, ...args])).stdout;
+    },
+    async chassisCtl(args: readonly string[]): Promise<void> {
+      await execFileAsync('ovn-sbctl', [sbDb, ...args]);
+      const now = await dumpReal(sbClient, 'OVN_Southbound', chassisTables);
+      const ops = mirrorOps(mirroredChassis, now);
+      mirroredChassis = now;
+      if (ops.length > 0) chassisTxn(ops);
+      await waitRealNorthd();
+      await mirror(); // Logical_Switch_Port.up follows the bindings a deleted chassis had.
+    },
+    async bind(port: string, chassis: string | undefined): Promise<void> {
+      await execFileAsync('ovn-sbctl', [sbDb, ...(chassis === undefined ? ['lsp-unbind', port] : ['lsp-bind', port, chassis])]);
+      const uuid = chassis === undefined ? undefined : [...chassisDb.rows('Chassis').values()].find((r) => r['name'] === chassis)?._uuid;
+      if (chassis !== undefined && uuid === undefined) throw new Error(`no chassis ${chassis} in our SB`);
+      chassisTxn([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', port]], row: { chassis: ['set', uuid === undefined ? [] : [['uuid', uuid]]] } }]);
+      await waitRealNorthd();
+      await mirror(); // Logical_Switch_Port.up, which the real ovn-northd sets from the binding.
     },
     chassisTxn(ops: readonly unknown[]): SbTxnOutcome {
-      const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
-      const out = applySbTxn(chassisStore, [...ops], {
-        newUuid: () => `00000000-0000-4000-8000-${(++chassisUuids).toString(16).padStart(12, '0')}`,
-        portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
-      });
-      if (out.kind !== 'committed') return out;
-      if (out.ports.size > 0) northd.setChassisOwned(fx.db, out.ports);
-      if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
-      return out;
+      return applyChassisTxn(ops);
     },
+    chassisDb,
   };
 }
 

@@ -5,8 +5,9 @@
 // Service_Monitor.status is writable (the load balancer flows follow) while every other column
 // and op of that table is not, and a write to anything northd derives is a permission error
 // that changes nothing. Replicas fed the same entries agree, and a snapshot carries the chassis
-// tables and the reported statuses. Method: hand-made log entries
-// into NbStateMachine with the real northd projection.
+// tables and the reported statuses. Method: hand-made log entries into NbStateMachine with the
+// real northd projection. northd hears of Chassis through the same log: HA members name them,
+// ref_chassis follows the claims.
 import t from 'tap';
 import type { Entry } from '../../cluster/types.js';
 import { dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
@@ -121,6 +122,53 @@ t.test('register, claim, up, hv_cfg, delete, permissions; replicas agree; snapsh
   t.equal(JSON.stringify(dumpDatabaseJson(b.sm.nb)), JSON.stringify(dumpDatabaseJson(a.sm.nb)));
   t.equal(JSON.stringify(dumpDatabaseJson(b.sm.chassis)), JSON.stringify(dumpDatabaseJson(a.sm.chassis)));
   t.same([...b.projection.portBindings()], [...a.projection.portBindings()]);
+});
+
+t.test('northd hears of Chassis through the log: HA members name them, ref_chassis follows claims, a restore keeps both', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  // sw0 (vm1) joined to lr0, whose port lr0-ext is a gateway port on hv1 and hv2.
+  t.match(log.nb([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'vm'], ['named-uuid', 'rp']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'vm', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1' } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'rp', row: { name: 'sw0-lr0', type: 'router', addresses: 'router', options: ['map', [['router-port', 'lr0-sw0']]] } },
+    { op: 'insert', table: 'Logical_Router', row: { name: 'lr0', ports: ['set', [['named-uuid', 'l1'], ['named-uuid', 'l2']]] } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'l1', row: { name: 'lr0-sw0', mac: '00:00:00:00:ff:01', networks: '10.0.0.254/24' } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'l2', row: { name: 'lr0-ext', mac: '00:00:00:00:ff:02', networks: '172.16.0.1/24', gateway_chassis: ['set', [['named-uuid', 'g1'], ['named-uuid', 'g2']]] } },
+    { op: 'insert', table: 'Gateway_Chassis', 'uuid-name': 'g1', row: { name: 'lr0-ext-hv1', chassis_name: 'hv1', priority: 20 } },
+    { op: 'insert', table: 'Gateway_Chassis', 'uuid-name': 'g2', row: { name: 'lr0-ext-hv2', chassis_name: 'hv2', priority: 10 } },
+  ]), { kind: 'committed' });
+  const members = (r: Replica): Record<string, unknown> => {
+    const view = r.projection.view();
+    const out: Record<string, unknown> = {};
+    for (const m of view.get('HA_Chassis')?.values() ?? []) out[(m.external_ids as Map<string, string>).get('chassis-name') as string] = m.chassis;
+    return out;
+  };
+  const ref = (r: Replica): unknown => [...(r.projection.view().get('HA_Chassis_Group')?.values() ?? [])].map((g) => g.ref_chassis);
+  t.same(members(a), { hv1: [], hv2: [] }, 'no Chassis registered: members name none');
+
+  log.sb(registerChassis('hv1', '192.0.2.1'));
+  log.sb(registerChassis('c1', '192.0.2.11'));
+  const hv1 = chassisUuid(a, 'hv1');
+  const c1 = chassisUuid(a, 'c1');
+  t.same(members(a), { hv1: [hv1], hv2: [] }, 'hv1 registered: its member names it');
+  log.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', c1], up: true } }]);
+  t.same(ref(a), [[c1]], 'vm1 bound on c1: c1 is a reference chassis of lr0-ext\'s group');
+
+  // Renamed, hv1's Chassis is no member's any more; deleted, c1 leaves ref_chassis with vm1's binding.
+  log.sb([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1']], row: { name: 'hv1-old' } }]);
+  t.same(members(a), { hv1: [], hv2: [] }, 'a renamed Chassis no longer named');
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.same([members(c), ref(c)], [members(a), ref(a)], 'a replica restored from a snapshot has the same members and ref_chassis');
+  log.sb([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1-old']], row: { name: 'hv2' } }]);
+  t.same(members(a), { hv1: [], hv2: [hv1] }, 'renamed to another member\'s name: that member names it');
+  log.sb([{ op: 'delete', table: 'Chassis', where: [['name', '==', 'c1']] }]);
+  t.same(ref(a), [[]], 'c1 deleted: its binding and ref_chassis drop it');
+  t.same([...b.projection.view().get('HA_Chassis_Group')?.values() ?? []], [...a.projection.view().get('HA_Chassis_Group')?.values() ?? []], 'replicas agree');
+  t.same([...b.projection.view().get('HA_Chassis')?.values() ?? []], [...a.projection.view().get('HA_Chassis')?.values() ?? []]);
 });
 
 /** northd's Service_Monitor rows on replica `r`. */

@@ -8,8 +8,8 @@ import { Packr } from 'msgpackr';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import type { Entry } from '../../cluster/types.js';
-import type { Database, Row, Uuid } from '../../ovsdb/index.js';
-import { dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
+import type { Row, Uuid } from '../../ovsdb/index.js';
+import { Database, dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import type { SbDelta, SbView } from '../../northd/index.js';
@@ -203,17 +203,6 @@ t.test('determinism across restore: never restarted, restored mid-way, from scra
   t.pass(`${SEQUENCES} sequences of ${TXNS} transactions agree`);
 });
 
-t.test('northd history: Service_Monitor statuses round-trip; a format 1 history (from before them) still restores', async (t) => {
-  const h = {
-    datapathKeys: [['00000000-0000-4000-8000-000000000001', 1]] as const, portKeys: [['00000000-0000-4000-8000-000000000002', 'vm1', 1]] as const,
-    chassisOwned: [['vm1', { up: [true] }]] as const, serviceMonitorStatus: [['00000000-0000-4000-8000-000000000003', 'offline']] as const,
-  };
-  t.same(decodeNorthdHistory(encodeNorthdHistory(h)), h);
-  const v1 = new Packr({ useRecords: false }).pack([1, h.datapathKeys, h.portKeys, [['vm1', [['up', [true]]]]]]);
-  t.same(decodeNorthdHistory(v1), { ...h, serviceMonitorStatus: [] }, 'format 1: no statuses');
-  t.throws(() => decodeNorthdHistory(new Packr({ useRecords: false }).pack([2, [], [], []])), /unknown format/, 'format 2 has five parts');
-});
-
 t.test('a port deleted and added again after a restore takes the lowest free key, as elsewhere', async (t) => {
   let n = 0;
   const entry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(nbTxn(ops, [n, 1, 2, 3])) });
@@ -235,6 +224,29 @@ t.test('a port deleted and added again after a restore takes the lowest free key
   t.equal(keyOf(a, 'p3'), 1, 'the lowest free key');
   t.equal(keyOf(b, 'p3'), 1, 'the restored replica agrees (its restore-time key preferences are gone)');
   t.equal(viewText(b.projection.view()), viewText(a.projection.view()));
+});
+
+t.test('northd history: Service_Monitor statuses and the registered Chassis round-trip; a format 1 history (from before both) still restores', async (t) => {
+  const packr = new Packr({ useRecords: false });
+  const h = {
+    datapathKeys: [['00000000-0000-4000-8000-000000000001', 1]] as const, portKeys: [['00000000-0000-4000-8000-000000000002', 'vm1', 1]] as const,
+    chassisOwned: [['vm1', { chassis: ['c1-uuid'], up: [true] }]] as const, serviceMonitorStatus: [['00000000-0000-4000-8000-000000000003', 'offline']] as const,
+    chassis: [['hv1', 'c1-uuid']] as const,
+  };
+  t.same(decodeNorthdHistory(encodeNorthdHistory(h)), h, 'format 2 round trip: statuses and Chassis both');
+  t.same(packr.unpack(encodeNorthdHistory(h)), [2, h.datapathKeys, h.portKeys, [['vm1', [['chassis', ['c1-uuid']], ['up', [true]]]]], h.serviceMonitorStatus, h.chassis],
+    'format 2 is [2, datapath keys, port keys, chassis-owned columns, statuses, Chassis]');
+  const v1 = packr.pack([1, h.datapathKeys, h.portKeys, [['vm1', [['chassis', ['c1-uuid']], ['up', [true]]]]]]);
+  t.same(decodeNorthdHistory(v1, [['hv9', 'u9']]), { ...h, serviceMonitorStatus: [], chassis: [['hv9', 'u9']] }, 'format 1: no statuses, the Chassis given beside it');
+  t.same(decodeNorthdHistory(v1), { ...h, serviceMonitorStatus: [], chassis: [] }, 'format 1 without a chassis database: no Chassis');
+  t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], []])), /unknown format/, 'format 2 has six parts');
+  t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], [], []])), /unknown format/, 'a five-part format 2 (statuses or Chassis alone, never released) is refused');
+  t.throws(() => decodeNorthdHistory(packr.pack([1, [], [], [], []])), /unknown format/, 'format 1 has four parts');
+  t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], [], [], 'x'])), /malformed/, 'the Chassis must be a list');
+  // Through a NorthdProjection: what a snapshot carries is what a restore starts from.
+  const restored = new NorthdProjection();
+  restored.restore(new Database(parseDatabaseSchema(NB_SCHEMA_JSON)), encodeNorthdHistory(h), 5);
+  t.same(restored.history().chassis, h.chassis, 'a restored projection has the Chassis of the history');
 });
 
 t.test('the SB delta listener: every change, in revision order, folding to the view', async (t) => {

@@ -1,7 +1,8 @@
 // The real ovn-controller 23.03 as a chassis of an ovnts cluster: it connects to the
 // OVN_Southbound door, registers its Chassis, Encap and Chassis_Private, claims the port whose
 // OVS interface carries its iface-id, compiles our logical flows into its bridge, and
-// acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up, and probes a
+// acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up; it claims the
+// chassisredirect port of a distributed gateway port whose gateway chassis it is, and probes a
 // health-checked backend and writes its Service_Monitor.status. Method: `ovnts up`
 // (real processes), a real ovs-vswitchd with dummy devices (nothing on the host's network),
 // the real ovn-controller; everything stopped by pid.
@@ -63,6 +64,24 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   t.ok(typeof global?.hv_cfg === 'number' && global.hv_cfg === global.nb_cfg && (global.nb_cfg as number) >= 1, `hv_cfg ${String(global?.hv_cfg)} caught up with nb_cfg ${String(global?.nb_cfg)}`);
   const [priv] = await sb('Chassis_Private');
   t.ok((priv?.nb_cfg as number) >= (global?.nb_cfg as number), 'because the chassis acknowledged it');
+
+  // A distributed gateway port on hv1 (built with the real ovn-nbctl through the NB door): our
+  // northd names hv1's Chassis in the group's HA_Chassis (ovn-controller reads only that
+  // column), so ovn-controller claims the chassisredirect port.
+  await run('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=30', 'lr-add', 'lr0',
+    '--', 'lrp-add', 'lr0', 'lr0-sw0', '00:00:00:00:ff:01', '10.0.0.254/24',
+    '--', 'lsp-add', 'sw0', 'sw0-lr0', '--', 'lsp-set-type', 'sw0-lr0', 'router', '--', 'lsp-set-addresses', 'sw0-lr0', 'router',
+    '--', 'lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0',
+    '--', 'lrp-add', 'lr0', 'lr0-ext', '00:00:00:00:ff:02', '172.16.0.1/24', '--', 'lrp-set-gateway-chassis', 'lr0-ext', 'hv1', '10']);
+  const [member] = await sb('HA_Chassis');
+  t.same(member?.chassis, chassis?._uuid, 'the HA_Chassis of the gateway port names hv1\'s Chassis');
+  const cr = await until(() => `cr-lr0-ext bound (ovn-controller log: ${log()})`, async () => {
+    const row = (await sb('Port_Binding')).find((r) => r.logical_port === 'cr-lr0-ext');
+    return row !== undefined && JSON.stringify(row.chassis) === JSON.stringify(chassis?._uuid) ? row : undefined;
+  });
+  t.equal(cr.type, 'chassisredirect', 'ovn-controller claimed the chassisredirect port of the gateway port');
+  const [group] = await sb('HA_Chassis_Group');
+  t.same(group?.ref_chassis, ['set', []], 'a group of one member has no ref_chassis (as in 23.03)');
 
   // A health-checked load balancer whose backend is vm1 (made with the real ovn-nbctl through
   // the NB door): ovn-controller probes it from svc_monitor_mac, nothing answers on the dummy

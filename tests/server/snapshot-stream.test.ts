@@ -2,7 +2,8 @@
 // snapshot()'s bytes exactly, in pieces of any size, and stays the state of the moment it was
 // captured while later transactions change, replace and delete rows.
 // Method: seeded random NB transactions (tests/helpers/txn-gen.ts) and a chassis registration
-// through the state machine; the whole-at-once snapshot() is the reference.
+// through the state machine; the whole-at-once snapshot() is the reference. The northd history
+// inside it (format 2: Service_Monitor statuses and registered Chassis) survives the stream.
 import t from 'tap';
 import { Packr } from 'msgpackr';
 import { measureNow, msgpackArrayHeader, msgpackBinHeader } from '../../ovsdb/codec.js';
@@ -18,7 +19,8 @@ import { TxnGenerator } from '../helpers/txn-gen.js';
 const schemaLite = parseSchemaLite(NB_SCHEMA_JSON);
 
 class Driver {
-  readonly sm = new NbStateMachine({ schema: parseDatabaseSchema(NB_SCHEMA_JSON), projection: new NorthdProjection() });
+  readonly projection = new NorthdProjection();
+  readonly sm = new NbStateMachine({ schema: parseDatabaseSchema(NB_SCHEMA_JSON), projection: this.projection });
   private index = 0;
   private readonly gen: TxnGenerator;
   committed = 0;
@@ -110,4 +112,38 @@ t.test('the capture holds while later transactions change the state', async (t) 
   const restored = new NbStateMachine({ schema: parseDatabaseSchema(NB_SCHEMA_JSON), projection: new NorthdProjection() });
   restored.restore(streamed);
   t.equal(restored.revision, revision, 'and it restores at the captured revision');
+});
+
+t.test('the streamed snapshot carries northd\'s history: Service_Monitor statuses and registered Chassis', async (t) => {
+  const d = new Driver(21);
+  d.run(100);
+  const nb = d.apply(encodeCommand(nbTxn([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'snap-sw', ports: ['set', [['named-uuid', 'p']]], load_balancer: ['named-uuid', 'lb'] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'snap-vm', addresses: '00:00:00:00:00:51 10.9.0.1' } },
+    { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip: '10.9.0.100:80' } },
+    {
+      op: 'insert', table: 'Load_Balancer', 'uuid-name': 'lb',
+      row: { name: 'snap-lb', vips: ['map', [['10.9.0.100:80', '10.9.0.1:80']]], health_check: ['named-uuid', 'hc'], ip_port_mappings: ['map', [['10.9.0.1', 'snap-vm:10.9.0.254']]] },
+    },
+  ], [d.sm.revision + 1, 7, 7, 7])));
+  t.equal(nb.kind, 'committed', `the health-checked load balancer (${JSON.stringify(nb).slice(0, 200)})`);
+  const sb = (ops: unknown[]): ApplyResult => d.apply(encodeCommand(sbTxn(ops, [99, d.sm.revision + 1, 1, 1])));
+  t.equal(sb([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.21', chassis_name: 'hv21' } },
+    { op: 'insert', table: 'Chassis', row: { name: 'hv21', hostname: 'hv21', encaps: ['named-uuid', 'e'] } },
+  ]).kind, 'committed', 'a chassis registered');
+  t.equal(sb([{ op: 'update', table: 'Service_Monitor', where: [['logical_port', '==', 'snap-vm']], row: { status: 'offline' } }]).kind, 'committed', 'a status reported');
+  const history = d.projection.history();
+  t.same(history.chassis.map(([name]) => name), ['hv21'], 'northd holds the registered Chassis');
+  t.same(history.serviceMonitorStatus.map(([, status]) => status), ['offline'], 'and the status');
+  const stream = d.sm.snapshotStream();
+  measureNow(stream);
+  const streamed = concat(stream.pieces(777));
+  t.ok(streamed.equals(Buffer.from(d.sm.snapshot())), 'the stream is snapshot()');
+  const projection = new NorthdProjection();
+  const restored = new NbStateMachine({ schema: parseDatabaseSchema(NB_SCHEMA_JSON), projection });
+  restored.restore(streamed);
+  t.same(projection.history(), history, 'a restore from the stream has the same history');
+  t.same(projection.view().get('HA_Chassis'), d.projection.view().get('HA_Chassis'));
+  t.same(projection.view().get('Service_Monitor'), d.projection.view().get('Service_Monitor'), 'and the same Service_Monitor rows');
 });
