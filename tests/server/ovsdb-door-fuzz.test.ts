@@ -310,6 +310,23 @@ function makeFrame(rng: Rng, ctx: Context, nextId: () => number): Frame {
 }
 
 /** A tail that must make the server close the connection, or that we end or cut ourselves. */
+/**
+ * A transact request with two aborts at its end. One corrupted byte can make an invalid
+ * transaction valid (a duplicate uuid-name changed, the name of its bad op broken), and the
+ * server then rightly commits it; with two aborts, any corruption of one still leaves the other,
+ * so a corrupted frame that still parses never changes the NB. Other frames are unchanged.
+ */
+function withTwoAborts(bytes: Buffer): Buffer {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return bytes;
+  }
+  if (!isRecord(msg) || msg['method'] !== 'transact' || !Array.isArray(msg['params'])) return bytes;
+  return Buffer.from(JSON.stringify({ ...msg, params: [...msg['params'], { op: 'abort' }, { op: 'abort' }] }));
+}
+
 function makeTail(rng: Rng, frame: () => Frame): Tail {
   const kind = rng.weighted<string>([['malformed JSON', 4], ['not an object', 2], ['too large', 1], ['too deep', 1], ['random bytes', 3], ['corrupted frame', 3], ['cut mid-frame', 4]]);
   switch (kind) {
@@ -326,7 +343,7 @@ function makeTail(rng: Rng, frame: () => Frame): Tail {
     case 'random bytes':
       return { what: kind, kind: 'end', bytes: Buffer.from(Array.from({ length: rng.int(1, 300) }, () => rng.int(0, 255))) };
     case 'corrupted frame': {
-      const good = Buffer.from(frame().bytes);
+      const good = withTwoAborts(Buffer.from(frame().bytes));
       const at = rng.int(0, good.length - 1);
       const bytes = rng.pick([
         Buffer.concat([good.subarray(0, at), good.subarray(at + 1)]),
