@@ -17,6 +17,7 @@ import type { HistoryLimits } from './history.js';
 import { History, databaseBytes, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
 import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
+import { NbGroupProposer, groupDefaults, type GroupLimits } from './nb-group-proposer.js';
 import { NorthdProjection } from './northd-projection.js';
 import { Sessions } from './sessions.js';
 
@@ -28,6 +29,8 @@ export interface CentralNodeOptions {
   /** Raft peer addresses by node id. */
   readonly peers: ReadonlyMap<NodeId, string>;
   readonly bootstrap?: readonly NodeId[];
+  /** Group commit of NB transactions (server/nb-group-proposer.ts); txnsMax 1 turns it off. */
+  readonly groupLimits?: GroupLimits;
   readonly tickMs?: number;
   readonly electionTicks?: number;
   readonly snapshotEntries?: number;
@@ -134,6 +137,8 @@ export class CentralNode {
   /** Clients connected to this member, by kind: each door opens and closes its own. */
   readonly sessions = new Sessions();
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
+  /** Groups the NB transactions proposed in one turn into one entry (server/nb-group-proposer.ts). */
+  readonly nbGroups: NbGroupProposer;
 
   private constructor(
     readonly node: RaftNode,
@@ -146,6 +151,7 @@ export class CentralNode {
     this.history = history;
     this.sbHistory = new History(options.history ?? historyDefaults);
     this.projection = options.projection === null ? undefined : (options.projection ?? undefined);
+    this.nbGroups = new NbGroupProposer((data) => this.node.propose(data), options.groupLimits ?? groupDefaults);
   }
 
   /** The northd projection, when this node runs one (the default). */
@@ -331,8 +337,8 @@ export class CentralNode {
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
-        const out = await this.node.propose(encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now())));
-        result = out.result as ApplyResult;
+        const data = encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now()));
+        result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data) : ((await this.node.propose(data)).result as ApplyResult);
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
@@ -372,6 +378,7 @@ export class CentralNode {
         }
         case 'duplicate':
         case 'malformed':
+        case 'group':
           throw new Error(`unexpected apply result for a fresh transaction: ${JSON.stringify(result)}`);
       }
     }

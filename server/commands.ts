@@ -16,9 +16,18 @@ export type Command =
    * One OVSDB transaction on OVN_Southbound from a chassis: the chassis-owned tables and
    * Port_Binding's chassis-owned columns (server/chassis-store.ts). Same fields as nb-txn.
    */
-  | { readonly kind: 'sb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number };
+  | { readonly kind: 'sb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number }
+  /**
+   * Several NB transactions in one entry (group commit): each is applied on its own, in order,
+   * and succeeds or fails on its own; northd projects once, after the last. The leader groups
+   * the transactions that reach it in one turn of its event loop, so one entry, one persist and
+   * one projection serve them all. Each member is an encoded nb-txn command.
+   */
+  | { readonly kind: 'nb-group'; readonly txns: readonly NbTxnCommand[] };
 
-export function nbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0): Command {
+export type NbTxnCommand = Extract<Command, { kind: 'nb-txn' }>;
+
+export function nbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0): NbTxnCommand {
   return { kind: 'nb-txn', ops, seed, elapsedMs, timestampMs };
 }
 
@@ -33,7 +42,14 @@ export function encodeCommand(c: Command): Uint8Array {
     case 'nb-txn':
     case 'sb-txn':
       return packr.pack([c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs]);
+    case 'nb-group':
+      return encodeNbGroup(c.txns.map(encodeCommand));
   }
+}
+
+/** An nb-group command from nb-txn commands already encoded (what a proposer holds). */
+export function encodeNbGroup(encodedTxns: readonly Uint8Array[]): Uint8Array {
+  return packr.pack(['nb-group', encodedTxns]);
 }
 
 /** Decodes a command; a malformed one is reported, never thrown (it came from the log). */
@@ -57,6 +73,19 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
       if (typeof elapsedMs !== 'number' || !(elapsedMs >= 0)) return { kind: 'malformed', reason: `${kind}: bad elapsedMs` };
       if (typeof timestampMs !== 'number' || !Number.isSafeInteger(timestampMs) || timestampMs < 0) return { kind: 'malformed', reason: `${kind}: bad timestampMs` };
       return (kind === 'nb-txn' ? nbTxn : sbTxn)(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
+    }
+    case 'nb-group': {
+      const members = raw[1] as unknown;
+      if (!Array.isArray(members) || members.length === 0) return { kind: 'malformed', reason: 'nb-group: no transactions' };
+      const txns: NbTxnCommand[] = [];
+      for (const [i, m] of members.entries()) {
+        if (!(m instanceof Uint8Array)) return { kind: 'malformed', reason: `nb-group: member ${i} is not an encoded command` };
+        const c = decodeCommand(m);
+        if (c.kind === 'malformed') return { kind: 'malformed', reason: `nb-group: member ${i}: ${c.reason}` };
+        if (c.kind !== 'nb-txn') return { kind: 'malformed', reason: `nb-group: member ${i} is ${c.kind}, not nb-txn` };
+        txns.push(c);
+      }
+      return { kind: 'nb-group', txns };
     }
     default:
       return { kind: 'malformed', reason: `unknown command kind ${JSON.stringify(raw[0])}` };

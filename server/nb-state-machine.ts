@@ -11,7 +11,7 @@ import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, Uu
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns } from '../northd/index.js';
 import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
-import { decodeCommand } from './commands.js';
+import { decodeCommand, type NbTxnCommand } from './commands.js';
 
 /**
  * The seam northd plugs into. Called synchronously inside apply, so it must be pure and
@@ -62,6 +62,8 @@ export type ApplyResult =
   /** A "wait" was not satisfied: nothing changed; the proposer retries after a change. */
   | { readonly kind: 'blocked'; readonly timeoutMs: number; readonly revision: number }
   | { readonly kind: 'duplicate'; readonly revision: number }
+  /** An nb-group entry: one result per transaction, in order (each committed, failed or blocked). */
+  | { readonly kind: 'group'; readonly results: readonly ApplyResult[]; readonly revision: number }
   | { readonly kind: 'malformed'; readonly reason: string; readonly revision: number };
 
 export interface CommitEvent {
@@ -140,25 +142,39 @@ export class NbStateMachine implements StateMachine {
     const command = decodeCommand(entry.data);
     if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
     if (command.kind === 'sb-txn') return this.applySb(command.ops, command.seed, command.elapsedMs, command.timestampMs);
-    const out = transact(this.db, command.ops, { newUuid: uuidSource(command.seed), elapsedMs: command.elapsedMs });
-    switch (out.kind) {
-      case 'blocked':
-        return { kind: 'blocked', timeoutMs: out.timeoutMs, revision: this.rev };
-      case 'failed':
-        return { kind: 'failed', results: out.results, revision: this.rev };
-      case 'committed': {
-        if (out.delta.changes.length > 0) {
-          // sb_cfg and hv_cfg can only move here when NB_Global changed (nb_cfg is bumped
-          // there); otherwise skip the scan of the chassis' acknowledgements.
-          const touchesGlobal = out.delta.changes.some((c) => c.table === 'NB_Global');
-          const delta = this.options.projection === undefined || !touchesGlobal ? out.delta : mergeDeltas(out.delta, this.syncCfg(command.seed, command.timestampMs));
-          this.timed(() => this.options.projection?.apply(this.db, delta, this.rev));
-          const event: CommitEvent = { revision: this.rev, delta };
-          for (const l of this.listeners) l(event);
-        }
-        return { kind: 'committed', results: out.results, revision: this.rev };
+    const txns = command.kind === 'nb-group' ? command.txns : [command];
+    // Each transaction of a group commits or fails on its own, in order, as if it had its own
+    // entry; what they changed together is projected once, at this revision.
+    const results: ApplyResult[] = [];
+    const deltas: DbDelta[] = [];
+    let cfgFrom: NbTxnCommand | undefined;
+    for (const t of txns) {
+      const out = transact(this.db, t.ops, { newUuid: uuidSource(t.seed), elapsedMs: t.elapsedMs });
+      switch (out.kind) {
+        case 'blocked':
+          results.push({ kind: 'blocked', timeoutMs: out.timeoutMs, revision: this.rev });
+          break;
+        case 'failed':
+          results.push({ kind: 'failed', results: out.results, revision: this.rev });
+          break;
+        case 'committed':
+          results.push({ kind: 'committed', results: out.results, revision: this.rev });
+          if (out.delta.changes.length === 0) break;
+          deltas.push(out.delta);
+          // sb_cfg and hv_cfg can only move when NB_Global changed (nb_cfg is bumped there);
+          // otherwise skip the scan of the chassis' acknowledgements.
+          if (out.delta.changes.some((c) => c.table === 'NB_Global')) cfgFrom = t;
+          break;
       }
     }
+    if (deltas.length > 0) {
+      const merged = mergeAllDeltas(deltas);
+      const delta = this.options.projection === undefined || cfgFrom === undefined ? merged : mergeDeltas(merged, this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs));
+      this.timed(() => this.options.projection?.apply(this.db, delta, this.rev));
+      const event: CommitEvent = { revision: this.rev, delta };
+      for (const l of this.listeners) l(event);
+    }
+    return command.kind === 'nb-group' ? { kind: 'group', results, revision: this.rev } : (results[0] as ApplyResult);
   }
 
   /**
@@ -348,23 +364,32 @@ export class NbStateMachine implements StateMachine {
 export function mergeDeltas(a: DbDelta, b: DbDelta): DbDelta {
   if (b.changes.length === 0) return a;
   if (a.changes.length === 0) return b;
+  return mergeAllDeltas([a, b]);
+}
+
+/** mergeDeltas over a sequence, in one pass: the effect of each delta in turn. */
+export function mergeAllDeltas(deltas: readonly DbDelta[]): DbDelta {
+  const nonEmpty = deltas.filter((d) => d.changes.length > 0);
+  if (nonEmpty.length <= 1) return nonEmpty[0] ?? { changes: [] };
   const key = (c: RowChange): string => `${c.table}\u0000${c.uuid}`;
-  const merged = new Map<string, RowChange | undefined>(a.changes.map((c) => [key(c), c]));
-  for (const c of b.changes) {
-    const k = key(c);
-    const prev = merged.get(k);
-    if (prev === undefined) {
-      merged.set(k, c);
-      continue;
-    }
-    if (prev.kind === 'insert') {
-      merged.set(k, c.kind === 'delete' ? undefined : { kind: 'insert', table: c.table, uuid: c.uuid, new: c.new });
-    } else if (prev.kind === 'modify') {
-      if (c.kind === 'delete') merged.set(k, { kind: 'delete', table: c.table, uuid: c.uuid, old: prev.old });
-      else if (c.kind === 'modify') merged.set(k, { kind: 'modify', table: c.table, uuid: c.uuid, old: prev.old, new: c.new, columns: [...new Set([...prev.columns, ...c.columns])].sort() });
-      else merged.set(k, c);
-    } else {
-      merged.set(k, c);
+  const merged = new Map<string, RowChange | undefined>();
+  for (const d of nonEmpty) {
+    for (const c of d.changes) {
+      const k = key(c);
+      const prev = merged.get(k);
+      if (prev === undefined) {
+        merged.set(k, c);
+        continue;
+      }
+      if (prev.kind === 'insert') {
+        merged.set(k, c.kind === 'delete' ? undefined : { kind: 'insert', table: c.table, uuid: c.uuid, new: c.new });
+      } else if (prev.kind === 'modify') {
+        if (c.kind === 'delete') merged.set(k, { kind: 'delete', table: c.table, uuid: c.uuid, old: prev.old });
+        else if (c.kind === 'modify') merged.set(k, { kind: 'modify', table: c.table, uuid: c.uuid, old: prev.old, new: c.new, columns: [...new Set([...prev.columns, ...c.columns])].sort() });
+        else merged.set(k, c);
+      } else {
+        merged.set(k, c);
+      }
     }
   }
   const changes = [...merged.values()].filter((c): c is RowChange => c !== undefined);
