@@ -181,7 +181,7 @@ export class SvcStatusWriter {
     const retryAtMs = this.timers.now() + this.retryDelayMs;
     for (const p of batch) {
       if (this.pending.has(p.uuid) || this.asked.get(p.uuid) !== p.status) continue; // Superseded or forgotten.
-      if (p.attempts + 1 >= this.attemptsMax || this.closed) {
+      if (p.attempts + 1 >= this.attemptsMax || this.pending.size >= this.pendingMax || this.closed) {
         this.asked.delete(p.uuid);
         this.stats.gaveUp++;
         continue;
