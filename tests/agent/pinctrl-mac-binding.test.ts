@@ -6,37 +6,9 @@
 
 import t from 'tap';
 import { MacBindingWriter, multicastDelayMsMax, type LearnedBinding, type MacBindingLookup } from '../../agent/pinctrl/mac-binding-writer.js';
+import { FakeSb } from '../helpers/fake-sb.js';
 import { FakeTimers, settle } from '../helpers/fake-timers.js';
 
-
-/** A fake SB: records each transaction and answers it when the test says so (or at once). */
-class FakeSb {
-  readonly txns: unknown[][] = [];
-  private readonly waiting: ((r: unknown[]) => void)[] = [];
-  inFlightMax = 0;
-  private inFlight = 0;
-  auto: ((ops: readonly unknown[]) => unknown[]) | undefined = (ops) => ops.map(() => ({}));
-  transact = (ops: readonly unknown[]): Promise<unknown[]> => {
-    this.txns.push([...ops]);
-    this.inFlight++;
-    this.inFlightMax = Math.max(this.inFlightMax, this.inFlight);
-    return new Promise((resolve) => {
-      const done = (r: unknown[]): void => {
-        this.inFlight--;
-        resolve(r);
-      };
-      if (this.auto !== undefined) {
-        const auto = this.auto;
-        queueMicrotask(() => done(auto(ops)));
-      } else {
-        this.waiting.push(done);
-      }
-    });
-  };
-  answer(r: unknown[] = []): void {
-    this.waiting.shift()?.(r);
-  }
-}
 
 const existing = new Map<string, string>();
 const lookup: MacBindingLookup = {
