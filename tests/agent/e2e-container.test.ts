@@ -12,18 +12,13 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, sbctlOf, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
 import { createNsHost } from '../helpers/netns.js';
-import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 
 const run = promisify(execFile);
-
-function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
 
 interface Container {
   readonly tag: number;

@@ -5,7 +5,7 @@
 // installed the right flows; every check that says "fails" waits for the ping to stop.
 import t from 'tap';
 import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import { brIntExists, chassisWithAgent, e2eSkip as skip, linkSwitchToRouter, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 
 t.test('one chassis, one switch: ping follows the logical port', { skip }, async (t) => {
@@ -44,9 +44,7 @@ t.test('two switches joined by a router: ping across it, TTL decremented, router
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[1, '10.12.1'], [2, '10.12.2']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:12:0${i}:01`, `${net}.1/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:12:0${i}:01`, `${net}.1/24`);
     await nbctl('lsp-add', `sw${i}`, `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:12:0${i} ${net}.2`);
   }
   const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:12:01', cidr: '10.12.1.2/24', gateway: '10.12.1.1' });

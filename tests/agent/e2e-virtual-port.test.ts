@@ -14,10 +14,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { brIntExists, chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, startAgent, untilLogged } from '../helpers/agent-e2e.js';
+import { brIntExists, chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, startAgent, untilLogged } from '../helpers/agent-e2e.js';
 import { createChassisHost, createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
-import { until, upCluster, type UpEnv } from '../helpers/ovnts-cli.js';
+import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 
 const run = promisify(execFile);
@@ -31,10 +31,6 @@ async function hasBusyboxArping(): Promise<boolean> {
   }
 }
 const skip = e2eSkip || (!(await hasBusyboxArping()) && 'busybox with arping is not installed (gratuitous ARPs are sent with busybox arping -U)');
-
-function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
 
 const VIP = '10.19.0.100';
 
@@ -59,9 +55,7 @@ t.test('a gratuitous ARP for the VIP binds the virtual port to the chassis of it
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[0, '10.19.0'], [1, '10.19.1']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:19:0${i}:fe`, `${net}.254/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:19:0${i}:fe`, `${net}.254/24`);
   }
   for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:19:0${i} 10.19.0.${i}`);
   await nbctl('lsp-add', 'sw1', 'vm4', '--', 'lsp-set-addresses', 'vm4', '0a:00:00:00:19:04 10.19.1.4');

@@ -41,6 +41,21 @@ export function nbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
   return async (...args) => (await execFileAsync('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
 }
 
+export function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
+  return async (...args) => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+}
+
+/**
+ * Router port `lrp` of router `lr` (its MAC and networks) and its peer on switch `sw`: a port
+ * `<sw>-<lr>` of type router with addresses "router", as ovn-nbctl's users link the two.
+ */
+export async function linkSwitchToRouter(nbctl: (...args: string[]) => Promise<string>, sw: string, lr: string, lrp: string, mac: string, ...networks: string[]): Promise<void> {
+  const lsp = `${sw}-${lr}`;
+  await nbctl('lrp-add', lr, lrp, mac, ...networks);
+  await nbctl('lsp-add', sw, lsp, '--', 'lsp-set-type', lsp, 'router', '--', 'lsp-set-addresses', lsp, 'router',
+    '--', 'lsp-set-options', lsp, `router-port=${lrp}`);
+}
+
 /** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
 export async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Agent[]): Promise<void> {
   try {
