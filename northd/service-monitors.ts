@@ -43,6 +43,7 @@ import type { PortsChange, PortsData, SbOwnedChange, SbOwnedData } from './ports
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 import { svcMonitorMacOf } from './sb-global.js';
+import { addTo, removeFrom } from './static-mac-bindings.js';
 
 /** The svc_status source: Service_Monitor UUID → the status a chassis reported for the row. */
 export type SvcStatusData = ReadonlyMap<Uuid, string>;
@@ -218,18 +219,6 @@ function shownStatus(reported: string | undefined, up: boolean): Status {
 }
 const NO_IDS: ReadonlyMap<string, string> = new Map();
 const NO_HEALTH: LbHealth = Object.freeze({ active: new Map(), arp: [], mac: '' });
-
-function addTo<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
-  let s = index.get(k);
-  if (s === undefined) index.set(k, (s = new Set()));
-  s.add(v);
-}
-
-function removeFrom<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
-  const s = index.get(k);
-  s?.delete(v);
-  if (s?.size === 0) index.delete(k);
-}
 
 /** One run's work: load balancers to read again, rows to write again, health to derive again. */
 class Run {

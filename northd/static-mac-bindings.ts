@@ -31,13 +31,15 @@ export interface StaticMacBindingsData {
 
 const keyOf = (port: string, ip: string): string => `${port}\n${ip}`;
 
-function addTo<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
+/** Adds `v` to the set `index` keeps under `k` (shared with service-monitors.ts's indexes). */
+export function addTo<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
   let s = index.get(k);
   if (s === undefined) index.set(k, (s = new Set()));
   s.add(v);
 }
 
-function removeFrom<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
+/** Removes `v` from the set under `k`, and the key with its last value, so that no empty set is kept. */
+export function removeFrom<K, V>(index: Map<K, Set<V>>, k: K, v: V): void {
   const s = index.get(k);
   s?.delete(v);
   if (s?.size === 0) index.delete(k);

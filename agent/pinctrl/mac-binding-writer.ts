@@ -14,9 +14,11 @@
 //
 // Time, the wall clock written into timestamp, and the random delay are injected.
 
-import assert from 'node:assert/strict';
 import type { SbSource } from '../sb-source.js';
+import { BatchWriter, realTimers, type BatchEntry, type BatchPlan, type PutResult, type WriterTimers } from './batch-writer.js';
 import type { Mac } from './packet.js';
+
+export { realTimers, transactionError, type PutResult, type WriterTimers } from './batch-writer.js';
 
 /** What the writer reads of the agent's SB view; every call is a plain map read. */
 export interface MacBindingLookup {
@@ -37,23 +39,6 @@ export interface LearnedBinding {
   /** Learned from a unicast packet: written without the anti-stampede delay. */
   readonly unicast: boolean;
 }
-
-export interface WriterTimers {
-  now(): number;
-  setTimeout(f: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: WriterTimers = {
-  now: () => performance.now(),
-  setTimeout: (f, ms) => {
-    const h = setTimeout(f, ms);
-    // Learning is background work: it must not keep a process alive that is otherwise done.
-    h.unref();
-    return h;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 export interface MacBindingWriterOptions {
   readonly sb: Pick<SbSource, 'transact'>;
@@ -80,8 +65,6 @@ export const macBindingBatchMax = 100;
 /** MAX_MAC_BINDING_DELAY_MSEC: the longest wait of a binding learned from a multicast packet. */
 export const multicastDelayMsMax = 50;
 
-export type PutResult = 'queued' | 'replaced' | 'full';
-
 export interface MacBindingStats {
   /** Bindings accepted into the table (new keys). */
   queued: number;
@@ -102,74 +85,48 @@ export interface MacBindingStats {
   gaveUp: number;
 }
 
-interface Pending {
-  readonly key: string;
-  binding: LearnedBinding;
-  commitAtMs: number;
-  attempts: number;
-}
-
 const keyOf = (b: LearnedBinding): string => `${b.dpKey}/${b.portKey}/${b.ip}`;
 
 export class MacBindingWriter {
-  private readonly sb: Pick<SbSource, 'transact'>;
   private readonly lookup: MacBindingLookup;
   private readonly timers: WriterTimers;
   private readonly wallClockMs: () => number;
   private readonly random: () => number;
-  private readonly pendingMax: number;
-  private readonly batchMax: number;
-  private readonly retryDelayMs: number;
-  private readonly attemptsMax: number;
   private readonly onError: ((message: string) => void) | undefined;
-  /** Waiting bindings in the order they were first learned. */
-  private readonly pending = new Map<string, Pending>();
-  private inFlight: Promise<void> | undefined;
-  private timer: unknown;
-  private timerAtMs = Infinity;
-  private closed = false;
+  private readonly batches: BatchWriter<LearnedBinding>;
   readonly stats: MacBindingStats = {
     queued: 0, replaced: 0, droppedFull: 0, inserted: 0, updated: 0, unchanged: 0, unknownPort: 0, transactions: 0, failedTransactions: 0, gaveUp: 0,
   };
 
   constructor(options: MacBindingWriterOptions) {
-    this.sb = options.sb;
     this.lookup = options.lookup;
     this.timers = options.timers ?? realTimers;
     this.wallClockMs = options.wallClockMs ?? (() => Date.now());
     this.random = options.random ?? Math.random;
-    this.pendingMax = options.pendingMax ?? macBindingPendingMax;
-    this.batchMax = options.batchMax ?? macBindingBatchMax;
-    this.retryDelayMs = options.retryDelayMs ?? 1000;
-    this.attemptsMax = options.attemptsMax ?? 3;
     this.onError = options.onError;
-    assert(this.pendingMax > 0 && this.batchMax > 0 && this.attemptsMax > 0, 'MacBindingWriter limits must be positive');
+    const pendingMax = options.pendingMax ?? macBindingPendingMax;
+    this.batches = new BatchWriter({
+      name: 'MacBindingWriter', sb: options.sb, timers: this.timers, stats: this.stats,
+      pendingMax, batchMax: options.batchMax ?? macBindingBatchMax, flushBatchesMax: pendingMax + 2,
+      retryDelayMs: options.retryDelayMs ?? 1000, attemptsMax: options.attemptsMax ?? 3,
+      plan: (batch) => this.plan(batch),
+      onGaveUp: () => {
+        this.stats.gaveUp++;
+      },
+    });
   }
 
   /** Bindings waiting to be written (not counting a transaction in flight). */
   get pendingN(): number {
-    return this.pending.size;
+    return this.batches.pendingN;
   }
 
   /** Learns one binding; it is written when due, in the next batch. */
   put(binding: LearnedBinding): PutResult {
-    assert(!this.closed, 'put on a closed MacBindingWriter');
-    const key = keyOf(binding);
-    const old = this.pending.get(key);
-    if (old !== undefined) {
-      old.binding = binding;
-      this.stats.replaced++;
-      return 'replaced';
-    }
-    if (this.pending.size >= this.pendingMax) {
-      this.stats.droppedFull++;
-      return 'full';
-    }
-    const delayMs = binding.unicast ? 0 : Math.floor(this.random() * multicastDelayMsMax) + 1;
-    this.pending.set(key, { key, binding, commitAtMs: this.timers.now() + delayMs, attempts: 0 });
-    this.stats.queued++;
-    this.schedule();
-    return 'queued';
+    return this.batches.put(keyOf(binding), binding, () => {
+      const delayMs = binding.unicast ? 0 : Math.floor(this.random() * multicastDelayMsMax) + 1;
+      return this.timers.now() + delayMs;
+    });
   }
 
   /**
@@ -177,56 +134,21 @@ export class MacBindingWriter {
    * transaction already in flight is waited for first). The timer calls this by itself; tests
    * and shutdown call it to be sure.
    */
-  async flush(): Promise<void> {
-    for (let guard = 0; guard <= this.pendingMax + 1; guard++) {
-      while (this.inFlight !== undefined) await this.inFlight;
-      const batch = this.takeDue();
-      if (batch.length === 0) break;
-      this.inFlight = this.commit(batch).finally(() => {
-        this.inFlight = undefined;
-      });
-    }
-    this.schedule();
+  flush(): Promise<void> {
+    return this.batches.flush();
   }
 
   /** Stops the timer; what still waits is not written. */
   close(): void {
-    this.closed = true;
-    this.timers.clearTimeout(this.timer);
-    this.timerAtMs = Infinity;
+    this.batches.close();
   }
 
-  private takeDue(): Pending[] {
-    const now = this.timers.now();
-    const batch: Pending[] = [];
-    for (const p of this.pending.values()) {
-      if (batch.length >= this.batchMax) break;
-      if (p.commitAtMs <= now) batch.push(p);
-    }
-    for (const p of batch) this.pending.delete(p.key);
-    return batch;
-  }
-
-  /** Arms the timer for the earliest waiting binding (unless a sooner one is armed). */
-  private schedule(): void {
-    if (this.closed || this.inFlight !== undefined) return;
-    let at = Infinity;
-    for (const p of this.pending.values()) at = Math.min(at, p.commitAtMs);
-    if (at === Infinity || at >= this.timerAtMs) return;
-    this.timers.clearTimeout(this.timer);
-    this.timerAtMs = at;
-    this.timer = this.timers.setTimeout(() => {
-      this.timerAtMs = Infinity;
-      void this.flush();
-    }, Math.max(0, at - this.timers.now()));
-  }
-
-  private async commit(batch: readonly Pending[]): Promise<void> {
+  /** An insert, an update or nothing for each binding; a failed transaction puts them all back to retry. */
+  private plan(batch: readonly BatchEntry<LearnedBinding>[]): BatchPlan {
     const ops: unknown[] = [];
     const counts = { inserted: 0, updated: 0 };
     const timestamp = this.wallClockMs();
-    for (const p of batch) {
-      const b = p.binding;
+    for (const { item: b } of batch) {
       const logicalPort = this.lookup.portName(b.dpKey, b.portKey);
       const datapath = this.lookup.datapathUuid(b.dpKey);
       if (logicalPort === undefined || datapath === undefined) {
@@ -248,46 +170,13 @@ export class MacBindingWriter {
         counts.updated++;
       }
     }
-    if (ops.length === 0) return;
-    this.stats.transactions++;
-    let failure: string | undefined;
-    try {
-      const results = await this.sb.transact(ops);
-      failure = transactionError(results);
-    } catch (err) {
-      failure = err instanceof Error ? err.message : String(err);
-    }
-    if (failure === undefined) {
-      this.stats.inserted += counts.inserted;
-      this.stats.updated += counts.updated;
-      return;
-    }
-    this.stats.failedTransactions++;
-    this.onError?.(`MAC_Binding transaction of ${ops.length} ops failed: ${failure}`);
-    this.requeue(batch);
+    return {
+      ops,
+      committed: () => {
+        this.stats.inserted += counts.inserted;
+        this.stats.updated += counts.updated;
+      },
+      failed: (failure) => this.onError?.(`MAC_Binding transaction of ${ops.length} ops failed: ${failure}`),
+    };
   }
-
-  /** Puts a failed batch back, behind anything learned since for the same keys. */
-  private requeue(batch: readonly Pending[]): void {
-    const retryAtMs = this.timers.now() + this.retryDelayMs;
-    for (const p of batch) {
-      if (this.pending.has(p.key)) continue; // A newer binding for the key waits already.
-      if (p.attempts + 1 >= this.attemptsMax || this.pending.size >= this.pendingMax || this.closed) {
-        this.stats.gaveUp++;
-        continue;
-      }
-      this.pending.set(p.key, { key: p.key, binding: p.binding, commitAtMs: retryAtMs, attempts: p.attempts + 1 });
-    }
-  }
-}
-
-/** The first error an OVSDB transaction's results report, if any (RFC 7047 §4.1.3). */
-export function transactionError(results: readonly unknown[]): string | undefined {
-  for (const r of results) {
-    if (typeof r === 'object' && r !== null && 'error' in r) {
-      const e = r as { error: unknown; details?: unknown };
-      return `${String(e.error)}${typeof e.details === 'string' ? `: ${e.details}` : ''}`;
-    }
-  }
-  return undefined;
 }

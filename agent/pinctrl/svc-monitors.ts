@@ -8,7 +8,7 @@
 // none can be answered); the timer retries every channelRetryMs. A packet-out the channel refuses
 // is lost like a dropped packet: its probe times out.
 
-import { realTimers, type WriterTimers } from './mac-binding-writer.js';
+import { realTimers, type WriterTimers } from './batch-writer.js';
 import type { PinctrlChannel } from './pinctrl.js';
 import type { OfMessage } from '../openflow/messages.js';
 import { ChannelError } from '../openflow/channel.js';

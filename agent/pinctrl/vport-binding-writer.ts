@@ -12,9 +12,8 @@
 // it claimed here through that parent already (every GARP of the owner would otherwise be a
 // transaction). A failed transaction is reported and not retried: the next GARP claims again.
 
-import assert from 'node:assert/strict';
 import type { SbSource } from '../sb-source.js';
-import { transactionError, type WriterTimers } from './mac-binding-writer.js';
+import { BatchWriter, realTimers, type BatchEntry, type BatchPlan, type PutResult, type WriterTimers } from './batch-writer.js';
 
 /** One bind_vport packet-in: tunnel keys, all a packet-in carries. */
 export interface VportBinding {
@@ -55,7 +54,7 @@ export interface VportBindingWriterOptions {
 
 export const vportBindingPendingMax = 1000;
 
-export type VportPutResult = 'queued' | 'replaced' | 'full';
+export type VportPutResult = PutResult;
 
 export interface VportBindingStats {
   queued: number;
@@ -75,109 +74,63 @@ export interface VportBindingStats {
   failedTransactions: number;
 }
 
-const realTimers: WriterTimers = {
-  now: () => performance.now(),
-  setTimeout: (f, ms) => {
-    const h = setTimeout(f, ms);
-    h.unref();
-    return h;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
 const keyOf = (b: VportBinding): string => `${b.dpKey}/${b.vportKey}`;
 
 export class VportBindingWriter {
-  private readonly sb: Pick<SbSource, 'transact'>;
   private readonly lookup: VportLookup;
   private readonly timers: WriterTimers;
-  private readonly pendingMax: number;
   private readonly onError: ((message: string) => void) | undefined;
   private readonly onClaim: ((vport: string, parent: string) => void) | undefined;
-  private readonly pending = new Map<string, VportBinding>();
-  private inFlight: Promise<void> | undefined;
-  private timer: unknown;
-  private armed = false;
-  private closed = false;
+  private readonly batches: BatchWriter<VportBinding>;
   readonly stats: VportBindingStats = {
     queued: 0, replaced: 0, droppedFull: 0, claimed: 0, unchanged: 0, unknownPort: 0, notVirtual: 0, noChassis: 0, transactions: 0, failedTransactions: 0,
   };
 
   constructor(options: VportBindingWriterOptions) {
-    this.sb = options.sb;
     this.lookup = options.lookup;
     this.timers = options.timers ?? realTimers;
-    this.pendingMax = options.pendingMax ?? vportBindingPendingMax;
     this.onError = options.onError;
     this.onClaim = options.onClaim;
-    assert(this.pendingMax > 0, 'VportBindingWriter pendingMax must be positive');
+    const pendingMax = options.pendingMax ?? vportBindingPendingMax;
+    // Every waiting claim is due at once and goes in one transaction (batchMax = pendingMax); a
+    // flush writes what waits and what came while that was in flight (two batches); a failed
+    // claim is not retried (attemptsMax 1): the next GARP claims again.
+    this.batches = new BatchWriter({
+      name: 'VportBindingWriter', sb: options.sb, timers: this.timers, stats: this.stats,
+      pendingMax, batchMax: pendingMax, flushBatchesMax: 2, retryDelayMs: 0, attemptsMax: 1,
+      plan: (batch) => this.plan(batch),
+    });
   }
 
   get pendingN(): number {
-    return this.pending.size;
+    return this.batches.pendingN;
   }
 
   /** Queues one claim; it is written on the next turn of the event loop, with the others. */
   put(binding: VportBinding): VportPutResult {
-    assert(!this.closed, 'put on a closed VportBindingWriter');
-    const key = keyOf(binding);
-    let result: VportPutResult;
-    if (this.pending.has(key)) {
-      this.stats.replaced++;
-      result = 'replaced';
-    } else if (this.pending.size >= this.pendingMax) {
-      this.stats.droppedFull++;
-      return 'full';
-    } else {
-      this.stats.queued++;
-      result = 'queued';
-    }
-    this.pending.set(key, binding);
-    this.schedule();
-    return result;
+    return this.batches.put(keyOf(binding), binding, () => this.timers.now());
   }
 
   /** Writes every waiting claim; resolves when its transaction is done (after any in flight). */
-  async flush(): Promise<void> {
-    // Claims queued while a transaction is in flight go in the next one: at most two rounds.
-    for (let round = 0; round < 2; round++) {
-      while (this.inFlight !== undefined) await this.inFlight;
-      if (this.pending.size === 0) return;
-      const batch = [...this.pending.values()];
-      this.pending.clear();
-      this.inFlight = this.commit(batch).finally(() => {
-        this.inFlight = undefined;
-      });
-    }
-    while (this.inFlight !== undefined) await this.inFlight;
-    this.schedule();
+  flush(): Promise<void> {
+    return this.batches.flush();
   }
 
   /** Stops the timer; claims still waiting are not written. */
   close(): void {
-    this.closed = true;
-    if (this.armed) this.timers.clearTimeout(this.timer);
-    this.armed = false;
+    this.batches.close();
   }
 
-  private schedule(): void {
-    if (this.closed || this.armed || this.pending.size === 0) return;
-    this.armed = true;
-    this.timer = this.timers.setTimeout(() => {
-      this.armed = false;
-      void this.flush();
-    }, 0);
-  }
-
-  private async commit(batch: readonly VportBinding[]): Promise<void> {
+  /** One update of chassis and virtual_parent for each claim the SB does not show already. */
+  private plan(batch: readonly BatchEntry<VportBinding>[]): BatchPlan | undefined {
     const us = this.lookup.chassisUuid();
     if (us === undefined) {
       this.stats.noChassis += batch.length;
-      return;
+      return undefined;
     }
     const ops: unknown[] = [];
     const claims: [string, string][] = [];
-    for (const b of batch) {
+    for (const { item: b } of batch) {
       const vport = this.lookup.port(b.dpKey, b.vportKey);
       const parent = this.lookup.port(b.dpKey, b.parentKey);
       if (vport === undefined || parent === undefined) {
@@ -198,20 +151,13 @@ export class VportBindingWriter {
       });
       claims.push([vport.logicalPort, parent.logicalPort]);
     }
-    if (ops.length === 0) return;
-    this.stats.transactions++;
-    let failure: string | undefined;
-    try {
-      failure = transactionError(await this.sb.transact(ops));
-    } catch (err) {
-      failure = err instanceof Error ? err.message : String(err);
-    }
-    if (failure !== undefined) {
-      this.stats.failedTransactions++;
-      this.onError?.(`bind_vport claim of ${claims.map(([v, p]) => `${v} (parent ${p})`).join(', ')} failed: ${failure}`);
-      return;
-    }
-    this.stats.claimed += claims.length;
-    for (const [v, p] of claims) this.onClaim?.(v, p);
+    return {
+      ops,
+      committed: () => {
+        this.stats.claimed += claims.length;
+        for (const [v, p] of claims) this.onClaim?.(v, p);
+      },
+      failed: (failure) => this.onError?.(`bind_vport claim of ${claims.map(([v, p]) => `${v} (parent ${p})`).join(', ')} failed: ${failure}`),
+    };
   }
 }

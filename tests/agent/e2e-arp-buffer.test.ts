@@ -4,12 +4,8 @@
 // port lists only its MAC, so the router cannot know its IPv4 address's MAC in advance: the very
 // first ping to it must get its answer. Real Open vSwitch (userspace datapath), our central and
 // agent, two namespaces; everything started by the test and stopped by pid.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import t from 'tap';
-import { chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
-
-const execFileAsync = promisify(execFile);
+import { chassisWithAgent, e2eSkip as skip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, untilLogged } from '../helpers/agent-e2e.js';
 
 t.test('the first packet to an unresolved next hop is delivered once the ARP reply is learned', { skip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.21');
@@ -17,9 +13,7 @@ t.test('the first packet to an unresolved next hop is delivered once the ARP rep
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[1, '10.17.1'], [2, '10.17.2']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:17:0${i}:01`, `${net}.1/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:17:0${i}:01`, `${net}.1/24`);
   }
   await nbctl('lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:17:01 10.17.1.2');
   // vm2's port gives no IP: the router has to ARP for 10.17.2.2.
@@ -29,7 +23,7 @@ t.test('the first packet to an unresolved next hop is delivered once the ARP rep
   await untilLogged('vm2 up', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'up' ? true : undefined), 90_000, [agent]);
   // vm1's side works (this sends nothing toward vm2).
   await pingBecomes(vm1, '10.17.1.1', true, 'vm1 pings its gateway', [agent]);
-  const sbctl = async (...args: string[]): Promise<string> => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+  const sbctl = sbctlOf(env);
   t.equal(await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip=10.17.2.2'), '', 'the router does not know vm2 yet');
   const out = await vm1.exec('ping', '-c', '1', '-W', '5', '10.17.2.2').catch((err: { stdout?: string }) => err.stdout ?? '');
   t.equal(await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip=10.17.2.2'), '0a:00:00:00:17:02', 'the router learned vm2 from its ARP reply');
@@ -43,9 +37,7 @@ t.test('IPv6: the first packet to an unresolved next hop is delivered once the N
   await nbctl('lr-add', 'lr0');
   for (const i of [1, 2]) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:22:0${i}:01`, `10.22.${i}.1/24`, `2001:db8:${i}::1/64`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:22:0${i}:01`, `10.22.${i}.1/24`, `2001:db8:${i}::1/64`);
   }
   await nbctl('lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:22:01 10.22.1.2 2001:db8:1::2');
   await nbctl('lsp-add', 'sw2', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:22:02');
@@ -58,7 +50,7 @@ t.test('IPv6: the first packet to an unresolved next hop is delivered once the N
   await untilLogged('vm2 up', async () => ((await nbctl('lsp-get-up', 'vm2')) === 'up' ? true : undefined), 90_000, [agent]);
   await untilLogged('vm1 pings its IPv6 gateway', async () => (await vm1.exec('ping', '-6', '-c', '1', '-W', '1', '2001:db8:1::1').then(() => true, () => undefined)), 90_000, [agent]);
   const out = await vm1.exec('ping', '-6', '-c', '1', '-W', '5', '2001:db8:2::2').catch((err: { stdout?: string }) => err.stdout ?? '');
-  const sbctl = async (...args: string[]): Promise<string> => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+  const sbctl = sbctlOf(env);
   t.equal(await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip="2001:db8:2::2"'), '0a:00:00:00:22:02', 'the router learned vm2 from its neighbor advertisement');
   if (/1 received/.test(out)) t.pass('the first IPv6 ping to vm2 is answered (our solicitation was answered and the packet waited for it)');
   else t.fail(`the first IPv6 ping to vm2 was lost:\n${out}\n--- agent:\n${agent.output().slice(-3000)}`);

@@ -11,19 +11,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import type { ChassisHost } from '../helpers/chassis-host.js';
+import { chassisWithAgent, clusterWithAgents, e2eSkip as skip, nbctlOf, pingBecomes, sbctlOf, untilLogged, type Agent } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
 import { createNsHost } from '../helpers/netns.js';
-import type { UpEnv } from '../helpers/ovnts-cli.js';
-import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 
 const run = promisify(execFile);
-
-function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
 
 interface Container {
   readonly tag: number;
@@ -113,21 +107,9 @@ t.test('container ports: bound and up with their parent, tagged traffic on their
 });
 
 t.test('a VM with a container moves to another chassis: the container port moves with it', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, hosts: [hv1, hv2], agents } = await clusterWithAgents(t, '172.30.22', ['hv1', 'hv2']);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
-  const ul = await createUnderlay('172.30.22');
-  t.teardown(() => ul.remove());
-  const hosts: ChassisHost[] = [];
-  const agents: Agent[] = [];
-  for (const [i, name] of ['hv1', 'hv2'].entries()) {
-    const ch = await createChassisHost(ul, { name, index: i + 1 });
-    t.teardown(() => ch.stop());
-    hosts.push(ch);
-    agents.push(startAgent(t, ch, env));
-  }
-  const [hv1, hv2] = hosts as [ChassisHost, ChassisHost];
-  for (const ch of hosts) await until(`${ch.name} has br-int`, () => brIntExists(ch).then((b) => (b ? true : undefined)), 90_000);
   await nbctl('ls-add', 'sw0');
   await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:23:01 10.23.9.1', '--', 'lsp-set-port-security', 'vm1', '0a:00:00:00:23:01');
   await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:23:02 10.23.0.2');
@@ -151,20 +133,9 @@ t.test('a VM with a container moves to another chassis: the container port moves
 });
 
 t.test('a gateway port and an external port on two chassis: they follow HA priority and the registered chassis', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, agents } = await clusterWithAgents(t, '172.30.23', ['gw1', 'gw2']);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
-  const ul = await createUnderlay('172.30.23');
-  t.teardown(() => ul.remove());
-  const hosts: ChassisHost[] = [];
-  const agents: Agent[] = [];
-  for (const [i, name] of ['gw1', 'gw2'].entries()) {
-    const ch = await createChassisHost(ul, { name, index: i + 1 });
-    t.teardown(() => ch.stop());
-    hosts.push(ch);
-    agents.push(startAgent(t, ch, env));
-  }
-  for (const ch of hosts) await until(`${ch.name} has br-int`, () => brIntExists(ch).then((b) => (b ? true : undefined)), 90_000);
   await nbctl('lr-add', 'lr0');
   await nbctl('lrp-add', 'lr0', 'lrp-pub', '00:00:00:23:ff:01', '172.16.23.1/24');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw1', '20');

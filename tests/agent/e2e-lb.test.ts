@@ -7,9 +7,10 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
+import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
 import { stopPid } from '../helpers/process.js';
+import { connectMany } from '../helpers/vm-clients.js';
 
 const VIP = '10.16.9.100';
 
@@ -21,26 +22,6 @@ function serve(t: Test, vm: NsHost, name: string, port: number): void {
   t.teardown(() => stopPid(pid, (argv) => argv.includes('-e')));
 }
 
-/**
- * `n` connections, one after another, from `vm` to ip:port; each answer's text or "fail". New
- * source ports each time, so the load balancer's hash sees different connections.
- */
-async function connectMany(vm: NsHost, ip: string, port: number, n: number): Promise<string[]> {
-  const script = `
-    const net = require('net');
-    const one = () => new Promise((done) => {
-      const s = net.connect({ host: ${JSON.stringify(ip)}, port: ${port} });
-      let text = '';
-      const timer = setTimeout(() => { s.destroy(); done('fail'); }, 1500);
-      s.on('data', (d) => { text += d; });
-      s.on('end', () => { clearTimeout(timer); done(text.trim()); });
-      s.on('error', () => { clearTimeout(timer); done('fail'); });
-    });
-    (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
-  const text = await vm.exec(process.execPath, '-e', script);
-  return JSON.parse(text) as string[];
-}
-
 t.test('a switch load balancer: spread over backends, hairpin to itself, backend removed, detached', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.16');
   const nbctl = nbctlOf(env);
@@ -49,9 +30,7 @@ t.test('a switch load balancer: spread over backends, hairpin to itself, backend
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[0, '10.16.0'], [1, '10.16.1']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:16:0${i}:01`, `${net}.1/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:16:0${i}:01`, `${net}.1/24`);
   }
   const vms: [string, string, string, string][] = [['vm1', 'sw0', '0a:00:00:00:16:01', '10.16.0.2'], ['vm2', 'sw0', '0a:00:00:00:16:02', '10.16.0.3'], ['vm3', 'sw1', '0a:00:00:00:16:03', '10.16.1.2']];
   const hosts = new Map<string, NsHost>();
@@ -110,9 +89,7 @@ t.test('a gateway router load balancer: ARP for the VIP answered by the router, 
   await nbctl('lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', `options:chassis=${hv1.name}`);
   for (const [sw, lrp, mac, cidr] of [['sw1', 'gw-sw1', '00:00:00:17:01:01', '10.17.1.1/24'], ['ext', 'gw-ext', '00:00:00:17:00:01', '172.17.0.1/24']] as const) {
     await nbctl('ls-add', sw);
-    await nbctl('lrp-add', 'gw', lrp, mac, cidr);
-    await nbctl('lsp-add', sw, `${sw}-gw`, '--', 'lsp-set-type', `${sw}-gw`, 'router', '--', 'lsp-set-addresses', `${sw}-gw`, 'router',
-      '--', 'lsp-set-options', `${sw}-gw`, `router-port=${lrp}`);
+    await linkSwitchToRouter(nbctl, sw, 'gw', lrp, mac, cidr);
   }
   const vms: [string, string, string, string, string][] = [
     ['vm1', 'ext', '0a:00:00:00:17:01', '172.17.0.10', '172.17.0.1'],

@@ -4,9 +4,7 @@
 // are the chassis's VIFs. A ping succeeds only if the agent claimed the ports and compiled and
 // installed the right flows; every check that says "fails" waits for the ping to stop.
 import t from 'tap';
-import { createChassisHost, createUnderlay, type ChassisHost } from '../helpers/chassis-host.js';
-import { brIntExists, chassisWithAgent, e2eSkip as skip, nbctlOf, pingBecomes, startAgent, untilLogged, type Agent } from '../helpers/agent-e2e.js';
-import { until, upCluster } from '../helpers/ovnts-cli.js';
+import { chassisWithAgent, clusterWithAgents, e2eSkip as skip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
 
 t.test('one chassis, one switch: ping follows the logical port', { skip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.11');
@@ -44,9 +42,7 @@ t.test('two switches joined by a router: ping across it, TTL decremented, router
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[1, '10.12.1'], [2, '10.12.2']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:12:0${i}:01`, `${net}.1/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:12:0${i}:01`, `${net}.1/24`);
     await nbctl('lsp-add', `sw${i}`, `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:12:0${i} ${net}.2`);
   }
   const vm1 = await hv1.addVm('vm1', { mac: '0a:00:00:00:12:01', cidr: '10.12.1.2/24', gateway: '10.12.1.1' });
@@ -61,19 +57,8 @@ t.test('two switches joined by a router: ping across it, TTL decremented, router
 });
 
 t.test('two chassis: ping between VMs on different hypervisors through Geneve', { skip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const { env, hosts, agents } = await clusterWithAgents(t, '172.30.13', ['hv1', 'hv2']);
   const nbctl = nbctlOf(env);
-  const ul = await createUnderlay('172.30.13');
-  t.teardown(() => ul.remove());
-  const hosts: ChassisHost[] = [];
-  const agents: Agent[] = [];
-  for (const [i, name] of ['hv1', 'hv2'].entries()) {
-    const ch = await createChassisHost(ul, { name, index: i + 1 });
-    t.teardown(() => ch.stop());
-    hosts.push(ch);
-    agents.push(startAgent(t, ch, env));
-  }
-  for (const ch of hosts) await until(`${ch.name} has br-int`, () => brIntExists(ch).then((b) => (b ? true : undefined)), 90_000);
   await nbctl('ls-add', 'sw0');
   for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:13:0${i} 10.13.0.${i}`);
   const vm1 = await hosts[0]!.addVm('vm1', { mac: '0a:00:00:00:13:01', cidr: '10.13.0.1/24' });

@@ -4,16 +4,14 @@
 // `ovnts agent` with a userspace ovs-vswitchd; backends are namespaces, one with a TCP server
 // (a small Node script), one without (its kernel answers the SYN with an RST); the server is
 // stopped and started again by pid.
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
+import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, untilLogged } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
-import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
+import { connectMany } from '../helpers/vm-clients.js';
 
-const execFileAsync = promisify(execFile);
 const VIP = '10.41.9.100';
 const WAIT_MS = 90_000;
 
@@ -27,26 +25,6 @@ function serve(t: Test, vm: NsHost, name: string, port: number): () => Promise<v
   return stop;
 }
 
-/** `n` connections from `vm` to ip:port, one after another; each answer's text or "fail". */
-async function connectMany(vm: NsHost, ip: string, port: number, n: number): Promise<string[]> {
-  const script = `
-    const net = require('net');
-    const one = () => new Promise((done) => {
-      const s = net.connect({ host: ${JSON.stringify(ip)}, port: ${port} });
-      let text = '';
-      const timer = setTimeout(() => { s.destroy(); done('fail'); }, 1500);
-      s.on('data', (d) => { text += d; });
-      s.on('end', () => { clearTimeout(timer); done(text.trim()); });
-      s.on('error', () => { clearTimeout(timer); done('fail'); });
-    });
-    (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
-  return JSON.parse(await vm.exec(process.execPath, '-e', script)) as string[];
-}
-
-function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
-
 t.test('health checks: the backend with a server goes online, the other offline; only live backends are balanced to', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.41');
   const nbctl = nbctlOf(env);
@@ -55,9 +33,7 @@ t.test('health checks: the backend with a server goes online, the other offline;
   // and the switch's load balancer DNATs on the way in.
   await nbctl('ls-add', 'sw0');
   await nbctl('lr-add', 'lr0');
-  await nbctl('lrp-add', 'lr0', 'lrp0', '00:00:00:41:00:01', '10.41.0.1/24');
-  await nbctl('lsp-add', 'sw0', 'sw0-lr0', '--', 'lsp-set-type', 'sw0-lr0', 'router', '--', 'lsp-set-addresses', 'sw0-lr0', 'router',
-    '--', 'lsp-set-options', 'sw0-lr0', 'router-port=lrp0');
+  await linkSwitchToRouter(nbctl, 'sw0', 'lr0', 'lrp0', '00:00:00:41:00:01', '10.41.0.1/24');
   const vms: [string, string, string][] = [['vm1', '0a:00:00:00:41:01', '10.41.0.2'], ['vm2', '0a:00:00:00:41:02', '10.41.0.3'], ['vm3', '0a:00:00:00:41:03', '10.41.0.4']];
   const hosts = new Map<string, NsHost>();
   for (const [name, mac, ip] of vms) {

@@ -10,15 +10,16 @@
 // SB write goes through our OVSDB door), and both bridges hold the same bind_vport flows.
 // Processes are stopped by pid, namespaces are the test's own.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { brIntExists, chassisWithAgent, e2eSkip, nbctlOf, pingBecomes, startAgent, untilLogged } from '../helpers/agent-e2e.js';
-import { createChassisHost, createUnderlay } from '../helpers/chassis-host.js';
+import {
+  chassisWithAgent, chassisWithOvnController, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, startChassisWithAgents, untilLogged,
+} from '../helpers/agent-e2e.js';
+import { createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
-import { until, upCluster, type UpEnv } from '../helpers/ovnts-cli.js';
-import { stopPid } from '../helpers/process.js';
+import { until, upCluster } from '../helpers/ovnts-cli.js';
 
 const run = promisify(execFile);
 
@@ -31,10 +32,6 @@ async function hasBusyboxArping(): Promise<boolean> {
   }
 }
 const skip = e2eSkip || (!(await hasBusyboxArping()) && 'busybox with arping is not installed (gratuitous ARPs are sent with busybox arping -U)');
-
-function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
-  return async (...args) => (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
-}
 
 const VIP = '10.19.0.100';
 
@@ -59,9 +56,7 @@ t.test('a gratuitous ARP for the VIP binds the virtual port to the chassis of it
   await nbctl('lr-add', 'lr0');
   for (const [i, net] of [[0, '10.19.0'], [1, '10.19.1']] as const) {
     await nbctl('ls-add', `sw${i}`);
-    await nbctl('lrp-add', 'lr0', `lrp${i}`, `00:00:00:19:0${i}:fe`, `${net}.254/24`);
-    await nbctl('lsp-add', `sw${i}`, `sw${i}-lr0`, '--', 'lsp-set-type', `sw${i}-lr0`, 'router', '--', 'lsp-set-addresses', `sw${i}-lr0`, 'router',
-      '--', 'lsp-set-options', `sw${i}-lr0`, `router-port=lrp${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:19:0${i}:fe`, `${net}.254/24`);
   }
   for (const i of [1, 2]) await nbctl('lsp-add', 'sw0', `vm${i}`, '--', 'lsp-set-addresses', `vm${i}`, `0a:00:00:00:19:0${i} 10.19.0.${i}`);
   await nbctl('lsp-add', 'sw1', 'vm4', '--', 'lsp-set-addresses', 'vm4', '0a:00:00:00:19:04 10.19.1.4');
@@ -132,10 +127,7 @@ t.test('the real ovn-controller claims the virtual port as ours does, and instal
   await nbctl('lsp-add', 'sw0', 'vip', '--', 'lsp-set-type', 'vip', 'virtual', '--', 'lsp-set-options', 'vip', `virtual-ip=${vip}`, 'virtual-parents=vm1');
 
   // Ours: hv1 with `ovnts agent`.
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  const { hosts: [hv1], agents: [agent] } = await startChassisWithAgents(t, env, ul, ['hv1']);
   const vmOurs = await hv1.addVm('vm1', { mac: '0a:00:00:00:20:01', cidr: '10.20.0.1/24' });
   await untilLogged('vm1 up on hv1', async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' ? true : undefined), 90_000, [agent]);
   const hv1Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1');
@@ -150,17 +142,7 @@ t.test('the real ovn-controller claims the virtual port as ours does, and instal
   await untilLogged('vip released on hv1', async () => ((await bindingOf(sbctl, 'vip')).chassis === '' ? true : undefined), 60_000, [agent]);
 
   // Theirs: hv2 with the real ovn-controller, the same VM moved there.
-  const hv2 = await createChassisHost(ul, { name: 'hv2', index: 2 });
-  t.teardown(() => hv2.stop());
-  await hv2.ovs.vsctl('set', 'Open_vSwitch', '.', `external_ids:ovn-remote="${env.sbOvsdb.join(',')}"`, 'external_ids:ovn-bridge-datapath-type=netdev');
-  const dir = hv2.ovs.dir;
-  const logFile = join(dir, 'ovn-controller.log');
-  await run('ovn-controller', [hv2.ovs.dbTarget, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${join(dir, 'ovn-controller.pid')}`, `--log-file=${logFile}`],
-    { env: { ...hv2.ovs.env, OVN_RUNDIR: dir, OVN_LOGDIR: dir, OVN_DBDIR: dir } });
-  const pid = Number(readFileSync(join(dir, 'ovn-controller.pid'), 'utf8').trim());
-  t.teardown(() => stopPid(pid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
-  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-3000) : '');
-  await until(() => `ovn-controller creates br-int (log: ${log()})`, () => brIntExists(hv2).then((b) => (b ? true : undefined)), 90_000);
+  const { host: hv2, log } = await chassisWithOvnController(t, env, ul, 'hv2', 2);
   const vmTheirs = await hv2.addVm('vm1', { mac: '0a:00:00:00:20:01', cidr: '10.20.0.1/24' });
   const hv2Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2');
   await until(() => `vm1 up on hv2 (log: ${log()})`, async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' && (await bindingOf(sbctl, 'vm1')).chassis === hv2Uuid ? true : undefined), 90_000);

@@ -6,68 +6,9 @@
 
 import t from 'tap';
 import { MacBindingWriter, multicastDelayMsMax, type LearnedBinding, type MacBindingLookup } from '../../agent/pinctrl/mac-binding-writer.js';
+import { FakeSb } from '../helpers/fake-sb.js';
+import { FakeTimers, settle } from '../helpers/fake-timers.js';
 
-class FakeTimers {
-  nowMs = 1000;
-  private seq = 0;
-  private readonly queue = new Map<number, { at: number; f: () => void }>();
-  now = (): number => this.nowMs;
-  setTimeout = (f: () => void, ms: number): unknown => {
-    const id = ++this.seq;
-    this.queue.set(id, { at: this.nowMs + ms, f });
-    return id;
-  };
-  clearTimeout = (h: unknown): void => {
-    this.queue.delete(h as number);
-  };
-  /** Moves the clock and runs every timer that came due, in order. */
-  async advance(ms: number): Promise<void> {
-    const end = this.nowMs + ms;
-    for (let guard = 0; guard < 10_000; guard++) {
-      const due = [...this.queue.entries()].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.queue.delete(due[0]);
-      this.nowMs = Math.max(this.nowMs, due[1].at);
-      due[1].f();
-      await settle();
-    }
-    this.nowMs = end;
-    await settle();
-  }
-}
-
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-};
-
-/** A fake SB: records each transaction and answers it when the test says so (or at once). */
-class FakeSb {
-  readonly txns: unknown[][] = [];
-  private readonly waiting: ((r: unknown[]) => void)[] = [];
-  inFlightMax = 0;
-  private inFlight = 0;
-  auto: ((ops: readonly unknown[]) => unknown[]) | undefined = (ops) => ops.map(() => ({}));
-  transact = (ops: readonly unknown[]): Promise<unknown[]> => {
-    this.txns.push([...ops]);
-    this.inFlight++;
-    this.inFlightMax = Math.max(this.inFlightMax, this.inFlight);
-    return new Promise((resolve) => {
-      const done = (r: unknown[]): void => {
-        this.inFlight--;
-        resolve(r);
-      };
-      if (this.auto !== undefined) {
-        const auto = this.auto;
-        queueMicrotask(() => done(auto(ops)));
-      } else {
-        this.waiting.push(done);
-      }
-    });
-  };
-  answer(r: unknown[] = []): void {
-    this.waiting.shift()?.(r);
-  }
-}
 
 const existing = new Map<string, string>();
 const lookup: MacBindingLookup = {

@@ -18,42 +18,8 @@ import type { SvcReply } from '../../agent/pinctrl/svc-probe.js';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { controllerUserdata, full } from './pinctrl-fixtures.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
 
-class FakeTimers {
-  nowMs = 1000;
-  private seq = 0;
-  private readonly queue = new Map<number, { at: number; f: () => void }>();
-  now = (): number => this.nowMs;
-  setTimeout = (f: () => void, ms: number): unknown => {
-    const id = ++this.seq;
-    this.queue.set(id, { at: this.nowMs + ms, f });
-    return id;
-  };
-  clearTimeout = (h: unknown): void => {
-    this.queue.delete(h as number);
-  };
-  get pending(): number {
-    return this.queue.size;
-  }
-  /** Moves the clock and runs every timer that came due, in order. */
-  async advance(ms: number): Promise<void> {
-    const end = this.nowMs + ms;
-    for (let guard = 0; guard < 10_000; guard++) {
-      const due = [...this.queue.entries()].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
-      if (due === undefined) break;
-      this.queue.delete(due[0]);
-      this.nowMs = Math.max(this.nowMs, due[1].at);
-      due[1].f();
-      await settle();
-    }
-    this.nowMs = end;
-    await settle();
-  }
-}
-
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-};
 
 class FakeChannel {
   readonly sent: OfMessage[] = [];

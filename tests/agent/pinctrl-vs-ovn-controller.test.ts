@@ -6,15 +6,14 @@
 // messages received must be equal byte for byte, and the two bridges must hold the same
 // controller() actions for dns_lookup and put_dhcpv6_opts.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { brIntExists, e2eSkip, nbctlOf, startAgent, untilLogged } from '../helpers/agent-e2e.js';
-import { createChassisHost, createUnderlay } from '../helpers/chassis-host.js';
+import { chassisWithOvnController, e2eSkip, nbctlOf, startChassisWithAgents, untilLogged } from '../helpers/agent-e2e.js';
+import { createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
-import { stopPid } from '../helpers/process.js';
 import { dhcpv6Exchange, dnsQueries, type Dhcp6Answer } from '../helpers/vm-clients.js';
 
 const run = promisify(execFile);
@@ -79,10 +78,7 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
   await nbctl('lsp-set-dhcpv6-options', 'vm1', opts);
 
   // Ours: hv1 with `ovnts agent`.
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  const { hosts: [hv1], agents: [agent] } = await startChassisWithAgents(t, env, ul, ['hv1']);
   const vmOurs = await hv1.addVm('vm1', { mac: VM_MAC, cidr: '10.18.0.1/24' });
   await configureVm(vmOurs);
   await untilLogged('vm1 up on hv1', async () => ((await nbctl('lsp-get-up', 'vm1')) === 'up' ? true : undefined), 90_000, [agent]);
@@ -92,17 +88,7 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
   await vmOurs.remove();
 
   // Theirs: hv2 with the real ovn-controller, the same VM moved there.
-  const hv2 = await createChassisHost(ul, { name: 'hv2', index: 2 });
-  t.teardown(() => hv2.stop());
-  await hv2.ovs.vsctl('set', 'Open_vSwitch', '.', `external_ids:ovn-remote="${env.sbOvsdb.join(',')}"`, 'external_ids:ovn-bridge-datapath-type=netdev');
-  const dir = hv2.ovs.dir;
-  const logFile = join(dir, 'ovn-controller.log');
-  await run('ovn-controller', [hv2.ovs.dbTarget, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${join(dir, 'ovn-controller.pid')}`, `--log-file=${logFile}`],
-    { env: { ...hv2.ovs.env, OVN_RUNDIR: dir, OVN_LOGDIR: dir, OVN_DBDIR: dir } });
-  const pid = Number(readFileSync(join(dir, 'ovn-controller.pid'), 'utf8').trim());
-  t.teardown(() => stopPid(pid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
-  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-3000) : '');
-  await until(() => `ovn-controller creates br-int (log: ${log()})`, () => brIntExists(hv2).then((b) => (b ? true : undefined)), 90_000);
+  const { host: hv2, log } = await chassisWithOvnController(t, env, ul, 'hv2', 2);
   const vmTheirs = await hv2.addVm('vm1', { mac: VM_MAC, cidr: '10.18.0.1/24' });
   await configureVm(vmTheirs);
   const hv2Uuid = (await run('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2'])).stdout.trim();

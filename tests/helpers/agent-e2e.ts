@@ -1,10 +1,12 @@
-// What the agent's end-to-end tests share: `ovnts agent` processes on chassis hosts, the real
-// ovn-nbctl against the cluster's OVSDB door, and waits that end with the agents' last words.
+// What the agent's end-to-end tests share: a cluster with chassis hosts running `ovnts agent`
+// (or, as the oracle, the real ovn-controller), the real ovn-nbctl and ovn-sbctl against the
+// cluster's OVSDB doors, and waits that end with the agents' last words.
 import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import { createChassisHost, createUnderlay, type ChassisHost } from './chassis-host.js';
+import { createChassisHost, createUnderlay, type ChassisHost, type Underlay } from './chassis-host.js';
 import type { NsHost } from './netns.js';
 import { netnsAvailable } from './netns.js';
 import { until, upCluster, type UpEnv } from './ovnts-cli.js';
@@ -41,6 +43,21 @@ export function nbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
   return async (...args) => (await execFileAsync('ovn-nbctl', [`--db=${env.nbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
 }
 
+export function sbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {
+  return async (...args) => (await execFileAsync('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, '--timeout=30', ...args])).stdout.trim();
+}
+
+/**
+ * Router port `lrp` of router `lr` (its MAC and networks) and its peer on switch `sw`: a port
+ * `<sw>-<lr>` of type router with addresses "router", as ovn-nbctl's users link the two.
+ */
+export async function linkSwitchToRouter(nbctl: (...args: string[]) => Promise<string>, sw: string, lr: string, lrp: string, mac: string, ...networks: string[]): Promise<void> {
+  const lsp = `${sw}-${lr}`;
+  await nbctl('lrp-add', lr, lrp, mac, ...networks);
+  await nbctl('lsp-add', sw, lsp, '--', 'lsp-set-type', lsp, 'router', '--', 'lsp-set-addresses', lsp, 'router',
+    '--', 'lsp-set-options', lsp, `router-port=${lrp}`);
+}
+
 /** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
 export async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Agent[]): Promise<void> {
   try {
@@ -65,16 +82,59 @@ export async function brIntExists(ch: ChassisHost): Promise<boolean> {
   return (await ch.ovs.vsctl('--bare', '--columns=name', 'find', 'Bridge', 'name=br-int')).trim() === 'br-int';
 }
 
+/**
+ * Chassis `names` on the underlay (indexes firstIndex, firstIndex + 1, ...), each with its
+ * agent, once every agent has created br-int; all torn down with t.
+ */
+export async function startChassisWithAgents<const N extends readonly string[]>(t: Test, env: UpEnv, ul: Underlay, names: N, firstIndex = 1): Promise<ChassisWithAgents<N>> {
+  const hosts: ChassisHost[] = [];
+  const agents: Agent[] = [];
+  for (const [i, name] of names.entries()) {
+    const ch = await createChassisHost(ul, { name, index: firstIndex + i });
+    t.teardown(() => ch.stop());
+    hosts.push(ch);
+    agents.push(startAgent(t, ch, env));
+  }
+  for (const ch of hosts) await until(`${ch.name} has br-int`, () => brIntExists(ch).then((b) => (b ? true : undefined)), 90_000);
+  // One host and one agent per name, in the order of the names.
+  return { hosts, agents } as unknown as ChassisWithAgents<N>;
+}
 
-/** A cluster (`ovnts up`), an underlay on prefix.0/24, chassis hv1 on it, and its agent once it
- *  has created br-int; all torn down with t. */
-export async function chassisWithAgent(t: Test, prefix: string): Promise<{ env: UpEnv; hv1: ChassisHost; agent: Agent }> {
+/** One chassis host and one agent for each name given, in that order. */
+export interface ChassisWithAgents<N extends readonly string[]> {
+  readonly hosts: { readonly [K in keyof N]: ChassisHost };
+  readonly agents: { readonly [K in keyof N]: Agent };
+}
+
+/** A cluster (`ovnts up`), an underlay on prefix.0/24, and chassis `names` with their agents (startChassisWithAgents); all torn down with t. */
+export async function clusterWithAgents<const N extends readonly string[]>(t: Test, prefix: string, names: N): Promise<ChassisWithAgents<N> & { env: UpEnv; ul: Underlay }> {
   const env = await upCluster(t, t.testdir());
   const ul = await createUnderlay(prefix);
   t.teardown(() => ul.remove());
-  const hv1 = await createChassisHost(ul, { name: 'hv1', index: 1 });
-  t.teardown(() => hv1.stop());
-  const agent = startAgent(t, hv1, env);
-  await until('the agent creates br-int', () => brIntExists(hv1).then((b) => (b ? true : undefined)), 90_000);
+  return { env, ul, ...(await startChassisWithAgents(t, env, ul, names)) };
+}
+
+/** clusterWithAgents with the one chassis hv1. */
+export async function chassisWithAgent(t: Test, prefix: string): Promise<{ env: UpEnv; hv1: ChassisHost; agent: Agent }> {
+  const { env, hosts: [hv1], agents: [agent] } = await clusterWithAgents(t, prefix, ['hv1']);
   return { env, hv1, agent };
+}
+
+/**
+ * Chassis `name` on the underlay run by the real ovn-controller (ovn-host) against the cluster's
+ * SB door, once it has created br-int; stopped by pid with t. log() is the tail of its log file.
+ */
+export async function chassisWithOvnController(t: Test, env: UpEnv, ul: Underlay, name: string, index: number): Promise<{ host: ChassisHost; log: () => string }> {
+  const host = await createChassisHost(ul, { name, index });
+  t.teardown(() => host.stop());
+  await host.ovs.vsctl('set', 'Open_vSwitch', '.', `external_ids:ovn-remote="${env.sbOvsdb.join(',')}"`, 'external_ids:ovn-bridge-datapath-type=netdev');
+  const dir = host.ovs.dir;
+  const logFile = path.join(dir, 'ovn-controller.log');
+  await execFileAsync('ovn-controller', [host.ovs.dbTarget, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${path.join(dir, 'ovn-controller.pid')}`, `--log-file=${logFile}`],
+    { env: { ...host.ovs.env, OVN_RUNDIR: dir, OVN_LOGDIR: dir, OVN_DBDIR: dir } });
+  const pid = Number(readFileSync(path.join(dir, 'ovn-controller.pid'), 'utf8').trim());
+  t.teardown(() => stopPid(pid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-3000) : '');
+  await until(() => `ovn-controller creates br-int (log: ${log()})`, () => brIntExists(host).then((b) => (b ? true : undefined)), 90_000);
+  return { host, log };
 }

@@ -96,3 +96,23 @@ export async function dnsQueries(vm: NsHost, server: string, queries: readonly (
   const { stdout } = await execFileAsync('ip', ['netns', 'exec', vm.ns, process.execPath, '--input-type=module', '-e', dnsClient, server, JSON.stringify(queries)], { timeout: 30_000 });
   return JSON.parse(stdout) as string[];
 }
+
+/**
+ * `n` TCP connections from `vm` to ip:port, one after another; each answer's text or "fail"
+ * (refused, reset or no answer within 1.5 s). New source ports each time, so that a load
+ * balancer's hash sees different connections.
+ */
+export async function connectMany(vm: NsHost, ip: string, port: number, n: number): Promise<string[]> {
+  const script = `
+    const net = require('net');
+    const one = () => new Promise((done) => {
+      const s = net.connect({ host: ${JSON.stringify(ip)}, port: ${port} });
+      let text = '';
+      const timer = setTimeout(() => { s.destroy(); done('fail'); }, 1500);
+      s.on('data', (d) => { text += d; });
+      s.on('end', () => { clearTimeout(timer); done(text.trim()); });
+      s.on('error', () => { clearTimeout(timer); done('fail'); });
+    });
+    (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
+  return JSON.parse(await vm.exec(process.execPath, '-e', script)) as string[];
+}
