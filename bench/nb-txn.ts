@@ -67,11 +67,13 @@ interface Side {
   readonly loadS: number;
 }
 
-async function runDrivers(leader: Txn, follower: Txn | undefined): Promise<Omit<Side, 'rssMiB' | 'loadS'>> {
+async function runDrivers(leader: Txn, follower: Txn | undefined, before?: (driver: 'B' | 'C') => Promise<void>): Promise<Omit<Side, 'rssMiB' | 'loadS'>> {
   await drive(leader, 200, 1, 1, 'warm');
   const serial = await drive(leader, serialN, 1, 1, 'A');
   const serialFollower = follower ? await drive(follower, serialN, 1, 1, 'Af') : undefined;
+  await before?.('B');
   const pipelined = await drive(leader, serialN, inFlight, 1, 'B');
+  await before?.('C');
   const batched = await drive(leader, batchTxns, 1, batchOps, 'C');
   return { serial, serialFollower, pipelined, batched };
 }
@@ -100,10 +102,23 @@ async function freeBasePort(): Promise<number> {
   throw new Error('no free base port found in 50 attempts');
 }
 
-function readEnvFile(dir: string): { addresses: string[]; pids: number[] } {
+function readEnvFile(dir: string): { addresses: string[]; pids: number[]; metrics: string[] } {
   const text = readFileSync(join(dir, 'env'), 'utf8');
   const get = (k: string): string => new RegExp(`^${k}="([^"]*)"`, 'm').exec(text)?.[1] ?? '';
-  return { addresses: get('NB_GRPC').split(',').filter(Boolean), pids: get('MEMBER_PIDS').split(' ').filter(Boolean).map(Number) };
+  return { addresses: get('NB_GRPC').split(',').filter(Boolean), pids: get('MEMBER_PIDS').split(' ').filter(Boolean).map(Number), metrics: get('METRICS').split(',').filter(Boolean) };
+}
+
+/** The leader's group-commit counters (server/nb-group-proposer.ts), from its /metrics. */
+interface GroupCounts {
+  readonly groups: number;
+  readonly grouped: number;
+  readonly single: number;
+}
+
+async function groupCounts(metricsUrl: string): Promise<GroupCounts> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { groups: value('ovnts_nb_group_entries'), grouped: value('ovnts_nb_grouped_txns'), single: value('ovnts_nb_single_txns') };
 }
 
 function oursTxn(client: NorthboundClient): Txn {
@@ -135,15 +150,15 @@ async function findLeader(clients: readonly NorthboundClient[]): Promise<{ index
 }
 
 /** Runs fn on a fresh 3-member `ovnts up --detach` cluster, stopped with `ovnts down` after. */
-async function withOursCluster<T>(fn: (clients: readonly NorthboundClient[], pids: readonly number[]) => Promise<T>): Promise<T> {
+async function withOursCluster<T>(fn: (clients: readonly NorthboundClient[], pids: readonly number[], metrics: readonly string[]) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-nb-txn-'));
   const base = await freeBasePort();
   const clients: NorthboundClient[] = [];
   try {
     await run(process.execPath, [ovntsJs, 'up', '--detach', '--data-dir', dir, '--base-port', String(base)]);
-    const { addresses, pids } = readEnvFile(dir);
+    const { addresses, pids, metrics } = readEnvFile(dir);
     for (const a of addresses) clients.push(new NorthboundClient(a));
-    return await fn(clients, pids);
+    return await fn(clients, pids, metrics);
   } finally {
     for (const c of clients) c.close();
     await run(process.execPath, [ovntsJs, 'down', '--data-dir', dir]).catch((err: unknown) => process.stderr.write(`ovnts down failed: ${(err as Error).message}\n`));
@@ -160,15 +175,22 @@ async function loadOurs(via: NorthboundClient, clients: readonly NorthboundClien
   return loadS;
 }
 
-async function ours(): Promise<Side & { leaderIndex: number; probeP50Ms: number[] }> {
-  return withOursCluster(async (clients, pids) => {
+async function ours(): Promise<Side & { leaderIndex: number; probeP50Ms: number[]; groupsB: GroupCounts }> {
+  return withOursCluster(async (clients, pids, metrics) => {
     const { index: leaderIndex, probeP50Ms } = await findLeader(clients);
     const leader = clients[leaderIndex] as NorthboundClient;
     const follower = clients[(leaderIndex + 1) % clients.length] as NorthboundClient;
-    const drivers = await runDrivers(oursTxn(leader), oursTxn(follower));
+    const metricsUrl = metrics[leaderIndex] as string;
+    const at = new Map<string, GroupCounts>();
+    const drivers = await runDrivers(oursTxn(leader), oursTxn(follower), async (driver) => {
+      at.set(driver, await groupCounts(metricsUrl));
+    });
+    const b0 = at.get('B') as GroupCounts;
+    const b1 = at.get('C') as GroupCounts;
+    const groupsB = { groups: b1.groups - b0.groups, grouped: b1.grouped - b0.grouped, single: b1.single - b0.single };
     const loadS = await loadOurs(leader, clients);
     const order = [leaderIndex, ...pids.keys()].filter((i, k, a) => a.indexOf(i) === k);
-    return { ...drivers, rssMiB: order.map((i) => rssMiBOf(pids[i] as number)), loadS, leaderIndex, probeP50Ms };
+    return { ...drivers, rssMiB: order.map((i) => rssMiBOf(pids[i] as number)), loadS, leaderIndex, probeP50Ms, groupsB };
   });
 }
 
@@ -240,6 +262,8 @@ printTable(
     ['  then RSS MiB, leader / others', a.rssMiB.map((x) => fmt(x)).join(' / '), b ? b.rssMiB.map((x) => fmt(x)).join(' / ') : na, '', ''],
   ],
 );
+const gB = a.groupsB;
+process.stdout.write(`\nGroup commit during B (the leader's counters): ${fmt(gB.grouped)} of ${fmt(gB.grouped + gB.single)} transactions went in ${fmt(gB.groups)} group entries (${fmt(gB.grouped / Math.max(1, gB.groups), 1)} per group), ${fmt(gB.single)} alone.\n`);
 process.stdout.write(`\nLeader found by trying: n${a.leaderIndex + 1} (serial probe p50 ms per member: ${a.probeP50Ms.map((x) => fmt(x, 2)).join(' / ')}).\n`);
 process.stdout.write(
   '\nNotes: ours is three `ovnts central` processes started by `ovnts up --detach` (Raft over gRPC,\n' +
@@ -260,6 +284,7 @@ printFigures({
   follower_serial_per_s: fig(a.serialFollower, perS),
   pipelined_per_s: fig(a.pipelined, perS),
   pipelined_p99_ms: fig(a.pipelined, (r) => percentile(r.latMs, 99), 3),
+  pipelined_txns_per_group: Number((gB.grouped / Math.max(1, gB.groups)).toFixed(1)),
   batched_rows_per_s: fig(a.batched, rowsPerS),
   batched_txn_p50_ms: fig(a.batched, (r) => percentile(r.latMs, 50), 3),
   load_10k_s: Number(aTopology.loadS.toFixed(3)),

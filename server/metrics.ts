@@ -90,6 +90,9 @@ export class CentralMetrics implements CentralObserver {
     gauge('ovnts_raft_proposals_timed_out', 'Proposals that timed out since start', () => status()?.counters.proposalsTimedOut);
     gauge('ovnts_raft_snapshots_taken', 'Snapshots taken here since start', () => status()?.counters.snapshotsTaken);
     gauge('ovnts_raft_snapshot_handoffs', 'Times this member handed leadership away rather than take a slow snapshot while leading', () => status()?.counters.snapshotHandoffs);
+    gauge('ovnts_nb_group_entries', 'Group-commit entries this member proposed (each carrying several NB transactions)', () => this.central?.nbGroups.counters.groups);
+    gauge('ovnts_nb_grouped_txns', 'NB transactions this member proposed inside group-commit entries', () => this.central?.nbGroups.counters.groupedTxns);
+    gauge('ovnts_nb_single_txns', 'NB transactions this member proposed as an entry of their own', () => this.central?.nbGroups.counters.single);
     gauge('ovnts_raft_log_bytes_since_snapshot', 'Bytes of entry data applied since the last snapshot', () => status()?.logBytesSinceSnapshot);
     const sessions = (): ReturnType<CentralNode['sessions']['all']> | undefined => this.central?.sessions.all();
     new client.Gauge({
