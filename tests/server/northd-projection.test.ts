@@ -306,9 +306,19 @@ t.test('three central nodes with compaction; a stopped node restarts and catches
   const rng = new Rng(2026);
   const write = async (count: number, base: number): Promise<void> => {
     for (let i = 0; i < count; i++) {
-      const l = await leader();
-      const ops = randomOps(rng, l.sm.nb, base + i);
-      if (ops.length > 0) await l.transact(ops);
+      // A leader may hand leadership away before a slow snapshot (under load): a write it
+      // refused as "not the leader" never reached the log, and goes to the new leader.
+      for (let attempt = 0; ; attempt++) {
+        const l = await leader();
+        const ops = randomOps(rng, l.sm.nb, base + i);
+        if (ops.length === 0) break;
+        try {
+          await l.transact(ops);
+          break;
+        } catch (err) {
+          if (attempt >= 3 || !/is not the leader/.test((err as Error).message)) throw err;
+        }
+      }
     }
   };
   await write(25, 0);
