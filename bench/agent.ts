@@ -88,7 +88,8 @@ async function waitHv(nb: NorthboundClient, ops: unknown[], which: 'sb' | 'hv' =
   const out = await nb.transact([...ops, { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }, { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] }]);
   if (out.failed) throw new Error(`transaction failed: ${JSON.stringify(out.results)}`);
   const target = (out.results[ops.length + 1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
-  await nb.wait(target, which, waitMsMax);
+  // With the write's revision, as `ovnts nbctl --wait` passes it: no ReadIndex round.
+  await nb.wait(target, which, waitMsMax, out.revision);
   return performance.now() - t0;
 }
 
