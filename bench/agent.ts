@@ -7,6 +7,8 @@
 //     (process start and IDL sync included). Beside it, in the same run, the real OVN: 3-member
 //     clustered NB and SB ovsdb-servers, ovn-northd, one ovn-controller on its own ovs-vswitchd,
 //     the same topology, the same `ovn-nbctl --wait=hv lsp-add`.
+//     Beside it, the CPU time one in-process round costs the agent, its ovs-vswitchd and the three
+//     members (from /proc): on a shared machine the latency is mostly waiting for a core.
 //   - AGENT_COUNTS (default 100,500) in-memory agents in this process (SbStream + AgentFlows
 //     over a MemorySwitch + a LocalView with one VIF, acking each applied update), each bound
 //     to its own port of one switch, against a 3-process `ovnts up` cluster: the --wait=hv
@@ -54,6 +56,12 @@ const ovntsCmd = import.meta.url.endsWith('.ts')
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const log = (m: string): void => void process.stderr.write(`bench/agent: ${m}\n`);
 
+/** CPU time (user + system) a process has used, in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** VmRSS of a process in KiB, from /proc. */
 function vmRssKiB(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -88,7 +96,8 @@ async function waitHv(nb: NorthboundClient, ops: unknown[], which: 'sb' | 'hv' =
   const out = await nb.transact([...ops, { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }, { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] }]);
   if (out.failed) throw new Error(`transaction failed: ${JSON.stringify(out.results)}`);
   const target = (out.results[ops.length + 1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
-  await nb.wait(target, which, waitMsMax);
+  // With the write's revision, as `ovnts nbctl --wait` passes it: no ReadIndex round.
+  await nb.wait(target, which, waitMsMax, out.revision);
   return performance.now() - t0;
 }
 
@@ -144,6 +153,12 @@ interface OneAgent {
   readonly inProcessSbMs: number[];
   readonly nbctlMs: number[];
   readonly agentRssKiB: number;
+  /**
+   * CPU ms per in-process --wait=hv round: the agent, its ovs-vswitchd, and the three members
+   * together. On a shared two-core machine this, more than the latency, says what a change
+   * saved: the latency there is mostly waiting for a core.
+   */
+  readonly cpuMsPerRound: { readonly agent: number; readonly vswitchd: number; readonly members: number };
 }
 
 /** Waits until the switch's database has bridge br-int, then adds vif1 (a dummy) with iface-id vm1. */
@@ -174,7 +189,11 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     // One round not counted: first use of each path.
     await waitHv(nb, lspAdd('sw0', 'warm', 2));
     const inProcessMs: number[] = [];
+    const cpuPids = [agentPid, sw.vswitchdPid, ...env.pids];
+    const cpuBefore = cpuPids.map(cpuMs);
     for (let i = 0; i < reps; i++) inProcessMs.push(await waitHv(nb, lspAdd('sw0', `a${i}`, 100 + i)));
+    const cpuUsed = cpuPids.map((pid, i) => (cpuMs(pid) - (cpuBefore[i] as number)) / reps);
+    const cpuMsPerRound = { agent: cpuUsed[0] as number, vswitchd: cpuUsed[1] as number, members: cpuUsed.slice(2).reduce((a, b) => a + b, 0) };
     const inProcessSbMs: number[] = [];
     for (let i = 0; i < reps; i++) inProcessSbMs.push(await waitHv(nb, lspAdd('sw0', `b${i}`, 500 + i), 'sb'));
     const door = env.nbOvsdb.join(',');
@@ -184,7 +203,7 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     if (!isAlive(agentPid)) throw new Error(`the agent exited${agentLog()}`);
     const agentRssKiB = vmRssKiB(agentPid);
     log(`ours, one agent, run ${runIndex + 1}: in-process p50 ${fmt(median(inProcessMs), 1)} ms, ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, agent RSS ${fmt(agentRssKiB / 1024, 1)} MiB`);
-    return { inProcessMs, inProcessSbMs, nbctlMs, agentRssKiB };
+    return { inProcessMs, inProcessSbMs, nbctlMs, agentRssKiB, cpuMsPerRound };
   } finally {
     if (agentPid !== 0) await stopPid(agentPid, (argv) => argv.includes('agent') && argv.some((a) => a.startsWith('--ovs-db=')));
     await sw?.stop();
@@ -192,7 +211,7 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
   }
 }
 
-async function realOneAgent(runIndex: number): Promise<Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs'>> {
+async function realOneAgent(runIndex: number): Promise<Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs' | 'cpuMsPerRound'>> {
   const central = await startRealOvnCentral(26750 + (process.pid % 40) * 10);
   let sw: OvsSwitch | undefined;
   let controllerPid = 0;
@@ -377,7 +396,7 @@ async function main(): Promise<void> {
   if (!ovsSwitchInstalled()) throw new Error('bench/agent needs Open vSwitch (ovs-vswitchd, ovsdb-server)');
   log(`AGENT_RUNS=${runs} AGENT_REPS=${reps} AGENT_COUNTS=${counts.join(',')}; the machine is shared: figures are noisy`);
   const ours: OneAgent[] = [];
-  const real: Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs'>[] = [];
+  const real: Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs' | 'cpuMsPerRound'>[] = [];
   for (let r = 0; r < (oneAgent ? runs : 0); r++) {
     ours.push(await oursOneAgent(r));
     real.push(await realOneAgent(r));
@@ -396,6 +415,10 @@ async function main(): Promise<void> {
     ['  of which the central (same add, --wait=sb, in-process)', spread(ours.map((o) => p(o.inProcessSbMs, 50))), spread(ours.map((o) => p(o.inProcessSbMs, 99))), '', ''],
     ['ours, ovn-nbctl --wait=hv via the OVSDB door', spread(ours.map((o) => p(o.nbctlMs, 50))), spread(ours.map((o) => p(o.nbctlMs, 99))), '14–16 incl. ovn-nbctl start', ''],
     ['real OVN 23.03, ovn-nbctl --wait=hv (measured here, same run)', spread(real.map((o) => p(o.nbctlMs, 50))), spread(real.map((o) => p(o.nbctlMs, 99))), '14–16', ''],
+  ]);
+  printTable(`  CPU per in-process --wait=hv round (ms of user + system time; median of ${runs} runs, range; /proc, 10 ms ticks over ${reps} rounds)`, [
+    ['', 'agent', 'its ovs-vswitchd', 'the 3 members together'],
+    ['ours', spread(ours.map((o) => o.cpuMsPerRound.agent), 2), spread(ours.map((o) => o.cpuMsPerRound.vswitchd), 2), spread(ours.map((o) => o.cpuMsPerRound.members), 2)],
   ]);
   const goalP99 = (n: number): string => (n <= 100 ? '<= 50' : n <= 500 ? '<= 500' : '');
   printTable(`--wait=hv latency of an LSP add on the switch of N in-memory agents (all must ack) (ms; median of ${runs} runs of ${reps}, range over runs; p99 of ${reps} is the slowest)`, [
@@ -434,6 +457,8 @@ async function main(): Promise<void> {
     one_inproc_p99_ms: median(ours.map((o) => percentile(o.inProcessMs, 99))),
     one_inproc_sb_p50_ms: median(ours.map((o) => median(o.inProcessSbMs))),
     one_nbctl_p50_ms: median(ours.map((o) => median(o.nbctlMs))),
+    one_cpu_ms_per_round_agent: median(ours.map((o) => o.cpuMsPerRound.agent)),
+    one_cpu_ms_per_round_members: median(ours.map((o) => o.cpuMsPerRound.members)),
     one_nbctl_p99_ms: median(ours.map((o) => percentile(o.nbctlMs, 99))),
     real_nbctl_p50_ms: median(real.map((o) => median(o.nbctlMs))),
     real_nbctl_p99_ms: median(real.map((o) => percentile(o.nbctlMs, 99))),

@@ -466,18 +466,23 @@ export class CentralNode {
   }
 
   /**
-   * ovn-nbctl's --wait: resolves once sb_cfg ('sb') or hv_cfg ('hv') has reached `target`.
-   * A ReadIndex round first, so that a target read from a write acknowledged anywhere in the
-   * cluster is judged against state at least that new.
+   * ovn-nbctl's --wait: resolves once sb_cfg ('sb') or hv_cfg ('hv') has reached `target`,
+   * judged only against state that holds the write the target was taken from, wherever in the
+   * cluster it was acknowledged. With `minRevision` (that write's revision) this replica needs
+   * only to have applied it: revisions are log indexes, the same on every member. Without it, a
+   * ReadIndex round first makes the state at least as new as every acknowledged write. (Without
+   * either, a lagging member could answer from a state before the write: nb_cfg is usually
+   * increasing there, but nothing stops a client from setting it lower.)
    */
-  async waitCfg(target: number, which: 'sb' | 'hv', timeoutMs: number): Promise<CfgState> {
+  async waitCfg(target: number, which: 'sb' | 'hv', timeoutMs: number, minRevision = 0): Promise<CfgState> {
     if (!Number.isSafeInteger(target)) throw new CentralNodeError('bad-request', `nb_cfg target must be an integer, got ${target}`);
+    if (!Number.isSafeInteger(minRevision) || minRevision < 0) throw new CentralNodeError('bad-request', `min_revision must be a revision, got ${minRevision}`);
     const limit = Math.min(timeoutMs > 0 ? timeoutMs : centralLimits.cfgWaitMsMax, centralLimits.cfgWaitMsMax);
     const started = Date.now();
-    await this.readBarrier('linearizable');
+    if (minRevision === 0) await this.readBarrier('linearizable');
     for (;;) {
       const s = this.cfgState();
-      if ((which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
+      if (s.revision >= minRevision && (which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
       const left = limit - (Date.now() - started);
       if (left <= 0) {
         throw new CentralNodeError('timeout', `${which}_cfg is ${which === 'sb' ? s.sbCfg : s.hvCfg}, not yet ${target}, after ${limit} ms`);

@@ -348,9 +348,10 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
     watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>) => watch(central, call),
-    wait: unary(async (req: { nbCfg: number | string; waitFor: string; timeoutMs: number }) => {
+    wait: unary(async (req: { nbCfg: number | string; waitFor: string; timeoutMs: number; minRevision?: number | string }) => {
       const target = Number(req.nbCfg);
-      const s = await central.waitCfg(target, req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs);
+      const minRevision = Number(req.minRevision ?? 0);
+      const s = await central.waitCfg(target, req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs, minRevision);
       return { revision: s.revision, nbCfg: s.nbCfg, sbCfg: s.sbCfg, hvCfg: s.hvCfg };
     }),
   };
@@ -401,9 +402,13 @@ export class NorthboundClient {
     return JSON.parse(r.schemaJson);
   }
 
-  /** Waits until sb_cfg or hv_cfg reaches nbCfg (ovn-nbctl --wait); see the Wait RPC. */
-  async wait(nbCfg: number, which: 'sb' | 'hv', timeoutMs: number): Promise<{ revision: number; nbCfg: number; sbCfg: number; hvCfg: number }> {
-    const r = (await this.call('wait', { nbCfg, waitFor: which === 'hv' ? 'HV' : 'SB', timeoutMs }, timeoutMs + 5_000)) as { revision: number | string; nbCfg: number | string; sbCfg: number | string; hvCfg: number | string };
+  /**
+   * Waits until sb_cfg or hv_cfg reaches nbCfg (ovn-nbctl --wait); see the Wait RPC. Give
+   * `minRevision`, the revision of the write nbCfg was read from (TransactOutcome.revision),
+   * when it is known: the member then judges from its own state, without a ReadIndex round.
+   */
+  async wait(nbCfg: number, which: 'sb' | 'hv', timeoutMs: number, minRevision = 0): Promise<{ revision: number; nbCfg: number; sbCfg: number; hvCfg: number }> {
+    const r = (await this.call('wait', { nbCfg, waitFor: which === 'hv' ? 'HV' : 'SB', timeoutMs, minRevision }, timeoutMs + 5_000)) as { revision: number | string; nbCfg: number | string; sbCfg: number | string; hvCfg: number | string };
     return { revision: Number(r.revision), nbCfg: Number(r.nbCfg), sbCfg: Number(r.sbCfg), hvCfg: Number(r.hvCfg) };
   }
 

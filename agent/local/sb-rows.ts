@@ -12,6 +12,17 @@ type LocalTable = (typeof LOCAL_SB_TABLES)[number];
 
 const isLocalTable = (t: string): t is LocalTable => (LOCAL_SB_TABLES as readonly string[]).includes(t);
 
+/**
+ * Whether a Chassis_Private row changed only in what the local side never reads: it reads the
+ * name and the chassis link (chassis-record.ts), while nb_cfg and its timestamp move with every
+ * acknowledgement, so a pass for those would run once per --wait for nothing.
+ */
+function sameForLocal(old: Row, row: Row): boolean {
+  const a = old.chassis as readonly string[];
+  const b = row.chassis as readonly string[];
+  return old.name === row.name && a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
 export class SbRows implements HaLookups {
   private readonly tables = new Map<LocalTable, Map<string, Row>>(LOCAL_SB_TABLES.map((t) => [t, new Map()]));
   private readonly portByName = new Map<string, string>();
@@ -20,8 +31,9 @@ export class SbRows implements HaLookups {
   revision = 0;
 
   /**
-   * Folds one update in; returns whether any row of these tables changed. A reset replaces
-   * everything held.
+   * Folds one update in; returns whether any row of these tables changed in what the local
+   * side reads (a Chassis_Private whose name and chassis stayed the same does not count). A
+   * reset replaces everything held.
    */
   apply(u: SbUpdate): boolean {
     let changed = false;
@@ -42,6 +54,7 @@ export class SbRows implements HaLookups {
         t.set(c.uuid, c.row);
         if (c.table === 'Port_Binding') this.portByName.set(c.row.logical_port as string, c.uuid);
       }
+      if (c.table === 'Chassis_Private' && old !== undefined && c.row !== undefined && sameForLocal(old, c.row)) continue;
       changed = true;
     }
     if (!this.ready) changed = true;

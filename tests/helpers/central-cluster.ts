@@ -20,6 +20,8 @@ export interface CentralMember {
 
 export interface CentralCluster {
   readonly members: readonly CentralMember[];
+  /** The in-process Raft network (partition, isolate, heal). */
+  readonly network: LocalNetwork;
   /** Stops one member (its server, services and Raft node), as if its process died. */
   stopMember(m: CentralMember): Promise<void>;
   stop(): Promise<void>;
@@ -68,6 +70,7 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
   };
   return {
     members,
+    network: net,
     stopMember,
     stop: async () => {
       fwd.close();

@@ -18,8 +18,10 @@ export class Nb {
   /** With --wait: every transaction also bumps NB_Global.nb_cfg, and the command then waits. */
   private waitFor: 'sb' | 'hv' | undefined;
   private waitMs = nbctlWaitMsDefault;
-  /** The nb_cfg the last transaction set (with --wait), which the command waits for. */
+  /** The nb_cfg the last transaction set (with --wait), which the command waits for, and the
+   *  revision that transaction committed at (the Wait is judged against state that holds it). */
   private waitTarget: number | undefined;
+  private waitRevision = 0;
 
   constructor(private readonly clients: readonly NorthboundClient[]) {}
 
@@ -66,6 +68,7 @@ export class Nb {
       const target = selected?.rows?.[0]?.nb_cfg;
       if (target === undefined) throw new NbctlError('--wait: the database has no NB_Global row (run `ovnts up`, which creates it)');
       this.waitTarget = target;
+      this.waitRevision = out.revision;
     }
     return out.results.slice(0, ops.length);
   }
@@ -81,7 +84,7 @@ export class Nb {
     const target = this.waitTarget as number;
     try {
       // A member that timed out waiting would not do better than the next: only UNAVAILABLE moves on.
-      await this.first((c) => c.wait(target, which, this.waitMs), new Set([14]));
+      await this.first((c) => c.wait(target, which, this.waitMs, this.waitRevision), new Set([14]));
     } catch (err) {
       if ((err as { code?: number }).code === 4) throw new NbctlError(`timed out waiting for ${which}_cfg to reach ${target}`);
       throw err;
