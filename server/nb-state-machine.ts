@@ -170,7 +170,7 @@ export class NbStateMachine implements StateMachine {
     if (deltas.length > 0) {
       const merged = mergeAllDeltas(deltas);
       const delta = this.options.projection === undefined || cfgFrom === undefined ? merged : mergeDeltas(merged, this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs));
-      this.timed(() => this.options.projection?.apply(this.db, delta, this.rev));
+      this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
       for (const l of this.listeners) l(event);
     }
@@ -201,7 +201,7 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
-        if (nbDelta.changes.length > 0) this.timed(() => projection?.apply(this.db, nbDelta, this.rev));
+        this.project(nbDelta);
         if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
           for (const l of this.listeners) l(event);
@@ -217,6 +217,20 @@ export class NbStateMachine implements StateMachine {
     const given = this.options.databaseOptions?.secondaryIndexes ?? [];
     const missing = extra.filter((x) => !given.some((g) => g.table === x.table && g.column === x.column));
     return { ...this.options.databaseOptions, secondaryIndexes: [...given, ...missing] };
+  }
+
+  /**
+   * Hands NB changes to the projection, less what northd never reads: the *_cfg bookkeeping
+   * this state machine writes into NB_Global (sb_cfg, hv_cfg and their timestamps). Every
+   * chassis acknowledgement moves hv_cfg, and projecting that was a full engine pass on every
+   * member for nothing. (If northd ever reads these columns, drop them from `cfgColumns`.)
+   */
+  private project(delta: DbDelta): void {
+    const projection = this.options.projection;
+    if (projection === undefined) return;
+    const read = delta.changes.some(isCfgBookkeeping) ? { changes: delta.changes.filter((c) => !isCfgBookkeeping(c)) } : delta;
+    if (read.changes.length === 0) return;
+    this.timed(() => projection.apply(this.db, read, this.rev));
   }
 
   private timed(step: () => void): void {
@@ -354,6 +368,14 @@ export class NbStateMachine implements StateMachine {
     this.options.projection?.restore(this.db, projection ?? undefined, revision, chassis);
     for (const l of this.restoreListeners) l(revision);
   }
+}
+
+/** NB_Global columns only this state machine writes, and northd does not read. */
+const cfgColumns: ReadonlySet<string> = new Set(['sb_cfg', 'sb_cfg_timestamp', 'hv_cfg', 'hv_cfg_timestamp']);
+
+/** An NB_Global modification of nothing but the *_cfg bookkeeping. */
+function isCfgBookkeeping(c: RowChange): boolean {
+  return c.table === 'NB_Global' && c.kind === 'modify' && c.columns.every((col) => cfgColumns.has(col));
 }
 
 /**

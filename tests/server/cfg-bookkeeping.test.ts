@@ -1,0 +1,60 @@
+// NB_Global's *_cfg bookkeeping (sb_cfg, hv_cfg, their timestamps) is written by the state
+// machine and read by no northd node: a chassis acknowledgement that only moves hv_cfg costs
+// no projection pass, while a client's nb_cfg bump (SB_Global.nb_cfg follows it) still does,
+// and the SB view stays what a projection of everything would give.
+import t from 'tap';
+import type { Entry } from '../../cluster/types.js';
+import type { Database, DbDelta } from '../../ovsdb/index.js';
+import { parseDatabaseSchema } from '../../ovsdb/index.js';
+import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import { encodeCommand, nbTxn, sbTxn } from '../../server/commands.js';
+import { NbStateMachine } from '../../server/nb-state-machine.js';
+import { NorthdProjection } from '../../server/northd-projection.js';
+import { canonicalText } from '../../northd/sb-changes.js';
+
+const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
+
+/** northd, counting the NB deltas it is handed. */
+class CountingNorthd extends NorthdProjection {
+  readonly applied: DbDelta[] = [];
+  override apply(nb: Database, delta: DbDelta, revision: number): void {
+    this.applied.push(delta);
+    super.apply(nb, delta, revision);
+  }
+}
+
+t.test('a chassis ack that only moves hv_cfg is not projected; an nb_cfg bump is', async (t) => {
+  const northd = new CountingNorthd();
+  const sm = new NbStateMachine({ schema, projection: northd });
+  let index = 0;
+  let seed = 1;
+  const nb = (ops: unknown[]): void => void sm.apply({ term: 1, index: ++index, type: 'normal', data: encodeCommand(nbTxn(ops, [seed++, 1, 2, 3], 0, 1000 + index)) } as Entry, false);
+  const sb = (ops: unknown[]): void => void sm.apply({ term: 1, index: ++index, type: 'normal', data: encodeCommand(sbTxn(ops, [seed++, 4, 5, 6], 0, 5000 + index)) } as Entry, false);
+  const global = (): Record<string, unknown> => [...sm.nb.rows('NB_Global').values()][0] as unknown as Record<string, unknown>;
+
+  nb([{ op: 'insert', table: 'NB_Global', row: {} }, { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0' } }]);
+  sb([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'] } },
+    { op: 'insert', table: 'Chassis_Private', row: { name: 'hv1', chassis: ['named-uuid', 'c'], nb_cfg: 0, nb_cfg_timestamp: 100 } },
+  ]);
+
+  const before = northd.applied.length;
+  nb([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
+  t.equal(northd.applied.length, before + 1, 'the nb_cfg bump is projected');
+  t.equal(global().sb_cfg, 1, 'sb_cfg follows in the same revision');
+  t.equal(global().hv_cfg, 0, 'hv_cfg waits for the chassis');
+  const sbGlobal = [...(northd.view().get('SB_Global')?.values() ?? [])][0] as unknown as Record<string, unknown>;
+  t.equal(sbGlobal.nb_cfg, 1, 'SB_Global.nb_cfg follows NB_Global.nb_cfg');
+
+  sb([{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1']], row: { nb_cfg: 1, nb_cfg_timestamp: 4242 } }]);
+  t.equal(global().hv_cfg, 1, 'the ack moved hv_cfg');
+  t.equal(global().hv_cfg_timestamp, 4242, 'with the chassis timestamp');
+  t.equal(northd.applied.length, before + 1, 'the ack cost no projection pass');
+
+  // The view equals that of a projection handed every NB change from scratch.
+  const fresh = new NorthdProjection();
+  fresh.restore(sm.nb, undefined, sm.revision);
+  const text = (p: NorthdProjection): string => canonicalText(new Map([...p.view()].filter(([, rows]) => rows.size > 0)));
+  t.equal(text(northd), text(fresh), 'the view is what a full projection of the NB gives');
+});
