@@ -91,7 +91,7 @@ export class RaftCodec {
     }
     const messages = batch['messages'];
     if (!Array.isArray(messages)) return malformed('MessageBatch without messages');
-    const arena = new ByteArena();
+    const arena = new ByteArena(smallEntryBytes(messages));
     return messages.map((w: unknown) => messageFromWire(w, arena));
   }
 
@@ -251,23 +251,45 @@ const ARENA_COPY_BYTES_MAX = 4 * 1024;
 /**
  * Copies received entry data out of the frame, so that a kept entry does not pin the whole
  * frame in memory, without paying one allocation per small entry: small copies are packed
- * into shared slabs of ARENA_SLAB_BYTES. One arena serves one decoded batch.
+ * into shared slabs of at most ARENA_SLAB_BYTES. One arena serves one decoded batch and is
+ * told the batch's small bytes up front, so its slabs hold exactly them: an entry is kept in
+ * the in-memory log until the next snapshot, and a slab sized for more would pin the unused
+ * rest with it (a follower of serial one-entry appends kept a 64 KiB slab per ~100-byte entry).
  */
 class ByteArena {
   private slab = new Uint8Array(0);
   private used = 0;
 
+  /** `smallBytesLeft`: the total length of the copies of at most ARENA_COPY_BYTES_MAX to come. */
+  constructor(private smallBytesLeft: number) {}
+
   copy(src: Uint8Array): Uint8Array {
     if (src.byteLength > ARENA_COPY_BYTES_MAX) return new Uint8Array(src);
     if (this.used + src.byteLength > this.slab.byteLength) {
-      this.slab = new Uint8Array(ARENA_SLAB_BYTES);
+      this.slab = new Uint8Array(Math.max(src.byteLength, Math.min(ARENA_SLAB_BYTES, this.smallBytesLeft)));
       this.used = 0;
     }
     const out = this.slab.subarray(this.used, this.used + src.byteLength);
     out.set(src);
     this.used += src.byteLength;
+    this.smallBytesLeft = Math.max(0, this.smallBytesLeft - src.byteLength);
     return out;
   }
+}
+
+/** The total length of the entry data in decoded wire messages that ByteArena packs into slabs. */
+function smallEntryBytes(messages: readonly unknown[]): number {
+  let n = 0;
+  for (const m of messages) {
+    const w = obj(m);
+    const entries = w === undefined || w['body'] !== 'app' ? undefined : obj(w['app'])?.['entries'];
+    if (!Array.isArray(entries)) continue;
+    for (const e of entries) {
+      const data = bytesField(obj(e)?.['data']);
+      if (data !== undefined && data.byteLength <= ARENA_COPY_BYTES_MAX) n += data.byteLength;
+    }
+  }
+  return n;
 }
 
 /** A uint64 from protobufjs (a number or a Long) as a safe integer, or undefined. */

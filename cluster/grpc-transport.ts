@@ -198,6 +198,9 @@ interface SenderContext {
 }
 
 /** The outgoing side towards one peer: its queue, its message stream, its snapshot call. */
+/** What a consumed send-queue slot holds instead of the message it sent. */
+const SENT = new Uint8Array(0);
+
 class PeerSender {
   private client: grpc.Client;
   /** Encoded messages; `queueHead` is the first unsent one. */
@@ -283,6 +286,10 @@ class PeerSender {
       batch.push(next);
       bytes += cost;
       this.queueBytes -= next.byteLength;
+      // The slot lets go of the message now: the consumed prefix is cut only once it holds
+      // over 1,024 slots, and until then it kept every sent append alive (4-5 MiB per peer
+      // after the 10,000-port topology's ~10 KiB entries).
+      this.queue[this.queueHead] = SENT;
       this.queueHead++;
     }
     // Compact once the consumed prefix dominates, so the array does not grow without bound.

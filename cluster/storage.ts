@@ -53,9 +53,21 @@ import type { ConfState, Entry, HardState, NodeId, PersistedState, Ready, Snapsh
 /** Snapshot data is stored in pieces of at most this many bytes, each its own record. */
 export const snapshotChunkBytesMax = 1024 * 1024;
 
+/**
+ * LevelDB's own memory. The log is written once, read back only on open, and deleted at
+ * compaction, so its block cache (LevelDB's default 8 MiB) serves nearly nothing and stays
+ * small; the write buffer (default 4 MiB, held in memory until flushed to a table file) bounds
+ * how much of the recent log LevelDB keeps in memory beside the core's own copy.
+ */
+export const levelDefaults = { cacheBytes: 1024 * 1024, writeBufferBytes: 1024 * 1024 } as const;
+
 export interface StorageOptions {
   /** Defaults to snapshotChunkBytesMax; tests lower it to exercise chunking cheaply. */
   readonly snapshotChunkBytesMax?: number;
+  /** LevelDB's block cache (cacheSize); defaults to levelDefaults.cacheBytes. */
+  readonly levelCacheBytes?: number;
+  /** LevelDB's write buffer (writeBufferSize); defaults to levelDefaults.writeBufferBytes. */
+  readonly levelWriteBufferBytes?: number;
 }
 
 /**
@@ -543,7 +555,12 @@ export class RaftStorage {
   static async open(dir: string, options: StorageOptions = {}): Promise<RaftStorage> {
     const chunkBytesMax = options.snapshotChunkBytesMax ?? snapshotChunkBytesMax;
     assert(Number.isSafeInteger(chunkBytesMax) && chunkBytesMax > 0, `bad snapshotChunkBytesMax ${chunkBytesMax}`);
-    const db = new Level<Uint8Array, Uint8Array>(dir, { keyEncoding: 'view', valueEncoding: 'view' });
+    const db = new Level<Uint8Array, Uint8Array>(dir, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+      cacheSize: options.levelCacheBytes ?? levelDefaults.cacheBytes,
+      writeBufferSize: options.levelWriteBufferBytes ?? levelDefaults.writeBufferBytes,
+    });
     await io(`open ${dir}`, () => db.open());
     try {
       const hs = await io('read hard state', () => db.get(hardStateKey));

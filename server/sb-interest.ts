@@ -372,7 +372,7 @@ export class InterestIndex {
     for (const row of this.rows('Datapath_Binding').values()) this.datapathOfKey.set(row.tunnel_key as number, row._uuid);
     for (const row of this.rows('Port_Binding').values()) this.setBinding(row._uuid, bindingOf(row));
     for (const table of ['Datapath_Binding', 'Logical_Flow', 'Load_Balancer', 'FDB', ...Object.keys(datapathColumnOf)]) {
-      for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row);
+      for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row, undefined);
     }
   }
 
@@ -429,11 +429,12 @@ export class InterestIndex {
           if (after !== undefined) for (const p of this.peersNaming.get(after.name) ?? []) datapaths.add((this.bindings.get(p) as BindingRecord).datapath);
         }
       }
-      if (isDatapathScoped(c.table)) this.setRow(c.table, c.uuid, row);
+      if (isDatapathScoped(c.table)) this.setRow(c.table, c.uuid, row, c.kind === 'insert' ? undefined : c.old);
     }
-    for (const g of changedGroups) for (const f of [...(this.flowsByDpGroup.get(g) ?? [])]) this.setRow('Logical_Flow', f, this.rows('Logical_Flow').get(f));
-    for (const g of changedGroups) for (const lb of [...(this.lbsByDpGroup.get(g) ?? [])]) this.setRow('Load_Balancer', lb, this.rows('Load_Balancer').get(lb));
-    for (const k of changedKeys) for (const f of [...(this.fdbsByKey.get(k) ?? [])]) this.setRow('FDB', f, this.rows('FDB').get(f));
+    // A flow's footprint follows its groups when asked (footprint()); it is filed by its own
+    // datapaths only, which a group change leaves as they are.
+    for (const g of changedGroups) for (const lb of [...(this.lbsByDpGroup.get(g) ?? [])]) this.setRow('Load_Balancer', lb, this.rows('Load_Balancer').get(lb), undefined);
+    for (const k of changedKeys) for (const f of [...(this.fdbsByKey.get(k) ?? [])]) this.setRow('FDB', f, this.rows('FDB').get(f), undefined);
     return { chassisNames, chassisUuids, datapaths };
   }
 
@@ -472,11 +473,16 @@ export class InterestIndex {
     }
   }
 
-  /** (Re)indexes one datapath-scoped row under its footprint now (row undefined: it is gone). */
-  private setRow(table: string, uuid: string, row: Row | undefined): void {
+  /**
+   * (Re)indexes one datapath-scoped row under its footprint now (row undefined: it is gone).
+   * `old` is the row as it was last indexed (undefined when it was not): Logical_Flow
+   * footprints are not kept (see footprint()), so a flow is unfiled by its old row.
+   */
+  private setRow(table: string, uuid: string, row: Row | undefined, old: Row | undefined): void {
     let fps = this.fps.get(table);
     if (fps === undefined) this.fps.set(table, (fps = new Map()));
-    const before = fps.get(uuid);
+    const before: Pick<Footprint, 'datapaths' | 'parent'> | undefined =
+      table !== 'Logical_Flow' ? fps.get(uuid) : old === undefined ? undefined : { datapaths: uuidsOf(old.logical_datapath) };
     if (before !== undefined) {
       for (const dp of before.datapaths) {
         const t = this.byDatapath.get(dp);
@@ -506,7 +512,7 @@ export class InterestIndex {
     }
     if (row === undefined) return;
     const fp = footprintOf(table, row, this.auxNow);
-    fps.set(uuid, fp);
+    if (table !== 'Logical_Flow') fps.set(uuid, fp);
     if (fp.parent !== undefined) addTo(this.childrenOf, fp.parent, uuid);
     if (table === 'Port_Binding' && fp.scope === 'all') this.portsEverywhere.add(uuid);
     for (const dp of fp.datapaths) {
@@ -537,7 +543,11 @@ export class InterestIndex {
   private lbGroupOf = new Map<string, string>();
   private fdbKeyOf = new Map<string, number>();
 
-  /** The footprint of a row as the view is now. */
+  /**
+   * The footprint of a row as the view is now. A Logical_Flow's is worked out when asked: it
+   * reads only the flow's own columns and the current datapath groups, and keeping one per flow
+   * cost ~3.5 MiB with the 10,000-port topology's ~49,000 flows.
+   */
   footprint(table: string, row: Row): Footprint {
     return this.fps.get(table)?.get(row._uuid) ?? footprintOf(table, row, this.auxNow);
   }

@@ -3,6 +3,7 @@
 // its position in --peers (1-based), so every member must be given the same --peers list.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
@@ -49,7 +50,18 @@ interface CentralOptions {
   snapshotEntries?: string;
   snapshotLogBytes?: string;
   snapshotHandoffMs?: string;
+  optimizeForSize?: boolean;
 }
+
+/**
+ * V8 settings a member runs with when told `--optimize-for-size`: V8's own trade of speed for
+ * memory (a heap kept closer to what is live, a memory reducer that acts sooner). Measured on a
+ * 3-member cluster holding the 10,000-port topology: RSS 191-224 MiB with, 233-266 without; but
+ * loading it took 27-35 s against 22-26 s, and on a loaded machine a follower's apply fell over
+ * 5 s behind (a write's outcome reported unknown), so it is not the default. Set at start,
+ * before the state is loaded.
+ */
+export const memberV8Flags: readonly string[] = ['--optimize-for-size'];
 
 export function registerCentralCommand(program: Command): void {
   program
@@ -69,8 +81,10 @@ export function registerCentralCommand(program: Command): void {
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
     .option('--snapshot-log-bytes <n>', 'or once the entries applied since the last snapshot hold N bytes (default 67108864)')
+    .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
     .action(async (o: CentralOptions) => {
+      if (o.optimizeForSize === true) for (const flag of memberV8Flags) v8.setFlagsFromString(flag);
       // name@id gives a member's id outright (members added later); otherwise it is the position.
       const peers = parseNamedList('--peers', o.peers).map((p, i) => {
         const m = /^(.+)@(\d+)$/.exec(p.name);

@@ -6,7 +6,7 @@ import grpc from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import type { GrpcTransportOptions } from '../../cluster/grpc-transport.js';
-import { RaftCodec } from '../../cluster/grpc-codec.js';
+import { isWireError, RaftCodec } from '../../cluster/grpc-codec.js';
 import type { TransportHandlers, TransportReport } from '../../cluster/transport.js';
 import type { Message, NodeId } from '../../cluster/types.js';
 
@@ -295,6 +295,28 @@ t.test('wrong cluster id or wrong addressee is refused and counted', async (t) =
   t.equal(b.tr.stats().refusedForeign, 3, 'foreign stream refused');
   t.equal(b.inbox.messages.length, 2, 'still only the good messages');
   t.ok(rogue.stats().streamFailures >= 1, 'the rogue counted its failed stream');
+});
+
+t.test('decoded entry data holds only its own bytes, not the frame or a spare slab', (t) => {
+  const codec = new RaftCodec();
+  const decodeEntries = (ms: Message[]): Uint8Array[] => {
+    const out = codec.decodeBatch(codec.encodeBatch(ms.map((m) => codec.encodeMessage(m))));
+    if (!Array.isArray(out)) throw new Error(`batch refused: ${out.reason}`);
+    return out.flatMap((m) => (!isWireError(m) && m.type === 'app' ? m.entries.map((e) => e.data) : []));
+  };
+  // A follower of serial writes receives one small entry per batch and keeps it until the next
+  // snapshot: what it keeps must be about the entry's size.
+  const [one] = decodeEntries([appWith(1, 2, 1, bytes(100, 3))]);
+  t.same(one, bytes(100, 3), 'the data is intact');
+  t.equal(one?.buffer.byteLength, 100, 'one small entry keeps a 100-byte buffer');
+  // Small entries of one batch share one buffer of exactly their total; a large one has its own.
+  const many = decodeEntries([appWith(1, 2, 1, bytes(100, 4)), appWith(1, 2, 2, bytes(300, 5)), appWith(1, 2, 3, bytes(10_000, 6)), appWith(1, 2, 4, bytes(50, 7))]);
+  t.same(many, [bytes(100, 4), bytes(300, 5), bytes(10_000, 6), bytes(50, 7)], 'every entry intact, in order');
+  t.equal(many[0]?.buffer, many[1]?.buffer, 'small entries share a slab');
+  t.equal(many[0]?.buffer, many[3]?.buffer, 'small entries share a slab');
+  t.equal(many[0]?.buffer.byteLength, 450, 'the slab holds exactly the small entries');
+  t.equal(many[2]?.buffer.byteLength, 10_000, 'a large entry has a buffer of its own');
+  t.end();
 });
 
 t.test('malformed input is refused without harm', async (t) => {
