@@ -233,7 +233,8 @@ export class Fanout {
     this.limits = { ...fanoutLimits, ...options.limits };
     this.defer = options.defer ?? ((f) => void setImmediate(f));
     this.interest = new InterestIndex((t) => source.rows(t));
-    this.interestLive = true;
+    // Built by its constructor; held only once a stream opens.
+    this.interest.clear();
   }
 
   /** The interest index, brought up to date with the view first if nothing followed it yet. */
@@ -361,6 +362,7 @@ export class Fanout {
   restore(revision: number): void {
     // Every stream ends below; the index is built again when one opens (or is asked for).
     this.interestLive = false;
+    this.interest.clear();
     this.cache.clear();
     this.cacheBytes = 0;
     for (const s of [...this.sessions]) this.end(s, new StreamEnd('aborted', `this member's state was replaced by a snapshot at revision ${revision}; resume from revision ${s.revision} on another member, or here with a new Hello`));
@@ -458,8 +460,10 @@ export class Fanout {
     // No stream was ever opened here (or none since a snapshot): nothing follows the index.
     if (!this.interestLive) return;
     if (this.sessions.size === 0) {
-      // No stream now, but there was one: stop following, rebuild when the next one opens.
+      // No stream now, but there was one: stop following (and holding it), rebuild when the
+      // next one opens.
       this.interestLive = false;
+      this.interest.clear();
       return;
     }
     const touched = this.interest.apply(delta);

@@ -349,6 +349,17 @@ export class InterestIndex {
 
   /** Forgets everything and indexes the view as it is (a start, or a snapshot installed). */
   rebuild(): void {
+    this.clear();
+    for (const row of this.rows('Chassis').values()) this.setChassis(undefined, row);
+    for (const row of this.rows('Datapath_Binding').values()) this.datapathOfKey.set(row.tunnel_key as number, row._uuid);
+    for (const row of this.rows('Port_Binding').values()) this.setBinding(row._uuid, bindingOf(row));
+    for (const table of ['Datapath_Binding', 'Logical_Flow', 'Load_Balancer', 'FDB', ...Object.keys(datapathColumnOf)]) {
+      for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row, undefined);
+    }
+  }
+
+  /** Forgets everything, indexing nothing (a member that stopped following the view). */
+  clear(): void {
     this.fps = new Map();
     this.byDatapath = new Map();
     this.flowsByDpGroup = new Map();
@@ -368,12 +379,6 @@ export class InterestIndex {
     this.flowGroupOf = new Map();
     this.lbGroupOf = new Map();
     this.fdbKeyOf = new Map();
-    for (const row of this.rows('Chassis').values()) this.setChassis(undefined, row);
-    for (const row of this.rows('Datapath_Binding').values()) this.datapathOfKey.set(row.tunnel_key as number, row._uuid);
-    for (const row of this.rows('Port_Binding').values()) this.setBinding(row._uuid, bindingOf(row));
-    for (const table of ['Datapath_Binding', 'Logical_Flow', 'Load_Balancer', 'FDB', ...Object.keys(datapathColumnOf)]) {
-      for (const row of this.rows(table).values()) this.setRow(table, row._uuid, row, undefined);
-    }
   }
 
   /**
