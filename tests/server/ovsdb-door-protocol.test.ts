@@ -1,7 +1,9 @@
 // The door's protocol details against a one-node central, over raw JSON-RPC: monitor/update,
 // monitor_cond/update2 (conditions, diffs, monitor_cond_change), locks, inactivity probes,
 // limits, and a battery of hostile requests after which the server and the data are intact.
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
@@ -11,19 +13,23 @@ import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 
 interface TestLike {
-  testdir(): string;
   teardown(fn: () => unknown): void;
 }
 
 async function startDoor(t: TestLike, limits: Partial<OvsdbDoorLimits> = {}): Promise<{ central: CentralNode; port: number; connect: (onNotification?: (m: string, p: unknown) => void) => Promise<JsonRpcClient> }> {
   const network = new LocalNetwork('door-protocol');
-  const central = await CentralNode.start({ id: 1, clusterId: 'door-protocol', dataDir: join(t.testdir(), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
+  // A folder of our own, removed only after the member stopped: tap removes t.testdir() before
+  // this teardown has closed LevelDB, which may still write (a slow-reader test fills its
+  // write buffer).
+  const dir = mkdtempSync(join(tmpdir(), 'door-protocol-'));
+  const central = await CentralNode.start({ id: 1, clusterId: 'door-protocol', dataDir: join(dir, 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
   const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 }, limits });
   const clients: JsonRpcClient[] = [];
   t.teardown(async () => {
     for (const c of clients) await c.close();
     await door.close();
     await central.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
   const port = (door.address as { port: number }).port;
   return {
