@@ -1,6 +1,7 @@
 // A deterministic 128-bit content hash for naming SB rows (Logical_Flow and friends), so every
 // replica names the same row the same way without crypto, time or randomness. The algorithm is
 // Austin Appleby's MurmurHash3, x86 128-bit variant, written with 32-bit integer operations.
+import assert from 'node:assert/strict';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789;
@@ -21,11 +22,13 @@ function fmix32(h: number): number {
 }
 
 function word(bytes: Uint8Array, i: number): number {
-  return ((bytes[i] ?? 0) | ((bytes[i + 1] ?? 0) << 8) | ((bytes[i + 2] ?? 0) << 16) | ((bytes[i + 3] ?? 0) << 24)) >>> 0;
+  // Callers read whole blocks within `len`, itself within the array.
+  return ((bytes[i] as number) | ((bytes[i + 1] as number) << 8) | ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24)) >>> 0;
 }
 
 /** MurmurHash3_x86_128 of `bytes` (its first `len`) with `seed`: the four 32-bit output words h1..h4. */
 export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length): [number, number, number, number] {
+  assert(len <= bytes.length, 'murmur3x86x128: len beyond the bytes');
   const nblocks = len >>> 4;
   let h1 = seed >>> 0;
   let h2 = seed >>> 0;
@@ -96,10 +99,12 @@ const UUID_DIGIT_AT: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12,
 
 /** The UUID text of four 32-bit words, most significant digit first. */
 function uuidText(w0: number, w1: number, w2: number, w3: number): string {
-  const words = [w0, w1, w2, w3];
-  for (let d = 0; d < 32; d++) {
-    const w = words[d >> 3] as number;
-    uuidCodes[UUID_DIGIT_AT[d] as number] = HEX_CODES[(w >>> (28 - 4 * (d & 7))) & 0xf] as number;
+  for (let d = 0; d < 8; d++) {
+    const shift = 28 - 4 * d;
+    uuidCodes[UUID_DIGIT_AT[d] as number] = HEX_CODES[(w0 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 8] as number] = HEX_CODES[(w1 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 16] as number] = HEX_CODES[(w2 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 24] as number] = HEX_CODES[(w3 >>> shift) & 0xf] as number;
   }
   // One flat string: a template of 20 pieces would be a tree of pieces (about 490 bytes
   // instead of about 56) until something flattens it, and row versions are kept unflattened.
@@ -122,9 +127,75 @@ export function murmur3x86x128Text(text: string, seed = 0): [number, number, num
  * and variant bits set so the result is a valid OVSDB UUID.
  */
 export function hashUuid(parts: readonly string[]): string {
+  // The parts' text written straight into the scratch area when it is ASCII and fits (names,
+  // UUIDs, flow matches and actions): no concatenated text to build and flatten first.
+  let at = 0;
+  for (let i = 0; i < parts.length && at >= 0; i++) at = putPart(parts[i] as string, at);
+  if (at >= 0) return uuidOfScratch(at);
   let text = '';
   for (const p of parts) text += `${p.length}:${p};`;
   const [h1, h2, h3, h4] = murmur3x86x128Text(text, 0);
+  return uuidOfWords(h1, h2, h3, h4);
+}
+
+/** hashUuid of five parts, without an array of them (a Logical_Flow's UUID and version). */
+export function hashUuid5(a: string, b: string, c: string, d: string, e: string): string {
+  let at = putPart(a, 0);
+  at = at < 0 ? at : putPart(b, at);
+  at = at < 0 ? at : putPart(c, at);
+  at = at < 0 ? at : putPart(d, at);
+  at = at < 0 ? at : putPart(e, at);
+  return at >= 0 ? uuidOfScratch(at) : hashUuid([a, b, c, d, e]);
+}
+
+/** hashUuid of six parts, without an array of them. */
+export function hashUuid6(a: string, b: string, c: string, d: string, e: string, f: string): string {
+  let at = putPart(a, 0);
+  at = at < 0 ? at : putPart(b, at);
+  at = at < 0 ? at : putPart(c, at);
+  at = at < 0 ? at : putPart(d, at);
+  at = at < 0 ? at : putPart(e, at);
+  at = at < 0 ? at : putPart(f, at);
+  return at >= 0 ? uuidOfScratch(at) : hashUuid([a, b, c, d, e, f]);
+}
+
+/** ASCII code of ':' and ';'. */
+const COLON = 58;
+const SEMICOLON = 59;
+const DIGIT_0 = 48;
+/** The longest decimal length prefix: a string is shorter than 2^30 units. */
+const LENGTH_DIGITS_MAX = 10;
+
+/**
+ * Writes `${p.length}:${p};` as ASCII bytes at `at` of the scratch area and returns where it
+ * ends, or -1 when `p` is not all ASCII (its UTF-8 bytes differ from its units) or the text
+ * would not fit: the caller then takes the general path.
+ */
+function putPart(p: string, at: number): number {
+  const n = p.length;
+  if (at + n + LENGTH_DIGITS_MAX + 2 > scratchBytes) return -1;
+  // The length in decimal, most significant digit first.
+  let digits = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+  for (let x = n, k = at + digits - 1; k >= at; k--, x = Math.floor(x / 10)) scratch[k] = DIGIT_0 + (x % 10);
+  at += digits;
+  scratch[at++] = COLON;
+  for (let i = 0; i < n; i++) {
+    const c = p.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    scratch[at++] = c;
+  }
+  scratch[at++] = SEMICOLON;
+  return at;
+}
+
+function uuidOfScratch(len: number): string {
+  const [h1, h2, h3, h4] = murmur3x86x128(scratch, 0, len);
+  return uuidOfWords(h1, h2, h3, h4);
+}
+
+/** The UUID of a digest: the RFC 4122 version-4 and variant bits set. */
+function uuidOfWords(h1: number, h2: number, h3: number, h4: number): string {
   const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
   const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
   return uuidText(h1, w2, w3, h4);

@@ -9,7 +9,7 @@
 // otherwise each carry their own copies.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { hashUuid } from '../hash.js';
+import { hashUuid6 } from '../hash.js';
 import type { Stage, StageName } from '../stages.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES, stage } from '../stages.js';
 
@@ -75,7 +75,7 @@ export function shardOf(dp: Uuid): number {
  * does.
  */
 export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string): Uuid {
-  return hashUuid(['Logical_Flow', String(shard), stageName, String(priority), match, actions]);
+  return hashUuid6('Logical_Flow', String(shard), stageName, String(priority), match, actions);
 }
 
 /** A datapath UUID in each shard, for flows built once per shard and copied into its datapaths. */

@@ -31,7 +31,7 @@ import type { RoutersChange, RoutersData } from '../routers.js';
 import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
-import { hashUuid } from '../hash.js';
+import { hashUuid, hashUuid5 } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
@@ -334,7 +334,7 @@ function unref(data: LflowsData, g: DpGroup | undefined, out: SbChangeSet): void
 }
 
 function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
-  return hashUuid(['Logical_Flow', uuid, where, rep.external_ids.get('stage-hint') ?? '', rep.tags.get('in_out_port') ?? '']);
+  return hashUuid5('Logical_Flow', uuid, where, rep.external_ids.get('stage-hint') ?? '', rep.tags.get('in_out_port') ?? '');
 }
 
 /**
