@@ -28,6 +28,18 @@ function word(bytes: Uint8Array, i: number): number {
 
 /** MurmurHash3_x86_128 of `bytes` (its first `len`) with `seed`: the four 32-bit output words h1..h4. */
 export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length): [number, number, number, number] {
+  murmurInto(bytes, seed, len, digest);
+  return [digest[0] as number, digest[1] as number, digest[2] as number, digest[3] as number];
+}
+
+/**
+ * Where the digest of the UUID paths goes: words above 2^31 held in an array or passed around
+ * would each be a heap number, four per row named. Scratch, like `scratch` below.
+ */
+const digest = new Uint32Array(4);
+
+/** murmur3x86x128 into `out` (h1..h4). */
+function murmurInto(bytes: Uint8Array, seed: number, len: number, out: Uint32Array): void {
   assert(len <= bytes.length, 'murmur3x86x128: len beyond the bytes');
   const nblocks = len >>> 4;
   let h1 = seed >>> 0;
@@ -77,7 +89,10 @@ export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length):
   h1 = fmix32(h1); h2 = fmix32(h2); h3 = fmix32(h3); h4 = fmix32(h4);
   h1 = (h1 + h2 + h3 + h4) >>> 0;
   h2 = (h2 + h1) >>> 0; h3 = (h3 + h1) >>> 0; h4 = (h4 + h1) >>> 0;
-  return [h1, h2, h3, h4];
+  out[0] = h1;
+  out[1] = h2;
+  out[2] = h3;
+  out[3] = h4;
 }
 
 const encoder = new TextEncoder();
@@ -97,18 +112,32 @@ const uuidCodes = new Uint16Array(36).fill('-'.charCodeAt(0));
 /** Where each of the 32 hex digits of a UUID goes. */
 const UUID_DIGIT_AT: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35];
 
-/** The UUID text of four 32-bit words, most significant digit first. */
-function uuidText(w0: number, w1: number, w2: number, w3: number): string {
+/**
+ * The UUID text of the digest's four words, most significant digit first, with the RFC 4122
+ * version-4 and variant bits set.
+ */
+function uuidOfDigest(): string {
+  const w0 = digest[0] as number;
+  const w2 = ((digest[1] as number) & 0xffff0fff) | 0x00004000;
+  const w3 = ((digest[2] as number) & 0x3fffffff) | 0x80000000;
+  const w4 = digest[3] as number;
   for (let d = 0; d < 8; d++) {
     const shift = 28 - 4 * d;
     uuidCodes[UUID_DIGIT_AT[d] as number] = HEX_CODES[(w0 >>> shift) & 0xf] as number;
-    uuidCodes[UUID_DIGIT_AT[d + 8] as number] = HEX_CODES[(w1 >>> shift) & 0xf] as number;
-    uuidCodes[UUID_DIGIT_AT[d + 16] as number] = HEX_CODES[(w2 >>> shift) & 0xf] as number;
-    uuidCodes[UUID_DIGIT_AT[d + 24] as number] = HEX_CODES[(w3 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 8] as number] = HEX_CODES[(w2 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 16] as number] = HEX_CODES[(w3 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 24] as number] = HEX_CODES[(w4 >>> shift) & 0xf] as number;
   }
-  // One flat string: a template of 20 pieces would be a tree of pieces (about 490 bytes
-  // instead of about 56) until something flattens it, and row versions are kept unflattened.
-  return String.fromCharCode.apply(null, uuidCodes as unknown as number[]);
+  // One flat string, made from the codes as arguments: no array of them (as `apply` would
+  // make), and no template of 20 pieces, which would be a tree of pieces (about 490 bytes
+  // instead of about 56) until something flattens it.
+  const u = uuidCodes;
+  return String.fromCharCode(
+    u[0] as number, u[1] as number, u[2] as number, u[3] as number, u[4] as number, u[5] as number, u[6] as number, u[7] as number, u[8] as number,
+    u[9] as number, u[10] as number, u[11] as number, u[12] as number, u[13] as number, u[14] as number, u[15] as number, u[16] as number, u[17] as number,
+    u[18] as number, u[19] as number, u[20] as number, u[21] as number, u[22] as number, u[23] as number, u[24] as number, u[25] as number, u[26] as number,
+    u[27] as number, u[28] as number, u[29] as number, u[30] as number, u[31] as number, u[32] as number, u[33] as number, u[34] as number, u[35] as number,
+  );
 }
 
 /** MurmurHash3 x86-128 of the UTF-8 bytes of `text`. */
@@ -134,8 +163,9 @@ export function hashUuid(parts: readonly string[]): string {
   if (at >= 0) return uuidOfScratch(at);
   let text = '';
   for (const p of parts) text += `${p.length}:${p};`;
-  const [h1, h2, h3, h4] = murmur3x86x128Text(text, 0);
-  return uuidOfWords(h1, h2, h3, h4);
+  const bytes = encoder.encode(text);
+  murmurInto(bytes, 0, bytes.length, digest);
+  return uuidOfDigest();
 }
 
 /** hashUuid of five parts, without an array of them (a Logical_Flow's UUID and version). */
@@ -190,13 +220,72 @@ function putPart(p: string, at: number): number {
 }
 
 function uuidOfScratch(len: number): string {
-  const [h1, h2, h3, h4] = murmur3x86x128(scratch, 0, len);
-  return uuidOfWords(h1, h2, h3, h4);
+  murmurInto(scratch, 0, len, digest);
+  return uuidOfDigest();
 }
 
-/** The UUID of a digest: the RFC 4122 version-4 and variant bits set. */
-function uuidOfWords(h1: number, h2: number, h3: number, h4: number): string {
-  const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
-  const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
-  return uuidText(h1, w2, w3, h4);
+/** Receives, piece by piece, a text being hashed. */
+export interface TextSink {
+  put(piece: string): void;
+}
+
+/** The sink writing into the scratch area, from `at`; `ok` false once a piece did not fit or was not ASCII. */
+class ScratchSink implements TextSink {
+  at = 0;
+  ok = true;
+
+  put(piece: string): void {
+    if (!this.ok) return;
+    const n = piece.length;
+    // Room for the piece and the closing ';'.
+    if (this.at + n + 1 > scratchBytes) {
+      this.ok = false;
+      return;
+    }
+    let at = this.at;
+    for (let i = 0; i < n; i++) {
+      const c = piece.charCodeAt(i);
+      if (c >= 0x80) {
+        this.ok = false;
+        return;
+      }
+      scratch[at++] = c;
+    }
+    this.at = at;
+  }
+}
+
+const scratchSink = new ScratchSink();
+
+/**
+ * hashUuid([head, text]) where `text` is what `write(sink, value)` puts into the sink: written
+ * straight into the scratch area when it is ASCII and fits, so the text (a row's canonical
+ * text, hundreds of bytes, thrown away once hashed) is never built as a string. `write` must
+ * not hash anything itself (it would overwrite the scratch area).
+ */
+export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextSink, value: T) => void): string {
+  const at = putPart(head, 0);
+  if (at >= 0) {
+    // The text goes after room for its length prefix, which is known only at its end.
+    const textStart = at + LENGTH_DIGITS_MAX + 1;
+    scratchSink.at = textStart;
+    scratchSink.ok = textStart < scratchBytes;
+    write(scratchSink, value);
+    if (scratchSink.ok) {
+      const end = scratchSink.at;
+      const n = end - textStart;
+      let digits = 1;
+      for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+      const prefixStart = textStart - digits - 1;
+      for (let x = n, k = textStart - 2; k >= prefixStart; k--, x = Math.floor(x / 10)) scratch[k] = DIGIT_0 + (x % 10);
+      scratch[textStart - 1] = COLON;
+      scratch.copyWithin(at, prefixStart, end);
+      const len = at + (end - prefixStart);
+      scratch[len] = SEMICOLON;
+      return uuidOfScratch(len + 1);
+    }
+  }
+  const pieces: string[] = [];
+  write({ put: (piece) => void pieces.push(piece) }, value);
+  return hashUuid([head, pieces.join('')]);
 }

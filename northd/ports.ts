@@ -27,7 +27,8 @@ import type { HaGroupDesired } from './gateway-ports.js';
 import { crPortName, haGroupOf, haGroupRow, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
 import type { RefContribution } from './ha-ref-chassis.js';
 import { HaRefChassis } from './ha-ref-chassis.js';
-import { hashUuid } from './hash.js';
+import type { TextSink } from './hash.js';
+import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
@@ -206,7 +207,8 @@ interface BindingColumns {
 }
 
 interface Desired {
-  readonly info: Omit<PortInfo, 'key'>;
+  /** Its key is KEY_UNSET until `project` gives it one (the object is not shared before). */
+  readonly info: PortInfo;
   readonly columns: BindingColumns;
   /** The SB HA_Chassis_Group the binding names. */
   readonly haGroup?: HaGroupDesired | undefined;
@@ -253,28 +255,77 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
     encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
     up: owned?.up ?? UP_FALSE,
   };
-  row._version = hashUuid(['version', bindingText(row)]);
+  row._version = hashUuidOfWritten('version', row, writeBindingText);
   return row;
 }
 
 /**
  * The canonical text of a binding's columns, spelled out for the one shape bindingRow builds:
  * the text contentVersion would write, without walking the row's keys (a full run writes ten
- * thousand of these). tests/northd/projections.test.ts checks every row against contentVersion.
+ * thousand of these), put piece by piece into the hash (the text itself is never built).
+ * tests/northd/projections.test.ts checks every row against contentVersion.
  */
-function bindingText(r: sb.Port_Binding): string {
+function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
-  const c = canonicalText;
-  return `{"logical_port":${q(r.logical_port)},"type":${q(r.type)},"gateway_chassis":${c(r.gateway_chassis)},"ha_chassis_group":${c(r.ha_chassis_group)},` +
-    `"options":${c(r.options)},"datapath":${q(r.datapath)},"tunnel_key":${c(r.tunnel_key)},"parent_port":${c(r.parent_port)},"tag":${c(r.tag)},` +
-    `"mirror_rules":${c(r.mirror_rules)},"mac":${c(r.mac)},"port_security":${c(r.port_security)},"nat_addresses":${c(r.nat_addresses)},` +
-    `"external_ids":${c(r.external_ids)},"requested_chassis":${c(r.requested_chassis)},"requested_additional_chassis":${c(r.requested_additional_chassis)},` +
-    `"chassis":${c(r.chassis)},"additional_chassis":${c(r.additional_chassis)},"encap":${c(r.encap)},"additional_encap":${c(r.additional_encap)},` +
-    `"virtual_parent":${c(r.virtual_parent)},"up":${c(r.up)}}`;
+  // gateway_chassis, mirror_rules, requested_chassis and requested_additional_chassis are
+  // always empty here (bindingRow); the rest go through the cheap forms of canonicalText below.
+  w.put('{"logical_port":');
+  w.put(q(r.logical_port));
+  w.put(',"type":');
+  w.put(q(r.type));
+  w.put(',"gateway_chassis":[],"ha_chassis_group":');
+  w.put(atomsText(r.ha_chassis_group));
+  w.put(',"options":');
+  w.put(mapText(r.options));
+  w.put(',"datapath":');
+  w.put(q(r.datapath));
+  w.put(',"tunnel_key":');
+  w.put(String(r.tunnel_key));
+  w.put(',"parent_port":');
+  w.put(atomsText(r.parent_port));
+  w.put(',"tag":');
+  w.put(atomsText(r.tag));
+  w.put(',"mirror_rules":[],"mac":');
+  w.put(atomsText(r.mac));
+  w.put(',"port_security":');
+  w.put(atomsText(r.port_security));
+  w.put(',"nat_addresses":');
+  w.put(atomsText(r.nat_addresses));
+  w.put(',"external_ids":');
+  w.put(mapText(r.external_ids));
+  w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
+  w.put(atomsText(r.chassis));
+  w.put(',"additional_chassis":');
+  w.put(atomsText(r.additional_chassis));
+  w.put(',"encap":');
+  w.put(atomsText(r.encap));
+  w.put(',"additional_encap":');
+  w.put(atomsText(r.additional_encap));
+  w.put(',"virtual_parent":');
+  w.put(atomsText(r.virtual_parent));
+  w.put(',"up":');
+  w.put(atomsText(r.up));
+  w.put('}');
 }
 
-function withKey(i: Omit<PortInfo, 'key'>, key: number): PortInfo {
-  return { ...i, key };
+/** canonicalText of an array of strings, numbers or booleans: JSON.stringify writes it so. */
+function atomsText(a: readonly (string | number | boolean)[]): string {
+  return a.length === 0 ? '[]' : JSON.stringify(a);
+}
+
+/** canonicalText of a map, most often empty. */
+function mapText(m: ReadonlyMap<string, string>): string {
+  return m.size === 0 ? '[]' : canonicalText(m);
+}
+
+/** The key of a desired port's info until it is allocated. */
+const KEY_UNSET = -1;
+
+/** `i` (a desired port's fresh info) with its tunnel key: set in place, not copied. */
+function withKey(i: PortInfo, key: number): PortInfo {
+  assert(i.key === KEY_UNSET, `port ${i.name}: a key given twice`);
+  (i as { key: number }).key = key;
+  return i;
 }
 
 /** The LSP of a router port's peer: the lowest-named attached router LSP naming it as router-port. */
@@ -395,8 +446,8 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     if (parsed !== undefined) lspAddrs.push(parsed);
   }
   if (routerPeer !== undefined && lsp.addresses.includes('router')) lspAddrs.push(routerPeer.networks);
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
     hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
@@ -467,8 +518,8 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
   const residentCr = peerSwitch !== undefined && hasLocalnet(db, peerSwitch) ? residentCrOf(lrp, routerGateways(db, dp.nbUuid)) : undefined;
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'),
@@ -506,8 +557,8 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
   options.set('distributed-port', lrpName);
   if (redirectType !== undefined) options.set('redirect-type', redirectType);
   const haGroup = haGroupOf(db, lrpName, lrp.ha_chassis_group, lrp.gateway_chassis);
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
     peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,

@@ -1,9 +1,9 @@
 // MurmurHash3 x86-128 against its published vectors: SMHasher's verification value (0xB3ECE62A)
 // and the empty-input digest; then the UUID shape and separation of hashUuid, and the string
 // path (encoded into a scratch buffer) against encoding then hashing, and hashUuid's ASCII path
-// (parts written straight into the scratch buffer) against its definition.
+// (parts written straight into the scratch buffer) and its written-text form against its definition.
 import t from 'tap';
-import { hashUuid, hashUuid5, hashUuid6, murmur3x86x128, murmur3x86x128Text } from '../../northd/hash.js';
+import { hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text } from '../../northd/hash.js';
 
 function hex(words: readonly number[]): string {
   // The digest as MurmurHash3 writes it: h1..h4, each little-endian.
@@ -55,7 +55,7 @@ function hashUuidReference(parts: readonly string[]): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-t.test('hashUuid, hashUuid5 and hashUuid6 follow the definition', async (t) => {
+t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definition', async (t) => {
   const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`];
   for (let n = 0; n < 40; n++) samples.push(Array.from({ length: n * 3 }, (_, i) => String.fromCharCode(32 + ((i * 11 + n) % 95))).join(''));
   let checked = 0;
@@ -67,6 +67,8 @@ t.test('hashUuid, hashUuid5 and hashUuid6 follow the definition', async (t) => {
       t.equal(hashUuid5(parts[0] as string, parts[1] as string, parts[2] as string, parts[3] as string, parts[4] as string), want);
       const six = [...parts, samples[(i + 3) % samples.length] as string];
       t.equal(hashUuid6(six[0] as string, six[1] as string, six[2] as string, six[3] as string, six[4] as string, six[5] as string), hashUuidReference(six));
+      // A written text: the parts after the first as its pieces.
+      t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p) => sink.put(p))), hashUuidReference([parts[0] as string, parts.slice(1).join('')]));
       checked++;
     }
   }
