@@ -510,10 +510,16 @@ interface Sources {
   readonly acls: AclsData;
   readonly lbs: LbsData;
   readonly dns: DnsData;
+  /**
+   * Each switch's router ports as `routerPortsOf` found them: the inputs do not change while
+   * the node runs, and every port of a switch reads them.
+   */
+  readonly routerPorts: Map<Uuid, readonly SwitchRouterPort[]>;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
   return {
+    routerPorts: new Map(),
     dps: inputs.data<DatapathsData>('datapaths'),
     ports: inputs.data<PortsData>('ports'),
     mc: inputs.data<MulticastData>('multicast'),
@@ -571,13 +577,16 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
 }
 
 /** The router ports of a switch, with their peers, in name order. */
-function routerPortsOf(src: Sources, dp: Uuid): SwitchRouterPort[] {
+function routerPortsOf(src: Sources, dp: Uuid): readonly SwitchRouterPort[] {
+  const known = src.routerPorts.get(dp);
+  if (known !== undefined) return known;
   const out: SwitchRouterPort[] = [];
   for (const name of [...(src.ports.routersByDp.get(dp) ?? [])].sort()) {
     const peer = src.ports.byName.get(name)?.routerPeer;
     const routerLd = peer === undefined ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
     if (peer !== undefined && routerLd !== undefined) out.push({ lsp: name, peer, routerLd });
   }
+  src.routerPorts.set(dp, out);
   return out;
 }
 
