@@ -175,42 +175,45 @@ function hexValue(c: number): number {
 }
 
 /**
- * `keys` sorted in place as the default sort orders them (UTF-16 code units), fast for row
- * UUIDs: each key's first eight lowercase hex digits (a 32-bit number whose order is theirs)
- * and its index are packed into one double, the doubles sorted natively, and only keys whose
- * first eight digits tie are compared as strings. Keys of another shape take the default sort.
- * A full run sorts tens of thousands of row UUIDs; comparing them as strings took most of it.
+ * The order in which the default sort (UTF-16 code units) puts `keys`, as their indexes: fast
+ * for row UUIDs, whose first eight lowercase hex digits (a 32-bit number whose order is theirs)
+ * and index are packed into one double, the doubles sorted natively, and only keys whose first
+ * eight digits tie compared as strings. Keys of another shape take the default sort. A full
+ * run orders tens of thousands of row UUIDs; comparing them as strings was a tenth of it, and
+ * indexes let the caller read the rows from an array rather than look each up again.
  */
-export function sortUuids(keys: string[]): string[] {
+export function uuidOrder(keys: readonly string[]): Uint32Array {
   const n = keys.length;
-  if (n < UUID_SORT_MIN || n >= UUID_SORT_MAX) return keys.sort();
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  const byString = (a: number, b: number): number => {
+    const x = keys[a] as string;
+    const y = keys[b] as string;
+    return x < y ? -1 : x > y ? 1 : a - b;
+  };
+  if (n < UUID_SORT_MIN || n >= UUID_SORT_MAX) return order.sort(byString);
   const packed = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const k = keys[i] as string;
     let v = 0;
     for (let j = 0; j < 8; j++) {
       const d = hexValue(k.charCodeAt(j));
-      if (d < 0) return keys.sort();
+      if (d < 0) return order.sort(byString);
       v = v * 16 + d;
     }
     packed[i] = v * UUID_SORT_MAX + i;
   }
   packed.sort();
-  const sorted = new Array<string>(n);
-  for (let i = 0; i < n; i++) sorted[i] = keys[(packed[i] as number) % UUID_SORT_MAX] as string;
+  for (let i = 0; i < n; i++) order[i] = (packed[i] as number) % UUID_SORT_MAX;
   // Keys sharing their first eight digits are in index order: sort each such run as strings.
   for (let i = 0; i < n; ) {
     const prefix = Math.floor((packed[i] as number) / UUID_SORT_MAX);
     let j = i + 1;
     while (j < n && Math.floor((packed[j] as number) / UUID_SORT_MAX) === prefix) j++;
-    if (j - i > 1) {
-      const run = sorted.slice(i, j).sort();
-      for (let k = 0; k < run.length; k++) sorted[i + k] = run[k] as string;
-    }
+    if (j - i > 1) order.subarray(i, j).sort(byString);
     i = j;
   }
-  for (let i = 0; i < n; i++) keys[i] = sorted[i] as string;
-  return keys;
+  return order;
 }
 
 interface Pending {
@@ -301,7 +304,13 @@ export class SbChangeSet {
       const rowsNow = whole.get(table);
       if (rowsNow !== undefined) {
         assert(!byTable.has(table), `${table} both tracked whole and recorded`);
-        for (const uuid of sortUuids([...rowsNow.keys()])) out.push({ kind: 'insert', table, uuid, new: rowsNow.get(uuid) as Row });
+        const uuids = [...rowsNow.keys()];
+        const rows = [...rowsNow.values()];
+        const order = uuidOrder(uuids);
+        for (let k = 0; k < order.length; k++) {
+          const i = order[k] as number;
+          out.push({ kind: 'insert', table, uuid: uuids[i] as Uuid, new: rows[i] as Row });
+        }
         continue;
       }
       const parts = byTable.get(table) as Map<Uuid, Pending>[];
@@ -316,8 +325,13 @@ export class SbChangeSet {
         }
       }
       // The default sort compares UTF-16 code units, as `<` does, and is the fastest.
-      for (const uuid of sortUuids([...rows.keys()])) {
-        const p = rows.get(uuid) as Pending;
+      const uuids = [...rows.keys()];
+      const pending = [...rows.values()];
+      const order = uuidOrder(uuids);
+      for (let k = 0; k < order.length; k++) {
+        const i = order[k] as number;
+        const uuid = uuids[i] as Uuid;
+        const p = pending[i] as Pending;
         if (p.old === undefined && p.new !== undefined) out.push({ kind: 'insert', table, uuid, new: p.new });
         else if (p.old !== undefined && p.new === undefined) out.push({ kind: 'delete', table, uuid, old: p.old });
         else if (p.old !== undefined && p.new !== undefined && p.old !== p.new) {
