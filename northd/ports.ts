@@ -637,11 +637,10 @@ function refContribution(info: PortInfo, d: Desired, owned: ChassisOwnedColumns 
 }
 
 /** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
-function reindex(db: Database, data: PortsData, name: string): void {
+function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | undefined, lrp: nb.Logical_Router_Port | undefined): void {
   const oldTarget = data.routerPortOf.get(name);
   if (oldTarget !== undefined) dropRef(data.routerPortRefs, oldTarget, name);
   data.routerPortOf.delete(name);
-  const lsp = findLsp(db, name);
   const target = lsp?.options.get('router-port');
   if (target !== undefined) {
     data.routerPortOf.set(name, target);
@@ -650,7 +649,7 @@ function reindex(db: Database, data: PortsData, name: string): void {
   const oldPeer = data.peerOf.get(name);
   if (oldPeer !== undefined) dropRef(data.peerRefs, oldPeer, name);
   data.peerOf.delete(name);
-  const peer = findLrp(db, name)?.peer[0];
+  const peer = lrp?.peer[0];
   if (peer !== undefined) {
     data.peerOf.set(name, peer);
     addRef(data.peerRefs, peer, name);
@@ -674,7 +673,17 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     const before = data.routerPortOf.get(name);
     if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
-  for (const name of primary) reindex(db, data, name);
+  // The NB rows of the primary names, looked up once: the loops below and the projection
+  // read them again (the database does not change while this runs).
+  const lspOf = new Map<string, nb.Logical_Switch_Port | undefined>();
+  const lrpOf = new Map<string, nb.Logical_Router_Port | undefined>();
+  for (const name of primary) {
+    const lsp = findLsp(db, name);
+    const lrp = findLrp(db, name);
+    lspOf.set(name, lsp);
+    lrpOf.set(name, lrp);
+    reindex(data, name, lsp, lrp);
+  }
   // A localnet port coming, going or changing on a switch changes the GARP addresses
   // (nat_addresses) of the gateway routers' ports there, whether the router ports facing it
   // answer ARP from their gateway chassis only, and (by its tag_request) the header size their
@@ -683,7 +692,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   const gatedTypes = ['localnet', 'vtep'];
   for (const name of primary) {
     const old = data.byName.get(name);
-    const lsp = findLsp(db, name);
+    const lsp = lspOf.get(name);
     if (!gatedTypes.includes(old?.type ?? '') && !gatedTypes.includes(lsp?.type ?? '')) continue;
     const now = lsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', lsp._uuid);
     for (const dp of [old?.dp, now === undefined ? undefined : datapathSbUuid(now)]) {
@@ -699,7 +708,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // facing them. Every router port has its chassisredirect name projected with it.
   for (const name of primary) {
     const old = data.byName.get(name);
-    const lrp = findLrp(db, name);
+    const lrp = lrpOf.get(name);
     if (lrp === undefined && old?.kind !== 'lrp') continue;
     if (old?.type !== 'chassisredirect') dirty.add(crPortName(name));
     if (old?.gateway !== true && (lrp === undefined || !lrpHasGateway(lrp))) continue;
@@ -720,9 +729,9 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   const names = [...dirty].sort();
   // desired[i] is what names[i] should be bound as (undefined: not bound).
   const desired: (Desired | undefined)[] = names.map((name) => {
-    const lsp = findLsp(db, name);
+    const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
     if (lsp !== undefined) return desiredLsp(db, dps, lsp, owned.get(name));
-    const lrp = findLrp(db, name);
+    const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
     if (lrp !== undefined) return desiredLrp(db, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
     return gatewayPort === undefined ? undefined : desiredCr(db, dps, data, name, gatewayPort);

@@ -487,9 +487,9 @@ export class FlowChanges extends SbChangeSet {
 
   /** Whether `owner` still has to be regenerated in this run (and notes that it will be). */
   claim(owner: string): boolean {
-    if (this.regenerated.has(owner)) return false;
-    this.regenerated.add(owner);
-    return true;
+    // One lookup: the set grows exactly when the owner is new to it.
+    const before = this.regenerated.size;
+    return this.regenerated.add(owner).size !== before;
   }
 }
 
@@ -561,7 +561,8 @@ function ownerExists(owner: string, src: Sources): boolean {
 }
 
 function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges): void {
-  if (!out.claim(datapathOwner(sbUuid))) return;
+  const owner = datapathOwner(sbUuid);
+  if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
   if (info !== undefined && info.kind === 'switch') {
@@ -573,7 +574,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
   }
-  setOwner(data, datapathOwner(sbUuid), flows);
+  setOwner(data, owner, flows);
 }
 
 /** The router ports of a switch, with their peers, in name order. */
@@ -612,7 +613,8 @@ function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
 }
 
 function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChanges): void {
-  if (!out.claim(portOwner(name))) return;
+  const owner = portOwner(name);
+  if (!out.claim(owner)) return;
   const p = src.ports.byName.get(name);
   let flows = NO_FLOWS;
   if (p !== undefined) {
@@ -620,20 +622,22 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChange
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
     flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
-  setOwner(data, portOwner(name), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
-  if (!out.claim(aclOwner(dp, acl))) return;
+  const owner = aclOwner(dp, acl);
+  if (!out.claim(owner)) return;
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
   const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
-  setOwner(data, aclOwner(dp, acl), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowChanges): void {
-  if (!out.claim(lbOwner(dp, lb))) return;
+  const owner = lbOwner(dp, lb);
+  if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(dp);
   const facts = src.lbs.lbs.get(lb);
   const applies = info !== undefined && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
@@ -643,7 +647,7 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) flows = lbRouterFlows(router, facts);
   }
-  setOwner(data, lbOwner(dp, lb), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenSvcArp(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
