@@ -669,7 +669,11 @@ function allocatorFor(data: PortsData, dp: Uuid): KeyAllocator {
  */
 function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: SbChassisData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
   const dirty = new Set(primary);
-  for (const name of primary) {
+  // An array, iterated by index: this runs once per run over every name of a full run, too
+  // rarely to be optimized, and an unoptimized for-of over a set allocates a result per step.
+  const primaryNames = [...primary];
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const before = data.routerPortOf.get(name);
     if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
@@ -677,7 +681,8 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // read them again (the database does not change while this runs).
   const lspOf = new Map<string, nb.Logical_Switch_Port | undefined>();
   const lrpOf = new Map<string, nb.Logical_Router_Port | undefined>();
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const lsp = findLsp(db, name);
     const lrp = findLrp(db, name);
     lspOf.set(name, lsp);
@@ -690,7 +695,8 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // gateway_mtu checks count; a vtep port changes the redirect options of the distributed
   // gateway ports facing it.
   const gatedTypes = ['localnet', 'vtep'];
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const old = data.byName.get(name);
     const lsp = lspOf.get(name);
     if (!gatedTypes.includes(old?.type ?? '') && !gatedTypes.includes(lsp?.type ?? '')) continue;
@@ -706,7 +712,8 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // A router port becoming (or ceasing to be) a distributed gateway port changes its router's
   // gateway ports: every port of the router (reside-on-redirect-chassis) and the router LSPs
   // facing them. Every router port has its chassisredirect name projected with it.
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const old = data.byName.get(name);
     const lrp = lrpOf.get(name);
     if (lrp === undefined && old?.kind !== 'lrp') continue;
@@ -720,7 +727,8 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
       }
     }
   }
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const after = data.routerPortOf.get(name);
     if (after !== undefined) dirty.add(after).add(crPortName(after));
     for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
