@@ -47,12 +47,26 @@ function murmurInto(bytes: Uint8Array, seed: number, len: number, out: Uint32Arr
   let h3 = seed >>> 0;
   let h4 = seed >>> 0;
 
+  // The scratch area's words are read whole where the host is little-endian (as the hash reads
+  // them): blocks start at multiples of 16 from its (aligned) start.
+  const words = bytes === scratch && LITTLE_ENDIAN ? scratchWords : undefined;
   for (let b = 0; b < nblocks; b++) {
     const i = b * 16;
-    let k1 = word(bytes, i);
-    let k2 = word(bytes, i + 4);
-    let k3 = word(bytes, i + 8);
-    let k4 = word(bytes, i + 12);
+    let k1: number;
+    let k2: number;
+    let k3: number;
+    let k4: number;
+    if (words !== undefined) {
+      k1 = words[i >> 2] as number;
+      k2 = words[(i >> 2) + 1] as number;
+      k3 = words[(i >> 2) + 2] as number;
+      k4 = words[(i >> 2) + 3] as number;
+    } else {
+      k1 = word(bytes, i);
+      k2 = word(bytes, i + 4);
+      k3 = word(bytes, i + 8);
+      k4 = word(bytes, i + 12);
+    }
 
     k1 = Math.imul(k1, C1); k1 = rotl32(k1, 15); k1 = Math.imul(k1, C2); h1 ^= k1;
     h1 = rotl32(h1, 19); h1 = (h1 + h2) >>> 0; h1 = (Math.imul(h1, 5) + 0x561ccd1b) >>> 0;
@@ -104,6 +118,10 @@ const encoder = new TextEncoder();
  */
 const scratchBytes = 4096;
 const scratch = new Uint8Array(scratchBytes);
+/** The scratch area as 32-bit words, in the host's byte order. */
+const scratchWords = new Uint32Array(scratch.buffer);
+/** Whether the host stores words little-endian, as MurmurHash3 reads them. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** ASCII codes of the hex digits. */
 const HEX_CODES = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));

@@ -245,6 +245,11 @@ export class SbChangeSet {
     this.fresh.set(table.table, table.rows);
   }
 
+  /** Whether `table` is tracked whole (its rows are not recorded one by one). */
+  tracksWhole(table: string): boolean {
+    return this.fresh.has(table);
+  }
+
   /** Records that `uuid` of `table` went from `old` to `row` (undefined = absent). */
   record(table: string, uuid: Uuid, old: Row | undefined, row: Row | undefined): void {
     if (this.fresh.has(table)) return;
@@ -354,6 +359,12 @@ export class SbTable {
 
   put(typed: TypedRow, changes: SbChangeSet): void {
     const row = typed as unknown as Row;
+    // Nothing is recorded for a table tracked whole, so there is no old row to compare with
+    // (a row put twice keeps the last object, of the same content when of the same version).
+    if (changes.tracksWhole(this.table)) {
+      this.rows.set(row._uuid, row);
+      return;
+    }
     const old = this.rows.get(row._uuid);
     if (old !== undefined && old._version === row._version) return;
     this.rows.set(row._uuid, row);
