@@ -16,7 +16,7 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
-import { extractLspAddresses, isDynamicAddress } from './netaddr.js';
+import { extractLspIps, isDynamicAddress } from './netaddr.js';
 import { sameData, sortedDifference } from './same-data.js';
 import type { DatapathsData } from './datapaths.js';
 import type { RoutersChange, RoutersData } from './routers.js';
@@ -35,6 +35,31 @@ class CountedSet {
     const n = this.counts.get(a) ?? 0;
     this.counts.set(a, n + 1);
     if (n === 0) this.sorted.splice(position(this.sorted, a), 0, a);
+  }
+
+  /**
+   * Adds many at once: the new ones are sorted together and merged in, rather than inserted one
+   * by one (a port group of ten thousand ports would move the list ten thousand times).
+   */
+  addAll(list: readonly string[]): void {
+    const fresh: string[] = [];
+    for (const a of list) {
+      const n = this.counts.get(a) ?? 0;
+      this.counts.set(a, n + 1);
+      if (n === 0) fresh.push(a);
+    }
+    if (fresh.length === 0) return;
+    // The default sort compares UTF-16 code units, as `position` does.
+    fresh.sort();
+    const merged: string[] = [];
+    let i = 0;
+    for (const a of fresh) {
+      while (i < this.sorted.length && (this.sorted[i] as string) < a) merged.push(this.sorted[i++] as string);
+      merged.push(a);
+    }
+    while (i < this.sorted.length) merged.push(this.sorted[i++] as string);
+    this.sorted.length = 0;
+    for (const a of merged) this.sorted.push(a);
   }
 
   remove(a: string): void {
@@ -91,12 +116,7 @@ function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
   if (lsp === undefined) return { v4, v6 };
   const entries = lsp.addresses.filter((a) => !isDynamicAddress(a));
   if (lsp.dynamic_addresses[0] !== undefined) entries.push(lsp.dynamic_addresses[0]);
-  for (const e of entries) {
-    const parsed = extractLspAddresses(e);
-    if (parsed === undefined) continue;
-    for (const a of parsed.ipv4) v4.push(a.addrS);
-    for (const a of parsed.ipv6) v6.push(a.addrS);
-  }
+  for (const e of entries) extractLspIps(e, v4, v6);
   return { v4, v6 };
 }
 
@@ -140,7 +160,22 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
     touchPg(dirty, row.name);
     const now = new Set(row.ports);
     for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setContribution(pg, lsp, undefined);
-    for (const lsp of row.ports) setContribution(pg, lsp, contribution(lsp));
+    if (pg.members.size > 0) {
+      for (const lsp of row.ports) setContribution(pg, lsp, contribution(lsp));
+      return;
+    }
+    // A group seen for the first time (every group, in a recompute): its members' addresses
+    // are added together.
+    const v4: string[] = [];
+    const v6: string[] = [];
+    for (const lsp of row.ports) {
+      const c = contribution(lsp);
+      pg.members.set(lsp, c);
+      for (const a of c.v4) v4.push(a);
+      for (const a of c.v6) v6.push(a);
+    }
+    pg.v4.addAll(v4);
+    pg.v6.addAll(v6);
     return;
   }
   // Only the ports that joined or left (set columns are sorted: one merge walk); a change of

@@ -1,6 +1,7 @@
 // A deterministic 128-bit content hash for naming SB rows (Logical_Flow and friends), so every
 // replica names the same row the same way without crypto, time or randomness. The algorithm is
 // Austin Appleby's MurmurHash3, x86 128-bit variant, written with 32-bit integer operations.
+import assert from 'node:assert/strict';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789;
@@ -21,23 +22,51 @@ function fmix32(h: number): number {
 }
 
 function word(bytes: Uint8Array, i: number): number {
-  return ((bytes[i] ?? 0) | ((bytes[i + 1] ?? 0) << 8) | ((bytes[i + 2] ?? 0) << 16) | ((bytes[i + 3] ?? 0) << 24)) >>> 0;
+  // Callers read whole blocks within `len`, itself within the array.
+  return ((bytes[i] as number) | ((bytes[i + 1] as number) << 8) | ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24)) >>> 0;
 }
 
 /** MurmurHash3_x86_128 of `bytes` (its first `len`) with `seed`: the four 32-bit output words h1..h4. */
 export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length): [number, number, number, number] {
+  murmurInto(bytes, seed, len, digest);
+  return [digest[0] as number, digest[1] as number, digest[2] as number, digest[3] as number];
+}
+
+/**
+ * Where the digest of the UUID paths goes: words above 2^31 held in an array or passed around
+ * would each be a heap number, four per row named. Scratch, like `scratch` below.
+ */
+const digest = new Uint32Array(4);
+
+/** murmur3x86x128 into `out` (h1..h4). */
+function murmurInto(bytes: Uint8Array, seed: number, len: number, out: Uint32Array): void {
+  assert(len <= bytes.length, 'murmur3x86x128: len beyond the bytes');
   const nblocks = len >>> 4;
   let h1 = seed >>> 0;
   let h2 = seed >>> 0;
   let h3 = seed >>> 0;
   let h4 = seed >>> 0;
 
+  // The scratch area's words are read whole where the host is little-endian (as the hash reads
+  // them): blocks start at multiples of 16 from its (aligned) start.
+  const words = bytes === scratch && LITTLE_ENDIAN ? scratchWords : undefined;
   for (let b = 0; b < nblocks; b++) {
     const i = b * 16;
-    let k1 = word(bytes, i);
-    let k2 = word(bytes, i + 4);
-    let k3 = word(bytes, i + 8);
-    let k4 = word(bytes, i + 12);
+    let k1: number;
+    let k2: number;
+    let k3: number;
+    let k4: number;
+    if (words !== undefined) {
+      k1 = words[i >> 2] as number;
+      k2 = words[(i >> 2) + 1] as number;
+      k3 = words[(i >> 2) + 2] as number;
+      k4 = words[(i >> 2) + 3] as number;
+    } else {
+      k1 = word(bytes, i);
+      k2 = word(bytes, i + 4);
+      k3 = word(bytes, i + 8);
+      k4 = word(bytes, i + 12);
+    }
 
     k1 = Math.imul(k1, C1); k1 = rotl32(k1, 15); k1 = Math.imul(k1, C2); h1 ^= k1;
     h1 = rotl32(h1, 19); h1 = (h1 + h2) >>> 0; h1 = (Math.imul(h1, 5) + 0x561ccd1b) >>> 0;
@@ -74,7 +103,10 @@ export function murmur3x86x128(bytes: Uint8Array, seed = 0, len = bytes.length):
   h1 = fmix32(h1); h2 = fmix32(h2); h3 = fmix32(h3); h4 = fmix32(h4);
   h1 = (h1 + h2 + h3 + h4) >>> 0;
   h2 = (h2 + h1) >>> 0; h3 = (h3 + h1) >>> 0; h4 = (h4 + h1) >>> 0;
-  return [h1, h2, h3, h4];
+  out[0] = h1;
+  out[1] = h2;
+  out[2] = h3;
+  out[3] = h4;
 }
 
 const encoder = new TextEncoder();
@@ -86,6 +118,10 @@ const encoder = new TextEncoder();
  */
 const scratchBytes = 4096;
 const scratch = new Uint8Array(scratchBytes);
+/** The scratch area as 32-bit words, in the host's byte order. */
+const scratchWords = new Uint32Array(scratch.buffer);
+/** Whether the host stores words little-endian, as MurmurHash3 reads them. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** ASCII codes of the hex digits. */
 const HEX_CODES = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));
@@ -94,16 +130,32 @@ const uuidCodes = new Uint16Array(36).fill('-'.charCodeAt(0));
 /** Where each of the 32 hex digits of a UUID goes. */
 const UUID_DIGIT_AT: readonly number[] = [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35];
 
-/** The UUID text of four 32-bit words, most significant digit first. */
-function uuidText(w0: number, w1: number, w2: number, w3: number): string {
-  const words = [w0, w1, w2, w3];
-  for (let d = 0; d < 32; d++) {
-    const w = words[d >> 3] as number;
-    uuidCodes[UUID_DIGIT_AT[d] as number] = HEX_CODES[(w >>> (28 - 4 * (d & 7))) & 0xf] as number;
+/**
+ * The UUID text of the digest's four words, most significant digit first, with the RFC 4122
+ * version-4 and variant bits set.
+ */
+function uuidOfDigest(): string {
+  const w0 = digest[0] as number;
+  const w2 = ((digest[1] as number) & 0xffff0fff) | 0x00004000;
+  const w3 = ((digest[2] as number) & 0x3fffffff) | 0x80000000;
+  const w4 = digest[3] as number;
+  for (let d = 0; d < 8; d++) {
+    const shift = 28 - 4 * d;
+    uuidCodes[UUID_DIGIT_AT[d] as number] = HEX_CODES[(w0 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 8] as number] = HEX_CODES[(w2 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 16] as number] = HEX_CODES[(w3 >>> shift) & 0xf] as number;
+    uuidCodes[UUID_DIGIT_AT[d + 24] as number] = HEX_CODES[(w4 >>> shift) & 0xf] as number;
   }
-  // One flat string: a template of 20 pieces would be a tree of pieces (about 490 bytes
-  // instead of about 56) until something flattens it, and row versions are kept unflattened.
-  return String.fromCharCode.apply(null, uuidCodes as unknown as number[]);
+  // One flat string, made from the codes as arguments: no array of them (as `apply` would
+  // make), and no template of 20 pieces, which would be a tree of pieces (about 490 bytes
+  // instead of about 56) until something flattens it.
+  const u = uuidCodes;
+  return String.fromCharCode(
+    u[0] as number, u[1] as number, u[2] as number, u[3] as number, u[4] as number, u[5] as number, u[6] as number, u[7] as number, u[8] as number,
+    u[9] as number, u[10] as number, u[11] as number, u[12] as number, u[13] as number, u[14] as number, u[15] as number, u[16] as number, u[17] as number,
+    u[18] as number, u[19] as number, u[20] as number, u[21] as number, u[22] as number, u[23] as number, u[24] as number, u[25] as number, u[26] as number,
+    u[27] as number, u[28] as number, u[29] as number, u[30] as number, u[31] as number, u[32] as number, u[33] as number, u[34] as number, u[35] as number,
+  );
 }
 
 /** MurmurHash3 x86-128 of the UTF-8 bytes of `text`. */
@@ -122,10 +174,148 @@ export function murmur3x86x128Text(text: string, seed = 0): [number, number, num
  * and variant bits set so the result is a valid OVSDB UUID.
  */
 export function hashUuid(parts: readonly string[]): string {
+  // The parts' text written straight into the scratch area when it is ASCII and fits (names,
+  // UUIDs, flow matches and actions): no concatenated text to build and flatten first.
+  let at = 0;
+  for (let i = 0; i < parts.length && at >= 0; i++) at = putPart(parts[i] as string, at);
+  if (at >= 0) return uuidOfScratch(at);
   let text = '';
   for (const p of parts) text += `${p.length}:${p};`;
-  const [h1, h2, h3, h4] = murmur3x86x128Text(text, 0);
-  const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
-  const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
-  return uuidText(h1, w2, w3, h4);
+  const bytes = encoder.encode(text);
+  murmurInto(bytes, 0, bytes.length, digest);
+  return uuidOfDigest();
+}
+
+/** hashUuid of five parts, without an array of them (a Logical_Flow's UUID and version). */
+export function hashUuid5(a: string, b: string, c: string, d: string, e: string): string {
+  let at = putPart(a, 0);
+  at = at < 0 ? at : putPart(b, at);
+  at = at < 0 ? at : putPart(c, at);
+  at = at < 0 ? at : putPart(d, at);
+  at = at < 0 ? at : putPart(e, at);
+  return at >= 0 ? uuidOfScratch(at) : hashUuid([a, b, c, d, e]);
+}
+
+/** hashUuid of six parts, without an array of them. */
+export function hashUuid6(a: string, b: string, c: string, d: string, e: string, f: string): string {
+  let at = putPart(a, 0);
+  at = at < 0 ? at : putPart(b, at);
+  at = at < 0 ? at : putPart(c, at);
+  at = at < 0 ? at : putPart(d, at);
+  at = at < 0 ? at : putPart(e, at);
+  at = at < 0 ? at : putPart(f, at);
+  return at >= 0 ? uuidOfScratch(at) : hashUuid([a, b, c, d, e, f]);
+}
+
+/** ASCII code of ':' and ';'. */
+const COLON = 58;
+const SEMICOLON = 59;
+const DIGIT_0 = 48;
+/** The longest decimal length prefix: a string is shorter than 2^30 units. */
+const LENGTH_DIGITS_MAX = 10;
+
+/**
+ * Writes `${p.length}:${p};` as ASCII bytes at `at` of the scratch area and returns where it
+ * ends, or -1 when `p` is not all ASCII (its UTF-8 bytes differ from its units) or the text
+ * would not fit: the caller then takes the general path.
+ */
+function putPart(p: string, at: number): number {
+  const n = p.length;
+  if (at + n + LENGTH_DIGITS_MAX + 2 > scratchBytes) return -1;
+  // The length in decimal, most significant digit first.
+  let digits = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+  for (let x = n, k = at + digits - 1; k >= at; k--, x = Math.floor(x / 10)) scratch[k] = DIGIT_0 + (x % 10);
+  at += digits;
+  scratch[at++] = COLON;
+  at = putAscii(p, at);
+  if (at < 0) return -1;
+  scratch[at++] = SEMICOLON;
+  return at;
+}
+
+/** From this many units, text is copied by encodeInto (native, several times faster) rather than unit by unit. */
+const ENCODE_INTO_MIN = 24;
+
+/**
+ * Writes `text` as ASCII bytes at `at` of the scratch area (the caller checked it fits) and
+ * returns where it ends, or -1 when it is not all ASCII.
+ */
+function putAscii(text: string, at: number): number {
+  const n = text.length;
+  if (n >= ENCODE_INTO_MIN) {
+    // All ASCII exactly when every unit took one byte and all were read.
+    const { read, written } = encoder.encodeInto(text, scratch.subarray(at, at + n));
+    return read === n && written === n ? at + n : -1;
+  }
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    scratch[at++] = c;
+  }
+  return at;
+}
+
+function uuidOfScratch(len: number): string {
+  murmurInto(scratch, 0, len, digest);
+  return uuidOfDigest();
+}
+
+/** Receives, piece by piece, a text being hashed. */
+export interface TextSink {
+  put(piece: string): void;
+}
+
+/** The sink writing into the scratch area, from `at`; `ok` false once a piece did not fit or was not ASCII. */
+class ScratchSink implements TextSink {
+  at = 0;
+  ok = true;
+
+  put(piece: string): void {
+    if (!this.ok) return;
+    const n = piece.length;
+    // Room for the piece and the closing ';'.
+    if (this.at + n + 1 > scratchBytes) {
+      this.ok = false;
+      return;
+    }
+    const at = putAscii(piece, this.at);
+    if (at < 0) this.ok = false;
+    else this.at = at;
+  }
+}
+
+const scratchSink = new ScratchSink();
+
+/**
+ * hashUuid([head, text]) where `text` is what `write(sink, value)` puts into the sink: written
+ * straight into the scratch area when it is ASCII and fits, so the text (a row's canonical
+ * text, hundreds of bytes, thrown away once hashed) is never built as a string. `write` must
+ * not hash anything itself (it would overwrite the scratch area).
+ */
+export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextSink, value: T) => void): string {
+  const at = putPart(head, 0);
+  if (at >= 0) {
+    // The text goes after room for its length prefix, which is known only at its end.
+    const textStart = at + LENGTH_DIGITS_MAX + 1;
+    scratchSink.at = textStart;
+    scratchSink.ok = textStart < scratchBytes;
+    write(scratchSink, value);
+    if (scratchSink.ok) {
+      const end = scratchSink.at;
+      const n = end - textStart;
+      let digits = 1;
+      for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+      const prefixStart = textStart - digits - 1;
+      for (let x = n, k = textStart - 2; k >= prefixStart; k--, x = Math.floor(x / 10)) scratch[k] = DIGIT_0 + (x % 10);
+      scratch[textStart - 1] = COLON;
+      scratch.copyWithin(at, prefixStart, end);
+      const len = at + (end - prefixStart);
+      scratch[len] = SEMICOLON;
+      return uuidOfScratch(len + 1);
+    }
+  }
+  const pieces: string[] = [];
+  write({ put: (piece) => void pieces.push(piece) }, value);
+  return hashUuid([head, pieces.join('')]);
 }

@@ -12,7 +12,7 @@
 // row (`setServiceMonitorStatus`). Both are history too, kept in `history()`, as is the third
 // thing chassis bring: the SB Chassis rows registered (name → UUID, also given to
 // `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name.
-import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import type { Database, DbDelta, Row, RowChange, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
 import { datapathsNode } from './datapaths.js';
@@ -239,7 +239,9 @@ export function createNorthd(history?: NorthdHistory): Northd {
   const forgetDeleted = (delta: SbDelta): SbDelta => {
     const kept = new Set<string>();
     const gone: string[] = [];
-    for (const c of delta.changes) {
+    // Indexed: a full run's delta holds every row, and this runs too rarely to be optimized.
+    for (let i = 0; i < delta.changes.length; i++) {
+      const c = delta.changes[i] as RowChange;
       if (c.table === 'Service_Monitor' && c.kind === 'delete') svcStatus.delete(c.uuid);
       if (c.table !== 'Port_Binding') continue;
       if (c.kind === 'delete') gone.push(c.old.logical_port as string);

@@ -50,6 +50,11 @@ function startsWithNormalMac(address: string): boolean {
   return true;
 }
 
+/** `text` is exactly a MAC in OVN's form (xx:xx:xx:xx:xx:xx, lowercase). */
+export function isNormalMac(text: string): boolean {
+  return text.length === 17 && startsWithNormalMac(text);
+}
+
 /** An LSP address entry's leading Ethernet address, normalized as OVN prints it, if any. */
 export function leadingMac(address: string): string | undefined {
   // The common spelling is already normal: no regular expression, no rebuilt string.

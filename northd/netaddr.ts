@@ -3,7 +3,8 @@
 // the IPv6 link-local address derived from its MAC), each IP with its prefix, network,
 // broadcast (IPv4) and solicited-node multicast (IPv6) addresses, printed as inet_ntop does.
 // Pure functions; IPv4 addresses are unsigned 32-bit numbers, IPv6 ones eight 16-bit groups.
-import { formatIpv6, linkLocalOf, parseIpv4, parseIpv6Groups } from './addresses.js';
+import { formatIpv6, linkLocalOf, parseIpv6Groups } from './addresses.js';
+import { isNormalMac } from './nb.js';
 
 export interface Ipv4NetAddr {
   readonly addr: number;
@@ -42,16 +43,39 @@ export function ipv4Mask(plen: number): number {
   return plen === 0 ? 0 : (0xffffffff << (32 - plen)) >>> 0;
 }
 
-function ipv4Value(text: string): number | undefined {
-  const dotted = parseIpv4(text);
-  if (dotted === undefined) return undefined;
-  return dotted.split('.').reduce((acc, p) => ((acc << 8) | Number(p)) >>> 0, 0);
+/**
+ * The value of a dotted-decimal IPv4 address, read as parseIpv4 reads it (four fields of one to
+ * three decimal digits, each at most 255, nothing else), or undefined. A scan rather than a
+ * regular expression and a re-join: every address of every port goes through here.
+ */
+export function ipv4Value(text: string): number | undefined {
+  let value = 0;
+  let i = 0;
+  for (let field = 0; field < 4; field++) {
+    if (field > 0) {
+      if (text.charCodeAt(i) !== DOT) return undefined;
+      i++;
+    }
+    let n = 0;
+    const start = i;
+    for (let c = text.charCodeAt(i); c >= DIGIT_0 && c <= DIGIT_9 && i - start < 3; c = text.charCodeAt(++i)) n = n * 10 + (c - DIGIT_0);
+    if (i === start || n > 255) return undefined;
+    value = ((value << 8) | n) >>> 0;
+  }
+  return i === text.length ? value : undefined;
 }
+
+const DOT = 46;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
 
 export function ipv4NetAddr(addr: number, plen: number): Ipv4NetAddr {
   const mask = ipv4Mask(plen);
   const network = (addr & mask) >>> 0;
-  return { addr, plen, mask, network, addrS: ipv4Text(addr), networkS: ipv4Text(network), bcastS: ipv4Text((addr | ~mask) >>> 0) };
+  const addrS = ipv4Text(addr);
+  // A host address (a VIF's, most often) is its own network and broadcast: one text for all three.
+  if (plen === 32) return { addr, plen, mask, network, addrS, networkS: addrS, bcastS: addrS };
+  return { addr, plen, mask, network, addrS, networkS: ipv4Text(network), bcastS: ipv4Text((addr | ~mask) >>> 0) };
 }
 
 export function ipv6Masked(groups: readonly number[], plen: number): number[] {
@@ -165,16 +189,22 @@ export function ethAddrFromString(text: string): number[] | undefined {
 
 /** An Ethernet address token (1 or 2 hex digits per byte), normalized; undefined otherwise. */
 export function parseMac(token: string): string | undefined {
+  // The common spelling is already normal: no regular expression, no rebuilt string.
+  if (isNormalMac(token)) return token;
   const m = /^([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})$/.exec(token);
   if (m === null) return undefined;
   return m.slice(1, 7).map((h) => h.toLowerCase().padStart(2, '0')).join(':');
 }
 
-/** IP tokens in order until the first that is neither IPv4 nor IPv6 (as parse_and_store_addresses stops). */
-function parseIps(tokens: readonly string[]): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } {
+/**
+ * IP tokens in order (from `from`) until the first that is neither IPv4 nor IPv6 (as
+ * parse_and_store_addresses stops).
+ */
+function parseIps(tokens: readonly string[], from = 0): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } {
   const ipv4: Ipv4NetAddr[] = [];
   const ipv6: Ipv6NetAddr[] = [];
-  for (const token of tokens) {
+  for (let i = from; i < tokens.length; i++) {
+    const token = tokens[i] as string;
     const v4 = parseIpv4Cidr(token);
     if (v4 !== undefined) {
       ipv4.push(ipv4NetAddr(v4.addr, v4.plen));
@@ -188,15 +218,53 @@ function parseIps(tokens: readonly string[]): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6N
 }
 
 function tokensOf(text: string): string[] {
+  // The common spelling, tokens separated by single spaces, splits on ' ' alike.
+  if (singleSpaced(text)) return text.split(' ');
   return text.split(/\s+/).filter((s) => s.length > 0);
 }
+
+/** Non-empty, no white space but single spaces between other characters. */
+function singleSpaced(text: string): boolean {
+  const n = text.length;
+  if (n === 0 || text.charCodeAt(0) === SPACE || text.charCodeAt(n - 1) === SPACE) return false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    // Every white space character \s matches is a space, a control below 0x21, or at least 0xa0.
+    if (c === SPACE ? text.charCodeAt(i + 1) === SPACE : c < 0x21 || c >= 0xa0) return false;
+  }
+  return true;
+}
+
+const SPACE = 32;
 
 /** An LSP address entry "MAC [IP ...]" (extract_lsp_addresses); undefined without a leading MAC. */
 export function extractLspAddresses(entry: string): LportAddresses | undefined {
   const tokens = tokensOf(entry);
   const ea = parseMac(tokens[0] ?? '');
   if (ea === undefined) return undefined;
-  return { ea, ...parseIps(tokens.slice(1)) };
+  const { ipv4, ipv6 } = parseIps(tokens, 1);
+  return { ea, ipv4, ipv6 };
+}
+
+/**
+ * The texts of an LSP address entry's IPv4 and IPv6 addresses, appended to `v4` and `v6`: the
+ * `addrS` of extractLspAddresses's, without the rest of each address (a port group's address
+ * sets read only these).
+ */
+export function extractLspIps(entry: string, v4: string[], v6: string[]): void {
+  const tokens = tokensOf(entry);
+  if (parseMac(tokens[0] ?? '') === undefined) return;
+  for (let i = 1; i < tokens.length; i++) {
+    const token = tokens[i] as string;
+    const a4 = parseIpv4Cidr(token);
+    if (a4 !== undefined) {
+      v4.push(ipv4Text(a4.addr));
+      continue;
+    }
+    const a6 = parseIpv6Cidr(token);
+    if (a6 === undefined) break;
+    v6.push(formatIpv6(a6.addr));
+  }
 }
 
 /** "IP [IP ...]" (extract_ip_addresses); undefined when no IP is found. */

@@ -27,7 +27,8 @@ import type { HaGroupDesired } from './gateway-ports.js';
 import { crPortName, haGroupOf, haGroupRow, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
 import type { RefContribution } from './ha-ref-chassis.js';
 import { HaRefChassis } from './ha-ref-chassis.js';
-import { hashUuid } from './hash.js';
+import type { TextSink } from './hash.js';
+import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
@@ -206,7 +207,8 @@ interface BindingColumns {
 }
 
 interface Desired {
-  readonly info: Omit<PortInfo, 'key'>;
+  /** Its key is KEY_UNSET until `project` gives it one (the object is not shared before). */
+  readonly info: PortInfo;
   readonly columns: BindingColumns;
   /** The SB HA_Chassis_Group the binding names. */
   readonly haGroup?: HaGroupDesired | undefined;
@@ -253,40 +255,77 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
     encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
     up: owned?.up ?? UP_FALSE,
   };
-  row._version = hashUuid(['version', bindingText(row)]);
+  row._version = hashUuidOfWritten('version', row, writeBindingText);
   return row;
 }
 
 /**
  * The canonical text of a binding's columns, spelled out for the one shape bindingRow builds:
  * the text contentVersion would write, without walking the row's keys (a full run writes ten
- * thousand of these). tests/northd/projections.test.ts checks every row against contentVersion.
+ * thousand of these), put piece by piece into the hash (the text itself is never built).
+ * tests/northd/projections.test.ts checks every row against contentVersion.
  */
-function bindingText(r: sb.Port_Binding): string {
+function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
-  const c = canonicalText;
-  return `{"logical_port":${q(r.logical_port)},"type":${q(r.type)},"gateway_chassis":${c(r.gateway_chassis)},"ha_chassis_group":${c(r.ha_chassis_group)},` +
-    `"options":${c(r.options)},"datapath":${q(r.datapath)},"tunnel_key":${c(r.tunnel_key)},"parent_port":${c(r.parent_port)},"tag":${c(r.tag)},` +
-    `"mirror_rules":${c(r.mirror_rules)},"mac":${c(r.mac)},"port_security":${c(r.port_security)},"nat_addresses":${c(r.nat_addresses)},` +
-    `"external_ids":${c(r.external_ids)},"requested_chassis":${c(r.requested_chassis)},"requested_additional_chassis":${c(r.requested_additional_chassis)},` +
-    `"chassis":${c(r.chassis)},"additional_chassis":${c(r.additional_chassis)},"encap":${c(r.encap)},"additional_encap":${c(r.additional_encap)},` +
-    `"virtual_parent":${c(r.virtual_parent)},"up":${c(r.up)}}`;
+  // gateway_chassis, mirror_rules, requested_chassis and requested_additional_chassis are
+  // always empty here (bindingRow); the rest go through the cheap forms of canonicalText below.
+  w.put('{"logical_port":');
+  w.put(q(r.logical_port));
+  w.put(',"type":');
+  w.put(q(r.type));
+  w.put(',"gateway_chassis":[],"ha_chassis_group":');
+  w.put(atomsText(r.ha_chassis_group));
+  w.put(',"options":');
+  w.put(mapText(r.options));
+  w.put(',"datapath":');
+  w.put(q(r.datapath));
+  w.put(',"tunnel_key":');
+  w.put(String(r.tunnel_key));
+  w.put(',"parent_port":');
+  w.put(atomsText(r.parent_port));
+  w.put(',"tag":');
+  w.put(atomsText(r.tag));
+  w.put(',"mirror_rules":[],"mac":');
+  w.put(atomsText(r.mac));
+  w.put(',"port_security":');
+  w.put(atomsText(r.port_security));
+  w.put(',"nat_addresses":');
+  w.put(atomsText(r.nat_addresses));
+  w.put(',"external_ids":');
+  w.put(mapText(r.external_ids));
+  w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
+  w.put(atomsText(r.chassis));
+  w.put(',"additional_chassis":');
+  w.put(atomsText(r.additional_chassis));
+  w.put(',"encap":');
+  w.put(atomsText(r.encap));
+  w.put(',"additional_encap":');
+  w.put(atomsText(r.additional_encap));
+  w.put(',"virtual_parent":');
+  w.put(atomsText(r.virtual_parent));
+  w.put(',"up":');
+  w.put(atomsText(r.up));
+  w.put('}');
 }
 
-/**
- * Spelled out rather than `{ ...i, key }`: V8 gives a spread copy of a wide object whose source
- * maps have changed a new hidden class (and a descriptor array) of its own, about 1 KiB per port
- * (12 MiB for 10,000 ports in a member's heap). A literal of fixed shape shares one; the type
- * makes sure no field is left out.
- */
-function withKey(i: Omit<PortInfo, 'key'>, key: number): PortInfo {
-  return {
-    name: i.name, kind: i.kind, nbUuid: i.nbUuid, sbUuid: i.sbUuid, dp: i.dp, key, type: i.type, enabled: i.enabled, hasUnknown: i.hasUnknown,
-    macs: i.macs, portSecurityCount: i.portSecurityCount, localnetLearnFdb: i.localnetLearnFdb, routerPeer: i.routerPeer, options: i.options,
-    lspAddrs: i.lspAddrs, dhcpv4: i.dhcpv4, dhcpv6: i.dhcpv6, networks: i.networks, peer: i.peer, peerIsLrp: i.peerIsLrp,
-    peerColumnSet: i.peerColumnSet, gateway: i.gateway, ipv6RaConfigs: i.ipv6RaConfigs, residentCr: i.residentCr, peerHasVtep: i.peerHasVtep,
-    peerVlanLocalnet: i.peerVlanLocalnet, vtepHairpinCr: i.vtepHairpinCr, virtual: i.virtual,
-  };
+/** canonicalText of an array of strings, numbers or booleans: JSON.stringify writes it so. */
+function atomsText(a: readonly (string | number | boolean)[]): string {
+  return a.length === 0 ? '[]' : JSON.stringify(a);
+}
+
+/** canonicalText of a map, most often empty. */
+function mapText(m: ReadonlyMap<string, string>): string {
+  return m.size === 0 ? '[]' : canonicalText(m);
+}
+
+/** The key of a desired port's info until it is allocated. */
+const KEY_UNSET = -1;
+
+/** `i` (a desired port's fresh info) with its tunnel key: set in place, not copied. */
+function withKey(i: PortInfo, key: number): PortInfo {
+  assert(i.key === KEY_UNSET, `port ${i.name}: a key given twice`);
+  (i as { key: number }).key = key;
+  return i;
 }
 
 /** The LSP of a router port's peer: the lowest-named attached router LSP naming it as router-port. */
@@ -407,8 +446,8 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     if (parsed !== undefined) lspAddrs.push(parsed);
   }
   if (routerPeer !== undefined && lsp.addresses.includes('router')) lspAddrs.push(routerPeer.networks);
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
     hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
@@ -479,8 +518,8 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
   const residentCr = peerSwitch !== undefined && hasLocalnet(db, peerSwitch) ? residentCrOf(lrp, routerGateways(db, dp.nbUuid)) : undefined;
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'),
@@ -518,8 +557,8 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
   options.set('distributed-port', lrpName);
   if (redirectType !== undefined) options.set('redirect-type', redirectType);
   const haGroup = haGroupOf(db, lrpName, lrp.ha_chassis_group, lrp.gateway_chassis);
-  const info: Omit<PortInfo, 'key'> = {
-    name, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
+  const info: PortInfo = {
+    name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
     peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
@@ -598,11 +637,10 @@ function refContribution(info: PortInfo, d: Desired, owned: ChassisOwnedColumns 
 }
 
 /** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
-function reindex(db: Database, data: PortsData, name: string): void {
+function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | undefined, lrp: nb.Logical_Router_Port | undefined): void {
   const oldTarget = data.routerPortOf.get(name);
   if (oldTarget !== undefined) dropRef(data.routerPortRefs, oldTarget, name);
   data.routerPortOf.delete(name);
-  const lsp = findLsp(db, name);
   const target = lsp?.options.get('router-port');
   if (target !== undefined) {
     data.routerPortOf.set(name, target);
@@ -611,7 +649,7 @@ function reindex(db: Database, data: PortsData, name: string): void {
   const oldPeer = data.peerOf.get(name);
   if (oldPeer !== undefined) dropRef(data.peerRefs, oldPeer, name);
   data.peerOf.delete(name);
-  const peer = findLrp(db, name)?.peer[0];
+  const peer = lrp?.peer[0];
   if (peer !== undefined) {
     data.peerOf.set(name, peer);
     addRef(data.peerRefs, peer, name);
@@ -631,20 +669,36 @@ function allocatorFor(data: PortsData, dp: Uuid): KeyAllocator {
  */
 function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: SbChassisData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
   const dirty = new Set(primary);
-  for (const name of primary) {
+  // An array, iterated by index: this runs once per run over every name of a full run, too
+  // rarely to be optimized, and an unoptimized for-of over a set allocates a result per step.
+  const primaryNames = [...primary];
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const before = data.routerPortOf.get(name);
     if (before !== undefined) dirty.add(before).add(crPortName(before));
   }
-  for (const name of primary) reindex(db, data, name);
+  // The NB rows of the primary names, looked up once: the loops below and the projection
+  // read them again (the database does not change while this runs).
+  const lspOf = new Map<string, nb.Logical_Switch_Port | undefined>();
+  const lrpOf = new Map<string, nb.Logical_Router_Port | undefined>();
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
+    const lsp = findLsp(db, name);
+    const lrp = findLrp(db, name);
+    lspOf.set(name, lsp);
+    lrpOf.set(name, lrp);
+    reindex(data, name, lsp, lrp);
+  }
   // A localnet port coming, going or changing on a switch changes the GARP addresses
   // (nat_addresses) of the gateway routers' ports there, whether the router ports facing it
   // answer ARP from their gateway chassis only, and (by its tag_request) the header size their
   // gateway_mtu checks count; a vtep port changes the redirect options of the distributed
   // gateway ports facing it.
   const gatedTypes = ['localnet', 'vtep'];
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const old = data.byName.get(name);
-    const lsp = findLsp(db, name);
+    const lsp = lspOf.get(name);
     if (!gatedTypes.includes(old?.type ?? '') && !gatedTypes.includes(lsp?.type ?? '')) continue;
     const now = lsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', lsp._uuid);
     for (const dp of [old?.dp, now === undefined ? undefined : datapathSbUuid(now)]) {
@@ -658,9 +712,10 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   // A router port becoming (or ceasing to be) a distributed gateway port changes its router's
   // gateway ports: every port of the router (reside-on-redirect-chassis) and the router LSPs
   // facing them. Every router port has its chassisredirect name projected with it.
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const old = data.byName.get(name);
-    const lrp = findLrp(db, name);
+    const lrp = lrpOf.get(name);
     if (lrp === undefined && old?.kind !== 'lrp') continue;
     if (old?.type !== 'chassisredirect') dirty.add(crPortName(name));
     if (old?.gateway !== true && (lrp === undefined || !lrpHasGateway(lrp))) continue;
@@ -672,7 +727,8 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
       }
     }
   }
-  for (const name of primary) {
+  for (let i = 0; i < primaryNames.length; i++) {
+    const name = primaryNames[i] as string;
     const after = data.routerPortOf.get(name);
     if (after !== undefined) dirty.add(after).add(crPortName(after));
     for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
@@ -681,9 +737,9 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   const names = [...dirty].sort();
   // desired[i] is what names[i] should be bound as (undefined: not bound).
   const desired: (Desired | undefined)[] = names.map((name) => {
-    const lsp = findLsp(db, name);
+    const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
     if (lsp !== undefined) return desiredLsp(db, dps, lsp, owned.get(name));
-    const lrp = findLrp(db, name);
+    const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
     if (lrp !== undefined) return desiredLrp(db, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
     return gatewayPort === undefined ? undefined : desiredCr(db, dps, data, name, gatewayPort);

@@ -9,7 +9,7 @@
 // otherwise each carry their own copies.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { hashUuid } from '../hash.js';
+import { hashUuid6 } from '../hash.js';
 import type { Stage, StageName } from '../stages.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES, stage } from '../stages.js';
 
@@ -28,15 +28,37 @@ export interface FlowHints {
  * Made afresh for each regeneration of an owner; the maps are immutable once made.
  */
 export class StageIds {
-  private readonly byKey = new Map<string, ReadonlyMap<string, string>>();
+  /**
+   * The first hint's maps by stage, in a short list (an owner's flows fall in a few stages and
+   * mostly come from one NB row); other hints' in a map by hint, then stage.
+   */
+  private firstHint: Uuid | undefined = undefined;
+  private readonly firstStages: string[] = [];
+  private readonly firstIds: ReadonlyMap<string, string>[] = [];
+  private others: Map<Uuid, Map<string, ReadonlyMap<string, string>>> | undefined = undefined;
 
   get(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
-    const key = `${hint} ${stageName}`;
-    let ids = this.byKey.get(key);
-    // Keys in sorted order, as every map value is built: stage-hint < stage-name.
-    if (ids === undefined) this.byKey.set(key, (ids = new Map([['stage-hint', hint.slice(0, 8)], ['stage-name', stageName]])));
+    this.firstHint ??= hint;
+    if (hint === this.firstHint) {
+      const i = this.firstStages.indexOf(stageName);
+      if (i >= 0) return this.firstIds[i] as ReadonlyMap<string, string>;
+      const ids = stageIds(hint, stageName);
+      this.firstStages.push(stageName);
+      this.firstIds.push(ids);
+      return ids;
+    }
+    this.others ??= new Map();
+    let byStage = this.others.get(hint);
+    if (byStage === undefined) this.others.set(hint, (byStage = new Map()));
+    let ids = byStage.get(stageName);
+    if (ids === undefined) byStage.set(stageName, (ids = stageIds(hint, stageName)));
     return ids;
   }
+}
+
+/** A hinted flow's external_ids. Keys in sorted order, as every map value is built: stage-hint < stage-name. */
+function stageIds(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
+  return new Map<string, string>().set('stage-hint', hint.slice(0, 8)).set('stage-name', stageName);
 }
 
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
@@ -51,7 +73,7 @@ const STAGE_IDS: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
 
 /** The tags of a flow about logical port `name` (OVN's tags:in_out_port); share it per port. */
 export function portTags(name: string): ReadonlyMap<string, string> {
-  return new Map([['in_out_port', name]]);
+  return new Map<string, string>().set('in_out_port', name);
 }
 
 /**
@@ -75,7 +97,7 @@ export function shardOf(dp: Uuid): number {
  * does.
  */
 export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string): Uuid {
-  return hashUuid(['Logical_Flow', String(shard), stageName, String(priority), match, actions]);
+  return hashUuid6('Logical_Flow', String(shard), stageName, String(priority), match, actions);
 }
 
 /** A datapath UUID in each shard, for flows built once per shard and copied into its datapaths. */
@@ -93,7 +115,7 @@ export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, pr
   // Keys in sorted order, as every map value is built: stage-hint < stage-name.
   let ids: ReadonlyMap<string, string>;
   if (hints.hint === undefined) ids = STAGE_IDS.get(s.name) as ReadonlyMap<string, string>;
-  else ids = hints.ids !== undefined ? hints.ids.get(hints.hint, s.name) : new Map([['stage-hint', hints.hint.slice(0, 8)], ['stage-name', s.name]]);
+  else ids = hints.ids !== undefined ? hints.ids.get(hints.hint, s.name) : stageIds(hints.hint, s.name);
   return {
     // _version is filled in when the flow is first shown as its row (lflows/node.ts).
     _uuid: uuid, _version: '', logical_datapath: logicalDatapath, logical_dp_group: NO_UUIDS, pipeline: s.pipeline, table_id: s.table,

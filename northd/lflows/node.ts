@@ -31,7 +31,7 @@ import type { RoutersChange, RoutersData } from '../routers.js';
 import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
-import { hashUuid } from '../hash.js';
+import { hashUuid, hashUuid5 } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
@@ -49,8 +49,12 @@ export interface LflowsData {
   readonly entries: Map<Uuid, FlowEntry | sb.Logical_Flow>;
   /** Logical_DP_Group UUID → the group and the number of rows referring to it. */
   readonly groups: Map<Uuid, DpGroup>;
-  /** Flows touched in the current run, settled by `finish`. */
-  readonly dirty: Set<Uuid>;
+  /**
+   * Flows touched in the current run, settled by `finish`: a list, maybe with repeats (settling
+   * a flow twice is settling it once), as pushing costs no hashing and a full run touches tens
+   * of thousands.
+   */
+  readonly dirty: Uuid[];
   readonly table: SbTable;
   readonly groupTable: SbTable;
   /**
@@ -240,14 +244,14 @@ function hold(data: LflowsData, flow: sb.Logical_Flow): void {
   if (cur === undefined) {
     // The common case, a flow nobody holds: it stands for itself.
     data.entries.set(uuid, flow);
-    data.dirty.add(uuid);
+    data.dirty.push(uuid);
     return;
   }
   let e: FlowEntry;
   if (cur instanceof FlowEntry) e = cur;
   else data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
   const joined = countDp(e, dpOf(flow));
-  if (countVariant(e, flow) || joined) data.dirty.add(uuid);
+  if (countVariant(e, flow) || joined) data.dirty.push(uuid);
 }
 
 function release(data: LflowsData, flow: sb.Logical_Flow): void {
@@ -257,11 +261,11 @@ function release(data: LflowsData, flow: sb.Logical_Flow): void {
   if (!(cur instanceof FlowEntry)) {
     if (dpOf(cur) !== dpOf(flow) || !sameHints(cur, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
     data.entries.delete(uuid);
-    data.dirty.add(uuid);
+    data.dirty.push(uuid);
     return;
   }
   const left = uncountDp(cur, dpOf(flow));
-  if (uncountVariant(cur, flow) || left) data.dirty.add(uuid);
+  if (uncountVariant(cur, flow) || left) data.dirty.push(uuid);
 }
 
 /** The version the row shows: the one with the lowest hints. */
@@ -334,7 +338,7 @@ function unref(data: LflowsData, g: DpGroup | undefined, out: SbChangeSet): void
 }
 
 function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
-  return hashUuid(['Logical_Flow', uuid, where, rep.external_ids.get('stage-hint') ?? '', rep.tags.get('in_out_port') ?? '']);
+  return hashUuid5('Logical_Flow', uuid, where, rep.external_ids.get('stage-hint') ?? '', rep.tags.get('in_out_port') ?? '');
 }
 
 /**
@@ -343,10 +347,11 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
-  if (data.dirty.size === 0) return;
+  if (data.dirty.length === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
   // The order does not matter: what a row becomes depends on its own holdings only.
-  for (const uuid of data.dirty) {
+  for (let i = 0; i < data.dirty.length; i++) {
+    const uuid = data.dirty[i] as Uuid;
     const e = data.entries.get(uuid);
     if (e === undefined) {
       data.table.remove(uuid, out);
@@ -398,7 +403,7 @@ function settle(data: LflowsData, out: SbChangeSet): void {
     // Held once again: the flow stands for itself.
     if (row === e.v1 && e.c1 === 1 && e.n1 === 1) data.entries.set(uuid, row);
   }
-  data.dirty.clear();
+  data.dirty.length = 0;
 }
 
 /** The same flows, by UUID, datapath and hints, in the same order: regenerating changed nothing. */
@@ -487,9 +492,9 @@ export class FlowChanges extends SbChangeSet {
 
   /** Whether `owner` still has to be regenerated in this run (and notes that it will be). */
   claim(owner: string): boolean {
-    if (this.regenerated.has(owner)) return false;
-    this.regenerated.add(owner);
-    return true;
+    // One lookup: the set grows exactly when the owner is new to it.
+    const before = this.regenerated.size;
+    return this.regenerated.add(owner).size !== before;
   }
 }
 
@@ -510,10 +515,16 @@ interface Sources {
   readonly acls: AclsData;
   readonly lbs: LbsData;
   readonly dns: DnsData;
+  /**
+   * Each switch's router ports as `routerPortsOf` found them: the inputs do not change while
+   * the node runs, and every port of a switch reads them.
+   */
+  readonly routerPorts: Map<Uuid, readonly SwitchRouterPort[]>;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
   return {
+    routerPorts: new Map(),
     dps: inputs.data<DatapathsData>('datapaths'),
     ports: inputs.data<PortsData>('ports'),
     mc: inputs.data<MulticastData>('multicast'),
@@ -555,7 +566,8 @@ function ownerExists(owner: string, src: Sources): boolean {
 }
 
 function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges): void {
-  if (!out.claim(datapathOwner(sbUuid))) return;
+  const owner = datapathOwner(sbUuid);
+  if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(sbUuid);
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
   if (info !== undefined && info.kind === 'switch') {
@@ -567,17 +579,20 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
   }
-  setOwner(data, datapathOwner(sbUuid), flows);
+  setOwner(data, owner, flows);
 }
 
 /** The router ports of a switch, with their peers, in name order. */
-function routerPortsOf(src: Sources, dp: Uuid): SwitchRouterPort[] {
+function routerPortsOf(src: Sources, dp: Uuid): readonly SwitchRouterPort[] {
+  const known = src.routerPorts.get(dp);
+  if (known !== undefined) return known;
   const out: SwitchRouterPort[] = [];
   for (const name of [...(src.ports.routersByDp.get(dp) ?? [])].sort()) {
     const peer = src.ports.byName.get(name)?.routerPeer;
     const routerLd = peer === undefined ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
     if (peer !== undefined && routerLd !== undefined) out.push({ lsp: name, peer, routerLd });
   }
+  src.routerPorts.set(dp, out);
   return out;
 }
 
@@ -603,7 +618,8 @@ function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
 }
 
 function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChanges): void {
-  if (!out.claim(portOwner(name))) return;
+  const owner = portOwner(name);
+  if (!out.claim(owner)) return;
   const p = src.ports.byName.get(name);
   let flows = NO_FLOWS;
   if (p !== undefined) {
@@ -611,20 +627,22 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChange
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
     flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
-  setOwner(data, portOwner(name), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
-  if (!out.claim(aclOwner(dp, acl))) return;
+  const owner = aclOwner(dp, acl);
+  if (!out.claim(owner)) return;
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
   const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
-  setOwner(data, aclOwner(dp, acl), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowChanges): void {
-  if (!out.claim(lbOwner(dp, lb))) return;
+  const owner = lbOwner(dp, lb);
+  if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(dp);
   const facts = src.lbs.lbs.get(lb);
   const applies = info !== undefined && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
@@ -634,7 +652,7 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) flows = lbRouterFlows(router, facts);
   }
-  setOwner(data, lbOwner(dp, lb), flows);
+  setOwner(data, owner, flows);
 }
 
 function regenSvcArp(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
@@ -708,7 +726,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
+      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: [], table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),

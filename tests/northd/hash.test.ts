@@ -1,8 +1,9 @@
 // MurmurHash3 x86-128 against its published vectors: SMHasher's verification value (0xB3ECE62A)
 // and the empty-input digest; then the UUID shape and separation of hashUuid, and the string
-// path (encoded into a scratch buffer) against encoding then hashing.
+// path (encoded into a scratch buffer) against encoding then hashing, and hashUuid's ASCII path
+// (parts written straight into the scratch buffer) and its written-text form against its definition.
 import t from 'tap';
-import { hashUuid, murmur3x86x128, murmur3x86x128Text } from '../../northd/hash.js';
+import { hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text } from '../../northd/hash.js';
 
 function hex(words: readonly number[]): string {
   // The digest as MurmurHash3 writes it: h1..h4, each little-endian.
@@ -42,4 +43,34 @@ t.test('the string fast path gives the digest of the encoded bytes', async (t) =
   const texts = ['', 'a', 'ovn', 'x'.repeat(15), 'y'.repeat(16), 'z'.repeat(17), '12:Logical_Flow;36:00000000-0000-4000-8000-000000000001;', 'é', 'naïve-port-π', '\u{1F600}', `${'x'.repeat(20)}é${'y'.repeat(20)}`, `é${'z'.repeat(31)}`, 'w'.repeat(1365), 'w'.repeat(1366), `${'v'.repeat(3000)}é`];
   for (let n = 0; n < 64; n++) texts.push(Array.from({ length: n }, (_, i) => String.fromCharCode(32 + ((i * 7 + n) % 95))).join(''));
   for (const s of texts) t.same(murmur3x86x128Text(s, 0), murmur3x86x128(enc.encode(s), 0), JSON.stringify(s));
+});
+
+/** hashUuid's definition: the length-prefixed parts as one text, its UTF-8 bytes hashed. */
+function hashUuidReference(parts: readonly string[]): string {
+  const text = parts.map((p) => `${p.length}:${p};`).join('');
+  const [h1, h2, h3, h4] = murmur3x86x128(new TextEncoder().encode(text), 0);
+  const w2 = ((h2 & 0xffff0fff) | 0x00004000) >>> 0;
+  const w3 = ((h3 & 0x3fffffff) | 0x80000000) >>> 0;
+  const hex = [h1, w2, w3, h4].map((w) => w.toString(16).padStart(8, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definition', async (t) => {
+  const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`];
+  for (let n = 0; n < 40; n++) samples.push(Array.from({ length: n * 3 }, (_, i) => String.fromCharCode(32 + ((i * 11 + n) % 95))).join(''));
+  let checked = 0;
+  for (let i = 0; i < samples.length; i++) {
+    for (let j = 0; j < samples.length; j += 3) {
+      const parts = [samples[i] as string, samples[j] as string, samples[(i + j) % samples.length] as string, samples[(i * 7 + 1) % samples.length] as string, samples[(j * 5 + 2) % samples.length] as string];
+      const want = hashUuidReference(parts);
+      t.equal(hashUuid(parts), want);
+      t.equal(hashUuid5(parts[0] as string, parts[1] as string, parts[2] as string, parts[3] as string, parts[4] as string), want);
+      const six = [...parts, samples[(i + 3) % samples.length] as string];
+      t.equal(hashUuid6(six[0] as string, six[1] as string, six[2] as string, six[3] as string, six[4] as string, six[5] as string), hashUuidReference(six));
+      // A written text: the parts after the first as its pieces.
+      t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p) => sink.put(p))), hashUuidReference([parts[0] as string, parts.slice(1).join('')]));
+      checked++;
+    }
+  }
+  t.ok(checked > 500, `${checked} part lists checked`);
 });

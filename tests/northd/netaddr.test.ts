@@ -2,8 +2,8 @@
 // networks with their derived addresses, and the lookups flows use. Method: a table of inputs
 // and the texts ovn-northd prints for them.
 import t from 'tap';
-import { ethAddrFromString, extractIpAddresses, extractLrpNetworks, extractLspAddresses, findLportAddress, ipv6InMasked, isDynamicAddress, parseIpv6Masked, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
-import { parseIpv6Groups } from '../../northd/addresses.js';
+import { ethAddrFromString, extractIpAddresses, extractLrpNetworks, extractLspAddresses, extractLspIps, findLportAddress, ipv4Value, ipv6InMasked, isDynamicAddress, parseIpv6Masked, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
+import { parseIpv4, parseIpv6Groups } from '../../northd/addresses.js';
 
 t.test('LSP address entries', async (t) => {
   const a = extractLspAddresses('0A:0:0:0:1:a 10.0.0.5 fd00::5 192.168.1.9/24 junk 10.9.9.9');
@@ -75,4 +75,63 @@ t.test('MACs as eth_addr_from_string reads them', async (t) => {
   for (const bad of ['not-a-mac', '00:00:00:00:00', '00:00:00:00:00:01 ', '00:00:00:00:00:01:02', '00-00-00-00-00-01', '', '0:0:0:0:0:0x']) {
     t.equal(ethAddrFromString(bad), undefined, `"${bad}" is refused`);
   }
+});
+
+t.test('ipv4Value reads what parseIpv4 reads', async (t) => {
+  // The reference: parseIpv4's regular expression, then the fields as one 32-bit value.
+  const reference = (s: string): number | undefined => {
+    const dotted = parseIpv4(s);
+    return dotted === undefined ? undefined : dotted.split('.').reduce((acc, p) => ((acc << 8) | Number(p)) >>> 0, 0);
+  };
+  const texts = ['', '1.2.3.4', '0.0.0.0', '255.255.255.255', '256.1.1.1', '1.2.3.256', '01.002.3.4', '1.2.3', '1.2.3.4.5', '1..3.4', '.1.2.3', '1.2.3.4 ', ' 1.2.3.4', '1.2.3.4\n', '1234.1.1.1', '1.2.3.0004', '10.1.0.10', 'a.b.c.d', '1.2.3.4/24', '1.2.3.٣'];
+  // Random near-addresses: three to five fields of zero to four digits, sometimes a stray character.
+  let x = 12345;
+  const next = (m: number): number => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x >>> 16) % m;
+  };
+  for (let n = 0; n < 3000; n++) {
+    const fields: string[] = [];
+    const count = next(10) === 0 ? 3 + next(3) : 4;
+    for (let f = 0; f < count; f++) fields.push(Array.from({ length: next(8) === 0 ? next(5) : 1 + next(3) }, () => String(next(10) < 3 ? 2 + next(4) : next(10))).join(''));
+    let s = fields.join('.');
+    if (next(6) === 0) {
+      const at = next(s.length + 1);
+      s = s.slice(0, at) + (' x/.-'[next(5)] as string) + s.slice(at);
+    }
+    texts.push(s);
+  }
+  let parsed = 0;
+  for (const s of texts) {
+    const want = reference(s);
+    if (want !== undefined) parsed++;
+    t.equal(ipv4Value(s), want, JSON.stringify(s));
+  }
+  t.ok(parsed > 500, `${parsed} of the texts are addresses`);
+});
+
+t.test('extractLspIps gives the addresses extractLspAddresses parses', async (t) => {
+  // Entries from pieces: MACs good and bad, IPv4 and IPv6 with and without prefixes, junk,
+  // separated by single spaces or other white space.
+  const pieces = ['0a:00:00:00:00:01', '0A:0:0:0:0:2', 'zz:00:00:00:00:01', '10.0.0.5', '010.0.0.6', '192.168.1.9/24', '10.0.0.300', 'fd00::5', 'FD00::6/64', 'fe80::1/129', 'junk', '', ' ', '  ', '\t', '\u00a0', 'é'];
+  const seps = [' ', ' ', ' ', '  ', '\t', ' \n'];
+  let x = 7;
+  const next = (m: number): number => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x >>> 16) % m;
+  };
+  let withIps = 0;
+  for (let n = 0; n < 2000; n++) {
+    const count = 1 + next(5);
+    let entry = next(4) === 0 ? (pieces[next(pieces.length)] as string) : (pieces[next(3)] as string);
+    for (let i = 1; i < count; i++) entry += (seps[next(seps.length)] as string) + (pieces[3 + next(pieces.length - 3)] as string);
+    if (next(10) === 0) entry = ` ${entry}`;
+    const parsed = extractLspAddresses(entry);
+    const v4: string[] = [];
+    const v6: string[] = [];
+    extractLspIps(entry, v4, v6);
+    t.same([v4, v6], [parsed?.ipv4.map((a) => a.addrS) ?? [], parsed?.ipv6.map((a) => a.addrS) ?? []], JSON.stringify(entry));
+    if (v4.length + v6.length > 0) withIps++;
+  }
+  t.ok(withIps > 300, `${withIps} entries with addresses`);
 });
