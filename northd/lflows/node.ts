@@ -49,12 +49,8 @@ export interface LflowsData {
   readonly entries: Map<Uuid, FlowEntry | sb.Logical_Flow>;
   /** Logical_DP_Group UUID → the group and the number of rows referring to it. */
   readonly groups: Map<Uuid, DpGroup>;
-  /**
-   * Flows touched in the current run, settled by `finish`: a list, maybe with repeats (settling
-   * a flow twice is settling it once), as pushing costs no hashing and a full run touches tens
-   * of thousands.
-   */
-  readonly dirty: Uuid[];
+  /** Flows touched in the current run, settled by `finish`. */
+  readonly dirty: Set<Uuid>;
   readonly table: SbTable;
   readonly groupTable: SbTable;
   /**
@@ -244,14 +240,14 @@ function hold(data: LflowsData, flow: sb.Logical_Flow): void {
   if (cur === undefined) {
     // The common case, a flow nobody holds: it stands for itself.
     data.entries.set(uuid, flow);
-    data.dirty.push(uuid);
+    data.dirty.add(uuid);
     return;
   }
   let e: FlowEntry;
   if (cur instanceof FlowEntry) e = cur;
   else data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
   const joined = countDp(e, dpOf(flow));
-  if (countVariant(e, flow) || joined) data.dirty.push(uuid);
+  if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
 
 function release(data: LflowsData, flow: sb.Logical_Flow): void {
@@ -261,11 +257,11 @@ function release(data: LflowsData, flow: sb.Logical_Flow): void {
   if (!(cur instanceof FlowEntry)) {
     if (dpOf(cur) !== dpOf(flow) || !sameHints(cur, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
     data.entries.delete(uuid);
-    data.dirty.push(uuid);
+    data.dirty.add(uuid);
     return;
   }
   const left = uncountDp(cur, dpOf(flow));
-  if (uncountVariant(cur, flow) || left) data.dirty.push(uuid);
+  if (uncountVariant(cur, flow) || left) data.dirty.add(uuid);
 }
 
 /** The version the row shows: the one with the lowest hints. */
@@ -347,11 +343,10 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
-  if (data.dirty.length === 0) return;
+  if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
   // The order does not matter: what a row becomes depends on its own holdings only.
-  for (let i = 0; i < data.dirty.length; i++) {
-    const uuid = data.dirty[i] as Uuid;
+  for (const uuid of data.dirty) {
     const e = data.entries.get(uuid);
     if (e === undefined) {
       data.table.remove(uuid, out);
@@ -403,7 +398,7 @@ function settle(data: LflowsData, out: SbChangeSet): void {
     // Held once again: the flow stands for itself.
     if (row === e.v1 && e.c1 === 1 && e.n1 === 1) data.entries.set(uuid, row);
   }
-  data.dirty.length = 0;
+  data.dirty.clear();
 }
 
 /** The same flows, by UUID, datapath and hints, in the same order: regenerating changed nothing. */
@@ -726,7 +721,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: [], table: new SbTable('Logical_Flow'),
+      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),
