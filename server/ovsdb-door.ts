@@ -643,6 +643,10 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
   const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
   const server = net.createServer((socket) => {
+    // A reply and the update it caused are written one after the other, each small: with
+    // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
+    // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
+    socket.setNoDelay(true);
     const c = new Connection(door, socket);
     door.connections.add(c);
   });
