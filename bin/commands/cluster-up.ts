@@ -54,12 +54,15 @@ async function waitForLeader(addresses: string[], failure: () => string | undefi
     for (;;) {
       const why = failure();
       if (why !== undefined) throw new Error(why);
-      for (const c of clients) {
-        const ok = await c.list('NB_Global').then(() => true, () => false);
-        // Every member must be up, not only one that answers.
-        if (ok && failure() === undefined) return;
+      // Every member must answer (a linearizable read: there is a leader, and this member is
+      // up and reaches it), not only one: two members make a quorum while the third may still
+      // be binding its ports, and a client given its address would be refused.
+      const answered = await Promise.all(clients.map((c) => c.list('NB_Global').then(() => true, () => false)));
+      if (answered.every(Boolean) && failure() === undefined) return;
+      if (Date.now() > deadline) {
+        const silent = addresses.filter((_, i) => !answered[i]);
+        throw new Error(silent.length === addresses.length ? `no leader within ${upLimits.leaderWaitMs} ms` : `no answer from ${silent.join(', ')} within ${upLimits.leaderWaitMs} ms`);
       }
-      if (Date.now() > deadline) throw new Error(`no leader within ${upLimits.leaderWaitMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
   } finally {
