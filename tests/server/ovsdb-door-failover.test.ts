@@ -59,7 +59,8 @@ t.test('ovn-nbctl ls-add in a loop while the leader is killed: no loss, no dupli
 
   /**
    * Per name: 'ok' (ovn-nbctl reported success), 'uncertain' (an attempt lost its connection and
-   * a retry found the switch already there: the lost attempt committed), or the error.
+   * a retry — ours, or ovn-nbctl's own after reconnecting — found the switch already there: the
+   * lost attempt committed), or the error.
    */
   const outcomes = new Map<string, { kind: 'ok' | 'uncertain' } | { kind: 'failed'; stderr: string }>();
   let retries = 0;
@@ -75,6 +76,10 @@ t.test('ovn-nbctl ls-add in a loop while the leader is killed: no loss, no dupli
         await new Promise((resolve) => setTimeout(resolve, killDelayMs));
         process.kill(env.pids[leader] as number, 'SIGKILL');
         dead.add(leader);
+        // This command's connection may be lost under it, and ovn-nbctl then reconnects to
+        // another remote and runs the command again by itself: if the lost attempt had
+        // committed, the retry reports "already exists" from this very run.
+        lostConnection = true;
       }
       const r = await pending;
       if (r.code === 0) {
