@@ -205,10 +205,10 @@ export class Session {
 export class Fanout {
   private readonly interest: InterestIndex;
   /**
-   * Whether `interest` follows the view. It is kept only once something has asked for it (the
-   * first agent stream, a test): a member no agent connects to does not pay for it on every
-   * commit (measured: about a fifth of a follower's apply of a one-switch transaction). It is
-   * then built from the view as it is, in one pass, and followed from there on.
+   * Whether `interest` follows the view. It is kept only while something needs it (an agent
+   * stream open, a test asking): a member no agent connects to does not pay for it on every
+   * commit (measured: about a fifth of a follower's apply of a one-switch transaction) nor hold
+   * it. It is built from the view as it is, in one pass, when needed again.
    */
   private interestLive = false;
   private readonly limits: FanoutLimits;
@@ -232,9 +232,7 @@ export class Fanout {
   ) {
     this.limits = { ...fanoutLimits, ...options.limits };
     this.defer = options.defer ?? ((f) => void setImmediate(f));
-    this.interest = new InterestIndex((t) => source.rows(t));
-    // Built by its constructor; held only once a stream opens.
-    this.interest.clear();
+    this.interest = new InterestIndex((t) => source.rows(t), true);
   }
 
   /** The interest index, brought up to date with the view first if nothing followed it yet. */
@@ -247,6 +245,11 @@ export class Fanout {
     if (this.interestLive) return;
     this.interest.rebuild();
     this.interestLive = true;
+  }
+
+  private unfollowView(): void {
+    this.interestLive = false;
+    this.interest.clear();
   }
 
   private rows = (table: string): ReadonlyMap<string, Row> => this.source.rows(table);
@@ -361,8 +364,7 @@ export class Fanout {
   /** The member's state was replaced by a snapshot: every stream must resume anew. */
   restore(revision: number): void {
     // Every stream ends below; the index is built again when one opens (or is asked for).
-    this.interestLive = false;
-    this.interest.clear();
+    this.unfollowView();
     this.cache.clear();
     this.cacheBytes = 0;
     for (const s of [...this.sessions]) this.end(s, new StreamEnd('aborted', `this member's state was replaced by a snapshot at revision ${revision}; resume from revision ${s.revision} on another member, or here with a new Hello`));
@@ -460,10 +462,8 @@ export class Fanout {
     // No stream was ever opened here (or none since a snapshot): nothing follows the index.
     if (!this.interestLive) return;
     if (this.sessions.size === 0) {
-      // No stream now, but there was one: stop following (and holding it), rebuild when the
-      // next one opens.
-      this.interestLive = false;
-      this.interest.clear();
+      // No stream now, but there was one: stop following (and holding it).
+      this.unfollowView();
       return;
     }
     const touched = this.interest.apply(delta);

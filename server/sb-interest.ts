@@ -343,8 +343,12 @@ export class InterestIndex {
     datapathByKey: (key) => this.datapathOfKey.get(key),
   };
 
-  constructor(private readonly rows: Rows) {
-    this.rebuild();
+  /** Indexes the view as it is; with `empty`, nothing until rebuild() (a member that may never need it). */
+  constructor(
+    private readonly rows: Rows,
+    empty = false,
+  ) {
+    if (!empty) this.rebuild();
   }
 
   /** Forgets everything and indexes the view as it is (a start, or a snapshot installed). */
