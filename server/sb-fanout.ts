@@ -2,8 +2,11 @@
 // to write encoded ServerMessages to. Sessions with the same local datapaths form a group; each
 // SB revision is filtered once per group and encoded once, and the same bytes are written to
 // every member of the group (a stream's own rows — the Port_Bindings it asked for by iface-id,
-// its Chassis_Private — are added for that stream alone). A group's members are always at the
-// group's revision: a step is from the group's revision to the new one.
+// its Chassis_Private — are added for that stream alone). A revision that changed only some
+// members' own rows (an ack's Chassis_Private.nb_cfg, every --wait=hv) is a step for those
+// members alone: the others are not sent an empty step for it, or each ack of n agents would
+// cost n messages. So a member is at its group's revision or past it, and every step is from
+// the member's own revision (one encoding per distinct revision, usually one).
 //
 // A session is 'live' (in a group, receiving each step as it is committed) or 'syncing' (not in
 // a group: new, fallen behind, or changing its interest). A syncing session is brought to the
@@ -438,8 +441,13 @@ export class Fanout {
 
   /** Moves a group's members to `revision` with an empty step (nothing of theirs changed). */
   private bump(g: Group, revision: number): void {
-    const message = this.encode({ delta: { fromRevision: g.revision, toRevision: revision, reset: false, more: false, tables: [] } });
-    for (const s of g.members) this.write(s, message, revision);
+    const byFrom = new Map<number, Buffer>();
+    for (const s of g.members) {
+      if (s.revision >= revision) continue;
+      let message = byFrom.get(s.revision);
+      if (message === undefined) byFrom.set(s.revision, (message = this.encode({ delta: { fromRevision: s.revision, toRevision: revision, reset: false, more: false, tables: [] } })));
+      this.write(s, message, revision);
+    }
     g.revision = revision;
   }
 
@@ -537,7 +545,6 @@ export class Fanout {
 
     const joins: { s: Session; gi: GroupInterest }[] = [];
     for (const g of [...this.groups.values()]) {
-      const from = g.revision;
       const stable: Session[] = [];
       const moving = new Map<string, { gi: GroupInterest; sessions: Session[] }>();
       for (const s of g.members) {
@@ -553,15 +560,19 @@ export class Fanout {
       }
       if (stable.length > 0) {
         const shared = groupStep(routed.get(g) ?? [], g.interest, g.interest);
-        const own = stable.filter((s) => personal.has(s));
-        if (shared.length > 0 || own.length > 0) {
-          this.sendStep(stable, from, revision, shared, (s) => {
-            const mineNow = personal.get(s);
-            if (mineNow === undefined) return [];
-            const i = this.interestOf(s, g.interest);
-            return personalStep(mineNow, i, i);
-          });
+        const ownRows = (s: Session): readonly ViewChange[] => {
+          const mineNow = personal.get(s);
+          if (mineNow === undefined) return [];
+          const i = this.interestOf(s, g.interest);
+          return personalStep(mineNow, i, i);
+        };
+        if (shared.length > 0) {
+          this.sendStep(stable, revision, shared, ownRows);
           g.revision = revision;
+        } else {
+          // Only some members' own rows changed: a step for them alone (see the top).
+          const own = stable.filter((s) => personal.has(s));
+          if (own.length > 0) this.sendStep(own, revision, shared, ownRows);
         }
       }
       for (const { gi, sessions } of moving.values()) {
@@ -569,7 +580,7 @@ export class Fanout {
         const extra = candidatesOfDatapaths(this.index, this.rows, symmetricDifference(g.interest.datapaths, gi.datapaths), taken);
         const both = [...cands, ...extra];
         const shared = groupStep(both, g.interest, gi);
-        this.sendStep(sessions, from, revision, shared, (s) => {
+        this.sendStep(sessions, revision, shared, (s) => {
           const before = this.interestOf(s, g.interest);
           const after = this.interestOf(s, gi);
           const extraPorts = candidatesOfPorts(this.index, this.rows, s.ifaceIds, new Set(taken));
@@ -586,21 +597,27 @@ export class Fanout {
   }
 
   /**
-   * Writes one step to `sessions`: the shared changes encoded once, with each session's own
-   * changes (if any) added to its copy of the last part.
+   * Writes one step to `sessions`, each from its own revision: the shared changes encoded once
+   * per distinct revision (usually one), with each session's own changes (if any) added to its
+   * copy of the last part.
    */
-  private sendStep(sessions: readonly Session[], from: number, to: number, shared: readonly ViewChange[], own: (s: Session) => readonly ViewChange[]): void {
+  private sendStep(sessions: readonly Session[], to: number, shared: readonly ViewChange[], own: (s: Session) => readonly ViewChange[]): void {
     const parts = encodeParts(this.source.schema, shared, this.limits.partBytesMax);
-    const messages: Buffer[] = [];
     const last = Math.max(parts.length, 1) - 1;
-    for (let i = 0; i < parts.length - 1; i++) messages.push(this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: true, tables: parts[i] as WireTableRows[] } }));
-    let lastShared: Buffer | undefined;
+    const byFrom = new Map<number, { readonly leading: Buffer[]; lastShared?: Buffer }>();
     for (const s of sessions) {
+      const from = s.revision;
+      let enc = byFrom.get(from);
+      if (enc === undefined) {
+        const leading: Buffer[] = [];
+        for (let i = 0; i < parts.length - 1; i++) leading.push(this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: true, tables: parts[i] as WireTableRows[] } }));
+        byFrom.set(from, (enc = { leading }));
+      }
       const mine = own(s);
-      for (const m of messages) this.write(s, m, to);
+      for (const m of enc.leading) this.write(s, m, to);
       if (mine.length === 0) {
-        lastShared ??= this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: parts[last] ?? [] } });
-        this.write(s, lastShared, to);
+        enc.lastShared ??= this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: parts[last] ?? [] } });
+        this.write(s, enc.lastShared, to);
       } else {
         const extra = encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? [];
         this.write(s, this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: [...(parts[last] ?? []), ...extra] } }), to);

@@ -81,6 +81,56 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
   t.pass('and none once it closed');
 });
 
+t.test('an ack is a step for its own chassis alone; the next shared step reaches each agent from its own revision', async (t) => {
+  const cl = await startCentralCluster(t.testdir());
+  t.teardown(cl.stop);
+  const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m0);
+  const agents = (['vm1', 'vm3'] as const).map((port, i) =>
+    new ViewAgent({ chassis: `hv${i + 1}`, hostname: `hv${i + 1}`, encaps: geneve(`192.0.2.${i + 1}`), lastRevision: 0, ifaceIds: [port] }, { endpoints: [m1.address] }).start());
+  const [a, b] = agents as [ViewAgent, ViewAgent];
+  for (const x of agents) t.teardown(() => x.close());
+  for (const [x, port] of [[a, 'vm1'], [b, 'vm3']] as const) {
+    await x.until(() => x.find('Chassis', (r) => r.name === x.hello.chassis) !== undefined && x.find('Port_Binding', (r) => r.logical_port === port) !== undefined, 'registration');
+    const chassis = x.find('Chassis', (r) => r.name === x.hello.chassis)?._uuid as string;
+    await x.source.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', port]], row: { chassis: ['uuid', chassis] } }]);
+  }
+  for (const x of agents) await x.until(() => x.rows('Datapath_Binding').length === 1 && x.rows('Port_Binding').every((r) => (r.chassis as string[]).length === 1), 'sw0 local, both ports bound');
+  t.equal(m1.southbound.fanout.stats().groups, 1, 'both agents are in one group (the same local datapaths)');
+
+  // b stops acknowledging; nb_cfg is bumped (a shared step: both get SB_Global) and a acks it.
+  b.autoAck = false;
+  const bumped = await m0.client.transact(bumpNbCfg);
+  const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
+  for (const x of agents) await x.until(() => x.nbCfg() === target, 'SB_Global.nb_cfg');
+  const bHeld = b.source.revision;
+  await a.until(() => a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg === target, 'its own Chassis_Private.nb_cfg');
+  const ackRevision = a.source.revision;
+  t.ok(ackRevision > bHeld, `a is at the ack's revision ${ackRevision}, b held ${bHeld}`);
+
+  // A change of sw0 reaches both, each from the revision it holds: no gap, no repeat. b's
+  // stream carries it after anything sent for the ack's revision, so b had that by then.
+  await m0.client.transact([{ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm9' } }, { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw0']], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p']]]]] }]);
+  for (const x of agents) await x.until(() => x.find('Port_Binding', (r) => r.logical_port === 'vm9') !== undefined, 'vm9');
+  t.equal(a.source.revision, b.source.revision, 'both at the same revision again');
+  t.same(b.updates.filter((u) => u.fromRevision >= bHeld).map((u) => [u.fromRevision, u.toRevision]), [[bHeld, b.source.revision]],
+    'b was sent no (empty) step for the revision that changed only a\'s own row: one step from what it held to vm9\'s');
+  for (const x of agents) {
+    const u = x.updates;
+    t.ok(u.every((v, i) => i === 0 || v.fromRevision === (u[i - 1] as typeof v).toRevision), `${x.hello.chassis}: every step starts where the one before ended`);
+  }
+  // Each view equals a snapshot taken now by an agent with the same interest.
+  for (const [x, port] of [[a, 'vm1'], [b, 'vm3']] as const) {
+    const fresh = new ViewAgent({ ...x.hello, ifaceIds: [port] }, { endpoints: [m1.address] });
+    fresh.autoAck = false;
+    fresh.start();
+    t.teardown(() => fresh.close());
+    await fresh.until(() => fresh.source.revision > 0, 'a snapshot');
+    await Promise.all([x, fresh].map((y) => y.until(() => y.source.revision === Math.max(x.source.revision, fresh.source.revision), 'the same revision')));
+    t.same(x.canonical(), fresh.canonical(), `${x.hello.chassis}'s view equals a fresh snapshot`);
+  }
+});
+
 t.test('a member dies: the agent resumes on another without a snapshot', async (t) => {
   const cl = await startCentralCluster(t.testdir());
   t.teardown(cl.stop);
