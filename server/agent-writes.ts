@@ -3,7 +3,12 @@
 // Chassis_Private, when missing), and Chassis_Private.nb_cfg from its Acks,
 // which is what hv_cfg and `--wait=hv` follow. Acks of many agents are batched into one
 // transaction (at most acksPerTxnMax rows), one transaction in flight at a time: under load a
-// transaction carries every ack that came while the previous one was committing.
+// transaction carries every ack that came while the previous one was committing. And while
+// other agents on this member have yet to acknowledge what the pending acks did (they are
+// still installing the same change), the writer waits for them, up to batchMsMax: the change's
+// acks then cost one log entry per member instead of one per turn of a committing transaction
+// (measured at 100 agents: 24–36 entries per --wait=hv round). The last ack needed is written
+// at once, so a --wait=hv waits no longer for it.
 import type { Row } from '../ovsdb/index.js';
 import type { TransactDb, TransactOutcome } from './central-node.js';
 
@@ -59,7 +64,32 @@ export const ackLimits = {
   acksPerTxnMax: 1000,
   /** Wait before writing again after a failed transaction. */
   retryMs: 500,
+  /** The longest an ack waits for the other agents on this member to acknowledge the same. */
+  batchMsMax: 50,
 } as const;
+
+/** Timers the ack writer uses (injectable for tests). */
+export interface AckTimers {
+  now(): number;
+  setTimeout(f: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: AckTimers = {
+  now: () => performance.now(),
+  setTimeout: (f, ms) => setTimeout(f, ms).unref(),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+export interface AckWriterOptions {
+  /**
+   * Whether an agent on this member that acknowledges (it has before) is still short of
+   * `nbCfg`: the writer then waits for it (up to batchMsMax). Without it, acks are written as
+   * they come.
+   */
+  readonly lagging?: (nbCfg: number) => boolean;
+  readonly timers?: AckTimers;
+}
 
 export interface AckWriterTarget {
   transact(ops: readonly unknown[], db: TransactDb): Promise<TransactOutcome>;
@@ -82,14 +112,21 @@ export class AckWriter {
   private readonly pending = new Map<string, number>();
   private inFlight = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** When the oldest pending ack came (timers.now()), and the timer that ends its wait. */
+  private pendingSince = 0;
+  private batchTimer: unknown;
   private closed = false;
   private counters = { transactions: 0, rowsWritten: 0, failures: 0 };
   private lastError: string | undefined;
+  private readonly timers: AckTimers;
 
   constructor(
     private readonly target: AckWriterTarget,
     private readonly now: () => number = Date.now,
-  ) {}
+    private readonly options: AckWriterOptions = {},
+  ) {
+    this.timers = options.timers ?? realTimers;
+  }
 
   stats(): AckWriterStats {
     return { pending: this.pending.size, ...this.counters, lastError: this.lastError };
@@ -99,6 +136,7 @@ export class AckWriter {
   record(chassis: string, nbCfg: number): void {
     const prev = this.pending.get(chassis);
     if (prev !== undefined && prev >= nbCfg) return;
+    if (this.pending.size === 0) this.pendingSince = this.timers.now();
     this.pending.set(chassis, nbCfg);
     this.flush();
   }
@@ -106,10 +144,39 @@ export class AckWriter {
   close(): void {
     this.closed = true;
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.stopBatchTimer();
+  }
+
+  /**
+   * Whether the pending acks wait for more: another agent here is still short of the newest
+   * of them, and the oldest has waited less than batchMsMax (a timer ends the wait).
+   */
+  private holdBack(): boolean {
+    const lagging = this.options.lagging;
+    if (lagging === undefined) return false;
+    let newest = 0;
+    for (const v of this.pending.values()) newest = Math.max(newest, v);
+    const waited = this.timers.now() - this.pendingSince;
+    if (!lagging(newest) || waited >= ackLimits.batchMsMax) {
+      this.stopBatchTimer();
+      return false;
+    }
+    this.batchTimer ??= this.timers.setTimeout(() => {
+      this.batchTimer = undefined;
+      this.flush();
+    }, ackLimits.batchMsMax - waited);
+    return true;
+  }
+
+  private stopBatchTimer(): void {
+    if (this.batchTimer === undefined) return;
+    this.timers.clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
   }
 
   private flush(): void {
     if (this.inFlight || this.closed || this.retryTimer !== undefined || this.pending.size === 0) return;
+    if (this.holdBack()) return;
     const current = new Map<string, number>();
     for (const r of this.target.rows('Chassis_Private').values()) current.set(r.name as string, r.nb_cfg as number);
     const batch: [string, number][] = [];

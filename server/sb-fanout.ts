@@ -190,6 +190,8 @@ export class Session {
   waitingForBudget = false;
   lastAckRevision = 0;
   lastAckError: string | undefined;
+  /** The nb_cfg of its last Ack without an error (undefined before the first). */
+  lastAckNbCfg: number | undefined;
 
   constructor(
     readonly id: number,
@@ -308,6 +310,7 @@ export class Fanout {
   close(s: Session): void {
     if (s.state === 'closed') return;
     this.leaveGroup(s);
+    this.countAck(s, undefined);
     s.state = 'closed';
     this.releaseBacklog(s);
     this.sessions.delete(s);
@@ -356,7 +359,33 @@ export class Fanout {
       s.lastAckError = error;
       return;
     }
+    this.countAck(s, nbCfg);
     this.options.onAck?.(s.chassis, nbCfg);
+  }
+
+  /** Sessions by the nb_cfg of their last good Ack (few distinct values: one per change in flight). */
+  private readonly sessionsByAckedNbCfg = new Map<number, number>();
+
+  private countAck(s: Session, nbCfg: number | undefined): void {
+    const was = s.lastAckNbCfg;
+    if (was === nbCfg) return;
+    if (was !== undefined) {
+      const n = (this.sessionsByAckedNbCfg.get(was) ?? 0) - 1;
+      if (n > 0) this.sessionsByAckedNbCfg.set(was, n);
+      else this.sessionsByAckedNbCfg.delete(was);
+    }
+    s.lastAckNbCfg = nbCfg;
+    if (nbCfg !== undefined) this.sessionsByAckedNbCfg.set(nbCfg, (this.sessionsByAckedNbCfg.get(nbCfg) ?? 0) + 1);
+  }
+
+  /**
+   * Whether a stream here whose agent acknowledges (it has before) last acknowledged less than
+   * `nbCfg`: it is still installing a change that others have acknowledged (AckWriter waits
+   * for it). Streams that never acknowledged do not count.
+   */
+  lagging(nbCfg: number): boolean {
+    for (const acked of this.sessionsByAckedNbCfg.keys()) if (acked < nbCfg) return true;
+    return false;
   }
 
   private currentNbCfg(): number {

@@ -96,7 +96,7 @@ export class SouthboundService {
     options: SouthboundServiceOptions = {},
   ) {
     const feed = central.feed('OVN_Southbound');
-    this.acks = new AckWriter({ transact: (ops, db) => central.transact(ops, db), rows: feed.rows });
+    this.acks = new AckWriter({ transact: (ops, db) => central.transact(ops, db), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
     this.fanout = new Fanout(
       { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
       { member: central.id, onAck: (chassis, nbCfg) => this.acks.record(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },

@@ -6,6 +6,7 @@ import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type { TransactOutcome } from '../../server/central-node.js';
 import { AckWriter, ackLimits, registrationOps } from '../../server/agent-writes.js';
+import { FakeTimers, settle } from '../helpers/fake-timers.js';
 
 type Tables = Record<string, Row[]>;
 const rowsOf = (tables: Tables) => (table: string): ReadonlyMap<string, Row> => new Map((tables[table] ?? []).map((r) => [r._uuid, r]));
@@ -93,4 +94,43 @@ t.test('acks: at most acksPerTxnMax rows per transaction', async (t) => {
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
   t.same(tg.txns.map((x) => x.length), [1, ackLimits.acksPerTxnMax, 9]);
+});
+
+t.test('acks: wait for the other agents here to acknowledge the same, up to batchMsMax; the last one needed goes at once', async (t) => {
+  const tg = target({ hv1: 0, hv2: 0, hv3: 0 });
+  const clock = new FakeTimers();
+  // What each agent on this member acknowledged last (as the fan-out counts them).
+  const acked = new Map([['hv1', 0], ['hv2', 0], ['hv3', 0]]);
+  const lagging = (nbCfg: number): boolean => [...acked.values()].some((v) => v < nbCfg);
+  const w = new AckWriter(tg, () => 5, { lagging, timers: clock });
+  t.teardown(() => w.close());
+  const ack = (chassis: string, nbCfg: number): void => {
+    acked.set(chassis, nbCfg);
+    w.record(chassis, nbCfg);
+  };
+  ack('hv1', 1);
+  ack('hv2', 1);
+  t.equal(tg.txns.length, 0, 'hv3 is still installing nb_cfg 1: the acks wait');
+  ack('hv3', 1);
+  t.equal(tg.txns.length, 1, 'the last one needed is written at once, with the others');
+  t.same(tg.txns[0]?.map((o) => (o as { where: unknown[][] }).where[0]?.[2]), ['hv1', 'hv2', 'hv3']);
+  t.equal(clock.pending, 0, 'and no timer is left');
+  await settle();
+
+  // hv3 falls behind (or never installs): the others wait batchMsMax at most.
+  ack('hv1', 2);
+  await clock.advance(ackLimits.batchMsMax - 1);
+  ack('hv2', 2);
+  t.equal(tg.txns.length, 1, `still waiting after ${ackLimits.batchMsMax - 1} ms`);
+  await clock.advance(1);
+  t.equal(tg.txns.length, 2, `written after ${ackLimits.batchMsMax} ms`);
+  t.same(tg.txns[1]?.map((o) => (o as { where: unknown[][] }).where[0]?.[2]), ['hv1', 'hv2']);
+
+  // Without a lagging agent, an ack goes at once.
+  acked.set('hv3', 3);
+  ack('hv1', 3);
+  t.equal(tg.txns.length, 2, 'hv2 lags now');
+  await clock.advance(ackLimits.batchMsMax);
+  ack('hv2', 3);
+  t.equal(tg.txns.length, 4, 'hv1 after the wait, then hv2 alone at once: nobody lags');
 });

@@ -107,6 +107,8 @@ t.test('an ack is a step for its own chassis alone; the next shared step reaches
   await a.until(() => a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg === target, 'its own Chassis_Private.nb_cfg');
   const ackRevision = a.source.revision;
   t.ok(ackRevision > bHeld, `a is at the ack's revision ${ackRevision}, b held ${bHeld}`);
+  t.ok(m1.southbound.fanout.lagging(target), 'b, which acknowledged before, is counted short of the new nb_cfg (the ack writer waits for it, a while)');
+  t.notOk(m1.southbound.fanout.lagging(target - 1), 'but not of the one before');
 
   // A change of sw0 reaches both, each from the revision it holds: no gap, no repeat. b's
   // stream carries it after anything sent for the ack's revision, so b had that by then.
@@ -119,6 +121,8 @@ t.test('an ack is a step for its own chassis alone; the next shared step reaches
     const u = x.updates;
     t.ok(u.every((v, i) => i === 0 || v.fromRevision === (u[i - 1] as typeof v).toRevision), `${x.hello.chassis}: every step starts where the one before ended`);
   }
+  b.source.ack(b.source.revision, b.nbCfg());
+  await until('b to count as caught up', async () => (m1.southbound.fanout.lagging(target) ? undefined : true), 10_000);
   // Each view equals a snapshot taken now by an agent with the same interest.
   for (const [x, port] of [[a, 'vm1'], [b, 'vm3']] as const) {
     const fresh = new ViewAgent({ ...x.hello, ifaceIds: [port] }, { endpoints: [m1.address] });
