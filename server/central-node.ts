@@ -20,6 +20,9 @@ import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NbGroupProposer, groupDefaults, type GroupLimits } from './nb-group-proposer.js';
 import { NorthdProjection } from './northd-projection.js';
 import { Sessions } from './sessions.js';
+import { CentralNodeError } from './errors.js';
+
+export { CentralNodeError };
 
 export interface CentralNodeOptions {
   readonly id: NodeId;
@@ -102,15 +105,6 @@ export interface DbFeed {
   readonly history: History;
   /** Every later revision that changed this database, in order, with its changes. */
   onChange(listener: (e: { revision: number; delta: DbDelta }) => void): () => void;
-}
-
-export class CentralNodeError extends Error {
-  constructor(
-    readonly kind: 'bad-request' | 'unavailable' | 'timeout',
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 function randomSeed(): UuidSeed {

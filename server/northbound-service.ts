@@ -9,8 +9,7 @@ import { rowToJson, schemaToJson } from '../ovsdb/index.js';
 import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
-import { CentralNodeError } from './central-node.js';
-import { StreamEnd } from './sb-fanout.js';
+import { CentralNodeError, StreamEnd } from './errors.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
 

@@ -27,6 +27,7 @@ import {
 } from './sb-interest.js';
 import type { WireResume, WireTableRows } from './southbound-wire.js';
 import { encodeParts, encodeServerMessage, wireLimits } from './southbound-wire.js';
+import { StreamEnd, type StreamEndKind } from './errors.js';
 
 /** Named limits of the agent streams on one member. */
 export const fanoutLimits = {
@@ -63,17 +64,7 @@ export interface SouthboundSource {
   revision(): number;
 }
 
-export type StreamEndKind = 'invalid' | 'unavailable' | 'aborted' | 'exhausted';
-
-/** Why the hub ended a stream; the service turns the kind into a gRPC status. */
-export class StreamEnd extends Error {
-  constructor(
-    readonly kind: StreamEndKind,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { StreamEnd, type StreamEndKind };
 
 /** Where a session's messages go: the transport of one stream. */
 export interface StreamSink {

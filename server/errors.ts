@@ -1,0 +1,24 @@
+// The errors the services and their clients share, apart from the modules that raise them: a
+// client (ovnts nbctl, the agent) imports these without loading the central node behind them.
+
+/** A central node refused or could not complete a request; the services map `kind` to a status. */
+export class CentralNodeError extends Error {
+  constructor(
+    readonly kind: 'bad-request' | 'unavailable' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type StreamEndKind = 'invalid' | 'unavailable' | 'aborted' | 'exhausted';
+
+/** Why a member ended an agent stream; the service turns the kind into a gRPC status. */
+export class StreamEnd extends Error {
+  constructor(
+    readonly kind: StreamEndKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
