@@ -51,6 +51,12 @@ export interface LflowsData {
   readonly groups: Map<Uuid, DpGroup>;
   /** Flows touched in the current run, settled by `finish`. */
   readonly dirty: Set<Uuid>;
+  /**
+   * Flows that nobody held when this run held them (most flows of a full run), settled by
+   * `finish` too: a list costs no hashed insert. One that has since changed holdings is in
+   * `dirty` as well, and is settled from there.
+   */
+  readonly fresh: sb.Logical_Flow[];
   readonly table: SbTable;
   readonly groupTable: SbTable;
   /**
@@ -240,12 +246,17 @@ function hold(data: LflowsData, flow: sb.Logical_Flow): void {
   if (cur === undefined) {
     // The common case, a flow nobody holds: it stands for itself.
     data.entries.set(uuid, flow);
-    data.dirty.add(uuid);
+    data.fresh.push(flow);
     return;
   }
   let e: FlowEntry;
   if (cur instanceof FlowEntry) e = cur;
-  else data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
+  else {
+    data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
+    // Held for the first time in this run, it was listed in `fresh` as a row of its own: as an
+    // entry, it is settled from `dirty` (whatever the holding below changes).
+    if (e.joined !== undefined) data.dirty.add(uuid);
+  }
   const joined = countDp(e, dpOf(flow));
   if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
@@ -343,6 +354,15 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
+  // Fresh flows still held once, by the object listed, are rows as they are.
+  const fresh = data.fresh;
+  for (let i = 0; i < fresh.length; i++) {
+    const flow = fresh[i] as sb.Logical_Flow;
+    if (data.entries.get(flow._uuid) !== flow) continue;
+    if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(flow._uuid, dpOf(flow), flow);
+    data.table.put(flow, out);
+  }
+  fresh.length = 0;
   if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
   // The order does not matter: what a row becomes depends on its own holdings only.
@@ -721,7 +741,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
+      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), fresh: [], table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),
