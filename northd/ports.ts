@@ -269,30 +269,46 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
   // gateway_chassis, mirror_rules, requested_chassis and requested_additional_chassis are
   // always empty here (bindingRow); the rest go through the cheap forms of canonicalText below.
+  // Runs of columns that are usually empty are one piece when they are (a VIF's parent_port
+  // and tag, an unclaimed port's chassis-owned columns): each piece costs a call and a copy.
   w.put('{"logical_port":');
   w.put(q(r.logical_port));
   w.put(',"type":');
   w.put(q(r.type));
-  w.put(',"gateway_chassis":[],"ha_chassis_group":');
-  w.put(atomsText(r.ha_chassis_group));
-  w.put(',"options":');
+  if (r.ha_chassis_group.length === 0) w.put(',"gateway_chassis":[],"ha_chassis_group":[],"options":');
+  else {
+    w.put(',"gateway_chassis":[],"ha_chassis_group":');
+    w.put(atomsText(r.ha_chassis_group));
+    w.put(',"options":');
+  }
   w.put(mapText(r.options));
   w.put(',"datapath":');
   w.put(q(r.datapath));
   w.put(',"tunnel_key":');
   w.put(String(r.tunnel_key));
-  w.put(',"parent_port":');
-  w.put(atomsText(r.parent_port));
-  w.put(',"tag":');
-  w.put(atomsText(r.tag));
-  w.put(',"mirror_rules":[],"mac":');
+  if (r.parent_port.length === 0 && r.tag.length === 0) w.put(',"parent_port":[],"tag":[],"mirror_rules":[],"mac":');
+  else {
+    w.put(',"parent_port":');
+    w.put(atomsText(r.parent_port));
+    w.put(',"tag":');
+    w.put(atomsText(r.tag));
+    w.put(',"mirror_rules":[],"mac":');
+  }
   w.put(atomsText(r.mac));
-  w.put(',"port_security":');
-  w.put(atomsText(r.port_security));
-  w.put(',"nat_addresses":');
-  w.put(atomsText(r.nat_addresses));
-  w.put(',"external_ids":');
+  if (r.port_security.length === 0 && r.nat_addresses.length === 0) w.put(',"port_security":[],"nat_addresses":[],"external_ids":');
+  else {
+    w.put(',"port_security":');
+    w.put(atomsText(r.port_security));
+    w.put(',"nat_addresses":');
+    w.put(atomsText(r.nat_addresses));
+    w.put(',"external_ids":');
+  }
   w.put(mapText(r.external_ids));
+  if (r.chassis.length === 0 && r.additional_chassis.length === 0 && r.encap.length === 0 && r.additional_encap.length === 0 && r.virtual_parent.length === 0 &&
+    r.up.length === 1 && r.up[0] === false) {
+    w.put(UNCLAIMED_TAIL);
+    return;
+  }
   w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
   w.put(atomsText(r.chassis));
   w.put(',"additional_chassis":');
@@ -307,6 +323,9 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put(atomsText(r.up));
   w.put('}');
 }
+
+/** The text of a binding's columns from requested_chassis on, for a port no chassis claimed. */
+const UNCLAIMED_TAIL = ',"requested_chassis":[],"requested_additional_chassis":[],"chassis":[],"additional_chassis":[],"encap":[],"additional_encap":[],"virtual_parent":[],"up":[false]}';
 
 /** canonicalText of an array of strings, numbers or booleans: JSON.stringify writes it so. */
 function atomsText(a: readonly (string | number | boolean)[]): string {
