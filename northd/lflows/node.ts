@@ -504,9 +504,20 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
  */
 export class FlowChanges extends SbChangeSet {
   readonly regenerated = new Set<string>();
+  private regeneratingAll = false;
+
+  /**
+   * The caller regenerates every owner once from now on (a recompute): claims are granted
+   * without being noted, as each owner is reached once (an owner a handler of the run already
+   * built is built again, unchanged). Noting them was a hashed insert per owner of a full run.
+   */
+  regenerateAll(): void {
+    this.regeneratingAll = true;
+  }
 
   /** Whether `owner` still has to be regenerated in this run (and notes that it will be). */
   claim(owner: string): boolean {
+    if (this.regeneratingAll) return true;
     // One lookup: the set grows exactly when the owner is new to it.
     const before = this.regenerated.size;
     return this.regenerated.add(owner).size !== before;
@@ -752,6 +763,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       out.maybeTrackWhole(data.groupTable);
       out.maybeTrackWhole(data.lbTable);
       const src = sourcesOf(inputs);
+      out.regenerateAll();
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
       const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));
