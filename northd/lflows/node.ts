@@ -354,11 +354,13 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
-  // Fresh flows still held once, by the object listed, are rows as they are.
+  // Fresh flows are rows as they are. One that is no longer its flow's only holding (held
+  // again, or released) has its UUID in `dirty`, settled below, after it: what that writes
+  // replaces the row written here, and a change set keeps a row's first old and last new
+  // value. So no fresh flow needs looking up again (a lookup per flow of a full run).
   const fresh = data.fresh;
   for (let i = 0; i < fresh.length; i++) {
     const flow = fresh[i] as sb.Logical_Flow;
-    if (data.entries.get(flow._uuid) !== flow) continue;
     if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(flow._uuid, dpOf(flow), flow);
     data.table.put(flow, out);
   }
