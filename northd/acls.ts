@@ -183,10 +183,15 @@ function syncPortGroup(db: Database, ports: PortsData, data: AclsData, pgUuid: U
     pg.name = row.name;
   }
   if (oldPorts === undefined) {
-    // Every member afresh (a new group, or a recompute: a binding may have moved).
-    const now = new Set(row.ports);
-    for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setMember(data, pgUuid, pg, lsp, undefined, dirty);
-    for (const lsp of row.ports) setMember(data, pgUuid, pg, lsp, memberOf(db, ports, lsp), dirty);
+    // Every member afresh (a new group, or a recompute: a binding may have moved). A group
+    // without members yet (every group of a first run) has none to drop.
+    if (pg.members.size > 0) {
+      const now = new Set(row.ports);
+      for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setMember(data, pgUuid, pg, lsp, undefined, dirty);
+    }
+    // Indexed: a recompute walks every member of every group.
+    const members = row.ports;
+    for (let i = 0; i < members.length; i++) setMember(data, pgUuid, pg, members[i] as Uuid, memberOf(db, ports, members[i] as Uuid), dirty);
     return;
   }
   // Only the ports that joined or left (set columns are sorted: one merge walk).

@@ -114,9 +114,13 @@ function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
   const v4: string[] = [];
   const v6: string[] = [];
   if (lsp === undefined) return { v4, v6 };
-  const entries = lsp.addresses.filter((a) => !isDynamicAddress(a));
-  if (lsp.dynamic_addresses[0] !== undefined) entries.push(lsp.dynamic_addresses[0]);
-  for (const e of entries) extractLspIps(e, v4, v6);
+  // Indexed, with no filtered copy of the entries: a recompute asks this of every member.
+  const addresses = lsp.addresses;
+  for (let i = 0; i < addresses.length; i++) {
+    const a = addresses[i] as string;
+    if (!isDynamicAddress(a)) extractLspIps(a, v4, v6);
+  }
+  if (lsp.dynamic_addresses[0] !== undefined) extractLspIps(lsp.dynamic_addresses[0], v4, v6);
   return { v4, v6 };
 }
 
@@ -158,9 +162,9 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
   const contribution = (lsp: Uuid): Contribution => contributionOf(nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', lsp));
   if (oldPorts === undefined) {
     touchPg(dirty, row.name);
-    const now = new Set(row.ports);
-    for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setContribution(pg, lsp, undefined);
     if (pg.members.size > 0) {
+      const now = new Set(row.ports);
+      for (const lsp of [...pg.members.keys()]) if (!now.has(lsp)) setContribution(pg, lsp, undefined);
       for (const lsp of row.ports) setContribution(pg, lsp, contribution(lsp));
       return;
     }
@@ -168,11 +172,14 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
     // are added together.
     const v4: string[] = [];
     const v6: string[] = [];
-    for (const lsp of row.ports) {
+    // Indexed: this runs once per group per recompute, over every member.
+    const ports = row.ports;
+    for (let i = 0; i < ports.length; i++) {
+      const lsp = ports[i] as Uuid;
       const c = contribution(lsp);
       pg.members.set(lsp, c);
-      for (const a of c.v4) v4.push(a);
-      for (const a of c.v6) v6.push(a);
+      for (let j = 0; j < c.v4.length; j++) v4.push(c.v4[j] as string);
+      for (let j = 0; j < c.v6.length; j++) v6.push(c.v6[j] as string);
     }
     pg.v4.addAll(v4);
     pg.v6.addAll(v6);

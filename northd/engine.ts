@@ -130,7 +130,9 @@ export class Engine {
         changes.set(name, out);
       }
     }
-    for (const [name] of sources) (this.slots.get(name) as Slot).change = undefined;
+    // Changes are read during the run only: the caller has them in `changes`, and a slot
+    // holding on to its node's would keep a full run's (a change per port) alive until the next.
+    for (const slot of this.slots.values()) slot.change = undefined;
     this.initialized = true;
     return changes;
   }

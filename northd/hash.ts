@@ -120,6 +120,12 @@ const scratchBytes = 4096;
 const scratch = new Uint8Array(scratchBytes);
 /** The scratch area as 32-bit words, in the host's byte order. */
 const scratchWords = new Uint32Array(scratch.buffer);
+/**
+ * The scratch area from each offset to its end, made once: encodeInto writes at the start of
+ * the array it is given, and a view made per text (a quarter of a million per full run) was
+ * garbage as large as the flows' own strings.
+ */
+const scratchFrom: readonly Uint8Array[] = Array.from({ length: scratchBytes }, (_, at) => scratch.subarray(at));
 /** Whether the host stores words little-endian, as MurmurHash3 reads them. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -244,8 +250,9 @@ const ENCODE_INTO_MIN = 24;
 function putAscii(text: string, at: number): number {
   const n = text.length;
   if (n >= ENCODE_INTO_MIN) {
-    // All ASCII exactly when every unit took one byte and all were read.
-    const { read, written } = encoder.encodeInto(text, scratch.subarray(at, at + n));
+    // All ASCII exactly when every unit took one byte and all were read. Text that is not may
+    // write past `at + n`, within the scratch area: the caller then starts over elsewhere.
+    const { read, written } = encoder.encodeInto(text, scratchFrom[at] as Uint8Array);
     return read === n && written === n ? at + n : -1;
   }
   for (let i = 0; i < n; i++) {

@@ -237,15 +237,21 @@ export function createNorthd(history?: NorthdHistory): Northd {
    * Likewise a Service_Monitor row takes its status: made again, it starts unknown.
    */
   const forgetDeleted = (delta: SbDelta): SbDelta => {
-    const kept = new Set<string>();
     const gone: string[] = [];
     // Indexed: a full run's delta holds every row, and this runs too rarely to be optimized.
     for (let i = 0; i < delta.changes.length; i++) {
       const c = delta.changes[i] as RowChange;
-      if (c.table === 'Service_Monitor' && c.kind === 'delete') svcStatus.delete(c.uuid);
-      if (c.table !== 'Port_Binding') continue;
-      if (c.kind === 'delete') gone.push(c.old.logical_port as string);
-      else kept.add(c.new.logical_port as string);
+      if (c.kind !== 'delete') continue;
+      if (c.table === 'Service_Monitor') svcStatus.delete(c.uuid);
+      else if (c.table === 'Port_Binding') gone.push(c.old.logical_port as string);
+    }
+    // A binding deleted under one UUID may be inserted or kept under another in the same delta:
+    // only then are the delta's other bindings read (a full run's delta inserts every one).
+    if (gone.length === 0) return delta;
+    const kept = new Set<string>();
+    for (let i = 0; i < delta.changes.length; i++) {
+      const c = delta.changes[i] as RowChange;
+      if (c.table === 'Port_Binding' && c.kind !== 'delete') kept.add(c.new.logical_port as string);
     }
     for (const name of gone) if (!kept.has(name)) owned.delete(name);
     return delta;

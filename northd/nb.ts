@@ -16,7 +16,10 @@ export function nbGet<T>(db: Database, table: string, uuid: Uuid): T | undefined
  */
 export function ownerOf(db: Database, ownerTable: string, uuid: Uuid): Uuid | undefined {
   let best: Uuid | undefined;
-  for (const referrer of db.strongReferrers(uuid).keys()) {
+  // The index's list, not a map of it: a full run asks this of every port.
+  const referrers = db.strongReferrerList(uuid);
+  for (let i = 0; i < referrers.length; i++) {
+    const referrer = referrers[i] as Uuid;
     if (db.get(ownerTable, referrer) === undefined) continue;
     if (best === undefined || referrer < best) best = referrer;
   }

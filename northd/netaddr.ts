@@ -69,10 +69,30 @@ const DOT = 46;
 const DIGIT_0 = 48;
 const DIGIT_9 = 57;
 
-export function ipv4NetAddr(addr: number, plen: number): Ipv4NetAddr {
+/**
+ * Whether `text` is an IPv4 address exactly as ipv4Text prints its value (four decimal fields
+ * of at most 255 without leading zeros, nothing else): then that text need not be built again.
+ * Most ports' addresses are written so, and a full run reads every one of them twice.
+ */
+export function isPrintedIpv4(text: string): boolean {
+  let i = 0;
+  for (let field = 0; field < 4; field++) {
+    if (field > 0) {
+      if (text.charCodeAt(i) !== DOT) return false;
+      i++;
+    }
+    let n = 0;
+    const start = i;
+    for (let c = text.charCodeAt(i); c >= DIGIT_0 && c <= DIGIT_9 && i - start < 3; c = text.charCodeAt(++i)) n = n * 10 + (c - DIGIT_0);
+    if (i === start || n > 255 || (i - start > 1 && text.charCodeAt(start) === DIGIT_0)) return false;
+  }
+  return i === text.length;
+}
+
+/** `addrS` is the address's text when the caller has it as ipv4Text would print it. */
+export function ipv4NetAddr(addr: number, plen: number, addrS = ipv4Text(addr)): Ipv4NetAddr {
   const mask = ipv4Mask(plen);
   const network = (addr & mask) >>> 0;
-  const addrS = ipv4Text(addr);
   // A host address (a VIF's, most often) is its own network and broadcast: one text for all three.
   if (plen === 32) return { addr, plen, mask, network, addrS, networkS: addrS, bcastS: addrS };
   return { addr, plen, mask, network, addrS, networkS: ipv4Text(network), bcastS: ipv4Text((addr | ~mask) >>> 0) };
@@ -207,7 +227,7 @@ function parseIps(tokens: readonly string[], from = 0): { ipv4: Ipv4NetAddr[]; i
     const token = tokens[i] as string;
     const v4 = parseIpv4Cidr(token);
     if (v4 !== undefined) {
-      ipv4.push(ipv4NetAddr(v4.addr, v4.plen));
+      ipv4.push(isPrintedIpv4(token) ? ipv4NetAddr(v4.addr, 32, token) : ipv4NetAddr(v4.addr, v4.plen));
       continue;
     }
     const v6 = parseIpv6Cidr(token);
@@ -256,6 +276,10 @@ export function extractLspIps(entry: string, v4: string[], v6: string[]): void {
   if (parseMac(tokens[0] ?? '') === undefined) return;
   for (let i = 1; i < tokens.length; i++) {
     const token = tokens[i] as string;
+    if (isPrintedIpv4(token)) {
+      v4.push(token);
+      continue;
+    }
     const a4 = parseIpv4Cidr(token);
     if (a4 !== undefined) {
       v4.push(ipv4Text(a4.addr));

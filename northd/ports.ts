@@ -23,7 +23,7 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import type { HaGroupDesired } from './gateway-ports.js';
+import type { HaGroupDesired, RouterGateways } from './gateway-ports.js';
 import { crPortName, haGroupOf, haGroupRow, haGroupRows, haGroupSbUuid, lrpHasGateway, lrpOfCrName, residentCrOf, routerGateways, switchHasPortType } from './gateway-ports.js';
 import type { RefContribution } from './ha-ref-chassis.js';
 import { HaRefChassis } from './ha-ref-chassis.js';
@@ -269,30 +269,46 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
   // gateway_chassis, mirror_rules, requested_chassis and requested_additional_chassis are
   // always empty here (bindingRow); the rest go through the cheap forms of canonicalText below.
+  // Runs of columns that are usually empty are one piece when they are (a VIF's parent_port
+  // and tag, an unclaimed port's chassis-owned columns): each piece costs a call and a copy.
   w.put('{"logical_port":');
   w.put(q(r.logical_port));
   w.put(',"type":');
   w.put(q(r.type));
-  w.put(',"gateway_chassis":[],"ha_chassis_group":');
-  w.put(atomsText(r.ha_chassis_group));
-  w.put(',"options":');
+  if (r.ha_chassis_group.length === 0) w.put(',"gateway_chassis":[],"ha_chassis_group":[],"options":');
+  else {
+    w.put(',"gateway_chassis":[],"ha_chassis_group":');
+    w.put(atomsText(r.ha_chassis_group));
+    w.put(',"options":');
+  }
   w.put(mapText(r.options));
   w.put(',"datapath":');
   w.put(q(r.datapath));
   w.put(',"tunnel_key":');
   w.put(String(r.tunnel_key));
-  w.put(',"parent_port":');
-  w.put(atomsText(r.parent_port));
-  w.put(',"tag":');
-  w.put(atomsText(r.tag));
-  w.put(',"mirror_rules":[],"mac":');
+  if (r.parent_port.length === 0 && r.tag.length === 0) w.put(',"parent_port":[],"tag":[],"mirror_rules":[],"mac":');
+  else {
+    w.put(',"parent_port":');
+    w.put(atomsText(r.parent_port));
+    w.put(',"tag":');
+    w.put(atomsText(r.tag));
+    w.put(',"mirror_rules":[],"mac":');
+  }
   w.put(atomsText(r.mac));
-  w.put(',"port_security":');
-  w.put(atomsText(r.port_security));
-  w.put(',"nat_addresses":');
-  w.put(atomsText(r.nat_addresses));
-  w.put(',"external_ids":');
+  if (r.port_security.length === 0 && r.nat_addresses.length === 0) w.put(',"port_security":[],"nat_addresses":[],"external_ids":');
+  else {
+    w.put(',"port_security":');
+    w.put(atomsText(r.port_security));
+    w.put(',"nat_addresses":');
+    w.put(atomsText(r.nat_addresses));
+    w.put(',"external_ids":');
+  }
   w.put(mapText(r.external_ids));
+  if (r.chassis.length === 0 && r.additional_chassis.length === 0 && r.encap.length === 0 && r.additional_encap.length === 0 && r.virtual_parent.length === 0 &&
+    r.up.length === 1 && r.up[0] === false) {
+    w.put(UNCLAIMED_TAIL);
+    return;
+  }
   w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
   w.put(atomsText(r.chassis));
   w.put(',"additional_chassis":');
@@ -307,6 +323,9 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put(atomsText(r.up));
   w.put('}');
 }
+
+/** The text of a binding's columns from requested_chassis on, for a port no chassis claimed. */
+const UNCLAIMED_TAIL = ',"requested_chassis":[],"requested_additional_chassis":[],"chassis":[],"additional_chassis":[],"encap":[],"additional_encap":[],"virtual_parent":[],"up":[false]}';
 
 /** canonicalText of an array of strings, numbers or booleans: JSON.stringify writes it so. */
 function atomsText(a: readonly (string | number | boolean)[]): string {
@@ -369,6 +388,48 @@ function hasVlanLocalnet(db: Database, nbUuid: Uuid | undefined): boolean {
   });
 }
 
+/** What a switch's port types make of the router ports facing it. */
+interface SwitchPortTypes {
+  readonly localnet: boolean;
+  readonly vtep: boolean;
+  readonly vlanLocalnet: boolean;
+}
+
+/**
+ * NB facts that many ports of one `project` call read, each worked out once: every router LSP
+ * reads its peer router's gateway ports (a walk of all the router's ports, so a full run was
+ * quadratic in router ports: 40,000 row reads at 200 switches), every router port its link
+ * switch's port types (a walk of the switch's ports, three times). The database does not
+ * change while `project` runs, and nothing here outlives the call.
+ */
+class ProjectFacts {
+  private readonly gateways = new Map<Uuid, RouterGateways>();
+  private readonly portTypes = new Map<Uuid, SwitchPortTypes>();
+
+  constructor(private readonly db: Database) {}
+
+  routerGateways(routerNbUuid: Uuid | undefined): RouterGateways {
+    if (routerNbUuid === undefined) return routerGateways(this.db, undefined);
+    let gw = this.gateways.get(routerNbUuid);
+    if (gw === undefined) this.gateways.set(routerNbUuid, (gw = routerGateways(this.db, routerNbUuid)));
+    return gw;
+  }
+
+  /** Switch `nbUuid`'s port types (none for no switch). */
+  switchPortTypes(nbUuid: Uuid | undefined): SwitchPortTypes {
+    if (nbUuid === undefined) return NO_PORT_TYPES;
+    let t = this.portTypes.get(nbUuid);
+    if (t === undefined) {
+      const db = this.db;
+      t = { localnet: hasLocalnet(db, nbUuid), vtep: switchHasPortType(db, nbUuid, 'vtep'), vlanLocalnet: hasVlanLocalnet(db, nbUuid) };
+      this.portTypes.set(nbUuid, t);
+    }
+    return t;
+  }
+}
+
+const NO_PORT_TYPES: SwitchPortTypes = Object.freeze({ localnet: false, vtep: false, vlanLocalnet: false });
+
 /** options:chassis of router `nbUuid`: set on a gateway router. */
 function routerChassis(db: Database, nbUuid: Uuid): string | undefined {
   return nbGet<nb.Logical_Router>(db, 'Logical_Router', nbUuid)?.options.get('chassis');
@@ -383,7 +444,7 @@ function dhcpOptionsOf(db: Database, uuid: Uuid | undefined): DhcpOptionsFacts |
 const NO_MAP: ReadonlyMap<string, string> = new Map();
 const NO_ADDRS: readonly LportAddresses[] = Object.freeze([]);
 
-function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
+function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: nb.Logical_Switch_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));
   if (dp === undefined) return undefined;
   const name = lsp.name;
@@ -395,7 +456,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   const gatewayChassis = routerPeer?.chassis;
   // The peer LRP's router's distributed gateway ports gate its MAC and GARPs on this switch.
   const peerLrp = routerPeer === undefined ? undefined : nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', routerPeer.nbUuid);
-  const peerGw = peerLrp === undefined ? undefined : routerGateways(db, ownerOf(db, 'Logical_Router', peerLrp._uuid));
+  const peerGw = peerLrp === undefined ? undefined : facts.routerGateways(ownerOf(db, 'Logical_Router', peerLrp._uuid));
   const peerCr = peerLrp === undefined || peerGw === undefined ? undefined : residentCrOf(peerLrp, peerGw);
   let options: ReadonlyMap<string, string> = lsp.options;
   if (isRouter) {
@@ -453,8 +514,8 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
     lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
-    residentCr: peerCr !== undefined && hasLocalnet(db, dp.nbUuid) ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
-    vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && switchHasPortType(db, dp.nbUuid, 'vtep') ? crPortName(peerLrp.name) : undefined,
+    residentCr: peerCr !== undefined && facts.switchPortTypes(dp.nbUuid).localnet ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
+    vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && facts.switchPortTypes(dp.nbUuid).vtep ? crPortName(peerLrp.name) : undefined,
     virtual: virtualPortFacts(lsp, owned),
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
@@ -473,7 +534,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   }
   if (routerPeer !== undefined && dgpCount > 0) {
     if (peerCr !== undefined) natAddresses.push([routerPeer.mac, ...routerPeer.ipv4, `is_chassis_resident(${JSON.stringify(peerCr)})`].join(' '));
-  } else if (gatewayChassis !== undefined && routerPeer !== undefined && hasLocalnet(db, dp.nbUuid)) {
+  } else if (gatewayChassis !== undefined && routerPeer !== undefined && facts.switchPortTypes(dp.nbUuid).localnet) {
     natAddresses.push([routerPeer.mac, ...routerPeer.ipv4].join(' '));
   }
   // An external port's HA_Chassis_Group is copied to the SB.
@@ -490,7 +551,7 @@ function desiredLsp(db: Database, dps: DatapathsData, lsp: nb.Logical_Switch_Por
   };
 }
 
-function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
+function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
   if (dp === undefined) return undefined;
   const name = lrp.name;
@@ -517,13 +578,14 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
   // Its ARP replies come from one chassis when its link's switch has a localnet port.
   const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
-  const residentCr = peerSwitch !== undefined && hasLocalnet(db, peerSwitch) ? residentCrOf(lrp, routerGateways(db, dp.nbUuid)) : undefined;
+  const peerTypes = facts.switchPortTypes(peerSwitch);
+  const residentCr = peerTypes.localnet ? residentCrOf(lrp, facts.routerGateways(dp.nbUuid)) : undefined;
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
-    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: switchHasPortType(db, peerSwitch, 'vtep'),
-    peerVlanLocalnet: hasVlanLocalnet(db, peerSwitch), vtepHairpinCr: undefined, virtual: undefined,
+    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
+    peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined,
   };
   return {
     info,
@@ -538,13 +600,13 @@ function desiredLrp(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.L
  * unless the router has distributed NAT, the port's switch has vtep ports or redirect-type is
  * bridged; it names the port's SB HA_Chassis_Group.
  */
-function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: string, lrpName: string): Desired | undefined {
+function desiredCr(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, name: string, lrpName: string): Desired | undefined {
   const lrp = findLrp(db, lrpName);
   if (lrp === undefined || !lrpHasGateway(lrp)) return undefined;
   const router = ownerOf(db, 'Logical_Router', lrp._uuid);
   const dp = datapathOf(dps, router);
   if (dp === undefined || routerChassis(db, dp.nbUuid) !== undefined) return undefined;
-  const gw = routerGateways(db, dp.nbUuid);
+  const gw = facts.routerGateways(dp.nbUuid);
   // Its peer's switch (an LRP peer is a router: no vtep ports there).
   const peerName = lrp.peer[0];
   const lrpPeer = peerName !== undefined && findLsp(db, peerName) === undefined && findLrp(db, peerName) !== undefined;
@@ -553,7 +615,7 @@ function desiredCr(db: Database, dps: DatapathsData, data: PortsData, name: stri
   const peerSwitch = peerLspRow === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLspRow._uuid);
   const redirectType = lrp.options.get('redirect-type');
   const options = new Map<string, string>();
-  if (!gw.hasDistributedNat && !switchHasPortType(db, peerSwitch, 'vtep') && redirectType !== 'bridged') options.set('always-redirect', 'true');
+  if (!gw.hasDistributedNat && !facts.switchPortTypes(peerSwitch).vtep && redirectType !== 'bridged') options.set('always-redirect', 'true');
   options.set('distributed-port', lrpName);
   if (redirectType !== undefined) options.set('redirect-type', redirectType);
   const haGroup = haGroupOf(db, lrpName, lrp.ha_chassis_group, lrp.gateway_chassis);
@@ -735,14 +797,15 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
   }
   const names = [...dirty].sort();
+  const facts = new ProjectFacts(db);
   // desired[i] is what names[i] should be bound as (undefined: not bound).
   const desired: (Desired | undefined)[] = names.map((name) => {
     const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
-    if (lsp !== undefined) return desiredLsp(db, dps, lsp, owned.get(name));
+    if (lsp !== undefined) return desiredLsp(db, facts, dps, lsp, owned.get(name));
     const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
-    if (lrp !== undefined) return desiredLrp(db, dps, data, lrp);
+    if (lrp !== undefined) return desiredLrp(db, facts, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
-    return gatewayPort === undefined ? undefined : desiredCr(db, dps, data, name, gatewayPort);
+    return gatewayPort === undefined ? undefined : desiredCr(db, facts, dps, data, name, gatewayPort);
   });
   const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
     const prev = out.ports.get(name);

@@ -142,7 +142,16 @@ export class Database {
   /** The row holding `values` in the schema's unique index over `columns`, if any. */
   findUnique(table: string, columns: readonly string[], values: readonly Value[]): Row | undefined {
     const t = this.table(table);
-    const i = t.schema.indexes.findIndex((cols) => cols.length === columns.length && cols.every((c, j) => c === columns[j]));
+    // A plain search: projections look rows up by name once per port in a full run, and a
+    // callback per index and column would be allocated on each.
+    let i = -1;
+    for (let k = 0; k < t.schema.indexes.length && i < 0; k++) {
+      const cols = t.schema.indexes[k] as readonly string[];
+      if (cols.length !== columns.length) continue;
+      let same = true;
+      for (let j = 0; j < cols.length && same; j++) same = cols[j] === columns[j];
+      if (same) i = k;
+    }
     assert.ok(i >= 0, `no unique index on ${table}(${columns.join(', ')})`);
     const uuid = (t.uniqueIndexes[i] as Map<string, Uuid>).get(indexKey(t.uniqueIndexTypes[i] as ColumnType[], values));
     return uuid === undefined ? undefined : t.rows.get(uuid);
@@ -151,6 +160,14 @@ export class Database {
   /** Rows that refer to `uuid` strongly (with the number of references each). */
   strongReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {
     return this.strongRefs.referrers(uuid);
+  }
+
+  /**
+   * The rows referring to `uuid` strongly, repeated once per reference, without building a map
+   * (a read-only view of the index: use it before the database changes).
+   */
+  strongReferrerList(uuid: Uuid): readonly Uuid[] {
+    return this.strongRefs.referrerList(uuid);
   }
 
   weakReferrers(uuid: Uuid): ReadonlyMap<Uuid, number> {

@@ -10,6 +10,8 @@ const arrayReferrersMax = 16;
 
 type Referrers = Uuid[] | Map<Uuid, number>;
 
+const NO_REFERRERS: readonly Uuid[] = Object.freeze([]);
+
 export class RefIndex {
   private readonly byTarget = new Map<Uuid, Referrers>();
 
@@ -64,6 +66,20 @@ export class RefIndex {
       for (const [s, c] of r) if (s !== target) n += c;
     }
     return n;
+  }
+
+  /**
+   * The rows referring to `target`, a row referring n times listed n times, in no particular
+   * order. Unlike `referrers` it builds nothing for the usual short list (it is the index's
+   * own: read it before the index changes, never write it).
+   */
+  referrerList(target: Uuid): readonly Uuid[] {
+    const r = this.byTarget.get(target);
+    if (r === undefined) return NO_REFERRERS;
+    if (Array.isArray(r)) return r;
+    const out: Uuid[] = [];
+    for (const [s, c] of r) for (let k = 0; k < c; k++) out.push(s);
+    return out;
   }
 
   /** The rows referring to `target`, each with its number of references. */

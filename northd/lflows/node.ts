@@ -51,6 +51,12 @@ export interface LflowsData {
   readonly groups: Map<Uuid, DpGroup>;
   /** Flows touched in the current run, settled by `finish`. */
   readonly dirty: Set<Uuid>;
+  /**
+   * Flows that nobody held when this run held them (most flows of a full run), settled by
+   * `finish` too: a list costs no hashed insert. One that has since changed holdings is in
+   * `dirty` as well, and is settled from there.
+   */
+  readonly fresh: sb.Logical_Flow[];
   readonly table: SbTable;
   readonly groupTable: SbTable;
   /**
@@ -240,12 +246,17 @@ function hold(data: LflowsData, flow: sb.Logical_Flow): void {
   if (cur === undefined) {
     // The common case, a flow nobody holds: it stands for itself.
     data.entries.set(uuid, flow);
-    data.dirty.add(uuid);
+    data.fresh.push(flow);
     return;
   }
   let e: FlowEntry;
   if (cur instanceof FlowEntry) e = cur;
-  else data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
+  else {
+    data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
+    // Held for the first time in this run, it was listed in `fresh` as a row of its own: as an
+    // entry, it is settled from `dirty` (whatever the holding below changes).
+    if (e.joined !== undefined) data.dirty.add(uuid);
+  }
   const joined = countDp(e, dpOf(flow));
   if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
@@ -343,6 +354,17 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
+  // Fresh flows are rows as they are. One that is no longer its flow's only holding (held
+  // again, or released) has its UUID in `dirty`, settled below, after it: what that writes
+  // replaces the row written here, and a change set keeps a row's first old and last new
+  // value. So no fresh flow needs looking up again (a lookup per flow of a full run).
+  const fresh = data.fresh;
+  for (let i = 0; i < fresh.length; i++) {
+    const flow = fresh[i] as sb.Logical_Flow;
+    if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(flow._uuid, dpOf(flow), flow);
+    data.table.put(flow, out);
+  }
+  fresh.length = 0;
   if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
   // The order does not matter: what a row becomes depends on its own holdings only.
@@ -484,9 +506,20 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
  */
 export class FlowChanges extends SbChangeSet {
   readonly regenerated = new Set<string>();
+  private regeneratingAll = false;
+
+  /**
+   * The caller regenerates every owner once from now on (a recompute): claims are granted
+   * without being noted, as each owner is reached once (an owner a handler of the run already
+   * built is built again, unchanged). Noting them was a hashed insert per owner of a full run.
+   */
+  regenerateAll(): void {
+    this.regeneratingAll = true;
+  }
 
   /** Whether `owner` still has to be regenerated in this run (and notes that it will be). */
   claim(owner: string): boolean {
+    if (this.regeneratingAll) return true;
     // One lookup: the set grows exactly when the owner is new to it.
     const before = this.regenerated.size;
     return this.regenerated.add(owner).size !== before;
@@ -721,7 +754,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
+      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), fresh: [], table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),
@@ -732,6 +765,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       out.maybeTrackWhole(data.groupTable);
       out.maybeTrackWhole(data.lbTable);
       const src = sourcesOf(inputs);
+      out.regenerateAll();
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
       const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));

@@ -2,7 +2,7 @@
 // networks with their derived addresses, and the lookups flows use. Method: a table of inputs
 // and the texts ovn-northd prints for them.
 import t from 'tap';
-import { ethAddrFromString, extractIpAddresses, extractLrpNetworks, extractLspAddresses, extractLspIps, findLportAddress, ipv4Value, ipv6InMasked, isDynamicAddress, parseIpv6Masked, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
+import { ethAddrFromString, extractIpAddresses, extractLrpNetworks, extractLspAddresses, extractLspIps, findLportAddress, ipv4Text, ipv4Value, ipv6InMasked, isPrintedIpv4, isDynamicAddress, parseIpv6Masked, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../../northd/netaddr.js';
 import { parseIpv4, parseIpv6Groups } from '../../northd/addresses.js';
 
 t.test('LSP address entries', async (t) => {
@@ -108,6 +108,32 @@ t.test('ipv4Value reads what parseIpv4 reads', async (t) => {
     t.equal(ipv4Value(s), want, JSON.stringify(s));
   }
   t.ok(parsed > 500, `${parsed} of the texts are addresses`);
+});
+
+t.test('isPrintedIpv4 holds exactly for the texts ipv4Text prints', async (t) => {
+  // The reference: read the text, print its value, compare.
+  const reference = (s: string): boolean => {
+    const v = ipv4Value(s);
+    return v !== undefined && ipv4Text(v) === s;
+  };
+  const texts = ['', '1.2.3.4', '0.0.0.0', '255.255.255.255', '256.1.1.1', '01.2.3.4', '1.2.3.04', '00.0.0.0', '1.2.3.00', '10.1.0.10', '1.2.3', '1.2.3.4.5', '1.2.3.4/32', ' 1.2.3.4', '1.2.3.4 ', '1234.1.1.1', '1.2.3.٣'];
+  let x = 99;
+  const next = (m: number): number => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x >>> 16) % m;
+  };
+  for (let n = 0; n < 3000; n++) {
+    const fields: string[] = [];
+    for (let f = 0; f < (next(10) === 0 ? 3 + next(3) : 4); f++) fields.push(Array.from({ length: next(8) === 0 ? next(5) : 1 + next(3) }, () => String(next(10) < 3 ? 2 + next(4) : next(10))).join(''));
+    texts.push(fields.join('.'));
+  }
+  let printed = 0;
+  for (const s of texts) {
+    if (reference(s)) printed++;
+    t.equal(isPrintedIpv4(s), reference(s), JSON.stringify(s));
+  }
+  t.ok(printed > 300, `${printed} of the texts are printed addresses`);
+  t.same(extractLspAddresses('0a:00:00:00:00:01 010.0.0.6 10.0.0.7')?.ipv4.map((a) => a.addrS), ['10.0.0.6', '10.0.0.7'], 'an address with leading zeros printed as ovn-northd prints it');
 });
 
 t.test('extractLspIps gives the addresses extractLspAddresses parses', async (t) => {
