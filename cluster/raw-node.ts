@@ -121,6 +121,7 @@ export class RawNode {
     const hs = r.hardState();
     return (
       r.broadcastPending ||
+      r.commitBroadcastPending ||
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
       r.log.unstableEntries().length > 0 ||
@@ -135,7 +136,13 @@ export class RawNode {
   ready(): Ready {
     assert(this.outstanding === undefined, 'ready() called twice without advance()');
     const r = this.raft;
-    if (r.broadcastPending && r.role === 'leader') r.bcastAppend();
+    const committedEntries = r.log.nextCommittedEntries(r.cfg.committedEntriesPerReadyMax);
+    // A commit index alone waits while this Ready hands out entries to apply: applying them
+    // settles proposals, and appends of the proposals made in answer carry it at no cost. Not
+    // past a conf change, though: one that removes a member drops it from the leader's
+    // progress once applied, and that member must still hear that its removal committed.
+    const holdCommit = committedEntries.length > 0 && !committedEntries.some((e) => e.type === 'conf-change');
+    if (r.role === 'leader' && (r.broadcastPending || (r.commitBroadcastPending && !holdCommit))) r.bcastAppend();
     const hs = r.hardState();
     const messages: Message[] = [];
     const messagesAfterPersist: Message[] = [];
@@ -153,7 +160,7 @@ export class RawNode {
       entries,
       messages,
       messagesAfterPersist,
-      committedEntries: r.log.nextCommittedEntries(r.cfg.committedEntriesPerReadyMax),
+      committedEntries,
       readStates: r.readStates,
       mustSync:
         entries.length > 0 ||
