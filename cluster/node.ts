@@ -537,7 +537,7 @@ export class RaftNode {
     if (rd.snapshot !== undefined) this.restoreSnapshot(rd.snapshot);
     // Conf changes take effect in the core at advance(); the addresses they carry are noted
     // here, judged against the configuration as the entries before them leave it.
-    let conf = this.raw.status().conf;
+    let conf = this.raw.raft.conf;
     for (const e of rd.committedEntries) {
       if (e.type === 'conf-change') conf = this.noteMembership(e, conf);
       this.applyEntry(e);
