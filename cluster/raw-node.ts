@@ -15,7 +15,10 @@
 // Only one Ready is outstanding at a time. Between ready() and advance() the shell may keep
 // stepping messages and ticks in (a slow disk need not stall the protocol); their effects
 // appear in the next Ready. A leader counts its own log toward commitment only once advance()
-// reports the entries durable.
+// reports the entries durable. A leader's new commit index reaches the followers with its
+// next appends; a Ready that hands out committed entries holds a commit-only broadcast back
+// for the next one, so a shell that lets its clients propose again in between (node.ts does)
+// sends their entries and the commit index in one append.
 
 import assert from 'node:assert';
 import type { ConfChange } from './conf-change.js';
