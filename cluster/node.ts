@@ -4,6 +4,7 @@
 //
 //   send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
 //   → apply (snapshot, committed entries, read states) → advance() → maybe take a snapshot
+//   → if proposals were settled, one turn of the event loop for their callers to propose again
 //
 // Compaction never silences the Raft timers. While a snapshot is written to disk, heartbeats
 // and appends keep leaving (as they do during any write). Encoding the state machine holds the
@@ -306,6 +307,8 @@ export class RaftNode {
   /** Conf changes applied in the Ready in hand: resolved after advance(), when they are in force. */
   private confApplied: PendingProposal[] = [];
   private readSeq = 0;
+  /** Proposals the Ready in hand resolved (see step 7 of the loop). */
+  private settledInReady = 0;
   private ticks = 0;
   private applied: number;
   private snapshotIndex: number;
@@ -484,6 +487,13 @@ export class RaftNode {
         }
         this.emitProgress();
       }
+      // 7. Whoever waited on the proposals settled in step 4 often proposes again at once (a
+      //    client's next command): let them in before the next Ready, so that one append to
+      //    each follower carries their entries and the commit index that settled the last ones.
+      if (this.settledInReady > 0) {
+        this.settledInReady = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     }
   }
 
@@ -527,7 +537,7 @@ export class RaftNode {
     if (rd.snapshot !== undefined) this.restoreSnapshot(rd.snapshot);
     // Conf changes take effect in the core at advance(); the addresses they carry are noted
     // here, judged against the configuration as the entries before them leave it.
-    let conf = this.raw.status().conf;
+    let conf = this.raw.raft.conf;
     for (const e of rd.committedEntries) {
       if (e.type === 'conf-change') conf = this.noteMembership(e, conf);
       this.applyEntry(e);
@@ -583,6 +593,7 @@ export class RaftNode {
       this.confApplied.push(p);
     } else {
       this.options.observe?.proposalApplied?.(performance.now() - p.proposedAt);
+      this.settledInReady++;
       p.resolve(result);
     }
   }

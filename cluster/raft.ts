@@ -108,6 +108,13 @@ export class Raft {
   private pendingReads: { from: NodeId; ctx: string }[] = [];
   /** Proposals since the last broadcast: sent together at the next Ready (batching). */
   broadcastPending = false;
+  /**
+   * The commit index moved since the last broadcast: followers learn it from the next append.
+   * The next Ready carrying no committed entries sends it (raw-node.ts), unless appends of new
+   * proposals carry it first: the entries this leader applies in between settle proposals
+   * whose callers often propose again at once, so one append tells a follower both.
+   */
+  commitBroadcastPending = false;
   private readonly rng: Prng;
   /**
    * Set when a leader's heartbeat named a commit index beyond this log: this node's storage
@@ -500,6 +507,7 @@ export class Raft {
     this.readOnly.reset();
     this.pendingReads = [];
     this.broadcastPending = false;
+    this.commitBroadcastPending = false;
   }
 
   private becomeFollower(term: number, lead: NodeId): void {
@@ -598,8 +606,10 @@ export class Raft {
     return true;
   }
 
+  /** Sends every follower what it lacks and the commit index (an empty append if need be). */
   bcastAppend(): void {
     this.broadcastPending = false;
+    this.commitBroadcastPending = false;
     for (const id of this.progress.keys()) if (id !== this.id) this.sendAppend(id);
   }
 
@@ -646,8 +656,8 @@ export class Raft {
         pr.becomeReplicate();
       } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
 
-      if (this.maybeCommit()) this.bcastAppend();
-      else if (oldPaused || pr.state === 'replicate') {
+      if (this.maybeCommit()) this.commitBroadcastPending = true;
+      if (oldPaused || pr.state === 'replicate') {
         // Keep the pipeline full: send whatever the follower does not have yet.
         while (this.sendAppend(m.from, false)) {
           if (pr.state !== 'replicate') break;
@@ -760,7 +770,7 @@ export class Raft {
     this.log.stableTo(index, term);
     if (this.role !== 'leader') return;
     const self = this.progress.get(this.id);
-    if (self !== undefined && self.maybeUpdate(this.log.persistedIndex()) && this.maybeCommit()) this.bcastAppend();
+    if (self !== undefined && self.maybeUpdate(this.log.persistedIndex()) && this.maybeCommit()) this.commitBroadcastPending = true;
   }
 
   /** The shell applied committed entries through `index`; conf changes among them take effect. */
@@ -793,8 +803,8 @@ export class Raft {
     this.syncProgress();
     if (this.leadTransferee !== NONE && !this.conf.voters.includes(this.leadTransferee)) this.abortLeaderTransfer();
     // A smaller quorum may commit more at once.
-    if (this.maybeCommit()) this.bcastAppend();
-    else for (const id of this.progress.keys()) if (!before.has(id)) this.sendAppend(id);
+    if (this.maybeCommit()) this.commitBroadcastPending = true;
+    for (const id of this.progress.keys()) if (!before.has(id)) this.sendAppend(id);
   }
 
   private setElectionTicks(ticks: number): void {

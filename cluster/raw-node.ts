@@ -15,7 +15,10 @@
 // Only one Ready is outstanding at a time. Between ready() and advance() the shell may keep
 // stepping messages and ticks in (a slow disk need not stall the protocol); their effects
 // appear in the next Ready. A leader counts its own log toward commitment only once advance()
-// reports the entries durable.
+// reports the entries durable. A leader's new commit index reaches the followers with its
+// next appends; a Ready that hands out committed entries holds a commit-only broadcast back
+// for the next one, so a shell that lets its clients propose again in between (node.ts does)
+// sends their entries and the commit index in one append.
 
 import assert from 'node:assert';
 import type { ConfChange } from './conf-change.js';
@@ -121,6 +124,7 @@ export class RawNode {
     const hs = r.hardState();
     return (
       r.broadcastPending ||
+      r.commitBroadcastPending ||
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
       r.log.unstableEntries().length > 0 ||
@@ -135,7 +139,13 @@ export class RawNode {
   ready(): Ready {
     assert(this.outstanding === undefined, 'ready() called twice without advance()');
     const r = this.raft;
-    if (r.broadcastPending && r.role === 'leader') r.bcastAppend();
+    const committedEntries = r.log.nextCommittedEntries(r.cfg.committedEntriesPerReadyMax);
+    // A commit index alone waits while this Ready hands out entries to apply: applying them
+    // settles proposals, and appends of the proposals made in answer carry it at no cost. Not
+    // past a conf change, though: one that removes a member drops it from the leader's
+    // progress once applied, and that member must still hear that its removal committed.
+    const holdCommit = committedEntries.length > 0 && !committedEntries.some((e) => e.type === 'conf-change');
+    if (r.role === 'leader' && (r.broadcastPending || (r.commitBroadcastPending && !holdCommit))) r.bcastAppend();
     const hs = r.hardState();
     const messages: Message[] = [];
     const messagesAfterPersist: Message[] = [];
@@ -153,7 +163,7 @@ export class RawNode {
       entries,
       messages,
       messagesAfterPersist,
-      committedEntries: r.log.nextCommittedEntries(r.cfg.committedEntriesPerReadyMax),
+      committedEntries,
       readStates: r.readStates,
       mustSync:
         entries.length > 0 ||

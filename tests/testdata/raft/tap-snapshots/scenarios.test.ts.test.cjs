@@ -52,10 +52,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > partition 1 | 2 3
 > tick 1 10
 > stabilize
@@ -82,7 +87,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
 > status
   1: leader term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3) progress={1: match=2 next=3 replicate, 2: match=2 next=3 replicate, 3: match=2 next=3 replicate}
   2: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
-  3: follower term=2 lead=1 commit=1 applied=1 log=1..2 voters=(1 2 3)
+  3: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
 > tick 1 10
 > stabilize
   ready 1:
@@ -108,7 +113,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
 > status
   1: follower term=2 lead=0 commit=2 applied=2 log=1..2 voters=(1 2 3)
   2: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
-  3: follower term=2 lead=1 commit=1 applied=1 log=1..2 voters=(1 2 3)
+  3: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
 > # Nodes 2 and 3 stop hearing from a leader. Once node 3's lease on the old leader has run
 > # out, node 2 times out and wins.
 > tick 3 10
@@ -126,7 +131,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
   2->3 vote term=3 last=2/2
   ready 3:
     role follower lead=0
-    hard state term=3 vote=2 commit=1
+    hard state term=3 vote=2 commit=2
   3->2 vote-resp term=3 grant
   ready 2:
     role leader lead=2
@@ -135,9 +140,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
   2->3 app term=3 prev=2/2 commit=2 entries=[3/3 empty]
   ready 3:
     role follower lead=2
-    hard state term=3 vote=2 commit=2
     persist [3/3 empty]
-    apply 2/2 empty
   3->2 app-resp term=3 index=3
   ready 2:
     hard state term=3 vote=2 commit=3
@@ -222,10 +225,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > crash-restart.txt > trace 1`] =
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > propose 1 a
   accepted 2/3
 > process-ready 1
@@ -241,9 +249,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > crash-restart.txt > trace 1`] =
     apply 1/1 bootstrap(1 2 3), 2/2 empty
   1->3 app term=2 prev=2/2 commit=2 entries=[2/3 "a"]
   ready 3:
-    hard state term=2 vote=1 commit=2
     persist [2/3 "a"]
-    apply 2/2 empty
   3->1 app-resp term=2 index=3
   ready 1:
     hard state term=2 vote=1 commit=3
@@ -349,14 +355,19 @@ exports[`tests/cluster/scenarios.test.ts > TAP > election.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > status
   1: leader term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3) progress={1: match=2 next=3 replicate, 2: match=2 next=3 replicate, 3: match=2 next=3 replicate}
   2: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
-  3: follower term=2 lead=1 commit=1 applied=1 log=1..2 voters=(1 2 3)
+  3: follower term=2 lead=1 commit=2 applied=2 log=1..2 voters=(1 2 3)
 > propose 1 hello
   accepted 2/3
 > stabilize
@@ -367,9 +378,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > election.txt > trace 1`] = `
   ready 2:
     persist [2/3 "hello"]
   ready 3:
-    hard state term=2 vote=1 commit=2
     persist [2/3 "hello"]
-    apply 2/2 empty
   2->1 app-resp term=2 index=3
   3->1 app-resp term=2 index=3
   ready 1:
@@ -457,14 +466,24 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
   1->3 app term=2 prev=2/2 commit=2 entries=[]
+  1->4 app term=2 prev=2/2 commit=2 entries=[]
+  1->5 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   ready 3:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 4:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
+  ready 5:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
   3->1 app-resp term=2 index=2
+  4->1 app-resp term=2 index=2
+  5->1 app-resp term=2 index=2
 > # (a) Node 1 leads term 2 and gets "a" (2/3) only to node 2.
 > partition 1 2 | 3 4 5
 > propose 1 a
@@ -488,7 +507,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
 > process-ready 5
   ready 5:
     role candidate lead=0
-    hard state term=3 vote=5 commit=1
+    hard state term=3 vote=5 commit=2
 > deliver 3 4
   5->3 vote term=3 last=2/2
   5->4 vote term=3 last=2/2
@@ -498,7 +517,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
     hard state term=3 vote=5 commit=2
   ready 4:
     role follower lead=0
-    hard state term=3 vote=5 commit=1
+    hard state term=3 vote=5 commit=2
 > deliver 5
   3->5 vote-resp term=3 grant
   4->5 vote-resp term=3 grant
@@ -514,8 +533,8 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   1: down (disk term=2 commit=2 last=3)
   2: follower term=2 lead=1 commit=2 applied=2 log=1..3 voters=(1 2 3 4 5)
   3: follower term=3 lead=0 commit=2 applied=2 log=1..2 voters=(1 2 3 4 5)
-  4: follower term=3 lead=0 commit=1 applied=1 log=1..2 voters=(1 2 3 4 5)
-  5: down (disk term=3 commit=1 last=4)
+  4: follower term=3 lead=0 commit=2 applied=2 log=1..2 voters=(1 2 3 4 5)
+  5: down (disk term=3 commit=2 last=4)
 > # (c) Node 1 restarts and wins term 4 with 2, 3 and 4. It copies the term-2 entry 2/3 to node 3,
 > # so 2/3 is on a majority (1, 2, 3), while its own empty entry 4/4 reaches only node 2.
 > restart 1
@@ -551,7 +570,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   ready 3:
     hard state term=4 vote=1 commit=2
   ready 4:
-    hard state term=4 vote=1 commit=1
+    hard state term=4 vote=1 commit=2
 > deliver 1
   2->1 vote-resp term=4 grant
   3->1 vote-resp term=4 grant
@@ -593,19 +612,19 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   1: leader term=4 lead=1 commit=2 applied=2 log=1..4 voters=(1 2 3 4 5) progress={1: match=4 next=5 replicate, 2: match=4 next=5 replicate, 3: match=3 next=5 replicate, 4: match=0 next=4 probe, 5: match=0 next=4 probe}
   2: follower term=4 lead=1 commit=2 applied=2 log=1..4 voters=(1 2 3 4 5)
   3: follower term=4 lead=1 commit=2 applied=2 log=1..3 voters=(1 2 3 4 5)
-  4: follower term=4 lead=0 commit=1 applied=1 log=1..2 voters=(1 2 3 4 5)
-  5: down (disk term=3 commit=1 last=4)
+  4: follower term=4 lead=0 commit=2 applied=2 log=1..2 voters=(1 2 3 4 5)
+  5: down (disk term=3 commit=2 last=4)
 > # (d) Node 1 crashes; node 5 comes back and wins term 5 with 3 and 4 (its last entry 3/4 is
 > # newer than theirs) and overwrites 2/3 everywhere. Had 2/3 been committed, it would be lost.
 > crash 1
 > restart 5
-  restarted 5: term=3 vote=5 commit=1 last=4
+  restarted 5: term=3 vote=5 commit=2 last=4
 > campaign 5
 > stabilize
   ready 5:
     role candidate lead=0
-    hard state term=4 vote=5 commit=1
-    apply 1/1 bootstrap(1 2 3 4 5)
+    hard state term=4 vote=5 commit=2
+    apply 1/1 bootstrap(1 2 3 4 5), 2/2 empty
   5->1 vote term=4 last=3/4 (down)
   5->2 vote term=4 last=3/4
   5->3 vote term=4 last=3/4
@@ -619,7 +638,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
 > stabilize
   ready 5:
     role candidate lead=0
-    hard state term=5 vote=5 commit=1
+    hard state term=5 vote=5 commit=2
   5->1 vote term=5 last=3/4 (down)
   5->2 vote term=5 last=3/4
   5->3 vote term=5 last=3/4
@@ -631,17 +650,17 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
     role follower lead=0
     hard state term=5 vote=5 commit=2
   ready 4:
-    hard state term=5 vote=5 commit=1
+    hard state term=5 vote=5 commit=2
   2->5 vote-resp term=5 reject
   3->5 vote-resp term=5 grant
   4->5 vote-resp term=5 grant
   ready 5:
     role leader lead=5
     persist [5/5 empty]
-  5->1 app term=5 prev=3/4 commit=1 entries=[5/5 empty] (down)
-  5->2 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
-  5->3 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
-  5->4 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
+  5->1 app term=5 prev=3/4 commit=2 entries=[5/5 empty] (down)
+  5->2 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
+  5->3 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
+  5->4 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
   ready 2:
     role follower lead=5
   ready 3:
@@ -651,9 +670,9 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   2->5 app-resp term=5 reject index=4 hint=2/3
   3->5 app-resp term=5 reject index=4 hint=2/3
   4->5 app-resp term=5 reject index=4 hint=2/2
-  5->2 app term=5 prev=2/2 commit=1 entries=[3/3 empty]
-  5->3 app term=5 prev=2/2 commit=1 entries=[3/3 empty]
-  5->4 app term=5 prev=2/2 commit=1 entries=[3/3 empty]
+  5->2 app term=5 prev=2/2 commit=2 entries=[3/3 empty]
+  5->3 app term=5 prev=2/2 commit=2 entries=[3/3 empty]
+  5->4 app term=5 prev=2/2 commit=2 entries=[3/3 empty]
   ready 2:
     persist [3/3 empty]
   ready 3:
@@ -663,12 +682,12 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   2->5 app-resp term=5 index=3
   3->5 app-resp term=5 index=3
   4->5 app-resp term=5 index=3
-  5->2 app term=5 prev=3/3 commit=1 entries=[3/4 "b"]
-  5->2 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
-  5->3 app term=5 prev=3/3 commit=1 entries=[3/4 "b"]
-  5->3 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
-  5->4 app term=5 prev=3/3 commit=1 entries=[3/4 "b"]
-  5->4 app term=5 prev=3/4 commit=1 entries=[5/5 empty]
+  5->2 app term=5 prev=3/3 commit=2 entries=[3/4 "b"]
+  5->2 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
+  5->3 app term=5 prev=3/3 commit=2 entries=[3/4 "b"]
+  5->3 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
+  5->4 app term=5 prev=3/3 commit=2 entries=[3/4 "b"]
+  5->4 app term=5 prev=3/4 commit=2 entries=[5/5 empty]
   ready 2:
     persist [3/4 "b", 5/5 empty]
   ready 3:
@@ -683,7 +702,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
   4->5 app-resp term=5 index=5
   ready 5:
     hard state term=5 vote=5 commit=5
-    apply 2/2 empty, 3/3 empty, 3/4 "b", 5/5 empty
+    apply 3/3 empty, 3/4 "b", 5/5 empty
   5->2 app term=5 prev=5/5 commit=5 entries=[]
   5->3 app term=5 prev=5/5 commit=5 entries=[]
   5->4 app term=5 prev=5/5 commit=5 entries=[]
@@ -695,7 +714,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
     apply 3/3 empty, 3/4 "b", 5/5 empty
   ready 4:
     hard state term=5 vote=5 commit=5
-    apply 2/2 empty, 3/3 empty, 3/4 "b", 5/5 empty
+    apply 3/3 empty, 3/4 "b", 5/5 empty
   2->5 app-resp term=5 index=5
   3->5 app-resp term=5 index=5
   4->5 app-resp term=5 index=5
@@ -753,10 +772,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > log-conflict.txt > trace 1`] = 
     hard state term=2 vote=3 commit=2
     apply 2/2 empty
   3->1 app term=2 prev=2/2 commit=2 entries=[]
+  3->2 app term=2 prev=2/2 commit=2 entries=[]
   ready 1:
     hard state term=2 vote=3 commit=2
     apply 2/2 empty
+  ready 2:
+    hard state term=2 vote=3 commit=2
+    apply 2/2 empty
   1->3 app-resp term=2 index=2
+  2->3 app-resp term=2 index=2
 > partition 3 | 1 2
 > propose 3 x1
   accepted 2/3
@@ -780,7 +804,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > log-conflict.txt > trace 1`] = 
   1->3 vote term=3 last=2/2 (cut)
   ready 2:
     role follower lead=0
-    hard state term=3 vote=1 commit=1
+    hard state term=3 vote=1 commit=2
   2->1 vote-resp term=3 grant
   ready 1:
     role leader lead=1
@@ -789,9 +813,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > log-conflict.txt > trace 1`] = 
   1->3 app term=3 prev=2/2 commit=2 entries=[3/3 empty] (cut)
   ready 2:
     role follower lead=1
-    hard state term=3 vote=1 commit=2
     persist [3/3 empty]
-    apply 2/2 empty
   2->1 app-resp term=3 index=3
   ready 1:
     hard state term=3 vote=1 commit=3
@@ -932,10 +954,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > membership.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > add-voter 4
   via 1: accepted 2/3
 > add-learner 5
@@ -948,9 +975,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > membership.txt > trace 1`] = `
   ready 2:
     persist [2/3 add-voter(4)]
   ready 3:
-    hard state term=2 vote=1 commit=2
     persist [2/3 add-voter(4)]
-    apply 2/2 empty
   2->1 app-resp term=2 index=3
   3->1 app-resp term=2 index=3
   ready 1:
@@ -1233,10 +1258,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > prevote.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > partition 3 | 1 2
 > tick 3 40
 > stabilize
@@ -1268,7 +1298,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > prevote.txt > trace 1`] = `
 > status
   1: leader term=2 lead=1 commit=3 applied=3 log=1..3 voters=(1 2 3) progress={1: match=3 next=4 replicate, 2: match=3 next=4 replicate, 3: match=2 next=4 replicate}
   2: follower term=2 lead=1 commit=3 applied=3 log=1..3 voters=(1 2 3)
-  3: pre-candidate term=2 lead=0 commit=1 applied=1 log=1..2 voters=(1 2 3)
+  3: pre-candidate term=2 lead=0 commit=2 applied=2 log=1..2 voters=(1 2 3)
 > heal
 > tick 3 20
 > stabilize
@@ -1281,8 +1311,6 @@ exports[`tests/cluster/scenarios.test.ts > TAP > prevote.txt > trace 1`] = `
   1->3 heartbeat term=2 commit=2
   ready 3:
     role follower lead=1
-    hard state term=2 vote=1 commit=2
-    apply 2/2 empty
   2->1 heartbeat-resp term=2
   3->1 heartbeat-resp term=2
   1->3 app term=2 prev=2/3 commit=3 entries=[]
@@ -1347,10 +1375,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > read-index.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > propose 1 x
   accepted 2/3
 > stabilize
@@ -1361,9 +1394,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > read-index.txt > trace 1`] = `
   ready 2:
     persist [2/3 "x"]
   ready 3:
-    hard state term=2 vote=1 commit=2
     persist [2/3 "x"]
-    apply 2/2 empty
   2->1 app-resp term=2 index=3
   3->1 app-resp term=2 index=3
   ready 1:
@@ -1458,10 +1489,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > snapshot.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > crash 3
 > propose 1 a
   accepted 2/3
@@ -1512,17 +1548,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > snapshot.txt > trace 1`] = `
 > log 1
   1: snapshot=2/4 [2/5 "c", 2/6 "d"]
 > restart 3
-  restarted 3: term=2 vote=1 commit=1 last=2
+  restarted 3: term=2 vote=1 commit=2 last=2
 > tick 1 1
 > stabilize
   ready 3:
-    apply 1/1 bootstrap(1 2 3)
+    apply 1/1 bootstrap(1 2 3), 2/2 empty
   1->2 heartbeat term=2 commit=6
   1->3 heartbeat term=2 commit=2
   ready 3:
     role follower lead=1
-    hard state term=2 vote=1 commit=2
-    apply 2/2 empty
   2->1 heartbeat-resp term=2
   3->1 heartbeat-resp term=2
   1->3 app term=2 prev=2/6 commit=6 entries=[]
@@ -1594,10 +1628,15 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
   1->2 app term=2 prev=2/2 commit=2 entries=[]
+  1->3 app term=2 prev=2/2 commit=2 entries=[]
   ready 2:
     hard state term=2 vote=1 commit=2
     apply 2/2 empty
+  ready 3:
+    hard state term=2 vote=1 commit=2
+    apply 2/2 empty
   2->1 app-resp term=2 index=2
+  3->1 app-resp term=2 index=2
 > crash 3
 > propose 1 a
   accepted 2/3
@@ -1619,14 +1658,14 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
     apply 2/3 "a"
   2->1 app-resp term=2 index=3
 > restart 3
-  restarted 3: term=2 vote=1 commit=1 last=2
+  restarted 3: term=2 vote=1 commit=2 last=2
 > transfer-leader 1 3
   started
 > propose 1 dropped-during-transfer
   dropped: transferring
 > stabilize
   ready 3:
-    apply 1/1 bootstrap(1 2 3)
+    apply 1/1 bootstrap(1 2 3), 2/2 empty
   1->3 app term=2 prev=2/3 commit=3 entries=[]
   ready 3:
     role follower lead=1
@@ -1635,7 +1674,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
   ready 3:
     hard state term=2 vote=1 commit=3
     persist [2/3 "a"]
-    apply 2/2 empty, 2/3 "a"
+    apply 2/3 "a"
   3->1 app-resp term=2 index=3
   1->3 timeout-now term=2
   ready 3:
@@ -1668,13 +1707,18 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
     hard state term=3 vote=3 commit=4
     apply 3/4 empty
   3->1 app term=3 prev=3/4 commit=4 entries=[]
+  3->2 app term=3 prev=3/4 commit=4 entries=[]
   ready 1:
     hard state term=3 vote=3 commit=4
     apply 3/4 empty
+  ready 2:
+    hard state term=3 vote=3 commit=4
+    apply 3/4 empty
   1->3 app-resp term=3 index=4
+  2->3 app-resp term=3 index=4
 > status
   1: follower term=3 lead=3 commit=4 applied=4 log=1..4 voters=(1 2 3)
-  2: follower term=3 lead=3 commit=3 applied=3 log=1..4 voters=(1 2 3)
+  2: follower term=3 lead=3 commit=4 applied=4 log=1..4 voters=(1 2 3)
   3: leader term=3 lead=3 commit=4 applied=4 log=1..4 voters=(1 2 3) progress={1: match=4 next=5 replicate, 2: match=4 next=5 replicate, 3: match=4 next=5 replicate}
 > # A transfer to a node that does not answer is abandoned after an election timeout.
 > crash 1
@@ -1712,9 +1756,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
   3->1 app term=3 prev=3/4 commit=4 entries=[3/5 "c"] (down)
   3->2 app term=3 prev=3/4 commit=4 entries=[3/5 "c"]
   ready 2:
-    hard state term=3 vote=3 commit=4
     persist [3/5 "c"]
-    apply 3/4 empty
   2->3 heartbeat-resp term=3
   2->3 heartbeat-resp term=3
   2->3 heartbeat-resp term=3
@@ -1739,21 +1781,21 @@ exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
   3->2 app term=3 prev=3/5 commit=4 entries=[]
   3->2 app term=3 prev=3/5 commit=4 entries=[]
   3->2 app term=3 prev=3/5 commit=4 entries=[]
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
+  2->3 app-resp term=3 index=5
   3->1 app term=3 prev=3/5 commit=5 entries=[] (down)
   3->2 app term=3 prev=3/5 commit=5 entries=[]
   ready 2:
     hard state term=3 vote=3 commit=5
     apply 3/5 "c"
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
-  2->3 app-resp term=3 index=5
   2->3 app-resp term=3 index=5
 > status
   1: down (disk term=3 commit=4 last=4)
