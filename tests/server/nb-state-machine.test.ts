@@ -181,6 +181,27 @@ t.test('history: with floorBytes, the byte bound follows the database\'s size', 
   t.equal(h.bytesBound, 123_456, 'the baseline given at reset');
 });
 
+t.test('history: with databasePercent, the byte bound is that share of the database\'s size', async (t) => {
+  const h = new History({ revisionsMax: 1_000_000, bytesMax: 1 << 30, floorBytes: 1000, databasePercent: 25 });
+  h.reset(0, 100_000);
+  t.equal(h.bytesBound, 25_000, 'a quarter of the baseline');
+  let rev = 0;
+  for (let i = 0; i < 2000; i++) {
+    const r: Row = { _uuid: `u${i}`, _version: 'v', name: 'x'.repeat(100) };
+    h.append(++rev, { changes: [{ kind: 'insert', table: 'T', uuid: r._uuid, new: r }] });
+    t.ok(h.retainedBytes <= h.bytesBound || h.size === 1, 'never more than the bound');
+  }
+  t.ok(h.bytesBound > 25_000 && h.retainedBytes > h.bytesBound / 2, `the bound grew with the database (${h.bytesBound}), and the history with it (${h.retainedBytes})`);
+  t.equal(h.since(rev - 10).kind, 'ok', 'recent revisions resume');
+  t.equal(h.since(0).kind, 'compacted', 'the first inserts are gone');
+  h.reset(rev, 100);
+  t.equal(h.bytesBound, 1000, 'a small database: the floor');
+  t.equal(new History({ revisionsMax: 10, bytesMax: 10_000, floorBytes: 1000, databasePercent: 25 }).bytesBound, 1000);
+  const big = new History({ revisionsMax: 10, bytesMax: 10_000, floorBytes: 1000, databasePercent: 25 });
+  big.reset(0, 1_000_000);
+  t.equal(big.bytesBound, 10_000, 'never above bytesMax');
+});
+
 t.test('three Raft nodes replicate NB transactions to identical databases', async (t) => {
   const net = new LocalNetwork('nb-test');
   const ids = [1, 2, 3];
