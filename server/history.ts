@@ -79,7 +79,8 @@ export function databaseBytes(tables: Iterable<ReadonlyMap<string, Row>>): numbe
 }
 
 export class History {
-  private readonly items: HistoryItem[] = [];
+  /** Retained items from `head` on; the slots before it are emptied as items are dropped. */
+  private readonly items: (HistoryItem | undefined)[] = [];
   private head = 0;
   private bytes = 0;
   /** The database's estimated size: the baseline of the last reset plus every delta's growth. */
@@ -140,6 +141,9 @@ export class History {
 
   private dropOldest(): void {
     const item = this.items[this.head] as HistoryItem;
+    // Empty the slot: the array is cut down only now and then, and a dropped item must not
+    // stay reachable until then (it may hold a whole load's changes).
+    this.items[this.head] = undefined;
     this.head++;
     this.bytes -= item.bytes;
     this.floor = item.revision;
@@ -159,6 +163,6 @@ export class History {
       if ((this.items[mid] as HistoryItem).revision <= revision) lo = mid + 1;
       else hi = mid;
     }
-    return { kind: 'ok', items: this.items.slice(lo) };
+    return { kind: 'ok', items: this.items.slice(lo) as HistoryItem[] };
   }
 }

@@ -3,6 +3,8 @@
 // history answers resumes or says `compacted`. Method: hand-made entries, then three Raft
 // nodes on an in-process network with real LevelDB.
 import { join } from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { RaftNode } from '../../cluster/node.js';
@@ -136,6 +138,25 @@ t.test('history: resume after a revision, compaction by count and by bytes', asy
   hb.reset(100);
   t.same(hb.since(100), { kind: 'ok', items: [] });
   t.equal(hb.since(99).kind, 'compacted');
+});
+
+t.test('history: a dropped revision\'s changes are no longer reachable from the history', async (t) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const h = new History({ revisionsMax: 2, bytesMax: 1 << 30 });
+  // Appended from a function of its own, so no variable of this test keeps the delta alive.
+  const appendFirst = (): WeakRef<DbDelta> => {
+    const first: DbDelta = { changes: [{ kind: 'insert', table: 'T', uuid: 'u0', new: { _uuid: 'u0', _version: 'v' } }] };
+    h.append(1, first);
+    return new WeakRef(first);
+  };
+  const firstRef = appendFirst();
+  for (let r = 2; r <= 4; r++) h.append(r, { changes: [] });
+  t.equal(h.since(0).kind, 'compacted', 'revision 1 was dropped');
+  // Dropped slots are cut from the array only past 1024 of them: before that they must be empty.
+  await new Promise((r) => setImmediate(r));
+  gc();
+  t.equal(firstRef.deref(), undefined, 'and its delta was collected');
 });
 
 t.test('history: with floorBytes, the byte bound follows the database\'s size', async (t) => {
