@@ -13,7 +13,18 @@ function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
 
-const hex = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
+/** Character codes of the lowercase hex digits, by value. */
+const hexDigitCodes: readonly number[] = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const dashCode = '-'.charCodeAt(0);
+
+/** Writes the low `digits` hex digits of `word` into `codes` ending just before `end`. */
+function writeHex(codes: number[], end: number, word: number, digits: number): void {
+  let w = word;
+  for (let i = end - 1; i >= end - digits; i--) {
+    codes[i] = hexDigitCodes[w & 15] as number;
+    w >>>= 4;
+  }
+}
 
 export function uuidSource(seed: UuidSeed): () => Uuid {
   let [s0, s1, s2, s3] = seed.map((w) => w >>> 0) as [number, number, number, number];
@@ -29,13 +40,24 @@ export function uuidSource(seed: UuidSeed): () => Uuid {
     s3 = rotl(s3, 11);
     return result;
   };
+  // The UUID's 36 character codes, dashes in place; the digits are rewritten for each UUID.
+  // Made in one String.fromCharCode call, the string is flat: 56 bytes on the heap. Built by
+  // concatenation it was a tree of cons strings (~360 bytes), and stayed one wherever nothing
+  // flattened it (every row's _version: ~3.5 MiB of the 10,000-port NB).
+  const codes: number[] = Array.from({ length: 36 }, () => dashCode);
   return () => {
     const a = next();
     // Version 4 and RFC 4122 variant bits, as any client expects of a random UUID.
     const b = ((next() & 0xffff0fff) | 0x00004000) >>> 0;
     const c = ((next() & 0x3fffffff) | 0x80000000) >>> 0;
     const d = next();
-    const h = hex(a) + hex(b) + hex(c) + hex(d);
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    // 8-4-4-4-12: a, b's high and low halves, c's high half, then c's low half and d.
+    writeHex(codes, 8, a, 8);
+    writeHex(codes, 13, b >>> 16, 4);
+    writeHex(codes, 18, b, 4);
+    writeHex(codes, 23, c >>> 16, 4);
+    writeHex(codes, 28, c, 4);
+    writeHex(codes, 36, d, 8);
+    return String.fromCharCode(...codes);
   };
 }

@@ -3,6 +3,8 @@
 // history answers resumes or says `compacted`. Method: hand-made entries, then three Raft
 // nodes on an in-process network with real LevelDB.
 import { join } from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { RaftNode } from '../../cluster/node.js';
@@ -138,6 +140,25 @@ t.test('history: resume after a revision, compaction by count and by bytes', asy
   t.equal(hb.since(99).kind, 'compacted');
 });
 
+t.test('history: a dropped revision\'s changes are no longer reachable from the history', async (t) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const h = new History({ revisionsMax: 2, bytesMax: 1 << 30 });
+  // Appended from a function of its own, so no variable of this test keeps the delta alive.
+  const appendFirst = (): WeakRef<DbDelta> => {
+    const first: DbDelta = { changes: [{ kind: 'insert', table: 'T', uuid: 'u0', new: { _uuid: 'u0', _version: 'v' } }] };
+    h.append(1, first);
+    return new WeakRef(first);
+  };
+  const firstRef = appendFirst();
+  for (let r = 2; r <= 4; r++) h.append(r, { changes: [] });
+  t.equal(h.since(0).kind, 'compacted', 'revision 1 was dropped');
+  // Dropped slots are cut from the array only past 1024 of them: before that they must be empty.
+  await new Promise((r) => setImmediate(r));
+  gc();
+  t.equal(firstRef.deref(), undefined, 'and its delta was collected');
+});
+
 t.test('history: with floorBytes, the byte bound follows the database\'s size', async (t) => {
   const row = (u: string, payload: string): Row => ({ _uuid: u, _version: payload.length.toString(), name: payload });
   const db = new Map<string, Row>();
@@ -179,6 +200,27 @@ t.test('history: with floorBytes, the byte bound follows the database\'s size', 
   // A reset takes the new baseline.
   h.reset(rev, 123_456);
   t.equal(h.bytesBound, 123_456, 'the baseline given at reset');
+});
+
+t.test('history: with databasePercent, the byte bound is that share of the database\'s size', async (t) => {
+  const h = new History({ revisionsMax: 1_000_000, bytesMax: 1 << 30, floorBytes: 1000, databasePercent: 25 });
+  h.reset(0, 100_000);
+  t.equal(h.bytesBound, 25_000, 'a quarter of the baseline');
+  let rev = 0;
+  for (let i = 0; i < 2000; i++) {
+    const r: Row = { _uuid: `u${i}`, _version: 'v', name: 'x'.repeat(100) };
+    h.append(++rev, { changes: [{ kind: 'insert', table: 'T', uuid: r._uuid, new: r }] });
+    t.ok(h.retainedBytes <= h.bytesBound || h.size === 1, 'never more than the bound');
+  }
+  t.ok(h.bytesBound > 25_000 && h.retainedBytes > h.bytesBound / 2, `the bound grew with the database (${h.bytesBound}), and the history with it (${h.retainedBytes})`);
+  t.equal(h.since(rev - 10).kind, 'ok', 'recent revisions resume');
+  t.equal(h.since(0).kind, 'compacted', 'the first inserts are gone');
+  h.reset(rev, 100);
+  t.equal(h.bytesBound, 1000, 'a small database: the floor');
+  t.equal(new History({ revisionsMax: 10, bytesMax: 10_000, floorBytes: 1000, databasePercent: 25 }).bytesBound, 1000);
+  const big = new History({ revisionsMax: 10, bytesMax: 10_000, floorBytes: 1000, databasePercent: 25 });
+  big.reset(0, 1_000_000);
+  t.equal(big.bytesBound, 10_000, 'never above bytesMax');
 });
 
 t.test('three Raft nodes replicate NB transactions to identical databases', async (t) => {
