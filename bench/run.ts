@@ -21,5 +21,11 @@ if (name === undefined || !available.includes(name)) {
   process.stdout.write(`usage: npm run bench -- <name> [args]\nbenchmarks: ${available.join(', ')}\n`);
   process.exit(name === undefined ? 0 : 2);
 }
-const r = spawnSync(process.execPath, [...loader, '--expose-gc', join(here, `${name}${ext}`), ...args], { stdio: 'inherit' });
+/**
+ * V8 flags some benchmarks need. bench/agent holds its 500 in-memory agents in this one process,
+ * each with its own SB copy and flows: past 4 GB of heap after the 100-agent run, where V8's
+ * default limit stopped it (and a process that dies of it cannot stop the cluster it started).
+ */
+const v8Flags: Readonly<Record<string, readonly string[]>> = { agent: ['--max-old-space-size=8192'] };
+const r = spawnSync(process.execPath, [...loader, '--expose-gc', ...(v8Flags[name] ?? []), join(here, `${name}${ext}`), ...args], { stdio: 'inherit' });
 process.exit(r.status ?? 1);
