@@ -11,6 +11,7 @@
 // at once, so a --wait=hv waits no longer for it.
 import type { Row } from '../ovsdb/index.js';
 import type { TransactDb, TransactOutcome } from './central-node.js';
+import { backgroundTimers, type Timers } from './timers.js';
 
 export interface ChassisRegistration {
   readonly chassis: string;
@@ -68,19 +69,6 @@ export const ackLimits = {
   batchMsMax: 50,
 } as const;
 
-/** Timers the ack writer uses (injectable for tests). */
-export interface AckTimers {
-  now(): number;
-  setTimeout(f: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: AckTimers = {
-  now: () => performance.now(),
-  setTimeout: (f, ms) => setTimeout(f, ms).unref(),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
 export interface AckWriterOptions {
   /**
    * Whether an agent on this member that acknowledges (it has before) is still short of
@@ -88,7 +76,7 @@ export interface AckWriterOptions {
    * they come.
    */
   readonly lagging?: (nbCfg: number) => boolean;
-  readonly timers?: AckTimers;
+  readonly timers?: Timers;
 }
 
 export interface AckWriterTarget {
@@ -111,21 +99,21 @@ export interface AckWriterStats {
 export class AckWriter {
   private readonly pending = new Map<string, number>();
   private inFlight = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: unknown;
   /** When the oldest pending ack came (timers.now()), and the timer that ends its wait. */
   private pendingSince = 0;
   private batchTimer: unknown;
   private closed = false;
   private counters = { transactions: 0, rowsWritten: 0, failures: 0 };
   private lastError: string | undefined;
-  private readonly timers: AckTimers;
+  private readonly timers: Timers;
 
   constructor(
     private readonly target: AckWriterTarget,
     private readonly now: () => number = Date.now,
     private readonly options: AckWriterOptions = {},
   ) {
-    this.timers = options.timers ?? realTimers;
+    this.timers = options.timers ?? backgroundTimers;
   }
 
   stats(): AckWriterStats {
@@ -143,7 +131,7 @@ export class AckWriter {
 
   close(): void {
     this.closed = true;
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    if (this.retryTimer !== undefined) this.timers.clearTimeout(this.retryTimer);
     this.stopBatchTimer();
   }
 
@@ -212,11 +200,10 @@ export class AckWriter {
         this.counters.failures++;
         this.lastError = (err as Error).message;
         for (const [chassis, nbCfg] of batch) if ((this.pending.get(chassis) ?? -1) < nbCfg) this.pending.set(chassis, nbCfg);
-        this.retryTimer = setTimeout(() => {
+        this.retryTimer = this.timers.setTimeout(() => {
           this.retryTimer = undefined;
           this.flush();
         }, ackLimits.retryMs);
-        this.retryTimer.unref();
       },
     ).finally(() => {
       this.inFlight = false;

@@ -10,23 +10,11 @@
 
 import assert from 'node:assert/strict';
 import type { SbSource } from '../sb-source.js';
+import { backgroundTimers, type Timers } from '../../server/timers.js';
 
-export interface WriterTimers {
-  now(): number;
-  setTimeout(f: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: WriterTimers = {
-  now: () => performance.now(),
-  setTimeout: (f, ms) => {
-    const h = setTimeout(f, ms);
-    // Writing is background work: it must not keep a process alive that is otherwise done.
-    h.unref();
-    return h;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
+/** Writing is background work: its timers must not keep a process alive that is otherwise done. */
+export type WriterTimers = Timers;
+export const realTimers: WriterTimers = backgroundTimers;
 
 /** The first error an OVSDB transaction's results report, if any (RFC 7047 §4.1.3). */
 export function transactionError(results: readonly unknown[]): string | undefined {
