@@ -49,20 +49,7 @@ export function ipv4Mask(plen: number): number {
  * regular expression and a re-join: every address of every port goes through here.
  */
 export function ipv4Value(text: string): number | undefined {
-  let value = 0;
-  let i = 0;
-  for (let field = 0; field < 4; field++) {
-    if (field > 0) {
-      if (text.charCodeAt(i) !== DOT) return undefined;
-      i++;
-    }
-    let n = 0;
-    const start = i;
-    for (let c = text.charCodeAt(i); c >= DIGIT_0 && c <= DIGIT_9 && i - start < 3; c = text.charCodeAt(++i)) n = n * 10 + (c - DIGIT_0);
-    if (i === start || n > 255) return undefined;
-    value = ((value << 8) | n) >>> 0;
-  }
-  return i === text.length ? value : undefined;
+  return scanIpv4(text, false);
 }
 
 const DOT = 46;
@@ -75,18 +62,25 @@ const DIGIT_9 = 57;
  * Most ports' addresses are written so, and a full run reads every one of them twice.
  */
 export function isPrintedIpv4(text: string): boolean {
+  return scanIpv4(text, true) !== undefined;
+}
+
+/** The scan of both: four fields of one to three digits, each at most 255; `printed` also refuses leading zeros. */
+function scanIpv4(text: string, printed: boolean): number | undefined {
+  let value = 0;
   let i = 0;
   for (let field = 0; field < 4; field++) {
     if (field > 0) {
-      if (text.charCodeAt(i) !== DOT) return false;
+      if (text.charCodeAt(i) !== DOT) return undefined;
       i++;
     }
     let n = 0;
     const start = i;
     for (let c = text.charCodeAt(i); c >= DIGIT_0 && c <= DIGIT_9 && i - start < 3; c = text.charCodeAt(++i)) n = n * 10 + (c - DIGIT_0);
-    if (i === start || n > 255 || (i - start > 1 && text.charCodeAt(start) === DIGIT_0)) return false;
+    if (i === start || n > 255 || (printed && i - start > 1 && text.charCodeAt(start) === DIGIT_0)) return undefined;
+    value = ((value << 8) | n) >>> 0;
   }
-  return i === text.length;
+  return i === text.length ? value : undefined;
 }
 
 /** `addrS` is the address's text when the caller has it as ipv4Text would print it. */
