@@ -1,6 +1,7 @@
 // Structural equality of the plain, immutable values the projections pass between nodes
 // (numbers, strings, booleans, undefined, arrays, Maps, Sets and plain objects): a node compares
 // what it derived before and after a change to report only real changes downstream.
+import { isMapValue } from '../ovsdb/datum.js';
 
 export function sameData(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -10,8 +11,8 @@ export function sameData(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
     return true;
   }
-  if (a instanceof Map) {
-    if (!(b instanceof Map) || a.size !== b.size) return false;
+  if (isMapValue(a)) {
+    if (!isMapValue(b) || a.size !== b.size) return false;
     for (const [k, v] of a) if (!b.has(k) || !sameData(v, b.get(k))) return false;
     return true;
   }
@@ -20,7 +21,7 @@ export function sameData(a: unknown, b: unknown): boolean {
     for (const k of a) if (!b.has(k)) return false;
     return true;
   }
-  if (Array.isArray(b) || b instanceof Map || b instanceof Set) return false;
+  if (Array.isArray(b) || isMapValue(b) || b instanceof Set) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;

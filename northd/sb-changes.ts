@@ -3,6 +3,7 @@
 // new), so a node may record freely while it works and still report the exact difference.
 import assert from 'node:assert/strict';
 import type { Row, RowChange, Uuid } from '../ovsdb/index.js';
+import { isMapValue } from '../ovsdb/index.js';
 import type { Row as TypedRow } from '../ovsdb/rows/common.js';
 import { hashUuid } from './hash.js';
 
@@ -21,7 +22,7 @@ function valueEqual(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i++) if (!valueEqual(a[i], b[i])) return false;
     return true;
   }
-  if (a instanceof Map && b instanceof Map) {
+  if (isMapValue(a) && isMapValue(b)) {
     if (a.size !== b.size) return false;
     for (const [k, v] of a) if (!b.has(k) || !valueEqual(v, b.get(k))) return false;
     return true;
@@ -49,7 +50,7 @@ function byKey(a: readonly [unknown, unknown], b: readonly [unknown, unknown]): 
 
 /** JSON.stringify's replacer for row values: a map becomes its [key, value] pairs in key order. */
 function mapsAsSortedPairs(_key: string, value: unknown): unknown {
-  return value instanceof Map ? [...(value as Map<unknown, unknown>).entries()].sort(byKey) : value;
+  return isMapValue(value) ? [...value.entries()].sort(byKey) : value;
 }
 
 /** The reference definition of canonicalText: JSON.stringify with maps as sorted pairs. */
@@ -95,9 +96,9 @@ function writeCanonical(value: unknown): string | undefined {
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (writeCanonical(value[i]) ?? 'null');
     return out + ']';
   }
-  if (value instanceof Map) {
+  if (isMapValue(value)) {
     if (value.size === 0) return '[]';
-    const pairs = [...(value as Map<unknown, unknown>).entries()].sort(byKey);
+    const pairs = [...value.entries()].sort(byKey);
     if (pairs.every(([k, v]) => isAtom(k) && isAtom(v))) return JSON.stringify(pairs);
     let out = '[';
     for (let i = 0; i < pairs.length; i++) {

@@ -7,7 +7,7 @@ import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import { applyConfChange, type ConfChange } from '../cluster/conf-change.js';
 import { ProposalError } from '../cluster/node.js';
 import type { NodeId } from '../cluster/types.js';
-import { compareAtoms, type Atom, type Row, type Value } from '../ovsdb/index.js';
+import { compareAtoms, isMapValue, type Atom, type Row, type Value } from '../ovsdb/index.js';
 import { encodeDatabase } from '../ovsdb/codec.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { CentralNodeError, type CentralNode } from './central-node.js';
@@ -67,7 +67,7 @@ export interface StatusReplyJson {
 
 /** A value with its set elements and map entries in atom order, whatever order it was built in. */
 function canonicalValue(v: Value): unknown {
-  if (v instanceof Map) return [...(v as ReadonlyMap<Atom, Atom>)].sort((a, b) => compareAtoms(a[0], b[0]));
+  if (isMapValue(v)) return [...(v as ReadonlyMap<Atom, Atom>)].sort((a, b) => compareAtoms(a[0], b[0]));
   if (Array.isArray(v)) return [...(v as readonly Atom[])].sort(compareAtoms);
   return v;
 }

@@ -14,6 +14,7 @@
 // quarter of it. A watcher that falls further behind than that re-reads, which costs it at most
 // four times the replay it would otherwise have had.
 import type { DbDelta, Row } from '../ovsdb/index.js';
+import { isMapValue } from '../ovsdb/index.js';
 
 export interface HistoryLimits {
   readonly revisionsMax: number;
@@ -42,7 +43,7 @@ function rowBytes(row: Row): number {
   for (const v of Object.values(row)) {
     if (typeof v === 'string') n += 16 + v.length * 2;
     else if (Array.isArray(v)) n += 16 + v.length * 24;
-    else if (v instanceof Map) n += 32 + v.size * 48;
+    else if (isMapValue(v)) n += 32 + v.size * 48;
     else n += 8;
   }
   return n;

@@ -30,6 +30,7 @@
 // from scratch, as the oracle of the tests.
 import assert from 'node:assert/strict';
 import type { Atom, DbDelta, Row } from '../ovsdb/index.js';
+import { isMapValue } from '../ovsdb/index.js';
 
 /** The live SB view: table → uuid → row, at the index's revision. */
 export type Rows = (table: string) => ReadonlyMap<string, Row>;
@@ -182,8 +183,8 @@ function uuidsOf(v: unknown): readonly string[] {
 
 function optionOf(row: Row, column: string, key: string): string | undefined {
   const m = row[column];
-  if (!(m instanceof Map)) return undefined;
-  const v = (m as ReadonlyMap<Atom, Atom>).get(key);
+  if (!isMapValue(m)) return undefined;
+  const v = m.get(key);
   return typeof v === 'string' ? v : undefined;
 }
 

@@ -8,6 +8,7 @@
 // stage-hint, one tags map per port, and the empty values. Tens of thousands of flows would
 // otherwise each carry their own copies.
 import type { Uuid } from '../../ovsdb/index.js';
+import { PairMap } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { hashUuid6 } from '../hash.js';
 import type { Stage, StageName } from '../stages.js';
@@ -33,16 +34,21 @@ export class StageIds {
    * mostly come from one NB row); other hints' in a map by hint, then stage.
    */
   private firstHint: Uuid | undefined = undefined;
+  /** The first hint's stage-hint value, shared by its maps. */
+  private firstShort = '';
   private readonly firstStages: string[] = [];
   private readonly firstIds: ReadonlyMap<string, string>[] = [];
   private others: Map<Uuid, Map<string, ReadonlyMap<string, string>>> | undefined = undefined;
 
   get(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
-    this.firstHint ??= hint;
+    if (this.firstHint === undefined) {
+      this.firstHint = hint;
+      this.firstShort = hintShort(hint);
+    }
     if (hint === this.firstHint) {
       const i = this.firstStages.indexOf(stageName);
       if (i >= 0) return this.firstIds[i] as ReadonlyMap<string, string>;
-      const ids = stageIds(hint, stageName);
+      const ids = new PairMap('stage-hint', this.firstShort, 'stage-name', stageName);
       this.firstStages.push(stageName);
       this.firstIds.push(ids);
       return ids;
@@ -58,7 +64,12 @@ export class StageIds {
 
 /** A hinted flow's external_ids. Keys in sorted order, as every map value is built: stage-hint < stage-name. */
 function stageIds(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
-  return new Map<string, string>().set('stage-hint', hint.slice(0, 8)).set('stage-name', stageName);
+  return new PairMap('stage-hint', hintShort(hint), 'stage-name', stageName);
+}
+
+/** A stage-hint value: the first eight hex digits of the NB row's UUID. */
+function hintShort(hint: Uuid): string {
+  return hint.slice(0, 8);
 }
 
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);

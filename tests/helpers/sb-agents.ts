@@ -3,6 +3,7 @@
 // it has installed the update), and lets a test wait for a condition on its view — events with
 // a timeout, no sleeps.
 import type { Row } from '../../ovsdb/index.js';
+import { isMapValue } from '../../ovsdb/index.js';
 import type { ChassisHello, SbSourceState, SbUpdate } from '../../agent/sb-source.js';
 import type { SbStreamOptions } from '../../agent/sb-stream.js';
 import { SbStream } from '../../agent/sb-stream.js';
@@ -91,7 +92,7 @@ export class ViewAgent {
   /** The view as text, row by row, for comparing two agents' views. */
   canonical(): string[] {
     const out: string[] = [];
-    for (const [table, rows] of this.view) for (const [uuid, row] of rows) out.push(`${table} ${uuid} ${JSON.stringify(row, (_k, v: unknown) => (v instanceof Map ? [...v].sort() : v))}`);
+    for (const [table, rows] of this.view) for (const [uuid, row] of rows) out.push(`${table} ${uuid} ${JSON.stringify(row, (_k, v: unknown) => (isMapValue(v) ? [...v].sort() : v))}`);
     return out.sort();
   }
 

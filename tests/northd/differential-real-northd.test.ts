@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import type { Test } from 'tap';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import { isMapValue } from '../../ovsdb/index.js';
 import type { SbView } from '../../northd/index.js';
 import { flowDatapaths } from '../../northd/index.js';
 import type { RealSandbox } from './real-northd.js';
@@ -60,7 +61,7 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   };
   const realHa = haText(await real.sbList('HA_Chassis_Group'), await real.sbList('HA_Chassis'), chassisNames(await real.sbList('Chassis')));
   const ourHaRow = (table: string): Record<string, unknown>[] => ours<Record<string, unknown>>(view, table).map((r) => ({
-    ...r, external_ids: r['external_ids'] instanceof Map ? Object.fromEntries(r['external_ids'] as Map<string, string>) : r['external_ids'],
+    ...r, external_ids: isMapValue(r['external_ids']) ? Object.fromEntries(r['external_ids']) : r['external_ids'],
   }));
   const ourHa = haText(ourHaRow('HA_Chassis_Group'), ourHaRow('HA_Chassis'), chassisNames(real.chassisDb.rows('Chassis').values()));
   t.same([...ourHa.values()].sort(), [...realHa.values()].sort(), 'HA_Chassis_Group');

@@ -11,7 +11,7 @@
 // run by the test.
 import t from 'tap';
 import type { ColumnSchema, DatabaseSchema, DbDelta, Row, RowChange } from '../../ovsdb/index.js';
-import { parseDatabaseSchema } from '../../ovsdb/index.js';
+import { isMapValue, parseDatabaseSchema } from '../../ovsdb/index.js';
 import { defaultValue } from '../../ovsdb/datum.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { History } from '../../server/history.js';
@@ -378,7 +378,7 @@ class Agent {
 }
 
 function canon(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (x instanceof Map ? [...x].sort() : x));
+  return JSON.stringify(v, (_k, x: unknown) => (isMapValue(x) ? [...x].sort() : x));
 }
 
 /** What the runs went through, summed: so that a path the generator never reaches shows. */
