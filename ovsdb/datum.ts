@@ -29,58 +29,62 @@ export const emptySet: readonly Atom[] = Object.freeze([]);
 export const emptyMap: ReadonlyMap<Atom, Atom> = new Map();
 
 /**
- * An immutable map value of exactly two entries, keys in sorted order (as every map value is
- * built). A Map costs about 190 bytes for its hash table whatever it holds; a value of two
- * entries made tens of thousands of times (a logical flow's external_ids: stage-hint and
- * stage-name) costs a quarter of that as four fields. It is not a Map: code that tells map
- * values from other values asks `isMapValue`.
+ * An immutable map value of one or two entries, keys in sorted order (as every map value is
+ * built). A Map costs about 190 bytes for its hash table whatever it holds; a value made tens
+ * of thousands of times (a logical flow's external_ids, stage-hint and stage-name, or its
+ * tags, in_out_port) costs a quarter of that as four fields. It is not a Map: code that tells
+ * map values from other values asks `isMapValue`.
  */
-export class PairMap<K, V> implements ReadonlyMap<K, V> {
+export class SmallMap<K, V> implements ReadonlyMap<K, V> {
+  /** `k1` undefined: the map holds `k0` only. */
   constructor(
     private readonly k0: K,
     private readonly v0: V,
-    private readonly k1: K,
-    private readonly v1: V,
+    private readonly k1?: K,
+    private readonly v1?: V,
   ) {}
 
   get size(): number {
-    return 2;
+    return this.k1 === undefined ? 1 : 2;
   }
 
   get(key: K): V | undefined {
-    return key === this.k0 ? this.v0 : key === this.k1 ? this.v1 : undefined;
+    return key === this.k0 ? this.v0 : key === this.k1 && key !== undefined ? this.v1 : undefined;
   }
 
   has(key: K): boolean {
-    return key === this.k0 || key === this.k1;
+    return key === this.k0 || (key === this.k1 && key !== undefined);
   }
 
   forEach(f: (value: V, key: K, map: ReadonlyMap<K, V>) => void, self?: unknown): void {
-    f.call(self, this.v0, this.k0, this);
-    f.call(self, this.v1, this.k1, this);
+    for (const [k, v] of this.pairs()) f.call(self, v, k, this);
   }
 
   // An array's iterator is what a Map's is for these purposes (it is not one by type).
   entries(): MapIterator<[K, V]> {
-    return ([[this.k0, this.v0], [this.k1, this.v1]] as [K, V][])[Symbol.iterator]() as unknown as MapIterator<[K, V]>;
+    return this.pairs()[Symbol.iterator]() as unknown as MapIterator<[K, V]>;
   }
 
   keys(): MapIterator<K> {
-    return [this.k0, this.k1][Symbol.iterator]() as unknown as MapIterator<K>;
+    return this.pairs().map(([k]) => k)[Symbol.iterator]() as unknown as MapIterator<K>;
   }
 
   values(): MapIterator<V> {
-    return [this.v0, this.v1][Symbol.iterator]() as unknown as MapIterator<V>;
+    return this.pairs().map(([, v]) => v)[Symbol.iterator]() as unknown as MapIterator<V>;
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {
     return this.entries();
   }
+
+  private pairs(): [K, V][] {
+    return this.k1 === undefined ? [[this.k0, this.v0]] : [[this.k0, this.v0], [this.k1, this.v1 as V]];
+  }
 }
 
-/** Whether `v` is a map value (a Map or a PairMap), as opposed to an atom, a set or a row. */
+/** Whether `v` is a map value (a Map or a SmallMap), as opposed to an atom, a set or a row. */
 export function isMapValue(v: unknown): v is ReadonlyMap<unknown, unknown> {
-  return v instanceof Map || v instanceof PairMap;
+  return v instanceof Map || v instanceof SmallMap;
 }
 
 /** Resolves ["named-uuid", name] to a row UUID within one transaction. */

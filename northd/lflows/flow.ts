@@ -8,7 +8,7 @@
 // stage-hint, one tags map per port, and the empty values. Tens of thousands of flows would
 // otherwise each carry their own copies.
 import type { Uuid } from '../../ovsdb/index.js';
-import { PairMap } from '../../ovsdb/index.js';
+import { SmallMap } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { hashUuid6 } from '../hash.js';
 import type { Stage, StageName } from '../stages.js';
@@ -48,7 +48,7 @@ export class StageIds {
     if (hint === this.firstHint) {
       const i = this.firstStages.indexOf(stageName);
       if (i >= 0) return this.firstIds[i] as ReadonlyMap<string, string>;
-      const ids = new PairMap('stage-hint', this.firstShort, 'stage-name', stageName);
+      const ids = new SmallMap('stage-hint', this.firstShort, 'stage-name', stageName);
       this.firstStages.push(stageName);
       this.firstIds.push(ids);
       return ids;
@@ -64,7 +64,7 @@ export class StageIds {
 
 /** A hinted flow's external_ids. Keys in sorted order, as every map value is built: stage-hint < stage-name. */
 function stageIds(hint: Uuid, stageName: string): ReadonlyMap<string, string> {
-  return new PairMap('stage-hint', hintShort(hint), 'stage-name', stageName);
+  return new SmallMap('stage-hint', hintShort(hint), 'stage-name', stageName);
 }
 
 /** A stage-hint value: the first eight hex digits of the NB row's UUID. */
@@ -84,7 +84,7 @@ const STAGE_IDS: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
 
 /** The tags of a flow about logical port `name` (OVN's tags:in_out_port); share it per port. */
 export function portTags(name: string): ReadonlyMap<string, string> {
-  return new Map<string, string>().set('in_out_port', name);
+  return new SmallMap('in_out_port', name);
 }
 
 /**

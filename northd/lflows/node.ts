@@ -362,8 +362,8 @@ function settle(data: LflowsData, out: SbChangeSet): void {
   for (let i = 0; i < fresh.length; i++) {
     const flow = fresh[i] as sb.Logical_Flow;
     if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(flow._uuid, dpOf(flow), flow);
-    data.table.put(flow, out);
   }
+  data.table.putAll(fresh, out);
   fresh.length = 0;
   if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
