@@ -24,6 +24,11 @@ export class Progress {
   snapshotElapsedTicks = 0;
   /** Heard from within the current check-quorum window. */
   recentActive = false;
+  /**
+   * The highest commit index sent to this follower in an append, lowered to next - 1 whenever
+   * `next` goes back (an append beyond that may never have arrived): see canBumpCommit.
+   */
+  sentCommit = 0;
   isLearner: boolean;
   readonly inflights: Inflights;
 
@@ -51,11 +56,13 @@ export class Progress {
       this.resetState('probe');
       this.next = this.match + 1;
     }
+    this.sentCommit = Math.min(this.sentCommit, this.next - 1);
   }
 
   becomeReplicate(): void {
     this.resetState('replicate');
     this.next = this.match + 1;
+    this.sentCommit = Math.min(this.sentCommit, this.next - 1);
   }
 
   becomeSnapshot(snapshotIndex: number): void {
@@ -83,17 +90,33 @@ export class Progress {
     if (this.state === 'replicate') {
       if (rejected <= this.match) return false;
       this.next = this.match + 1;
+      this.sentCommit = Math.min(this.sentCommit, this.next - 1);
       return true;
     }
     if (this.next - 1 !== rejected) return false;
     this.next = Math.max(Math.min(rejected, matchHint + 1), this.match + 1);
     assert(this.next >= 1, 'progress: next below 1');
+    this.sentCommit = Math.min(this.sentCommit, this.next - 1);
     this.probeSent = false;
     return true;
   }
 
-  /** Updates the state after sending `entries` entries ending at `lastIndex`. */
-  sentEntries(count: number, lastIndex: number, bytes: number): void {
+  /**
+   * Whether an append carrying no entries and commit index `commit` could move this
+   * follower's commit index (etcd's CanBumpCommit): a follower commits at most up to the last
+   * entry it was sent (next - 1), so once it was sent a commit index that covers all of
+   * those, another bare append tells it nothing until more entries go.
+   */
+  canBumpCommit(commit: number): boolean {
+    return commit > this.sentCommit && this.sentCommit < this.next - 1;
+  }
+
+  /**
+   * Updates the state after sending `entries` entries ending at `lastIndex`, with commit
+   * index `commit`.
+   */
+  sentEntries(count: number, lastIndex: number, bytes: number, commit: number): void {
+    this.sentCommit = Math.max(this.sentCommit, commit);
     if (this.state === 'replicate') {
       if (count > 0) {
         this.next = lastIndex + 1;
