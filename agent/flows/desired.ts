@@ -29,7 +29,8 @@ import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
 } from './local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
+  defaultFlows, fdbFlows, mcGroupBasis, multicastGroupFlowsOf, multicastMemberShare, neighborFlows, portBindingFlows, tunnelFlows,
+  type McGroupBasis, type McMemberShare, type PhysicalContext,
 } from './physical.js';
 import { SbStore, type RowDelta } from './sb-store.js';
 
@@ -62,6 +63,26 @@ export interface UpdateStats {
 const localityTypes: ReadonlySet<string> = new Set(['patch', 'l3gateway', 'localnet', 'external', 'chassisredirect']);
 
 const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
+
+/**
+ * A multicast group's members' shares of its flows (physical.ts McMemberShare), kept between
+ * updates: a group of n ports changes one member at a time (a port added to a switch changes
+ * its _MC_flood and friends), and recomputing every member's share on every change is O(n) per
+ * change on every chassis. A share is recomputed when its member is new to the group or its
+ * Port_Binding source is dirty: every input of a share (see McMemberShare) marks the member's
+ * port dirty when it changes. The datapath's part (the basis) is checked on each use; a full
+ * recompute drops every share.
+ */
+interface McShares {
+  readonly dp: string;
+  readonly basis: McGroupBasis;
+  /** Port_Binding uuid → share; exactly the group's members after each recompute of the group. */
+  readonly shares: Map<string, McMemberShare>;
+}
+
+function sameBasis(a: McGroupBasis, b: McGroupBasis): boolean {
+  return a.tunnelKey === b.tunnelKey && a.isTransitSwitch === b.isTransitSwitch && a.hasLocalnet === b.hasLocalnet;
+}
 
 /** Group ids: OFPG_MAX is 0xffffff00. Conjunction ids below 1000 are left to fixed users. */
 const GROUP_IDS_IN_USE_MAX = 1_000_000;
@@ -161,8 +182,10 @@ export class DesiredFlows {
   private readonly groupsOf = new Map<string, readonly string[]>();
   private readonly dirtyGroups = new Set<number>();
   private readonly groupById = new Map<number, GroupSpec>();
+  /** Multicast_Group uuid → its members' shares (see McShares); only groups of local datapaths. */
+  private readonly mcShares = new Map<string, McShares>();
   /** Lifetime counters: how many sources each kind of recompute touched. */
-  readonly counters = { updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0 };
+  readonly counters = { updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0, mcMemberShares: 0 };
 
   constructor(opts: DesiredFlowsOptions = {}) {
     this.symtab = opts.symtab ?? buildSymtab();
@@ -513,9 +536,11 @@ export class DesiredFlows {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));
     }
+    this.dropStaleMcShares(d);
     for (const u of d.mcs) {
       const mc = this.sb.multicastGroup(u);
-      this.setSource(`mc:${u}`, mc === undefined ? [] : multicastGroupFlows(ctx, mc));
+      this.setSource(`mc:${u}`, mc === undefined ? [] : this.multicastFlows(ctx, mc));
+      if (mc === undefined) this.mcShares.delete(u);
     }
     for (const u of d.mbs) {
       const mb = this.sb.get<sb.MAC_Binding>('MAC_Binding', u);
@@ -545,6 +570,50 @@ export class DesiredFlows {
       full: d.full, logicalFlows: d.lflows.size, ports: d.ports.size, multicastGroups: d.mcs.size,
       neighbors: d.mbs.size + d.smbs.size + d.fdbs.size, tunnels: d.tunnels.size,
     };
+  }
+
+  /**
+   * Forgets the shares a dirty port has in any group, whether or not the group is recomputed in
+   * this update: a later update may recompute the group for another reason. A group that lost
+   * the port as a member in this update is recomputed now (its row changed) and forgets it then.
+   */
+  private dropStaleMcShares(d: Dirty): void {
+    if (d.full) {
+      this.mcShares.clear();
+      return;
+    }
+    for (const p of d.ports) for (const mc of this.sb.multicastGroupsOfPort(p)) this.mcShares.get(mc)?.shares.delete(p);
+  }
+
+  /** multicastGroupFlows, reusing the shares of members that did not change. */
+  private multicastFlows(ctx: PhysicalContext, mc: sb.Multicast_Group): FlowSpec[] {
+    const ld = ctx.locality.datapaths.get(mc.datapath);
+    if (ld === undefined) {
+      this.mcShares.delete(mc._uuid);
+      return [];
+    }
+    const basis = mcGroupBasis(ld);
+    let kept = this.mcShares.get(mc._uuid);
+    if (kept === undefined || kept.dp !== mc.datapath || !sameBasis(kept.basis, basis)) {
+      kept = { dp: mc.datapath, basis, shares: new Map() };
+      this.mcShares.set(mc._uuid, kept);
+    }
+    const shares: McMemberShare[] = [];
+    for (const p of mc.ports) {
+      let share = kept.shares.get(p);
+      if (share === undefined) {
+        share = multicastMemberShare(ctx, basis, mc.datapath, p);
+        kept.shares.set(p, share);
+        this.counters.mcMemberShares++;
+      }
+      shares.push(share);
+    }
+    // Members that left the group.
+    if (kept.shares.size > shares.length) {
+      const members = new Set(mc.ports);
+      for (const p of kept.shares.keys()) if (!members.has(p)) kept.shares.delete(p);
+    }
+    return multicastGroupFlowsOf(ctx, basis, mc, shares);
   }
 
   private setSource(source: string, flows: readonly FlowSpec[]): void {
