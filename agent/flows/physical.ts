@@ -501,16 +501,29 @@ export function multicastGroupFlowsOf(ctx: PhysicalContext, basis: McGroupBasis,
     for (const n of s.chassis) remoteChassis.add(n);
     for (const n of s.vtepChassis) vtepChassis.add(n);
   }
+  return multicastFlowsFrom(ctx, basis, mc, local, remote, [...remoteChassis].sort(), [...vtepChassis].sort());
+}
+
+/**
+ * A group's flows from its members' shares put together: their local and remote actions
+ * concatenated in the order of mc.ports, and the names of the chassis (not VTEP, and VTEP) they
+ * fan out to, each sorted and without repeats.
+ */
+export function multicastFlowsFrom(
+  ctx: PhysicalContext, basis: McGroupBasis, mc: sb.Multicast_Group,
+  local: readonly OfAction[], remoteActions: readonly OfAction[], remoteChassis: readonly string[], vtepChassis: readonly string[],
+): FlowSpec[] {
   const out: FlowSpec[] = [];
   const match = matchOutport(basis.tunnelKey, mc.tunnel_key);
   const cookie = cookieOf(mc._uuid);
   const hasLocal = local.length > 0;
   if (hasLocal) out.push(flow(OFTABLE.LOCAL_OUTPUT, 100, match, [...local, setField(LOG_REG.OUTPORT, mc.tunnel_key)], cookie));
-  if (remoteChassis.size > 0 || vtepChassis.size > 0 || remote.length > 0) {
+  if (remoteChassis.length > 0 || vtepChassis.length > 0 || remoteActions.length > 0) {
+    const remote = [...remoteActions];
     if (remote.length > 0) remote.push(setField(LOG_REG.OUTPORT, mc.tunnel_key));
-    for (const set of [remoteChassis, vtepChassis]) {
+    for (const names of [remoteChassis, vtepChassis]) {
       let encapped = false;
-      for (const name of [...set].sort()) {
+      for (const name of names) {
         const t = tunnelTo(ctx, name);
         if (t === undefined) continue;
         if (!encapped) remote.push(...geneveEncap(ctx, basis.tunnelKey, mc.tunnel_key));

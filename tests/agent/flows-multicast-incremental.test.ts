@@ -202,6 +202,8 @@ t.test('multicast group flows from kept member shares == from scratch, over rand
   let steps = 0;
   let mcFlowsSeen = 0;
   let remoteOutputsSeen = 0;
+  let sumsUpdated = 0;
+  let sumsAdded = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const rng = new Rng(seed);
     const { w, changes } = initialWorld(rng);
@@ -225,9 +227,12 @@ t.test('multicast group flows from kept member shares == from scratch, over rand
         for (const f of flows) if (f.table === 39) remoteOutputsSeen += f.actions.filter((a) => a.kind === 'output').length;
       }
     }
+    sumsUpdated += inc.counters.mcSumsUpdated;
+    sumsAdded += inc.counters.mcSumsAdded;
   }
   t.pass(`${steps} steps over ${SEEDS} seeds: group flows from kept shares equal a recompute after each`);
   t.ok(mcFlowsSeen > steps && remoteOutputsSeen > steps, `the groups had flows (${mcFlowsSeen}) and tunnel outputs (${remoteOutputsSeen})`);
+  t.ok(sumsUpdated > steps / 4 && sumsAdded > steps / 4, `both ways were taken: ${sumsUpdated} group recomputes from the kept sums, ${sumsAdded} adding every share up`);
 });
 
 t.test('a remote port added to a large group recomputes its own share only', async (t) => {
@@ -255,6 +260,7 @@ t.test('a remote port added to a large group recomputes its own share only', asy
   const st = inc.update({ reset: false, fromRevision: 1, toRevision: 2, changes: add }, w.view);
   t.equal(st.full, false);
   t.equal(inc.counters.mcMemberShares - before, 1, 'one share computed for the new member');
+  t.equal(inc.counters.mcSumsUpdated, 1, 'the group\'s sums were updated for it alone');
   const full = new DesiredFlows({ ctZones: inc.ctZones() });
   full.update(snapshotOf(w), w.view);
   t.equal(difference(inc, full), undefined, 'the flows equal a recompute');
