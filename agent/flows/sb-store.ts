@@ -54,13 +54,14 @@ const EMPTY: ReadonlySet<string> = new Set();
 /**
  * The difference of two member sets as OVSDB keeps them (sorted, no repeats) in one merge walk,
  * with no sets built: pushes what came and went; returns false (the pushes meaningless) if either
- * list is not strictly ascending.
+ * list is not strictly ascending. Members in both are made the same string objects in 'has'.
  */
-function mergeDiff(had: readonly string[], has: readonly string[], added: string[], removed: string[]): boolean {
+function mergeDiff(had: readonly string[], has: string[], added: string[], removed: string[]): boolean {
   let i = 0;
   let j = 0;
   let last = '';
   let first = true;
+  const share = !Object.isFrozen(has);
   while (i < had.length || j < has.length) {
     const x = had[i];
     const y = has[j];
@@ -74,7 +75,12 @@ function mergeDiff(had: readonly string[], has: readonly string[], added: string
       added.push(next);
       j++;
     } else {
-      next = x;
+      // The same member: the new row keeps the old row's string, the same value. The old one is
+      // long-lived already; the copy just decoded then dies young instead of joining it, so a
+      // group of n members changing one at a time leaves O(1) old-generation garbage per change
+      // rather than O(n) (what bench/agent's 500 agents in one heap paid for in full GCs).
+      if (share && has[j] !== x) has[j] = x;
+      next = x as string;
       i++;
       j++;
     }
@@ -248,7 +254,7 @@ export class SbStore implements SbLookups {
     const added: string[] = [];
     const removed: string[] = [];
     if (had === has) return { added, removed };
-    if (!mergeDiff(had, has, added, removed)) {
+    if (!mergeDiff(had, has as string[], added, removed)) {
       added.length = 0;
       removed.length = 0;
       const kept = new Set(has);
