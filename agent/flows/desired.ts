@@ -93,6 +93,20 @@ interface McShares {
   /** The names with a count, sorted; undefined = to be sorted again. */
   chassisSorted: readonly string[] | undefined;
   vtepSorted: readonly string[] | undefined;
+  /** The flows last built, and from what (by identity: sums and sorted names are replaced, never
+   *  changed in place, and so is a LocalView's tunnel map). */
+  built: McBuilt | undefined;
+}
+
+interface McBuilt {
+  readonly tunnelKey: number;
+  readonly local: readonly OfAction[];
+  readonly remote: readonly OfAction[];
+  readonly chassisSorted: readonly string[];
+  readonly vtepSorted: readonly string[];
+  readonly tunnels: LocalView['tunnels'];
+  readonly geneveField: string;
+  readonly flows: FlowSpec[];
 }
 
 function sameBasis(a: McGroupBasis, b: McGroupBasis): boolean {
@@ -653,9 +667,18 @@ export class DesiredFlows {
     const kept = usable !== undefined && members !== MEMBERS_UNKNOWN && this.updateMcSums(ctx, usable, mc, members) ? usable : this.sumMcShares(ctx, basis, mc, usable);
     if (kept === usable) this.counters.mcSumsUpdated++;
     else this.counters.mcSumsAdded++;
-    kept.chassisSorted ??= [...kept.chassis.keys()].sort();
-    kept.vtepSorted ??= [...kept.vtepChassis.keys()].sort();
-    return multicastFlowsFrom(ctx, basis, mc, kept.local, kept.remote, kept.chassisSorted, kept.vtepSorted);
+    const chassisSorted = kept.chassisSorted ??= [...kept.chassis.keys()].sort();
+    const vtepSorted = kept.vtepSorted ??= [...kept.vtepChassis.keys()].sort();
+    const b = kept.built;
+    // Same inputs, same flows: the common member change (an unbound port, or one on a chassis
+    // the group reaches already) costs no O(chassis) rebuild nor compare.
+    if (b !== undefined && b.tunnelKey === mc.tunnel_key && b.local === kept.local && b.remote === kept.remote && b.chassisSorted === chassisSorted
+      && b.vtepSorted === vtepSorted && b.tunnels === ctx.view.tunnels && b.geneveField === ctx.geneveField) {
+      return b.flows;
+    }
+    const flows = multicastFlowsFrom(ctx, basis, mc, kept.local, kept.remote, chassisSorted, vtepSorted);
+    kept.built = { tunnelKey: mc.tunnel_key, local: kept.local, remote: kept.remote, chassisSorted, vtepSorted, tunnels: ctx.view.tunnels, geneveField: ctx.geneveField, flows };
+    return flows;
   }
 
   /**
@@ -702,7 +725,7 @@ export class DesiredFlows {
     const reuse = was?.shares;
     const kept: McShares = {
       dp: mc.datapath, basis, shares: new Map(), stale: new Map(), local: [], remote: [],
-      chassis: new Map(), vtepChassis: new Map(), chassisSorted: undefined, vtepSorted: undefined,
+      chassis: new Map(), vtepChassis: new Map(), chassisSorted: undefined, vtepSorted: undefined, built: undefined,
     };
     const local: OfAction[] = [];
     const remote: OfAction[] = [];

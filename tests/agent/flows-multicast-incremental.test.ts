@@ -134,8 +134,8 @@ function step(rng: Rng, w: World): SbRowChange[] {
       } else put(w, c, 'Port_Binding', r);
       break;
     }
-    case 5: // Membership only.
-      if (coin(rng)) put(w, c, 'Multicast_Group', multicastGroup(GROUPS[1].uuid, sw, GROUPS[1].name, GROUPS[1].key, members(rng, w, GROUPS[1], i, coin(rng))));
+    case 5: // Membership (and sometimes the group's tunnel key).
+      if (coin(rng)) put(w, c, 'Multicast_Group', multicastGroup(GROUPS[1].uuid, sw, GROUPS[1].name, GROUPS[1].key + 100 * rng.int(0, 1), members(rng, w, GROUPS[1], i, coin(rng))));
       else put(w, c, 'Multicast_Group', multicastGroup(GROUPS[2].uuid, lr, GROUPS[2].name, GROUPS[2].key, members(rng, w, GROUPS[2], i, coin(rng))));
       break;
     case 6: { // VIFs.
