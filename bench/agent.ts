@@ -21,8 +21,10 @@
 //     latency rounds.
 // AGENT_RUNS (default 2) fresh runs of every configuration, AGENT_REPS (default 20) --wait=hv
 // rounds each; medians over runs with the range. AGENT_ONE=0 leaves out the one-agent part.
+// AGENT_PROFILE=PATH writes a CPU profile of the N-agent rounds (this process only).
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +48,8 @@ const runs = Number(process.env.AGENT_RUNS ?? 2);
 const oneAgent = process.env.AGENT_ONE !== '0';
 const counts = (process.env.AGENT_COUNTS ?? '100,500').split(',').filter(Boolean).map(Number);
 const waitMsMax = 180_000;
+/** AGENT_PROFILE=PATH: a V8 CPU profile of this process over the N-agent rounds only, written to PATH.<N>.cpuprofile. */
+const profileFile = process.env.AGENT_PROFILE;
 /** How long n agents may take to register and bind (n registrations, each seen by every agent). */
 const settleMsMax = 600_000;
 /** ovnts as a command: the tsc output, or the sources through tsx when this file runs as .ts. */
@@ -106,6 +110,23 @@ async function nbctlWaitHv(db: string, sw: string, name: string, k: number): Pro
   const t0 = performance.now();
   await run('ovn-nbctl', [`--db=${db}`, '--timeout=120', '--wait=hv', 'lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac(k)} ${ip(k)}`]);
   return performance.now() - t0;
+}
+
+/** A CPU profile of this process (node:inspector), from now until stop(path). */
+async function startProfile(): Promise<{ stop(path: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, res) => (err === null ? resolve(res) : reject(err))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop(path) {
+      const { profile } = await post('Profiler.stop') as { profile: unknown };
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,6 +330,12 @@ interface ManyAgents {
   readonly lastInstalledMs: number[];
   /** Per round: AgentFlows.apply time of all agents together (this process, one core). */
   readonly agentsApplyMs: number[];
+  /**
+   * CPU ms per round (user + system) over all rounds: this process (the N agents, their streams
+   * and the Northbound client; process.cpuUsage) and the three members together (/proc). On a
+   * shared machine these, more than the latencies, say what a change saved.
+   */
+  readonly cpuMsPerRound: { readonly agents: number; readonly members: number };
   /** Sum over the three members of the VmRSS growth, per agent stream. */
   readonly rssKiBPerAgent: number;
   readonly heapKiBPerAgent: number;
@@ -368,6 +395,9 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const lastInstalledMs: number[] = [];
     const agentsApplyMs: number[] = [];
     const applyTotal = (): number => agents.reduce((sum, a) => sum + a.applyMsTotal, 0);
+    const profiler = profileFile === undefined ? undefined : await startProfile();
+    const cpuBefore = process.cpuUsage();
+    const membersCpuBefore = env.pids.map(cpuMs);
     for (let i = 0; i < reps; i++) {
       const applyBefore = applyTotal();
       const t = performance.now();
@@ -375,10 +405,17 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
       lastInstalledMs.push(Math.max(...agents.map((a) => a.nbCfgInstalledAtMs)) - t);
       agentsApplyMs.push(applyTotal() - applyBefore);
     }
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuMsPerRound = {
+      agents: (cpu.user + cpu.system) / 1000 / reps,
+      members: env.pids.reduce((sum, pid, i) => sum + cpuMs(pid) - (membersCpuBefore[i] as number), 0) / reps,
+    };
+    if (profiler !== undefined) await profiler.stop(`${profileFile as string}.${n}.cpuprofile`);
     const errors = agents.reduce((s, a) => s + a.errors, 0);
     if (errors > 0) log(`${errors} updates had flow errors (acked with error), e.g. ${context()}`);
-    log(`ours, ${n} agents, run ${runIndex + 1}: settled in ${fmt(settleS, 1)} s; --wait=hv p50 ${fmt(median(waitMs), 1)} ms, p99 ${fmt(percentile(waitMs, 99), 1)} ms; members +${fmt(rssKiBPerAgent, 1)} KiB RSS per agent`);
-    return { n, waitMs, lastInstalledMs, agentsApplyMs, rssKiBPerAgent, heapKiBPerAgent, settleS, memberRssMiB: rssAfter.map((k) => k / 1024) };
+    log(`ours, ${n} agents, run ${runIndex + 1}: settled in ${fmt(settleS, 1)} s; --wait=hv p50 ${fmt(median(waitMs), 1)} ms, p99 ${fmt(percentile(waitMs, 99), 1)} ms; `
+      + `CPU per round ${fmt(cpuMsPerRound.agents, 1)} ms agents, ${fmt(cpuMsPerRound.members, 1)} ms members; members +${fmt(rssKiBPerAgent, 1)} KiB RSS per agent`);
+    return { n, waitMs, lastInstalledMs, agentsApplyMs, cpuMsPerRound, rssKiBPerAgent, heapKiBPerAgent, settleS, memberRssMiB: rssAfter.map((k) => k / 1024) };
   } finally {
     await Promise.all(agents.map((a) => a.close()));
     await central.stop();
@@ -430,10 +467,11 @@ async function main(): Promise<void> {
     ['1,000 (issue)', '', '', '', '11,400 (--wait=hv sync, reported; not measured here)'],
   ]);
   printTable('  where the time of those rounds goes (ms per round; median of runs of the per-run median, range)', [
-    ['agents', 'write → last agent installed', 'all agents\' apply CPU (this process)', '--wait=hv total'],
+    ['agents', 'write → last agent installed', 'all agents\' apply time (this process)', 'CPU: this process (mean)', 'CPU: 3 members (mean)', '--wait=hv total'],
     ...counts.map((n) => {
       const xs = many.get(n) ?? [];
-      return [`${n}`, spread(xs.map((x) => median(x.lastInstalledMs))), spread(xs.map((x) => median(x.agentsApplyMs))), spread(xs.map((x) => median(x.waitMs)))];
+      return [`${n}`, spread(xs.map((x) => median(x.lastInstalledMs))), spread(xs.map((x) => median(x.agentsApplyMs))),
+        spread(xs.map((x) => x.cpuMsPerRound.agents)), spread(xs.map((x) => x.cpuMsPerRound.members)), spread(xs.map((x) => median(x.waitMs)))];
     }),
   ]);
   printTable('Central members per agent stream (sum over the 3 member processes; median of runs, range)', [
@@ -469,6 +507,8 @@ async function main(): Promise<void> {
     figures[`n${n}_p99_ms`] = median(xs.map((x) => percentile(x.waitMs, 99)));
     figures[`n${n}_last_installed_p50_ms`] = median(xs.map((x) => median(x.lastInstalledMs)));
     figures[`n${n}_agents_apply_ms_per_round`] = median(xs.map((x) => median(x.agentsApplyMs)));
+    figures[`n${n}_cpu_ms_per_round_agents`] = median(xs.map((x) => x.cpuMsPerRound.agents));
+    figures[`n${n}_cpu_ms_per_round_members`] = median(xs.map((x) => x.cpuMsPerRound.members));
     figures[`n${n}_central_rss_kib_per_agent`] = median(xs.map((x) => x.rssKiBPerAgent));
     figures[`n${n}_central_heap_kib_per_agent`] = median(xs.map((x) => x.heapKiBPerAgent));
   }
