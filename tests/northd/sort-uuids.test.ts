@@ -15,6 +15,10 @@ t.test('uuidOrder orders keys as the default sort does', async (t) => {
   // Shared first eight digits: the tie-break must compare the rest.
   cases.push(Array.from({ length: 3000 }, (_, i) => `0000000${next(3)}-${hashUuid(['t', String(i)]).slice(9)}`));
   cases.push(Array.from({ length: 500 }, (_, i) => `abcdef01${hashUuid(['s', String(i)]).slice(8, 8 + next(30))}`));
+  // Prefixes that differ only in the bits of one radix pass (the low, middle or high 11 bits).
+  for (const step of [1, 2 ** 11, 2 ** 22]) {
+    cases.push(Array.from({ length: 700 }, (_, i) => `${((next(2047) * step) >>> 0).toString(16).padStart(8, '0')}-${hashUuid(['r', String(step), String(i)]).slice(9)}`));
+  }
   // Other shapes anywhere: the default sort.
   for (const odd of ['ABCDEF01-0000', 'abc', '', 'zzzzzzzz-1', 'é0000000']) {
     const keys = Array.from({ length: 200 }, (_, i) => hashUuid(['o', String(i)]));
