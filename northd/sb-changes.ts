@@ -214,7 +214,10 @@ export function uuidOrder(keys: readonly string[]): Uint32Array {
   const counts = new Uint32Array(RADIX_BUCKETS);
   for (let shift = 0; shift < 32; shift += RADIX_BITS) {
     counts.fill(0);
-    for (let i = 0; i < n; i++) (counts[((prefix[i] as number) >>> shift) & (RADIX_BUCKETS - 1)] as number)++;
+    for (let i = 0; i < n; i++) {
+      const b = ((prefix[i] as number) >>> shift) & (RADIX_BUCKETS - 1);
+      counts[b] = (counts[b] as number) + 1;
+    }
     let at = 0;
     for (let b = 0; b < RADIX_BUCKETS; b++) {
       const c = counts[b] as number;
@@ -227,7 +230,9 @@ export function uuidOrder(keys: readonly string[]): Uint32Array {
       into[counts[b] as number] = i;
       counts[b] = (counts[b] as number) + 1;
     }
-    [order, into] = [into, order];
+    const sorted = into;
+    into = order;
+    order = sorted;
   }
   // Keys sharing their first eight digits are in index order: sort each such run as strings.
   for (let i = 0; i < n; ) {
