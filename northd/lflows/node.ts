@@ -14,9 +14,10 @@
 // that gain the same datapaths (every default flow of a new switch) share one computation of
 // their new group.
 //
-// Memory: a flow with one holding keeps it inline and its row is the object the owner
-// produced (no copy); only a flow held several times keeps a map of holdings and a count of
-// them per datapath.
+// Memory: a flow with one holding is its own row, the object the owner produced (no copy),
+// and the table is all that records it: it is written there as soon as it is held. Only a
+// flow held several times (or whose row is a copy) has an entry, with a map of holdings and a
+// count of them per datapath.
 import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
@@ -43,20 +44,16 @@ export interface LflowsData {
   /** Owner → its flows (one per (content, datapath)), in the order it produced them. */
   readonly owners: Map<string, readonly sb.Logical_Flow[]>;
   /**
-   * Flow UUID (its content) → who holds it and how the row shows it. A flow held once is the
-   * flow object itself (its row, when settled); only a flow held more than once has an entry.
+   * Flow UUID (its content) → who holds it and how the row shows it, for flows that need an
+   * entry: one that is in the table but not here has exactly one holding, the row itself. A
+   * flow with an entry is always in the table (it has a row from its first holding until
+   * `finish` removes both), so a flow not in the table needs no look here.
    */
-  readonly entries: Map<Uuid, FlowEntry | sb.Logical_Flow>;
+  readonly entries: Map<Uuid, FlowEntry>;
   /** Logical_DP_Group UUID → the group and the number of rows referring to it. */
   readonly groups: Map<Uuid, DpGroup>;
-  /** Flows touched in the current run, settled by `finish`. */
+  /** Entries touched in the current run, settled by `finish`. */
   readonly dirty: Set<Uuid>;
-  /**
-   * Flows that nobody held when this run held them (most flows of a full run), settled by
-   * `finish` too: a list costs no hashed insert. One that has since changed holdings is in
-   * `dirty` as well, and is settled from there.
-   */
-  readonly fresh: sb.Logical_Flow[];
   readonly table: SbTable;
   readonly groupTable: SbTable;
   /**
@@ -98,16 +95,14 @@ class FlowEntry {
 
   constructor(readonly uuid: Uuid) {}
 
-  /** An entry for a flow held once so far: settled when the table shows it. */
-  static of(data: LflowsData, flow: sb.Logical_Flow): FlowEntry {
-    const e = new FlowEntry(flow._uuid);
-    const dp = dpOf(flow);
-    e.dp1 = dp;
+  /** An entry for a flow held once so far, the row the table shows. */
+  static of(row: sb.Logical_Flow): FlowEntry {
+    const e = new FlowEntry(row._uuid);
+    e.dp1 = dpOf(row);
     e.n1 = 1;
-    e.v1 = flow;
+    e.v1 = row;
     e.c1 = 1;
-    if (data.table.rows.has(flow._uuid)) e.members = flow.logical_datapath;
-    else e.joined = new Set([dp]);
+    e.members = row.logical_datapath;
     return e;
   }
 }
@@ -240,39 +235,34 @@ function uncountVariant(e: FlowEntry, flow: sb.Logical_Flow): boolean {
   return true;
 }
 
-function hold(data: LflowsData, flow: sb.Logical_Flow): void {
+function hold(data: LflowsData, flow: sb.Logical_Flow, out: SbChangeSet): void {
   const uuid = flow._uuid;
-  const cur = data.entries.get(uuid);
-  if (cur === undefined) {
-    // The common case, a flow nobody holds: it stands for itself.
-    data.entries.set(uuid, flow);
-    data.fresh.push(flow);
+  const row = data.table.rows.get(uuid) as sb.Logical_Flow | undefined;
+  if (row === undefined) {
+    // The common case, a flow nobody holds: it is its own row from now on.
+    if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(uuid, dpOf(flow), flow);
+    data.table.insert(flow, out);
     return;
   }
-  let e: FlowEntry;
-  if (cur instanceof FlowEntry) e = cur;
-  else {
-    data.entries.set(uuid, (e = FlowEntry.of(data, cur)));
-    // Held for the first time in this run, it was listed in `fresh` as a row of its own: as an
-    // entry, it is settled from `dirty` (whatever the holding below changes).
-    if (e.joined !== undefined) data.dirty.add(uuid);
-  }
+  let e = data.entries.get(uuid);
+  // Its one holding is the row: from a second one on, its holdings are counted in an entry.
+  if (e === undefined) data.entries.set(uuid, (e = FlowEntry.of(row)));
   const joined = countDp(e, dpOf(flow));
   if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
 
-function release(data: LflowsData, flow: sb.Logical_Flow): void {
+function release(data: LflowsData, flow: sb.Logical_Flow, out: SbChangeSet): void {
   const uuid = flow._uuid;
-  const cur = data.entries.get(uuid);
-  if (cur === undefined) assert.fail(`lflow ${uuid} released but held by nobody`);
-  if (!(cur instanceof FlowEntry)) {
-    if (dpOf(cur) !== dpOf(flow) || !sameHints(cur, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
-    data.entries.delete(uuid);
-    data.dirty.add(uuid);
+  const row = data.table.rows.get(uuid) as sb.Logical_Flow | undefined;
+  if (row === undefined) assert.fail(`lflow ${uuid} released but held by nobody`);
+  const e = data.entries.get(uuid);
+  if (e === undefined) {
+    if (dpOf(row) !== dpOf(flow) || !sameHints(row, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
+    data.table.remove(uuid, out);
     return;
   }
-  const left = uncountDp(cur, dpOf(flow));
-  if (uncountVariant(cur, flow) || left) data.dirty.add(uuid);
+  const left = uncountDp(e, dpOf(flow));
+  if (uncountVariant(e, flow) || left) data.dirty.add(uuid);
 }
 
 /** The version the row shows: the one with the lowest hints. */
@@ -354,31 +344,13 @@ function rowVersion(uuid: Uuid, where: string, rep: sb.Logical_Flow): Uuid {
  * computation of the new members and group.
  */
 function settle(data: LflowsData, out: SbChangeSet): void {
-  // Fresh flows are rows as they are. One that is no longer its flow's only holding (held
-  // again, or released) has its UUID in `dirty`, settled below, after it: what that writes
-  // replaces the row written here, and a change set keeps a row's first old and last new
-  // value. So no fresh flow needs looking up again (a lookup per flow of a full run).
-  const fresh = data.fresh;
-  for (let i = 0; i < fresh.length; i++) {
-    const flow = fresh[i] as sb.Logical_Flow;
-    if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(flow._uuid, dpOf(flow), flow);
-  }
-  data.table.putAll(fresh, out);
-  fresh.length = 0;
   if (data.dirty.size === 0) return;
   const memo = new Map<string, { members: readonly Uuid[]; group: DpGroup | undefined }>();
-  // The order does not matter: what a row becomes depends on its own holdings only.
+  // The order does not matter: what a row becomes depends on its own holdings only. A row
+  // written when its flow was first held (the table changes as flows come and go) is replaced
+  // here, and a change set keeps a row's first old and last new value.
   for (const uuid of data.dirty) {
-    const e = data.entries.get(uuid);
-    if (e === undefined) {
-      data.table.remove(uuid, out);
-      continue;
-    }
-    if (!(e instanceof FlowEntry)) {
-      if (e._version === '') (e as { _version: Uuid })._version = rowVersion(uuid, dpOf(e), e);
-      data.table.put(e, out);
-      continue;
-    }
+    const e = data.entries.get(uuid) as FlowEntry;
     if ((e.joined?.size ?? 0) > 0 || (e.left?.size ?? 0) > 0) {
       const signature = `${e.group?.row._uuid ?? e.members.join(',')}|${e.joined === undefined ? '' : [...e.joined].sort().join(',')}|${e.left === undefined ? '' : [...e.left].sort().join(',')}`;
       let next = memo.get(signature);
@@ -417,8 +389,8 @@ function settle(data: LflowsData, out: SbChangeSet): void {
       row = { ...rep, _version: rowVersion(e.uuid, e.group.row._uuid, rep), logical_datapath: NO_UUIDS, logical_dp_group: e.group.ref };
     }
     data.table.put(row, out);
-    // Held once again: the flow stands for itself.
-    if (row === e.v1 && e.c1 === 1 && e.n1 === 1) data.entries.set(uuid, row);
+    // Held once again, and the row is that holding: the table alone records it.
+    if (row === e.v1 && e.c1 === 1 && e.n1 === 1) data.entries.delete(uuid);
   }
   data.dirty.clear();
 }
@@ -467,12 +439,12 @@ function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logica
   return byKey.size === produced.length ? produced : [...byKey.values()];
 }
 
-function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[]): void {
+function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet): void {
   let flows = distinctFlows(produced);
   const old = data.owners.get(owner) ?? NO_FLOWS;
   if (sameFlows(old, flows)) return;
   if (old.length === 0) {
-    for (const f of flows) hold(data, f);
+    for (const f of flows) hold(data, f, out);
   } else {
     // What went (or changed hints) is released, what came (or changed hints) is held; a flow
     // that stays as it was is left alone.
@@ -482,14 +454,14 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
       byKey !== undefined ? byKey.get(flowKey(f)) : list.find((g) => sameFlowKey(g, f));
     for (const f of old) {
       const g = find(flows, newByKey, f);
-      if (g === undefined || !sameHints(f, g)) release(data, f);
+      if (g === undefined || !sameHints(f, g)) release(data, f, out);
     }
     // The owner keeps its old object of a flow that stays: the row may be that object.
     const stored: sb.Logical_Flow[] = [];
     for (const f of flows) {
       const g = find(old, oldByKey, f);
       if (g === undefined || !sameHints(f, g)) {
-        hold(data, f);
+        hold(data, f, out);
         stored.push(f);
       } else stored.push(g);
     }
@@ -607,7 +579,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
   }
-  setOwner(data, owner, flows);
+  setOwner(data, owner, flows, out);
 }
 
 /** The router ports of a switch, with their peers, in name order. */
@@ -655,7 +627,7 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChange
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
     flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
-  setOwner(data, owner, flows);
+  setOwner(data, owner, flows, out);
 }
 
 function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
@@ -665,7 +637,7 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
   const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
-  setOwner(data, owner, flows);
+  setOwner(data, owner, flows, out);
 }
 
 function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowChanges): void {
@@ -680,14 +652,14 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) flows = lbRouterFlows(router, facts);
   }
-  setOwner(data, owner, flows);
+  setOwner(data, owner, flows, out);
 }
 
 function regenSvcArp(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
   if (!out.claim(svcArpOwner(lb))) return;
   const facts = src.lbs.lbs.get(lb);
   const flows = facts === undefined || facts.svcArp.length === 0 ? NO_FLOWS : lbSvcArpFlows(facts, (dp) => src.dps.bySb.get(dp)?.logicalDatapath);
-  setOwner(data, svcArpOwner(lb), flows);
+  setOwner(data, svcArpOwner(lb), flows, out);
 }
 
 /**
@@ -754,7 +726,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry | sb.Logical_Flow>(), groups: new Map(), dirty: new Set<Uuid>(), fresh: [], table: new SbTable('Logical_Flow'),
+      owners: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),
@@ -769,7 +741,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
       const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));
-      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS);
+      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
       for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {
