@@ -22,6 +22,7 @@ import type { DatapathsData } from './datapaths.js';
 import type { RoutersChange, RoutersData } from './routers.js';
 import { routerLbAddressSetName } from './lflows/router.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+import { fitted } from './fitted.js';
 import { svcMonitorMacOf } from './sb-global.js';
 
 const SVC_MONITOR_MAC = 'svc_monitor_mac';
@@ -121,7 +122,7 @@ function contributionOf(lsp: nb.Logical_Switch_Port | undefined): Contribution {
     if (!isDynamicAddress(a)) extractLspIps(a, v4, v6);
   }
   if (lsp.dynamic_addresses[0] !== undefined) extractLspIps(lsp.dynamic_addresses[0], v4, v6);
-  return { v4, v6 };
+  return { v4: fitted(v4), v6: fitted(v6) };
 }
 
 function setContribution(pg: PortGroupAddresses, lsp: Uuid, c: Contribution | undefined): void {

@@ -5,6 +5,7 @@
 // Pure functions; IPv4 addresses are unsigned 32-bit numbers, IPv6 ones eight 16-bit groups.
 import { formatIpv6, linkLocalOf, parseIpv6Groups } from './addresses.js';
 import { isNormalMac } from './nb.js';
+import { fitted } from './fitted.js';
 
 export interface Ipv4NetAddr {
   readonly addr: number;
@@ -214,7 +215,7 @@ export function parseMac(token: string): string | undefined {
  * IP tokens in order (from `from`) until the first that is neither IPv4 nor IPv6 (as
  * parse_and_store_addresses stops).
  */
-function parseIps(tokens: readonly string[], from = 0): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } {
+function parseIps(tokens: readonly string[], from = 0): { ipv4: readonly Ipv4NetAddr[]; ipv6: readonly Ipv6NetAddr[] } {
   const ipv4: Ipv4NetAddr[] = [];
   const ipv6: Ipv6NetAddr[] = [];
   for (let i = from; i < tokens.length; i++) {
@@ -228,7 +229,7 @@ function parseIps(tokens: readonly string[], from = 0): { ipv4: Ipv4NetAddr[]; i
     if (v6 === undefined) break;
     ipv6.push(ipv6NetAddr(v6.addr, v6.plen));
   }
-  return { ipv4, ipv6 };
+  return { ipv4: fitted(ipv4), ipv6: fitted(ipv6) };
 }
 
 function tokensOf(text: string): string[] {
@@ -286,7 +287,7 @@ export function extractLspIps(entry: string, v4: string[], v6: string[]): void {
 }
 
 /** "IP [IP ...]" (extract_ip_addresses); undefined when no IP is found. */
-export function extractIpAddresses(text: string): { ipv4: Ipv4NetAddr[]; ipv6: Ipv6NetAddr[] } | undefined {
+export function extractIpAddresses(text: string): { ipv4: readonly Ipv4NetAddr[]; ipv6: readonly Ipv6NetAddr[] } | undefined {
   const r = parseIps(tokensOf(text));
   return r.ipv4.length + r.ipv6.length === 0 ? undefined : r;
 }
@@ -310,7 +311,7 @@ export function extractLrpNetworks(mac: string, networks: readonly string[]): Lp
     if (v6 !== undefined) ipv6.push(ipv6NetAddr(v6.addr, v6.plen));
   }
   ipv6.push(ipv6NetAddr(parseIpv6Groups(linkLocalOf(ea)) as number[], 64));
-  return { ea, ipv4, ipv6 };
+  return { ea, ipv4: fitted(ipv4), ipv6: fitted(ipv6) };
 }
 
 /** The port address on the same network as `ip` (find_lport_address), if any. */

@@ -32,6 +32,7 @@ import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
+import { fitted } from './fitted.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
@@ -509,9 +510,9 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: 
   if (routerPeer !== undefined && lsp.addresses.includes('router')) lspAddrs.push(routerPeer.networks);
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
-    hasUnknown: lsp.addresses.includes('unknown'), macs, portSecurityCount: lsp.port_security.length,
+    hasUnknown: lsp.addresses.includes('unknown'), macs: fitted(macs), portSecurityCount: lsp.port_security.length,
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
-    lspAddrs: lspAddrs.length === 0 ? NO_ADDRS : lspAddrs, dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
+    lspAddrs: fitted(lspAddrs), dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
     residentCr: peerCr !== undefined && facts.switchPortTypes(dp.nbUuid).localnet ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
