@@ -400,18 +400,6 @@ export class SbTable {
     changes.record(this.table, row._uuid, old, row);
   }
 
-  /** `put` of each of `typed`, in order, asking once whether the table is tracked whole. */
-  putAll(typed: readonly TypedRow[], changes: SbChangeSet): void {
-    if (!changes.tracksWhole(this.table)) {
-      for (let i = 0; i < typed.length; i++) this.put(typed[i] as TypedRow, changes);
-      return;
-    }
-    for (let i = 0; i < typed.length; i++) {
-      const row = typed[i] as unknown as Row;
-      this.rows.set(row._uuid, row);
-    }
-  }
-
   /** Adds a row the caller knows is absent (asserted). */
   insert(typed: TypedRow, changes: SbChangeSet): void {
     const row = typed as unknown as Row;
