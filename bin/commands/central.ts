@@ -174,5 +174,9 @@ export function registerCentralCommand(program: Command): void {
       southbound.close();
       fwd.close();
       await central.stop();
+      // Stopped: the log and the database are closed. The gRPC server can still hold the socket
+      // of a client whose graceful close never finished (a client that hangs, or whose host is
+      // gone), and that socket alone would keep this process alive until TCP gives up on it.
+      process.exit();
     });
 }

@@ -1,7 +1,7 @@
 // The README's main path as a user runs it: `ovnts up --detach` starts three central processes,
 // `ovnts nbctl` changes and reads the NB through them (also with a member killed), and
 // `ovnts down` stops them by pid. Method: the real command line in child processes.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -69,4 +69,44 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   const down = await ovnts('down', `--data-dir=${dir}`);
   t.equal(down.code, 0);
   t.ok(pids.every((p) => !isAlive(p)), 'every member stopped');
+});
+
+// A client that stops answering (hung, or its host gone) while it holds a connection must not
+// keep a member alive once `ovnts down` has asked it to stop. The client here writes through
+// every member (a follower forwards to the leader), closes its channels and is then frozen
+// with SIGSTOP, so the graceful end of its connections never completes.
+t.test('down stops the members while a frozen client still holds connections to them', async (t) => {
+  const dir = t.testdir();
+  const base = await freeBase();
+  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
+  t.equal(up.code, 0, `up: ${up.stderr}`);
+  const env = readFileSync(join(dir, 'env'), 'utf8');
+  const pids = (/MEMBER_PIDS="([^"]*)"/.exec(env)?.[1] ?? '').split(' ').map(Number);
+  t.teardown(async () => {
+    for (const pid of pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  const endpoints = /NB_GRPC="([^"]*)"/.exec(env)?.[1] ?? '';
+  const script = [
+    `import { NorthboundClient } from ${JSON.stringify(join(import.meta.dirname, '../../server/northbound-service.ts'))};`,
+    `const clients = ${JSON.stringify(endpoints)}.split(',').map((a) => new NorthboundClient(a));`,
+    `for (const [i, c] of clients.entries()) await c.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'held-' + i } }]);`,
+    'for (const c of clients) c.close();',
+    "process.stdout.write('written\\n');",
+    'setInterval(() => {}, 1000);',
+  ].join('\n');
+  const client = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => {
+    client.kill('SIGKILL');
+  });
+  const written = await new Promise<boolean>((resolve) => {
+    client.stdout.on('data', (d: Buffer) => d.toString().includes('written') && resolve(true));
+    client.once('exit', () => resolve(false));
+  });
+  t.ok(written, 'the client wrote through every member');
+  client.kill('SIGSTOP');
+  const started = Date.now();
+  const down = await ovnts('down', `--data-dir=${dir}`);
+  t.equal(down.code, 0, `down: ${down.stderr}`);
+  t.ok(pids.every((p) => !isAlive(p)), 'every member stopped');
+  t.ok(Date.now() - started < 10_000, `down took ${Date.now() - started} ms`);
 });
