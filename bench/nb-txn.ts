@@ -6,7 +6,6 @@
 // and each member's RSS is read.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { loadTopology, tenThousandPorts } from './lib/nb-workload.js';
 import { ovsdbServerInstalled } from './lib/ovs.js';
 import { startRealNbCluster } from './lib/real-ovsdb-cluster.js';
+import { freeBasePort } from './lib/ports.js';
 import { fmt, percentile, printFigures, printTable } from './lib/report.js';
 
 const run = promisify(execFile);
@@ -82,24 +82,6 @@ function rssMiBOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (m === null) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(m[1]) / 1024;
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port P with P+1..P+3 (Northbound) and P+11..P+13 (Raft) free, as `ovnts up` uses them. */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [1, 2, 3, 11, 12, 13].map((d) => base + d);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-  throw new Error('no free base port found in 50 attempts');
 }
 
 function readEnvFile(dir: string): { addresses: string[]; pids: number[]; metrics: string[] } {

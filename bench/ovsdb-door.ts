@@ -5,7 +5,6 @@
 // batches) of single-row Logical_Switch inserts are compared side by side (goals from issue 5).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { readUpEnv } from '../tests/helpers/ovnts-cli.js';
 import { stopPid } from '../tests/helpers/process.js';
 import { anchorsDir } from './lib/anchors.js';
+import { freeBasePort } from './lib/ports.js';
 import { fmt, printFigures, printTable } from './lib/report.js';
 
 const run = promisify(execFile);
@@ -65,24 +65,6 @@ function runAnchor(env: Record<string, string>, label: string): Promise<AnchorRe
       resolve(results);
     });
   });
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A base port whose offsets are free: `ovnts up` uses 1..3, 11..13, 21..23, 31..33, 41..43; the anchor's cluster 1..3 to 31..33. */
-async function freeBasePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33, 41, 42, 43].map((d) => base + d);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-  throw new Error('no free base port found in 50 attempts');
 }
 
 /** The member whose door's _Server row says it leads; waits for an election. */
