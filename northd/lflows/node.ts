@@ -32,6 +32,7 @@ import type { RoutersChange, RoutersData } from '../routers.js';
 import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
+import { fitted } from '../fitted.js';
 import { hashUuid, hashUuid5 } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
@@ -467,8 +468,10 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
     }
     flows = stored;
   }
+  // Kept at their exact length: the owner's list was grown by push (room for 16 from its first
+  // flow), and ten thousand ports keep one each.
   if (flows.length === 0) data.owners.delete(owner);
-  else data.owners.set(owner, flows);
+  else data.owners.set(owner, fitted(flows));
 }
 
 /**
