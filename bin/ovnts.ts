@@ -18,6 +18,7 @@ const subcommands: readonly { readonly names: readonly string[]; readonly load: 
   { names: ['central'], load: async () => (await import('./commands/central.js')).registerCentralCommand },
   { names: ['up', 'down'], load: async () => (await import('./commands/cluster-up.js')).registerUpCommands },
   { names: ['nbctl'], load: async () => (await import('./commands/nbctl.js')).registerNbctlCommand },
+  { names: ['sbctl'], load: async () => (await import('./commands/sbctl.js')).registerSbctlCommand },
   { names: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgentCommand },
   { names: ['cluster'], load: async () => (await import('./commands/cluster.js')).registerClusterCommand },
   { names: ['snapshot'], load: async () => (await import('./commands/snapshot.js')).registerSnapshotCommand },

@@ -98,6 +98,22 @@ export function stateDigests(central: CentralNode): { nbSha256: string; sbSha256
   return { nbSha256, sbSha256: sb.digest('hex') };
 }
 
+export interface EngineStatsJson {
+  id: number;
+  revision: number;
+  nodes: { name: string; recomputes: number; incrementalRuns: number }[];
+}
+
+/** The member's northd engine counters, per projection node in run order. */
+export function engineStatsOf(central: CentralNode): EngineStatsJson {
+  const engine = central.northd?.stats().engine ?? {};
+  return {
+    id: central.id,
+    revision: central.revision,
+    nodes: Object.entries(engine).map(([name, s]) => ({ name, recomputes: s.recomputes, incrementalRuns: s.incrementalRuns })),
+  };
+}
+
 export function statusOfCentral(central: CentralNode, digests = false): StatusReplyJson {
   const s = central.node.status();
   return {
@@ -181,6 +197,7 @@ function waitForLeader(central: CentralNode, to: NodeId, timeoutMs: number): Pro
 export function adminHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
   return {
     status: unary(async (req: { digests: boolean }) => statusOfCentral(central, req.digests)),
+    engineStats: unary(async () => engineStatsOf(central)),
     transferLeader: unary(async (req: { to: number }) => {
       if (central.node.status().role !== 'leader') throw notLeader(central);
       if (req.to === central.id) return { leader: central.id };
@@ -340,6 +357,11 @@ export class AdminClient {
   /** With `digests`, the reply carries the state digests at its applied index (stateDigests). */
   async status(options: { digests?: boolean } = {}): Promise<StatusReplyJson> {
     return (await this.call('status', { digests: options.digests === true })) as StatusReplyJson;
+  }
+
+  async engineStats(): Promise<EngineStatsJson> {
+    const r = (await this.call('engineStats', {})) as { id: number; revision: number | string; nodes?: { name: string; recomputes: number | string; incrementalRuns: number | string }[] };
+    return { id: r.id, revision: Number(r.revision), nodes: (r.nodes ?? []).map((n) => ({ name: n.name, recomputes: Number(n.recomputes), incrementalRuns: Number(n.incrementalRuns) })) };
   }
 
   async transferLeader(to: number): Promise<number> {

@@ -36,6 +36,26 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   const show = await nbctl('show');
   t.match(show.stdout, /switch [0-9a-f-]{36} \(sw0\)\n {4}port p1\n {8}addresses: \["00:00:00:00:00:01 10.0.0.1"\]/);
 
+  // The engine's counters per member (ovnts sbctl engine-stats): an LSP add is an incremental
+  // run on every member, never a recompute.
+  type Stats = { address: string; stats?: { revision: number; nodes: { name: string; recomputes: number; incrementalRuns: number }[] } }[];
+  const engineStats = async (): Promise<Stats> => {
+    const r = await ovnts('sbctl', 'engine-stats', `--endpoints=${endpoints}`, '--format=json');
+    t.equal(r.code, 0, `engine-stats: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Stats;
+  };
+  const sum = (all: Stats, key: 'recomputes' | 'incrementalRuns'): number =>
+    all.reduce((a, m) => a + (m.stats?.nodes.find((n) => n.name === 'lflows')?.[key] ?? 0), 0);
+  const before = await engineStats();
+  t.equal(before.filter((m) => m.stats !== undefined).length, 3, 'every member answers');
+  t.ok(before.every((m) => (m.stats?.nodes.length ?? 0) > 5 && m.stats?.nodes.some((n) => n.name === 'lflows')), 'each lists its engine nodes, lflows among them');
+  t.equal((await nbctl('lsp-add', 'sw0', 'p2')).code, 0);
+  const after = await engineStats();
+  t.equal(sum(after, 'recomputes'), sum(before, 'recomputes'), 'no recompute for an LSP add');
+  t.ok(sum(after, 'incrementalRuns') > sum(before, 'incrementalRuns'), 'incremental runs for it');
+  const text = await ovnts('sbctl', 'engine-stats', `--endpoints=${endpoints}`);
+  t.match(text.stdout, /^member \d \(127\.0\.0\.1:\d+\) at revision \d+:\n {2}node +recomputes +incremental\n[\s\S]* {2}lflows +\d+ +\d+\n/m, `the table:\n${text.stdout}`);
+
   // The real ovn-nbctl through the OVSDB door (NB_OVSDB in the env file), when installed.
   const ovsdbRemotes = /NB_OVSDB="([^"]*)"/.exec(env)?.[1] ?? '';
   t.match(ovsdbRemotes, /^tcp:127\.0\.0\.1:\d+(,tcp:127\.0\.0\.1:\d+){2}$/);
