@@ -17,7 +17,9 @@
 // Memory: a flow with one holding is its own row, the object the owner produced (no copy),
 // and the table is all that records it: it is written there as soon as it is held. Only a
 // flow held several times (or whose row is a copy) has an entry, with a map of holdings and a
-// count of them per datapath.
+// count of them per datapath. A switch's own flows are its shard's shared templates, held in
+// the switch's datapath (`heldIn`): a flow shared by the switches of a shard (nearly all of
+// them) then costs no per-switch object at all, and one that is a row alone is copied then.
 import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
@@ -44,6 +46,12 @@ import { switchDatapathFlows, switchPortFlows } from './switch.js';
 export interface LflowsData {
   /** Owner → its flows (one per (content, datapath)), in the order it produced them. */
   readonly owners: Map<string, readonly sb.Logical_Flow[]>;
+  /**
+   * Owner → the datapath (its logical_datapath value) its flows are held in, for owners whose
+   * flows are templates naming another datapath (a switch's own flows). Other owners' flows
+   * are held in their own logical_datapath.
+   */
+  readonly heldIn: Map<string, readonly Uuid[]>;
   /**
    * Flow UUID (its content) → who holds it and how the row shows it, for flows that need an
    * entry: one that is in the table but not here has exactly one holding, the row itself. A
@@ -236,33 +244,38 @@ function uncountVariant(e: FlowEntry, flow: sb.Logical_Flow): boolean {
   return true;
 }
 
-function hold(data: LflowsData, flow: sb.Logical_Flow, out: SbChangeSet): void {
+/** Holds `flow` in datapath `ld` (its own logical_datapath, or the one a template is held in). */
+function hold(data: LflowsData, flow: sb.Logical_Flow, ld: readonly Uuid[], out: SbChangeSet): void {
   const uuid = flow._uuid;
+  const dp = ld[0] as Uuid;
   const row = data.table.rows.get(uuid) as sb.Logical_Flow | undefined;
   if (row === undefined) {
-    // The common case, a flow nobody holds: it is its own row from now on.
-    if (flow._version === '') (flow as { _version: Uuid })._version = rowVersion(uuid, dpOf(flow), flow);
-    data.table.insert(flow, out);
+    // The common case, a flow nobody holds: it is its own row from now on (a template, a copy
+    // in its datapath).
+    const own = dpOf(flow) === dp ? flow : { ...flow, _version: '', logical_datapath: ld };
+    if (own._version === '') (own as { _version: Uuid })._version = rowVersion(uuid, dp, own);
+    data.table.insert(own, out);
     return;
   }
   let e = data.entries.get(uuid);
   // Its one holding is the row: from a second one on, its holdings are counted in an entry.
   if (e === undefined) data.entries.set(uuid, (e = FlowEntry.of(row)));
-  const joined = countDp(e, dpOf(flow));
+  const joined = countDp(e, dp);
   if (countVariant(e, flow) || joined) data.dirty.add(uuid);
 }
 
-function release(data: LflowsData, flow: sb.Logical_Flow, out: SbChangeSet): void {
+/** Releases the holding of `flow` in datapath `dp`. */
+function release(data: LflowsData, flow: sb.Logical_Flow, dp: Uuid, out: SbChangeSet): void {
   const uuid = flow._uuid;
   const row = data.table.rows.get(uuid) as sb.Logical_Flow | undefined;
   if (row === undefined) assert.fail(`lflow ${uuid} released but held by nobody`);
   const e = data.entries.get(uuid);
   if (e === undefined) {
-    if (dpOf(row) !== dpOf(flow) || !sameHints(row, flow)) assert.fail(`lflow ${uuid} released in ${dpOf(flow)}, where it has no holding`);
+    if (dpOf(row) !== dp || !sameHints(row, flow)) assert.fail(`lflow ${uuid} released in ${dp}, where it has no holding`);
     data.table.remove(uuid, out);
     return;
   }
-  const left = uncountDp(e, dpOf(flow));
+  const left = uncountDp(e, dp);
   if (uncountVariant(e, flow) || left) data.dirty.add(uuid);
 }
 
@@ -396,13 +409,22 @@ function settle(data: LflowsData, out: SbChangeSet): void {
   data.dirty.clear();
 }
 
-/** The same flows, by UUID, datapath and hints, in the same order: regenerating changed nothing. */
-function sameFlows(a: readonly sb.Logical_Flow[], b: readonly sb.Logical_Flow[]): boolean {
+/** The datapath an owner's flow is held in: the owner's `heldIn`, else the flow's own. */
+function heldDp(f: sb.Logical_Flow, ld: readonly Uuid[] | undefined): Uuid {
+  return ld === undefined ? dpOf(f) : (ld[0] as Uuid);
+}
+
+/**
+ * The same flows, by UUID, holding datapath and hints, in the same order (`a` held in `aLd`,
+ * `b` in `bLd`): regenerating changed nothing.
+ */
+function sameFlows(a: readonly sb.Logical_Flow[], aLd: readonly Uuid[] | undefined, b: readonly sb.Logical_Flow[], bLd: readonly Uuid[] | undefined): boolean {
   if (a.length !== b.length) return false;
+  if (a === b && aLd?.[0] === bLd?.[0]) return true;
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as sb.Logical_Flow;
     const y = b[i] as sb.Logical_Flow;
-    if (x._uuid !== y._uuid || dpOf(x) !== dpOf(y) || !sameHints(x, y)) return false;
+    if (x._uuid !== y._uuid || heldDp(x, aLd) !== heldDp(y, bLd) || !sameHints(x, y)) return false;
   }
   return true;
 }
@@ -410,12 +432,8 @@ function sameFlows(a: readonly sb.Logical_Flow[], b: readonly sb.Logical_Flow[])
 /** Up to this many flows, an owner's flows are compared pairwise rather than through a map. */
 const PAIRWISE_FLOWS_MAX = 8;
 
-function flowKey(f: sb.Logical_Flow): string {
-  return `${f._uuid} ${dpOf(f)}`;
-}
-
-function sameFlowKey(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
-  return a._uuid === b._uuid && dpOf(a) === dpOf(b);
+function flowKey(f: sb.Logical_Flow, ld: readonly Uuid[] | undefined): string {
+  return `${f._uuid} ${heldDp(f, ld)}`;
 }
 
 /**
@@ -423,11 +441,15 @@ function sameFlowKey(a: sb.Logical_Flow, b: sb.Logical_Flow): boolean {
  * (an address listed twice, two NAT rules with one logical IP); its first copy counts, as
  * ovn-northd keeps the first flow added and its hint.
  */
-function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logical_Flow[] {
+function distinctFlows(produced: readonly sb.Logical_Flow[], ld: readonly Uuid[] | undefined): readonly sb.Logical_Flow[] {
   if (produced.length <= PAIRWISE_FLOWS_MAX) {
     let repeated = false;
     for (let i = 1; i < produced.length && !repeated; i++) {
-      for (let j = 0; j < i; j++) if (sameFlowKey(produced[j] as sb.Logical_Flow, produced[i] as sb.Logical_Flow)) repeated = true;
+      const b = produced[i] as sb.Logical_Flow;
+      for (let j = 0; j < i; j++) {
+        const a = produced[j] as sb.Logical_Flow;
+        if (a._uuid === b._uuid && heldDp(a, ld) === heldDp(b, ld)) repeated = true;
+      }
     }
     if (!repeated) return produced;
   }
@@ -436,42 +458,51 @@ function distinctFlows(produced: readonly sb.Logical_Flow[]): readonly sb.Logica
   for (const f of produced) uuids.add(f._uuid);
   if (uuids.size === produced.length) return produced;
   const byKey = new Map<string, sb.Logical_Flow>();
-  for (const f of produced) if (!byKey.has(flowKey(f))) byKey.set(flowKey(f), f);
+  for (const f of produced) if (!byKey.has(flowKey(f, ld))) byKey.set(flowKey(f, ld), f);
   return byKey.size === produced.length ? produced : [...byKey.values()];
 }
 
-function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet): void {
-  let flows = distinctFlows(produced);
+/**
+ * Makes `produced` the flows of `owner`, held in `ld` when given (templates naming another
+ * datapath), else each in its own logical_datapath.
+ */
+function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet, ld?: readonly Uuid[]): void {
+  let flows = distinctFlows(produced, ld);
   const old = data.owners.get(owner) ?? NO_FLOWS;
-  if (sameFlows(old, flows)) return;
+  const oldLd = data.heldIn.get(owner);
+  if (sameFlows(old, oldLd, flows, ld)) return;
   if (old.length === 0) {
-    for (const f of flows) hold(data, f, out);
+    for (const f of flows) hold(data, f, ld ?? f.logical_datapath, out);
   } else {
     // What went (or changed hints) is released, what came (or changed hints) is held; a flow
-    // that stays as it was is left alone.
-    const oldByKey = old.length > PAIRWISE_FLOWS_MAX ? new Map(old.map((f) => [flowKey(f), f])) : undefined;
-    const newByKey = flows.length > PAIRWISE_FLOWS_MAX ? new Map(flows.map((f) => [flowKey(f), f])) : undefined;
-    const find = (list: readonly sb.Logical_Flow[], byKey: Map<string, sb.Logical_Flow> | undefined, f: sb.Logical_Flow): sb.Logical_Flow | undefined =>
-      byKey !== undefined ? byKey.get(flowKey(f)) : list.find((g) => sameFlowKey(g, f));
+    // that stays as it was is left alone. Flows are matched by (UUID, holding datapath).
+    const oldByKey = old.length > PAIRWISE_FLOWS_MAX ? new Map(old.map((f) => [flowKey(f, oldLd), f])) : undefined;
+    const newByKey = flows.length > PAIRWISE_FLOWS_MAX ? new Map(flows.map((f) => [flowKey(f, ld), f])) : undefined;
+    const inNew = (f: sb.Logical_Flow): sb.Logical_Flow | undefined =>
+      newByKey !== undefined ? newByKey.get(flowKey(f, oldLd)) : flows.find((g) => g._uuid === f._uuid && heldDp(g, ld) === heldDp(f, oldLd));
+    const inOld = (f: sb.Logical_Flow): sb.Logical_Flow | undefined =>
+      oldByKey !== undefined ? oldByKey.get(flowKey(f, ld)) : old.find((g) => g._uuid === f._uuid && heldDp(g, oldLd) === heldDp(f, ld));
     for (const f of old) {
-      const g = find(flows, newByKey, f);
-      if (g === undefined || !sameHints(f, g)) release(data, f, out);
+      const g = inNew(f);
+      if (g === undefined || !sameHints(f, g)) release(data, f, heldDp(f, oldLd), out);
     }
     // The owner keeps its old object of a flow that stays: the row may be that object.
     const stored: sb.Logical_Flow[] = [];
     for (const f of flows) {
-      const g = find(old, oldByKey, f);
+      const g = inOld(f);
       if (g === undefined || !sameHints(f, g)) {
-        hold(data, f, out);
+        hold(data, f, ld ?? f.logical_datapath, out);
         stored.push(f);
       } else stored.push(g);
     }
     flows = stored;
   }
   // Kept at their exact length: the owner's list was grown by push (room for 16 from its first
-  // flow), and ten thousand ports keep one each.
+  // flow), and ten thousand ports keep one each. A frozen list is a shared template: kept as is.
   if (flows.length === 0) data.owners.delete(owner);
-  else data.owners.set(owner, fitted(flows));
+  else data.owners.set(owner, Object.isFrozen(flows) ? flows : fitted(flows));
+  if (flows.length === 0 || ld === undefined) data.heldIn.delete(owner);
+  else data.heldIn.set(owner, ld);
 }
 
 /**
@@ -576,9 +607,12 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   if (info !== undefined && info.kind === 'switch') {
     const acl = src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS;
     const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) };
+    // Its shard's templates, held in its own datapath.
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
+    setOwner(data, owner, flows, out, info.logicalDatapath);
+    return;
   }
-  else if (info !== undefined) {
+  if (info !== undefined) {
     const facts = src.routers.bySb.get(sbUuid);
     if (facts !== undefined) flows = routerDatapathFlows(facts);
   }
@@ -729,7 +763,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     name: 'lflows',
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
-      owners: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
+      owners: new Map(), heldIn: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
     }),
     newChange: () => new FlowChanges(),

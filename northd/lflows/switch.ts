@@ -40,21 +40,23 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
   ['reg0[1] == 1 && reg0[13] == 1', 'ct_commit { ct_mark.blocked = 0; ct_label.label = reg3; }; next;'],
 ];
 
-/** Flows owned by a switch datapath itself. */
-export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): sb.Logical_Flow[] {
+/**
+ * Flows owned by a switch datapath itself, to be held in its datapath (`dp.logicalDatapath`):
+ * its shard's frozen templates (naming a placeholder datapath of the shard) when the switch has
+ * no load balancer VIPs, else those and its hairpin flows.
+ */
+export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): readonly sb.Logical_Flow[] {
   // The flows depend on these six facts only, so they are built (and their UUIDs hashed) once
-  // per combination and copied into each switch: a thousand new switches cost copies.
+  // per combination and shard, and shared by the switches: lflows/node.ts holds them in each
+  // switch's datapath, and copies one only when it becomes a row of that switch alone.
   const key = (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
-  const d = dp.logicalDatapath;
   const shard = shardOf(dp.sbUuid);
   let template = SWITCH_TEMPLATES.get(key * FLOW_SHARDS + shard);
   if (template === undefined) {
     template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns));
     SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
   }
-  const flows = template.map((f) => ({ ...f, logical_datapath: d }));
-  if (acl.hasLbVip === true) flows.push(...hairpinFlows(dp));
-  return flows;
+  return acl.hasLbVip === true ? [...template, ...hairpinFlows(dp)] : template;
 }
 
 /**
