@@ -18,17 +18,17 @@ import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
 import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf } from './flow.js';
 
-/** Built once per facts object and shard for a placeholder datapath, then copied into each switch. */
+/** Built once per facts object and shard for a placeholder datapath; lflows/node.ts holds them in each switch's datapath. */
 const TEMPLATES = new WeakMap<LbFacts, (readonly sb.Logical_Flow[] | undefined)[]>();
 
-/** The flows load balancer `lb` gives the switch whose logical_datapath value is `ld`. */
-export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
+/** The flows load balancer `lb` gives the switch whose logical_datapath value is `ld`: its shard's frozen templates, to be held in `ld`. */
+export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): readonly sb.Logical_Flow[] {
   const shard = shardOf(ld[0] as Uuid);
   let perShard = TEMPLATES.get(lb);
   if (perShard === undefined) TEMPLATES.set(lb, (perShard = new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS)));
   let template = perShard[shard];
   if (template === undefined) perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb));
-  return template.map((f) => ({ ...f, logical_datapath: ld }));
+  return template;
 }
 
 /** The backends of a VIP as ct_lb_mark and commit_lb_aff spell one: "ip:port" or "[ip6]:port". */

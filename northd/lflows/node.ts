@@ -684,8 +684,12 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   const facts = src.lbs.lbs.get(lb);
   const applies = info !== undefined && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
   let flows = NO_FLOWS;
-  if (applies && info.kind === 'switch') flows = lbSwitchFlows(info.logicalDatapath, facts);
-  else if (applies) {
+  if (applies && info.kind === 'switch') {
+    // Its shard's templates for this load balancer, held in the switch's datapath.
+    setOwner(data, owner, lbSwitchFlows(info.logicalDatapath, facts), out, info.logicalDatapath);
+    return;
+  }
+  if (applies) {
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) flows = lbRouterFlows(router, facts);
   }
