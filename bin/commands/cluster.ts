@@ -5,27 +5,18 @@
 import type { Command } from 'commander';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
 import { endpointsFrom } from '../lib/endpoints.js';
+import type { MemberAnswer } from '../lib/members.js';
+import { askEveryMember } from '../lib/members.js';
 
 interface Common {
   endpoints?: string;
   format: string;
 }
 
-type MemberStatus = { address: string; status: StatusReplyJson } | { address: string; error: string };
+type MemberStatus = MemberAnswer<'status', StatusReplyJson>;
 
-async function statusOfAll(endpoints: readonly string[]): Promise<MemberStatus[]> {
-  return Promise.all(
-    endpoints.map(async (address) => {
-      const c = new AdminClient(address, 5_000);
-      try {
-        return { address, status: await c.status() };
-      } catch (err) {
-        return { address, error: (err as Error).message };
-      } finally {
-        c.close();
-      }
-    }),
-  );
+function statusOfAll(endpoints: readonly string[]): Promise<MemberStatus[]> {
+  return askEveryMember(endpoints, 'status', (c) => c.status());
 }
 
 function table(rows: string[][]): string {

@@ -3,30 +3,17 @@
 // many runs recomputed the node and how many followed their inputs' changes incrementally
 // (the common NB changes should only ever add to the second column).
 import type { Command } from 'commander';
-import { AdminClient, type EngineStatsJson } from '../../server/admin-service.js';
+import type { EngineStatsJson } from '../../server/admin-service.js';
 import { endpointsFrom } from '../lib/endpoints.js';
+import type { MemberAnswer } from '../lib/members.js';
+import { askEveryMember } from '../lib/members.js';
 
 interface Common {
   endpoints?: string;
   format: string;
 }
 
-type MemberStats = { address: string; stats: EngineStatsJson } | { address: string; error: string };
-
-async function engineStatsOfAll(endpoints: readonly string[]): Promise<MemberStats[]> {
-  return Promise.all(
-    endpoints.map(async (address) => {
-      const c = new AdminClient(address, 5_000);
-      try {
-        return { address, stats: await c.engineStats() };
-      } catch (err) {
-        return { address, error: (err as Error).message };
-      } finally {
-        c.close();
-      }
-    }),
-  );
-}
+type MemberStats = MemberAnswer<'stats', EngineStatsJson>;
 
 function formatStats(all: readonly MemberStats[]): string {
   const out: string[] = [];
@@ -51,7 +38,7 @@ export function registerSbctlCommand(program: Command): void {
     .option('--endpoints <list>', 'members\' gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)')
     .option('--format <f>', 'table or json', 'table')
     .action(async (o: Common) => {
-      const all = await engineStatsOfAll(endpointsFrom(o.endpoints));
+      const all = await askEveryMember(endpointsFrom(o.endpoints), 'stats', (c) => c.engineStats());
       process.stdout.write(o.format === 'json' ? JSON.stringify(all, null, 2) + '\n' : formatStats(all));
       if (all.every((m) => 'error' in m)) process.exitCode = 1;
     });

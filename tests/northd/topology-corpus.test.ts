@@ -12,7 +12,7 @@ import { missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-north
 const CORPUS = path.join(import.meta.dirname, '../fixtures/topologies');
 
 /** Splits a line into words as a shell does for quotes alone: '…' and "…" group, nothing else is special. */
-export function splitWords(line: string): string[] {
+function splitWords(line: string): string[] {
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
@@ -46,7 +46,7 @@ interface Topology {
   readonly traces: readonly Trace[];
 }
 
-export function parseTopology(text: string, file: string): Topology {
+function parseTopology(text: string, file: string): Topology {
   const nbctl: string[][] = [];
   const traces: Trace[] = [];
   for (const [i, raw] of text.split('\n').entries()) {

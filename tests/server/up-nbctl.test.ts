@@ -2,28 +2,35 @@
 // `ovnts nbctl` changes and reads the NB through them (also with a member killed), and
 // `ovnts down` stops them by pid. Method: the real command line in child processes.
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { freeBasePort as freeBase, ovnts } from '../helpers/ovnts-cli.js';
+import type { Test } from 'tap';
+import type { UpEnv } from '../helpers/ovnts-cli.js';
+import { freeBasePort as freeBase, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 
 const run = promisify(execFile);
 
-t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
+/** `ovnts up --detach` in the test's folder; its members are stopped by pid at teardown. */
+async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv }> {
   const dir = t.testdir();
   const base = await freeBase();
   const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
   t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readFileSync(join(dir, 'env'), 'utf8');
-  const pids = (/MEMBER_PIDS="([^"]*)"/.exec(env)?.[1] ?? '').split(' ').map(Number);
-  t.equal(pids.length, 3);
+  const env = readUpEnv(dir);
   // tap may remove the test folder before teardowns run: the safety net stops members by pid.
   t.teardown(async () => {
-    for (const pid of pids) await stopPid(pid, (argv) => argv.includes('central'));
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
   });
-  const endpoints = (/NB_GRPC="([^"]*)"/.exec(env)?.[1] ?? '') as string;
+  return { dir, env };
+}
+
+t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
+  const { dir, env } = await upDetached(t);
+  const pids = env.pids;
+  t.equal(pids.length, 3);
+  const endpoints = env.nbGrpc.join(',');
   const nbctl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
 
   t.equal((await nbctl('ls-add', 'sw0')).code, 0);
@@ -57,7 +64,7 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   t.match(text.stdout, /^member \d \(127\.0\.0\.1:\d+\) at revision \d+:\n {2}node +recomputes +incremental\n[\s\S]* {2}lflows +\d+ +\d+\n/m, `the table:\n${text.stdout}`);
 
   // The real ovn-nbctl through the OVSDB door (NB_OVSDB in the env file), when installed.
-  const ovsdbRemotes = /NB_OVSDB="([^"]*)"/.exec(env)?.[1] ?? '';
+  const ovsdbRemotes = env.nbOvsdb.join(',');
   t.match(ovsdbRemotes, /^tcp:127\.0\.0\.1:\d+(,tcp:127\.0\.0\.1:\d+){2}$/);
   const real = await run('ovn-nbctl', [`--db=${ovsdbRemotes}`, '--timeout=20', 'ls-list'], { timeout: 30_000 }).then(
     (r) => r.stdout,
@@ -96,16 +103,9 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
 // every member (a follower forwards to the leader), closes its channels and is then frozen
 // with SIGSTOP, so the graceful end of its connections never completes.
 t.test('down stops the members while a frozen client still holds connections to them', async (t) => {
-  const dir = t.testdir();
-  const base = await freeBase();
-  const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
-  t.equal(up.code, 0, `up: ${up.stderr}`);
-  const env = readFileSync(join(dir, 'env'), 'utf8');
-  const pids = (/MEMBER_PIDS="([^"]*)"/.exec(env)?.[1] ?? '').split(' ').map(Number);
-  t.teardown(async () => {
-    for (const pid of pids) await stopPid(pid, (argv) => argv.includes('central'));
-  });
-  const endpoints = /NB_GRPC="([^"]*)"/.exec(env)?.[1] ?? '';
+  const { dir, env } = await upDetached(t);
+  const pids = env.pids;
+  const endpoints = env.nbGrpc.join(',');
   const script = [
     `import { NorthboundClient } from ${JSON.stringify(join(import.meta.dirname, '../../server/northbound-service.ts'))};`,
     `const clients = ${JSON.stringify(endpoints)}.split(',').map((a) => new NorthboundClient(a));`,
