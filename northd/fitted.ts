@@ -1,5 +1,5 @@
 // Arrays kept for as long as the objects they describe (a port's MACs, its parsed addresses, the
-// addresses it gives its port groups) are stored at their exact length. An array grown by push
+// addresses it gives its port groups, an owner's flows) are stored at their exact length. An array grown by push
 // from empty reserves room for 16 elements on its first push, about 150 bytes for one address;
 // tens of thousands of ports each keeping a few such arrays made a tenth of the SB view's heap,
 // all of it copied by every garbage collection that the view survives.
