@@ -513,6 +513,10 @@ export class DesiredFlows {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));
     }
+    // A dirty port's groups are recomputed with it, whatever marked the port: a port is dirty
+    // when an input of its flows changed, and its part in a group reads a subset of those (a
+    // container port's parent VIF coming or going changes no row of it, yet its delivery here).
+    for (const p of d.ports) for (const mc of this.sb.multicastGroupsOfPort(p)) d.mcs.add(mc);
     for (const u of d.mcs) {
       const mc = this.sb.multicastGroup(u);
       this.setSource(`mc:${u}`, mc === undefined ? [] : multicastGroupFlows(ctx, mc));

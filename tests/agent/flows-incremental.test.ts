@@ -411,6 +411,38 @@ t.test('a remote chassis leaving, returning or turning VTEP changes the groups i
   }
 });
 
+t.test('a container port\'s parent VIF coming or going changes the groups the container is in, incrementally', async (t) => {
+  // hv1 holds s0p0 (a VIF, so sw0 is local) and s0p2, a container port whose parent is s0p1;
+  // s0p1 itself has no Port_Binding. Whether s0p2 is delivered here follows the parent's VIF
+  // alone: no row of it changes. Each step equals a recompute.
+  const w: World = {
+    rows: new Map(), revision: 1,
+    view: { chassis: 'hv1', vifs: new Map([[pbName(0, 0), 1]]), tunnels: new Map(), localnetPatches: new Map() },
+  };
+  const c: SbRowChange[] = [];
+  put(w, c, 'Chassis', chassis(chassisUuid(0), CHASSIS[0] as string));
+  put(w, c, 'Datapath_Binding', datapath(swUuid(0), 1, 'switch'));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 0), swUuid(0), pbName(0, 0), 1, { chassis: chassisUuid(0) }));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 2), swUuid(0), pbName(0, 2), 3, { chassis: chassisUuid(0), parent_port: pbName(0, 1), tag: 10 }));
+  put(w, c, 'Multicast_Group', multicastGroup(U(1, 0xe), swUuid(0), '_MC_flood', 32768, [pbUuid(0, 0), pbUuid(0, 2)]));
+  const inc = new DesiredFlows();
+  inc.update({ reset: true, fromRevision: 0, toRevision: 1, changes: c }, w.view);
+  const delivered = (): boolean => inc.table.flowsOf(`mc:${U(1, 0xe)}`).some((f) => f.table === 40 && f.actions.some((a) => a.kind === 'set_field' && a.field === 'reg15' && a.value === 3n));
+  t.notOk(delivered(), 'without its parent\'s VIF the container is not delivered here');
+  for (const [what, present] of [['the parent VIF comes', true], ['the parent VIF goes', false], ['it comes back', true]] as const) {
+    const vifs = new Map(w.view.vifs);
+    if (present) vifs.set(pbName(0, 1), 2);
+    else vifs.delete(pbName(0, 1));
+    w.view = { ...w.view, vifs };
+    w.revision++;
+    inc.update(null, w.view);
+    const full = new DesiredFlows({ ctZones: inc.ctZones() });
+    full.update(snapshotOf(w), w.view);
+    t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
+    t.equal(delivered(), present, `${what}: the group delivers to the container ${present ? 'here' : 'no more'}`);
+  }
+});
+
 t.test('a compile cache shared with other chassis changes nothing', async (t) => {
   // Three agents fed the same updates: hv1 alone, hv1 and hv2 sharing one cache (hv2 fills it
   // first each step, so hv1 often reads what another chassis compiled).
