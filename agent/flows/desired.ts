@@ -12,12 +12,13 @@
 // names what its input feeds. The oracle (tests/agent/flows-incremental.test.ts): after any
 // sequence of updates the table equals a fresh engine's, given the same ct zones.
 
+import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
 import { buildSymtab, type Symtab } from '../expr/index.js';
 import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
-import type { FlowSpec, GroupSpec } from '../openflow/types.js';
+import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
 import { adaptCached, type SharedCompileCache } from './compile-cache.js';
 import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
@@ -29,9 +30,10 @@ import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
 } from './local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
+  defaultFlows, fdbFlows, mcGroupBasis, multicastFlowsFrom, multicastMemberShare, neighborFlows, portBindingFlows, tunnelFlows,
+  type McGroupBasis, type McMemberShare, type PhysicalContext,
 } from './physical.js';
-import { SbStore, type RowDelta } from './sb-store.js';
+import { SbStore, type MemberDiff, type RowDelta } from './sb-store.js';
 
 export interface DesiredFlowsOptions {
   /** The logical field table; built once when absent. */
@@ -62,6 +64,73 @@ export interface UpdateStats {
 const localityTypes: ReadonlySet<string> = new Set(['patch', 'l3gateway', 'localnet', 'external', 'chassisredirect']);
 
 const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
+
+/**
+ * A multicast group's members' shares of its flows (physical.ts McMemberShare), kept between
+ * updates with what they add up to: a group of n ports changes one member at a time (a port
+ * added to a switch changes its _MC_flood and friends), and recomputing every member's share on
+ * every change is O(n) per change on every chassis. A share is recomputed when its member is new
+ * to the group or its Port_Binding source is dirty: every input of a share (see McMemberShare)
+ * marks the member's port dirty when it changes. When every share that changed (and every
+ * member that came or went) has no local or remote actions — it only names chassis to fan out
+ * to, as a port on another chassis does, or nothing, as an unbound port — the sums are
+ * updated for those members alone; otherwise they are added up again over all members. The
+ * flows are then built from the sums (reading the tunnels and the group's own row afresh). The
+ * datapath's part (the basis) is checked on each use; a full recompute drops everything.
+ */
+interface McShares {
+  readonly dp: string;
+  readonly basis: McGroupBasis;
+  /** Port_Binding uuid → share; the group's members at the last recompute of the group. */
+  readonly shares: Map<string, McMemberShare>;
+  /** Members whose port went dirty since then → their share as it was (and is in the sums). */
+  readonly stale: Map<string, McMemberShare>;
+  /** The sums: local and remote actions concatenated in member order, chassis name → count. */
+  local: readonly OfAction[];
+  remote: readonly OfAction[];
+  readonly chassis: Map<string, number>;
+  readonly vtepChassis: Map<string, number>;
+  /** The names with a count, sorted; undefined = to be sorted again. */
+  chassisSorted: readonly string[] | undefined;
+  vtepSorted: readonly string[] | undefined;
+  /** The flows last built, and from what (by identity: sums and sorted names are replaced, never
+   *  changed in place, and so is a LocalView's tunnel map). */
+  built: McBuilt | undefined;
+}
+
+interface McBuilt {
+  readonly tunnelKey: number;
+  readonly local: readonly OfAction[];
+  readonly remote: readonly OfAction[];
+  readonly chassisSorted: readonly string[];
+  readonly vtepSorted: readonly string[];
+  readonly tunnels: LocalView['tunnels'];
+  readonly geneveField: string;
+  readonly flows: FlowSpec[];
+}
+
+function sameBasis(a: McGroupBasis, b: McGroupBasis): boolean {
+  return a.tunnelKey === b.tunnelKey && a.isTransitSwitch === b.isTransitSwitch && a.hasLocalnet === b.hasLocalnet;
+}
+
+/** A share that only names chassis (or nothing): adding or removing it moves no action. */
+const namesOnly = (s: McMemberShare): boolean => s.local.length === 0 && s.remote.length === 0;
+
+/** Adds (sign 1) or takes away (sign -1) a share's chassis names; returns whether a name came or went. */
+function countNames(counts: Map<string, number>, names: readonly string[], sign: 1 | -1): boolean {
+  let changed = false;
+  for (const n of names) {
+    const c = (counts.get(n) ?? 0) + sign;
+    assert(c >= 0, `multicast share count of ${n} below zero`);
+    if (c === 0) counts.delete(n);
+    else counts.set(n, c);
+    if (c === 0 || (c === 1 && sign === 1)) changed = true;
+  }
+  return changed;
+}
+
+/** A Multicast_Group row change whose members are not known: the sums are added up again. */
+const MEMBERS_UNKNOWN: MemberDiff = { added: [], removed: [] };
 
 /** Group ids: OFPG_MAX is 0xffffff00. Conjunction ids below 1000 are left to fixed users. */
 const GROUP_IDS_IN_USE_MAX = 1_000_000;
@@ -128,6 +197,8 @@ class Dirty {
   readonly lflows = new Set<string>();
   readonly ports = new Set<string>();
   readonly mcs = new Set<string>();
+  /** Multicast groups whose row changed: the members that came and went. */
+  readonly mcMembers = new Map<string, MemberDiff>();
   readonly mbs = new Set<string>();
   readonly smbs = new Set<string>();
   readonly fdbs = new Set<string>();
@@ -161,8 +232,14 @@ export class DesiredFlows {
   private readonly groupsOf = new Map<string, readonly string[]>();
   private readonly dirtyGroups = new Set<number>();
   private readonly groupById = new Map<number, GroupSpec>();
+  /** Multicast_Group uuid → its members' shares (see McShares); only groups of local datapaths. */
+  private readonly mcShares = new Map<string, McShares>();
   /** Lifetime counters: how many sources each kind of recompute touched. */
-  readonly counters = { updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0 };
+  readonly counters = {
+    updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0,
+    /** Multicast group members' shares computed; group recomputes from the kept sums, and by adding every share up. */
+    mcMemberShares: 0, mcSumsUpdated: 0, mcSumsAdded: 0,
+  };
 
   constructor(opts: DesiredFlowsOptions = {}) {
     this.symtab = opts.symtab ?? buildSymtab();
@@ -294,6 +371,7 @@ export class DesiredFlows {
       }
       case 'Multicast_Group': {
         d.mcs.add(delta.uuid);
+        d.mcMembers.set(delta.uuid, delta.members ?? MEMBERS_UNKNOWN);
         // Logical flows look a group up by name: only its existence and key matter to them.
         if (changedColumns(old, row, ['name', 'datapath', 'tunnel_key'])) {
           for (const r of [old, row]) if (r !== undefined) d.names.add(`p:${(r as unknown as sb.Multicast_Group).name}`);
@@ -513,13 +591,11 @@ export class DesiredFlows {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));
     }
-    // A dirty port's groups are recomputed with it, whatever marked the port: a port is dirty
-    // when an input of its flows changed, and its part in a group reads a subset of those (a
-    // container port's parent VIF coming or going changes no row of it, yet its delivery here).
-    for (const p of d.ports) for (const mc of this.sb.multicastGroupsOfPort(p)) d.mcs.add(mc);
+    this.markDirtyPortsGroups(d);
     for (const u of d.mcs) {
       const mc = this.sb.multicastGroup(u);
-      this.setSource(`mc:${u}`, mc === undefined ? [] : multicastGroupFlows(ctx, mc));
+      this.setSource(`mc:${u}`, mc === undefined ? [] : this.multicastFlows(ctx, mc, d.mcMembers.get(u)));
+      if (mc === undefined) this.mcShares.delete(u);
     }
     for (const u of d.mbs) {
       const mb = this.sb.get<sb.MAC_Binding>('MAC_Binding', u);
@@ -549,6 +625,126 @@ export class DesiredFlows {
       full: d.full, logicalFlows: d.lflows.size, ports: d.ports.size, multicastGroups: d.mcs.size,
       neighbors: d.mbs.size + d.smbs.size + d.fdbs.size, tunnels: d.tunnels.size,
     };
+  }
+
+  /**
+   * A dirty port's groups are recomputed with it, whatever marked the port: a port is dirty when
+   * an input of its flows changed, and its share of a group reads a subset of those (a container
+   * port's parent VIF coming or going changes no row of it, yet its delivery here). Its kept
+   * shares are set aside as stale. A group that lost the port as a member in this update is
+   * recomputed now (its row changed) and drops the share then.
+   */
+  private markDirtyPortsGroups(d: Dirty): void {
+    if (d.full) {
+      this.mcShares.clear();
+      return;
+    }
+    for (const p of d.ports) {
+      for (const mc of this.sb.multicastGroupsOfPort(p)) {
+        d.mcs.add(mc);
+        const kept = this.mcShares.get(mc);
+        const share = kept?.shares.get(p);
+        if (kept === undefined || share === undefined) continue;
+        kept.shares.delete(p);
+        if (!kept.stale.has(p)) kept.stale.set(p, share);
+      }
+    }
+  }
+
+  private memberShare(ctx: PhysicalContext, basis: McGroupBasis, dp: string, port: string): McMemberShare {
+    this.counters.mcMemberShares++;
+    return multicastMemberShare(ctx, basis, dp, port);
+  }
+
+  /** multicastGroupFlows, from the kept shares and sums (see McShares). 'members': the group's
+   *  row changed in this update, with these members coming and going. */
+  private multicastFlows(ctx: PhysicalContext, mc: sb.Multicast_Group, members: MemberDiff | undefined): FlowSpec[] {
+    const ld = ctx.locality.datapaths.get(mc.datapath);
+    if (ld === undefined) {
+      this.mcShares.delete(mc._uuid);
+      return [];
+    }
+    const basis = mcGroupBasis(ld);
+    const was = this.mcShares.get(mc._uuid);
+    const usable = was !== undefined && was.dp === mc.datapath && sameBasis(was.basis, basis) ? was : undefined;
+    const kept = usable !== undefined && members !== MEMBERS_UNKNOWN && this.updateMcSums(ctx, usable, mc, members) ? usable : this.sumMcShares(ctx, basis, mc, usable);
+    if (kept === usable) this.counters.mcSumsUpdated++;
+    else this.counters.mcSumsAdded++;
+    const chassisSorted = kept.chassisSorted ??= [...kept.chassis.keys()].sort();
+    const vtepSorted = kept.vtepSorted ??= [...kept.vtepChassis.keys()].sort();
+    const b = kept.built;
+    // Same inputs, same flows: the common member change (an unbound port, or one on a chassis
+    // the group reaches already) costs no O(chassis) rebuild nor compare.
+    if (b !== undefined && b.tunnelKey === mc.tunnel_key && b.local === kept.local && b.remote === kept.remote && b.chassisSorted === chassisSorted
+      && b.vtepSorted === vtepSorted && b.tunnels === ctx.view.tunnels && b.geneveField === ctx.geneveField) {
+      return b.flows;
+    }
+    const flows = multicastFlowsFrom(ctx, basis, mc, kept.local, kept.remote, chassisSorted, vtepSorted);
+    kept.built = { tunnelKey: mc.tunnel_key, local: kept.local, remote: kept.remote, chassisSorted, vtepSorted, tunnels: ctx.view.tunnels, geneveField: ctx.geneveField, flows };
+    return flows;
+  }
+
+  /**
+   * Updates the sums for the members that changed, when all of them only name chassis (before
+   * and after); returns false, with the new shares kept but the sums stale, otherwise.
+   */
+  private updateMcSums(ctx: PhysicalContext, kept: McShares, mc: sb.Multicast_Group, members: MemberDiff | undefined): boolean {
+    const changes: [port: string, was: McMemberShare | undefined, now: McMemberShare | undefined][] = [];
+    let namesOnlyChanges = true;
+    const removed = new Set(members?.removed ?? []);
+    for (const p of removed) {
+      const was = kept.stale.get(p) ?? kept.shares.get(p);
+      changes.push([p, was, undefined]);
+      if (was !== undefined && !namesOnly(was)) namesOnlyChanges = false;
+    }
+    for (const p of members?.added ?? []) {
+      const now = this.memberShare(ctx, kept.basis, mc.datapath, p);
+      changes.push([p, kept.stale.get(p), now]);
+      if (!namesOnly(now)) namesOnlyChanges = false;
+    }
+    for (const [p, was] of kept.stale) {
+      if (removed.has(p) || kept.shares.has(p)) continue;
+      const now = this.memberShare(ctx, kept.basis, mc.datapath, p);
+      changes.push([p, was, now]);
+      if (!namesOnly(was) || !namesOnly(now)) namesOnlyChanges = false;
+    }
+    kept.stale.clear();
+    for (const [p, was, now] of changes) {
+      if (namesOnlyChanges) {
+        if (was !== undefined && countNames(kept.chassis, was.chassis, -1)) kept.chassisSorted = undefined;
+        if (was !== undefined && countNames(kept.vtepChassis, was.vtepChassis, -1)) kept.vtepSorted = undefined;
+        if (now !== undefined && countNames(kept.chassis, now.chassis, 1)) kept.chassisSorted = undefined;
+        if (now !== undefined && countNames(kept.vtepChassis, now.vtepChassis, 1)) kept.vtepSorted = undefined;
+      }
+      if (now === undefined) kept.shares.delete(p);
+      else kept.shares.set(p, now);
+    }
+    return namesOnlyChanges;
+  }
+
+  /** Adds the shares up again over every member, reusing the shares 'was' keeps (its stale ones
+   *  are not reused); the new McShares. */
+  private sumMcShares(ctx: PhysicalContext, basis: McGroupBasis, mc: sb.Multicast_Group, was: McShares | undefined): McShares {
+    const reuse = was?.shares;
+    const kept: McShares = {
+      dp: mc.datapath, basis, shares: new Map(), stale: new Map(), local: [], remote: [],
+      chassis: new Map(), vtepChassis: new Map(), chassisSorted: undefined, vtepSorted: undefined, built: undefined,
+    };
+    const local: OfAction[] = [];
+    const remote: OfAction[] = [];
+    // In the set's order (sorted by uuid, as OVSDB keeps sets): the order of the actions.
+    for (const p of mc.ports) {
+      const share = reuse?.get(p) ?? this.memberShare(ctx, basis, mc.datapath, p);
+      kept.shares.set(p, share);
+      for (const a of share.local) local.push(a);
+      for (const a of share.remote) remote.push(a);
+      countNames(kept.chassis, share.chassis, 1);
+      countNames(kept.vtepChassis, share.vtepChassis, 1);
+    }
+    kept.local = local;
+    kept.remote = remote;
+    this.mcShares.set(mc._uuid, kept);
+    return kept;
   }
 
   private setSource(source: string, flows: readonly FlowSpec[]): void {

@@ -401,66 +401,132 @@ function bridgedRedirectFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Po
 
 // ---- Multicast_Group ---------------------------------------------------------------------
 
-/** consider_mc_group: local members in table 40, remote chassis (once each) in table 39. */
-export function multicastGroupFlows(ctx: PhysicalContext, mc: sb.Multicast_Group): FlowSpec[] {
-  const ld = ctx.locality.datapaths.get(mc.datapath);
-  if (ld === undefined) return [];
+/**
+ * One member's share of its multicast group's flows: what consider_mc_group's loop adds for
+ * that port. The group's flows are the members' shares concatenated in the set's order (local
+ * and remote actions) and united (the chassis to fan out to), so a caller may keep the shares
+ * and recompute only those of members whose inputs changed (DesiredFlows does). A share reads
+ * the member's Port_Binding, its ct zone, its VIF (or its container parent's), the Chassis
+ * rows it is bound to, the tunnel to a 'remote' port's chassis, the bridge mappings (localnet,
+ * l2gateway), a chassisredirect port's distributed port, and of the group's datapath only
+ * what McGroupBasis holds.
+ */
+export interface McMemberShare {
+  /** Actions of table 40's flow (delivery on this chassis). */
+  readonly local: readonly OfAction[];
+  /** Actions of table 39's flow before the group's own outport and tunnel outputs. */
+  readonly remote: readonly OfAction[];
+  /** Names of the Chassis (not VTEP gateways) the group fans out to through this member. */
+  readonly chassis: readonly string[];
+  /** Names of the VTEP gateway Chassis the group fans out to through this member. */
+  readonly vtepChassis: readonly string[];
+}
+
+/** What a member's share reads of the group's local datapath. */
+export interface McGroupBasis {
+  readonly tunnelKey: number;
+  readonly isTransitSwitch: boolean;
+  readonly hasLocalnet: boolean;
+}
+
+export function mcGroupBasis(ld: LocalDatapath): McGroupBasis {
+  return { tunnelKey: ld.tunnelKey, isTransitSwitch: ld.isTransitSwitch, hasLocalnet: ld.localnetPort !== undefined };
+}
+
+const NO_ACTIONS: readonly OfAction[] = [];
+const NO_NAMES: readonly string[] = [];
+const EMPTY_SHARE: McMemberShare = { local: NO_ACTIONS, remote: NO_ACTIONS, chassis: NO_NAMES, vtepChassis: NO_NAMES };
+
+/** The share of member 'portUuid' (a Port_Binding uuid) in a group of datapath 'dp'. */
+export function multicastMemberShare(ctx: PhysicalContext, basis: McGroupBasis, dp: string, portUuid: string): McMemberShare {
+  const port = ctx.sb.portBinding(portUuid);
+  if (port === undefined || port.datapath !== dp) return EMPTY_SHARE;
   const local: OfAction[] = [];
   const remote: OfAction[] = [];
-  const remoteChassis = new Set<string>();
-  const vtepChassis = new Set<string>();
+  const remoteChassis: string[] = [];
+  const vtepChassis: string[] = [];
   const toChassisSet = (uuid: string): void => {
     const ch = ctx.sb.chassis(uuid);
     if (ch === undefined) return;
-    (ch.other_config.get('is-vtep') === 'true' ? vtepChassis : remoteChassis).add(ch.name);
+    (ch.other_config.get('is-vtep') === 'true' ? vtepChassis : remoteChassis).push(ch.name);
   };
   const deliverLocal = (key: number): void => {
     local.push(setField(LOG_REG.OUTPORT, key), resubmit(OFTABLE.CHECK_LOOPBACK));
   };
-  // In the set's order (sorted by uuid, as OVSDB keeps sets): the order of the actions.
-  for (const u of mc.ports) {
-    const port = ctx.sb.portBinding(u);
-    if (port === undefined || port.datapath !== mc.datapath) continue;
-    const zone = ctx.zones.get(port.logical_port) ?? 0;
-    if (zone !== 0) local.push(setField(LOG_REG.CT_ZONE, zone));
-    const lportName = port.parent_port[0] !== undefined && port.parent_port[0] !== '' ? port.parent_port[0] : port.logical_port;
-    if (port.type === 'patch') {
-      (ld.isTransitSwitch ? local : remote).push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
-    }
-    if (port.type === 'remote') {
-      const ch = port.chassis[0] === undefined ? undefined : ctx.sb.chassis(port.chassis[0]);
-      if (ch !== undefined) {
-        remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key));
-        const t = tunnelTo(ctx, ch.name);
-        if (t !== undefined) remote.push(...geneveEncap(ctx, ld.tunnelKey, port.tunnel_key), output(t));
-      }
-    } else if (port.type === 'localport') {
-      remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
-    } else if (isBoundHere(port, ctx.chassisUuid) && (boundLocally(ctx, lportName) || port.type === 'l3gateway')) {
-      deliverLocal(port.tunnel_key);
-    } else if (hasPatchOfport(ctx, port)) {
-      deliverLocal(port.tunnel_key);
-    } else if (port.type === 'chassisredirect' && ctx.chassisUuid !== undefined && port.chassis[0] === ctx.chassisUuid) {
-      const dist = ctx.sb.portByName(port.options.get('distributed-port') ?? '');
-      if (dist !== undefined && dist.datapath === port.datapath) deliverLocal(dist.tunnel_key);
-    } else if (ld.localnetPort === undefined) {
-      if (port.chassis[0] !== undefined) toChassisSet(port.chassis[0]);
-      for (const c of port.additional_chassis) toChassisSet(c);
-    }
+  const zone = ctx.zones.get(port.logical_port) ?? 0;
+  if (zone !== 0) local.push(setField(LOG_REG.CT_ZONE, zone));
+  const lportName = port.parent_port[0] !== undefined && port.parent_port[0] !== '' ? port.parent_port[0] : port.logical_port;
+  if (port.type === 'patch') {
+    (basis.isTransitSwitch ? local : remote).push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
   }
+  if (port.type === 'remote') {
+    const ch = port.chassis[0] === undefined ? undefined : ctx.sb.chassis(port.chassis[0]);
+    if (ch !== undefined) {
+      remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key));
+      const t = tunnelTo(ctx, ch.name);
+      if (t !== undefined) remote.push(...geneveEncap(ctx, basis.tunnelKey, port.tunnel_key), output(t));
+    }
+  } else if (port.type === 'localport') {
+    remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
+  } else if (isBoundHere(port, ctx.chassisUuid) && (boundLocally(ctx, lportName) || port.type === 'l3gateway')) {
+    deliverLocal(port.tunnel_key);
+  } else if (hasPatchOfport(ctx, port)) {
+    deliverLocal(port.tunnel_key);
+  } else if (port.type === 'chassisredirect' && ctx.chassisUuid !== undefined && port.chassis[0] === ctx.chassisUuid) {
+    const dist = ctx.sb.portByName(port.options.get('distributed-port') ?? '');
+    if (dist !== undefined && dist.datapath === port.datapath) deliverLocal(dist.tunnel_key);
+  } else if (!basis.hasLocalnet) {
+    if (port.chassis[0] !== undefined) toChassisSet(port.chassis[0]);
+    for (const c of port.additional_chassis) toChassisSet(c);
+  }
+  if (local.length === 0 && remote.length === 0 && remoteChassis.length === 0 && vtepChassis.length === 0) return EMPTY_SHARE;
+  return {
+    local: local.length === 0 ? NO_ACTIONS : local,
+    remote: remote.length === 0 ? NO_ACTIONS : remote,
+    chassis: remoteChassis.length === 0 ? NO_NAMES : remoteChassis,
+    vtepChassis: vtepChassis.length === 0 ? NO_NAMES : vtepChassis,
+  };
+}
+
+/** A group's flows from its members' shares, given in the order of mc.ports. */
+export function multicastGroupFlowsOf(ctx: PhysicalContext, basis: McGroupBasis, mc: sb.Multicast_Group, shares: Iterable<McMemberShare>): FlowSpec[] {
+  const local: OfAction[] = [];
+  const remote: OfAction[] = [];
+  const remoteChassis = new Set<string>();
+  const vtepChassis = new Set<string>();
+  for (const s of shares) {
+    if (s === EMPTY_SHARE) continue;
+    for (const a of s.local) local.push(a);
+    for (const a of s.remote) remote.push(a);
+    for (const n of s.chassis) remoteChassis.add(n);
+    for (const n of s.vtepChassis) vtepChassis.add(n);
+  }
+  return multicastFlowsFrom(ctx, basis, mc, local, remote, [...remoteChassis].sort(), [...vtepChassis].sort());
+}
+
+/**
+ * A group's flows from its members' shares put together: their local and remote actions
+ * concatenated in the order of mc.ports, and the names of the chassis (not VTEP, and VTEP) they
+ * fan out to, each sorted and without repeats.
+ */
+export function multicastFlowsFrom(
+  ctx: PhysicalContext, basis: McGroupBasis, mc: sb.Multicast_Group,
+  local: readonly OfAction[], remoteActions: readonly OfAction[], remoteChassis: readonly string[], vtepChassis: readonly string[],
+): FlowSpec[] {
   const out: FlowSpec[] = [];
-  const match = matchOutport(ld.tunnelKey, mc.tunnel_key);
+  const match = matchOutport(basis.tunnelKey, mc.tunnel_key);
   const cookie = cookieOf(mc._uuid);
   const hasLocal = local.length > 0;
   if (hasLocal) out.push(flow(OFTABLE.LOCAL_OUTPUT, 100, match, [...local, setField(LOG_REG.OUTPORT, mc.tunnel_key)], cookie));
-  if (remoteChassis.size > 0 || vtepChassis.size > 0 || remote.length > 0) {
+  if (remoteChassis.length > 0 || vtepChassis.length > 0 || remoteActions.length > 0) {
+    const remote = [...remoteActions];
     if (remote.length > 0) remote.push(setField(LOG_REG.OUTPORT, mc.tunnel_key));
-    for (const set of [remoteChassis, vtepChassis]) {
+    for (const names of [remoteChassis, vtepChassis]) {
       let encapped = false;
-      for (const name of [...set].sort()) {
+      for (const name of names) {
         const t = tunnelTo(ctx, name);
         if (t === undefined) continue;
-        if (!encapped) remote.push(...geneveEncap(ctx, ld.tunnelKey, mc.tunnel_key));
+        if (!encapped) remote.push(...geneveEncap(ctx, basis.tunnelKey, mc.tunnel_key));
         encapped = true;
         remote.push(output(t));
       }
@@ -471,6 +537,16 @@ export function multicastGroupFlows(ctx: PhysicalContext, mc: sb.Multicast_Group
     }
   }
   return out;
+}
+
+/** consider_mc_group: local members in table 40, remote chassis (once each) in table 39. The
+ *  whole group from scratch (the reference for callers that keep members' shares). */
+export function multicastGroupFlows(ctx: PhysicalContext, mc: sb.Multicast_Group): FlowSpec[] {
+  const ld = ctx.locality.datapaths.get(mc.datapath);
+  if (ld === undefined) return [];
+  const basis = mcGroupBasis(ld);
+  // In the set's order (sorted by uuid, as OVSDB keeps sets): the order of the actions.
+  return multicastGroupFlowsOf(ctx, basis, mc, mc.ports.map((u) => multicastMemberShare(ctx, basis, mc.datapath, u)));
 }
 
 /** A VIF whose interface is on this chassis' bridge (local_binding_get_primary_pb). */
