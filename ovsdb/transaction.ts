@@ -89,11 +89,33 @@ class WaitBlocked {
   constructor(readonly timeoutMs: number) {}
 }
 
+/**
+ * The schema's single-column unique indexes over string columns (min 1, max 1) of a table: column
+ * name → position in TableData.uniqueIndexes. A "where" pinning one of them (`name == "x"`) finds
+ * its committed row through the index instead of scanning the table.
+ */
+function stringKeyIndexes(schema: TableSchema): ReadonlyMap<string, number> {
+  const cached = stringKeyIndexCache.get(schema);
+  if (cached !== undefined) return cached;
+  const m = new Map<string, number>();
+  for (const [i, cols] of schema.indexes.entries()) {
+    const col = cols.length === 1 ? schema.columns.get(cols[0] as string) : undefined;
+    const t = col?.type;
+    if (col !== undefined && t !== undefined && t.key.type === 'string' && t.value === undefined && t.min === 1 && t.max === 1) m.set(col.name, i);
+  }
+  stringKeyIndexCache.set(schema, m);
+  return m;
+}
+
+const stringKeyIndexCache = new WeakMap<TableSchema, ReadonlyMap<string, number>>();
+
 /** The overlay of one transaction on the database. */
 class Overlay {
   readonly pending = new Map<Uuid, Pending>();
   /** Rows inserted by this transaction, per table, in insertion order. */
   readonly inserted = new Map<TableData, Uuid[]>();
+  /** Committed rows this transaction changed a string-keyed unique column of (see stringKeyIndexes), per table. */
+  private readonly rekeyed = new Map<TableData, Set<Uuid>>();
 
   constructor(
     readonly db: Database,
@@ -118,6 +140,50 @@ class Overlay {
       const row = this.get(table, pinned);
       return row !== undefined && evaluateConditions(clauses, row) ? [row] : [];
     }
+    return this.queryByIndex(table, clauses) ?? this.scan(table, clauses);
+  }
+
+  /**
+   * The rows a query matches, found through a unique index when a clause pins one (see
+   * stringKeyIndexes) and at most one committed row matches: the committed row the index names
+   * (as this transaction left it) and the committed rows this transaction re-keyed can, and rows
+   * it inserted. Undefined when no clause pins an index, or when more than one committed row
+   * matches (this transaction made a value repeat, as it may until commit): the scan then gives
+   * them in the table's order.
+   */
+  private queryByIndex(table: TableData, clauses: readonly Clause[]): Row[] | undefined {
+    const indexes = stringKeyIndexes(table.schema);
+    if (indexes.size === 0) return undefined;
+    let uuid: Uuid | undefined;
+    let pinned = false;
+    for (const c of clauses) {
+      const i = c.fn === '==' && c.arg.keys.length === 1 ? indexes.get(c.column.name) : undefined;
+      if (i === undefined) continue;
+      uuid = (table.uniqueIndexes[i] as Map<string, Uuid>).get(c.arg.keys[0] as string);
+      pinned = true;
+      break;
+    }
+    if (!pinned) return undefined;
+    const out: Row[] = [];
+    const rekeyed = this.rekeyed.get(table);
+    if (uuid !== undefined && rekeyed?.has(uuid) !== true) {
+      const row = this.get(table, uuid);
+      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    }
+    for (const u of rekeyed ?? []) {
+      const row = (this.pending.get(u) as Pending).current;
+      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    }
+    if (out.length > 1) return undefined;
+    for (const u of this.inserted.get(table) ?? []) {
+      const row = (this.pending.get(u) as Pending).current;
+      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    }
+    return out;
+  }
+
+  /** Rows of a table matching the clauses, every row looked at: committed ones in the table's order, then inserted ones. */
+  private scan(table: TableData, clauses: readonly Clause[]): Row[] {
     const out: Row[] = [];
     for (const [uuid, base] of table.rows) {
       const p = this.pending.get(uuid);
@@ -151,6 +217,15 @@ class Overlay {
     const p = this.pending.get(row._uuid);
     if (p !== undefined) p.current = row;
     else this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
+    const old = p === undefined ? table.rows.get(row._uuid) : p.old;
+    if (old === undefined) return;
+    for (const column of stringKeyIndexes(table.schema).keys()) {
+      if (row[column] === old[column]) continue;
+      let set = this.rekeyed.get(table);
+      if (set === undefined) this.rekeyed.set(table, (set = new Set()));
+      set.add(row._uuid);
+      return;
+    }
   }
 
   delete(table: TableData, uuid: Uuid): void {
