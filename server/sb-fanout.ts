@@ -740,7 +740,14 @@ export class Fanout {
       const both = [...cands, ...extra, ...extraPorts];
       const key = `D|${s.revision}|${revision}|${groupKeyOf(before)}|${groupKeyOf(gi)}`;
       const parts = this.cached(key, () => groupStep(both, before, gi));
-      const personal = encodeParts(this.source.schema, personalStep(both.filter((c) => personallyRelevant(c, before, after)), before, after), Number.MAX_SAFE_INTEGER)[0] ?? [];
+      let mine = personalStep(both.filter((c) => personallyRelevant(c, before, after)), before, after);
+      // A resuming agent's Hello infers the iface-ids its view was built with from the
+      // Port_Bindings it holds outside its datapaths (proto Hello.iface_ids). That can claim more
+      // than the view has: an external port is held by every chassis, wanted or not, and its
+      // container ports then count as held. Its own rows are few: they are sent again whole (an
+      // upsert of a row it has changes nothing), so none it lacks is missing.
+      if (!s.resumed) mine = [...mine, ...visibleRows(this.index, this.rows, this.source.schema.tables.keys(), after, 'personal')];
+      const personal = encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? [];
       const resume: WireResume | undefined = s.resumed ? undefined : { mode: 'DELTA', fromRevision: s.revision, toRevision: revision, reason: plan.reason, member: this.options.member };
       backlog = { from: s.revision, to: revision, reset: false, parts, personal, resume, bytes: partsBytes(parts), next: 0 };
     }

@@ -103,7 +103,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
     const op = rng.weighted<string>([
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
-      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
+      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['mcast-mod', 3], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
       ['parent-change', 2], ['type-change', 2],
     ]);
     switch (op) {
@@ -231,7 +231,13 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
       }
       case 'dpg-mod': {
         const g = pick(rowsOf('Logical_DP_Group'));
-        if (g !== undefined) update('Logical_DP_Group', g, { datapaths: rng.subset(dpUuids(), 4).sort() });
+        if (g === undefined) break;
+        // Often one datapath more or fewer, as northd's groups change (and the wire may send the difference).
+        const had = g.datapaths as string[];
+        const other = dpUuids().filter((d) => !had.includes(d));
+        let next = rng.subset(dpUuids(), 6);
+        if (rng.chance(0.6)) next = rng.chance(0.5) && other.length > 0 ? [...had, rng.pick(other)] : had.filter((d) => d !== rng.pick(had));
+        update('Logical_DP_Group', g, { datapaths: next.sort() });
         break;
       }
       case 'fdb': {
@@ -302,7 +308,18 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
         const dp = pick(dpUuids());
         if (dp === undefined) break;
         const uuid = rng.uuid();
-        put('Multicast_Group', uuid, sb.make('Multicast_Group', uuid, { datapath: dp, name: `_MC_${rng.int(0, 99)}`, tunnel_key: rng.int(32768, 33000) }));
+        const ports = rowsOf('Port_Binding').filter((p) => p.datapath === dp).map((p) => p._uuid);
+        put('Multicast_Group', uuid, sb.make('Multicast_Group', uuid, { datapath: dp, name: `_MC_${rng.int(0, 99)}`, tunnel_key: rng.int(32768, 33000), ports: rng.subset(ports, 8).sort() }));
+        break;
+      }
+      case 'mcast-mod': {
+        // A port joins or leaves a group, one at a time as northd changes them (the wire may send the difference).
+        const g = pick(rowsOf('Multicast_Group'));
+        if (g === undefined) break;
+        const had = g.ports as string[];
+        const other = rowsOf('Port_Binding').filter((p) => p.datapath === g.datapath && !had.includes(p._uuid)).map((p) => p._uuid);
+        const next = rng.chance(0.5) && other.length > 0 ? [...had, rng.pick(other)] : had.filter((u) => u !== rng.pick(had));
+        update('Multicast_Group', g, { ports: next.sort() });
         break;
       }
     }
@@ -633,4 +650,47 @@ t.test('a DNS row reaches exactly the chassis with one of its datapaths local, a
   settle();
   t.same(holders(), [], 'deleted: gone everywhere');
   for (const a of agents) t.equal(a.revision, sb.revision, `${a.name} is up to date`);
+});
+
+t.test('an agent that resumes claiming an external port it did not ask for still gets that port\'s containers', async (t) => {
+  // hv0 has nothing local. p2 is an external port (every chassis sees it); p4 is a container
+  // port whose parent is p2 (seen only by a chassis that wants p2). The agent asks for p2 and
+  // its stream breaks before the answer: its Hello infers p2 from the Port_Binding it holds
+  // outside its datapaths (as agent/sb-stream.ts does), though its view never had p4.
+  const rng = new Rng(31);
+  const sb = new FakeSb(rng, 1000);
+  const deferred: (() => void)[] = [];
+  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
+  const write = (rows: [string, string, Row | undefined][]): void => {
+    f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
+  };
+  const [dp, hv0, p2, p4] = Array.from({ length: 4 }, () => rng.uuid()) as [string, string, string, string];
+  write([
+    ['Datapath_Binding', dp, sb.make('Datapath_Binding', dp, { tunnel_key: 1 })],
+    ['Chassis', hv0, sb.make('Chassis', hv0, { name: 'hv0' })],
+    ['Port_Binding', p2, sb.make('Port_Binding', p2, { logical_port: 'p2', type: 'external', datapath: dp, tunnel_key: 2 })],
+    ['Port_Binding', p4, sb.make('Port_Binding', p4, { logical_port: 'p4', parent_port: ['p2'], datapath: dp, tunnel_key: 4 })],
+  ]);
+  const a = new Agent('a', 'hv0', false, [], 1000);
+  const drain = (): void => {
+    for (let i = 0; i < 1000 && (a.inbox.length > 0 || deferred.length > 0); i++) {
+      a.read(Infinity);
+      while (deferred.length > 0) (deferred.shift() as () => void)();
+    }
+  };
+  a.session = f.open(a.hello(), a.sink);
+  drain();
+  t.ok(a.view.get('Port_Binding')?.has(p2) === true && a.view.get('Port_Binding')?.has(p4) !== true, 'the external port only');
+  a.wanted = ['p2'];
+  f.setIfaceIds(a.session, a.wanted);
+  // The stream breaks before the agent reads the answer; it reconnects with what it holds.
+  f.close(a.session);
+  a.inbox.length = 0;
+  a.resumed = false;
+  const hello = a.hello();
+  t.same(hello.ifaceIds, ['p2'], 'the Hello claims p2, inferred from the external port it holds');
+  a.session = f.open(hello, a.sink);
+  f.setIfaceIds(a.session, a.wanted);
+  drain();
+  t.ok(a.view.get('Port_Binding')?.has(p4) === true, 'p4 (a container of p2) reached it');
 });
