@@ -20,7 +20,7 @@ import type { DatabaseSchema, Row } from '../ovsdb/index.js';
 import { parseDatabaseSchema } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { malformedReason } from '../cluster/grpc-proto.js';
-import type { WireDelta, WireResume, WireServerMessage } from '../server/southbound-wire.js';
+import type { HeldRow, WireDelta, WireResume, WireServerMessage } from '../server/southbound-wire.js';
 import { WireError, decodeTableRows, southboundDefinition } from '../server/southbound-wire.js';
 import type { ChassisHello, SbRowChange, SbSource, SbSourceState, SbUpdate } from './sb-source.js';
 
@@ -56,6 +56,16 @@ export function backoffDelayMs(failures: number, random: number, limits: Pick<Sb
   const exp = Math.min(limits.backoffMsMax, limits.backoffMsInitial * 2 ** Math.min(failures, 30));
   return exp * (0.5 + 0.5 * random);
 }
+
+/**
+ * Tables whose rows the stream keeps as it delivered them, so that the member may send their
+ * set columns as differences (Hello.set_difference_tables): the ones with sets that grow with
+ * the deployment — a switch's flood groups with its ports, port groups, datapath groups with
+ * the datapaths sharing a flow, address sets — and change one member at a time. Sending such a
+ * set whole on every change costs every agent O(members) to decode per change.
+ */
+export const setDifferenceTables: readonly string[] = ['Multicast_Group', 'Port_Group', 'Logical_DP_Group', 'Address_Set'];
+const keptTables: ReadonlySet<string> = new Set(setDifferenceTables);
 
 let schemaCache: DatabaseSchema | undefined;
 function sbSchema(): DatabaseSchema {
@@ -122,6 +132,26 @@ export class SbStream implements SbSource {
   /** What the delivered updates hold: Datapath_Bindings, and each Port_Binding's port and datapath. */
   private readonly heldDatapaths = new Set<string>();
   private readonly heldPorts = new Map<string, { port: string; datapath: string }>();
+  /** The delivered rows of setDifferenceTables, by keyOf(table, uuid): what differences apply to. */
+  private readonly heldRows = new Map<string, Row>();
+  /** The row a difference in the step being decoded applies to: the latest the stream has of it. */
+  private readonly heldRow: HeldRow = (table, uuid) => {
+    const k = keyOf(table, uuid);
+    const a = this.assembly;
+    if (a !== undefined) {
+      const c = a.changes.get(k);
+      if (c !== undefined) return c.row;
+      if (a.reset) return undefined;
+    }
+    const p = this.pending;
+    if (p !== undefined) {
+      const c = p.changes.get(k);
+      if (c !== undefined) return c.row;
+      // A pending reset is the whole view: a row it does not list is not there.
+      if (p.reset) return undefined;
+    }
+    return this.heldRows.get(k);
+  };
   private ifaceIds: readonly string[] = [];
   /** The iface-ids the current stream's Hello carried. */
   private helloIfaceIds: ReadonlySet<string> = new Set();
@@ -236,6 +266,7 @@ export class SbStream implements SbSource {
         heldDatapaths: this.deliveredRevision > 0 ? [...this.heldDatapaths] : [],
         ifaceIds: [...this.helloIfaceIds],
         monitorAll: hello.monitorAll === true,
+        setDifferenceTables: [...setDifferenceTables],
       },
     });
     let done = false;
@@ -323,7 +354,7 @@ export class SbStream implements SbSource {
     if (++cur.parts > this.limits.partsPerStepMax) throw new ProtocolError(`a step of more than ${this.limits.partsPerStepMax} parts`);
     const schema = sbSchema();
     for (const t of d.tables) {
-      for (const c of decodeTableRows(schema, t)) cur.changes.set(keyOf(c.table, c.uuid), c.row === undefined ? { table: c.table, uuid: c.uuid } : { table: c.table, uuid: c.uuid, row: c.row });
+      for (const c of decodeTableRows(schema, t, this.heldRow)) cur.changes.set(keyOf(c.table, c.uuid), c.row === undefined ? { table: c.table, uuid: c.uuid } : { table: c.table, uuid: c.uuid, row: c.row });
     }
     if (d.more) return;
     this.assembly = undefined;
@@ -384,8 +415,13 @@ export class SbStream implements SbSource {
     if (reset) {
       this.heldDatapaths.clear();
       this.heldPorts.clear();
+      this.heldRows.clear();
     }
     for (const c of changes) {
+      if (keptTables.has(c.table)) {
+        if (c.row === undefined) this.heldRows.delete(keyOf(c.table, c.uuid));
+        else this.heldRows.set(keyOf(c.table, c.uuid), c.row);
+      }
       if (c.table === 'Datapath_Binding') {
         if (c.row === undefined) this.heldDatapaths.delete(c.uuid);
         else this.heldDatapaths.add(c.uuid);

@@ -81,6 +81,8 @@ export interface SessionHello {
   readonly heldDatapaths: readonly string[];
   readonly ifaceIds: readonly string[];
   readonly monitorAll: boolean;
+  /** Tables whose set columns the agent accepts as differences (proto Hello.set_difference_tables). */
+  readonly setDifferenceTables?: readonly string[];
 }
 
 export interface FanoutOptions {
@@ -183,6 +185,9 @@ export class Session {
   lastAckError: string | undefined;
   /** The nb_cfg of its last Ack without an error (undefined before the first). */
   lastAckNbCfg: number | undefined;
+  /** Tables whose set columns go to it as differences, and a key naming that choice (steps are encoded once per key). */
+  readonly diffTables: ReadonlySet<string>;
+  readonly diffKey: string;
 
   constructor(
     readonly id: number,
@@ -190,7 +195,11 @@ export class Session {
     readonly monitorAll: boolean,
     hello: SessionHello,
     readonly sink: StreamSink,
+    schemaTables: ReadonlySet<string>,
   ) {
+    // Tables this member does not know (an agent newer than it) are left out.
+    this.diffTables = new Set([...(hello.setDifferenceTables ?? [])].filter((t) => schemaTables.has(t)).sort());
+    this.diffKey = [...this.diffTables].join(',');
     this.revision = hello.lastRevision;
     this.ifaceIds = new Set(hello.ifaceIds);
     this.held = { chassis, monitorAll, datapaths: hello.lastRevision === 0 ? noDatapaths : new Set(hello.heldDatapaths), ifaceIds: new Set(hello.ifaceIds) };
@@ -222,10 +231,14 @@ export class Fanout {
   private readonly defer: (f: () => void) => void;
   private readonly counters = { encoded: 0, written: 0, bytesWritten: 0, snapshots: 0, catchUps: 0, fellBehind: 0, ackErrors: 0, cacheHits: 0, budgetWaits: 0, commits: 0, commitMsTotal: 0, commitMsMax: 0 };
 
+  /** The SB tables, by name (what a Hello's set_difference_tables may name). */
+  private readonly tableNames: ReadonlySet<string>;
+
   constructor(
     private readonly source: SouthboundSource,
     private readonly options: FanoutOptions,
   ) {
+    this.tableNames = new Set(source.schema.tables.keys());
     this.limits = { ...fanoutLimits, ...options.limits };
     this.defer = options.defer ?? ((f) => void setImmediate(f));
     this.interest = new InterestIndex((t) => source.rows(t), true);
@@ -286,7 +299,7 @@ export class Fanout {
     if (hello.heldDatapaths.length > this.limits.heldDatapathsMax) throw new StreamEnd('invalid', `at most ${this.limits.heldDatapathsMax} held datapaths, got ${hello.heldDatapaths.length}`);
     assert.ok(hello.lastRevision <= this.source.revision(), 'Fanout.open: the service waits until this member has applied the agent\'s revision');
     this.followView();
-    const s = new Session(this.nextId++, hello.chassis, hello.monitorAll, hello, sink);
+    const s = new Session(this.nextId++, hello.chassis, hello.monitorAll, hello, sink, this.tableNames);
     this.sessions.add(s);
     let set = this.byChassis.get(s.chassis);
     if (set === undefined) this.byChassis.set(s.chassis, (set = new Set()));
@@ -622,10 +635,12 @@ export class Fanout {
    * copy of the last part.
    */
   private sendStep(sessions: readonly Session[], to: number, shared: readonly ViewChange[], own: (s: Session) => readonly ViewChange[]): void {
-    const parts = encodeParts(this.source.schema, shared, this.limits.partBytesMax);
-    const last = Math.max(parts.length, 1) - 1;
-    const byFrom = new Map<number, { readonly leading: Buffer[]; lastShared?: Buffer }>();
+    const variants = new Map<string, { readonly parts: WireTableRows[][]; readonly byFrom: Map<number, { readonly leading: Buffer[]; lastShared?: Buffer }> }>();
     for (const s of sessions) {
+      let variant = variants.get(s.diffKey);
+      if (variant === undefined) variants.set(s.diffKey, (variant = { parts: encodeParts(this.source.schema, shared, this.limits.partBytesMax, s.diffTables), byFrom: new Map() }));
+      const { parts, byFrom } = variant;
+      const last = Math.max(parts.length, 1) - 1;
       const from = s.revision;
       let enc = byFrom.get(from);
       if (enc === undefined) {
@@ -738,8 +753,8 @@ export class Fanout {
       const extra = candidatesOfDatapaths(this.index, this.rows, symmetricDifference(before.datapaths, gi.datapaths), taken);
       const extraPorts = candidatesOfPorts(this.index, this.rows, symmetricDifference(before.ifaceIds, after.ifaceIds), taken);
       const both = [...cands, ...extra, ...extraPorts];
-      const key = `D|${s.revision}|${revision}|${groupKeyOf(before)}|${groupKeyOf(gi)}`;
-      const parts = this.cached(key, () => groupStep(both, before, gi));
+      const key = `D|${s.revision}|${revision}|${groupKeyOf(before)}|${groupKeyOf(gi)}|${s.diffKey}`;
+      const parts = this.cached(key, () => groupStep(both, before, gi), s.diffTables);
       let mine = personalStep(both.filter((c) => personallyRelevant(c, before, after)), before, after);
       // A resuming agent's Hello infers the iface-ids its view was built with from the
       // Port_Bindings it holds outside its datapaths (proto Hello.iface_ids). That can claim more
@@ -770,7 +785,7 @@ export class Fanout {
   }
 
   /** Encoded parts of a step that other streams with the same key reuse. */
-  private cached(key: string, changes: () => readonly ViewChange[]): WireTableRows[][] {
+  private cached(key: string, changes: () => readonly ViewChange[], diffTables?: ReadonlySet<string>): WireTableRows[][] {
     const hit = this.cache.get(key);
     if (hit !== undefined) {
       this.counters.cacheHits++;
@@ -778,7 +793,7 @@ export class Fanout {
       this.cache.set(key, hit);
       return hit.parts;
     }
-    const parts = encodeParts(this.source.schema, changes(), this.limits.partBytesMax);
+    const parts = encodeParts(this.source.schema, changes(), this.limits.partBytesMax, diffTables);
     const bytes = partsBytes(parts);
     if (bytes <= this.limits.cacheBytesMax / 4) {
       this.cache.set(key, { parts, bytes });

@@ -802,6 +802,8 @@ export interface ViewChange {
   readonly table: string;
   readonly uuid: string;
   readonly row: Row | undefined;
+  /** For a row the viewer saw before and sees now: the image it holds (the wire may send the difference). */
+  readonly old?: Row | undefined;
 }
 
 /**
@@ -810,6 +812,7 @@ export interface ViewChange {
  * saw and no longer sees.
  */
 export function viewChange(c: Candidate, wasSeen: boolean, isSeen: boolean): ViewChange | undefined {
+  if (isSeen && wasSeen && c.changed && c.old !== undefined) return { table: c.table, uuid: c.uuid, row: c.new as Row, old: c.old };
   if (isSeen && (c.changed || !wasSeen)) return { table: c.table, uuid: c.uuid, row: c.new as Row };
   if (wasSeen && !isSeen) return { table: c.table, uuid: c.uuid, row: undefined };
   return undefined;

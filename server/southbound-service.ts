@@ -31,6 +31,9 @@ export const southboundLimits = {
   ackErrorCharsMax: 4096,
   /** Attempts to register a chassis (a concurrent registration may make the first fail). */
   registerAttemptsMax: 3,
+  /** Hello.set_difference_tables: names, and characters per name. */
+  setDifferenceTablesMax: 64,
+  tableNameCharsMax: 64,
 } as const;
 
 interface AgentMessage {
@@ -43,6 +46,7 @@ interface AgentMessage {
     heldDatapaths: string[];
     ifaceIds: string[];
     monitorAll: boolean;
+    setDifferenceTables?: string[];
   };
   readonly ack?: { revision: number; nbCfg: number; error: string };
   readonly interest?: { ifaceIds: string[] };
@@ -74,7 +78,13 @@ export function validateHello(h: NonNullable<AgentMessage['hello']>): SessionHel
   if (!Number.isSafeInteger(h.lastRevision) || h.lastRevision < 0) throw invalid(`Hello.last_revision ${h.lastRevision} is not a revision`);
   for (const d of h.heldDatapaths) if (!isUuid(d)) throw invalid(`Hello.held_datapaths: ${JSON.stringify(String(d).slice(0, 64))} is not a uuid`);
   checkIfaceIds(h.ifaceIds);
-  return { chassis: name, hostname: h.hostname, encaps: h.encaps, lastRevision: h.lastRevision, heldDatapaths: h.heldDatapaths, ifaceIds: h.ifaceIds, monitorAll: h.monitorAll };
+  const diffTables = h.setDifferenceTables ?? [];
+  if (diffTables.length > southboundLimits.setDifferenceTablesMax) throw invalid(`Hello.set_difference_tables: at most ${southboundLimits.setDifferenceTablesMax} tables, got ${diffTables.length}`);
+  for (const t of diffTables) if (t.length === 0 || t.length > southboundLimits.tableNameCharsMax) throw invalid(`Hello.set_difference_tables: a table name is 1 to ${southboundLimits.tableNameCharsMax} characters`);
+  return {
+    chassis: name, hostname: h.hostname, encaps: h.encaps, lastRevision: h.lastRevision, heldDatapaths: h.heldDatapaths, ifaceIds: h.ifaceIds, monitorAll: h.monitorAll,
+    setDifferenceTables: diffTables,
+  };
 }
 
 export interface SouthboundServiceOptions {

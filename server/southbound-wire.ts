@@ -6,7 +6,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
-import { isUuid } from '../ovsdb/index.js';
+import { compareAtoms, isUuid } from '../ovsdb/index.js';
 import type { ViewChange } from './sb-interest.js';
 
 export const southboundServiceName = 'ovnts.southbound.Southbound';
@@ -81,17 +81,63 @@ function encodeValue(column: ColumnSchema, v: Value): unknown {
   return [[...m.keys()], [...m.values()]];
 }
 
-function encodeRow(ts: TableSchema, row: Row): Uint8Array {
+/** The smallest set sent as a difference: below it, the set itself is about as small. */
+const setDifferenceMin = 4;
+
+/** Whether a column's value may travel as a difference: a set of more than one element. */
+function isDiffable(column: ColumnSchema): boolean {
+  return column.type.kind === 'set' && column.type.max > 1;
+}
+
+/**
+ * The difference from set `had` to set `has` as [added, removed] (both ascending), when it is
+ * smaller than `has` itself; undefined when it is not, or when either set is not ascending (then
+ * the set goes whole). One merge walk.
+ */
+export function setDifference(had: readonly Atom[], has: readonly Atom[]): [Atom[], Atom[]] | undefined {
+  if (has.length < setDifferenceMin) return undefined;
+  const added: Atom[] = [];
+  const removed: Atom[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < had.length || j < has.length) {
+    const x = had[i];
+    const y = has[j];
+    const order = x === undefined ? 1 : y === undefined ? -1 : compareAtoms(x, y);
+    if (order < 0) removed.push(had[i++] as Atom);
+    else if (order > 0) added.push(has[j++] as Atom);
+    else {
+      i++;
+      j++;
+    }
+    if ((added.length + removed.length) * 2 >= has.length) return undefined;
+  }
+  return ascending(had) && ascending(has) ? [added, removed] : undefined;
+}
+
+function ascending(xs: readonly Atom[]): boolean {
+  for (let k = 1; k < xs.length; k++) if (compareAtoms(xs[k - 1] as Atom, xs[k] as Atom) >= 0) return false;
+  return true;
+}
+
+/** A row as [uuid, version, values...]; with `old` (the row the agent holds), its set columns as differences where smaller. */
+function encodeRow(ts: TableSchema, row: Row, old?: Row): Uint8Array {
   const out: unknown[] = [row._uuid, row._version];
-  for (const c of ts.columns.values()) out.push(encodeValue(c, row[c.name] as Value));
+  for (const c of ts.columns.values()) {
+    const v = row[c.name] as Value;
+    const diff = old !== undefined && isDiffable(c) ? setDifference(old[c.name] as readonly Atom[], v as readonly Atom[]) : undefined;
+    out.push(diff ?? encodeValue(c, v));
+  }
   return packr.pack(out);
 }
 
 /**
  * Encodes changes as TableRows entries, in parts of about `partBytesMax` encoded bytes (a part
- * holds at least one change). Entries keep the order of first appearance of their table.
+ * holds at least one change). Entries keep the order of first appearance of their table. A
+ * change that carries the row the agent holds (`old`), in a table of `diffTables`, gives its
+ * set columns as differences where that is smaller (see proto/southbound.proto, TableRows).
  */
-export function encodeParts(schema: DatabaseSchema, changes: readonly ViewChange[], partBytesMax: number = wireLimits.partBytesMax): WireTableRows[][] {
+export function encodeParts(schema: DatabaseSchema, changes: readonly ViewChange[], partBytesMax: number = wireLimits.partBytesMax, diffTables: ReadonlySet<string> = noTables): WireTableRows[][] {
   const parts: WireTableRows[][] = [];
   let tables = new Map<string, { rows: Uint8Array[]; removes: string[] }>();
   let bytes = 0;
@@ -110,7 +156,7 @@ export function encodeParts(schema: DatabaseSchema, changes: readonly ViewChange
     } else {
       const ts = schema.tables.get(c.table);
       if (ts === undefined) throw new Error(`encodeParts: no table ${c.table} in ${schema.name}`);
-      const b = encodeRow(ts, c.row);
+      const b = encodeRow(ts, c.row, diffTables.has(c.table) ? c.old : undefined);
       t.rows.push(b);
       bytes += b.length + 3;
     }
@@ -119,6 +165,8 @@ export function encodeParts(schema: DatabaseSchema, changes: readonly ViewChange
   flush();
   return parts;
 }
+
+const noTables: ReadonlySet<string> = new Set();
 
 const columnLists = new WeakMap<DatabaseSchema, Map<string, readonly string[]>>();
 
@@ -154,7 +202,53 @@ function atomOk(column: ColumnSchema, a: unknown, key: boolean): a is Atom {
   }
 }
 
-function decodeValue(table: string, column: ColumnSchema, raw: unknown): Value {
+/**
+ * The set at to_revision from the agent's set `had` and a difference [added, removed] (see
+ * proto/southbound.proto, TableRows): one merge walk, in the order the member holds the set. A
+ * difference that does not fit `had` (a removal of what it lacks, an addition of what it has,
+ * lists out of order) is a WireError.
+ */
+function applySetDifference(table: string, column: ColumnSchema, had: readonly Atom[], added: readonly unknown[], removed: readonly unknown[]): Atom[] {
+  const bad = (what: string): never => {
+    throw new WireError(`${table}.${column.name}: a set difference ${what}`);
+  };
+  for (const list of [added, removed]) {
+    for (let k = 0; k < list.length; k++) {
+      if (!atomOk(column, list[k], true)) bad('holds a value not of its type');
+      if (k > 0 && compareAtoms(list[k - 1] as Atom, list[k] as Atom) >= 0) bad('is not in ascending order');
+    }
+  }
+  const out: Atom[] = [];
+  let i = 0;
+  let a = 0;
+  let r = 0;
+  while (i < had.length || a < added.length) {
+    const x = had[i];
+    const y = added[a] as Atom | undefined;
+    if (y === undefined || (x !== undefined && compareAtoms(x, y) < 0)) {
+      const gone = r < removed.length && compareAtoms(removed[r] as Atom, x as Atom) === 0;
+      if (gone) r++;
+      else if (r < removed.length && compareAtoms(removed[r] as Atom, x as Atom) < 0) bad('removes a value the set does not have');
+      else out.push(x as Atom);
+      i++;
+    } else if (x === undefined || compareAtoms(x, y) > 0) {
+      out.push(y);
+      a++;
+    } else {
+      bad('adds a value the set has');
+    }
+  }
+  if (r < removed.length) bad('removes a value the set does not have');
+  if (out.length > column.type.max) bad(`leaves more than ${column.type.max} values`);
+  return out;
+}
+
+/** Whether a raw value is a set difference: two arrays (a set's atoms are never arrays). */
+function isDifference(raw: unknown): raw is [unknown[], unknown[]] {
+  return Array.isArray(raw) && raw.length === 2 && Array.isArray(raw[0]) && Array.isArray(raw[1]);
+}
+
+function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Row): Value {
   const bad = (): never => {
     throw new WireError(`${table}.${column.name}: not a value of its type`);
   };
@@ -162,6 +256,10 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown): Value {
     case 'scalar':
       return atomOk(column, raw, true) ? raw : bad();
     case 'set': {
+      if (isDifference(raw) && isDiffable(column)) {
+        if (had === undefined) throw new WireError(`${table}.${column.name}: a set difference for a row the agent does not hold`);
+        return applySetDifference(table, column, had[column.name] as readonly Atom[], raw[0], raw[1]);
+      }
       if (!Array.isArray(raw) || raw.length > column.type.max) return bad();
       for (const a of raw) if (!atomOk(column, a, true)) bad();
       return raw as Atom[];
@@ -188,12 +286,16 @@ export interface DecodedChange {
   readonly row: Row | undefined;
 }
 
+/** The row the agent holds now, for set differences (see decodeTableRows). */
+export type HeldRow = (table: string, uuid: string) => Row | undefined;
+
 /**
  * Decodes one TableRows entry against the agent's schema: removals first, then rows (a row
  * listed in both is upserted). Every column of the table must be named; unknown tables and
- * columns are a WireError.
+ * columns are a WireError. A set column given as a difference is applied to the row `held`
+ * returns (the agent's row before this entry); without one, it is a WireError.
  */
-export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows): DecodedChange[] {
+export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?: HeldRow): DecodedChange[] {
   const ts = schema.tables.get(tr.table);
   if (ts === undefined) throw new WireError(`unknown table ${JSON.stringify(tr.table)}`);
   const columns = tr.columns.map((name) => {
@@ -220,7 +322,16 @@ export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows): Deco
       throw new WireError(`${tr.table}: a row is not [uuid, version, ${columns.length} values]`);
     }
     const row: Record<string, Value> = { _uuid: raw[0], _version: raw[1] };
-    columns.forEach((c, i) => (row[c.name] = decodeValue(tr.table, c, raw[i + 2])));
+    let had: Row | undefined;
+    let looked = false;
+    columns.forEach((c, i) => {
+      const v: unknown = raw[i + 2];
+      if (!looked && isDiffable(c) && isDifference(v)) {
+        had = held?.(tr.table, raw[0] as string);
+        looked = true;
+      }
+      row[c.name] = decodeValue(tr.table, c, v, had);
+    });
     out.push({ table: tr.table, uuid: raw[0], row: row as Row });
   }
   return out;

@@ -12,7 +12,7 @@ import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { defaultValue } from '../../ovsdb/datum.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import type { SbSourceState, SbUpdate } from '../../agent/sb-source.js';
-import { SbStream, backoffDelayMs, sbStreamLimits } from '../../agent/sb-stream.js';
+import { SbStream, backoffDelayMs, sbStreamLimits, setDifferenceTables } from '../../agent/sb-stream.js';
 import type { ViewChange } from '../../server/sb-interest.js';
 import { encodeParts, encodeServerMessage, southboundDefinition } from '../../server/southbound-wire.js';
 
@@ -227,6 +227,58 @@ t.test('steps that come while the runtime is busy are coalesced', async (t) => {
   const r = rt.updates[3] as SbUpdate;
   t.match(r, { reset: true, fromRevision: 6, toRevision: 9 }, 'a reset update from the runtime\'s revision');
   t.same(r.changes.map((ch) => ch.uuid).sort(), [C, E].sort(), 'holding only the snapshot and what followed it');
+});
+
+t.test('set differences apply to the rows the stream holds, delivered or pending', async (t) => {
+  const member = await scriptedMember(t);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c1 = await member.next();
+  t.match(c1.hello, { setDifferenceTables: setDifferenceTables }, 'Hello names the tables whose sets may come as differences');
+  const G = uuid(20);
+  const ports = (ns: number[]): string[] => ns.map((n) => uuid(100 + n)).sort();
+  let version = 0;
+  const mc = (ns: number[]): Row => row('Multicast_Group', G, { _version: uuid(1000 + ++version), datapath: uuid(99), name: '_MC_flood', tunnel_key: 32768, ports: ports(ns) });
+  // A step the member encodes against the row the agent holds (the difference where smaller).
+  const diffStep = (from: number, to: number, was: Row, now: Row): Buffer =>
+    encodeServerMessage({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: encodeParts(schema, [{ table: 'Multicast_Group', uuid: G, row: now, old: was }], Number.MAX_SAFE_INTEGER, new Set(setDifferenceTables))[0] ?? [] } });
+  const latest = (): unknown => rt.updates.at(-1)?.changes.find((ch) => ch.uuid === G)?.row?.ports;
+  const r1 = mc([1, 2, 3, 4, 5, 6]);
+  c1.call.write(resume('SNAPSHOT', 0, 1));
+  c1.call.write(step(0, 1, [{ table: 'Multicast_Group', uuid: G, row: r1 }], true));
+  await rt.nth(1);
+  const r2 = mc([1, 2, 3, 4, 5, 6, 7]);
+  c1.call.write(diffStep(1, 2, r1, r2));
+  await rt.nth(2);
+  t.same(latest(), ports([1, 2, 3, 4, 5, 6, 7]), 'a port added, against the delivered row');
+  // The runtime is busy: the next two differences apply to what is pending, in turn.
+  rt.stall(true);
+  const r3 = mc([1, 2, 3, 4, 5, 6, 7, 8]);
+  const r4 = mc([2, 3, 4, 5, 6, 7, 8]);
+  c1.call.write(diffStep(2, 3, r2, r3));
+  await rt.nth(3);
+  c1.call.write(diffStep(3, 4, r3, r4));
+  const r5 = mc([2, 3, 4, 5, 6, 7, 8, 9]);
+  c1.call.write(diffStep(4, 5, r4, r5));
+  await until(() => src.stats().steps === 5, 'the steps to arrive');
+  rt.stall(false);
+  await rt.nth(4);
+  t.same(latest(), ports([2, 3, 4, 5, 6, 7, 8, 9]), 'a removal and an addition against the pending row');
+  // A difference for a row the stream never had: a protocol error, nothing delivered.
+  const stranger = row('Multicast_Group', uuid(21), { _version: uuid(2000), datapath: uuid(99), name: '_MC_unknown', tunnel_key: 32769, ports: ports([1, 2, 3, 4, 5]) });
+  c1.call.write(encodeServerMessage({ delta: { fromRevision: 5, toRevision: 6, reset: false, more: false, tables: encodeParts(schema, [{ table: 'Multicast_Group', uuid: uuid(21), row: { ...stranger, ports: ports([1, 2, 3, 4, 5, 6]) }, old: stranger }], Number.MAX_SAFE_INTEGER, new Set(setDifferenceTables))[0] ?? [] } }));
+  t.match(await rt.disconnected(1), { reason: /protocol error.*set difference for a row the agent does not hold/ });
+  t.equal(rt.updates.length, 4, 'nothing of that step reached the runtime');
+  // After a reconnect, differences apply to what was delivered before it.
+  const c2 = await member.next();
+  t.match(c2.hello, { lastRevision: 5 });
+  c2.call.write(resume('DELTA', 5, 6));
+  const r6 = mc([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  c2.call.write(diffStep(5, 6, r5, r6));
+  await rt.nth(5);
+  t.same(latest(), ports([2, 3, 4, 5, 6, 7, 8, 9, 10]), 'against the row delivered before the reconnect');
 });
 
 t.test('the backoff doubles up to its bound, with jitter between half and all of it', async (t) => {

@@ -336,6 +336,10 @@ class Agent {
   ended: StreamEnd | undefined;
   session: Session | undefined;
   member = 0;
+  /** Tables whose set columns it takes as differences (Hello.set_difference_tables). */
+  diffTables: string[] = [];
+  /** Rows a difference was applied to. */
+  differences = 0;
   part: { from: number; to: number; reset: boolean; changes: { table: string; uuid: string; row: Row | undefined }[] } | undefined;
   readonly sink: StreamSink = { write: (m, flushed) => this.inbox.push({ m, flushed }), end: (e) => (this.ended = e) };
   constructor(
@@ -368,7 +372,18 @@ class Agent {
       } else if (this.part.from !== d.fromRevision || this.part.to !== d.toRevision || this.part.reset !== d.reset) {
         throw new Error(`${this.name}: parts disagree`);
       }
-      for (const tr of d.tables) this.part.changes.push(...decodeTableRows(schema, tr));
+      const part = this.part;
+      // The row a difference applies to: the latest this agent has of it, earlier in the step included.
+      const held = (table: string, uuid: string): Row | undefined => {
+        this.differences++;
+        for (let k = part.changes.length - 1; k >= 0; k--) {
+          const c = part.changes[k] as { table: string; uuid: string; row: Row | undefined };
+          if (c.table === table && c.uuid === uuid) return c.row;
+        }
+        return part.reset ? undefined : this.view.get(table)?.get(uuid);
+      };
+      // An agent that asked for none must never get one: without `held`, a difference is a WireError.
+      for (const tr of d.tables) part.changes.push(...decodeTableRows(schema, tr, this.diffTables.length > 0 ? held : undefined));
       if (!d.more) {
         const p = this.part;
         this.part = undefined;
@@ -390,7 +405,10 @@ class Agent {
   hello(): SessionHello {
     const dps = new Set(this.view.get('Datapath_Binding')?.keys() ?? []);
     const byIface = [...(this.view.get('Port_Binding')?.values() ?? [])].filter((p) => !dps.has(p.datapath as string)).map((p) => p.logical_port as string);
-    return { chassis: this.chassis, lastRevision: this.revision, heldDatapaths: this.revision > 0 ? [...dps] : [], ifaceIds: this.revision > 0 ? byIface : this.wanted, monitorAll: this.monitorAll };
+    return {
+      chassis: this.chassis, lastRevision: this.revision, heldDatapaths: this.revision > 0 ? [...dps] : [], ifaceIds: this.revision > 0 ? byIface : this.wanted, monitorAll: this.monitorAll,
+      setDifferenceTables: this.diffTables,
+    };
   }
 }
 
@@ -399,7 +417,7 @@ function canon(v: unknown): string {
 }
 
 /** What the runs went through, summed: so that a path the generator never reaches shows. */
-const exercised = { snapshots: 0, catchUps: 0, fellBehind: 0, budgetWaits: 0, cacheHits: 0 };
+const exercised = { snapshots: 0, catchUps: 0, fellBehind: 0, budgetWaits: 0, cacheHits: 0, differences: 0 };
 
 function run(seed: number, steps: number): void {
   const rng = new Rng(seed);
@@ -422,6 +440,8 @@ function run(seed: number, steps: number): void {
   const portNames: string[] = [];
   const agents: Agent[] = [];
   for (let i = 0; i < 6; i++) agents.push(new Agent(`a${i}`, rng.pick(chassisNames), i === 5, [], rng.pick([1, 2, 50, 1000])));
+  // Half take set differences for every table (the rest get rows whole), so a group's step is encoded both ways.
+  for (const a of agents) if (rng.chance(0.5)) a.diffTables = tables;
   const connect = (a: Agent): void => {
     a.inbox.length = 0;
     a.resumed = false;
@@ -474,7 +494,10 @@ function run(seed: number, steps: number): void {
       for (const name of chassisNames) {
         if (canon([...rebuilt.localDatapaths(name)].sort()) !== canon([...(members[1]?.index.localDatapaths(name) ?? [])].sort())) throw new Error(`seed ${seed} step ${step}: a rebuilt index disagrees for ${name}`);
       }
-      if (step === steps - 1) for (const f of members) for (const k of Object.keys(exercised) as (keyof typeof exercised)[]) exercised[k] += f.stats()[k];
+      if (step === steps - 1) {
+        for (const f of members) for (const k of ['snapshots', 'catchUps', 'fellBehind', 'budgetWaits', 'cacheHits'] as const) exercised[k] += f.stats()[k];
+        for (const a of agents) exercised.differences += a.differences;
+      }
       for (const a of agents) {
         if (a.session === undefined) continue;
         if (a.ended !== undefined) throw new Error(`seed ${seed}: ${a.name} ended: ${a.ended.message}`);

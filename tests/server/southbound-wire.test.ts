@@ -1,0 +1,123 @@
+// The agent stream's set differences (proto/southbound.proto, TableRows.rows): a set column of a
+// row the agent holds may travel as [added, removed]. Goals: the member sends a difference only
+// when it is smaller than the set and only for the tables the agent named; the agent rebuilds
+// exactly the member's set from it; and a difference that does not fit what the agent holds (or
+// is not a difference of its column's type) is a WireError, never a wrong row. Method: seeded
+// random sets through encodeParts/decodeTableRows, then hand-made hostile rows.
+import t from 'tap';
+import { Packr } from 'msgpackr';
+import type { Row } from '../../ovsdb/index.js';
+import { parseDatabaseSchema } from '../../ovsdb/index.js';
+import { defaultValue } from '../../ovsdb/datum.js';
+import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import { WireError, decodeTableRows, encodeParts, setDifference, type WireTableRows } from '../../server/southbound-wire.js';
+import { Rng } from '../helpers/seeded-rng.js';
+
+const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
+const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const mcUuid = uuid(0xffff);
+const diffTables: ReadonlySet<string> = new Set(['Multicast_Group']);
+
+function group(ports: readonly string[], version = 1): Row {
+  const r: Record<string, unknown> = { _uuid: mcUuid, _version: uuid(0x10000 + version) };
+  for (const c of (schema.tables.get('Multicast_Group') as NonNullable<ReturnType<typeof schema.tables.get>>).columns.values()) r[c.name] = defaultValue(c.type);
+  return Object.assign(r, { datapath: uuid(0xd), name: '_MC_flood', tunnel_key: 32768, ports: [...ports].sort() }) as unknown as Row;
+}
+
+/** The one TableRows entry encoding `row` (with `old`, the row the agent holds, for a difference). */
+function encoded(row: Row, old: Row | undefined, tables: ReadonlySet<string> = diffTables): WireTableRows {
+  return ((encodeParts(schema, [{ table: 'Multicast_Group', uuid: mcUuid, row, old }], Number.MAX_SAFE_INTEGER, tables)[0] ?? [])[0]) as WireTableRows;
+}
+
+function decodedPorts(tr: WireTableRows, held: Row | undefined): readonly string[] {
+  const [c] = decodeTableRows(schema, tr, () => held);
+  return c?.row?.ports as string[];
+}
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: false, variableMapSize: true });
+
+t.test('setDifference: only when smaller than the set, and only over ascending sets', async (t) => {
+  const six = [1, 2, 3, 4, 5, 6].map(uuid);
+  t.same(setDifference(six, [...six, uuid(7)]), [[uuid(7)], []], 'one added');
+  t.same(setDifference(six, six.slice(1)), [[], [uuid(1)]], 'one removed');
+  t.same(setDifference(six, six), [[], []], 'unchanged: an empty difference');
+  t.equal(setDifference(six, [uuid(8), uuid(9), uuid(10), uuid(11)]), undefined, 'a new set: whole');
+  t.equal(setDifference([uuid(1)], [uuid(1), uuid(2)]), undefined, 'a small set: whole');
+  t.equal(setDifference(six, [...six.slice(0, 5), uuid(0), uuid(7)]), undefined, 'a set out of order: whole');
+});
+
+t.test('a set rebuilt from its difference is the member\'s set, over random changes', async (t) => {
+  const rng = new Rng(11);
+  let diffs = 0;
+  let whole = 0;
+  for (let n = 0; n < 2000; n++) {
+    const size = rng.int(0, 40);
+    const had = rng.subset(Array.from({ length: 60 }, (_, i) => uuid(i + 1)), size).sort();
+    let has = [...had];
+    for (let k = rng.int(0, 4); k > 0; k--) {
+      if (rng.int(0, 1) === 0 && has.length > 0) has.splice(rng.int(0, has.length - 1), 1);
+      else {
+        const u = uuid(rng.int(1, 60));
+        if (!has.includes(u)) has.push(u);
+      }
+    }
+    has = has.sort();
+    const old = group(had, 1);
+    const tr = encoded(group(has, 2), old);
+    const raw = packr.unpack(tr.rows[0] as Uint8Array) as unknown[];
+    const asDiff = Array.isArray(raw[5]) && raw[5].length === 2 && Array.isArray(raw[5][0]);
+    if (asDiff) diffs++;
+    else whole++;
+    const got = decodedPorts(tr, old);
+    if (JSON.stringify(got) !== JSON.stringify(has)) {
+      t.fail(`case ${n}: from ${JSON.stringify(had)} to ${JSON.stringify(has)} rebuilt ${JSON.stringify(got)}`);
+      return;
+    }
+  }
+  t.ok(diffs > 100 && whole > 100, `both forms were sent (${diffs} differences, ${whole} whole sets)`);
+});
+
+t.test('no difference for a table the agent did not name, nor for a row it does not hold', async (t) => {
+  const ports = [1, 2, 3, 4, 5, 6].map(uuid);
+  const old = group(ports, 1);
+  const now = group([...ports, uuid(7)], 2);
+  const whole = (tr: WireTableRows): boolean => {
+    const raw = packr.unpack(tr.rows[0] as Uint8Array) as unknown[];
+    return (raw[5] as unknown[]).every((x) => typeof x === 'string');
+  };
+  t.ok(whole(encoded(now, old, new Set())), 'not named: the set whole');
+  t.ok(whole(encoded(now, undefined)), 'not held (an insert): the set whole');
+  t.notOk(whole(encoded(now, old)), 'named and held: the difference');
+  t.same(decodedPorts(encoded(now, undefined), undefined), now.ports, 'a whole set decodes without a held row');
+});
+
+t.test('a difference that does not fit the held row is a WireError', async (t) => {
+  const ports = [1, 2, 3, 4, 5, 6].map(uuid);
+  const held = group(ports, 1);
+  const columns = [...(schema.tables.get('Multicast_Group') as NonNullable<ReturnType<typeof schema.tables.get>>).columns.keys()];
+  const rowWith = (portsValue: unknown): WireTableRows => {
+    const values = columns.map((c) => (c === 'ports' ? portsValue : c === 'datapath' ? uuid(0xd) : c === 'name' ? '_MC_flood' : c === 'tunnel_key' ? 32768 : []));
+    return { table: 'Multicast_Group', columns, rows: [packr.pack([mcUuid, uuid(0x10002), ...values])], removes: [] };
+  };
+  const cases: [string, unknown, RegExp, Row | undefined][] = [
+    ['a row the agent does not hold', [[uuid(7)], []], /does not hold/, undefined],
+    ['an addition of a member it has', [[uuid(3)], []], /adds a value the set has/, held],
+    ['a removal of a member it lacks', [[], [uuid(9)]], /removes a value the set does not have/, held],
+    ['a removal past its last member', [[], [uuid(0xfff)]], /removes a value the set does not have/, held],
+    ['additions out of order', [[uuid(9), uuid(8)], []], /not in ascending order/, held],
+    ['removals repeated', [[], [uuid(2), uuid(2)]], /not in ascending order/, held],
+    ['a member that is not a uuid', [['nope'], []], /not of its type/, held],
+  ];
+  for (const [what, value, error, h] of cases) {
+    let thrown: unknown;
+    try {
+      decodeTableRows(schema, rowWith(value), () => h);
+    } catch (err) {
+      thrown = err;
+    }
+    t.ok(thrown instanceof WireError, `${what}: a WireError`);
+    t.match((thrown as Error | undefined)?.message, error, `${what}: says so`);
+  }
+  t.same(decodeTableRows(schema, rowWith([[uuid(7)], [uuid(1)]]), () => held)[0]?.row?.ports, [2, 3, 4, 5, 6, 7].map(uuid), 'one that fits applies');
+  t.throws(() => decodeTableRows(schema, rowWith([[uuid(7)], []])), /does not hold/, 'without held rows at all (an agent that named no table): refused');
+});
