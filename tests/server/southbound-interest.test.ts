@@ -440,8 +440,9 @@ function run(seed: number, steps: number): void {
   const portNames: string[] = [];
   const agents: Agent[] = [];
   for (let i = 0; i < 6; i++) agents.push(new Agent(`a${i}`, rng.pick(chassisNames), i === 5, [], rng.pick([1, 2, 50, 1000])));
-  // Half take set differences for every table (the rest get rows whole), so a group's step is encoded both ways.
-  for (const a of agents) if (rng.chance(0.5)) a.diffTables = tables;
+  // Half take set differences for every table (the rest get rows whole), so a group's step is encoded both
+  // ways; they also name a table the member does not have, which it leaves out.
+  for (const a of agents) if (rng.chance(0.5)) a.diffTables = [...tables, 'No_Such_Table'];
   const connect = (a: Agent): void => {
     a.inbox.length = 0;
     a.resumed = false;

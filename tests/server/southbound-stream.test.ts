@@ -225,6 +225,8 @@ t.test('malformed messages end the stream with INVALID_ARGUMENT and change nothi
   t.match(await exchange([hello('')]), { code: INVALID, details: /Hello.chassis/ });
   t.match(await exchange([hello('no-encaps', { encaps: [] })]), { code: INVALID, details: /encapsulations/ });
   t.match(await exchange([hello('bad-held', { lastRevision: 1, heldDatapaths: ['nope'] })]), { code: INVALID, details: /not a uuid/ });
+  t.match(await exchange([hello('many-diff-tables', { setDifferenceTables: Array.from({ length: 65 }, (_, i) => `T${i}`) })]), { code: INVALID, details: /set_difference_tables: at most 64/ });
+  t.match(await exchange([hello('empty-diff-table', { setDifferenceTables: [''] })]), { code: INVALID, details: /set_difference_tables: a table name/ });
   t.match(await exchange([Buffer.from([0xff, 0xff, 0xff, 0x0f])]), { code: INVALID, details: /not an AgentMessage/ });
   // After a good Hello (and its Resume): the same stream is cut at the first bad message.
   t.match(await exchange([hello('hvx'), Buffer.from([0x0a, 0xff])], true), { code: INVALID, details: /not an AgentMessage/ });
