@@ -107,6 +107,7 @@ export class AckWriter {
   private counters = { transactions: 0, rowsWritten: 0, failures: 0 };
   private lastError: string | undefined;
   private readonly timers: Timers;
+  private readonly privateByName = new Map<string, string>();
 
   constructor(
     private readonly target: AckWriterTarget,
@@ -124,6 +125,10 @@ export class AckWriter {
   record(chassis: string, nbCfg: number): void {
     const prev = this.pending.get(chassis);
     if (prev !== undefined && prev >= nbCfg) return;
+    // An agent acknowledges every step, most of them with the nb_cfg its row already has (the
+    // step that echoes its own Chassis_Private, for one): nothing to write, nor to wait for.
+    const have = this.privateRow(chassis)?.nb_cfg;
+    if (typeof have === 'number' && have >= nbCfg) return;
     if (this.pending.size === 0) this.pendingSince = this.timers.now();
     this.pending.set(chassis, nbCfg);
     this.flush();
@@ -156,6 +161,22 @@ export class AckWriter {
     return true;
   }
 
+  /**
+   * The Chassis_Private row named `chassis`, through a name → uuid map rebuilt from the rows
+   * when a name is missing or its row moved (rows come and go only as chassis register and
+   * leave): an ack costs a lookup, not a scan of every chassis.
+   */
+  private privateRow(chassis: string): Row | undefined {
+    const rows = this.target.rows('Chassis_Private');
+    const known = this.privateByName.get(chassis);
+    const row = known === undefined ? undefined : rows.get(known);
+    if (row !== undefined && row.name === chassis) return row;
+    this.privateByName.clear();
+    for (const r of rows.values()) this.privateByName.set(r.name as string, r._uuid);
+    const found = this.privateByName.get(chassis);
+    return found === undefined ? undefined : rows.get(found);
+  }
+
   private stopBatchTimer(): void {
     if (this.batchTimer === undefined) return;
     this.timers.clearTimeout(this.batchTimer);
@@ -165,13 +186,11 @@ export class AckWriter {
   private flush(): void {
     if (this.inFlight || this.closed || this.retryTimer !== undefined || this.pending.size === 0) return;
     if (this.holdBack()) return;
-    const current = new Map<string, number>();
-    for (const r of this.target.rows('Chassis_Private').values()) current.set(r.name as string, r.nb_cfg as number);
     const batch: [string, number][] = [];
     for (const [chassis, nbCfg] of this.pending) {
       if (batch.length >= ackLimits.acksPerTxnMax) break;
       this.pending.delete(chassis);
-      const have = current.get(chassis);
+      const have = this.privateRow(chassis)?.nb_cfg as number | undefined;
       // Only when it advances; a chassis without its Chassis_Private row has nothing to update.
       if (have !== undefined && have < nbCfg) batch.push([chassis, nbCfg]);
     }

@@ -134,3 +134,27 @@ t.test('acks: wait for the other agents here to acknowledge the same, up to batc
   ack('hv2', 3);
   t.equal(tg.txns.length, 4, 'hv1 after the wait, then hv2 alone at once: nobody lags');
 });
+
+t.test('acks: a chassis is found by name even after Chassis_Private rows come, go and change places', async (t) => {
+  // The fake target numbers rows by their order in `privs`: reordering it gives each name
+  // another row uuid, as a chassis leaving and registering again does.
+  const privs: Record<string, number> = { hv1: 0, hv2: 0 };
+  const tg = target(privs);
+  const w = new AckWriter(tg, () => 1);
+  w.record('hv1', 1);
+  await settle();
+  t.equal(tg.txns.length, 1, 'hv1 written');
+  privs.hv1 = 1;
+  w.record('hv1', 1);
+  await settle();
+  t.equal(tg.txns.length, 1, 'an ack its row already has writes nothing');
+  // hv2 now holds the uuid hv1 had, and hv1 (at nb_cfg 5) the one hv2 had.
+  delete privs.hv1;
+  delete privs.hv2;
+  privs.hv2 = 0;
+  privs.hv1 = 5;
+  w.record('hv2', 1);
+  await settle();
+  t.same(tg.txns.at(-1), [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv2'], ['nb_cfg', '<', 1]], row: { nb_cfg: 1, nb_cfg_timestamp: 1 } }], 'hv2 is written, not taken for the row hv1 now has');
+  t.equal(tg.txns.length, 2);
+});
