@@ -157,6 +157,8 @@ export class SbStream implements SbSource {
   private helloIfaceIds: ReadonlySet<string> = new Set();
   /** The latest Ack not yet sent (sent after the next Resume when disconnected). */
   private unsentAck: { revision: number; nbCfg: number; error: string } | undefined;
+  /** The last Ack written to a stream. */
+  private lastAck: { revision: number; nbCfg: number; error: string } | undefined;
   private readonly counters = { connects: 0, resumes: 0, snapshots: 0, steps: 0, delivered: 0, protocolErrors: 0 };
 
   constructor(private readonly options: SbStreamOptions) {
@@ -189,7 +191,15 @@ export class SbStream implements SbSource {
 
   ack(revision: number, nbCfg: number, error?: string): void {
     assert.ok(revision <= this.deliveredRevision, `SbStream.ack: revision ${revision} was never delivered (last ${this.deliveredRevision})`);
-    this.unsentAck = { revision, nbCfg, error: error ?? '' };
+    const e = error ?? '';
+    // The runtime acknowledges every update, and most say what the last Ack said (the same
+    // nb_cfg, no error): the step echoing this chassis's own Chassis_Private after an ack, for
+    // one. Such an Ack changes nothing at the member, which acts on nb_cfg and errors only, and
+    // costs a message each way per chassis per change: it is not sent. A new stream gets the
+    // last one again after its Resume (see resume).
+    const last = this.lastAck;
+    if (this.unsentAck === undefined && last !== undefined && last.nbCfg === nbCfg && last.error === e) return;
+    this.unsentAck = { revision, nbCfg, error: e };
     this.sendAck();
   }
 
@@ -331,6 +341,9 @@ export class SbStream implements SbSource {
     const sent = this.helloIfaceIds;
     const wanted = new Set(this.ifaceIds);
     if (sent.size !== wanted.size || [...wanted].some((x) => !sent.has(x))) call.write({ interest: { ifaceIds: [...wanted] } });
+    // The previous member may have died before it wrote what the last Ack said: this one hears
+    // it again (its revision was delivered, so this stream starts at or after it).
+    this.unsentAck ??= this.lastAck;
     this.sendAck();
   }
 
@@ -338,6 +351,7 @@ export class SbStream implements SbSource {
     const a = this.unsentAck;
     if (a === undefined || !this.resumed || this.call === undefined) return;
     this.unsentAck = undefined;
+    this.lastAck = a;
     this.call.write({ ack: a });
   }
 

@@ -281,6 +281,38 @@ t.test('set differences apply to the rows the stream holds, delivered or pending
   t.same(latest(), ports([2, 3, 4, 5, 6, 7, 8, 9, 10]), 'against the row delivered before the reconnect');
 });
 
+t.test('an Ack that says what the last one said is not sent; a new stream hears the last one again', async (t) => {
+  const member = await scriptedMember(t);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c1 = await member.next();
+  c1.call.write(resume('SNAPSHOT', 0, 1));
+  c1.call.write(step(0, 1, [], true));
+  for (let r = 2; r <= 4; r++) c1.call.write(step(r - 1, r, []));
+  await rt.nth(4);
+  const acks = (c: Connection): unknown[] => c.received.filter((m) => m.kind === 'ack').map((m) => m.ack);
+  src.ack(1, 3);
+  src.ack(2, 3);
+  src.ack(3, 3, 'table 40: no room');
+  src.ack(4, 3);
+  src.ack(4, 4);
+  await until(() => acks(c1).length === 4, 'four Acks');
+  t.same(acks(c1), [
+    { revision: 1, nbCfg: 3, error: '' },
+    { revision: 3, nbCfg: 3, error: 'table 40: no room' },
+    { revision: 4, nbCfg: 3, error: '' },
+    { revision: 4, nbCfg: 4, error: '' },
+  ], 'the repeat of nb_cfg 3 without an error is left out; an error, its clearing and a new nb_cfg go out');
+  c1.call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'going away' });
+  await rt.disconnected(1);
+  const c2 = await member.next();
+  c2.call.write(resume('DELTA', 4, 4));
+  await until(() => acks(c2).length === 1, 'the Ack after Resume');
+  t.same(acks(c2), [{ revision: 4, nbCfg: 4, error: '' }], 'the new member hears the last Ack, in case the old one never wrote it');
+});
+
 t.test('the backoff doubles up to its bound, with jitter between half and all of it', async (t) => {
   let prevMax = 0;
   for (let failures = 0; failures < 40; failures++) {
