@@ -380,14 +380,12 @@ export class DesiredFlows {
       }
       case 'Chassis': {
         // Remote ports bound to this chassis tunnel to it by name; the groups they are in fan
-        // out to it (and to it as a VTEP or not). A chassis no port is bound to changes no
-        // group: when one is bound, its Port_Binding marks them.
+        // out to it (and to it as a VTEP or not): marking the ports marks their groups
+        // (markDirtyPortsGroups). A chassis no port is bound to changes no group: when one is
+        // bound, its Port_Binding marks them.
         for (const r of [old, row]) {
           if (r === undefined) continue;
-          for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) {
-            d.ports.add(p);
-            for (const mc of this.sb.multicastGroupsOfPort(p)) d.mcs.add(mc);
-          }
+          for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
         }
         // HA members name their chassis by name: a member's chassis registering or leaving may
         // change which member of a group is active (agent/ha-chassis.ts). Rare: recompute as
@@ -453,8 +451,9 @@ export class DesiredFlows {
   }
 
   /** A port's own physical flows and those that read it: its patch peer and whoever names it as
-   *  peer, its containers, chassisredirect ports over it, its multicast groups, its MAC
-   *  bindings; a localnet or external port feeds every port of its datapath. */
+   *  peer, its containers, chassisredirect ports over it, its MAC bindings (its multicast
+   *  groups follow from the port: markDirtyPortsGroups); a localnet or external port feeds
+   *  every port of its datapath. */
   private markPortAndNeighbours(pb: sb.Port_Binding, d: Dirty): void {
     d.ports.add(pb._uuid);
     const name = pb.logical_port;
@@ -464,7 +463,6 @@ export class DesiredFlows {
     for (const u of this.sb.portsPeeringWith(name)) d.ports.add(u);
     for (const u of this.sb.portsWithParent(name)) d.ports.add(u);
     for (const u of this.sb.portsRedirecting(name)) d.ports.add(u);
-    for (const mc of this.sb.multicastGroupsOfPort(pb._uuid)) d.mcs.add(mc);
     for (const mb of this.sb.macBindingsOfPort(name)) d.mbs.add(mb);
     for (const mb of this.sb.staticMacBindingsOfPort(name)) d.smbs.add(mb);
     if (pb.type === 'localnet' || pb.type === 'external' || pb.type === 'patch' || pb.type === 'l3gateway') {
