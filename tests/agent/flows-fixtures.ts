@@ -9,8 +9,11 @@
 //   sw9 (switch, key 9): vif9 on hv2 only — not local here.
 
 import type { Row } from '../../ovsdb/index.js';
+import { formatFlow } from '../../agent/compile/index.js';
+import type { DesiredFlows } from '../../agent/flows/desired.js';
+import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { LocalView } from '../../agent/local-view.js';
-import type { SbUpdate } from '../../agent/sb-source.js';
+import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 
 let versionN = 0;
 /** A fresh _version per row made, so a re-made row counts as changed. */
@@ -176,4 +179,26 @@ export function smallView(over: Partial<LocalView> = {}): LocalView {
     localnetPatches: new Map([['physnet', 20]]),
     ...over,
   };
+}
+
+/** Every row of a generated world as one reset update: what a fresh engine, the oracle, is fed. */
+export function snapshotOf(w: { readonly rows: ReadonlyMap<string, ReadonlyMap<string, Row>>; readonly revision: number }): SbUpdate {
+  const changes: SbRowChange[] = [];
+  for (const [table, rows] of w.rows) for (const r of rows.values()) changes.push({ table, uuid: r._uuid, row: r });
+  return { reset: true, fromRevision: 0, toRevision: w.revision, changes };
+}
+
+/** The first difference between two engines' tables (flows, their sources, groups, errors), or undefined. */
+export function difference(a: DesiredFlows, b: DesiredFlows): string | undefined {
+  const ka = new Set(a.table.keys());
+  const kb = new Set(b.table.keys());
+  for (const k of ka) {
+    if (!kb.has(k)) return `incremental has ${formatFlow(a.table.flow(k) as never)} (from ${a.table.refs(k).join(' ')}), recompute does not`;
+    if (!deepEqual(a.table.flow(k), b.table.flow(k))) return `flow ${k} differs:\n  inc ${formatFlow(a.table.flow(k) as never)}\n  full ${formatFlow(b.table.flow(k) as never)}`;
+    if (!deepEqual(a.table.refs(k), b.table.refs(k))) return `refs of ${k} differ: ${a.table.refs(k).join(' ')} / ${b.table.refs(k).join(' ')}`;
+  }
+  for (const k of kb) if (!ka.has(k)) return `recompute has ${formatFlow(b.table.flow(k) as never)} (from ${b.table.refs(k).join(' ')}), incremental does not`;
+  if (!deepEqual([...a.groupSpecs()].sort((x, y) => x[0] - y[0]), [...b.groupSpecs()].sort((x, y) => x[0] - y[0]))) return 'groups differ';
+  if (!deepEqual(new Map([...a.sourceErrors()].sort()), new Map([...b.sourceErrors()].sort()))) return 'errors differ';
+  return undefined;
 }

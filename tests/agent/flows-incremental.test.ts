@@ -14,13 +14,12 @@ import { SharedCompileCache } from '../../agent/flows/compile-cache.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { LocalView } from '../../agent/local-view.js';
-import { formatFlow } from '../../agent/compile/index.js';
 import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng as SeededRng } from '../helpers/seeded-rng.js';
 import {
   addressSet, chassis, datapath, dpGroup, fdb, haChassis, haChassisGroup, loadBalancer, logicalFlow, macBinding, multicastGroup, port, portGroup, sbGlobal,
-  staticMacBinding, U,
+  staticMacBinding, U, difference, snapshotOf,
 } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
@@ -263,27 +262,6 @@ function step(rng: Rng, w: World): SbRowChange[] {
       break;
   }
   return c;
-}
-
-function snapshotOf(w: World): SbUpdate {
-  const changes: SbRowChange[] = [];
-  for (const [table, rows] of w.rows) for (const r of rows.values()) changes.push({ table, uuid: r._uuid, row: r });
-  return { reset: true, fromRevision: 0, toRevision: w.revision, changes };
-}
-
-/** The first difference between two engines' tables, or undefined. */
-function difference(a: DesiredFlows, b: DesiredFlows): string | undefined {
-  const ka = new Set(a.table.keys());
-  const kb = new Set(b.table.keys());
-  for (const k of ka) {
-    if (!kb.has(k)) return `incremental has ${formatFlow(a.table.flow(k) as never)} (from ${a.table.refs(k).join(' ')}), recompute does not`;
-    if (!deepEqual(a.table.flow(k), b.table.flow(k))) return `flow ${k} differs:\n  inc ${formatFlow(a.table.flow(k) as never)}\n  full ${formatFlow(b.table.flow(k) as never)}`;
-    if (!deepEqual(a.table.refs(k), b.table.refs(k))) return `refs of ${k} differ: ${a.table.refs(k).join(' ')} / ${b.table.refs(k).join(' ')}`;
-  }
-  for (const k of kb) if (!ka.has(k)) return `recompute has ${formatFlow(b.table.flow(k) as never)} (from ${b.table.refs(k).join(' ')}), incremental does not`;
-  if (!deepEqual([...a.groupSpecs()].sort((x, y) => x[0] - y[0]), [...b.groupSpecs()].sort((x, y) => x[0] - y[0]))) return 'groups differ';
-  if (!deepEqual(new Map([...a.sourceErrors()].sort()), new Map([...b.sourceErrors()].sort()))) return 'errors differ';
-  return undefined;
 }
 
 t.test('incremental == recompute over random SB and LocalView changes', async (t) => {

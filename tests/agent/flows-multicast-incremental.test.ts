@@ -7,13 +7,11 @@
 
 import t from 'tap';
 import { DesiredFlows } from '../../agent/flows/desired.js';
-import { deepEqual } from '../../agent/flows/flow-table.js';
-import { formatFlow } from '../../agent/compile/index.js';
 import type { LocalView } from '../../agent/local-view.js';
-import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
+import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
-import { chassis, datapath, multicastGroup, port, sbGlobal, U } from './flows-fixtures.js';
+import { chassis, datapath, multicastGroup, port, sbGlobal, U, difference, snapshotOf } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
 const SEEDS = long ? 300 : 30;
@@ -177,25 +175,6 @@ function step(rng: Rng, w: World): SbRowChange[] {
     }
   }
   return c;
-}
-
-function snapshotOf(w: World): SbUpdate {
-  const changes: SbRowChange[] = [];
-  for (const [table, rows] of w.rows) for (const r of rows.values()) changes.push({ table, uuid: r._uuid, row: r });
-  return { reset: true, fromRevision: 0, toRevision: w.revision, changes };
-}
-
-/** The first difference between two engines' tables, or undefined. */
-function difference(a: DesiredFlows, b: DesiredFlows): string | undefined {
-  const kb = new Set(b.table.keys());
-  for (const k of a.table.keys()) {
-    if (!kb.has(k)) return `incremental has ${formatFlow(a.table.flow(k) as never)} (from ${a.table.refs(k).join(' ')}), recompute does not`;
-    if (!deepEqual(a.table.flow(k), b.table.flow(k))) return `flow ${k} differs:\n  inc  ${formatFlow(a.table.flow(k) as never)}\n  full ${formatFlow(b.table.flow(k) as never)}`;
-    if (!deepEqual(a.table.refs(k), b.table.refs(k))) return `refs of ${k} differ: ${a.table.refs(k).join(' ')} / ${b.table.refs(k).join(' ')}`;
-    kb.delete(k);
-  }
-  for (const k of kb) return `recompute has ${formatFlow(b.table.flow(k) as never)} (from ${b.table.refs(k).join(' ')}), incremental does not`;
-  return undefined;
 }
 
 t.test('multicast group flows from kept member shares == from scratch, over random port changes', async (t) => {
