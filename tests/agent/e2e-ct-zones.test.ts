@@ -13,6 +13,7 @@ import { createChassisHost, createUnderlay } from '../helpers/chassis-host.js';
 import { brIntExists, e2eSkip, nbctlOf, startAgent, untilLogged } from '../helpers/agent-e2e.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -46,7 +47,7 @@ async function agentUp(t: Test, ch: ChassisHost, env: Parameters<typeof startAge
 }
 
 t.test('an agent keeps its ports\' ct zones across a restart', { skip: e2eSkip }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const env = await upCluster(t, testdirAfterTeardowns(t));
   const nbctl = nbctlOf(env);
   const ul = await createUnderlay('172.30.18');
   t.teardown(() => ul.remove());

@@ -20,6 +20,7 @@ import {
 import { createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 
@@ -116,7 +117,7 @@ async function bindVportFlows(dir: string): Promise<string[]> {
 t.test('the real ovn-controller claims the virtual port as ours does, and installs the same bind_vport flows', {
   skip: skip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed'),
 }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const env = await upCluster(t, testdirAfterTeardowns(t));
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
   const vip = '10.20.0.100';

@@ -27,6 +27,7 @@ import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
 import { readStoredSb } from '../helpers/read-sb.js';
 import { parseEndpoint } from '../../ovsdb/jsonrpc-client.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 const PHYSICAL_TABLES = new Set([0, 37, 38, 39, 40, 41, 64, 65, 66, 67, 71, 72, 73, 74, 75]);
@@ -55,7 +56,7 @@ function normalizeHairpin(actions: readonly OfAction[]): OfAction[] {
 }
 
 async function compare(t: Test): Promise<void> {
-  const env = await upCluster(t, join(t.testdir(), 'c'));
+  const env = await upCluster(t, join(testdirAfterTeardowns(t), 'c'));
   const nbdb = env.nbOvsdb.join(',');
   const sbdb = env.sbOvsdb.join(',');
   const nbctl = async (...a: string[]): Promise<string> => (await run('ovn-nbctl', [`--db=${nbdb}`, '--timeout=60', ...a])).stdout;

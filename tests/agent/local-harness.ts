@@ -21,6 +21,7 @@ import { until } from '../helpers/ovnts-cli.js';
 import { startOvsSwitch } from '../helpers/ovs-switch.js';
 import type { OvsSwitch } from '../helpers/ovs-switch.js';
 import { Rng } from '../helpers/seeded-rng.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 export type SbRow = Record<string, unknown>;
 
@@ -33,7 +34,7 @@ export interface Central {
 }
 
 export async function startCentral(t: Test): Promise<Central> {
-  const cluster = await startCentralCluster(path.join(t.testdir(), 'central'), { size: 1 });
+  const cluster = await startCentralCluster(path.join(testdirAfterTeardowns(t), 'central'), { size: 1 });
   t.teardown(() => cluster.stop());
   const member = cluster.members[0]!;
   return {

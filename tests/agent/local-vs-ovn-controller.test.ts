@@ -19,6 +19,7 @@ import type { OvsSwitch } from '../helpers/ovs-switch.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
 import { eventually, mapOf, vsctlFind } from './local-harness.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 function ovnControllerInstalled(): boolean {
@@ -40,7 +41,7 @@ async function tunnelPorts(sw: OvsSwitch): Promise<{ name: string; chassisId: st
 }
 
 t.test('our agent and the real ovn-controller build the same kind of chassis', { skip }, async (t) => {
-  const env = await upCluster(t, path.join(t.testdir(), 'c'));
+  const env = await upCluster(t, path.join(testdirAfterTeardowns(t), 'c'));
   const nb = new NorthboundClient(env.nbGrpc[0] as string);
   t.teardown(() => nb.close());
   const sb = async (table: string): Promise<Record<string, unknown>[]> => (await nb.list(table, [], { db: 'OVN_Southbound' })).rows;

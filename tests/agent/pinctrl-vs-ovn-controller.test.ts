@@ -15,6 +15,7 @@ import { createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { dhcpv6Exchange, dnsQueries, type Dhcp6Answer } from '../helpers/vm-clients.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 
@@ -61,7 +62,7 @@ async function observe(vm: NsHost, what: string, logs: () => string): Promise<Ob
 }
 
 t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: e2eSkip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed') }, async (t) => {
-  const env = await upCluster(t, t.testdir());
+  const env = await upCluster(t, testdirAfterTeardowns(t));
   const nbctl = nbctlOf(env);
   const ul = await createUnderlay('172.30.18');
   t.teardown(() => ul.remove());

@@ -10,6 +10,7 @@ import t from 'tap';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
 import { freeBasePort, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
@@ -24,7 +25,7 @@ async function status(address: string): Promise<StatusReplyJson> {
 }
 
 t.test('add a member, let it lead, remove another; ids are never reused', async (t) => {
-  const root = t.testdir({ cluster: {}, n4: {} });
+  const root = testdirAfterTeardowns(t, { cluster: {}, n4: {} });
   const base = await freeBasePort();
   const up = await ovnts('up', `--data-dir=${join(root, 'cluster')}`, `--base-port=${base}`, '--detach');
   t.equal(up.code, 0, `up: ${up.stderr}`);

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { freeBasePort, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 interface Status {
   address: string;
@@ -35,7 +36,7 @@ async function up(t: Test, dir: string): Promise<{ endpoints: string; pids: numb
 }
 
 t.test('cluster status, transfer-leader, change-election-timer, snapshot save/inspect/restore', async (t) => {
-  const root = t.testdir({ a: {}, b: {} });
+  const root = testdirAfterTeardowns(t, { a: {}, b: {} });
   const a = await up(t, join(root, 'a'));
   const nbctl = (endpoints: string, ...args: string[]): ReturnType<typeof ovnts> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
   for (const sw of ['sw0', 'sw1', 'sw2']) t.equal((await nbctl(a.endpoints, 'ls-add', sw)).code, 0);

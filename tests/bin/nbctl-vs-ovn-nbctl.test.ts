@@ -12,6 +12,7 @@ import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovsdb-client') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
@@ -418,9 +419,9 @@ async function runScript(side: Side): Promise<Trace> {
 }
 
 t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and ovn-nbctl agree', { skip: haveTools ? false : 'ovn-nbctl, ovsdb-client, ovsdb-server or the NB schema is missing' }, async (t) => {
-  const real = await startRealOvsdbServer({ dir: t.testdir(), schemaPath: NB_SCHEMA });
+  const real = await startRealOvsdbServer({ dir: testdirAfterTeardowns(t), schemaPath: NB_SCHEMA });
   t.teardown(() => real.stop());
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
   t.teardown(() => nb.close());

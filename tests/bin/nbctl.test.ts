@@ -7,9 +7,10 @@ import { runNbctl } from '../../bin/lib/nbctl/commands.js';
 import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 t.test('nbctl commands', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   // Through a follower and the leader alike: the client tries the members in order.
   const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
@@ -97,7 +98,7 @@ t.test('nbctl commands', async (t) => {
 });
 
 t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught up', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const nbFor = (): Nb => new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
   const plain = nbFor();
@@ -126,7 +127,7 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
 });
 
 t.test('routes, routing policies, NAT, load balancers and DHCP options', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
   t.teardown(() => nb.close());

@@ -10,12 +10,13 @@ import t from 'tap';
 import { readSnapshotFile } from '../../server/snapshot-file.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { ovnts } from '../helpers/ovnts-cli.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
 t.test('snapshot save: a checked file; a progress bar on a terminal only', async (t) => {
-  const dir = t.testdir({ cluster: {} });
+  const dir = testdirAfterTeardowns(t, { cluster: {} });
   const cluster = await startCentralCluster(join(dir, 'cluster'));
   t.teardown(() => cluster.stop());
   const client = cluster.members[0]?.client;

@@ -10,6 +10,7 @@ import { LocalNetwork } from '../../cluster/local-transport.js';
 import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
 import { RaftStorage } from '../../cluster/storage.js';
 import type { NodeId } from '../../cluster/types.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const waitMsMax = 20_000;
 const tickMs = 10;
@@ -68,7 +69,7 @@ interface Member {
 type Extra = (id: NodeId) => Partial<RaftNodeOptions>;
 
 async function startCluster(t: Test, ids: readonly NodeId[], extra: Extra): Promise<Member[]> {
-  const root = t.testdir(Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
+  const root = testdirAfterTeardowns(t, Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
   const net = new LocalNetwork('compaction-test');
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
   const members: Member[] = [];

@@ -11,6 +11,7 @@ import { RawNode } from '../../cluster/raw-node.js';
 import { RaftStorage, StorageCorruptError, type StorageError } from '../../cluster/storage.js';
 import type { Transport, TransportHandlers } from '../../cluster/transport.js';
 import type { Entry, Message, PersistedState } from '../../cluster/types.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const clusterId = 'lost-ack';
 
@@ -38,7 +39,7 @@ t.test('the core: a heartbeat beyond the log is noted, not committed, not answer
 });
 
 t.test('the node stops on it with a storage error that says what to do', async (t) => {
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const storage = await RaftStorage.open(dir);
   const state = followerState();
   await storage.save({ entries: state.entries, hardState: state.hardState });

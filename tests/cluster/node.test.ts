@@ -9,6 +9,7 @@ import { LocalNetwork } from '../../cluster/local-transport.js';
 import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
 import { RaftStorage, StorageError } from '../../cluster/storage.js';
 import type { NodeId } from '../../cluster/types.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 // ---------------------------------------------------------------------------------------
 // Harness: a cluster of RaftNodes over one LocalNetwork, each with a KvStateMachine and its
 // own data folder.
@@ -39,9 +40,9 @@ class Cluster {
     this.peers = new Map(ids.map((id) => [id, `local:${id}`]));
   }
 
-  /** Starts `ids` as founding voters, each in a folder of t.testdir(); stops them at teardown. */
+  /** Starts `ids` as founding voters, each in a folder of testdirAfterTeardowns(t); stops them at teardown. */
   static async start(t: Test, ids: readonly NodeId[], extra: (id: NodeId) => Extra = () => ({})): Promise<Cluster> {
-    const root = t.testdir(Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
+    const root = testdirAfterTeardowns(t, Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
     const c = new Cluster(ids, new Map(ids.map((id) => [id, `${root}/n${id}`])), extra);
     t.teardown(() => c.stopAll());
     for (const id of ids) await c.startNode(id);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { KvClient } from '../../cluster/kv-service.js';
 import { RaftKvCluster } from '../helpers/raft-kv-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const kills = Number(process.env.OVNTS_KILLS ?? 20);
 const writers = 4;
@@ -21,7 +22,7 @@ async function until<T>(what: string, timeoutMs: number, f: () => Promise<T | un
 }
 
 t.test(`kill -9 the leader ${kills} times during writes: no acknowledged write is lost`, { timeout: 600_000 }, async (t) => {
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const cluster = await RaftKvCluster.start({
     dir,
     ovnts: [process.execPath, '--import', 'tsx', join(import.meta.dirname, '../../bin/ovnts.ts')],

@@ -34,6 +34,7 @@ import {
   type FaultStep,
 } from './faults.js';
 import { Workload } from './workload.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const full = process.env.OVNTS_FAULTS === '1' || process.env.OVNTS_LONG === '1';
 const seed = Number(process.env.OVNTS_FAULTS_SEED ?? Math.floor(Math.random() * 1e9));
@@ -169,7 +170,7 @@ t.teardown(() => {
 
 t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t) => {
   const rng = new Rng(seed);
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const started = performance.now();
   // The proxies' jitter draws from its own generator, so that timing cannot shift the faults' choices.
   const cluster = await FaultCluster.start({ dir, size: 3, clusterId: `faults-${process.pid}`, rng: new Rng(seed ^ 0x5bd1e995), snapshotEntries: 300, tickMs, electionTicks });

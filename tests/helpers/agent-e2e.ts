@@ -12,6 +12,7 @@ import { netnsAvailable } from './netns.js';
 import { until, upCluster, type UpEnv } from './ovnts-cli.js';
 import { ovsSwitchInstalled } from './ovs-switch.js';
 import { stopPid } from './process.js';
+import { testdirAfterTeardowns } from './testdir.js';
 
 const execFileAsync = promisify(execFile);
 const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
@@ -108,7 +109,7 @@ export interface ChassisWithAgents<N extends readonly string[]> {
 
 /** A cluster (`ovnts up`), an underlay on prefix.0/24, and chassis `names` with their agents (startChassisWithAgents); all torn down with t. */
 export async function clusterWithAgents<const N extends readonly string[]>(t: Test, prefix: string, names: N): Promise<ChassisWithAgents<N> & { env: UpEnv; ul: Underlay }> {
-  const env = await upCluster(t, t.testdir());
+  const env = await upCluster(t, testdirAfterTeardowns(t));
   const ul = await createUnderlay(prefix);
   t.teardown(() => ul.remove());
   return { env, ul, ...(await startChassisWithAgents(t, env, ul, names)) };

@@ -6,6 +6,7 @@ import { dumpDatabaseJson, rowToJson } from '../../ovsdb/index.js';
 import type { OvsdbDoor, OvsdbDoorLimits } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { startCentralCluster } from './central-cluster.js';
+import { testdirAfterTeardowns } from './testdir.js';
 
 export interface SbDoorFixture {
   readonly door: OvsdbDoor;
@@ -19,7 +20,7 @@ export interface SbDoorFixture {
 }
 
 export async function startSbDoorFixture(t: Test, limits: Partial<OvsdbDoorLimits> = {}): Promise<SbDoorFixture> {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
   const follower = cluster.members.find((m) => m !== leader);

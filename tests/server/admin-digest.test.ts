@@ -4,6 +4,7 @@
 import t from 'tap';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 async function statusOf(address: string, digests: boolean): Promise<StatusReplyJson> {
   const c = new AdminClient(address, 5_000);
@@ -26,7 +27,7 @@ async function converged(addresses: readonly string[]): Promise<StatusReplyJson[
 }
 
 t.test('digests agree across replicas and follow the state', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const addresses = cluster.members.map((m) => m.address);
   const client = cluster.members[1]?.client;

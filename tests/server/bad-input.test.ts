@@ -10,6 +10,7 @@ import type { CentralNode } from '../../server/central-node.js';
 import { NorthboundClient, northboundDefinition } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { Rng } from '../helpers/seeded-rng.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const requestsN = Number(process.env.OVNTS_REQUESTS ?? (process.env.OVNTS_LONG ? 100_000 : 10_000));
 const inFlight = 32;
@@ -403,7 +404,7 @@ async function dumps(members: readonly Member[]): Promise<string[]> {
 
 t.test(`${requestsN} random invalid requests: each a clear error, servers up, NB unchanged (seed ${seed})`, async (t) => {
   t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npx tap tests/server/bad-input.test.ts)`);
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const leader = members[0] as Member;
   // Some real rows, so that updates, mutations, deletes and waits have something to break.
@@ -455,7 +456,7 @@ t.test(`${requestsN} random invalid requests: each a clear error, servers up, NB
 const todoCallMs = 5000;
 
 t.test('a List refusal that echoes a 100,000-char table name', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const c = new NorthboundClient((members[0] as Member).address, todoCallMs);
   t.teardown(() => c.close());
@@ -464,7 +465,7 @@ t.test('a List refusal that echoes a 100,000-char table name', async (t) => {
 });
 
 t.test('deeply nested JSON in a row value', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const m = members[0] as Member;
   const deep = '['.repeat(5000) + ']'.repeat(5000);
@@ -476,7 +477,7 @@ t.test('deeply nested JSON in a row value', async (t) => {
 });
 
 t.test('a watch from a revision the cluster has not reached', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const m = members[0] as Member;
   const stream = m.client.watch(['Logical_Switch'], 1_000_000);
@@ -492,7 +493,7 @@ t.test('a watch from a revision the cluster has not reached', async (t) => {
 });
 
 t.test('a List whose where_json is null', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const m = members[0] as Member;
   const generic = m.generic as unknown as Record<string, (req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: unknown) => void) => void>;

@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { CentralCluster, CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 type Member = CentralMember;
 const startCluster = (dir: string, history?: { revisionsMax: number; bytesMax: number }): Promise<CentralCluster> => startCentralCluster(dir, history ? { history } : {});
@@ -13,7 +14,7 @@ const startCluster = (dir: string, history?: { revisionsMax: number; bytesMax: n
 const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
 
 t.test('writes through every node; linearizable and serializable reads', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   for (let i = 0; i < 30; i++) {
     const m = members[i % 3] as Member;
@@ -32,7 +33,7 @@ t.test('writes through every node; linearizable and serializable reads', async (
 });
 
 t.test('selects and comments are answered without a log entry, and see every acknowledged write', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const leader = members.find((m) => m.central.node.status().role === 'leader') as Member;
   const follower = members.find((m) => m !== leader) as Member;
@@ -58,7 +59,7 @@ t.test('selects and comments are answered without a log entry, and see every ack
 });
 
 t.test('bad requests get clear errors and change nothing', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const c = (members[0] as Member).client;
   await c.transact(lsAdd('keep'));
@@ -72,7 +73,7 @@ t.test('bad requests get clear errors and change nothing', async (t) => {
 });
 
 t.test('watch: initial state, live changes, resume on another replica, compaction', async (t) => {
-  const { members, stop } = await startCluster(t.testdir(), { revisionsMax: 5, bytesMax: 1 << 30 });
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t), { revisionsMax: 5, bytesMax: 1 << 30 });
   t.teardown(stop);
   const [a, b] = members as [Member, Member, Member];
   await a.client.transact(lsAdd('before'));
@@ -118,7 +119,7 @@ t.test('watch: initial state, live changes, resume on another replica, compactio
 });
 
 t.test('Wait: returns once sb_cfg/hv_cfg reach the target, on any node; times out clearly', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const [a, b] = members as [Member, Member, Member];
   await a.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
@@ -130,7 +131,7 @@ t.test('Wait: returns once sb_cfg/hv_cfg reach the target, on any node; times ou
 });
 
 t.test('chassis write the SB through any node: register, claim, acknowledge; --wait=hv waits for them', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const [a, b, c] = members as [Member, Member, Member];
   await a.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
@@ -164,7 +165,7 @@ t.test('chassis write the SB through any node: register, claim, acknowledge; --w
 });
 
 t.test('the SB view feed: per-revision changes of northd and the chassis tables, retained for resume', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const [a, , c] = members as [Member, Member, Member];
   const seen: { revision: number; tables: string[] }[] = [];
@@ -196,7 +197,7 @@ t.test('the SB view feed: per-revision changes of northd and the chassis tables,
 });
 
 t.test('Watch on OVN_Southbound: initial rows, a claim as a modify, resume on another replica', async (t) => {
-  const { members, stop } = await startCluster(t.testdir());
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const [a, b, c] = members as [Member, Member, Member];
   await a.client.transact([

@@ -16,6 +16,7 @@ import { encodeCommand, nbTxn } from '../../server/commands.js';
 import { History, databaseBytes } from '../../server/history.js';
 import type { ApplyResult, Projection } from '../../server/nb-state-machine.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
 let seedCounter = 1;
@@ -228,7 +229,7 @@ t.test('three Raft nodes replicate NB transactions to identical databases', asyn
   const ids = [1, 2, 3];
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
   const sms = ids.map(() => new NbStateMachine({ schema }));
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const nodes = await Promise.all(
     ids.map((id, i) =>
       RaftNode.start({ id, clusterId: 'nb-test', dataDir: join(dir, `node${id}`), transport: net.transport(id), stateMachine: sms[i] as NbStateMachine, peers, bootstrap: ids, tickMs: 10, log: () => undefined }),

@@ -21,6 +21,7 @@ import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthboundClient, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 import { NorthdProjection, decodeNorthdHistory, encodeNorthdHistory } from '../../server/northd-projection.js';
 import { Rng } from '../helpers/seeded-rng.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
 const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? 40);
@@ -287,7 +288,7 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): P
 }
 
 t.test('three central nodes with compaction; a stopped node restarts and catches up to the same SB view', async (t) => {
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const net = new LocalNetwork('northd-central');
   const ids = [1, 2, 3];
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));

@@ -15,6 +15,7 @@ import { startCentralCluster } from '../helpers/central-cluster.js';
 import { ViewAgent, geneve } from '../helpers/sb-agents.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { ovnts, until } from '../helpers/ovnts-cli.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 async function scrape(base: string): Promise<string> {
   const r = await fetch(`${base}/metrics`);
@@ -27,7 +28,7 @@ function sample(text: string, name: string): number | undefined {
 }
 
 t.test('connected clients in status and /metrics: watch streams, OVSDB sessions, agents', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const member = cluster.members[0];
   if (member === undefined) throw new Error('no member');
@@ -83,7 +84,7 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
 });
 
 t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and bytes written, snapshots)', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const member = cluster.members[0];
   if (member === undefined) throw new Error('no member');
@@ -126,7 +127,7 @@ t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and byt
 t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots taken', async (t) => {
   const net = new LocalNetwork('metrics-test');
   const metrics = new CentralMetrics();
-  const central = await CentralNode.start({ id: 1, clusterId: 'metrics-test', dataDir: join(t.testdir(), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, snapshotEntries: 5, observe: metrics });
+  const central = await CentralNode.start({ id: 1, clusterId: 'metrics-test', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, snapshotEntries: 5, observe: metrics });
   t.teardown(() => central.stop());
   metrics.attach(central);
   for (let i = 0; i < 12; i++) {
@@ -143,7 +144,7 @@ t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots
 });
 
 t.test('every cluster subcommand answers --format json; add-learner adds a learner', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
   const endpoints = `--endpoints=${cluster.members.map((m) => m.address).join(',')}`;
   const json = async (...args: string[]): Promise<Record<string, unknown>> => {

@@ -15,12 +15,13 @@ import { NorthboundClient } from '../../server/northbound-service.js';
 import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { stopPid } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 
 
 t.test('a real ovn-controller registers, claims a port, installs flows and acknowledges nb_cfg', { skip: ovsSwitchInstalled() ? false : 'Open vSwitch is not installed' }, async (t) => {
-  const env = await upCluster(t, join(t.testdir(), 'c'));
+  const env = await upCluster(t, join(testdirAfterTeardowns(t), 'c'));
   const nb = env.nbGrpc.join(',');
   const nbctl = (...args: string[]): ReturnType<typeof ovnts> => ovnts('nbctl', `--endpoints=${nb}`, ...args);
   for (const args of [['ls-add', 'sw0'], ['lsp-add', 'sw0', 'vm1'], ['lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.1']]) t.equal((await nbctl(...args)).code, 0);

@@ -14,6 +14,7 @@ import type { CentralCluster } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { Rng } from '../helpers/seeded-rng.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const framesN = Number(process.env.OVNTS_FRAMES ?? (process.env.OVNTS_LONG ? 100_000 : 10_000));
 const seed = Number(process.env.OVNTS_SEED ?? randomInt(2 ** 31));
@@ -530,7 +531,7 @@ function dumpDifference(a: string, b: string): string {
 
 t.test(`${framesN} random hostile frames to two doors: errors or closed connections, servers up, NB unchanged (seed ${seed})`, async (t) => {
   t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npx tap tests/server/ovsdb-door-fuzz.test.ts; one failing session alone: add OVNTS_SESSION=<its #>)`);
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
   const follower = cluster.members.find((m) => m.central.node.status().role !== 'leader');
   if (leader === undefined || follower === undefined) throw new Error('no leader and follower');
@@ -591,7 +592,7 @@ t.test(`${framesN} random hostile frames to two doors: errors or closed connecti
 
 // Defects this fuzzer found, now fixed; each stays as a regression test.
 t.test('nesting beyond messageDepthMax closes the connection instead of crashing the process', async (t) => {
-  const cluster = await startCentralCluster(t.testdir(), { size: 1 });
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t), { size: 1 });
   const central = (cluster.members[0] as CentralCluster['members'][number]).central;
   const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 } });
   t.teardown(async () => {
@@ -621,7 +622,7 @@ t.test('nesting beyond messageDepthMax closes the connection instead of crashing
 });
 
 t.test('a write forwarded to a leader that goes away gets an error reply, not a crash', async (t) => {
-  const cluster = await startCentralCluster(t.testdir());
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
   const follower = cluster.members.find((m) => m.central.node.status().role !== 'leader');
   if (leader === undefined || follower === undefined) throw new Error('no leader and follower');

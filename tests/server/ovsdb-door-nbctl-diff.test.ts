@@ -12,6 +12,7 @@ import { LocalNetwork } from '../../cluster/local-transport.js';
 import { CentralNode } from '../../server/central-node.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
@@ -251,11 +252,11 @@ async function runScript(db: string): Promise<Side> {
 }
 
 t.test('one ovn-nbctl script: the real ovsdb-server and an ovnts door give the same outputs', { skip: haveTools ? false : 'ovn-nbctl, ovsdb-server or the NB schema is missing' }, async (t) => {
-  const real = await startRealOvsdbServer({ dir: t.testdir(), schemaPath: NB_SCHEMA });
+  const real = await startRealOvsdbServer({ dir: testdirAfterTeardowns(t), schemaPath: NB_SCHEMA });
   t.teardown(() => real.stop());
   const network = new LocalNetwork('nbctl-diff');
   // No projection: the real side has no northd either, so nothing else writes to the NB.
-  const central = await CentralNode.start({ id: 1, clusterId: 'nbctl-diff', dataDir: join(t.testdir(), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
+  const central = await CentralNode.start({ id: 1, clusterId: 'nbctl-diff', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
   const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 } });
   t.teardown(async () => {
     await door.close();

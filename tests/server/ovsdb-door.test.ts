@@ -13,6 +13,7 @@ import { forwarder, northboundDefinition, northboundHandlers } from '../../serve
 import type { OvsdbDoor } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor, txnIdOf } from '../../server/ovsdb-door.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 interface Cluster {
   members: CentralNode[];
@@ -74,7 +75,7 @@ const haveNbctl = existsSync('/usr/bin/ovn-nbctl');
 const haveClient = existsSync('/usr/bin/ovsdb-client');
 
 t.test('the real ovn-nbctl through a door on a follower', { skip: haveNbctl ? false : 'ovn-nbctl is not installed' }, async (t) => {
-  const cluster = await startCluster(t.testdir());
+  const cluster = await startCluster(testdirAfterTeardowns(t));
   const door = await startOvsdbDoor({ central: cluster.follower, listen: { host: '127.0.0.1', port: 0 } });
   t.teardown(async () => {
     await door.close();
@@ -106,7 +107,7 @@ t.test('the real ovn-nbctl through a door on a follower', { skip: haveNbctl ? fa
 });
 
 t.test('ovn-nbctl given several remotes finds the leader through _Server; more commands', { skip: haveNbctl ? false : 'ovn-nbctl is not installed' }, async (t) => {
-  const cluster = await startCluster(t.testdir());
+  const cluster = await startCluster(testdirAfterTeardowns(t));
   const leader = cluster.members.find((m) => m.node.status().role === 'leader') as CentralNode;
   const doors = [await startOvsdbDoor({ central: cluster.follower, listen: { host: '127.0.0.1', port: 0 } }), await startOvsdbDoor({ central: leader, listen: { host: '127.0.0.1', port: 0 } })];
   t.teardown(async () => {
@@ -138,7 +139,7 @@ t.test('ovn-nbctl given several remotes finds the leader through _Server; more c
 });
 
 t.test('the real ovsdb-client, over TCP and a unix socket', { skip: haveClient ? false : 'ovsdb-client is not installed' }, async (t) => {
-  const cluster = await startCluster(t.testdir());
+  const cluster = await startCluster(testdirAfterTeardowns(t));
   const tcp = await startOvsdbDoor({ central: cluster.follower, listen: { host: '127.0.0.1', port: 0 } });
   // A unix socket path must fit in 108 bytes: a short temporary directory, not t.testdir().
   const sockDir = mkdtempSync(join(tmpdir(), 'door-'));
@@ -171,7 +172,7 @@ interface TestLike {
 }
 
 async function rawDoor(t: TestLike, history?: { revisionsMax: number; bytesMax: number }): Promise<{ cluster: Cluster; door: OvsdbDoor; port: number }> {
-  const cluster = await startCluster(t.testdir(), history);
+  const cluster = await startCluster(testdirAfterTeardowns(t), history);
   const door = await startOvsdbDoor({ central: cluster.follower, listen: { host: '127.0.0.1', port: 0 } });
   t.teardown(async () => {
     await door.close();

@@ -13,6 +13,7 @@ import { loadProto } from '../../cluster/grpc-proto.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { ViewAgent, geneve } from '../helpers/sb-agents.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const agentsMax = 200;
 const switches = 4;
@@ -62,7 +63,7 @@ const portName = (k: number): string => `p${k % switches}_${Math.floor(k / switc
 
 t.test('200 streams: shared encodings, fan-out, batched acks, Wait(HV)', async (t) => {
   // Progress steps only when the test asks: a timer's would be counted with the steps measured.
-  const cl = await startCentralCluster(t.testdir(), { southbound: { progressIntervalMs: 3_600_000 } });
+  const cl = await startCentralCluster(testdirAfterTeardowns(t), { southbound: { progressIntervalMs: 3_600_000 } });
   t.teardown(cl.stop);
   const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
   await m0.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
@@ -164,7 +165,7 @@ t.test('200 streams: shared encodings, fan-out, batched acks, Wait(HV)', async (
 
 t.test('a stalled agent costs a bounded queue, then one coalesced catch-up', async (t) => {
   const limits = { queueBytesMax: 64 * 1024, queueBytesLow: 16 * 1024, queueMessagesMax: 32 };
-  const cl = await startCentralCluster(t.testdir(), { southbound: { limits } });
+  const cl = await startCentralCluster(testdirAfterTeardowns(t), { southbound: { limits } });
   t.teardown(cl.stop);
   const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
   await m0.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);

@@ -14,6 +14,7 @@ import { until } from '../helpers/ovnts-cli.js';
 import { ViewAgent, geneve } from '../helpers/sb-agents.js';
 import { flowDatapaths } from '../../northd/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const lsWithPorts = (ls: string, ports: string[]): unknown[] => [
   { op: 'insert', table: 'Logical_Switch', 'uuid-name': 'ls', row: { name: ls, ports: ['set', ports.map((_, i) => ['named-uuid', `p${i}`])] } },
@@ -33,7 +34,7 @@ async function setUp(m: CentralMember): Promise<void> {
 const datapathOf = (a: ViewAgent, port: string): string | undefined => a.find('Port_Binding', (r) => r.logical_port === port)?.datapath as string | undefined;
 
 t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(HV)', async (t) => {
-  const cl = await startCentralCluster(t.testdir());
+  const cl = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(cl.stop);
   const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m0);
@@ -82,7 +83,7 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
 });
 
 t.test('an ack is a step for its own chassis alone; the next shared step reaches each agent from its own revision', async (t) => {
-  const cl = await startCentralCluster(t.testdir());
+  const cl = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(cl.stop);
   const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m0);
@@ -136,7 +137,7 @@ t.test('an ack is a step for its own chassis alone; the next shared step reaches
 });
 
 t.test('a member dies: the agent resumes on another without a snapshot', async (t) => {
-  const cl = await startCentralCluster(t.testdir());
+  const cl = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(cl.stop);
   const [m0, m1, m2] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m2);
@@ -169,7 +170,7 @@ t.test('a member dies: the agent resumes on another without a snapshot', async (
 });
 
 t.test('changes no longer retained: the agent gets a snapshot', async (t) => {
-  const cl = await startCentralCluster(t.testdir(), { history: { revisionsMax: 3, bytesMax: 1 << 30 } });
+  const cl = await startCentralCluster(testdirAfterTeardowns(t), { history: { revisionsMax: 3, bytesMax: 1 << 30 } });
   t.teardown(cl.stop);
   const [m0, m1, m2] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m2);
@@ -189,7 +190,7 @@ t.test('changes no longer retained: the agent gets a snapshot', async (t) => {
 });
 
 t.test('malformed messages end the stream with INVALID_ARGUMENT and change nothing', async (t) => {
-  const cl = await startCentralCluster(t.testdir());
+  const cl = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(cl.stop);
   const [m0] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m0);

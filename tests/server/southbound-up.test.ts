@@ -6,9 +6,10 @@ import t from 'tap';
 import { ovnts, upCluster } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 import { ViewAgent, geneve } from '../helpers/sb-agents.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 t.test('ovnts up writes SB_GRPC; nbctl --wait=hv waits for the agents there', async (t) => {
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const env = await upCluster(t, dir);
   t.equal(env.sbGrpc.length, 3, 'SB_GRPC names every member');
   t.same(env.sbGrpc, env.nbGrpc, 'on the Northbound addresses');

@@ -7,6 +7,7 @@ import t from 'tap';
 import { northboundDefinition } from '../../server/northbound-service.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
 
@@ -44,7 +45,7 @@ function rawStream(address: string): { client: grpc.Client; stream: grpc.ClientD
 }
 
 t.test('pipelined transactions on one stream, through the leader and a follower', async (t) => {
-  const { members, stop } = await startCentralCluster(t.testdir());
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
   const follower = members.find((m) => m !== leader) as CentralMember;
@@ -61,7 +62,7 @@ t.test('pipelined transactions on one stream, through the leader and a follower'
 });
 
 t.test('per-request errors come back by id and leave the stream usable', async (t) => {
-  const { members, stop } = await startCentralCluster(t.testdir());
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const m = members[0] as CentralMember;
   const raw = rawStream(m.address);
@@ -88,7 +89,7 @@ t.test('per-request errors come back by id and leave the stream usable', async (
 });
 
 t.test('the client closed with transactions waiting: they fail, and a new client works', async (t) => {
-  const { members, stop } = await startCentralCluster(t.testdir());
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const m = members[0] as CentralMember;
   const { NorthboundClient } = await import('../../server/northbound-service.js');

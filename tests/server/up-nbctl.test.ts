@@ -9,12 +9,13 @@ import type { Test } from 'tap';
 import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { freeBasePort as freeBase, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
 
 /** `ovnts up --detach` in the test's folder; its members are stopped by pid at teardown. */
 async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv }> {
-  const dir = t.testdir();
+  const dir = testdirAfterTeardowns(t);
   const base = await freeBase();
   const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
   t.equal(up.code, 0, `up: ${up.stderr}`);

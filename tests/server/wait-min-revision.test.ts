@@ -5,11 +5,12 @@ import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const setNbCfg = (n: number): unknown[] => [{ op: 'update', table: 'NB_Global', where: [], row: { nb_cfg: n } }];
 
 t.test('Wait with min_revision: no ReadIndex round, and no answer from before the write', async (t) => {
-  const { members, network, stop } = await startCentralCluster(t.testdir());
+  const { members, network, stop } = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
   const follower = members.find((m) => m !== leader) as CentralMember;
