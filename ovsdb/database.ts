@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { Atom, Uuid } from './atom.js';
 import type { Row, Value } from './datum.js';
-import { checkAtomConstraints, defaultValue, forEachRef, toDatum, valueToJson } from './datum.js';
+import { checkAtomConstraints, defaultValue, forEachRef, forEachRefChange, toDatum, valueToJson } from './datum.js';
 import type { OvsdbError } from './errors.js';
 import type { ColumnType, DatabaseSchema, TableSchema } from './schema.js';
 import { findColumn, uuidColumn, versionColumn } from './schema.js';
@@ -187,9 +187,11 @@ export class Database {
    * referential integrity, index uniqueness and constraints; this only updates the maps.
    */
   commitChanges(delta: DbDelta): void {
+    // Every old key leaves the unique and secondary indexes before any new one enters (two rows
+    // may swap names). References are counts, so a modified row's only move by what changed.
     for (const ch of delta.changes) {
       const t = this.table(ch.table);
-      if (ch.kind !== 'insert') this.unindexRow(t, ch.old);
+      if (ch.kind !== 'insert') this.unindexRow(t, ch.old, ch.kind === 'delete');
     }
     for (const ch of delta.changes) {
       const t = this.table(ch.table);
@@ -199,7 +201,8 @@ export class Database {
       } else {
         t.rows.set(ch.uuid, ch.new);
         this.rowTable.set(ch.uuid, t);
-        this.indexRow(t, ch.new);
+        this.indexRow(t, ch.new, ch.kind === 'insert');
+        if (ch.kind === 'modify') this.reindexRefs(t, ch.old, ch.new);
       }
     }
   }
@@ -210,7 +213,18 @@ export class Database {
     }
   }
 
-  private indexRow(t: TableData, row: Row): void {
+  /** Moves a modified row's references in the reference indexes by what its columns gained and lost. */
+  private reindexRefs(t: TableData, old: Row, row: Row): void {
+    for (const col of t.schema.refColumns) {
+      forEachRefChange(col.type, old[col.name] as Value, row[col.name] as Value, (target, base, sign) => {
+        const index = base.refType !== 'weak' ? this.strongRefs : this.weakRefs;
+        if (sign > 0) index.add(target, row._uuid);
+        else index.remove(target, row._uuid);
+      });
+    }
+  }
+
+  private indexRow(t: TableData, row: Row, refs: boolean): void {
     for (let i = 0; i < t.uniqueIndexes.length; i++) (t.uniqueIndexes[i] as Map<string, Uuid>).set(t.uniqueKey(i, row), row._uuid);
     for (const [column, index] of t.secondary) {
       const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
@@ -222,10 +236,10 @@ export class Database {
       }
       set.add(row._uuid);
     }
-    this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).add(target, row._uuid));
+    if (refs) this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).add(target, row._uuid));
   }
 
-  private unindexRow(t: TableData, row: Row): void {
+  private unindexRow(t: TableData, row: Row, refs: boolean): void {
     for (let i = 0; i < t.uniqueIndexes.length; i++) {
       const m = t.uniqueIndexes[i] as Map<string, Uuid>;
       const key = t.uniqueKey(i, row);
@@ -238,7 +252,7 @@ export class Database {
       set?.delete(row._uuid);
       if (set?.size === 0) index.delete(key);
     }
-    this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).remove(target, row._uuid));
+    if (refs) this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).remove(target, row._uuid));
   }
 }
 

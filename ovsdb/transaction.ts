@@ -14,7 +14,7 @@ import { compareAtoms, isUuid, zeroUuid } from './atom.js';
 import type { Clause } from './condition.js';
 import { evaluateConditions, parseConditions, pinnedUuid } from './condition.js';
 import type { Datum, Row, Value } from './datum.js';
-import { forEachRef, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
+import { forEachRef, forEachRefChange, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
 import type { Database, DbDelta, RowChange, TableData } from './database.js';
 import { Database as DatabaseClass } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
@@ -580,19 +580,31 @@ function precommit(x: Execution): RowChange[] {
   };
   const refCount = (uuid: Uuid): number => db.strongRefCount(uuid) + (strongDelta.get(uuid) ?? 0);
   for (const p of sortedPending(overlay)) {
-    if (p.old !== undefined) countRefs(p.table, p.old, -1);
-    if (p.current !== undefined) {
-      const row = p.current;
-      countRefs(p.table, row, +1, (target, refTable, column) => {
-        const dest = db.tables.get(refTable) as TableData;
-        if (overlay.get(dest, target) === undefined) {
-          throw new OvsdbError(
-            OvsdbErrorName.referentialIntegrityViolation,
-            `Table ${p.table.schema.name} column ${column.name} row ${row._uuid} references nonexistent row ${target} in table ${refTable}.`,
-          );
-        }
-      });
+    const row = p.current;
+    const mustExist = (target: Uuid, refTable: string, column: ColumnSchema): void => {
+      const dest = db.tables.get(refTable) as TableData;
+      if (overlay.get(dest, target) === undefined) {
+        throw new OvsdbError(
+          OvsdbErrorName.referentialIntegrityViolation,
+          `Table ${p.table.schema.name} column ${column.name} row ${(row as Row)._uuid} references nonexistent row ${target} in table ${refTable}.`,
+        );
+      }
+    };
+    if (p.old !== undefined && row !== undefined) {
+      // A modified row counts only the references it gained or lost, as ovsdb-server counts
+      // only its changed columns. A reference it kept pointed at a committed row: if this
+      // transaction deletes that row, the row's remaining reference refuses the delete below.
+      for (const column of p.table.schema.refColumns) {
+        forEachRefChange(column.type, p.old[column.name] as Value, row[column.name] as Value, (target, base, sign) => {
+          if (base.refType === 'weak') return;
+          if (target !== row._uuid) strongDelta.set(target, (strongDelta.get(target) ?? 0) + sign);
+          if (sign > 0) mustExist(target, base.refTable as string, column);
+        });
+      }
+      continue;
     }
+    if (p.old !== undefined) countRefs(p.table, p.old, -1);
+    if (row !== undefined) countRefs(p.table, row, +1, mustExist);
   }
   for (const p of sortedPending(overlay)) {
     if (p.old !== undefined && p.current === undefined) {
@@ -627,10 +639,22 @@ function precommit(x: Execution): RowChange[] {
   }
 
   // 4. Weak references to rows that no longer exist are removed; then sizes are re-checked.
+  //    The rows to look at: every inserted row; the committed referrers of every deleted row;
+  //    and a modified row only when a weak reference it gained points nowhere (one it kept
+  //    pointed at a committed row, whose deletion names the row among its referrers).
   const assess = new Set<Uuid>();
   for (const [uuid, p] of overlay.pending) {
-    if (p.current !== undefined) assess.add(uuid);
-    else if (p.old !== undefined) for (const referrer of db.weakReferrers(uuid).keys()) assess.add(referrer);
+    const row = p.current;
+    if (row !== undefined && p.old === undefined) assess.add(uuid);
+    else if (row !== undefined && p.old !== undefined) {
+      const old = p.old;
+      for (const column of p.table.schema.refColumns) {
+        if (column.type.key.refType !== 'weak' && column.type.value?.refType !== 'weak') continue;
+        forEachRefChange(column.type, old[column.name] as Value, row[column.name] as Value, (target, base, sign) => {
+          if (sign > 0 && base.refType === 'weak' && overlay.get(db.tables.get(base.refTable as string) as TableData, target) === undefined) assess.add(uuid);
+        });
+      }
+    } else if (p.old !== undefined) for (const referrer of db.weakReferrers(uuid).keys()) assess.add(referrer);
   }
   for (const uuid of [...assess].sort()) {
     const t = overlay.pending.get(uuid)?.table ?? (db.rowTable.get(uuid) as TableData);

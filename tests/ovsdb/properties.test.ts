@@ -1,13 +1,17 @@
 // Goal: engine invariants that need no oracle. Method: seeded random transactions
 // (tests/helpers/txn-gen.ts) on our engine alone, over the NB, SB and RFC 7047 test schemas;
 // after each one: a failed or blocked transaction leaves the database byte-identical; after a
-// commit every schema constraint and referential integrity hold and the delta is exactly the
-// difference of the dumps; and replaying the same inputs gives the same replies and bytes.
+// commit every schema constraint and referential integrity hold, the delta is exactly the
+// difference of the dumps, and the engine's reference indexes (kept by difference on modify)
+// equal ones counted afresh from every row; and replaying the same inputs gives the same
+// replies and bytes.
 import t from 'tap';
 import type { Test } from 'tap';
 import fs from 'node:fs';
 import type { DbDelta, TransactOutcome } from '../../ovsdb/index.js';
 import { Database, dumpDatabaseJson, parseDatabaseSchema, rowToJson, transact } from '../../ovsdb/index.js';
+import type { Value } from '../../ovsdb/datum.js';
+import { forEachRef } from '../../ovsdb/datum.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { checkInvariants } from '../helpers/ovsdb-invariants.js';
 import type { DbDump, Json, JsonRow } from '../helpers/ovsdb-json.js';
@@ -63,6 +67,36 @@ function firstDumpDifference(a: DbDump, b: DbDump): string | undefined {
   return undefined;
 }
 
+/**
+ * The first difference between the engine's reference indexes and indexes counted afresh from
+ * every row's every reference column, or undefined when they agree.
+ */
+function refIndexDifference(db: Database): string | undefined {
+  const counted = { strong: new Map<string, Map<string, number>>(), weak: new Map<string, Map<string, number>>() };
+  for (const t of db.tables.values()) {
+    for (const row of t.rows.values()) {
+      for (const column of t.schema.refColumns) {
+        forEachRef(column.type, row[column.name] as Value, (target, base) => {
+          const index = base.refType === 'weak' ? counted.weak : counted.strong;
+          let referrers = index.get(target);
+          if (referrers === undefined) index.set(target, (referrers = new Map()));
+          referrers.set(row._uuid, (referrers.get(row._uuid) ?? 0) + 1);
+        });
+      }
+    }
+  }
+  for (const [kind, engine] of [['strong', db.strongRefs], ['weak', db.weakRefs]] as const) {
+    const fresh = counted[kind];
+    const targets = new Set([...engine.keys(), ...fresh.keys()]);
+    for (const target of targets) {
+      const have = JSON.stringify([...engine.referrers(target)].sort());
+      const want = JSON.stringify([...(fresh.get(target) ?? new Map<string, number>())].sort());
+      if (have !== want) return `${kind} referrers of ${target}: the index has ${have}, the rows say ${want}`;
+    }
+  }
+  return undefined;
+}
+
 /** Runs `count` generated transactions; checks the per-transaction properties as it goes. */
 function run(t: Test, name: string, schemaJson: unknown, seed: number, count: number, check: boolean): Step[] {
   const schemaLite = parseSchemaLite(schemaJson);
@@ -101,6 +135,8 @@ function run(t: Test, name: string, schemaJson: unknown, seed: number, count: nu
         const fresh = invariants.filter((p) => !broken.has(p));
         broken = new Set(invariants);
         if (fresh.length > 0) report(`${where}: invariants broken by this commit:\n${fresh.slice(0, 5).join('\n')}\nops: ${asciiJson(txn.ops).slice(0, 1500)}`);
+        const refs = refIndexDifference(db);
+        if (refs !== undefined) report(`${where}: reference index out of step: ${refs}\nops: ${asciiJson(txn.ops).slice(0, 1500)}`);
         const mismatch = firstDumpDifference(applyDelta(db, dump, out.delta), after);
         if (mismatch !== undefined) report(`${where}: the delta does not describe the change (${mismatch})\nops: ${asciiJson(txn.ops).slice(0, 1500)}`);
         for (const change of out.delta.changes) {
