@@ -21,6 +21,10 @@
 //     latency rounds.
 // AGENT_RUNS (default 2) fresh runs of every configuration, AGENT_REPS (default 20) --wait=hv
 // rounds each; medians over runs with the range. AGENT_ONE=0 leaves out the one-agent part.
+// With N agents those first rounds after start are partly V8 warming up (members and agents
+// compile the round's code paths over its first few dozen rounds), so AGENT_WARMUP (default
+// 30) untimed rounds follow them, then AGENT_STEADY_REPS (default 100) timed rounds: the
+// steady state, reported beside the first rounds, not instead of them.
 // AGENT_PROFILE=PATH writes a CPU profile of the N-agent rounds (this process only).
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,6 +51,8 @@ const reps = Number(process.env.AGENT_REPS ?? 20);
 const runs = Number(process.env.AGENT_RUNS ?? 2);
 const oneAgent = process.env.AGENT_ONE !== '0';
 const counts = (process.env.AGENT_COUNTS ?? '100,500').split(',').filter(Boolean).map(Number);
+const warmupRounds = Number(process.env.AGENT_WARMUP ?? 30);
+const steadyReps = Number(process.env.AGENT_STEADY_REPS ?? 100);
 const waitMsMax = 180_000;
 /** AGENT_PROFILE=PATH: a V8 CPU profile of this process over the N-agent rounds only, written to PATH.<N>.cpuprofile. */
 const profileFile = process.env.AGENT_PROFILE;
@@ -336,6 +342,9 @@ interface ManyAgents {
    * shared machine these, more than the latencies, say what a change saved.
    */
   readonly cpuMsPerRound: { readonly agents: number; readonly members: number };
+  /** The steady state: --wait=hv of the rounds after the warm-up, and their CPU per round. */
+  readonly steadyMs: number[];
+  readonly steadyCpuMsPerRound: { readonly agents: number; readonly members: number };
   /** Sum over the three members of the VmRSS growth, per agent stream. */
   readonly rssKiBPerAgent: number;
   readonly heapKiBPerAgent: number;
@@ -417,11 +426,22 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
       members: env.pids.reduce((sum, pid, i) => sum + cpuMs(pid) - (membersCpuBefore[i] as number), 0) / reps,
     };
     if (profiler !== undefined) await profiler.stop(`${profileFile as string}.${n}.cpuprofile`);
+    for (let i = 0; i < warmupRounds; i++) await waitHv(nb, lspAdd('sw0', `w${i}`, 200_000 + i));
+    const steadyMs: number[] = [];
+    const steadyCpuBefore = process.cpuUsage();
+    const steadyMembersCpuBefore = env.pids.map(cpuMs);
+    for (let i = 0; i < steadyReps; i++) steadyMs.push(await waitHv(nb, lspAdd('sw0', `s${i}`, 300_000 + i)));
+    const steadyCpu = process.cpuUsage(steadyCpuBefore);
+    const steadyCpuMsPerRound = {
+      agents: (steadyCpu.user + steadyCpu.system) / 1000 / Math.max(steadyReps, 1),
+      members: env.pids.reduce((sum, pid, i) => sum + cpuMs(pid) - (steadyMembersCpuBefore[i] as number), 0) / Math.max(steadyReps, 1),
+    };
     const errors = agents.reduce((s, a) => s + a.errors, 0);
     if (errors > 0) log(`${errors} updates had flow errors (acked with error), e.g. ${context()}`);
     log(`ours, ${n} agents, run ${runIndex + 1}: settled in ${fmt(settleS, 1)} s; --wait=hv p50 ${fmt(median(waitMs), 1)} ms, p99 ${fmt(percentile(waitMs, 99), 1)} ms; `
-      + `CPU per round ${fmt(cpuMsPerRound.agents, 1)} ms agents, ${fmt(cpuMsPerRound.members, 1)} ms members; members +${fmt(rssKiBPerAgent, 1)} KiB RSS per agent`);
-    return { n, waitMs, lastInstalledMs, agentsApplyMs, cpuMsPerRound, rssKiBPerAgent, heapKiBPerAgent, settleS, memberRssMiB: rssAfter.map((k) => k / 1024) };
+      + `CPU per round ${fmt(cpuMsPerRound.agents, 1)} ms agents, ${fmt(cpuMsPerRound.members, 1)} ms members; members +${fmt(rssKiBPerAgent, 1)} KiB RSS per agent; `
+      + `steady state p50 ${fmt(median(steadyMs), 1)} ms, p99 ${fmt(percentile(steadyMs, 99), 1)} ms`);
+    return { n, waitMs, lastInstalledMs, agentsApplyMs, cpuMsPerRound, steadyMs, steadyCpuMsPerRound, rssKiBPerAgent, heapKiBPerAgent, settleS, memberRssMiB: rssAfter.map((k) => k / 1024) };
   } finally {
     await Promise.all(agents.map((a) => a.close()));
     await central.stop();
@@ -472,6 +492,16 @@ async function main(): Promise<void> {
     }),
     ['1,000 (issue)', '', '', '', '11,400 (--wait=hv sync, reported; not measured here)'],
   ]);
+  if (steadyReps > 0) {
+    printTable(`  the same, steady state: ${steadyReps} rounds after those and ${warmupRounds} untimed ones (ms; median of ${runs} runs, range; CPU per round over these rounds)`, [
+      ['agents', 'p50', 'p99', 'goal p99', 'CPU: this process (mean)', 'CPU: 3 members (mean)'],
+      ...counts.map((n) => {
+        const xs = many.get(n) ?? [];
+        return [`${n}`, spread(xs.map((x) => p(x.steadyMs, 50))), spread(xs.map((x) => p(x.steadyMs, 99))), goalP99(n),
+          spread(xs.map((x) => x.steadyCpuMsPerRound.agents)), spread(xs.map((x) => x.steadyCpuMsPerRound.members))];
+      }),
+    ]);
+  }
   printTable('  where the time of those rounds goes (ms per round; median of runs of the per-run median, range)', [
     ['agents', 'write → last agent installed', 'all agents\' apply time (this process)', 'CPU: this process (mean)', 'CPU: 3 members (mean)', '--wait=hv total'],
     ...counts.map((n) => {
@@ -515,6 +545,12 @@ async function main(): Promise<void> {
     figures[`n${n}_agents_apply_ms_per_round`] = median(xs.map((x) => median(x.agentsApplyMs)));
     figures[`n${n}_cpu_ms_per_round_agents`] = median(xs.map((x) => x.cpuMsPerRound.agents));
     figures[`n${n}_cpu_ms_per_round_members`] = median(xs.map((x) => x.cpuMsPerRound.members));
+    if (steadyReps > 0) {
+      figures[`n${n}_steady_p50_ms`] = median(xs.map((x) => median(x.steadyMs)));
+      figures[`n${n}_steady_p99_ms`] = median(xs.map((x) => percentile(x.steadyMs, 99)));
+      figures[`n${n}_steady_cpu_ms_per_round_agents`] = median(xs.map((x) => x.steadyCpuMsPerRound.agents));
+      figures[`n${n}_steady_cpu_ms_per_round_members`] = median(xs.map((x) => x.steadyCpuMsPerRound.members));
+    }
     figures[`n${n}_central_rss_kib_per_agent`] = median(xs.map((x) => x.rssKiBPerAgent));
     figures[`n${n}_central_heap_kib_per_agent`] = median(xs.map((x) => x.heapKiBPerAgent));
   }
