@@ -10,6 +10,15 @@ export interface SbRowChange {
   readonly table: string;
   readonly uuid: string;
   readonly row?: Row;
+  /**
+   * When the source built 'row' from the row `base` and set differences (the stream's
+   * set_difference_tables): what each differenced column gained and lost, ascending. A consumer
+   * holding exactly `base` may use them rather than compare the two sets; any other must not.
+   */
+  readonly diffs?: {
+    readonly base: Row;
+    readonly columns: ReadonlyMap<string, { readonly added: readonly unknown[]; readonly removed: readonly unknown[] }>;
+  };
 }
 
 /**

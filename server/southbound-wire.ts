@@ -218,6 +218,21 @@ function applySetDifference(table: string, column: ColumnSchema, had: readonly A
       if (k > 0 && compareAtoms(list[k - 1] as Atom, list[k] as Atom) >= 0) bad('is not in ascending order');
     }
   }
+  // The usual difference is a member or two of a large set: a copy of the set, then a binary
+  // search and a splice per value, instead of comparing every member.
+  if ((added.length + removed.length) * SPLICE_RATIO_MAX < had.length) {
+    const has = (x: Atom): boolean => {
+      const i = lowerBound(had, x);
+      return i < had.length && compareAtoms(had[i] as Atom, x) === 0;
+    };
+    for (const x of removed) if (!has(x as Atom)) bad('removes a value the set does not have');
+    for (const y of added) if (has(y as Atom)) bad('adds a value the set has');
+    const out = had.slice();
+    for (const x of removed) out.splice(lowerBound(out, x as Atom), 1);
+    for (const y of added) out.splice(lowerBound(out, y as Atom), 0, y as Atom);
+    if (out.length > column.type.max) bad(`leaves more than ${column.type.max} values`);
+    return out;
+  }
   const out: Atom[] = [];
   let i = 0;
   let a = 0;
@@ -243,12 +258,27 @@ function applySetDifference(table: string, column: ColumnSchema, had: readonly A
   return out;
 }
 
+/** Below one value of a difference per this many members of the set, it is applied by splicing. */
+const SPLICE_RATIO_MAX = 16;
+
+/** The first index of the sorted `list` whose value is not below `x`. */
+function lowerBound(list: readonly Atom[], x: Atom): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareAtoms(list[mid] as Atom, x) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Whether a raw value is a set difference: two arrays (a set's atoms are never arrays). */
 function isDifference(raw: unknown): raw is [unknown[], unknown[]] {
   return Array.isArray(raw) && raw.length === 2 && Array.isArray(raw[0]) && Array.isArray(raw[1]);
 }
 
-function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Row): Value {
+function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Row, diffs?: Map<string, SetDiff>): Value {
   const bad = (): never => {
     throw new WireError(`${table}.${column.name}: not a value of its type`);
   };
@@ -258,7 +288,9 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Ro
     case 'set': {
       if (isDifference(raw) && isDiffable(column)) {
         if (had === undefined) throw new WireError(`${table}.${column.name}: a set difference for a row the agent does not hold`);
-        return applySetDifference(table, column, had[column.name] as readonly Atom[], raw[0], raw[1]);
+        const value = applySetDifference(table, column, had[column.name] as readonly Atom[], raw[0], raw[1]);
+        diffs?.set(column.name, { added: raw[0] as Atom[], removed: raw[1] as Atom[] });
+        return value;
       }
       if (!Array.isArray(raw) || raw.length > column.type.max) return bad();
       for (const a of raw) if (!atomOk(column, a, true)) bad();
@@ -279,11 +311,28 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Ro
   }
 }
 
+/** What a set difference added to and removed from one column (both ascending). */
+export interface SetDiff {
+  readonly added: readonly Atom[];
+  readonly removed: readonly Atom[];
+}
+
+/**
+ * A row decoded with set differences: which row it was applied to (the held row) and, by
+ * column, what each difference changed. The agent's store, when it still holds exactly that row,
+ * reindexes a member set by these instead of comparing the old and new sets again.
+ */
+export interface RowSetDiffs {
+  readonly base: Row;
+  readonly columns: ReadonlyMap<string, SetDiff>;
+}
+
 /** One decoded row change: the row as it is now, or undefined for a removal. */
 export interface DecodedChange {
   readonly table: string;
   readonly uuid: string;
   readonly row: Row | undefined;
+  readonly diffs?: RowSetDiffs;
 }
 
 /** The row the agent holds now, for set differences (see decodeTableRows). */
@@ -323,16 +372,18 @@ export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?
     }
     const row: Record<string, Value> = { _uuid: raw[0], _version: raw[1] };
     let had: Row | undefined;
-    let looked = false;
+    let diffs: Map<string, SetDiff> | undefined;
     columns.forEach((c, i) => {
       const v: unknown = raw[i + 2];
-      if (!looked && isDiffable(c) && isDifference(v)) {
+      if (diffs === undefined && isDiffable(c) && isDifference(v)) {
         had = held?.(tr.table, raw[0] as string);
-        looked = true;
+        diffs = new Map();
       }
-      row[c.name] = decodeValue(tr.table, c, v, had);
+      row[c.name] = decodeValue(tr.table, c, v, had, diffs);
     });
-    out.push({ table: tr.table, uuid: raw[0], row: row as Row });
+    out.push(had !== undefined && diffs !== undefined && diffs.size > 0
+      ? { table: tr.table, uuid: raw[0], row: row as Row, diffs: { base: had, columns: diffs } }
+      : { table: tr.table, uuid: raw[0], row: row as Row });
   }
   return out;
 }

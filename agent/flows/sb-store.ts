@@ -8,7 +8,7 @@
 
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import type { SbUpdate } from '../sb-source.js';
+import type { SbRowChange, SbUpdate } from '../sb-source.js';
 
 /** One row that changed in an update: 'old' absent = inserted, 'row' absent = deleted. */
 export interface RowDelta {
@@ -93,6 +93,11 @@ function mergeDiff(had: readonly string[], has: string[], added: string[], remov
   return true;
 }
 
+/** The column of a member-set table that the store indexes members by (see SbStore.members). */
+function memberColumn(table: string): string {
+  return table === 'Logical_DP_Group' ? 'datapaths' : 'ports';
+}
+
 /** A multimap key → set of uuids, with the empty set shared. */
 class Multi {
   private readonly m = new Map<string, Set<string>>();
@@ -173,10 +178,10 @@ export class SbStore implements SbLookups {
    * not a change). A reset replaces every stored row: rows it does not carry are deleted.
    */
   apply(u: SbUpdate): RowDelta[] {
-    const incoming = new Map<string, { table: string; uuid: string; row?: Row }>();
+    const incoming = new Map<string, SbRowChange>();
     for (const c of u.changes) {
       if (!stored.has(c.table)) continue;
-      incoming.set(`${c.table}\u0000${c.uuid}`, c.row === undefined ? { table: c.table, uuid: c.uuid } : { table: c.table, uuid: c.uuid, row: c.row });
+      incoming.set(`${c.table}\u0000${c.uuid}`, c);
     }
     if (u.reset) {
       for (const [table, rows] of this.tables) {
@@ -188,13 +193,13 @@ export class SbStore implements SbLookups {
     }
     const deltas: RowDelta[] = [];
     for (const c of incoming.values()) {
-      const d = this.put(c.table, c.uuid, c.row);
+      const d = this.put(c.table, c.uuid, c.row, c.diffs);
       if (d !== undefined) deltas.push(d);
     }
     return deltas;
   }
 
-  private put(table: string, uuid: string, row: Row | undefined): RowDelta | undefined {
+  private put(table: string, uuid: string, row: Row | undefined, diffs?: SbRowChange['diffs']): RowDelta | undefined {
     let rows = this.tables.get(table);
     const old = rows?.get(uuid);
     if (old === undefined && row === undefined) return undefined;
@@ -207,7 +212,7 @@ export class SbStore implements SbLookups {
       rows.set(uuid, row);
       this.index(table, row);
     }
-    const members = this.reindexMembers(table, uuid, old, row);
+    const members = this.reindexMembers(table, uuid, old, row, diffs !== undefined && diffs.base === old ? diffs.columns : undefined);
     const d: { table: string; uuid: string; old?: Row; row?: Row; members?: MemberDiff } = { table, uuid };
     if (old !== undefined) d.old = old;
     if (row !== undefined) d.row = row;
@@ -244,13 +249,20 @@ export class SbStore implements SbLookups {
   }
 
   /** Updates the member index for a row's new member set; returns the members that came and went. */
-  private reindexMembers(table: string, uuid: string, old: Row | undefined, row: Row | undefined): MemberDiff | undefined {
+  private reindexMembers(table: string, uuid: string, old: Row | undefined, row: Row | undefined, diffs?: NonNullable<SbRowChange['diffs']>['columns']): MemberDiff | undefined {
     const before = this.members(table, old);
     const after = this.members(table, row);
     if (before === undefined && after === undefined) return undefined;
     const index = (after ?? before as { readonly index: Multi }).index;
     const had = before?.keys ?? [];
     const has = after?.keys ?? [];
+    // The source applied a difference to exactly the row held here: it is the members' change.
+    const known = before !== undefined && after !== undefined ? diffs?.get(memberColumn(table)) : undefined;
+    if (known !== undefined) {
+      for (const k of known.removed as readonly string[]) index.remove(k, uuid);
+      for (const k of known.added as readonly string[]) index.add(k, uuid);
+      return { added: known.added as readonly string[], removed: known.removed as readonly string[] };
+    }
     const added: string[] = [];
     const removed: string[] = [];
     if (had === has) return { added, removed };

@@ -1,8 +1,10 @@
 // SbStore's member indexes (port → multicast groups, port name → port groups, datapath →
 // datapath groups) after random inserts, member changes and deletes equal the same lookups
 // computed naively from the rows the store holds. Member sets come sorted (as OVSDB keeps them:
-// the store's merge walk) or not (its fallback). The members each update reports as come and
-// gone equal the naive set differences.
+// the store's merge walk) or not (its fallback), and some changes carry the set difference the
+// stream applied (SbRowChange.diffs): used when made from the very row the store holds, ignored
+// (even when wrong) when made from another. The members each update reports as come and gone
+// equal the naive set differences.
 import t from 'tap';
 import { SbStore } from '../../agent/flows/sb-store.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
@@ -42,6 +44,7 @@ t.test('member indexes follow inserts, member changes and deletes', async (t) =>
     const rand = prng(seed);
     const store = new SbStore();
     const live = new Map<string, { kind: Kind; members: string[] }>();
+    const held = new Map<string, Row>();
     let version = 0;
     for (let step = 0; step < 60; step++) {
       const changes: SbRowChange[] = [];
@@ -54,12 +57,25 @@ t.test('member indexes follow inserts, member changes and deletes', async (t) =>
         if (live.has(uuid) && rand() < 0.25) {
           changes.push({ table: kind, uuid });
           live.delete(uuid);
+          held.delete(uuid);
           continue;
         }
         const members = MEMBERS.filter(() => rand() < 0.4);
         if (rand() < 0.7) members.sort();
-        changes.push({ table: kind, uuid, row: row(kind, i, members, ++version) });
+        const r = row(kind, i, members, ++version);
+        const base = held.get(uuid);
+        const was = live.get(uuid)?.members;
+        const roll = rand();
+        if (base !== undefined && was !== undefined && roll < 0.3) {
+          // The difference the stream would have applied to the held row.
+          const diff = { added: members.filter((m) => !was.includes(m)).sort(), removed: was.filter((m) => !members.includes(m)).sort() };
+          changes.push({ table: kind, uuid, row: r, diffs: { base, columns: new Map([[column[kind], diff]]) } });
+        } else if (base !== undefined && roll < 0.45) {
+          // One made from a row the store does not hold (steps coalesced): must not be used.
+          changes.push({ table: kind, uuid, row: r, diffs: { base: { ...base } as Row, columns: new Map([[column[kind], { added: ['bogus'], removed: [] }]]) } });
+        } else changes.push({ table: kind, uuid, row: r });
         live.set(uuid, { kind, members });
+        held.set(uuid, r);
       }
       const deltas = store.apply({ reset: false, fromRevision: step, toRevision: step + 1, changes });
       for (const d of deltas) {

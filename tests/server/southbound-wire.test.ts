@@ -1,9 +1,11 @@
 // The agent stream's set differences (proto/southbound.proto, TableRows.rows): a set column of a
 // row the agent holds may travel as [added, removed]. Goals: the member sends a difference only
 // when it is smaller than the set and only for the tables the agent named; the agent rebuilds
-// exactly the member's set from it; and a difference that does not fit what the agent holds (or
-// is not a difference of its column's type) is a WireError, never a wrong row. Method: seeded
-// random sets through encodeParts/decodeTableRows, then hand-made hostile rows.
+// exactly the member's set from it, and reports what the difference added and removed (the
+// store reindexes by that); and a difference that does not fit what the agent holds (or is not
+// a difference of its column's type) is a WireError, never a wrong row, whether the agent merges
+// it into a small set or splices it into a large one. Method: seeded random sets through
+// encodeParts/decodeTableRows, then hand-made hostile rows against a small and a large set.
 import t from 'tap';
 import { Packr } from 'msgpackr';
 import type { Row } from '../../ovsdb/index.js';
@@ -50,14 +52,17 @@ t.test('a set rebuilt from its difference is the member\'s set, over random chan
   const rng = new Rng(11);
   let diffs = 0;
   let whole = 0;
-  for (let n = 0; n < 2000; n++) {
-    const size = rng.int(0, 40);
-    const had = rng.subset(Array.from({ length: 60 }, (_, i) => uuid(i + 1)), size).sort();
+  let spliced = 0;
+  for (let n = 0; n < 3000; n++) {
+    // Small sets (a difference merged in) and large ones (spliced in: under one change per 16 members).
+    const large = n % 3 === 2;
+    const size = large ? rng.int(40, 300) : rng.int(0, 40);
+    const had = rng.subset(Array.from({ length: large ? 400 : 60 }, (_, i) => uuid(i + 1)), size).sort();
     let has = [...had];
     for (let k = rng.int(0, 4); k > 0; k--) {
       if (rng.int(0, 1) === 0 && has.length > 0) has.splice(rng.int(0, has.length - 1), 1);
       else {
-        const u = uuid(rng.int(1, 60));
+        const u = uuid(rng.int(1, large ? 400 : 60));
         if (!has.includes(u)) has.push(u);
       }
     }
@@ -68,13 +73,29 @@ t.test('a set rebuilt from its difference is the member\'s set, over random chan
     const asDiff = Array.isArray(raw[5]) && raw[5].length === 2 && Array.isArray(raw[5][0]);
     if (asDiff) diffs++;
     else whole++;
-    const got = decodedPorts(tr, old);
+    const [c] = decodeTableRows(schema, tr, () => old);
+    const got = c?.row?.ports as string[];
     if (JSON.stringify(got) !== JSON.stringify(has)) {
-      t.fail(`case ${n}: from ${JSON.stringify(had)} to ${JSON.stringify(has)} rebuilt ${JSON.stringify(got)}`);
+      const at = has.findIndex((x, i) => got?.[i] !== x);
+      t.fail(`case ${n}: from ${had.length} members to ${has.length}, rebuilt ${got?.length ?? 0}, first wrong at ${at} (${JSON.stringify(got?.slice(Math.max(at, 0), at + 3))} for ${JSON.stringify(has.slice(Math.max(at, 0), at + 3))})`);
+      return;
+    }
+    const reported = c?.diffs?.columns.get('ports');
+    if (asDiff) {
+      const added = has.filter((x) => !had.includes(x));
+      const removed = had.filter((x) => !has.includes(x));
+      if (c?.diffs?.base !== old || JSON.stringify(reported) !== JSON.stringify({ added, removed })) {
+        t.fail(`case ${n}: the difference reported is ${JSON.stringify(reported)}, not ${JSON.stringify({ added, removed })} of the held row`);
+        return;
+      }
+      if ((added.length + removed.length) * 16 < had.length) spliced++;
+    } else if (c?.diffs !== undefined) {
+      t.fail(`case ${n}: a whole set reported a difference`);
       return;
     }
   }
   t.ok(diffs > 100 && whole > 100, `both forms were sent (${diffs} differences, ${whole} whole sets)`);
+  t.ok(spliced > 100 && diffs - spliced > 100, `differences both spliced into large sets (${spliced}) and merged into small ones (${diffs - spliced})`);
 });
 
 t.test('no difference for a table the agent did not name, nor for a row it does not hold', async (t) => {
@@ -91,8 +112,8 @@ t.test('no difference for a table the agent did not name, nor for a row it does 
   t.same(decodedPorts(encoded(now, undefined), undefined), now.ports, 'a whole set decodes without a held row');
 });
 
-t.test('a difference that does not fit the held row is a WireError', async (t) => {
-  const ports = [1, 2, 3, 4, 5, 6].map(uuid);
+for (const size of [6, 200]) t.test(`a difference that does not fit the held row is a WireError (a set of ${size})`, async (t) => {
+  const ports = Array.from({ length: size }, (_, i) => uuid(i + 1));
   const held = group(ports, 1);
   const columns = [...(schema.tables.get('Multicast_Group') as NonNullable<ReturnType<typeof schema.tables.get>>).columns.keys()];
   const rowWith = (portsValue: unknown): WireTableRows => {
@@ -102,9 +123,10 @@ t.test('a difference that does not fit the held row is a WireError', async (t) =
   const cases: [string, unknown, RegExp, Row | undefined][] = [
     ['a row the agent does not hold', [[uuid(7)], []], /does not hold/, undefined],
     ['an addition of a member it has', [[uuid(3)], []], /adds a value the set has/, held],
-    ['a removal of a member it lacks', [[], [uuid(9)]], /removes a value the set does not have/, held],
+    ['a removal of a member it lacks', [[], [uuid(size + 3)]], /removes a value the set does not have/, held],
     ['a removal past its last member', [[], [uuid(0xfff)]], /removes a value the set does not have/, held],
-    ['additions out of order', [[uuid(9), uuid(8)], []], /not in ascending order/, held],
+    ['additions out of order', [[uuid(size + 3), uuid(size + 2)], []], /not in ascending order/, held],
+    ['an addition and removal of one member', [[uuid(2)], [uuid(2)]], /adds a value the set has/, held],
     ['removals repeated', [[], [uuid(2), uuid(2)]], /not in ascending order/, held],
     ['a member that is not a uuid', [['nope'], []], /not of its type/, held],
   ];
@@ -118,6 +140,7 @@ t.test('a difference that does not fit the held row is a WireError', async (t) =
     t.ok(thrown instanceof WireError, `${what}: a WireError`);
     t.match((thrown as Error | undefined)?.message, error, `${what}: says so`);
   }
-  t.same(decodeTableRows(schema, rowWith([[uuid(7)], [uuid(1)]]), () => held)[0]?.row?.ports, [2, 3, 4, 5, 6, 7].map(uuid), 'one that fits applies');
+  t.same(decodeTableRows(schema, rowWith([[uuid(size + 1)], [uuid(1)]]), () => held)[0]?.row?.ports, Array.from({ length: size }, (_, i) => uuid(i + 2)), 'one that fits applies');
+  t.same(held.ports, ports, 'the held row is left as it was');
   t.throws(() => decodeTableRows(schema, rowWith([[uuid(7)], []])), /does not hold/, 'without held rows at all (an agent that named no table): refused');
 });
