@@ -7,6 +7,7 @@ import { Packr } from 'msgpackr';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
 import { compareAtoms, isUuid } from '../ovsdb/index.js';
+import { SmallMap, emptyMap } from '../ovsdb/datum.js';
 import type { ViewChange } from './sb-interest.js';
 
 export const southboundServiceName = 'ovnts.southbound.Southbound';
@@ -300,12 +301,17 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Ro
       if (!Array.isArray(raw) || raw.length !== 2) return bad();
       const [keys, values] = raw as [unknown, unknown];
       if (!Array.isArray(keys) || !Array.isArray(values) || keys.length !== values.length || keys.length > column.type.max) return bad();
-      const m = new Map<Atom, Atom>();
       keys.forEach((k, i) => {
-        const v: unknown = values[i];
-        if (!atomOk(column, k, true) || !atomOk(column, v, false)) bad();
-        m.set(k as Atom, v as Atom);
+        if (!atomOk(column, k, true) || !atomOk(column, values[i], false)) bad();
       });
+      // As the member's rows hold them (ovsdb/datum.ts): a Map's hash table costs about 190
+      // bytes whatever it holds, and most map columns of an agent's rows (a logical flow's tags
+      // and external_ids, a port's options) hold none, one or two entries.
+      if (keys.length === 0) return emptyMap;
+      if (keys.length === 1) return new SmallMap(keys[0] as Atom, values[0] as Atom);
+      if (keys.length === 2 && compareAtoms(keys[0] as Atom, keys[1] as Atom) < 0) return new SmallMap(keys[0] as Atom, values[0] as Atom, keys[1] as Atom, values[1] as Atom);
+      const m = new Map<Atom, Atom>();
+      keys.forEach((k, i) => m.set(k as Atom, values[i] as Atom));
       return m;
     }
   }
