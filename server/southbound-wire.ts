@@ -333,6 +333,30 @@ export interface RowSetDiffs {
   readonly columns: ReadonlyMap<string, SetDiff>;
 }
 
+/**
+ * An object with a row's properties (_uuid, _version, then the columns in the wire's order),
+ * all null, that decoded rows are copied from. A row built by adding its columns one by one
+ * with computed names turns into a dictionary past a dozen or so (V8 stops giving objects
+ * extended by keyed stores a fixed layout): a Port_Binding's 22 columns did, and every read
+ * of one of its columns in the flow code was a hash lookup. A copy of an object parsed from
+ * JSON has a fixed layout, and setting its existing properties keeps it.
+ */
+function rowShape(table: string, columns: readonly string[]): Readonly<Record<string, unknown>> {
+  const key = `${table}\u0000${columns.join('\u0000')}`;
+  let shape = rowShapes.get(key);
+  if (shape === undefined) {
+    shape = JSON.parse(JSON.stringify(Object.fromEntries(['_uuid', '_version', ...columns].map((c) => [c, null])))) as Record<string, unknown>;
+    // One per table and column order: a member sends one order per table, so a full cache
+    // means someone is sending orders at random; they get no cache, not unbounded memory.
+    if (rowShapes.size < ROW_SHAPES_MAX) rowShapes.set(key, shape);
+  }
+  return shape;
+}
+
+/** Row shapes kept (see rowShape): the SB schema has a few dozen tables. */
+const ROW_SHAPES_MAX = 256;
+const rowShapes = new Map<string, Readonly<Record<string, unknown>>>();
+
 /** One decoded row change: the row as it is now, or undefined for a removal. */
 export interface DecodedChange {
   readonly table: string;
@@ -361,6 +385,7 @@ export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?
   if (new Set(tr.columns).size !== columns.length || columns.length !== ts.columns.size) {
     throw new WireError(`${tr.table}: the rows name ${columns.length} distinct columns, the schema has ${ts.columns.size}`);
   }
+  const shape = rowShape(tr.table, tr.columns);
   const out: DecodedChange[] = [];
   for (const uuid of tr.removes) {
     if (!isUuid(uuid)) throw new WireError(`${tr.table}: a removal names ${JSON.stringify(uuid)}, not a uuid`);
@@ -376,7 +401,9 @@ export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?
     if (!Array.isArray(raw) || raw.length !== columns.length + 2 || !isUuid(raw[0]) || !isUuid(raw[1])) {
       throw new WireError(`${tr.table}: a row is not [uuid, version, ${columns.length} values]`);
     }
-    const row: Record<string, Value> = { _uuid: raw[0], _version: raw[1] };
+    const row = { ...shape } as Record<string, Value>;
+    row._uuid = raw[0];
+    row._version = raw[1];
     let had: Row | undefined;
     let diffs: Map<string, SetDiff> | undefined;
     columns.forEach((c, i) => {

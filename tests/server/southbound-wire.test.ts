@@ -144,3 +144,26 @@ for (const size of [6, 200]) t.test(`a difference that does not fit the held row
   t.same(held.ports, ports, 'the held row is left as it was');
   t.throws(() => decodeTableRows(schema, rowWith([[uuid(7)], []])), /does not hold/, 'without held rows at all (an agent that named no table): refused');
 });
+
+t.test('a decoded row of many columns keeps a fixed layout (not a dictionary)', async (t) => {
+  // V8's own test of an object's layout, reachable once natives syntax is allowed. A row built
+  // by adding two dozen computed properties one by one becomes a dictionary: every column read
+  // in the agent's flow code is then a hash lookup.
+  let fast: ((o: object) => boolean) | undefined;
+  try {
+    (await import('node:v8')).setFlagsFromString('--allow-natives-syntax');
+    fast = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
+  } catch {
+    t.comment('this V8 does not expose %HasFastProperties: nothing to check');
+    return;
+  }
+  const ts = schema.tables.get('Port_Binding') as NonNullable<ReturnType<typeof schema.tables.get>>;
+  t.ok(ts.columns.size > 20, 'Port_Binding has more columns than V8 keeps a layout for when they are added one by one');
+  const row: Record<string, unknown> = { _uuid: uuid(1), _version: uuid(2) };
+  for (const c of ts.columns.values()) row[c.name] = defaultValue(c.type);
+  const parts = encodeParts(schema, [{ table: 'Port_Binding', uuid: uuid(1), row: row as unknown as Row }], Number.MAX_SAFE_INTEGER, new Set())[0] ?? [];
+  const [c] = decodeTableRows(schema, parts[0] as WireTableRows);
+  t.ok(c?.row !== undefined && fast(c.row), 'the decoded Port_Binding has fast properties');
+  t.same(Object.keys(c?.row ?? {}).slice(0, 2), ['_uuid', '_version'], 'in the same order as before: _uuid, _version, then the columns');
+  t.same(c?.row, row, 'and the same values');
+});
