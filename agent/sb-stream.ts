@@ -368,10 +368,7 @@ export class SbStream implements SbSource {
     if (++cur.parts > this.limits.partsPerStepMax) throw new ProtocolError(`a step of more than ${this.limits.partsPerStepMax} parts`);
     const schema = sbSchema();
     for (const t of d.tables) {
-      for (const c of decodeTableRows(schema, t, this.heldRow)) {
-        const change: SbRowChange = c.row === undefined ? { table: c.table, uuid: c.uuid } : c.diffs === undefined ? { table: c.table, uuid: c.uuid, row: c.row } : { table: c.table, uuid: c.uuid, row: c.row, diffs: c.diffs };
-        cur.changes.set(keyOf(c.table, c.uuid), change);
-      }
+      for (const c of decodeTableRows(schema, t, this.heldRow)) cur.changes.set(keyOf(c.table, c.uuid), c.row === undefined ? { table: c.table, uuid: c.uuid } : (c as SbRowChange));
     }
     if (d.more) return;
     this.assembly = undefined;

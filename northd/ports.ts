@@ -17,7 +17,8 @@
 // dirty name is projected afresh from the NB database; a recompute projects every name. So
 // the two paths share the projection and differ only in which names they visit.
 import assert from 'node:assert/strict';
-import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import type { ColumnSchema, Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
+import { forEachRefChange } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
@@ -938,34 +939,6 @@ function crNamesOfRouter(db: Database, nbUuid: Uuid, into: Set<string>): void {
   for (const n of names) into.add(crPortName(n));
 }
 
-/**
- * The UUIDs in exactly one of two sets, merged as the sorted arrays OVSDB keeps sets in: a
- * switch of thousands of ports that gains one costs a walk of both, not a hash set of either.
- */
-function symmetricDifference(a: readonly Uuid[], b: readonly Uuid[]): Uuid[] {
-  const out: Uuid[] = [];
-  if (a === b) return out;
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i] as Uuid;
-    const y = b[j] as Uuid;
-    if (x < y) {
-      out.push(x);
-      i++;
-    } else if (x > y) {
-      out.push(y);
-      j++;
-    } else {
-      i++;
-      j++;
-    }
-  }
-  while (i < a.length) out.push(a[i++] as Uuid);
-  while (j < b.length) out.push(b[j++] as Uuid);
-  return out;
-}
-
 export function portsNode(): EngineNode<PortsData, PortsChange> {
   return {
     name: 'ports',
@@ -1013,7 +986,10 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
               const portTable = c.table === 'Logical_Switch' ? 'Logical_Switch_Port' : 'Logical_Router_Port';
               const oldPorts = (oldRow as unknown as { ports: readonly Uuid[] } | undefined)?.ports ?? [];
               const newPorts = (newRow as unknown as { ports: readonly Uuid[] } | undefined)?.ports ?? [];
-              namesOfPortSet(db, portTable, symmetricDifference(oldPorts, newPorts), dirty);
+              // The ports that joined or left: a merge of the sorted sets, not every port.
+              const moved: Uuid[] = [];
+              forEachRefChange((db.table(c.table).schema.columns.get('ports') as ColumnSchema).type, oldPorts, newPorts, (u) => moved.push(u));
+              namesOfPortSet(db, portTable, moved, dirty);
               if (c.table === 'Logical_Switch' && oldPorts.length !== newPorts.length) switchesTouched.add(datapathSbUuid(c.uuid));
               // A router becoming (or ceasing to be) a gateway router changes its ports' type.
               const chassisOf = (r: Row | undefined): string | undefined => (r as unknown as nb.Logical_Router | undefined)?.options.get('chassis');

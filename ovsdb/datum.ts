@@ -328,7 +328,6 @@ export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
   }
 }
 
-/** Every uuid atom of a value that refers to rows of `refTable` through `base`. */
 /**
  * The references a column gains and loses when its value goes from `prev` to `next`: each
  * reference `next` has and `prev` lacks is visited with +1, each one `prev` has and `next` lacks
@@ -382,6 +381,7 @@ export function forEachRefChange(type: ColumnType, prev: Value, next: Value, vis
   }
 }
 
+/** Every uuid atom of a value that refers to rows of `refTable` through `base`. */
 export function forEachRef(type: ColumnType, value: Value, visit: (target: Uuid, base: BaseType) => void): void {
   const keyRef = type.key.refTable !== undefined;
   const valueRef = type.value?.refTable !== undefined;

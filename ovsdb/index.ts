@@ -7,7 +7,7 @@ export { OvsdbError, OvsdbErrorName } from './errors.js';
 export type { AtomicType, BaseType, ColumnKind, ColumnSchema, ColumnType, DatabaseSchema, RefType, TableSchema } from './schema.js';
 export { findColumn, parseDatabaseSchema, schemaToJson } from './schema.js';
 export type { Datum, Row, Value } from './datum.js';
-export { SmallMap, datumFromJson, datumToJson, isMapValue, valueFromJson, valueToJson, valuesEqual } from './datum.js';
+export { SmallMap, datumFromJson, datumToJson, forEachRefChange, isMapValue, valueFromJson, valueToJson, valuesEqual } from './datum.js';
 export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './database.js';
 export { Database, dumpDatabaseJson, rowToJson } from './database.js';
 export type { TransactContext, TransactOutcome } from './transaction.js';
