@@ -42,8 +42,8 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 
 /**
  * Flows owned by a switch datapath itself, to be held in its datapath (`dp.logicalDatapath`):
- * its shard's frozen templates (naming a placeholder datapath of the shard) when the switch has
- * no load balancer VIPs, else those and its hairpin flows.
+ * its shard's frozen templates, naming a placeholder datapath of the shard. A switch with load
+ * balancer VIPs has its own hairpin flows besides (`hairpinFlows`).
  */
 export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): readonly sb.Logical_Flow[] {
   // The flows depend on these six facts only, so they are built (and their UUIDs hashed) once
@@ -56,14 +56,14 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: 
     template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns));
     SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
   }
-  return acl.hasLbVip === true ? [...template, ...hairpinFlows(dp)] : template;
+  return template;
 }
 
 /**
  * Hairpin for load balancers (build_lb_hairpin): a connection from a backend to its own VIP is
  * SNATed to the VIP and sent back out of the port it came from. These carry the switch's hint.
  */
-function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
+export function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
   const d = dp.logicalDatapath;
   const hint: FlowHints = { hint: dp.nbUuid };
   return [

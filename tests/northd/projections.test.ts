@@ -149,7 +149,9 @@ t.test('an NB change yields exactly the SB delta that turns the old view into th
     if (c.kind === 'delete') table.delete(c.uuid);
     else table.set(c.uuid, c.new);
   }
-  t.same(new Set(delta.changes.map((c) => c.table)), new Set(['Logical_Flow', 'Multicast_Group', 'Port_Binding']));
+  // sw0 loses its only port with "unknown": its own flows move to another template, and the
+  // template it leaves is held nowhere else, so the flows both templates share change group.
+  t.same(new Set(delta.changes.map((c) => c.table)), new Set(['Logical_DP_Group', 'Logical_Flow', 'Multicast_Group', 'Port_Binding']));
   for (const [table, rowsNow] of northd.view()) t.same([...(replayed.get(table)?.keys() ?? [])].sort(), [...rowsNow.keys()].sort(), table);
   const sorted = delta.changes.map((c) => `${c.table} ${c.uuid}`);
   t.same(sorted, [...sorted].sort(), 'changes in (table, uuid) order');
@@ -235,11 +237,13 @@ t.test("every row's _version follows its content", async (t) => {
         t.equal(f.logical_datapath.length + f.logical_dp_group.length, 1, 'one datapath or one group');
       } else if (table === 'Logical_DP_Group') {
         // A group is named by its members (their UUIDs' 32-bit words summed), so its content
-        // never changes under its name.
+        // never changes under its name; or it is the group of the flows held through a set of
+        // templates, named by them, and its version follows its members.
         const g = row as unknown as sb.Logical_DP_Group;
         const sum = [0, 1, 2, 3].map((i) => g.datapaths.reduce((acc, dp) => (acc + parseInt(dp.replace(/-/g, '').slice(i * 8, i * 8 + 8), 16)) % 2 ** 32, 0));
-        t.equal(_uuid, hashUuid(['Logical_DP_Group', String(g.datapaths.length), ...sum.map(String)]));
-        t.equal(_version, _uuid);
+        t.ok(g.datapaths.length >= 2, 'a group has two datapaths or more');
+        if (_uuid === hashUuid(['Logical_DP_Group', String(g.datapaths.length), ...sum.map(String)])) t.equal(_version, _uuid);
+        else t.equal(_version, hashUuid(['Logical_DP_Group', _uuid, String(g.datapaths.length), ...sum.map(String)]), 'a group named by its templates is versioned by its members');
       } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
     }
