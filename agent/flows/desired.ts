@@ -339,7 +339,12 @@ export class DesiredFlows {
         if (old !== undefined) for (const f of this.sb.fdbsOfDatapathKey((old as unknown as sb.Datapath_Binding).tunnel_key)) d.fdbs.add(f);
         return;
       case 'Logical_DP_Group':
-        for (const lf of this.sb.logicalFlowsOfGroup(delta.uuid)) d.lflows.add(lf);
+        // A group changes in place as datapaths join and leave it (the group of a template's
+        // flows, as switches come and go): its flows compile to the same OpenFlow unless its
+        // local members changed. A datapath becoming local marks its flows through locality.
+        if (old === undefined || row === undefined || !sameLocalMembers(old['datapaths'] as readonly string[], row['datapaths'] as readonly string[], this.locality)) {
+          for (const lf of this.sb.logicalFlowsOfGroup(delta.uuid)) d.lflows.add(lf);
+        }
         for (const lb of this.sb.loadBalancersOfGroup(delta.uuid)) d.lbs.add(lb);
         return;
       case 'Load_Balancer':
@@ -996,4 +1001,17 @@ function changedKeys<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, sa
   }
   for (const k of b.keys()) if (!a.has(k)) out.push(k);
   return out;
+}
+
+/** Whether two member lists name the same local datapaths. */
+function sameLocalMembers(a: readonly string[], b: readonly string[], locality: Locality): boolean {
+  const local = new Set<string>();
+  for (const dp of a) if (locality.datapaths.has(dp)) local.add(dp);
+  let n = 0;
+  for (const dp of b) {
+    if (!locality.datapaths.has(dp)) continue;
+    if (!local.has(dp)) return false;
+    n++;
+  }
+  return n === local.size;
 }
