@@ -1,4 +1,4 @@
-// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a port ("p <name>"), an
+// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a switch's hairpin ("h <uuid>"), a port ("p <name>"), an
 // (ACL, switch) pair, a (switch, load balancer) pair or a load balancer's health checks (their
 // ARP/ND responders, in the switches of the monitored ports); regenerating an owner replaces its
 // flows. A flow's identity is its content without the datapath (stage, priority, match,
@@ -8,8 +8,9 @@
 // Logical_DP_Group of them. The row's hints (stage-hint, in_out_port) come from the lowest
 // holding, so the result does not depend on the order of changes.
 //
-// Groups are named by their members (a content hash), so every replica and a recompute name
-// them alike; a group lives while a row refers to it. A run notes which datapaths joined or
+// Groups are named by their members (a content hash), or, for flows held only through
+// templates (below), by those templates; either way every replica and a recompute name them
+// alike, and a group lives while a row refers to it. A run notes which datapaths joined or
 // left each flow it touched and settles the rows once at its end (`finish`): the many flows
 // that gain the same datapaths (every default flow of a new switch) share one computation of
 // their new group.
