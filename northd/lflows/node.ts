@@ -1,12 +1,13 @@
-// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a switch's hairpin ("h <uuid>"), a port ("p <name>"), an
-// (ACL, switch) pair, a (switch, load balancer) pair or a load balancer's health checks (their
-// ARP/ND responders, in the switches of the monitored ports); regenerating an owner replaces its
-// flows. A flow's identity is its content without the datapath (stage, priority, match,
-// actions) and the datapath's shard (flow.ts), as ovn-northd 23.03 shares rows (across all
-// datapaths): every (owner, datapath) of a shard that produces the same content holds one row,
-// which names its one datapath in logical_datapath or, when there are several, a
-// Logical_DP_Group of them. The row's hints (stage-hint, in_out_port) come from the lowest
-// holding, so the result does not depend on the order of changes.
+// The Logical_Flow node: flows are owned by a datapath ("d <uuid>"), a switch's hairpin
+// ("h <uuid>"), a port ("p <name>"), an (ACL, switch) pair, a (switch, load balancer) pair or a
+// load balancer's health checks (their ARP/ND responders, in the switches of the monitored
+// ports); regenerating an owner replaces its flows. A flow's identity is its content without
+// the datapath (stage, priority, match, actions) and the datapath's shard (flow.ts), as
+// ovn-northd 23.03 shares rows (across all datapaths): every (owner, datapath) of a shard that
+// produces the same content holds one row, which names its one datapath in logical_datapath
+// or, when there are several, a Logical_DP_Group of them. The row's hints (stage-hint,
+// in_out_port) come from the lowest holding, so the result does not depend on the order of
+// changes.
 //
 // Groups are named by their members (a content hash), or, for flows held only through
 // templates (below), by those templates; either way every replica and a recompute name them
