@@ -313,15 +313,19 @@ function release(data: LflowsData, flow: sb.Logical_Flow, dp: Uuid, out: SbChang
   const gone = uncountVariant(e, flow);
   const via = data.flowTemplates.get(uuid);
   if (e.direct === 0 && via !== undefined) {
-    // Held through templates only again: its class gives its row.
-    unref(data, e.group, out);
-    data.entries.delete(uuid);
-    data.dirty.delete(uuid);
-    for (const t of via) t.mixed.delete(uuid);
-    data.classDirty.add(uuid);
+    demix(data, e, via, out);
     return;
   }
   if (gone || left) data.dirty.add(uuid);
+}
+
+/** A flow held through templates only again: its entry goes, and its class gives its row. */
+function demix(data: LflowsData, e: FlowEntry, via: readonly TemplateHold[], out: SbChangeSet): void {
+  unref(data, e.group, out);
+  data.entries.delete(e.uuid);
+  data.dirty.delete(e.uuid);
+  for (const t of via) t.mixed.delete(e.uuid);
+  data.classDirty.add(e.uuid);
 }
 
 // --- Templates held as a whole. ---
@@ -421,18 +425,24 @@ function insertById(list: TemplateHold[], t: TemplateHold): void {
 }
 
 /** A template comes to be held (in no datapath yet): its flows gain it. */
-function registerTemplate(data: LflowsData, t: TemplateHold): void {
+function registerTemplate(data: LflowsData, t: TemplateHold, out: SbChangeSet): void {
   data.templates.set(t.id, t);
   for (const f of t.flows) {
     const uuid = f._uuid;
-    const via = data.flowTemplates.get(uuid);
+    let via = data.flowTemplates.get(uuid);
     let e = data.entries.get(uuid);
     if (via === undefined) {
-      data.flowTemplates.set(uuid, [t]);
+      data.flowTemplates.set(uuid, (via = [t]));
       // Held directly until now (its own row, or an entry): mixed from now on.
       const row = e === undefined ? (data.table.rows.get(uuid) as sb.Logical_Flow | undefined) : undefined;
       if (row !== undefined) data.entries.set(uuid, (e = FlowEntry.of(row)));
     } else insertById(via, t);
+    if (e !== undefined && e.direct === 0) {
+      // Its last holding of its own went earlier in this run (its entry awaits the settle):
+      // held through templates only now.
+      demix(data, e, via, out);
+      e = undefined;
+    }
     if (e !== undefined) materialize(data, e, t);
     data.classDirty.add(uuid);
   }
@@ -463,10 +473,10 @@ function unregisterTemplate(data: LflowsData, t: TemplateHold, out: SbChangeSet)
 }
 
 /** Holds template `flows` in datapath `dp`. */
-function templateHold(data: LflowsData, flows: readonly sb.Logical_Flow[], dp: Uuid): void {
+function templateHold(data: LflowsData, flows: readonly sb.Logical_Flow[], dp: Uuid, out: SbChangeSet): void {
   const id = templateId(flows);
   let t = data.templates.get(id);
-  if (t === undefined) registerTemplate(data, (t = new TemplateHold(id, flows)));
+  if (t === undefined) registerTemplate(data, (t = new TemplateHold(id, flows)), out);
   const n = t.dps.get(dp) ?? 0;
   t.dps.set(dp, n + 1);
   if (n > 0) return;
@@ -819,7 +829,7 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
     // A template is held and released as a whole: everything old goes, everything new comes.
     if (isTemplate(old, oldLd)) templateRelease(data, old, oldLd[0] as Uuid, out);
     else for (const f of old) release(data, f, heldDp(f, oldLd), out);
-    if (isTemplate(flows, ld)) templateHold(data, flows, ld[0] as Uuid);
+    if (isTemplate(flows, ld)) templateHold(data, flows, ld[0] as Uuid, out);
     else for (const f of flows) hold(data, f, ld ?? f.logical_datapath, out);
   } else if (old.length === 0) {
     for (const f of flows) hold(data, f, ld ?? f.logical_datapath, out);
