@@ -395,6 +395,14 @@ class TxnBuilder {
     return `mutate-row:${table.name}:${kinds.join(',')}`;
   }
 
+  /** Whether an op of the transaction being built so far updates or mutates rows of `table`. */
+  private writesTableSoFar(table: string): boolean {
+    return this.ops.some((op) => {
+      const o = op as { op?: unknown; table?: unknown } | null;
+      return o !== null && o.table === table && (o.op === 'update' || o.op === 'mutate');
+    });
+  }
+
   /** A mutation of one column of a row whose current value is known, that keeps the row valid. */
   private exactMutation(table: TableLite, column: ColumnLite, current: Json): Json | undefined {
     const type = column.type;
@@ -405,6 +413,9 @@ class TxnBuilder {
         const mutator = this.rng.pick(ARITHMETIC_MUTATORS);
         const arg = this.arithmeticOperand(mutator);
         if (crashesOvsdbServer(values, mutator, arg)) continue;
+        // The value read is the one before this transaction: an earlier op of it may have made
+        // it negative (an update of the whole table, say), and then "*=" 0 would crash it.
+        if (mutator === '*=' && arg === 0 && this.writesTableSoFar(table.name)) continue;
         const results = values.map((v) => applyIntegerMutator(v, mutator, BigInt(arg)));
         if (results.every((r) => typeof r === 'bigint' && r >= BigInt(lo) && r <= BigInt(hi))) return [column.name, mutator, arg];
       }
