@@ -1,0 +1,128 @@
+// The leader's group commit (server/nb-group-proposer.ts), driven with a fake log: what one
+// turn of the event loop gathers goes as one entry; while `txnsInFlightMax` transactions are
+// in unsettled entries a new group waits and fills; below that nothing waits; a full group
+// goes at once; a failed entry frees its room and fails only its own transactions.
+import t from 'tap';
+import type { ProposalOutcome } from '../../cluster/node.js';
+import { decodeCommand, encodeCommand, nbTxn } from '../../server/commands.js';
+import { NbGroupProposer, type GroupLimits } from '../../server/nb-group-proposer.js';
+import type { ApplyResult } from '../../server/nb-state-machine.js';
+
+/** One entry proposed to the fake log: the names of its transactions, settled by the test. */
+interface Proposed {
+  readonly names: string[];
+  readonly resolve: (o: ProposalOutcome) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function txn(name: string): Uint8Array {
+  return encodeCommand(nbTxn([{ op: 'insert', table: 'Logical_Switch', row: { name } }], [1, 2, 3, 4]));
+}
+
+function nameOf(c: { kind: string; ops?: readonly unknown[] }): string {
+  return ((c.ops?.[0] as { row: { name: string } }).row.name);
+}
+
+function fakeLog(limits: GroupLimits): { proposer: NbGroupProposer; entries: Proposed[] } {
+  const entries: Proposed[] = [];
+  const proposer = new NbGroupProposer(
+    (data) =>
+      new Promise<ProposalOutcome>((resolve, reject) => {
+        const c = decodeCommand(data);
+        const names = c.kind === 'nb-group' ? c.txns.map(nameOf) : c.kind === 'nb-txn' ? [nameOf(c)] : [`?${c.kind}`];
+        entries.push({ names, resolve, reject });
+      }),
+    limits,
+  );
+  return { proposer, entries };
+}
+
+/** Settles entry `e` as applied: each transaction committed at revision `index`. */
+function apply(e: Proposed, index: number): void {
+  const one = (): ApplyResult => ({ kind: 'committed', results: [], revision: index });
+  const result: ApplyResult = e.names.length === 1 ? one() : { kind: 'group', results: e.names.map(one), revision: index };
+  e.resolve({ index, result });
+}
+
+const limits = (txnsInFlightMax: number, txnsMax = 64): GroupLimits => ({ txnsMax, bytesMax: 512 * 1024, txnsInFlightMax });
+
+t.test('one turn, one entry; a lone transaction goes alone at once', async (t) => {
+  const { proposer, entries } = fakeLog(limits(8));
+  const lone = proposer.propose(txn('a'));
+  await turn();
+  t.same(entries.map((e) => e.names), [['a']], 'proposed after one turn, as a plain nb-txn');
+  apply(entries[0] as Proposed, 5);
+  t.same(await lone, { kind: 'committed', results: [], revision: 5 });
+  const three = ['b', 'c', 'd'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  t.same(entries.map((e) => e.names), [['a'], ['b', 'c', 'd']], 'the three of one turn in one group, in order');
+  apply(entries[1] as Proposed, 6);
+  t.same((await Promise.all(three)).map((r) => r.revision), [6, 6, 6], 'each hears its own result');
+  t.same(proposer.counters, { groups: 1, groupedTxns: 3, single: 1 });
+});
+
+t.test('below the window nothing waits: a second entry goes while the first is in flight', async (t) => {
+  const { proposer, entries } = fakeLog(limits(4));
+  const first = ['a', 'b', 'c'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const second = ['d'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  t.same(entries.map((e) => e.names), [['a', 'b', 'c'], ['d']], 'three in flight, under four: the next went at once');
+  apply(entries[0] as Proposed, 1);
+  apply(entries[1] as Proposed, 2);
+  await Promise.all([...first, ...second]);
+});
+
+t.test('with the window full a new group waits and fills until an entry settles', async (t) => {
+  const { proposer, entries } = fakeLog(limits(4));
+  const first = ['a', 'b', 'c', 'd'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  t.equal(entries.length, 1, 'four in flight: the window is full');
+  const waiting: Promise<ApplyResult>[] = [];
+  for (const n of ['e', 'f', 'g']) {
+    waiting.push(proposer.propose(txn(n)));
+    await turn();
+    await turn();
+  }
+  t.equal(entries.length, 1, 'nothing proposed while the window stayed full, over several turns');
+  apply(entries[0] as Proposed, 1);
+  await Promise.all(first);
+  t.same(entries.map((e) => e.names), [['a', 'b', 'c', 'd'], ['e', 'f', 'g']], 'once it settled, the three that waited went as one group');
+  apply(entries[1] as Proposed, 2);
+  t.same((await Promise.all(waiting)).map((r) => r.revision), [2, 2, 2]);
+});
+
+t.test('a full group goes at once, window or not', async (t) => {
+  const { proposer, entries } = fakeLog(limits(2, 3));
+  const first = ['a', 'b'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const more = ['c', 'd', 'e', 'f'].map((n) => proposer.propose(txn(n)));
+  t.same(entries.map((e) => e.names), [['a', 'b'], ['c', 'd', 'e']], 'the fourth found three pending (txnsMax) and sent them');
+  await turn();
+  t.equal(entries.length, 2, 'the one left waits: the window is full');
+  apply(entries[0] as Proposed, 1);
+  await Promise.all(first);
+  t.equal(entries.length, 2, 'with a and b settled, c, d and e still fill the window');
+  apply(entries[1] as Proposed, 2);
+  await Promise.all(more.slice(0, 3));
+  t.same(entries.map((e) => e.names).at(-1), ['f'], 'f goes once they settle');
+  apply(entries[2] as Proposed, 3);
+  t.equal((await more[3])?.revision, 3);
+});
+
+t.test('a failed entry fails its own transactions and frees its room', async (t) => {
+  const { proposer, entries } = fakeLog(limits(2));
+  const first = ['a', 'b'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const later = proposer.propose(txn('c'));
+  await turn();
+  t.equal(entries.length, 1, 'c waits behind a full window');
+  const lost = new Error('not the leader');
+  (entries[0] as Proposed).reject(lost);
+  for (const p of first) await t.rejects(p, lost, 'its transactions fail as the entry did');
+  t.same(entries.map((e) => e.names).at(-1), ['c'], 'the room it held is free: c is proposed');
+  apply(entries[1] as Proposed, 7);
+  t.equal((await later).revision, 7);
+});
