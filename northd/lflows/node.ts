@@ -501,17 +501,20 @@ function templateRelease(data: LflowsData, flows: readonly sb.Logical_Flow[], dp
   if (t.dps.size === 0) unregisterTemplate(data, t, out);
 }
 
-function sortedHas(sorted: readonly Uuid[], x: Uuid): boolean {
+/** The first index of `sorted` whose element is not below `x`. */
+function sortedIndex(sorted: readonly Uuid[], x: Uuid): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const m = sorted[mid] as Uuid;
-    if (m === x) return true;
-    if (m < x) lo = mid + 1;
+    if ((sorted[mid] as Uuid) < x) lo = mid + 1;
     else hi = mid;
   }
-  return false;
+  return lo;
+}
+
+function sortedHas(sorted: readonly Uuid[], x: Uuid): boolean {
+  return sorted[sortedIndex(sorted, x)] === x;
 }
 
 /**
@@ -629,8 +632,24 @@ function representative(e: FlowEntry): sb.Logical_Flow | undefined {
   return flow;
 }
 
-/** The members after this run's joins and leaves: a merge of sorted lists. */
+/** Joins and leaves up to this many are spliced into a copy; more are merged in one walk. */
+const MEMBER_SPLICES_MAX = 8;
+
+/**
+ * The members after this run's joins and leaves (`joined` holds no member, `left` only
+ * members). A switch added or removed is one change to a class of thousands: the copy and
+ * the splice move memory natively, where a walk pushes every member one by one.
+ */
 function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined, left: ReadonlySet<Uuid> | undefined): Uuid[] {
+  if ((joined?.size ?? 0) + (left?.size ?? 0) <= MEMBER_SPLICES_MAX) {
+    const out = old.slice();
+    for (const dp of left ?? []) {
+      const i = sortedIndex(out, dp);
+      if (out[i] === dp) out.splice(i, 1);
+    }
+    for (const dp of joined ?? []) out.splice(sortedIndex(out, dp), 0, dp);
+    return out;
+  }
   const add = joined === undefined ? [] : [...joined].sort();
   const out: Uuid[] = [];
   let j = 0;
