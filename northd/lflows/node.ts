@@ -565,7 +565,7 @@ function settleClasses(data: LflowsData, out: SbChangeSet): Set<Uuid> {
       const all = new Set<Uuid>();
       for (const t of c.templates) for (const dp of t.dps.keys()) all.add(dp);
       const members = [...all].sort();
-      c.members = Object.freeze(members);
+      c.members = members;
       c.sum = withMembers(EMPTY_SUM, members, 1);
       c.fresh = false;
     } else {
@@ -580,7 +580,7 @@ function settleClasses(data: LflowsData, out: SbChangeSet): Set<Uuid> {
         }
       }
       if (joined.size > 0 || left.size > 0) {
-        c.members = Object.freeze(newMembers(before, joined, left));
+        c.members = newMembers(before, joined, left);
         c.sum = withMembers(withMembers(c.sum, joined, 1), left, -1);
       }
     }
@@ -642,7 +642,7 @@ const MEMBER_SPLICES_MAX = 8;
  */
 function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined, left: ReadonlySet<Uuid> | undefined): Uuid[] {
   if ((joined?.size ?? 0) + (left?.size ?? 0) <= MEMBER_SPLICES_MAX) {
-    const out = old.slice();
+    const out = Array.from(old);
     for (const dp of left ?? []) {
       const i = sortedIndex(out, dp);
       if (out[i] === dp) out.splice(i, 1);
@@ -683,13 +683,13 @@ function withMembers(sum: SetSum, dps: Iterable<Uuid>, sign: 1 | -1): SetSum {
 
 /**
  * The group of exactly `members` (sorted, at least two, summing to `sum`), made when first
- * needed; a new group keeps `members` itself (the caller's fresh array), frozen.
+ * needed; a new group keeps `members` itself (the caller's fresh array).
  */
 function groupOf(data: LflowsData, members: Uuid[], sum: SetSum, out: SbChangeSet): DpGroup {
   const uuid = hashUuid(['Logical_DP_Group', String(members.length), ...sum.map(String)]);
   let g = data.groups.get(uuid);
   if (g === undefined) {
-    const row: sb.Logical_DP_Group = { _uuid: uuid, _version: uuid, datapaths: Object.freeze(members) };
+    const row: sb.Logical_DP_Group = { _uuid: uuid, _version: uuid, datapaths: members };
     g = { row, sum, ref: Object.freeze([uuid]), refs: 0 };
     data.groups.set(uuid, g);
     data.groupTable.insert(row, out);
