@@ -12,7 +12,9 @@
 // transactions in flight). So a new group also waits while `txnsInFlightMax` transactions are
 // in entries proposed here and not yet settled: what arrives meanwhile goes in the next one,
 // the same work in fewer, larger entries (about fourteen each at 32 in flight). Below that
-// many in flight nothing waits, so a serial client, or a few, see no change.
+// many in flight nothing waits, so a serial client, or a few, see no change. A group waits at
+// most `groupWaitMsMax`: on a deposed leader the entries in flight may hang until their
+// proposals time out, and what waits behind them should fail over (not-leader) at once.
 //
 // Grouping is decided here, on the proposer, and recorded in the entry: every replica applies
 // the same groups, so the projection stays deterministic (tunnel keys, revisions) whatever
@@ -31,12 +33,19 @@ export interface GroupLimits {
    * group waits to fill.
    */
   readonly txnsInFlightMax: number;
+  /**
+   * The longest a group waits for room. Entries in flight settle within a commit in a healthy
+   * cluster; on a leader that lost its place they may hang until their proposal times out, and
+   * what waits behind them should fail over at once (not-leader) rather than wait with them.
+   */
+  readonly groupWaitMsMax: number;
 }
 
 export const groupDefaults: GroupLimits = {
   txnsMax: 64,
   bytesMax: 512 * 1024,
   txnsInFlightMax: 8,
+  groupWaitMsMax: 100,
 };
 
 interface Waiting {
@@ -51,6 +60,8 @@ export class NbGroupProposer {
   private scheduled = false;
   /** Transactions in entries proposed and not yet settled (committed and applied, or failed). */
   private inFlight = 0;
+  /** Flushes a group that has waited groupWaitMsMax for room. */
+  private waitTimer: NodeJS.Timeout | undefined;
   /** Group entries proposed, and the transactions they carried (for metrics and tests). */
   readonly counters = { groups: 0, groupedTxns: 0, single: 0 };
 
@@ -74,8 +85,10 @@ export class NbGroupProposer {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        // With the window full, the group keeps filling until an entry settles (settled()).
+        // With the window full, the group keeps filling until an entry settles (settled()),
+        // or for groupWaitMsMax at most.
         if (this.inFlight < this.limits.txnsInFlightMax) this.flush();
+        else this.waitTimer ??= setTimeout(() => this.flush(), this.limits.groupWaitMsMax);
       });
     });
   }
@@ -97,6 +110,10 @@ export class NbGroupProposer {
   }
 
   private flush(): void {
+    if (this.waitTimer !== undefined) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
+    }
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];

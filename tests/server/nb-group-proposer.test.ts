@@ -1,7 +1,8 @@
 // The leader's group commit (server/nb-group-proposer.ts), driven with a fake log: what one
 // turn of the event loop gathers goes as one entry; while `txnsInFlightMax` transactions are
-// in unsettled entries a new group waits and fills; below that nothing waits; a full group
-// goes at once; a failed entry frees its room and fails only its own transactions.
+// in unsettled entries a new group waits and fills, for groupWaitMsMax at most; below that
+// nothing waits; a full group goes at once; a failed entry frees its room and fails only its
+// own transactions.
 import t from 'tap';
 import type { ProposalOutcome } from '../../cluster/node.js';
 import { decodeCommand, encodeCommand, nbTxn } from '../../server/commands.js';
@@ -46,7 +47,7 @@ function apply(e: Proposed, index: number): void {
   e.resolve({ index, result });
 }
 
-const limits = (txnsInFlightMax: number, txnsMax = 64): GroupLimits => ({ txnsMax, bytesMax: 512 * 1024, txnsInFlightMax });
+const limits = (txnsInFlightMax: number, txnsMax = 64, groupWaitMsMax = 60_000): GroupLimits => ({ txnsMax, bytesMax: 512 * 1024, txnsInFlightMax, groupWaitMsMax });
 
 t.test('one turn, one entry; a lone transaction goes alone at once', async (t) => {
   const { proposer, entries } = fakeLog(limits(8));
@@ -125,4 +126,18 @@ t.test('a failed entry fails its own transactions and frees its room', async (t)
   t.same(entries.map((e) => e.names).at(-1), ['c'], 'the room it held is free: c is proposed');
   apply(entries[1] as Proposed, 7);
   t.equal((await later).revision, 7);
+});
+
+t.test('a group waits for room at most groupWaitMsMax', async (t) => {
+  const { proposer, entries } = fakeLog(limits(2, 64, 20));
+  const first = ['a', 'b'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const later = proposer.propose(txn('c'));
+  // The first entry never settles here (a deposed leader's proposal, say): c goes anyway.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(entries.map((e) => e.names), [['a', 'b'], ['c']], 'proposed after the wait, with the window still full');
+  apply(entries[1] as Proposed, 2);
+  t.equal((await later).revision, 2);
+  apply(entries[0] as Proposed, 1);
+  await Promise.all(first);
 });
