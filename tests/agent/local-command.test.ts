@@ -4,7 +4,7 @@
 // SIGTERM with --cleanup releases it and unregisters; without --cleanup its registration
 // stays. The SB arrives through the agent stream (the default) or, in the restart test, the
 // Watch fallback. Plus the parsing of central endpoints. Method: the real command line
-// through tsx, stopped by pid.
+// (compiled, tests/helpers/ovnts-bin.ts), stopped by pid.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
@@ -14,9 +14,9 @@ import { AgentConfigError, parseCentralEndpoints } from '../../bin/commands/agen
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 import { boundTo, eventually, startCentral, vsctlFind } from './local-harness.js';
+import { ovntsCommand } from '../helpers/ovnts-bin.js';
 
 const skip = ovsSwitchInstalled() ? false : 'Open vSwitch is not installed';
-const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
 const run = promisify(execFile);
 
 t.test('parseCentralEndpoints', async (t) => {
@@ -36,7 +36,8 @@ t.test('parseCentralEndpoints', async (t) => {
 
 function startAgent(t: Test, args: string[]): { pid: number; output: () => string } {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'agent', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [node, js] = ovntsCommand();
+  const child = spawn(node, [js, 'agent', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const pid = child.pid as number;

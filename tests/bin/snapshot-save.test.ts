@@ -11,9 +11,9 @@ import { readSnapshotFile } from '../../server/snapshot-file.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { ovnts } from '../helpers/ovnts-cli.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
+import { ovntsCommand } from '../helpers/ovnts-bin.js';
 
 const run = promisify(execFile);
-const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
 t.test('snapshot save: a checked file; a progress bar on a terminal only', async (t) => {
   const dir = testdirAfterTeardowns(t, { cluster: {} });
@@ -40,7 +40,7 @@ t.test('snapshot save: a checked file; a progress bar on a terminal only', async
   t.equal((JSON.parse(inspected.stdout) as { nbRows: Record<string, number> }).nbRows.Logical_Switch_Port, 1000, 'every port is in it');
 
   const onTerminal = join(dir, 'terminal.snap');
-  const command = [process.execPath, '--import', 'tsx', bin, 'snapshot', 'save', onTerminal, `--endpoints=${endpoints}`].map((a) => `'${a}'`).join(' ');
+  const command = [...ovntsCommand(), 'snapshot', 'save', onTerminal, `--endpoints=${endpoints}`].map((a) => `'${a}'`).join(' ');
   const tty = await run('script', ['-qec', command, '/dev/null'], { timeout: 60_000, env: { ...process.env, COLUMNS: '120' } });
   t.match(tty.stdout, /saving from 127\.0\.0\.1:\d+ \[.*\] 100% [\d.]+\/[\d.]+ MiB/, 'a progress bar that reaches 100%');
   t.match(tty.stdout, /saved revision \d+/);

@@ -1,11 +1,11 @@
 // Three `ovnts raft-kv` processes on loopback with LevelDB in temp folders: kill -9 the
 // leader 20 times during a stream of writes, restarting it each time. Afterwards every
 // acknowledged write is on every node and all replicas hold byte-identical state.
-import { join } from 'node:path';
 import t from 'tap';
 import type { KvClient } from '../../cluster/kv-service.js';
 import { RaftKvCluster } from '../helpers/raft-kv-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
+import { ovntsCommand } from '../helpers/ovnts-bin.js';
 
 const kills = Number(process.env.OVNTS_KILLS ?? 20);
 const writers = 4;
@@ -25,7 +25,7 @@ t.test(`kill -9 the leader ${kills} times during writes: no acknowledged write i
   const dir = testdirAfterTeardowns(t);
   const cluster = await RaftKvCluster.start({
     dir,
-    ovnts: [process.execPath, '--import', 'tsx', join(import.meta.dirname, '../../bin/ovnts.ts')],
+    ovnts: ovntsCommand(),
     tickMs: 20,
     electionTicks: 10,
     snapshotEntries: 200,

@@ -13,11 +13,11 @@ import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js
 import type { Rng } from '../helpers/seeded-rng.js';
 import { freePortBlock } from './ports.js';
 import { FaultProxy } from './proxy.js';
+import { ovntsCommand } from '../helpers/ovnts-bin.js';
 
-const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
 export const clusterLimits = {
-  /** How long a member may take to answer Status after it was started (tsx compiles first). */
+  /** How long a member may take to answer Status after it was started (under load, on a 2-core machine). */
   startMsMax: 60_000,
   /** How long a process may take to die after SIGKILL/SIGTERM. */
   exitMsMax: 20_000,
@@ -169,9 +169,7 @@ export class FaultCluster {
     const peers = [`${m.name}@${m.id}=127.0.0.1:${m.raftPort}`, ...others.map((o) => `${o.name}@${o.id}=${this.linkOf(m.id, o.id).raft.address}`)];
     const nbPeers = [`${m.name}=127.0.0.1:${m.nbPort}`, ...others.map((o) => `${o.name}=${this.linkOf(m.id, o.id).nb.address}`)];
     return [
-      '--import',
-      'tsx',
-      bin,
+      ovntsCommand()[1],
       'central',
       `--name=${m.name}`,
       `--data-dir=${m.dataDir}`,

@@ -13,9 +13,9 @@ import { until, upCluster, type UpEnv } from './ovnts-cli.js';
 import { ovsSwitchInstalled } from './ovs-switch.js';
 import { stopPid } from './process.js';
 import { testdirAfterTeardowns } from './testdir.js';
+import { ovntsCommand } from './ovnts-bin.js';
 
 const execFileAsync = promisify(execFile);
-const bin = path.join(import.meta.dirname, '../../bin/ovnts.ts');
 export const PING_WAIT_MS = 90_000;
 
 export const e2eSkip = !ovsSwitchInstalled() ? 'Open vSwitch is not installed'
@@ -28,7 +28,8 @@ export interface Agent {
 
 export function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', bin, 'agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`,
+  const [node, js] = ovntsCommand();
+  const child = spawn(node, [js, 'agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`,
     '--datapath-type=netdev'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (d: Buffer): void => {
     output = (output + d.toString()).slice(-20_000);

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { JsonRpcClient } from './jsonrpc-client.js';
+import { ovntsCommand } from './ovnts-bin.js';
 import { stopPid } from './process.js';
 
 const run = promisify(execFile);
-const bin = join(import.meta.dirname, '../../bin/ovnts.ts');
 
 export interface CliResult {
   readonly code: number;
@@ -19,10 +19,11 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs `ovnts ARGS...` (through tsx) to completion; a non-zero exit is a result, not a throw. */
+/** Runs `ovnts ARGS...` (the compiled one) to completion; a non-zero exit is a result, not a throw. */
 export async function ovnts(...args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', bin, ...args], { timeout: 60_000 });
+    const [node, js] = ovntsCommand();
+    const { stdout, stderr } = await run(node, [js, ...args], { timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -24,7 +24,7 @@ export function freePort(): Promise<number> {
 export interface RaftKvClusterOptions {
   readonly dir: string;
   readonly size?: number;
-  /** The command that runs `ovnts`: e.g. [node, '--import', 'tsx', 'bin/ovnts.ts']. */
+  /** The command that runs `ovnts`: e.g. ovntsCommand() (tests/helpers/ovnts-bin.ts). */
   readonly ovnts: readonly string[];
   readonly tickMs?: number;
   readonly electionTicks?: number;

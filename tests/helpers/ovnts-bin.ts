@@ -1,0 +1,51 @@
+// The `ovnts` command that tests start as a process: the compiled dist/bin/ovnts.js, which
+// `npm test` builds first (`npm run build:all`). Through tsx every process paid about a second
+// of CPU more to compile its modules, and the suite starts hundreds of them (cluster members,
+// agents, one-shot commands) on a 2-core machine.
+//
+// A dist older than its sources would test old code without saying so: that is refused, with
+// the command that fixes it. The tests themselves still run from source through tsx.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/** The repository: two folders up from here, or three when this runs compiled (dist/tests/helpers, as the benches do). */
+const root = join(import.meta.dirname, import.meta.filename.endsWith('.js') ? '../../..' : '../..');
+/** The folders whose compiled code a started `ovnts` runs. */
+const SOURCE_DIRS = ['ovsdb', 'cluster', 'northd', 'server', 'agent', 'bin'] as const;
+
+/** The compiled entry point. */
+export const ovntsJs = join(root, 'dist/bin/ovnts.js');
+
+function* sources(dir: string): Generator<string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* sources(p);
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) yield p;
+  }
+}
+
+/** The first source file whose compiled form is missing or older, or undefined when none is. */
+export function staleSource(): string | undefined {
+  for (const dir of SOURCE_DIRS) {
+    for (const src of sources(join(root, dir))) {
+      const rel = relative(root, src);
+      const js = join(root, 'dist', rel.replace(/\.ts$/, '.js'));
+      if (!existsSync(js) || statSync(js).mtimeMs < statSync(src).mtimeMs) return rel;
+    }
+  }
+  return undefined;
+}
+
+let checked = false;
+
+/** [node, dist/bin/ovnts.js]: spawn it with the command's arguments after it. */
+export function ovntsCommand(): [string, string] {
+  if (!checked) {
+    const stale = staleSource();
+    if (stale !== undefined) {
+      throw new Error(`dist/ is older than ${stale} (or lacks it): run \`npm run build:all\` before the tests that start ovnts`);
+    }
+    checked = true;
+  }
+  return [process.execPath, ovntsJs];
+}
