@@ -81,15 +81,16 @@ t.test('kill -9 of the member the agent streams from: it resumes on another with
   const connected = [...agent.output().matchAll(/SB source connected to (\S+)/g)].map((m) => m[1] as string);
   const member = env.sbGrpc.indexOf(connected.at(-1) ?? '');
   t.ok(member >= 0, `the agent streams from member ${member} (${connected.at(-1)})`);
-  // 20 s of pings, 10 a second, with the member killed 3 s in.
-  const pinging = vm1.exec('ping', '-i', '0.1', '-w', '20', '-W', '1', '10.16.0.2').catch((err: { stdout?: string }) => err.stdout ?? '');
+  // 10 s of pings, 10 a second, with the member killed 3 s in: 7 s to see it recover from an
+  // election of about 1 s.
+  const pinging = vm1.exec('ping', '-i', '0.1', '-w', '10', '-W', '1', '10.16.0.2').catch((err: { stdout?: string }) => err.stdout ?? '');
   await new Promise((r) => setTimeout(r, 3_000));
   process.kill(env.pids[member] as number, 'SIGKILL');
   const out = await pinging;
   const seqs = [...out.matchAll(/icmp_seq=(\d+)/g)].map((m) => Number(m[1]));
   let gap = 0;
   for (let i = 1; i < seqs.length; i++) gap = Math.max(gap, (seqs[i] as number) - (seqs[i - 1] as number) - 1);
-  t.ok(seqs.length > 100, `${seqs.length} replies in 20 s`);
+  t.ok(seqs.length > 50, `${seqs.length} replies in 10 s`);
   t.ok(gap * 100 <= 2_000, `the longest run of lost pings was ${gap * 100} ms (an election is about 1 s)`);
 
   const resumed = await untilLogged('the agent reconnects to another member', async () => {
