@@ -14,7 +14,7 @@ import { AgentConfigError, parseCentralEndpoints } from '../../bin/commands/agen
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 import { boundTo, eventually, startCentral, vsctlFind } from './local-harness.js';
-import { ovntsCommand } from '../helpers/ovnts-bin.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
 
 const skip = ovsSwitchInstalled() ? false : 'Open vSwitch is not installed';
 const run = promisify(execFile);
@@ -36,8 +36,7 @@ t.test('parseCentralEndpoints', async (t) => {
 
 function startAgent(t: Test, args: string[]): { pid: number; output: () => string } {
   let output = '';
-  const [node, js] = ovntsCommand();
-  const child = spawn(node, [js, 'agent', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...ovntsArgv('agent', ...args), { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const pid = child.pid as number;

@@ -11,7 +11,7 @@ import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js
 import { freeBasePort, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { stopPid } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
-import { ovntsCommand } from '../helpers/ovnts-bin.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
 
 
 
@@ -47,8 +47,7 @@ t.test('add a member, let it lead, remove another; ids are never reused', async 
   t.same(reply.voters, [1, 2, 3, 4]);
   const args = reply.start.replace('DIR', join(root, 'n4')).split(' ').slice(1);
   const log = openSync(join(root, 'n4.log'), 'a');
-  const [node, js] = ovntsCommand();
-  const child = spawn(node, [js, ...args], { stdio: ['ignore', log, log], detached: true });
+  const child = spawn(...ovntsArgv(...args), { stdio: ['ignore', log, log], detached: true });
   child.unref();
   pids.push(child.pid as number);
 

@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { ovntsCommand } from '../helpers/ovnts-bin.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
 
 const run = promisify(execFile);
 const ovnts = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   try {
-    const { stdout, stderr } = await run(ovntsCommand()[0], [ovntsCommand()[1], ...args]);
+    const { stdout, stderr } = await run(...ovntsArgv(...args));
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

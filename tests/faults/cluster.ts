@@ -13,7 +13,7 @@ import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js
 import type { Rng } from '../helpers/seeded-rng.js';
 import { freePortBlock } from './ports.js';
 import { FaultProxy } from './proxy.js';
-import { ovntsCommand } from '../helpers/ovnts-bin.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
 
 
 export const clusterLimits = {
@@ -169,7 +169,6 @@ export class FaultCluster {
     const peers = [`${m.name}@${m.id}=127.0.0.1:${m.raftPort}`, ...others.map((o) => `${o.name}@${o.id}=${this.linkOf(m.id, o.id).raft.address}`)];
     const nbPeers = [`${m.name}=127.0.0.1:${m.nbPort}`, ...others.map((o) => `${o.name}=${this.linkOf(m.id, o.id).nb.address}`)];
     return [
-      ovntsCommand()[1],
       'central',
       `--name=${m.name}`,
       `--data-dir=${m.dataDir}`,
@@ -186,7 +185,7 @@ export class FaultCluster {
   private spawn(m: Member): void {
     if (m.state === 'running' || m.state === 'paused') throw new Error(`${m.name} is already running`);
     const log = openSync(m.logPath, 'a');
-    const child = spawn(process.execPath, this.argsOf(m), { stdio: ['ignore', log, log] });
+    const child = spawn(...ovntsArgv(...this.argsOf(m)), { stdio: ['ignore', log, log] });
     closeSync(log);
     m.child = child;
     m.state = 'running';

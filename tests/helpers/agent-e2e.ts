@@ -13,7 +13,7 @@ import { until, upCluster, type UpEnv } from './ovnts-cli.js';
 import { ovsSwitchInstalled } from './ovs-switch.js';
 import { stopPid } from './process.js';
 import { testdirAfterTeardowns } from './testdir.js';
-import { ovntsCommand } from './ovnts-bin.js';
+import { ovntsArgv } from './ovnts-bin.js';
 
 const execFileAsync = promisify(execFile);
 export const PING_WAIT_MS = 90_000;
@@ -28,9 +28,8 @@ export interface Agent {
 
 export function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
   let output = '';
-  const [node, js] = ovntsCommand();
-  const child = spawn(node, [js, 'agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`,
-    '--datapath-type=netdev'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, argv] = ovntsArgv('agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`, '--datapath-type=netdev');
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (d: Buffer): void => {
     output = (output + d.toString()).slice(-20_000);
   };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { JsonRpcClient } from './jsonrpc-client.js';
-import { ovntsCommand } from './ovnts-bin.js';
+import { ovntsArgv } from './ovnts-bin.js';
 import { stopPid } from './process.js';
 
 const run = promisify(execFile);
@@ -22,8 +22,8 @@ export interface CliResult {
 /** Runs `ovnts ARGS...` (the compiled one) to completion; a non-zero exit is a result, not a throw. */
 export async function ovnts(...args: string[]): Promise<CliResult> {
   try {
-    const [node, js] = ovntsCommand();
-    const { stdout, stderr } = await run(node, [js, ...args], { timeout: 60_000 });
+    const [file, argv] = ovntsArgv(...args);
+    const { stdout, stderr } = await run(file, argv, { timeout: 60_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
