@@ -25,7 +25,7 @@ function* sources(dir: string): Generator<string> {
 }
 
 /** The first source file whose compiled form is missing or older, or undefined when none is. */
-export function staleSource(): string | undefined {
+function staleSource(): string | undefined {
   for (const dir of SOURCE_DIRS) {
     for (const src of sources(join(root, dir))) {
       const rel = relative(root, src);
