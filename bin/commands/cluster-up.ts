@@ -3,6 +3,7 @@
 // log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints and pids in shell syntax.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
@@ -70,6 +71,49 @@ async function waitForLeader(addresses: string[], failure: () => string | undefi
   }
 }
 
+/** The ports of the i-th member: `--base-port`'s layout. */
+interface MemberPorts {
+  readonly nbGrpc: number;
+  readonly raft: number;
+  readonly ovsdbNb: number;
+  readonly metrics: number;
+  readonly ovsdbSb: number;
+}
+
+function memberPorts(base: number, i: number): MemberPorts {
+  return { nbGrpc: base + 1 + i, raft: base + 11 + i, ovsdbNb: base + 21 + i, metrics: base + 31 + i, ovsdbSb: base + 41 + i };
+}
+
+const portUse: Readonly<Record<keyof MemberPorts, string>> = {
+  nbGrpc: 'Northbound gRPC',
+  raft: 'Raft',
+  ovsdbNb: 'OVSDB (OVN_Northbound)',
+  metrics: 'metrics',
+  ovsdbSb: 'OVSDB (OVN_Southbound)',
+};
+
+/** Whether something else listens on 127.0.0.1:port (a bind there fails). */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const probe = createServer();
+    probe.once('error', () => resolvePort(true));
+    probe.listen({ host: '127.0.0.1', port, exclusive: true }, () => probe.close(() => resolvePort(false)));
+  });
+}
+
+/**
+ * Refuses to start when a port of the new members is taken. Without this check, a second
+ * cluster started on the ports of a running one found that one's leader and reported success
+ * while its own members had already exited.
+ */
+async function checkPortsFree(names: readonly string[], ports: readonly MemberPorts[]): Promise<void> {
+  for (const [i, name] of names.entries()) {
+    for (const [use, port] of Object.entries(ports[i] as MemberPorts) as [keyof MemberPorts, number][]) {
+      if (await portInUse(port)) throw new Error(`port ${port} (${name}'s ${portUse[use]}) is in use on 127.0.0.1: is another cluster running there? Choose another --base-port`);
+    }
+  }
+}
+
 /**
  * Creates the NB_Global row if the database has none, as `ovn-nbctl init` does: OVN's tools
  * expect it. maxRows 1 makes a concurrent second insert fail instead of duplicating it.
@@ -104,24 +148,25 @@ export function registerUpCommands(program: Command): void {
       const n = Number(o.nodes);
       const base = Number(o.basePort);
       if (!Number.isInteger(n) || n < 1 || n > 7) throw new Error('--nodes must be 1 to 7');
+      if (!Number.isInteger(base) || base < 1 || memberPorts(base, n - 1).ovsdbSb > 65535) throw new Error(`--base-port must be a number from 1 to ${65535 - memberPorts(0, n - 1).ovsdbSb}`);
       mkdirSync(dataDir, { recursive: true });
       const previous = readEnv(dataDir);
       const running = (previous?.MEMBER_PIDS ?? '').split(' ').filter(Boolean).map(Number).filter((p) => isAlive(p) && isOurMember(p, dataDir));
       if (running.length > 0) throw new Error(`a cluster is already running in ${dataDir} (pids ${running.join(' ')}); run ovnts down --data-dir ${o.dataDir}`);
       const names = Array.from({ length: n }, (_, i) => `n${i + 1}`);
-      const nb = names.map((name, i) => `${name}=127.0.0.1:${base + 1 + i}`).join(',');
-      const raft = names.map((name, i) => `${name}=127.0.0.1:${base + 11 + i}`).join(',');
+      const ports = names.map((_, i) => memberPorts(base, i));
+      const nb = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.nbGrpc}`).join(',');
+      const raft = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.raft}`).join(',');
+      await checkPortsFree(names, ports);
       const script = process.argv[1] as string;
       const pids: number[] = [];
       // A member that exits while the cluster starts (a port in use, a locked data folder)
       // fails `up` at once, with its name; its log says why.
       let exited: string | undefined;
-      for (const name of names) {
+      for (const [i, name] of names.entries()) {
         const log = openSync(join(dataDir, `${name}.log`), 'a');
-        const ovsdbPort = base + 21 + names.indexOf(name);
-        const metricsPort = base + 31 + names.indexOf(name);
-        const sbPort = base + 41 + names.indexOf(name);
-        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${ovsdbPort}:127.0.0.1`, `--ovsdb-sb=ptcp:${sbPort}:127.0.0.1`, `--metrics=127.0.0.1:${metricsPort}`], {
+        const p = ports[i] as MemberPorts;
+        const child = spawn(process.execPath, [...process.execArgv, script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -131,10 +176,10 @@ export function registerUpCommands(program: Command): void {
         child.unref();
         pids.push(child.pid as number);
       }
-      const addresses = names.map((_, i) => `127.0.0.1:${base + 1 + i}`);
-      const ovsdbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 21 + i}`).join(',');
-      const metricsUrls = names.map((_, i) => `http://127.0.0.1:${base + 31 + i}`).join(',');
-      const sbRemotes = names.map((_, i) => `tcp:127.0.0.1:${base + 41 + i}`).join(',');
+      const addresses = ports.map((p) => `127.0.0.1:${p.nbGrpc}`);
+      const ovsdbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbNb}`).join(',');
+      const metricsUrls = ports.map((p) => `http://127.0.0.1:${p.metrics}`).join(',');
+      const sbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbSb}`).join(',');
       // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
       // Northbound API, so SB_GRPC is NB_GRPC; it has a line of its own for agents to read.
       writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);

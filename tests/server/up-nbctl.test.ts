@@ -2,6 +2,7 @@
 // `ovnts nbctl` changes and reads the NB through them (also with a member killed), and
 // `ovnts down` stops them by pid. Method: the real command line in child processes.
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -14,7 +15,7 @@ import { testdirAfterTeardowns } from '../helpers/testdir.js';
 const run = promisify(execFile);
 
 /** `ovnts up --detach` in the test's folder; its members are stopped by pid at teardown. */
-async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv }> {
+async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv; base: number }> {
   const dir = testdirAfterTeardowns(t);
   const base = await freeBase();
   const up = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base}`, '--detach');
@@ -24,14 +25,23 @@ async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv }> {
   t.teardown(async () => {
     for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
   });
-  return { dir, env };
+  return { dir, env, base };
 }
 
 t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
-  const { dir, env } = await upDetached(t);
+  const { dir, env, base } = await upDetached(t);
   const pids = env.pids;
   t.equal(pids.length, 3);
   const endpoints = env.nbGrpc.join(',');
+
+  // A second cluster on the same ports fails at once and names the port. It used to find this
+  // cluster's leader and report success while its own members had already exited.
+  const second = join(dir, 'second');
+  const clash = await ovnts('up', `--data-dir=${second}`, `--base-port=${base}`, '--detach');
+  t.equal(clash.code, 1, 'up on ports in use fails');
+  t.match(clash.stderr, new RegExp(`port ${base + 1} \\(n1's Northbound gRPC\\) is in use on 127\\.0\\.0\\.1`));
+  t.notOk(existsSync(join(second, 'env')), 'it started no member and wrote no env file');
+  t.same(readUpEnv(dir).pids, pids, "the running cluster's env file is untouched");
   const nbctl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
 
   t.equal((await nbctl('ls-add', 'sw0')).code, 0);
