@@ -2,7 +2,7 @@
 // `ovnts nbctl` changes and reads the NB through them (also with a member killed), and
 // `ovnts down` stops them by pid. Method: the real command line in child processes.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -42,6 +42,8 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   t.match(clash.stderr, new RegExp(`port ${base + 1} \\(n1's Northbound gRPC\\) is in use on 127\\.0\\.0\\.1`));
   t.notOk(existsSync(join(second, 'env')), 'it started no member and wrote no env file');
   t.same(readUpEnv(dir).pids, pids, "the running cluster's env file is untouched");
+  // Members run with a bounded young generation (memberNodeFlags: RSS once idle).
+  for (const pid of pids) t.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--max-semi-space-size=4'), `member ${pid} has --max-semi-space-size=4`);
   const nbctl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
 
   t.equal((await nbctl('ls-add', 'sw0')).code, 0);
