@@ -2,6 +2,7 @@
 // switches and port groups, address sets, static routes, routing policies, NAT, load balancers,
 // DHCP options, and the generic database commands. Method: the
 // command functions in-process against three central nodes (real gRPC on loopback).
+import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { runNbctl } from '../../bin/lib/nbctl/commands.js';
 import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
@@ -358,4 +359,20 @@ t.test('routes, routing policies, NAT, load balancers and DHCP options', async (
   await fails(new RegExp(`^${v6}: dhcp options UUID not found$`), 'dhcp-options-del', v6);
   await fails(/^'dhcp-options-del' command has no '--if-exists' option$/, '--if-exists', 'dhcp-options-del', v6);
   t.equal(await run('dhcp-options-list'), `${v4}\n`);
+});
+
+t.test('with no member reachable, the error names each endpoint and why, as ovn-nbctl does', async (t) => {
+  // Two ports that were just free: nothing listens there.
+  const ports: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    ports.push((server.address() as AddressInfo).port);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  const nb = new Nb(ports.map((p) => new NorthboundClient(`127.0.0.1:${p}`, 10_000)));
+  t.teardown(() => nb.close());
+  const err = await runNbctl(nb, ['ls-list']).then(() => undefined, (e: unknown) => e);
+  t.ok(err instanceof NbctlError, 'a command error, not a crash');
+  t.equal((err as Error).message, `no member answered (${ports.map((p) => `127.0.0.1:${p}: database connection failed (Connection refused)`).join('; ')})`);
 });

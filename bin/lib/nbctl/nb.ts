@@ -13,6 +13,25 @@ const retryableCodes = new Set([4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]
 /** How long `--wait` waits by default, as ovn-nbctl waits without --timeout: long. */
 export const nbctlWaitMsDefault = 300_000;
 
+/** Socket errors as ovn-nbctl words them ("database connection failed (Connection refused)"). */
+const socketErrors: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'Connection refused',
+  EHOSTUNREACH: 'No route to host',
+  ENETUNREACH: 'Network is unreachable',
+  ETIMEDOUT: 'Connection timed out',
+  ENOTFOUND: 'unknown host',
+};
+
+/** Why a member did not answer, in one short phrase rather than grpc's whole status text. */
+function unreachableReason(err: unknown): string {
+  const e = err as { code?: number; details?: string; message?: string };
+  const text = e.details ?? e.message ?? String(err);
+  const socket = /\b(ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ENOTFOUND)\b/.exec(text)?.[1];
+  if (socket !== undefined) return `database connection failed (${socketErrors[socket]})`;
+  if (e.code === 4) return 'no answer in time';
+  return text.replace(/\s*Resolution note:\s*$/, '');
+}
+
 /** Talks to the first member that answers. */
 export class Nb {
   /** With --wait: every transaction also bumps NB_Global.nb_cfg, and the command then waits. */
@@ -32,16 +51,16 @@ export class Nb {
   }
 
   private async first<T>(f: (c: NorthboundClient) => Promise<T>, retryable: ReadonlySet<number> = retryableCodes): Promise<T> {
-    let last: unknown;
+    const failures: string[] = [];
     for (const c of this.clients) {
       try {
         return await f(c);
       } catch (err) {
-        last = err;
         if (!retryable.has((err as { code?: number }).code ?? -1)) throw err;
+        failures.push(`${c.address}: ${unreachableReason(err)}`);
       }
     }
-    throw new NbctlError(`no member answered: ${(last as Error | undefined)?.message ?? 'no endpoints'}`);
+    throw new NbctlError(failures.length === 0 ? 'no endpoints' : `no member answered (${failures.join('; ')})`);
   }
 
   /** Commits ops; a failed transaction becomes an NbctlError with ovn-nbctl's wording. */
