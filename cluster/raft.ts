@@ -73,6 +73,8 @@ export interface RaftCounters {
   droppedMisaddressed: number;
   droppedStaleTerm: number;
   invalidConfChanges: number;
+  /** Acknowledgements of entries beyond the leader's log, ignored (see handleAppendResponse). */
+  droppedBeyondLog: number;
 }
 
 export class Raft {
@@ -128,6 +130,7 @@ export class Raft {
     droppedMisaddressed: 0,
     droppedStaleTerm: 0,
     invalidConfChanges: 0,
+    droppedBeyondLog: 0,
   };
 
   constructor(config: RaftConfig, stored: PersistedState) {
@@ -661,6 +664,15 @@ export class Raft {
         if (pr.state === 'replicate') pr.becomeProbe();
         this.sendAppend(m.from);
       }
+      return;
+    }
+    if (m.index > this.log.lastIndex()) {
+      // No member of this cluster holds an entry its leader lacks: it acknowledges what the
+      // leader sent, its commit index, or the leader's snapshot, all within this log (Leader
+      // Completeness). One that claims more holds another cluster's log under this cluster's id
+      // (say a folder of another cluster started in its place): counting it toward a commit
+      // would be unsafe, and no entry exists to send it.
+      this.counters.droppedBeyondLog++;
       return;
     }
     const oldPaused = pr.isPaused();

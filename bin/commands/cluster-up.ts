@@ -2,12 +2,14 @@
 // development and for the README's main command. Members keep their data in DATA_DIR/nK and
 // log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints and pids in shell syntax.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { isAlive, processArgv } from '../lib/pids.js';
+import { clusterIdFile } from './snapshot.js';
 
 const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
 
@@ -88,6 +90,46 @@ async function waitForLeader(addresses: string[], failure: () => string | undefi
   }
 }
 
+/** The id `ovnts central` takes when given none and its folder has none (members of old folders). */
+const defaultClusterId = 'ovnts';
+
+/**
+ * The members `up` starts and the cluster id it gives them. A folder that holds a cluster keeps
+ * its members (n1..nK, each folder that exists and is not empty) and their id (their cluster-id
+ * files); `--nodes`, when given, must agree. A new folder gets `--nodes` members and a random
+ * id, so that no two clusters started by `up` take each other's Raft messages: every `up`
+ * cluster used to have the one default id, and a member folder left from another cluster (an
+ * `up --nodes 1` folder started again with three members) answered the new leader with a
+ * commit index beyond its log, which stopped that leader.
+ */
+export function upClusterOf(dataDir: string, nodes: number | undefined): { names: string[]; clusterId: string } {
+  const existing = (existsSync(dataDir) ? readdirSync(dataDir, { withFileTypes: true }) : [])
+    .filter((e) => e.isDirectory() && /^n[1-9]\d*$/.test(e.name) && readdirSync(join(dataDir, e.name)).length > 0)
+    .map((e) => e.name)
+    .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+  if (existing.length === 0) {
+    const n = nodes ?? 3;
+    return { names: Array.from({ length: n }, (_, i) => `n${i + 1}`), clusterId: `ovnts-${randomBytes(8).toString('hex')}` };
+  }
+  const names = existing.map((_, i) => `n${i + 1}`);
+  if (existing.join() !== names.join()) {
+    throw new Error(`${dataDir} holds member folders ${existing.join(', ')}, not n1..n${existing.length}: start its members with ovnts central, or use another --data-dir`);
+  }
+  if (nodes !== undefined && nodes !== names.length) {
+    throw new Error(`${dataDir} holds a cluster of ${names.length} member(s) (${names.join(', ')}), not ${nodes}: run ovnts up --nodes ${names.length} there (ovnts cluster add-member grows a running cluster), or use another --data-dir`);
+  }
+  const ids = new Map<string, string>();
+  for (const name of names) {
+    const path = join(dataDir, name, clusterIdFile);
+    ids.set(name, existsSync(path) ? readFileSync(path, 'utf8').trim() : defaultClusterId);
+  }
+  const distinct = new Set(ids.values());
+  if (distinct.size > 1) {
+    throw new Error(`the members in ${dataDir} belong to different clusters: ${[...ids].map(([n, id]) => `${n} ${id}`).join(', ')}`);
+  }
+  return { names, clusterId: [...distinct][0] as string };
+}
+
 /** The ports of the i-th member: `--base-port`'s layout. */
 interface MemberPorts {
   readonly nbGrpc: number;
@@ -157,20 +199,22 @@ export function registerUpCommands(program: Command): void {
     .command('up')
     .description('start (or restart) a local cluster of central nodes and wait for a leader')
     .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
-    .option('--nodes <n>', 'number of members', '3')
+    .option('--nodes <n>', 'number of members of a new cluster (a folder that holds one keeps its members)', '3')
     .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n, HTTP metrics on P+31..P+30+n, OVSDB (OVN_Southbound) on P+41..P+40+n', '16700')
     .option('--detach', 'return once there is a leader and leave the members running')
-    .action(async (o: UpOptions) => {
+    .action(async (o: UpOptions, command: Command) => {
       const dataDir = resolve(o.dataDir);
-      const n = Number(o.nodes);
+      const nodesGiven = command.getOptionValueSource('nodes') !== 'default';
+      const requested = Number(o.nodes);
       const base = Number(o.basePort);
-      if (!Number.isInteger(n) || n < 1 || n > 7) throw new Error('--nodes must be 1 to 7');
-      if (!Number.isInteger(base) || base < 1 || memberPorts(base, n - 1).ovsdbSb > 65535) throw new Error(`--base-port must be a number from 1 to ${65535 - memberPorts(0, n - 1).ovsdbSb}`);
+      if (!Number.isInteger(requested) || requested < 1 || requested > 7) throw new Error('--nodes must be 1 to 7');
       mkdirSync(dataDir, { recursive: true });
       const previous = readEnv(dataDir);
       const running = (previous?.MEMBER_PIDS ?? '').split(' ').filter(Boolean).map(Number).filter((p) => isAlive(p) && isOurMember(p, dataDir));
       if (running.length > 0) throw new Error(`a cluster is already running in ${dataDir} (pids ${running.join(' ')}); run ovnts down --data-dir ${o.dataDir}`);
-      const names = Array.from({ length: n }, (_, i) => `n${i + 1}`);
+      const { names, clusterId } = upClusterOf(dataDir, nodesGiven ? requested : undefined);
+      const n = names.length;
+      if (!Number.isInteger(base) || base < 1 || memberPorts(base, n - 1).ovsdbSb > 65535) throw new Error(`--base-port must be a number from 1 to ${65535 - memberPorts(0, n - 1).ovsdbSb}`);
       const ports = names.map((_, i) => memberPorts(base, i));
       const nb = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.nbGrpc}`).join(',');
       const raft = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.raft}`).join(',');
@@ -183,7 +227,7 @@ export function registerUpCommands(program: Command): void {
       for (const [i, name] of names.entries()) {
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const p = ports[i] as MemberPorts;
-        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`], {
+        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`], {
           detached: true,
           stdio: ['ignore', log, log],
         });

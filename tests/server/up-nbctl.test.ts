@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import type { Test } from 'tap';
+import { upClusterOf } from '../../bin/commands/cluster-up.js';
 import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { freeBasePort as freeBase, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
@@ -142,4 +143,45 @@ t.test('down stops the members while a frozen client still holds connections to 
   t.equal(down.code, 0, `down: ${down.stderr}`);
   t.ok(pids.every((p) => !isAlive(p)), 'every member stopped');
   t.ok(Date.now() - started < 10_000, `down took ${Date.now() - started} ms`);
+});
+
+// A folder keeps the cluster it holds: `up` restarts the members it finds there with their
+// cluster id, and refuses a member count that would mix them with new, empty members (a new
+// leader then took the old member's answers as its own log's: it stopped on an assertion).
+// Each new cluster gets an id of its own, so two `up` clusters never take each other's messages.
+t.test('up keeps a folder\'s members and cluster id, and gives each new cluster its own', async (t) => {
+  const dir = testdirAfterTeardowns(t);
+  const base = await freeBase();
+  const one = join(dir, 'one');
+  const first = await ovnts('up', `--data-dir=${one}`, `--base-port=${base}`, '--nodes=1', '--detach');
+  t.equal(first.code, 0, `up --nodes=1: ${first.stderr}`);
+  const firstPids = readUpEnv(one).pids;
+  t.teardown(async () => {
+    for (const pid of firstPids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  const id = readFileSync(join(one, 'n1', 'cluster-id'), 'utf8').trim();
+  t.match(id, /^ovnts-[0-9a-f]{16}$/, 'a random cluster id');
+  t.equal((await ovnts('nbctl', `--endpoints=${readUpEnv(one).nbGrpc.join(',')}`, 'ls-add', 'kept')).code, 0);
+  t.equal((await ovnts('down', `--data-dir=${one}`)).code, 0);
+
+  const three = await ovnts('up', `--data-dir=${one}`, `--base-port=${base}`, '--nodes=3', '--detach');
+  t.equal(three.code, 1, 'three members on a one-member folder are refused');
+  t.match(three.stderr, /holds a cluster of 1 member\(s\) \(n1\), not 3: run ovnts up --nodes 1 there/);
+  t.notOk(existsSync(join(one, 'n2')), 'and no member folder was made');
+
+  const again = await ovnts('up', `--data-dir=${one}`, `--base-port=${base}`, '--detach');
+  t.equal(again.code, 0, `up without --nodes restarts the folder's one member: ${again.stderr}`);
+  const env = readUpEnv(one);
+  t.teardown(async () => {
+    for (const pid of env.pids) await stopPid(pid, (argv) => argv.includes('central'));
+  });
+  t.equal(env.pids.length, 1);
+  t.match((await ovnts('nbctl', `--endpoints=${env.nbGrpc.join(',')}`, 'ls-list')).stdout, /\(kept\)/, 'on its data');
+  t.equal(readFileSync(join(one, 'n1', 'cluster-id'), 'utf8').trim(), id, 'with its cluster id');
+  t.equal((await ovnts('down', `--data-dir=${one}`)).code, 0);
+
+  // A new folder's id, as up picks it: never the same twice.
+  const fresh = new Set(Array.from({ length: 3 }, () => upClusterOf(join(dir, 'empty'), 1).clusterId));
+  t.equal(fresh.size, 3, 'every new cluster gets an id of its own');
+  t.notOk(fresh.has(id));
 });
