@@ -7,6 +7,7 @@ import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
 import { sessionKinds } from './sessions.js';
 import type { FanoutStats } from './sb-fanout.js';
+import type { RaftCounters } from '../cluster/raft.js';
 
 export const metricsLimits = {
   /** /readyz fails while the applied index lags the commit index by more than this. */
@@ -94,6 +95,26 @@ export class CentralMetrics implements CentralObserver {
     gauge('ovnts_nb_grouped_txns', 'NB transactions this member proposed inside group-commit entries', () => this.central?.nbGroups.counters.groupedTxns);
     gauge('ovnts_nb_single_txns', 'NB transactions this member proposed as an entry of their own', () => this.central?.nbGroups.counters.single);
     gauge('ovnts_raft_log_bytes_since_snapshot', 'Bytes of entry data applied since the last snapshot', () => status()?.logBytesSinceSnapshot);
+    // Raft messages the core refused (cluster/raft.ts counters): "foreign-cluster" (another
+    // cluster id), "misaddressed", "stale-term", and "beyond-log" (an acknowledgement of entries
+    // this leader does not have: a member holding another cluster's log).
+    const dropped: [keyof RaftCounters, string][] = [
+      ['droppedForeignCluster', 'foreign-cluster'],
+      ['droppedMisaddressed', 'misaddressed'],
+      ['droppedStaleTerm', 'stale-term'],
+      ['droppedBeyondLog', 'beyond-log'],
+    ];
+    new client.Gauge({
+      name: 'ovnts_raft_messages_dropped',
+      help: 'Raft messages this member refused since start, by reason',
+      labelNames: ['reason'],
+      registers,
+      collect(this: client.Gauge<'reason'>) {
+        const c = status()?.raftCounters;
+        if (c === undefined) return;
+        for (const [key, reason] of dropped) this.set({ reason }, c[key]);
+      },
+    });
     const sessions = (): ReturnType<CentralNode['sessions']['all']> | undefined => this.central?.sessions.all();
     new client.Gauge({
       name: 'ovnts_sessions',

@@ -48,6 +48,11 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   t.same(await counts(), { watch: 0, ovsdb: 0, agent: 0 }, 'nobody connected yet');
   const idle = await scrape(base);
   for (const kind of ['watch', 'ovsdb', 'agent']) t.equal(sample(idle, `ovnts_sessions{kind="${kind}"}`), 0, `/metrics shows 0 ${kind} sessions`);
+  for (const reason of ['foreign-cluster', 'misaddressed', 'beyond-log']) {
+    t.equal(sample(idle, `ovnts_raft_messages_dropped{reason="${reason}"}`), 0, `/metrics shows no Raft message dropped as ${reason}`);
+  }
+  // An election can leave answers of an earlier term behind: present, whatever the count.
+  t.ok((sample(idle, 'ovnts_raft_messages_dropped{reason="stale-term"}') ?? -1) >= 0, '/metrics counts messages of stale terms');
 
   // One Watch: counted once its first event has arrived (the server counts it before sending).
   const watch = member.client.watch(['Logical_Switch'], 0);
