@@ -14,7 +14,7 @@ import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
-import { clusterIdFile } from './snapshot.js';
+import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
@@ -76,7 +76,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--ovsdb-sb <target>', 'serve OVN_Southbound (the SB view, and what chassis write) over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH')
     .option('--join', 'join a running cluster (after `ovnts cluster add-member`) instead of founding one on an empty data folder')
     .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
-    .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "ovnts")`)
+    .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "${defaultClusterId}")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
     .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
@@ -109,7 +109,7 @@ export function registerCentralCommand(program: Command): void {
       if (o.clusterId !== undefined && stored !== undefined && o.clusterId !== stored) {
         throw new Error(`--cluster-id ${o.clusterId}, but ${o.dataDir} belongs to cluster ${stored}`);
       }
-      const clusterId = o.clusterId ?? stored ?? 'ovnts';
+      const clusterId = o.clusterId ?? stored ?? defaultClusterId;
       const listen = o.grpc ?? nbAddresses.get(id);
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
       const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });

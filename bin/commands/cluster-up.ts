@@ -8,8 +8,8 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
+import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 import { isAlive, processArgv } from '../lib/pids.js';
-import { clusterIdFile } from './snapshot.js';
 
 const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
 
@@ -18,7 +18,7 @@ const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2
  * young generation of at most 2 x 4 MiB: with V8's default on these machines (16 MiB
  * semi-spaces) a member that had loaded the 10,000-port NB kept 32 MiB of new space committed
  * and stayed at 170-181 MiB RSS after 30 s idle; with 4 MiB, V8's memory reducer brought every
- * member to 137-144 MiB (docs/central.md, Memory). Batched 1,000-row transactions cost about 4 %
+ * member to 137-144 MiB (docs/central.md, Memory). Batched 1,000-row transactions cost about 5 %
  * more CPU. V8 reads this flag only when the process starts, so it cannot be set from inside.
  */
 export const memberNodeFlags: readonly string[] = ['--max-semi-space-size=4'];
@@ -90,9 +90,6 @@ async function waitForLeader(addresses: string[], failure: () => string | undefi
   }
 }
 
-/** The id `ovnts central` takes when given none and its folder has none (members of old folders). */
-const defaultClusterId = 'ovnts';
-
 /**
  * The members `up` starts and the cluster id it gives them. A folder that holds a cluster keeps
  * its members (n1..nK, each folder that exists and is not empty) and their id (their cluster-id
@@ -152,7 +149,7 @@ const portUse: Readonly<Record<keyof MemberPorts, string>> = {
 };
 
 /** Whether something else listens on 127.0.0.1:port (a bind there fails). */
-function portInUse(port: number): Promise<boolean> {
+export function portInUse(port: number): Promise<boolean> {
   return new Promise((resolvePort) => {
     const probe = createServer();
     probe.once('error', () => resolvePort(true));

@@ -14,10 +14,8 @@ import { AdminClient } from '../../server/admin-service.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthdProjection } from '../../server/northd-projection.js';
 import { SnapshotFileWriter, readSnapshotFile, type SnapshotHeader } from '../../server/snapshot-file.js';
+import { clusterIdFile } from '../lib/cluster-id.js';
 import { endpointsFrom } from '../lib/endpoints.js';
-
-/** Where a member keeps the id of the cluster it belongs to (written by restore and on first start). */
-export const clusterIdFile = 'cluster-id';
 
 /** How far a save has come, shown on a terminal only: a script reading stderr sees nothing. */
 interface SaveProgress {

@@ -2,11 +2,11 @@
 // for `ovnts up` (NB gRPC base+1.., Raft base+11.., OVSDB base+21..).
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
+import { portInUse } from '../../bin/commands/cluster-up.js';
 import { JsonRpcClient } from './jsonrpc-client.js';
 import { ovntsArgv } from './ovnts-bin.js';
 import { stopPid } from './process.js';
@@ -29,14 +29,6 @@ export async function ovnts(...args: string[]): Promise<CliResult> {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
 }
 
 /** Where test processes reserve port ranges, one file per base port holding the owner's pid. */
@@ -78,7 +70,7 @@ export async function freeBasePort(): Promise<number> {
   for (let base = 27000 + (process.pid % 50) * 50; base < 32000; base += 50) {
     const ports = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33, 41, 42, 43].map((d) => base + d);
     if (!reserve(base)) continue;
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+    if (!(await Promise.all(ports.map(portInUse))).some(Boolean)) return base;
   }
   throw new Error('no free port range');
 }
