@@ -40,6 +40,10 @@ export interface TransactContext {
  * node runs this before proposing a transaction, so malformed requests never reach the log.
  * Returns the failed outcome ovsdb-server would give, or undefined when the transaction may
  * be proposed (it can still fail at apply time on the state it then meets).
+ *
+ * The failure it finds does not depend on the state, but the results of the operations before
+ * the failing one do (a select's rows, an update's count): they are an empty database's here.
+ * To answer the client, run the transaction again with answerRefused on the real rows.
  */
 export function precheckTransaction(schema: Database['schema'], ops: readonly unknown[]): Extract<TransactOutcome, { kind: 'failed' }> | undefined {
   // Execute against an empty database: updates, mutates and deletes match nothing, inserts
@@ -50,7 +54,43 @@ export function precheckTransaction(schema: Database['schema'], ops: readonly un
     emptyDatabases.set(schema, emptyDb);
   }
   let n = 0;
-  const x = new Execution(emptyDb, { newUuid: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}` });
+  return executeUncommitted(emptyDb, ops, { newUuid: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}` });
+}
+
+/**
+ * Whether the answer precheckTransaction gave to `refused` holds for any database: true when
+ * no operation before the failing one returns something read from the rows (only comments,
+ * waits and asserts come before it).
+ */
+export function refusalIsStateFree(ops: readonly unknown[], refused: Extract<TransactOutcome, { kind: 'failed' }>): boolean {
+  const failedAt = refused.results.findIndex((r) => r !== null && typeof r === 'object' && 'error' in r);
+  for (let i = 0; i < failedAt; i++) {
+    const name = (ops[i] as { op?: unknown }).op;
+    if (name !== 'comment' && name !== 'wait' && name !== 'assert') return false;
+  }
+  return true;
+}
+
+/**
+ * The answer ovsdb-server gives to a transaction precheckTransaction refused, on `db`'s rows:
+ * the operations before the failing one run on them (a select returns its rows, an insert the
+ * UUID its row would have had), then the failure. Nothing is committed, whatever happens.
+ * "wait" and "assert" are skipped as in the precheck; a refused transaction fails however they
+ * would have gone.
+ */
+export function answerRefused(db: Database, ops: readonly unknown[], refused: Extract<TransactOutcome, { kind: 'failed' }>, ctx: TransactContext): Extract<TransactOutcome, { kind: 'failed' }> {
+  // The precheck's failure does not depend on the rows, so it recurs here (or an operation
+  // before it fails first on the rows, as it would in ovsdb-server). Should neither happen,
+  // the precheck's own answer stands: this never commits.
+  return executeUncommitted(db, ops, ctx) ?? refused;
+}
+
+/**
+ * Executes `ops` on `db` and returns the failed outcome at the first failing operation, or
+ * undefined when every operation succeeded. Never commits: `db` is left as it was.
+ */
+function executeUncommitted(db: Database, ops: readonly unknown[], ctx: TransactContext): Extract<TransactOutcome, { kind: 'failed' }> | undefined {
+  const x = new Execution(db, ctx);
   const results: unknown[] = [];
   for (let i = 0; i < ops.length; i++) {
     try {

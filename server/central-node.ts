@@ -2,14 +2,14 @@
 // bounded change history that watches resume from. This is the imperative shell around
 // NbStateMachine: it draws UUID seeds, prechecks requests, forwards writes to the leader,
 // retries blocked "wait"s, and serves reads at the consistency asked for.
-import { randomFillSync } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import type { StorageError } from '../cluster/storage.js';
 import { RaftNode, ProposalError, type NodeObserver } from '../cluster/node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
-import { OvsdbError, findColumn, parseDatabaseSchema, precheckTransaction, rowToJson, transact } from '../ovsdb/index.js';
+import { OvsdbError, answerRefused, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { chassisOwnedTables } from './chassis-store.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
@@ -327,7 +327,15 @@ export class CentralNode {
     // northd's rows at that revision. A refused one is a no-op entry.
     if (db === 'OVN_Northbound') {
       const refused = precheckTransaction(this.schema, ops);
-      if (refused !== undefined) return { results: refused.results, revision: this.revision, failed: true };
+      if (refused !== undefined) {
+        // Never proposed. When an operation before the failing one reads rows (a select, an
+        // update's count), they are read here after the same barrier as a read-only
+        // transaction's, as ovsdb-server answers `ovsdb-client query` (the ops, then abort).
+        if (refusalIsStateFree(ops, refused)) return { results: refused.results, revision: this.revision, failed: true };
+        await this.readBarrier('linearizable');
+        const out = answerRefused(this.sm.nb, ops, refused, { newUuid: randomUUID });
+        return { results: out.results, revision: this.revision, failed: true };
+      }
       // Selects and comments change nothing: answered here after a linearizable read barrier,
       // not written to the log (as ovsdb-server commits no empty transaction). A request of a
       // hundred thousand comments is then a local pass, not a megabytes-long entry for every
