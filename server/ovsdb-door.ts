@@ -113,6 +113,23 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A JSON-RPC error reply's "error" member, as ovsdb-server spells them. */
+/**
+ * A schema's JSON (as schemaToJson writes it) as a clustered ovsdb-server serves it: with every
+ * column persistent, since clusters store ephemeral columns like any other. Clients compare
+ * schemas on this (`ovsdb-client needs-conversion` makes a file's columns persistent first when
+ * the server is clustered), so a door that serves "ephemeral" asks for a conversion forever.
+ */
+function asClustered(schema: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'ephemeral' ? undefined : value)) as Record<string, unknown>;
+}
+
+/** JSON text with object members sorted: equal for equal schemas, whatever their tables' order. */
+function canonicalText(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
 class RpcError extends Error {
   constructor(
     readonly error: string,
@@ -292,7 +309,7 @@ class Door {
   ) {
     this.feed = central.feed(dbName);
     this.serverId = uuidFrom(`server:${clusterId}:${central.id}:${dbName}`);
-    this.mainSchemaJson = schemaToJson(this.feed.schema);
+    this.mainSchemaJson = asClustered(schemaToJson(this.feed.schema));
     this.serverSchemaJson = SERVER_SCHEMA_JSON;
     this.serverDb = new ServerDb(central, dbName, uuidFrom(`cid:${clusterId}`), this.serverId, JSON.stringify(this.mainSchemaJson));
     this.serverDb.refresh(true);
@@ -500,9 +517,32 @@ class Connection {
       case 'steal':
       case 'unlock':
         return this.lock(method, params);
+      case 'convert':
+        return this.convert(params);
       default:
         throw new RpcError(OvsdbErrorName.unknownMethod);
     }
+  }
+
+  /**
+   * "convert" to the schema this door serves succeeds and changes nothing: the rows already
+   * conform. Ephemeral columns count as persistent, as a cluster stores them (asClustered).
+   * Any other schema is refused: ovnts serves the schema it was built with.
+   */
+  private convert(params: unknown[]): unknown {
+    if (this.door.database(params[0]) === this.door.serverDb.db) throw new RpcError(OvsdbErrorName.notAllowed, 'the _Server database cannot be converted');
+    let wanted: Record<string, unknown>;
+    try {
+      wanted = schemaToJson(parseDatabaseSchema(params[1]));
+    } catch (err) {
+      throw new RpcError(OvsdbErrorName.syntaxError, `convert: ${(err as Error).message}`);
+    }
+    const served = this.door.mainSchemaJson as Record<string, unknown>;
+    if (canonicalText(asClustered(wanted)) === canonicalText(served)) return {};
+    throw new RpcError(
+      OvsdbErrorName.notSupported,
+      `this server serves ${String(served['name'])} ${String(served['version'])} (cksum ${String(served['cksum'] ?? 'none')}), the schema it was built with; converting to ${String(wanted['name'])} ${String(wanted['version'])} (cksum ${String(wanted['cksum'] ?? 'none')}) is not supported`,
+    );
   }
 
   private async transact(params: unknown[]): Promise<unknown> {

@@ -16,9 +16,11 @@
 // `ovsdb-tool create`.
 //
 // About "cksum": OVS schema files carry a "cksum" member, the POSIX cksum of the file's own
-// text. It describes a file's formatting, not a schema, and RFC 7047 does not define it, so we
-// do not emit one. (Consequence: `ovsdb-tool needs-conversion` against the installed OVN file
-// says "yes" unless the installed file's cksum is removed first; the tests do exactly that.)
+// text. RFC 7047 does not define it, but OVS tools count it as part of a schema:
+// `ovsdb-client needs-conversion` says "yes" for two schemas that differ only in it, and the
+// upgrade scripts of OVN deployments then try to convert the database. So a schema that states
+// the facts of an upstream OVN schema file carries that file's cksum (`upstreamCksum`), and
+// tests/ovsdb/schemas.test.ts checks both the facts and the cksum against the installed file.
 import assert from 'node:assert/strict';
 
 // ---------------------------------------------------------------------------------------------
@@ -76,6 +78,7 @@ export interface TableSchemaJson {
 export interface SchemaJson {
   readonly name: string;
   readonly version: string;
+  readonly cksum?: string;
   readonly tables: Readonly<Record<string, TableSchemaJson>>;
 }
 
@@ -110,6 +113,8 @@ export interface Table {
 export interface Schema {
   readonly name: string;
   readonly version: string;
+  /** The "cksum" of the upstream schema file whose facts this states (see the top of this file). */
+  readonly upstreamCksum?: string;
   readonly tables: Readonly<Record<string, Table>>;
 }
 
@@ -373,5 +378,5 @@ function deepFreeze<T>(value: T): T {
 export function toSchemaJson(s: Schema): SchemaJson {
   const tables: Record<string, TableSchemaJson> = {};
   for (const [name, t] of Object.entries(s.tables)) tables[name] = tableToJson(t);
-  return deepFreeze({ name: s.name, version: s.version, tables });
+  return deepFreeze(s.upstreamCksum === undefined ? { name: s.name, version: s.version, tables } : { name: s.name, version: s.version, cksum: s.upstreamCksum, tables });
 }

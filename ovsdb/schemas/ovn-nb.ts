@@ -15,6 +15,7 @@ const UINT32_POSITIVE = int({ min: 1, max: 4294967295 });
 export const NB_SCHEMA: Schema = schema({
   name: 'OVN_Northbound',
   version: '7.0.0',
+  upstreamCksum: '94023179 33468', // ovn-nb.ovsschema of OVN 23.03
   tables: {
     // --- Global configuration and the database's own connections ----------------------------
 

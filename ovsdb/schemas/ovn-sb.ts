@@ -16,6 +16,7 @@ const DATAPATH_KEY = int({ min: 1, max: 16777215 });
 export const SB_SCHEMA: Schema = schema({
   name: 'OVN_Southbound',
   version: '20.27.0',
+  upstreamCksum: '4078371916 30328', // ovn-sb.ovsschema of OVN 23.03
   tables: {
     // --- Global configuration, the database's own connections, and access control ----------
 

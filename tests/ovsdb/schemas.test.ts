@@ -224,13 +224,11 @@ t.test('the real ovsdb-tool accepts our schemas and finds them equal to OVN\'s',
     t.equal(await tool('db-version', db), c.ours.version, `${c.db}: db-version of the created database`);
 
     if (!existsSync(c.upstreamPath)) continue;
-    // needs-conversion compares schemas semantically, but counts "cksum" (which we do not
-    // emit) as part of the schema, so compare against the upstream file without it.
+    // needs-conversion compares schemas semantically, and counts "cksum" as part of the
+    // schema: the installed file as it is must need no conversion.
+    t.equal(await tool('needs-conversion', db, c.upstreamPath), 'no', `${c.db}: ovsdb-tool sees no difference from the installed file, cksum included`);
     const upstream = copyOf(JSON.parse(readFileSync(c.upstreamPath, 'utf8')));
-    delete upstream.cksum;
     const upstreamSchema = join(dir, `${c.db}-upstream.ovsschema`);
-    writeFileSync(upstreamSchema, JSON.stringify(upstream));
-    t.equal(await tool('needs-conversion', db, upstreamSchema), 'no', `${c.db}: ovsdb-tool sees no difference`);
     // ... and the same judge does see a one-fact difference.
     tableOf(upstream, 'Connection').maxRows = 7;
     writeFileSync(upstreamSchema, JSON.stringify(upstream));
