@@ -127,6 +127,18 @@ export class CentralMetrics implements CentralObserver {
         for (const kind of sessionKinds) this.set({ kind }, now[kind]);
       },
     });
+    const refusedSessions = (): ReturnType<CentralNode['sessions']['refused']> | undefined => this.central?.sessions.refused();
+    new client.Gauge({
+      name: 'ovnts_sessions_refused',
+      help: 'Clients this member turned away since start because a door held its most connections (kind as in ovnts_sessions)',
+      labelNames: ['kind'],
+      registers,
+      collect(this: client.Gauge<'kind'>) {
+        const refused = refusedSessions();
+        if (refused === undefined) return;
+        for (const kind of sessionKinds) this.set({ kind }, refused[kind]);
+      },
+    });
     gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);
     gauge('ovnts_history_min_revision', 'Oldest revision a watch can resume from', () => this.central?.history.minRevision);
     // The agent streams' fan-out (sb-fanout.ts): read from its counters when scraped.

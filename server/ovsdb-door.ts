@@ -32,6 +32,13 @@ export interface OvsdbDoorLimits {
   readonly inactivityProbeMs: number;
   /** Monitors on one connection. */
   readonly monitorsMax: number;
+  /**
+   * Connections open at once; one more is closed as soon as it is accepted. Clients must not
+   * take all of the process's file descriptors: its storage and its peers need some too (a
+   * member whose LevelDB cannot open a file stops). Keep the process's limit (ulimit -n) above
+   * the sum over its doors, plus about a thousand.
+   */
+  readonly connectionsMax: number;
   /** How often the `_Server` row (leader, connected, index) is refreshed. */
   readonly serverStatusMs: number;
   /** How long a reply waits for this replica to apply the transaction it reports. */
@@ -45,6 +52,7 @@ export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   outgoingBytesMax: 256 * 1024 * 1024,
   inactivityProbeMs: 5000,
   monitorsMax: 1000,
+  connectionsMax: 8192,
   serverStatusMs: 250,
   applyWaitMsMax: 10_000,
 };
@@ -686,6 +694,11 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
     // A reply and the update it caused are written one after the other, each small: with
     // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
     // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
+    if (door.connections.size >= limits.connectionsMax) {
+      options.central.sessions.refuse('ovsdb');
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     const c = new Connection(door, socket);
     door.connections.add(c);

@@ -11,6 +11,7 @@ export type SessionCounts = Readonly<Record<SessionKind, number>>;
 
 export class Sessions {
   private readonly counts = new Map<SessionKind, number>(sessionKinds.map((k) => [k, 0]));
+  private readonly refusals = new Map<SessionKind, number>(sessionKinds.map((k) => [k, 0]));
 
   /**
    * Counts one session of `kind` until the returned function is called. Calling it again does
@@ -30,6 +31,16 @@ export class Sessions {
 
   count(kind: SessionKind): number {
     return this.counts.get(kind) ?? 0;
+  }
+
+  /** Notes a client of `kind` turned away at the door because it was full. */
+  refuse(kind: SessionKind): void {
+    this.refusals.set(kind, (this.refusals.get(kind) ?? 0) + 1);
+  }
+
+  /** Clients turned away since start, by kind. */
+  refused(): SessionCounts {
+    return { watch: this.refusals.get('watch') ?? 0, ovsdb: this.refusals.get('ovsdb') ?? 0, agent: this.refusals.get('agent') ?? 0 };
   }
 
   all(): SessionCounts {

@@ -234,6 +234,24 @@ t.test('limits and hostile input: errors or a closed connection, never a crash o
   t.equal(JSON.stringify((await central.list('Logical_Switch', [], undefined, 'linearizable')).rows), before, 'the data is unchanged');
 });
 
+t.test('connectionsMax: one connection past it is closed at once and counted; the others keep working', async (t) => {
+  const { port, connect, central } = await startDoor(t, { connectionsMax: 3 });
+  const held = [await connect(), await connect(), await connect()];
+  const extra = await rawSocket(port);
+  const extraData: Buffer[] = [];
+  extra.on('data', (d: Buffer) => extraData.push(d));
+  await new Promise<void>((resolve) => extra.on('close', () => resolve()));
+  t.equal(Buffer.concat(extraData).length, 0, 'the fourth is closed without a word');
+  t.equal(central.sessions.refused().ovsdb, 1, 'and counted as refused');
+  t.equal(central.sessions.all().ovsdb, 3, 'three sessions open');
+  for (const [i, c] of held.entries()) t.same(await c.request('echo', [i]), [i], `connection ${i + 1} still answers`);
+  await (held[0] as { close(): Promise<void> }).close();
+  for (let i = 0; i < 100 && central.sessions.all().ovsdb > 2; i++) await new Promise((r) => setTimeout(r, 10));
+  const again = await connect();
+  t.same(await again.request('list_dbs', []), [NB, '_Server'], 'once one leaves, a new one is served');
+  t.equal(central.sessions.refused().ovsdb, 1, 'and not refused');
+});
+
 t.test('pipelined requests beyond requestsInFlightMax wait their turn; none is refused', async (t) => {
   const { port } = await startDoor(t, { requestsInFlightMax: 2 });
   const s = await rawSocket(port);
