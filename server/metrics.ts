@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
-import { sessionKinds } from './sessions.js';
+import { refusingListeners, sessionKinds } from './sessions.js';
 import type { FanoutStats } from './sb-fanout.js';
 import type { RaftCounters } from '../cluster/raft.js';
 
@@ -127,16 +127,16 @@ export class CentralMetrics implements CentralObserver {
         for (const kind of sessionKinds) this.set({ kind }, now[kind]);
       },
     });
-    const refusedSessions = (): ReturnType<CentralNode['sessions']['refused']> | undefined => this.central?.sessions.refused();
+    const refused = (): ReturnType<CentralNode['sessions']['refused']> | undefined => this.central?.sessions.refused();
     new client.Gauge({
-      name: 'ovnts_sessions_refused',
-      help: 'Clients this member turned away since start because a door held its most connections (kind as in ovnts_sessions)',
-      labelNames: ['kind'],
+      name: 'ovnts_connections_refused',
+      help: 'Connections this member turned away since start because the listener held its most (listener="ovsdb": the OVSDB doors, "grpc": the gRPC API)',
+      labelNames: ['listener'],
       registers,
-      collect(this: client.Gauge<'kind'>) {
-        const refused = refusedSessions();
-        if (refused === undefined) return;
-        for (const kind of sessionKinds) this.set({ kind }, refused[kind]);
+      collect(this: client.Gauge<'listener'>) {
+        const now = refused();
+        if (now === undefined) return;
+        for (const listener of refusingListeners) this.set({ listener }, now[listener]);
       },
     });
     gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);

@@ -8,11 +8,11 @@
 // never a crash and never a half-applied transaction.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { CentralNode, DbFeed, TransactDb } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 import { JSON_DEPTH_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
+import { defaultConnectionsMax } from './listen-budget.js';
 import type { Monitor, MonitorVersion, ReadableDb, TableUpdates } from './ovsdb-monitor.js';
 import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, parseMonitorRequests, parseMonitorWhere } from './ovsdb-monitor.js';
 import type { DbDelta } from '../ovsdb/index.js';
@@ -37,40 +37,13 @@ export interface OvsdbDoorLimits {
    * Connections open at once; one more is closed as soon as it is accepted. Clients must not
    * take all of the process's file descriptors: its storage and its peers need some too (a
    * member whose LevelDB cannot open a file stops). The default is a share of the process's
-   * own limit (see connectionsMaxFor).
+   * own limit (server/listen-budget.ts).
    */
   readonly connectionsMax: number;
   /** How often the `_Server` row (leader, connected, index) is refreshed. */
   readonly serverStatusMs: number;
   /** How long a reply waits for this replica to apply the transaction it reports. */
   readonly applyWaitMsMax: number;
-}
-
-/** File descriptors a member keeps for itself: LevelDB, Raft peers, gRPC clients, metrics. */
-const FDS_RESERVED = 512;
-/** A member opens at most two doors (NB and SB); each may fill its share of the rest. */
-const DOORS_PER_MEMBER = 2;
-/** When the process's limit is unknown (not Linux). */
-const CONNECTIONS_MAX_FALLBACK = 8192;
-
-/**
- * The default connectionsMax for a process allowed `openFiles` descriptors: its doors together
- * leave FDS_RESERVED for the rest of the member, and each door takes at least 64.
- */
-export function connectionsMaxFor(openFiles: number | undefined): number {
-  if (openFiles === undefined) return CONNECTIONS_MAX_FALLBACK;
-  return Math.max(64, Math.floor((openFiles - FDS_RESERVED) / DOORS_PER_MEMBER));
-}
-
-/** The process's soft limit on open files ("Max open files" in /proc/self/limits), if known. */
-function openFilesLimit(): number | undefined {
-  try {
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
-    const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
-    return soft === undefined || soft === 'unlimited' || !/^\d+$/.test(soft) ? undefined : Number(soft);
-  } catch {
-    return undefined;
-  }
 }
 
 export const ovsdbDoorDefaults: OvsdbDoorLimits = {
@@ -80,7 +53,7 @@ export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   outgoingBytesMax: 256 * 1024 * 1024,
   inactivityProbeMs: 5000,
   monitorsMax: 1000,
-  connectionsMax: connectionsMaxFor(openFilesLimit()),
+  connectionsMax: defaultConnectionsMax,
   serverStatusMs: 250,
   applyWaitMsMax: 10_000,
 };

@@ -9,9 +9,13 @@ export type SessionKind = (typeof sessionKinds)[number];
 
 export type SessionCounts = Readonly<Record<SessionKind, number>>;
 
+/** Listeners that turn connections away when full: the OVSDB doors, the gRPC API. */
+export const refusingListeners = ['ovsdb', 'grpc'] as const;
+export type RefusingListener = (typeof refusingListeners)[number];
+
 export class Sessions {
   private readonly counts = new Map<SessionKind, number>(sessionKinds.map((k) => [k, 0]));
-  private readonly refusals = new Map<SessionKind, number>(sessionKinds.map((k) => [k, 0]));
+  private readonly refusals = { ovsdb: 0, grpc: 0 };
 
   /**
    * Counts one session of `kind` until the returned function is called. Calling it again does
@@ -33,14 +37,14 @@ export class Sessions {
     return this.counts.get(kind) ?? 0;
   }
 
-  /** Notes a client of `kind` turned away at the door because it was full. */
-  refuse(kind: SessionKind): void {
-    this.refusals.set(kind, (this.refusals.get(kind) ?? 0) + 1);
+  /** Notes a connection turned away by a full listener (server/listen-budget.ts). */
+  refuse(listener: RefusingListener): void {
+    this.refusals[listener]++;
   }
 
-  /** Clients turned away since start, by kind. */
-  refused(): SessionCounts {
-    return { watch: this.refusals.get('watch') ?? 0, ovsdb: this.refusals.get('ovsdb') ?? 0, agent: this.refusals.get('agent') ?? 0 };
+  /** Connections turned away since start, by listener. */
+  refused(): Readonly<Record<RefusingListener, number>> {
+    return { ...this.refusals };
   }
 
   all(): SessionCounts {

@@ -14,6 +14,7 @@ import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
+import { defaultConnectionsMax, listenGrpc } from '../../server/listen-budget.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
@@ -28,10 +29,6 @@ function positiveInteger(flag: string, s: string): number {
   const n = Number(s);
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${flag}: expected a positive integer, got "${s}"`);
   return n;
-}
-
-function bind(server: grpc.Server, address: string): Promise<number> {
-  return new Promise((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
 }
 
 interface CentralOptions {
@@ -152,7 +149,8 @@ export function registerCentralCommand(program: Command): void {
       const southbound = new SouthboundService(central);
       metrics.attachFanout(southbound.fanout);
       server.addService(southboundDefinition(), southbound.handlers());
-      const port = await bind(server, listen);
+      const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));
+      const port = grpcListener.port;
       const openDoor = async (target: string, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
         const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
         const punix = /^punix:(.+)$/.exec(target);
@@ -170,6 +168,7 @@ export function registerCentralCommand(program: Command): void {
       });
       for (const door of doors) await door.close();
       await http?.close();
+      grpcListener.close();
       server.forceShutdown();
       southbound.close();
       fwd.close();

@@ -1,16 +1,18 @@
 // Goal: clients cannot take a member's file descriptors away from its storage. A member allowed
 // few descriptors (ulimit -n 256), whose NB OVSDB door is flooded with clients that answer the
-// inactivity probe and so stay, turns the clients past its share away, and goes on writing:
-// its LevelDB opens the files a few megabytes of writes need, nothing stops, every write is
-// there, and once the flood leaves a new client is served.
+// inactivity probe and so stay, and whose gRPC port is flooded with connections that never
+// speak, turns the connections past each listener's share away, and goes on writing: its
+// LevelDB opens the files a few megabytes of writes need, nothing stops, every write is there,
+// and once the flood leaves a new client is served on both.
 // Method: `ovnts up --nodes 1` under `prlimit --nofile=256:256` (the member inherits it); a gRPC
-// client connected before the flood writes during it.
+// client connected before the flood writes during it. Without the caps the member stopped:
+// "save: IO error: .../000004.log: Too many open files".
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { connectionsMaxFor } from '../../server/ovsdb-door.js';
+import { connectionsMaxFor } from '../../server/listen-budget.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { freeBasePort, readUpEnv, until } from '../helpers/ovnts-cli.js';
@@ -23,8 +25,8 @@ const OPEN_FILES = 256;
 const FLOOD = 300;
 
 t.test('connectionsMaxFor: a share of the process limit, with room kept for the member', async (t) => {
-  t.equal(connectionsMaxFor(20_000), 9744, '20,000 descriptors: 9,744 per door');
-  t.equal(connectionsMaxFor(1024), 256, 'the usual 1,024: 256 per door');
+  t.equal(connectionsMaxFor(20_000), 6496, '20,000 descriptors: 6,496 for each of the three listeners');
+  t.equal(connectionsMaxFor(1024), 170, 'the usual 1,024: 170 each');
   t.equal(connectionsMaxFor(100), 64, 'never below 64');
   t.equal(connectionsMaxFor(undefined), 8192, 'unknown: 8,192');
 });
@@ -68,11 +70,30 @@ t.test('a member with 256 descriptors outlives a flood of staying OVSDB clients'
     flood.push(stayingClient(doorPort, counts));
     if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
   }
-  await until('every flood connection settled', async () => (counts.connected >= FLOOD ? true : undefined), 20_000);
+  // And connections to the gRPC port that never speak (each holds a descriptor until HTTP/2
+  // gives up on it).
+  const grpcPort = Number((env.nbGrpc[0] as string).split(':')[1]);
+  const grpcCounts = { connected: 0, closed: 0 };
+  for (let i = 0; i < FLOOD; i++) {
+    const s = net.connect(grpcPort, '127.0.0.1');
+    s.on('connect', () => grpcCounts.connected++);
+    s.on('close', () => grpcCounts.closed++);
+    s.on('error', () => undefined);
+    flood.push(s);
+    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
+  }
+  await until('every flood connection settled', async () => (counts.connected >= FLOOD && grpcCounts.connected >= FLOOD ? true : undefined), 20_000);
   // Past its share the door closed them; the rest stay (they answer the probes).
   await new Promise((r) => setTimeout(r, 1000));
   const held = counts.connected - counts.closed;
   t.ok(held > 0 && held <= connectionsMaxFor(OPEN_FILES), `the door holds ${held} of ${FLOOD}, at most ${connectionsMaxFor(OPEN_FILES)}`);
+  const grpcHeld = grpcCounts.connected - grpcCounts.closed;
+  t.ok(grpcHeld <= connectionsMaxFor(OPEN_FILES), `the gRPC port holds ${grpcHeld} of ${FLOOD}, at most ${connectionsMaxFor(OPEN_FILES)}`);
+  const metrics = await (await fetch(`${env.metrics[0] as string}/metrics`)).text();
+  for (const listener of ['ovsdb', 'grpc']) {
+    const refused = Number(new RegExp(`^ovnts_connections_refused\\{listener="${listener}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? -1);
+    t.ok(refused > 0, `/metrics counts ${refused} ${listener} connections refused`);
+  }
 
   // About 3 MiB of writes: LevelDB flushes its 1 MiB write buffer into new table files.
   const note = 'x'.repeat(1000);
@@ -99,4 +120,7 @@ t.test('a member with 256 descriptors outlives a flood of staying OVSDB clients'
     }
   }, 20_000);
   t.same(fresh, ['OVN_Northbound', '_Server'], 'once the flood leaves, a new client is served');
+  const late = new NorthboundClient(env.nbGrpc[0] as string);
+  t.teardown(() => late.close());
+  t.equal((await late.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'after' } }])).failed, false, 'and a new gRPC client too');
 });

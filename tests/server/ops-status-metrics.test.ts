@@ -74,14 +74,14 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   t.same(await counts(), { watch: 1, ovsdb: 1, agent: 1 }, 'one of each');
   const busy = await scrape(base);
   for (const kind of ['watch', 'ovsdb', 'agent']) t.equal(sample(busy, `ovnts_sessions{kind="${kind}"}`), 1, `/metrics shows 1 ${kind} session`);
-  t.equal(sample(busy, 'ovnts_sessions_refused{kind="ovsdb"}'), 0, '/metrics shows no OVSDB client refused');
+  for (const listener of ['ovsdb', 'grpc']) t.equal(sample(busy, `ovnts_connections_refused{listener="${listener}"}`), 0, `/metrics shows no ${listener} connection refused`);
   // A door that is full (here at once: it holds at most 0) turns the next client away.
   const full = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 }, limits: { connectionsMax: 0 } });
   t.teardown(() => full.close());
   const turnedAway = net.connect('port' in full.address ? full.address.port : 0, '127.0.0.1');
   turnedAway.on('error', () => undefined);
   await new Promise<void>((resolve) => turnedAway.on('close', () => resolve()));
-  t.equal(sample(await scrape(base), 'ovnts_sessions_refused{kind="ovsdb"}'), 1, '/metrics counts the OVSDB client a full door refused');
+  t.equal(sample(await scrape(base), 'ovnts_connections_refused{listener="ovsdb"}'), 1, '/metrics counts the OVSDB client a full door refused');
   const table = await ovnts('cluster', 'status', `--endpoints=${cluster.members.map((m) => m.address).join(',')}`);
   t.match(table.stdout, /election\s+clients\s+agents\n/, 'status has clients and agents columns');
   t.match(table.stdout, new RegExp(`${member.address.replace(/\./g, '\\.')} .* ms\\s+2\\s+1\\n`), 'this member: 2 clients (a watch, an OVSDB session), 1 agent');
