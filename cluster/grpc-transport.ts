@@ -15,6 +15,7 @@ import grpc from '@grpc/grpc-js';
 import type { Message, NodeId } from './types.js';
 import type { Transport, TransportHandlers, TransportReport, TransportStats } from './transport.js';
 import { isWireError, RaftCodec } from './grpc-codec.js';
+import { listenGrpc, type GrpcListener } from './grpc-listen.js';
 import type { RaftPeerMethod } from './grpc-codec.js';
 
 const MiB = 1024 * 1024;
@@ -43,6 +44,12 @@ export interface GrpcTransportOptions {
   readonly reconnectBackoffMsMax?: number;
   /** A monotonic clock for rate limits and backoff; defaults to performance.now. */
   readonly nowMs?: () => number;
+  /**
+   * Connections to this node's port held at once; one more is closed as soon as it is
+   * accepted. Each peer needs one (a cluster has a few); the bound keeps a flood of connections
+   * from taking the file descriptors the node's storage needs (cluster/grpc-listen.ts).
+   */
+  readonly connectionsMax?: number;
 }
 
 const DEFAULTS = {
@@ -55,6 +62,7 @@ const DEFAULTS = {
   connectTimeoutMs: 1000,
   reconnectBackoffMsMin: 50,
   reconnectBackoffMsMax: 2000,
+  connectionsMax: 64,
 } as const;
 
 /** Room for a chunk's header and snapshot meta beside its data within one gRPC message. */
@@ -90,6 +98,8 @@ export interface GrpcTransportStats extends TransportStats {
   readonly streamFailures: number;
   /** Connection attempts that did not reach the peer in connectTimeoutMs. */
   readonly connectFailures: number;
+  /** Connections to this node's port closed at once because it held connectionsMax. */
+  readonly refusedConnections: number;
   /** Events that made a peer unreachable; `unreachableReported` of them were reported. */
   readonly unreachable: number;
   readonly unreachableReported: number;
@@ -114,6 +124,7 @@ interface Counters {
   received: number;
   streamFailures: number;
   connectFailures: number;
+  refusedConnections: number;
   unreachable: number;
   unreachableReported: number;
   snapshotsSent: number;
@@ -489,6 +500,7 @@ export class GrpcTransport implements Transport {
     received: 0,
     streamFailures: 0,
     connectFailures: 0,
+    refusedConnections: 0,
     unreachable: 0,
     unreachableReported: 0,
     snapshotsSent: 0,
@@ -507,6 +519,7 @@ export class GrpcTransport implements Transport {
   private streamSeq = 0;
   private handlers: TransportHandlers | null = null;
   private server: grpc.Server | null = null;
+  private listener: GrpcListener | null = null;
   private boundPort: number | null = null;
   private closed = false;
 
@@ -568,12 +581,8 @@ export class GrpcTransport implements Transport {
         this.receiveSnapshot(call, cb),
     });
     this.server = server;
-    this.boundPort = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(this.o.listenAddress, grpc.ServerCredentials.createInsecure(), (err, port) => {
-        if (err === null) resolve(port);
-        else reject(err);
-      });
-    });
+    this.listener = await listenGrpc(server, this.o.listenAddress, this.o.connectionsMax ?? DEFAULTS.connectionsMax, () => this.counters.refusedConnections++);
+    this.boundPort = this.listener.port;
   }
 
   /** The bound 'host:port', valid after start(). */
@@ -649,6 +658,8 @@ export class GrpcTransport implements Transport {
     const server = this.server;
     this.server = null;
     if (server === null) return;
+    this.listener?.close();
+    this.listener = null;
     // Peers keep their streams open indefinitely, so waiting for calls to finish would not
     // end; cut them. Raft tolerates the messages lost with them.
     server.forceShutdown();

@@ -27,6 +27,8 @@ export interface TransportStats {
   readonly refusedForeign: number;
   readonly sent: number;
   readonly received: number;
+  /** Connections closed at once because the node's listener held its most (a transport with a listener). */
+  readonly refusedConnections?: number;
 }
 
 export interface Transport {

@@ -1,14 +1,12 @@
 // Client connections cost file descriptors, and a member needs some of its own: a member whose
 // LevelDB cannot open a file stops. So every listener that clients reach (the OVSDB doors and
 // the gRPC API) holds at most a share of the process's open-files limit, and closes a
-// connection past it as soon as it is accepted. This file sizes the shares and puts the gRPC
-// server behind a listener of our own (grpc-js's connection injector), where connections can
-// be counted; the doors count theirs themselves (server/ovsdb-door.ts).
+// connection past it as soon as it is accepted. This file sizes the shares; the doors count
+// their connections themselves (server/ovsdb-door.ts), the gRPC API through listenGrpc
+// (cluster/grpc-listen.ts), and the Raft port holds a small fixed number (grpc-transport.ts).
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
-import grpc from '@grpc/grpc-js';
 
-/** File descriptors a member keeps for itself: LevelDB, Raft peers, metrics, its own clients. */
+/** File descriptors a member keeps for itself: LevelDB, the Raft port (64), metrics, its own clients. */
 const FDS_RESERVED = 512;
 /** Listeners clients reach on one member: the NB and SB OVSDB doors and the gRPC API. */
 const LISTENERS_PER_MEMBER = 3;
@@ -40,47 +38,3 @@ export function openFilesLimit(): number | undefined {
 /** This process's default share: connectionsMaxFor(openFilesLimit()). */
 export const defaultConnectionsMax = connectionsMaxFor(openFilesLimit());
 
-export interface GrpcListener {
-  readonly port: number;
-  /** Connections open now. */
-  connections(): number;
-  close(): void;
-}
-
-/**
- * Serves `server` on `address` ("host:port", port 0 for any) through a listener of our own that
- * holds at most `connectionsMax` connections; one past it is closed at once and reported to
- * `onRefused`. Connections get TCP_NODELAY, as the OVSDB doors' do: a reply is one small write.
- */
-export async function listenGrpc(server: grpc.Server, address: string, connectionsMax: number, onRefused: () => void): Promise<GrpcListener> {
-  const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(address);
-  if (m === null) throw new Error(`expected host:port, got "${address}"`);
-  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  let open = 0;
-  const listener = net.createServer({ noDelay: true }, (socket) => {
-    if (open >= connectionsMax) {
-      onRefused();
-      socket.destroy();
-      return;
-    }
-    open++;
-    socket.once('close', () => open--);
-    injector.injectConnection(socket);
-  });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(Number(m[2]), m[1], () => {
-      listener.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = listener.address();
-  return {
-    port: typeof bound === 'object' && bound !== null ? bound.port : Number(m[2]),
-    connections: () => open,
-    close: () => {
-      listener.close();
-      injector.destroy();
-    },
-  };
-}

@@ -130,13 +130,14 @@ export class CentralMetrics implements CentralObserver {
     const refused = (): ReturnType<CentralNode['sessions']['refused']> | undefined => this.central?.sessions.refused();
     new client.Gauge({
       name: 'ovnts_connections_refused',
-      help: 'Connections this member turned away since start because the listener held its most (listener="ovsdb": the OVSDB doors, "grpc": the gRPC API)',
+      help: 'Connections this member turned away since start because the listener held its most (listener="ovsdb": the OVSDB doors, "grpc": the gRPC API, "raft": the Raft port)',
       labelNames: ['listener'],
       registers,
       collect(this: client.Gauge<'listener'>) {
         const now = refused();
         if (now === undefined) return;
         for (const listener of refusingListeners) this.set({ listener }, now[listener]);
+        this.set({ listener: 'raft' }, status()?.transport.refusedConnections ?? 0);
       },
     });
     gauge('ovnts_revision', 'Revision (log index) of the database here', () => this.central?.revision);

@@ -14,7 +14,8 @@ import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
-import { defaultConnectionsMax, listenGrpc } from '../../server/listen-budget.js';
+import { listenGrpc } from '../../cluster/grpc-listen.js';
+import { defaultConnectionsMax } from '../../server/listen-budget.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {

@@ -1,7 +1,7 @@
 // Goal: the gRPC peer transport delivers every message kind intact and in order, reassembles
 // chunked snapshots, refuses foreign or malformed input, bounds its queues and reconnects.
 // Method: real transports on 127.0.0.1 (port 0); waits are on delivery events with timeouts.
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import grpc from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
@@ -203,6 +203,31 @@ t.test('every message kind goes both ways, in order, intact', async (t) => {
   t.strictSame(a.inbox.reports, [{ kind: 'snapshot', to: 2, ok: true }]);
   t.equal(b.tr.stats().received, toB.length);
   t.equal(a.tr.stats().refusedForeign + a.tr.stats().malformed, 0);
+});
+
+t.test('the port holds connectionsMax connections; one more is closed at once and counted', async (t) => {
+  const { a, b } = await startPair(t, { connectionsMax: 2 });
+  b.tr.send([heartbeat(2, 1, 1)]);
+  await a.inbox.until(() => a.inbox.messages.length === 1, 'the peer connection');
+  const port = Number(a.tr.address().split(':')[1]);
+  const open = (): Promise<{ closedAt: number | undefined }> =>
+    new Promise((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      const state: { closedAt: number | undefined } = { closedAt: undefined };
+      s.on('close', () => (state.closedAt = Date.now()));
+      s.on('connect', () => resolve(state));
+      t.teardown(() => s.destroy());
+    });
+  const second = await open();
+  const third = await open();
+  for (let i = 0; i < 100 && third.closedAt === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  t.not(third.closedAt, undefined, 'the third connection is closed at once');
+  t.equal(second.closedAt, undefined, 'the second stays');
+  t.equal(a.tr.stats().refusedConnections, 1, 'one refused, counted');
+  b.tr.send([heartbeat(2, 1, 2)]);
+  await a.inbox.until(() => a.inbox.messages.length === 2, 'a message on the peer connection');
+  t.pass('the peer still gets through');
 });
 
 t.test('10,000 small app messages arrive in order', async (t) => {

@@ -1,10 +1,10 @@
-// Goal: clients cannot take a member's file descriptors away from its storage. A member allowed
-// few descriptors (ulimit -n 256), whose NB OVSDB door is flooded with clients that answer the
-// inactivity probe and so stay, and whose gRPC port is flooded with connections that never
-// speak, turns the connections past each listener's share away, and goes on writing: its
-// LevelDB opens the files a few megabytes of writes need, nothing stops, every write is there,
-// and once the flood leaves a new client is served on both.
-// Method: `ovnts up --nodes 1` under `prlimit --nofile=256:256` (the member inherits it); a gRPC
+// Goal: connections cannot take a member's file descriptors away from its storage. A member
+// allowed few descriptors (ulimit -n 512), whose NB OVSDB door is flooded with clients that
+// answer the inactivity probe and so stay, and whose gRPC and Raft ports are flooded with
+// connections that never speak, turns the connections past each listener's share away, and
+// goes on writing: its LevelDB opens the files a few megabytes of writes need, nothing stops,
+// every write is there, and once the flood leaves new clients are served.
+// Method: `ovnts up --nodes 1` under `prlimit --nofile=512:512` (the member inherits it); a gRPC
 // client connected before the flood writes during it. Without the caps the member stopped:
 // "save: IO error: .../000004.log: Too many open files".
 import { execFile } from 'node:child_process';
@@ -21,7 +21,9 @@ import { processState, stopPid } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
-const OPEN_FILES = 256;
+const OPEN_FILES = 512;
+/** The Raft port's connectionsMax (GrpcTransport's default). */
+const RAFT_CONNECTIONS_MAX = 64;
 const FLOOD = 300;
 
 t.test('connectionsMaxFor: a share of the process limit, with room kept for the member', async (t) => {
@@ -48,7 +50,7 @@ function stayingClient(port: number, counts: { connected: number; closed: number
   return s;
 }
 
-t.test('a member with 256 descriptors outlives a flood of staying OVSDB clients', { skip: existsSync('/usr/bin/prlimit') ? false : 'prlimit (util-linux) is missing' }, async (t) => {
+t.test('a member with 512 descriptors outlives a flood of connections to all its ports', { skip: existsSync('/usr/bin/prlimit') ? false : 'prlimit (util-linux) is missing' }, async (t) => {
   const dir = testdirAfterTeardowns(t);
   const base = await freeBasePort();
   const [node, argv] = ovntsArgv('up', `--data-dir=${dir}`, `--base-port=${base}`, '--nodes=1', '--detach');
@@ -70,27 +72,34 @@ t.test('a member with 256 descriptors outlives a flood of staying OVSDB clients'
     flood.push(stayingClient(doorPort, counts));
     if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
   }
-  // And connections to the gRPC port that never speak (each holds a descriptor until HTTP/2
-  // gives up on it).
-  const grpcPort = Number((env.nbGrpc[0] as string).split(':')[1]);
-  const grpcCounts = { connected: 0, closed: 0 };
-  for (let i = 0; i < FLOOD; i++) {
-    const s = net.connect(grpcPort, '127.0.0.1');
-    s.on('connect', () => grpcCounts.connected++);
-    s.on('close', () => grpcCounts.closed++);
-    s.on('error', () => undefined);
-    flood.push(s);
-    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
-  }
-  await until('every flood connection settled', async () => (counts.connected >= FLOOD && grpcCounts.connected >= FLOOD ? true : undefined), 20_000);
+  // And connections to the gRPC and Raft ports that never speak (each holds a descriptor until
+  // HTTP/2 gives up on it).
+  const silent = async (port: number): Promise<{ connected: number; closed: number }> => {
+    const c = { connected: 0, closed: 0 };
+    for (let i = 0; i < FLOOD; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('connect', () => c.connected++);
+      s.on('close', () => c.closed++);
+      s.on('error', () => undefined);
+      flood.push(s);
+      if (i % 50 === 49) await new Promise((r) => setTimeout(r, 20));
+    }
+    return c;
+  };
+  const grpcCounts = await silent(Number((env.nbGrpc[0] as string).split(':')[1]));
+  // `up` puts member n's Raft port at base + 10 + n.
+  const raftCounts = await silent(base + 11);
+  await until('every flood connection settled', async () => (counts.connected >= FLOOD && grpcCounts.connected >= FLOOD && raftCounts.connected >= FLOOD ? true : undefined), 20_000);
   // Past its share the door closed them; the rest stay (they answer the probes).
   await new Promise((r) => setTimeout(r, 1000));
   const held = counts.connected - counts.closed;
   t.ok(held > 0 && held <= connectionsMaxFor(OPEN_FILES), `the door holds ${held} of ${FLOOD}, at most ${connectionsMaxFor(OPEN_FILES)}`);
   const grpcHeld = grpcCounts.connected - grpcCounts.closed;
   t.ok(grpcHeld <= connectionsMaxFor(OPEN_FILES), `the gRPC port holds ${grpcHeld} of ${FLOOD}, at most ${connectionsMaxFor(OPEN_FILES)}`);
+  const raftHeld = raftCounts.connected - raftCounts.closed;
+  t.ok(raftHeld <= RAFT_CONNECTIONS_MAX, `the Raft port holds ${raftHeld} of ${FLOOD}, at most ${RAFT_CONNECTIONS_MAX}`);
   const metrics = await (await fetch(`${env.metrics[0] as string}/metrics`)).text();
-  for (const listener of ['ovsdb', 'grpc']) {
+  for (const listener of ['ovsdb', 'grpc', 'raft']) {
     const refused = Number(new RegExp(`^ovnts_connections_refused\\{listener="${listener}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? -1);
     t.ok(refused > 0, `/metrics counts ${refused} ${listener} connections refused`);
   }

@@ -1,0 +1,52 @@
+// A grpc.Server served on a listener of our own, through grpc-js's public connection injector:
+// grpc-js has no limit on connections, and every connection holds a file descriptor until
+// HTTP/2 gives up on it, even one that never speaks. Here a connection past `connectionsMax` is
+// closed as soon as it is accepted, and counted.
+import net from 'node:net';
+import grpc from '@grpc/grpc-js';
+
+export interface GrpcListener {
+  readonly port: number;
+  /** Connections open now. */
+  connections(): number;
+  close(): void;
+}
+
+/**
+ * Serves `server` on `address` ("host:port", port 0 for any) through a listener of our own that
+ * holds at most `connectionsMax` connections; one past it is closed at once and reported to
+ * `onRefused`. Connections get TCP_NODELAY, as the OVSDB doors' do: a reply is one small write.
+ * `server` needs no bindAsync.
+ */
+export async function listenGrpc(server: grpc.Server, address: string, connectionsMax: number, onRefused: () => void): Promise<GrpcListener> {
+  const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(address);
+  if (m === null) throw new Error(`expected host:port, got "${address}"`);
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  let open = 0;
+  const listener = net.createServer({ noDelay: true }, (socket) => {
+    if (open >= connectionsMax) {
+      onRefused();
+      socket.destroy();
+      return;
+    }
+    open++;
+    socket.once('close', () => open--);
+    injector.injectConnection(socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(Number(m[2]), m[1], () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = listener.address();
+  return {
+    port: typeof bound === 'object' && bound !== null ? bound.port : Number(m[2]),
+    connections: () => open,
+    close: () => {
+      listener.close();
+      injector.destroy();
+    },
+  };
+}
