@@ -185,6 +185,20 @@ export function ipv6InMasked(addr: readonly number[], cidr: { readonly addr: rea
  * byte counts); nothing may follow. Returns the bytes, or undefined.
  */
 export function ethAddrFromString(text: string): number[] | undefined {
+  const scanned = scanEthAddr(text);
+  return scanned !== undefined && scanned.end === text.length ? scanned.bytes : undefined;
+}
+
+/**
+ * Whether `text` begins with an Ethernet address as ovs_scan(ETH_ADDR_SCAN_FMT) reads one: as
+ * ethAddrFromString, but anything may follow (ovn-nbctl's check of an LSP address entry).
+ */
+export function startsWithEthAddr(text: string): boolean {
+  return scanEthAddr(text) !== undefined;
+}
+
+/** Six fields as OVS's scanner reads them (see ethAddrFromString), and where they end. */
+function scanEthAddr(text: string): { bytes: number[]; end: number } | undefined {
   const bytes: number[] = [];
   let i = 0;
   for (let field = 0; field < 6; field++) {
@@ -199,7 +213,7 @@ export function ethAddrFromString(text: string): number[] | undefined {
     bytes.push(m[1] === '-' ? (256 - v) & 0xff : v);
     i += m[0].length;
   }
-  return i === text.length ? bytes : undefined;
+  return { bytes, end: i };
 }
 
 /** An Ethernet address token (1 or 2 hex digits per byte), normalized; undefined otherwise. */

@@ -257,6 +257,14 @@ const script: readonly Step[] = [
   // several UUIDs, and no _uuid of a record whose label is its UUID. Widths are those of the
   // real UUIDs, which both sides pad alike before UUIDs are relabelled.
   ['lsp-set-addresses', 'sw0-p1', '00:00:00:00:00:01 10.0.0.5', 'unknown'],
+  // Entries ovn-nbctl refuses: no leading MAC, and an IP another port of the switch has.
+  ['lsp-set-addresses', 'sw0-p2', 'zz:zz'],
+  ['lsp-set-addresses', 'sw0-p2', 'unknown', '00-00-00-00-00-02'],
+  ['lsp-set-addresses', 'sw0-p2', '00:00:00:00:00:02 10.0.0.5/24'],
+  // Global options with their values as separate words, and short ones.
+  ['--format', 'csv', '--data', 'bare', '--columns=name,vips,protocol', 'find', 'Load_Balancer', 'name=lb1'],
+  ['-f', 'table', 'list', 'Load_Balancer', 'lb-noport'],
+  ['-fcsv', '-dbare', 'list', 'Load_Balancer', 'lb-noport'],
   ['set', 'Logical_Switch_Port', 'sw0-p2', 'tag_request=7', 'external_ids:note="a, \\"b\\""', 'external_ids:plain=word', 'external_ids:n=42'],
   ['list', 'Logical_Switch_Port', 'sw0-p2'],
   ['--format=table', 'list', 'Logical_Switch_Port', 'sw0-p1'],

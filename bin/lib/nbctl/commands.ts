@@ -2,6 +2,7 @@
 // with its argument rules, flags (--may-exist, --if-exists) and messages; plus routes, routing
 // policies and NAT (router-commands.ts), load balancers and DHCP options (lb-dhcp-commands.ts)
 // and the generic database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
+import { extractLspAddresses, isDynamicAddress, startsWithEthAddr } from '../../../northd/netaddr.js';
 import { dbCommands } from './db-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
 import type { Nb, RowJson } from './nb.js';
@@ -76,6 +77,38 @@ function keyValues(args: string[]): [string, string][] {
 }
 
 /** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
+/** The switch that holds port `p` (ovn-nbctl's lsp_to_ls). */
+async function switchOf(nb: Nb, p: RowJson): Promise<RowJson> {
+  const id = uuidOf(p);
+  const ls = (await nb.rows('Logical_Switch')).find((r) => setOf(r.ports).some((u) => text(u) === id));
+  if (ls === undefined) throw new NbctlError(`logical port ${String(p.name)} is not part of any logical switch`);
+  return ls;
+}
+
+/**
+ * ovn-nbctl's lsp_contains_duplicates: the first IP of address entry `entry` that another port
+ * of switch `ls` already has (in its addresses, or its dynamic addresses for a "dynamic" entry),
+ * as its error text; undefined when none does or `entry` holds no MAC and IPs.
+ */
+async function duplicateIp(nb: Nb, ls: RowJson, p: RowJson, entry: string): Promise<string | undefined> {
+  const mine = extractLspAddresses(entry);
+  if (mine === undefined) return undefined;
+  const others = new Set(setOf(ls.ports).map(text));
+  others.delete(uuidOf(p));
+  for (const other of (await nb.rows('Logical_Switch_Port')).filter((r) => others.has(uuidOf(r)))) {
+    const dynamic = setOf(other.dynamic_addresses).map(text)[0];
+    for (const a of setOf(other.addresses).map(text)) {
+      const theirs = extractLspAddresses(isDynamicAddress(a) && dynamic !== undefined ? dynamic : a);
+      if (theirs === undefined) continue;
+      const v4 = mine.ipv4.find((x) => theirs.ipv4.some((y) => y.addr === x.addr));
+      if (v4 !== undefined) return `duplicate IPv4 address '${v4.addrS}' found on logical switch port '${String(other.name)}'`;
+      const v6 = mine.ipv6.find((x) => theirs.ipv6.some((y) => y.addrS === x.addrS));
+      if (v6 !== undefined) return `duplicate IPv6 address '${v6.addrS}' found on logical switch port '${String(other.name)}'`;
+    }
+  }
+  return undefined;
+}
+
 async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
   if (flags.has('--type=port-group')) return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
   if (flags.has('--type=switch')) return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
@@ -145,6 +178,16 @@ const commands: Record<string, CommandSpec> = {
     args: [1, Infinity],
     run: async (nb, [port, ...addresses]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      const ls = await switchOf(nb, p);
+      // As ovn-nbctl checks each entry in turn: its form, then its IPs against the other ports
+      // of the switch.
+      for (const a of addresses as string[]) {
+        if (a !== 'unknown' && a !== 'dynamic' && a !== 'router' && !startsWithEthAddr(a)) {
+          throw new NbctlError(`${a}: Invalid address format. See ovn-nb(5). Hint: An Ethernet address must be listed before an IP address, together as a single argument.`);
+        }
+        const duplicate = await duplicateIp(nb, ls, p, a);
+        if (duplicate !== undefined) throw new NbctlError(`Error on switch ${String(ls.name)}: ${duplicate}`);
+      }
       await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { addresses: ['set', addresses] } }]);
       return '';
     },
@@ -342,12 +385,45 @@ const commands: Record<string, CommandSpec> = {
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
 
+/** ovn-nbctl's global options that take a value, by their long and short names. */
+const valueOptions: Readonly<Record<string, string>> = {
+  '--db': '--db', '--timeout': '--timeout', '-t': '--timeout', '--format': '--format', '-f': '--format',
+  '--data': '--data', '-d': '--data', '--max-column-width': '--max-column-width', '--wait': '--wait',
+};
+
+/**
+ * The global options before the command as getopt reads them: "--format json", "-f json" and
+ * "-fjson" become "--format=json" (and so on for every option in valueOptions).
+ */
+function joinOptionValues(words: readonly string[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  for (; i < words.length; i++) {
+    const w = words[i] as string;
+    if (!w.startsWith('-') || w === '--') break;
+    const long = valueOptions[w];
+    const short = /^-([ftd])(.+)$/.exec(w);
+    if (long !== undefined) {
+      const value = words[i + 1];
+      if (value === undefined) throw new NbctlError(`option '${w}' requires an argument`);
+      out.push(`${long}=${value}`);
+      i++;
+    } else if (short !== null) {
+      out.push(`${valueOptions[`-${short[1] as string}`] as string}=${short[2] as string}`);
+    } else {
+      out.push(w);
+    }
+  }
+  return [...out, ...words.slice(i)];
+}
+
 /**
  * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
  * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
  * command is run, and its options are checked as ovn-nbctl checks them after "--".
  */
-export async function runNbctl(nb: Nb, words: readonly string[]): Promise<string> {
+export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
+  const words = joinOptionValues(given);
   const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
   const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
   for (const f of flags) {
