@@ -7,32 +7,24 @@ import grpc from '@grpc/grpc-js';
 
 export interface GrpcListener {
   readonly port: number;
-  /** Connections open now. */
-  connections(): number;
   close(): void;
 }
 
 /**
  * Serves `server` on `address` ("host:port", port 0 for any) through a listener of our own that
- * holds at most `connectionsMax` connections; one past it is closed at once and reported to
- * `onRefused`. Connections get TCP_NODELAY, as the OVSDB doors' do: a reply is one small write.
- * `server` needs no bindAsync.
+ * holds at most `connectionsMax` connections; Node closes one past it as soon as it is accepted,
+ * and `onRefused` hears of it. Connections get TCP_NODELAY, as the OVSDB doors' do: a reply is
+ * one small write. `server` needs no bindAsync.
  */
 export async function listenGrpc(server: grpc.Server, address: string, connectionsMax: number, onRefused: () => void): Promise<GrpcListener> {
   const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(address);
   if (m === null) throw new Error(`expected host:port, got "${address}"`);
+  // Node reads a maxConnections of 0 as no limit at all.
+  if (!Number.isInteger(connectionsMax) || connectionsMax < 1) throw new Error(`connectionsMax must be a positive integer, got ${connectionsMax}`);
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  let open = 0;
-  const listener = net.createServer({ noDelay: true }, (socket) => {
-    if (open >= connectionsMax) {
-      onRefused();
-      socket.destroy();
-      return;
-    }
-    open++;
-    socket.once('close', () => open--);
-    injector.injectConnection(socket);
-  });
+  const listener = net.createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
+  listener.maxConnections = connectionsMax;
+  listener.on('drop', onRefused);
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
     listener.listen(Number(m[2]), m[1], () => {
@@ -43,7 +35,6 @@ export async function listenGrpc(server: grpc.Server, address: string, connectio
   const bound = listener.address();
   return {
     port: typeof bound === 'object' && bound !== null ? bound.port : Number(m[2]),
-    connections: () => open,
     close: () => {
       listener.close();
       injector.destroy();

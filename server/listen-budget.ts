@@ -25,7 +25,7 @@ export function connectionsMaxFor(openFiles: number | undefined): number {
 }
 
 /** The process's soft limit on open files ("Max open files" in /proc/self/limits), if known. */
-export function openFilesLimit(): number | undefined {
+function openFilesLimit(): number | undefined {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
     const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];

@@ -121,7 +121,6 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A JSON-RPC error reply's "error" member, as ovsdb-server spells them. */
 /**
  * A schema's JSON (as schemaToJson writes it) as a clustered ovsdb-server serves it: with every
  * column persistent, since clusters store ephemeral columns like any other. Clients compare
@@ -139,6 +138,7 @@ function canonicalText(value: unknown): string {
   );
 }
 
+/** A JSON-RPC error reply's "error" member, as ovsdb-server spells them. */
 class RpcError extends Error {
   constructor(
     readonly error: string,
@@ -690,20 +690,20 @@ class Connection {
 /** Opens the door; resolves once it listens. */
 export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
+  // Node reads a maxConnections of 0 as no limit at all.
+  assert(Number.isInteger(limits.connectionsMax) && limits.connectionsMax >= 1, `connectionsMax must be a positive integer, got ${limits.connectionsMax}`);
   const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
   const server = net.createServer((socket) => {
     // A reply and the update it caused are written one after the other, each small: with
     // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
     // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
-    if (door.connections.size >= limits.connectionsMax) {
-      options.central.sessions.refuse('ovsdb');
-      socket.destroy();
-      return;
-    }
     socket.setNoDelay(true);
     const c = new Connection(door, socket);
     door.connections.add(c);
   });
+  // Past connectionsMax, Node closes a connection as it accepts it, and says so with 'drop'.
+  server.maxConnections = limits.connectionsMax;
+  server.on('drop', () => options.central.sessions.refuse('ovsdb'));
   const offCommit = options.central.onCommit(() => door.refreshServer(false));
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();

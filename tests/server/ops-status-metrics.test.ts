@@ -75,13 +75,18 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   const busy = await scrape(base);
   for (const kind of ['watch', 'ovsdb', 'agent']) t.equal(sample(busy, `ovnts_sessions{kind="${kind}"}`), 1, `/metrics shows 1 ${kind} session`);
   for (const listener of ['ovsdb', 'grpc']) t.equal(sample(busy, `ovnts_connections_refused{listener="${listener}"}`), 0, `/metrics shows no ${listener} connection refused`);
-  // A door that is full (here at once: it holds at most 0) turns the next client away.
-  const full = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 }, limits: { connectionsMax: 0 } });
+  // A door that is full (it holds at most 1, and has 1) turns the next client away.
+  const full = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 }, limits: { connectionsMax: 1 } });
   t.teardown(() => full.close());
-  const turnedAway = net.connect('port' in full.address ? full.address.port : 0, '127.0.0.1');
+  const fullPort = 'port' in full.address ? full.address.port : 0;
+  const holder = await JsonRpcClient.connect({ host: '127.0.0.1', port: fullPort });
+  t.same(await holder.request('list_dbs', []), ['OVN_Northbound', '_Server']);
+  const turnedAway = net.connect(fullPort, '127.0.0.1');
   turnedAway.on('error', () => undefined);
   await new Promise<void>((resolve) => turnedAway.on('close', () => resolve()));
   t.equal(sample(await scrape(base), 'ovnts_connections_refused{listener="ovsdb"}'), 1, '/metrics counts the OVSDB client a full door refused');
+  await holder.close();
+  await until('the holding client gone', async () => ((await counts()).ovsdb === 1 ? true : undefined), 10_000);
   const table = await ovnts('cluster', 'status', `--endpoints=${cluster.members.map((m) => m.address).join(',')}`);
   t.match(table.stdout, /election\s+clients\s+agents\n/, 'status has clients and agents columns');
   t.match(table.stdout, new RegExp(`${member.address.replace(/\./g, '\\.')} .* ms\\s+2\\s+1\\n`), 'this member: 2 clients (a watch, an OVSDB session), 1 agent');

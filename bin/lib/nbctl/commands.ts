@@ -76,7 +76,6 @@ function keyValues(args: string[]): [string, string][] {
   });
 }
 
-/** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
 /** The switch that holds port `p` (ovn-nbctl's lsp_to_ls). */
 async function switchOf(nb: Nb, p: RowJson): Promise<RowJson> {
   const id = uuidOf(p);
@@ -85,17 +84,22 @@ async function switchOf(nb: Nb, p: RowJson): Promise<RowJson> {
   return ls;
 }
 
-/**
- * ovn-nbctl's lsp_contains_duplicates: the first IP of address entry `entry` that another port
- * of switch `ls` already has (in its addresses, or its dynamic addresses for a "dynamic" entry),
- * as its error text; undefined when none does or `entry` holds no MAC and IPs.
- */
-async function duplicateIp(nb: Nb, ls: RowJson, p: RowJson, entry: string): Promise<string | undefined> {
-  const mine = extractLspAddresses(entry);
-  if (mine === undefined) return undefined;
+/** The ports of switch `ls` other than `p`: what ovn-nbctl checks an address entry of `p` against. */
+async function otherPorts(nb: Nb, ls: RowJson, p: RowJson): Promise<RowJson[]> {
   const others = new Set(setOf(ls.ports).map(text));
   others.delete(uuidOf(p));
-  for (const other of (await nb.rows('Logical_Switch_Port')).filter((r) => others.has(uuidOf(r)))) {
+  return (await nb.rows('Logical_Switch_Port')).filter((r) => others.has(uuidOf(r)));
+}
+
+/**
+ * ovn-nbctl's lsp_contains_duplicates: the first IP of address entry `entry` that one of `others`
+ * already has (in its addresses, or its dynamic addresses for a "dynamic" entry), as its error
+ * text; undefined when none does or `entry` holds no MAC and IPs.
+ */
+function duplicateIp(others: readonly RowJson[], entry: string): string | undefined {
+  const mine = extractLspAddresses(entry);
+  if (mine === undefined) return undefined;
+  for (const other of others) {
     const dynamic = setOf(other.dynamic_addresses).map(text)[0];
     for (const a of setOf(other.addresses).map(text)) {
       const theirs = extractLspAddresses(isDynamicAddress(a) && dynamic !== undefined ? dynamic : a);
@@ -109,6 +113,7 @@ async function duplicateIp(nb: Nb, ls: RowJson, p: RowJson, entry: string): Prom
   return undefined;
 }
 
+/** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
 async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
   if (flags.has('--type=port-group')) return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
   if (flags.has('--type=switch')) return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
@@ -179,13 +184,14 @@ const commands: Record<string, CommandSpec> = {
     run: async (nb, [port, ...addresses]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       const ls = await switchOf(nb, p);
+      const others = await otherPorts(nb, ls, p);
       // As ovn-nbctl checks each entry in turn: its form, then its IPs against the other ports
       // of the switch.
       for (const a of addresses as string[]) {
         if (a !== 'unknown' && a !== 'dynamic' && a !== 'router' && !startsWithEthAddr(a)) {
           throw new NbctlError(`${a}: Invalid address format. See ovn-nb(5). Hint: An Ethernet address must be listed before an IP address, together as a single argument.`);
         }
-        const duplicate = await duplicateIp(nb, ls, p, a);
+        const duplicate = duplicateIp(others, a);
         if (duplicate !== undefined) throw new NbctlError(`Error on switch ${String(ls.name)}: ${duplicate}`);
       }
       await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { addresses: ['set', addresses] } }]);
