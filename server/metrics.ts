@@ -12,6 +12,15 @@ import type { RaftCounters } from '../cluster/raft.js';
 export const metricsLimits = {
   /** /readyz fails while the applied index lags the commit index by more than this. */
   readyApplyLagMax: 1000,
+  /**
+   * Connections the HTTP listener holds at once: scrapers and health probes need a few, and a
+   * flood of them must not take the descriptors the member needs (server/listen-budget.ts).
+   */
+  connectionsMax: 32,
+  /** A connection idle this long, or that has not sent a whole request within it, is closed. */
+  requestMs: 10_000,
+  /** How often the listener looks for requests past requestMs. */
+  requestCheckMs: 1_000,
 } as const;
 
 const ms = (x: number): number => x / 1000;
@@ -130,7 +139,7 @@ export class CentralMetrics implements CentralObserver {
     const refused = (): ReturnType<CentralNode['sessions']['refused']> | undefined => this.central?.sessions.refused();
     new client.Gauge({
       name: 'ovnts_connections_refused',
-      help: 'Connections this member turned away since start because the listener held its most (listener="ovsdb": the OVSDB doors, "grpc": the gRPC API, "raft": the Raft port)',
+      help: 'Connections this member turned away since start because the listener held its most (listener="ovsdb": the OVSDB doors, "grpc": the gRPC API, "raft": the Raft port, "metrics": this HTTP listener)',
       labelNames: ['listener'],
       registers,
       collect(this: client.Gauge<'listener'>) {
@@ -240,9 +249,24 @@ export function notReady(central: CentralNode): string | undefined {
   return undefined;
 }
 
-/** Serves /healthz, /readyz and /metrics on `host:port` (port 0 picks one). */
-export async function startMetricsServer(central: CentralNode, metrics: CentralMetrics, host: string, port: number): Promise<{ port: number; close: () => Promise<void> }> {
-  const server: Server = createServer((req, res) => {
+/**
+ * Serves /healthz, /readyz and /metrics on `host:port` (port 0 picks one). It holds at most
+ * `connectionsMax` connections (a connection past them is closed as it is accepted, and counted
+ * in ovnts_connections_refused{listener="metrics"}), and closes one that is slow to send its
+ * request, so that silent clients free their places.
+ */
+export async function startMetricsServer(
+  central: CentralNode,
+  metrics: CentralMetrics,
+  host: string,
+  port: number,
+  limits: { connectionsMax?: number; requestMs?: number } = {},
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const connectionsMax = limits.connectionsMax ?? metricsLimits.connectionsMax;
+  const requestMs = limits.requestMs ?? metricsLimits.requestMs;
+  // Node reads a maxConnections of 0 as no limit at all.
+  if (!Number.isInteger(connectionsMax) || connectionsMax < 1) throw new RangeError(`metrics: connectionsMax must be a whole number of at least 1 (got ${connectionsMax})`);
+  const server: Server = createServer({ connectionsCheckingInterval: metricsLimits.requestCheckMs }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const text = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
       res.writeHead(code, { 'content-type': type });
@@ -266,6 +290,13 @@ export async function startMetricsServer(central: CentralNode, metrics: CentralM
     }
     text(404, 'not found: try /healthz, /readyz or /metrics\n');
   });
+  server.maxConnections = connectionsMax;
+  server.on('drop', () => central.sessions.refuse('metrics'));
+  // headersTimeout and requestTimeout start only with a request's first bytes; a socket idle
+  // this long (one that never sends a byte, too) is destroyed.
+  server.timeout = requestMs;
+  server.headersTimeout = requestMs;
+  server.requestTimeout = requestMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

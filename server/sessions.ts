@@ -9,13 +9,13 @@ export type SessionKind = (typeof sessionKinds)[number];
 
 export type SessionCounts = Readonly<Record<SessionKind, number>>;
 
-/** Listeners that turn connections away when full: the OVSDB doors, the gRPC API. */
-export const refusingListeners = ['ovsdb', 'grpc'] as const;
+/** Listeners that turn connections away when full: the OVSDB doors, the gRPC API, /metrics. */
+export const refusingListeners = ['ovsdb', 'grpc', 'metrics'] as const;
 export type RefusingListener = (typeof refusingListeners)[number];
 
 export class Sessions {
   private readonly counts = new Map<SessionKind, number>(sessionKinds.map((k) => [k, 0]));
-  private readonly refusals = { ovsdb: 0, grpc: 0 };
+  private readonly refusals = { ovsdb: 0, grpc: 0, metrics: 0 };
 
   /**
    * Counts one session of `kind` until the returned function is called. Calling it again does

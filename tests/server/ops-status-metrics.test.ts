@@ -86,6 +86,25 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   await new Promise<void>((resolve) => turnedAway.on('close', () => resolve()));
   t.equal(sample(await scrape(base), 'ovnts_connections_refused{listener="ovsdb"}'), 1, '/metrics counts the OVSDB client a full door refused');
   await holder.close();
+
+  // The HTTP listener holds at most its connectionsMax too, and frees the places of clients that
+  // send no request.
+  const small = await startMetricsServer(member.central, metrics, '127.0.0.1', 0, { connectionsMax: 2, requestMs: 500 });
+  t.teardown(() => small.close());
+  const silent = [net.connect(small.port, '127.0.0.1'), net.connect(small.port, '127.0.0.1')];
+  const silentClosed = silent.map((s) => new Promise<void>((resolve) => s.on('close', () => resolve())));
+  for (const s of silent) {
+    s.on('error', () => undefined);
+    await new Promise<void>((resolve) => s.on('connect', () => resolve()));
+  }
+  // Node accepts in order: the first two take the places, the third is refused.
+  const third = net.connect(small.port, '127.0.0.1');
+  third.on('error', () => undefined);
+  await new Promise<void>((resolve) => third.on('close', () => resolve()));
+  t.equal(member.central.sessions.refused().metrics, 1, 'a third client of a full HTTP listener is refused');
+  await Promise.all(silentClosed);
+  t.pass('clients that send no request are closed after requestMs');
+  t.equal(sample(await scrape(`http://127.0.0.1:${small.port}`), 'ovnts_connections_refused{listener="metrics"}'), 1, '/metrics counts the client the full HTTP listener refused');
   await until('the holding client gone', async () => ((await counts()).ovsdb === 1 ? true : undefined), 10_000);
   const table = await ovnts('cluster', 'status', `--endpoints=${cluster.members.map((m) => m.address).join(',')}`);
   t.match(table.stdout, /election\s+clients\s+agents\n/, 'status has clients and agents columns');
