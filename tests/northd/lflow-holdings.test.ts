@@ -15,7 +15,7 @@ import { lflowHoldings, lflowsNode } from '../../northd/lflows/node.js';
 import { SbChangeSet } from '../../northd/sb-changes.js';
 
 const LONG = process.env.OVNTS_LONG !== undefined;
-const SEQUENCES = Number(process.env.OVNTS_HOLDINGS_SEQUENCES ?? (LONG ? 10000 : 1000));
+const SEQUENCES = Number(process.env.OVNTS_HOLDINGS_SEQUENCES ?? (LONG ? 10000 : 400));
 const STEPS = 60;
 const SHARD = 0;
 

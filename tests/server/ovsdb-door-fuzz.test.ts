@@ -1,5 +1,5 @@
 // Goal: no frame, however malformed or hostile, crashes or hangs the OVSDB door, goes unanswered
-// or changes the NB. Method: 10,000 seeded random frames (OVNTS_LONG: 100,000) in sessions over
+// or changes the NB. Method: 4,000 seeded random frames (OVNTS_LONG: 100,000) in sessions over
 // real TCP to doors on a follower and the leader of an in-process three-member cluster; each
 // request must get a JSON-RPC error (or its echo) and each undecodable stream a closed
 // connection; afterwards a fresh client is served and every replica's NB is byte-identical.
@@ -16,7 +16,7 @@ import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
-const framesN = Number(process.env.OVNTS_FRAMES ?? (process.env.OVNTS_LONG ? 100_000 : 10_000));
+const framesN = Number(process.env.OVNTS_FRAMES ?? (process.env.OVNTS_LONG ? 100_000 : 4_000));
 const seed = Number(process.env.OVNTS_SEED ?? randomInt(2 ** 31));
 /** Replays one session of a seed alone (OVNTS_SESSION=i), as a failure report names it. */
 const onlySession = process.env.OVNTS_SESSION === undefined ? undefined : Number(process.env.OVNTS_SESSION);

@@ -1,5 +1,5 @@
 // Goal: no byte stream sent to the OVN_Southbound door, however mangled, crashes or hangs it or
-// changes the SB. Method: 10,000 frames (OVNTS_LONG: 100,000), each a request the SB door
+// changes the SB. Method: 5,000 frames (OVNTS_LONG: 100,000), each a request the SB door
 // refuses or only reads (writes to tables northd derives, malformed Chassis and Port_Binding
 // writes, selects, monitors, schema and lock requests), half of them with 1–3 byte mutations (a byte
 // changed, dropped, doubled or inserted, a cut, a splice of invalid UTF-8), sent in sessions of
@@ -16,7 +16,7 @@ import { startSbDoorFixture } from '../helpers/sb-door-fixture.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const SB = 'OVN_Southbound';
-const framesN = Number(process.env.OVNTS_FRAMES ?? (process.env.OVNTS_LONG ? 100_000 : 10_000));
+const framesN = Number(process.env.OVNTS_FRAMES ?? (process.env.OVNTS_LONG ? 100_000 : 5_000));
 const seed = Number(process.env.OVNTS_SEED ?? randomInt(2 ** 31));
 /** Sessions (connections) open at once. */
 const sessionsInFlight = 4;
