@@ -21,7 +21,7 @@ import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
 
 const LONG = process.env.OVNTS_LONG !== undefined;
-const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? (LONG ? 5000 : 200));
+const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? (LONG ? 5000 : 300));
 const TXNS = 50;
 const ONLY = process.env.NORTHD_SEED;
 
