@@ -52,6 +52,17 @@ function readEnv(dataDir: string): EnvFile | undefined {
   return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '' };
 }
 
+/** The members of `dataDir` that run now, by name (nK), from the pids its env file lists. */
+function runningMembers(dataDir: string, env: EnvFile | undefined): Map<string, number> {
+  const running = new Map<string, number>();
+  for (const pid of (env?.MEMBER_PIDS ?? '').split(' ').filter(Boolean).map(Number)) {
+    if (!isAlive(pid) || !isOurMember(pid, dataDir)) continue;
+    const name = processArgv(pid)?.find((a) => a.startsWith('--name='))?.slice('--name='.length);
+    if (name !== undefined) running.set(name, pid);
+  }
+  return running;
+}
+
 async function stopMembers(dataDir: string, pids: number[]): Promise<number> {
   let stopped = 0;
   for (const pid of pids) {
@@ -194,7 +205,7 @@ interface UpOptions {
 export function registerUpCommands(program: Command): void {
   program
     .command('up')
-    .description('start (or restart) a local cluster of central nodes and wait for a leader')
+    .description('start (or restart) a local cluster of central nodes and wait for a leader; with some of its members running, start the others beside them')
     .option('--data-dir <dir>', 'the cluster\'s folder', '.ovnts')
     .option('--nodes <n>', 'number of members of a new cluster (a folder that holds one keeps its members)', '3')
     .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n, HTTP metrics on P+31..P+30+n, OVSDB (OVN_Southbound) on P+41..P+40+n', '16700')
@@ -202,26 +213,43 @@ export function registerUpCommands(program: Command): void {
     .action(async (o: UpOptions, command: Command) => {
       const dataDir = resolve(o.dataDir);
       const nodesGiven = command.getOptionValueSource('nodes') !== 'default';
+      const basePortGiven = command.getOptionValueSource('basePort') !== 'default';
       const requested = Number(o.nodes);
-      const base = Number(o.basePort);
+      let base = Number(o.basePort);
       if (!Number.isInteger(requested) || requested < 1 || requested > 7) throw new Error('--nodes must be 1 to 7');
       mkdirSync(dataDir, { recursive: true });
       const previous = readEnv(dataDir);
-      const running = (previous?.MEMBER_PIDS ?? '').split(' ').filter(Boolean).map(Number).filter((p) => isAlive(p) && isOurMember(p, dataDir));
-      if (running.length > 0) throw new Error(`a cluster is already running in ${dataDir} (pids ${running.join(' ')}); run ovnts down --data-dir ${o.dataDir}`);
+      const running = runningMembers(dataDir, previous);
       const { names, clusterId } = upClusterOf(dataDir, nodesGiven ? requested : undefined);
       const n = names.length;
+      if (running.size === n) throw new Error(`the cluster in ${dataDir} is already running (pids ${[...running.values()].join(' ')}); run ovnts down --data-dir ${o.dataDir} to stop it`);
+      if (running.size > 0) {
+        // Some members of this folder run: start the others beside them, on the ports the
+        // running ones were given (the env file's first Northbound gRPC port is base + 1).
+        const runningBase = Number(/:(\d+)(,|$)/.exec(previous?.NB_GRPC ?? '')?.[1]) - 1;
+        if (!Number.isInteger(runningBase) || runningBase < 1) throw new Error(`${dataDir}/env names no ports for the running members (pids ${[...running.values()].join(' ')}); run ovnts down --data-dir ${o.dataDir} first`);
+        if (basePortGiven && base !== runningBase) throw new Error(`${[...running.keys()].join(', ')} of the cluster in ${dataDir} run on --base-port ${runningBase}: leave out --base-port to restart the others beside them`);
+        base = runningBase;
+      }
       if (!Number.isInteger(base) || base < 1 || memberPorts(base, n - 1).ovsdbSb > 65535) throw new Error(`--base-port must be a number from 1 to ${65535 - memberPorts(0, n - 1).ovsdbSb}`);
       const ports = names.map((_, i) => memberPorts(base, i));
       const nb = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.nbGrpc}`).join(',');
       const raft = names.map((name, i) => `${name}=127.0.0.1:${ports[i]?.raft}`).join(',');
-      await checkPortsFree(names, ports);
+      const starting = names.filter((name) => !running.has(name));
+      await checkPortsFree(starting, starting.map((name) => ports[names.indexOf(name)] as MemberPorts));
+      if (running.size > 0) process.stdout.write(`ovnts: restarting ${starting.join(', ')} beside ${[...running.keys()].join(', ')} (running) in ${dataDir}\n`);
       const script = process.argv[1] as string;
       const pids: number[] = [];
+      const started: number[] = [];
       // A member that exits while the cluster starts (a port in use, a locked data folder)
       // fails `up` at once, with its name; its log says why.
       let exited: string | undefined;
       for (const [i, name] of names.entries()) {
+        const alive = running.get(name);
+        if (alive !== undefined) {
+          pids.push(alive);
+          continue;
+        }
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const p = ports[i] as MemberPorts;
         const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`], {
@@ -233,6 +261,7 @@ export function registerUpCommands(program: Command): void {
         });
         child.unref();
         pids.push(child.pid as number);
+        started.push(child.pid as number);
       }
       const addresses = ports.map((p) => `127.0.0.1:${p.nbGrpc}`);
       const ovsdbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbNb}`).join(',');
@@ -244,7 +273,8 @@ export function registerUpCommands(program: Command): void {
       try {
         await waitForLeader(addresses, () => exited);
       } catch (err) {
-        await stopMembers(dataDir, pids);
+        // Only what this run started: members that were running stay as they were.
+        await stopMembers(dataDir, started);
         throw new Error(`${(err as Error).message}; see the logs in ${dataDir}`, { cause: err });
       }
       await initNbGlobal(addresses);

@@ -9,7 +9,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { upClusterOf } from '../../bin/commands/cluster-up.js';
 import type { UpEnv } from '../helpers/ovnts-cli.js';
-import { freeBasePort as freeBase, ovnts, readUpEnv } from '../helpers/ovnts-cli.js';
+import { freeBasePort as freeBase, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
@@ -107,9 +107,33 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   t.equal((await nbctl('ls-add', 'sw1')).code, 0, 'writes continue with a member down');
   t.match((await nbctl('ls-list')).stdout, /\(sw0\)\n.*\(sw1\)\n/);
 
+  // `up` again starts the dead member beside the running ones, on its ports and its data; it
+  // used to refuse while any member ran, so a crashed member could only come back with a down
+  // of the whole cluster.
+  const moved = await ovnts('up', `--data-dir=${dir}`, `--base-port=${base + 100}`, '--detach');
+  t.equal(moved.code, 1, 'not on other ports than the running members\'');
+  t.match(moved.stderr, new RegExp(`n2, n3 of the cluster in .* run on --base-port ${base}: leave out --base-port`));
+  const again = await ovnts('up', `--data-dir=${dir}`, '--detach');
+  t.equal(again.code, 0, `up restarts the dead member: ${again.stderr}`);
+  t.match(again.stdout, /restarting n1 beside n2, n3 \(running\)/);
+  const now = readUpEnv(dir).pids;
+  const n1 = now[0] as number;
+  t.teardown(() => stopPid(n1, (argv) => argv.includes('central')));
+  t.same(now.slice(1), pids.slice(1), 'the running members keep running');
+  t.ok(n1 !== victim && isAlive(n1), 'n1 runs again, under a new pid');
+  t.same(readUpEnv(dir).nbGrpc, env.nbGrpc, 'on the same ports');
+  const alone = await until('n1 serves the write made while it was down', async () => {
+    const r = await ovnts('nbctl', `--endpoints=${env.nbGrpc[0]}`, 'ls-list');
+    return r.code === 0 && /\(sw1\)/.test(r.stdout) ? r.stdout : undefined;
+  });
+  t.match(alone, /\(sw0\)\n.*\(sw1\)\n/);
+  const running = await ovnts('up', `--data-dir=${dir}`, '--detach');
+  t.equal(running.code, 1, 'with every member running, up refuses');
+  t.match(running.stderr, /is already running \(pids /);
+
   const down = await ovnts('down', `--data-dir=${dir}`);
   t.equal(down.code, 0);
-  t.ok(pids.every((p) => !isAlive(p)), 'every member stopped');
+  t.ok(now.every((p) => !isAlive(p)), 'every member stopped');
 });
 
 // A client that stops answering (hung, or its host gone) while it holds a connection must not
