@@ -55,4 +55,11 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A reader that goes away (`ovnts up | head -1`) closes stdout under us: what it no longer
+// reads is dropped, and the command still finishes its work (a half-started cluster, a
+// transaction sent but not waited for, would be worse than lost output).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+});
+
 process.exitCode = await main(process.argv);
