@@ -79,7 +79,7 @@ t.test('nbctl commands', async (t) => {
   t.equal(await run('--bare', '--columns=addresses', 'find', 'Address_Set', 'name=as2'), '1.1.1.1 2.2.2.2\n', '--bare');
   await fails(/^unknown output format "yaml"$/, '--format=yaml', 'list', 'Address_Set');
   await run('destroy', 'Address_Set', 'as2');
-  await fails(/as2: Address_Set row name not found/, 'get', 'Address_Set', 'as2', 'name');
+  await fails(/no row "as2" in table Address_Set/, 'get', 'Address_Set', 'as2', 'name');
   await fails(/unknown table "Nope"/, 'list', 'Nope');
   await fails(/does not contain a column whose name matches "nope"/, 'get', 'Logical_Switch', 'sw0', 'nope');
 

@@ -68,12 +68,14 @@ async function detach(nb: Nb, parentTable: string, column: string, child: RowJso
   await nb.transact([{ op: 'mutate', table: parentTable, where: [[column, 'includes', uuidRef(uuidOf(child))]], mutations: [[column, 'delete', uuidRef(uuidOf(child))]] }]);
 }
 
+/** KEY=VALUE arguments as pairs; as ovn-nbctl does, an argument without "=" is skipped. */
 function keyValues(args: string[]): [string, string][] {
-  return args.map((a) => {
+  const pairs: [string, string][] = [];
+  for (const a of args) {
     const i = a.indexOf('=');
-    if (i < 0) throw new NbctlError(`${a}: options must be of the form KEY=VALUE`);
-    return [a.slice(0, i), a.slice(i + 1)];
-  });
+    if (i >= 0) pairs.push([a.slice(0, i), a.slice(i + 1)]);
+  }
+  return pairs;
 }
 
 /** The switch that holds port `p` (ovn-nbctl's lsp_to_ls). */
@@ -115,18 +117,50 @@ function duplicateIp(others: readonly RowJson[], entry: string): string | undefi
 
 /** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
 async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
-  if (flags.has('--type=port-group')) return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
-  if (flags.has('--type=switch')) return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
+  const type = optionValue(flags, '--type');
+  if (type === 'port-group') return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
+  if (type === 'switch') return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
+  if (type !== undefined) throw new NbctlError(`Invalid value '${type}' for option --type`);
   const ls = await maybeRecord(nb, 'Logical_Switch', id, 'switch');
   const pg = await maybeRecord(nb, 'Port_Group', id, 'port group');
   if (ls !== undefined && pg !== undefined) throw new NbctlError(`Same name '${id}' exists in both port-groups and logical switches. Specify --type=port-group or switch`);
   if (ls !== undefined) return { table: 'Logical_Switch', row: ls };
   if (pg !== undefined) return { table: 'Port_Group', row: pg };
-  throw new NbctlError(`'${id}' is not found for port-group or switch`);
+  throw new NbctlError(`'${id}' is not found for port-group or switch.`);
+}
+
+/** The value of a command option given as `--name=value`, if it was given. */
+function optionValue(flags: ReadonlySet<string>, name: string): string | undefined {
+  for (const f of flags) if (f.startsWith(`${name}=`)) return f.slice(name.length + 1);
+  return undefined;
 }
 
 const directions = new Set(['from-lport', 'to-lport']);
-const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject', 'pass']);
+/** ACL.action's values in the 23.03 schema ("pass" came with ACL tiers, later). */
+const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject']);
+const severities = new Set(['alert', 'warning', 'notice', 'info', 'debug']);
+const labelMax = 4294967295;
+
+function checkDirection(direction: string): void {
+  if (!directions.has(direction)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
+}
+
+const afterLb = (acl: RowJson): boolean => mapOf(acl.options).some(([k, v]) => text(k) === 'apply-after-lb' && text(v) === 'true');
+
+/** One line of acl-list, as ovn-nbctl prints it. */
+function aclLine(acl: RowJson): string {
+  let line = `${String(acl.direction).padStart(10)} ${String(acl.priority).padStart(5)} (${String(acl.match)}) ${String(acl.action)}`;
+  if (setOf(acl.log)[0] === true || acl.log === true) {
+    const name = setOf(acl.name).map(text)[0];
+    const severity = setOf(acl.severity).map(text)[0];
+    const meter = setOf(acl.meter).map(text)[0];
+    const parts = [name === undefined ? '' : `name=${name}`, severity === undefined ? '' : `severity=${severity}`, meter === undefined ? '' : `meter="${meter}"`].filter(Boolean);
+    line += ` log(${parts.join(',')})`;
+  }
+  if (Number(acl.label) !== 0) line += ` label=${String(acl.label)}`;
+  if (afterLb(acl)) line += ' [after-lb]';
+  return `${line}\n`;
+}
 
 async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
   return Promise.all(names.map(async (n) => uuidRef(uuidOf(await findRecord(nb, 'Logical_Switch_Port', n, 'port')))));
@@ -209,6 +243,17 @@ const commands: Record<string, CommandSpec> = {
   },
   'lsp-get-port-security': { args: [1, 1], run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).port_security).map((a) => `${text(a)}\n`).join('') },
   'lsp-get-up': { args: [1, 1], run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).up)[0] === true ? 'up' : 'down'}\n` },
+  'lsp-set-enabled': {
+    args: [2, 2],
+    options: '',
+    run: async (nb, [port, state]) => {
+      const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
+      if (state !== 'enabled' && state !== 'disabled') throw new NbctlError(`${state}: state must be "enabled" or "disabled"`);
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { enabled: state === 'enabled' } }]);
+      return '';
+    },
+  },
+  'lsp-get-enabled': { args: [1, 1], options: '', run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).enabled)[0] === false ? 'disabled' : 'enabled'}\n` },
   'lsp-set-type': {
     args: [2, 2],
     run: async (nb, [port, type]) => {
@@ -279,19 +324,38 @@ const commands: Record<string, CommandSpec> = {
 
   // --- ACLs ----------------------------------------------------------------------------------
   'acl-add': {
-    args: [5, 5],
+    // ovn-nbctl 23.03 takes (and ignores) a sixth argument.
+    args: [5, 6],
+    options: '--log,--may-exist,--type=,--name=,--severity=,--meter=,--label=,--apply-after-lb',
     run: async (nb, [entity, direction, priority, match, verdict], flags) => {
-      if (!directions.has(direction as string)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
-      if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", "reject" and "pass"`);
+      checkDirection(direction as string);
+      if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", and "reject"`);
       const prio = parsePriority(priority as string);
       const { table, row } = await aclEntity(nb, entity as string, flags);
+      const name = optionValue(flags, '--name');
+      const severity = optionValue(flags, '--severity');
+      const meter = optionValue(flags, '--meter');
+      const label = optionValue(flags, '--label');
+      if (severity !== undefined && !severities.has(severity)) throw new NbctlError(`bad severity: ${severity}`);
+      let labelValue = 0;
+      if (label !== undefined) {
+        if (verdict !== 'allow' && verdict !== 'allow-related') throw new NbctlError('label can only be set with actions "allow" or "allow-related"');
+        labelValue = /^\d+$/.test(label) ? Number(label) : -1;
+        if (labelValue < 0 || labelValue > labelMax) throw new NbctlError(`${label}: label must in range 0...${labelMax}`);
+      }
       const existing = (await nb.rows('ACL', [['direction', '==', direction], ['priority', '==', prio], ['match', '==', match]])).filter((a) => setOf(row.acls).map(text).includes(uuidOf(a)));
       if (existing.length > 0) {
         if (flags.has('--may-exist')) return '';
         throw new NbctlError(`Same ACL already existed on the ${table === 'Port_Group' ? 'port group' : 'ls'} ${entity}.`);
       }
       const acl: Record<string, unknown> = { direction, priority: prio, match, action: verdict };
-      if (flags.has('--log')) acl.log = true;
+      // A name, severity or meter is for logging: giving one turns logging on, as in ovn-nbctl.
+      if (flags.has('--log') || name !== undefined || severity !== undefined || meter !== undefined) acl.log = true;
+      if (name !== undefined) acl.name = name;
+      if (severity !== undefined) acl.severity = severity;
+      if (meter !== undefined) acl.meter = meter;
+      if (label !== undefined) acl.label = labelValue;
+      if (flags.has('--apply-after-lb')) acl.options = ['map', [['apply-after-lb', 'true']]];
       await nb.transact([
         { op: 'insert', table: 'ACL', 'uuid-name': 'a', row: acl },
         { op: 'mutate', table, where: byUuid(row), mutations: [['acls', 'insert', ['named-uuid', 'a']]] },
@@ -301,7 +365,9 @@ const commands: Record<string, CommandSpec> = {
   },
   'acl-del': {
     args: [1, 4],
+    options: '--type=',
     run: async (nb, [entity, direction, priority, match], flags) => {
+      if (direction !== undefined) checkDirection(direction);
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const acls = await nb.rows('ACL');
       const mine = new Set(setOf(row.acls).map(text));
@@ -315,42 +381,45 @@ const commands: Record<string, CommandSpec> = {
   },
   'acl-list': {
     args: [1, 1],
+    options: '--type=',
     run: async (nb, [entity], flags) => {
       const { row } = await aclEntity(nb, entity as string, flags);
       const mine = new Set(setOf(row.acls).map(text));
       const acls = (await nb.rows('ACL')).filter((a) => mine.has(uuidOf(a)));
-      // ovn-nbctl's order: direction (from-lport first), priority descending, then match.
-      acls.sort((a, b) => String(a.direction).localeCompare(String(b.direction)) || Number(b.priority) - Number(a.priority) || String(a.match).localeCompare(String(b.match)));
-      return acls.map((a) => `${String(a.direction).padStart(10)} ${String(a.priority).padStart(5)} (${String(a.match)}) ${String(a.action)}${setOf(a.log)[0] === true || a.log === true ? ' log()' : ''}\n`).join('');
+      // ovn-nbctl's order: direction (from-lport first), those applied after load balancing
+      // last, priority descending, then match.
+      acls.sort((a, b) => String(a.direction).localeCompare(String(b.direction)) || Number(afterLb(a)) - Number(afterLb(b)) || Number(b.priority) - Number(a.priority) || String(a.match).localeCompare(String(b.match)));
+      return acls.map(aclLine).join('');
     },
   },
 
   // --- port groups and address sets ----------------------------------------------------------
   'pg-add': {
     args: [1, Infinity],
-    run: async (nb, [name, ...ports], flags) => {
-      if ((await nb.rows('Port_Group', [['name', '==', name]])).length > 0) {
-        if (flags.has('--may-exist')) return '';
-        throw new NbctlError(`${name}: a port group with this name already exists`);
-      }
+    // No --may-exist in ovn-nbctl 23.03: a second group of a name fails on the name index.
+    options: '',
+    run: async (nb, [name, ...ports]) => {
       await nb.transact([{ op: 'insert', table: 'Port_Group', row: { name, ports: ['set', await portUuids(nb, ports)] } }]);
       return '';
     },
   },
   'pg-set-ports': {
     args: [2, Infinity],
+    options: '',
     run: async (nb, [name, ...ports]) => {
       const pg = await findRecord(nb, 'Port_Group', name as string, 'port group');
       await nb.transact([{ op: 'update', table: 'Port_Group', where: byUuid(pg), row: { ports: ['set', await portUuids(nb, ports)] } }]);
       return '';
     },
   },
-  'pg-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Port_Group', 'port group', id as string, flags) },
+  'pg-del': { args: [1, 1], options: '', run: (nb, [id], flags) => delNamed(nb, 'Port_Group', 'port group', id as string, flags) },
+  // Not in ovn-nbctl 23.03 (it creates address sets with `create Address_Set`): ours.
   'as-add': {
     args: [1, Infinity],
+    options: '--may-exist',
     run: async (nb, [name, ...addresses], flags) => addNamed(nb, 'Address_Set', 'address set', name, flags, { addresses: ['set', addresses] }),
   },
-  'as-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Address_Set', 'address set', id as string, flags) },
+  'as-del': { args: [1, 1], options: '--if-exists', run: (nb, [id], flags) => delNamed(nb, 'Address_Set', 'address set', id as string, flags) },
 
   // --- overview --------------------------------------------------------------------------------
   show: {

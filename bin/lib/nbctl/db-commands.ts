@@ -3,7 +3,7 @@
 // {k=v,...}; column:key for one map entry). list and find print their records with
 // record-table.ts, in whichever of ovn-nbctl's output formats the global options ask for.
 import type { Nb, RowJson } from './nb.js';
-import { NbctlError, findRecord, uuidOf, uuidRef } from './nb.js';
+import { NbctlError, maybeRecord, uuidOf, uuidRef } from './nb.js';
 import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
 import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
@@ -166,9 +166,16 @@ async function schemaOf(nb: Nb): Promise<SchemaJson> {
 
 /** A record by UUID, or by the table's name column when it has one. */
 async function record(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson> {
+  const row = await maybeRow(nb, schema, table, id);
+  if (row === undefined) throw new NbctlError(`no row "${id}" in table ${table}`);
+  return row;
+}
+
+/** A record by UUID or name, or undefined when the table has none such (db-ctl-base's get_row). */
+async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
   if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
   const nameColumn = schema.tables[table]?.columns.name !== undefined ? 'name' : '_uuid';
-  return findRecord(nb, table, id, `${table} row`, nameColumn);
+  return maybeRecord(nb, table, id, `${table} row`, nameColumn);
 }
 
 export const dbCommands = {
@@ -195,9 +202,10 @@ export const dbCommands = {
   },
   get: {
     args: [3, Infinity] as [number, number],
-    run: async (nb: Nb, [table, id, ...cols]: string[]) => {
+    run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = await record(nb, schema, table as string, id as string);
+      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      if (row === undefined) return '';
       return cols
         .map((c) => {
           const [column, key] = c.split(':') as [string, string | undefined];
@@ -260,11 +268,17 @@ export const dbCommands = {
     },
   },
   destroy: {
-    args: [2, Infinity] as [number, number],
-    run: async (nb: Nb, [table, ...ids]: string[]) => {
+    args: [1, Infinity] as [number, number],
+    run: async (nb: Nb, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const rows = await Promise.all(ids.map((id) => record(nb, schema, table as string, id)));
-      await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
+      if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      const all = flags.has('--all');
+      if (all && ids.length > 0) throw new NbctlError('--all and records argument should not be specified together');
+      // ovn-nbctl only warns about this one, and succeeds having done nothing.
+      if (!all && ids.length === 0) return '';
+      const found = all ? await nb.rows(table as string) : await Promise.all(ids.map((id) => (flags.has('--if-exists') ? maybeRow(nb, schema, table as string, id) : record(nb, schema, table as string, id))));
+      const rows = found.filter((r): r is RowJson => r !== undefined);
+      if (rows.length > 0) await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
       return '';
     },
   },
