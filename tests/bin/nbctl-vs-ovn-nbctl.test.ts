@@ -399,6 +399,28 @@ const script: readonly Step[] = [
   ['lrp-del', 'nolrp'],
   ['ls-list'],
   ['lr-list'],
+  // Options: duplicates on purpose, and options that no command or not this one has.
+  ['--add-duplicate', 'ls-add', 'sw0'],
+  ['--add-duplicate', 'lr-add', 'lr0'],
+  ['--may-exist', 'ls-add'],
+  ['--add-duplicate', 'lr-add'],
+  ['--add-duplicate', '--may-exist', 'ls-add', 'sw9'],
+  ['ls-del', 'sw0'],
+  ['--if-exists', 'lr-del', 'lr0'],
+  ['--if-exists', 'ls-add', 'x'],
+  ['--may-exist', 'ls-del', 'x'],
+  ['--may-exist', 'lsp-del', 'x'],
+  ['--if-exists', 'lsp-add', 'sw1', 'x'],
+  ['--bogus', 'ls-list'],
+  ['--bogus=3', 'lsp-list', 'sw1'],
+  ['--tier=2', 'acl-add', 'sw1', 'to-lport', '1', 'udp', 'allow'],
+  ['--may-exist', 'lr-list'],
+  ['--if-exists', 'lrp-add', 'lr1', 'p', '00:00:00:00:00:01', '10.0.0.1/24'],
+  ['--may-exist', 'lrp-del', 'p'],
+  ['--if-exists', 'show'],
+  ['--may-exist', 'lsp-set-addresses', 'sw0-p1', 'unknown'],
+  ['--if-exists', 'acl-list', 'sw1'],
+  ['ls-list'],
 ];
 
 /** UUIDs of no row, used to ask for rows that do not exist. */

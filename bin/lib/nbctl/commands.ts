@@ -44,7 +44,12 @@ function checkOptions(name: string, declared: string, flags: ReadonlySet<string>
 const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
 async function addNamed(nb: Nb, table: string, what: string, name: string | undefined, flags: ReadonlySet<string>, row: Record<string, unknown> = {}): Promise<string> {
-  if (name !== undefined && (await nb.rows(table, [['name', '==', name]])).length > 0) {
+  const mayExist = flags.has('--may-exist');
+  const duplicate = flags.has('--add-duplicate');
+  if (mayExist && duplicate) throw new NbctlError('--may-exist and --add-duplicate may not be used together');
+  if (name === undefined && mayExist) throw new NbctlError('--may-exist requires specifying a name');
+  if (name === undefined && duplicate) throw new NbctlError('--add-duplicate requires specifying a name');
+  if (name !== undefined && !duplicate && (await nb.rows(table, [['name', '==', name]])).length > 0) {
     if (flags.has('--may-exist')) return '';
     throw new NbctlError(`${name}: a ${what} with this name already exists`);
   }
@@ -168,11 +173,12 @@ async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
 
 const commands: Record<string, CommandSpec> = {
   // --- switches and their ports ------------------------------------------------------------
-  'ls-add': { args: [0, 1], run: (nb, [name], flags) => addNamed(nb, 'Logical_Switch', 'switch', name, flags) },
-  'ls-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Logical_Switch', 'switch', id as string, flags) },
-  'ls-list': { args: [0, 0], run: async (nb) => listing(await nb.rows('Logical_Switch')) },
+  'ls-add': { args: [0, 1], options: '--may-exist,--add-duplicate', run: (nb, [name], flags) => addNamed(nb, 'Logical_Switch', 'switch', name, flags) },
+  'ls-del': { args: [1, 1], options: '--if-exists', run: (nb, [id], flags) => delNamed(nb, 'Logical_Switch', 'switch', id as string, flags) },
+  'ls-list': { args: [0, 0], options: '', run: async (nb) => listing(await nb.rows('Logical_Switch')) },
   'lsp-add': {
     args: [2, 4],
+    options: '--may-exist',
     run: async (nb, [sw, port, parent, tag], flags) => {
       const ls = await findRecord(nb, 'Logical_Switch', sw as string, 'switch');
       if ((await nb.rows('Logical_Switch_Port', [['name', '==', port]])).length > 0) {
@@ -195,6 +201,7 @@ const commands: Record<string, CommandSpec> = {
   },
   'lsp-del': {
     args: [1, 1],
+    options: '--if-exists',
     run: async (nb, [port], flags) => {
       const p = await maybeRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       if (p === undefined) {
@@ -207,6 +214,7 @@ const commands: Record<string, CommandSpec> = {
   },
   'lsp-list': {
     args: [1, 1],
+    options: '',
     run: async (nb, [sw]) => {
       const ls = await findRecord(nb, 'Logical_Switch', sw as string, 'switch');
       const mine = new Set(setOf(ls.ports).map(text));
@@ -215,6 +223,7 @@ const commands: Record<string, CommandSpec> = {
   },
   'lsp-set-addresses': {
     args: [1, Infinity],
+    options: '',
     run: async (nb, [port, ...addresses]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       const ls = await switchOf(nb, p);
@@ -232,17 +241,18 @@ const commands: Record<string, CommandSpec> = {
       return '';
     },
   },
-  'lsp-get-addresses': { args: [1, 1], run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).addresses).map((a) => `${text(a)}\n`).join('') },
+  'lsp-get-addresses': { args: [1, 1], options: '', run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).addresses).map((a) => `${text(a)}\n`).join('') },
   'lsp-set-port-security': {
     args: [1, Infinity],
+    options: '',
     run: async (nb, [port, ...addrs]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { port_security: ['set', addrs] } }]);
       return '';
     },
   },
-  'lsp-get-port-security': { args: [1, 1], run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).port_security).map((a) => `${text(a)}\n`).join('') },
-  'lsp-get-up': { args: [1, 1], run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).up)[0] === true ? 'up' : 'down'}\n` },
+  'lsp-get-port-security': { args: [1, 1], options: '', run: async (nb, [port]) => setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).port_security).map((a) => `${text(a)}\n`).join('') },
+  'lsp-get-up': { args: [1, 1], options: '', run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).up)[0] === true ? 'up' : 'down'}\n` },
   'lsp-set-enabled': {
     args: [2, 2],
     options: '',
@@ -256,6 +266,7 @@ const commands: Record<string, CommandSpec> = {
   'lsp-get-enabled': { args: [1, 1], options: '', run: async (nb, [port]) => `${setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).enabled)[0] === false ? 'disabled' : 'enabled'}\n` },
   'lsp-set-type': {
     args: [2, 2],
+    options: '',
     run: async (nb, [port, type]) => {
       const known = ['', 'router', 'localnet', 'localport', 'l2gateway', 'vtep', 'external', 'virtual', 'remote'];
       if (!known.includes(type as string)) throw new NbctlError(`Logical switch port type '${type}' is unrecognized. Not setting type.`);
@@ -264,23 +275,25 @@ const commands: Record<string, CommandSpec> = {
       return '';
     },
   },
-  'lsp-get-type': { args: [1, 1], run: async (nb, [port]) => `${String((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).type)}\n` },
+  'lsp-get-type': { args: [1, 1], options: '', run: async (nb, [port]) => `${String((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).type)}\n` },
   'lsp-set-options': {
     args: [1, Infinity],
+    options: '',
     run: async (nb, [port, ...kvs]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
       await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { options: ['map', keyValues(kvs)] } }]);
       return '';
     },
   },
-  'lsp-get-options': { args: [1, 1], run: async (nb, [port]) => mapOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).options).map(([k, v]) => `${text(k)}=${text(v)}\n`).join('') },
+  'lsp-get-options': { args: [1, 1], options: '', run: async (nb, [port]) => mapOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).options).map(([k, v]) => `${text(k)}=${text(v)}\n`).join('') },
 
   // --- routers and their ports -------------------------------------------------------------
-  'lr-add': { args: [0, 1], run: (nb, [name], flags) => addNamed(nb, 'Logical_Router', 'router', name, flags) },
-  'lr-del': { args: [1, 1], run: (nb, [id], flags) => delNamed(nb, 'Logical_Router', 'router', id as string, flags) },
-  'lr-list': { args: [0, 0], run: async (nb) => listing(await nb.rows('Logical_Router')) },
+  'lr-add': { args: [0, 1], options: '--may-exist,--add-duplicate', run: (nb, [name], flags) => addNamed(nb, 'Logical_Router', 'router', name, flags) },
+  'lr-del': { args: [1, 1], options: '--if-exists', run: (nb, [id], flags) => delNamed(nb, 'Logical_Router', 'router', id as string, flags) },
+  'lr-list': { args: [0, 0], options: '', run: async (nb) => listing(await nb.rows('Logical_Router')) },
   'lrp-add': {
     args: [4, Infinity],
+    options: '--may-exist',
     run: async (nb, [router, port, mac, ...rest], flags) => {
       const lr = await findRecord(nb, 'Logical_Router', router as string, 'router');
       const networks = rest.filter((a) => !a.startsWith('peer='));
@@ -303,6 +316,7 @@ const commands: Record<string, CommandSpec> = {
   },
   'lrp-del': {
     args: [1, 1],
+    options: '--if-exists',
     run: async (nb, [port], flags) => {
       const p = await maybeRecord(nb, 'Logical_Router_Port', port as string, 'port');
       if (p === undefined) {
@@ -315,6 +329,7 @@ const commands: Record<string, CommandSpec> = {
   },
   'lrp-list': {
     args: [1, 1],
+    options: '',
     run: async (nb, [router]) => {
       const lr = await findRecord(nb, 'Logical_Router', router as string, 'router');
       const mine = new Set(setOf(lr.ports).map(text));
@@ -424,6 +439,7 @@ const commands: Record<string, CommandSpec> = {
   // --- overview --------------------------------------------------------------------------------
   show: {
     args: [0, 1],
+    options: '',
     run: async (nb, [sw]) => {
       const switches = sw === undefined ? await nb.rows('Logical_Switch') : [await findRecord(nb, 'Logical_Switch', sw, 'switch')];
       const ports = new Map((await nb.rows('Logical_Switch_Port')).map((r) => [uuidOf(r), r]));
@@ -452,7 +468,7 @@ const commands: Record<string, CommandSpec> = {
       return out;
     },
   },
-  sync: { args: [0, 0], run: async (nb) => (await nb.rows('NB_Global'), '') },
+  sync: { args: [0, 0], options: '', run: async (nb) => (await nb.rows('NB_Global'), '') },
   ...routerCommands,
   ...lbDhcpCommands,
   ...dbCommands,
@@ -497,6 +513,16 @@ function joinOptionValues(words: readonly string[]): string[] {
  * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
  * command is run, and its options are checked as ovn-nbctl checks them after "--".
  */
+/**
+ * Every command option ovn-nbctl knows: the declared ones, and those of db-ctl-base's generic
+ * commands (get --if-exists --id, list --if-exists --columns, find --columns, set, add, remove
+ * and clear --if-exists, create --id, destroy --if-exists --all).
+ */
+const knownOptions = new Set([
+  ...Object.values(commands).flatMap((c) => (c.options ?? '').split(',').map((o) => o.replace(/[=?]$/, '')).filter(Boolean)),
+  '--if-exists', '--id', '--columns', '--all',
+]);
+
 export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
   const words = joinOptionValues(given);
   const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
@@ -509,6 +535,8 @@ export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string
   }
   // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
   tableStyle(flags);
+  // An option no command has is getopt's complaint, before any command is looked at.
+  for (const f of flags) if (!globalOption.test(f) && !knownOptions.has(f.split('=')[0] as string)) throw new NbctlError(`unrecognized option '${f}'`);
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
   if (cmd.options !== undefined) checkOptions(name, cmd.options, flags);
