@@ -421,6 +421,14 @@ const script: readonly Step[] = [
   ['--may-exist', 'lsp-set-addresses', 'sw0-p1', 'unknown'],
   ['--if-exists', 'acl-list', 'sw1'],
   ['ls-list'],
+  ['show', 'sw1'],
+  ['show', 'nope'],
+  // Keys with escaped and quoted separators.
+  ['set', 'Logical_Switch_Port', 'sw0-p1', 'external_ids:neutron\\:port_name=web', 'external_ids:"a=b"=c', 'external_ids:k=v=w'],
+  ['get', 'Logical_Switch_Port', 'sw0-p1', 'external_ids', 'external_ids:neutron\\:port_name', 'external_ids:"a=b"'],
+  ['set', 'Logical_Switch_Port', 'sw0-p1', 'external_ids:x\\'],
+  ['set', 'Logical_Switch_Port', 'sw0-p1', 'external_ids:"x=1'],
+  ['get', 'Logical_Switch_Port', 'sw0-p1', 'external_ids'],
 ];
 
 /** UUIDs of no row, used to ask for rows that do not exist. */
@@ -524,6 +532,24 @@ function errorKind(message: string): string {
   return `${prefix}${(JSON.parse(message.slice(prefix.length)) as { error: string }).error}`;
 }
 
+/**
+ * `show` with what follows from UUID values taken out: UUIDs masked, each switch's and router's
+ * ports and NAT rules (ordered by their UUIDs) sorted as blocks, and the switches and routers
+ * sorted.
+ */
+function normalizedShow(text: string): string {
+  const entities: { head: string; blocks: string[][] }[] = [];
+  for (const line of text.replace(UUID, 'UUID').split('\n').filter(Boolean)) {
+    if (!line.startsWith(' ')) entities.push({ head: line, blocks: [] });
+    else if (!line.startsWith('        ')) entities.at(-1)?.blocks.push([line]);
+    else entities.at(-1)?.blocks.at(-1)?.push(line);
+  }
+  return entities
+    .map((e) => [e.head, ...e.blocks.map((b) => b.join('\n')).sort()].join('\n'))
+    .sort()
+    .join('\n');
+}
+
 async function runScript(side: Side): Promise<Trace> {
   const labels = new Map<string, string>();
   shortLabels(await side.dump(), labels);
@@ -558,6 +584,15 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   const ours = await runScript(ovntsSide(nb, cluster.members[0]!.client));
   for (const [i, step] of theirs.steps.entries()) t.equal(ours.steps[i], step, step.split('\n')[0] ?? step);
   for (const table of tables) t.same(ours.final.get(table), theirs.final.get(table), `final ${table} rows`);
+  // show, of everything, of one router, and of a name two switches have (an error), once the
+  // order UUIDs give is taken out.
+  for (const args of [['show'], ['show', 'lr1'], ['show', 'swdup']]) {
+    const [a, b] = [await realSide(real.socketPath).run(args), await ovntsSide(nb, cluster.members[0]!.client).run(args)];
+    t.same([b.ok, b.error], [a.ok, a.error], `${args.join(' ')}: the same outcome (${a.ok ? 'ok' : a.error})`);
+    t.equal(normalizedShow(b.stdout), normalizedShow(a.stdout), `${args.join(' ')}, normalized`);
+  }
+  t.match(normalizedShow((await realSide(real.socketPath).run(['show'])).stdout), /\n {4}nat UUID\n {8}external ip: "[^"]+"\n {8}external port\(s\): "1000-2000"/, 'show lists NAT rules, a port range among them');
+  t.match((await realSide(real.socketPath).run(['show', 'lr1'])).stdout, /^router \S+ \(lr1\)\n/, 'show of one router shows it');
 
   // The script must exercise both outcomes and leave rows behind, or the comparison proves little.
   t.ok(theirs.steps.filter((s) => s.includes('\nerror: ')).length >= 20, 'many steps fail on the real side');

@@ -440,29 +440,54 @@ const commands: Record<string, CommandSpec> = {
   show: {
     args: [0, 1],
     options: '',
-    run: async (nb, [sw]) => {
-      const switches = sw === undefined ? await nb.rows('Logical_Switch') : [await findRecord(nb, 'Logical_Switch', sw, 'switch')];
-      const ports = new Map((await nb.rows('Logical_Switch_Port')).map((r) => [uuidOf(r), r]));
+    // ovn-nbctl's show: every switch and router, or the switch and the router of a name (none
+    // is no error), in its words. ovn-nbctl lists them in the order of their UUIDs, which is no
+    // order to a reader: here switches, routers and ports come by name, gateway chassis by
+    // priority, and only NAT rules (which have no name) by UUID.
+    run: async (nb, [id]) => {
       const byName = (a: RowJson, b: RowJson): number => String(a.name).localeCompare(String(b.name));
+      const byUuid = (a: RowJson, b: RowJson): number => (uuidOf(a) < uuidOf(b) ? -1 : uuidOf(a) > uuidOf(b) ? 1 : 0);
+      const pick = async (table: string, what: string): Promise<RowJson[]> =>
+        id === undefined ? (await nb.rows(table)).sort(byName) : [await maybeRecord(nb, table, id, what)].filter((r): r is RowJson => r !== undefined);
+      const switches = await pick('Logical_Switch', 'switch');
+      const routers = await pick('Logical_Router', 'router');
+      const rowsOf = async (table: string, uuids: unknown): Promise<RowJson[]> => {
+        const wanted = new Set(setOf(uuids).map(text));
+        return wanted.size === 0 ? [] : (await nb.rows(table)).filter((r) => wanted.has(uuidOf(r))).sort(byUuid);
+      };
+      const quoted = (values: unknown): string => `[${setOf(values).map((v) => JSON.stringify(text(v))).join(', ')}]`;
       let out = '';
-      for (const ls of switches.sort(byName)) {
+      for (const ls of switches) {
         out += `switch ${uuidOf(ls)} (${String(ls.name)})\n`;
-        const mine = setOf(ls.ports).map((u) => ports.get(text(u))).filter((p): p is RowJson => p !== undefined);
-        for (const p of mine.sort(byName)) {
-          out += `    port ${String(p.name)}\n`;
-          if (p.type !== '' && p.type !== undefined) out += `        type: ${String(p.type)}\n`;
-          const addrs = setOf(p.addresses).map(text);
-          if (addrs.length > 0) out += `        addresses: [${addrs.map((a) => JSON.stringify(a)).join(', ')}]\n`;
+        for (const p of (await rowsOf('Logical_Switch_Port', ls.ports)).sort(byName)) {
+          const aka = mapOf(p.external_ids).find(([k]) => text(k) === 'neutron:port_name');
+          out += `    port ${String(p.name)}${aka === undefined ? '' : ` (aka ${text(aka[1])})`}\n`;
+          const type = String(p.type ?? '');
+          if (type !== '') out += `        type: ${type}\n`;
+          const parent = setOf(p.parent_name).map(text)[0];
+          if (parent !== undefined) out += `        parent: ${parent}\n`;
+          const tag = setOf(p.tag)[0];
+          if (tag !== undefined) out += `        tag: ${String(tag)}\n`;
+          if (type === 'router') {
+            const peer = mapOf(p.options).find(([k]) => text(k) === 'router-port');
+            if (peer !== undefined) out += `        router-port: ${text(peer[1])}\n`;
+          } else if (setOf(p.addresses).length > 0) out += `        addresses: ${quoted(p.addresses)}\n`;
         }
       }
-      if (sw === undefined) {
-        const lrps = new Map((await nb.rows('Logical_Router_Port')).map((r) => [uuidOf(r), r]));
-        for (const lr of (await nb.rows('Logical_Router')).sort(byName)) {
-          out += `router ${uuidOf(lr)} (${String(lr.name)})\n`;
-          const mine = setOf(lr.ports).map((u) => lrps.get(text(u))).filter((p): p is RowJson => p !== undefined);
-          for (const p of mine.sort(byName)) {
-            out += `    port ${String(p.name)}\n        mac: ${JSON.stringify(p.mac)}\n        networks: [${setOf(p.networks).map((n) => JSON.stringify(n)).join(', ')}]\n`;
+      for (const lr of routers) {
+        out += `router ${uuidOf(lr)} (${String(lr.name)})\n`;
+        for (const p of (await rowsOf('Logical_Router_Port', lr.ports)).sort(byName)) {
+          out += `    port ${String(p.name)}\n        mac: ${JSON.stringify(p.mac)}\n        networks: ${quoted(p.networks)}\n`;
+          const gateways = await rowsOf('Gateway_Chassis', p.gateway_chassis);
+          if (gateways.length > 0) {
+            gateways.sort((a, b) => Number(b.priority) - Number(a.priority));
+            out += `        gateway chassis: [${gateways.map((g) => String(g.chassis_name)).join(' ')}]\n`;
           }
+        }
+        for (const nat of await rowsOf('NAT', lr.nat)) {
+          out += `    nat ${uuidOf(nat)}\n        external ip: ${JSON.stringify(nat.external_ip)}\n`;
+          if (String(nat.external_port_range ?? '') !== '') out += `        external port(s): ${JSON.stringify(nat.external_port_range)}\n`;
+          out += `        logical ip: ${JSON.stringify(nat.logical_ip)}\n        type: ${JSON.stringify(nat.type)}\n`;
         }
       }
       return out;

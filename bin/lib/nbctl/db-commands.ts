@@ -81,19 +81,51 @@ export function parseValue(t: ColumnTypeJson, s: string): unknown {
 }
 
 /** "column=value" or "column:key=value". */
+/**
+ * One token of a COLUMN[:KEY][=VALUE] argument, from `from`, as db-ctl-base reads it: it ends at
+ * the first ":", "=", "<", ">" or "!" outside double quotes; the quotes are dropped, and outside
+ * them a backslash takes the next character as it is (`external_ids:neutron\:port_name=x`).
+ */
+function token(arg: string, from: number): { text: string; end: number } {
+  let out = '';
+  let quoted = false;
+  let i = from;
+  while (i < arg.length) {
+    const c = arg[i] as string;
+    if (c === '\\' && !quoted) {
+      if (i + 1 >= arg.length) throw new NbctlError(`${arg.slice(from)}: backslash at end of argument`);
+      out += arg[i + 1];
+      i += 2;
+      continue;
+    }
+    if (!quoted && ':=<>!'.includes(c)) break;
+    if (c === '"') quoted = !quoted;
+    else out += c;
+    i++;
+  }
+  if (quoted) throw new NbctlError(`${arg.slice(from)}: quoted string extends past end of argument`);
+  return { text: out, end: i };
+}
+
+/** COLUMN[:KEY] at the start of `arg`, and where it ends. */
+function columnKey(arg: string): { column: string; key?: string; end: number } {
+  const column = token(arg, 0);
+  if (arg[column.end] !== ':') return { column: column.text, end: column.end };
+  const key = token(arg, column.end + 1);
+  return { column: column.text, key: key.text, end: key.end };
+}
+
 function parseAssignment(schema: SchemaJson, table: string, arg: string): { column: string; key?: unknown; value: unknown } {
-  const eq = arg.indexOf('=');
-  if (eq < 0) throw new NbctlError(`"${arg}": argument does not end in "=" followed by a value.`);
-  const lhs = arg.slice(0, eq);
-  const rhs = arg.slice(eq + 1);
-  const colon = lhs.indexOf(':');
-  if (colon >= 0) {
-    const column = lhs.slice(0, colon);
+  const { column, key, end } = columnKey(arg);
+  if (arg[end] !== '=') throw new NbctlError(`"${arg}": argument does not end in "=" followed by a value.`);
+  const rhs = arg.slice(end + 1);
+  if (key !== undefined) {
     const t = columnType(schema, table, column);
     if (!isMap(t)) throw new NbctlError(`cannot specify key to set for non-map column ${column}`);
-    return { column, key: atom(baseName(t.key), lhs.slice(colon + 1)), value: atom(baseName(t.value as string | BaseTypeJson), rhs) };
+    // The key is already unquoted: a quoted key stays one string, whatever it holds.
+    return { column, key: atom(baseName(t.key), JSON.stringify(key)), value: atom(baseName(t.value as string | BaseTypeJson), rhs) };
   }
-  return { column: lhs, value: parseValue(columnType(schema, table, lhs), rhs) };
+  return { column, value: parseValue(columnType(schema, table, column), rhs) };
 }
 
 /** ASCII tolower, with "-" read as "_": how db-ctl-base compares a typed name with a real one. */
@@ -208,7 +240,7 @@ export const dbCommands = {
       if (row === undefined) return '';
       return cols
         .map((c) => {
-          const [column, key] = c.split(':') as [string, string | undefined];
+          const { column, key } = columnKey(c);
           const type = columnType(schema, table as string, column);
           if (key === undefined) return `${datumToString(row[column], type)}\n`;
           const entry = (row[column] as ['map', [unknown, unknown][]])[1].find(([k]) => String(k) === key);
