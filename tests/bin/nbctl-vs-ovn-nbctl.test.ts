@@ -429,6 +429,21 @@ const script: readonly Step[] = [
   ['set', 'Logical_Switch_Port', 'sw0-p1', 'external_ids:x\\'],
   ['set', 'Logical_Switch_Port', 'sw0-p1', 'external_ids:"x=1'],
   ['get', 'Logical_Switch_Port', 'sw0-p1', 'external_ids'],
+  // add and remove: mutations of sets and maps.
+  ['add', 'Logical_Router', 'lr1', 'external_ids', 'a=1', 'b=2'],
+  ['add', 'Logical_Router', 'lr1', 'external_ids', 'a=9', '{c=3,d=4}'],
+  ['get', 'Logical_Router', 'lr1', 'external_ids'],
+  ['remove', 'Logical_Router', 'lr1', 'external_ids', 'a', 'b=3', 'c=3'],
+  ['get', 'Logical_Router', 'lr1', 'external_ids'],
+  ['add', 'Logical_Router_Port', 'lr1-gw1', 'networks', '"172.17.3.1/24"', '172.17.4.1/24,172.17.5.1/24'],
+  ['remove', 'Logical_Router_Port', 'lr1-gw1', 'networks', '"172.17.1.1/24"', '[172.17.4.1/24]'],
+  ['get', 'Logical_Router_Port', 'lr1-gw1', 'networks'],
+  ['--if-exists', 'remove', 'Logical_Router', 'nope', 'external_ids', 'a'],
+  ['remove', 'Logical_Router', 'nope', 'external_ids', 'a'],
+  ['--if-exists', 'add', 'Logical_Router', 'nope', 'external_ids', 'a=1'],
+  ['add', 'Logical_Router', 'lr1', 'name', 'x'],
+  ['remove', 'Logical_Router', 'lr1', 'name', 'lr1'],
+  ['remove', 'Logical_Router', 'lr1', 'nocolumn', 'x'],
 ];
 
 /** UUIDs of no row, used to ask for rows that do not exist. */

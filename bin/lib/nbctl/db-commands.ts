@@ -115,6 +115,12 @@ function columnKey(arg: string): { column: string; key?: string; end: number } {
   return { column: column.text, key: key.text, end: key.end };
 }
 
+/** Whether a remove argument is KEY=VALUE rather than a KEY: an "=" outside quotes and escapes. */
+function isPair(arg: string): boolean {
+  const body = arg.replace(/^\{/, '');
+  return body[token(body, 0).end] === '=';
+}
+
 function parseAssignment(schema: SchemaJson, table: string, arg: string): { column: string; key?: unknown; value: unknown } {
   const { column, key, end } = columnKey(arg);
   if (arg[end] !== '=') throw new NbctlError(`"${arg}": argument does not end in "=" followed by a value.`);
@@ -267,6 +273,47 @@ export const dbCommands = {
       }
       if (Object.keys(whole).length > 0) ops.unshift({ op: 'update', table, where, row: whole });
       await nb.transact(ops);
+      return '';
+    },
+  },
+  // add and remove: OVSDB mutations of a set or map column, so what another client changed
+  // meanwhile stays. add replaces the value of a map key that is there already; remove takes
+  // KEY (any value) or KEY=VALUE (that value only) for a map, elements for a set.
+  add: {
+    args: [4, Infinity] as [number, number],
+    run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
+      const schema = await schemaOf(nb);
+      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      if (row === undefined) return '';
+      const t = columnType(schema, table as string, column as string);
+      const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
+      const mutations = values.flatMap((v) => {
+        const value = parseValue(many, v);
+        if (!isMap(t)) return [[column, 'insert', value]];
+        // A key already there takes the new value, as in ovn-nbctl.
+        const keys = (value as ['map', [unknown, unknown][]])[1].map(([k]) => k);
+        return [[column, 'delete', ['set', keys]], [column, 'insert', value]];
+      });
+      await nb.transact([{ op: 'mutate', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], mutations }]);
+      return '';
+    },
+  },
+  remove: {
+    args: [4, Infinity] as [number, number],
+    run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
+      const schema = await schemaOf(nb);
+      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      if (row === undefined) return '';
+      const t = columnType(schema, table as string, column as string);
+      // ovn-nbctl checks this one itself (and leaves add on a scalar to the server).
+      if (isScalar(t)) throw new NbctlError(`"remove" operation would put 0 values in column ${column} of table ${table} but the minimum number is 1`);
+      const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
+      const mutations = values.map((v) => {
+        if (!isMap(t)) return [column, 'delete', parseValue(many, v)];
+        // KEY=VALUE removes that pair; a bare KEY (or keys) removes whatever value it has.
+        return [column, 'delete', isPair(v) ? parseValue(many, v) : parseValue({ key: t.key, min: 0, max: 'unlimited' }, v)];
+      });
+      await nb.transact([{ op: 'mutate', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], mutations }]);
       return '';
     },
   },
