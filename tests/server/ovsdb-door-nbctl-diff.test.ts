@@ -6,16 +6,10 @@
 // orders that follow from UUID values (rows, set elements, show's siblings) are sorted.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
-import { LocalNetwork } from '../../cluster/local-transport.js';
-import { CentralNode } from '../../server/central-node.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
-import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
-import { testdirAfterTeardowns } from '../helpers/testdir.js';
+import { NB_SCHEMA_PATH, startDoorBesideReal } from '../helpers/door-beside-real.js';
 
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
-const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
+const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA_PATH);
 
 const tables = ['NB_Global', 'Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'ACL', 'Port_Group', 'Load_Balancer', 'NAT', 'Logical_Router_Static_Route', 'DHCP_Options', 'Address_Set', 'Logical_Router_Policy', 'Gateway_Chassis', 'HA_Chassis_Group', 'HA_Chassis'];
 
@@ -252,19 +246,9 @@ async function runScript(db: string): Promise<Side> {
 }
 
 t.test('one ovn-nbctl script: the real ovsdb-server and an ovnts door give the same outputs', { skip: haveTools ? false : 'ovn-nbctl, ovsdb-server or the NB schema is missing' }, async (t) => {
-  const real = await startRealOvsdbServer({ dir: testdirAfterTeardowns(t), schemaPath: NB_SCHEMA });
-  t.teardown(() => real.stop());
-  const network = new LocalNetwork('nbctl-diff');
-  // No projection: the real side has no northd either, so nothing else writes to the NB.
-  const central = await CentralNode.start({ id: 1, clusterId: 'nbctl-diff', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
-  const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 } });
-  t.teardown(async () => {
-    await door.close();
-    await central.stop();
-  });
-
+  const { real, doorRemote } = await startDoorBesideReal(t, 'nbctl-diff');
   const theirs = await runScript(`unix:${real.socketPath}`);
-  const ours = await runScript(`tcp:127.0.0.1:${(door.address as { port: number }).port}`);
+  const ours = await runScript(doorRemote);
   t.equal(ours.steps.length, script.length);
   for (const [i, step] of theirs.steps.entries()) t.equal(ours.steps[i], step, step.split('\n')[0] ?? step);
   // Port_Group and Address_Set end empty (pg-del, destroy); every other table holds rows.

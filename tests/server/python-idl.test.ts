@@ -12,18 +12,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { LocalNetwork } from '../../cluster/local-transport.js';
-import { CentralNode } from '../../server/central-node.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { NB_SCHEMA_PATH, startDoorBesideReal } from '../helpers/door-beside-real.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { upCluster, waitForLeader } from '../helpers/ovnts-cli.js';
 import { isAlive, waitForExit } from '../helpers/process.js';
-import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, '../helpers/python-idl.py').replace(/\/dist\/tests\//, '/tests/');
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 const scriptTimeoutMs = 120_000;
 /** Inserts in the failover loop, and after how many the leader is killed. */
 const loopN = 60;
@@ -32,7 +28,7 @@ const killAfter = 20;
 /** Why the test cannot run here, or undefined: the IDL, ovsdb-server and the NB schema. */
 function missing(): Promise<string | undefined> {
   if (!existsSync(PYTHON)) return Promise.resolve(`${PYTHON} is not installed`);
-  if (!existsSync('/usr/sbin/ovsdb-server') || !existsSync(NB_SCHEMA)) return Promise.resolve('ovsdb-server or the OVN NB schema is not installed');
+  if (!existsSync('/usr/sbin/ovsdb-server') || !existsSync(NB_SCHEMA_PATH)) return Promise.resolve('ovsdb-server or the OVN NB schema is not installed');
   return new Promise((resolve) => {
     execFile(PYTHON, ['-c', 'import ovs.db.idl'], (err) => resolve(err === null ? undefined : 'the Python OVS library (python3-openvswitch) is not installed'));
   });
@@ -50,18 +46,9 @@ function runScript(remote: string): Promise<{ lines: Record<string, unknown>[]; 
 const why = await missing();
 
 t.test('the same IDL script against ovsdb-server and against an ovnts door: the same outcomes', { skip: why ?? false }, async (t) => {
-  const real = await startRealOvsdbServer({ dir: testdirAfterTeardowns(t), schemaPath: NB_SCHEMA });
-  t.teardown(() => real.stop());
-  const network = new LocalNetwork('python-idl');
-  const central = await CentralNode.start({ id: 1, clusterId: 'python-idl', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
-  const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 } });
-  t.teardown(async () => {
-    await door.close();
-    await central.stop();
-  });
-
+  const { real, doorRemote } = await startDoorBesideReal(t, 'python-idl');
   const theirs = await runScript(`unix:${real.socketPath}`);
-  const ours = await runScript(`tcp:127.0.0.1:${(door.address as { port: number }).port}`);
+  const ours = await runScript(doorRemote);
   const step = (lines: Record<string, unknown>[], name: string): Record<string, unknown> | undefined => lines.find((l) => l.step === name);
   // The script's own expectations hold on the real server, so a match below means something.
   t.equal(step(theirs.lines, 'verified add, second (stale read)')?.status, 'try again', 'ovsdb-server: a stale verify gets "try again"');

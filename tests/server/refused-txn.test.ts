@@ -9,21 +9,15 @@
 // the OVSDB door and against the real server must print the same.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { LocalNetwork } from '../../cluster/local-transport.js';
-import { CentralNode } from '../../server/central-node.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { NB_SCHEMA_PATH, startDoorBesideReal } from '../helpers/door-beside-real.js';
 import { normalizeResults, realTransact } from '../helpers/differential.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import type { Json } from '../helpers/ovsdb-json.js';
-import { startRealOvsdbServer } from '../helpers/real-ovsdb.js';
-import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
-const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
-const haveTools = existsSync('/usr/sbin/ovsdb-server') && existsSync('/usr/bin/ovsdb-client') && existsSync(NB_SCHEMA);
+const haveTools = existsSync('/usr/sbin/ovsdb-server') && existsSync('/usr/bin/ovsdb-client') && existsSync(NB_SCHEMA_PATH);
 
 const switches = { op: 'select', table: 'Logical_Switch', where: [], columns: ['name', 'other_config'] };
 const ports = { op: 'select', table: 'Logical_Switch_Port', where: [['name', '!=', 'none']], columns: ['name', 'addresses'] };
@@ -60,17 +54,9 @@ function maskInsertUuids(t: Test, results: readonly Json[], who: string): Json[]
 }
 
 t.test('refused transactions answer with what their operations read, as ovsdb-server does', { skip: haveTools ? false : 'ovsdb-server, ovsdb-client or the NB schema is missing' }, async (t) => {
-  const real = await startRealOvsdbServer({ dir: testdirAfterTeardowns(t), schemaPath: NB_SCHEMA });
-  t.teardown(() => real.stop());
+  const { real, central, doorRemote } = await startDoorBesideReal(t, 'refused-txn');
   const client = await JsonRpcClient.connect({ path: real.socketPath });
   t.teardown(() => client.close());
-  const network = new LocalNetwork('refused-txn');
-  const central = await CentralNode.start({ id: 1, clusterId: 'refused-txn', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
-  const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 } });
-  t.teardown(async () => {
-    await door.close();
-    await central.stop();
-  });
 
   t.equal((await central.transact(seed)).failed, false, 'seeded here');
   t.notOk(JSON.stringify(await realTransact(client, 'OVN_Northbound', seed)).includes('"error"'), 'seeded there');
@@ -87,7 +73,7 @@ t.test('refused transactions answer with what their operations read, as ovsdb-se
   t.same(normalizeResults(await realTransact(client, 'OVN_Northbound', [switches, ports])), before, 'nor there');
 
   const query = JSON.stringify(['OVN_Northbound', switches, ports]);
-  const viaDoor = await run('ovsdb-client', ['query', `tcp:127.0.0.1:${(door.address as { port: number }).port}`, query]);
+  const viaDoor = await run('ovsdb-client', ['query', doorRemote, query]);
   const viaReal = await run('ovsdb-client', ['query', `unix:${real.socketPath}`, query]);
   t.same(normalizeResults(JSON.parse(viaDoor.stdout) as Json[]), normalizeResults(JSON.parse(viaReal.stdout) as Json[]), 'ovsdb-client query prints the same rows through the door');
   t.match(viaDoor.stdout, /sw0/, 'and they are the rows, not an empty answer');

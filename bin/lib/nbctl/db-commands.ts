@@ -209,6 +209,11 @@ async function record(nb: Nb, schema: SchemaJson, table: string, id: string): Pr
   return row;
 }
 
+/** record(), or undefined for a missing one when the command was given --if-exists. */
+function recordUnless(nb: Nb, schema: SchemaJson, table: string, id: string, flags: ReadonlySet<string>): Promise<RowJson | undefined> {
+  return flags.has('--if-exists') ? maybeRow(nb, schema, table, id) : record(nb, schema, table, id);
+}
+
 /** A record by UUID or name, or undefined when the table has none such (db-ctl-base's get_row). */
 async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
   if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
@@ -242,7 +247,7 @@ export const dbCommands = {
     args: [3, Infinity] as [number, number],
     run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
       return cols
         .map((c) => {
@@ -283,7 +288,7 @@ export const dbCommands = {
     args: [4, Infinity] as [number, number],
     run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
       const t = columnType(schema, table as string, column as string);
       const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
@@ -302,7 +307,7 @@ export const dbCommands = {
     args: [4, Infinity] as [number, number],
     run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = flags.has('--if-exists') ? await maybeRow(nb, schema, table as string, id as string) : await record(nb, schema, table as string, id as string);
+      const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
       const t = columnType(schema, table as string, column as string);
       // ovn-nbctl checks this one itself (and leaves add on a scalar to the server).
@@ -355,7 +360,7 @@ export const dbCommands = {
       if (all && ids.length > 0) throw new NbctlError('--all and records argument should not be specified together');
       // ovn-nbctl only warns about this one, and succeeds having done nothing.
       if (!all && ids.length === 0) return '';
-      const found = all ? await nb.rows(table as string) : await Promise.all(ids.map((id) => (flags.has('--if-exists') ? maybeRow(nb, schema, table as string, id) : record(nb, schema, table as string, id))));
+      const found = all ? await nb.rows(table as string) : await Promise.all(ids.map((id) => recordUnless(nb, schema, table as string, id, flags)));
       const rows = found.filter((r): r is RowJson => r !== undefined);
       if (rows.length > 0) await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
       return '';
