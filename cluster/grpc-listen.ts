@@ -4,6 +4,7 @@
 // closed as soon as it is accepted, and counted.
 import net from 'node:net';
 import grpc from '@grpc/grpc-js';
+import { capConnections } from './connection-cap.js';
 
 export interface GrpcListener {
   readonly port: number;
@@ -19,12 +20,9 @@ export interface GrpcListener {
 export async function listenGrpc(server: grpc.Server, address: string, connectionsMax: number, onRefused: () => void): Promise<GrpcListener> {
   const m = /^\[?([^\]]*)\]?:(\d+)$/.exec(address);
   if (m === null) throw new Error(`expected host:port, got "${address}"`);
-  // Node reads a maxConnections of 0 as no limit at all.
-  if (!Number.isInteger(connectionsMax) || connectionsMax < 1) throw new Error(`connectionsMax must be a positive integer, got ${connectionsMax}`);
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const listener = net.createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
-  listener.maxConnections = connectionsMax;
-  listener.on('drop', onRefused);
+  capConnections(listener, connectionsMax, onRefused);
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
     listener.listen(Number(m[2]), m[1], () => {

@@ -1,9 +1,10 @@
 // Client connections cost file descriptors, and a member needs some of its own: a member whose
 // LevelDB cannot open a file stops. So every listener that clients reach (the OVSDB doors and
 // the gRPC API) holds at most a share of the process's open-files limit, and closes a
-// connection past it as soon as it is accepted. This file sizes the shares; the doors count
-// their connections themselves (server/ovsdb-door.ts), the gRPC API through listenGrpc
-// (cluster/grpc-listen.ts), and the Raft port holds a small fixed number (grpc-transport.ts).
+// connection past it as soon as it is accepted. This file sizes the shares; every listener
+// applies its cap through capConnections (cluster/connection-cap.ts): the doors, the gRPC API
+// (through listenGrpc), the metrics listener (a small fixed number, server/metrics.ts) and the
+// Raft port (a small fixed number, grpc-transport.ts).
 import { readFileSync } from 'node:fs';
 
 /** File descriptors a member keeps for itself: LevelDB, the Raft port (64), metrics, its own clients. */

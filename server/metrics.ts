@@ -8,6 +8,7 @@ import type { CentralNode, CentralObserver, TransactDb } from './central-node.js
 import { refusingListeners, sessionKinds } from './sessions.js';
 import type { FanoutStats } from './sb-fanout.js';
 import type { RaftCounters } from '../cluster/raft.js';
+import { capConnections } from '../cluster/connection-cap.js';
 
 export const metricsLimits = {
   /** /readyz fails while the applied index lags the commit index by more than this. */
@@ -264,8 +265,6 @@ export async function startMetricsServer(
 ): Promise<{ port: number; close: () => Promise<void> }> {
   const connectionsMax = limits.connectionsMax ?? metricsLimits.connectionsMax;
   const requestMs = limits.requestMs ?? metricsLimits.requestMs;
-  // Node reads a maxConnections of 0 as no limit at all.
-  if (!Number.isInteger(connectionsMax) || connectionsMax < 1) throw new RangeError(`metrics: connectionsMax must be a whole number of at least 1 (got ${connectionsMax})`);
   const server: Server = createServer({ connectionsCheckingInterval: metricsLimits.requestCheckMs }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const text = (code: number, body: string, type = 'text/plain; charset=utf-8'): void => {
@@ -290,8 +289,7 @@ export async function startMetricsServer(
     }
     text(404, 'not found: try /healthz, /readyz or /metrics\n');
   });
-  server.maxConnections = connectionsMax;
-  server.on('drop', () => central.sessions.refuse('metrics'));
+  capConnections(server, connectionsMax, () => central.sessions.refuse('metrics'));
   // headersTimeout and requestTimeout start only with a request's first bytes; a socket idle
   // this long (one that never sends a byte, too) is destroyed.
   server.timeout = requestMs;

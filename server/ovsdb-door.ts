@@ -18,6 +18,7 @@ import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, pars
 import type { DbDelta } from '../ovsdb/index.js';
 import { Database, OvsdbError, OvsdbErrorName, findColumn, parseDatabaseSchema, rowToJson, schemaToJson, transact } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
+import { capConnections } from '../cluster/connection-cap.js';
 
 /** Named limits of the door; each bounds a queue or a wait. */
 export interface OvsdbDoorLimits {
@@ -690,8 +691,6 @@ class Connection {
 /** Opens the door; resolves once it listens. */
 export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
-  // Node reads a maxConnections of 0 as no limit at all.
-  assert(Number.isInteger(limits.connectionsMax) && limits.connectionsMax >= 1, `connectionsMax must be a positive integer, got ${limits.connectionsMax}`);
   const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
   const server = net.createServer((socket) => {
     // A reply and the update it caused are written one after the other, each small: with
@@ -701,9 +700,7 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
     const c = new Connection(door, socket);
     door.connections.add(c);
   });
-  // Past connectionsMax, Node closes a connection as it accepts it, and says so with 'drop'.
-  server.maxConnections = limits.connectionsMax;
-  server.on('drop', () => options.central.sessions.refuse('ovsdb'));
+  capConnections(server, limits.connectionsMax, () => options.central.sessions.refuse('ovsdb'));
   const offCommit = options.central.onCommit(() => door.refreshServer(false));
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();
