@@ -80,9 +80,18 @@ export interface RaftNodeOptions {
   readonly heartbeatTicks?: number;
   /** Seed of the core's PRNG (election timeouts). Defaults to one derived from the id. */
   readonly seed?: number;
-  /** A snapshot is taken, and the log compacted, every this many applied entries... */
+  /**
+   * When a snapshot is taken and the log compacted behind it. It is due once at least
+   * snapshotEntries entries were applied since the last snapshot AND their data adds up to
+   * snapshotLogRatio times the last snapshot's size, so that writing snapshots costs at most
+   * 1/ratio of writing the log, however large the state (ovsdb-server also waits for its log
+   * to outgrow its last snapshot). It is due regardless once the log since the last snapshot
+   * holds snapshotEntriesMax entries or snapshotLogBytes bytes: the caps on what the log keeps
+   * in memory. snapshotLogRatio 0 makes it every snapshotEntries entries.
+   */
   readonly snapshotEntries?: number;
-  /** ...or once the entries applied since the last snapshot hold this many bytes of data. */
+  readonly snapshotLogRatio?: number;
+  readonly snapshotEntriesMax?: number;
   readonly snapshotLogBytes?: number;
   /**
    * A leader whose last snapshot's encode held the event loop this long or longer hands
@@ -126,6 +135,8 @@ export const nodeDefaults = {
   electionTicks: 10,
   heartbeatTicks: 1,
   snapshotEntries: 10_000,
+  snapshotLogRatio: 1,
+  snapshotEntriesMax: 100_000,
   snapshotLogBytes: 64 * 1024 * 1024,
   proposalsPendingMax: 4096,
   readsPendingMax: 1024,
@@ -314,6 +325,8 @@ export class RaftNode {
   private snapshotIndex: number;
   /** Bytes of entry data applied since the last snapshot taken or installed. */
   private logBytesSinceSnapshot = 0;
+  /** Size of the last snapshot taken, installed or loaded (0: none yet). */
+  private lastSnapshotBytes = 0;
   /** How long the last snapshot taken here held the loop (undefined: none taken yet). */
   private lastSnapshotMs: number | undefined;
   /** How long the last snapshot's encode held the event loop (undefined: none taken yet). */
@@ -375,6 +388,9 @@ export class RaftNode {
       electionTicks: options.electionTicks ?? nodeDefaults.electionTicks,
       heartbeatTicks: options.heartbeatTicks ?? nodeDefaults.heartbeatTicks,
       snapshotEntries: options.snapshotEntries ?? nodeDefaults.snapshotEntries,
+      snapshotLogRatio: options.snapshotLogRatio ?? nodeDefaults.snapshotLogRatio,
+      // A count threshold above the cap raises the cap with it.
+      snapshotEntriesMax: Math.max(options.snapshotEntriesMax ?? nodeDefaults.snapshotEntriesMax, options.snapshotEntries ?? nodeDefaults.snapshotEntries),
       snapshotLogBytes: options.snapshotLogBytes ?? nodeDefaults.snapshotLogBytes,
       proposalsPendingMax: options.proposalsPendingMax ?? nodeDefaults.proposalsPendingMax,
       readsPendingMax: options.readsPendingMax ?? nodeDefaults.readsPendingMax,
@@ -383,7 +399,8 @@ export class RaftNode {
       sessionsMax: options.sessionsMax ?? nodeDefaults.sessionsMax,
     };
     for (const [name, v] of Object.entries(limits)) {
-      assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
+      if (name === 'snapshotLogRatio') assert(Number.isFinite(v) && v >= 0, `RaftNode option ${name} must be a number >= 0, got ${v}`);
+      else assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
     }
     assert(options.snapshotHandoffMs === undefined || options.snapshotHandoffMs >= 0, `RaftNode option snapshotHandoffMs must not be negative, got ${options.snapshotHandoffMs}`);
     const openStorage = options.openStorage ?? ((dir: string) => RaftStorage.open(dir));
@@ -418,6 +435,7 @@ export class RaftNode {
     }
     const node = new RaftNode(options, raw, storage, sessions, limits, state.snapshot?.meta.index ?? 0);
     node.learned = learned;
+    node.lastSnapshotBytes = state.snapshot?.data.byteLength ?? 0;
     node.removedIds = new Set(state.snapshot?.meta.conf.removed ?? []);
     options.transport.setPeers(node.peerAddresses());
     try {
@@ -642,6 +660,7 @@ export class RaftNode {
     this.applied = s.meta.index;
     this.snapshotIndex = s.meta.index;
     this.logBytesSinceSnapshot = 0;
+    this.lastSnapshotBytes = s.data.byteLength;
     this.counters.snapshotsRestored++;
     // Proposals the snapshot covers: whether they made it is unknown here.
     for (const [index, p] of this.proposals) {
@@ -682,8 +701,13 @@ export class RaftNode {
    * did not take within an election timeout (the core abandons it), it compacts as leader.
    */
   private compactionStep(): 'none' | 'compact' {
+    const entries = this.applied - this.snapshotIndex;
+    const bytes = this.logBytesSinceSnapshot;
+    const l = this.limits;
     const due = (factor: number): boolean =>
-      this.applied - this.snapshotIndex >= factor * this.limits.snapshotEntries || this.logBytesSinceSnapshot >= factor * this.limits.snapshotLogBytes;
+      entries >= factor * l.snapshotEntriesMax ||
+      bytes >= factor * l.snapshotLogBytes ||
+      (entries >= factor * l.snapshotEntries && bytes >= factor * l.snapshotLogRatio * this.lastSnapshotBytes);
     const raft = this.raw.raft;
     if (raft.role !== 'leader') this.handedOff = false;
     if (!due(1)) return 'none';
@@ -747,6 +771,7 @@ export class RaftNode {
     }
     this.snapshotIndex = r.snapshot.meta.index;
     this.logBytesSinceSnapshot = 0;
+    this.lastSnapshotBytes = data.byteLength;
     this.handedOff = false;
     this.counters.snapshotsTaken++;
     this.lastSnapshotMs = performance.now() - started;

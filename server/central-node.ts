@@ -39,6 +39,7 @@ export interface CentralNodeOptions {
   readonly snapshotEntries?: number;
   /** See RaftNodeOptions: compaction by bytes of log, and the leader's hand-off before a slow snapshot. */
   readonly snapshotLogBytes?: number;
+  readonly snapshotLogRatio?: number;
   readonly snapshotHandoffMs?: number;
   readonly history?: HistoryLimits;
   /**
@@ -185,6 +186,7 @@ export class CentralNode {
       ...(options.electionTicks !== undefined ? { electionTicks: options.electionTicks } : {}),
       ...(options.snapshotEntries !== undefined ? { snapshotEntries: options.snapshotEntries } : {}),
       ...(options.snapshotLogBytes !== undefined ? { snapshotLogBytes: options.snapshotLogBytes } : {}),
+      ...(options.snapshotLogRatio !== undefined ? { snapshotLogRatio: options.snapshotLogRatio } : {}),
       ...(options.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: options.snapshotHandoffMs } : {}),
       ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
       ...(options.observe ? { observe: options.observe } : {}),

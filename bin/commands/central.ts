@@ -17,6 +17,7 @@ import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
 import { listenGrpc } from '../../cluster/grpc-listen.js';
 import { defaultConnectionsMax } from '../../server/listen-budget.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
+import { positiveInteger, snapshotLogRatio } from '../lib/numbers.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
@@ -24,12 +25,6 @@ export function parseNamedList(flag: string, s: string): { name: string; address
     if (m === null) throw new Error(`${flag}: expected name=host:port, got "${part}"`);
     return { name: m[1] as string, address: m[2] as string };
   });
-}
-
-function positiveInteger(flag: string, s: string): number {
-  const n = Number(s);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${flag}: expected a positive integer, got "${s}"`);
-  return n;
 }
 
 interface CentralOptions {
@@ -47,6 +42,7 @@ interface CentralOptions {
   electionTicks: string;
   snapshotEntries?: string;
   snapshotLogBytes?: string;
+  snapshotLogRatio?: string;
   snapshotHandoffMs?: string;
   optimizeForSize?: boolean;
 }
@@ -77,8 +73,9 @@ export function registerCentralCommand(program: Command): void {
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "${defaultClusterId}")`)
     .option('--tick-ms <n>', 'Raft tick (heartbeat) in ms', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
-    .option('--snapshot-entries <n>', 'take a snapshot and compact the log every N applied entries (default 10000)')
-    .option('--snapshot-log-bytes <n>', 'or once the entries applied since the last snapshot hold N bytes (default 67108864)')
+    .option('--snapshot-entries <n>', 'take a snapshot and compact the log after at least N applied entries (default 10000)...')
+    .option('--snapshot-log-ratio <r>', '...once their data is also R times the last snapshot\'s size (default 1; 0: every N entries)')
+    .option('--snapshot-log-bytes <n>', 'and regardless once the entries applied since the last snapshot hold N bytes (default 67108864)')
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
     .action(async (o: CentralOptions) => {
@@ -126,6 +123,7 @@ export function registerCentralCommand(program: Command): void {
         electionTicks: Number(o.electionTicks),
         ...(o.snapshotEntries !== undefined ? { snapshotEntries: positiveInteger('--snapshot-entries', o.snapshotEntries) } : {}),
         ...(o.snapshotLogBytes !== undefined ? { snapshotLogBytes: positiveInteger('--snapshot-log-bytes', o.snapshotLogBytes) } : {}),
+        ...(o.snapshotLogRatio !== undefined ? { snapshotLogRatio: snapshotLogRatio('--snapshot-log-ratio', o.snapshotLogRatio) } : {}),
         ...(o.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: positiveInteger('--snapshot-handoff-ms', o.snapshotHandoffMs) } : {}),
         forward: fwd.forward,
         observe: metrics,

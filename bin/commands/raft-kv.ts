@@ -9,6 +9,7 @@ import { KvStateMachine } from '../../cluster/kv-state-machine.js';
 import { kvServiceDefinition, kvServiceHandlers } from '../../cluster/kv-service.js';
 import { RaftNode } from '../../cluster/node.js';
 import type { NodeId } from '../../cluster/types.js';
+import { snapshotLogRatio } from '../lib/numbers.js';
 
 function parsePeers(s: string): Map<NodeId, string> {
   const peers = new Map<NodeId, string>();
@@ -45,6 +46,7 @@ interface RaftKvOptions {
   tickMs: string;
   electionTicks: string;
   snapshotEntries: string;
+  snapshotLogRatio?: string;
 }
 
 export function registerRaftKvCommand(program: Command): void {
@@ -60,7 +62,8 @@ export function registerRaftKvCommand(program: Command): void {
     .option('--bootstrap <ids>', 'founding voters, comma-separated (used only on an empty data folder)')
     .option('--tick-ms <n>', 'tick length in ms (the heartbeat interval)', '100')
     .option('--election-ticks <n>', 'election timeout in ticks', '10')
-    .option('--snapshot-entries <n>', 'snapshot and compact every this many applied entries', '10000')
+    .option('--snapshot-entries <n>', 'snapshot and compact after at least this many applied entries...', '10000')
+    .option('--snapshot-log-ratio <r>', '...once their data is also R times the last snapshot\'s size (default 1; 0: every N entries)')
     .action(async (o: RaftKvOptions) => {
       const id = Number(o.id);
       const peers = parsePeers(o.peers);
@@ -77,6 +80,7 @@ export function registerRaftKvCommand(program: Command): void {
         tickMs: Number(o.tickMs),
         electionTicks: Number(o.electionTicks),
         snapshotEntries: Number(o.snapshotEntries),
+        ...(o.snapshotLogRatio !== undefined ? { snapshotLogRatio: snapshotLogRatio('--snapshot-log-ratio', o.snapshotLogRatio) } : {}),
         onFatalError: (err) => {
           process.stderr.write(`raft-kv ${id}: stopping on storage error: ${err.message}\n`);
           process.exit(3);

@@ -1,6 +1,7 @@
 // Goal: compaction never silences a leader: its heartbeats go on while a snapshot is written,
 // a leader whose snapshot encodes are slow hands leadership to a voter and compacts as a
-// follower, and the byte threshold triggers compaction as the entry threshold does.
+// follower, the byte threshold triggers compaction as the entry threshold does, and a log
+// that is small beside the last snapshot waits until it has grown to its size (or a cap).
 // Method: 3 RaftNodes on an in-process LocalNetwork with real LevelDB, behind a storage double
 // that makes snapshot writes slow or a state machine whose snapshots take long to encode;
 // waits are on node progress events with timeouts.
@@ -200,6 +201,7 @@ t.test('a leader whose snapshot encodes are slow hands leadership away and compa
   // loop here, so a longer election timeout keeps their encodes from looking like a dead leader.
   members = await startCluster(t, [1, 2, 3], (id) => ({
     snapshotEntries,
+    snapshotLogRatio: 0,
     snapshotHandoffMs: 2 * tickMs,
     electionTicks: 40,
     stateMachine: new SlowEncodeKv(3 * tickMs),
@@ -235,7 +237,7 @@ t.test('the byte threshold compacts a log of few, large entries', async (t) => {
 });
 
 t.test('a single voter with slow encodes compacts in place, at the threshold: there is no one to hand to', async (t) => {
-  const members = await startCluster(t, [1], () => ({ snapshotEntries: 10, snapshotHandoffMs: 1, stateMachine: new SlowEncodeKv(3 * tickMs) }));
+  const members = await startCluster(t, [1], () => ({ snapshotEntries: 10, snapshotLogRatio: 0, snapshotHandoffMs: 1, stateMachine: new SlowEncodeKv(3 * tickMs) }));
   let last = 0;
   for (let i = 0; i < 50; i++) last = await propose(members, put(i));
   const [only] = members as [Member];
@@ -243,4 +245,40 @@ t.test('a single voter with slow encodes compacts in place, at the threshold: th
   t.ok(only.node.status().counters.snapshotsTaken >= 4, `it compacted every 10 entries (${only.node.status().counters.snapshotsTaken} snapshots for ${last})`);
   t.equal(only.node.status().counters.snapshotHandoffs, 0);
   t.equal(only.node.status().role, 'leader');
+});
+
+t.test('a log small beside the last snapshot waits until it has outgrown it, or reaches the entry cap', async (t) => {
+  const big = 40_000;
+  const small = 100;
+  for (const cap of [undefined, 120]) await t.test(cap === undefined ? 'no cap' : `a cap of ${cap} entries`, async (t) => {
+    const sizes: number[] = [];
+    const members = await startCluster(t, [1], () => ({
+      snapshotEntries: 10,
+      ...(cap !== undefined ? { snapshotEntriesMax: cap } : {}),
+      observe: { snapshotTaken: (_ms: number, bytes: number) => void sizes.push(bytes) },
+    }));
+    const [only] = members as [Member];
+    const taken = (): number => only.node.status().counters.snapshotsTaken;
+    let last = await propose(members, put(0, big));
+    for (let i = 1; i < 10; i++) last = await propose(members, put(i, small));
+    await until(members, () => taken() >= 1, 'the first snapshot (none before it to compare with)');
+    const first = sizes[0] as number;
+    t.ok(first > big, `the first snapshot holds the big value (${first} bytes)`);
+    // ~110 bytes of log per entry: 150 entries are well under the first snapshot.
+    for (let i = 10; i < 160; i++) last = await propose(members, put(i, small));
+    await until(members, () => only.node.status().appliedIndex >= last, 'the member to apply the last entry');
+    if (cap === undefined) {
+      t.equal(taken(), 1, `no second snapshot after 150 entries holding ${only.node.status().logBytesSinceSnapshot} bytes`);
+      let logBytes = 0;
+      for (let i = 160; taken() < 2 && i < 1000; i++) {
+        logBytes = only.node.status().logBytesSinceSnapshot;
+        last = await propose(members, put(i, small));
+      }
+      t.equal(taken(), 2, 'a second snapshot once the log had grown');
+      t.ok(logBytes >= first - 200, `it waited until the log (${logBytes} bytes before the last entry) was the size of the first snapshot (${first})`);
+    } else {
+      await until(members, () => taken() >= 2, `the snapshot at the cap of ${cap} entries`);
+      t.ok(only.node.status().firstIndex > cap, `the cap of ${cap} entries compacted a log far smaller than the snapshot (first index ${only.node.status().firstIndex})`);
+    }
+  });
 });

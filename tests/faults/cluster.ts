@@ -176,6 +176,9 @@ export class FaultCluster {
       `--nb-peers=${nbPeers.join(',')}`,
       `--cluster-id=${this.options.clusterId}`,
       `--snapshot-entries=${this.options.snapshotEntries}`,
+      // Every snapshotEntries entries, however small the log against the state: the faults
+      // are meant to land during compactions and snapshot installs.
+      '--snapshot-log-ratio=0',
       `--tick-ms=${this.options.tickMs ?? 100}`,
       `--election-ticks=${this.options.electionTicks ?? 10}`,
       ...(m.joined ? ['--join'] : []),

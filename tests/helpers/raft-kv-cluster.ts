@@ -29,6 +29,8 @@ export interface RaftKvClusterOptions {
   readonly tickMs?: number;
   readonly electionTicks?: number;
   readonly snapshotEntries?: number;
+  /** Passed as --snapshot-log-ratio when given (0: a snapshot every snapshotEntries entries). */
+  readonly snapshotLogRatio?: number;
   readonly readyTimeoutMs?: number;
 }
 
@@ -87,6 +89,7 @@ export class RaftKvCluster {
       `--tick-ms=${o.tickMs ?? 100}`,
       `--election-ticks=${o.electionTicks ?? 10}`,
       `--snapshot-entries=${o.snapshotEntries ?? 10_000}`,
+      ...(o.snapshotLogRatio !== undefined ? [`--snapshot-log-ratio=${o.snapshotLogRatio}`] : []),
     ];
     const child = spawn(cmd as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     m.child = child;

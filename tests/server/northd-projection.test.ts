@@ -293,7 +293,7 @@ t.test('three central nodes with compaction; a stopped node restarts and catches
   const ids = [1, 2, 3];
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
   const start = (id: number): Promise<CentralNode> =>
-    Central.start({ id, clusterId: 'northd-central', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, snapshotEntries: 5 });
+    Central.start({ id, clusterId: 'northd-central', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, snapshotEntries: 5, snapshotLogRatio: 0 });
   const nodes = new Map<number, CentralNode>();
   for (const id of ids) nodes.set(id, await start(id));
   t.teardown(async () => {

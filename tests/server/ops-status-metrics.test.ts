@@ -165,7 +165,7 @@ t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and byt
 t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots taken', async (t) => {
   const net = new LocalNetwork('metrics-test');
   const metrics = new CentralMetrics();
-  const central = await CentralNode.start({ id: 1, clusterId: 'metrics-test', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, snapshotEntries: 5, observe: metrics });
+  const central = await CentralNode.start({ id: 1, clusterId: 'metrics-test', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, snapshotEntries: 5, snapshotLogRatio: 0, observe: metrics });
   t.teardown(() => central.stop());
   metrics.attach(central);
   for (let i = 0; i < 12; i++) {
