@@ -1,4 +1,5 @@
-// Goal: `ovnts nbctl` routes, policies, NAT, load balancers and DHCP options behave as ovn-nbctl,
+// Goal: `ovnts nbctl` routes, policies, NAT, load balancers, DHCP options, gateway chassis, HA
+// chassis groups, QoS, meters, static MAC bindings, connections and SSL behave as ovn-nbctl,
 // and list and find print records as it does in every output format.
 // Method: one command script run by the real ovn-nbctl against a real ovsdb-server (OVN's NB
 // schema) and by runNbctl against an in-process ovnts cluster; every step's success or failure
@@ -19,7 +20,11 @@ const NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema';
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovsdb-client') && existsSync('/usr/sbin/ovsdb-server') && existsSync(NB_SCHEMA);
 
 /** The tables compared at the end, and the columns only a projection (northd) writes. */
-const tables = ['Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'Load_Balancer_Group', 'ACL', 'Port_Group', 'Address_Set'];
+const tables = [
+  'Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer',
+  'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'HA_Chassis', 'Gateway_Chassis', 'Load_Balancer_Group', 'ACL', 'Port_Group', 'Address_Set', 'QoS', 'Meter', 'Meter_Band',
+  'Static_MAC_Binding', 'NB_Global', 'Connection', 'SSL',
+];
 const projected = new Set(['up', 'dynamic_addresses']);
 
 type Row = Record<string, unknown>;
@@ -445,6 +450,143 @@ const script: readonly Step[] = [
   ['add', 'Logical_Router', 'lr1', 'name', 'x'],
   ['remove', 'Logical_Router', 'lr1', 'name', 'lr1'],
   ['remove', 'Logical_Router', 'lr1', 'nocolumn', 'x'],
+  // Gateway chassis: rows named PORT-CHASSIS, listed by priority and then name, both descending.
+  ['lr-add', 'lr5'],
+  ['lrp-add', 'lr5', 'lr5-gw', '00:00:00:00:fd:01', '172.18.0.1/24'],
+  ['lrp-add', 'lr5', 'lr5-in', '00:00:00:00:fd:02', '10.5.0.1/24'],
+  ['lrp-set-gateway-chassis', 'lr5-gw', 'ch1', '10'],
+  ['lrp-set-gateway-chassis', 'lr5-gw', 'ch2'],
+  ['lrp-set-gateway-chassis', 'lr5-gw', 'ch3', '10'],
+  ['--may-exist', 'lrp-set-gateway-chassis', 'lr5-gw', 'ch2', '20'],
+  ['lrp-set-gateway-chassis', 'lr5-gw', 'ch4', '32768'],
+  ['lrp-set-gateway-chassis', 'lr5-nope', 'ch4', 'x'],
+  ['lrp-set-gateway-chassis', 'lr5-gw'],
+  ['lrp-get-gateway-chassis', 'lr5-gw'],
+  ['lrp-get-gateway-chassis', 'lr5-in'],
+  // A chassis name that begins the argument matches, as in ovn-nbctl.
+  ['lrp-del-gateway-chassis', 'lr5-gw', 'ch1x'],
+  ['lrp-del-gateway-chassis', 'lr5-gw', 'ch9'],
+  ['--if-exists', 'lrp-del-gateway-chassis', 'lr5-gw', 'ch9'],
+  ['lrp-get-gateway-chassis', 'lr5-gw'],
+  // HA chassis groups.
+  ['ha-chassis-group-add', 'hg5'],
+  ['ha-chassis-group-add', 'hg5'],
+  ['ha-chassis-group-add-chassis', 'hg5', 'ch1', '10'],
+  ['ha-chassis-group-add-chassis', 'hg5', 'ch2', '20'],
+  ['ha-chassis-group-add-chassis', 'hg5', 'ch1', '30'],
+  ['ha-chassis-group-add-chassis', 'hg5', 'ch3', '40000'],
+  ['ha-chassis-group-add-chassis', 'hg-nope', 'ch3', 'x'],
+  ['ha-chassis-group-set-chassis-prio', 'hg5', 'ch2', '5'],
+  ['ha-chassis-group-set-chassis-prio', 'hg5', 'ch9', '5'],
+  ['ha-chassis-group-add-chassis', 'hg5', 'ch3', '1'],
+  ['ha-chassis-group-remove-chassis', 'hg5', 'ch3'],
+  ['ha-chassis-group-remove-chassis', 'hg5', 'ch3'],
+  ['ha-chassis-group-add', 'hg6'],
+  ['ha-chassis-group-list'],
+  ['--if-exists', 'ha-chassis-group-del', 'hg6'],
+  ['ha-chassis-group-del', 'hg6'],
+  ['ha-chassis-group-del', '11111111-2222-3333-4444-555555555555'],
+  ['ha-chassis-group-del', 'hg1'],
+  // Router port settings (ovn-nbctl 23.03 has no lrp-get-options).
+  ['lrp-set-enabled', 'lr5-in', 'DISABLED'],
+  ['lrp-get-enabled', 'lr5-in'],
+  ['lrp-get-enabled', 'lr5-gw'],
+  ['lrp-set-enabled', 'lr5-in', 'off'],
+  ['lrp-set-options', 'lr5-in', 'a=1', 'a=2', 'bare', 'c='],
+  ['lrp-set-redirect-type', 'lr5-in', 'Bridged'],
+  ['lrp-get-redirect-type', 'lr5-in'],
+  ['lrp-get-redirect-type', 'lr5-gw'],
+  ['lrp-set-redirect-type', 'lr5-nope', 'tunnel'],
+  ['lrp-set-redirect-type', 'lr5-in', 'tunnel'],
+  // Switch port getters; directions and states by ovn-nbctl's looser rules.
+  ['ls-add', 'sw5'],
+  ['lsp-add', 'sw5', 'sw5-vm'],
+  ['lsp-add', 'sw5', 'sw5-c1', 'sw5-vm', '42'],
+  ['lsp-get-ls', 'sw5-c1'],
+  ['lsp-get-parent', 'sw5-c1'],
+  ['lsp-get-parent', 'sw5-vm'],
+  ['lsp-get-tag', 'sw5-vm'],
+  ['lsp-set-enabled', 'sw5-vm', 'Disabled'],
+  ['acl-add', 'sw5', 'to', '10', 'ip4', 'allow'],
+  ['acl-list', 'sw5'],
+  // QoS rules.
+  ['qos-add', 'sw5', 'to-lport', '100', 'ip4', 'rate=100', 'burst=50', 'dscp=10'],
+  ['qos-add', 'sw5', 'f', '200', 'ip6', 'dscp=5'],
+  ['qos-add', 'sw5', 'to-lport', '100', 'ip4', 'dscp=3'],
+  ['--may-exist', 'qos-add', 'sw5', 'to-lport', '100', 'ip4', 'dscp=3'],
+  ['qos-add', 'sw5', 'to-lport', '101', 'ip4', 'burst=10'],
+  ['qos-add', 'sw5', 'to-lport', '101', 'ip4', 'rate=1', 'dscp=64'],
+  ['qos-add', 'sw5', 'to-lport', '101', 'ip4', 'color=red'],
+  ['qos-add', 'sw5', 'sideways', '101', 'ip4', 'dscp=1'],
+  ['qos-add', 'sw-nope', 'to', 'x', 'ip4', 'dscp=1'],
+  ['qos-add', 'sw5', 'to-lport', '1', 'tcp', 'rate=5', 'dscp=1'],
+  ['qos-list', 'sw5'],
+  ['qos-del', 'sw5', 'from-lport', '200', 'ip6'],
+  ['qos-del', 'sw5', '11111111-2222-3333-4444-555555555555'],
+  ['qos-del', 'sw5', '11111111-2222-3333-4444-555555555555', '1'],
+  ['qos-del', 'sw5', 'to', '1'],
+  (uuid) => ['qos-del', 'sw5', uuid('QoS(tcp)')],
+  ['qos-list', 'sw5'],
+  ['qos-del', 'sw5', 'to'],
+  ['qos-add', 'sw5', 'from-lport', '300', 'udp', 'dscp=7'],
+  // Meters.
+  ['meter-add', 'm1', 'drop', '100', 'kbps'],
+  ['meter-add', 'm1', 'drop', '100', 'kbps'],
+  ['--fair', 'meter-add', 'm0', 'drop', '10', 'pktps', '5'],
+  ['--may-exist', 'meter-add', 'm1', 'drop', '200', 'pktps', '30'],
+  ['meter-add', '__x', 'drop', '1', 'kbps'],
+  ['meter-add', 'm2', 'reject', '1', 'kbps'],
+  ['meter-add', 'm2', 'drop', '0', 'kbps'],
+  ['meter-add', 'm2', 'drop', '1', 'mbps'],
+  ['meter-add', 'm2', 'drop', '1', 'kbps', '-1'],
+  ['meter-add', 'm2', 'drop', '1', 'kbps', '12x'],
+  ['set', 'Meter', 'm2', 'fair=false'],
+  ['meter-list'],
+  ['meter-del', 'nope'],
+  ['meter-del', 'm0'],
+  // Static MAC bindings: looked up by the IP as given, stored normalized.
+  ['static-mac-binding-list'],
+  ['static-mac-binding-add', 'lr5-in', '10.5.0.5', '00:00:00:00:00:05'],
+  ['static-mac-binding-add', 'lr5-in', '10.5.0.5', '00:00:00:00:00:06'],
+  ['--may-exist', 'static-mac-binding-add', 'lr5-in', '10.5.0.5', '00:00:00:00:00:06'],
+  ['static-mac-binding-add', 'lr5-in', 'fd05::0:5', '0A:00:00:00:00:07'],
+  ['static-mac-binding-add', 'lr5-in', 'fd05::5', '00:00:00:00:00:07'],
+  ['static-mac-binding-add', 'lr5-in', 'fd05::0:5', '00:00:00:00:00:07'],
+  ['static-mac-binding-add', 'lr5-gw', '10.5.0.300', '00:00:00:00:00:07'],
+  ['static-mac-binding-add', 'lr5-nope', '10.5.0.3', 'zz'],
+  ['static-mac-binding-add', 'lr5-gw', '172.18.0.9', 'zz'],
+  ['static-mac-binding-add', 'lr5-gw', '172.18.0.9', '00:00:00:00:00:09'],
+  ['static-mac-binding-list'],
+  ['static-mac-binding-del', 'lr5-in', 'fd05::0:5'],
+  ['static-mac-binding-del', 'lr5-in', 'fd05::9'],
+  ['--if-exists', 'static-mac-binding-del', 'lr5-in', 'fd05::9'],
+  // init, connections and SSL, on NB_Global.
+  ['init'],
+  ['get-connection'],
+  ['set-connection', 'ptcp:6641', 'pssl:6642:127.0.0.1'],
+  ['--inactivity-probe=30000', 'set-connection', 'ptcp:6643', 'foo:1'],
+  ['get-connection'],
+  ['set-connection', 'ptcp:1', 'ptcp:1'],
+  ['--inactivity-probe=abc', 'set-connection', 'tcp:1.2.3.4:5'],
+  ['del-connection'],
+  ['get-connection'],
+  ['--inactivity-probe=5000', 'set-connection', 'ptcp:6641'],
+  ['get-ssl'],
+  ['set-ssl', '/k', '/c'],
+  ['set-ssl', '/k', '/c', '/ca'],
+  ['get-ssl'],
+  ['--bootstrap', 'set-ssl', '/k2', '/c2', '/ca2', 'TLSv1.2', 'HIGH'],
+  ['get-ssl'],
+  ['del-ssl'],
+  ['get-ssl'],
+  ['set-ssl', '/k3', '/c3', '/ca3', 'TLSv1.3'],
+  // wait-until on conditions that already hold, and its errors (the waiting is in nbctl.test.ts).
+  ['wait-until', 'Logical_Router_Port', 'lr5-in', 'enabled=false', 'options:a=1', 'options:zz{=}[]', 'networks>"10"', 'mac!=""'],
+  ['wait-until', 'Nope', 'x'],
+  ['wait-until', 'Logical_Router', 'lr5', 'bogus=1'],
+  ['wait-until', 'Logical_Router', 'lr5', 'name'],
+  ['wait-until', 'Logical_Router', 'lr5', 'name:x=1'],
+  ['--if-exists', 'wait-until', 'Logical_Router', 'lr5'],
 ];
 
 /** UUIDs of no row, used to ask for rows that do not exist. */
@@ -460,7 +602,7 @@ function shortLabels(dump: Dump, into: Map<string, string>): void {
   for (const [table, rows] of dump) {
     for (const r of rows) {
       const id = (r._uuid as [string, string])[1];
-      const name = [r.name, r.cidr, r.ip_prefix, r.dst_ip].find((v): v is string => typeof v === 'string' && v !== '');
+      const name = [r.name, r.cidr, r.ip_prefix, r.dst_ip, r.chassis_name, r.match, r.target].find((v): v is string => typeof v === 'string' && v !== '');
       into.set(id, name === undefined ? `${table}#${id}` : `${table}(${name})`);
     }
   }
@@ -531,9 +673,8 @@ function ovntsSide(nb: Nb, client: NorthboundClient): Side {
       }
     },
     async dump() {
-      const out: Dump = new Map();
-      for (const table of tables) out.set(table, (await client.list(table)).rows);
-      return out;
+      const rows = await Promise.all(tables.map(async (table) => (await client.list(table)).rows));
+      return new Map(tables.map((table, i) => [table, rows[i] ?? []]));
     },
   };
 }
@@ -556,12 +697,14 @@ function errorKind(message: string): string {
 
 /**
  * `show` with what follows from UUID values taken out: UUIDs masked, each switch's and router's
- * ports and NAT rules (ordered by their UUIDs) sorted as blocks, and the switches and routers
- * sorted.
+ * ports and NAT rules (ordered by their UUIDs) sorted as blocks, each port's gateway chassis
+ * sorted, and the switches and routers sorted.
  */
 function normalizedShow(text: string): string {
   const entities: { head: string; blocks: string[][] }[] = [];
-  for (const line of text.replace(UUID, 'UUID').split('\n').filter(Boolean)) {
+  // ovn-nbctl's show prints a port's gateway chassis in UUID order (see show in commands.ts).
+  const chassisSorted = (line: string): string => line.replace(/^( {8}gateway chassis: \[)(.*)\]$/, (_, head: string, names: string) => `${head}${names.split(' ').sort().join(' ')}]`);
+  for (const line of text.replace(UUID, 'UUID').split('\n').filter(Boolean).map(chassisSorted)) {
     if (!line.startsWith(' ')) entities.push({ head: line, blocks: [] });
     else if (!line.startsWith('        ')) entities.at(-1)?.blocks.push([line]);
     else entities.at(-1)?.blocks.at(-1)?.push(line);
@@ -572,11 +715,29 @@ function normalizedShow(text: string): string {
     .join('\n');
 }
 
+/**
+ * ha-chassis-group-list with the order ovn-nbctl gives by chance taken out: it lists the groups
+ * in its IDL's hash order and each group's chassis by UUID, so both are sorted here.
+ */
+function unordered(args: readonly string[], out: string): string {
+  if (args.find((a) => !a.startsWith('--')) !== 'ha-chassis-group-list') return out;
+  const groups = [...out.matchAll(/(\S[^\n]*\n)((?: {4}[^\n]*\n {4}priority \d+\n\n)*)\n/g)];
+  // Text of another shape stays as it is, so that a difference in it shows.
+  if (groups.map((g) => g[0]).join('') !== out) return out;
+  return groups
+    .map((g) => `${g[1] as string}${[...(g[2] as string).matchAll(/ {4}[^\n]*\n {4}priority \d+\n\n/g)].map((c) => c[0]).sort().join('')}\n`)
+    .sort()
+    .join('');
+}
+
 async function runScript(side: Side): Promise<Trace> {
   const labels = new Map<string, string>();
   shortLabels(await side.dump(), labels);
   const steps: string[] = [];
   for (const step of script) {
+    // Rows are read for their labels only when a step needs them (a dump per step was most of
+    // this file's time): before a step built from UUIDs, and after one that printed a new UUID.
+    if (typeof step === 'function') shortLabels(await side.dump(), labels);
     const args =
       typeof step === 'function'
         ? step((label) => {
@@ -586,9 +747,9 @@ async function runScript(side: Side): Promise<Trace> {
           })
         : step;
     const r = await side.run(args);
-    shortLabels(await side.dump(), labels);
+    if ((`${r.stdout}${r.error}`.match(UUID) ?? []).some((u) => !noRow.includes(u) && !labels.has(u))) shortLabels(await side.dump(), labels);
     const relabel = (s: string): string => s.replace(UUID, (u) => (noRow.includes(u) ? u : `<${labels.get(u) ?? 'unknown'}>`));
-    const shown = relabel(r.stdout);
+    const shown = unordered(args, relabel(r.stdout));
     steps.push(`$ nbctl ${relabel(args.join(' '))}\n${r.ok ? 'ok' : `error: ${relabel(errorKind(r.error))}`}\n${shown}`);
   }
   return { steps, final: canonical(await side.dump()) };
@@ -624,7 +785,9 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   t.ok(theirs.steps.some((s) => s.includes("error: Multiple logical routers named 'lrdup'.  Use a UUID.")), 'a duplicate name was refused');
   t.ok(theirs.steps.some((s) => / 10\.0\.0\.50 dst-ip bfd\n/.test(s)), 'a route with BFD was listed');
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ls-lb-list sw0\nok\n') && s.includes('lb1 ')), "a load balancer group's member was listed");
-  for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options']) {
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl lrp-get-gateway-chassis lr5-gw\nok\nlr5-gw-ch2    20\nlr5-gw-ch3    10\nlr5-gw-ch1    10\n')), 'gateway chassis of one priority were listed by name, descending');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ha-chassis-group-list\nok\n') && s.includes('priority 30\n')), 'an HA chassis group was listed with its chassis');
+  for (const table of ['Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer', 'DHCP_Options', 'Gateway_Chassis', 'HA_Chassis', 'QoS', 'Meter', 'Meter_Band', 'Static_MAC_Binding', 'Connection', 'SSL', 'NB_Global']) {
     t.ok((theirs.final.get(table) ?? []).length > 0, `${table} ends with rows`);
   }
   const formatted = theirs.steps.filter((s) => /^\$ nbctl (--(format|data|bare|columns|no-headings|max-column-width|pretty)\S* )+(list|find) [^\n]*\nok\n./.test(s));

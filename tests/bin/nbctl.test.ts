@@ -1,11 +1,12 @@
 // nbctl's commands with ovn-nbctl's meanings and messages: switches, ports, routers, ACLs on
 // switches and port groups, address sets, static routes, routing policies, NAT, load balancers,
-// DHCP options, and the generic database commands. Method: the
+// DHCP options, the generic database commands, wait-until, connections and SSL. Method: the
 // command functions in-process against three central nodes (real gRPC on loopback).
 import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { runNbctl } from '../../bin/lib/nbctl/commands.js';
-import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
+import { Nb, NbctlError, setOf } from '../../bin/lib/nbctl/nb.js';
+import type { TableRead } from '../../bin/lib/nbctl/nb.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -359,6 +360,83 @@ t.test('routes, routing policies, NAT, load balancers and DHCP options', async (
   await fails(new RegExp(`^${v6}: dhcp options UUID not found$`), 'dhcp-options-del', v6);
   await fails(/^'dhcp-options-del' command has no '--if-exists' option$/, '--if-exists', 'dhcp-options-del', v6);
   t.equal(await run('dhcp-options-list'), `${v4}\n`);
+});
+
+/** An Nb that tells when a wait-until starts watching (it has read the table and found it wanting). */
+class WatchedNb extends Nb {
+  private watchers: (() => void)[] = [];
+  /** Resolves at the next watch; ask before what should make one happen. */
+  nextWatch(): Promise<void> {
+    return new Promise((resolve) => this.watchers.push(resolve));
+  }
+  override changedSince(read: TableRead, timeoutMs: number | undefined): Promise<'changed' | 'timeout' | 'cut'> {
+    const outcome = super.changedSince(read, timeoutMs);
+    for (const w of this.watchers.splice(0)) w();
+    return outcome;
+  }
+}
+
+t.test('wait-until: returns once another client writes what it waits for; --timeout ends it with ovn-nbctl\'s last words', async (t) => {
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(() => cluster.stop());
+  const clients = (): NorthboundClient[] => cluster.members.map((m) => new NorthboundClient(m.address, 10_000));
+  const waiter = new WatchedNb(clients());
+  t.teardown(() => waiter.close());
+  const writer = new Nb(clients());
+  t.teardown(() => writer.close());
+
+  // The record is not there, then it is but the condition is false, then it holds.
+  const watching = waiter.nextWatch();
+  const waited = runNbctl(waiter, ['wait-until', 'Logical_Switch', 'sw1', 'external_ids:ready=yes', 'ports{=}[]']);
+  let done = false;
+  void waited.then(() => (done = true), () => (done = true));
+  await watching;
+  const watchingAgain = waiter.nextWatch();
+  await runNbctl(writer, ['ls-add', 'sw1']);
+  await watchingAgain;
+  t.notOk(done, 'the switch alone does not end the wait');
+  const watchingOnce = waiter.nextWatch();
+  await runNbctl(writer, ['set', 'Logical_Switch', 'sw1', 'external_ids:ready=no']);
+  await watchingOnce;
+  t.notOk(done, 'nor the key with another value');
+  await runNbctl(writer, ['set', 'Logical_Switch', 'sw1', 'external_ids:ready=yes']);
+  t.equal(await waited, '', 'the write that makes the condition true ends the wait');
+
+  // Conditions that hold at once: every relation of db-ctl-base.
+  t.equal(await runNbctl(waiter, ['wait-until', 'Logical_Switch', 'sw1', 'name>sw0', 'name<=sw1', 'external_ids{>=}{ready=yes}', 'external_ids:ready{in}[yes,no]', 'external_ids:gone{not-in}[x]', 'other_config{<}{a=b}', 'acls{<=}[]', 'external_ids!={}']), '');
+  const sw1 = (await cluster.members[0]!.client.list('Logical_Switch')).rows[0] as { _uuid: [string, string] };
+  t.equal(await runNbctl(waiter, ['wait-until', 'Logical_Switch', sw1._uuid[1].toUpperCase()]), '', 'a record by its UUID, in either case');
+
+  const startedMs = Date.now();
+  const err = await runNbctl(waiter, ['--timeout=1', 'wait-until', 'Logical_Switch', 'sw1', 'external_ids:ready=no']).then(() => undefined, (e: unknown) => e);
+  t.ok(err instanceof NbctlError, 'a wait that runs out of time is a command error');
+  t.equal((err as Error | undefined)?.message, 'terminating with signal 14 (Alarm clock)', "with ovn-nbctl's last words");
+  t.ok(Date.now() - startedMs >= 900, 'after the --timeout');
+  const short = await runNbctl(waiter, ['-t', '1', 'wait-until', 'Logical_Switch', 'nope']).then(() => undefined, (e: unknown) => e);
+  t.equal((short as Error | undefined)?.message, 'terminating with signal 14 (Alarm clock)', '-t 1, for a record that never comes');
+  await t.rejects(runNbctl(waiter, ['--timeout=0', 'wait-until', 'Logical_Switch', 'sw1']), { message: 'value 0 on -t or --timeout is invalid' });
+  await t.rejects(runNbctl(waiter, ['wait-until', 'Logical_Switch', 'sw1', 'external_ids:ready=yes', 'name:x=1']), { message: 'cannot specify key to check for non-map column name' });
+});
+
+t.test('set-connection and set-ssl make the NB_Global row they hang off when there is none', async (t) => {
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(() => cluster.stop());
+  const nb = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
+  t.teardown(() => nb.close());
+  const client = cluster.members[0]!.client;
+  await runNbctl(nb, ['--inactivity-probe=5000', 'set-connection', 'ptcp:6641', 'ptcp:6642']);
+  const [global] = (await client.list('NB_Global')).rows;
+  t.equal(setOf(global?.connections).length, 2, 'NB_Global was made, pointing at both connections');
+  t.equal(await runNbctl(nb, ['get-connection']), 'ptcp:6641\nptcp:6642\n');
+  t.match((await client.list('Connection')).rows, [{ inactivity_probe: 5000 }, { inactivity_probe: 5000 }]);
+  await runNbctl(nb, ['set-ssl', '/k', '/c', '/ca']);
+  t.equal((await client.list('NB_Global')).rows.length, 1, 'and the one NB_Global row stays one');
+  t.equal(await runNbctl(nb, ['get-ssl']), 'Private key: /k\nCertificate: /c\nCA Certificate: /ca\nBootstrap: false\n');
+  await runNbctl(nb, ['del-connection']);
+  await runNbctl(nb, ['del-ssl']);
+  t.same([(await client.list('Connection')).rows, (await client.list('SSL')).rows], [[], []], 'del-connection and del-ssl remove the rows');
+  t.equal(await runNbctl(nb, ['init']), '');
+  t.equal((await client.list('NB_Global')).rows.length, 1, 'init keeps the row there is');
 });
 
 t.test('with no member reachable, the error names each endpoint and why, as ovn-nbctl does', async (t) => {

@@ -1,25 +1,22 @@
 // ovn-nbctl's logical commands (switches, ports, routers, ACLs, port groups, address sets),
 // with its argument rules, flags (--may-exist, --if-exists) and messages; plus routes, routing
-// policies and NAT (router-commands.ts), load balancers and DHCP options (lb-dhcp-commands.ts)
-// and the generic database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
+// policies and NAT (router-commands.ts), router port settings and static MAC bindings
+// (router-port-commands.ts), gateway chassis and HA chassis groups (gateway-commands.ts), QoS
+// rules and meters (qos-meter-commands.ts), load balancers and DHCP options
+// (lb-dhcp-commands.ts), init, connections and SSL (global-commands.ts) and the generic
+// database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
 import { extractLspAddresses, isDynamicAddress, startsWithEthAddr } from '../../../northd/netaddr.js';
 import { dbCommands } from './db-commands.js';
+import { gatewayChassisOrder, gatewayCommands } from './gateway-commands.js';
+import { globalCommands } from './global-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
-import type { Nb, RowJson } from './nb.js';
-import { NbctlError, findRecord, listing, mapOf, maybeRecord, setOf, text, uuidOf, uuidRef } from './nb.js';
+import type { CommandSpec, Nb, RowJson } from './nb.js';
+import { NbctlError, byUuid, findRecord, listing, mapOf, maybeRecord, parseDirection, parseEnabled, setOf, text, uuidOf, uuidRef } from './nb.js';
 import { tableStyle } from './record-table.js';
+import { qosMeterCommands } from './qos-meter-commands.js';
 import { parsePriority, routerCommands } from './router-commands.js';
-
-type Handler = (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
-interface CommandSpec {
-  readonly args: [number, number];
-  readonly run: Handler;
-  /**
-   * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
-   * takes a value, "?" may); when given, any other option is refused as ovn-nbctl refuses it.
-   */
-  readonly options?: string;
-}
+import { routerPortCommands } from './router-port-commands.js';
+import { waitUntil } from './wait-until.js';
 
 /** ovn-nbctl's global options, which are no command's own. */
 const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty|max-column-width)(=|$)/;
@@ -40,8 +37,6 @@ function checkOptions(name: string, declared: string, flags: ReadonlySet<string>
     }
   }
 }
-
-const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
 async function addNamed(nb: Nb, table: string, what: string, name: string | undefined, flags: ReadonlySet<string>, row: Record<string, unknown> = {}): Promise<string> {
   const mayExist = flags.has('--may-exist');
@@ -140,15 +135,10 @@ function optionValue(flags: ReadonlySet<string>, name: string): string | undefin
   return undefined;
 }
 
-const directions = new Set(['from-lport', 'to-lport']);
 /** ACL.action's values in the 23.03 schema ("pass" came with ACL tiers, later). */
 const verdicts = new Set(['allow', 'allow-related', 'allow-stateless', 'drop', 'reject']);
 const severities = new Set(['alert', 'warning', 'notice', 'info', 'debug']);
 const labelMax = 4294967295;
-
-function checkDirection(direction: string): void {
-  if (!directions.has(direction)) throw new NbctlError(`${direction}: direction must be "to-lport" or "from-lport"`);
-}
 
 const afterLb = (acl: RowJson): boolean => mapOf(acl.options).some(([k, v]) => text(k) === 'apply-after-lb' && text(v) === 'true');
 
@@ -258,8 +248,7 @@ const commands: Record<string, CommandSpec> = {
     options: '',
     run: async (nb, [port, state]) => {
       const p = await findRecord(nb, 'Logical_Switch_Port', port as string, 'port');
-      if (state !== 'enabled' && state !== 'disabled') throw new NbctlError(`${state}: state must be "enabled" or "disabled"`);
-      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { enabled: state === 'enabled' } }]);
+      await nb.transact([{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p), row: { enabled: parseEnabled(state as string) } }]);
       return '';
     },
   },
@@ -286,6 +275,31 @@ const commands: Record<string, CommandSpec> = {
     },
   },
   'lsp-get-options': { args: [1, 1], options: '', run: async (nb, [port]) => mapOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).options).map(([k, v]) => `${text(k)}=${text(v)}\n`).join('') },
+  'lsp-get-ls': {
+    args: [1, 1],
+    options: '',
+    // Every switch that holds the port (the schema lets only one do so), as ovn-nbctl prints them.
+    run: async (nb, [port]) => {
+      const id = uuidOf(await findRecord(nb, 'Logical_Switch_Port', port as string, 'port'));
+      return (await nb.rows('Logical_Switch')).filter((ls) => setOf(ls.ports).some((u) => text(u) === id)).map((ls) => `${uuidOf(ls)} (${String(ls.name)})\n`).join('');
+    },
+  },
+  'lsp-get-parent': {
+    args: [1, 1],
+    options: '',
+    run: async (nb, [port]) => {
+      const parent = setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).parent_name)[0];
+      return parent === undefined ? '' : `${text(parent)}\n`;
+    },
+  },
+  'lsp-get-tag': {
+    args: [1, 1],
+    options: '',
+    run: async (nb, [port]) => {
+      const tag = setOf((await findRecord(nb, 'Logical_Switch_Port', port as string, 'port')).tag)[0];
+      return tag === undefined ? '' : `${String(tag)}\n`;
+    },
+  },
 
   // --- routers and their ports -------------------------------------------------------------
   'lr-add': { args: [0, 1], options: '--may-exist,--add-duplicate', run: (nb, [name], flags) => addNamed(nb, 'Logical_Router', 'router', name, flags) },
@@ -342,8 +356,8 @@ const commands: Record<string, CommandSpec> = {
     // ovn-nbctl 23.03 takes (and ignores) a sixth argument.
     args: [5, 6],
     options: '--log,--may-exist,--type=,--name=,--severity=,--meter=,--label=,--apply-after-lb',
-    run: async (nb, [entity, direction, priority, match, verdict], flags) => {
-      checkDirection(direction as string);
+    run: async (nb, [entity, directionArg, priority, match, verdict], flags) => {
+      const direction = parseDirection(directionArg as string);
       if (!verdicts.has(verdict as string)) throw new NbctlError(`${verdict}: action must be one of "allow", "allow-related", "allow-stateless", "drop", and "reject"`);
       const prio = parsePriority(priority as string);
       const { table, row } = await aclEntity(nb, entity as string, flags);
@@ -381,8 +395,8 @@ const commands: Record<string, CommandSpec> = {
   'acl-del': {
     args: [1, 4],
     options: '--type=',
-    run: async (nb, [entity, direction, priority, match], flags) => {
-      if (direction !== undefined) checkDirection(direction);
+    run: async (nb, [entity, directionArg, priority, match], flags) => {
+      const direction = directionArg === undefined ? undefined : parseDirection(directionArg);
       const { table, row } = await aclEntity(nb, entity as string, flags);
       const acls = await nb.rows('ACL');
       const mine = new Set(setOf(row.acls).map(text));
@@ -442,8 +456,10 @@ const commands: Record<string, CommandSpec> = {
     options: '',
     // ovn-nbctl's show: every switch and router, or the switch and the router of a name (none
     // is no error), in its words. ovn-nbctl lists them in the order of their UUIDs, which is no
-    // order to a reader: here switches, routers and ports come by name, gateway chassis by
-    // priority, and only NAT rules (which have no name) by UUID.
+    // order to a reader: here switches, routers and ports come by name, and only NAT rules
+    // (which have no name) by UUID. A port's gateway chassis come in the order ovn-nbctl means
+    // them to (lrp-get-gateway-chassis's): its show reads neither their priority nor their name,
+    // and so prints them in UUID order.
     run: async (nb, [id]) => {
       const byName = (a: RowJson, b: RowJson): number => String(a.name).localeCompare(String(b.name));
       const byUuid = (a: RowJson, b: RowJson): number => (uuidOf(a) < uuidOf(b) ? -1 : uuidOf(a) > uuidOf(b) ? 1 : 0);
@@ -480,7 +496,7 @@ const commands: Record<string, CommandSpec> = {
           out += `    port ${String(p.name)}\n        mac: ${JSON.stringify(p.mac)}\n        networks: ${quoted(p.networks)}\n`;
           const gateways = await rowsOf('Gateway_Chassis', p.gateway_chassis);
           if (gateways.length > 0) {
-            gateways.sort((a, b) => Number(b.priority) - Number(a.priority));
+            gateways.sort(gatewayChassisOrder);
             out += `        gateway chassis: [${gateways.map((g) => String(g.chassis_name)).join(' ')}]\n`;
           }
         }
@@ -495,8 +511,13 @@ const commands: Record<string, CommandSpec> = {
   },
   sync: { args: [0, 0], options: '', run: async (nb) => (await nb.rows('NB_Global'), '') },
   ...routerCommands,
+  ...routerPortCommands,
+  ...gatewayCommands,
+  ...qosMeterCommands,
   ...lbDhcpCommands,
+  ...globalCommands,
   ...dbCommands,
+  'wait-until': waitUntil,
 };
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
@@ -534,11 +555,6 @@ function joinOptionValues(words: readonly string[]): string[] {
 }
 
 /**
- * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
- * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
- * command is run, and its options are checked as ovn-nbctl checks them after "--".
- */
-/**
  * Every command option ovn-nbctl knows: the declared ones, and those of db-ctl-base's generic
  * commands (get --if-exists --id, list --if-exists --columns, find --columns, set, add, remove
  * and clear --if-exists, create --id, destroy --if-exists --all).
@@ -548,15 +564,37 @@ const knownOptions = new Set([
   '--if-exists', '--id', '--columns', '--all',
 ]);
 
+/**
+ * The global --timeout in ms (how long --wait and wait-until may wait), checked as ovn-nbctl
+ * checks it: a positive number of seconds.
+ */
+function timeoutOption(flags: ReadonlySet<string>): number | undefined {
+  let ms: number | undefined;
+  for (const f of flags) {
+    if (!f.startsWith('--timeout=')) continue;
+    const value = f.slice('--timeout='.length);
+    const secs = /^[ \t\n\v\f\r]*\+?\d+$/.test(value) ? Number(value) : 0;
+    if (secs <= 0 || secs > 4294967295) throw new NbctlError(`value ${value} on -t or --timeout is invalid`);
+    ms = secs * 1000;
+  }
+  return ms;
+}
+
+/**
+ * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
+ * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
+ * command is run, and its options are checked as ovn-nbctl checks them after "--".
+ */
 export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
   const words = joinOptionValues(given);
   const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
   const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
+  const timeoutMs = timeoutOption(flags);
   for (const f of flags) {
     if (!f.startsWith('--wait')) continue;
     const which = /^--wait=(sb|hv|none)$/.exec(f)?.[1];
     if (which === undefined) throw new NbctlError(`${f}: --wait takes sb, hv or none`);
-    if (which !== 'none') nb.setWait(which as 'sb' | 'hv');
+    if (which !== 'none') nb.setWait(which as 'sb' | 'hv', timeoutMs);
   }
   // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
   tableStyle(flags);

@@ -7,9 +7,9 @@ import { NbctlError, maybeRecord, uuidOf, uuidRef } from './nb.js';
 import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
 import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
-type SchemaJson = { tables: Record<string, { columns: Record<string, { type: string | ColumnTypeJson }>; indexes?: string[][] }> };
+export type SchemaJson = { tables: Record<string, { columns: Record<string, { type: string | ColumnTypeJson }>; indexes?: string[][] }> };
 
-function columnType(schema: SchemaJson, table: string, column: string): ColumnTypeJson {
+export function columnType(schema: SchemaJson, table: string, column: string): ColumnTypeJson {
   const t = schema.tables[table];
   if (t === undefined) throw new NbctlError(`unknown table "${table}"`);
   if (column === '_uuid') return { key: 'uuid' };
@@ -26,7 +26,7 @@ function unquote(s: string): string {
   return t;
 }
 
-function atom(base: string, s: string): unknown {
+export function atom(base: string, s: string): unknown {
   const v = unquote(s);
   switch (base) {
     case 'integer': {
@@ -83,10 +83,11 @@ export function parseValue(t: ColumnTypeJson, s: string): unknown {
 /** "column=value" or "column:key=value". */
 /**
  * One token of a COLUMN[:KEY][=VALUE] argument, from `from`, as db-ctl-base reads it: it ends at
- * the first ":", "=", "<", ">" or "!" outside double quotes; the quotes are dropped, and outside
- * them a backslash takes the next character as it is (`external_ids:neutron\:port_name=x`).
+ * the first of `delimiters` outside double quotes (by default ":", "=", "<", ">" or "!"); the
+ * quotes are dropped, and outside them a backslash takes the next character as it is
+ * (`external_ids:neutron\:port_name=x`).
  */
-function token(arg: string, from: number): { text: string; end: number } {
+export function token(arg: string, from: number, delimiters = ':=<>!'): { text: string; end: number } {
   let out = '';
   let quoted = false;
   let i = from;
@@ -98,7 +99,7 @@ function token(arg: string, from: number): { text: string; end: number } {
       i += 2;
       continue;
     }
-    if (!quoted && ':=<>!'.includes(c)) break;
+    if (!quoted && delimiters.includes(c)) break;
     if (c === '"') quoted = !quoted;
     else out += c;
     i++;
@@ -152,7 +153,7 @@ function matchScore(name: string, word: string): number {
 }
 
 /** The column `word` names (a unique best match), with db-ctl-base's messages. */
-function matchColumn(schema: SchemaJson, table: string, word: string): string {
+export function matchColumn(schema: SchemaJson, table: string, word: string): string {
   let best: string[] = [];
   let bestScore = 0;
   for (const name of Object.keys(schema.tables[table]?.columns ?? {})) {
@@ -198,7 +199,7 @@ function printRecords(schema: SchemaJson, table: string, rows: readonly RowJson[
   return formatRecordTable({ headings, rows: cells }, tableStyle(flags));
 }
 
-async function schemaOf(nb: Nb): Promise<SchemaJson> {
+export async function schemaOf(nb: Nb): Promise<SchemaJson> {
   return (await nb.schema()) as SchemaJson;
 }
 

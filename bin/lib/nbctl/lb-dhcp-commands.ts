@@ -3,13 +3,11 @@
 // and list formats. Every check runs before the one transaction a command sends.
 import { inetParseActive, ipParseCidr, ipv6ParseCidr } from './inet.js';
 import type { LbEndpoint } from './inet.js';
-import type { Nb, RowJson } from './nb.js';
-import { NbctlError, col, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
+import type { CommandSpec, Nb, RowJson } from './nb.js';
+import { NbctlError, byUuid, col, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
-type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
 
-const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
 // --- load balancers ------------------------------------------------------------------------
 
@@ -37,7 +35,7 @@ function parseVip(vipArg: string, backendsArg: string): { vip: LbEndpoint; key: 
   return { vip, key: endpointText(vip, brackets), backends: backends.map((b) => endpointText(b, brackets)).join(',') };
 }
 
-const lbAdd: Spec = {
+const lbAdd: CommandSpec = {
   args: [3, 5],
   options: '--may-exist,--add-duplicate,--reject,--event,--add-route,--template',
   run: async (nb, [name, vipArg, backendsArg, protoArg], flags) => {
@@ -71,7 +69,7 @@ const lbAdd: Spec = {
   },
 };
 
-const lbDel: Spec = {
+const lbDel: CommandSpec = {
   args: [1, 2],
   options: '--if-exists',
   run: async (nb, [id, vip], flags) => {
@@ -126,7 +124,7 @@ function lbTable(lbs: readonly RowJson[]): string {
   return `${col('UUID', 40, 36)}${col('LB', 20, 16)}${col('PROTO', 11, 7)}${col('VIP', width + 4, width)}IPs\n${infos.map((i) => `${i.text}\n`).join('')}`;
 }
 
-const lbList: Spec = {
+const lbList: CommandSpec = {
   args: [0, 1],
   options: '',
   run: async (nb, [name]) => lbTable((await nb.rows('Load_Balancer')).filter((lb) => name === undefined || lb.name === name)),
@@ -140,7 +138,7 @@ async function attachedLbs(nb: Nb, owner: RowJson): Promise<RowJson[]> {
   return ids.map((id) => lbs.get(id)).filter((r): r is RowJson => r !== undefined);
 }
 
-function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switch' | 'router'): { add: Spec; del: Spec; list: Spec } {
+function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switch' | 'router'): { add: CommandSpec; del: CommandSpec; list: CommandSpec } {
   const whole = what === 'switch' ? 'logical switch' : 'logical router';
   return {
     add: {
@@ -206,7 +204,7 @@ const pairsOf = (args: readonly string[]): [string, string][] => {
   return [...m];
 };
 
-const dhcpCommands: Record<string, Spec> = {
+const dhcpCommands: Record<string, CommandSpec> = {
   'dhcp-options-create': {
     args: [1, Infinity],
     options: '',
@@ -263,7 +261,7 @@ const dhcpCommands: Record<string, Spec> = {
  * lsp-set-dhcpv4-options / lsp-set-dhcpv6-options and their getters: a port's DHCP_Options
  * reference, refused when the options' CIDR is not of the family ("... is not IPv4/IPv6").
  */
-function lspDhcpOptionsCommands(family: 'v4' | 'v6'): Record<string, Spec> {
+function lspDhcpOptionsCommands(family: 'v4' | 'v6'): Record<string, CommandSpec> {
   const column = family === 'v4' ? 'dhcpv4_options' : 'dhcpv6_options';
   const parses = (cidr: string): boolean => (family === 'v4' ? ipParseCidr(cidr) : ipv6ParseCidr(cidr)) !== undefined;
   return {
@@ -299,7 +297,7 @@ function lspDhcpOptionsCommands(family: 'v4' | 'v6'): Record<string, Spec> {
 const ls = attachCommands('Logical_Switch', 'switch');
 const lr = attachCommands('Logical_Router', 'router');
 
-export const lbDhcpCommands: Record<string, Spec> = {
+export const lbDhcpCommands: Record<string, CommandSpec> = {
   'lb-add': lbAdd,
   'lb-del': lbDel,
   'lb-list': lbList,

@@ -7,6 +7,25 @@ export class NbctlError extends Error {}
 
 export type RowJson = Record<string, unknown>;
 
+/** One nbctl command: how many arguments it takes, its own options, and what it does. */
+export interface CommandSpec {
+  readonly args: [number, number];
+  readonly run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
+  /**
+   * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
+   * takes a value, "?" may); when given, any other option is refused as ovn-nbctl refuses it.
+   */
+  readonly options?: string;
+}
+
+/** One read of a whole table (Nb.read), which Nb.changedSince watches for changes after. */
+export interface TableRead {
+  readonly table: string;
+  readonly rows: RowJson[];
+  readonly revision: number;
+  readonly member: NorthboundClient;
+}
+
 /** grpc status codes after which the next member is tried. */
 const retryableCodes = new Set([4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
 
@@ -122,6 +141,39 @@ export class Nb {
     return this.first((c) => c.list(table, where)).then((r) => r.rows);
   }
 
+  /** Every row of `table`, the revision they were read at, and the member that read them. */
+  read(table: string): Promise<TableRead> {
+    return this.first(async (c) => ({ table, ...(await c.list(table)), member: c }));
+  }
+
+  /**
+   * Waits for the first change to the read's table after its revision, watched on the member
+   * that made the read: 'changed' then, 'timeout' after timeoutMs (never without one), and 'cut'
+   * when the member ends the watch (it went away, or dropped the watcher), after which the
+   * caller reads again, from whichever member answers.
+   */
+  changedSince(read: TableRead, timeoutMs: number | undefined): Promise<'changed' | 'timeout' | 'cut'> {
+    return new Promise((resolve) => {
+      const stream = read.member.watch([read.table], read.revision);
+      let timer: NodeJS.Timeout | undefined;
+      const done = (outcome: 'changed' | 'timeout' | 'cut'): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        stream.removeAllListeners();
+        // The cancellation itself ends the stream with an error no one needs to hear.
+        stream.on('error', () => undefined);
+        stream.cancel();
+        resolve(outcome);
+      };
+      if (timeoutMs !== undefined) timer = setTimeout(() => done('timeout'), Math.max(0, timeoutMs));
+      // Progress beats carry no changes; an initial state (only for revision 0) is what was read.
+      stream.on('data', (e: { changes: unknown[]; initial: boolean }) => {
+        if (!e.initial && e.changes.length > 0) done('changed');
+      });
+      stream.on('error', () => done('cut'));
+      stream.on('end', () => done('cut'));
+    });
+  }
+
   close(): void {
     for (const c of this.clients) c.close();
   }
@@ -193,3 +245,21 @@ export function flagValue(flags: ReadonlySet<string>, name: string): string | un
 export const isUuid = (s: string): boolean => /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(s);
 /** printf's "%-W.Ps", as ovn-nbctl's tables use it: at most P characters, left-aligned in W. */
 export const col = (s: string, width: number, precision: number): string => s.slice(0, precision).padEnd(width);
+
+/** ovn-nbctl's parse_direction: only the first letter counts ("t..." or "f..."). */
+export function parseDirection(arg: string): 'to-lport' | 'from-lport' {
+  if (arg.startsWith('t')) return 'to-lport';
+  if (arg.startsWith('f')) return 'from-lport';
+  throw new NbctlError(`${arg}: direction must be "to-lport" or "from-lport"`);
+}
+
+/** ovn-nbctl's parse_enabled: "enabled" or "disabled", in any case. */
+export function parseEnabled(state: string): boolean {
+  const s = state.toLowerCase();
+  if (s === 'enabled') return true;
+  if (s === 'disabled') return false;
+  throw new NbctlError(`${state}: state must be "enabled" or "disabled"`);
+}
+
+/** The where clause that selects `row` by its UUID. */
+export const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];

@@ -14,13 +14,11 @@ import {
   normalizePrefixStr,
   scanInt64,
 } from './inet.js';
-import type { Nb, RowJson } from './nb.js';
-import { NbctlError, col, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
+import type { CommandSpec, Nb, RowJson } from './nb.js';
+import { NbctlError, byUuid, col, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
-type Spec = { args: [number, number]; options: string; run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string> };
 
-const byUuid = (row: RowJson): unknown[] => [['_uuid', '==', uuidRef(uuidOf(row))]];
 
 /** ovn-nbctl's parse_priority: ovs_scan's "%"SCNd64 (trailing text ignored), then 0...32767. */
 export function parsePriority(s: string): number {
@@ -63,7 +61,7 @@ function findRoute(routes: readonly RowJson[], prefix: string, nextHop: string, 
   });
 }
 
-const lrRouteAdd: Spec = {
+const lrRouteAdd: CommandSpec = {
   args: [3, 4],
   options: '--may-exist,--ecmp,--ecmp-symmetric-reply,--policy=,--route-table=,--bfd?',
   run: async (nb, [router, prefixArg, nextHopArg, portArg], flags) => {
@@ -154,7 +152,7 @@ const lrRouteAdd: Spec = {
   },
 };
 
-const lrRouteDel: Spec = {
+const lrRouteDel: CommandSpec = {
   args: [1, 4],
   options: '--if-exists,--policy=,--route-table=',
   run: async (nb, [router, prefixArg, nextHopArg, portArg], flags) => {
@@ -252,7 +250,7 @@ function printRouteFamily(routes: ListedRoute[]): string {
   return out;
 }
 
-const lrRouteList: Spec = {
+const lrRouteList: CommandSpec = {
   args: [1, 1],
   options: '--route-table=',
   run: async (nb, [router], flags) => {
@@ -283,7 +281,7 @@ const lrRouteList: Spec = {
 
 const policyActions = new Set(['allow', 'drop', 'reroute']);
 
-const lrPolicyAdd: Spec = {
+const lrPolicyAdd: CommandSpec = {
   args: [4, Infinity],
   options: '--may-exist',
   run: async (nb, [router, priorityArg, match, action, ...rest], flags) => {
@@ -326,7 +324,7 @@ const lrPolicyAdd: Spec = {
   },
 };
 
-const lrPolicyDel: Spec = {
+const lrPolicyDel: CommandSpec = {
   args: [1, 3],
   options: '--if-exists',
   run: async (nb, [router, which, match], flags) => {
@@ -361,7 +359,7 @@ const lrPolicyDel: Spec = {
   },
 };
 
-const lrPolicyList: Spec = {
+const lrPolicyList: CommandSpec = {
   args: [1, 1],
   options: '',
   run: async (nb, [router]) => {
@@ -413,7 +411,7 @@ function ipInLrpNetworks(lrp: RowJson, ip: string): boolean {
   return laddrs !== undefined && findLportAddress(laddrs, ip) !== undefined;
 }
 
-const lrNatAdd: Spec = {
+const lrNatAdd: CommandSpec = {
   args: [4, 7],
   options: '--may-exist,--stateless,--portrange,--add-route,--gateway-port=',
   run: async (nb, [router, type, externalIp, logicalIp, ...rest], flags) => {
@@ -526,7 +524,7 @@ const lrNatAdd: Spec = {
   },
 };
 
-const lrNatDel: Spec = {
+const lrNatDel: CommandSpec = {
   args: [1, 4],
   options: '--if-exists',
   run: async (nb, [router, type, ipArg, gwArg], flags) => {
@@ -568,7 +566,7 @@ const lrNatDel: Spec = {
   },
 };
 
-const lrNatList: Spec = {
+const lrNatList: CommandSpec = {
   args: [1, 1],
   options: '',
   run: async (nb, [router]) => {
@@ -591,7 +589,7 @@ const lrNatList: Spec = {
   },
 };
 
-export const routerCommands: Record<string, Spec> = {
+export const routerCommands: Record<string, CommandSpec> = {
   'lr-route-add': lrRouteAdd,
   'lr-route-del': lrRouteDel,
   'lr-route-list': lrRouteList,
