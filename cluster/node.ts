@@ -2,7 +2,8 @@
 // (RaftStorage), the network (a Transport) and the state machine, and runs ONE loop that takes
 // each Ready and does its work in the order raw-node.ts prescribes:
 //
-//   send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
+//   [a leader: send a held commit index now if it settles a broadcastCommit proposal]
+//   → send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
 //   → apply (snapshot, committed entries, read states) → advance() → maybe take a snapshot
 //   → if proposals were settled, one turn of the event loop for their callers to propose again
 //
@@ -145,6 +146,16 @@ export const nodeDefaults = {
   sessionsMax: 10_000,
 } as const;
 
+export interface ProposeOptions {
+  /**
+   * The proposer waits on the followers' applies too (a client's --wait=sb or --wait=hv, which
+   * agents on every member answer): once committed, the leader sends the commit index at once
+   * rather than with its next append, which costs one message to each follower when no other
+   * proposal follows soon.
+   */
+  readonly broadcastCommit?: boolean;
+}
+
 export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped';
 
 /**
@@ -241,6 +252,8 @@ interface PendingProposal {
   readonly deadlineTick: number;
   /** performance.now() when proposed, for the proposal latency metric. */
   readonly proposedAt: number;
+  /** Its commit index goes to the followers at once (ProposeOptions). */
+  readonly broadcastCommit: boolean;
   readonly resolve: (result: unknown) => void;
   readonly reject: (err: ProposalError) => void;
 }
@@ -469,6 +482,14 @@ export class RaftNode {
       }
       const rd = this.raw.ready();
       this.counters.readies++;
+      // 0. A leader holds a commit index for the next append while it applies (raw-node.ts);
+      //    one that settles a proposal made with broadcastCommit leaves now instead, so that
+      //    the followers apply it alongside this node.
+      if (rd.committedEntries.some((e) => this.proposals.get(e.index)?.broadcastCommit === true)) {
+        this.raw.broadcastCommit();
+        const early = this.raw.takeEarlyMessages();
+        if (early.length > 0) this.options.transport.send(early);
+      }
       // 1. Appends, heartbeats and snapshots from a leader promise nothing about our disk:
       //    they leave first, so followers write in parallel with our own write.
       if (rd.messages.length > 0) this.options.transport.send(rd.messages);
@@ -870,10 +891,10 @@ export class RaftNode {
    * Proposes `data` as a normal entry (tagged with `client` for at-most-once). Resolves once
    * the entry is committed and applied on this node, with what the state machine returned.
    */
-  propose(data: Uint8Array, client?: ClientTag): Promise<ProposalOutcome> {
+  propose(data: Uint8Array, client?: ClientTag, options: ProposeOptions = {}): Promise<ProposalOutcome> {
     const refused = this.refuse(this.proposals.size, this.limits.proposalsPendingMax, 'proposals');
     if (refused !== undefined) return Promise.reject(refused);
-    return this.track(this.raw.propose(data, client));
+    return this.track(this.raw.propose(data, client), options.broadcastCommit === true);
   }
 
   /** Proposes a membership change; resolves once it applied here (and so is in force here). */
@@ -1001,7 +1022,7 @@ export class RaftNode {
   }
 
   /** Turns the core's answer into a promise settled when the entry applies (or fails). */
-  private track(r: ProposeResult): Promise<ProposalOutcome> {
+  private track(r: ProposeResult, broadcastCommit = false): Promise<ProposalOutcome> {
     switch (r.kind) {
       case 'not-leader':
         this.counters.proposalsRejected++;
@@ -1024,7 +1045,7 @@ export class RaftNode {
         return new Promise<ProposalOutcome>((resolve, reject) => {
           const deadlineTick = this.ticks + ticksFor(this.limits.proposalTimeoutMs, this.limits.tickMs);
           const settle = (result: unknown): void => resolve({ index: r.index, result });
-          this.proposals.set(r.index, { term: r.term, deadlineTick, proposedAt: performance.now(), resolve: settle, reject });
+          this.proposals.set(r.index, { term: r.term, deadlineTick, proposedAt: performance.now(), broadcastCommit, resolve: settle, reject });
           this.notify();
         });
       }

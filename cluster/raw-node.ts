@@ -197,6 +197,16 @@ export class RawNode {
     return early;
   }
 
+  /**
+   * A leader sends its new commit index now, instead of holding it for the next append (see
+   * ready()): for a shell whose client waits on the followers' applies, not only this node's.
+   * The appends come out of takeEarlyMessages().
+   */
+  broadcastCommit(): void {
+    const r = this.raft;
+    if (r.role === 'leader' && r.commitBroadcastPending) r.bcastAppend();
+  }
+
   /** Acknowledges the outstanding Ready: persisted, sent and applied. */
   advance(): void {
     const rd = this.outstanding;

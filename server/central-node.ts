@@ -135,6 +135,22 @@ function isReadOnlyOp(op: unknown): boolean {
   return kind === 'select' || kind === 'comment';
 }
 
+/**
+ * A write whose client waits on every member's applies, not only the leader's: an update or
+ * mutate of the nb_cfg column of NB_Global (ovn-nbctl --wait=sb|hv, `ovnts nbctl --wait`) or of
+ * Chassis_Private (an agent's acknowledgement, which hv_cfg on every member waits for). Its
+ * commit index goes to the followers at once (ProposeOptions.broadcastCommit).
+ */
+export function waitsOnFollowers(ops: readonly unknown[]): boolean {
+  return ops.some((op) => {
+    const o = op as { op?: unknown; table?: unknown; row?: unknown; mutations?: unknown } | null;
+    if (o === null || typeof o !== 'object' || (o.table !== 'NB_Global' && o.table !== 'Chassis_Private')) return false;
+    if (o.op === 'update') return o.row !== null && typeof o.row === 'object' && 'nb_cfg' in o.row;
+    if (o.op === 'mutate') return Array.isArray(o.mutations) && o.mutations.some((m) => Array.isArray(m) && m[0] === 'nb_cfg');
+    return false;
+  });
+}
+
 export class CentralNode {
   readonly schema: DatabaseSchema;
   readonly sm: NbStateMachine;
@@ -160,7 +176,7 @@ export class CentralNode {
     this.history = history;
     this.sbHistory = new History(options.history ?? historyDefaults);
     this.projection = options.projection === null ? undefined : (options.projection ?? undefined);
-    this.nbGroups = new NbGroupProposer((data) => this.node.propose(data), options.groupLimits ?? groupDefaults);
+    this.nbGroups = new NbGroupProposer((data, broadcastCommit) => this.node.propose(data, undefined, { broadcastCommit }), options.groupLimits ?? groupDefaults);
   }
 
   /** The northd projection, when this node runs one (the default). */
@@ -356,7 +372,8 @@ export class CentralNode {
       let result: ApplyResult;
       try {
         const data = encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now()));
-        result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data) : ((await this.node.propose(data)).result as ApplyResult);
+        const broadcastCommit = waitsOnFollowers(ops);
+        result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data, broadcastCommit) : ((await this.node.propose(data, undefined, { broadcastCommit })).result as ApplyResult);
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {

@@ -50,6 +50,8 @@ export const groupDefaults: GroupLimits = {
 
 interface Waiting {
   readonly data: Uint8Array;
+  /** Its client waits on the followers' applies too (see ProposeOptions.broadcastCommit). */
+  readonly broadcastCommit: boolean;
   readonly resolve: (r: ApplyResult) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -66,7 +68,7 @@ export class NbGroupProposer {
   readonly counters = { groups: 0, groupedTxns: 0, single: 0 };
 
   constructor(
-    private readonly proposeEntry: (data: Uint8Array) => Promise<ProposalOutcome>,
+    private readonly proposeEntry: (data: Uint8Array, broadcastCommit: boolean) => Promise<ProposalOutcome>,
     private readonly limits: GroupLimits = groupDefaults,
   ) {}
 
@@ -75,11 +77,11 @@ export class NbGroupProposer {
    * with this transaction's own result, or rejects as the entry's proposal did (the caller
    * retries or forwards this transaction alone).
    */
-  propose(data: Uint8Array): Promise<ApplyResult> {
-    if (data.byteLength >= this.limits.bytesMax) return this.single(data);
+  propose(data: Uint8Array, broadcastCommit = false): Promise<ApplyResult> {
+    if (data.byteLength >= this.limits.bytesMax) return this.single(data, broadcastCommit);
     if (this.pending.length >= this.limits.txnsMax || this.pendingBytes + data.byteLength > this.limits.bytesMax) this.flush();
     return new Promise((resolve, reject) => {
-      this.pending.push({ data, resolve, reject });
+      this.pending.push({ data, broadcastCommit, resolve, reject });
       this.pendingBytes += data.byteLength;
       if (this.scheduled) return;
       this.scheduled = true;
@@ -94,9 +96,9 @@ export class NbGroupProposer {
   }
 
   /** Proposes one entry of `txns` transactions, counting them in flight until it settles. */
-  private proposeCounted(data: Uint8Array, txns: number): Promise<ProposalOutcome> {
+  private proposeCounted(data: Uint8Array, txns: number, broadcastCommit: boolean): Promise<ProposalOutcome> {
     this.inFlight += txns;
-    return this.proposeEntry(data).finally(() => this.settled(txns));
+    return this.proposeEntry(data, broadcastCommit).finally(() => this.settled(txns));
   }
 
   private settled(txns: number): void {
@@ -104,9 +106,9 @@ export class NbGroupProposer {
     if (!this.scheduled && this.inFlight < this.limits.txnsInFlightMax) this.flush();
   }
 
-  private single(data: Uint8Array): Promise<ApplyResult> {
+  private single(data: Uint8Array, broadcastCommit: boolean): Promise<ApplyResult> {
     this.counters.single++;
-    return this.proposeCounted(data, 1).then((out) => out.result as ApplyResult);
+    return this.proposeCounted(data, 1, broadcastCommit).then((out) => out.result as ApplyResult);
   }
 
   private flush(): void {
@@ -120,12 +122,12 @@ export class NbGroupProposer {
     this.pendingBytes = 0;
     if (batch.length === 1) {
       const only = batch[0] as Waiting;
-      this.single(only.data).then(only.resolve, only.reject);
+      this.single(only.data, only.broadcastCommit).then(only.resolve, only.reject);
       return;
     }
     this.counters.groups++;
     this.counters.groupedTxns += batch.length;
-    this.proposeCounted(encodeNbGroup(batch.map((w) => w.data)), batch.length).then(
+    this.proposeCounted(encodeNbGroup(batch.map((w) => w.data)), batch.length, batch.some((w) => w.broadcastCommit)).then(
       (out) => {
         const r = out.result as ApplyResult;
         if (r.kind !== 'group' || r.results.length !== batch.length) {

@@ -8,7 +8,8 @@ import { KvStateMachine, encodeKvCommand, type KvResult, type KvValue } from '..
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
 import { RaftStorage, StorageError } from '../../cluster/storage.js';
-import type { NodeId } from '../../cluster/types.js';
+import type { Transport } from '../../cluster/transport.js';
+import type { Entry, NodeId } from '../../cluster/types.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 // ---------------------------------------------------------------------------------------
 // Harness: a cluster of RaftNodes over one LocalNetwork, each with a KvStateMachine and its
@@ -245,6 +246,62 @@ t.test('three nodes elect a leader and replicate 1000 proposals; a follower answ
   const err = await expectProposalError(t, follower.node.propose(put('x', 'y')), 'not-leader', 'propose on a follower');
   t.equal(err?.leaderHint, leader.id, 'the hint names the leader');
   t.equal(err?.leaderAddress, `local:${leader.id}`, 'and its address');
+});
+
+t.test('a broadcastCommit proposal\'s commit index leaves before the leader applies it; a plain one\'s after', async (t) => {
+  // One record of what each node sent and applied, in the order it happened (one thread).
+  const events: ({ kind: 'sent'; from: NodeId; to: NodeId; commit: number } | { kind: 'applied'; node: NodeId; index: number })[] = [];
+  const net = new LocalNetwork(clusterId);
+  const ids = [1, 2, 3];
+  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
+  const root = testdirAfterTeardowns(t, Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
+  const nodes = new Map<NodeId, RaftNode>();
+  for (const id of ids) {
+    const inner = net.transport(id);
+    const transport: Transport = {
+      start: (h) => inner.start(h),
+      send: (ms) => {
+        for (const m of ms) if (m.type === 'app' || m.type === 'heartbeat') events.push({ kind: 'sent', from: m.from, to: m.to, commit: m.commit });
+        inner.send(ms);
+      },
+      setPeers: (p) => inner.setPeers(p),
+      stats: () => inner.stats(),
+      close: () => inner.close(),
+    };
+    class RecordingKv extends KvStateMachine {
+      override apply(e: Entry, duplicate: boolean): KvResult {
+        events.push({ kind: 'applied', node: id, index: e.index });
+        return super.apply(e, duplicate);
+      }
+    }
+    nodes.set(id, await RaftNode.start({ id, clusterId, dataDir: `${root}/n${id}`, transport, stateMachine: new RecordingKv(), peers, bootstrap: ids, tickMs: 10, log: () => undefined }));
+  }
+  t.teardown(async () => {
+    for (const n of nodes.values()) await n.stop();
+  });
+  const leaderId = await new Promise<NodeId>((resolve) => {
+    const check = (): void => {
+      const l = ids.find((id) => nodes.get(id)?.status().role === 'leader');
+      if (l !== undefined && ids.every((id) => nodes.get(id)?.status().lead === l)) resolve(l);
+    };
+    for (const n of nodes.values()) n.onProgress(check);
+    check();
+  });
+  const leader = nodes.get(leaderId) as RaftNode;
+  const followers = ids.filter((id) => id !== leaderId);
+  /** Whether, before the leader applied `index`, it had sent every follower a commit index covering it. */
+  const sentBeforeApply = (index: number): boolean => {
+    const applied = events.findIndex((e) => e.kind === 'applied' && e.node === leaderId && e.index === index);
+    const before = events.slice(0, applied);
+    return applied >= 0 && followers.every((f) => before.some((e) => e.kind === 'sent' && e.from === leaderId && e.to === f && e.commit >= index));
+  };
+  // Serial: each proposal settles before the next is made, so none rides on another's append.
+  const plain: boolean[] = [];
+  const early: boolean[] = [];
+  for (let i = 0; i < 10; i++) plain.push(sentBeforeApply((await leader.propose(put(`p${i}`, 'v'))).index));
+  for (let i = 0; i < 10; i++) early.push(sentBeforeApply((await leader.propose(put(`e${i}`, 'v'), undefined, { broadcastCommit: true })).index));
+  t.same(early, early.map(() => true), 'broadcastCommit: the commit index went to both followers before the leader applied each entry');
+  t.ok(plain.filter(Boolean).length <= 1, `plain: it was held for the next append (sent before the apply ${plain.filter(Boolean).length} times of 10)`);
 });
 
 t.test('the same (clientId, seq) proposed twice applies once', async (t) => {

@@ -1,13 +1,15 @@
 // NB_Global's *_cfg bookkeeping (sb_cfg, hv_cfg, their timestamps) is written by the state
 // machine and read by no northd node: a chassis acknowledgement that only moves hv_cfg costs
 // no projection pass, while a client's nb_cfg bump (SB_Global.nb_cfg follows it) still does,
-// and the SB view stays what a projection of everything would give.
+// and the SB view stays what a projection of everything would give. The writes that bump
+// nb_cfg are the ones whose commit index a leader sends its followers at once.
 import t from 'tap';
 import type { Entry } from '../../cluster/types.js';
 import type { Database, DbDelta } from '../../ovsdb/index.js';
 import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { encodeCommand, nbTxn, sbTxn } from '../../server/commands.js';
+import { waitsOnFollowers } from '../../server/central-node.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthdProjection } from '../../server/northd-projection.js';
 import { canonicalText } from '../../northd/sb-changes.js';
@@ -57,4 +59,17 @@ t.test('a chassis ack that only moves hv_cfg is not projected; an nb_cfg bump is
   fresh.restore(sm.nb, undefined, sm.revision);
   const text = (p: NorthdProjection): string => canonicalText(new Map([...p.view()].filter(([, rows]) => rows.size > 0)));
   t.equal(text(northd), text(fresh), 'the view is what a full projection of the NB gives');
+});
+
+t.test('the writes whose clients wait on every member: nb_cfg of NB_Global and Chassis_Private', async (t) => {
+  const bump = { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] };
+  const ack = { op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1']], row: { nb_cfg: 7, nb_cfg_timestamp: 1 } };
+  const ls = { op: 'insert', table: 'Logical_Switch', row: { name: 'a' } };
+  t.equal(waitsOnFollowers([ls, bump]), true, 'an nb_cfg bump (--wait)');
+  t.equal(waitsOnFollowers([{ op: 'update', table: 'NB_Global', where: [], row: { nb_cfg: 3 } }]), true, 'nb_cfg set outright');
+  t.equal(waitsOnFollowers([ack]), true, 'an agent\'s acknowledgement');
+  t.equal(waitsOnFollowers([ls]), false, 'a plain write');
+  t.equal(waitsOnFollowers([{ op: 'update', table: 'NB_Global', where: [], row: { options: ['map', []] } }]), false, 'NB_Global without nb_cfg');
+  t.equal(waitsOnFollowers([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['external_ids', 'insert', ['map', []]]] }]), false, 'another column mutated');
+  t.equal(waitsOnFollowers([null, 5, { op: 'update', table: 'NB_Global', row: null }]), false, 'malformed operations are no reason');
 });

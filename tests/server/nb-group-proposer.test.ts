@@ -12,6 +12,7 @@ import type { ApplyResult } from '../../server/nb-state-machine.js';
 /** One entry proposed to the fake log: the names of its transactions, settled by the test. */
 interface Proposed {
   readonly names: string[];
+  readonly broadcastCommit: boolean;
   readonly resolve: (o: ProposalOutcome) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -29,11 +30,11 @@ function nameOf(c: { kind: string; ops?: readonly unknown[] }): string {
 function fakeLog(limits: GroupLimits): { proposer: NbGroupProposer; entries: Proposed[] } {
   const entries: Proposed[] = [];
   const proposer = new NbGroupProposer(
-    (data) =>
+    (data, broadcastCommit) =>
       new Promise<ProposalOutcome>((resolve, reject) => {
         const c = decodeCommand(data);
         const names = c.kind === 'nb-group' ? c.txns.map(nameOf) : c.kind === 'nb-txn' ? [nameOf(c)] : [`?${c.kind}`];
-        entries.push({ names, resolve, reject });
+        entries.push({ names, broadcastCommit, resolve, reject });
       }),
     limits,
   );
@@ -140,4 +141,15 @@ t.test('a group waits for room at most groupWaitMsMax', async (t) => {
   t.equal((await later).revision, 2);
   apply(entries[0] as Proposed, 1);
   await Promise.all(first);
+});
+
+t.test('an entry goes with broadcastCommit when any of its transactions asked for it', async (t) => {
+  const { proposer, entries } = fakeLog(limits(8));
+  const all = [proposer.propose(txn('a')), proposer.propose(txn('b'), true), proposer.propose(txn('c'))];
+  await turn();
+  void proposer.propose(txn('d'));
+  await turn();
+  t.same(entries.map((e) => [e.names, e.broadcastCommit]), [[['a', 'b', 'c'], true], [['d'], false]]);
+  entries.forEach((e, i) => apply(e, i + 1));
+  await Promise.all(all);
 });
