@@ -1,4 +1,4 @@
-// `ovnts nbctl`: ovn-nbctl's everyday commands against an ovnts cluster's Northbound API (the
+// `ovnts nbctl`: ovn-nbctl's commands against an ovnts cluster's Northbound API (the
 // commands themselves are in bin/lib/nbctl/). Endpoints come from --endpoints, else
 // $OVNTS_NB, else ./.ovnts/env (written by `ovnts up`); a member that does not answer is
 // skipped for the next.
@@ -11,7 +11,7 @@ import { Nb, NbctlError } from '../lib/nbctl/nb.js';
 export function registerNbctlCommand(program: Command): void {
   program
     .command('nbctl')
-    .description(`ovn-nbctl's everyday commands against an ovnts cluster: ${nbctlCommandNames.join(', ')}`)
+    .description(`ovn-nbctl's commands against an ovnts cluster: ${nbctlCommandNames.join(', ')}`)
     .option('--endpoints <list>', 'Northbound gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)')
     .argument('<words...>', 'an ovn-nbctl command and its arguments, with flags such as --may-exist or --if-exists')
     .allowUnknownOption(true)
