@@ -1,6 +1,7 @@
 // Goal: `ovnts nbctl` routes, policies, NAT, load balancers, DHCP options, gateway chassis, HA
 // chassis groups, QoS, meters, static MAC bindings, connections and SSL behave as ovn-nbctl,
-// and list and find print records as it does in every output format.
+// the generic database commands take the options it gives them and no other, and list and
+// find print records as it does in every output format.
 // Method: one command script run by the real ovn-nbctl against a real ovsdb-server (OVN's NB
 // schema) and by runNbctl against an in-process ovnts cluster; every step's success or failure
 // and message, every list command's output and the final rows (compared by content, UUIDs
@@ -398,6 +399,41 @@ const script: readonly Step[] = [
   ['destroy', 'Address_Set'],
   ['--all', 'destroy', 'Address_Set'],
   ['create', 'Address_Set', 'name=as1', 'addresses="10.0.0.1"'],
+  // The generic commands' own options (db-ctl-base's): any other is refused, a global one too
+  // after "--", and --columns (list's and find's) even before the command.
+  ['--', '--bare', 'list', 'Address_Set', 'as1'],
+  ['--columns=name', 'get', 'Address_Set', 'as1', 'name'],
+  ['--', '--id=@a', 'set', 'Address_Set', 'as1', 'external_ids:k=v'],
+  ['--', '--all', 'add', 'Address_Set', 'as1', 'addresses', '10.0.0.2'],
+  ['--', '--may-exist', 'remove', 'Address_Set', 'as1', 'addresses', '10.0.0.1'],
+  ['--', '--format=csv', 'clear', 'Address_Set', 'as1', 'external_ids'],
+  ['--', '--if-exists', 'create', 'Address_Set', 'name=as9'],
+  ['--', '--id=@a', 'destroy', 'Address_Set', 'as1'],
+  ['--', '--if-exists', 'find', 'Address_Set', 'name=as1'],
+  ['--', '--timeout=5', 'wait-until', 'Address_Set', 'as1'],
+  ['--if-exists', 'wait-until', 'Address_Set', 'as1'],
+  ['--columns=name', 'ls-list'],
+  ['--if-exists', '--', '--if-exists', 'destroy', 'Address_Set', 'nosuch'],
+  // getopt takes the word after --id as its value; after the command, an option is an argument.
+  ['--id', 'get', 'Address_Set', 'as1'],
+  ['list', 'Address_Set', '--bare'],
+  // ... and each one they have still works.
+  ['--', '--if-exists', '--columns=name,addresses', 'list', 'Address_Set', 'nosuch', 'as1'],
+  ['list', 'Address_Set', 'as1', 'nosuch'],
+  ['--', '--columns=name', 'find', 'Address_Set', 'name=as1'],
+  ['--', '--if-exists', 'get', 'Address_Set', 'nosuch', 'name'],
+  ['--', '--id=@a', 'get', 'Address_Set', 'as1', 'name'],
+  ['--', '--id=a', 'get', 'Address_Set', 'as1', 'name'],
+  ['--if-exists', '--id=@a', 'get', 'Address_Set', 'as1', 'name'],
+  ['--', '--if-exists', 'set', 'Address_Set', 'nosuch', 'external_ids:k=v'],
+  ['--', '--if-exists', 'add', 'Address_Set', 'nosuch', 'addresses', '10.0.0.2'],
+  ['--', '--if-exists', 'remove', 'Address_Set', 'nosuch', 'addresses', '10.0.0.1'],
+  ['--', '--if-exists', 'clear', 'Address_Set', 'nosuch', 'addresses'],
+  ['--', '--id=@a', 'create', 'Address_Set', 'name=as-named'],
+  ['--id=a5a5a5a5-0000-4000-8000-000000000001', 'create', 'Address_Set', 'name=as-given'],
+  ['create', 'Address_Set'],
+  ['--', '--if-exists', 'destroy', 'Address_Set', 'nosuch', 'as-named'],
+  ['--all', '--if-exists', 'destroy', 'Address_Set'],
   // Deletions of switches and routers that are not there.
   ['ls-del', 'nosw'],
   ['--if-exists', 'ls-del', 'nosw'],
@@ -508,6 +544,9 @@ const script: readonly Step[] = [
   ['lsp-get-tag', 'sw5-vm'],
   ['lsp-set-enabled', 'sw5-vm', 'Disabled'],
   ['acl-add', 'sw5', 'to', '10', 'ip4', 'allow'],
+  // ovn-nbctl 23.03 takes a sixth argument and ignores it.
+  ['acl-add', 'sw5', 'from-lport', '11', 'ip4', 'drop', 'sixth'],
+  ['acl-add', 'sw5', 'from-lport', '12', 'ip4', 'drop', 'sixth', 'seventh'],
   ['acl-list', 'sw5'],
   // QoS rules.
   ['qos-add', 'sw5', 'to-lport', '100', 'ip4', 'rate=100', 'burst=50', 'dscp=10'],
@@ -783,6 +822,7 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   t.ok(theirs.steps.filter((s) => s.includes('\nerror: ')).length >= 20, 'many steps fail on the real side');
   t.ok(theirs.steps.some((s) => /^\$ nbctl lr-route-list lr0\nok\nIPv4 Routes\n/.test(s)), 'lr-route-list printed routes');
   t.ok(theirs.steps.some((s) => s.includes("error: Multiple logical routers named 'lrdup'.  Use a UUID.")), 'a duplicate name was refused');
+  t.ok(theirs.steps.filter((s) => /^\$ nbctl [^\n]*\b(list|get|set|add|remove|clear|create|destroy|find|wait-until) [^\n]*\nerror: '\S+' command has no '--[a-z-]+' option\n/.test(s)).length >= 10, 'the generic commands refused options they do not have');
   t.ok(theirs.steps.some((s) => / 10\.0\.0\.50 dst-ip bfd\n/.test(s)), 'a route with BFD was listed');
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ls-lb-list sw0\nok\n') && s.includes('lb1 ')), "a load balancer group's member was listed");
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl lrp-get-gateway-chassis lr5-gw\nok\nlr5-gw-ch2    20\nlr5-gw-ch3    10\nlr5-gw-ch1    10\n')), 'gateway chassis of one priority were listed by name, descending');

@@ -27,6 +27,9 @@ t.test('nbctl commands', async (t) => {
   await run('ls-add', 'sw0');
   await fails(/^sw0: a switch with this name already exists$/, 'ls-add', 'sw0');
   t.equal(await run('--may-exist', 'ls-add', 'sw0'), '');
+  // Several commands in one transaction are ovn-nbctl's (through the OVSDB door): refused whole.
+  await fails(/^ovnts nbctl runs one command per invocation; for several in one transaction/, 'ls-add', 'sw9', '--', 'lsp-add', 'sw9', 'p9');
+  t.notMatch(await run('ls-list'), /sw9/, 'and nothing of it was applied');
   await run('lsp-add', 'sw0', 'p1');
   await run('lsp-add', 'sw0', 'p2');
   await fails(/^p1: a port with this name already exists$/, 'lsp-add', 'sw0', 'p1');
@@ -110,7 +113,7 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   noGlobal.close();
   t.match((err as Error | undefined)?.message, /no NB_Global row/, 'without NB_Global there is nothing to wait on');
   t.equal((await runNbctl(plain, ['ls-list'])).trim(), '', 'and the failed --wait transaction changed nothing');
-  await runNbctl(plain, ['create', 'NB_Global']);
+  await runNbctl(plain, ['init']);
   const cfg = async (): Promise<Record<string, unknown>> => (await cluster.members[0]!.client.list('NB_Global')).rows[0] as Record<string, unknown>;
   t.match(await cfg(), { nb_cfg: 0, sb_cfg: 0, hv_cfg: 0 });
 
@@ -124,7 +127,7 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   t.match(await cfg(), { nb_cfg: 2, hv_cfg: 2 });
   t.equal((await runNbctl(plain, ['ls-list'])).match(/\(sw0\)/g)?.length, 1);
   const bad = nbFor();
-  await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: /--wait takes sb, hv or none/ });
+  await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: 'argument to --wait must be "none", "sb", or "hv"' });
   bad.close();
 });
 
@@ -186,8 +189,12 @@ t.test('routes, routing policies, NAT, load balancers and DHCP options', async (
   await fails(/^'lr-route-add' command requires at least 3 arguments$/, 'lr-route-add', 'lr0', '10.8.0.0/16');
   await fails(/^'lr-route-add' command takes at most 4 arguments$/, 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9', 'lrp0', 'extra');
   await fails(/^'lr-route-add' command has no '--if-exists' option$/, '--if-exists', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
-  await fails(/^missing argument to '--policy' option on 'lr-route-add' command$/, '--policy', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
-  await fails(/^'--ecmp' option on 'lr-route-add' does not accept an argument$/, '--ecmp=yes', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  // After "--" the command checks its options; before it, getopt does (and --policy takes the
+  // next word as its value).
+  await fails(/^missing argument to '--policy' option on 'lr-route-add' command$/, '--', '--policy', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^unknown command 'lr0'; use --help for help$/, '--policy', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^'--ecmp' option on 'lr-route-add' does not accept an argument$/, '--', '--ecmp=yes', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
+  await fails(/^option '--ecmp=yes' doesn't allow an argument$/, '--ecmp=yes', 'lr-route-add', 'lr0', '10.8.0.0/16', '10.0.0.9');
   t.equal(
     await run('lr-route-list', 'lr0'),
     [

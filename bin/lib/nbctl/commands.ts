@@ -5,6 +5,7 @@
 // rules and meters (qos-meter-commands.ts), load balancers and DHCP options
 // (lb-dhcp-commands.ts), init, connections and SSL (global-commands.ts) and the generic
 // database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
+import assert from 'node:assert';
 import { extractLspAddresses, isDynamicAddress, startsWithEthAddr } from '../../../northd/netaddr.js';
 import { dbCommands } from './db-commands.js';
 import { gatewayChassisOrder, gatewayCommands } from './gateway-commands.js';
@@ -18,13 +19,31 @@ import { parsePriority, routerCommands } from './router-commands.js';
 import { routerPortCommands } from './router-port-commands.js';
 import { waitUntil } from './wait-until.js';
 
-/** ovn-nbctl's global options, which are no command's own. */
-const globalOption = /^--(wait|no-wait|db|timeout|dry-run|oneline|leader-only|no-leader-only|shuffle-remotes|no-shuffle-remotes|print-wait-time|bare|columns|format|data|no-headings|pretty|max-column-width)(=|$)/;
+/** Whether getopt gives an option no value, takes the next word (or "=value") as one, or may. */
+type OptionArgument = 'none' | 'required' | 'optional';
 
-/** db-ctl-base's check of a command's options against its declared ones, with its messages. */
-function checkOptions(name: string, declared: string, flags: ReadonlySet<string>): void {
-  for (const f of flags) {
-    if (globalOption.test(f)) continue;
+/**
+ * ovn-nbctl's global options, which are no command's own: read before the command and before
+ * any "--", as getopt reads them. (--columns is not one: it belongs to list and find.)
+ */
+const globalOptions: Readonly<Record<string, OptionArgument>> = {
+  '--db': 'required', '--timeout': 'required', '--wait': 'required', '--no-wait': 'none', '--dry-run': 'none', '--oneline': 'none',
+  '--print-wait-time': 'none', '--leader-only': 'none', '--no-leader-only': 'none', '--shuffle-remotes': 'none', '--no-shuffle-remotes': 'none',
+  '--format': 'required', '--data': 'required', '--no-headings': 'none', '--pretty': 'none', '--bare': 'none', '--max-column-width': 'required',
+};
+
+/** The global options getopt also knows by one letter. */
+const shortOptions: Readonly<Record<string, string>> = { t: '--timeout', f: '--format', d: '--data' };
+
+const optionName = (word: string): string => word.split('=')[0] as string;
+const isGlobal = (word: string): boolean => Object.hasOwn(globalOptions, optionName(word));
+
+/**
+ * db-ctl-base's check of a command's options (`given`: every one but the global ones read
+ * before it) against its declared ones, with its messages.
+ */
+function checkOptions(name: string, declared: string, given: readonly string[]): void {
+  for (const f of given) {
     const eq = f.indexOf('=');
     const key = eq < 0 ? f : f.slice(0, eq);
     // Like db-ctl-base, the first occurrence of the name in the list decides.
@@ -522,53 +541,86 @@ const commands: Record<string, CommandSpec> = {
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
 
-/** ovn-nbctl's global options that take a value, by their long and short names. */
-const valueOptions: Readonly<Record<string, string>> = {
-  '--db': '--db', '--timeout': '--timeout', '-t': '--timeout', '--format': '--format', '-f': '--format',
-  '--data': '--data', '-d': '--data', '--max-column-width': '--max-column-width', '--wait': '--wait',
-};
-
 /**
- * The global options before the command as getopt reads them: "--format json", "-f json" and
- * "-fjson" become "--format=json" (and so on for every option in valueOptions).
+ * Every option getopt reads before the command, and how it takes a value: the global ones and
+ * every command's own (which become that command's options), as ovn-nbctl builds its list.
  */
-function joinOptionValues(words: readonly string[]): string[] {
-  const out: string[] = [];
-  let i = 0;
-  for (; i < words.length; i++) {
-    const w = words[i] as string;
-    if (!w.startsWith('-') || w === '--') break;
-    const long = valueOptions[w];
-    const short = /^-([ftd])(.+)$/.exec(w);
-    if (long !== undefined) {
-      const value = words[i + 1];
-      if (value === undefined) throw new NbctlError(`option '${w}' requires an argument`);
-      out.push(`${long}=${value}`);
-      i++;
-    } else if (short !== null) {
-      out.push(`${valueOptions[`-${short[1] as string}`] as string}=${short[2] as string}`);
-    } else {
-      out.push(w);
+const getoptOptions: ReadonlyMap<string, OptionArgument> = (() => {
+  const all = new Map(Object.entries(globalOptions));
+  for (const spec of Object.values(commands)) {
+    for (const declared of spec.options.split(',').filter(Boolean)) {
+      const name = declared.replace(/[=?]$/, '');
+      const argument: OptionArgument = declared.endsWith('=') ? 'required' : declared.endsWith('?') ? 'optional' : 'none';
+      // db-ctl-base asserts the same: an option two commands share takes its value alike.
+      assert(!all.has(name) || all.get(name) === argument, `option ${name} is declared with two kinds of value`);
+      all.set(name, argument);
     }
   }
-  return [...out, ...words.slice(i)];
+  return all;
+})();
+
+/** A command line split as ovn-nbctl reads it. */
+interface CommandLine {
+  /** The options before the command and before any "--", as getopt reads them ("-f json"
+   *  becomes "--format=json"): global ones, and command ones that go to the command. */
+  readonly leading: readonly string[];
+  /** The options after a "--" and before the command (ovn-nbctl's per-command options): the
+   *  command's own, where a global option is refused like any other it does not have. */
+  readonly own: readonly string[];
+  readonly name: string | undefined;
+  /** Every word after the command, "--foo" too: an option there is an argument to ovn-nbctl. */
+  readonly args: readonly string[];
 }
 
 /**
- * Every command option ovn-nbctl knows: the declared ones, and those of db-ctl-base's generic
- * commands (get --if-exists --id, list --if-exists --columns, find --columns, set, add, remove
- * and clear --if-exists, create --id, destroy --if-exists --all).
+ * Splits a command line, with getopt's complaints about the leading options. The first "--"
+ * ends those. A "--" after the command, which in ovn-nbctl starts another command in the same
+ * transaction, is refused with a pointer to ovn-nbctl: ovnts runs one command.
  */
-const knownOptions = new Set([
-  ...Object.values(commands).flatMap((c) => (c.options ?? '').split(',').map((o) => o.replace(/[=?]$/, '')).filter(Boolean)),
-  '--if-exists', '--id', '--columns', '--all',
-]);
+function parseCommandLine(given: readonly string[]): CommandLine {
+  const leading: string[] = [];
+  let i = 0;
+  for (; i < given.length; i++) {
+    const w = given[i] as string;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('-') || w === '-') break;
+    const short = /^-([^-])(.*)$/.exec(w);
+    const name = short === null ? optionName(w) : shortOptions[short[1] as string];
+    if (name === undefined) throw new NbctlError(`unrecognized option '${short === null ? w : (short[1] as string)}'`);
+    const argument = getoptOptions.get(name);
+    if (argument === undefined) throw new NbctlError(`unrecognized option '${w}'`);
+    const inline = short === null ? (w.includes('=') ? w.slice(name.length + 1) : undefined) : short[2] === '' ? undefined : short[2];
+    if (argument === 'none' && inline !== undefined) throw new NbctlError(`option '${w}' doesn't allow an argument`);
+    if (argument !== 'required' || inline !== undefined) {
+      leading.push(inline === undefined ? name : `${name}=${inline}`);
+      continue;
+    }
+    const value = given[i + 1];
+    if (value === undefined) throw new NbctlError(`option '${w}' requires an argument`);
+    leading.push(`${name}=${value}`);
+    i++;
+  }
+  const rest = given.slice(i).filter((w) => w !== '--');
+  const at = rest.findIndex((w) => !w.startsWith('-'));
+  if (at < 0) return { leading, own: rest, name: undefined, args: [] };
+  // A "--" after the command starts another in ovn-nbctl, all of them in one transaction.
+  const named = given.indexOf(rest[at] as string, i);
+  if (given.indexOf('--', named + 1) >= 0) {
+    throw new NbctlError(
+      'ovnts nbctl runs one command per invocation; for several in one transaction ("CMD -- CMD"), run ovn-nbctl against the cluster\'s OVSDB door (--db=$NB_OVSDB from .ovnts/env)',
+    );
+  }
+  return { leading, own: rest.slice(0, at), name: rest[at], args: rest.slice(at + 1) };
+}
 
 /**
  * The global --timeout in ms (how long --wait and wait-until may wait), checked as ovn-nbctl
  * checks it: a positive number of seconds.
  */
-function timeoutOption(flags: ReadonlySet<string>): number | undefined {
+function timeoutOption(flags: readonly string[]): number | undefined {
   let ms: number | undefined;
   for (const f of flags) {
     if (!f.startsWith('--timeout=')) continue;
@@ -581,33 +633,47 @@ function timeoutOption(flags: ReadonlySet<string>): number | undefined {
 }
 
 /**
- * Runs one nbctl command line (flags such as --may-exist anywhere before or among the words).
- * A "--" word, which in ovn-nbctl separates commands and their options, is ignored: one
- * command is run, and its options are checked as ovn-nbctl checks them after "--".
+ * Runs one nbctl command line: global options, then (after an optional "--") the command's own
+ * options, the command and its arguments.
  */
 export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
-  const words = joinOptionValues(given);
-  const flags = new Set(words.filter((a) => a.startsWith('--') && a !== '--'));
-  const [name = '', ...args] = words.filter((a) => !a.startsWith('--'));
-  const timeoutMs = timeoutOption(flags);
-  for (const f of flags) {
-    if (!f.startsWith('--wait')) continue;
+  const line = parseCommandLine(given);
+  const globals = line.leading.filter(isGlobal);
+  const timeoutMs = timeoutOption(globals);
+  for (const f of globals) {
+    if (!f.startsWith('--wait=')) continue;
     const which = /^--wait=(sb|hv|none)$/.exec(f)?.[1];
-    if (which === undefined) throw new NbctlError(`${f}: --wait takes sb, hv or none`);
+    if (which === undefined) throw new NbctlError('argument to --wait must be "none", "sb", or "hv"');
     if (which !== 'none') nb.setWait(which as 'sb' | 'hv', timeoutMs);
   }
   // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
-  tableStyle(flags);
-  // An option no command has is getopt's complaint, before any command is looked at.
-  for (const f of flags) if (!globalOption.test(f) && !knownOptions.has(f.split('=')[0] as string)) throw new NbctlError(`unrecognized option '${f}'`);
+  tableStyle(globals);
+  // The command's options: those getopt read before it (each once), then those after "--".
+  const options = line.leading.filter((f) => !isGlobal(f));
+  const seen = new Set<string>();
+  for (const f of options) {
+    if (seen.has(optionName(f))) throw new NbctlError(`'${optionName(f)}' option specified multiple times`);
+    seen.add(optionName(f));
+  }
+  for (const f of line.own) {
+    if (seen.has(optionName(f))) throw new NbctlError(`'${f}' option specified multiple times`);
+    seen.add(optionName(f));
+    options.push(f);
+  }
+  const name = line.name;
+  if (name === undefined) throw new NbctlError('missing command name (use --help for help)');
   const cmd = commands[name];
   if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
-  if (cmd.options !== undefined) checkOptions(name, cmd.options, flags);
+  checkOptions(name, cmd.options, options);
   // db-ctl-base's messages, plural even for one.
   const [min, max] = cmd.args;
+  const args = [...line.args];
   if (args.length < min) throw new NbctlError(`'${name}' command requires at least ${min} arguments`);
-  if (args.length > max) throw new NbctlError(`'${name}' command takes at most ${max} arguments`);
-  const out = await cmd.run(nb, args, flags);
+  if (args.length > max) {
+    const note = args.some((a) => a.startsWith('-')) ? ' (note that options must precede command names and follow a "--" argument)' : '';
+    throw new NbctlError(`'${name}' command takes at most ${max} arguments${note}`);
+  }
+  const out = await cmd.run(nb, args, new Set([...globals, ...options]));
   await nb.finish();
   return out;
 }

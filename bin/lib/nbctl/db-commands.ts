@@ -3,7 +3,7 @@
 // {k=v,...}; column:key for one map entry). list and find print their records with
 // record-table.ts, in whichever of ovn-nbctl's output formats the global options ask for.
 import type { Nb, RowJson } from './nb.js';
-import { NbctlError, maybeRecord, uuidOf, uuidRef } from './nb.js';
+import { NbctlError, flagValue, isUuid, maybeRecord, uuidOf, uuidRef } from './nb.js';
 import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
 import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
@@ -191,9 +191,11 @@ function cellOf(row: RowJson, column: string, type: ColumnTypeJson): Cell {
   return { datum: defaults[baseName(type.key)], type };
 }
 
-/** How list and find print records: a table in the style the global options ask for. */
-function printRecords(schema: SchemaJson, table: string, rows: readonly RowJson[], flags: ReadonlySet<string>): string {
-  const headings = selectedColumns(schema, table, flags);
+/**
+ * How list and find print records: a table of `headings` (selectedColumns, checked before any
+ * record is looked up, as db-ctl-base does) in the style the global options ask for.
+ */
+function printRecords(schema: SchemaJson, table: string, headings: readonly string[], rows: readonly RowJson[], flags: ReadonlySet<string>): string {
   const types = headings.map((c) => columnType(schema, table, c));
   const cells = rows.map((r) => headings.map((c, i) => cellOf(r, c, types[i] as ColumnTypeJson)));
   return formatRecordTable({ headings, rows: cells }, tableStyle(flags));
@@ -215,6 +217,21 @@ function recordUnless(nb: Nb, schema: SchemaJson, table: string, id: string, fla
   return flags.has('--if-exists') ? maybeRow(nb, schema, table, id) : record(nb, schema, table, id);
 }
 
+/** recordUnless() of each id in turn (so the first missing one is the one named), those found. */
+async function recordsUnless(nb: Nb, schema: SchemaJson, table: string, ids: readonly string[], flags: ReadonlySet<string>): Promise<RowJson[]> {
+  const rows: RowJson[] = [];
+  for (const id of ids) {
+    const row = await recordUnless(nb, schema, table, id, flags);
+    if (row !== undefined) rows.push(row);
+  }
+  return rows;
+}
+
+/** db-ctl-base's check of a row id ("--id=@name"), which names a row for later commands. */
+function checkRowId(id: string): void {
+  if (!id.startsWith('@')) throw new NbctlError(`row id "${id}" does not begin with "@"`);
+}
+
 /** A record by UUID or name, or undefined when the table has none such (db-ctl-base's get_row). */
 async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
   if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
@@ -222,38 +239,54 @@ async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): 
   return maybeRecord(nb, table, id, `${table} row`, nameColumn);
 }
 
+// Each command's options are db-ctl-base's (ovs branch-3.1) for it; the output options are
+// global, and refused after a "--" as any other option a command does not have.
 export const dbCommands = {
   list: {
-    args: [1, 2] as [number, number],
-    run: async (nb: Nb, [table, id]: string[], flags: ReadonlySet<string> = new Set()) => {
+    args: [1, Infinity] as [number, number],
+    options: '--if-exists,--columns=',
+    run: async (nb: Nb, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
-      const rows = id === undefined ? await nb.rows(table as string) : [await record(nb, schema, table as string, id)];
-      return printRecords(schema, table as string, rows, flags);
+      const headings = selectedColumns(schema, table as string, flags);
+      const rows = ids.length === 0 ? await nb.rows(table as string) : await recordsUnless(nb, schema, table as string, ids, flags);
+      return printRecords(schema, table as string, headings, rows, flags);
     },
   },
   find: {
     args: [1, Infinity] as [number, number],
+    options: '--columns=',
     run: async (nb: Nb, [table, ...conds]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      const headings = selectedColumns(schema, table as string, flags);
       const where = conds.map((c) => {
         const a = parseAssignment(schema, table as string, c);
         return a.key === undefined ? [a.column, '==', a.value] : [a.column, 'includes', ['map', [[a.key, a.value]]]];
       });
-      return printRecords(schema, table as string, await nb.rows(table as string, where), flags);
+      return printRecords(schema, table as string, headings, await nb.rows(table as string, where), flags);
     },
   },
   get: {
-    args: [3, Infinity] as [number, number],
+    args: [2, Infinity] as [number, number],
+    options: '--if-exists,--id=',
     run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
+      // --id names the record for a later command on the line; ovnts runs one command, so the
+      // name is only checked.
+      const rowId = flagValue(flags, '--id');
       const schema = await schemaOf(nb);
+      if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      // The columns are checked before the options and the record, as db-ctl-base does.
+      const columns = cols.map((c) => {
+        const { column, key } = columnKey(c);
+        return { column, key, type: columnType(schema, table as string, column) };
+      });
+      if (rowId !== undefined && flags.has('--if-exists')) throw new NbctlError('--if-exists and --id may not be specified together');
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
-      return cols
-        .map((c) => {
-          const { column, key } = columnKey(c);
-          const type = columnType(schema, table as string, column);
+      if (rowId !== undefined) checkRowId(rowId);
+      return columns
+        .map(({ column, key, type }) => {
           if (key === undefined) return `${datumToString(row[column], type)}\n`;
           const entry = (row[column] as ['map', [unknown, unknown][]])[1].find(([k]) => String(k) === key);
           if (entry === undefined) throw new NbctlError(`no key "${key}" in ${table} record "${id}" column ${column}`);
@@ -264,9 +297,11 @@ export const dbCommands = {
   },
   set: {
     args: [3, Infinity] as [number, number],
-    run: async (nb: Nb, [table, id, ...assigns]: string[]) => {
+    options: '--if-exists',
+    run: async (nb: Nb, [table, id, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = await record(nb, schema, table as string, id as string);
+      const row = await recordUnless(nb, schema, table as string, id as string, flags);
+      if (row === undefined) return '';
       const where = [['_uuid', '==', uuidRef(uuidOf(row))]];
       const ops: unknown[] = [];
       const whole: Record<string, unknown> = {};
@@ -287,6 +322,7 @@ export const dbCommands = {
   // KEY (any value) or KEY=VALUE (that value only) for a map, elements for a set.
   add: {
     args: [4, Infinity] as [number, number],
+    options: '--if-exists',
     run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
@@ -306,6 +342,7 @@ export const dbCommands = {
   },
   remove: {
     args: [4, Infinity] as [number, number],
+    options: '--if-exists',
     run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
@@ -325,9 +362,11 @@ export const dbCommands = {
   },
   clear: {
     args: [3, Infinity] as [number, number],
-    run: async (nb: Nb, [table, id, ...cols]: string[]) => {
+    options: '--if-exists',
+    run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
-      const row = await record(nb, schema, table as string, id as string);
+      const row = await recordUnless(nb, schema, table as string, id as string, flags);
+      if (row === undefined) return '';
       const update: Record<string, unknown> = {};
       for (const c of cols) {
         const t = columnType(schema, table as string, c);
@@ -339,30 +378,37 @@ export const dbCommands = {
     },
   },
   create: {
-    args: [1, Infinity] as [number, number],
-    run: async (nb: Nb, [table, ...assigns]: string[]) => {
+    args: [2, Infinity] as [number, number],
+    options: '--id=',
+    run: async (nb: Nb, [table, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
+      // --id=UUID gives the new row that UUID; --id=@name names it for a later command on the
+      // line, and ovnts runs one command, so that name is only checked.
+      const rowId = flagValue(flags, '--id');
+      const uuid = rowId !== undefined && isUuid(rowId) ? rowId : undefined;
+      if (rowId !== undefined && uuid === undefined) checkRowId(rowId);
       const row: Record<string, unknown> = {};
       for (const a of assigns.map((x) => parseAssignment(schema, table as string, x))) {
         if (a.key !== undefined) throw new NbctlError('create: column:key=value is not supported; give the whole map');
         row[a.column] = a.value;
       }
-      const [result] = await nb.transact([{ op: 'insert', table, row }]);
+      const [result] = await nb.transact([{ op: 'insert', table, row, ...(uuid === undefined ? {} : { uuid: uuid.toLowerCase() }) }]);
       return `${(result as { uuid: [string, string] }).uuid[1]}\n`;
     },
   },
   destroy: {
     args: [1, Infinity] as [number, number],
+    options: '--if-exists,--all',
     run: async (nb: Nb, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const all = flags.has('--all');
       if (all && ids.length > 0) throw new NbctlError('--all and records argument should not be specified together');
+      if (all && flags.has('--if-exists')) throw new NbctlError('--all and --if-exists should not be specified together');
       // ovn-nbctl only warns about this one, and succeeds having done nothing.
       if (!all && ids.length === 0) return '';
-      const found = all ? await nb.rows(table as string) : await Promise.all(ids.map((id) => recordUnless(nb, schema, table as string, id, flags)));
-      const rows = found.filter((r): r is RowJson => r !== undefined);
+      const rows = all ? await nb.rows(table as string) : await recordsUnless(nb, schema, table as string, ids, flags);
       if (rows.length > 0) await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
       return '';
     },

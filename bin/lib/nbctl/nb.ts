@@ -13,9 +13,10 @@ export interface CommandSpec {
   readonly run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
   /**
    * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
-   * takes a value, "?" may); when given, any other option is refused as ovn-nbctl refuses it.
+   * takes a value, "?" may); any other option but a global one before the command is refused,
+   * as ovn-nbctl refuses it.
    */
-  readonly options?: string;
+  readonly options: string;
 }
 
 /** One read of a whole table (Nb.read), which Nb.changedSince watches for changes after. */
