@@ -366,13 +366,13 @@ export class CentralNode {
       }
     }
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
+    const broadcastCommit = waitsOnFollowers(ops);
     const started = Date.now();
     for (;;) {
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
         const data = encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now()));
-        const broadcastCommit = waitsOnFollowers(ops);
         result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data, broadcastCommit) : ((await this.node.propose(data, undefined, { broadcastCommit })).result as ApplyResult);
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;

@@ -3,7 +3,7 @@
 // {k=v,...}; column:key for one map entry). list and find print their records with
 // record-table.ts, in whichever of ovn-nbctl's output formats the global options ask for.
 import type { Nb, RowJson } from './nb.js';
-import { NbctlError, flagValue, isUuid, maybeRecord, uuidOf, uuidRef } from './nb.js';
+import { NbctlError, byUuid, flagValue, isUuid, maybeRecord, uuidRef } from './nb.js';
 import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
 import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
@@ -241,6 +241,25 @@ async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): 
 
 // Each command's options are db-ctl-base's (ovs branch-3.1) for it; the output options are
 // global, and refused after a "--" as any other option a command does not have.
+/**
+ * add and remove: TABLE RECORD COLUMN VALUE... as one mutate of that record, the mutations
+ * built from the column's type and the same type with any number of elements.
+ */
+async function mutateColumn(
+  nb: Nb,
+  [table, id, column, ...values]: string[],
+  flags: ReadonlySet<string>,
+  mutations: (t: ColumnTypeJson, many: ColumnTypeJson, column: string, values: string[], table: string) => unknown[],
+): Promise<string> {
+  const schema = await schemaOf(nb);
+  const row = await recordUnless(nb, schema, table as string, id as string, flags);
+  if (row === undefined) return '';
+  const t = columnType(schema, table as string, column as string);
+  const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
+  await nb.transact([{ op: 'mutate', table, where: byUuid(row), mutations: mutations(t, many, column as string, values, table as string) }]);
+  return '';
+}
+
 export const dbCommands = {
   list: {
     args: [1, Infinity] as [number, number],
@@ -302,7 +321,7 @@ export const dbCommands = {
       const schema = await schemaOf(nb);
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
-      const where = [['_uuid', '==', uuidRef(uuidOf(row))]];
+      const where = byUuid(row);
       const ops: unknown[] = [];
       const whole: Record<string, unknown> = {};
       for (const a of assigns.map((x) => parseAssignment(schema, table as string, x))) {
@@ -323,42 +342,30 @@ export const dbCommands = {
   add: {
     args: [4, Infinity] as [number, number],
     options: '--if-exists',
-    run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
-      const schema = await schemaOf(nb);
-      const row = await recordUnless(nb, schema, table as string, id as string, flags);
-      if (row === undefined) return '';
-      const t = columnType(schema, table as string, column as string);
-      const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
-      const mutations = values.flatMap((v) => {
-        const value = parseValue(many, v);
-        if (!isMap(t)) return [[column, 'insert', value]];
-        // A key already there takes the new value, as in ovn-nbctl.
-        const keys = (value as ['map', [unknown, unknown][]])[1].map(([k]) => k);
-        return [[column, 'delete', ['set', keys]], [column, 'insert', value]];
-      });
-      await nb.transact([{ op: 'mutate', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], mutations }]);
-      return '';
-    },
+    run: (nb: Nb, args: string[], flags: ReadonlySet<string> = new Set()) =>
+      mutateColumn(nb, args, flags, (t, many, column, values) =>
+        values.flatMap((v) => {
+          const value = parseValue(many, v);
+          if (!isMap(t)) return [[column, 'insert', value]];
+          // A key already there takes the new value, as in ovn-nbctl.
+          const keys = (value as ['map', [unknown, unknown][]])[1].map(([k]) => k);
+          return [[column, 'delete', ['set', keys]], [column, 'insert', value]];
+        }),
+      ),
   },
   remove: {
     args: [4, Infinity] as [number, number],
     options: '--if-exists',
-    run: async (nb: Nb, [table, id, column, ...values]: string[], flags: ReadonlySet<string> = new Set()) => {
-      const schema = await schemaOf(nb);
-      const row = await recordUnless(nb, schema, table as string, id as string, flags);
-      if (row === undefined) return '';
-      const t = columnType(schema, table as string, column as string);
-      // ovn-nbctl checks this one itself (and leaves add on a scalar to the server).
-      if (isScalar(t)) throw new NbctlError(`"remove" operation would put 0 values in column ${column} of table ${table} but the minimum number is 1`);
-      const many: ColumnTypeJson = { ...t, min: 0, max: 'unlimited' };
-      const mutations = values.map((v) => {
-        if (!isMap(t)) return [column, 'delete', parseValue(many, v)];
-        // KEY=VALUE removes that pair; a bare KEY (or keys) removes whatever value it has.
-        return [column, 'delete', isPair(v) ? parseValue(many, v) : parseValue({ key: t.key, min: 0, max: 'unlimited' }, v)];
-      });
-      await nb.transact([{ op: 'mutate', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], mutations }]);
-      return '';
-    },
+    run: (nb: Nb, args: string[], flags: ReadonlySet<string> = new Set()) =>
+      mutateColumn(nb, args, flags, (t, many, column, values, table) => {
+        // ovn-nbctl checks this one itself (and leaves add on a scalar to the server).
+        if (isScalar(t)) throw new NbctlError(`"remove" operation would put 0 values in column ${column} of table ${table} but the minimum number is 1`);
+        return values.map((v) => {
+          if (!isMap(t)) return [column, 'delete', parseValue(many, v)];
+          // KEY=VALUE removes that pair; a bare KEY (or keys) removes whatever value it has.
+          return [column, 'delete', isPair(v) ? parseValue(many, v) : parseValue({ key: t.key, min: 0, max: 'unlimited' }, v)];
+        });
+      }),
   },
   clear: {
     args: [3, Infinity] as [number, number],
@@ -373,7 +380,7 @@ export const dbCommands = {
         if (isScalar(t) || (t.min ?? 1) > 0) throw new NbctlError(`"clear" operation cannot be applied to column ${c} of table ${table}, which is not allowed to be empty`);
         update[c] = isMap(t) ? ['map', []] : ['set', []];
       }
-      await nb.transact([{ op: 'update', table, where: [['_uuid', '==', uuidRef(uuidOf(row))]], row: update }]);
+      await nb.transact([{ op: 'update', table, where: byUuid(row), row: update }]);
       return '';
     },
   },
@@ -409,7 +416,7 @@ export const dbCommands = {
       // ovn-nbctl only warns about this one, and succeeds having done nothing.
       if (!all && ids.length === 0) return '';
       const rows = all ? await nb.rows(table as string) : await recordsUnless(nb, schema, table as string, ids, flags);
-      if (rows.length > 0) await nb.transact(rows.map((r) => ({ op: 'delete', table, where: [['_uuid', '==', uuidRef(uuidOf(r))]] })));
+      if (rows.length > 0) await nb.transact(rows.map((r) => ({ op: 'delete', table, where: byUuid(r) })));
       return '';
     },
   },
