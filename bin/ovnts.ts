@@ -33,6 +33,9 @@ export async function buildProgram(name?: string): Promise<Command> {
     .name('ovnts')
     .description('The OVN control plane as an event-sourced, Raft-replicated central database')
     .showHelpAfterError()
+    // Options of the program come before the subcommand, so that a subcommand may take every
+    // word after its first argument as it is (nbctl's "CMD -- CMD").
+    .enablePositionalOptions()
     .exitOverride();
   const one = subcommands.find((s) => name !== undefined && s.names.includes(name));
   for (const s of one === undefined ? subcommands : [one]) (await s.load())(program);

@@ -11,6 +11,6 @@ export { SmallMap, datumFromJson, datumToJson, forEachRefChange, isMapValue, val
 export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './database.js';
 export { Database, dumpDatabaseJson, rowToJson } from './database.js';
 export type { TransactContext, TransactOutcome } from './transaction.js';
-export { answerRefused, precheckTransaction, refusalIsStateFree, transact } from './transaction.js';
+export { answerRefused, precheckTransaction, refusalIsStateFree, transact, tryTransaction } from './transaction.js';
 export type { UuidSeed } from './uuid-source.js';
 export { uuidSource } from './uuid-source.js';

@@ -812,6 +812,19 @@ function rowsEqual(schema: TableSchema, a: Row, b: Row): boolean {
  * database is exactly as before.
  */
 export function transact(db: Database, ops: readonly unknown[], ctx: TransactContext): TransactOutcome {
+  return execute(db, ops, ctx, true);
+}
+
+/**
+ * Executes one transaction as transact() does, every check of the commit step included, and
+ * answers as it would, but leaves the database as it was (the outcome's delta is what a commit
+ * would have written).
+ */
+export function tryTransaction(db: Database, ops: readonly unknown[], ctx: TransactContext): TransactOutcome {
+  return execute(db, ops, ctx, false);
+}
+
+function execute(db: Database, ops: readonly unknown[], ctx: TransactContext, commit: boolean): TransactOutcome {
   const x = new Execution(db, ctx);
   const results: unknown[] = [];
   const fail = (error: OvsdbError): TransactOutcome => {
@@ -842,6 +855,6 @@ export function transact(db: Database, ops: readonly unknown[], ctx: TransactCon
     return { kind: 'failed', results, error: err };
   }
   const delta: DbDelta = { changes };
-  db.commitChanges(delta);
+  if (commit) db.commitChanges(delta);
   return { kind: 'committed', results, delta, durable: x.durable, comments: x.comments };
 }

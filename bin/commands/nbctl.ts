@@ -13,8 +13,11 @@ export function registerNbctlCommand(program: Command): void {
     .command('nbctl')
     .description(`ovn-nbctl's commands against an ovnts cluster: ${nbctlCommandNames.join(', ')}`)
     .option('--endpoints <list>', 'Northbound gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)')
-    .argument('<words...>', 'an ovn-nbctl command and its arguments, with flags such as --may-exist or --if-exists')
+    .argument('<words...>', 'an ovn-nbctl command and its arguments, with flags such as --may-exist or --if-exists; several commands separated by "--" run in one transaction')
     .allowUnknownOption(true)
+    // From the ovn-nbctl command on, every word is the command line's, each "--" included: it
+    // separates the commands of one transaction.
+    .passThroughOptions()
     .action(async (words: string[], o: { endpoints?: string }) => {
       try {
         const nb = new Nb(endpointsFrom(o.endpoints).map((e) => new NorthboundClient(e, 10_000)));

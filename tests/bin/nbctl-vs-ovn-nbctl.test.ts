@@ -619,6 +619,46 @@ const script: readonly Step[] = [
   ['del-ssl'],
   ['get-ssl'],
   ['set-ssl', '/k3', '/c3', '/ca3', 'TLSv1.3'],
+  // Several commands in one transaction ("CMD -- CMD"): each finds the rows the ones before it
+  // added, they commit together, and one that fails leaves the database as it was. (A command
+  // does not read a set the ones before it added to here: ovn-nbctl shows it as it was before
+  // the transaction, ovnts with the additions; nbctl.test.ts covers ours.)
+  ['ls-add', 'mc0', '--', 'lsp-add', 'mc0', 'mc0-p1', '--', 'lsp-set-addresses', 'mc0-p1', '00:00:00:00:0c:01 10.12.0.1'],
+  ['lsp-list', 'mc0'],
+  ['ls-add', 'mc1', '--', 'lsp-add', 'mc1', 'mc0-p1'],
+  ['list', 'Logical_Switch', 'mc1'],
+  ['lsp-add', 'mc0', 'mc0-p2', '--', 'lsp-del', 'mc0-p2', '--', 'lsp-list', 'mc0'],
+  ['create', 'Address_Set', 'name=mcas', 'addresses=10.12.0.9', '--', 'get', 'Address_Set', 'mcas', 'addresses'],
+  ['lr-add', 'mcr', '--', 'lrp-add', 'mcr', 'mcr-p', '00:00:00:00:0c:10', '10.12.0.254/24', '--', 'lsp-add', 'mc0', 'mc0-r', '--', 'lsp-set-type', 'mc0-r', 'router',
+    '--', 'lsp-set-options', 'mc0-r', 'router-port=mcr-p', '--', 'lsp-set-addresses', 'mc0-r', 'router', '--', 'lr-route-add', 'mcr', '0.0.0.0/0', '10.12.0.1'],
+  ['lr-route-list', 'mcr'],
+  ['--may-exist', 'ls-add', 'mc0', '--', '--may-exist', 'lsp-add', 'mc0', 'mc0-p1', '--', 'lsp-get-addresses', 'mc0-p1'],
+  ['ls-add', 'mc2', '--', '--', 'ls-add', 'mc3', '--'],
+  ['ls-add', 'mc4', '--', '--may-exist'],
+  ['ls-add', 'mc4', '--', 'nope-command'],
+  ['ls-add', 'mc4', '--', 'ls-add', 'mc4'],
+  ['ls-add', 'mc4', '--', '--add-duplicate', 'ls-add', 'mc4', '--', 'ls-del', 'mc4'],
+  ['ls-add', 'mc4', '--', '--wait=sb', 'ls-add', 'mc5'],
+  ['ls-add', 'mc4', '--', 'lsp-add', 'mc4', 'mc4-p', '--', 'lsp-add', 'mc4', 'mc4-q', '--', 'ls-del', 'mc4', '--', 'lsp-list', 'mc4'],
+  ['ls-list'],
+  ['acl-add', 'mc0', 'to-lport', '100', 'ip4', 'allow', '--', 'acl-add', 'mc0', 'from-lport', '100', 'ip4', 'drop'],
+  ['acl-list', 'mc0'],
+  // Row ids: --id=@name on create and get names a row for the later commands.
+  ['--', '--id=@a', 'create', 'ACL', 'direction=to-lport', 'priority=7', 'match="ip4.src==10.12.0.7"', 'action=drop', '--', 'add', 'Logical_Switch', 'mc0', 'acls', '@a'],
+  ['acl-list', 'mc0'],
+  ['add', 'Logical_Switch', 'mc0', 'acls', '@nope'],
+  ['ls-add', 'mc6', '--', 'add', 'Logical_Switch', 'mc6', 'acls', '@nope'],
+  ['--id=@p', 'get', 'Logical_Switch_Port', 'mc0-p1', '--', 'create', 'Port_Group', 'name=pgmc', 'ports=@p'],
+  ['--id=@p', 'get', 'Logical_Switch_Port', 'mc0-p1', '--', '--id=@p', 'create', 'Address_Set', 'name=d0'],
+  ['--id=@d', 'create', 'Address_Set', 'name=d1', '--', '--id=@d', 'create', 'Address_Set', 'name=d2'],
+  ['--id=@d', 'create', 'Address_Set', 'name=d3', '--', 'set', 'Address_Set', 'd3', 'addresses=10.0.0.3'],
+  ['--id=d', 'create', 'Address_Set', 'name=d4'],
+  ['--id=@z', 'create', 'Address_Set', 'name=d5'],
+  ['list', 'Port_Group', 'pgmc'],
+  ['add', 'Logical_Switch', 'mc0', 'acls', '@f', '--', '--id=@f', 'create', 'ACL', 'direction=from-lport', 'priority=8', 'match="ip4.src==10.12.0.8"', 'action=drop'],
+  ['add', 'Logical_Switch', 'mc0', 'acls', '@g', '--', '--id=@g', 'get', 'ACL', '11111111-2222-3333-4444-555555555555'],
+  ['set', 'Logical_Switch', 'mc0', 'other_config:x=y', '--', 'add', 'Logical_Switch', 'mc0', 'acls', '@h'],
+  ['acl-list', 'mc0'],
   // wait-until on conditions that already hold, and its errors (the waiting is in nbctl.test.ts).
   ['wait-until', 'Logical_Router_Port', 'lr5-in', 'enabled=false', 'options:a=1', 'options:zz{=}[]', 'networks>"10"', 'mac!=""'],
   ['wait-until', 'Nope', 'x'],
@@ -833,5 +873,10 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   const formatted = theirs.steps.filter((s) => /^\$ nbctl (--(format|data|bare|columns|no-headings|max-column-width|pretty)\S* )+(list|find) [^\n]*\nok\n./.test(s));
   t.ok(formatted.length >= 20, 'many list and find steps printed records in another format or with --columns');
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl --format=csv list Load_Balancer lb-noport\nok\n') && s.includes('"{""30.0.0.20""=""10.0.0.21,10.0.0.22""}"')), 'a csv field was quoted');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl lsp-list mc0\nok\n') && s.includes('(mc0-p1)')), 'a transaction of several commands left its rows');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl ls-add mc4 -- ls-add mc4\nerror: mc4: a switch with this name already exists')), 'a command found the row the one before it in its transaction added');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl acl-list mc0\nok\n') && s.includes('to-lport     7 (ip4.src==10.12.0.7) drop')), 'a row created with --id=@name was referenced by a later command');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl list Port_Group pgmc\nok\n') && /\nports +: \[<Logical_Switch_Port\(mc0-p1\)>\]\n/.test(s)), 'a row named with get --id=@name was referenced by a later command');
+  t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl add Logical_Switch mc0 acls @nope\nerror: row id "@nope" is referenced but never created')), 'a row id never created is refused');
   t.notMatch(ours.steps.join('\n') + theirs.steps.join('\n'), /<unknown>/, 'every printed UUID is a known row');
 });

@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { runNbctl } from '../../bin/lib/nbctl/commands.js';
 import { Nb, NbctlError, setOf } from '../../bin/lib/nbctl/nb.js';
+import { fixUuids } from '../../bin/lib/nbctl/transaction.js';
 import type { TableRead } from '../../bin/lib/nbctl/nb.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
@@ -27,9 +28,23 @@ t.test('nbctl commands', async (t) => {
   await run('ls-add', 'sw0');
   await fails(/^sw0: a switch with this name already exists$/, 'ls-add', 'sw0');
   t.equal(await run('--may-exist', 'ls-add', 'sw0'), '');
-  // Several commands in one transaction are ovn-nbctl's (through the OVSDB door): refused whole.
-  await fails(/^ovnts nbctl runs one command per invocation; for several in one transaction/, 'ls-add', 'sw9', '--', 'lsp-add', 'sw9', 'p9');
-  t.notMatch(await run('ls-list'), /sw9/, 'and nothing of it was applied');
+  // Several commands in one transaction: each sees what the ones before it wrote (sets they
+  // added to too, unlike ovn-nbctl), and a failing one leaves nothing of the others behind.
+  await fails(/^nope: switch name not found$/, 'ls-add', 'sw9', '--', 'lsp-add', 'sw9', 'p9', '--', 'lsp-add', 'nope', 'p10');
+  t.notMatch(await run('ls-list'), /sw9/, 'nothing of a failed transaction of several commands was applied');
+  t.match(await run('ls-add', 'sw9', '--', 'lsp-add', 'sw9', 'p9', '--', 'lsp-list', 'sw9'), /^[0-9a-f-]{36} \(p9\)\n$/, 'lsp-list sees the port lsp-add added before it');
+  t.equal(await run('acl-add', 'sw9', 'to-lport', '5', 'ip4', 'drop', '--', 'acl-del', 'sw9', 'to-lport', '--', 'acl-list', 'sw9'), '', 'acl-del removes the ACL acl-add added before it');
+  t.equal(await run('acl-list', 'sw9'), '', 'and the cluster holds neither');
+  const created = (await run('create', 'Address_Set', 'name=as9', '--', 'get', 'Address_Set', 'as9', '_uuid')).split('\n');
+  t.match(created[0], /^[0-9a-f-]{36}$/);
+  t.equal(created[1], created[0], 'a row created in the transaction has its final UUID already');
+  t.equal(await run('get', 'Address_Set', created[0] as string, 'name'), 'as9\n', 'the cluster holds the row under that UUID');
+  await fails(/^wait-until cannot share a transaction with other commands$/, 'ls-add', 'sw8', '--', 'wait-until', 'Logical_Switch', 'sw8');
+  await fails(/^unknown command 'nope'/, 'ls-add', 'sw8', '--', 'nope');
+  await fails(/^missing command name/, 'ls-add', 'sw8', '--', '--may-exist');
+  t.notMatch(await run('ls-list'), /sw8/, 'a command line with a bad command runs none of it');
+  t.equal(await run('ls-del', 'sw9', '--', '--if-exists', 'ls-del', 'sw9', '--', 'destroy', 'Address_Set', 'as9'), '');
+  t.notMatch(await run('ls-list'), /sw9/);
   await run('lsp-add', 'sw0', 'p1');
   await run('lsp-add', 'sw0', 'p2');
   await fails(/^p1: a port with this name already exists$/, 'lsp-add', 'sw0', 'p1');
@@ -102,6 +117,25 @@ t.test('nbctl commands', async (t) => {
   await fails(/^'ls-list' command takes at most 0 arguments$/, 'ls-list', 'sw0');
 });
 
+t.test("a transaction's operations name the rows they insert by UUID", async (t) => {
+  const ops = fixUuids([
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'p', addresses: ['set', ['named-uuid', 'p']] } },
+    { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw0']], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p']]]]] },
+    { op: 'insert', table: 'Address_Set', row: { name: 'x' } },
+    { op: 'update', table: 'Logical_Switch', where: [['_uuid', '==', ['named-uuid', 'elsewhere']]], row: { other_config: ['map', [['named-uuid', 'p']]] } },
+  ]) as Record<string, unknown>[];
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  const p = ops[0]?.uuid as string;
+  t.match(p, uuid, 'an insert gets its UUID');
+  t.notOk('uuid-name' in (ops[0] as object), 'and loses its uuid-name, which another command may use too');
+  t.same((ops[0]?.row as Record<string, unknown>).addresses, ['set', ['named-uuid', 'p']], 'a set of strings that reads "named-uuid" is left as it is');
+  t.same(ops[1]?.mutations, [['ports', 'insert', ['set', [['uuid', p]]]]], 'a reference to the named row becomes its UUID');
+  t.match(ops[2]?.uuid, uuid, 'an insert without a name gets a UUID too');
+  t.not(ops[2]?.uuid, p);
+  t.same(ops[3]?.where, [['_uuid', '==', ['named-uuid', 'elsewhere']]], 'a name no insert gives stays, for the cluster to refuse');
+  t.same(ops[3]?.row, { other_config: ['map', [['named-uuid', 'p']]] }, 'a map of strings is left as it is');
+});
+
 t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught up', async (t) => {
   const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(() => cluster.stop());
@@ -126,6 +160,10 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   hv.close();
   t.match(await cfg(), { nb_cfg: 2, hv_cfg: 2 });
   t.equal((await runNbctl(plain, ['ls-list'])).match(/\(sw0\)/g)?.length, 1);
+  const several = nbFor();
+  await runNbctl(several, ['--wait=sb', 'ls-add', 'sw1', '--', 'lsp-add', 'sw1', 'p1']);
+  several.close();
+  t.match(await cfg(), { nb_cfg: 3, sb_cfg: 3 }, 'several commands in one transaction bump nb_cfg once');
   const bad = nbFor();
   await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: 'argument to --wait must be "none", "sb", or "hv"' });
   bad.close();

@@ -3,7 +3,7 @@
 // Method: a small schema, hand-written transactions, exact expectations.
 import t from 'tap';
 import type { Test } from 'tap';
-import { Database, dumpDatabaseJson, parseDatabaseSchema, transact } from '../../ovsdb/index.js';
+import { Database, dumpDatabaseJson, parseDatabaseSchema, transact, tryTransaction } from '../../ovsdb/index.js';
 import type { TransactOutcome } from '../../ovsdb/index.js';
 import { decodeDatabase, encodeDatabase } from '../../ovsdb/codec.js';
 
@@ -91,6 +91,24 @@ t.test('an inserted non-root row that nothing references is collected at once', 
   const out = committed(t, run([port('lonely')]));
   t.same(out.delta.changes, []);
   t.equal(db.rows('Port').size, 0);
+});
+
+t.test('tryTransaction answers as transact would and leaves the database as it was', async (t) => {
+  const { db, run } = fresh();
+  committed(t, run([sw(['p1']), port('p1')]));
+  const before = JSON.stringify(dumpDatabaseJson(db));
+  let n = 100;
+  const newUuid = (): string => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
+  const ops = [port('p2'), { op: 'mutate', table: 'Switch', where: [], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p2']]]]] }, { op: 'select', table: 'Port', where: [], columns: ['name'] }];
+  const tried = committed(t, tryTransaction(db, ops, { newUuid }));
+  t.same(tried.results[2], { rows: [{ name: 'p1' }, { name: 'p2' }] }, 'later operations see the earlier ones');
+  t.same(tried.delta.changes.map((c) => [c.kind, c.table]), [['insert', 'Port'], ['modify', 'Switch']], 'the delta is what a commit would write');
+  t.equal(JSON.stringify(dumpDatabaseJson(db)), before, 'nothing was written');
+  const dangling = tryTransaction(db, [{ op: 'mutate', table: 'Switch', where: [], mutations: [['ports', 'insert', ['set', [['uuid', '00000000-0000-4000-8000-00000000ffff']]]]] }], { newUuid });
+  t.equal(dangling.kind, 'failed', 'the checks of the commit step are made');
+  t.equal(dangling.kind === 'failed' ? dangling.results.length : 0, 2, "a commit step's error follows the operations' results");
+  n = 100;
+  t.same(committed(t, transact(db, ops, { newUuid })).results, tried.results, 'transact then gives the same answers');
 });
 
 t.test('weak references to deleted rows are removed; a min of 1 then fails the transaction', async (t) => {

@@ -56,6 +56,10 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   t.equal((await nbctl('--may-exist', 'ls-add', 'sw0')).code, 0, '--may-exist makes it a no-op');
   const show = await nbctl('show');
   t.match(show.stdout, /switch [0-9a-f-]{36} \(sw0\)\n {4}port p1\n {8}addresses: \["00:00:00:00:00:01 10.0.0.1"\]/);
+  // The command line reaches nbctl whole: every "--" starts another command of one transaction.
+  const several = await nbctl('--may-exist', 'ls-add', 'sw0', '--', 'ls-add', 'swt', '--', 'lsp-add', 'swt', 'pt9', '--', 'lsp-list', 'swt');
+  t.equal(several.code, 0, several.stderr);
+  t.match(several.stdout, /^[0-9a-f-]{36} \(pt9\)\n$/, 'the last command saw the first ones');
 
   // The engine's counters per member (ovnts sbctl engine-stats): an LSP add is an incremental
   // run on every member, never a recompute.

@@ -11,13 +11,14 @@ import { dbCommands } from './db-commands.js';
 import { gatewayChassisOrder, gatewayCommands } from './gateway-commands.js';
 import { globalCommands } from './global-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, Nb, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, findRecord, listing, mapOf, maybeRecord, parseDirection, parseEnabled, setOf, text, uuidOf, uuidRef } from './nb.js';
 import { tableStyle } from './record-table.js';
 import { qosMeterCommands } from './qos-meter-commands.js';
 import { parsePriority, routerCommands } from './router-commands.js';
 import { routerPortCommands } from './router-port-commands.js';
 import { waitUntil } from './wait-until.js';
+import { NbTransaction } from './transaction.js';
 
 /** Whether getopt gives an option no value, takes the next word (or "=value") as one, or may. */
 type OptionArgument = 'none' | 'required' | 'optional';
@@ -57,7 +58,7 @@ function checkOptions(name: string, declared: string, given: readonly string[]):
   }
 }
 
-async function addNamed(nb: Nb, table: string, what: string, name: string | undefined, flags: ReadonlySet<string>, row: Record<string, unknown> = {}): Promise<string> {
+async function addNamed(nb: NbAccess, table: string, what: string, name: string | undefined, flags: ReadonlySet<string>, row: Record<string, unknown> = {}): Promise<string> {
   const mayExist = flags.has('--may-exist');
   const duplicate = flags.has('--add-duplicate');
   if (mayExist && duplicate) throw new NbctlError('--may-exist and --add-duplicate may not be used together');
@@ -71,7 +72,7 @@ async function addNamed(nb: Nb, table: string, what: string, name: string | unde
   return '';
 }
 
-async function delNamed(nb: Nb, table: string, what: string, id: string, flags: ReadonlySet<string>): Promise<string> {
+async function delNamed(nb: NbAccess, table: string, what: string, id: string, flags: ReadonlySet<string>): Promise<string> {
   const row = await maybeRecord(nb, table, id, what);
   if (row === undefined) {
     if (flags.has('--if-exists')) return '';
@@ -83,7 +84,7 @@ async function delNamed(nb: Nb, table: string, what: string, id: string, flags: 
 }
 
 /** Removes a child row from its parent's set column; the (non-root) child is then collected. */
-async function detach(nb: Nb, parentTable: string, column: string, child: RowJson): Promise<void> {
+async function detach(nb: NbAccess, parentTable: string, column: string, child: RowJson): Promise<void> {
   await nb.transact([{ op: 'mutate', table: parentTable, where: [[column, 'includes', uuidRef(uuidOf(child))]], mutations: [[column, 'delete', uuidRef(uuidOf(child))]] }]);
 }
 
@@ -98,7 +99,7 @@ function keyValues(args: string[]): [string, string][] {
 }
 
 /** The switch that holds port `p` (ovn-nbctl's lsp_to_ls). */
-async function switchOf(nb: Nb, p: RowJson): Promise<RowJson> {
+async function switchOf(nb: NbAccess, p: RowJson): Promise<RowJson> {
   const id = uuidOf(p);
   const ls = (await nb.rows('Logical_Switch')).find((r) => setOf(r.ports).some((u) => text(u) === id));
   if (ls === undefined) throw new NbctlError(`logical port ${String(p.name)} is not part of any logical switch`);
@@ -106,7 +107,7 @@ async function switchOf(nb: Nb, p: RowJson): Promise<RowJson> {
 }
 
 /** The ports of switch `ls` other than `p`: what ovn-nbctl checks an address entry of `p` against. */
-async function otherPorts(nb: Nb, ls: RowJson, p: RowJson): Promise<RowJson[]> {
+async function otherPorts(nb: NbAccess, ls: RowJson, p: RowJson): Promise<RowJson[]> {
   const others = new Set(setOf(ls.ports).map(text));
   others.delete(uuidOf(p));
   return (await nb.rows('Logical_Switch_Port')).filter((r) => others.has(uuidOf(r)));
@@ -135,7 +136,7 @@ function duplicateIp(others: readonly RowJson[], entry: string): string | undefi
 }
 
 /** An ACL's entity: a switch, or a port group (--type=port-group or a name that is one). */
-async function aclEntity(nb: Nb, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
+async function aclEntity(nb: NbAccess, id: string, flags: ReadonlySet<string>): Promise<{ table: string; row: RowJson }> {
   const type = optionValue(flags, '--type');
   if (type === 'port-group') return { table: 'Port_Group', row: await findRecord(nb, 'Port_Group', id, 'port group') };
   if (type === 'switch') return { table: 'Logical_Switch', row: await findRecord(nb, 'Logical_Switch', id, 'switch') };
@@ -176,7 +177,7 @@ function aclLine(acl: RowJson): string {
   return `${line}\n`;
 }
 
-async function portUuids(nb: Nb, names: string[]): Promise<[string, string][]> {
+async function portUuids(nb: NbAccess, names: string[]): Promise<[string, string][]> {
   return Promise.all(names.map(async (n) => uuidRef(uuidOf(await findRecord(nb, 'Logical_Switch_Port', n, 'port')))));
 }
 
@@ -559,23 +560,31 @@ const getoptOptions: ReadonlyMap<string, OptionArgument> = (() => {
   return all;
 })();
 
-/** A command line split as ovn-nbctl reads it. */
-interface CommandLine {
-  /** The options before the command and before any "--", as getopt reads them ("-f json"
-   *  becomes "--format=json"): global ones, and command ones that go to the command. */
-  readonly leading: readonly string[];
+/** One command of a command line: the options after the "--" before it, its name and arguments. */
+interface CommandWords {
   /** The options after a "--" and before the command (ovn-nbctl's per-command options): the
    *  command's own, where a global option is refused like any other it does not have. */
   readonly own: readonly string[];
   readonly name: string | undefined;
-  /** Every word after the command, "--foo" too: an option there is an argument to ovn-nbctl. */
+  /** Every word after the command up to the next "--", "--foo" too: an option there is an
+   *  argument to ovn-nbctl. */
   readonly args: readonly string[];
+}
+
+/** A command line split as ovn-nbctl reads it. */
+interface CommandLine {
+  /** The options before the first command and before any "--", as getopt reads them ("-f
+   *  json" becomes "--format=json"): global ones, and command ones that go to the first command. */
+  readonly leading: readonly string[];
+  /** The commands, in order; "--" separates them, and empty groups between two "--" are
+   *  skipped, as db-ctl-base skips them. */
+  readonly commands: readonly CommandWords[];
 }
 
 /**
  * Splits a command line, with getopt's complaints about the leading options. The first "--"
- * ends those. A "--" after the command, which in ovn-nbctl starts another command in the same
- * transaction, is refused with a pointer to ovn-nbctl: ovnts runs one command.
+ * ends those; every "--" after that ends a command and starts the next, all of them run in
+ * one transaction.
  */
 function parseCommandLine(given: readonly string[]): CommandLine {
   const leading: string[] = [];
@@ -603,17 +612,18 @@ function parseCommandLine(given: readonly string[]): CommandLine {
     leading.push(`${name}=${value}`);
     i++;
   }
-  const rest = given.slice(i).filter((w) => w !== '--');
-  const at = rest.findIndex((w) => !w.startsWith('-'));
-  if (at < 0) return { leading, own: rest, name: undefined, args: [] };
-  // A "--" after the command starts another in ovn-nbctl, all of them in one transaction.
-  const named = given.indexOf(rest[at] as string, i);
-  if (given.indexOf('--', named + 1) >= 0) {
-    throw new NbctlError(
-      'ovnts nbctl runs one command per invocation; for several in one transaction ("CMD -- CMD"), run ovn-nbctl against the cluster\'s OVSDB door (--db=$NB_OVSDB from .ovnts/env)',
-    );
+  const groups: string[][] = [[]];
+  for (const w of given.slice(i)) {
+    if (w === '--') groups.push([]);
+    else (groups[groups.length - 1] as string[]).push(w);
   }
-  return { leading, own: rest.slice(0, at), name: rest[at], args: rest.slice(at + 1) };
+  const commands = groups
+    .filter((g) => g.length > 0)
+    .map((g): CommandWords => {
+      const at = g.findIndex((w) => !w.startsWith('-'));
+      return at < 0 ? { own: g, name: undefined, args: [] } : { own: g.slice(0, at), name: g[at], args: g.slice(at + 1) };
+    });
+  return { leading, commands: commands.length > 0 ? commands : [{ own: [], name: undefined, args: [] }] };
 }
 
 /**
@@ -632,9 +642,52 @@ function timeoutOption(flags: readonly string[]): number | undefined {
   return ms;
 }
 
+/** A command checked against its spec, ready to run. */
+interface ParsedCommand {
+  readonly name: string;
+  readonly spec: CommandSpec;
+  readonly args: string[];
+  readonly flags: ReadonlySet<string>;
+}
+
+/**
+ * Checks one command's name, options and argument count, with db-ctl-base's messages.
+ * `options` are the command options before it (only the first command has any) and `globals`
+ * the global ones, which every command receives.
+ */
+function parseCommand(words: CommandWords, options: string[], globals: readonly string[]): ParsedCommand {
+  const seen = new Set<string>();
+  for (const f of options) {
+    if (seen.has(optionName(f))) throw new NbctlError(`'${optionName(f)}' option specified multiple times`);
+    seen.add(optionName(f));
+  }
+  for (const f of words.own) {
+    if (seen.has(optionName(f))) throw new NbctlError(`'${f}' option specified multiple times`);
+    seen.add(optionName(f));
+    options.push(f);
+  }
+  const name = words.name;
+  if (name === undefined) throw new NbctlError('missing command name (use --help for help)');
+  const spec = commands[name];
+  if (spec === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
+  checkOptions(name, spec.options, options);
+  // db-ctl-base's messages, plural even for one.
+  const [min, max] = spec.args;
+  const args = [...words.args];
+  if (args.length < min) throw new NbctlError(`'${name}' command requires at least ${min} arguments`);
+  if (args.length > max) {
+    const note = args.some((a) => a.startsWith('-')) ? ' (note that options must precede command names and follow a "--" argument)' : '';
+    throw new NbctlError(`'${name}' command takes at most ${max} arguments${note}`);
+  }
+  return { name, spec, args, flags: new Set([...globals, ...options]) };
+}
+
 /**
  * Runs one nbctl command line: global options, then (after an optional "--") the command's own
- * options, the command and its arguments.
+ * options, the command and its arguments; then, after each further "--", another command with
+ * its options. Every command is checked before any runs. One command talks to the cluster
+ * directly; several run in one transaction (NbTransaction): each sees what the ones before it
+ * wrote, and either all their writes commit or none does.
  */
 export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
   const line = parseCommandLine(given);
@@ -648,32 +701,19 @@ export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string
   }
   // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
   tableStyle(globals);
-  // The command's options: those getopt read before it (each once), then those after "--".
-  const options = line.leading.filter((f) => !isGlobal(f));
-  const seen = new Set<string>();
-  for (const f of options) {
-    if (seen.has(optionName(f))) throw new NbctlError(`'${optionName(f)}' option specified multiple times`);
-    seen.add(optionName(f));
+  // The first command's options: those getopt read before it (each once), then those after "--".
+  const parsed = line.commands.map((words, k) => parseCommand(words, k === 0 ? line.leading.filter((f) => !isGlobal(f)) : [], globals));
+  const only = parsed.length === 1 ? parsed[0] : undefined;
+  if (only !== undefined) {
+    const out = await only.spec.run(nb, only.args, only.flags);
+    await nb.finish();
+    return out;
   }
-  for (const f of line.own) {
-    if (seen.has(optionName(f))) throw new NbctlError(`'${f}' option specified multiple times`);
-    seen.add(optionName(f));
-    options.push(f);
-  }
-  const name = line.name;
-  if (name === undefined) throw new NbctlError('missing command name (use --help for help)');
-  const cmd = commands[name];
-  if (cmd === undefined) throw new NbctlError(`unknown command '${name}'; use --help for help`);
-  checkOptions(name, cmd.options, options);
-  // db-ctl-base's messages, plural even for one.
-  const [min, max] = cmd.args;
-  const args = [...line.args];
-  if (args.length < min) throw new NbctlError(`'${name}' command requires at least ${min} arguments`);
-  if (args.length > max) {
-    const note = args.some((a) => a.startsWith('-')) ? ' (note that options must precede command names and follow a "--" argument)' : '';
-    throw new NbctlError(`'${name}' command takes at most ${max} arguments${note}`);
-  }
-  const out = await cmd.run(nb, args, new Set([...globals, ...options]));
-  await nb.finish();
+  // wait-until blocks until the database changes, which a transaction's copy never does.
+  if (parsed.some((c) => c.name === 'wait-until')) throw new NbctlError('wait-until cannot share a transaction with other commands');
+  const txn = await NbTransaction.open(nb);
+  let out = '';
+  for (const c of parsed) out += await c.spec.run(txn, c.args, c.flags);
+  await txn.commit();
   return out;
 }

@@ -2,8 +2,8 @@
 // find, on any table, with ovs-vsctl's value syntax (scalars; sets as [a,b] or a,b; maps as
 // {k=v,...}; column:key for one map entry). list and find print their records with
 // record-table.ts, in whichever of ovn-nbctl's output formats the global options ask for.
-import type { Nb, RowJson } from './nb.js';
-import { NbctlError, byUuid, flagValue, isUuid, maybeRecord, uuidRef } from './nb.js';
+import type { NbAccess, RowJson } from './nb.js';
+import { NbctlError, byUuid, flagValue, isRowId, isUuid, maybeRecord, uuidOf, uuidRef } from './nb.js';
 import type { BaseTypeJson, Cell, ColumnTypeJson } from './record-table.js';
 import { atomToString, baseName, datumToString, formatRecordTable, isMap, tableStyle } from './record-table.js';
 
@@ -42,7 +42,8 @@ export function atom(base: string, s: string): unknown {
       if (v !== 'true' && v !== 'false') throw new NbctlError(`"${s}" is not a valid boolean (use "true" or "false")`);
       return v === 'true';
     case 'uuid':
-      return uuidRef(v);
+      // "@name": a row named with --id by a command before it in the transaction.
+      return isRowId(v) ? ['named-uuid', v] : uuidRef(v);
     default:
       return v;
   }
@@ -201,24 +202,24 @@ function printRecords(schema: SchemaJson, table: string, headings: readonly stri
   return formatRecordTable({ headings, rows: cells }, tableStyle(flags));
 }
 
-export async function schemaOf(nb: Nb): Promise<SchemaJson> {
+export async function schemaOf(nb: NbAccess): Promise<SchemaJson> {
   return (await nb.schema()) as SchemaJson;
 }
 
 /** A record by UUID, or by the table's name column when it has one. */
-async function record(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson> {
+async function record(nb: NbAccess, schema: SchemaJson, table: string, id: string): Promise<RowJson> {
   const row = await maybeRow(nb, schema, table, id);
   if (row === undefined) throw new NbctlError(`no row "${id}" in table ${table}`);
   return row;
 }
 
 /** record(), or undefined for a missing one when the command was given --if-exists. */
-function recordUnless(nb: Nb, schema: SchemaJson, table: string, id: string, flags: ReadonlySet<string>): Promise<RowJson | undefined> {
+function recordUnless(nb: NbAccess, schema: SchemaJson, table: string, id: string, flags: ReadonlySet<string>): Promise<RowJson | undefined> {
   return flags.has('--if-exists') ? maybeRow(nb, schema, table, id) : record(nb, schema, table, id);
 }
 
 /** recordUnless() of each id in turn (so the first missing one is the one named), those found. */
-async function recordsUnless(nb: Nb, schema: SchemaJson, table: string, ids: readonly string[], flags: ReadonlySet<string>): Promise<RowJson[]> {
+async function recordsUnless(nb: NbAccess, schema: SchemaJson, table: string, ids: readonly string[], flags: ReadonlySet<string>): Promise<RowJson[]> {
   const rows: RowJson[] = [];
   for (const id of ids) {
     const row = await recordUnless(nb, schema, table, id, flags);
@@ -233,7 +234,7 @@ function checkRowId(id: string): void {
 }
 
 /** A record by UUID or name, or undefined when the table has none such (db-ctl-base's get_row). */
-async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
+async function maybeRow(nb: NbAccess, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
   if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
   const nameColumn = schema.tables[table]?.columns.name !== undefined ? 'name' : '_uuid';
   return maybeRecord(nb, table, id, `${table} row`, nameColumn);
@@ -246,7 +247,7 @@ async function maybeRow(nb: Nb, schema: SchemaJson, table: string, id: string): 
  * built from the column's type and the same type with any number of elements.
  */
 async function mutateColumn(
-  nb: Nb,
+  nb: NbAccess,
   [table, id, column, ...values]: string[],
   flags: ReadonlySet<string>,
   mutations: (t: ColumnTypeJson, many: ColumnTypeJson, column: string, values: string[], table: string) => unknown[],
@@ -264,7 +265,7 @@ export const dbCommands = {
   list: {
     args: [1, Infinity] as [number, number],
     options: '--if-exists,--columns=',
-    run: async (nb: Nb, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const headings = selectedColumns(schema, table as string, flags);
@@ -275,7 +276,7 @@ export const dbCommands = {
   find: {
     args: [1, Infinity] as [number, number],
     options: '--columns=',
-    run: async (nb: Nb, [table, ...conds]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, ...conds]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const headings = selectedColumns(schema, table as string, flags);
@@ -289,9 +290,8 @@ export const dbCommands = {
   get: {
     args: [2, Infinity] as [number, number],
     options: '--if-exists,--id=',
-    run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
-      // --id names the record for a later command on the line; ovnts runs one command, so the
-      // name is only checked.
+    run: async (nb: NbAccess, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
+      // --id=@name names the record for the later commands of the transaction.
       const rowId = flagValue(flags, '--id');
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
@@ -303,7 +303,10 @@ export const dbCommands = {
       if (rowId !== undefined && flags.has('--if-exists')) throw new NbctlError('--if-exists and --id may not be specified together');
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
-      if (rowId !== undefined) checkRowId(rowId);
+      if (rowId !== undefined) {
+        checkRowId(rowId);
+        nb.nameRow(rowId, uuidOf(row));
+      }
       return columns
         .map(({ column, key, type }) => {
           if (key === undefined) return `${datumToString(row[column], type)}\n`;
@@ -317,7 +320,7 @@ export const dbCommands = {
   set: {
     args: [3, Infinity] as [number, number],
     options: '--if-exists',
-    run: async (nb: Nb, [table, id, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, id, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
@@ -342,7 +345,7 @@ export const dbCommands = {
   add: {
     args: [4, Infinity] as [number, number],
     options: '--if-exists',
-    run: (nb: Nb, args: string[], flags: ReadonlySet<string> = new Set()) =>
+    run: (nb: NbAccess, args: string[], flags: ReadonlySet<string> = new Set()) =>
       mutateColumn(nb, args, flags, (t, many, column, values) =>
         values.flatMap((v) => {
           const value = parseValue(many, v);
@@ -356,7 +359,7 @@ export const dbCommands = {
   remove: {
     args: [4, Infinity] as [number, number],
     options: '--if-exists',
-    run: (nb: Nb, args: string[], flags: ReadonlySet<string> = new Set()) =>
+    run: (nb: NbAccess, args: string[], flags: ReadonlySet<string> = new Set()) =>
       mutateColumn(nb, args, flags, (t, many, column, values, table) => {
         // ovn-nbctl checks this one itself (and leaves add on a scalar to the server).
         if (isScalar(t)) throw new NbctlError(`"remove" operation would put 0 values in column ${column} of table ${table} but the minimum number is 1`);
@@ -370,7 +373,7 @@ export const dbCommands = {
   clear: {
     args: [3, Infinity] as [number, number],
     options: '--if-exists',
-    run: async (nb: Nb, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, id, ...cols]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       const row = await recordUnless(nb, schema, table as string, id as string, flags);
       if (row === undefined) return '';
@@ -387,11 +390,11 @@ export const dbCommands = {
   create: {
     args: [2, Infinity] as [number, number],
     options: '--id=',
-    run: async (nb: Nb, [table, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, ...assigns]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
-      // --id=UUID gives the new row that UUID; --id=@name names it for a later command on the
-      // line, and ovnts runs one command, so that name is only checked.
+      // --id=UUID gives the new row that UUID; --id=@name names it for the later commands of
+      // the transaction (written as its uuid-name: see NbTransaction).
       const rowId = flagValue(flags, '--id');
       const uuid = rowId !== undefined && isUuid(rowId) ? rowId : undefined;
       if (rowId !== undefined && uuid === undefined) checkRowId(rowId);
@@ -400,14 +403,15 @@ export const dbCommands = {
         if (a.key !== undefined) throw new NbctlError('create: column:key=value is not supported; give the whole map');
         row[a.column] = a.value;
       }
-      const [result] = await nb.transact([{ op: 'insert', table, row, ...(uuid === undefined ? {} : { uuid: uuid.toLowerCase() }) }]);
+      const named = rowId === undefined ? {} : uuid === undefined ? { 'uuid-name': rowId } : { uuid: uuid.toLowerCase() };
+      const [result] = await nb.transact([{ op: 'insert', table, row, ...named }]);
       return `${(result as { uuid: [string, string] }).uuid[1]}\n`;
     },
   },
   destroy: {
     args: [1, Infinity] as [number, number],
     options: '--if-exists,--all',
-    run: async (nb: Nb, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
+    run: async (nb: NbAccess, [table, ...ids]: string[], flags: ReadonlySet<string> = new Set()) => {
       const schema = await schemaOf(nb);
       if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
       const all = flags.has('--all');

@@ -3,7 +3,7 @@
 // groups (ha-chassis-group-*), with ovn-nbctl 23.03's argument rules, messages and listings.
 // Gateway_Chassis and HA_Chassis rows are not roots: a row dropped from its port's or group's
 // set is collected by the database, as ovn-nbctl relies on.
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, findRecord, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { parsePriority } from './router-commands.js';
 
@@ -14,13 +14,13 @@ const uuidOrder = (a: RowJson, b: RowJson): number => strcmp(uuidOf(a), uuidOf(b
  * The rows a set column points at, in UUID order: the order of the set in ovn-nbctl's IDL,
  * which decides which row its "first match" loops find.
  */
-async function members(nb: Nb, owner: RowJson, column: string, table: string): Promise<RowJson[]> {
+async function members(nb: NbAccess, owner: RowJson, column: string, table: string): Promise<RowJson[]> {
   const ids = new Set(setOf(owner[column]).map(text));
   if (ids.size === 0) return [];
   return (await nb.rows(table)).filter((r) => ids.has(uuidOf(r))).sort(uuidOrder);
 }
 
-const findRouterPort = (nb: Nb, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router_Port', id, 'port');
+const findRouterPort = (nb: NbAccess, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router_Port', id, 'port');
 
 /**
  * ovn-nbctl's order of a port's gateway chassis (lrp-get-gateway-chassis, show): priority
@@ -85,10 +85,10 @@ const lrpGetGatewayChassis: CommandSpec = {
 // --- HA chassis groups ---------------------------------------------------------------------
 
 /** ovn-nbctl's lookup of a group by UUID or name, with its message (its spelling kept). */
-const findGroup = (nb: Nb, id: string): Promise<RowJson> => findRecord(nb, 'HA_Chassis_Group', id, 'ha_chassi_group');
+const findGroup = (nb: NbAccess, id: string): Promise<RowJson> => findRecord(nb, 'HA_Chassis_Group', id, 'ha_chassi_group');
 
 /** The group's member of this chassis name, or ovn-nbctl's message when there is none. */
-async function groupMember(nb: Nb, group: RowJson, groupArg: string, chassis: string): Promise<RowJson> {
+async function groupMember(nb: NbAccess, group: RowJson, groupArg: string, chassis: string): Promise<RowJson> {
   const member = (await members(nb, group, 'ha_chassis', 'HA_Chassis')).find((c) => c.chassis_name === chassis);
   if (member === undefined) throw new NbctlError(`${chassis}: ha chassis not found in ${groupArg} ha chassis group`);
   return member;

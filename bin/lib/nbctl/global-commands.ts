@@ -3,13 +3,13 @@
 // get-ssl, del-ssl), all hanging off the one NB_Global row, with ovn-nbctl 23.03's arguments
 // and output. ovn-nbctl creates NB_Global in every transaction that finds none; these commands
 // do so in theirs (other ovnts nbctl commands leave that to `ovnts up`).
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { byUuid, flagValue, strcmp } from './nb.js';
 
 
 
 /** The op that writes `row` into NB_Global: an update of the row, or its insert when there is none. */
-async function writeNbGlobal(nb: Nb, row: Record<string, unknown>): Promise<unknown> {
+async function writeNbGlobal(nb: NbAccess, row: Record<string, unknown>): Promise<unknown> {
   const global = (await nb.rows('NB_Global'))[0];
   return global === undefined ? { op: 'insert', table: 'NB_Global', row } : { op: 'update', table: 'NB_Global', where: byUuid(global), row };
 }

@@ -3,7 +3,7 @@
 // and list formats. Every check runs before the one transaction a command sends.
 import { inetParseActive, ipParseCidr, ipv6ParseCidr } from './inet.js';
 import type { LbEndpoint } from './inet.js';
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, col, findRecord, isUuid, mapOf, maybeRecord, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
@@ -131,7 +131,7 @@ const lbList: CommandSpec = {
 };
 
 /** The load balancers of a switch or router: its own, then those of its load balancer groups. */
-async function attachedLbs(nb: Nb, owner: RowJson): Promise<RowJson[]> {
+async function attachedLbs(nb: NbAccess, owner: RowJson): Promise<RowJson[]> {
   const lbs = new Map((await nb.rows('Load_Balancer')).map((r) => [uuidOf(r), r]));
   const groups = new Map((await nb.rows('Load_Balancer_Group')).map((r) => [uuidOf(r), r]));
   const ids = [...setOf(owner.load_balancer).map(text), ...setOf(owner.load_balancer_group).flatMap((g) => setOf(groups.get(text(g))?.load_balancer).map(text))];
@@ -183,12 +183,12 @@ function attachCommands(table: 'Logical_Switch' | 'Logical_Router', what: 'switc
 
 // --- DHCP options --------------------------------------------------------------------------
 
-async function findDhcpOptions(nb: Nb, id: string): Promise<RowJson | undefined> {
+async function findDhcpOptions(nb: NbAccess, id: string): Promise<RowJson | undefined> {
   if (!isUuid(id)) return undefined;
   return (await nb.rows('DHCP_Options', [['_uuid', '==', uuidRef(id.toLowerCase())]]))[0];
 }
 
-async function dhcpOptionsOrFail(nb: Nb, id: string): Promise<RowJson> {
+async function dhcpOptionsOrFail(nb: NbAccess, id: string): Promise<RowJson> {
   const row = await findDhcpOptions(nb, id);
   if (row === undefined) throw new NbctlError(`${id}: dhcp options UUID not found`);
   return row;

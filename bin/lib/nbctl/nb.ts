@@ -7,10 +7,56 @@ export class NbctlError extends Error {}
 
 export type RowJson = Record<string, unknown>;
 
+/**
+ * What a command reads and writes through: the cluster itself (Nb), or, for several commands
+ * in one transaction, a local copy that queues their writes (NbTransaction).
+ */
+export interface NbAccess {
+  rows(table: string, where?: unknown[]): Promise<RowJson[]>;
+  read(table: string): Promise<TableRead>;
+  changedSince(read: TableRead, timeoutMs: number | undefined): Promise<'changed' | 'timeout' | 'cut'>;
+  schema(): Promise<unknown>;
+  /** Commits ops (or queues them, in a transaction of several commands) and returns their results. */
+  transact(ops: unknown[]): Promise<unknown[]>;
+  /** Names a row for the later commands of the transaction (get's --id=@name). */
+  nameRow(id: string, uuid: string): void;
+}
+
+/** Whether a uuid-name is a row id ("@name", db-ctl-base's --id) rather than a name local to
+ *  one command's operations. */
+export const isRowId = (name: string): boolean => name.startsWith('@');
+
+/** db-ctl-base's words for a row id used and never defined. */
+export const rowIdNeverCreated = (id: string): NbctlError => new NbctlError(`row id "${id}" is referenced but never created (e.g. with "-- --id=${id} create ...")`);
+
+/**
+ * A lone command's row ids: what it names (an insert's "@name") names nothing later, so the
+ * name goes; a reference to one is to a row no command created.
+ */
+function withoutRowIds(ops: unknown[]): unknown[] {
+  const refuse = (v: unknown): void => {
+    if (!Array.isArray(v)) {
+      if (v !== null && typeof v === 'object') Object.values(v).forEach(refuse);
+      return;
+    }
+    if (v.length === 2 && v[0] === 'named-uuid' && typeof v[1] === 'string' && isRowId(v[1])) throw rowIdNeverCreated(v[1]);
+    // A set's or map's elements are values of their own (a set of strings may hold "named-uuid").
+    if (v.length === 2 && (v[0] === 'set' || v[0] === 'map') && Array.isArray(v[1])) (v[1] as unknown[]).forEach((x) => (Array.isArray(x) && v[0] === 'map' ? x.forEach(refuse) : refuse(x)));
+    else v.forEach(refuse);
+  };
+  refuse(ops);
+  return ops.map((op) => {
+    const name = (op as { 'uuid-name'?: unknown } | null)?.['uuid-name'];
+    if (typeof name !== 'string' || !isRowId(name)) return op;
+    const { 'uuid-name': _, ...rest } = op as Record<string, unknown>;
+    return rest;
+  });
+}
+
 /** One nbctl command: how many arguments it takes, its own options, and what it does. */
 export interface CommandSpec {
   readonly args: [number, number];
-  readonly run: (nb: Nb, args: string[], flags: ReadonlySet<string>) => Promise<string>;
+  readonly run: (nb: NbAccess, args: string[], flags: ReadonlySet<string>) => Promise<string>;
   /**
    * The command's own options in ovn-nbctl's notation ("--may-exist,--policy=,--bfd?": "="
    * takes a value, "?" may); any other option but a global one before the command is refused,
@@ -52,8 +98,14 @@ function unreachableReason(err: unknown): string {
   return text.replace(/\s*Resolution note:\s*$/, '');
 }
 
+/** A failed transaction's results as ovn-nbctl words the failure. */
+export function transactionFailure(results: readonly unknown[]): NbctlError {
+  const err = results.find((r) => r !== null && typeof r === 'object' && 'error' in r) as { error: string; details?: string } | undefined;
+  return new NbctlError(`transaction error: ${err ? JSON.stringify({ details: err.details ?? '', error: err.error }) : 'failed'}`);
+}
+
 /** Talks to the first member that answers. */
-export class Nb {
+export class Nb implements NbAccess {
   /** With --wait: every transaction also bumps NB_Global.nb_cfg, and the command then waits. */
   private waitFor: 'sb' | 'hv' | undefined;
   private waitMs = nbctlWaitMsDefault;
@@ -63,6 +115,9 @@ export class Nb {
   private waitRevision = 0;
 
   constructor(private readonly clients: readonly NorthboundClient[]) {}
+
+  /** A lone command's row id names nothing later: only checked (by the command). */
+  nameRow(): void {}
 
   /** ovn-nbctl's --wait=sb|hv: see transact() and finish(). */
   setWait(which: 'sb' | 'hv', timeoutMs = nbctlWaitMsDefault): void {
@@ -94,14 +149,11 @@ export class Nb {
       { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
       { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] },
     ];
-    const out = await this.first((c) => c.transact([...ops, ...bump]));
+    const out = await this.first((c) => c.transact([...withoutRowIds(ops), ...bump]));
     if (out.failed && bump.length > 0 && (out.results[ops.length] as { error?: string } | null)?.error === 'timed out') {
       throw new NbctlError('--wait: the database has no NB_Global row (run `ovnts up`, which creates it)');
     }
-    if (out.failed) {
-      const err = out.results.find((r) => r !== null && typeof r === 'object' && 'error' in r) as { error: string; details?: string } | undefined;
-      throw new NbctlError(`transaction error: ${err ? JSON.stringify({ details: err.details ?? '', error: err.error }) : 'failed'}`);
-    }
+    if (out.failed) throw transactionFailure(out.results);
     if (bump.length > 0) {
       const selected = out.results[ops.length + 2] as { rows?: { nb_cfg?: number }[] } | undefined;
       const target = selected?.rows?.[0]?.nb_cfg;
@@ -198,7 +250,7 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * Finds a row by name (or by UUID), as ovn-nbctl's lookups do, with its messages: `what` is
  * e.g. "switch", "router", "port"; `nameColumn` the column holding names.
  */
-export async function findRecord(nb: Nb, table: string, id: string, what: string, nameColumn = 'name'): Promise<RowJson> {
+export async function findRecord(nb: NbAccess, table: string, id: string, what: string, nameColumn = 'name'): Promise<RowJson> {
   if (uuidPattern.test(id)) {
     const byUuid = await nb.rows(table, [['_uuid', '==', uuidRef(id)]]);
     if (byUuid[0] !== undefined) return byUuid[0];
@@ -210,7 +262,7 @@ export async function findRecord(nb: Nb, table: string, id: string, what: string
 }
 
 /** Like findRecord, but undefined when absent. */
-export async function maybeRecord(nb: Nb, table: string, id: string, what: string, nameColumn = 'name'): Promise<RowJson | undefined> {
+export async function maybeRecord(nb: NbAccess, table: string, id: string, what: string, nameColumn = 'name'): Promise<RowJson | undefined> {
   try {
     return await findRecord(nb, table, id, what, nameColumn);
   } catch (err) {

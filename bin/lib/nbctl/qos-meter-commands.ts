@@ -3,7 +3,7 @@
 // listings. QoS and Meter_Band rows are not roots: one dropped from its switch or meter is
 // collected by the database.
 import { scanInt64 } from './inet.js';
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, findRecord, isUuid, mapOf, optional, parseDirection, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { parsePriority } from './router-commands.js';
 
@@ -18,10 +18,10 @@ function scanInRange(s: string, min: bigint, max: bigint): bigint | undefined {
 
 // --- QoS -----------------------------------------------------------------------------------
 
-const findSwitch = (nb: Nb, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Switch', id, 'switch');
+const findSwitch = (nb: NbAccess, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Switch', id, 'switch');
 
 /** The switch's QoS rules, in the set's (UUID) order. */
-async function qosRulesOf(nb: Nb, ls: RowJson): Promise<RowJson[]> {
+async function qosRulesOf(nb: NbAccess, ls: RowJson): Promise<RowJson[]> {
   const ids = new Set(setOf(ls.qos_rules).map(text));
   if (ids.size === 0) return [];
   return (await nb.rows('QoS')).filter((q) => ids.has(uuidOf(q))).sort((a, b) => strcmp(uuidOf(a), uuidOf(b)));

@@ -14,7 +14,7 @@ import {
   normalizePrefixStr,
   scanInt64,
 } from './inet.js';
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, col, findRecord, flagValue, isUuid, mapOf, maybeRecord, optional, optionalText, setOf, strcmp, text, uuidOf, uuidRef } from './nb.js';
 import { smapOrder } from './smap-order.js';
 
@@ -28,7 +28,7 @@ export function parsePriority(s: string): number {
 }
 
 /** The rows a router's set column points at, in the column's order. */
-async function children(nb: Nb, lr: RowJson, column: string, table: string): Promise<RowJson[]> {
+async function children(nb: NbAccess, lr: RowJson, column: string, table: string): Promise<RowJson[]> {
   const ids = setOf(lr[column]).map(text);
   if (ids.length === 0) return [];
   const rows = new Map((await nb.rows(table)).map((r) => [uuidOf(r), r]));
@@ -40,7 +40,7 @@ const mapGet = (v: unknown, key: string): string | undefined => {
   return e === undefined ? undefined : text(e[1]);
 };
 
-const findRouter = (nb: Nb, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router', id, 'router');
+const findRouter = (nb: NbAccess, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router', id, 'router');
 
 // --- static routes -------------------------------------------------------------------------
 

@@ -4,13 +4,13 @@
 // ovn-nbctl 23.03 has no lrp-get-options.
 import { ethAddrFromString } from '../../../northd/netaddr.js';
 import { normalizeAddrStr } from './inet.js';
-import type { CommandSpec, Nb, RowJson } from './nb.js';
+import type { CommandSpec, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, findRecord, mapOf, optional, parseEnabled, strcmp, text } from './nb.js';
 
 
-const findRouterPort = (nb: Nb, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router_Port', id, 'port');
+const findRouterPort = (nb: NbAccess, id: string): Promise<RowJson> => findRecord(nb, 'Logical_Router_Port', id, 'port');
 
-async function updatePort(nb: Nb, lrp: RowJson, row: Record<string, unknown>): Promise<string> {
+async function updatePort(nb: NbAccess, lrp: RowJson, row: Record<string, unknown>): Promise<string> {
   await nb.transact([{ op: 'update', table: 'Logical_Router_Port', where: byUuid(lrp), row }]);
   return '';
 }
@@ -84,7 +84,7 @@ function normalizedIp(ip: string): string {
 }
 
 /** The binding of this port name and IP text, compared as given (ovn-nbctl's lookup). */
-async function bindingOf(nb: Nb, logicalPort: string, ip: string): Promise<RowJson | undefined> {
+async function bindingOf(nb: NbAccess, logicalPort: string, ip: string): Promise<RowJson | undefined> {
   return (await nb.rows('Static_MAC_Binding', [['logical_port', '==', logicalPort], ['ip', '==', ip]]))[0];
 }
 

@@ -4,7 +4,7 @@
 // "=", "!=", "<", ">", "<=", ">=" order two values (by their number of elements first, then
 // element by element), and the "{...}" forms compare them as sets. The global --timeout bounds
 // the wait; when it runs out ovn-nbctl is killed by its alarm, and its last words are ours.
-import type { Nb, RowJson } from './nb.js';
+import type { NbAccess, RowJson } from './nb.js';
 import { NbctlError, flagValue, mapOf, setOf, strcmp, text } from './nb.js';
 import type { SchemaJson } from './db-commands.js';
 import { atom, columnType, matchColumn, parseValue, schemaOf, token } from './db-commands.js';
@@ -166,7 +166,7 @@ function recordIn(schema: SchemaJson, table: string, rows: readonly RowJson[], i
 export const waitUntil = {
   args: [2, Infinity] as [number, number],
   options: '',
-  run: async (nb: Nb, [table, id, ...conditions]: string[], flags: ReadonlySet<string>): Promise<string> => {
+  run: async (nb: NbAccess, [table, id, ...conditions]: string[], flags: ReadonlySet<string>): Promise<string> => {
     const schema = await schemaOf(nb);
     if (schema.tables[table as string] === undefined) throw new NbctlError(`unknown table "${table}"`);
     for (const c of conditions) conditionColumn(schema, table as string, c);
