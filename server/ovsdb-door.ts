@@ -372,6 +372,8 @@ class Connection {
   private closed = false;
   private probeTimer: NodeJS.Timeout | undefined;
   private probeSent = false;
+  /** The socket holds this turn's messages, to write them together at its end (see send). */
+  private corked = false;
   private readonly offCommit: () => void;
   private readonly closeSession: () => void;
 
@@ -389,6 +391,12 @@ class Connection {
   }
 
   destroy(): void {
+    // What this turn already sent (a reply before the malformed message that ends the
+    // connection) still goes, as it would have without the cork.
+    if (this.corked) {
+      this.corked = false;
+      this.socket.uncork();
+    }
     this.socket.destroy();
     this.cleanup();
   }
@@ -428,6 +436,18 @@ class Connection {
 
   private send(message: unknown): void {
     if (this.closed) return;
+    // What is sent in one turn of the event loop (the replies to the transactions one batch of
+    // the log committed, a monitor's updates with them) leaves in one write at its end: one
+    // system call for the lot. With 32 transactions in flight a reply's write was a tenth of
+    // the leader's CPU time.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
     this.socket.write(JSON.stringify(message));
     // A reader that does not keep up is dropped rather than buffered without bound.
     if (this.socket.writableLength > this.door.limits.outgoingBytesMax) this.destroy();
