@@ -314,7 +314,9 @@ export class NbStateMachine implements StateMachine {
     const hv = this.hvCfg(nbCfg);
     if (global.sb_cfg === nbCfg && global.hv_cfg === hv.cfg) return { changes: [] };
     const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: hv.cfg };
-    if (global.sb_cfg !== nbCfg) row.sb_cfg_timestamp = timestampMs;
+    // northd picks up nb_cfg and finishes the SB for it within this one apply: it starts
+    // (nb_cfg_timestamp) and completes (sb_cfg_timestamp) at the entry's time.
+    if (global.sb_cfg !== nbCfg) row.nb_cfg_timestamp = row.sb_cfg_timestamp = timestampMs;
     if (global.hv_cfg !== hv.cfg) row.hv_cfg_timestamp = hv.timestampMs ?? timestampMs;
     // A stream of its own, distinct from the transaction's, for the _version this update takes.
     const cfgSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x5bd1e995) >>> 0 || 1];
@@ -387,7 +389,7 @@ export class NbStateMachine implements StateMachine {
 }
 
 /** NB_Global columns only this state machine writes, and northd does not read. */
-const cfgColumns: ReadonlySet<string> = new Set(['sb_cfg', 'sb_cfg_timestamp', 'hv_cfg', 'hv_cfg_timestamp']);
+const cfgColumns: ReadonlySet<string> = new Set(['nb_cfg_timestamp', 'sb_cfg', 'sb_cfg_timestamp', 'hv_cfg', 'hv_cfg_timestamp']);
 
 /** An NB_Global modification of nothing but the *_cfg bookkeeping. */
 function isCfgBookkeeping(c: RowChange): boolean {

@@ -659,6 +659,19 @@ const script: readonly Step[] = [
   ['add', 'Logical_Switch', 'mc0', 'acls', '@g', '--', '--id=@g', 'get', 'ACL', '11111111-2222-3333-4444-555555555555'],
   ['set', 'Logical_Switch', 'mc0', 'other_config:x=y', '--', 'add', 'Logical_Switch', 'mc0', 'acls', '@h'],
   ['acl-list', 'mc0'],
+  // --dry-run: every command runs and prints, and nothing is committed.
+  ['--dry-run', 'ls-add', 'dry0'],
+  ['--dry-run', 'ls-add', 'dry1', '--', 'lsp-add', 'dry1', 'dry1-p', '--', 'lsp-set-addresses', 'dry1-p', '00:00:00:00:0d:01'],
+  ['--dry-run', 'ls-del', 'mc0', '--', 'ls-add', 'dry2'],
+  ['--dry-run', 'lsp-add', 'nope-switch', 'dry3'],
+  ['--dry-run', 'lsp-get-addresses', 'mc0-p1'],
+  ['--dry-run', '--oneline', 'lsp-get-addresses', 'mc0-p1', '--', 'ls-list'],
+  ['ls-list'],
+  // --oneline: one line per command, its newlines and backslashes escaped; list and find as ever.
+  ['--oneline', 'ls-list'],
+  ['--oneline', 'ls-add', 'one0', '--', 'lsp-list', 'mc0', '--', 'lsp-get-addresses', 'mc0-p1', '--', 'ls-del', 'one0'],
+  ['--oneline', 'set', 'Logical_Switch', 'mc0', 'external_ids:k="a\\\\b"', '--', 'get', 'Logical_Switch', 'mc0', 'external_ids', '--', 'list', 'Address_Set', 'mcas'],
+  ['--oneline', '--format=csv', 'find', 'Address_Set', 'name=mcas', '--', 'acl-list', 'mc0'],
   // wait-until on conditions that already hold, and its errors (the waiting is in nbctl.test.ts).
   ['wait-until', 'Logical_Router_Port', 'lr5-in', 'enabled=false', 'options:a=1', 'options:zz{=}[]', 'networks>"10"', 'mac!=""'],
   ['wait-until', 'Nope', 'x'],

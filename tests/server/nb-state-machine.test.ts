@@ -258,10 +258,10 @@ t.test('nb_cfg protocol: sb_cfg and hv_cfg follow nb_cfg in the same revision, o
   const e2: Entry = { term: 1, index: 2, type: 'normal', data: encodeCommand(nbTxn([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }], seed(), 0, 1_700_000_000_000)) };
   t.equal(sm.apply(e2, false).kind, 'committed');
   const g = [...sm.nb.rows('NB_Global').values()][0];
-  t.match(g, { nb_cfg: 1, sb_cfg: 1, hv_cfg: 1, sb_cfg_timestamp: 1_700_000_000_000, hv_cfg_timestamp: 1_700_000_000_000 });
+  t.match(g, { nb_cfg: 1, sb_cfg: 1, hv_cfg: 1, nb_cfg_timestamp: 1_700_000_000_000, sb_cfg_timestamp: 1_700_000_000_000, hv_cfg_timestamp: 1_700_000_000_000 });
   const last = events.at(-1)?.delta.changes ?? [];
   t.equal(last.length, 1, 'one change for NB_Global, not two');
-  t.same(last[0]?.kind === 'modify' ? last[0].columns : [], ['hv_cfg', 'hv_cfg_timestamp', 'nb_cfg', 'sb_cfg', 'sb_cfg_timestamp']);
+  t.same(last[0]?.kind === 'modify' ? last[0].columns : [], ['hv_cfg', 'hv_cfg_timestamp', 'nb_cfg', 'nb_cfg_timestamp', 'sb_cfg', 'sb_cfg_timestamp']);
   const plain = new NbStateMachine({ schema });
   plain.apply(entry(1, [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 5 } }]), false);
   t.equal([...plain.nb.rows('NB_Global').values()][0]?.sb_cfg, 0, 'without a projection nothing derives sb_cfg');

@@ -690,6 +690,7 @@ function parseCommand(words: CommandWords, options: string[], globals: readonly 
  * wrote, and either all their writes commit or none does.
  */
 export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string> {
+  const startedMs = Date.now();
   const line = parseCommandLine(given);
   const globals = line.leading.filter(isGlobal);
   const timeoutMs = timeoutOption(globals);
@@ -701,19 +702,34 @@ export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string
   }
   // The output options are global: a bad --format or --data fails any command, as in ovn-nbctl.
   tableStyle(globals);
+  // ovn-nbctl's --db names an OVSDB remote; this nbctl talks to the Northbound gRPC API, so a
+  // script's --db would otherwise go unheeded and the commands reach some other cluster.
+  if (globals.some((f) => f.startsWith('--db='))) {
+    throw new NbctlError('--db names an OVSDB remote, which ovnts nbctl does not speak: give the cluster with `ovnts nbctl --endpoints=HOST:PORT,...` (or $OVNTS_NB), or run ovn-nbctl --db=$NB_OVSDB against its OVSDB door');
+  }
+  const dryRun = globals.includes('--dry-run');
+  const oneline = globals.includes('--oneline');
+  if (globals.includes('--print-wait-time')) nb.printWaitTimes(startedMs);
   // The first command's options: those getopt read before it (each once), then those after "--".
   const parsed = line.commands.map((words, k) => parseCommand(words, k === 0 ? line.leading.filter((f) => !isGlobal(f)) : [], globals));
+  // --oneline: each command's output on one line ("\n" and "\\" escaped), an empty line for
+  // none; list and find print their records as they would anyway, as in db-ctl-base.
+  const shown = (c: ParsedCommand, out: string): string =>
+    !oneline || c.name === 'list' || c.name === 'find' ? out : `${out.replace(/\n$/, '').replace(/[\\\n]/g, (ch) => (ch === '\n' ? '\\n' : '\\\\'))}\n`;
   const only = parsed.length === 1 ? parsed[0] : undefined;
-  if (only !== undefined) {
-    const out = await only.spec.run(nb, only.args, only.flags);
-    await nb.finish();
-    return out;
+  if (only !== undefined && !dryRun) {
+    const out = shown(only, await only.spec.run(nb, only.args, only.flags));
+    return out + (await nb.finish());
   }
   // wait-until blocks until the database changes, which a transaction's copy never does.
   if (parsed.some((c) => c.name === 'wait-until')) throw new NbctlError('wait-until cannot share a transaction with other commands');
   const txn = await NbTransaction.open(nb);
   let out = '';
-  for (const c of parsed) out += await c.spec.run(txn, c.args, c.flags);
-  await txn.commit();
-  return out;
+  for (const c of parsed) out += shown(c, await c.spec.run(txn, c.args, c.flags));
+  // --dry-run: everything but the commit (and so no wait either).
+  if (dryRun) {
+    txn.check();
+    return out;
+  }
+  return out + (await txn.commit());
 }

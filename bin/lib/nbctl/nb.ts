@@ -113,6 +113,7 @@ export class Nb implements NbAccess {
    *  revision that transaction committed at (the Wait is judged against state that holds it). */
   private waitTarget: number | undefined;
   private waitRevision = 0;
+  private waitTimesFromMs: number | undefined;
 
   constructor(private readonly clients: readonly NorthboundClient[]) {}
 
@@ -168,9 +169,9 @@ export class Nb implements NbAccess {
    * Ends a command: with --wait, a command that wrote nothing still bumps nb_cfg (ovn-nbctl's
    * `--wait=sb sync`), then waits until sb_cfg or hv_cfg reaches it.
    */
-  async finish(): Promise<void> {
+  async finish(): Promise<string> {
     const which = this.waitFor;
-    if (which === undefined) return;
+    if (which === undefined) return '';
     if (this.waitTarget === undefined) await this.transact([]);
     const target = this.waitTarget as number;
     try {
@@ -180,6 +181,24 @@ export class Nb implements NbAccess {
       if ((err as { code?: number }).code === 4) throw new NbctlError(`timed out waiting for ${which}_cfg to reach ${target}`);
       throw err;
     }
+    return this.waitTimesFromMs === undefined ? '' : this.waitTimes(target, which, this.waitTimesFromMs);
+  }
+
+  /** ovn-nbctl's --print-wait-time: finish() also says how long the wait took, counted from
+   *  `fromMs` (ms since the epoch: when the command line started). */
+  printWaitTimes(fromMs: number): void {
+    this.waitTimesFromMs = fromMs;
+  }
+
+  /** ovn-nbctl's report of the wait, from NB_Global's timestamps (ms since the epoch). */
+  private async waitTimes(target: number, which: 'sb' | 'hv', fromMs: number): Promise<string> {
+    const g = (await this.rows('NB_Global'))[0] ?? {};
+    const since = (column: string): number => Number(g[column] ?? 0) - fromMs;
+    let out = `Time spent on processing nb_cfg ${target}:\n`;
+    out += `\tovn-northd delay before processing:\t${since('nb_cfg_timestamp')}ms\n`;
+    out += `\tovn-northd completion:\t\t\t${since('sb_cfg_timestamp')}ms\n`;
+    if (which === 'hv') out += `\tovn-controller(s) completion:\t\t${since('hv_cfg_timestamp')}ms\n`;
+    return out;
   }
 
   private schemaJson: unknown;

@@ -171,13 +171,19 @@ export class NbTransaction implements NbAccess {
   }
 
   /**
-   * Sends every queued operation as one transaction, then waits as --wait asks. Every row id
-   * used must have been created, and the whole queue must pass the commit step.
+   * Sends every queued operation as one transaction, then waits as --wait asks (and returns
+   * what --print-wait-time prints). Every row id used must have been created, and the whole
+   * queue must pass the commit step.
    */
-  async commit(): Promise<void> {
+  async commit(): Promise<string> {
+    this.check();
+    if (this.queued.length > 0) await this.nb.transact(this.queued);
+    return this.nb.finish();
+  }
+
+  /** What commit() checks before it sends anything; --dry-run stops after it. */
+  check(): void {
     for (const [name, id] of this.rowIds) if (!id.created) throw rowIdNeverCreated(name);
     this.run([]);
-    if (this.queued.length > 0) await this.nb.transact(this.queued);
-    await this.nb.finish();
   }
 }
