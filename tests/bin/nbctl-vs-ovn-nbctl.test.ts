@@ -1,7 +1,7 @@
 // Goal: `ovnts nbctl` routes, policies, NAT, load balancers, DHCP options, gateway chassis, HA
-// chassis groups, QoS, meters, static MAC bindings, connections and SSL behave as ovn-nbctl,
-// the generic database commands take the options it gives them and no other, and list and
-// find print records as it does in every output format.
+// chassis groups, QoS, meters, static MAC bindings, port mirrors, forwarding groups, CoPP,
+// connections and SSL behave as ovn-nbctl, the generic database commands take the options it
+// gives them and no other, and list and find print records as it does in every output format.
 // Method: one command script run by the real ovn-nbctl against a real ovsdb-server (OVN's NB
 // schema) and by runNbctl against an in-process ovnts cluster; every step's success or failure
 // and message, every list command's output and the final rows (compared by content, UUIDs
@@ -24,7 +24,7 @@ const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovsdb
 const tables = [
   'Logical_Switch', 'Logical_Switch_Port', 'Logical_Router', 'Logical_Router_Port', 'Logical_Router_Static_Route', 'Logical_Router_Policy', 'NAT', 'Load_Balancer',
   'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'HA_Chassis', 'Gateway_Chassis', 'Load_Balancer_Group', 'ACL', 'Port_Group', 'Address_Set', 'QoS', 'Meter', 'Meter_Band',
-  'Static_MAC_Binding', 'NB_Global', 'Connection', 'SSL',
+  'Static_MAC_Binding', 'NB_Global', 'Connection', 'SSL', 'Mirror', 'Forwarding_Group', 'Copp',
 ];
 const projected = new Set(['up', 'dynamic_addresses']);
 
@@ -625,6 +625,8 @@ const script: readonly Step[] = [
   // the transaction, ovnts with the additions; nbctl.test.ts covers ours.)
   ['ls-add', 'mc0', '--', 'lsp-add', 'mc0', 'mc0-p1', '--', 'lsp-set-addresses', 'mc0-p1', '00:00:00:00:0c:01 10.12.0.1'],
   ['lsp-list', 'mc0'],
+  // A record named by its UUID in upper case, which OVS reads as the same UUID.
+  (uuid) => ['lsp-get-addresses', uuid('Logical_Switch_Port(mc0-p1)').toUpperCase()],
   ['ls-add', 'mc1', '--', 'lsp-add', 'mc1', 'mc0-p1'],
   ['list', 'Logical_Switch', 'mc1'],
   ['lsp-add', 'mc0', 'mc0-p2', '--', 'lsp-del', 'mc0-p2', '--', 'lsp-list', 'mc0'],
@@ -659,6 +661,116 @@ const script: readonly Step[] = [
   ['add', 'Logical_Switch', 'mc0', 'acls', '@g', '--', '--id=@g', 'get', 'ACL', '11111111-2222-3333-4444-555555555555'],
   ['set', 'Logical_Switch', 'mc0', 'other_config:x=y', '--', 'add', 'Logical_Switch', 'mc0', 'acls', '@h'],
   ['acl-list', 'mc0'],
+  // Port mirrors: type and filter read by their first letter, the sink kept as given, listed by name.
+  ['mirror-add', 'mir1', 'gre', '5', 'to-lport', '10.0.0.5'],
+  ['mirror-add', 'mir1', 'gre', '5', 'to-lport', '10.0.0.5'],
+  ['--may-exist', 'mirror-add', 'mir1', 'erspan', '6', 'from-lport', '10.0.0.6'],
+  ['mirror-add', 'mir0', 'erspanx', ' +7', 'fxx', 'fd00::05'],
+  ['mirror-add', 'mir2', 'g', '-7', 't', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'x', '1', 't', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'g', '1x', 't', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'g', '99999999999999999999', 't', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'g', '', 't', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'g', '1', 'x', '1.1.1.1'],
+  ['mirror-add', 'mir3', 'g', '1', 't', '1.1.1.01'],
+  ['mirror-add', 'mir3', 'g', '1', 't', 'fd00::g'],
+  ['mirror-add', 'mir3', 'g', '1', 't'],
+  ['--if-exists', 'mirror-add', 'mir3', 'g', '1', 't', '1.1.1.1'],
+  ['mirror-list'],
+  ['lsp-attach-mirror', 'mc0-p1', 'mir1'],
+  ['lsp-attach-mirror', 'mc0-p1', 'mir1'],
+  ['--may-exist', 'lsp-attach-mirror', 'mc0-p1', 'mir1'],
+  ['lsp-attach-mirror', 'mc0-p1', 'mir0'],
+  ['lsp-attach-mirror', 'sw5-vm', 'mir2'],
+  ['lsp-attach-mirror', 'sw5-vm', 'mir0'],
+  ['lsp-attach-mirror', 'nope', 'mir1'],
+  ['lsp-attach-mirror', 'mc0-p1', 'nope'],
+  ['lsp-attach-mirror', 'mc0-p1', '11111111-2222-3333-4444-555555555555'],
+  (uuid) => ['lsp-attach-mirror', 'sw5-c1', uuid('Mirror(mir1)')],
+  ['lsp-detach-mirror', 'mc0-p1', 'mir2'],
+  ['lsp-detach-mirror', 'mc0-p1', 'mir0'],
+  ['lsp-detach-mirror', 'nope', 'mir0'],
+  ['lsp-detach-mirror', 'mc0-p1', 'nope'],
+  ['--may-exist', 'lsp-detach-mirror', 'mc0-p1', 'mir0'],
+  ['mirror-del', 'nope'],
+  ['mirror-del', 'mir2'],
+  ['mirror-list'],
+  ['mirror-add', 'mir4', 'gre', '4', 'to-lport', '10.0.0.4', '--', 'lsp-attach-mirror', 'sw5-c1', 'mir4'],
+  ['mirror-del', 'mir4', 'extra'],
+  ['mirror-del'],
+  ['mirror-list'],
+  ['mirror-add', 'mir5', 'erspan', '0', 'from-lport', '10.0.0.50'],
+  ['mirror-add', 'mir6', 'gre', '60', 'to-lport', 'fd00::60'],
+  ['lsp-attach-mirror', 'mc0-p1', 'mir5'],
+  ['lsp-attach-mirror', 'sw5-vm', 'mir6'],
+  ['get', 'Logical_Switch_Port', 'mc0-p1', 'mirror_rules'],
+  // Forwarding groups: a group is in the switch of its ports, which must have the name given.
+  ['fwd-group-add', 'fg1', 'sw5', '10.5.0.100', '00:00:00:00:05:64', 'sw5-vm'],
+  ['fwd-group-list'],
+  ['fwd-group-add', 'fg1', 'mc0', '10.12.0.100', '00:00:00:00:0c:64', 'mc0-p1'],
+  ['fwd-group-add', 'fg2', 'sw5', '10.5.0.101', '00:00:00:00:05:65'],
+  ['fwd-group-add', 'fg2', 'sw5'],
+  ['fwd-group-add', 'fg2', 'nope', '10.5.0.101', '00:00:00:00:05:65', 'sw5-vm'],
+  ['fwd-group-add', 'fg2', 'sw0', '10.5.0.101', '00:00:00:00:05:65', 'sw5-vm'],
+  ['fwd-group-add', 'fg2', 'sw5', 'fd00::1', '00:00:00:00:05:65', 'sw5-vm'],
+  ['fwd-group-add', 'fg2', 'sw5', '10.5.0.101/32', '00:00:00:00:05:65', 'sw5-vm'],
+  ['fwd-group-add', 'fg2', 'sw5', '10.5.0.101', '00:00:00:00:05', 'sw5-vm'],
+  ['fwd-group-add', 'fg2', 'sw5', '10.5.0.101', '00:00:00:00:05:65', 'mc0-p1'],
+  ['fwd-group-add', 'fg2', 'sw5', '10.5.0.101', '00:00:00:00:05:65', 'sw5-vm', 'nope'],
+  (uuid) => ['fwd-group-add', 'fg2', uuid('Logical_Switch(sw5)'), '10.5.0.101', '00:00:00:00:05:65', 'sw5-vm'],
+  ['--may-exist', 'fwd-group-add', 'fg2', 'sw5', '10.5.0.101', '00:00:00:00:05:65', 'sw5-vm'],
+  ['--liveness', 'fwd-group-add', 'fg2', 'mc0', '10.12.0.100', '00:00:00:00:0c:64', 'mc0-r', 'mc0-p1', 'mc0-r'],
+  ['fwd-group-list', 'sw5'],
+  ['fwd-group-list', 'mc0'],
+  ['fwd-group-list', 'nope'],
+  ['fwd-group-list', 'sw5', 'mc0'],
+  (uuid) => ['fwd-group-list', uuid('Logical_Switch(sw5)')],
+  ['fwd-group-del', 'nope'],
+  ['--if-exists', 'fwd-group-del', 'nope'],
+  ['--liveness', 'fwd-group-del', 'fg1'],
+  (uuid) => ['fwd-group-del', uuid('Forwarding_Group(fg1)')],
+  ['fwd-group-list', 'sw5'],
+  ['fwd-group-add', 'fwd-group-with-a-long-name', 'sw5', '10.5.0.102', '0:0:0:0:5:66', 'sw5-c1', 'sw5-vm'],
+  ['fwd-group-list', 'sw5'],
+  // Control plane protection: policies made by copp-add, meters named and not looked up.
+  ['copp-add', 'cp1', 'arp', 'm1'],
+  ['copp-add', 'cp1', 'bogus', 'm1'],
+  ['copp-add', 'cp1', 'icmp4-error', 'm2'],
+  ['copp-add', 'cp1', 'bfd', 'm2'],
+  ['copp-add', 'cp1', 'reject', 'm-none'],
+  ['copp-add', 'cp1', 'arp', 'm2'],
+  ['copp-add', 'cp1', 'dns', 'm1'],
+  ['copp-add', 'cp1', 'nd-ra-opts', 'm1'],
+  ['copp-add', 'cp1', 'arp'],
+  ['copp-list', 'cp1'],
+  ['copp-list', 'nope'],
+  ['copp-add', '11111111-2222-3333-4444-555555555555', 'dns', 'm1'],
+  (uuid) => ['copp-add', uuid('Copp(cp1)'), 'igmp', 'm1'],
+  ['copp-add', 'cp2', 'svc-monitor', 'm1'],
+  ['copp-del', 'cp1', 'bogus'],
+  ['copp-del', 'nope', 'bogus'],
+  ['copp-del', 'nope', 'arp'],
+  ['copp-del', 'nope'],
+  ['copp-del', 'cp1', 'dns'],
+  ['copp-del', 'cp1', 'nd-na'],
+  ['copp-list', 'cp1'],
+  ['copp-del', 'cp2', 'svc-monitor'],
+  ['copp-list', 'cp2'],
+  ['copp-add', 'cp2', 'tcp-reset', 'm2'],
+  ['ls-copp-add', 'cp1', 'sw5'],
+  ['ls-copp-add', 'nope', 'sw5'],
+  ['ls-copp-add', 'nope', 'nosw'],
+  ['ls-copp-add', 'cp1', 'sw0'],
+  ['lr-copp-add', 'cp2', 'lr5'],
+  ['lr-copp-add', 'cp2', 'nolr'],
+  ['lr-copp-add', 'nope', 'lr5'],
+  ['ls-copp-add', 'cp2', 'mc0'],
+  ['--if-exists', 'copp-del', 'cp2'],
+  ['copp-del', 'cp2'],
+  ['get', 'Logical_Switch', 'mc0', 'copp'],
+  ['lr-copp-add', 'cp1', 'lr5'],
+  ['get', 'Logical_Router', 'lr5', 'copp'],
+  ['copp-add', 'cp3', 'event-elb', 'm1', '--', 'ls-copp-add', 'cp3', 'mc0', '--', 'copp-list', 'cp3'],
   // --dry-run: every command runs and prints, and nothing is committed.
   ['--dry-run', 'ls-add', 'dry0'],
   ['--dry-run', 'ls-add', 'dry1', '--', 'lsp-add', 'dry1', 'dry1-p', '--', 'lsp-set-addresses', 'dry1-p', '00:00:00:00:0d:01'],
@@ -684,7 +796,7 @@ const script: readonly Step[] = [
 /** UUIDs of no row, used to ask for rows that do not exist. */
 const noRow = ['11111111-2222-3333-4444-555555555555', '0b7f0e4c-0000-4000-8000-000000000000'];
 /** UUIDs in text, replaced by labels. */
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 /**
  * Short labels for UUIDs: Table(name), or the cidr, ip_prefix or dst_ip in place of a name, else
@@ -839,8 +951,8 @@ async function runScript(side: Side): Promise<Trace> {
           })
         : step;
     const r = await side.run(args);
-    if ((`${r.stdout}${r.error}`.match(UUID) ?? []).some((u) => !noRow.includes(u) && !labels.has(u))) shortLabels(await side.dump(), labels);
-    const relabel = (s: string): string => s.replace(UUID, (u) => (noRow.includes(u) ? u : `<${labels.get(u) ?? 'unknown'}>`));
+    if ((`${r.stdout}${r.error}`.match(UUID) ?? []).some((u) => !noRow.includes(u) && !labels.has(u.toLowerCase()))) shortLabels(await side.dump(), labels);
+    const relabel = (s: string): string => s.replace(UUID, (u) => (noRow.includes(u) ? u : `<${labels.get(u.toLowerCase()) ?? 'unknown'}>`));
     const shown = unordered(args, relabel(r.stdout));
     steps.push(`$ nbctl ${relabel(args.join(' '))}\n${r.ok ? 'ok' : `error: ${relabel(errorKind(r.error))}`}\n${shown}`);
   }

@@ -3,14 +3,17 @@
 // policies and NAT (router-commands.ts), router port settings and static MAC bindings
 // (router-port-commands.ts), gateway chassis and HA chassis groups (gateway-commands.ts), QoS
 // rules and meters (qos-meter-commands.ts), load balancers and DHCP options
-// (lb-dhcp-commands.ts), init, connections and SSL (global-commands.ts) and the generic
-// database commands (db-commands.ts). `runNbctl` is the whole command line minus endpoints.
+// (lb-dhcp-commands.ts), port mirrors, forwarding groups and CoPP
+// (mirror-copp-fwd-commands.ts), init, connections and SSL (global-commands.ts) and the
+// generic database commands (db-commands.ts). `runNbctl` is the whole command line minus
+// endpoints; several commands run in one transaction (transaction.ts).
 import assert from 'node:assert';
 import { extractLspAddresses, isDynamicAddress, startsWithEthAddr } from '../../../northd/netaddr.js';
 import { dbCommands } from './db-commands.js';
 import { gatewayChassisOrder, gatewayCommands } from './gateway-commands.js';
 import { globalCommands } from './global-commands.js';
 import { lbDhcpCommands } from './lb-dhcp-commands.js';
+import { mirrorCoppFwdCommands } from './mirror-copp-fwd-commands.js';
 import type { CommandSpec, Nb, NbAccess, RowJson } from './nb.js';
 import { NbctlError, byUuid, findRecord, listing, mapOf, maybeRecord, parseDirection, parseEnabled, setOf, text, uuidOf, uuidRef } from './nb.js';
 import { tableStyle } from './record-table.js';
@@ -534,6 +537,7 @@ const commands: Record<string, CommandSpec> = {
   ...routerPortCommands,
   ...gatewayCommands,
   ...qosMeterCommands,
+  ...mirrorCoppFwdCommands,
   ...lbDhcpCommands,
   ...globalCommands,
   ...dbCommands,

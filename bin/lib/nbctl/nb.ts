@@ -263,21 +263,21 @@ export const uuidRef = (u: string): [string, string] => ['uuid', u];
 /** How ovn-nbctl's "Multiple ... named" message names a kind of record, where it is not "<what>s". */
 const multipleName: Record<string, string> = { router: 'logical routers', switch: 'logical switches', 'address set': 'Address Sets' };
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Finds a row by name (or by UUID), as ovn-nbctl's lookups do, with its messages: `what` is
  * e.g. "switch", "router", "port"; `nameColumn` the column holding names.
  */
 export async function findRecord(nb: NbAccess, table: string, id: string, what: string, nameColumn = 'name'): Promise<RowJson> {
-  if (uuidPattern.test(id)) {
-    const byUuid = await nb.rows(table, [['_uuid', '==', uuidRef(id)]]);
+  // A UUID in either case, as OVS reads one (rows hold them in lower case).
+  if (isUuid(id)) {
+    const byUuid = await nb.rows(table, [['_uuid', '==', uuidRef(id.toLowerCase())]]);
     if (byUuid[0] !== undefined) return byUuid[0];
   }
   const byName = await nb.rows(table, [[nameColumn, '==', id]]);
   if (byName.length > 1) throw new NbctlError(`Multiple ${multipleName[what] ?? `${what}s`} named '${id}'.  Use a UUID.`);
   if (byName[0] !== undefined) return byName[0];
-  throw new NbctlError(`${id}: ${what} ${uuidPattern.test(id) ? 'UUID' : 'name'} not found`);
+  throw new NbctlError(`${id}: ${what} ${isUuid(id) ? 'UUID' : 'name'} not found`);
 }
 
 /** Like findRecord, but undefined when absent. */
