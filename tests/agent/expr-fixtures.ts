@@ -3,8 +3,10 @@
 // 0x11..0x13; a port is "chassis resident" when it is in that table), and the test-only symbols.
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CompileContext } from '../../agent/expr/index.js';
 import { buildSymtab, type ExprSymbol, type Symtab } from '../../agent/expr/symbols.js';
+import { testsDir } from '../helpers/source-tree.js';
 
 export const addressSets: Readonly<Record<string, readonly string[]>> = {
   set1: ['10.0.0.1', '10.0.0.2', '10.0.0.3'],
@@ -53,7 +55,7 @@ export interface GoldenCase {
 
 /** Reads "input => expected" lines (a line without "=>" expects itself); skips blanks and #. */
 export function readGolden(name: string): GoldenCase[] {
-  const text = readFileSync(new URL(`../testdata/agent/${name}`, import.meta.url), 'utf8');
+  const text = readFileSync(join(testsDir, 'testdata/agent', name), 'utf8');
   const out: GoldenCase[] = [];
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '' || line.startsWith('#')) return;

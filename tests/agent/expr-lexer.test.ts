@@ -3,8 +3,10 @@
 // input lexed and printed back token by token; plus error offsets.
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { formatToken, lex } from '../../agent/expr/lexer.js';
+import { testsDir } from '../helpers/source-tree.js';
 
 function render(input: string): string {
   const r = lex(input);
@@ -12,7 +14,7 @@ function render(input: string): string {
   return r.tokens.filter((x) => x.kind !== 'end').map(formatToken).join(' ');
 }
 
-const lines = readFileSync(new URL('../testdata/agent/expr-lex.txt', import.meta.url), 'utf8').split('\n');
+const lines = readFileSync(join(testsDir, 'testdata/agent/expr-lex.txt'), 'utf8').split('\n');
 let cases = 0;
 for (const line of lines) {
   if (line.trim() === '' || line.startsWith('#')) continue;

@@ -109,7 +109,7 @@ t.test('compiled matches agree with the expression on random packets', async (t)
     });
     if ('error' in result) {
       if (/too complex/.test(result.error)) { tooComplex++; continue; }
-      t.fail(`seed ${seed}: ${text}: unexpected error ${result.error}\n  replay: OVNTS_SEED=${seed} OVNTS_EXPRS=1 npx tap tests/agent/expr-property.test.ts`);
+      t.fail(`seed ${seed}: ${text}: unexpected error ${result.error}\n  replay: OVNTS_SEED=${seed} OVNTS_EXPRS=1 npm run test:one -- tests/agent/expr-property.test.ts`);
       return;
     }
     compiled++;
@@ -124,7 +124,7 @@ t.test('compiled matches agree with the expression on random packets', async (t)
       if (want !== got) {
         t.fail(`seed ${seed}: ${text}\n  packet ${JSON.stringify([...p].map(([k, v]) => `${k}=${v.toString(16)}`))}\n`
           + `  expression says ${want}, matches say ${got}\n`
-          + `  replay: OVNTS_SEED=${seed} OVNTS_EXPRS=1 npx tap tests/agent/expr-property.test.ts`);
+          + `  replay: OVNTS_SEED=${seed} OVNTS_EXPRS=1 npm run test:one -- tests/agent/expr-property.test.ts`);
         return;
       }
     }

@@ -3,8 +3,10 @@
 // sb-lflow-matches.json, with its address sets, port groups and port keys), each compiled.
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { buildSymtab, compileMatch } from '../../agent/expr/index.js';
+import { testsDir } from '../helpers/source-tree.js';
 
 interface Corpus {
   readonly addressSets: Record<string, string[]>;
@@ -13,7 +15,7 @@ interface Corpus {
   readonly matches: string[];
 }
 
-const corpus = JSON.parse(readFileSync(new URL('../testdata/agent/sb-lflow-matches.json', import.meta.url), 'utf8')) as Corpus;
+const corpus = JSON.parse(readFileSync(join(testsDir, 'testdata/agent/sb-lflow-matches.json'), 'utf8')) as Corpus;
 const symtab = buildSymtab();
 
 // SB Port_Group names carry the datapath key ("2_pg_web"); OVN looks up "<key>_<name>" and then

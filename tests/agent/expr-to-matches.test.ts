@@ -3,9 +3,11 @@
 // expressions to flows" cases and the issue's examples), compiled against test-ovn.c's fixture.
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { compileMatch, formatMatches, normalizeTermsMax } from '../../agent/expr/index.js';
 import { testContext } from './expr-fixtures.js';
+import { testsDir } from '../helpers/source-tree.js';
 
 const ctx = testContext();
 
@@ -19,7 +21,7 @@ function compiled(text: string): string[] {
 interface Block { readonly match: string; readonly expected: string[]; readonly line: number }
 
 function readBlocks(): Block[] {
-  const text = readFileSync(new URL('../testdata/agent/expr-flows.txt', import.meta.url), 'utf8');
+  const text = readFileSync(join(testsDir, 'testdata/agent/expr-flows.txt'), 'utf8');
   const blocks: Block[] = [];
   let cur: { match: string; expected: string[]; line: number } | null = null;
   text.split('\n').forEach((line, i) => {

@@ -4,14 +4,14 @@
 // key facts are asserted directly so that a carelessly regenerated snapshot cannot hide a bug.
 
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { testsDir } from '../helpers/source-tree.js';
 import { runScenario, type Scenario } from './scenario.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const dir = join(here, '..', 'testdata', 'raft');
-// The reviewed traces live beside the scripts (regenerate: npx tap --snapshot <this file>).
+const dir = join(testsDir, 'testdata', 'raft');
+// The reviewed traces live beside the scripts. Their keys name the compiled file, which npm test
+// runs; regenerate: npm run build:all && npx tap --snapshot dist/tests/cluster/scenarios.test.js
 t.snapshotFile = join(dir, 'tap-snapshots', 'scenarios.test.ts.test.cjs');
 
 interface Fact {

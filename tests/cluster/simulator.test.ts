@@ -2,7 +2,7 @@
 // Method: thousands of seeded whole-cluster simulations (3 and 5 voters; lossy network,
 // partitions, crashes losing unsynced writes, membership changes, transfers, compaction),
 // safety checked after every step, liveness after healing, client histories checked for
-// linearizability. Replay one seed: OVNTS_SEED=<seed> npx tap tests/cluster/simulator.test.ts
+// linearizability. Replay one seed: OVNTS_SEED=<seed> npm run test:one -- tests/cluster/simulator.test.ts
 
 import t from 'tap';
 import { checkLinearizable } from './sim/linearizability.js';
@@ -19,7 +19,7 @@ const totals = { steps: 0, elections: 0, commits: 0, crashes: 0, snapshotsSent: 
 const failures: string[] = [];
 const started = performance.now();
 for (const seed of seeds) {
-  const replay = `OVNTS_SEED=${seed} npx tap tests/cluster/simulator.test.ts`;
+  const replay = `OVNTS_SEED=${seed} npm run test:one -- tests/cluster/simulator.test.ts`;
   try {
     const stats = runSimulation({ seed, voters: seed % 2 === 0 ? 3 : 5 });
     for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += stats[k];

@@ -4,12 +4,12 @@
 // agents, one-shot commands) on a 2-core machine.
 //
 // A dist older than its sources would test old code without saying so: that is refused, with
-// the command that fixes it. The tests themselves still run from source through tsx.
+// the command that fixes it. `npm test` runs the tests compiled too (tests/helpers/source-tree.ts).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { repoRoot } from './source-tree.js';
 
-/** The repository: two folders up from here, or three when this runs compiled (dist/tests/helpers, as the benches do). */
-const root = join(import.meta.dirname, import.meta.filename.endsWith('.js') ? '../../..' : '../..');
+const root = repoRoot;
 /** The folders whose compiled code a started `ovnts` runs. */
 const SOURCE_DIRS = ['ovsdb', 'cluster', 'northd', 'server', 'agent', 'bin'] as const;
 

@@ -3,11 +3,11 @@
 // ours, and the file's layout (one transaction per line, so reviews read as diffs).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DbDump, Json, JsonRow } from './ovsdb-json.js';
 import { canonicalJson, canonicalize } from './ovsdb-json.js';
+import { testsDir } from './source-tree.js';
 
-const TESTDATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'ovsdb');
+const TESTDATA = path.join(testsDir, 'testdata', 'ovsdb');
 export const RFC7047_SCHEMA_PATH = path.join(TESTDATA, 'rfc7047-schema.json');
 export const RFC7047_CASES_PATH = path.join(TESTDATA, 'rfc7047-cases.json');
 

@@ -11,7 +11,7 @@
 // incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
 // objects never change, and no change (nor a chassis report, nor a Chassis coming or going)
 // recomputes any node.
-// Replay one seed: NORTHD_SEED=<seed> npx tap tests/northd/incremental-equals-recompute.test.ts
+// Replay one seed: NORTHD_SEED=<seed> npm run test:one -- tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
@@ -809,7 +809,7 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     const problem = runSequence(seed);
     if (problem !== undefined) {
       failures++;
-      t.fail(`seed ${seed}: ${problem}\nreplay: NORTHD_SEED=${seed} npx tap tests/northd/incremental-equals-recompute.test.ts`);
+      t.fail(`seed ${seed}: ${problem}\nreplay: NORTHD_SEED=${seed} npm run test:one -- tests/northd/incremental-equals-recompute.test.ts`);
       if (failures >= 3) break;
     }
   }

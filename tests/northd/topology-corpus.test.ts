@@ -7,9 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { testsDir } from '../helpers/source-tree.js';
 import { missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-northd.js';
 
-const CORPUS = path.join(import.meta.dirname, '../fixtures/topologies');
+const CORPUS = path.join(testsDir, 'fixtures/topologies');
 
 /** Splits a line into words as a shell does for quotes alone: '…' and "…" group, nothing else is special. */
 function splitWords(line: string): string[] {

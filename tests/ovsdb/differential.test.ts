@@ -3,7 +3,7 @@
 // the same seeded random transactions (tests/helpers/txn-gen.ts); after each one the reply
 // (normalized) and the full contents of both databases must be equal.
 //
-// Replay one seed: OVNTS_DIFF_SCHEMA=NB OVNTS_DIFF_SEED=<seed> OVNTS_DIFF_TXNS=<n> npx tap tests/ovsdb/differential.test.ts
+// Replay one seed: OVNTS_DIFF_SCHEMA=NB OVNTS_DIFF_SEED=<seed> OVNTS_DIFF_TXNS=<n> npm run test:one -- tests/ovsdb/differential.test.ts
 // Long run (more seeds, thousands of transactions): OVNTS_LONG=1.
 import t from 'tap';
 import fs from 'node:fs';
@@ -156,7 +156,7 @@ for (const { label, schemaJson, seed } of RUNS) {
     for (let i = 0; i < TXNS; i++) {
       const txn = gen.next(mapDump(realDump, realToOurs));
       const ourOps = txn.ops;
-      const where = `${label} seed ${seed}, transaction #${i}; replay: OVNTS_DIFF_SCHEMA=${label} OVNTS_DIFF_SEED=${seed} OVNTS_DIFF_TXNS=${i + 1} npx tap ${TEST_FILE}`;
+      const where = `${label} seed ${seed}, transaction #${i}; replay: OVNTS_DIFF_SCHEMA=${label} OVNTS_DIFF_SEED=${seed} OVNTS_DIFF_TXNS=${i + 1} npm run test:one -- ${TEST_FILE}`;
       let realResults: Json[];
       try {
         realResults = await realTransact(client, schemaLite.name, translateOps(ourOps, oursToReal));

@@ -6,14 +6,14 @@ import t from 'tap';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON, schemaJsonFor } from '../../ovsdb/schemas/index.js';
 import { ROWS_MODULES, renderRowsModule } from '../../ovsdb/schemas/gen-rows.js';
 import { int, optional, ref, schema, set, str, table } from '../../ovsdb/schemas/dsl.js';
+import { repoRoot } from '../helpers/source-tree.js';
 
 const run = promisify(execFile);
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = `${repoRoot}/`;
 
 const CASES = [
   { db: 'nb', ours: NB_SCHEMA_JSON, upstreamPath: '/usr/share/ovn/ovn-nb.ovsschema', tables: 30 },

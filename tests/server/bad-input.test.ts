@@ -403,7 +403,7 @@ async function dumps(members: readonly Member[]): Promise<string[]> {
 }
 
 t.test(`${requestsN} random invalid requests: each a clear error, servers up, NB unchanged (seed ${seed})`, async (t) => {
-  t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npx tap tests/server/bad-input.test.ts)`);
+  t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npm run test:one -- tests/server/bad-input.test.ts)`);
   const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const leader = members[0] as Member;

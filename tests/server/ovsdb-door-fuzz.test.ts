@@ -530,7 +530,7 @@ function dumpDifference(a: string, b: string): string {
 }
 
 t.test(`${framesN} random hostile frames to two doors: errors or closed connections, servers up, NB unchanged (seed ${seed})`, async (t) => {
-  t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npx tap tests/server/ovsdb-door-fuzz.test.ts; one failing session alone: add OVNTS_SESSION=<its #>)`);
+  t.comment(`seed=${seed} (replay: OVNTS_SEED=${seed} npm run test:one -- tests/server/ovsdb-door-fuzz.test.ts; one failing session alone: add OVNTS_SESSION=<its #>)`);
   const cluster = await startCentralCluster(testdirAfterTeardowns(t));
   const leader = cluster.members.find((m) => m.central.node.status().role === 'leader');
   const follower = cluster.members.find((m) => m.central.node.status().role !== 'leader');

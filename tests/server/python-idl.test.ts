@@ -16,10 +16,11 @@ import { NB_SCHEMA_PATH, startDoorBesideReal } from '../helpers/door-beside-real
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { upCluster, waitForLeader } from '../helpers/ovnts-cli.js';
 import { isAlive, waitForExit } from '../helpers/process.js';
+import { testsDir } from '../helpers/source-tree.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const PYTHON = '/usr/bin/python3';
-const SCRIPT = join(import.meta.dirname, '../helpers/python-idl.py').replace(/\/dist\/tests\//, '/tests/');
+const SCRIPT = join(testsDir, 'helpers/python-idl.py');
 const scriptTimeoutMs = 120_000;
 /** Inserts in the failover loop, and after how many the leader is killed. */
 const loopN = 60;

@@ -11,6 +11,7 @@ import { upClusterOf } from '../../bin/commands/cluster-up.js';
 import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { freeBasePort as freeBase, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
+import { repoRoot } from '../helpers/source-tree.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
@@ -149,14 +150,14 @@ t.test('down stops the members while a frozen client still holds connections to 
   const pids = env.pids;
   const endpoints = env.nbGrpc.join(',');
   const script = [
-    `import { NorthboundClient } from ${JSON.stringify(join(import.meta.dirname, '../../server/northbound-service.ts'))};`,
+    `import { NorthboundClient } from ${JSON.stringify(join(repoRoot, 'dist/server/northbound-service.js'))};`,
     `const clients = ${JSON.stringify(endpoints)}.split(',').map((a) => new NorthboundClient(a));`,
     `for (const [i, c] of clients.entries()) await c.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'held-' + i } }]);`,
     'for (const c of clients) c.close();',
     "process.stdout.write('written\\n');",
     'setInterval(() => {}, 1000);',
   ].join('\n');
-  const client = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const client = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.teardown(() => {
     client.kill('SIGKILL');
   });

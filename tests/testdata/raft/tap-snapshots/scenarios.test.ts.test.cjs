@@ -5,7 +5,7 @@
  * Make sure to inspect the output below.  Do not ignore changes!
  */
 'use strict'
-exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > check-quorum.txt > trace 1`] = `
 > # Check-quorum: a leader cut off from a majority steps down within two election timeouts
 > # (the first check still counts the activity it saw before the cut), and the majority side
 > # elects a new leader in a higher term.
@@ -178,7 +178,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > check-quorum.txt > trace 1`] = 
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > crash-restart.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > crash-restart.txt > trace 1`] = `
 > # A crash loses what was not persisted: node 2 receives entries but crashes before its
 > # Ready is handled, so it never acknowledged them and does not have them after restart.
 > # The election timeout can be changed at run time through the log.
@@ -310,7 +310,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > crash-restart.txt > trace 1`] =
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > election.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > election.txt > trace 1`] = `
 > # Three founding voters; node 1 campaigns (pre-vote, then vote) and wins.
 > add-nodes 3
   nodes 1 2 3: voters=(1 2 3)
@@ -401,7 +401,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > election.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > figure-8.txt > trace 1`] = `
 > # Raft paper, figure 8: a leader must not commit an entry of an earlier term by counting
 > # replicas, because a later leader that never had it may still be elected and overwrite it.
 > # Pre-vote and check-quorum are off and one entry goes per message, so that the script
@@ -731,7 +731,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > figure-8.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > log-conflict.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > log-conflict.txt > trace 1`] = `
 > # Log conflict repair with fast back-off: node 3 led term 3 alone and wrote a long tail that
 > # was never committed. The new leader finds the divergence in one round trip per term (the
 > # follower's hint names its last entry of an older term) and overwrites the tail.
@@ -907,7 +907,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > log-conflict.txt > trace 1`] = 
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > membership.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > membership.txt > trace 1`] = `
 > # Membership: add a voter, add a learner and promote it, remove a voter. One change at a time:
 > # a second proposal while one is pending is dropped. Removed ids are never reused, and a
 > # removed node no longer campaigns.
@@ -1211,7 +1211,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > membership.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > prevote.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > prevote.txt > trace 1`] = `
 > # Pre-vote stops a rejoining node from disrupting a healthy cluster: while cut off, node 3
 > # keeps failing its pre-votes without raising its term, and when it returns the leader keeps
 > # its term and leadership.
@@ -1328,7 +1328,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > prevote.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > read-index.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > read-index.txt > trace 1`] = `
 > # ReadIndex: the leader records its commit index, confirms it is still leader with a
 > # heartbeat round, and only then releases the read. A follower forwards to the leader.
 > # A leader cut off from the majority cannot confirm and serves nothing.
@@ -1443,7 +1443,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > read-index.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > snapshot.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > snapshot.txt > trace 1`] = `
 > # A follower that falls behind the leader's compacted log receives a snapshot, installs it,
 > # and catches up with the entries after it.
 > add-nodes 3
@@ -1581,7 +1581,7 @@ exports[`tests/cluster/scenarios.test.ts > TAP > snapshot.txt > trace 1`] = `
 
 `
 
-exports[`tests/cluster/scenarios.test.ts > TAP > transfer.txt > trace 1`] = `
+exports[`dist/tests/cluster/scenarios.test.js > TAP > transfer.txt > trace 1`] = `
 > # Leadership transfer: the target is caught up first, then told to campaign at once
 > # (TimeoutNow), skipping pre-vote and the others' leader lease. Proposals are dropped while a
 > # transfer is pending, and a transfer that cannot finish is abandoned after a timeout.
