@@ -641,6 +641,8 @@ const script: readonly Step[] = [
   ['ls-add', 'mc4', '--', 'ls-add', 'mc4'],
   ['ls-add', 'mc4', '--', '--add-duplicate', 'ls-add', 'mc4', '--', 'ls-del', 'mc4'],
   ['ls-add', 'mc4', '--', '--wait=sb', 'ls-add', 'mc5'],
+  ['ls-add', 'wu0', '--', 'wait-until', 'Logical_Switch', 'wu0', '--', 'wait-until', 'Logical_Switch', 'mc0', 'name=mc0', '--', 'ls-add', 'wu1'],
+  ['wait-until', 'Logical_Switch', 'mc0', 'nope=1', '--', 'ls-add', 'wu2'],
   ['ls-add', 'mc4', '--', 'lsp-add', 'mc4', 'mc4-p', '--', 'lsp-add', 'mc4', 'mc4-q', '--', 'ls-del', 'mc4', '--', 'lsp-list', 'mc4'],
   ['ls-list'],
   ['acl-add', 'mc0', 'to-lport', '100', 'ip4', 'allow', '--', 'acl-add', 'mc0', 'from-lport', '100', 'ip4', 'drop'],

@@ -39,7 +39,28 @@ t.test('nbctl commands', async (t) => {
   t.match(created[0], /^[0-9a-f-]{36}$/);
   t.equal(created[1], created[0], 'a row created in the transaction has its final UUID already');
   t.equal(await run('get', 'Address_Set', created[0] as string, 'name'), 'as9\n', 'the cluster holds the row under that UUID');
-  await fails(/^wait-until cannot share a transaction with other commands$/, 'ls-add', 'sw8', '--', 'wait-until', 'Logical_Switch', 'sw8');
+  // wait-until in a transaction: what holds on the copy (the commands before included) passes;
+  // otherwise the whole line runs again once the table changed, within the global --timeout.
+  t.equal(await run('ls-add', 'sw7', '--', 'wait-until', 'Logical_Switch', 'sw7'), '', 'wait-until sees a row an earlier command added');
+  const other = new Nb(cluster.members.map((m) => new NorthboundClient(m.address, 10_000)));
+  let waited = false;
+  const waiting = runNbctl(other, ['--timeout=30', 'wait-until', 'Logical_Switch', 'sw6', 'other_config:go=yes', '--', 'ls-add', 'sw6-after']).then((out) => {
+    waited = true;
+    return out;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.notOk(waited, 'a wait-until that does not hold holds the line back');
+  await run('ls-add', 'sw6');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.notOk(waited, 'a change that does not satisfy it runs the line again, and it waits on');
+  t.notMatch(await run('ls-list'), /sw6-after/, 'and nothing of it was committed');
+  await run('set', 'Logical_Switch', 'sw6', 'other_config:go=yes');
+  t.equal(await waiting, '', 'once the condition holds the line runs through');
+  other.close();
+  t.match(await run('ls-list'), /\(sw6-after\)/, 'the commands after the wait-until committed');
+  await t.rejects(runNbctl(nb, ['--timeout=1', 'wait-until', 'Logical_Switch', 'sw5', '--', 'ls-add', 'sw5-after']), { message: 'terminating with signal 14 (Alarm clock)' });
+  t.notMatch(await run('ls-list'), /sw5-after/, 'a line whose wait ran out of time committed nothing');
+  await run('ls-del', 'sw7', '--', 'ls-del', 'sw6', '--', 'ls-del', 'sw6-after');
   await fails(/^unknown command 'nope'/, 'ls-add', 'sw8', '--', 'nope');
   await fails(/^missing command name/, 'ls-add', 'sw8', '--', '--may-exist');
   t.notMatch(await run('ls-list'), /sw8/, 'a command line with a bad command runs none of it');

@@ -20,8 +20,8 @@ import { tableStyle } from './record-table.js';
 import { qosMeterCommands } from './qos-meter-commands.js';
 import { parsePriority, routerCommands } from './router-commands.js';
 import { routerPortCommands } from './router-port-commands.js';
-import { waitUntil } from './wait-until.js';
-import { NbTransaction } from './transaction.js';
+import { alarmMessage, waitCutsInARowMax, waitUntil } from './wait-until.js';
+import { NbTransaction, TryAgain } from './transaction.js';
 
 /** Whether getopt gives an option no value, takes the next word (or "=value") as one, or may. */
 type OptionArgument = 'none' | 'required' | 'optional';
@@ -725,15 +725,27 @@ export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string
     const out = shown(only, await only.spec.run(nb, only.args, only.flags));
     return out + (await nb.finish());
   }
-  // wait-until blocks until the database changes, which a transaction's copy never does.
-  if (parsed.some((c) => c.name === 'wait-until')) throw new NbctlError('wait-until cannot share a transaction with other commands');
-  const txn = await NbTransaction.open(nb);
-  let out = '';
-  for (const c of parsed) out += shown(c, await c.spec.run(txn, c.args, c.flags));
-  // --dry-run: everything but the commit (and so no wait either).
-  if (dryRun) {
-    txn.check();
-    return out;
+  // A wait-until that does not hold yet has the whole line run again once its table changed,
+  // within the global --timeout (counted from the start, as ovn-nbctl's alarm is).
+  const deadlineMs = timeoutMs === undefined ? undefined : startedMs + timeoutMs;
+  let cutsInARow = 0;
+  for (;;) {
+    const txn = await NbTransaction.open(nb);
+    try {
+      let out = '';
+      for (const c of parsed) out += shown(c, await c.spec.run(txn, c.args, c.flags));
+      // --dry-run: everything but the commit (and so no wait either).
+      if (dryRun) {
+        txn.check();
+        return out;
+      }
+      return out + (await txn.commit());
+    } catch (err) {
+      if (!(err instanceof TryAgain)) throw err;
+      const outcome = await nb.changedSince(err.read, deadlineMs === undefined ? undefined : deadlineMs - Date.now());
+      if (outcome === 'timeout') throw new NbctlError(alarmMessage);
+      cutsInARow = outcome === 'cut' ? cutsInARow + 1 : 0;
+      if (cutsInARow > waitCutsInARowMax) throw new NbctlError(`wait-until: the database ended ${cutsInARow} watches of ${err.read.table} in a row`);
+    }
   }
-  return out + (await txn.commit());
 }

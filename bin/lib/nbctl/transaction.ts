@@ -88,6 +88,16 @@ function isInsert(op: unknown): op is Record<string, unknown> {
   return op !== null && typeof op === 'object' && (op as { op?: unknown }).op === 'insert';
 }
 
+/**
+ * What a command (wait-until) throws when the copy does not hold what it waits for: as in
+ * ovn-nbctl, the whole command line runs again, on a fresh copy, once `read`'s table changes.
+ */
+export class TryAgain extends Error {
+  constructor(readonly read: TableRead) {
+    super(`waiting for a change to ${read.table}`);
+  }
+}
+
 export class NbTransaction implements NbAccess {
   private readonly queued: unknown[] = [];
   /** The row ids ("@name") used so far, and the UUIDs they stand for. */
@@ -96,6 +106,8 @@ export class NbTransaction implements NbAccess {
   private constructor(
     private readonly nb: Nb,
     private readonly copy: Database,
+    /** The reads the copy was made of, by table: what a TryAgain watches from. */
+    private readonly reads: ReadonlyMap<string, TableRead>,
   ) {}
 
   /** Reads the copy the commands will run against. */
@@ -114,7 +126,7 @@ export class NbTransaction implements NbAccess {
         }),
       );
       const loaded = transact(copy, inserts, localContext);
-      if (loaded.kind === 'committed') return new NbTransaction(nb, copy);
+      if (loaded.kind === 'committed') return new NbTransaction(nb, copy, new Map(reads.map((r) => [r.table, r])));
       if (attempt >= copyReadAttemptsMax) {
         throw new NbctlError(`the database kept changing while it was read (${copyReadAttemptsMax} attempts); try again`);
       }
@@ -140,12 +152,16 @@ export class NbTransaction implements NbAccess {
     return (this.run([{ op: 'select', table, where }])[0] as { rows: RowJson[] }).rows;
   }
 
-  read(): Promise<TableRead> {
-    return Promise.reject(new NbctlError('wait-until cannot share a transaction with other commands'));
+  /** The table as the commands before left it, at the revision the copy was read at. */
+  async read(table: string): Promise<TableRead> {
+    const made = this.reads.get(table);
+    if (made === undefined) throw new NbctlError(`unknown table "${table}"`);
+    return { ...made, rows: await this.rows(table) };
   }
 
-  changedSince(): Promise<'changed' | 'timeout' | 'cut'> {
-    return Promise.reject(new NbctlError('wait-until cannot share a transaction with other commands'));
+  /** The copy never changes: the command line is to run again once the table does. */
+  changedSince(read: TableRead): Promise<'changed' | 'timeout' | 'cut'> {
+    return Promise.reject(new TryAgain(read));
   }
 
   schema(): Promise<unknown> {

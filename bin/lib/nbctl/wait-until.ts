@@ -19,7 +19,7 @@ type Relation = (typeof relations)[number];
 /** What ovn-nbctl prints when its --timeout alarm ends it. */
 export const alarmMessage = 'terminating with signal 14 (Alarm clock)';
 /** Watches a member may cut in a row before the wait gives up, rather than re-reading forever. */
-const cutsInARowMax = 8;
+export const waitCutsInARowMax = 8;
 
 interface Condition {
   readonly column: string;
@@ -182,7 +182,7 @@ export const waitUntil = {
       const outcome = await nb.changedSince(read, deadlineMs === undefined ? undefined : deadlineMs - Date.now());
       if (outcome === 'timeout') throw new NbctlError(alarmMessage);
       cutsInARow = outcome === 'cut' ? cutsInARow + 1 : 0;
-      if (cutsInARow > cutsInARowMax) throw new NbctlError(`wait-until: the database ended ${cutsInARow} watches of ${table} in a row`);
+      if (cutsInARow > waitCutsInARowMax) throw new NbctlError(`wait-until: the database ended ${cutsInARow} watches of ${table} in a row`);
     }
   },
 };
