@@ -27,6 +27,12 @@ export const northboundLimits = {
   progressIntervalMs: 10_000,
   /** Requests of one TransactStream awaiting their replies; one more is refused at once. */
   streamTransactsInFlightMax: 1024,
+  /**
+   * The largest reply a client takes (gRPC's default is 4 MiB). A whole table is one List
+   * reply: the 10,000-port NB's Logical_Switch_Port table is 5.2 MB, and nbctl's show, list and
+   * transactions of several commands read whole tables.
+   */
+  clientReplyBytesMax: 256 * 1024 * 1024,
 } as const;
 
 class BadRequest extends Error {}
@@ -369,7 +375,9 @@ export class NorthboundClient {
     private readonly callTimeoutMs = 30_000,
   ) {
     NorthboundClient.ctor ??= grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
-    this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure());
+    this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': northboundLimits.clientReplyBytesMax,
+    });
   }
 
   private call(method: string, req: unknown, timeoutMs = this.callTimeoutMs): Promise<unknown> {

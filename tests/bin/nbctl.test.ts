@@ -61,6 +61,13 @@ t.test('nbctl commands', async (t) => {
   await t.rejects(runNbctl(nb, ['--timeout=1', 'wait-until', 'Logical_Switch', 'sw5', '--', 'ls-add', 'sw5-after']), { message: 'terminating with signal 14 (Alarm clock)' });
   t.notMatch(await run('ls-list'), /sw5-after/, 'a line whose wait ran out of time committed nothing');
   await run('ls-del', 'sw7', '--', 'ls-del', 'sw6', '--', 'ls-del', 'sw6-after');
+  // A table beyond gRPC's default 4 MiB reply (each write well under its request limit) is
+  // still read whole: by list, and by the copy a transaction of several commands runs on.
+  const big = 'x'.repeat(1_100_000);
+  for (let i = 0; i < 5; i++) await run('create', 'Address_Set', `name=big${i}`, `external_ids={blob=${big}}`);
+  t.equal((await run('--columns=name', '--bare', 'find', 'Address_Set', 'external_ids:blob=' + big)).split('\n').filter(Boolean).length, 5, 'a 5.5 MB table is read whole');
+  t.equal(await run('ls-add', 'sw4', '--', 'lsp-add', 'sw4', 'sw4-p', '--', 'lsp-get-ls', 'sw4-p').then((out) => out.replace(/^\S+ /, '')), '(sw4)\n', 'a transaction of several commands copies it too');
+  await run('ls-del', 'sw4', '--', 'destroy', 'Address_Set', 'big0', 'big1', 'big2', 'big3', 'big4');
   await fails(/^unknown command 'nope'/, 'ls-add', 'sw8', '--', 'nope');
   await fails(/^missing command name/, 'ls-add', 'sw8', '--', '--may-exist');
   t.notMatch(await run('ls-list'), /sw8/, 'a command line with a bad command runs none of it');
