@@ -9,12 +9,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { repoRoot } from './source-tree.js';
 
-const root = repoRoot;
 /** The folders whose compiled code a started `ovnts` runs. */
 const SOURCE_DIRS = ['ovsdb', 'cluster', 'northd', 'server', 'agent', 'bin'] as const;
 
 /** The compiled entry point. */
-export const ovntsJs = join(root, 'dist/bin/ovnts.js');
+export const ovntsJs = join(repoRoot, 'dist/bin/ovnts.js');
 
 function* sources(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -27,9 +26,9 @@ function* sources(dir: string): Generator<string> {
 /** The first source file whose compiled form is missing or older, or undefined when none is. */
 function staleSource(): string | undefined {
   for (const dir of SOURCE_DIRS) {
-    for (const src of sources(join(root, dir))) {
-      const rel = relative(root, src);
-      const js = join(root, 'dist', rel.replace(/\.ts$/, '.js'));
+    for (const src of sources(join(repoRoot, dir))) {
+      const rel = relative(repoRoot, src);
+      const js = join(repoRoot, 'dist', rel.replace(/\.ts$/, '.js'));
       if (!existsSync(js) || statSync(js).mtimeMs < statSync(src).mtimeMs) return rel;
     }
   }

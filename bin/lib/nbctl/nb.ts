@@ -30,21 +30,32 @@ export const isRowId = (name: string): boolean => name.startsWith('@');
 export const rowIdNeverCreated = (id: string): NbctlError => new NbctlError(`row id "${id}" is referenced but never created (e.g. with "-- --id=${id} create ...")`);
 
 /**
+ * `v` (operations, or any part of them) with every ["named-uuid", name] replaced by what `f`
+ * returns for the name. It reads RFC 7047's value notation: a set's or map's elements are values
+ * of their own, so a set of strings that happens to hold "named-uuid" is left alone.
+ */
+export function mapNamedUuids(v: unknown, f: (name: string) => unknown): unknown {
+  const walk = (x: unknown): unknown => {
+    if (Array.isArray(x)) {
+      if (x.length === 2 && x[0] === 'named-uuid' && typeof x[1] === 'string') return f(x[1]);
+      if (x.length === 2 && x[0] === 'set' && Array.isArray(x[1])) return ['set', (x[1] as unknown[]).map(walk)];
+      if (x.length === 2 && x[0] === 'map' && Array.isArray(x[1])) return ['map', (x[1] as unknown[]).map((pair) => (Array.isArray(pair) ? pair.map(walk) : pair))];
+      return x.map(walk);
+    }
+    if (x !== null && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, walk(y)]));
+    return x;
+  };
+  return walk(v);
+}
+
+/**
  * A lone command's row ids: what it names (an insert's "@name") names nothing later, so the
  * name goes; a reference to one is to a row no command created.
  */
 function withoutRowIds(ops: unknown[]): unknown[] {
-  const refuse = (v: unknown): void => {
-    if (!Array.isArray(v)) {
-      if (v !== null && typeof v === 'object') Object.values(v).forEach(refuse);
-      return;
-    }
-    if (v.length === 2 && v[0] === 'named-uuid' && typeof v[1] === 'string' && isRowId(v[1])) throw rowIdNeverCreated(v[1]);
-    // A set's or map's elements are values of their own (a set of strings may hold "named-uuid").
-    if (v.length === 2 && (v[0] === 'set' || v[0] === 'map') && Array.isArray(v[1])) (v[1] as unknown[]).forEach((x) => (Array.isArray(x) && v[0] === 'map' ? x.forEach(refuse) : refuse(x)));
-    else v.forEach(refuse);
-  };
-  refuse(ops);
+  mapNamedUuids(ops, (name) => {
+    if (isRowId(name)) throw rowIdNeverCreated(name);
+  });
   return ops.map((op) => {
     const name = (op as { 'uuid-name'?: unknown } | null)?.['uuid-name'];
     if (typeof name !== 'string' || !isRowId(name)) return op;

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../../ovsdb/index.js';
 import { Database as DatabaseClass, parseDatabaseSchema, transact, tryTransaction } from '../../../ovsdb/index.js';
 import type { Nb, NbAccess, RowJson, TableRead } from './nb.js';
-import { NbctlError, isRowId, rowIdNeverCreated, transactionFailure, uuidOf } from './nb.js';
+import { NbctlError, isRowId, mapNamedUuids, rowIdNeverCreated, transactionFailure, uuidOf } from './nb.js';
 
 /**
  * How many times the copy is read again when its tables came back at different revisions (a
@@ -43,8 +43,7 @@ export interface RowId {
  * Gives every insert in `ops` its UUID ("uuid") and replaces each named UUID with the UUID of
  * the insert that names it. Row ids ("@name") are looked up in, and added to, `rowIds`, which
  * the commands of one transaction share: a reference may come before the command that creates
- * the row, as in ovn-nbctl. The rewrite is aware of RFC 7047's value notation, so a string that
- * happens to read "named-uuid" inside a set of strings is left alone.
+ * the row, as in ovn-nbctl (mapNamedUuids reads the value notation).
  */
 export function fixUuids(ops: readonly unknown[], rowIds: Map<string, RowId> = new Map()): unknown[] {
   const named = new Map<string, string>();
@@ -63,25 +62,15 @@ export function fixUuids(ops: readonly unknown[], rowIds: Map<string, RowId> = n
     const { 'uuid-name': _, ...rest } = op;
     return { ...rest, uuid };
   });
-  const value = (v: unknown): unknown => {
-    if (Array.isArray(v)) {
-      if (v.length === 2 && v[0] === 'named-uuid' && typeof v[1] === 'string') {
-        if (isRowId(v[1])) {
-          let id = rowIds.get(v[1]);
-          if (id === undefined) rowIds.set(v[1], (id = { uuid: randomUUID(), created: false }));
-          return ['uuid', id.uuid];
-        }
-        const uuid = named.get(v[1]);
-        return uuid === undefined ? v : ['uuid', uuid];
-      }
-      if (v.length === 2 && v[0] === 'set' && Array.isArray(v[1])) return ['set', (v[1] as unknown[]).map(value)];
-      if (v.length === 2 && v[0] === 'map' && Array.isArray(v[1])) return ['map', (v[1] as unknown[]).map((pair) => (Array.isArray(pair) ? pair.map(value) : pair))];
-      return v.map(value);
+  return mapNamedUuids(fixed, (name) => {
+    if (isRowId(name)) {
+      let id = rowIds.get(name);
+      if (id === undefined) rowIds.set(name, (id = { uuid: randomUUID(), created: false }));
+      return ['uuid', id.uuid];
     }
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, value(x)]));
-    return v;
-  };
-  return fixed.map(value);
+    const uuid = named.get(name);
+    return uuid === undefined ? ['named-uuid', name] : ['uuid', uuid];
+  }) as unknown[];
 }
 
 function isInsert(op: unknown): op is Record<string, unknown> {
