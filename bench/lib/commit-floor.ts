@@ -1,0 +1,113 @@
+// The floor under a serial replicated commit on this machine, with no Raft, no gRPC and no
+// LevelDB: a "leader" process appends each 100-byte command to a file and fdatasyncs it while
+// it sends the command over loopback TCP to two "follower" processes, which each append,
+// fdatasync and answer one byte. A commit is done once the leader's own write and one
+// follower's answer are both done (a majority of three on disk), and the next one starts.
+//
+// Run a second way, the leader does not wait for its own write (it still makes one per
+// command): what a leader allowed to commit on its followers' disks alone (Raft thesis
+// §10.2.1) could reach. All three processes share this machine's one disk, as the members of
+// a local cluster do: their fdatasyncs queue on the same journal.
+import { fork } from 'node:child_process';
+import { closeSync, fdatasync, fdatasyncSync, mkdtempSync, openSync, rmSync, write, writeSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median, percentile } from './report.js';
+
+export interface CommitFloor {
+  readonly perS: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+const commandBytes = 100;
+const self = fileURLToPath(import.meta.url);
+
+/** A follower: appends and fdatasyncs what it receives, then answers for each command now on disk. */
+function follower(dir: string): void {
+  const fd = openSync(join(dir, `follower-${process.pid}`), 'w');
+  const server = net.createServer((s) => {
+    s.setNoDelay(true);
+    // One answer byte per whole command on disk (TCP may join or split commands).
+    let received = 0;
+    let answered = 0;
+    s.on('data', (d) => {
+      writeSync(fd, d);
+      fdatasyncSync(fd);
+      received += d.length;
+      const whole = Math.floor(received / commandBytes);
+      if (whole > answered) s.write(Buffer.alloc(whole - answered, 107));
+      answered = whole;
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send?.((server.address() as net.AddressInfo).port));
+  process.on('disconnect', () => process.exit(0));
+}
+
+function appendAndSync(fd: number, buf: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => write(fd, buf, (err) => (err ? reject(err) : fdatasync(fd, (e) => (e ? reject(e) : resolve())))));
+}
+
+/** Runs `n` serial commits each way; both followers are stopped before it returns. */
+export async function measureCommitFloor(n: number): Promise<{ leaderWaits: CommitFloor; followersOnly: CommitFloor }> {
+  const dir = mkdtempSync(join(tmpdir(), 'commit-floor-'));
+  const kids = [fork(self, ['follower', dir]), fork(self, ['follower', dir])];
+  try {
+    const ports = await Promise.all(kids.map((k) => new Promise<number>((resolve) => k.once('message', (p) => resolve(p as number)))));
+    const socks = await Promise.all(
+      ports.map((p) => new Promise<net.Socket>((resolve, reject) => {
+        const s = net.connect(p, '127.0.0.1', () => resolve(s));
+        s.setNoDelay(true);
+        s.once('error', reject);
+      })),
+    );
+    // Each follower answers its commands in order: command i is on its disk once it has answered i.
+    const answered = socks.map(() => 0);
+    let onAnswer: (() => void) | undefined;
+    socks.forEach((s, k) => s.on('data', (d: Buffer) => {
+      answered[k] = (answered[k] as number) + d.length;
+      onAnswer?.();
+    }));
+    const fd = openSync(join(dir, 'leader'), 'w');
+    const command = Buffer.alloc(commandBytes, 1);
+    const run = async (leaderWaits: boolean): Promise<CommitFloor> => {
+      const lat: number[] = [];
+      let leaderWrites: Promise<void> = Promise.resolve();
+      const base = answered.map((a) => a);
+      const t0 = performance.now();
+      for (let i = 1; i <= n; i++) {
+        const started = performance.now();
+        const onFollowerDisk = (): boolean => answered.some((a, k) => a - (base[k] as number) >= i);
+        const first = new Promise<void>((resolve) => {
+          onAnswer = () => {
+            if (onFollowerDisk()) resolve();
+          };
+        });
+        for (const s of socks) s.write(command);
+        // One write at a time, in order, as a log's are.
+        leaderWrites = leaderWrites.then(() => appendAndSync(fd, command));
+        if (leaderWaits) await Promise.all([leaderWrites, first]);
+        else await first;
+        lat.push(performance.now() - started);
+      }
+      const wallS = (performance.now() - t0) / 1000;
+      await leaderWrites;
+      while (answered.some((a, k) => a - (base[k] as number) < n)) await new Promise<void>((resolve) => setTimeout(resolve, 1));
+      return { perS: n / wallS, p50Ms: median(lat), p99Ms: percentile(lat, 99) };
+    };
+    await run(true); // warm-up
+    const leaderWaits = await run(true);
+    const followersOnly = await run(false);
+    for (const s of socks) s.destroy();
+    closeSync(fd);
+    return { leaderWaits, followersOnly };
+  } finally {
+    for (const k of kids) k.disconnect();
+    await Promise.all(kids.map((k) => (k.exitCode !== null ? undefined : new Promise((resolve) => k.once('exit', resolve)))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === 'follower' && process.argv[1] === self) follower(process.argv[3] as string);
