@@ -9,8 +9,9 @@
 //     the same topology, the same `ovn-nbctl --wait=hv lsp-add`.
 //     Beside it, the CPU time one in-process round costs the agent, its ovs-vswitchd and the three
 //     members (from /proc): on a shared machine the latency is mostly waiting for a core.
-//   - AGENT_COUNTS (default 100,500) in-memory agents in this process (SbStream + AgentFlows
-//     over a MemorySwitch + a LocalView with one VIF, acking each applied update), each bound
+//   - AGENT_COUNTS (default 100,500) in-memory agents (SbStream + AgentFlows over a
+//     MemorySwitch + a LocalView with one VIF, acking each applied update) in this process,
+//     dealt over AGENT_WORKERS (default 4) worker threads with a heap each, each bound
 //     to its own port of one switch, against a 3-process `ovnts up` cluster: the --wait=hv
 //     latency of an LSP add on that switch (every agent must install and acknowledge it), and
 //     the central members' RSS growth per agent stream (VmRSS of the member processes before
@@ -33,16 +34,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { AgentFlows } from '../agent/flows/agent-flows.js';
-import { MemorySwitch } from '../agent/flows/memory-switch.js';
-import type { LocalView } from '../agent/local-view.js';
-import type { SbUpdate } from '../agent/sb-source.js';
-import { SbStream } from '../agent/sb-stream.js';
 import { AdminClient } from '../server/admin-service.js';
 import { NorthboundClient } from '../server/northbound-service.js';
 import { freeBasePort, readUpEnv, type UpEnv } from '../tests/helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../tests/helpers/ovs-switch.js';
 import { isAlive, stopPid } from '../tests/helpers/process.js';
+import { AgentPool } from './lib/memory-agents.js';
 import { startRealOvnCentral } from './lib/real-ovn-central.js';
 import { fmt, median, percentile, printFigures, printTable } from './lib/report.js';
 
@@ -53,6 +50,11 @@ const oneAgent = process.env.AGENT_ONE !== '0';
 const counts = (process.env.AGENT_COUNTS ?? '100,500').split(',').filter(Boolean).map(Number);
 const warmupRounds = Number(process.env.AGENT_WARMUP ?? 30);
 const steadyReps = Number(process.env.AGENT_STEADY_REPS ?? 100);
+/**
+ * Worker threads the N in-memory agents are dealt over (bench/lib/memory-agents.ts), each with
+ * its own heap as each hypervisor's agent has its own process. 1 puts them all in one heap.
+ */
+const agentWorkers = Number(process.env.AGENT_WORKERS ?? 4);
 const waitMsMax = 180_000;
 /** AGENT_PROFILE=PATH: a V8 CPU profile of this process over the N-agent rounds only, written to PATH.<N>.cpuprofile. */
 const profileFile = process.env.AGENT_PROFILE;
@@ -275,60 +277,6 @@ async function realOneAgent(runIndex: number): Promise<Omit<OneAgent, 'inProcess
 /** A UUID as a list answer gives it: ["uuid", "…"] (RFC 7047) or the bare string. */
 const uuidOf = (v: unknown): string => (Array.isArray(v) ? (v[1] as string) : (v as string));
 
-/**
- * An agent without a hypervisor: the real stream client and flow side, over an in-memory
- * switch. It acknowledges each update once installed, as the runtime does (with the errors, if
- * any, which hold nb_cfg back). Its port is bound by the bench, all agents in one transaction.
- */
-class MemoryAgent {
-  readonly source: SbStream;
-  readonly flows = new AgentFlows(new MemorySwitch());
-  readonly view: LocalView;
-  registered = false;
-  bound = false;
-  errors = 0;
-  lastError = '';
-  /** Time spent in AgentFlows.apply, and when the last apply ended (performance.now()). */
-  applyMsTotal = 0;
-  /** When an apply last advanced the installed nb_cfg (performance.now()). */
-  nbCfgInstalledAtMs = 0;
-
-  constructor(readonly name: string, readonly port: string, endpoints: readonly string[]) {
-    this.source = new SbStream({ endpoints });
-    this.view = { chassis: name, vifs: new Map([[port, 1]]), tunnels: new Map(), localnetPatches: new Map() };
-  }
-
-  start(k: number): this {
-    this.source.start(
-      { chassis: this.name, hostname: this.name, encaps: [{ type: 'geneve', ip: `10.254.${k >> 8}.${k & 255}` }], lastRevision: 0, ifaceIds: [this.port] },
-      (u) => this.onUpdate(u),
-    );
-    return this;
-  }
-
-  private async onUpdate(u: SbUpdate): Promise<void> {
-    for (const c of u.changes) {
-      if (c.table === 'Chassis' && c.row?.name === this.name) this.registered = true;
-      if (c.table === 'Port_Binding' && c.row?.logical_port === this.port) this.bound = (c.row.chassis as string[]).length === 1;
-    }
-    const t0 = performance.now();
-    const nbCfgBefore = this.flows.nbCfg;
-    const r = await this.flows.apply(u, this.view);
-    const t1 = performance.now();
-    this.applyMsTotal += t1 - t0;
-    if (this.flows.nbCfg !== nbCfgBefore) this.nbCfgInstalledAtMs = t1;
-    if (r.errors.length > 0) {
-      this.errors++;
-      this.lastError = r.errors.join('; ');
-    }
-    this.source.ack(u.toRevision, this.flows.nbCfg, r.errors.length > 0 ? this.lastError : undefined);
-  }
-
-  close(): Promise<void> {
-    return this.source.close();
-  }
-}
-
 interface ManyAgents {
   readonly n: number;
   readonly waitMs: number[];
@@ -360,7 +308,7 @@ async function memberHeapBytes(url: string): Promise<number> {
 
 async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> {
   const central = await upOurs();
-  const agents: MemoryAgent[] = [];
+  let pool: AgentPool | undefined;
   try {
     const { nb, env } = central;
     const ports = Array.from({ length: n }, (_, k) => `p${k}`);
@@ -373,24 +321,26 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const rssBefore = env.pids.map(vmRssKiB);
     const heapBefore = await Promise.all(env.metrics.map(memberHeapBytes));
     const t0 = performance.now();
-    for (let k = 0; k < n; k++) agents.push(new MemoryAgent(`hv${k}`, ports[k] as string, env.sbGrpc).start(k));
-    const context = (): string => {
-      const unbound = agents.filter((a) => !a.bound);
-      const failing = agents.filter((a) => a.lastError !== '');
-      return `: ${unbound.length} unbound; ${failing.length} with errors${failing[0] ? ` (${failing[0].name}: ${failing[0].lastError.slice(0, 500)})` : ''}`;
+    const specs = ports.map((port, k) => ({ name: `hv${k}`, port, k }));
+    const agents = (pool = AgentPool.start(specs, env.sbGrpc, agentWorkers));
+    let last = await agents.status();
+    const context = (): string => `: ${n - last.bound} unbound; ${last.failing} with errors${last.firstError === '' ? '' : ` (${last.firstError})`}`;
+    const all = (k: 'registered' | 'bound') => async (): Promise<true | undefined> => {
+      last = await agents.status();
+      return last[k] === n ? true : undefined;
     };
-    await until(`all ${n} agents registered`, async () => (agents.every((a) => a.registered) ? true : undefined), settleMsMax, context);
+    await until(`all ${n} agents registered`, all('registered'), settleMsMax, context);
     // Bind every agent's port to its chassis in one SB transaction (as n claims would, without
     // n rounds of every agent seeing every other's claim).
     const sbList = async (table: string, column: string): Promise<Map<string, string>> =>
       new Map((await nb.list(table, [], { db: 'OVN_Southbound', columns: ['_uuid', column] })).rows.map((r) => [r[column] as string, uuidOf(r._uuid)]));
     const chassisUuid = await sbList('Chassis', 'name');
     const portUuid = await sbList('Port_Binding', 'logical_port');
-    const bind = await nb.transact(agents.map((a) => ({
+    const bind = await nb.transact(specs.map((a) => ({
       op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', portUuid.get(a.port)]]], row: { chassis: ['uuid', chassisUuid.get(a.name)], up: true },
     })), 'OVN_Southbound');
     if (bind.failed) throw new Error(`binding failed: ${JSON.stringify(bind.results).slice(0, 500)}`);
-    await until(`all ${n} agents bound`, async () => (agents.every((a) => a.bound) ? true : undefined), settleMsMax, context);
+    await until(`all ${n} agents bound`, all('bound'), settleMsMax, context);
     // Settled: every agent has installed and acknowledged the current state.
     await waitHv(nb, []);
     const settleS = (performance.now() - t0) / 1000;
@@ -401,24 +351,28 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const heapKiBPerAgent = (heapAfter.reduce((a, b) => a + b, 0) - heapBefore.reduce((a, b) => a + b, 0)) / 1024 / n;
     // The setup's garbage (n snapshots, registrations and bindings, and the previous
     // configuration's agents) is collected before the timed rounds, when the bench runs with
-    // --expose-gc (bench/run.ts passes it): all n agents share this one heap, which n
-    // hypervisors do not, and a full collection of it landing in a round by chance stalls every
-    // agent at once. What the rounds themselves allocate is still collected during them.
+    // --expose-gc (bench/run.ts passes it; the workers inherit it): n/AGENT_WORKERS agents share
+    // each worker's heap, which n hypervisors do not, and a full collection of it landing in a
+    // round by chance stalls all of them at once. What the rounds allocate is still collected
+    // during them.
     (globalThis as { gc?: () => void }).gc?.();
+    await agents.gc();
     await waitHv(nb, lspAdd('sw0', 'warm', 1));
     const waitMs: number[] = [];
     const lastInstalledMs: number[] = [];
     const agentsApplyMs: number[] = [];
-    const applyTotal = (): number => agents.reduce((sum, a) => sum + a.applyMsTotal, 0);
+    let applyTotal = (await agents.status()).applyMsTotal;
     const profiler = profileFile === undefined ? undefined : await startProfile();
     const cpuBefore = process.cpuUsage();
     const membersCpuBefore = env.pids.map(cpuMs);
     for (let i = 0; i < reps; i++) {
-      const applyBefore = applyTotal();
-      const t = performance.now();
+      const t = performance.timeOrigin + performance.now();
       waitMs.push(await waitHv(nb, lspAdd('sw0', `x${i}`, 100_000 + i)));
-      lastInstalledMs.push(Math.max(...agents.map((a) => a.nbCfgInstalledAtMs)) - t);
-      agentsApplyMs.push(applyTotal() - applyBefore);
+      // Asked between rounds, not inside the timed one.
+      const after = await agents.status();
+      lastInstalledMs.push(after.nbCfgInstalledAtMs - t);
+      agentsApplyMs.push(after.applyMsTotal - applyTotal);
+      applyTotal = after.applyMsTotal;
     }
     const cpu = process.cpuUsage(cpuBefore);
     const cpuMsPerRound = {
@@ -436,14 +390,14 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
       agents: (steadyCpu.user + steadyCpu.system) / 1000 / Math.max(steadyReps, 1),
       members: env.pids.reduce((sum, pid, i) => sum + cpuMs(pid) - (steadyMembersCpuBefore[i] as number), 0) / Math.max(steadyReps, 1),
     };
-    const errors = agents.reduce((s, a) => s + a.errors, 0);
-    if (errors > 0) log(`${errors} updates had flow errors (acked with error), e.g. ${context()}`);
-    log(`ours, ${n} agents, run ${runIndex + 1}: settled in ${fmt(settleS, 1)} s; --wait=hv p50 ${fmt(median(waitMs), 1)} ms, p99 ${fmt(percentile(waitMs, 99), 1)} ms; `
+    last = await agents.status();
+    if (last.errors > 0) log(`${last.errors} updates had flow errors (acked with error), e.g. ${context()}`);
+    log(`ours, ${n} agents in ${agents.threads} worker thread(s), run ${runIndex + 1}: settled in ${fmt(settleS, 1)} s; --wait=hv p50 ${fmt(median(waitMs), 1)} ms, p99 ${fmt(percentile(waitMs, 99), 1)} ms; `
       + `CPU per round ${fmt(cpuMsPerRound.agents, 1)} ms agents, ${fmt(cpuMsPerRound.members, 1)} ms members; members +${fmt(rssKiBPerAgent, 1)} KiB RSS per agent; `
       + `steady state p50 ${fmt(median(steadyMs), 1)} ms, p99 ${fmt(percentile(steadyMs, 99), 1)} ms`);
     return { n, waitMs, lastInstalledMs, agentsApplyMs, cpuMsPerRound, steadyMs, steadyCpuMsPerRound, rssKiBPerAgent, heapKiBPerAgent, settleS, memberRssMiB: rssAfter.map((k) => k / 1024) };
   } finally {
-    await Promise.all(agents.map((a) => a.close()));
+    await pool?.close();
     await central.stop();
   }
 }
@@ -503,7 +457,7 @@ async function main(): Promise<void> {
     ]);
   }
   printTable('  where the time of those rounds goes (ms per round; median of runs of the per-run median, range)', [
-    ['agents', 'write → last agent installed', 'all agents\' apply time (this process)', 'CPU: this process (mean)', 'CPU: 3 members (mean)', '--wait=hv total'],
+    ['agents', 'write → last agent installed', 'all agents\' apply time, summed over agents', 'CPU: this process (mean)', 'CPU: 3 members (mean)', '--wait=hv total'],
     ...counts.map((n) => {
       const xs = many.get(n) ?? [];
       return [`${n}`, spread(xs.map((x) => median(x.lastInstalledMs))), spread(xs.map((x) => median(x.agentsApplyMs))),
@@ -527,6 +481,7 @@ async function main(): Promise<void> {
   const figures: Record<string, number | string> = {
     runs,
     reps,
+    agent_workers: agentWorkers,
     one_inproc_p50_ms: median(ours.map((o) => median(o.inProcessMs))),
     one_inproc_p99_ms: median(ours.map((o) => percentile(o.inProcessMs, 99))),
     one_inproc_sb_p50_ms: median(ours.map((o) => median(o.inProcessSbMs))),

@@ -22,9 +22,10 @@ if (name === undefined || !available.includes(name)) {
   process.exit(name === undefined ? 0 : 2);
 }
 /**
- * V8 flags some benchmarks need. bench/agent holds its 500 in-memory agents in this one process,
- * each with its own SB copy and flows: past 4 GB of heap after the 100-agent run, where V8's
- * default limit stopped it (and a process that dies of it cannot stop the cluster it started).
+ * V8 flags some benchmarks need. bench/agent holds its 500 in-memory agents in this one process
+ * (over a few worker threads, a heap each), each agent with its own SB copy and flows: with one
+ * heap it went past 4 GB after the 100-agent run, where V8's default limit stopped it (and a
+ * process that dies of it cannot stop the cluster it started).
  */
 const v8Flags: Readonly<Record<string, readonly string[]>> = { agent: ['--max-old-space-size=8192'] };
 const r = spawnSync(process.execPath, [...loader, '--expose-gc', ...(v8Flags[name] ?? []), join(here, `${name}${ext}`), ...args], { stdio: 'inherit' });
