@@ -232,8 +232,13 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     results[p.index] = { count };
   }
-  // Weak references: drop those to Chassis or Encap rows that do not exist (now).
-  const candidates = new Set<string>([...ctx.owned.keys(), ...ports.keys()]);
+  // Weak references: drop those to Chassis or Encap rows that do not exist (now). Every port
+  // reported before this transaction referred only to rows that existed then, so unless it
+  // deleted such rows, only the ports it wrote can refer to a missing one: an ack transaction
+  // at 500 chassis then looks at no port rather than at every bound one.
+  const refTables = new Set(Object.values(refTableOf));
+  const deletedReferenced = out.delta.changes.some((c) => c.kind === 'delete' && refTables.has(c.table));
+  const candidates = deletedReferenced ? new Set<string>([...ctx.owned.keys(), ...ports.keys()]) : new Set<string>(ports.keys());
   for (const port of [...candidates].sort()) {
     const c = current(port);
     let changed = false;

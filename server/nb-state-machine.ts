@@ -107,6 +107,12 @@ export class NbStateMachine implements StateMachine {
   /** The chassis-owned SB tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB). */
   private sb: Database = new Database(chassisSchema());
   private rev = 0;
+  /**
+   * How many counted chassis (hvCfg's) acknowledged each nb_cfg value, so that the lowest is
+   * found without a scan of every Chassis_Private on every ack; undefined: rebuilt on next use.
+   * Derived from `sb` alone, so equal on every replica; not in snapshots.
+   */
+  private ackCounts: Map<number, number> | undefined;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
   private readonly restoreListeners = new Set<(revision: number) => void>();
 
@@ -204,6 +210,7 @@ export class NbStateMachine implements StateMachine {
       case 'failed':
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
+        this.noteAcks(out.delta);
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
@@ -277,29 +284,76 @@ export class NbStateMachine implements StateMachine {
     return out.delta;
   }
 
+  /** Whether a Chassis_Private row counts towards hv_cfg (its chassis is not other_config:is-remote=true). */
+  private countsForHvCfg(priv: Row): boolean {
+    const chassisRef = (priv.chassis as readonly string[] | undefined)?.[0];
+    const chassis = chassisRef === undefined ? undefined : this.sb.get('Chassis', chassisRef);
+    const other = chassis?.other_config as ReadonlyMap<unknown, unknown> | undefined;
+    return other?.get('is-remote') !== 'true';
+  }
+
+  private buildAckCounts(): Map<number, number> {
+    const counts = new Map<number, number>();
+    for (const priv of this.sb.rows('Chassis_Private').values()) {
+      if (!this.countsForHvCfg(priv)) continue;
+      const acked = priv.nb_cfg as number;
+      counts.set(acked, (counts.get(acked) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /**
+   * Keeps ackCounts in step with a chassis transaction: an ack (Chassis_Private.nb_cfg moved,
+   * same chassis) moves one count; anything else that could change who counts (a Chassis or
+   * Chassis_Private row added, removed or relinked, a Chassis's other_config) drops the counts
+   * for a rebuild.
+   */
+  private noteAcks(delta: DbDelta): void {
+    const counts = this.ackCounts;
+    if (counts === undefined) return;
+    for (const c of delta.changes) {
+      if (c.table === 'Chassis' || (c.table === 'Chassis_Private' && c.kind !== 'modify')) {
+        this.ackCounts = undefined;
+        return;
+      }
+      if (c.table !== 'Chassis_Private' || c.kind !== 'modify') continue;
+      const before = (c.old.chassis as readonly string[] | undefined)?.[0];
+      const after = (c.new.chassis as readonly string[] | undefined)?.[0];
+      if (before !== after) {
+        this.ackCounts = undefined;
+        return;
+      }
+      const from = c.old.nb_cfg as number;
+      const to = c.new.nb_cfg as number;
+      if (from === to || !this.countsForHvCfg(c.new)) continue;
+      const left = (counts.get(from) ?? 0) - 1;
+      if (left > 0) counts.set(from, left);
+      else counts.delete(from);
+      counts.set(to, (counts.get(to) ?? 0) + 1);
+    }
+  }
+
   /**
    * hv_cfg as ovn-northd computes it: the lowest nb_cfg a chassis has acknowledged in
    * Chassis_Private (chassis marked other_config:is-remote=true do not count), or nb_cfg itself
-   * when no chassis is registered; its timestamp is the latest of the chassis at that value.
+   * when no chassis is registered.
    */
-  private hvCfg(nbCfg: number): { cfg: number; timestampMs: number | undefined } {
+  private hvCfg(nbCfg: number): number {
+    this.ackCounts ??= this.buildAckCounts();
     let cfg = nbCfg;
+    for (const acked of this.ackCounts.keys()) if (acked < cfg) cfg = acked;
+    return cfg;
+  }
+
+  /** hv_cfg's timestamp: the latest of the counted chassis that acknowledged exactly `cfg`. */
+  private hvCfgTimestamp(cfg: number): number | undefined {
     let ts: number | undefined;
     for (const priv of this.sb.rows('Chassis_Private').values()) {
-      const chassisRef = (priv.chassis as readonly string[] | undefined)?.[0];
-      const chassis = chassisRef === undefined ? undefined : this.sb.get('Chassis', chassisRef);
-      const other = chassis?.other_config as ReadonlyMap<unknown, unknown> | undefined;
-      if (other?.get('is-remote') === 'true') continue;
-      const acked = priv.nb_cfg as number;
+      if (priv.nb_cfg !== cfg || !this.countsForHvCfg(priv)) continue;
       const at = priv.nb_cfg_timestamp as number;
-      if (acked < cfg) {
-        cfg = acked;
-        ts = at;
-      } else if (acked === cfg && (ts === undefined || at > ts)) {
-        ts = at;
-      }
+      if (ts === undefined || at > ts) ts = at;
     }
-    return { cfg, timestampMs: ts };
+    return ts;
   }
 
   /**
@@ -311,13 +365,13 @@ export class NbStateMachine implements StateMachine {
     const global = [...this.db.rows('NB_Global').values()][0];
     if (global === undefined) return { changes: [] };
     const nbCfg = global.nb_cfg as number;
-    const hv = this.hvCfg(nbCfg);
-    if (global.sb_cfg === nbCfg && global.hv_cfg === hv.cfg) return { changes: [] };
-    const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: hv.cfg };
+    const hvCfg = this.hvCfg(nbCfg);
+    if (global.sb_cfg === nbCfg && global.hv_cfg === hvCfg) return { changes: [] };
+    const row: Record<string, unknown> = { sb_cfg: nbCfg, hv_cfg: hvCfg };
     // northd picks up nb_cfg and finishes the SB for it within this one apply: it starts
     // (nb_cfg_timestamp) and completes (sb_cfg_timestamp) at the entry's time.
     if (global.sb_cfg !== nbCfg) row.nb_cfg_timestamp = row.sb_cfg_timestamp = timestampMs;
-    if (global.hv_cfg !== hv.cfg) row.hv_cfg_timestamp = hv.timestampMs ?? timestampMs;
+    if (global.hv_cfg !== hvCfg) row.hv_cfg_timestamp = this.hvCfgTimestamp(hvCfg) ?? timestampMs;
     // A stream of its own, distinct from the transaction's, for the _version this update takes.
     const cfgSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x5bd1e995) >>> 0 || 1];
     const out = transact(this.db, [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', global._uuid]]], row }], { newUuid: uuidSource(cfgSeed) });
@@ -380,6 +434,7 @@ export class NbStateMachine implements StateMachine {
     assert.ok(sbBytes === undefined || sbBytes instanceof Uint8Array, 'NB snapshot: malformed chassis database');
     this.db = decodeDatabase(this.options.schema, dbBytes, this.databaseOptions());
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
+    this.ackCounts = undefined;
     this.rev = revision;
     const chassis = new Map<string, Uuid>();
     for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);
