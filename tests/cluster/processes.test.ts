@@ -1,5 +1,5 @@
 // Three `ovnts raft-kv` processes on loopback with LevelDB in temp folders: kill -9 the
-// leader 10 times (OVNTS_LONG: 40) during a stream of writes, restarting it each time. Afterwards every
+// leader 20 times (OVNTS_LONG: 40) during a stream of writes, restarting it each time. Afterwards every
 // acknowledged write is on every node and all replicas hold byte-identical state.
 import t from 'tap';
 import type { KvClient } from '../../cluster/kv-service.js';
@@ -7,7 +7,7 @@ import { RaftKvCluster } from '../helpers/raft-kv-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 import { ovntsCommand } from '../helpers/ovnts-bin.js';
 
-const kills = Number(process.env.OVNTS_KILLS ?? (process.env.OVNTS_LONG ? 40 : 10));
+const kills = Number(process.env.OVNTS_KILLS ?? (process.env.OVNTS_LONG ? 40 : 20));
 const writers = 4;
 const acksBetweenKills = 10;
 

@@ -12,7 +12,7 @@ const only = process.env.OVNTS_SEED;
 const seeds: number[] =
   only !== undefined
     ? [Number(only)]
-    : Array.from({ length: process.env.OVNTS_LONG !== undefined ? 50_000 : 1_000 }, (_, i) => i + 1);
+    : Array.from({ length: process.env.OVNTS_LONG !== undefined ? 50_000 : 2_000 }, (_, i) => i + 1);
 const failuresMax = 5;
 
 const totals = { steps: 0, elections: 0, commits: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, writes: 0, reads: 0 };
