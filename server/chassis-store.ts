@@ -32,6 +32,8 @@ const ownedColumnSet = new Set<string>(portBindingOwnedColumns);
 const monitorColumnSet = new Set<string>(serviceMonitorOwnedColumns);
 /** Which owned table each Port_Binding reference column points into. */
 const refTableOf: Readonly<Record<string, string>> = { chassis: 'Chassis', additional_chassis: 'Chassis', encap: 'Encap', additional_encap: 'Encap' };
+/** The tables those columns refer to. */
+const refTables: ReadonlySet<string> = new Set(Object.values(refTableOf));
 
 let schemaCache: DatabaseSchema | undefined;
 
@@ -236,7 +238,6 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   // reported before this transaction referred only to rows that existed then, so unless it
   // deleted such rows, only the ports it wrote can refer to a missing one: an ack transaction
   // at 500 chassis then looks at no port rather than at every bound one.
-  const refTables = new Set(Object.values(refTableOf));
   const deletedReferenced = out.delta.changes.some((c) => c.kind === 'delete' && refTables.has(c.table));
   const candidates = deletedReferenced ? new Set<string>([...ctx.owned.keys(), ...ports.keys()]) : new Set<string>(ports.keys());
   for (const port of [...candidates].sort()) {

@@ -19,7 +19,7 @@ export interface AgentSpec {
   readonly k: number;
 }
 
-/** Counters of a set of agents, summed (or, for the times, the latest) over them. */
+/** Counters of a set of agents (of one, or summed over several; for the times, the latest). */
 export interface AgentsStatus {
   readonly agents: number;
   readonly registered: number;
@@ -92,17 +92,17 @@ class MemoryAgent {
   }
 }
 
-function statusOf(agents: readonly MemoryAgent[]): AgentsStatus {
-  const failing = agents.filter((a) => a.lastError !== '');
+function statusOf(a: MemoryAgent): AgentsStatus {
+  const failing = a.lastError !== '';
   return {
-    agents: agents.length,
-    registered: agents.filter((a) => a.registered).length,
-    bound: agents.filter((a) => a.bound).length,
-    errors: agents.reduce((s, a) => s + a.errors, 0),
-    failing: failing.length,
-    firstError: failing[0] === undefined ? '' : `${failing[0].spec.name}: ${failing[0].lastError.slice(0, 500)}`,
-    applyMsTotal: agents.reduce((s, a) => s + a.applyMsTotal, 0),
-    nbCfgInstalledAtMs: agents.reduce((m, a) => Math.max(m, a.nbCfgInstalledAtMs), 0),
+    agents: 1,
+    registered: a.registered ? 1 : 0,
+    bound: a.bound ? 1 : 0,
+    errors: a.errors,
+    failing: failing ? 1 : 0,
+    firstError: failing ? `${a.spec.name}: ${a.lastError.slice(0, 500)}` : '',
+    applyMsTotal: a.applyMsTotal,
+    nbCfgInstalledAtMs: a.nbCfgInstalledAtMs,
   };
 }
 
@@ -128,7 +128,7 @@ function runWorker(): void {
   port.on('message', (req: Request) => {
     switch (req.cmd) {
       case 'status':
-        port.postMessage({ id: req.id, status: statusOf(agents) });
+        port.postMessage({ id: req.id, status: sumStatus(agents.map(statusOf)) });
         return;
       case 'gc':
         (globalThis as { gc?: () => void }).gc?.();
