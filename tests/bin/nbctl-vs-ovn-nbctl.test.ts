@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';
-import { runNbctl } from '../../bin/lib/nbctl/commands.js';
+import { getoptTableListing, runNbctl } from '../../bin/lib/nbctl/commands.js';
 import { Nb, NbctlError } from '../../bin/lib/nbctl/nb.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
@@ -345,6 +345,25 @@ const script: readonly Step[] = [
   // (as-add and as-del are ours: ovn-nbctl 23.03 has no such commands.)
   ['create', 'Address_Set', 'name=as1', 'addresses="10.0.0.1","10.0.0.2"'],
   ['create', 'Address_Set', 'name=as2'],
+  // NAT limited to, or exempting, the external addresses of an address set.
+  ['lr-nat-add', 'lr0', 'snat', '172.16.0.200', '10.0.9.0/24'],
+  ['lr-nat-add', 'lr0', 'dnat', '172.16.0.201', '10.0.9.5'],
+  ['lr-nat-update-ext-ip', 'lr0', 'snat', '10.0.9.0/24', 'as1'],
+  ['--is-exempted', 'lr-nat-update-ext-ip', 'lr0', 'dnat', '172.16.0.201', 'as2'],
+  ['lr-nat-update-ext-ip', 'lr0', 'dnat_and_snat', '172.16.0.201', 'as1'],
+  ['lr-nat-update-ext-ip', 'lr0', 'snat', '10.0.8.0/24', 'as1'],
+  ['lr-nat-update-ext-ip', 'lr0', 'snat', 'bogus', 'as1'],
+  ['lr-nat-update-ext-ip', 'lr0', 'pat', '10.0.9.0/24', 'as1'],
+  ['lr-nat-update-ext-ip', 'lr0', 'snat', '10.0.9.0/24', 'nope'],
+  ['lr-nat-update-ext-ip', 'nope', 'snat', '10.0.9.0/24', 'as1'],
+  ['lr-nat-update-ext-ip', 'lr0', 'snat', '10.0.9.0/24'],
+  ['--if-exists', 'lr-nat-update-ext-ip', 'lr0', 'snat', '10.0.9.0/24', 'as1'],
+  // comment: words for the reader, alone or among other commands.
+  ['comment'],
+  ['comment', 'a', 'few', 'words'],
+  ['ls-add', 'cm0', '--', 'comment', 'made', 'cm0', '--', 'lsp-add', 'cm0', 'cm0-p1'],
+  ['lsp-list', 'cm0'],
+  ['--if-exists', 'comment', 'x'],
   ['--may-exist', 'pg-add', 'pg9'],
   ['pg-add', 'pg1', 'sw0-p1'],
   ['pg-add', 'pg1'],
@@ -781,6 +800,31 @@ const script: readonly Step[] = [
   ['--dry-run', 'lsp-get-addresses', 'mc0-p1'],
   ['--dry-run', '--oneline', 'lsp-get-addresses', 'mc0-p1', '--', 'ls-list'],
   ['ls-list'],
+  // Options before the command may be shortened as getopt allows: to a prefix that names one
+  // option, or several command options that take the same kind of value (the first wins).
+  ['--dry', 'ls-add', 'dry4'],
+  ['--may', 'ls-add', 'sw0'],
+  ['--may-', 'lsp-add', 'sw0', 'sw0-p1'],
+  ['--if', 'ls-del', 'nope'],
+  ['--no-w', '--onel', 'ls-list'],
+  ['--fo=csv', '--col=name', 'find', 'Logical_Switch', 'name=sw0'],
+  ['--a', 'ls-add', 'abbr0'],
+  ['--e', 'ls-list'],
+  ['--in=3', 'ls-list'],
+  ['--te', 'ls-list'],
+  ['--no', 'ls-list'],
+  ['--i', 'ls-list'],
+  ['--bo', 'ls-list'],
+  ['--c', 'ls-list'],
+  ['--p=1', 'ls-list'],
+  ['--ma=1', 'ls-list'],
+  ['--max', 'ls-list'],
+  ['--dry=1', 'ls-list'],
+  ['--may=1', 'ls-list'],
+  ['--wai'],
+  ['--', '--may', 'ls-add', 'sw0'],
+  ['--if', '--', '--if-exists', 'ls-del', 'nope'],
+  ['ls-list'],
   // --oneline: one line per command, its newlines and backslashes escaped; list and find as ever.
   ['--oneline', 'ls-list'],
   ['--oneline', 'ls-add', 'one0', '--', 'lsp-list', 'mc0', '--', 'lsp-get-addresses', 'mc0-p1', '--', 'ls-del', 'one0'],
@@ -1005,5 +1049,15 @@ t.test('routes, policies, NAT, load balancers and DHCP options: ovnts nbctl and 
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl acl-list mc0\nok\n') && s.includes('to-lport     7 (ip4.src==10.12.0.7) drop')), 'a row created with --id=@name was referenced by a later command');
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl list Port_Group pgmc\nok\n') && /\nports +: \[<Logical_Switch_Port\(mc0-p1\)>\]\n/.test(s)), 'a row named with get --id=@name was referenced by a later command');
   t.ok(theirs.steps.some((s) => s.startsWith('$ nbctl add Logical_Switch mc0 acls @nope\nerror: row id "@nope" is referenced but never created')), 'a row id never created is refused');
+  t.ok(theirs.steps.some((s) => s.startsWith("$ nbctl --a ls-add abbr0\nerror: 'ls-add' command has no '--add-route' option")), 'an abbreviation named the first of several command options');
+  t.ok(theirs.steps.some((s) => s.startsWith("$ nbctl --no ls-list\nerror: unrecognized option '--no'")), 'an ambiguous abbreviation was refused');
+  const nat = (theirs.final.get('NAT') ?? []).find((r) => r.includes('external_ip=["172.16.0.201"]')) ?? '';
+  t.match(nat.slice(nat.indexOf('exempted_ext_ips=')), /^exempted_ext_ips=\[<Address_Set\{[^<]*name=\["as2"\]/, 'lr-nat-update-ext-ip --is-exempted set exempted_ext_ips');
   t.notMatch(ours.steps.join('\n') + theirs.steps.join('\n'), /<unknown>/, 'every printed UUID is a known row');
+});
+
+t.test("the options before a command are ovn-nbctl's getopt table, in its order", { skip: haveTools ? false : 'ovn-nbctl is missing' }, async (t) => {
+  // The order decides what an abbreviation names; ovn-nbctl prints its table with --options.
+  const real = await new Promise<string>((resolve, reject) => execFile('ovn-nbctl', ['--options'], (err, stdout) => (err ? reject(err) : resolve(stdout))));
+  t.equal(getoptTableListing(), real);
 });

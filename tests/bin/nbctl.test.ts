@@ -213,7 +213,19 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   t.notMatch(await runNbctl(plain, ['ls-list']), /sw4/, 'a command line with --db runs nothing');
   const bad = nbFor();
   await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: 'argument to --wait must be "none", "sb", or "hv"' });
+  // ovn-nbctl's logging, daemon and SSL options are refused by name, and the line runs nothing.
+  const refused: [string, string[]][] = [['--verbose', ['--verbose']], ['--verbose', ['-v']], ['--log-file', ['--log-file=/tmp/x']], ['--pidfile', ['--pidf']], ['--private-key', ['-p', 'key.pem']]];
+  for (const [name, options] of refused) {
+    const words = [...options, 'ls-add', 'sw6'];
+    await t.rejects(runNbctl(bad, words), { message: `option '${name}' is one of ovn-nbctl's help, logging, daemon and SSL options, which this nbctl does not have` }, words.join(' '));
+  }
   bad.close();
+  t.notMatch(await runNbctl(plain, ['ls-list']), /sw6/, 'a refused option ran nothing');
+  // An abbreviated --wait is --wait.
+  const short = nbFor();
+  t.equal(await runNbctl(short, ['--wai=sb', 'ls-add', 'sw7']), '');
+  short.close();
+  t.match(await cfg(), { nb_cfg: 5, sb_cfg: 5 }, '--wai=sb bumped nb_cfg and waited for sb_cfg');
 });
 
 t.test('routes, routing policies, NAT, load balancers and DHCP options', async (t) => {

@@ -36,8 +36,36 @@ const globalOptions: Readonly<Record<string, OptionArgument>> = {
   '--format': 'required', '--data': 'required', '--no-headings': 'none', '--pretty': 'none', '--bare': 'none', '--max-column-width': 'required',
 };
 
-/** The global options getopt also knows by one letter. */
-const shortOptions: Readonly<Record<string, string>> = { t: '--timeout', f: '--format', d: '--data' };
+/**
+ * Every global option of ovn-nbctl 23.03, in the order of its getopt table (utilities/
+ * ovn-dbctl.c, as `ovn-nbctl --options` prints it), with the letter getopt also knows it by.
+ * The order and the kinds of value decide what an abbreviation names. Those not in
+ * globalOptions set ovn-nbctl's help, logging, daemon or SSL behaviour: ovnts nbctl refuses
+ * them by name rather than as unknown.
+ */
+const ovnNbctlGlobalOptions: readonly (readonly [name: string, argument: OptionArgument, letter?: string])[] = [
+  ['--db', 'required'], ['--no-syslog', 'none'], ['--help', 'none', 'h'], ['--commands', 'none'], ['--options', 'none'],
+  ['--leader-only', 'none'], ['--no-leader-only', 'none'], ['--shuffle-remotes', 'none'], ['--no-shuffle-remotes', 'none'],
+  ['--version', 'none', 'V'], ['--unixctl', 'required', 'u'],
+  ['--no-wait', 'none'], ['--wait', 'required'], ['--print-wait-time', 'none'], ['--dry-run', 'none'], ['--oneline', 'none'], ['--timeout', 'required', 't'],
+  ['--detach', 'none'], ['--no-self-confinement', 'none'], ['--no-chdir', 'none'], ['--pidfile', 'optional'], ['--overwrite-pidfile', 'none'], ['--monitor', 'none'], ['--user', 'required'],
+  ['--verbose', 'optional', 'v'], ['--log-file', 'optional'], ['--syslog-method', 'required'], ['--syslog-target', 'required'],
+  ['--private-key', 'required', 'p'], ['--certificate', 'required', 'c'], ['--ca-cert', 'required', 'C'], ['--ssl-protocols', 'required'], ['--ssl-ciphers', 'required'],
+  ['--bootstrap-ca-cert', 'required'],
+  ['--format', 'required', 'f'], ['--data', 'required', 'd'], ['--no-headings', 'none'], ['--pretty', 'none'], ['--bare', 'none'], ['--max-column-width', 'required'],
+];
+
+/**
+ * The commands' own options in the order ovn-nbctl 23.03 appends them to its getopt table
+ * (each first seen while walking its command table, in that hash table's order; `ovn-nbctl
+ * --options` prints them so). When an abbreviation fits several that take the same kind of
+ * value, getopt takes the first, so `--a` is `--add-route`.
+ */
+const commandOptionOrder: readonly string[] = [
+  '--if-exists', '--may-exist', '--stateless', '--portrange', '--add-route', '--gateway-port', '--route-table', '--fair', '--id', '--inactivity-probe',
+  '--is-exempted', '--log', '--type', '--name', '--severity', '--meter', '--label', '--apply-after-lb', '--ecmp', '--ecmp-symmetric-reply', '--policy',
+  '--bfd', '--liveness', '--add-duplicate', '--reject', '--event', '--template', '--columns', '--bootstrap', '--all',
+];
 
 const optionName = (word: string): string => word.split('=')[0] as string;
 const isGlobal = (word: string): boolean => Object.hasOwn(globalOptions, optionName(word));
@@ -546,23 +574,70 @@ const commands: Record<string, CommandSpec> = {
 
 export const nbctlCommandNames: readonly string[] = Object.keys(commands).sort();
 
+/** One entry of getopt's table: a global option (each its own value to getopt) or a command's. */
+interface GetoptOption {
+  readonly name: string;
+  readonly argument: OptionArgument;
+  /** A command's own option: every one of them reaches getopt with the same value (OPT_LOCAL). */
+  readonly local: boolean;
+}
+
 /**
- * Every option getopt reads before the command, and how it takes a value: the global ones and
- * every command's own (which become that command's options), as ovn-nbctl builds its list.
+ * The table getopt reads the options before the command with, as ovn-nbctl builds it: every
+ * global option, then every command's own (which become the first command's options).
  */
-const getoptOptions: ReadonlyMap<string, OptionArgument> = (() => {
-  const all = new Map(Object.entries(globalOptions));
+const getoptTable: readonly GetoptOption[] = (() => {
+  const declared = new Map<string, OptionArgument>();
   for (const spec of Object.values(commands)) {
-    for (const declared of spec.options.split(',').filter(Boolean)) {
-      const name = declared.replace(/[=?]$/, '');
-      const argument: OptionArgument = declared.endsWith('=') ? 'required' : declared.endsWith('?') ? 'optional' : 'none';
+    for (const option of spec.options.split(',').filter(Boolean)) {
+      const name = option.replace(/[=?]$/, '');
+      const argument: OptionArgument = option.endsWith('=') ? 'required' : option.endsWith('?') ? 'optional' : 'none';
       // db-ctl-base asserts the same: an option two commands share takes its value alike.
-      assert(!all.has(name) || all.get(name) === argument, `option ${name} is declared with two kinds of value`);
-      all.set(name, argument);
+      assert(!declared.has(name) || declared.get(name) === argument, `option ${name} is declared with two kinds of value`);
+      declared.set(name, argument);
     }
   }
-  return all;
+  const ordered = new Set(commandOptionOrder);
+  for (const name of declared.keys()) assert(ordered.has(name), `command option ${name} has no place in commandOptionOrder`);
+  for (const name of ordered) assert(declared.has(name), `commandOptionOrder names ${name}, which no command declares`);
+  return [
+    ...ovnNbctlGlobalOptions.map(([name, argument]) => ({ name, argument, local: false })),
+    ...commandOptionOrder.map((name) => ({ name, argument: declared.get(name) as OptionArgument, local: true })),
+  ];
 })();
+
+/**
+ * The getopt table as `ovn-nbctl --options` prints it (a line per option, "=ARG" when it takes
+ * a value, then its letter if it has one), for the test that compares the two.
+ */
+export function getoptTableListing(): string {
+  return getoptTable
+    .map((o) => {
+      const letter = o.local ? undefined : ovnNbctlGlobalOptions.find(([name]) => name === o.name)?.[2];
+      const arg = o.argument !== 'none';
+      return `${o.name}${arg ? '=ARG' : ''}\n${letter === undefined ? '' : `-${letter}${arg ? ' ARG' : ''}\n`}`;
+    })
+    .join('');
+}
+
+/**
+ * The option a long option word names, as glibc's getopt_long reads it: its exact name, else
+ * the one option it abbreviates. Several fit and it is ambiguous, unless they are all command
+ * options with the same kind of value as the first (getopt cannot tell those apart, and takes
+ * the first). Undefined when it names none, or is ambiguous.
+ */
+function getoptLong(word: string): GetoptOption | undefined {
+  const name = optionName(word);
+  const exact = getoptTable.find((o) => o.name === name);
+  if (exact !== undefined) return exact;
+  let first: GetoptOption | undefined;
+  for (const o of getoptTable) {
+    if (!o.name.startsWith(name)) continue;
+    if (first === undefined) first = o;
+    else if (!first.local || !o.local || o.argument !== first.argument) return undefined;
+  }
+  return first;
+}
 
 /** One command of a command line: the options after the "--" before it, its name and arguments. */
 interface CommandWords {
@@ -601,11 +676,12 @@ function parseCommandLine(given: readonly string[]): CommandLine {
     }
     if (!w.startsWith('-') || w === '-') break;
     const short = /^-([^-])(.*)$/.exec(w);
-    const name = short === null ? optionName(w) : shortOptions[short[1] as string];
-    if (name === undefined) throw new NbctlError(`unrecognized option '${short === null ? w : (short[1] as string)}'`);
-    const argument = getoptOptions.get(name);
-    if (argument === undefined) throw new NbctlError(`unrecognized option '${w}'`);
-    const inline = short === null ? (w.includes('=') ? w.slice(name.length + 1) : undefined) : short[2] === '' ? undefined : short[2];
+    const letter = short?.[1];
+    const option = letter === undefined ? getoptLong(w) : getoptTable.find((o) => o.name === ovnNbctlGlobalOptions.find(([, , l]) => l === letter)?.[0]);
+    if (option === undefined) throw new NbctlError(`unrecognized option '${letter ?? w}'`);
+    const { name, argument } = option;
+    if (!option.local && !Object.hasOwn(globalOptions, name)) throw new NbctlError(`option '${name}' is one of ovn-nbctl's help, logging, daemon and SSL options, which this nbctl does not have`);
+    const inline = short === null ? (w.includes('=') ? w.slice(w.indexOf('=') + 1) : undefined) : short[2] === '' ? undefined : short[2];
     if (argument === 'none' && inline !== undefined) throw new NbctlError(`option '${w}' doesn't allow an argument`);
     if (argument !== 'required' || inline !== undefined) {
       leading.push(inline === undefined ? name : `${name}=${inline}`);

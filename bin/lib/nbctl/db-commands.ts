@@ -262,6 +262,12 @@ async function mutateColumn(
 }
 
 export const dbCommands = {
+  // db-ctl-base's comment: its words are for whoever reads the command line; it does nothing.
+  comment: {
+    args: [0, Infinity] as [number, number],
+    options: '',
+    run: async () => '',
+  },
   list: {
     args: [1, Infinity] as [number, number],
     options: '--if-exists,--columns=',

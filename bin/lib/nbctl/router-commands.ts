@@ -566,6 +566,30 @@ const lrNatDel: CommandSpec = {
   },
 };
 
+/**
+ * lr-nat-update-ext-ip ROUTER TYPE IP ADDRESS_SET: the router's NAT of that type whose logical
+ * IP (snat) or external IP (dnat, dnat_and_snat) is IP applies only to the external addresses
+ * in the address set (allowed_ext_ips), or, with --is-exempted, to all but them
+ * (exempted_ext_ips).
+ */
+const lrNatUpdateExtIp: CommandSpec = {
+  args: [4, 4],
+  options: '--is-exempted',
+  run: async (nb, [router, type, ipArg, setId], flags) => {
+    const lr = await findRouter(nb, router as string);
+    checkNatType(type as string);
+    const set = await findRecord(nb, 'Address_Set', setId as string, 'Address Set');
+    const natIp = normalizePrefixStr(ipArg as string);
+    if (natIp === undefined) throw new NbctlError(`${ipArg}: Invalid IP address or CIDR`);
+    const isSnat = type === 'snat';
+    const nat = (await children(nb, lr, 'nat', 'NAT')).find((n) => n.type === type && normalizePrefixStr(String(isSnat ? n.logical_ip : n.external_ip)) === natIp);
+    if (nat === undefined) throw new NbctlError(`${type}: Could not locate nat rule for: ${natIp}.`);
+    const column = flags.has('--is-exempted') ? 'exempted_ext_ips' : 'allowed_ext_ips';
+    await nb.transact([{ op: 'update', table: 'NAT', where: byUuid(nat), row: { [column]: uuidRef(uuidOf(set)) } }]);
+    return '';
+  },
+};
+
 const lrNatList: CommandSpec = {
   args: [1, 1],
   options: '',
@@ -599,4 +623,5 @@ export const routerCommands: Record<string, CommandSpec> = {
   'lr-nat-add': lrNatAdd,
   'lr-nat-del': lrNatDel,
   'lr-nat-list': lrNatList,
+  'lr-nat-update-ext-ip': lrNatUpdateExtIp,
 };
