@@ -60,7 +60,7 @@ export function svcMonitorMacOf(db: Database): string | undefined {
 
 function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {
   const g = nbGlobalOf(db);
-  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(g), ipsec: false });
+  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(g), ipsec: g?.ipsec ?? false });
   data.table.put(row, out);
 }
 

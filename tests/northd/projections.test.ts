@@ -58,6 +58,15 @@ t.test('Datapath_Binding and SB_Global', async (t) => {
     { key: 3, ids: { 'logical-router': '00000000-0000-4000-8000-000000000007', name: 'lr0' } },
   ]);
   t.same(rows<sb.SB_Global>(view, 'SB_Global').map((g) => g.nb_cfg), [5]);
+  t.same(rows<sb.SB_Global>(view, 'SB_Global').map((g) => g.ipsec), [false]);
+});
+
+t.test('SB_Global.ipsec follows NB_Global.ipsec, as ovn-northd copies it', async (t) => {
+  const { fx, northd } = build();
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'NB_Global', where: [], row: { ipsec: true } }]));
+  t.same(rows<sb.SB_Global>(northd.view(), 'SB_Global').map((g) => g.ipsec), [true]);
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'NB_Global', where: [], row: { ipsec: false } }]));
+  t.same(rows<sb.SB_Global>(northd.view(), 'SB_Global').map((g) => g.ipsec), [false]);
 });
 
 t.test('Port_Binding', async (t) => {
