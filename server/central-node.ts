@@ -11,7 +11,7 @@ import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
 import { OvsdbError, answerRefused, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
-import { chassisOwnedTables } from './chassis-store.js';
+import { clientTables } from './chassis-store.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, databaseBytes, historyDefaults } from './history.js';
@@ -19,8 +19,11 @@ import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js
 import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NbGroupProposer, groupDefaults, type GroupLimits } from './nb-group-proposer.js';
 import { NorthdProjection } from './northd-projection.js';
+import { joinSbGlobal, sbViewDelta } from './sb-global-view.js';
 import { Sessions } from './sessions.js';
 import { CentralNodeError } from './errors.js';
+
+const emptyRows: ReadonlyMap<string, Row> = new Map();
 
 export { CentralNodeError };
 
@@ -220,7 +223,7 @@ export class CentralNode {
     }
     sm.onCommit((e) => {
       history.append(e.revision, e.delta);
-      const sb = e.chassisDelta === undefined ? pendingSb : mergeDeltas(pendingSb, e.chassisDelta);
+      const sb = sbViewDelta(pendingSb, e.chassisDelta, central.northdSbGlobal(), central.operatorSbGlobal());
       pendingSb = { changes: [] };
       if (sb.changes.length > 0) central.sbHistory.append(e.revision, sb);
       for (const l of central.commitListeners) l(e);
@@ -262,12 +265,39 @@ export class CentralNode {
    * tables as the chassis wrote them. Read-only; live.
    */
   sbView(): { readonly schema: DatabaseSchema; rows(table: string): ReadonlyMap<string, Row> } {
-    const empty = new Map<string, Row>();
-    return {
-      schema: this.sbSchema,
-      rows: (table: string) => (chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (this.northd?.view().get(table) ?? empty)),
-    };
+    return { schema: this.sbSchema, rows: (table: string) => this.sbRows(table) };
   }
+
+  private sbRows(table: string): ReadonlyMap<string, Row> {
+    if (table === 'SB_Global') return this.sbGlobalRows();
+    if (clientTables.includes(table)) return this.sm.chassis.rows(table);
+    return this.northd?.view().get(table) ?? emptyRows;
+  }
+
+  /** northd's SB_Global row, without the operator's columns. */
+  private northdSbGlobal(): Row | undefined {
+    for (const row of this.northd?.view().get('SB_Global')?.values() ?? []) return row;
+    return undefined;
+  }
+
+  /** The operator's half of SB_Global (chassis-store.ts), when one was written. */
+  private operatorSbGlobal(): Row | undefined {
+    const northd = this.northdSbGlobal();
+    return northd === undefined ? undefined : this.sm.chassis.get('SB_Global', northd._uuid);
+  }
+
+  /** SB_Global as the view shows it (sb-global-view.ts), built again only when a half changed. */
+  private sbGlobalRows(): ReadonlyMap<string, Row> {
+    const northd = this.northdSbGlobal();
+    const operator = this.operatorSbGlobal();
+    const memo = this.sbGlobalMemo;
+    if (memo !== undefined && memo.northd === northd && memo.operator === operator) return memo.rows;
+    const rows = new Map<string, Row>(northd === undefined ? [] : [[northd._uuid, joinSbGlobal(northd, operator)]]);
+    this.sbGlobalMemo = { northd, operator, rows };
+    return rows;
+  }
+
+  private sbGlobalMemo: { readonly northd: Row | undefined; readonly operator: Row | undefined; readonly rows: ReadonlyMap<string, Row> } | undefined;
 
   /**
    * Both histories start again at `revision`, each with the estimated size of its database
@@ -468,7 +498,7 @@ export class CentralNode {
       throw err;
     }
     await this.readBarrier(consistency);
-    const rows = chassisOwnedTables.includes(table) ? this.sm.chassis.rows(table) : (northd.view().get(table) ?? new Map<string, Row>());
+    const rows = this.sbRows(table);
     const picked = columns !== undefined && columns.length > 0 ? columns : undefined;
     const out: unknown[] = [];
     for (const uuid of [...rows.keys()].sort()) {

@@ -5,6 +5,13 @@
 // derived Port_Binding rows and reach northd as per-port reports; and Service_Monitor.status,
 // the health a chassis's probes found, which reaches northd per row.
 //
+// The same database holds what an operator writes (ovn-sbctl set-connection, set-ssl, set
+// Connection . inactivity_probe=...): the Connection and SSL tables, which northd never
+// touches, and SB_Global's operator columns (connections, ssl, external_ids) in a row of their
+// own with SB_Global's UUID, which the SB view joins to northd's SB_Global row (sbGlobalView).
+// That row is the root the Connection and SSL rows hang off, so a connection no longer
+// named there is collected as OVSDB collects it.
+//
 // An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
 //   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
 //   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only,
@@ -27,7 +34,15 @@ export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = [
 /** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
 export const serviceMonitorOwnedColumns: readonly string[] = ['status'];
 
-const ownedTableSet = new Set(chassisOwnedTables);
+/** The SB tables an operator writes (ovn-sbctl set-connection, set-ssl); northd never does. */
+export const operatorTables: readonly string[] = ['Connection', 'SSL'];
+/** SB_Global's columns that an operator writes; northd writes the others (nb_cfg, options, ipsec). */
+export const sbGlobalOperatorColumns: readonly string[] = ['connections', 'ssl', 'external_ids'];
+/** The SB tables whose rows come whole from this database rather than from northd. */
+export const clientTables: readonly string[] = [...chassisOwnedTables, ...operatorTables];
+
+const ownedTableSet = new Set(clientTables);
+const sbGlobalColumnSet = new Set(sbGlobalOperatorColumns);
 const ownedColumnSet = new Set<string>(portBindingOwnedColumns);
 const monitorColumnSet = new Set<string>(serviceMonitorOwnedColumns);
 /** Which owned table each Port_Binding reference column points into. */
@@ -44,7 +59,7 @@ let schemaCache: DatabaseSchema | undefined;
 export function chassisSchema(): DatabaseSchema {
   if (schemaCache !== undefined) return schemaCache;
   const tables: Record<string, unknown> = {};
-  for (const name of chassisOwnedTables) {
+  for (const name of clientTables) {
     const t = JSON.parse(JSON.stringify(SB_SCHEMA_JSON.tables[name])) as { columns: Record<string, { type: unknown }> };
     for (const col of Object.values(t.columns)) {
       const ty = col.type as { key?: { refTable?: string; refType?: string } } | string;
@@ -55,6 +70,10 @@ export function chassisSchema(): DatabaseSchema {
     }
     tables[name] = t;
   }
+  // SB_Global's operator columns, in a row of their own (see the top of this file).
+  const global = JSON.parse(JSON.stringify(SB_SCHEMA_JSON.tables.SB_Global)) as { columns: Record<string, unknown> };
+  for (const c of Object.keys(global.columns)) if (!sbGlobalColumnSet.has(c)) delete global.columns[c];
+  tables.SB_Global = global;
   schemaCache = parseDatabaseSchema({ name: SB_SCHEMA_JSON.name, version: SB_SCHEMA_JSON.version, tables });
   return schemaCache;
 }
@@ -90,6 +109,8 @@ export interface SbTxnContext {
   readonly owned: ReadonlyMap<string, ChassisOwnedColumns>;
   /** northd's Service_Monitor rows as they are now, by UUID. */
   readonly serviceMonitors: ReadonlyMap<Uuid, Row>;
+  /** The UUID of northd's SB_Global row, when there is one (the row its operator columns join). */
+  readonly sbGlobal?: Uuid;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -145,6 +166,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   const smOps: { index: number; where: unknown; row: Record<string, unknown> }[] = [];
   /** uuid-name → table, for inserts into the chassis-owned tables. */
   const inserted = new Map<string, string>();
+  let needsGlobalRow = false;
   for (const [i, op] of ops.entries()) {
     const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; 'uuid-name'?: unknown };
     if (o === null || typeof o !== 'object' || typeof o.op !== 'string') {
@@ -152,6 +174,14 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     if (o.op === 'comment' || o.op === 'commit' || o.op === 'abort' || (typeof o.table === 'string' && ownedTableSet.has(o.table))) {
       if (o.op === 'insert' && typeof o['uuid-name'] === 'string' && typeof o.table === 'string') inserted.set(o['uuid-name'], o.table);
+      ownedOps.push(op);
+      ownedIndex.push(i);
+      continue;
+    }
+    if (o.table === 'SB_Global') {
+      const refused = sbGlobalRefusal(op);
+      if (refused !== undefined) return failedAt(i, ops.length, permission(refused));
+      needsGlobalRow = true;
       ownedOps.push(op);
       ownedIndex.push(i);
       continue;
@@ -167,7 +197,13 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       continue;
     }
     const what = typeof o.table === 'string' ? `table ${o.table}` : 'this operation';
-    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a chassis writes ${chassisOwnedTables.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} and Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} (by "update")`));
+    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a client writes ${clientTables.join(', ')}, SB_Global's ${sbGlobalOperatorColumns.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} and Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} (by "update")`));
+  }
+  // The operator's half of SB_Global is made on first use, with northd's row's UUID (so the
+  // client's "where" names it), inside this transaction: if the transaction fails, so does this.
+  if (needsGlobalRow && ctx.sbGlobal !== undefined && store.get('SB_Global', ctx.sbGlobal) === undefined) {
+    ownedOps.unshift({ op: 'insert', table: 'SB_Global', uuid: ctx.sbGlobal, row: {} });
+    ownedIndex.unshift(-1);
   }
 
   // Parse the updates of derived rows before anything runs, so that a bad one changes nothing:
@@ -203,7 +239,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   if (out.kind === 'blocked') return out;
   if (out.kind === 'failed') {
     const results: unknown[] = ops.map(() => null);
-    out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
+    out.results.forEach((r, k) => {
+      if ((ownedIndex[k] as number) >= 0) results[ownedIndex[k] as number] = r;
+    });
     return { kind: 'failed', results };
   }
   const names = new Map<string, Uuid>();
@@ -213,7 +251,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     if (typeof name === 'string' && typeof uuid === 'string') names.set(name, uuid);
   });
   const results: unknown[] = ops.map(() => null);
-  out.results.forEach((r, k) => (results[ownedIndex[k] as number] = r));
+  out.results.forEach((r, k) => {
+    if ((ownedIndex[k] as number) >= 0) results[ownedIndex[k] as number] = r;
+  });
 
   const pbSchema = derivedSchema('Port_Binding');
   const ports: PortUpdates = new Map();
@@ -273,6 +313,26 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     results[p.index] = { count };
   }
   return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta) };
+}
+
+/**
+ * Why an operation on SB_Global is refused, or undefined when it may run on the operator's half
+ * of the row: an update, mutate, wait or select that names (in its row, mutations, columns and
+ * conditions) only the operator columns and _uuid. northd's columns, and the row itself
+ * (insert, delete), are northd's.
+ */
+function sbGlobalRefusal(op: unknown): string | undefined {
+  const o = op as { op: string; row?: unknown; mutations?: unknown; columns?: unknown; where?: unknown };
+  if (!['update', 'mutate', 'wait', 'select'].includes(o.op)) return `SB_Global's row is northd's: only its ${sbGlobalOperatorColumns.join(', ')} may be changed (by "update" or "mutate")`;
+  const named: unknown[] = [];
+  if (o.row !== null && typeof o.row === 'object' && !Array.isArray(o.row)) named.push(...Object.keys(o.row));
+  if (Array.isArray(o.mutations)) for (const m of o.mutations as unknown[]) named.push(Array.isArray(m) ? m[0] : m);
+  if (o.op === 'select' && o.columns === undefined) named.push('nb_cfg');
+  if (Array.isArray(o.columns)) named.push(...(o.columns as unknown[]));
+  if (Array.isArray(o.where)) for (const c of o.where as unknown[]) if (Array.isArray(c) && c[0] !== '_uuid') named.push(c[0]);
+  const bad = [...new Set(named.filter((c) => typeof c !== 'string' || !(sbGlobalColumnSet.has(c) || c === '_uuid' || c === '_version')))];
+  if (bad.length === 0) return undefined;
+  return `SB_Global column ${bad.map(String).join(', ')} is written by northd; a client may set and read here only ${sbGlobalOperatorColumns.join(', ')}`;
 }
 
 function statusValue(status: string | undefined): readonly string[] {

@@ -52,6 +52,8 @@ export interface Projection {
   serviceMonitors?(): ReadonlyMap<string, Row>;
   /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
   setServiceMonitorStatus?(nb: Database, updates: ReadonlyMap<string, string | undefined>, revision: number): void;
+  /** The UUID of northd's SB_Global row, when there is one (an operator's SB_Global writes join it). */
+  sbGlobalUuid?(): Uuid | undefined;
 }
 
 /** What one applied entry produced, handed to the node that proposed it. */
@@ -197,12 +199,14 @@ export class NbStateMachine implements StateMachine {
    */
   private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ApplyResult {
     const projection = this.options.projection;
+    const sbGlobal = projection?.sbGlobalUuid?.();
     const out = applySbTxn(this.sb, ops, {
       newUuid: uuidSource(seed),
       elapsedMs,
       portBindings: projection?.portBindings?.() ?? new Map(),
       owned: projection?.chassisOwned?.() ?? new Map(),
       serviceMonitors: projection?.serviceMonitors?.() ?? new Map(),
+      ...(sbGlobal !== undefined ? { sbGlobal } : {}),
     });
     switch (out.kind) {
       case 'blocked':

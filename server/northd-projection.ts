@@ -171,6 +171,11 @@ export class NorthdProjection implements Projection {
     this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis));
   }
 
+  sbGlobalUuid(): Uuid | undefined {
+    for (const uuid of this.northd.view().get('SB_Global')?.keys() ?? []) return uuid;
+    return undefined;
+  }
+
   serviceMonitors(): ReadonlyMap<Uuid, Row> {
     return this.northd.view().get('Service_Monitor') ?? new Map<Uuid, Row>();
   }

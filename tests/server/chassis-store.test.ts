@@ -297,3 +297,51 @@ t.test('a chassis claims a virtual port with its virtual_parent (pinctrl) and re
   t.same(resolve(a), ['eth.dst = 00:00:00:00:00:00; next;'], 'released: unclaimed again');
   t.same([...b.projection.portBindings()], [...a.projection.portBindings()], 'replicas agree');
 });
+
+t.test("an operator's Connection, SSL and SB_Global columns: kept beside northd's row, collected when unnamed, refused for northd's columns", async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  const sbGlobal = (): string => a.projection.sbGlobalUuid() as string;
+  t.match(log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]), { kind: 'committed' });
+  const uuid = sbGlobal();
+  t.ok(uuid, 'northd made SB_Global');
+  t.equal(a.sm.chassis.rows('SB_Global').size, 0, "the operator's half is made on first use");
+  // An update of a row that is not SB_Global's names nothing, and makes nothing.
+  t.match(log.sb([{ op: 'update', table: 'SB_Global', where: [['_uuid', '==', ['uuid', '0b7f0e4c-0000-4000-8000-000000000000']]], row: { external_ids: ['map', [['k', 'v']]] } }]), { kind: 'committed', results: [{ count: 0 }] });
+  // ovn-sbctl set-connection: a Connection row, named from SB_Global.connections, with the IDL's verify.
+  const set = log.sb([
+    { op: 'wait', table: 'SB_Global', where: [['_uuid', '==', ['uuid', uuid]]], columns: ['connections'], until: '==', rows: [{ connections: ['set', []] }], timeout: 0 },
+    { op: 'insert', table: 'Connection', 'uuid-name': 'c', row: { target: 'ptcp:6642' } },
+    { op: 'update', table: 'SB_Global', where: [['_uuid', '==', ['uuid', uuid]]], row: { connections: ['named-uuid', 'c'] } },
+  ]);
+  t.match(set, { kind: 'committed', results: [{}, { uuid: ['uuid', /./] }, { count: 1 }] }, 'three results, for the three operations');
+  const conn = [...a.sm.chassis.rows('Connection').keys()];
+  t.equal(conn.length, 1);
+  t.same(a.sm.chassis.get('SB_Global', uuid)?.connections, conn, "the operator's half of SB_Global names it, under northd's row's UUID");
+  t.match(log.sb([{ op: 'update', table: 'Connection', where: [], row: { inactivity_probe: 180000 } }]), { kind: 'committed', results: [{ count: 1 }] });
+  // northd's columns and the row itself stay northd's; a refused transaction changes nothing.
+  const before = JSON.stringify(dumpDatabaseJson(a.sm.chassis));
+  const refused = [
+    [{ op: 'update', table: 'SB_Global', where: [], row: { options: ['map', [['x', '1']]] } }],
+    [{ op: 'update', table: 'SB_Global', where: [['nb_cfg', '==', 0]], row: { external_ids: ['map', []] } }],
+    [{ op: 'insert', table: 'Connection', row: { target: 'ptcp:1' } }, { op: 'delete', table: 'SB_Global', where: [] }],
+    [{ op: 'select', table: 'SB_Global', where: [] }],
+    [{ op: 'insert', table: 'SB_Global', row: {} }],
+  ];
+  for (const ops of refused) {
+    const r = log.sb(ops);
+    t.equal(r.kind, 'failed', `refused: ${JSON.stringify(ops).slice(0, 90)}`);
+    t.match((r as { results: unknown[] }).results.find((x) => x !== null && typeof x === 'object' && 'error' in x), { error: 'permission error', details: /SB_Global/ });
+  }
+  t.equal(JSON.stringify(dumpDatabaseJson(a.sm.chassis)), before, 'unchanged');
+  t.match(log.sb([{ op: 'select', table: 'SB_Global', where: [], columns: ['_uuid', 'connections'] }]), { kind: 'committed', results: [{ rows: [{ _uuid: ['uuid', uuid], connections: ['uuid', conn[0]] }] }] }, 'its own columns can be read');
+  // A snapshot carries them; replicas agree.
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.equal(JSON.stringify(dumpDatabaseJson(c.sm.chassis)), JSON.stringify(dumpDatabaseJson(a.sm.chassis)));
+  t.equal(JSON.stringify(dumpDatabaseJson(b.sm.chassis)), JSON.stringify(dumpDatabaseJson(a.sm.chassis)));
+  // ovn-sbctl del-connection: no longer named, the Connection row is collected.
+  t.match(log.sb([{ op: 'update', table: 'SB_Global', where: [['_uuid', '==', ['uuid', uuid]]], row: { connections: ['set', []] } }]), { kind: 'committed' });
+  t.equal(a.sm.chassis.rows('Connection').size, 0, 'collected, as OVSDB collects a row nothing names');
+});

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 
 const run = promisify(execFile);
@@ -95,4 +96,52 @@ t.test('ovn-sbctl against the SB door: reads of the derived view, chassis writes
   const port = await sbctl(sb, 'set', 'Service_Monitor', monitor, 'port=81');
   t.not(port.code, 0);
   t.match(port.stderr, /permission error/, `any other column is northd's: ${port.stderr}`);
+});
+
+t.test("ovn-sbctl set-connection, set-ssl and SB_Global's external_ids: an operator's rows beside northd's SB_Global", async (t) => {
+  const env = await upCluster(t, join(t.testdir(), 'c'));
+  const sb = env.sbOvsdb.join(',');
+  const nbOvsdb = env.nbOvsdb.join(',');
+  const ok = async (...args: string[]): Promise<string> => {
+    const r = await sbctl(sb, ...args);
+    t.equal(r.code, 0, `ovn-sbctl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  // A monitor on one member (v1: whole new rows), to see every SB_Global change as it is shown.
+  const [host, port] = (env.sbOvsdb[2] as string).replace(/^tcp:/, '').split(':') as [string, string];
+  const updates: Record<string, unknown>[] = [];
+  const watcher = await JsonRpcClient.connect({ host, port: Number(port) }, {
+    onNotification: (method, params) => {
+      if (method !== 'update') return;
+      const rows = ((params as unknown[])[1] as Record<string, Record<string, { new?: Record<string, unknown> }>>).SB_Global ?? {};
+      for (const r of Object.values(rows)) if (r.new !== undefined) updates.push(r.new);
+    },
+  });
+  t.teardown(() => watcher.close());
+  await watcher.request('monitor', ['OVN_Southbound', null, { SB_Global: { columns: ['nb_cfg', 'connections', 'ssl', 'external_ids'] } }]);
+
+  await ok('set-connection', 'ptcp:6642', 'pssl:6643');
+  t.equal(await ok('get-connection'), 'read-write role="" pssl:6643\nread-write role="" ptcp:6642\n', 'get-connection lists both, as ovn-sbctl prints them');
+  await ok('set-connection', 'ptcp:6642');
+  await ok('set', 'connection', '.', 'inactivity_probe=180000');
+  t.equal(await ok('get', 'connection', '.', 'inactivity_probe'), '180000\n', "a Connection's inactivity_probe, as deployment scripts set it");
+  await ok('set-ssl', '/etc/ovn/key.pem', '/etc/ovn/cert.pem', '/etc/ovn/ca.pem');
+  t.equal(await ok('get-ssl'), 'Private key: /etc/ovn/key.pem\nCertificate: /etc/ovn/cert.pem\nCA Certificate: /etc/ovn/ca.pem\nBootstrap: false\n');
+  await ok('set', 'SB_Global', '.', 'external_ids:owner=ops');
+  // An NB change moves northd's half (nb_cfg); the operator's stays.
+  await run('ovn-nbctl', [`--db=${nbOvsdb}`, '--timeout=20', '--wait=sb', 'sync'], { timeout: 30_000 });
+  const global = await ok('--columns=nb_cfg,connections,ssl,external_ids', 'list', 'SB_Global');
+  t.match(global, /nb_cfg +: 1\nconnections +: \[[0-9a-f-]{36}\]\nssl +: [0-9a-f-]{36}\nexternal_ids +: \{owner=ops\}/, `northd's and the operator's columns in one row: ${global}`);
+  const last = await until('the monitor saw nb_cfg 1', async () => updates.find((u) => u.nb_cfg === 1));
+  t.match(last, { connections: ['uuid', /^[0-9a-f-]{36}$/], external_ids: ['map', [['owner', 'ops']]] }, "the monitor's row after northd's change still has the operator's columns");
+  t.notOk(updates.some((u) => JSON.stringify(u.connections) === '["set",[]]' && updates.indexOf(u) > 0), 'no update showed the connections gone');
+
+  const options = await sbctl(sb, 'set', 'SB_Global', '.', 'options:x=1');
+  t.not(options.code, 0);
+  t.match(options.stderr, /SB_Global column options is written by northd.*permission error/, `northd's columns stay northd's: ${options.stderr}`);
+  await ok('del-connection');
+  await ok('del-ssl');
+  t.equal(await ok('list', 'Connection'), '', 'del-connection: the Connection rows are collected');
+  t.equal(await ok('list', 'SSL'), '', 'del-ssl: the SSL row too');
+  t.equal(await ok('get-connection'), '');
 });
