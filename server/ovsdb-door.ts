@@ -15,7 +15,7 @@ import { JSON_DEPTH_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
 import { defaultConnectionsMax } from './listen-budget.js';
 import type { Monitor, MonitorVersion, ReadableDb, TableUpdates } from './ovsdb-monitor.js';
 import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, parseMonitorRequests, parseMonitorWhere } from './ovsdb-monitor.js';
-import type { DbDelta } from '../ovsdb/index.js';
+import type { DbDelta, Row } from '../ovsdb/index.js';
 import { Database, OvsdbError, OvsdbErrorName, findColumn, parseDatabaseSchema, rowToJson, schemaToJson, transact } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import { capConnections } from '../cluster/connection-cap.js';
@@ -337,6 +337,27 @@ class Door {
     throw new RpcError(OvsdbErrorName.unknownDatabase, `unknown database ${JSON.stringify(name)}`);
   }
 
+  /** Where this door listens, once it does (the probe of a Connection row naming it applies). */
+  listening: DoorListen | undefined;
+  private probeMsNow: number | undefined;
+
+  /**
+   * The inactivity probe of this door's connections: as ovsdb-server takes it from the
+   * Connection row of a remote (`ovn-sbctl set connection . inactivity_probe=...`), from the row
+   * whose passive target names this listener (connectionProbeMs), else the door's own.
+   */
+  probeMs(): number {
+    this.probeMsNow ??= (this.listening === undefined ? undefined : connectionProbeMs(this.main().rows('Connection').values(), this.listening)) ?? this.limits.inactivityProbeMs;
+    return this.probeMsNow;
+  }
+
+  /** A Connection row changed: the probe is read again, and every connection's re-armed with it. */
+  connectionsChanged(): void {
+    const before = this.probeMsNow;
+    this.probeMsNow = undefined;
+    if (this.probeMs() !== before) for (const c of this.connections) c.rearmProbe();
+  }
+
   refreshServer(withIndex: boolean): void {
     const delta = this.serverDb.refresh(withIndex);
     if (delta === undefined) return;
@@ -417,8 +438,15 @@ class Connection {
   private armProbe(): void {
     clearTimeout(this.probeTimer);
     this.probeSent = false;
-    this.probeTimer = setTimeout(() => this.probe(), this.door.limits.inactivityProbeMs);
+    const ms = this.door.probeMs();
+    if (ms === 0) return;
+    this.probeTimer = setTimeout(() => this.probe(), ms);
     this.probeTimer.unref();
+  }
+
+  /** The probe interval changed: start counting the silence again with the new one. */
+  rearmProbe(): void {
+    if (!this.closed) this.armProbe();
   }
 
   /** Inactivity: send an echo; if the peer is still silent one interval later, drop it. */
@@ -430,7 +458,9 @@ class Connection {
     }
     this.probeSent = true;
     this.send({ method: 'echo', params: [], id: 'echo' });
-    this.probeTimer = setTimeout(() => this.probe(), this.door.limits.inactivityProbeMs);
+    const ms = this.door.probeMs();
+    if (ms === 0) return;
+    this.probeTimer = setTimeout(() => this.probe(), ms);
     this.probeTimer.unref();
   }
 
@@ -708,6 +738,28 @@ class Connection {
   }
 }
 
+/**
+ * The inactivity probe a Connection row sets for a listener, as ovsdb-server applies it to the
+ * remote the row names: the first row (in UUID order) whose passive target names the listener —
+ * ptcp: or pssl: with its port (the address in the target is not compared: the door listens
+ * where it was told), punix: with its path — and has inactivity_probe set. 0 turns probes off;
+ * other values are at least 1000 ms, as OVS's reconnect rounds them. Undefined: no such row.
+ */
+export function connectionProbeMs(rows: Iterable<Row>, listen: DoorListen): number | undefined {
+  const named = (target: string): boolean => {
+    if ('path' in listen) return target === `punix:${listen.path}`;
+    const m = /^p(?:tcp|ssl):(\d+)(?::.*)?$/.exec(target);
+    return m !== null && Number(m[1]) === listen.port;
+  };
+  for (const row of [...rows].sort((a, b) => (a._uuid < b._uuid ? -1 : a._uuid > b._uuid ? 1 : 0))) {
+    const r = row as unknown as { target?: unknown; inactivity_probe?: unknown };
+    const probe = Array.isArray(r.inactivity_probe) ? (r.inactivity_probe[0] as number | undefined) : undefined;
+    if (typeof r.target !== 'string' || !named(r.target) || probe === undefined) continue;
+    return probe === 0 ? 0 : Math.max(1000, probe);
+  }
+  return undefined;
+}
+
 /** Opens the door; resolves once it listens. */
 export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
@@ -722,6 +774,9 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
   });
   capConnections(server, limits.connectionsMax, () => options.central.sessions.refuse('ovsdb'));
   const offCommit = options.central.onCommit(() => door.refreshServer(false));
+  const offConnections = door.feed.onChange((e) => {
+    if (e.delta.changes.some((c) => c.table === 'Connection')) door.connectionsChanged();
+  });
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();
   await new Promise<void>((resolve, reject) => {
@@ -731,11 +786,14 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
   });
   const bound = server.address();
   const address: DoorListen = 'path' in options.listen ? options.listen : { host: options.listen.host, port: typeof bound === 'object' && bound !== null ? bound.port : options.listen.port };
+  door.listening = address;
+  door.connectionsChanged();
   return {
     address,
     close: async () => {
       clearInterval(statusTimer);
       offCommit();
+      offConnections();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const c of [...door.connections]) c.destroy();
       await closed;

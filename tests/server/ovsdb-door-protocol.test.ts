@@ -6,10 +6,11 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import type { Row } from '../../ovsdb/index.js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { CentralNode } from '../../server/central-node.js';
 import type { OvsdbDoorLimits } from '../../server/ovsdb-door.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { connectionProbeMs, startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 
 interface TestLike {
@@ -191,6 +192,57 @@ t.test('inactivity probes: a silent peer is dropped, an answering one kept', asy
     });
   });
   t.equal(answered, 4, 'four probes answered, still connected');
+});
+
+t.test("a Connection row naming the listener sets its inactivity probe, as ovsdb-server's remotes take theirs", async (t) => {
+  const { port, connect } = await startDoor(t, { inactivityProbeMs: 30 });
+  const admin = await connect();
+  const silentFor = async (ms: number): Promise<{ closed: boolean; echoAtMs: number | undefined }> => {
+    const s = await rawSocket(port);
+    const started = performance.now();
+    let echoAtMs: number | undefined;
+    let closed = false;
+    s.on('data', (d: Buffer) => (echoAtMs ??= /"method":"echo"/.test(d.toString()) ? performance.now() - started : undefined));
+    s.on('close', () => (closed = true));
+    await new Promise((r) => setTimeout(r, ms));
+    s.destroy();
+    return { closed, echoAtMs };
+  };
+  t.match(await silentFor(300), { closed: true }, "without a Connection row, the door's own 30 ms probe drops a silent peer");
+  // ovn-nbctl set-connection ptcp:PORT, then set connection . inactivity_probe=0.
+  await admin.request('transact', [NB,
+    { op: 'insert', table: 'NB_Global', row: { connections: ['named-uuid', 'c'] } },
+    { op: 'insert', table: 'Connection', 'uuid-name': 'c', row: { target: `ptcp:${port}:127.0.0.1`, inactivity_probe: 0 } },
+  ]);
+  t.same(await silentFor(400), { closed: false, echoAtMs: undefined }, 'inactivity_probe=0: no probe, the silent peer stays');
+  // A peer already connected is re-armed when the row changes.
+  const idle = await rawSocket(port);
+  t.teardown(() => idle.destroy());
+  let idleEcho: number | undefined;
+  idle.on('data', (d: Buffer) => (idleEcho ??= /"method":"echo"/.test(d.toString()) ? performance.now() : undefined));
+  await new Promise((r) => setTimeout(r, 100));
+  const changedAt = performance.now();
+  await admin.request('transact', [NB, { op: 'update', table: 'Connection', where: [], row: { inactivity_probe: 400 } }]);
+  const probed = await silentFor(1500);
+  t.equal(probed.closed, false, 'inactivity_probe=400 is rounded up to 1000 ms, as OVS rounds it: not dropped within 1.5 s');
+  t.ok(probed.echoAtMs !== undefined && probed.echoAtMs >= 900, `the first probe came after about 1 s (${probed.echoAtMs?.toFixed(0)} ms)`);
+  t.ok(idleEcho !== undefined && idleEcho - changedAt >= 900, 'the peer connected before the change was probed on the new interval');
+  // A row for another listener does not apply here.
+  await admin.request('transact', [NB, { op: 'update', table: 'Connection', where: [], row: { target: `ptcp:${port + 1}` } }]);
+  t.match(await silentFor(300), { closed: true }, "a row naming another port leaves the door's own probe");
+});
+
+t.test('connectionProbeMs: which row names the listener, and what its value means', async (t) => {
+  const row = (uuid: string, target: string, probe: number[]): Row => ({ _uuid: uuid, _version: '', target, inactivity_probe: probe }) as unknown as Row;
+  const tcp = { host: '127.0.0.1', port: 6641 };
+  t.equal(connectionProbeMs([], tcp), undefined);
+  t.equal(connectionProbeMs([row('a', 'ptcp:6641', [])], tcp), undefined, 'no value: the door keeps its own');
+  t.equal(connectionProbeMs([row('a', 'ptcp:6641:0.0.0.0', [0])], tcp), 0);
+  t.equal(connectionProbeMs([row('a', 'pssl:6641', [60000])], tcp), 60000);
+  t.equal(connectionProbeMs([row('a', 'ptcp:6641', [10])], tcp), 1000, 'rounded up to 1 s');
+  t.equal(connectionProbeMs([row('a', 'tcp:127.0.0.1:6641', [0]), row('b', 'ptcp:66410', [0]), row('c', 'punix:/x', [0])], tcp), undefined, 'active remotes, other ports and paths name it not');
+  t.equal(connectionProbeMs([row('b', 'ptcp:6641', [2000]), row('a', 'ptcp:6641', [3000])], tcp), 3000, 'the first in UUID order');
+  t.equal(connectionProbeMs([row('a', 'punix:/run/ovn/ovnnb_db.sock', [0])], { path: '/run/ovn/ovnnb_db.sock' }), 0);
 });
 
 t.test('limits and hostile input: errors or a closed connection, never a crash or a change', async (t) => {
