@@ -237,23 +237,22 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
 
   const out = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
   if (out.kind === 'blocked') return out;
-  if (out.kind === 'failed') {
+  /** The owned ops' results in their places among all ops (the hidden SB_Global insert has none). */
+  const placed = (owned: readonly unknown[]): unknown[] => {
     const results: unknown[] = ops.map(() => null);
-    out.results.forEach((r, k) => {
+    owned.forEach((r, k) => {
       if ((ownedIndex[k] as number) >= 0) results[ownedIndex[k] as number] = r;
     });
-    return { kind: 'failed', results };
-  }
+    return results;
+  };
+  if (out.kind === 'failed') return { kind: 'failed', results: placed(out.results) };
   const names = new Map<string, Uuid>();
   ownedOps.forEach((op, k) => {
     const name = (op as { 'uuid-name'?: unknown })['uuid-name'];
     const uuid = (out.results[k] as { uuid?: [string, string] } | null)?.uuid?.[1];
     if (typeof name === 'string' && typeof uuid === 'string') names.set(name, uuid);
   });
-  const results: unknown[] = ops.map(() => null);
-  out.results.forEach((r, k) => {
-    if ((ownedIndex[k] as number) >= 0) results[ownedIndex[k] as number] = r;
-  });
+  const results = placed(out.results);
 
   const pbSchema = derivedSchema('Port_Binding');
   const ports: PortUpdates = new Map();

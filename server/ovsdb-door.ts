@@ -438,6 +438,11 @@ class Connection {
   private armProbe(): void {
     clearTimeout(this.probeTimer);
     this.probeSent = false;
+    this.scheduleProbe();
+  }
+
+  /** The next probe, one interval from now (none while the interval is 0: probes are off). */
+  private scheduleProbe(): void {
     const ms = this.door.probeMs();
     if (ms === 0) return;
     this.probeTimer = setTimeout(() => this.probe(), ms);
@@ -458,10 +463,7 @@ class Connection {
     }
     this.probeSent = true;
     this.send({ method: 'echo', params: [], id: 'echo' });
-    const ms = this.door.probeMs();
-    if (ms === 0) return;
-    this.probeTimer = setTimeout(() => this.probe(), ms);
-    this.probeTimer.unref();
+    this.scheduleProbe();
   }
 
   private send(message: unknown): void {
@@ -777,6 +779,8 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
   const offConnections = door.feed.onChange((e) => {
     if (e.delta.changes.some((c) => c.table === 'Connection')) door.connectionsChanged();
   });
+  // A snapshot installed from the leader replaces the rows without a change to read.
+  const offRestore = options.central.onRestore(() => door.connectionsChanged());
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();
   await new Promise<void>((resolve, reject) => {
@@ -794,6 +798,7 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
       clearInterval(statusTimer);
       offCommit();
       offConnections();
+      offRestore();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const c of [...door.connections]) c.destroy();
       await closed;

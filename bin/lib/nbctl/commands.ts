@@ -55,6 +55,10 @@ const ovnNbctlGlobalOptions: readonly (readonly [name: string, argument: OptionA
   ['--format', 'required', 'f'], ['--data', 'required', 'd'], ['--no-headings', 'none'], ['--pretty', 'none'], ['--bare', 'none'], ['--max-column-width', 'required'],
 ];
 
+/** A global option's name by its letter (`-t` is `--timeout`), and the letter by the name. */
+const longOfLetter: ReadonlyMap<string, string> = new Map(ovnNbctlGlobalOptions.flatMap(([name, , letter]) => (letter === undefined ? [] : [[letter, name] as const])));
+const letterOfLong: ReadonlyMap<string, string> = new Map([...longOfLetter].map(([letter, name]) => [name, letter]));
+
 /**
  * The commands' own options in the order ovn-nbctl 23.03 appends them to its getopt table
  * (each first seen while walking its command table, in that hash table's order; `ovn-nbctl
@@ -613,7 +617,7 @@ const getoptTable: readonly GetoptOption[] = (() => {
 export function getoptTableListing(): string {
   return getoptTable
     .map((o) => {
-      const letter = o.local ? undefined : ovnNbctlGlobalOptions.find(([name]) => name === o.name)?.[2];
+      const letter = o.local ? undefined : letterOfLong.get(o.name);
       const arg = o.argument !== 'none';
       return `${o.name}${arg ? '=ARG' : ''}\n${letter === undefined ? '' : `-${letter}${arg ? ' ARG' : ''}\n`}`;
     })
@@ -677,7 +681,7 @@ function parseCommandLine(given: readonly string[]): CommandLine {
     if (!w.startsWith('-') || w === '-') break;
     const short = /^-([^-])(.*)$/.exec(w);
     const letter = short?.[1];
-    const option = letter === undefined ? getoptLong(w) : getoptTable.find((o) => o.name === ovnNbctlGlobalOptions.find(([, , l]) => l === letter)?.[0]);
+    const option = letter === undefined ? getoptLong(w) : getoptTable.find((o) => o.name === longOfLetter.get(letter));
     if (option === undefined) throw new NbctlError(`unrecognized option '${letter ?? w}'`);
     const { name, argument } = option;
     if (!option.local && !Object.hasOwn(globalOptions, name)) throw new NbctlError(`option '${name}' is one of ovn-nbctl's help, logging, daemon and SSL options, which this nbctl does not have`);
