@@ -200,10 +200,13 @@ t.test('Watch on OVN_Southbound: initial rows, a claim as a modify, resume on an
   const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
   const [a, b, c] = members as [Member, Member, Member];
-  await a.client.transact([
+  const ls = await a.client.transact([
     { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['named-uuid', 'p'] } },
     { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1' } },
   ]);
+  // A watch is served from the replica's own applied state, as a monitor on a clustered
+  // ovsdb-server follower is: wait until b has applied the write before asking it.
+  while (b.central.revision < ls.revision) await new Promise((r) => setTimeout(r, 10));
   type Ev = { revision: number; changes: { table: string; oldJson: string; newJson: string }[]; initial: boolean; progress: boolean };
   const collect = (client: Member['client'], since: number, until: (evs: Ev[]) => boolean): Promise<Ev[]> =>
     new Promise((resolve, reject) => {
