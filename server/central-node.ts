@@ -80,6 +80,8 @@ export const centralLimits = {
   opsMax: 100_000,
   /** The longest a Wait for sb_cfg/hv_cfg may last (and its default). */
   cfgWaitMsMax: 600_000,
+  /** How long a forwarded write's reply waits for this replica to apply it. */
+  applyWaitMsMax: 10_000,
 } as const;
 
 /** NB_Global's nb_cfg and the two values that follow it (0 when NB_Global has no row yet). */
@@ -338,6 +340,15 @@ export class CentralNode {
     return this.sm.revision;
   }
 
+  /**
+   * Resolves once this replica has applied `revision`, or after `waitMsMax` (the caller then
+   * answers anyway: the write did commit, only this replica is behind).
+   */
+  async untilApplied(revision: number, waitMsMax: number = centralLimits.applyWaitMsMax): Promise<void> {
+    const deadline = Date.now() + waitMsMax;
+    while (this.revision < revision && Date.now() < deadline) await this.nextCommit(20);
+  }
+
   private nextCommit(timeoutMs: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, timeoutMs);
@@ -408,7 +419,11 @@ export class CentralNode {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
           try {
-            return await this.options.forward(err.leaderHint, ops, db);
+            // As a clustered ovsdb-server's follower does, answer once this replica has the
+            // write too, so what the client reads or watches here next includes it.
+            const out = await this.options.forward(err.leaderHint, ops, db);
+            if (!out.failed) await this.untilApplied(out.revision);
+            return out;
           } catch (fwdErr) {
             // A leader that cannot be reached at all never saw the request, so asking again
             // (once the election names another) cannot apply it twice. Any other failure

@@ -43,8 +43,6 @@ export interface OvsdbDoorLimits {
   readonly connectionsMax: number;
   /** How often the `_Server` row (leader, connected, index) is refreshed. */
   readonly serverStatusMs: number;
-  /** How long a reply waits for this replica to apply the transaction it reports. */
-  readonly applyWaitMsMax: number;
 }
 
 export const ovsdbDoorDefaults: OvsdbDoorLimits = {
@@ -56,7 +54,6 @@ export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   monitorsMax: 1000,
   connectionsMax: defaultConnectionsMax,
   serverStatusMs: 250,
-  applyWaitMsMax: 10_000,
 };
 
 export type DoorListen = { readonly host: string; readonly port: number } | { readonly path: string };
@@ -363,22 +360,6 @@ class Door {
     if (delta === undefined) return;
     for (const c of this.connections) c.onServerDelta(delta);
   }
-
-  /** Resolves once this replica has applied `revision` (or the wait bound passed). */
-  async applied(revision: number): Promise<void> {
-    const deadline = Date.now() + this.limits.applyWaitMsMax;
-    while (this.central.revision < revision && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, 20);
-        const off = this.central.onCommit(done);
-        function done(): void {
-          clearTimeout(timer);
-          off();
-          resolve();
-        }
-      });
-    }
-  }
 }
 
 /** One client connection: its requests, monitors and locks. */
@@ -630,11 +611,9 @@ class Connection {
       return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.notOwner, details: `lock ${lock} is not held by this connection` } : null));
     }
     const replicated = ops.map((op) => (isRecord(op) && op['op'] === 'assert' ? { op: 'comment', comment: `assert ${String(op['lock'])}` } : op));
-    const out = await this.door.central.transact(replicated, this.door.dbName);
-    // Replies follow the updates they caused, as with ovsdb-server: wait for this replica.
-    const writes = replicated.some((op) => isRecord(op) && (op['op'] === 'insert' || op['op'] === 'update' || op['op'] === 'mutate' || op['op'] === 'delete'));
-    if (!out.failed && writes) await this.door.applied(out.revision);
-    return out.results;
+    // Replies follow the updates they caused, as with ovsdb-server: a write forwarded to the
+    // leader is answered once this replica has applied it (CentralNode.transact).
+    return (await this.door.central.transact(replicated, this.door.dbName)).results;
   }
 
   private async monitor(params: unknown[], version: MonitorVersion): Promise<unknown> {

@@ -32,6 +32,37 @@ t.test('writes through every node; linearizable and serializable reads', async (
   t.match(failed.results[0], { error: 'constraint violation' });
 });
 
+t.test('a write through a follower is answered once that follower has applied it', async (t) => {
+  const { members, network, stop } = await startCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as Member;
+  const followers = members.filter((m) => m !== leader);
+  for (let i = 0; i < 20; i++) {
+    const f = followers[i % followers.length] as Member;
+    const out = await f.client.transact(lsAdd(`ryw${i}`));
+    t.ok(f.central.revision >= out.revision, `write ${i}: follower ${f.central.id} has applied revision ${out.revision} when it answers`);
+    const local = await f.client.list('Logical_Switch', [['name', '==', `ryw${i}`]], { consistency: 'serializable' });
+    t.equal(local.rows.length, 1, `write ${i}: a serializable read on the same follower sees it`);
+  }
+  // A follower cut off from the leader's log still forwards (over gRPC) and the write commits
+  // with the other follower; its answer waits until the Raft link heals and it has applied.
+  const [f, g] = followers as [Member, Member];
+  network.partition(leader.central.id, f.central.id);
+  let answered = false;
+  const pending = f.client.transact(lsAdd('cut-off')).then((out) => {
+    answered = true;
+    return out;
+  });
+  const committed = Date.now() + 5000;
+  while ((await g.client.list('Logical_Switch', [['name', '==', 'cut-off']], { consistency: 'serializable' })).rows.length === 0 && Date.now() < committed) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(answered, false, 'committed by the leader and the other follower, but not answered while this follower lacks it');
+  network.heal();
+  const out = await pending;
+  t.equal(out.failed, false);
+  t.ok(f.central.revision >= out.revision, 'answered once the follower has applied it');
+});
+
 t.test('selects and comments are answered without a log entry, and see every acknowledged write', async (t) => {
   const { members, stop } = await startCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
