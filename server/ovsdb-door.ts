@@ -60,7 +60,16 @@ export type DoorListen = { readonly host: string; readonly port: number } | { re
 
 export interface OvsdbDoorOptions {
   readonly central: CentralNode;
-  readonly listen: DoorListen;
+  /** Where the door listens from the start (a command-line remote); optional with remotesFromDb. */
+  readonly listen?: DoorListen;
+  /**
+   * Also listen where the served database's Connection rows say, as ovsdb-server does when run
+   * with --remote=db:OVN_Northbound,NB_Global,connections (the rows `ovn-nbctl set-connection`
+   * and `ovn-sbctl set-connection` write): listeners open and close as the rows come and go.
+   */
+  readonly remotesFromDb?: boolean;
+  /** Hears of a Connection row's target this door cannot serve (and why), once per target and reason. */
+  readonly onRemoteError?: (target: string, reason: string) => void;
   readonly limits?: Partial<OvsdbDoorLimits>;
   /** Names the cluster in `_Server`'s cid; the same on every member. */
   readonly clusterId?: string;
@@ -69,9 +78,19 @@ export interface OvsdbDoorOptions {
 }
 
 export interface OvsdbDoor {
-  /** Where the door listens (with the port bound, for port 0). */
-  readonly address: DoorListen;
+  /** Where the door's command-line listener listens (with the port bound, for port 0). */
+  readonly address: DoorListen | undefined;
+  /** The remotes the Connection rows asked for (with remotesFromDb), in target order. */
+  remotes(): RemoteStatus[];
   close(): Promise<void>;
+}
+
+/** One Connection row's target as this door serves it: where it listens, or why it cannot. */
+export interface RemoteStatus {
+  readonly target: string;
+  readonly listening?: DoorListen;
+  readonly readOnly?: boolean;
+  readonly error?: string;
 }
 
 const SERVER_SCHEMA_JSON = {
@@ -334,25 +353,81 @@ class Door {
     throw new RpcError(OvsdbErrorName.unknownDatabase, `unknown database ${JSON.stringify(name)}`);
   }
 
-  /** Where this door listens, once it does (the probe of a Connection row naming it applies). */
-  listening: DoorListen | undefined;
-  private probeMsNow: number | undefined;
+  /** Every listening socket of this door: the command-line one, and those Connection rows opened. */
+  readonly listeners = new Set<Listener>();
+  remotesFromDb = false;
+  onRemoteError: ((target: string, reason: string) => void) | undefined;
+  /** Targets of Connection rows this door could not serve, with the reason. */
+  readonly remoteErrors = new Map<string, string>();
+  /** Opening and closing listeners is asynchronous: one reconciliation at a time, in order. */
+  private reconciling: Promise<void> = Promise.resolve();
+  private closing = false;
 
-  /**
-   * The inactivity probe of this door's connections: as ovsdb-server takes it from the
-   * Connection row of a remote (`ovn-sbctl set connection . inactivity_probe=...`), from the row
-   * whose passive target names this listener (connectionProbeMs), else the door's own.
-   */
-  probeMs(): number {
-    this.probeMsNow ??= (this.listening === undefined ? undefined : connectionProbeMs(this.main().rows('Connection').values(), this.listening)) ?? this.limits.inactivityProbeMs;
-    return this.probeMsNow;
+  /** The Connection rows of the served database. */
+  connectionRows(): Row[] {
+    return [...this.main().rows('Connection').values()];
   }
 
-  /** A Connection row changed: the probe is read again, and every connection's re-armed with it. */
+  /**
+   * A Connection row changed (or the rows were replaced by a snapshot): every listener reads
+   * its options again, and, when this door follows the rows, listeners open and close.
+   */
   connectionsChanged(): void {
-    const before = this.probeMsNow;
-    this.probeMsNow = undefined;
-    if (this.probeMs() !== before) for (const c of this.connections) c.rearmProbe();
+    const rows = this.connectionRows();
+    for (const l of this.listeners) l.optionsChanged(rows);
+    if (this.remotesFromDb && !this.closing) this.reconciling = this.reconciling.then(() => this.reconcile());
+  }
+
+  /** Waits for the listeners the last change asked for to be open (or to have failed). */
+  settled(): Promise<void> {
+    return this.reconciling;
+  }
+
+  private async reconcile(): Promise<void> {
+    if (this.closing) return;
+    const wanted = new Set<string>();
+    for (const row of this.connectionRows()) {
+      const target = (row as unknown as { target?: unknown }).target;
+      if (typeof target === 'string') wanted.add(target);
+    }
+    for (const l of [...this.listeners]) {
+      if (l.fromDb && !wanted.has(l.target)) await l.close();
+    }
+    for (const target of [...this.remoteErrors.keys()]) if (!wanted.has(target)) this.remoteErrors.delete(target);
+    const served = new Set([...this.listeners].map((l) => l.target));
+    for (const target of [...wanted].sort()) {
+      if (served.has(target) || this.closing) continue;
+      const where = passiveTarget(target);
+      if (typeof where === 'string') {
+        this.remoteFailed(target, where);
+        continue;
+      }
+      try {
+        await openListener(this, target, where, true);
+        this.remoteErrors.delete(target);
+      } catch (err) {
+        this.remoteFailed(target, `cannot listen: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private remoteFailed(target: string, reason: string): void {
+    if (this.remoteErrors.get(target) === reason) return;
+    this.remoteErrors.set(target, reason);
+    this.onRemoteError?.(target, reason);
+  }
+
+  remotes(): RemoteStatus[] {
+    const out: RemoteStatus[] = [];
+    for (const l of this.listeners) if (l.fromDb && l.address !== undefined) out.push({ target: l.target, listening: l.address, readOnly: l.readOnly });
+    for (const [target, error] of this.remoteErrors) out.push({ target, error });
+    return out.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.reconciling;
+    for (const l of [...this.listeners]) await l.close();
   }
 
   refreshServer(withIndex: boolean): void {
@@ -381,6 +456,7 @@ class Connection {
 
   constructor(
     private readonly door: Door,
+    private readonly listener: Listener,
     private readonly socket: net.Socket,
   ) {
     this.closeSession = door.central.sessions.open('ovsdb');
@@ -413,6 +489,7 @@ class Connection {
     this.monitors.clear();
     this.backlog.length = 0;
     this.door.connections.delete(this);
+    this.listener.connections.delete(this);
     this.closeSession();
   }
 
@@ -424,7 +501,7 @@ class Connection {
 
   /** The next probe, one interval from now (none while the interval is 0: probes are off). */
   private scheduleProbe(): void {
-    const ms = this.door.probeMs();
+    const ms = this.listener.probeMs();
     if (ms === 0) return;
     this.probeTimer = setTimeout(() => this.probe(), ms);
     this.probeTimer.unref();
@@ -610,6 +687,15 @@ class Connection {
       if (typeof lock !== 'string') return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.syntaxError, details: '"assert" needs a "lock" name' } : null));
       return ops.map((_, i) => (i < asserted ? {} : i === asserted ? { error: OvsdbErrorName.notOwner, details: `lock ${lock} is not held by this connection` } : null));
     }
+    // A remote its Connection row makes read_only refuses the first write, as ovsdb-server
+    // does: the operations before it are answered, the rest are null, nothing is written.
+    const firstWrite = this.listener.readOnly ? ops.findIndex((op) => isRecord(op) && typeof op['op'] === 'string' && writeOps.has(op['op'])) : -1;
+    if (firstWrite >= 0) {
+      const before = firstWrite === 0 ? [] : ((await this.transact([params[0], ...ops.slice(0, firstWrite)])) as unknown[]);
+      const failed = before.some((r) => isRecord(r) && 'error' in r);
+      const refusal = { error: OvsdbErrorName.notAllowed, details: `${String((ops[firstWrite] as Record<string, unknown>)['op'])} operation not allowed when database server is in read only mode` };
+      return ops.map((_, i) => (i < firstWrite ? before[i] ?? null : i === firstWrite && !failed ? refusal : null));
+    }
     const replicated = ops.map((op) => (isRecord(op) && op['op'] === 'assert' ? { op: 'comment', comment: `assert ${String(op['lock'])}` } : op));
     // Replies follow the updates they caused, as with ovsdb-server: a write forwarded to the
     // leader is answered once this replica has applied it (CentralNode.transact).
@@ -719,41 +805,149 @@ class Connection {
   }
 }
 
-/**
- * The inactivity probe a Connection row sets for a listener, as ovsdb-server applies it to the
- * remote the row names: the first row (in UUID order) whose passive target names the listener —
- * ptcp: or pssl: with its port (the address in the target is not compared: the door listens
- * where it was told), punix: with its path — and has inactivity_probe set. 0 turns probes off;
- * other values are at least 1000 ms, as OVS's reconnect rounds them. Undefined: no such row.
- */
-export function connectionProbeMs(rows: Iterable<Row>, listen: DoorListen): number | undefined {
-  const named = (target: string): boolean => {
-    if ('path' in listen) return target === `punix:${listen.path}`;
-    const m = /^p(?:tcp|ssl):(\d+)(?::.*)?$/.exec(target);
-    return m !== null && Number(m[1]) === listen.port;
-  };
-  for (const row of [...rows].sort((a, b) => (a._uuid < b._uuid ? -1 : a._uuid > b._uuid ? 1 : 0))) {
-    const r = row as unknown as { target?: unknown; inactivity_probe?: unknown };
-    const probe = Array.isArray(r.inactivity_probe) ? (r.inactivity_probe[0] as number | undefined) : undefined;
-    if (typeof r.target !== 'string' || !named(r.target) || probe === undefined) continue;
-    return probe === 0 ? 0 : Math.max(1000, probe);
-  }
-  return undefined;
+/** The operations that write; a read-only remote refuses them. */
+const writeOps = new Set(['insert', 'update', 'mutate', 'delete']);
+
+/** Whether a Connection row's target names a listener: ptcp:/pssl: by port, punix: by path. */
+function targetNames(target: string, listen: DoorListen): boolean {
+  if ('path' in listen) return target === `punix:${listen.path}`;
+  const m = /^p(?:tcp|ssl):(\d+)(?::.*)?$/.exec(target);
+  return m !== null && Number(m[1]) === listen.port;
 }
 
-/** Opens the door; resolves once it listens. */
-export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
-  const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
-  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
-  const server = net.createServer((socket) => {
+/** What the Connection rows set for one listener (see connectionOptions). */
+export interface ListenerOptions {
+  /** The inactivity probe in ms (0: none); undefined when no row sets one. */
+  readonly probeMs: number | undefined;
+  readonly readOnly: boolean;
+}
+
+/**
+ * The options Connection rows set for a listener, as ovsdb-server applies a row's to the remote
+ * it names: of the rows whose passive target names the listener — ptcp: or pssl: with its port
+ * (the address in the target is not compared), punix: with its path — the first (in UUID
+ * order) that sets a column gives it. inactivity_probe 0 turns probes off; other values are at
+ * least 1000 ms, as OVS's reconnect rounds them. read_only true refuses writes.
+ */
+export function connectionOptions(rows: Iterable<Row>, listen: DoorListen): ListenerOptions {
+  let probeMs: number | undefined;
+  let readOnly: boolean | undefined;
+  for (const row of [...rows].sort((a, b) => (a._uuid < b._uuid ? -1 : a._uuid > b._uuid ? 1 : 0))) {
+    const r = row as unknown as { target?: unknown; inactivity_probe?: unknown; read_only?: unknown };
+    if (typeof r.target !== 'string' || !targetNames(r.target, listen)) continue;
+    const probe = Array.isArray(r.inactivity_probe) ? (r.inactivity_probe[0] as number | undefined) : undefined;
+    if (probeMs === undefined && probe !== undefined) probeMs = probe === 0 ? 0 : Math.max(1000, probe);
+    if (readOnly === undefined && typeof r.read_only === 'boolean') readOnly = r.read_only;
+  }
+  return { probeMs, readOnly: readOnly ?? false };
+}
+
+/**
+ * Where a Connection row's target asks the door to listen, or why it cannot: ptcp:PORT[:IP]
+ * (every IPv4 address when IP is left out, as ovsdb-server reads it; an IPv6 address in
+ * brackets) and punix:PATH are served. pssl: needs the SSL this door does not have, and the
+ * active targets (tcp:, ssl:, unix:) would have the server connect out, which it does not do.
+ */
+export function passiveTarget(target: string): DoorListen | string {
+  const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
+  if (ptcp !== null) {
+    const port = Number(ptcp[1]);
+    if (port > 65535) return `port ${port} is out of range`;
+    const host = ptcp[2] === undefined ? '0.0.0.0' : ptcp[2].replace(/^\[(.*)\]$/, '$1');
+    return { host, port };
+  }
+  const punix = /^punix:(.+)$/.exec(target);
+  if (punix !== null) return { path: punix[1] as string };
+  if (/^pssl:/.test(target)) return 'pssl: remotes need SSL, which this server does not serve';
+  if (/^(tcp|ssl|unix):/.test(target)) return 'active remotes (the server connecting out) are not supported';
+  return 'not a remote: expected ptcp:PORT[:IP] or punix:PATH';
+}
+
+/** One listening socket of a door, with the options its Connection rows give it. */
+class Listener {
+  readonly connections = new Set<Connection>();
+  address: DoorListen | undefined;
+  private options: ListenerOptions = { probeMs: undefined, readOnly: false };
+
+  constructor(
+    private readonly door: Door,
+    readonly target: string,
+    readonly server: net.Server,
+    /** Opened because a Connection row asked (closed when the row goes). */
+    readonly fromDb: boolean,
+  ) {}
+
+  get readOnly(): boolean {
+    return this.options.readOnly;
+  }
+
+  /** The inactivity probe of this listener's connections (the door's own unless a row sets one). */
+  probeMs(): number {
+    return this.options.probeMs ?? this.door.limits.inactivityProbeMs;
+  }
+
+  /** Reads the rows' options again; connections re-arm their probe if its interval changed. */
+  optionsChanged(rows: readonly Row[]): void {
+    if (this.address === undefined) return;
+    const before = this.probeMs();
+    this.options = connectionOptions(rows, this.address);
+    if (this.probeMs() !== before) for (const c of this.connections) c.rearmProbe();
+  }
+
+  /** Stops listening and ends the connections it accepted, as ovsdb-server does for a removed remote. */
+  async close(): Promise<void> {
+    this.door.listeners.delete(this);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const c of [...this.connections]) c.destroy();
+    await closed;
+  }
+}
+
+/** The target a command-line listener answers to in the Connection rows (as ovsdb-server keys remotes). */
+function targetOf(listen: DoorListen): string {
+  return 'path' in listen ? `punix:${listen.path}` : `ptcp:${listen.port}:${listen.host.includes(':') ? `[${listen.host}]` : listen.host}`;
+}
+
+/** Opens one listener of `door`; resolves once it listens (with its options read). */
+async function openListener(door: Door, target: string, where: DoorListen, fromDb: boolean): Promise<Listener> {
+  const server = net.createServer();
+  const listener = new Listener(door, target, server, fromDb);
+  server.on('connection', (socket) => {
     // A reply and the update it caused are written one after the other, each small: with
     // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
     // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
     socket.setNoDelay(true);
-    const c = new Connection(door, socket);
+    // connectionsMax bounds the door as a whole, whatever number of listeners it has.
+    if (door.connections.size >= door.limits.connectionsMax) {
+      socket.destroy();
+      door.central.sessions.refuse('ovsdb');
+      return;
+    }
+    const c = new Connection(door, listener, socket);
     door.connections.add(c);
+    listener.connections.add(c);
   });
-  capConnections(server, limits.connectionsMax, () => options.central.sessions.refuse('ovsdb'));
+  capConnections(server, door.limits.connectionsMax, () => door.central.sessions.refuse('ovsdb'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if ('path' in where) server.listen(where.path, resolve);
+    else server.listen(where.port, where.host, resolve);
+  });
+  server.on('error', () => undefined);
+  const bound = server.address();
+  listener.address = 'path' in where ? where : { host: where.host, port: typeof bound === 'object' && bound !== null ? bound.port : where.port };
+  door.listeners.add(listener);
+  listener.optionsChanged(door.connectionRows());
+  return listener;
+}
+
+/** Opens the door; resolves once it listens (and has opened what the Connection rows ask for). */
+export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
+  if (options.listen === undefined && options.remotesFromDb !== true) throw new Error('an OVSDB door needs a listener or remotesFromDb');
+  const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
+  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
+  door.onRemoteError = options.onRemoteError;
+  const main = options.listen === undefined ? undefined : await openListener(door, targetOf(options.listen), options.listen, false);
   const offCommit = options.central.onCommit(() => door.refreshServer(false));
   const offConnections = door.feed.onChange((e) => {
     if (e.delta.changes.some((c) => c.table === 'Connection')) door.connectionsChanged();
@@ -762,25 +956,18 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
   const offRestore = options.central.onRestore(() => door.connectionsChanged());
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    if ('path' in options.listen) server.listen(options.listen.path, resolve);
-    else server.listen(options.listen.port, options.listen.host, resolve);
-  });
-  const bound = server.address();
-  const address: DoorListen = 'path' in options.listen ? options.listen : { host: options.listen.host, port: typeof bound === 'object' && bound !== null ? bound.port : options.listen.port };
-  door.listening = address;
+  door.remotesFromDb = options.remotesFromDb === true;
   door.connectionsChanged();
+  await door.settled();
   return {
-    address,
+    address: main?.address,
+    remotes: () => door.remotes(),
     close: async () => {
       clearInterval(statusTimer);
       offCommit();
       offConnections();
       offRestore();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const c of [...door.connections]) c.destroy();
-      await closed;
+      await door.close();
     },
   };
 }

@@ -35,6 +35,7 @@ interface CentralOptions {
   grpc?: string;
   ovsdb?: string;
   ovsdbSb?: string;
+  ovsdbRemotesFromDb?: boolean;
   metrics?: string;
   join?: boolean;
   clusterId?: string;
@@ -68,6 +69,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
     .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
     .option('--ovsdb-sb <target>', 'serve OVN_Southbound (the SB view, and what chassis write) over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH')
+    .option('--ovsdb-remotes-from-db', 'also listen where the Connection rows say (ovn-nbctl/ovn-sbctl set-connection), opening and closing listeners as they change, as ovsdb-server --remote=db:OVN_Northbound,NB_Global,connections does; both databases')
     .option('--join', 'join a running cluster (after `ovnts cluster add-member`) instead of founding one on an empty data folder')
     .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
     .option('--cluster-id <id>', `cluster id every Raft message carries (default: the one in DATA_DIR/${clusterIdFile}, else "${defaultClusterId}")`)
@@ -150,16 +152,21 @@ export function registerCentralCommand(program: Command): void {
       server.addService(southboundDefinition(), southbound.handlers());
       const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));
       const port = grpcListener.port;
-      const openDoor = async (target: string, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
-        const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
-        const punix = /^punix:(.+)$/.exec(target);
-        if (ptcp === null && punix === null) throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}"`);
-        const where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
-        return startOvsdbDoor({ central, listen: where, clusterId, db });
+      const fromDb = o.ovsdbRemotesFromDb === true;
+      const openDoor = async (target: string | undefined, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
+        let where: { host: string; port: number } | { path: string } | undefined;
+        if (target !== undefined) {
+          const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
+          const punix = /^punix:(.+)$/.exec(target);
+          if (ptcp === null && punix === null) throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}"`);
+          where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
+        }
+        const onRemoteError = (remote: string, reason: string): void => void process.stderr.write(`central ${o.name}: ${db} Connection ${remote}: ${reason}\n`);
+        return startOvsdbDoor({ central, ...(where !== undefined ? { listen: where } : {}), clusterId, db, remotesFromDb: fromDb, onRemoteError });
       };
       const doors: Awaited<ReturnType<typeof startOvsdbDoor>>[] = [];
-      if (o.ovsdb !== undefined) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));
-      if (o.ovsdbSb !== undefined) doors.push(await openDoor(o.ovsdbSb, '--ovsdb-sb', 'OVN_Southbound'));
+      if (o.ovsdb !== undefined || fromDb) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));
+      if (o.ovsdbSb !== undefined || fromDb) doors.push(await openDoor(o.ovsdbSb, '--ovsdb-sb', 'OVN_Southbound'));
       process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);

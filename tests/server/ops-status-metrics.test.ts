@@ -65,7 +65,7 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   // One OVSDB session, counted once it has answered a request.
   const door = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 } });
   t.teardown(() => door.close());
-  const port = 'port' in door.address ? door.address.port : 0;
+  const port = door.address !== undefined && 'port' in door.address ? door.address.port : 0;
   const rpc = await JsonRpcClient.connect({ host: '127.0.0.1', port });
   t.same(await rpc.request('list_dbs', []), ['OVN_Northbound', '_Server']);
   // The agent stream's hook (server/southbound-service.ts opens one per agent).
@@ -78,7 +78,7 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   // A door that is full (it holds at most 1, and has 1) turns the next client away.
   const full = await startOvsdbDoor({ central: member.central, listen: { host: '127.0.0.1', port: 0 }, limits: { connectionsMax: 1 } });
   t.teardown(() => full.close());
-  const fullPort = 'port' in full.address ? full.address.port : 0;
+  const fullPort = full.address !== undefined && 'port' in full.address ? full.address.port : 0;
   const holder = await JsonRpcClient.connect({ host: '127.0.0.1', port: fullPort });
   t.same(await holder.request('list_dbs', []), ['OVN_Northbound', '_Server']);
   const turnedAway = net.connect(fullPort, '127.0.0.1');

@@ -10,7 +10,7 @@ import type { Row } from '../../ovsdb/index.js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { CentralNode } from '../../server/central-node.js';
 import type { OvsdbDoorLimits } from '../../server/ovsdb-door.js';
-import { connectionProbeMs, startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { connectionOptions, passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 
 interface TestLike {
@@ -232,17 +232,32 @@ t.test("a Connection row naming the listener sets its inactivity probe, as ovsdb
   t.match(await silentFor(300), { closed: true }, "a row naming another port leaves the door's own probe");
 });
 
-t.test('connectionProbeMs: which row names the listener, and what its value means', async (t) => {
-  const row = (uuid: string, target: string, probe: number[]): Row => ({ _uuid: uuid, _version: '', target, inactivity_probe: probe }) as unknown as Row;
+t.test('connectionOptions: which row names the listener, and what its values mean', async (t) => {
+  const row = (uuid: string, target: string, probe: number[], readOnly?: boolean): Row => ({ _uuid: uuid, _version: '', target, inactivity_probe: probe, ...(readOnly === undefined ? {} : { read_only: readOnly }) }) as unknown as Row;
   const tcp = { host: '127.0.0.1', port: 6641 };
-  t.equal(connectionProbeMs([], tcp), undefined);
-  t.equal(connectionProbeMs([row('a', 'ptcp:6641', [])], tcp), undefined, 'no value: the door keeps its own');
-  t.equal(connectionProbeMs([row('a', 'ptcp:6641:0.0.0.0', [0])], tcp), 0);
-  t.equal(connectionProbeMs([row('a', 'pssl:6641', [60000])], tcp), 60000);
-  t.equal(connectionProbeMs([row('a', 'ptcp:6641', [10])], tcp), 1000, 'rounded up to 1 s');
-  t.equal(connectionProbeMs([row('a', 'tcp:127.0.0.1:6641', [0]), row('b', 'ptcp:66410', [0]), row('c', 'punix:/x', [0])], tcp), undefined, 'active remotes, other ports and paths name it not');
-  t.equal(connectionProbeMs([row('b', 'ptcp:6641', [2000]), row('a', 'ptcp:6641', [3000])], tcp), 3000, 'the first in UUID order');
-  t.equal(connectionProbeMs([row('a', 'punix:/run/ovn/ovnnb_db.sock', [0])], { path: '/run/ovn/ovnnb_db.sock' }), 0);
+  const probeMs = (rows: Row[], l: Parameters<typeof connectionOptions>[1] = tcp): number | undefined => connectionOptions(rows, l).probeMs;
+  t.equal(probeMs([]), undefined);
+  t.equal(probeMs([row('a', 'ptcp:6641', [])]), undefined, 'no value: the door keeps its own');
+  t.equal(probeMs([row('a', 'ptcp:6641:0.0.0.0', [0])]), 0);
+  t.equal(probeMs([row('a', 'pssl:6641', [60000])]), 60000);
+  t.equal(probeMs([row('a', 'ptcp:6641', [10])]), 1000, 'rounded up to 1 s');
+  t.equal(probeMs([row('a', 'tcp:127.0.0.1:6641', [0]), row('b', 'ptcp:66410', [0]), row('c', 'punix:/x', [0])]), undefined, 'active remotes, other ports and paths name it not');
+  t.equal(probeMs([row('b', 'ptcp:6641', [2000]), row('a', 'ptcp:6641', [3000])]), 3000, 'the first in UUID order');
+  t.equal(probeMs([row('a', 'punix:/run/ovn/ovnnb_db.sock', [0])], { path: '/run/ovn/ovnnb_db.sock' }), 0);
+  t.same(connectionOptions([row('a', 'ptcp:6641', [], true)], tcp), { probeMs: undefined, readOnly: true }, 'read_only');
+  t.same(connectionOptions([row('a', 'ptcp:6641', [5000]), row('b', 'ptcp:6641', [], true)], tcp), { probeMs: 5000, readOnly: true }, 'each column from the first row that sets it');
+  t.same(connectionOptions([row('a', 'ptcp:6642', [], true)], tcp), { probeMs: undefined, readOnly: false }, "another listener's read_only does not apply");
+});
+
+t.test('passiveTarget: where a Connection row asks to listen, or why it cannot', async (t) => {
+  t.same(passiveTarget('ptcp:6641'), { host: '0.0.0.0', port: 6641 }, 'every IPv4 address when no IP is given, as ovsdb-server listens');
+  t.same(passiveTarget('ptcp:6641:127.0.0.1'), { host: '127.0.0.1', port: 6641 });
+  t.same(passiveTarget('ptcp:6641:[::1]'), { host: '::1', port: 6641 });
+  t.same(passiveTarget('punix:/run/ovn/ovnnb_db.sock'), { path: '/run/ovn/ovnnb_db.sock' });
+  t.match(passiveTarget('ptcp:70000'), /out of range/);
+  t.match(passiveTarget('pssl:6641'), /SSL/);
+  t.match(passiveTarget('tcp:192.0.2.1:6641'), /active remotes/);
+  t.match(passiveTarget('bogus'), /expected ptcp:PORT\[:IP\] or punix:PATH/);
 });
 
 t.test('limits and hostile input: errors or a closed connection, never a crash or a change', async (t) => {
