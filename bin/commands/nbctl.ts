@@ -4,7 +4,7 @@
 // skipped for the next.
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
-import { nbctlCommandNames, runNbctl } from '../lib/nbctl/commands.js';
+import { localOutput, nbctlCommandNames, runNbctl } from '../lib/nbctl/commands.js';
 import { EndpointsError, endpointsFrom } from '../lib/endpoints.js';
 import { Nb, NbctlError } from '../lib/nbctl/nb.js';
 
@@ -20,6 +20,11 @@ export function registerNbctlCommand(program: Command): void {
     .passThroughOptions()
     .action(async (words: string[], o: { endpoints?: string }) => {
       try {
+        const local = localOutput(words);
+        if (local !== undefined) {
+          process.stdout.write(local);
+          return;
+        }
         const nb = new Nb(endpointsFrom(o.endpoints).map((e) => new NorthboundClient(e, 10_000)));
         try {
           process.stdout.write(await runNbctl(nb, words));

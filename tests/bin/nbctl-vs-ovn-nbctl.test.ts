@@ -1060,4 +1060,8 @@ t.test("the options before a command are ovn-nbctl's getopt table, in its order"
   // The order decides what an abbreviation names; ovn-nbctl prints its table with --options.
   const real = await new Promise<string>((resolve, reject) => execFile('ovn-nbctl', ['--options'], (err, stdout) => (err ? reject(err) : resolve(stdout))));
   t.equal(getoptTableListing(), real);
+  // `ovnts nbctl --options` prints it as ovn-nbctl does, and runs nothing (so needs no cluster).
+  const unreachable = { setWait: () => t.fail('--options waited'), printWaitTimes: () => undefined } as unknown as Parameters<typeof runNbctl>[0];
+  t.equal(await runNbctl(unreachable, ['--options']), real, '--options');
+  t.equal(await runNbctl(unreachable, ['--opt']), real, 'abbreviated, as getopt reads it');
 });

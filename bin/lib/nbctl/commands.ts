@@ -31,7 +31,7 @@ type OptionArgument = 'none' | 'required' | 'optional';
  * any "--", as getopt reads them. (--columns is not one: it belongs to list and find.)
  */
 const globalOptions: Readonly<Record<string, OptionArgument>> = {
-  '--db': 'required', '--timeout': 'required', '--wait': 'required', '--no-wait': 'none', '--dry-run': 'none', '--oneline': 'none',
+  '--db': 'required', '--options': 'none', '--timeout': 'required', '--wait': 'required', '--no-wait': 'none', '--dry-run': 'none', '--oneline': 'none',
   '--print-wait-time': 'none', '--leader-only': 'none', '--no-leader-only': 'none', '--shuffle-remotes': 'none', '--no-shuffle-remotes': 'none',
   '--format': 'required', '--data': 'required', '--no-headings': 'none', '--pretty': 'none', '--bare': 'none', '--max-column-width': 'required',
 };
@@ -766,6 +766,19 @@ function parseCommand(words: CommandWords, options: string[], globals: readonly 
   return { name, spec, args, flags: new Set([...globals, ...options]) };
 }
 
+/** --options lists the options getopt knows, as ovn-nbctl prints them, and runs nothing. */
+function listingOf(line: CommandLine): string | undefined {
+  return line.leading.some((f) => f === '--options') ? getoptTableListing() : undefined;
+}
+
+/**
+ * What a command line prints without a cluster (`--options`), or undefined when it needs one.
+ * Throws getopt's complaints as runNbctl would.
+ */
+export function localOutput(given: readonly string[]): string | undefined {
+  return listingOf(parseCommandLine(given));
+}
+
 /**
  * Runs one nbctl command line: global options, then (after an optional "--") the command's own
  * options, the command and its arguments; then, after each further "--", another command with
@@ -777,6 +790,8 @@ export async function runNbctl(nb: Nb, given: readonly string[]): Promise<string
   const startedMs = Date.now();
   const line = parseCommandLine(given);
   const globals = line.leading.filter(isGlobal);
+  const listing = listingOf(line);
+  if (listing !== undefined) return listing;
   const timeoutMs = timeoutOption(globals);
   for (const f of globals) {
     if (!f.startsWith('--wait=')) continue;
