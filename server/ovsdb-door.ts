@@ -375,7 +375,9 @@ class Door {
   connectionsChanged(): void {
     const rows = this.connectionRows();
     for (const l of this.listeners) l.optionsChanged(rows);
-    if (this.remotesFromDb && !this.closing) this.reconciling = this.reconciling.then(() => this.reconcile());
+    if (!this.remotesFromDb || this.closing) return;
+    // Whatever one reconciliation meets is reported, so that the chain (and the next) goes on.
+    this.reconciling = this.reconciling.then(() => this.reconcile()).catch((err: unknown) => this.onRemoteError?.('(all)', `reconciling the listeners failed: ${(err as Error).message}`));
   }
 
   /** Waits for the listeners the last change asked for to be open (or to have failed). */
