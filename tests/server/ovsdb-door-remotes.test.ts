@@ -3,7 +3,7 @@
 // ovn-nbctl and ovn-sbctl write the rows (set-connection, set, del-connection) and then use the
 // listeners they opened; read_only rows refuse writes with ovsdb-server's error; targets the door
 // cannot serve are reported, never fatal.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,11 @@ import { LocalNetwork } from '../../cluster/local-transport.js';
 import { CentralNode } from '../../server/central-node.js';
 import type { OvsdbDoor, RemoteStatus } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { NorthboundClient } from '../../server/northbound-service.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
+import { stopPid } from '../helpers/process.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl');
 
@@ -213,4 +217,41 @@ t.test('a door with no command-line listener serves only what the rows say', asy
   t.same(door.remotes(), [{ target: `ptcp:${p}:127.0.0.1`, listening: { host: '127.0.0.1', port: p }, readOnly: false }]);
   t.equal(await accepts(p), true);
   await t.rejects(startOvsdbDoor({ central }), /needs a listener or remotesFromDb/, 'a door with nowhere to listen is refused');
+});
+
+t.test('ovnts central --ovsdb-remotes-from-db: a member with no --ovsdb listens where the rows say', async (t) => {
+  const dir = testdirAfterTeardowns(t);
+  const [raftPort, grpcPort, rowPort] = [await freePort(), await freePort(), await freePort()];
+  const [node, argv] = ovntsArgv('central', '--name=n1', `--data-dir=${join(dir, 'n1')}`, `--peers=n1=127.0.0.1:${raftPort}`, `--nb-peers=n1=127.0.0.1:${grpcPort}`, '--ovsdb-remotes-from-db');
+  const child = spawn(node, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  t.teardown(() => (child.pid === undefined ? undefined : stopPid(child.pid, (a) => a.includes('central'))));
+  const until = async (what: string, ok: () => boolean | Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + 20_000;
+    while (!(await ok())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  await until('the member to be ready', () => stdout.includes('"ready"'));
+  const nb = new NorthboundClient(`127.0.0.1:${grpcPort}`);
+  t.teardown(() => nb.close());
+  const out = await nb.transact([
+    { op: 'insert', table: 'Connection', 'uuid-name': 'c', row: { target: `ptcp:${rowPort}:127.0.0.1` } },
+    { op: 'insert', table: 'Connection', 'uuid-name': 'd', row: { target: 'pssl:6641' } },
+    { op: 'insert', table: 'NB_Global', row: { connections: ['set', [['named-uuid', 'c'], ['named-uuid', 'd']]] } },
+  ]);
+  t.equal(out.failed, false);
+  await until('the row\'s listener', () => accepts(rowPort));
+  const c = await JsonRpcClient.connect({ host: '127.0.0.1', port: rowPort });
+  t.same(await c.request('list_dbs', []), ['OVN_Northbound', '_Server'], 'the NB door answers there');
+  await c.close();
+  await until('the pssl: target to be reported', () => stderr.includes('pssl:6641'));
+  t.match(stderr, /central n1: OVN_Northbound Connection pssl:6641: pssl: remotes need SSL/, 'the target it cannot serve, on stderr');
+  await nb.transact([{ op: 'update', table: 'NB_Global', where: [], row: { connections: ['set', []] } }]);
+  await until('the listener to close', async () => !(await accepts(rowPort)));
+  t.pass('the listener closes when the row goes');
 });
