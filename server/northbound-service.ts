@@ -278,13 +278,35 @@ async function transactOne(central: CentralNode, req: WireTransactRequest): Prom
   return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
 }
 
+interface WireWaitRequest {
+  nbCfg: number | string;
+  waitFor: string;
+  timeoutMs: number;
+  minRevision?: number | string;
+}
+
+interface WireWaitReply {
+  revision: number | string;
+  nbCfg: number | string;
+  sbCfg: number | string;
+  hvCfg: number | string;
+}
+
+/** One Wait, on its own call or on a TransactStream. */
+async function waitOne(central: CentralNode, req: WireWaitRequest): Promise<WireWaitReply> {
+  const s = await central.waitCfg(Number(req.nbCfg), req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs, Number(req.minRevision ?? 0));
+  return { revision: s.revision, nbCfg: s.nbCfg, sbCfg: s.sbCfg, hvCfg: s.hvCfg };
+}
+
+type StreamRequest = { id: number; request?: WireTransactRequest | null; wait?: WireWaitRequest | null };
+
 /**
- * TransactStream: every request is a Transact of its own, answered on the stream with its id
+ * TransactStream: every request is a Transact of its own (or a Wait), answered on the stream with its id
  * once done; they run concurrently, as requests on separate calls would. A grpc-js unary call
  * costs the server several times a stream message (a new HTTP/2 stream, headers, trailers, a
  * deadline timer), which is most of a small transaction's CPU on the leader.
  */
-function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<{ id: number; request?: WireTransactRequest }, unknown>): void {
+function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<StreamRequest, unknown>): void {
   let inFlight = 0;
   let ended = false;
   const reply = (m: unknown): void => {
@@ -295,14 +317,16 @@ function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<{ id
     const st = statusOf(err);
     reply({ id, statusCode: st.code ?? grpc.status.UNKNOWN, statusDetails: st.details ?? '' });
   };
-  call.on('data', (m: { id: number; request?: WireTransactRequest }) => {
+  call.on('data', (m: StreamRequest) => {
     const malformed = malformedReason(m);
     if (malformed !== undefined) {
       fail(typeof m.id === 'number' ? m.id : 0, new MalformedRequestError(malformed));
       return;
     }
-    if (m.request === undefined || m.request === null) {
-      fail(m.id, new BadRequest('a TransactStream request needs its request'));
+    const request = m.request ?? undefined;
+    const wait = m.wait ?? undefined;
+    if ((request === undefined) === (wait === undefined)) {
+      fail(m.id, new BadRequest('a TransactStream request needs its request or its wait, not both'));
       return;
     }
     if (inFlight >= northboundLimits.streamTransactsInFlightMax) {
@@ -310,8 +334,11 @@ function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<{ id
       return;
     }
     inFlight++;
-    transactOne(central, m.request).then(
-      (r) => reply({ id: m.id, reply: r, statusCode: 0, statusDetails: '' }),
+    const done = request !== undefined
+      ? transactOne(central, request).then((r) => ({ id: m.id, reply: r, statusCode: 0, statusDetails: '' }))
+      : waitOne(central, wait as WireWaitRequest).then((r) => ({ id: m.id, waitReply: r, statusCode: 0, statusDetails: '' }));
+    done.then(
+      (r) => reply(r),
       (err: unknown) => fail(m.id, err),
     ).finally(() => {
       inFlight--;
@@ -340,7 +367,7 @@ function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<{ id
 export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImplementation {
   return {
     transact: unary((req: WireTransactRequest) => transactOne(central, req)),
-    transactStream: (call: grpc.ServerDuplexStream<{ id: number; request?: WireTransactRequest }, unknown>) => transactStream(central, call),
+    transactStream: (call: grpc.ServerDuplexStream<StreamRequest, unknown>) => transactStream(central, call),
     list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string; db?: string }) => {
       const db = req.db ?? '';
       if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
@@ -353,12 +380,7 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
     watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>) => watch(central, call),
-    wait: unary(async (req: { nbCfg: number | string; waitFor: string; timeoutMs: number; minRevision?: number | string }) => {
-      const target = Number(req.nbCfg);
-      const minRevision = Number(req.minRevision ?? 0);
-      const s = await central.waitCfg(target, req.waitFor === 'HV' ? 'hv' : 'sb', req.timeoutMs, minRevision);
-      return { revision: s.revision, nbCfg: s.nbCfg, sbCfg: s.sbCfg, hvCfg: s.hvCfg };
-    }),
+    wait: unary((req: WireWaitRequest) => waitOne(central, req)),
   };
 }
 
@@ -387,9 +409,13 @@ export class NorthboundClient {
 
   /** Transactions go on one TransactStream per client (see TransactChannel), opened on first use. */
   async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
-    if (this.channel === undefined || this.channel.dead) this.channel = new TransactChannel(this.client);
-    const r = await this.channel.call({ opsJson: JSON.stringify(ops), db }, this.callTimeoutMs);
+    const r = await this.stream().call({ request: { opsJson: JSON.stringify(ops), db } }, this.callTimeoutMs);
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
+  }
+
+  private stream(): TransactChannel {
+    if (this.channel === undefined || this.channel.dead) this.channel = new TransactChannel(this.client);
+    return this.channel;
   }
 
   /** Rows of an NB table, or of the derived SB view with `db: 'OVN_Southbound'`. */
@@ -415,7 +441,9 @@ export class NorthboundClient {
    * when it is known: the member then judges from its own state, without a ReadIndex round.
    */
   async wait(nbCfg: number, which: 'sb' | 'hv', timeoutMs: number, minRevision = 0): Promise<{ revision: number; nbCfg: number; sbCfg: number; hvCfg: number }> {
-    const r = (await this.call('wait', { nbCfg, waitFor: which === 'hv' ? 'HV' : 'SB', timeoutMs, minRevision }, timeoutMs + 5_000)) as { revision: number | string; nbCfg: number | string; sbCfg: number | string; hvCfg: number | string };
+    // On the transaction stream: a unary call costs several times a stream message, and a
+    // --wait's Wait follows its transaction on the same client.
+    const r = await this.stream().call({ wait: { nbCfg, waitFor: which === 'hv' ? 'HV' : 'SB', timeoutMs, minRevision } }, timeoutMs + 5_000);
     return { revision: Number(r.revision), nbCfg: Number(r.nbCfg), sbCfg: Number(r.sbCfg), hvCfg: Number(r.hvCfg) };
   }
 
@@ -437,7 +465,8 @@ function callError(code: number, details: string): grpc.ServiceError {
 }
 
 interface PendingTransact {
-  readonly resolve: (r: WireTransactReply) => void;
+  readonly kind: 'transact' | 'wait';
+  readonly resolve: (r: never) => void;
   readonly reject: (err: unknown) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -451,7 +480,7 @@ interface PendingTransact {
  * the next request opens another.
  */
 class TransactChannel {
-  private readonly stream: grpc.ClientDuplexStream<unknown, { id: number | string; reply?: WireTransactReply; statusCode: number; statusDetails: string }>;
+  private readonly stream: grpc.ClientDuplexStream<unknown, { id: number | string; reply?: WireTransactReply | null; waitReply?: WireWaitReply | null; statusCode: number; statusDetails: string }>;
   private readonly pending = new Map<number, PendingTransact>();
   private nextId = 0;
   dead = false;
@@ -465,22 +494,25 @@ class TransactChannel {
       if (p === undefined) return;
       this.pending.delete(id);
       clearTimeout(p.timer);
-      if (m.statusCode === 0 && m.reply !== undefined && m.reply !== null) p.resolve({ ...m.reply, revision: Number(m.reply.revision) });
+      const result = p.kind === 'wait' ? m.waitReply : m.reply;
+      if (m.statusCode === 0 && result !== undefined && result !== null) p.resolve({ ...result, revision: Number(result.revision) } as never);
       else p.reject(callError(m.statusCode === 0 ? grpc.status.INTERNAL : m.statusCode, m.statusCode === 0 ? 'a TransactStream reply without its result' : m.statusDetails));
     });
     this.stream.on('error', (err) => this.end(err));
     this.stream.on('end', () => this.end(callError(grpc.status.UNAVAILABLE, 'the transaction stream ended')));
   }
 
-  call(req: WireTransactRequest, timeoutMs: number): Promise<WireTransactReply> {
+  call(m: { request: WireTransactRequest }, timeoutMs: number): Promise<WireTransactReply>;
+  call(m: { wait: WireWaitRequest }, timeoutMs: number): Promise<WireWaitReply>;
+  call(m: { request: WireTransactRequest } | { wait: WireWaitRequest }, timeoutMs: number): Promise<WireTransactReply | WireWaitReply> {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(callError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.stream.write({ id, request: req });
+      this.pending.set(id, { kind: 'wait' in m ? 'wait' : 'transact', resolve, reject, timer });
+      this.stream.write({ id, ...m });
     });
   }
 

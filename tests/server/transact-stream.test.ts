@@ -14,6 +14,7 @@ const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Swit
 interface StreamReply {
   id: number | string;
   reply?: { resultsJson: string; revision: number | string; failed: boolean } | null;
+  waitReply?: { revision: number | string; nbCfg: number | string; sbCfg: number | string; hvCfg: number | string } | null;
   statusCode: number;
   statusDetails: string;
 }
@@ -77,7 +78,7 @@ t.test('per-request errors come back by id and leave the stream usable', async (
   raw.stream.write({ id: 11, request: { opsJson: JSON.stringify(lsAdd('ok')), db: '' } });
   const got = new Map((await raw.next(5)).map((r) => [Number(r.id), r]));
   t.match(got.get(7), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /ops_json is not valid JSON/ });
-  t.match(got.get(8), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /needs its request/ });
+  t.match(got.get(8), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /needs its request or its wait, not both/ });
   t.match(got.get(9), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /unknown database Nope_DB/ });
   t.match(got.get(10), { statusCode: 0, reply: { failed: true } }, 'a refused transaction is a reply, as from Transact');
   t.match(got.get(11), { statusCode: 0, reply: { failed: false } });
@@ -102,4 +103,32 @@ t.test('the client closed with transactions waiting: they fail, and a new client
   const d = new NorthboundClient(m.address);
   t.teardown(() => d.close());
   t.equal((await d.transact(lsAdd('after'))).failed, false);
+});
+
+t.test('Wait on the stream: answered by id as the Wait call answers, errors included', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const m = members[0] as CentralMember;
+  const raw = rawStream(m.address);
+  t.teardown(() => {
+    raw.stream.cancel();
+    raw.client.close();
+  });
+  raw.stream.write({ id: 1, request: { opsJson: JSON.stringify([{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 3 } }]), db: '' } });
+  const [write] = await raw.next(1);
+  t.match(write, { id: 1, statusCode: 0, reply: { failed: false } });
+  const revision = Number(write?.reply?.revision);
+  raw.stream.write({ id: 2, wait: { nbCfg: 3, waitFor: 'SB', timeoutMs: 5000, minRevision: revision } });
+  raw.stream.write({ id: 3, wait: { nbCfg: 4, waitFor: 'SB', timeoutMs: 300, minRevision: revision } });
+  raw.stream.write({ id: 4, request: { opsJson: '[]', db: '' }, wait: { nbCfg: 1, waitFor: 'SB', timeoutMs: 100 } });
+  raw.stream.write({ id: 5, wait: { nbCfg: 3, waitFor: 'HV', timeoutMs: 5000 } });
+  const got = new Map((await raw.next(4)).map((r) => [Number(r.id), r]));
+  t.match(got.get(2), { statusCode: 0, waitReply: { nbCfg: '3', sbCfg: '3' } }, 'sb_cfg reached: answered in wait_reply');
+  t.match(got.get(3), { statusCode: grpc.status.DEADLINE_EXCEEDED, statusDetails: /sb_cfg is 3, not yet 4, after 300 ms/ }, 'not reached: the Wait call\'s error');
+  t.match(got.get(4), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /not both/ });
+  t.match(got.get(5), { statusCode: 0, waitReply: { hvCfg: '3' } }, 'hv_cfg with no chassis follows nb_cfg; no min revision: a ReadIndex round first');
+  // Through NorthboundClient, which now sends its Wait on the stream its transactions use.
+  const out = await m.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
+  t.match(await m.client.wait(4, 'sb', 5000, out.revision), { nbCfg: 4, sbCfg: 4 });
+  await t.rejects(m.client.wait(9, 'sb', 200, out.revision), { code: grpc.status.DEADLINE_EXCEEDED, details: /not yet 9/ });
 });
