@@ -466,7 +466,7 @@ function callError(code: number, details: string): grpc.ServiceError {
 
 interface PendingTransact {
   readonly kind: 'transact' | 'wait';
-  readonly resolve: (r: never) => void;
+  readonly resolve: (r: WireTransactReply | WireWaitReply) => void;
   readonly reject: (err: unknown) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -495,7 +495,7 @@ class TransactChannel {
       this.pending.delete(id);
       clearTimeout(p.timer);
       const result = p.kind === 'wait' ? m.waitReply : m.reply;
-      if (m.statusCode === 0 && result !== undefined && result !== null) p.resolve({ ...result, revision: Number(result.revision) } as never);
+      if (m.statusCode === 0 && result !== undefined && result !== null) p.resolve({ ...result, revision: Number(result.revision) });
       else p.reject(callError(m.statusCode === 0 ? grpc.status.INTERNAL : m.statusCode, m.statusCode === 0 ? 'a TransactStream reply without its result' : m.statusDetails));
     });
     this.stream.on('error', (err) => this.end(err));

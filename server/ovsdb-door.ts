@@ -846,16 +846,16 @@ export function connectionOptions(rows: Iterable<Row>, listen: DoorListen): List
 
 /**
  * Where a Connection row's target asks the door to listen, or why it cannot: ptcp:PORT[:IP]
- * (every IPv4 address when IP is left out, as ovsdb-server reads it; an IPv6 address in
- * brackets) and punix:PATH are served. pssl: needs the SSL this door does not have, and the
+ * (`defaultHost` when IP is left out: every IPv4 address, as ovsdb-server reads a row; an IPv6
+ * address in brackets) and punix:PATH are served. pssl: needs the SSL this door does not have, and the
  * active targets (tcp:, ssl:, unix:) would have the server connect out, which it does not do.
  */
-export function passiveTarget(target: string): DoorListen | string {
+export function passiveTarget(target: string, defaultHost = '0.0.0.0'): DoorListen | string {
   const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
   if (ptcp !== null) {
     const port = Number(ptcp[1]);
     if (port > 65535) return `port ${port} is out of range`;
-    const host = ptcp[2] === undefined ? '0.0.0.0' : ptcp[2].replace(/^\[(.*)\]$/, '$1');
+    const host = ptcp[2] === undefined ? defaultHost : ptcp[2].replace(/^\[(.*)\]$/, '$1');
     return { host, port };
   }
   const punix = /^punix:(.+)$/.exec(target);

@@ -10,7 +10,7 @@ import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import type { NodeId } from '../../cluster/types.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
-import { startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
@@ -154,13 +154,9 @@ export function registerCentralCommand(program: Command): void {
       const port = grpcListener.port;
       const fromDb = o.ovsdbRemotesFromDb === true;
       const openDoor = async (target: string | undefined, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
-        let where: { host: string; port: number } | { path: string } | undefined;
-        if (target !== undefined) {
-          const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
-          const punix = /^punix:(.+)$/.exec(target);
-          if (ptcp === null && punix === null) throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}"`);
-          where = ptcp !== null ? { host: ptcp[2] ?? '127.0.0.1', port: Number(ptcp[1]) } : { path: (punix as RegExpExecArray)[1] as string };
-        }
+        // A command-line ptcp: without an address listens on loopback only.
+        const where = target === undefined ? undefined : passiveTarget(target, '127.0.0.1');
+        if (typeof where === 'string') throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}" (${where})`);
         const onRemoteError = (remote: string, reason: string): void => void process.stderr.write(`central ${o.name}: ${db} Connection ${remote}: ${reason}\n`);
         return startOvsdbDoor({ central, ...(where !== undefined ? { listen: where } : {}), clusterId, db, remotesFromDb: fromDb, onRemoteError });
       };

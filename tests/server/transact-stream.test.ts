@@ -4,6 +4,7 @@
 // fails what is still waiting instead of leaving it hanging.
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
+import type { Test } from 'tap';
 import { northboundDefinition } from '../../server/northbound-service.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
@@ -45,6 +46,19 @@ function rawStream(address: string): { client: grpc.Client; stream: grpc.ClientD
   return { client, stream, replies, next };
 }
 
+/** A cluster and a raw stream to its first member, both closed at teardown. */
+async function memberWithRawStream(t: Test): Promise<{ m: CentralMember; raw: ReturnType<typeof rawStream> }> {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const m = members[0] as CentralMember;
+  const raw = rawStream(m.address);
+  t.teardown(() => {
+    raw.stream.cancel();
+    raw.client.close();
+  });
+  return { m, raw };
+}
+
 t.test('pipelined transactions on one stream, through the leader and a follower', async (t) => {
   const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
   t.teardown(stop);
@@ -63,14 +77,7 @@ t.test('pipelined transactions on one stream, through the leader and a follower'
 });
 
 t.test('per-request errors come back by id and leave the stream usable', async (t) => {
-  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
-  t.teardown(stop);
-  const m = members[0] as CentralMember;
-  const raw = rawStream(m.address);
-  t.teardown(() => {
-    raw.stream.cancel();
-    raw.client.close();
-  });
+  const { m, raw } = await memberWithRawStream(t);
   raw.stream.write({ id: 7, request: { opsJson: 'not json', db: '' } });
   raw.stream.write({ id: 8 });
   raw.stream.write({ id: 9, request: { opsJson: JSON.stringify(lsAdd('ok')), db: 'Nope_DB' } });
@@ -106,14 +113,7 @@ t.test('the client closed with transactions waiting: they fail, and a new client
 });
 
 t.test('Wait on the stream: answered by id as the Wait call answers, errors included', async (t) => {
-  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
-  t.teardown(stop);
-  const m = members[0] as CentralMember;
-  const raw = rawStream(m.address);
-  t.teardown(() => {
-    raw.stream.cancel();
-    raw.client.close();
-  });
+  const { m, raw } = await memberWithRawStream(t);
   raw.stream.write({ id: 1, request: { opsJson: JSON.stringify([{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 3 } }]), db: '' } });
   const [write] = await raw.next(1);
   t.match(write, { id: 1, statusCode: 0, reply: { failed: false } });
