@@ -10,6 +10,7 @@ import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
 import { CentralNodeError, StreamEnd } from './errors.js';
+import { ovsdbDoorDefaults } from './ovsdb-door.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
 
@@ -33,7 +34,29 @@ export const northboundLimits = {
    * transactions of several commands read whole tables.
    */
   clientReplyBytesMax: 256 * 1024 * 1024,
+  /**
+   * The largest request message the server reads (gRPC's default is 4 MiB): the OVSDB doors'
+   * bound on one message, plus room for the envelope. A follower forwards every write it takes,
+   * from either door, to the leader here, so the leader must read whatever a follower's door
+   * accepted. Our clients check it before a request leaves (see TransactChannel).
+   */
+  requestBytesMax: ovsdbDoorDefaults.messageBytesMax + 64 * 1024,
 } as const;
+
+/** Options of the grpc.Server that serves the Northbound service. */
+export const northboundServerOptions: grpc.ServerOptions = { 'grpc.max_receive_message_length': northboundLimits.requestBytesMax };
+
+/**
+ * Bytes of a TransactStream request on the wire, at most: its JSON text (UTF-8, up to 3 bytes
+ * per UTF-16 unit, measured only when that could matter) and the protobuf envelope.
+ */
+function requestBytesAtMost(m: { request: WireTransactRequest } | { wait: WireWaitRequest }): number {
+  const envelopeBytesMax = 256;
+  if (!('request' in m)) return envelopeBytesMax;
+  const text = m.request.opsJson;
+  const bound = text.length * 3 + (m.request.db?.length ?? 0) + envelopeBytesMax;
+  return bound <= northboundLimits.requestBytesMax ? bound : Buffer.byteLength(text) + (m.request.db?.length ?? 0) + envelopeBytesMax;
+}
 
 class BadRequest extends Error {}
 
@@ -399,6 +422,7 @@ export class NorthboundClient {
     NorthboundClient.ctor ??= grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
     this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': northboundLimits.clientReplyBytesMax,
+      'grpc.max_send_message_length': northboundLimits.requestBytesMax,
     });
   }
 
@@ -505,6 +529,13 @@ class TransactChannel {
   call(m: { request: WireTransactRequest }, timeoutMs: number): Promise<WireTransactReply>;
   call(m: { wait: WireWaitRequest }, timeoutMs: number): Promise<WireWaitReply>;
   call(m: { request: WireTransactRequest } | { wait: WireWaitRequest }, timeoutMs: number): Promise<WireTransactReply | WireWaitReply> {
+    // The server ends the whole stream on a message over its bound, failing every request on
+    // it, and a follower's forwarder carries many clients' writes on one stream: one that is
+    // too big fails alone, before it is sent.
+    const bytes = requestBytesAtMost(m);
+    if (bytes > northboundLimits.requestBytesMax) {
+      return Promise.reject(callError(grpc.status.RESOURCE_EXHAUSTED, `a request of ${bytes} bytes is over the server's bound of ${northboundLimits.requestBytesMax} bytes on one request`));
+    }
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import type { NodeId } from '../../cluster/types.js';
 import { CentralNode } from '../../server/central-node.js';
-import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import { passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
@@ -134,7 +134,7 @@ export function registerCentralCommand(program: Command): void {
           process.exit(3);
         },
       });
-      const server = new grpc.Server();
+      const server = new grpc.Server(northboundServerOptions);
       started.central = central;
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
       metrics.attach(central);

@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { CentralNode } from '../../server/central-node.js';
-import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import { NorthboundClient, forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import type { SouthboundServiceOptions } from '../../server/southbound-service.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 
@@ -43,7 +43,7 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
   const members: CentralMember[] = [];
   for (const id of ids) {
     const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}) });
-    const server = new grpc.Server();
+    const server = new grpc.Server(northboundServerOptions);
     server.addService(northboundDefinition(), northboundHandlers(central));
     server.addService(adminDefinition(), adminHandlers(central));
     const southbound = new SouthboundService(central, options.southbound);

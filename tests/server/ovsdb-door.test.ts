@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { CentralNode } from '../../server/central-node.js';
-import { forwarder, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
+import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import type { OvsdbDoor } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor, txnIdOf } from '../../server/ovsdb-door.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
@@ -34,7 +34,7 @@ async function startCluster(dir: string, history?: { revisionsMax: number; bytes
       id, clusterId: 'door-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward,
       ...(history ? { history } : {}),
     });
-    const server = new grpc.Server();
+    const server = new grpc.Server(northboundServerOptions);
     server.addService(northboundDefinition(), northboundHandlers(central));
     const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
     addresses.set(id, `127.0.0.1:${port}`);

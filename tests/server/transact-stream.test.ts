@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { Test } from 'tap';
-import { northboundDefinition } from '../../server/northbound-service.js';
+import { northboundDefinition, northboundLimits } from '../../server/northbound-service.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -131,4 +131,40 @@ t.test('Wait on the stream: answered by id as the Wait call answers, errors incl
   const out = await m.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
   t.match(await m.client.wait(4, 'sb', 5000, out.revision), { nbCfg: 4, sbCfg: 4 });
   await t.rejects(m.client.wait(9, 'sb', 200, out.revision), { code: grpc.status.DEADLINE_EXCEEDED, details: /not yet 9/ });
+});
+
+t.test('a write a follower took is one the leader takes when forwarded, however its JSON is re-encoded', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
+  const follower = members.find((m) => m !== leader) as CentralMember;
+  // 3.6 MB as the client wrote it; 4.9 MB (over gRPC's default 4 MiB) as the follower forwards
+  // it, since JSON.stringify writes 1e9 as 1000000000.
+  const where = Array.from({ length: 180_000 }, () => '["nb_cfg","!=",1e9]').join(',');
+  const opsJson = `[{"op":"insert","table":"Logical_Switch","row":{"name":"big"}},{"op":"mutate","table":"NB_Global","where":[${where}],"mutations":[["nb_cfg","+=",0]]}]`;
+  t.ok(opsJson.length < 4 * 1024 * 1024 && JSON.stringify(JSON.parse(opsJson)).length > 4 * 1024 * 1024, 'under 4 MiB as sent, over it re-encoded');
+  const raw = rawStream(follower.address);
+  t.teardown(() => {
+    raw.stream.cancel();
+    raw.client.close();
+  });
+  raw.stream.write({ id: 1, request: { opsJson, db: '' } });
+  const [reply] = await raw.next(1);
+  t.match(reply, { statusCode: 0, reply: { failed: false } }, 'committed');
+  const { rows } = await leader.client.list('Logical_Switch', [['name', '==', 'big']], { columns: ['name'] });
+  t.equal(rows.length, 1, 'the leader has it');
+});
+
+t.test('a request over the server\'s bound fails alone: the others on its stream are answered', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const follower = members.find((m) => m.central.node.status().role !== 'leader') as CentralMember;
+  const huge = [{ op: 'insert', table: 'Logical_Switch', row: { name: 'y'.repeat(northboundLimits.requestBytesMax) } }];
+  const small = (k: string): Promise<string> => follower.client.transact(lsAdd(k)).then((o) => (o.failed ? 'failed' : 'committed'), (e: grpc.ServiceError) => `${grpc.status[e.code]}`);
+  const before = Array.from({ length: 20 }, (_, i) => small(`a${i}`));
+  const big = follower.client.transact(huge).then(() => 'committed', (e: grpc.ServiceError) => e);
+  const after = Array.from({ length: 20 }, (_, i) => small(`b${i}`));
+  t.match(await big, { code: grpc.status.RESOURCE_EXHAUSTED, details: /over the server's bound of \d+ bytes on one request/ }, 'the big one is refused');
+  t.same([...(await Promise.all(before)), ...(await Promise.all(after))], Array(40).fill('committed'), 'the 40 beside it on the same stream commit');
+  t.equal((await follower.client.transact(lsAdd('next'))).failed, false, 'the stream still serves');
 });
