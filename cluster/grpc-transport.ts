@@ -67,6 +67,8 @@ const DEFAULTS = {
 
 /** Room for a chunk's header and snapshot meta beside its data within one gRPC message. */
 const CHUNK_OVERHEAD_BYTES_MAX = 64 * 1024;
+/** Room for an append's fields and its entry's header and client tag beside the entry's data. */
+const ENTRY_OVERHEAD_BYTES_MAX = 64 * 1024;
 /** A batch on the Messages stream is cut at this size (or messageBytesMax, if smaller). */
 const BATCH_BYTES_TARGET = 1 * MiB;
 /** Each message in a batch costs its bytes plus a tag and a length prefix. */
@@ -583,6 +585,14 @@ export class GrpcTransport implements Transport {
     this.server = server;
     this.listener = await listenGrpc(server, this.o.listenAddress, this.o.connectionsMax ?? DEFAULTS.connectionsMax, () => this.counters.refusedConnections++);
     this.boundPort = this.listener.port;
+  }
+
+  /**
+   * The most entry data one append can carry: a message larger than messageBytesMax, or than
+   * a peer's whole send queue, is dropped every time it is sent.
+   */
+  get entryBytesMax(): number {
+    return Math.min(this.ctx.limits.messageBytesMax, this.ctx.limits.sendQueueBytesMax) - ENTRY_OVERHEAD_BYTES_MAX;
   }
 
   /** The bound 'host:port', valid after start(). */

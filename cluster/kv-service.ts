@@ -54,6 +54,8 @@ function statusOf(err: unknown): Partial<grpc.StatusObject> {
         return { code: grpc.status.DEADLINE_EXCEEDED, details: err.message };
       case 'stopped':
         return { code: grpc.status.UNAVAILABLE, details: err.message };
+      case 'too-large':
+        return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
     }
   }
   if (err instanceof BadRequest) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };

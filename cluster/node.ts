@@ -102,6 +102,12 @@ export interface RaftNodeOptions {
   readonly snapshotHandoffMs?: number;
   /** Proposals waiting to apply; beyond this new ones are rejected 'dropped'. */
   readonly proposalsPendingMax?: number;
+  /**
+   * The most bytes of data one proposed entry may carry; a larger proposal is refused
+   * 'too-large'. Never more than the transport can carry to a peer (`Transport.entryBytesMax`):
+   * an entry no follower can receive would never commit, and every entry behind it would wait.
+   */
+  readonly entryBytesMax?: number;
   /** Reads waiting for their index; beyond this new ones are rejected 'dropped'. */
   readonly readsPendingMax?: number;
   readonly proposalTimeoutMs?: number;
@@ -140,6 +146,7 @@ export const nodeDefaults = {
   snapshotEntriesMax: 100_000,
   snapshotLogBytes: 64 * 1024 * 1024,
   proposalsPendingMax: 4096,
+  entryBytesMax: 16 * 1024 * 1024 - 64 * 1024,
   readsPendingMax: 1024,
   proposalTimeoutMs: 5000,
   readTimeoutMs: 5000,
@@ -156,14 +163,15 @@ export interface ProposeOptions {
   readonly broadcastCommit?: boolean;
 }
 
-export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped';
+export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped' | 'too-large';
 
 /**
  * Why a proposal or read did not complete. 'not-leader': send it to `leaderHint` (NONE when no
  * leader is known yet; retry later). 'dropped': it was not accepted, or its entry was replaced
  * after a leader change, or its outcome is unknown: retry (with the same client tag, a retry
  * is applied at most once). 'timeout': no outcome within the limit (it may still apply).
- * 'stopped': this node stopped. `outcomeUnknown` says whether the entry may have applied (or
+ * 'stopped': this node stopped. 'too-large': its data is over `entryBytesMax`; it was not
+ * proposed, here or anywhere, and never will be. `outcomeUnknown` says whether the entry may have applied (or
  * may still): an untagged proposal must not be retried blindly then.
  */
 export class ProposalError extends Error {
@@ -406,6 +414,7 @@ export class RaftNode {
       snapshotEntriesMax: Math.max(options.snapshotEntriesMax ?? nodeDefaults.snapshotEntriesMax, options.snapshotEntries ?? nodeDefaults.snapshotEntries),
       snapshotLogBytes: options.snapshotLogBytes ?? nodeDefaults.snapshotLogBytes,
       proposalsPendingMax: options.proposalsPendingMax ?? nodeDefaults.proposalsPendingMax,
+      entryBytesMax: Math.min(options.entryBytesMax ?? nodeDefaults.entryBytesMax, options.transport.entryBytesMax ?? Infinity),
       readsPendingMax: options.readsPendingMax ?? nodeDefaults.readsPendingMax,
       proposalTimeoutMs: options.proposalTimeoutMs ?? nodeDefaults.proposalTimeoutMs,
       readTimeoutMs: options.readTimeoutMs ?? nodeDefaults.readTimeoutMs,
@@ -892,6 +901,10 @@ export class RaftNode {
    * the entry is committed and applied on this node, with what the state machine returned.
    */
   propose(data: Uint8Array, client?: ClientTag, options: ProposeOptions = {}): Promise<ProposalOutcome> {
+    // Checked on every member, leader or not, so a follower refuses it as the leader would.
+    if (data.byteLength > this.limits.entryBytesMax) {
+      return Promise.reject(new ProposalError('too-large', `an entry of ${data.byteLength} bytes is over the ${this.limits.entryBytesMax}-byte bound on one log entry`));
+    }
     const refused = this.refuse(this.proposals.size, this.limits.proposalsPendingMax, 'proposals');
     if (refused !== undefined) return Promise.reject(refused);
     return this.track(this.raw.propose(data, client), options.broadcastCommit === true);

@@ -40,6 +40,11 @@ export interface Transport {
    * reported as unreachable); Raft's retries make that safe.
    */
   send(messages: readonly Message[]): void;
+  /**
+   * The most bytes of entry data one message to a peer can carry (undefined: no bound). Raft
+   * refuses to propose more (RaftNodeOptions.entryBytesMax).
+   */
+  readonly entryBytesMax?: number;
   /** The current address of every peer (membership changes call this again). */
   setPeers(peers: ReadonlyMap<NodeId, string>): void;
   stats(): TransportStats;

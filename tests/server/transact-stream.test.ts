@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { northboundDefinition, northboundLimits } from '../../server/northbound-service.js';
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { nodeDefaults } from '../../cluster/node.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
@@ -167,4 +168,19 @@ t.test('a request over the server\'s bound fails alone: the others on its stream
   t.match(await big, { code: grpc.status.RESOURCE_EXHAUSTED, details: /over the server's bound of \d+ bytes on one request/ }, 'the big one is refused');
   t.same([...(await Promise.all(before)), ...(await Promise.all(after))], Array(40).fill('committed'), 'the 40 beside it on the same stream commit');
   t.equal((await follower.client.transact(lsAdd('next'))).failed, false, 'the stream still serves');
+});
+
+t.test('a write too large for one log entry is refused with a clear error, and writes go on', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
+  const follower = members.find((m) => m !== leader) as CentralMember;
+  const blob = 'x'.repeat(nodeDefaults.entryBytesMax);
+  for (const [who, m] of [['leader', leader], ['follower', follower]] as const) {
+    const err = await m.client.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'big', external_ids: ['map', [['blob', blob]]] } }]).then(() => undefined, (e: grpc.ServiceError) => e);
+    t.match(err, { code: grpc.status.INVALID_ARGUMENT, details: /too large for the log: an entry of \d+ bytes is over the \d+-byte bound on one log entry/ }, `through the ${who}`);
+    t.equal((await m.client.transact(lsAdd(`after-${who}`))).failed, false, `a write through the ${who} after it commits`);
+  }
+  const { rows } = await leader.client.list('Logical_Switch', [], { columns: ['name'] });
+  t.same(rows.map((r) => r.name).sort(), ['after-follower', 'after-leader'], 'nothing of the big one was written');
 });
