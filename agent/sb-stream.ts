@@ -21,7 +21,7 @@ import { parseDatabaseSchema } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { malformedReason } from '../cluster/grpc-proto.js';
 import type { HeldRow, WireDelta, WireResume, WireServerMessage } from '../server/southbound-wire.js';
-import { WireError, decodeTableRows, southboundDefinition } from '../server/southbound-wire.js';
+import { WireError, decodeTableRows, southboundDefinition, wireLimits } from '../server/southbound-wire.js';
 import type { ChassisHello, SbRowChange, SbSource, SbSourceState, SbUpdate } from './sb-source.js';
 
 /** Named limits of the stream client. */
@@ -241,7 +241,7 @@ export class SbStream implements SbSource {
     let c = this.clients.get(endpoint);
     if (c === undefined) {
       clientCtor ??= grpc.makeGenericClientConstructor(southboundDefinition(), 'Southbound');
-      c = new clientCtor(endpoint, grpc.credentials.createInsecure(), this.options.channelOptions);
+      c = new clientCtor(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': wireLimits.agentMessageBytesMax, ...this.options.channelOptions });
       this.clients.set(endpoint, c);
     }
     return c;

@@ -16,6 +16,13 @@ export const southboundServiceName = 'ovnts.southbound.Southbound';
 export const wireLimits = {
   /** Encoded row bytes in one Delta message (a larger step is sent in parts). */
   partBytesMax: 512 * 1024,
+  /**
+   * The largest message an agent reads (gRPC's default is 4 MiB). A part holds at least one
+   * row, and one SB row can be larger than a part: an address set of 400,000 addresses is a
+   * 4.8 MB message. Under the default bound such a message ended the stream, and the agent
+   * reconnected to be sent it again, for ever.
+   */
+  agentMessageBytesMax: 256 * 1024 * 1024,
 } as const;
 
 /**

@@ -325,3 +325,21 @@ t.test('the backoff doubles up to its bound, with jitter between half and all of
   }
   t.equal(backoffDelayMs(1000, 0.999999) <= sbStreamLimits.backoffMsMax, true, 'bounded by backoffMsMax');
 });
+
+t.test('a row larger than gRPC\'s default 4 MiB message reaches the agent', async (t) => {
+  const member = await scriptedMember(t);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c1 = await member.next();
+  c1.call.write(resume('SNAPSHOT', 0, 5));
+  // An address set of 400,000 addresses: one row, so one part, of about 4.8 MB.
+  const addresses = Array.from({ length: 400_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+  const message = step(0, 5, [{ table: 'Address_Set', uuid: uuid(1), row: row('Address_Set', uuid(1), { name: 'big', addresses: [...addresses].sort() }) }], true);
+  t.ok(message.byteLength > 4 * 1024 * 1024, `one message of ${message.byteLength} bytes`);
+  c1.call.write(message);
+  await rt.nth(1);
+  t.equal(rt.states.filter((s) => s.state === 'disconnected').length, 0, 'no reconnect');
+  t.match(rt.updates[0], { reset: true, toRevision: 5 });
+});
