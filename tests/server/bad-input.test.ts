@@ -17,8 +17,6 @@ const inFlight = 32;
 const seed = Number(process.env.OVNTS_SEED ?? randomInt(2 ** 31));
 const callTimeoutMs = 30_000;
 const failuresShownMax = 10;
-/** The server's bound on a received message; a request over it is refused before decoding. */
-const grpcMessageBytesMax = northboundLimits.requestBytesMax;
 /**
  * The longest name the random run puts where a refusal echoes it into the gRPC status details
  * (a List table). Much longer ones make the status trailer too big for HTTP/2 and the client's
@@ -211,7 +209,6 @@ const transactGenerators: readonly (readonly [string, number, (rng: Rng, ctx: Co
       { op: 'select', table: 'Logical_Switch', where: [['name', big, 'x']] },
     ]));
   }],
-  ['whole request over the message limit', 0.2, (rng) => JSON.stringify([{ op: 'insert', table: 'Logical_Switch', row: { name: 'y'.repeat(grpcMessageBytesMax + rng.int(1, 1000)) } }])],
   ['deeply nested JSON', 4, (rng) => {
     const deep = nested(rng, rng.int(1000, 50_000));
     return rng.pick([
@@ -338,24 +335,8 @@ function statusOrReply<T>(resolve: (o: Outcome) => void, onReply: (res: T) => Ou
 
 const txnReply = (res: { resultsJson: string; failed: boolean }): Outcome => ({ kind: 'reply', failed: res.failed, results: JSON.parse(res.resultsJson) as unknown });
 
-/**
- * A request over the server's bound, on a connection of its own. grpc-js refuses it from its
- * length prefix while the client is still sending it, and on this stack that upload can starve
- * the connection's HTTP/2 flow-control window: measured here (8,000 requests, three CPU
- * hogs), 3.5-3.9 MB requests sent later on the same connection never left the client (its
- * send window stayed 0) until their 30 s deadline. That is the transport between a grpc-js
- * client and server, not what this suite checks, so the oversized ones do not share a
- * connection with the others.
- */
-function sendAlone(m: Member, opsJson: string, deadline: number): Promise<Outcome> {
-  const own = new (grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound'))(m.address, grpc.credentials.createInsecure());
-  const transact = (own as unknown as Record<string, (req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: unknown) => void) => void>).transact;
-  return new Promise<Outcome>((resolve) => transact?.call(own, { opsJson }, { deadline }, statusOrReply(resolve, txnReply))).finally(() => own.close());
-}
-
 function send(m: Member, p: Probe): Promise<Outcome> {
   const deadline = Date.now() + callTimeoutMs;
-  if (p.kind === 'transact-text' && Buffer.byteLength(p.opsJson) > grpcMessageBytesMax) return sendAlone(m, p.opsJson, deadline);
   const generic = m.generic as unknown as Record<string, (req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: unknown) => void) => void>;
   return new Promise<Outcome>((resolve) => {
     switch (p.kind) {
@@ -478,6 +459,21 @@ t.test('a List refusal that echoes a 100,000-char table name', async (t) => {
   t.teardown(() => c.close());
   await t.rejects(c.list('T'.repeat(100_000)), { code: grpc.status.INVALID_ARGUMENT }, 'refused as INVALID_ARGUMENT');
   await t.resolves(c.list('Logical_Switch'), 'the next call on the same connection is answered');
+});
+
+// Not among the random requests: grpc-js refuses such a request from its length prefix, but
+// the client goes on uploading the rest of it (64 MiB here) to a server that drops it. A few of
+// those among 8,000 requests in one process held its event loop long enough for 3-4.6 MB
+// requests beside them to miss their 30 s deadline (measured under three CPU hogs).
+t.test('a request over the server\'s bound on one message', async (t) => {
+  const { members, stop } = await startCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const m = members[1] as Member;
+  const generic = m.generic as unknown as Record<string, (req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: unknown) => void) => void>;
+  const opsJson = JSON.stringify([{ op: 'insert', table: 'Logical_Switch', row: { name: 'y'.repeat(northboundLimits.requestBytesMax) } }]);
+  const outcome = await new Promise<Outcome>((resolve) => generic.transact?.call(m.generic, { opsJson }, { deadline: Date.now() + callTimeoutMs }, statusOrReply(resolve, txnReply)));
+  t.match(outcome, { kind: 'status', code: grpc.status.RESOURCE_EXHAUSTED, details: /larger than max/ }, 'refused before it is decoded');
+  t.same((await m.client.list('Logical_Switch')).rows, [], 'nothing was written, and the member still serves');
 });
 
 t.test('deeply nested JSON in a row value', async (t) => {
