@@ -417,7 +417,7 @@ export class CentralNode {
         result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data, broadcastCommit) : ((await this.node.propose(data, undefined, { broadcastCommit })).result as ApplyResult);
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
-        if (err.kind === 'too-large') throw new CentralNodeError('bad-request', `the transaction is too large for the log: ${err.message}`);
+        if (err.kind === 'too-large') throw new CentralNodeError('too-large', `the transaction is too large for the log: ${err.message}`);
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
           try {
             // As a clustered ovsdb-server's follower does, answer once this replica has the

@@ -1,10 +1,13 @@
 // The errors the services and their clients share, apart from the modules that raise them: a
 // client (ovnts nbctl, the agent) imports these without loading the central node behind them.
 
-/** A central node refused or could not complete a request; the services map `kind` to a status. */
+/**
+ * A central node refused or could not complete a request; the services map `kind` to a status.
+ * 'too-large': over a size bound of the log (a retry cannot succeed).
+ */
 export class CentralNodeError extends Error {
   constructor(
-    readonly kind: 'bad-request' | 'unavailable' | 'timeout',
+    readonly kind: 'bad-request' | 'too-large' | 'unavailable' | 'timeout',
     message: string,
   ) {
     super(message);

@@ -83,6 +83,8 @@ function statusOfUnbounded(err: unknown): Partial<grpc.StatusObject> {
     switch (err.kind) {
       case 'bad-request':
         return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
+      case 'too-large':
+        return { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message };
       case 'unavailable':
         return { code: grpc.status.UNAVAILABLE, details: err.message };
       case 'timeout':

@@ -181,7 +181,10 @@ function isGrpcStatusError(err: unknown): err is Error & { code: number; details
 function toRpcError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
   if (err instanceof OvsdbError) return new RpcError(err.error, err.details);
-  if (err instanceof CentralNodeError) return new RpcError(err.kind === 'bad-request' ? OvsdbErrorName.syntaxError : err.kind, err.message);
+  if (err instanceof CentralNodeError) {
+    const name = err.kind === 'bad-request' ? OvsdbErrorName.syntaxError : err.kind === 'too-large' ? OvsdbErrorName.resourcesExhausted : err.kind;
+    return new RpcError(name, err.message);
+  }
   // The leader died or was cut off while it had the write: an expected outcome, not a bug.
   if (isGrpcStatusError(err)) {
     if (err.code === GRPC_INVALID_ARGUMENT) return new RpcError(OvsdbErrorName.syntaxError, err.details);

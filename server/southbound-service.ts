@@ -162,7 +162,7 @@ export class SouthboundService {
       },
     };
     const fail = (err: unknown): void => {
-      const e = err instanceof StreamEnd ? err : err instanceof CentralNodeError ? new StreamEnd(err.kind === 'bad-request' ? 'invalid' : 'unavailable', err.message) : undefined;
+      const e = err instanceof StreamEnd ? err : err instanceof CentralNodeError ? new StreamEnd(err.kind === 'bad-request' || err.kind === 'too-large' ? 'invalid' : 'unavailable', err.message) : undefined;
       if (e === undefined) throw err;
       if (session !== undefined) this.fanout.end(session, e);
       else sink.end(e);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import { LocalNetwork } from '../../cluster/local-transport.js';
+import { nodeDefaults } from '../../cluster/node.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import type { OvsdbDoor } from '../../server/ovsdb-door.js';
@@ -208,6 +209,17 @@ t.test('raw JSON-RPC: bad input gets errors or a clean close; the server and dat
 
   t.same(await c.request('list_dbs', []), ['OVN_Northbound', '_Server'], 'the server stays up');
   t.equal(JSON.stringify((await cluster.follower.list('Logical_Switch', [], ['name'], 'linearizable')).rows), before, 'the database is unchanged');
+});
+
+t.test('a transaction too large for one log entry: "resources exhausted", and writes go on', async (t) => {
+  const { cluster, port } = await rawDoor(t);
+  const c = await JsonRpcClient.connect({ host: '127.0.0.1', port });
+  t.teardown(() => c.close());
+  const blob = 'x'.repeat(nodeDefaults.entryBytesMax);
+  const err = await c.request('transact', ['OVN_Northbound', { op: 'insert', table: 'Logical_Switch', row: { name: 'big', external_ids: ['map', [['blob', blob]]] } }]).catch((e: unknown) => e);
+  t.match(err, { error: { error: 'resources exhausted', details: /too large for the log: an entry of \d+ bytes is over the \d+-byte bound on one log entry/ } }, 'refused, as ovsdb-server names a request over what it can hold');
+  t.match(await c.request('transact', ['OVN_Northbound', { op: 'insert', table: 'Logical_Switch', row: { name: 'after' } }]), [{ uuid: ['uuid', String] }], 'a write after it commits');
+  t.same((await cluster.follower.list('Logical_Switch', [], ['name'], 'linearizable')).rows.map((r) => (r as { name: string }).name), ['after'], 'nothing of the big one was written');
 });
 
 t.test('monitor_cond_since: resume gets only new changes; an unknown or compacted id gets everything', async (t) => {
