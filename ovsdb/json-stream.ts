@@ -19,6 +19,12 @@ export class JsonStreamSyntaxError extends Error {
  */
 export const JSON_DEPTH_MAX_DEFAULT = 1000;
 
+/**
+ * The largest JSON value an OVSDB door reads by default (one request). The Northbound gRPC
+ * server reads as much, since a follower forwards its doors' writes there.
+ */
+export const JSON_VALUE_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;

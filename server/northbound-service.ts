@@ -10,7 +10,8 @@ import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
 import { CentralNodeError, StreamEnd } from './errors.js';
-import { ovsdbDoorDefaults } from './ovsdb-door.js';
+// Not from ovsdb-door.js: that would load the central node (and LevelDB) into every client.
+import { JSON_VALUE_BYTES_MAX_DEFAULT } from './json-stream.js';
 
 const serviceName = 'ovnts.northbound.Northbound';
 
@@ -40,7 +41,7 @@ export const northboundLimits = {
    * from either door, to the leader here, so the leader must read whatever a follower's door
    * accepted. Our clients check it before a request leaves (see TransactChannel).
    */
-  requestBytesMax: ovsdbDoorDefaults.messageBytesMax + 64 * 1024,
+  requestBytesMax: JSON_VALUE_BYTES_MAX_DEFAULT + 64 * 1024,
 } as const;
 
 /** Options of the grpc.Server that serves the Northbound service. */

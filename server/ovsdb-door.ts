@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import net from 'node:net';
 import type { CentralNode, DbFeed, TransactDb } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
-import { JSON_DEPTH_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
+import { JSON_DEPTH_MAX_DEFAULT, JSON_VALUE_BYTES_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
 import { defaultConnectionsMax } from './listen-budget.js';
 import type { Monitor, MonitorVersion, ReadableDb, TableUpdates } from './ovsdb-monitor.js';
 import { changeUpdates, conditionChangeUpdates, initialUpdates, netChanges, parseMonitorRequests, parseMonitorWhere } from './ovsdb-monitor.js';
@@ -46,7 +46,7 @@ export interface OvsdbDoorLimits {
 }
 
 export const ovsdbDoorDefaults: OvsdbDoorLimits = {
-  messageBytesMax: 64 * 1024 * 1024,
+  messageBytesMax: JSON_VALUE_BYTES_MAX_DEFAULT,
   messageDepthMax: JSON_DEPTH_MAX_DEFAULT,
   requestsInFlightMax: 1000,
   outgoingBytesMax: 256 * 1024 * 1024,
