@@ -28,7 +28,11 @@ export interface OvsdbDoorLimits {
   readonly messageDepthMax: number;
   /** Requests of one connection being served at once; beyond it they wait and reading pauses. */
   readonly requestsInFlightMax: number;
-  /** Bytes queued to a slow reader; past it the connection is dropped. */
+  /**
+   * Bytes queued to a slow reader beyond the largest single message sent on the connection;
+   * past it the connection is dropped. One reply may be larger than the bound (the initial
+   * rows of a monitor on a big database): a reader that reads it is kept.
+   */
   readonly outgoingBytesMax: number;
   /** Silence after which the server sends an echo; a second one without reply closes. */
   readonly inactivityProbeMs: number;
@@ -456,6 +460,8 @@ class Connection {
   private probeSent = false;
   /** The socket holds this turn's messages, to write them together at its end (see send). */
   private corked = false;
+  /** The longest message written on this connection (see OvsdbDoorLimits.outgoingBytesMax). */
+  private longestMessage = 0;
   private readonly offCommit: () => void;
   private readonly closeSession: () => void;
 
@@ -543,9 +549,13 @@ class Connection {
         this.socket.uncork();
       });
     }
-    this.socket.write(JSON.stringify(message));
-    // A reader that does not keep up is dropped rather than buffered without bound.
-    if (this.socket.writableLength > this.door.limits.outgoingBytesMax) this.destroy();
+    const text = JSON.stringify(message);
+    this.socket.write(text);
+    // A reader that does not keep up is dropped rather than buffered without bound. The bound
+    // is beyond the longest message: with the bound alone, a monitor whose initial rows were
+    // larger was dropped as soon as it was answered, and its client asked again, for ever.
+    if (text.length > this.longestMessage) this.longestMessage = text.length;
+    if (this.socket.writableLength > this.door.limits.outgoingBytesMax + this.longestMessage) this.destroy();
   }
 
   notify(method: string, params: unknown[]): void {

@@ -339,6 +339,28 @@ t.test('pipelined requests beyond requestsInFlightMax wait their turn; none is r
   t.same(got.map((r) => r.id).sort((a, b) => a - b), [...Array(n).keys()], 'every pipelined request answered without error');
 });
 
+t.test('a reply larger than outgoingBytesMax reaches a reader that reads it, and the updates after it', async (t) => {
+  const { connect } = await startDoor(t, { outgoingBytesMax: 64 * 1024 });
+  const w = await connect();
+  const big = 'x'.repeat(32 * 1024);
+  for (let i = 0; i < 4; i++) {
+    const ops = Array.from({ length: 10 }, (_, j) => ({ op: 'insert', table: 'Logical_Switch', row: { name: `big${i}-${j}`, external_ids: ['map', [['blob', big]]] } }));
+    await w.request('transact', [NB, ...ops]);
+  }
+  const box = inbox();
+  const r = await connect(box.onNotification);
+  const initial = (await r.request('monitor', [NB, 'm', { Logical_Switch: {} }], 10_000).catch((e: Error) => ({ Logical_Switch: {}, failed: e.message }))) as { Logical_Switch: Record<string, unknown>; failed?: string };
+  t.equal(initial.failed, undefined, 'the monitor is answered');
+  t.equal(Object.keys(initial.Logical_Switch).length, 40, 'the initial rows, about 1.3 MB in one reply, 20 times the bound');
+  if (initial.failed !== undefined) return;
+  await w.request('transact', [NB, { op: 'insert', table: 'Logical_Switch', row: { name: 'later' } }]);
+  // Before the bound allowed for the longest message, the reply still reached the kernel, and
+  // then the connection was closed: no update came.
+  const next = await Promise.race([box.next(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+  t.equal(next?.[0], 'update', 'the update after it arrives on the same connection');
+  t.match(JSON.stringify(next?.[1]), /"later"/);
+});
+
 t.test('a slow reader past outgoingBytesMax is dropped', async (t) => {
   const { port, connect } = await startDoor(t, { outgoingBytesMax: 64 * 1024 });
   const w = await connect();
