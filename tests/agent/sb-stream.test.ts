@@ -135,12 +135,18 @@ async function until(f: () => boolean, what: string): Promise<void> {
 
 const hello = { chassis: 'hv1', hostname: 'hv1', encaps: [{ type: 'geneve', ip: '192.0.2.1' }], lastRevision: 0, ifaceIds: ['vm1'] };
 
-t.test('protocol errors cost a reconnect; Hello says what the view holds', async (t) => {
+/** A scripted member, a recording runtime, and a stream (short backoff) started against them. */
+async function startedStream(t: Test): Promise<{ member: Awaited<ReturnType<typeof scriptedMember>>; rt: ReturnType<typeof runtime>; src: SbStream }> {
   const member = await scriptedMember(t);
   const rt = runtime();
   const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
   t.teardown(() => src.close());
   src.start(hello, rt.onUpdate, rt.onState);
+  return { member, rt, src };
+}
+
+t.test('protocol errors cost a reconnect; Hello says what the view holds', async (t) => {
+  const { member, rt, src } = await startedStream(t);
 
   const c1 = await member.next();
   t.match(c1.hello, { chassis: 'hv1', lastRevision: 0, ifaceIds: ['vm1'], heldDatapaths: [] }, 'the first Hello asks for everything, with its iface-ids');
@@ -230,11 +236,7 @@ t.test('steps that come while the runtime is busy are coalesced', async (t) => {
 });
 
 t.test('set differences apply to the rows the stream holds, delivered or pending', async (t) => {
-  const member = await scriptedMember(t);
-  const rt = runtime();
-  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
-  t.teardown(() => src.close());
-  src.start(hello, rt.onUpdate, rt.onState);
+  const { member, rt, src } = await startedStream(t);
   const c1 = await member.next();
   t.match(c1.hello, { setDifferenceTables: setDifferenceTables }, 'Hello names the tables whose sets may come as differences');
   const G = uuid(20);
@@ -282,11 +284,7 @@ t.test('set differences apply to the rows the stream holds, delivered or pending
 });
 
 t.test('an Ack that says what the last one said is not sent; a new stream hears the last one again', async (t) => {
-  const member = await scriptedMember(t);
-  const rt = runtime();
-  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
-  t.teardown(() => src.close());
-  src.start(hello, rt.onUpdate, rt.onState);
+  const { member, rt, src } = await startedStream(t);
   const c1 = await member.next();
   c1.call.write(resume('SNAPSHOT', 0, 1));
   c1.call.write(step(0, 1, [], true));
@@ -327,11 +325,7 @@ t.test('the backoff doubles up to its bound, with jitter between half and all of
 });
 
 t.test('a row larger than gRPC\'s default 4 MiB message reaches the agent', async (t) => {
-  const member = await scriptedMember(t);
-  const rt = runtime();
-  const src = new SbStream({ endpoints: [member.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
-  t.teardown(() => src.close());
-  src.start(hello, rt.onUpdate, rt.onState);
+  const { member, rt } = await startedStream(t);
   const c1 = await member.next();
   c1.call.write(resume('SNAPSHOT', 0, 5));
   // An address set of 400,000 addresses: one row, so one part, of about 4.8 MB.

@@ -3,26 +3,17 @@
 // one oversized write would stop the cluster's writes for good. Proposals over
 // `entryBytesMax` are refused instead, on the leader and on followers alike, and the largest
 // allowed entry commits everywhere.
-import { createServer } from 'node:net';
 import t from 'tap';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import { KvStateMachine, encodeKvCommand } from '../../cluster/kv-state-machine.js';
 import { ProposalError, RaftNode } from '../../cluster/node.js';
 import type { NodeId } from '../../cluster/types.js';
+import { freePort } from '../helpers/raft-kv-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const clusterId = 'entry-size';
 /** A small transport bound keeps the test's largest entry small; the rule is the same at 16 MiB. */
 const messageBytesMax = 2 * 1024 * 1024;
-
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-  return address.port;
-}
 
 /** A put whose encoded command is exactly `bytes` long, and the length of its value. */
 function putOfSize(key: string, bytes: number): { data: Uint8Array; valueLength: number } {
@@ -37,7 +28,7 @@ t.test('a proposal over what a peer can receive is refused everywhere; the large
   const dir = testdirAfterTeardowns(t);
   const ids: NodeId[] = [1, 2, 3];
   const peers = new Map<NodeId, string>();
-  for (const id of ids) peers.set(id, `127.0.0.1:${await unusedPort()}`);
+  for (const id of ids) peers.set(id, `127.0.0.1:${await freePort()}`);
   const nodes = new Map<NodeId, { node: RaftNode; kv: KvStateMachine; transport: GrpcTransport }>();
   t.teardown(async () => {
     for (const n of nodes.values()) await n.node.stop();

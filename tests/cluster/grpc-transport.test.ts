@@ -1,7 +1,7 @@
 // Goal: the gRPC peer transport delivers every message kind intact and in order, reassembles
 // chunked snapshots, refuses foreign or malformed input, bounds its queues and reconnects.
 // Method: real transports on 127.0.0.1 (port 0); waits are on delivery events with timeouts.
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import grpc from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
@@ -9,6 +9,7 @@ import type { GrpcTransportOptions } from '../../cluster/grpc-transport.js';
 import { isWireError, RaftCodec } from '../../cluster/grpc-codec.js';
 import type { TransportHandlers, TransportReport } from '../../cluster/transport.js';
 import type { Message, NodeId } from '../../cluster/types.js';
+import { freePort } from '../helpers/raft-kv-cluster.js';
 
 const CLUSTER = 'cluster-test';
 const WAIT_MS_MAX = 15_000;
@@ -82,15 +83,6 @@ async function startPair(t: Test, o: Options = {}) {
 }
 
 /** A loopback port that nothing listens on (it was free a moment ago). */
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-  return address.port;
-}
-
 function bytes(n: number, seed: number): Uint8Array {
   const out = new Uint8Array(n);
   let x = seed >>> 0 || 1;
@@ -260,7 +252,7 @@ t.test('a 5 MiB snapshot is chunked and reassembled byte for byte', async (t) =>
 
 t.test('a snapshot to a peer that is down reports failure', async (t) => {
   const { tr, inbox } = await startNode(t, 1);
-  tr.setPeers(new Map([[3, `127.0.0.1:${await unusedPort()}`]]));
+  tr.setPeers(new Map([[3, `127.0.0.1:${await freePort()}`]]));
   tr.send([snap(1, 3, bytes(10_000, 3))]);
   await inbox.until(() => inbox.reports.some((r) => r.kind === 'snapshot'), 'snapshot report');
   t.strictSame(inbox.reports.filter((r) => r.kind === 'snapshot'), [{ kind: 'snapshot', to: 3, ok: false }]);
@@ -450,7 +442,7 @@ t.test('snapshots abandoned by their sender free their reassembly slot', async (
 });
 
 t.test('a down peer: queue bounded, drops counted and reported; reconnects later', async (t) => {
-  const port = await unusedPort();
+  const port = await freePort();
   const a = await startNode(t, 1, {
     sendQueueMessagesMax: 4,
     connectTimeoutMs: 200,
