@@ -83,6 +83,21 @@ function excludes(col: Datum, arg: Datum): boolean {
 export function evaluateClause(clause: Clause, row: Row): boolean {
   const value = row[clause.column.name];
   if (value === undefined) return false;
+  if (clause.column.type.kind === 'scalar') {
+    // A scalar's value is its one atom, and the argument is exactly one atom: compared as it
+    // is, with no datum made per row (a scan of a large table is mostly this).
+    const arg = clause.arg.keys[0] as Atom;
+    switch (clause.fn) {
+      case '==':
+      case 'includes':
+        return value === arg;
+      case '!=':
+      case 'excludes':
+        return value !== arg;
+      default:
+        break;
+    }
+  }
   const col = toDatum(clause.column.type, value);
   switch (clause.fn) {
     case '==':

@@ -156,6 +156,8 @@ class Overlay {
   readonly inserted = new Map<TableData, Uuid[]>();
   /** Committed rows this transaction changed a string-keyed unique column of (see stringKeyIndexes), per table. */
   private readonly rekeyed = new Map<TableData, Set<Uuid>>();
+  /** Tables with a committed row this transaction modified or deleted: a scan of any other reads its rows as they are. */
+  private readonly touched = new Set<TableData>();
 
   constructor(
     readonly db: Database,
@@ -225,10 +227,16 @@ class Overlay {
   /** Rows of a table matching the clauses, every row looked at: committed ones in the table's order, then inserted ones. */
   private scan(table: TableData, clauses: readonly Clause[]): Row[] {
     const out: Row[] = [];
-    for (const [uuid, base] of table.rows) {
-      const p = this.pending.get(uuid);
-      const row = p === undefined ? base : p.current;
-      if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+    if (!this.touched.has(table)) {
+      // No committed row of this table changed yet: the rows as committed, without a look
+      // into the overlay per row (most of a large table's scan).
+      for (const row of table.rows.values()) if (evaluateConditions(clauses, row)) out.push(row);
+    } else {
+      for (const [uuid, base] of table.rows) {
+        const p = this.pending.get(uuid);
+        const row = p === undefined ? base : p.current;
+        if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
+      }
     }
     for (const uuid of this.inserted.get(table) ?? []) {
       const row = (this.pending.get(uuid) as Pending).current;
@@ -256,7 +264,10 @@ class Overlay {
   replace(table: TableData, row: Row): void {
     const p = this.pending.get(row._uuid);
     if (p !== undefined) p.current = row;
-    else this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
+    else {
+      this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
+      this.touched.add(table);
+    }
     const old = p === undefined ? table.rows.get(row._uuid) : p.old;
     if (old === undefined) return;
     for (const column of stringKeyIndexes(table.schema).keys()) {
@@ -271,7 +282,10 @@ class Overlay {
   delete(table: TableData, uuid: Uuid): void {
     const p = this.pending.get(uuid);
     if (p !== undefined) p.current = undefined;
-    else this.pending.set(uuid, { table, old: table.rows.get(uuid), current: undefined });
+    else {
+      this.pending.set(uuid, { table, old: table.rows.get(uuid), current: undefined });
+      this.touched.add(table);
+    }
   }
 }
 
