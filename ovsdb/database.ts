@@ -54,8 +54,11 @@ export class TableData {
   /** One map per schema index: key of the indexed columns → the row holding it. */
   readonly uniqueIndexes: Map<string, Uuid>[];
   readonly uniqueIndexTypes: ColumnType[][];
-  /** Non-unique secondary indexes by column name: key → rows. */
-  readonly secondary = new Map<string, Map<string, Set<Uuid>>>();
+  /**
+   * Non-unique secondary indexes by column name: key → the row holding it, or a set of them
+   * when several do (most keys name one row: a set each would cost ~100 bytes per row).
+   */
+  readonly secondary = new Map<string, Map<string, Uuid | Set<Uuid>>>();
   /** Every column at its default value (without _uuid and _version). */
   readonly defaultRow: Readonly<Record<string, Value>>;
   /**
@@ -136,7 +139,8 @@ export class Database {
     assert.ok(index !== undefined, `no secondary index on ${table}.${column}`);
     const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
     const uuids = index.get(indexKey([type], [value]));
-    return uuids === undefined ? [] : [...uuids].map((u) => t.rows.get(u) as Row);
+    if (uuids === undefined) return [];
+    return typeof uuids === 'string' ? [t.rows.get(uuids) as Row] : [...uuids].map((u) => t.rows.get(u) as Row);
   }
 
   /** The row holding `values` in the schema's unique index over `columns`, if any. */
@@ -229,12 +233,10 @@ export class Database {
     for (const [column, index] of t.secondary) {
       const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
       const key = indexKey([type], [row[column] as Value]);
-      let set = index.get(key);
-      if (set === undefined) {
-        set = new Set();
-        index.set(key, set);
-      }
-      set.add(row._uuid);
+      const held = index.get(key);
+      if (held === undefined) index.set(key, row._uuid);
+      else if (typeof held === 'string') index.set(key, new Set([held, row._uuid]));
+      else held.add(row._uuid);
     }
     if (refs) this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).add(target, row._uuid));
   }
@@ -248,9 +250,12 @@ export class Database {
     for (const [column, index] of t.secondary) {
       const type = (t.schema.columns.get(column) as { type: ColumnType }).type;
       const key = indexKey([type], [row[column] as Value]);
-      const set = index.get(key);
-      set?.delete(row._uuid);
-      if (set?.size === 0) index.delete(key);
+      const held = index.get(key);
+      if (held === row._uuid) index.delete(key);
+      else if (held !== undefined && typeof held !== 'string') {
+        held.delete(row._uuid);
+        if (held.size === 1) index.set(key, held.values().next().value as Uuid);
+      }
     }
     if (refs) this.forEachRowRef(t, row, (target, strong) => (strong ? this.strongRefs : this.weakRefs).remove(target, row._uuid));
   }

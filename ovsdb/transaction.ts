@@ -154,7 +154,7 @@ class Overlay {
   readonly pending = new Map<Uuid, Pending>();
   /** Rows inserted by this transaction, per table, in insertion order. */
   readonly inserted = new Map<TableData, Uuid[]>();
-  /** Committed rows this transaction changed a string-keyed unique column of (see stringKeyIndexes), per table. */
+  /** Committed rows this transaction changed an indexed column of (a string-keyed unique one, see stringKeyIndexes, or a secondary one), per table. */
   private readonly rekeyed = new Map<TableData, Set<Uuid>>();
   /** Tables with a committed row this transaction modified or deleted: a scan of any other reads its rows as they are. */
   private readonly touched = new Set<TableData>();
@@ -186,32 +186,39 @@ class Overlay {
   }
 
   /**
-   * The rows a query matches, found through a unique index when a clause pins one (see
-   * stringKeyIndexes) and at most one committed row matches: the committed row the index names
-   * (as this transaction left it) and the committed rows this transaction re-keyed can, and rows
-   * it inserted. Undefined when no clause pins an index, or when more than one committed row
-   * matches (this transaction made a value repeat, as it may until commit): the scan then gives
-   * them in the table's order.
+   * The rows a query matches, found through an index when a clause pins a string column that
+   * has one (`name == "x"`): the schema's unique index on it (see stringKeyIndexes) or a
+   * secondary index the database keeps (DatabaseOptions.secondaryIndexes). The committed rows
+   * the index names (as this transaction left them), the committed rows this transaction
+   * re-keyed, and the rows it inserted. Undefined when no clause pins an index, or when more
+   * than one committed row matches (their order is the table's, which the index does not
+   * keep; and a unique value may repeat until commit): the scan then gives them in order.
    */
   private queryByIndex(table: TableData, clauses: readonly Clause[]): Row[] | undefined {
-    const indexes = stringKeyIndexes(table.schema);
-    if (indexes.size === 0) return undefined;
-    let uuid: Uuid | undefined;
+    if (table.secondary.size === 0 && stringKeyIndexes(table.schema).size === 0) return undefined;
+    let held: Uuid | ReadonlySet<Uuid> | undefined;
     let pinned = false;
     for (const c of clauses) {
-      const i = c.fn === '==' && c.arg.keys.length === 1 ? indexes.get(c.column.name) : undefined;
-      if (i === undefined) continue;
-      uuid = (table.uniqueIndexes[i] as Map<string, Uuid>).get(c.arg.keys[0] as string);
+      const type = c.column.type;
+      if (c.fn !== '==' || type.kind !== 'scalar' || type.key.type !== 'string') continue;
+      const key = c.arg.keys[0] as string;
+      const i = stringKeyIndexes(table.schema).get(c.column.name);
+      const secondary = i === undefined ? table.secondary.get(c.column.name) : undefined;
+      if (i === undefined && secondary === undefined) continue;
+      held = i !== undefined ? (table.uniqueIndexes[i] as Map<string, Uuid>).get(key) : secondary?.get(key);
       pinned = true;
       break;
     }
     if (!pinned) return undefined;
     const out: Row[] = [];
     const rekeyed = this.rekeyed.get(table);
-    if (uuid !== undefined && rekeyed?.has(uuid) !== true) {
+    const consider = (uuid: Uuid): void => {
+      if (rekeyed?.has(uuid) === true) return;
       const row = this.get(table, uuid);
       if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
-    }
+    };
+    if (typeof held === 'string') consider(held);
+    else if (held !== undefined) for (const uuid of held) consider(uuid);
     for (const u of rekeyed ?? []) {
       const row = (this.pending.get(u) as Pending).current;
       if (row !== undefined && evaluateConditions(clauses, row)) out.push(row);
@@ -270,12 +277,14 @@ class Overlay {
     }
     const old = p === undefined ? table.rows.get(row._uuid) : p.old;
     if (old === undefined) return;
-    for (const column of stringKeyIndexes(table.schema).keys()) {
-      if (row[column] === old[column]) continue;
-      let set = this.rekeyed.get(table);
-      if (set === undefined) this.rekeyed.set(table, (set = new Set()));
-      set.add(row._uuid);
-      return;
+    for (const columns of [stringKeyIndexes(table.schema).keys(), table.secondary.keys()]) {
+      for (const column of columns) {
+        if (row[column] === old[column]) continue;
+        let set = this.rekeyed.get(table);
+        if (set === undefined) this.rekeyed.set(table, (set = new Set()));
+        set.add(row._uuid);
+        return;
+      }
     }
   }
 
