@@ -52,6 +52,10 @@ export interface NodeStats {
 
 interface Slot {
   readonly node: EngineNode<unknown, unknown> | undefined; // undefined: an input (source) node
+  /** What the node may read (made once: a run passes it to every handler of the node). */
+  inputs: NodeInputs | undefined;
+  /** The slots of the node's inputs, in declaration order. */
+  inputSlots: readonly Slot[];
   data: unknown;
   change: unknown;
   recomputes: number;
@@ -72,12 +76,13 @@ export class Engine {
   constructor(sources: readonly string[], nodes: readonly EngineNode<unknown, unknown>[]) {
     for (const name of sources) {
       assert(!this.slots.has(name), `duplicate engine node ${name}`);
-      this.slots.set(name, { node: undefined, data: undefined, change: undefined, recomputes: 0, incrementalRuns: 0 });
+      this.slots.set(name, { node: undefined, inputs: undefined, inputSlots: [], data: undefined, change: undefined, recomputes: 0, incrementalRuns: 0 });
     }
     for (const node of nodes) {
       assert(!this.slots.has(node.name), `duplicate engine node ${node.name}`);
       for (const input of node.inputs) assert(this.slots.has(input), `${node.name}: input ${input} is not declared before it`);
-      this.slots.set(node.name, { node, data: node.init(), change: undefined, recomputes: 0, incrementalRuns: 0 });
+      const inputSlots = node.inputs.map((i) => this.slots.get(i) as Slot);
+      this.slots.set(node.name, { node, inputs: this.inputsOf(node), inputSlots, data: node.init(), change: undefined, recomputes: 0, incrementalRuns: 0 });
       this.order.push(node.name);
     }
   }
@@ -100,18 +105,20 @@ export class Engine {
       const slot = this.slots.get(name) as Slot;
       const node = slot.node as EngineNode<unknown, unknown>;
       slot.change = undefined;
-      const inputs = this.inputsOf(node);
+      // Most runs change a few nodes' inputs: the others are passed over without allocating.
+      if (!full && !slot.inputSlots.some((s) => s.change !== undefined)) continue;
+      const inputs = slot.inputs as NodeInputs;
       const out = node.newChange();
       if (full) {
         node.recompute(slot.data, inputs, out);
         slot.recomputes++;
       } else {
-        const changed = node.inputs.filter((i) => (this.slots.get(i) as Slot).change !== undefined);
-        if (changed.length === 0) continue;
         let handledAll = true;
-        for (const input of changed) {
-          const handler = node.handlers[input];
-          const result = handler === undefined ? 'unhandled' : handler(slot.data, (this.slots.get(input) as Slot).change, inputs, out);
+        for (let k = 0; k < node.inputs.length; k++) {
+          const change = (slot.inputSlots[k] as Slot).change;
+          if (change === undefined) continue;
+          const handler = node.handlers[node.inputs[k] as string];
+          const result = handler === undefined ? 'unhandled' : handler(slot.data, change, inputs, out);
           if (result === 'unhandled') {
             handledAll = false;
             break;
