@@ -236,6 +236,11 @@ class ServerDb {
    * refresh), so a busy cluster does not double its notifications.
    */
   refresh(withIndex: boolean): DbDelta | undefined {
+    if (this.uuid !== undefined && !withIndex) {
+      // Called on every commit: most find the leader and connected as they were.
+      const s = this.central.node.leadership();
+      if (this.reported.leader === (s.role === 'leader') && this.reported.connected === (s.lead !== 0)) return undefined;
+    }
     const row = this.status();
     if (this.uuid === undefined) {
       const out = transact(this.db, [{ op: 'insert', table: 'Database', row }], { newUuid: this.newUuid });
