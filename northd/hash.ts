@@ -326,3 +326,23 @@ export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextS
   write({ put: (piece) => void pieces.push(piece) }, value);
   return hashUuid([head, pieces.join('')]);
 }
+
+/**
+ * An order-free sum over a set of UUIDs that are themselves hashes (datapaths, port bindings):
+ * each UUID read as four 32-bit words, added word by word. It names the set well and follows
+ * joins and leaves in constant time: a set of ten thousand gains one member without reading
+ * the others again.
+ */
+export type SetSum = readonly [number, number, number, number];
+
+export const EMPTY_SET_SUM: SetSum = Object.freeze([0, 0, 0, 0] as const);
+
+/** `sum` with `uuids` added (sign 1) or taken away (sign -1). */
+export function setSumWith(sum: SetSum, uuids: Iterable<string>, sign: 1 | -1): SetSum {
+  const w = [...sum];
+  for (const uuid of uuids) {
+    const hex = uuid.replace(/-/g, '');
+    for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * parseInt(hex.slice(i * 8, i * 8 + 8), 16)) >>> 0;
+  }
+  return w as unknown as SetSum;
+}

@@ -2,12 +2,16 @@
 // 32768) holds every enabled LSP; _MC_flood_l2 (32772) every enabled LSP that is not of type
 // router; _MC_unknown (32769) every enabled, non-external LSP whose addresses include
 // "unknown". A group with no ports has no row.
+//
+// A row's _version follows its ports through their set sum (northd/hash.ts), as a
+// Logical_DP_Group's does: one port joining a switch of thousands is a constant-time change to
+// the version, where hashing the row's text would read every port again.
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { Uuid } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { hashUuid } from './hash.js';
+import { EMPTY_SET_SUM, hashUuid, setSumWith, type SetSum } from './hash.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
-import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+import { SbChangeSet, SbTable } from './sb-changes.js';
 
 export const MC_FLOOD = { name: '_MC_flood', key: 32768 } as const;
 export const MC_UNKNOWN = { name: '_MC_unknown', key: 32769 } as const;
@@ -15,12 +19,16 @@ export const MC_FLOOD_L2 = { name: '_MC_flood_l2', key: 32772 } as const;
 const GROUPS = [MC_FLOOD, MC_UNKNOWN, MC_FLOOD_L2] as const;
 type GroupName = (typeof GROUPS)[number]['name'];
 
+/** One group's member Port_Binding UUIDs and their set sum. */
+interface Members {
+  /** Kept sorted (as the row lists them): one port joining or leaving sorts nothing again. */
+  readonly ports: Uuid[];
+  sum: SetSum;
+}
+
 export interface MulticastData {
-  /**
-   * Datapath → group name → member Port_Binding UUIDs, kept sorted (as the row lists them), so
-   * that one port joining or leaving does not sort the switch's ports again.
-   */
-  readonly members: Map<Uuid, Map<GroupName, Uuid[]>>;
+  /** Datapath → group name → its members. */
+  readonly members: Map<Uuid, Map<GroupName, Members>>;
   readonly table: SbTable;
 }
 
@@ -34,6 +42,14 @@ export function multicastGroupUuid(dp: Uuid, name: string): Uuid {
   return hashUuid(['Multicast_Group', dp, name]);
 }
 
+/**
+ * The _version of group row `uuid` with these ports (their count and set sum). The row's other
+ * columns (datapath, name, tunnel_key) are all named by its UUID.
+ */
+export function multicastGroupVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
+  return hashUuid(['Multicast_Group', uuid, String(count), ...sum.map(String)]);
+}
+
 function groupsOf(p: PortInfo): GroupName[] {
   if (p.kind !== 'lsp' || !p.enabled) return [];
   const out: GroupName[] = [MC_FLOOD.name];
@@ -43,7 +59,7 @@ function groupsOf(p: PortInfo): GroupName[] {
 }
 
 export function hasUnknown(data: MulticastData, dp: Uuid): boolean {
-  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.length ?? 0) > 0;
+  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.ports.length ?? 0) > 0;
 }
 
 /** Where `uuid` is, or would be inserted, in the sorted `list`. */
@@ -62,12 +78,18 @@ function setMembership(data: MulticastData, p: PortInfo, present: boolean): void
   for (const g of groupsOf(p)) {
     let groups = data.members.get(p.dp);
     if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
-    let list = groups.get(g);
-    if (list === undefined) groups.set(g, (list = []));
+    let m = groups.get(g);
+    if (m === undefined) groups.set(g, (m = { ports: [], sum: EMPTY_SET_SUM }));
+    const list = m.ports;
     const i = position(list, p.sbUuid);
     const there = list[i] === p.sbUuid;
-    if (present && !there) list.splice(i, 0, p.sbUuid);
-    else if (!present && there) list.splice(i, 1);
+    if (present && !there) {
+      list.splice(i, 0, p.sbUuid);
+      m.sum = setSumWith(m.sum, [p.sbUuid], 1);
+    } else if (!present && there) {
+      list.splice(i, 1);
+      m.sum = setSumWith(m.sum, [p.sbUuid], -1);
+    }
     if (list.length === 0) groups.delete(g);
     if (groups.size === 0) data.members.delete(p.dp);
   }
@@ -79,13 +101,14 @@ function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet, only?: Reado
   for (const g of GROUPS) {
     if (only !== undefined && !only.has(g.name)) continue;
     const uuid = multicastGroupUuid(dp, g.name);
-    const list = groups?.get(g.name);
-    if (list === undefined || list.length === 0) {
+    const m = groups?.get(g.name);
+    if (m === undefined || m.ports.length === 0) {
       data.table.remove(uuid, out);
       continue;
     }
     // A copy: the row's value must not change when the membership list does.
-    data.table.put(versioned<sb.Multicast_Group>({ _uuid: uuid, _version: '', datapath: dp, name: g.name, tunnel_key: g.key, ports: list.slice() }), out);
+    const row: sb.Multicast_Group = { _uuid: uuid, _version: multicastGroupVersion(uuid, m.ports.length, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.ports.slice() };
+    data.table.put(row, out);
   }
 }
 
@@ -107,12 +130,17 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
         for (const g of groupsOf(p)) {
           let groups = data.members.get(p.dp);
           if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
-          let list = groups.get(g);
-          if (list === undefined) groups.set(g, (list = []));
-          list.push(p.sbUuid);
+          let m = groups.get(g);
+          if (m === undefined) groups.set(g, (m = { ports: [], sum: EMPTY_SET_SUM }));
+          m.ports.push(p.sbUuid);
         }
       }
-      for (const groups of data.members.values()) for (const list of groups.values()) list.sort();
+      for (const groups of data.members.values()) {
+        for (const m of groups.values()) {
+          m.ports.sort();
+          m.sum = setSumWith(EMPTY_SET_SUM, m.ports, 1);
+        }
+      }
       for (const dp of data.members.keys()) dps.add(dp);
       for (const row of data.table.rows.values()) dps.add((row as unknown as sb.Multicast_Group).datapath);
       for (const dp of [...dps].sort()) {

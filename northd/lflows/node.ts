@@ -37,7 +37,7 @@ import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
 import { fitted } from '../fitted.js';
-import { hashUuid, hashUuid5 } from '../hash.js';
+import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, type SetSum } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
@@ -372,7 +372,7 @@ class FlowClass {
   readonly flows = new Set<Uuid>();
   /** The union of its templates' datapaths as last settled, sorted and frozen. */
   members: readonly Uuid[] = NO_UUIDS;
-  sum: SetSum = EMPTY_SUM;
+  sum: SetSum = EMPTY_SET_SUM;
   /** Its members have not been computed yet (a class made in this run). */
   fresh = true;
   /** One of its templates is no longer held: its flows move to other classes. */
@@ -566,7 +566,7 @@ function settleClasses(data: LflowsData, out: SbChangeSet): Set<Uuid> {
       for (const t of c.templates) for (const dp of t.dps.keys()) all.add(dp);
       const members = [...all].sort();
       c.members = members;
-      c.sum = withMembers(EMPTY_SUM, members, 1);
+      c.sum = setSumWith(EMPTY_SET_SUM, members, 1);
       c.fresh = false;
     } else {
       const joined = new Set<Uuid>();
@@ -581,7 +581,7 @@ function settleClasses(data: LflowsData, out: SbChangeSet): Set<Uuid> {
       }
       if (joined.size > 0 || left.size > 0) {
         c.members = newMembers(before, joined, left);
-        c.sum = withMembers(withMembers(c.sum, joined, 1), left, -1);
+        c.sum = setSumWith(setSumWith(c.sum, joined, 1), left, -1);
       }
     }
     const members = c.members;
@@ -663,25 +663,6 @@ function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined,
 }
 
 /**
- * An order-free sum over a set of datapaths: each datapath's UUID read as four 32-bit words,
- * added word by word. Datapath UUIDs are themselves hashes, so the sum names the set well, and
- * it follows joins and leaves in constant time: a group of ten thousand switches gains one
- * without reading the other members again.
- */
-type SetSum = readonly [number, number, number, number];
-
-const EMPTY_SUM: SetSum = [0, 0, 0, 0];
-
-function withMembers(sum: SetSum, dps: Iterable<Uuid>, sign: 1 | -1): SetSum {
-  const w = [...sum];
-  for (const dp of dps) {
-    const hex = dp.replace(/-/g, '');
-    for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * parseInt(hex.slice(i * 8, i * 8 + 8), 16)) >>> 0;
-  }
-  return w as unknown as SetSum;
-}
-
-/**
  * The group of exactly `members` (sorted, at least two, summing to `sum`), made when first
  * needed; a new group keeps `members` itself (the caller's fresh array).
  */
@@ -736,8 +717,8 @@ function settleEntries(data: LflowsData, out: SbChangeSet): void {
         const members = newMembers(e.members, e.joined, e.left);
         let group: DpGroup | undefined;
         if (members.length >= 2) {
-          const base = e.group?.sum ?? withMembers(EMPTY_SUM, e.members, 1);
-          group = groupOf(data, members, withMembers(withMembers(base, e.joined ?? [], 1), e.left ?? [], -1), out);
+          const base = e.group?.sum ?? setSumWith(EMPTY_SET_SUM, e.members, 1);
+          group = groupOf(data, members, setSumWith(setSumWith(base, e.joined ?? [], 1), e.left ?? [], -1), out);
         }
         next = { members: members.length === 1 ? Object.freeze(members) : members, group };
         if (next.group !== undefined) next = { members: next.group.row.datapaths, group: next.group };
@@ -1106,7 +1087,7 @@ function writeLbRow(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges):
     return;
   }
   switches.sort();
-  const group = groupOf(data, switches, withMembers(EMPTY_SUM, switches, 1), out);
+  const group = groupOf(data, switches, setSumWith(EMPTY_SET_SUM, switches, 1), out);
   group.refs++;
   data.lbGroups.set(lb, group);
   unref(data, old, out);

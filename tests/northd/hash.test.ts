@@ -1,9 +1,10 @@
 // MurmurHash3 x86-128 against its published vectors: SMHasher's verification value (0xB3ECE62A)
 // and the empty-input digest; then the UUID shape and separation of hashUuid, and the string
 // path (encoded into a scratch buffer) against encoding then hashing, and hashUuid's ASCII path
-// (parts written straight into the scratch buffer) and its written-text form against its definition.
+// (parts written straight into the scratch buffer) and its written-text form against its definition;
+// and the set sum of UUIDs (word-wise, modulo 2^32), independent of order and undone by removal.
 import t from 'tap';
-import { hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text } from '../../northd/hash.js';
+import { EMPTY_SET_SUM, hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text, setSumWith } from '../../northd/hash.js';
 
 function hex(words: readonly number[]): string {
   // The digest as MurmurHash3 writes it: h1..h4, each little-endian.
@@ -73,4 +74,20 @@ t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definiti
     }
   }
   t.ok(checked > 500, `${checked} part lists checked`);
+});
+
+t.test('setSumWith: the word-wise sum of a set, whatever the order, undone by taking members away', async (t) => {
+  const a = '00000001-0002-0003-0004-000000000005';
+  const b = 'ffffffff-ffff-ffff-ffff-fffffffffffe';
+  // Words: a = [1, 0x00020003, 0x00040000, 5]; b = [0xffffffff, 0xffffffff, 0xffffffff, 0xfffffffe].
+  t.same(setSumWith(EMPTY_SET_SUM, [a, b], 1), [0, 0x00020002, 0x0003ffff, 3], 'added word by word, carries dropped');
+  const uuids = Array.from({ length: 50 }, (_, i) => hashUuid(['member', String(i)]));
+  const all = setSumWith(EMPTY_SET_SUM, uuids, 1);
+  t.same(setSumWith(EMPTY_SET_SUM, [...uuids].reverse(), 1), all, 'order-free');
+  let step = EMPTY_SET_SUM;
+  for (const u of uuids) step = setSumWith(step, [u], 1);
+  t.same(step, all, 'one at a time gives the same sum');
+  t.same(setSumWith(all, uuids.slice(10), -1), setSumWith(EMPTY_SET_SUM, uuids.slice(0, 10), 1), 'taking members away leaves the sum of the rest');
+  t.same(setSumWith(all, uuids, -1), [0, 0, 0, 0], 'and all of them, the empty sum');
+  t.not(setSumWith(EMPTY_SET_SUM, uuids.slice(1), 1).join(), all.join(), 'a member more or less changes the sum');
 });

@@ -6,6 +6,8 @@ import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
+import { EMPTY_SET_SUM, setSumWith } from '../../northd/hash.js';
+import { multicastGroupUuid, multicastGroupVersion } from '../../northd/multicast.js';
 import { lflowUuid, shardOf } from '../../northd/lflows/flow.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
@@ -230,6 +232,7 @@ t.test("every row's _version follows its content", async (t) => {
   northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
   let checked = 0;
   let grouped = 0;
+  let mcGroups = 0;
   for (const [table, rows] of northd.view()) {
     for (const row of rows.values()) {
       const { _uuid, _version, ...columns } = row;
@@ -249,14 +252,23 @@ t.test("every row's _version follows its content", async (t) => {
         // never changes under its name; or it is the group of the flows held through a set of
         // templates, named by them, and its version follows its members.
         const g = row as unknown as sb.Logical_DP_Group;
-        const sum = [0, 1, 2, 3].map((i) => g.datapaths.reduce((acc, dp) => (acc + parseInt(dp.replace(/-/g, '').slice(i * 8, i * 8 + 8), 16)) % 2 ** 32, 0));
+        const sum = setSumWith(EMPTY_SET_SUM, g.datapaths, 1);
         t.ok(g.datapaths.length >= 2, 'a group has two datapaths or more');
         if (_uuid === hashUuid(['Logical_DP_Group', String(g.datapaths.length), ...sum.map(String)])) t.equal(_version, _uuid);
         else t.equal(_version, hashUuid(['Logical_DP_Group', _uuid, String(g.datapaths.length), ...sum.map(String)]), 'a group named by its templates is versioned by its members');
+      } else if (table === 'Multicast_Group') {
+        // Its other columns are named by its UUID; its version follows its ports' count and
+        // set sum, so one port joining a big switch does not hash every port again.
+        const g = row as unknown as sb.Multicast_Group;
+        t.same(g.ports, [...g.ports].sort(), 'a group lists its ports sorted');
+        t.equal(_uuid, multicastGroupUuid(g.datapath, g.name));
+        t.equal(_version, multicastGroupVersion(_uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1)), 'a group is versioned by its ports');
+        mcGroups++;
       } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
     }
   }
   t.ok(checked > 100, `${checked} rows checked`);
   t.ok(grouped > 10, `${grouped} flows shared by several datapaths`);
+  t.ok(mcGroups >= 2, `${mcGroups} multicast groups checked`);
 });
