@@ -348,9 +348,18 @@ export function forEachRefChange(type: ColumnType, prev: Value, next: Value, vis
     case 'set': {
       const a = prev as readonly Atom[];
       const b = next as readonly Atom[];
+      // The same atoms at both ends (a member added to or dropped from a set of thousands)
+      // are passed over by identity, without comparing them as atoms.
       let i = 0;
-      let j = 0;
-      while (i < a.length && j < b.length) {
+      while (i < a.length && i < b.length && a[i] === b[i]) i++;
+      let j = i;
+      let aEnd = a.length;
+      let bEnd = b.length;
+      while (aEnd > i && bEnd > j && a[aEnd - 1] === b[bEnd - 1]) {
+        aEnd--;
+        bEnd--;
+      }
+      while (i < aEnd && j < bEnd) {
         const c = compareAtoms(a[i] as Atom, b[j] as Atom);
         if (c < 0) visit(a[i++] as Uuid, type.key, -1);
         else if (c > 0) visit(b[j++] as Uuid, type.key, 1);
@@ -359,8 +368,8 @@ export function forEachRefChange(type: ColumnType, prev: Value, next: Value, vis
           j++;
         }
       }
-      while (i < a.length) visit(a[i++] as Uuid, type.key, -1);
-      while (j < b.length) visit(b[j++] as Uuid, type.key, 1);
+      while (i < aEnd) visit(a[i++] as Uuid, type.key, -1);
+      while (j < bEnd) visit(b[j++] as Uuid, type.key, 1);
       return;
     }
     case 'map': {

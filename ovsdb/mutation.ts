@@ -145,7 +145,39 @@ export function applyMutation(m: Mutation, d: Datum): Datum {
   return out;
 }
 
+/**
+ * Up to this many keys, an insert or delete finds each key by binary search and splices it
+ * into (or out of) a copy of the datum: adding a port to a switch of thousands moves memory
+ * natively, where the merge below compares every key.
+ */
+const SPLICE_KEYS_MAX = 8;
+
+/** Where `k` is, or would be inserted, in the sorted `keys`. */
+function keyPosition(keys: readonly Atom[], k: Atom): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareAtoms(keys[mid] as Atom, k) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
+  if (arg.keys.length <= SPLICE_KEYS_MAX) {
+    const keys = d.keys.slice();
+    const values = isMap ? (d.values ?? []).slice() : undefined;
+    for (let j = 0; j < arg.keys.length; j++) {
+      const k = arg.keys[j] as Atom;
+      const i = keyPosition(keys, k);
+      // An existing key keeps its value: "insert" never replaces a map value.
+      if (i < keys.length && compareAtoms(keys[i] as Atom, k) === 0) continue;
+      keys.splice(i, 0, k);
+      values?.splice(i, 0, (arg.values ?? [])[j] as Atom);
+    }
+    return values !== undefined ? { keys, values } : { keys };
+  }
   const keys: Atom[] = [];
   const values: Atom[] = [];
   let i = 0;
@@ -170,6 +202,19 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
 }
 
 function deleteFrom(d: Datum, arg: Datum): Datum {
+  if (arg.keys.length <= SPLICE_KEYS_MAX) {
+    const keys = d.keys.slice();
+    const values = d.values?.slice();
+    for (let j = 0; j < arg.keys.length; j++) {
+      const i = keyPosition(keys, arg.keys[j] as Atom);
+      if (i >= keys.length || compareAtoms(keys[i] as Atom, arg.keys[j] as Atom) !== 0) continue;
+      // Deleting by [key, value] pairs removes a pair only when the value matches too.
+      if (arg.values !== undefined && values !== undefined && compareAtoms(arg.values[j] as Atom, values[i] as Atom) !== 0) continue;
+      keys.splice(i, 1);
+      values?.splice(i, 1);
+    }
+    return values !== undefined ? { keys, values } : { keys };
+  }
   const keys: Atom[] = [];
   const values: Atom[] = [];
   const dv = d.values;
