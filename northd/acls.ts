@@ -16,11 +16,11 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { hashUuid } from './hash.js';
+import { hashUuid, SummedSet, textWords, type SetSum } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { sameData, sortedDifference } from './same-data.js';
-import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+import { SbChangeSet, SbTable } from './sb-changes.js';
 
 /** An ACL as its flows read it. */
 export interface AclFacts {
@@ -57,8 +57,11 @@ interface PortGroupState {
   name: string;
   /** By LSP UUID. */
   readonly members: Map<Uuid, Member>;
-  /** Switch datapath → the names of the members bound there. */
-  readonly perSwitch: Map<Uuid, Set<string>>;
+  /**
+   * Switch datapath → the names of the members bound there, with their set sum: the SB row's
+   * ports and its version follow one member in constant time, however large the group.
+   */
+  readonly perSwitch: Map<Uuid, SummedSet>;
 }
 
 export interface AclsData {
@@ -155,7 +158,7 @@ function setMember(data: AclsData, pgUuid: Uuid, pg: PortGroupState, lsp: Uuid, 
     if (m.dp !== undefined) {
       let names = pg.perSwitch.get(m.dp);
       if (names === undefined) {
-        pg.perSwitch.set(m.dp, (names = new Set()));
+        pg.perSwitch.set(m.dp, (names = new SummedSet(textWords)));
         addTo(data.switchPgs, m.dp, pgUuid);
         dirty.switches.add(m.dp);
       }
@@ -229,6 +232,14 @@ function portGroupRowUuid(name: string): Uuid {
   return hashUuid(['Port_Group', name]);
 }
 
+/**
+ * The _version of SB Port_Group row `uuid` (named by it) holding ports whose names number
+ * `count` and sum (textWords) to `sum`.
+ */
+export function portGroupRowVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
+  return hashUuid(['Port_Group', uuid, String(count), ...sum.map(String)]);
+}
+
 /** Writes the SB Port_Group rows of the dirty (port group, switch) pairs. */
 function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChangeSet): void {
   for (const pgUuid of [...dirty.rows.keys()].sort()) {
@@ -246,7 +257,8 @@ function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChan
         written?.delete(dp);
       }
       if (!keep || name === undefined || uuid === undefined) continue;
-      data.table.put(versioned<sb.Port_Group>({ _uuid: uuid, _version: '', name, ports: [...names].sort() }), out);
+      const row: sb.Port_Group = { _uuid: uuid, _version: portGroupRowVersion(uuid, names.size, names.sum), name, ports: names.items.slice() };
+      data.table.put(row, out);
       if (written === undefined) data.rows.set(pgUuid, (written = new Map()));
       written.set(dp, uuid);
     }

@@ -14,14 +14,14 @@ import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { hashUuid } from './hash.js';
+import { EMPTY_SET_SUM, hashUuid, setSumWith, textWords, type SetSum } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
 import { extractLspIps, isDynamicAddress } from './netaddr.js';
 import { sameData, sortedDifference } from './same-data.js';
 import type { DatapathsData } from './datapaths.js';
 import type { RoutersChange, RoutersData } from './routers.js';
 import { routerLbAddressSetName } from './lflows/router.js';
-import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+import { SbChangeSet, SbTable } from './sb-changes.js';
 import { fitted } from './fitted.js';
 import { svcMonitorMacOf } from './sb-global.js';
 
@@ -108,6 +108,23 @@ export interface AddressSetsData {
   readonly routerSets: Map<string, readonly string[]>;
   /** Router datapath → the names of its sets, as last written. */
   readonly routerSetNames: Map<Uuid, readonly string[]>;
+  /** Each written row's addresses as summed for its version (by row UUID). */
+  readonly sums: Map<Uuid, WrittenSum>;
+}
+
+interface WrittenSum {
+  readonly sum: SetSum;
+  /** The addresses were sorted and each there once: a later write sums only the difference. */
+  readonly sorted: boolean;
+}
+
+/**
+ * The _version of SB Address_Set row `uuid` (named by it) holding `count` addresses whose
+ * digests (textWords) sum to `sum`: one address more in a set of thousands hashes one address,
+ * not the set's whole text.
+ */
+export function addressSetVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
+  return hashUuid(['Address_Set', uuid, String(count), ...sum.map(String)]);
 }
 
 /** The IP addresses a port gives its port groups (split_addresses of each entry). */
@@ -194,22 +211,25 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
   for (const lsp of added) setContribution(pg, lsp, contribution(lsp));
 }
 
-/** What SB row `name` should hold now, or undefined for none. */
-function desired(db: Database, data: AddressSetsData, name: string): readonly string[] | undefined {
+/**
+ * What SB row `name` should hold now, or undefined for none; `sorted` when the addresses are
+ * sorted and each there once (an NB set column, a port group's set).
+ */
+function desired(db: Database, data: AddressSetsData, name: string): { readonly addresses: readonly string[]; readonly sorted: boolean } | undefined {
   const own = db.findUnique('Address_Set', ['name'], [name]) as unknown as nb.Address_Set | undefined;
-  if (own !== undefined) return own.addresses;
+  if (own !== undefined) return { addresses: own.addresses, sorted: true };
   // Synced after the port groups' sets, before the NB ones: it wins over a port group's.
   const router = data.routerSets.get(name);
-  if (router !== undefined) return router;
+  if (router !== undefined) return { addresses: router, sorted: false };
   for (const suffix of ['_ip4', '_ip6'] as const) {
     if (!name.endsWith(suffix)) continue;
     const pgUuid = data.pgByName.get(name.slice(0, -suffix.length));
     const pg = pgUuid === undefined ? undefined : data.pgs.get(pgUuid);
-    if (pg !== undefined) return (suffix === '_ip4' ? pg.v4 : pg.v6).sorted.slice();
+    if (pg !== undefined) return { addresses: (suffix === '_ip4' ? pg.v4 : pg.v6).sorted.slice(), sorted: true };
   }
   if (name === SVC_MONITOR_MAC) {
     const mac = svcMonitorMacOf(db);
-    return mac === undefined ? undefined : [mac];
+    return mac === undefined ? undefined : { addresses: [mac], sorted: true };
   }
   return undefined;
 }
@@ -217,9 +237,23 @@ function desired(db: Database, data: AddressSetsData, name: string): readonly st
 function write(db: Database, data: AddressSetsData, names: Iterable<string>, out: SbChangeSet): void {
   for (const name of [...new Set(names)].sort()) {
     const uuid = hashUuid(['Address_Set', name]);
-    const addresses = desired(db, data, name);
-    if (addresses === undefined) data.table.remove(uuid, out);
-    else data.table.put(versioned<sb.Address_Set>({ _uuid: uuid, _version: '', name, addresses }), out);
+    const want = desired(db, data, name);
+    if (want === undefined) {
+      data.table.remove(uuid, out);
+      data.sums.delete(uuid);
+      continue;
+    }
+    const { addresses, sorted } = want;
+    const before = data.sums.get(uuid);
+    const old = data.table.rows.get(uuid) as unknown as sb.Address_Set | undefined;
+    let sum: SetSum;
+    if (before?.sorted === true && sorted && old !== undefined) {
+      const { removed, added } = sortedDifference(old.addresses, addresses);
+      sum = setSumWith(setSumWith(before.sum, added, 1, textWords), removed, -1, textWords);
+    } else sum = setSumWith(EMPTY_SET_SUM, addresses, 1, textWords);
+    data.sums.set(uuid, { sum, sorted });
+    const row: sb.Address_Set = { _uuid: uuid, _version: addressSetVersion(uuid, addresses.length, sum), name, addresses };
+    data.table.put(row, out);
   }
 }
 
@@ -249,7 +283,7 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
   return {
     name: 'address_sets',
     inputs: ['nb', 'datapaths', 'routers'],
-    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map(), routerSets: new Map(), routerSetNames: new Map() }),
+    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map(), routerSets: new Map(), routerSetNames: new Map(), sums: new Map() }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: AddressSetsData, inputs: NodeInputs, out: SbChangeSet): void {

@@ -328,21 +328,97 @@ export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextS
 }
 
 /**
- * An order-free sum over a set of UUIDs that are themselves hashes (datapaths, port bindings):
- * each UUID read as four 32-bit words, added word by word. It names the set well and follows
- * joins and leaves in constant time: a set of ten thousand gains one member without reading
- * the others again.
+ * An order-free sum over a set of strings: each member read as four 32-bit words, added word
+ * by word. It names the set well and follows joins and leaves in constant time: a set of ten
+ * thousand gains one member without reading the others again.
  */
 export type SetSum = readonly [number, number, number, number];
 
 export const EMPTY_SET_SUM: SetSum = Object.freeze([0, 0, 0, 0] as const);
 
-/** `sum` with `uuids` added (sign 1) or taken away (sign -1). */
-export function setSumWith(sum: SetSum, uuids: Iterable<string>, sign: 1 | -1): SetSum {
+/** The words of a UUID that is itself a hash (a datapath's, a port binding's): its 128 bits. */
+export function uuidWords(uuid: string): SetSum {
+  const hex = uuid.replace(/-/g, '');
+  return [0, 1, 2, 3].map((i) => parseInt(hex.slice(i * 8, i * 8 + 8), 16)) as unknown as SetSum;
+}
+
+/** A seed of its own: a member's words are not the digest hashUuid would make of it. */
+const TEXT_SET_SEED = 0x5e75;
+
+/** The words of any text (a port name, an address): its MurmurHash3 x86-128 digest. */
+export function textWords(text: string): SetSum {
+  return murmur3x86x128Text(text, TEXT_SET_SEED);
+}
+
+/** `sum` with `members` added (sign 1) or taken away (sign -1). */
+export function setSumWith(sum: SetSum, members: Iterable<string>, sign: 1 | -1, words: (member: string) => SetSum = uuidWords): SetSum {
   const w = [...sum];
-  for (const uuid of uuids) {
-    const hex = uuid.replace(/-/g, '');
-    for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * parseInt(hex.slice(i * 8, i * 8 + 8), 16)) >>> 0;
+  for (const m of members) {
+    const x = words(m);
+    for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * (x[i] as number)) >>> 0;
   }
   return w as unknown as SetSum;
+}
+
+/** Changes a SummedSet splices into its sorted list; more since the last read sort it afresh. */
+const SUMMED_SET_SPLICES_MAX = 64;
+
+/**
+ * A set of strings with its set sum, and its members sorted (as an OVSDB set column lists
+ * them) when read: a member joins or leaves in constant time, the sum follows, and a read after
+ * a few changes splices them in by binary search, after many sorts once.
+ */
+export class SummedSet {
+  private readonly members = new Set<string>();
+  private total: SetSum = EMPTY_SET_SUM;
+  private list: string[] = [];
+  /** Changes since `list` was last brought up to date, in order: +1 joined, -1 left. */
+  private changes: Array<readonly [string, 1 | -1]> = [];
+
+  constructor(private readonly words: (member: string) => SetSum) {}
+
+  /** The members, sorted; the caller copies what it keeps. */
+  get items(): readonly string[] {
+    if (this.changes.length > SUMMED_SET_SPLICES_MAX) this.list = [...this.members].sort();
+    else for (const [x, sign] of this.changes) this.splice(x, sign);
+    this.changes = [];
+    return this.list;
+  }
+
+  get sum(): SetSum {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** Adds `x`; false when it was there already. */
+  add(x: string): boolean {
+    if (this.members.has(x)) return false;
+    this.members.add(x);
+    this.total = setSumWith(this.total, [x], 1, this.words);
+    this.changes.push([x, 1]);
+    return true;
+  }
+
+  /** Removes `x`; false when it was not there. */
+  delete(x: string): boolean {
+    if (!this.members.delete(x)) return false;
+    this.total = setSumWith(this.total, [x], -1, this.words);
+    this.changes.push([x, -1]);
+    return true;
+  }
+
+  private splice(x: string, sign: 1 | -1): void {
+    let lo = 0;
+    let hi = this.list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.list[mid] as string) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (sign === 1 && this.list[lo] !== x) this.list.splice(lo, 0, x);
+    else if (sign === -1 && this.list[lo] === x) this.list.splice(lo, 1);
+  }
 }

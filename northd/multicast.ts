@@ -9,7 +9,7 @@
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { Uuid } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { EMPTY_SET_SUM, hashUuid, setSumWith, type SetSum } from './hash.js';
+import { hashUuid, SummedSet, uuidWords, type SetSum } from './hash.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
 
@@ -19,16 +19,12 @@ export const MC_FLOOD_L2 = { name: '_MC_flood_l2', key: 32772 } as const;
 const GROUPS = [MC_FLOOD, MC_UNKNOWN, MC_FLOOD_L2] as const;
 type GroupName = (typeof GROUPS)[number]['name'];
 
-/** One group's member Port_Binding UUIDs and their set sum. */
-interface Members {
-  /** Kept sorted (as the row lists them): one port joining or leaving sorts nothing again. */
-  readonly ports: Uuid[];
-  sum: SetSum;
-}
-
 export interface MulticastData {
-  /** Datapath → group name → its members. */
-  readonly members: Map<Uuid, Map<GroupName, Members>>;
+  /**
+   * Datapath → group name → its member Port_Binding UUIDs, kept sorted (as the row lists them)
+   * with their set sum: one port joining or leaving sorts and hashes nothing again.
+   */
+  readonly members: Map<Uuid, Map<GroupName, SummedSet>>;
   readonly table: SbTable;
 }
 
@@ -59,19 +55,7 @@ function groupsOf(p: PortInfo): GroupName[] {
 }
 
 export function hasUnknown(data: MulticastData, dp: Uuid): boolean {
-  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.ports.length ?? 0) > 0;
-}
-
-/** Where `uuid` is, or would be inserted, in the sorted `list`. */
-function position(list: readonly Uuid[], uuid: Uuid): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((list[mid] as Uuid) < uuid) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.size ?? 0) > 0;
 }
 
 function setMembership(data: MulticastData, p: PortInfo, present: boolean): void {
@@ -79,18 +63,10 @@ function setMembership(data: MulticastData, p: PortInfo, present: boolean): void
     let groups = data.members.get(p.dp);
     if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
     let m = groups.get(g);
-    if (m === undefined) groups.set(g, (m = { ports: [], sum: EMPTY_SET_SUM }));
-    const list = m.ports;
-    const i = position(list, p.sbUuid);
-    const there = list[i] === p.sbUuid;
-    if (present && !there) {
-      list.splice(i, 0, p.sbUuid);
-      m.sum = setSumWith(m.sum, [p.sbUuid], 1);
-    } else if (!present && there) {
-      list.splice(i, 1);
-      m.sum = setSumWith(m.sum, [p.sbUuid], -1);
-    }
-    if (list.length === 0) groups.delete(g);
+    if (m === undefined) groups.set(g, (m = new SummedSet(uuidWords)));
+    if (present) m.add(p.sbUuid);
+    else m.delete(p.sbUuid);
+    if (m.size === 0) groups.delete(g);
     if (groups.size === 0) data.members.delete(p.dp);
   }
 }
@@ -102,12 +78,12 @@ function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet, only?: Reado
     if (only !== undefined && !only.has(g.name)) continue;
     const uuid = multicastGroupUuid(dp, g.name);
     const m = groups?.get(g.name);
-    if (m === undefined || m.ports.length === 0) {
+    if (m === undefined || m.size === 0) {
       data.table.remove(uuid, out);
       continue;
     }
     // A copy: the row's value must not change when the membership list does.
-    const row: sb.Multicast_Group = { _uuid: uuid, _version: multicastGroupVersion(uuid, m.ports.length, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.ports.slice() };
+    const row: sb.Multicast_Group = { _uuid: uuid, _version: multicastGroupVersion(uuid, m.size, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.items.slice() };
     data.table.put(row, out);
   }
 }
@@ -125,22 +101,8 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
       const before = new Set([...data.members.keys()].filter((dp) => hasUnknown(data, dp)));
       const dps = new Set(data.members.keys());
       data.members.clear();
-      // Every list afresh: appended, then sorted once (not kept sorted insert by insert).
-      for (const p of ports.byName.values()) {
-        for (const g of groupsOf(p)) {
-          let groups = data.members.get(p.dp);
-          if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
-          let m = groups.get(g);
-          if (m === undefined) groups.set(g, (m = { ports: [], sum: EMPTY_SET_SUM }));
-          m.ports.push(p.sbUuid);
-        }
-      }
-      for (const groups of data.members.values()) {
-        for (const m of groups.values()) {
-          m.ports.sort();
-          m.sum = setSumWith(EMPTY_SET_SUM, m.ports, 1);
-        }
-      }
+      // Every list afresh (a SummedSet sorts once when read after many joins).
+      for (const p of ports.byName.values()) setMembership(data, p, true);
       for (const dp of data.members.keys()) dps.add(dp);
       for (const row of data.table.rows.values()) dps.add((row as unknown as sb.Multicast_Group).datapath);
       for (const dp of [...dps].sort()) {

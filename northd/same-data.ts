@@ -40,11 +40,20 @@ export function sortedDifference<T extends string>(before: readonly T[], after: 
   const removed: T[] = [];
   const added: T[] = [];
   if (before === after) return { removed, added };
+  // The elements both share at their start and end (one port added to a group of thousands)
+  // are passed over, one equality check each, before the walk.
   let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    const a = before[i];
-    const b = after[j];
+  while (i < before.length && i < after.length && before[i] === after[i]) i++;
+  let j = i;
+  let beforeEnd = before.length;
+  let afterEnd = after.length;
+  while (beforeEnd > i && afterEnd > j && before[beforeEnd - 1] === after[afterEnd - 1]) {
+    beforeEnd--;
+    afterEnd--;
+  }
+  while (i < beforeEnd || j < afterEnd) {
+    const a = i < beforeEnd ? before[i] : undefined;
+    const b = j < afterEnd ? after[j] : undefined;
     if (b === undefined || (a !== undefined && a < b)) {
       removed.push(a as T);
       i++;

@@ -2,9 +2,10 @@
 // and the empty-input digest; then the UUID shape and separation of hashUuid, and the string
 // path (encoded into a scratch buffer) against encoding then hashing, and hashUuid's ASCII path
 // (parts written straight into the scratch buffer) and its written-text form against its definition;
-// and the set sum of UUIDs (word-wise, modulo 2^32), independent of order and undone by removal.
+// and the set sum of UUIDs (word-wise, modulo 2^32), independent of order and undone by removal,
+// and SummedSet (members sorted when read, sum kept) against a plain Set through random changes.
 import t from 'tap';
-import { EMPTY_SET_SUM, hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text, setSumWith } from '../../northd/hash.js';
+import { EMPTY_SET_SUM, hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text, setSumWith, SummedSet, textWords, uuidWords } from '../../northd/hash.js';
 
 function hex(words: readonly number[]): string {
   // The digest as MurmurHash3 writes it: h1..h4, each little-endian.
@@ -90,4 +91,37 @@ t.test('setSumWith: the word-wise sum of a set, whatever the order, undone by ta
   t.same(setSumWith(all, uuids.slice(10), -1), setSumWith(EMPTY_SET_SUM, uuids.slice(0, 10), 1), 'taking members away leaves the sum of the rest');
   t.same(setSumWith(all, uuids, -1), [0, 0, 0, 0], 'and all of them, the empty sum');
   t.not(setSumWith(EMPTY_SET_SUM, uuids.slice(1), 1).join(), all.join(), 'a member more or less changes the sum');
+});
+
+t.test('SummedSet: sorted members and their sum, read after a few changes or many', async (t) => {
+  // A fixed linear congruential sequence: the same run every time.
+  let state = 12345;
+  const next = (n: number): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % n;
+  };
+  for (const [kind, words, member] of [
+    ['uuids', uuidWords, (k: number) => hashUuid(['m', String(k)])],
+    ['names', textWords, (k: number) => `port-${k}`],
+  ] as const) {
+    const s = new SummedSet(words);
+    const model = new Set<string>();
+    let reads = 0;
+    for (let step = 0; step < 3000; step++) {
+      const x = member(next(400));
+      const adding = next(3) > 0;
+      if ((adding ? s.add(x) : s.delete(x)) !== (adding ? !model.has(x) : model.has(x))) t.fail(`${kind}: ${adding ? 'add' : 'delete'} at step ${step} misreported a change`);
+      if (adding) model.add(x);
+      else model.delete(x);
+      // Reads after 1 to 150 changes: both the splice path and the sort afresh.
+      if (next(150) === 0 || step % 149 === 0) {
+        reads++;
+        const want = [...model].sort();
+        if (JSON.stringify(s.items) !== JSON.stringify(want)) t.fail(`${kind}: members at step ${step}`);
+        if (s.sum.join() !== setSumWith(EMPTY_SET_SUM, want, 1, words).join()) t.fail(`${kind}: sum at step ${step}`);
+        if (s.size !== model.size) t.fail(`${kind}: size at step ${step}`);
+      }
+    }
+    t.ok(reads > 20, `${kind}: ${reads} reads matched the model`);
+  }
 });

@@ -6,7 +6,9 @@ import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
-import { EMPTY_SET_SUM, setSumWith } from '../../northd/hash.js';
+import { EMPTY_SET_SUM, setSumWith, textWords } from '../../northd/hash.js';
+import { portGroupRowVersion } from '../../northd/acls.js';
+import { addressSetVersion } from '../../northd/address-sets.js';
 import { multicastGroupUuid, multicastGroupVersion } from '../../northd/multicast.js';
 import { lflowUuid, shardOf } from '../../northd/lflows/flow.js';
 import type { SbView } from '../../northd/index.js';
@@ -230,9 +232,16 @@ t.test("every row's _version follows its content", async (t) => {
   const { fx, northd } = build();
   northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw1']], row: { other_config: map({ 'vlan-passthru': 'true' }) } }]));
   northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
+  // A port group over both switches (one SB row each), then a member out and another in.
+  const lsp = (name: string): string => (fx.db.findUnique('Logical_Switch_Port', ['name'], [name]) as { _uuid: string })._uuid;
+  northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Port_Group', row: { name: 'pg', ports: set([['uuid', lsp('p1')], ['uuid', lsp('p2')], ['uuid', lsp('q1')]]) } }]));
+  northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Port_Group', where: [['name', '==', 'pg']], mutations: [['ports', 'delete', set([['uuid', lsp('p1')]])]] }]));
+  northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Port_Group', where: [['name', '==', 'pg']], mutations: [['ports', 'insert', set([['uuid', lsp('p3')]])]] }]));
   let checked = 0;
   let grouped = 0;
   let mcGroups = 0;
+  let pgRows = 0;
+  let asRows = 0;
   for (const [table, rows] of northd.view()) {
     for (const row of rows.values()) {
       const { _uuid, _version, ...columns } = row;
@@ -264,6 +273,17 @@ t.test("every row's _version follows its content", async (t) => {
         t.equal(_uuid, multicastGroupUuid(g.datapath, g.name));
         t.equal(_version, multicastGroupVersion(_uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1)), 'a group is versioned by its ports');
         mcGroups++;
+      } else if (table === 'Port_Group') {
+        // Named by its name; versioned by its ports' count and set sum (of their names' digests).
+        const g = row as unknown as sb.Port_Group;
+        t.same(g.ports, [...g.ports].sort(), 'a port group lists its ports sorted');
+        t.equal(_version, portGroupRowVersion(_uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1, textWords)), 'a port group is versioned by its ports');
+        pgRows++;
+      } else if (table === 'Address_Set') {
+        // Named by its name; versioned by its addresses' count and set sum.
+        const a = row as unknown as sb.Address_Set;
+        t.equal(_version, addressSetVersion(_uuid, a.addresses.length, setSumWith(EMPTY_SET_SUM, a.addresses, 1, textWords)), 'an address set is versioned by its addresses');
+        asRows++;
       } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
     }
@@ -271,4 +291,6 @@ t.test("every row's _version follows its content", async (t) => {
   t.ok(checked > 100, `${checked} rows checked`);
   t.ok(grouped > 10, `${grouped} flows shared by several datapaths`);
   t.ok(mcGroups >= 2, `${mcGroups} multicast groups checked`);
+  t.ok(pgRows >= 2, `${pgRows} port group rows checked`);
+  t.ok(asRows >= 2, `${asRows} address set rows checked`);
 });
