@@ -1,7 +1,7 @@
 // Structural equality of the plain, immutable values the projections pass between nodes
 // (numbers, strings, booleans, undefined, arrays, Maps, Sets and plain objects): a node compares
 // what it derived before and after a change to report only real changes downstream.
-import { isMapValue } from '../ovsdb/datum.js';
+import { isMapValue, sameEnds } from '../ovsdb/datum.js';
 
 export function sameData(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -42,15 +42,9 @@ export function sortedDifference<T extends string>(before: readonly T[], after: 
   if (before === after) return { removed, added };
   // The elements both share at their start and end (one port added to a group of thousands)
   // are passed over, one equality check each, before the walk.
-  let i = 0;
-  while (i < before.length && i < after.length && before[i] === after[i]) i++;
-  let j = i;
-  let beforeEnd = before.length;
-  let afterEnd = after.length;
-  while (beforeEnd > i && afterEnd > j && before[beforeEnd - 1] === after[afterEnd - 1]) {
-    beforeEnd--;
-    afterEnd--;
-  }
+  const [start, beforeEnd, afterEnd] = sameEnds(before, after);
+  let i = start;
+  let j = start;
   while (i < beforeEnd || j < afterEnd) {
     const a = i < beforeEnd ? before[i] : undefined;
     const b = j < afterEnd ? after[j] : undefined;

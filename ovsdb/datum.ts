@@ -329,6 +329,23 @@ export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
 }
 
 /**
+ * How far two sorted, duplicate-free arrays agree at their ends, by `===`: [start, aEnd, bEnd]
+ * such that a[0, start) and b[0, start) are the same elements, and so are a[aEnd, a.length) and
+ * b[bEnd, b.length). What lies between is all that a merge of the two has to compare.
+ */
+export function sameEnds<T>(a: readonly T[], b: readonly T[]): [number, number, number] {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let aEnd = a.length;
+  let bEnd = b.length;
+  while (aEnd > start && bEnd > start && a[aEnd - 1] === b[bEnd - 1]) {
+    aEnd--;
+    bEnd--;
+  }
+  return [start, aEnd, bEnd];
+}
+
+/**
  * The references a column gains and loses when its value goes from `prev` to `next`: each
  * reference `next` has and `prev` lacks is visited with +1, each one `prev` has and `next` lacks
  * with -1, and a reference both have is not visited. A switch of three thousand ports that
@@ -349,16 +366,10 @@ export function forEachRefChange(type: ColumnType, prev: Value, next: Value, vis
       const a = prev as readonly Atom[];
       const b = next as readonly Atom[];
       // The same atoms at both ends (a member added to or dropped from a set of thousands)
-      // are passed over by identity, without comparing them as atoms.
-      let i = 0;
-      while (i < a.length && i < b.length && a[i] === b[i]) i++;
-      let j = i;
-      let aEnd = a.length;
-      let bEnd = b.length;
-      while (aEnd > i && bEnd > j && a[aEnd - 1] === b[bEnd - 1]) {
-        aEnd--;
-        bEnd--;
-      }
+      // are passed over without comparing them as atoms.
+      const [start, aEnd, bEnd] = sameEnds(a, b);
+      let i = start;
+      let j = start;
       while (i < aEnd && j < bEnd) {
         const c = compareAtoms(a[i] as Atom, b[j] as Atom);
         if (c < 0) visit(a[i++] as Uuid, type.key, -1);
