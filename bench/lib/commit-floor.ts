@@ -14,7 +14,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, percentile } from './report.js';
+import { fmt, median, percentile } from './report.js';
 
 export interface CommitFloor {
   readonly perS: number;
@@ -108,6 +108,32 @@ export async function measureCommitFloor(n: number): Promise<{ leaderWaits: Comm
     await Promise.all(kids.map((k) => (k.exitCode !== null ? undefined : new Promise((resolve) => k.once('exit', resolve)))));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A serial goal ("goal times the real OVN's serial rate") set beside the floor measured in the
+ * same run: a table of its rows and the key=value figures. A goal at or above the floor asks
+ * more of a whole transaction (client RPC, Raft, database, projection) than the disk and the
+ * loopback give a bare command.
+ */
+export function serialGoalBesideFloor(floor: { leaderWaits: CommitFloor; followersOnly: CommitFloor }, realSerialPerS: number | undefined, goal: number): { rows: string[][]; figures: Record<string, number | string> } {
+  const goalPerS = realSerialPerS === undefined ? undefined : goal * realSerialPerS;
+  const over = goalPerS === undefined ? undefined : goalPerS / floor.leaderWaits.perS;
+  return {
+    rows: [
+      ['figure', 'per s', 'p50 / p99 ms', ''],
+      ['bare serial commit: 3 processes, raw loopback TCP, fdatasync, no Raft, no RPC, no database', fmt(floor.leaderWaits.perS), `${fmt(floor.leaderWaits.p50Ms, 2)} / ${fmt(floor.leaderWaits.p99Ms, 2)}`, ''],
+      ['  the same, the leader not waiting on its own write', fmt(floor.followersOnly.perS), `${fmt(floor.followersOnly.p50Ms, 2)} / ${fmt(floor.followersOnly.p99Ms, 2)}`, ''],
+      [`the serial goal: ${goal}x the real OVN's serial rate above`, goalPerS === undefined ? 'na' : fmt(goalPerS), '', over === undefined ? '' : `${fmt(over, 2)}x the bare commit`],
+    ],
+    figures: {
+      floor_serial_per_s: Math.round(floor.leaderWaits.perS),
+      floor_serial_p50_ms: Number(floor.leaderWaits.p50Ms.toFixed(3)),
+      floor_followers_only_per_s: Math.round(floor.followersOnly.perS),
+      serial_goal_per_s: goalPerS === undefined ? 'na' : Math.round(goalPerS),
+      serial_goal_over_floor: over === undefined ? 'na' : Number(over.toFixed(3)),
+    },
+  };
 }
 
 if (process.argv[2] === 'follower' && process.argv[1] === self) follower(process.argv[3] as string);
