@@ -114,6 +114,15 @@ export interface RaftNodeOptions {
   readonly readTimeoutMs?: number;
   /** Client sessions remembered for at-most-once (least recently used forgotten first). */
   readonly sessionsMax?: number;
+  /**
+   * How long a leader's new commit index may wait, after it applied, for a proposal's append
+   * to carry it to the followers (RawNode.lingerCommit); 0 sends it at once in empty appends.
+   * A client that waits on its write and writes again (the serial case) proposes within a
+   * round trip: the two empty appends, and the two answers to them, are not made at all. An
+   * isolated write reaches the followers' state machines at most this much later; a
+   * proposal made with broadcastCommit never waits.
+   */
+  readonly commitLingerMs?: number;
   readonly raft?: RaftTuning;
   /** Opens the disk; defaults to RaftStorage.open. */
   readonly openStorage?: (dir: string) => Promise<NodeStorage>;
@@ -151,6 +160,7 @@ export const nodeDefaults = {
   proposalTimeoutMs: 5000,
   readTimeoutMs: 5000,
   sessionsMax: 10_000,
+  commitLingerMs: 2,
 } as const;
 
 export interface ProposeOptions {
@@ -419,9 +429,11 @@ export class RaftNode {
       proposalTimeoutMs: options.proposalTimeoutMs ?? nodeDefaults.proposalTimeoutMs,
       readTimeoutMs: options.readTimeoutMs ?? nodeDefaults.readTimeoutMs,
       sessionsMax: options.sessionsMax ?? nodeDefaults.sessionsMax,
+      commitLingerMs: options.commitLingerMs ?? nodeDefaults.commitLingerMs,
     };
     for (const [name, v] of Object.entries(limits)) {
       if (name === 'snapshotLogRatio') assert(Number.isFinite(v) && v >= 0, `RaftNode option ${name} must be a number >= 0, got ${v}`);
+      else if (name === 'commitLingerMs') assert(Number.isInteger(v) && v >= 0, `RaftNode option ${name} must be an integer >= 0, got ${v}`);
       else assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
     }
     assert(options.snapshotHandoffMs === undefined || options.snapshotHandoffMs >= 0, `RaftNode option snapshotHandoffMs must not be negative, got ${options.snapshotHandoffMs}`);
@@ -481,6 +493,7 @@ export class RaftNode {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
+      this.lingerCommitStep();
       if (!this.raw.hasReady()) {
         // Woken by a tick, a message, a report or a request; nothing is lost in between
         // because hasReady() and setting `wakeup` happen in one synchronous step.
@@ -515,7 +528,13 @@ export class RaftNode {
       }
       this.counters.entriesPersisted += rd.entries.length;
       // 3. Votes and acknowledgements promise what step 2 made durable: only now may they go.
-      if (rd.messagesAfterPersist.length > 0) this.options.transport.send(rd.messagesAfterPersist);
+      //    A follower's acknowledgement is what the leader's commit waits on: when entries are
+      //    to be applied too (their commit index came with these entries), one turn of the
+      //    event loop lets the transport write it before the applies hold the loop.
+      if (rd.messagesAfterPersist.length > 0) {
+        this.options.transport.send(rd.messagesAfterPersist);
+        if (rd.committedEntries.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       // 4. Apply: install the snapshot, apply committed entries in order (settling the
       //    proposals waiting on them), then serve reads whose index is now applied.
       this.applyReady(rd);
@@ -543,6 +562,37 @@ export class RaftNode {
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
+  }
+
+  private lingerTimer: NodeJS.Timeout | undefined;
+  /** The commit index now unsent already waited its linger: it goes at the next Ready. */
+  private lingerSpent = false;
+
+  /**
+   * A leader's commit index that no append carried yet waits up to commitLingerMs for the
+   * next proposal's append (RawNode.lingerCommit), once; then it goes in empty appends.
+   */
+  private lingerCommitStep(): void {
+    if (!this.raw.commitUnsent()) {
+      this.lingerSpent = false;
+      this.endLinger();
+      return;
+    }
+    if (this.lingerSpent || this.lingerTimer !== undefined || this.limits.commitLingerMs === 0) return;
+    this.raw.lingerCommit(true);
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.lingerSpent = true;
+      this.raw.lingerCommit(false);
+      this.notify();
+    }, this.limits.commitLingerMs);
+  }
+
+  private endLinger(): void {
+    if (this.lingerTimer === undefined) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    this.raw.lingerCommit(false);
   }
 
   /** The storage error that stopped this node, if one did. */
@@ -822,6 +872,7 @@ export class RaftNode {
   private halt(why: string, cause?: Error): void {
     this.stopping = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    this.endLinger();
     this.timer = undefined;
     const options = cause === undefined ? undefined : { cause };
     const message = `raft node ${this.id} stopped: ${why}`;

@@ -67,6 +67,8 @@ export class RawNode {
   private prevHardState: HardState;
   private prevSoftState: SoftState;
   private outstanding: Ready | undefined;
+  /** See lingerCommit: a leader's new commit index waits for the next append meanwhile. */
+  private commitLingering = false;
 
   constructor(config: RaftConfig, stored: PersistedState) {
     this.raft = new Raft(config, stored);
@@ -124,7 +126,7 @@ export class RawNode {
     const hs = r.hardState();
     return (
       r.broadcastPending ||
-      r.commitBroadcastPending ||
+      (r.commitBroadcastPending && !this.commitLingering) ||
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
       r.log.unstableEntries().length > 0 ||
@@ -145,7 +147,7 @@ export class RawNode {
     // past a conf change, though: one that removes a member drops it from the leader's
     // progress once applied, and that member must still hear that its removal committed.
     const holdCommit = committedEntries.length > 0 && !committedEntries.some((e) => e.type === 'conf-change');
-    if (r.role === 'leader' && (r.broadcastPending || (r.commitBroadcastPending && !holdCommit))) r.bcastAppend();
+    if (r.role === 'leader' && (r.broadcastPending || (r.commitBroadcastPending && !holdCommit && !this.commitLingering))) r.bcastAppend();
     const hs = r.hardState();
     const messages: Message[] = [];
     const messagesAfterPersist: Message[] = [];
@@ -205,6 +207,22 @@ export class RawNode {
   broadcastCommit(): void {
     const r = this.raft;
     if (r.role === 'leader' && r.commitBroadcastPending) r.bcastAppend();
+  }
+
+  /**
+   * While on, a leader's commit index that no append has carried yet waits for the next one
+   * (a proposal's, or a heartbeat's) instead of going out in empty appends of its own. The
+   * shell turns it on for a moment after it applied, when a client's next proposal usually
+   * follows within a round trip, and off again; broadcastCommit() sends regardless. It holds
+   * back only when followers learn of a commit, never what commits or when.
+   */
+  lingerCommit(on: boolean): void {
+    this.commitLingering = on;
+  }
+
+  /** A leader holds a commit index that its followers have not been sent. */
+  commitUnsent(): boolean {
+    return this.raft.role === 'leader' && this.raft.commitBroadcastPending;
   }
 
   /** Acknowledges the outstanding Ready: persisted, sent and applied. */

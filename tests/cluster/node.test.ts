@@ -10,6 +10,7 @@ import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from 
 import { RaftStorage, StorageError } from '../../cluster/storage.js';
 import type { Transport } from '../../cluster/transport.js';
 import type { Entry, NodeId } from '../../cluster/types.js';
+import { until } from '../helpers/ovnts-cli.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 // ---------------------------------------------------------------------------------------
 // Harness: a cluster of RaftNodes over one LocalNetwork, each with a KvStateMachine and its
@@ -248,9 +249,14 @@ t.test('three nodes elect a leader and replicate 1000 proposals; a follower answ
   t.equal(err?.leaderAddress, `local:${leader.id}`, 'and its address');
 });
 
-t.test('a broadcastCommit proposal\'s commit index leaves before the leader applies it; a plain one\'s after', async (t) => {
-  // One record of what each node sent and applied, in the order it happened (one thread).
-  const events: ({ kind: 'sent'; from: NodeId; to: NodeId; commit: number } | { kind: 'applied'; node: NodeId; index: number })[] = [];
+type Recorded = { kind: 'sent'; from: NodeId; to: NodeId; commit: number; entries: number } | { kind: 'applied'; node: NodeId; index: number };
+
+/**
+ * Three nodes on a local network that record, in the order it happened (one thread), every
+ * append and heartbeat sent and every entry applied; resolves once they agree on a leader.
+ */
+async function recordingCluster(t: Test, options: Partial<RaftNodeOptions> = {}): Promise<{ events: Recorded[]; nodes: Map<NodeId, RaftNode>; leaderId: NodeId; followers: NodeId[] }> {
+  const events: Recorded[] = [];
   const net = new LocalNetwork(clusterId);
   const ids = [1, 2, 3];
   const peers = new Map(ids.map((id) => [id, `local:${id}`]));
@@ -261,7 +267,7 @@ t.test('a broadcastCommit proposal\'s commit index leaves before the leader appl
     const transport: Transport = {
       start: (h) => inner.start(h),
       send: (ms) => {
-        for (const m of ms) if (m.type === 'app' || m.type === 'heartbeat') events.push({ kind: 'sent', from: m.from, to: m.to, commit: m.commit });
+        for (const m of ms) if (m.type === 'app' || m.type === 'heartbeat') events.push({ kind: 'sent', from: m.from, to: m.to, commit: m.commit, entries: m.type === 'app' ? m.entries.length : 0 });
         inner.send(ms);
       },
       setPeers: (p) => inner.setPeers(p),
@@ -274,7 +280,7 @@ t.test('a broadcastCommit proposal\'s commit index leaves before the leader appl
         return super.apply(e, duplicate);
       }
     }
-    nodes.set(id, await RaftNode.start({ id, clusterId, dataDir: `${root}/n${id}`, transport, stateMachine: new RecordingKv(), peers, bootstrap: ids, tickMs: 10, log: () => undefined }));
+    nodes.set(id, await RaftNode.start({ id, clusterId, dataDir: `${root}/n${id}`, transport, stateMachine: new RecordingKv(), peers, bootstrap: ids, tickMs: 10, log: () => undefined, ...options }));
   }
   t.teardown(async () => {
     for (const n of nodes.values()) await n.stop();
@@ -287,8 +293,12 @@ t.test('a broadcastCommit proposal\'s commit index leaves before the leader appl
     for (const n of nodes.values()) n.onProgress(check);
     check();
   });
+  return { events, nodes, leaderId, followers: ids.filter((id) => id !== leaderId) };
+}
+
+t.test('a broadcastCommit proposal\'s commit index leaves before the leader applies it; a plain one\'s after', async (t) => {
+  const { events, nodes, leaderId, followers } = await recordingCluster(t);
   const leader = nodes.get(leaderId) as RaftNode;
-  const followers = ids.filter((id) => id !== leaderId);
   /** Whether, before the leader applied `index`, it had sent every follower a commit index covering it. */
   const sentBeforeApply = (index: number): boolean => {
     const applied = events.findIndex((e) => e.kind === 'applied' && e.node === leaderId && e.index === index);
@@ -302,6 +312,45 @@ t.test('a broadcastCommit proposal\'s commit index leaves before the leader appl
   for (let i = 0; i < 10; i++) early.push(sentBeforeApply((await leader.propose(put(`e${i}`, 'v'), undefined, { broadcastCommit: true })).index));
   t.same(early, early.map(() => true), 'broadcastCommit: the commit index went to both followers before the leader applied each entry');
   t.ok(plain.filter(Boolean).length <= 1, `plain: it was held for the next append (sent before the apply ${plain.filter(Boolean).length} times of 10)`);
+});
+
+t.test('serial proposals: each commit index rides the next proposal\'s append within commitLingerMs, not empty appends of its own', async (t) => {
+  // Heartbeats every second: in this test only appends carry commit indexes.
+  const emptyAppends = async (tt: Test, commitLingerMs: number): Promise<number> => {
+    const { events, nodes, leaderId } = await recordingCluster(tt, { tickMs: 1000, electionTicks: 2, commitLingerMs });
+    const leader = nodes.get(leaderId) as RaftNode;
+    await leader.propose(put('warm', 'v'));
+    const from = events.length;
+    for (let i = 0; i < 20; i++) {
+      await leader.propose(put(`s${i}`, 'v'));
+      // The next proposal comes a moment later, as a remote client's does after a round trip.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return events.slice(from).filter((e) => e.kind === 'sent' && e.from === leaderId && e.entries === 0).length;
+  };
+  let lingering = 0;
+  let atOnce = 0;
+  await t.test('with a linger', async (tt) => {
+    lingering = await emptyAppends(tt, 500);
+  });
+  await t.test('without', async (tt) => {
+    atOnce = await emptyAppends(tt, 0);
+  });
+  t.ok(atOnce >= 30, `without a linger the leader sent ${atOnce} empty appends for 20 serial proposals (about two each)`);
+  t.ok(lingering <= 2, `with it, ${lingering}`);
+});
+
+t.test('an isolated write\'s commit index reaches the followers once the linger ends', async (t) => {
+  const lingerMs = 300;
+  const { events, nodes, leaderId, followers } = await recordingCluster(t, { tickMs: 1000, electionTicks: 2, commitLingerMs: lingerMs });
+  const leader = nodes.get(leaderId) as RaftNode;
+  const started = performance.now();
+  const { index } = await leader.propose(put('alone', 'v'));
+  const appliedBy = (id: NodeId): boolean => events.some((e) => e.kind === 'applied' && e.node === id && e.index === index);
+  t.notOk(followers.some(appliedBy), 'the followers have not applied it when the leader has');
+  await until('both followers applied it', async () => (followers.every(appliedBy) ? true : undefined), 5000);
+  const tookMs = performance.now() - started;
+  t.ok(tookMs >= lingerMs * 0.9 && tookMs < lingerMs + 900, `then both did, after the linger (${tookMs.toFixed(0)} ms; ${lingerMs} ms linger, heartbeats every 1,000 ms)`);
 });
 
 t.test('the same (clientId, seq) proposed twice applies once', async (t) => {
