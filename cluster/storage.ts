@@ -791,7 +791,14 @@ export class RaftStorage {
     if (ops.length === 0) return;
     this.writing = true;
     try {
-      await this.db.batch(ops, { sync });
+      // A chained batch: classic-level's array form costs about twice the main thread's time
+      // per call (74-83 against 42 µs measured for a two-put synced batch).
+      const batch = this.db.batch();
+      for (const op of ops) {
+        if (op.type === 'put') batch.put(op.key, op.value);
+        else batch.del(op.key);
+      }
+      await batch.write({ sync });
     } catch (err) {
       this.failed = new StorageError(`${what}: ${errorMessage(err)}`, { cause: err });
       throw this.failed;
