@@ -1,7 +1,7 @@
 // Structural equality of the plain, immutable values the projections pass between nodes
 // (numbers, strings, booleans, undefined, arrays, Maps, Sets and plain objects): a node compares
 // what it derived before and after a change to report only real changes downstream.
-import { isMapValue, sameEnds } from '../ovsdb/datum.js';
+import { isMapValue, sameEnds, setEditBetween } from '../ovsdb/datum.js';
 
 export function sameData(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -40,6 +40,9 @@ export function sortedDifference<T extends string>(before: readonly T[], after: 
   const removed: T[] = [];
   const added: T[] = [];
   if (before === after) return { removed, added };
+  // Made from `before` by a few small mutations: what they did, without a walk.
+  const edit = setEditBetween(before, after);
+  if (edit !== undefined) return { removed: [...edit.removed] as T[], added: [...edit.added] as T[] };
   // The elements both share at their start and end (one port added to a group of thousands)
   // are passed over, one equality check each, before the walk.
   const [start, beforeEnd, afterEnd] = sameEnds(before, after);

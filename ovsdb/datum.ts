@@ -329,6 +329,39 @@ export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
 }
 
 /**
+ * What a small insert or delete mutation did to a set column's value (ovsdb/mutation.ts): the
+ * value it started from and the atoms it added and removed, each list sorted. Keyed by the
+ * value it made; values are never changed in place. A value keeps only its own edit: recording
+ * one forgets its base's, so no value holds more than its one predecessor alive.
+ */
+interface SetEdit {
+  readonly base: readonly Atom[];
+  readonly added: readonly Atom[];
+  readonly removed: readonly Atom[];
+}
+
+const setEdits = new WeakMap<readonly Atom[], SetEdit>();
+
+const noEdit: SetEdit = Object.freeze({ base: emptySet, added: emptySet, removed: emptySet });
+
+/** Records that `result` is `base` with `added` added and `removed` removed (each sorted, really changed). */
+export function recordSetEdit(result: readonly Atom[], base: readonly Atom[], added: readonly Atom[], removed: readonly Atom[]): void {
+  setEdits.delete(base);
+  setEdits.set(result, { base, added, removed });
+}
+
+/**
+ * The atoms only in `next` and only in `prev`, both sorted, when `next` was made from `prev`
+ * by one recorded mutation; undefined when that is not known, and the caller compares the two
+ * itself. Adding a port to a switch of thousands is then one atom, not a walk of both sets.
+ */
+export function setEditBetween(prev: readonly Atom[], next: readonly Atom[]): { readonly added: readonly Atom[]; readonly removed: readonly Atom[] } | undefined {
+  if (prev === next) return noEdit;
+  const e = setEdits.get(next);
+  return e !== undefined && e.base === prev ? e : undefined;
+}
+
+/**
  * How far two sorted, duplicate-free arrays agree at their ends, by `===`: [start, aEnd, bEnd]
  * such that a[0, start) and b[0, start) are the same elements, and so are a[aEnd, a.length) and
  * b[bEnd, b.length). What lies between is all that a merge of the two has to compare.
@@ -365,6 +398,14 @@ export function forEachRefChange(type: ColumnType, prev: Value, next: Value, vis
     case 'set': {
       const a = prev as readonly Atom[];
       const b = next as readonly Atom[];
+      const edit = setEditBetween(a, b);
+      if (edit !== undefined) {
+        // One insert or delete: only additions or only removals, each sorted, so these are the
+        // walk's visits in the walk's order.
+        for (const x of edit.removed) visit(x as Uuid, type.key, -1);
+        for (const x of edit.added) visit(x as Uuid, type.key, 1);
+        return;
+      }
       // The same atoms at both ends (a member added to or dropped from a set of thousands)
       // are passed over without comparing them as atoms.
       const [start, aEnd, bEnd] = sameEnds(a, b);

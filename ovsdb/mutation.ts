@@ -4,7 +4,7 @@
 import type { Atom } from './atom.js';
 import { compareAtoms } from './atom.js';
 import type { Datum, NamedUuidResolver } from './datum.js';
-import { checkAtomConstraints, datumFromJson } from './datum.js';
+import { checkAtomConstraints, datumFromJson, recordSetEdit } from './datum.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import type { BaseType, ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
@@ -168,6 +168,7 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
     const keys = d.keys.slice();
     const values = isMap ? (d.values ?? []).slice() : undefined;
+    const added: Atom[] = [];
     for (let j = 0; j < arg.keys.length; j++) {
       const k = arg.keys[j] as Atom;
       const i = keyPosition(keys, k);
@@ -175,8 +176,11 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
       if (i < keys.length && compareAtoms(keys[i] as Atom, k) === 0) continue;
       keys.splice(i, 0, k);
       values?.splice(i, 0, (arg.values ?? [])[j] as Atom);
+      added.push(k);
     }
-    return values !== undefined ? { keys, values } : { keys };
+    if (values !== undefined) return { keys, values };
+    recordSetEdit(keys, d.keys, added.sort(compareAtoms), []);
+    return { keys };
   }
   const keys: Atom[] = [];
   const values: Atom[] = [];
@@ -205,15 +209,19 @@ function deleteFrom(d: Datum, arg: Datum): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
     const keys = d.keys.slice();
     const values = d.values?.slice();
+    const removed: Atom[] = [];
     for (let j = 0; j < arg.keys.length; j++) {
       const i = keyPosition(keys, arg.keys[j] as Atom);
       if (i >= keys.length || compareAtoms(keys[i] as Atom, arg.keys[j] as Atom) !== 0) continue;
       // Deleting by [key, value] pairs removes a pair only when the value matches too.
       if (arg.values !== undefined && values !== undefined && compareAtoms(arg.values[j] as Atom, values[i] as Atom) !== 0) continue;
+      removed.push(keys[i] as Atom);
       keys.splice(i, 1);
       values?.splice(i, 1);
     }
-    return values !== undefined ? { keys, values } : { keys };
+    if (values !== undefined) return { keys, values };
+    recordSetEdit(keys, d.keys, [], removed.sort(compareAtoms));
+    return { keys };
   }
   const keys: Atom[] = [];
   const values: Atom[] = [];
