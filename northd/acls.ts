@@ -16,7 +16,7 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { hashUuid, SummedSet, textWords, type SetSum } from './hash.js';
+import { hashUuid, setVersion, SummedSet, textWords } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { sameData, sortedDifference } from './same-data.js';
@@ -232,14 +232,6 @@ function portGroupRowUuid(name: string): Uuid {
   return hashUuid(['Port_Group', name]);
 }
 
-/**
- * The _version of SB Port_Group row `uuid` (named by it) holding ports whose names number
- * `count` and sum (textWords) to `sum`.
- */
-export function portGroupRowVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
-  return hashUuid(['Port_Group', uuid, String(count), ...sum.map(String)]);
-}
-
 /** Writes the SB Port_Group rows of the dirty (port group, switch) pairs. */
 function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChangeSet): void {
   for (const pgUuid of [...dirty.rows.keys()].sort()) {
@@ -257,7 +249,7 @@ function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChan
         written?.delete(dp);
       }
       if (!keep || name === undefined || uuid === undefined) continue;
-      const row: sb.Port_Group = { _uuid: uuid, _version: portGroupRowVersion(uuid, names.size, names.sum), name, ports: names.items.slice() };
+      const row: sb.Port_Group = { _uuid: uuid, _version: setVersion('Port_Group', uuid, names.size, names.sum), name, ports: names.items.slice() };
       data.table.put(row, out);
       if (written === undefined) data.rows.set(pgUuid, (written = new Map()));
       written.set(dp, uuid);

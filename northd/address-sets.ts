@@ -11,10 +11,11 @@
 // leaving, or changing its addresses, updates only its groups' sets (kept sorted, not sorted
 // again); only the names a change touches are written.
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
+import { lowerBound } from '../ovsdb/atom.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { EMPTY_SET_SUM, hashUuid, setSumWith, textWords, type SetSum } from './hash.js';
+import { EMPTY_SET_SUM, hashUuid, setSumWith, setVersion, textWords, type SetSum } from './hash.js';
 import { nbGet, nbRows } from './nb.js';
 import { extractLspIps, isDynamicAddress } from './netaddr.js';
 import { sameData, sortedDifference } from './same-data.js';
@@ -35,7 +36,7 @@ class CountedSet {
   add(a: string): void {
     const n = this.counts.get(a) ?? 0;
     this.counts.set(a, n + 1);
-    if (n === 0) this.sorted.splice(position(this.sorted, a), 0, a);
+    if (n === 0) this.sorted.splice(lowerBound(this.sorted, a), 0, a);
   }
 
   /**
@@ -67,24 +68,12 @@ class CountedSet {
     const n = this.counts.get(a) ?? 0;
     if (n <= 1) {
       this.counts.delete(a);
-      const i = position(this.sorted, a);
+      const i = lowerBound(this.sorted, a);
       if (this.sorted[i] === a) this.sorted.splice(i, 1);
     } else {
       this.counts.set(a, n - 1);
     }
   }
-}
-
-/** Where `a` is, or would be inserted, in the sorted `list`. */
-function position(list: readonly string[], a: string): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((list[mid] as string) < a) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 interface Contribution {
@@ -116,15 +105,6 @@ interface WrittenSum {
   readonly sum: SetSum;
   /** The addresses were sorted and each there once: a later write sums only the difference. */
   readonly sorted: boolean;
-}
-
-/**
- * The _version of SB Address_Set row `uuid` (named by it) holding `count` addresses whose
- * digests (textWords) sum to `sum`: one address more in a set of thousands hashes one address,
- * not the set's whole text.
- */
-export function addressSetVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
-  return hashUuid(['Address_Set', uuid, String(count), ...sum.map(String)]);
 }
 
 /** The IP addresses a port gives its port groups (split_addresses of each entry). */
@@ -252,7 +232,7 @@ function write(db: Database, data: AddressSetsData, names: Iterable<string>, out
       sum = setSumWith(setSumWith(before.sum, added, 1, textWords), removed, -1, textWords);
     } else sum = setSumWith(EMPTY_SET_SUM, addresses, 1, textWords);
     data.sums.set(uuid, { sum, sorted });
-    const row: sb.Address_Set = { _uuid: uuid, _version: addressSetVersion(uuid, addresses.length, sum), name, addresses };
+    const row: sb.Address_Set = { _uuid: uuid, _version: setVersion('Address_Set', uuid, addresses.length, sum), name, addresses };
     data.table.put(row, out);
   }
 }

@@ -2,6 +2,7 @@
 // replica names the same row the same way without crypto, time or randomness. The algorithm is
 // Austin Appleby's MurmurHash3, x86 128-bit variant, written with 32-bit integer operations.
 import assert from 'node:assert/strict';
+import { lowerBound } from '../ovsdb/atom.js';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789;
@@ -350,6 +351,15 @@ export function textWords(text: string): SetSum {
   return murmur3x86x128Text(text, TEXT_SET_SEED);
 }
 
+/**
+ * The _version of SB row `uuid` of `table` that is one set under its name (Logical_DP_Group,
+ * Multicast_Group, Port_Group, Address_Set): its member count and set sum. Every other column
+ * of such a row is named by its UUID.
+ */
+export function setVersion(table: string, uuid: string, count: number, sum: SetSum): string {
+  return hashUuid([table, uuid, String(count), ...sum.map(String)]);
+}
+
 /** `sum` with `members` added (sign 1) or taken away (sign -1). */
 export function setSumWith(sum: SetSum, members: Iterable<string>, sign: 1 | -1, words: (member: string) => SetSum = uuidWords): SetSum {
   const w = [...sum];
@@ -411,13 +421,7 @@ export class SummedSet {
   }
 
   private splice(x: string, sign: 1 | -1): void {
-    let lo = 0;
-    let hi = this.list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.list[mid] as string) < x) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(this.list, x);
     if (sign === 1 && this.list[lo] !== x) this.list.splice(lo, 0, x);
     else if (sign === -1 && this.list[lo] === x) this.list.splice(lo, 1);
   }

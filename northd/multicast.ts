@@ -9,7 +9,7 @@
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { Uuid } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { hashUuid, SummedSet, uuidWords, type SetSum } from './hash.js';
+import { hashUuid, setVersion, SummedSet, uuidWords } from './hash.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
 
@@ -36,14 +36,6 @@ export interface MulticastChange {
 
 export function multicastGroupUuid(dp: Uuid, name: string): Uuid {
   return hashUuid(['Multicast_Group', dp, name]);
-}
-
-/**
- * The _version of group row `uuid` with these ports (their count and set sum). The row's other
- * columns (datapath, name, tunnel_key) are all named by its UUID.
- */
-export function multicastGroupVersion(uuid: Uuid, count: number, sum: SetSum): Uuid {
-  return hashUuid(['Multicast_Group', uuid, String(count), ...sum.map(String)]);
 }
 
 function groupsOf(p: PortInfo): GroupName[] {
@@ -83,7 +75,7 @@ function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet, only?: Reado
       continue;
     }
     // A copy: the row's value must not change when the membership list does.
-    const row: sb.Multicast_Group = { _uuid: uuid, _version: multicastGroupVersion(uuid, m.size, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.items.slice() };
+    const row: sb.Multicast_Group = { _uuid: uuid, _version: setVersion('Multicast_Group', uuid, m.size, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.items.slice() };
     data.table.put(row, out);
   }
 }

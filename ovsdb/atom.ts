@@ -22,6 +22,18 @@ export function compareAtoms(a: Atom, b: Atom): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The first index of the sorted `list` whose atom is not below `x`: where `x` is, or would go. */
+export function lowerBound(list: readonly Atom[], x: Atom): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareAtoms(list[mid] as Atom, x) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export function isUuid(s: unknown): s is Uuid {
   return typeof s === 'string' && s.length === 36 && uuidPattern.test(s);
 }

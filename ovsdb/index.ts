@@ -1,7 +1,7 @@
 // The ovsdb module's public surface, each export chosen: the schema model, datums, the
 // in-memory database and the transaction engine.
 export type { Atom, Uuid } from './atom.js';
-export { compareAtoms, isUuid, zeroUuid } from './atom.js';
+export { compareAtoms, isUuid, lowerBound, zeroUuid } from './atom.js';
 export type { OvsdbErrorJson, OvsdbErrorNameValue } from './errors.js';
 export { OvsdbError, OvsdbErrorName } from './errors.js';
 export type { AtomicType, BaseType, ColumnKind, ColumnSchema, ColumnType, DatabaseSchema, RefType, TableSchema } from './schema.js';

@@ -2,7 +2,7 @@
 // to integer and real columns (to every element of a set); insert and delete to sets and maps.
 // The result is checked against the column's constraints and size limits.
 import type { Atom } from './atom.js';
-import { compareAtoms } from './atom.js';
+import { compareAtoms, lowerBound } from './atom.js';
 import type { Datum, NamedUuidResolver } from './datum.js';
 import { checkAtomConstraints, datumFromJson, recordSetEdit } from './datum.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
@@ -152,18 +152,6 @@ export function applyMutation(m: Mutation, d: Datum): Datum {
  */
 const SPLICE_KEYS_MAX = 8;
 
-/** Where `k` is, or would be inserted, in the sorted `keys`. */
-function keyPosition(keys: readonly Atom[], k: Atom): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareAtoms(keys[mid] as Atom, k) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
     const keys = d.keys.slice();
@@ -171,7 +159,7 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
     const added: Atom[] = [];
     for (let j = 0; j < arg.keys.length; j++) {
       const k = arg.keys[j] as Atom;
-      const i = keyPosition(keys, k);
+      const i = lowerBound(keys, k);
       // An existing key keeps its value: "insert" never replaces a map value.
       if (i < keys.length && compareAtoms(keys[i] as Atom, k) === 0) continue;
       keys.splice(i, 0, k);
@@ -211,7 +199,7 @@ function deleteFrom(d: Datum, arg: Datum): Datum {
     const values = d.values?.slice();
     const removed: Atom[] = [];
     for (let j = 0; j < arg.keys.length; j++) {
-      const i = keyPosition(keys, arg.keys[j] as Atom);
+      const i = lowerBound(keys, arg.keys[j] as Atom);
       if (i >= keys.length || compareAtoms(keys[i] as Atom, arg.keys[j] as Atom) !== 0) continue;
       // Deleting by [key, value] pairs removes a pair only when the value matches too.
       if (arg.values !== undefined && values !== undefined && compareAtoms(arg.values[j] as Atom, values[i] as Atom) !== 0) continue;

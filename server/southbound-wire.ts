@@ -6,7 +6,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
-import { compareAtoms, isUuid } from '../ovsdb/index.js';
+import { compareAtoms, isUuid, lowerBound } from '../ovsdb/index.js';
 import { SmallMap, emptyMap } from '../ovsdb/datum.js';
 import type { ViewChange } from './sb-interest.js';
 
@@ -268,18 +268,6 @@ function applySetDifference(table: string, column: ColumnSchema, had: readonly A
 
 /** Below one value of a difference per this many members of the set, it is applied by splicing. */
 const SPLICE_RATIO_MAX = 16;
-
-/** The first index of the sorted `list` whose value is not below `x`. */
-function lowerBound(list: readonly Atom[], x: Atom): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareAtoms(list[mid] as Atom, x) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** Whether a raw value is a set difference: two arrays (a set's atoms are never arrays). */
 function isDifference(raw: unknown): raw is [unknown[], unknown[]] {

@@ -25,6 +25,7 @@
 import assert from 'node:assert/strict';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { Uuid } from '../../ovsdb/index.js';
+import { lowerBound } from '../../ovsdb/atom.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from '../datapaths.js';
 import type { EngineNode, NodeInputs } from '../engine.js';
 import type { MulticastChange, MulticastData } from '../multicast.js';
@@ -37,7 +38,7 @@ import type { LbsChange, LbsData } from '../load-balancers.js';
 import { hasLbVip } from '../load-balancers.js';
 import { sameData } from '../same-data.js';
 import { fitted } from '../fitted.js';
-import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, type SetSum } from '../hash.js';
+import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, setVersion, type SetSum } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
@@ -501,20 +502,8 @@ function templateRelease(data: LflowsData, flows: readonly sb.Logical_Flow[], dp
   if (t.dps.size === 0) unregisterTemplate(data, t, out);
 }
 
-/** The first index of `sorted` whose element is not below `x`. */
-function sortedIndex(sorted: readonly Uuid[], x: Uuid): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as Uuid) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function sortedHas(sorted: readonly Uuid[], x: Uuid): boolean {
-  return sorted[sortedIndex(sorted, x)] === x;
+  return sorted[lowerBound(sorted, x)] === x;
 }
 
 /**
@@ -589,7 +578,7 @@ function settleClasses(data: LflowsData, out: SbChangeSet): Set<Uuid> {
     if ((before.length >= 2) !== (members.length >= 2) || (members.length === 1 && before[0] !== members[0])) for (const uuid of c.flows) rows.add(uuid);
     const show = members.length >= 2;
     if (show && (members !== before || !c.shown)) {
-      const row: sb.Logical_DP_Group = { _uuid: c.uuid, _version: hashUuid(['Logical_DP_Group', c.uuid, String(members.length), ...c.sum.map(String)]), datapaths: members };
+      const row: sb.Logical_DP_Group = { _uuid: c.uuid, _version: setVersion('Logical_DP_Group', c.uuid, members.length, c.sum), datapaths: members };
       data.groupTable.put(row, out);
     } else if (!show && c.shown) data.groupTable.remove(c.uuid, out);
     c.shown = show;
@@ -644,10 +633,10 @@ function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined,
   if ((joined?.size ?? 0) + (left?.size ?? 0) <= MEMBER_SPLICES_MAX) {
     const out = Array.from(old);
     for (const dp of left ?? []) {
-      const i = sortedIndex(out, dp);
+      const i = lowerBound(out, dp);
       if (out[i] === dp) out.splice(i, 1);
     }
-    for (const dp of joined ?? []) out.splice(sortedIndex(out, dp), 0, dp);
+    for (const dp of joined ?? []) out.splice(lowerBound(out, dp), 0, dp);
     return out;
   }
   const add = joined === undefined ? [] : [...joined].sort();

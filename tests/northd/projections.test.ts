@@ -6,10 +6,8 @@ import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
-import { EMPTY_SET_SUM, setSumWith, textWords } from '../../northd/hash.js';
-import { portGroupRowVersion } from '../../northd/acls.js';
-import { addressSetVersion } from '../../northd/address-sets.js';
-import { multicastGroupUuid, multicastGroupVersion } from '../../northd/multicast.js';
+import { EMPTY_SET_SUM, setSumWith, setVersion, textWords } from '../../northd/hash.js';
+import { multicastGroupUuid } from '../../northd/multicast.js';
 import { lflowUuid, shardOf } from '../../northd/lflows/flow.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
@@ -271,18 +269,18 @@ t.test("every row's _version follows its content", async (t) => {
         const g = row as unknown as sb.Multicast_Group;
         t.same(g.ports, [...g.ports].sort(), 'a group lists its ports sorted');
         t.equal(_uuid, multicastGroupUuid(g.datapath, g.name));
-        t.equal(_version, multicastGroupVersion(_uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1)), 'a group is versioned by its ports');
+        t.equal(_version, setVersion('Multicast_Group', _uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1)), 'a group is versioned by its ports');
         mcGroups++;
       } else if (table === 'Port_Group') {
         // Named by its name; versioned by its ports' count and set sum (of their names' digests).
         const g = row as unknown as sb.Port_Group;
         t.same(g.ports, [...g.ports].sort(), 'a port group lists its ports sorted');
-        t.equal(_version, portGroupRowVersion(_uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1, textWords)), 'a port group is versioned by its ports');
+        t.equal(_version, setVersion('Port_Group', _uuid, g.ports.length, setSumWith(EMPTY_SET_SUM, g.ports, 1, textWords)), 'a port group is versioned by its ports');
         pgRows++;
       } else if (table === 'Address_Set') {
         // Named by its name; versioned by its addresses' count and set sum.
         const a = row as unknown as sb.Address_Set;
-        t.equal(_version, addressSetVersion(_uuid, a.addresses.length, setSumWith(EMPTY_SET_SUM, a.addresses, 1, textWords)), 'an address set is versioned by its addresses');
+        t.equal(_version, setVersion('Address_Set', _uuid, a.addresses.length, setSumWith(EMPTY_SET_SUM, a.addresses, 1, textWords)), 'an address set is versioned by its addresses');
         asRows++;
       } else if (_version !== contentVersion(columns)) t.fail(`${table} ${_uuid}: _version is not the hash of its columns`);
       checked++;
