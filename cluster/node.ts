@@ -4,6 +4,7 @@
 //
 //   [a leader: send a held commit index now if it settles a broadcastCommit proposal]
 //   → send rd.messages → persist (await storage.save, fsync'd) → send rd.messagesAfterPersist
+//   → [one turn of the event loop for the transport to write those, or the broadcast commit]
 //   → apply (snapshot, committed entries, read states) → advance() → maybe take a snapshot
 //   → if proposals were settled, one turn of the event loop for their callers to propose again
 //
@@ -505,9 +506,11 @@ export class RaftNode {
       const rd = this.raw.ready();
       this.counters.readies++;
       // 0. A leader holds a commit index for the next append while it applies (raw-node.ts);
-      //    one that settles a proposal made with broadcastCommit leaves now instead, so that
-      //    the followers apply it alongside this node.
-      if (rd.committedEntries.some((e) => this.proposals.get(e.index)?.broadcastCommit === true)) {
+      //    one that settles a proposal made with broadcastCommit leaves now instead (or in
+      //    this Ready's appends, when they carry it), so that the followers apply it alongside
+      //    this node: see step 3.
+      const broadcast = rd.committedEntries.some((e) => this.proposals.get(e.index)?.broadcastCommit === true);
+      if (broadcast) {
         this.raw.broadcastCommit();
         const early = this.raw.takeEarlyMessages();
         if (early.length > 0) this.options.transport.send(early);
@@ -528,12 +531,14 @@ export class RaftNode {
       }
       this.counters.entriesPersisted += rd.entries.length;
       // 3. Votes and acknowledgements promise what step 2 made durable: only now may they go.
-      //    A follower's acknowledgement is what the leader's commit waits on: when entries are
-      //    to be applied too (their commit index came with these entries), one turn of the
-      //    event loop lets the transport write it before the applies hold the loop.
-      if (rd.messagesAfterPersist.length > 0) {
-        this.options.transport.send(rd.messagesAfterPersist);
-        if (rd.committedEntries.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      //    A transport writes in a later turn of the event loop (grpc-js's http2 session
+      //    does), and the applies below hold the loop. So before applying, one turn lets it
+      //    write what should not wait for them: a follower's acknowledgement, which the
+      //    leader's commit waits on, and a leader's broadcast commit index (step 0), without
+      //    which the followers would learn it only after this node applied.
+      if (rd.messagesAfterPersist.length > 0) this.options.transport.send(rd.messagesAfterPersist);
+      if (rd.committedEntries.length > 0 && (broadcast || rd.messagesAfterPersist.length > 0)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       // 4. Apply: install the snapshot, apply committed entries in order (settling the
       //    proposals waiting on them), then serve reads whose index is now applied.
