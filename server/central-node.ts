@@ -156,6 +156,21 @@ export function waitsOnFollowers(ops: readonly unknown[]): boolean {
   });
 }
 
+/**
+ * From this many operations on, a transaction's apply takes milliseconds on every member
+ * (about 3-5 ms per 100 switch inserts with their projection). Held for the next append, its
+ * commit index would reach the followers only after the leader applied it, and they would
+ * apply it while the next transaction's append waits for their acknowledgements: the applies
+ * ran one after the other. Sent at once, they run alongside the leader's. Measured with
+ * 1,000-op batches on a 3-member `ovnts up`: 9,098 against 9,623 rows/s (median of three).
+ */
+export const bulkOpsMin = 100;
+
+/** Whether a transaction's commit index goes to the followers at once: see waitsOnFollowers and bulkOpsMin. */
+export function broadcastsCommit(ops: readonly unknown[]): boolean {
+  return ops.length >= bulkOpsMin || waitsOnFollowers(ops);
+}
+
 export class CentralNode {
   readonly schema: DatabaseSchema;
   readonly sm: NbStateMachine;
@@ -407,7 +422,7 @@ export class CentralNode {
       }
     }
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
-    const broadcastCommit = waitsOnFollowers(ops);
+    const broadcastCommit = broadcastsCommit(ops);
     const started = Date.now();
     for (;;) {
       const elapsedMs = Date.now() - started;

@@ -9,7 +9,7 @@ import type { Database, DbDelta } from '../../ovsdb/index.js';
 import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { encodeCommand, nbTxn, sbTxn } from '../../server/commands.js';
-import { waitsOnFollowers } from '../../server/central-node.js';
+import { broadcastsCommit, bulkOpsMin, waitsOnFollowers } from '../../server/central-node.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthdProjection } from '../../server/northd-projection.js';
 import { canonicalText } from '../../northd/sb-changes.js';
@@ -61,7 +61,7 @@ t.test('a chassis ack that only moves hv_cfg is not projected; an nb_cfg bump is
   t.equal(text(northd), text(fresh), 'the view is what a full projection of the NB gives');
 });
 
-t.test('the writes whose clients wait on every member: nb_cfg of NB_Global and Chassis_Private', async (t) => {
+t.test('the writes whose clients wait on every member (nb_cfg of NB_Global and Chassis_Private), and bulk ones: their commit index goes at once', async (t) => {
   const bump = { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] };
   const ack = { op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv1']], row: { nb_cfg: 7, nb_cfg_timestamp: 1 } };
   const ls = { op: 'insert', table: 'Logical_Switch', row: { name: 'a' } };
@@ -72,4 +72,7 @@ t.test('the writes whose clients wait on every member: nb_cfg of NB_Global and C
   t.equal(waitsOnFollowers([{ op: 'update', table: 'NB_Global', where: [], row: { options: ['map', []] } }]), false, 'NB_Global without nb_cfg');
   t.equal(waitsOnFollowers([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['external_ids', 'insert', ['map', []]]] }]), false, 'another column mutated');
   t.equal(waitsOnFollowers([null, 5, { op: 'update', table: 'NB_Global', row: null }]), false, 'malformed operations are no reason');
+  t.equal(broadcastsCommit([ack]), true, 'broadcast: an acknowledgement');
+  t.equal(broadcastsCommit(Array.from({ length: bulkOpsMin - 1 }, () => ls)), false, 'broadcast: not a transaction one operation short of bulk');
+  t.equal(broadcastsCommit(Array.from({ length: bulkOpsMin }, () => ls)), true, 'broadcast: a bulk transaction');
 });
