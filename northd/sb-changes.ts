@@ -58,6 +58,9 @@ export function canonicalTextReference(value: unknown): string {
   return JSON.stringify(value, mapsAsSortedPairs) ?? 'undefined';
 }
 
+/** Up to this many map keys, writeCanonical sorts them by insertion. */
+const INSERTION_SORT_MAX = 16;
+
 /** Not an object (or null): JSON.stringify writes it the same with or without the replacer. */
 function isAtom(v: unknown): boolean {
   return v === null || typeof v !== 'object';
@@ -98,6 +101,34 @@ function writeCanonical(value: unknown): string | undefined {
   }
   if (isMapValue(value)) {
     if (value.size === 0) return '[]';
+    // String keys (every map column's but an integer-keyed one) are sorted alone and their
+    // values looked up: no [key, value] array per pair, no String() per comparison.
+    const keys: unknown[] = [];
+    let stringKeys = true;
+    value.forEach((_v, k) => {
+      keys.push(k);
+      if (typeof k !== 'string') stringKeys = false;
+    });
+    if (stringKeys) {
+      // In UTF-16 code unit order, as byKey's comparison puts strings. A map column holds a
+      // few keys: an insertion sort of those allocates nothing, where the built-in sort
+      // allocates its work area on every call.
+      if (keys.length > INSERTION_SORT_MAX) keys.sort();
+      else {
+        for (let i = 1; i < keys.length; i++) {
+          const k = keys[i] as string;
+          let j = i - 1;
+          for (; j >= 0 && (keys[j] as string) > k; j--) keys[j + 1] = keys[j];
+          keys[j + 1] = k;
+        }
+      }
+      let out = '[';
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        out += `${i > 0 ? ',' : ''}[${JSON.stringify(k)},${writeCanonical(value.get(k)) ?? 'null'}]`;
+      }
+      return out + ']';
+    }
     const pairs = [...value.entries()].sort(byKey);
     if (pairs.every(([k, v]) => isAtom(k) && isAtom(v))) return JSON.stringify(pairs);
     let out = '[';

@@ -451,14 +451,30 @@ export function forEachRef(type: ColumnType, value: Value, visit: (target: Uuid,
     case 'scalar':
       visit(value as Uuid, type.key);
       return;
-    case 'set':
-      for (const u of value as readonly Atom[]) visit(u as Uuid, type.key);
+    case 'set': {
+      // Indexed, and forEach below: no iterator or [key, value] pair per element (every
+      // inserted row's every reference column comes through here).
+      const atoms = value as readonly Atom[];
+      for (let i = 0; i < atoms.length; i++) visit(atoms[i] as Uuid, type.key);
       return;
+    }
     case 'map':
-      for (const [k, v] of value as ReadonlyMap<Atom, Atom>) {
+      (value as ReadonlyMap<Atom, Atom>).forEach((v, k) => {
         if (keyRef) visit(k as Uuid, type.key);
         if (valueRef) visit(v as Uuid, type.value as BaseType);
-      }
+      });
       return;
+  }
+}
+
+/** Whether a column's value holds no atom: an empty set or map (a scalar always holds one). */
+export function valueIsEmpty(type: ColumnType, value: Value): boolean {
+  switch (type.kind) {
+    case 'scalar':
+      return false;
+    case 'set':
+      return (value as readonly Atom[]).length === 0;
+    case 'map':
+      return (value as ReadonlyMap<Atom, Atom>).size === 0;
   }
 }

@@ -8,13 +8,12 @@
 // comes from ctx.newUuid(), called in an order fixed by the ops, and time comes in as
 // ctx.elapsedMs. Iteration order comes from data (insertion order, sorted UUIDs), never from
 // hashing or timing.
-import assert from 'node:assert/strict';
 import type { Uuid } from './atom.js';
 import { compareAtoms, isUuid, zeroUuid } from './atom.js';
 import type { Clause } from './condition.js';
 import { evaluateConditions, parseConditions, pinnedUuid } from './condition.js';
 import type { Datum, Row, Value } from './datum.js';
-import { forEachRef, forEachRefChange, fromDatum, toDatum, valueFromJson, valuesEqual } from './datum.js';
+import { forEachRef, forEachRefChange, fromDatum, toDatum, valueFromJson, valueIsEmpty, valuesEqual } from './datum.js';
 import type { Database, DbDelta, RowChange, TableData } from './database.js';
 import { Database as DatabaseClass } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
@@ -117,6 +116,7 @@ export type TransactOutcome =
 const idPattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Pending {
+  readonly uuid: Uuid;
   readonly table: TableData;
   /** The row as committed before this transaction; undefined for a row inserted now. */
   readonly old: Row | undefined;
@@ -253,8 +253,8 @@ class Overlay {
   }
 
   insert(table: TableData, row: Row): void {
-    assert.ok(!this.pending.has(row._uuid) && !this.db.rowTable.has(row._uuid));
-    this.pending.set(row._uuid, { table, old: undefined, current: row });
+    if (this.pending.has(row._uuid) || this.db.rowTable.has(row._uuid)) throw new Error(`overlay: row ${row._uuid} inserted twice`);
+    this.pending.set(row._uuid, { uuid: row._uuid, table, old: undefined, current: row });
     let list = this.inserted.get(table);
     if (list === undefined) {
       list = [];
@@ -272,7 +272,7 @@ class Overlay {
     const p = this.pending.get(row._uuid);
     if (p !== undefined) p.current = row;
     else {
-      this.pending.set(row._uuid, { table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
+      this.pending.set(row._uuid, { uuid: row._uuid, table, old: table.rows.get(row._uuid), current: { ...row, _version: this.newUuid() } });
       this.touched.add(table);
     }
     const old = p === undefined ? table.rows.get(row._uuid) : p.old;
@@ -292,7 +292,7 @@ class Overlay {
     const p = this.pending.get(uuid);
     if (p !== undefined) p.current = undefined;
     else {
-      this.pending.set(uuid, { table, old: table.rows.get(uuid), current: undefined });
+      this.pending.set(uuid, { uuid, table, old: table.rows.get(uuid), current: undefined });
       this.touched.add(table);
     }
   }
@@ -642,7 +642,10 @@ function precommit(x: Execution): RowChange[] {
     }
   };
   const refCount = (uuid: Uuid): number => db.strongRefCount(uuid) + (strongDelta.get(uuid) ?? 0);
-  for (const p of sortedPending(overlay)) {
+  // From here on entries are only added to `pending` (or changed in place), never removed: a
+  // list of the same length is still the whole of it, in order.
+  const sorted = sortedPending(overlay);
+  for (const p of sorted) {
     const row = p.current;
     const mustExist = (target: Uuid, refTable: string, column: ColumnSchema): void => {
       const dest = db.tables.get(refTable) as TableData;
@@ -669,7 +672,7 @@ function precommit(x: Execution): RowChange[] {
     if (p.old !== undefined) countRefs(p.table, p.old, -1);
     if (row !== undefined) countRefs(p.table, row, +1, mustExist);
   }
-  for (const p of sortedPending(overlay)) {
+  for (const p of sorted) {
     if (p.old !== undefined && p.current === undefined) {
       const n = refCount(p.old._uuid);
       if (n > 0) {
@@ -727,6 +730,7 @@ function precommit(x: Execution): RowChange[] {
     for (const column of t.schema.refColumns) {
       const type = column.type;
       if (type.key.refType !== 'weak' && type.value?.refType !== 'weak') continue;
+      if (valueIsEmpty(type, row[column.name] as Value)) continue;
       const d = toDatum(type, row[column.name] as Value);
       const keep = (u: unknown, weak: boolean, refTable: string | undefined): boolean =>
         !weak || overlay.get(db.tables.get(refTable as string) as TableData, u as Uuid) !== undefined;
@@ -798,7 +802,7 @@ function precommit(x: Execution): RowChange[] {
 
   // 7. The delta, in (table, uuid) order.
   const changes: RowChange[] = [];
-  for (const p of sortedPending(overlay)) {
+  for (const p of overlay.pending.size === sorted.length ? sorted : sortedPending(overlay)) {
     const name = p.table.schema.name;
     if (p.current === undefined) {
       if (p.old !== undefined) changes.push(deleteChange(name, p.old));
@@ -817,11 +821,16 @@ function precommit(x: Execution): RowChange[] {
   return changes;
 }
 
+function byTableThenUuid(a: Pending, b: Pending): number {
+  const ta = a.table.schema.name;
+  const tb = b.table.schema.name;
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0;
+}
+
 function sortedPending(overlay: Overlay): Pending[] {
-  if (overlay.pending.size === 1) return [...overlay.pending.values()];
-  return [...overlay.pending.entries()]
-    .sort(([ua, pa], [ub, pb]) => (pa.table.schema.name < pb.table.schema.name ? -1 : pa.table.schema.name > pb.table.schema.name ? 1 : ua < ub ? -1 : ua > ub ? 1 : 0))
-    .map(([, p]) => p);
+  const list = [...overlay.pending.values()];
+  return list.length > 1 ? list.sort(byTableThenUuid) : list;
 }
 
 function rowsEqual(schema: TableSchema, a: Row, b: Row): boolean {

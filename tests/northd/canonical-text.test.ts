@@ -26,7 +26,7 @@ function randomValue(rng: Rng, depth: number): unknown {
     case 3: return rng.chance(0.5) ? null : undefined;
     case 4: return rng.int(0, 2) / 4;
     case 5: return Array.from({ length: rng.int(0, 3) }, () => randomValue(rng, depth + 1));
-    case 6: return new Map(Array.from({ length: rng.int(0, 3) }, () => [rng.pick(['a', 'b', 'c', 'stage-hint', 'stage-name']), randomValue(rng, depth + 1)]));
+    case 6: return new Map(Array.from({ length: rng.int(0, 4) }, () => [rng.pick(['a', 'b', 'B', 'c', '', 'é', 'stage-hint', 'stage-name', 'stage', 10, 9]), randomValue(rng, depth + 1)]));
     default: {
       const o: Record<string, unknown> = {};
       for (let i = rng.int(0, 3); i > 0; i--) o[rng.pick(['_uuid', 'match', 'tags', 'x'])] = randomValue(rng, depth + 1);
@@ -34,6 +34,15 @@ function randomValue(rng: Rng, depth: number): unknown {
     }
   }
 }
+
+t.test('maps of many string keys, on both sides of the insertion sort\'s bound', async (t) => {
+  const rng = new Rng(11);
+  for (let n = 2; n <= 40; n++) {
+    const m = new Map<string, unknown>();
+    while (m.size < n) m.set(rng.pick(['a', 'b', 'B', 'é', '']) + String(rng.int(0, 99)), rng.int(0, 9));
+    t.equal(canonicalText(m), canonicalTextReference(m), `${n} keys`);
+  }
+});
 
 t.test('random values', async (t) => {
   const rng = new Rng(7);
