@@ -40,6 +40,8 @@ export interface CentralNodeOptions {
   readonly tickMs?: number;
   readonly electionTicks?: number;
   readonly snapshotEntries?: number;
+  /** See RaftNodeOptions: how long a leader holds a commit index for its next append. */
+  readonly commitLingerMs?: number;
   /** See RaftNodeOptions: compaction by bytes of log, and the leader's hand-off before a slow snapshot. */
   readonly snapshotLogBytes?: number;
   readonly snapshotLogRatio?: number;
@@ -171,6 +173,16 @@ export function broadcastsCommit(ops: readonly unknown[]): boolean {
   return ops.length >= bulkOpsMin || waitsOnFollowers(ops);
 }
 
+export interface TransactOptions {
+  /**
+   * A member forwarded this write from its client, and answers that client only once it has
+   * applied it too: its commit index goes to the followers at once (broadcastCommit). Held for
+   * the leader's next append, it would reach them only after up to commitLingerMs (a serial
+   * client's next write waits on this answer, so no append comes sooner).
+   */
+  readonly forwarded?: boolean;
+}
+
 export class CentralNode {
   readonly schema: DatabaseSchema;
   readonly sm: NbStateMachine;
@@ -224,6 +236,7 @@ export class CentralNode {
       ...(options.snapshotLogBytes !== undefined ? { snapshotLogBytes: options.snapshotLogBytes } : {}),
       ...(options.snapshotLogRatio !== undefined ? { snapshotLogRatio: options.snapshotLogRatio } : {}),
       ...(options.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: options.snapshotHandoffMs } : {}),
+      ...(options.commitLingerMs !== undefined ? { commitLingerMs: options.commitLingerMs } : {}),
       ...(options.onFatalError ? { onFatalError: options.onFatalError } : {}),
       ...(options.observe ? { observe: options.observe } : {}),
     });
@@ -380,12 +393,12 @@ export class CentralNode {
    * Runs one OVSDB transaction through the log. Malformed transactions are answered without
    * touching the log; on a follower the transaction is forwarded to the leader.
    */
-  async transact(ops: unknown, db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
+  async transact(ops: unknown, db: TransactDb = 'OVN_Northbound', options: TransactOptions = {}): Promise<TransactOutcome> {
     const observe = this.options.observe?.transacted;
-    if (observe === undefined) return this.transactOnce(ops, db);
+    if (observe === undefined) return this.transactOnce(ops, db, options);
     const started = performance.now();
     try {
-      const out = await this.transactOnce(ops, db);
+      const out = await this.transactOnce(ops, db, options);
       observe.call(this.options.observe, performance.now() - started, db, out.failed ? 'failed' : 'committed');
       return out;
     } catch (err) {
@@ -394,7 +407,7 @@ export class CentralNode {
     }
   }
 
-  private async transactOnce(ops: unknown, db: TransactDb): Promise<TransactOutcome> {
+  private async transactOnce(ops: unknown, db: TransactDb, options: TransactOptions): Promise<TransactOutcome> {
     if (!Array.isArray(ops)) throw new CentralNodeError('bad-request', 'a transaction is a JSON array of operations');
     if (ops.length > centralLimits.opsMax) throw new CentralNodeError('bad-request', `a transaction has at most ${centralLimits.opsMax} operations`);
     // An SB transaction is checked in apply (server/chassis-store.ts): its rules depend on
@@ -422,7 +435,7 @@ export class CentralNode {
       }
     }
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
-    const broadcastCommit = broadcastsCommit(ops);
+    const broadcastCommit = options.forwarded === true || broadcastsCommit(ops);
     const started = Date.now();
     for (;;) {
       const elapsedMs = Date.now() - started;

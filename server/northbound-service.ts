@@ -8,7 +8,7 @@ import type { DbDelta, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
 import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
-import type { CentralNode, DbFeed, TransactDb, TransactOutcome } from './central-node.js';
+import type { CentralNode, DbFeed, TransactDb, TransactOptions, TransactOutcome } from './central-node.js';
 import { CentralNodeError, StreamEnd } from './errors.js';
 // Not from ovsdb-door.js: that would load the central node (and LevelDB) into every client.
 import { JSON_VALUE_BYTES_MAX_DEFAULT } from './json-stream.js';
@@ -289,6 +289,7 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
 interface WireTransactRequest {
   opsJson: string;
   db?: string;
+  forwarded?: boolean;
 }
 
 interface WireTransactReply {
@@ -300,7 +301,7 @@ interface WireTransactReply {
 async function transactOne(central: CentralNode, req: WireTransactRequest): Promise<WireTransactReply> {
   const db = req.db ?? '';
   if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
-  const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound');
+  const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound', { forwarded: req.forwarded === true });
   return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
 }
 
@@ -434,9 +435,13 @@ export class NorthboundClient {
     return new Promise((resolve, reject) => (c[method] as UnaryFn).call(c, req, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
   }
 
-  /** Transactions go on one TransactStream per client (see TransactChannel), opened on first use. */
-  async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound'): Promise<TransactOutcome> {
-    const r = await this.stream().call({ request: { opsJson: JSON.stringify(ops), db } }, this.callTimeoutMs);
+  /**
+   * Transactions go on one TransactStream per client (see TransactChannel), opened on first
+   * use. `forwarded`: see TransactOptions (a member forwarding its client's write sets it).
+   */
+  async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound', options: TransactOptions = {}): Promise<TransactOutcome> {
+    const request = { opsJson: JSON.stringify(ops), db, ...(options.forwarded === true ? { forwarded: true } : {}) };
+    const r = await this.stream().call({ request }, this.callTimeoutMs);
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
   }
 
@@ -578,7 +583,7 @@ export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId)
         c = new NorthboundClient(address);
         clients.set(leader, c);
       }
-      return c.transact(ops, db);
+      return c.transact(ops, db, { forwarded: true });
     },
     close: () => {
       for (const c of clients.values()) c.close();

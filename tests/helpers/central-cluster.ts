@@ -31,6 +31,9 @@ export interface CentralClusterOptions {
   readonly size?: number;
   readonly history?: { revisionsMax: number; bytesMax: number };
   readonly southbound?: SouthboundServiceOptions;
+  /** Raft timing (see RaftNodeOptions); tickMs defaults to 10 here. */
+  readonly tickMs?: number;
+  readonly commitLingerMs?: number;
 }
 
 export async function startCentralCluster(dir: string, options: CentralClusterOptions = {}): Promise<CentralCluster> {
@@ -42,7 +45,7 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
   const fwd = forwarder(addresses);
   const members: CentralMember[] = [];
   for (const id of ids) {
-    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}) });
+    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: options.tickMs ?? 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}), ...(options.commitLingerMs !== undefined ? { commitLingerMs: options.commitLingerMs } : {}) });
     const server = new grpc.Server(northboundServerOptions);
     server.addService(northboundDefinition(), northboundHandlers(central));
     server.addService(adminDefinition(), adminHandlers(central));
