@@ -168,9 +168,12 @@ export function waitsOnFollowers(ops: readonly unknown[]): boolean {
  */
 export const bulkOpsMin = 100;
 
-/** Whether a transaction's commit index goes to the followers at once: see waitsOnFollowers and bulkOpsMin. */
-export function broadcastsCommit(ops: readonly unknown[]): boolean {
-  return ops.length >= bulkOpsMin || waitsOnFollowers(ops);
+/**
+ * Whether a transaction's commit index goes to the followers at once: see waitsOnFollowers,
+ * bulkOpsMin and TransactOptions.forwarded.
+ */
+export function broadcastsCommit(ops: readonly unknown[], options: TransactOptions = {}): boolean {
+  return options.forwarded === true || ops.length >= bulkOpsMin || waitsOnFollowers(ops);
 }
 
 export interface TransactOptions {
@@ -435,7 +438,7 @@ export class CentralNode {
       }
     }
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
-    const broadcastCommit = options.forwarded === true || broadcastsCommit(ops);
+    const broadcastCommit = broadcastsCommit(ops, options);
     const started = Date.now();
     for (;;) {
       const elapsedMs = Date.now() - started;
