@@ -399,10 +399,13 @@ class PeerSender {
         if (call !== this.snapshotCall) return;
         this.snapshotCall = null;
         if (this.closed) return;
-        const ok = err === null;
-        if (ok) this.ctx.counters.snapshotsSent++;
-        else this.ctx.counters.snapshotsFailed++;
-        this.ctx.report({ kind: 'snapshot', to: this.peer, ok });
+        if (err === null) {
+          this.ctx.counters.snapshotsSent++;
+          this.ctx.report({ kind: 'snapshot', to: this.peer, ok: true });
+        } else {
+          this.ctx.counters.snapshotsFailed++;
+          this.ctx.report({ kind: 'snapshot', to: this.peer, ok: false, reason: err.details || err.message });
+        }
       },
     );
     this.snapshotCall = call;
@@ -451,7 +454,7 @@ class PeerSender {
     if (this.snapshotCall !== null) {
       // Its call dies with the old channel; the node must hear that, to send it again.
       this.ctx.counters.snapshotsFailed++;
-      this.ctx.report({ kind: 'snapshot', to: this.peer, ok: false });
+      this.ctx.report({ kind: 'snapshot', to: this.peer, ok: false, reason: 'the peer moved to another address' });
     }
     this.close();
     next.pump();
@@ -611,7 +614,7 @@ export class GrpcTransport implements Transport {
       const sender = this.senders.get(m.to);
       if (sender === undefined) {
         increment(this.counters.droppedNoAddress, m.to);
-        if (m.type === 'snap') this.report({ kind: 'snapshot', to: m.to, ok: false });
+        if (m.type === 'snap') this.report({ kind: 'snapshot', to: m.to, ok: false, reason: 'no address known for the peer' });
         else this.noteUnreachable(m.to);
         continue;
       }

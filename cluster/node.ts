@@ -340,6 +340,13 @@ type Resolved = Required<Pick<RaftNodeOptions, keyof typeof nodeDefaults>>;
  */
 const leaderCompactionSlack = 2;
 
+/**
+ * A peer that keeps failing to take a snapshot (it refuses one over its snapshotBytesMax, say)
+ * gets one log line at once and then at most one per this interval, with the count between.
+ * The leader resends the snapshot every heartbeat or so, so unlimited lines would flood the log.
+ */
+export const snapshotFailureLogIntervalMs = 60_000;
+
 export class RaftNode {
   readonly id: NodeId;
   private fatal: StorageError | undefined;
@@ -389,6 +396,8 @@ export class RaftNode {
     snapshotHandoffs: 0,
   };
   private readonly progressListeners = new Set<() => void>();
+  /** Per peer: when a failed snapshot was last logged, and the failures since (see onReport). */
+  private readonly snapshotFailures = new Map<NodeId, { loggedAtMs: number; unlogged: number }>();
   private readonly log: (line: string) => void;
   private readonly onFatalError: (err: StorageError) => void;
 
@@ -944,9 +953,27 @@ export class RaftNode {
 
   private onReport(r: TransportReport): void {
     if (this.stopping) return;
-    if (r.kind === 'snapshot') this.raw.reportSnapshot(r.to, r.ok);
-    else this.raw.reportUnreachable(r.to);
+    if (r.kind === 'snapshot') {
+      this.raw.reportSnapshot(r.to, r.ok);
+      if (r.ok) this.snapshotFailures.delete(r.to);
+      else this.logSnapshotFailure(r.to, r.reason);
+    } else {
+      this.raw.reportUnreachable(r.to);
+    }
     this.notify();
+  }
+
+  /** Logs a snapshot `to` did not take, rate-limited per peer (snapshotFailureLogIntervalMs). */
+  private logSnapshotFailure(to: NodeId, reason: string | undefined): void {
+    const now = performance.now();
+    const seen = this.snapshotFailures.get(to);
+    if (seen !== undefined && now - seen.loggedAtMs < snapshotFailureLogIntervalMs) {
+      seen.unlogged++;
+      return;
+    }
+    const more = seen === undefined || seen.unlogged === 0 ? '' : ` (${seen.unlogged} more since the last report)`;
+    this.log(`raft node ${this.id}: snapshot to ${to} failed: ${reason ?? 'no reason given'}${more}; it stays behind until one gets through`);
+    this.snapshotFailures.set(to, { loggedAtMs: now, unlogged: 0 });
   }
 
   // ---------------------------------------------------------------------------------------

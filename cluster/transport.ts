@@ -6,8 +6,11 @@ import type { Message, NodeId } from './types.js';
 
 /** What the transport tells the node about delivery, so Raft can adjust its progress. */
 export type TransportReport =
-  /** A `snap` message to `to` was delivered whole (ok) or failed (the leader retries later). */
-  | { readonly kind: 'snapshot'; readonly to: NodeId; readonly ok: boolean }
+  /**
+   * A `snap` message to `to` was delivered whole (ok) or failed (the leader retries later);
+   * a failure says why when the transport knows (the peer's refusal, a lost connection).
+   */
+  | { readonly kind: 'snapshot'; readonly to: NodeId; readonly ok: boolean; readonly reason?: string }
   /** A message to `to` could not be delivered (connection failed, queue full). */
   | { readonly kind: 'unreachable'; readonly to: NodeId };
 

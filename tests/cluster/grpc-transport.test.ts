@@ -255,13 +255,16 @@ t.test('a snapshot to a peer that is down reports failure', async (t) => {
   tr.setPeers(new Map([[3, `127.0.0.1:${await freePort()}`]]));
   tr.send([snap(1, 3, bytes(10_000, 3))]);
   await inbox.until(() => inbox.reports.some((r) => r.kind === 'snapshot'), 'snapshot report');
-  t.strictSame(inbox.reports.filter((r) => r.kind === 'snapshot'), [{ kind: 'snapshot', to: 3, ok: false }]);
+  const failed = inbox.reports.filter((r) => r.kind === 'snapshot');
+  t.match(failed, [{ kind: 'snapshot', to: 3, ok: false, reason: String }], 'reported failed, with the reason');
+  t.equal(failed.length, 1);
   t.equal(tr.stats().snapshotsFailed, 1);
 
   // A snapshot to a peer with no address fails at once, counted.
   tr.send([snap(1, 9, bytes(10, 3))]);
   await inbox.until(() => inbox.reports.some((r) => r.kind === 'snapshot' && r.to === 9), 'report for 9');
   t.equal(tr.stats().droppedNoAddress.get(9), 1);
+  t.match(inbox.reports.find((r) => r.kind === 'snapshot' && r.to === 9), { ok: false, reason: 'no address known for the peer' });
 });
 
 t.test('a snapshot larger than the receiver accepts is refused', async (t) => {
@@ -270,7 +273,7 @@ t.test('a snapshot larger than the receiver accepts is refused', async (t) => {
   a.tr.setPeers(new Map([[2, b.tr.address()]]));
   a.tr.send([snap(1, 2, bytes(1001, 5))]);
   await a.inbox.until(() => a.inbox.reports.length > 0, 'snapshot report');
-  t.strictSame(a.inbox.reports, [{ kind: 'snapshot', to: 2, ok: false }]);
+  t.strictSame(a.inbox.reports, [{ kind: 'snapshot', to: 2, ok: false, reason: 'snapshot of 1001 bytes exceeds snapshotBytesMax (1000)' }], 'the sender hears why');
   t.equal(b.inbox.messages.length, 0);
   t.equal(b.tr.stats().snapshotsRefused, 1);
 });

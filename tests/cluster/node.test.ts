@@ -8,7 +8,7 @@ import { KvStateMachine, encodeKvCommand, type KvResult, type KvValue } from '..
 import { LocalNetwork } from '../../cluster/local-transport.js';
 import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
 import { RaftStorage, StorageError } from '../../cluster/storage.js';
-import type { Transport } from '../../cluster/transport.js';
+import type { Transport, TransportHandlers } from '../../cluster/transport.js';
 import type { Entry, NodeId } from '../../cluster/types.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -38,14 +38,21 @@ class Cluster {
     readonly ids: readonly NodeId[],
     private readonly dirs: ReadonlyMap<NodeId, string>,
     private readonly extra: (id: NodeId) => Extra,
+    private readonly transportOf: ((net: LocalNetwork, id: NodeId) => Transport) | undefined,
   ) {
     this.peers = new Map(ids.map((id) => [id, `local:${id}`]));
   }
 
   /** Starts `ids` as founding voters, each in a folder of testdirAfterTeardowns(t); stops them at teardown. */
-  static async start(t: Test, ids: readonly NodeId[], extra: (id: NodeId) => Extra = () => ({})): Promise<Cluster> {
+  static async start(
+    t: Test,
+    ids: readonly NodeId[],
+    extra: (id: NodeId) => Extra = () => ({}),
+    /** Each node's transport, made on every start; by default the network's own. */
+    transportOf?: (net: LocalNetwork, id: NodeId) => Transport,
+  ): Promise<Cluster> {
     const root = testdirAfterTeardowns(t, Object.fromEntries(ids.map((id) => [`n${id}`, {}])));
-    const c = new Cluster(ids, new Map(ids.map((id) => [id, `${root}/n${id}`])), extra);
+    const c = new Cluster(ids, new Map(ids.map((id) => [id, `${root}/n${id}`])), extra, transportOf);
     t.teardown(() => c.stopAll());
     for (const id of ids) await c.startNode(id);
     return c;
@@ -59,7 +66,7 @@ class Cluster {
       id,
       clusterId,
       dataDir: dir,
-      transport: this.net.transport(id),
+      transport: this.transportOf?.(this.net, id) ?? this.net.transport(id),
       stateMachine: kv,
       peers: this.peers,
       bootstrap: this.ids,
@@ -595,4 +602,52 @@ t.test('throughput: 64 concurrent proposers, LocalNetwork, LevelDB (printed, not
       `(${s.readies} Readys on the leader, ${(s.entriesPersisted / Math.max(1, s.readies)).toFixed(1)} entries per fsync)`,
   );
   t.ok(committed > 0, 'some proposals committed');
+});
+
+t.test('a snapshot a follower keeps refusing is logged at once with the reason, then held back', async (t) => {
+  // Snapshots to `refusing` are not delivered: the leader's transport reports each one failed
+  // with a reason, as the gRPC transport does when the peer refuses it (over its
+  // snapshotBytesMax, say).
+  let refusing: NodeId = 0;
+  let refusals = 0;
+  const reason = 'snapshot of 5000 bytes exceeds snapshotBytesMax (1000)';
+  const lines: string[] = [];
+  const refusingTransport = (net: LocalNetwork, id: NodeId): Transport => {
+    const inner = net.transport(id);
+    let report: TransportHandlers['onReport'] | undefined;
+    return {
+      start: (h) => {
+        report = h.onReport;
+        return inner.start(h);
+      },
+      send: (ms) => {
+        const pass = ms.filter((m) => !(m.type === 'snap' && m.to === refusing));
+        for (let n = ms.length - pass.length; n > 0; n--) {
+          refusals++;
+          setImmediate(() => report?.({ kind: 'snapshot', to: refusing, ok: false, reason }));
+        }
+        inner.send(pass);
+      },
+      setPeers: (p) => inner.setPeers(p),
+      stats: () => inner.stats(),
+      close: () => inner.close(),
+    };
+  };
+  const c = await Cluster.start(t, [1, 2, 3], (id) => ({ snapshotEntries: 20, log: (line) => lines.push(`${id}: ${line}`) }), refusingTransport);
+  const leader = await c.leader();
+  const behind = c.ids.find((id) => id !== leader.id) as NodeId;
+  await c.stopNode(behind);
+  let last = 0;
+  for (let i = 0; i < 60; i++) last = (await leader.node.propose(put(`k${i}`, `v${i}`))).index;
+  await c.until(() => leader.node.status().firstIndex > 2, 'the leader compacting its log past the stopped node');
+  refusing = behind;
+  await c.startNode(behind);
+  await c.until(() => refusals >= 3, 'three snapshots refused', waitMsMax);
+  const logged = lines.filter((l) => l.includes(`snapshot to ${behind} failed`));
+  t.equal(logged.length, 1, `${refusals} refusals, one line within the interval: ${logged.join(' | ')}`);
+  t.match(logged[0], `${leader.id}: raft node ${leader.id}: snapshot to ${behind} failed: ${reason}`, 'the line names the peer and the reason');
+  t.ok(c.member(behind).node.status().appliedIndex < last, 'the refusing node stays behind');
+  refusing = 0;
+  await c.applied(last);
+  t.pass('once snapshots get through, it catches up');
 });
