@@ -58,25 +58,6 @@ interface CentralOptions {
  */
 export const memberV8Flags: readonly string[] = ['--optimize-for-size'];
 
-/**
- * V8 tiering every member runs with: a function is handed to the optimizing compiler after
- * about a quarter of the bytecode V8 runs by default (an interrupt budget of 16 KiB against
- * 66 KiB), so a member started fresh stops running its apply, projection and transport in the
- * slow tiers sooner. Applying single-switch transactions in one process, CPU per transaction
- * after 1,000 of them: 383-466 us by default, 227-259 us with it; after 6,000: 72-99 us against
- * 44-50; after 15,000-20,000 both settle at 41-103 us (noise), so it moves warm-up, not the
- * steady state. Set at start, before any state is loaded; a `--interrupt-budget` on node's own
- * command line wins (node refuses it in NODE_OPTIONS).
- */
-export const memberTieringFlags: readonly string[] = ['--interrupt-budget=16384'];
-
-/** The memberTieringFlags to set: those node was not given on its command line (`execArgv`). */
-export function tieringFlagsToSet(execArgv: readonly string[]): string[] {
-  const name = (flag: string): string => flag.split('=')[0] as string;
-  const given = new Set(execArgv.map(name));
-  return memberTieringFlags.filter((flag) => !given.has(name(flag)));
-}
-
 export function registerCentralCommand(program: Command): void {
   program
     .command('central')
@@ -100,7 +81,6 @@ export function registerCentralCommand(program: Command): void {
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
     .action(async (o: CentralOptions) => {
-      for (const flag of tieringFlagsToSet(process.execArgv)) v8.setFlagsFromString(flag);
       if (o.optimizeForSize === true) for (const flag of memberV8Flags) v8.setFlagsFromString(flag);
       // name@id gives a member's id outright (members added later); otherwise it is the position.
       const peers = parseNamedList('--peers', o.peers).map((p, i) => {
