@@ -621,10 +621,14 @@ t.test('a snapshot a follower keeps refusing is logged at once with the reason, 
         return inner.start(h);
       },
       send: (ms) => {
-        const pass = ms.filter((m) => !(m.type === 'snap' && m.to === refusing));
-        for (let n = ms.length - pass.length; n > 0; n--) {
+        const pass = [];
+        for (const m of ms) {
+          if (m.type !== 'snap' || m.to !== refusing) {
+            pass.push(m);
+            continue;
+          }
           refusals++;
-          setImmediate(() => report?.({ kind: 'snapshot', to: refusing, ok: false, reason }));
+          setImmediate(() => report?.({ kind: 'snapshot', to: m.to, ok: false, reason }));
         }
         inner.send(pass);
       },
