@@ -30,6 +30,14 @@ export const northboundLimits = {
   /** Requests of one TransactStream awaiting their replies; one more is refused at once. */
   streamTransactsInFlightMax: 1024,
   /**
+   * A batch of replies on TransactStreamBatched is cut before a reply that would take it past
+   * this many bytes: a client that takes any single reply takes any batch (gRPC's default
+   * bound on a received message is 4 MiB).
+   */
+  replyBatchBytesMax: 1024 * 1024,
+  /** The same for the requests our client sends in one TransactStreamBatched message. */
+  requestBatchBytesMax: 1024 * 1024,
+  /**
    * The largest reply a client takes (gRPC's default is 4 MiB). A whole table is one List
    * reply: the 10,000-port NB's Logical_Switch_Port table is 5.2 MB, and nbctl's show, list and
    * transactions of several commands read whole tables.
@@ -326,68 +334,150 @@ async function waitOne(central: CentralNode, req: WireWaitRequest): Promise<Wire
 }
 
 type StreamRequest = { id: number; request?: WireTransactRequest | null; wait?: WireWaitRequest | null };
+type StreamReply = { id: number; reply?: WireTransactReply; waitReply?: WireWaitReply; statusCode: number; statusDetails: string };
+
+/** Bytes a reply takes on the wire, at least: what a batch of replies is measured by. */
+function replyBytes(r: StreamReply): number {
+  return 64 + (r.reply?.resultsJson.length ?? 0) + r.statusDetails.length;
+}
 
 /**
- * TransactStream: every request is a Transact of its own (or a Wait), answered on the stream with its id
- * once done; they run concurrently, as requests on separate calls would. A grpc-js unary call
- * costs the server several times a stream message (a new HTTP/2 stream, headers, trailers, a
- * deadline timer), which is most of a small transaction's CPU on the leader.
+ * The replies of a TransactStreamBatched call: those ready in one turn of the event loop leave
+ * in one message, cut where the next would take the batch past replyBatchBytesMax (so a batch
+ * is larger than that only when one reply alone is).
  */
-function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<StreamRequest, unknown>): void {
-  let inFlight = 0;
-  let ended = false;
-  const reply = (m: unknown): void => {
-    if (ended || call.cancelled || call.destroyed) return;
-    call.write(m);
-  };
-  const fail = (id: number, err: unknown): void => {
+class ReplyBatcher {
+  private batch: StreamReply[] = [];
+  private bytes = 0;
+  private scheduled = false;
+
+  constructor(private readonly write: (m: { replies: StreamReply[] }) => void) {}
+
+  add(r: StreamReply): void {
+    const bytes = replyBytes(r);
+    if (this.batch.length > 0 && this.bytes + bytes > northboundLimits.replyBatchBytesMax) this.flush();
+    this.batch.push(r);
+    this.bytes += bytes;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  flush(): void {
+    if (this.batch.length === 0) return;
+    const replies = this.batch;
+    this.batch = [];
+    this.bytes = 0;
+    this.write({ replies });
+  }
+}
+
+/**
+ * The requests of one TransactStream or TransactStreamBatched call: every request is a
+ * Transact of its own (or a Wait), answered with its id once done; they run concurrently, as
+ * requests on separate calls would. A grpc-js unary call costs the server several times a
+ * stream message (a new HTTP/2 stream, headers, trailers, a deadline timer), which is most of
+ * a small transaction's CPU on the leader; and a stream message costs several times the
+ * request it carries, hence the batched form.
+ */
+class StreamRequests {
+  private inFlight = 0;
+  private ended = false;
+  private endRequested = false;
+
+  constructor(
+    private readonly central: CentralNode,
+    private readonly call: grpc.ServerDuplexStream<unknown, unknown>,
+    private readonly send: (r: StreamReply) => void,
+    /** Sends what is held back, before the call ends. */
+    private readonly flush: () => void = () => undefined,
+  ) {
+    call.on('end', () => {
+      // The client sent its last request: the call closes once every reply is out.
+      this.endRequested = true;
+      this.endWhenDone();
+    });
+    call.on('cancelled', () => {
+      this.ended = true;
+    });
+    call.on('error', () => {
+      this.ended = true;
+    });
+  }
+
+  private reply(r: StreamReply): void {
+    if (this.ended || this.call.cancelled || this.call.destroyed) return;
+    this.send(r);
+  }
+
+  private fail(id: number, err: unknown): void {
     const st = statusOf(err);
-    reply({ id, statusCode: st.code ?? grpc.status.UNKNOWN, statusDetails: st.details ?? '' });
-  };
-  call.on('data', (m: StreamRequest) => {
+    this.reply({ id, statusCode: st.code ?? grpc.status.UNKNOWN, statusDetails: st.details ?? '' });
+  }
+
+  /** A message that did not decode: answered as a request with id 0. */
+  malformed(reason: string): void {
+    this.fail(0, new MalformedRequestError(reason));
+  }
+
+  handle(m: StreamRequest): void {
     const malformed = malformedReason(m);
     if (malformed !== undefined) {
-      fail(typeof m.id === 'number' ? m.id : 0, new MalformedRequestError(malformed));
+      this.fail(typeof m.id === 'number' ? m.id : 0, new MalformedRequestError(malformed));
       return;
     }
     const request = m.request ?? undefined;
     const wait = m.wait ?? undefined;
     if ((request === undefined) === (wait === undefined)) {
-      fail(m.id, new BadRequest('a TransactStream request needs its request or its wait, not both'));
+      this.fail(m.id, new BadRequest('a TransactStream request needs its request or its wait, not both'));
       return;
     }
-    if (inFlight >= northboundLimits.streamTransactsInFlightMax) {
-      fail(m.id, new StreamEnd('exhausted', `at most ${northboundLimits.streamTransactsInFlightMax} transactions may await their replies on one stream`));
+    if (this.inFlight >= northboundLimits.streamTransactsInFlightMax) {
+      this.fail(m.id, new StreamEnd('exhausted', `at most ${northboundLimits.streamTransactsInFlightMax} transactions may await their replies on one stream`));
       return;
     }
-    inFlight++;
-    const done = request !== undefined
-      ? transactOne(central, request).then((r) => ({ id: m.id, reply: r, statusCode: 0, statusDetails: '' }))
-      : waitOne(central, wait as WireWaitRequest).then((r) => ({ id: m.id, waitReply: r, statusCode: 0, statusDetails: '' }));
+    this.inFlight++;
+    const done: Promise<StreamReply> = request !== undefined
+      ? transactOne(this.central, request).then((r) => ({ id: m.id, reply: r, statusCode: 0, statusDetails: '' }))
+      : waitOne(this.central, wait as WireWaitRequest).then((r) => ({ id: m.id, waitReply: r, statusCode: 0, statusDetails: '' }));
     done.then(
-      (r) => reply(r),
-      (err: unknown) => fail(m.id, err),
+      (r) => this.reply(r),
+      (err: unknown) => this.fail(m.id, err),
     ).finally(() => {
-      inFlight--;
-      endWhenDone();
+      this.inFlight--;
+      this.endWhenDone();
     });
+  }
+
+  private endWhenDone(): void {
+    if (!this.endRequested || this.inFlight > 0 || this.ended) return;
+    this.ended = true;
+    if (this.call.cancelled || this.call.destroyed) return;
+    this.flush();
+    this.call.end();
+  }
+}
+
+function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<StreamRequest, unknown>): void {
+  const requests = new StreamRequests(central, call, (r) => call.write(r));
+  call.on('data', (m: StreamRequest) => requests.handle(m));
+}
+
+function transactStreamBatched(central: CentralNode, call: grpc.ServerDuplexStream<{ requests?: StreamRequest[] }, unknown>): void {
+  const batcher = new ReplyBatcher((m) => {
+    if (!call.cancelled && !call.destroyed) call.write(m);
   });
-  let endRequested = false;
-  // The client sent its last request: the stream closes once every reply is out.
-  const endWhenDone = (): void => {
-    if (!endRequested || inFlight > 0 || ended) return;
-    ended = true;
-    if (!call.cancelled && !call.destroyed) call.end();
-  };
-  call.on('end', () => {
-    endRequested = true;
-    endWhenDone();
-  });
-  call.on('cancelled', () => {
-    ended = true;
-  });
-  call.on('error', () => {
-    ended = true;
+  const requests = new StreamRequests(central, call, (r) => batcher.add(r), () => batcher.flush());
+  call.on('data', (m: { requests?: StreamRequest[] }) => {
+    const malformed = malformedReason(m);
+    if (malformed !== undefined) {
+      requests.malformed(malformed);
+      return;
+    }
+    for (const r of m.requests ?? []) requests.handle(r);
   });
 }
 
@@ -395,6 +485,7 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
   return {
     transact: unary((req: WireTransactRequest) => transactOne(central, req)),
     transactStream: (call: grpc.ServerDuplexStream<StreamRequest, unknown>) => transactStream(central, call),
+    transactStreamBatched: (call: grpc.ServerDuplexStream<{ requests?: StreamRequest[] }, unknown>) => transactStreamBatched(central, call),
     list: unary(async (req: { table: string; whereJson: string; columns: string[]; consistency: string; db?: string }) => {
       const db = req.db ?? '';
       if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
@@ -418,6 +509,8 @@ export class NorthboundClient {
   private static ctor: grpc.ServiceClientConstructor | undefined;
   private readonly client: grpc.Client;
   private channel: TransactChannel | undefined;
+  /** Whether transactions go on TransactStreamBatched (until a server says it has none). */
+  private batched = true;
 
   constructor(
     readonly address: string,
@@ -446,7 +539,13 @@ export class NorthboundClient {
   }
 
   private stream(): TransactChannel {
-    if (this.channel === undefined || this.channel.dead) this.channel = new TransactChannel(this.client);
+    if (this.channel === undefined || this.channel.dead) {
+      this.channel = new TransactChannel(this.client, this.batched, (left) => {
+        // A server without TransactStreamBatched (an older member): TransactStream from now on.
+        this.batched = false;
+        for (const p of left) this.stream().call(p.m, p.timeoutMs).then(p.resolve, p.reject);
+      });
+    }
     return this.channel;
   }
 
@@ -496,47 +595,74 @@ function callError(code: number, details: string): grpc.ServiceError {
   return Object.assign(new Error(`${code} ${grpc.status[code] ?? 'UNKNOWN'}: ${details}`), { code, details, metadata: new grpc.Metadata() });
 }
 
+type ChannelMessage = { request: WireTransactRequest } | { wait: WireWaitRequest };
+type ChannelReply = { id: number | string; reply?: WireTransactReply | null; waitReply?: WireWaitReply | null; statusCode: number; statusDetails: string };
+
 interface PendingTransact {
-  readonly kind: 'transact' | 'wait';
+  readonly m: ChannelMessage;
+  readonly timeoutMs: number;
   readonly resolve: (r: WireTransactReply | WireWaitReply) => void;
   readonly reject: (err: unknown) => void;
   readonly timer: NodeJS.Timeout;
 }
 
 /**
- * The client end of one TransactStream. A request that fails, or outlives its timeout, fails as
- * the same Transact call would (a ServiceError with its code and details). When the stream
- * ends, every request still waiting fails with the stream's error: "No connection established"
- * when it never connected (so nothing was delivered, as callers such as a follower's forwarder
- * rely on), otherwise an error after which the outcome is unknown. The stream is then dead and
- * the next request opens another.
+ * The client end of one TransactStreamBatched call (or TransactStream, against a server that
+ * has no batched form). A request that fails, or outlives its timeout, fails as the same
+ * Transact call would (a ServiceError with its code and details). When the stream ends, every
+ * request still waiting fails with the stream's error: "No connection established" when it
+ * never connected (so nothing was delivered, as callers such as a follower's forwarder rely
+ * on), otherwise an error after which the outcome is unknown. The stream is then dead and the
+ * next request opens another.
+ *
+ * Batched, the requests made in one turn of the event loop leave in one message, cut before
+ * one that would take it past requestBatchBytesMax (one larger than that goes alone). A
+ * server without the batched form answers UNIMPLEMENTED having handled nothing: the requests
+ * then go again on a TransactStream (`unbatched`), with their timeouts counted afresh.
  */
 class TransactChannel {
-  private readonly stream: grpc.ClientDuplexStream<unknown, { id: number | string; reply?: WireTransactReply | null; waitReply?: WireWaitReply | null; statusCode: number; statusDetails: string }>;
+  private readonly stream: grpc.ClientDuplexStream<unknown, unknown>;
   private readonly pending = new Map<number, PendingTransact>();
   private nextId = 0;
+  private outgoing: ({ id: number } & ChannelMessage)[] = [];
+  private outgoingBytes = 0;
+  private flushScheduled = false;
   dead = false;
 
-  constructor(client: grpc.Client) {
-    const c = client as unknown as { transactStream: () => TransactChannel['stream'] };
-    this.stream = c.transactStream();
-    this.stream.on('data', (m) => {
-      const id = Number(m.id);
-      const p = this.pending.get(id);
-      if (p === undefined) return;
-      this.pending.delete(id);
-      clearTimeout(p.timer);
-      const result = p.kind === 'wait' ? m.waitReply : m.reply;
-      if (m.statusCode === 0 && result !== undefined && result !== null) p.resolve({ ...result, revision: Number(result.revision) });
-      else p.reject(callError(m.statusCode === 0 ? grpc.status.INTERNAL : m.statusCode, m.statusCode === 0 ? 'a TransactStream reply without its result' : m.statusDetails));
+  constructor(
+    client: grpc.Client,
+    private readonly batched: boolean,
+    /** Given what a server without the batched form left unhandled. */
+    private readonly unbatched: (left: readonly PendingTransact[]) => void = () => undefined,
+  ) {
+    const c = client as unknown as Record<'transactStream' | 'transactStreamBatched', () => grpc.ClientDuplexStream<unknown, unknown>>;
+    this.stream = batched ? c.transactStreamBatched() : c.transactStream();
+    this.stream.on('data', (m: unknown) => {
+      if (!batched) this.answer(m as ChannelReply);
+      else for (const r of (m as { replies?: ChannelReply[] }).replies ?? []) this.answer(r);
     });
-    this.stream.on('error', (err) => this.end(err));
+    this.stream.on('error', (err: grpc.ServiceError) => {
+      if (batched && err.code === grpc.status.UNIMPLEMENTED) this.handOver();
+      else this.end(err);
+    });
     this.stream.on('end', () => this.end(callError(grpc.status.UNAVAILABLE, 'the transaction stream ended')));
+  }
+
+  private answer(m: ChannelReply): void {
+    const id = Number(m.id);
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    const result = 'wait' in p.m ? m.waitReply : m.reply;
+    if (m.statusCode === 0 && result !== undefined && result !== null) p.resolve({ ...result, revision: Number(result.revision) });
+    else p.reject(callError(m.statusCode === 0 ? grpc.status.INTERNAL : m.statusCode, m.statusCode === 0 ? 'a TransactStream reply without its result' : m.statusDetails));
   }
 
   call(m: { request: WireTransactRequest }, timeoutMs: number): Promise<WireTransactReply>;
   call(m: { wait: WireWaitRequest }, timeoutMs: number): Promise<WireWaitReply>;
-  call(m: { request: WireTransactRequest } | { wait: WireWaitRequest }, timeoutMs: number): Promise<WireTransactReply | WireWaitReply> {
+  call(m: ChannelMessage, timeoutMs: number): Promise<WireTransactReply | WireWaitReply>;
+  call(m: ChannelMessage, timeoutMs: number): Promise<WireTransactReply | WireWaitReply> {
     // The server ends the whole stream on a message over its bound, failing every request on
     // it, and a follower's forwarder carries many clients' writes on one stream: one that is
     // too big fails alone, before it is sent.
@@ -550,9 +676,29 @@ class TransactChannel {
         this.pending.delete(id);
         reject(callError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
       }, timeoutMs);
-      this.pending.set(id, { kind: 'wait' in m ? 'wait' : 'transact', resolve, reject, timer });
-      this.stream.write({ id, ...m });
+      this.pending.set(id, { m, timeoutMs, resolve, reject, timer });
+      if (!this.batched) {
+        this.stream.write({ id, ...m });
+        return;
+      }
+      if (this.outgoing.length > 0 && this.outgoingBytes + bytes > northboundLimits.requestBatchBytesMax) this.flush();
+      this.outgoing.push({ id, ...m });
+      this.outgoingBytes += bytes;
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
     });
+  }
+
+  private flush(): void {
+    if (this.outgoing.length === 0 || this.dead) return;
+    const requests = this.outgoing;
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    this.stream.write({ requests });
   }
 
   close(): void {
@@ -561,8 +707,19 @@ class TransactChannel {
     this.end(callError(grpc.status.CANCELLED, 'the client was closed'));
   }
 
+  /** The server has no batched form: nothing sent was handled, so all of it goes again. */
+  private handOver(): void {
+    this.dead = true;
+    const left = [...this.pending.values()];
+    this.pending.clear();
+    this.outgoing = [];
+    for (const p of left) clearTimeout(p.timer);
+    this.unbatched(left);
+  }
+
   private end(err: unknown): void {
     this.dead = true;
+    this.outgoing = [];
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
       p.reject(err);

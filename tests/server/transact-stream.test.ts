@@ -184,3 +184,141 @@ t.test('a write too large for one log entry is refused with a clear error, and w
   const { rows } = await leader.client.list('Logical_Switch', [], { columns: ['name'] });
   t.same(rows.map((r) => r.name).sort(), ['after-follower', 'after-leader'], 'nothing of the big one was written');
 });
+
+interface BatchReply { replies: StreamReply[] }
+
+/** A raw TransactStreamBatched call: every message received is kept whole. */
+function rawBatchedStream(t: Test, address: string): { stream: grpc.ClientDuplexStream<unknown, BatchReply>; messages: BatchReply[]; replies: (n: number) => Promise<Map<number, StreamReply>> } {
+  const Ctor = grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
+  const client = new Ctor(address, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const stream = (client as unknown as { transactStreamBatched: () => grpc.ClientDuplexStream<unknown, BatchReply> }).transactStreamBatched();
+  const messages: BatchReply[] = [];
+  stream.on('data', (m: BatchReply) => messages.push(m));
+  stream.on('error', () => undefined);
+  t.teardown(() => {
+    stream.cancel();
+    client.close();
+  });
+  const replies = async (n: number): Promise<Map<number, StreamReply>> => {
+    const deadline = Date.now() + 20_000;
+    while (messages.reduce((k, m) => k + m.replies.length, 0) < n) {
+      if (Date.now() > deadline) throw new Error(`only ${messages.reduce((k, m) => k + m.replies.length, 0)} of ${n} replies`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return new Map(messages.flatMap((m) => m.replies).map((r) => [Number(r.id), r]));
+  };
+  return { stream, messages, replies };
+}
+
+t.test('TransactStreamBatched: many requests to a message, each answered by id as on TransactStream', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
+  const raw = rawBatchedStream(t, leader.address);
+  const good = Array.from({ length: 20 }, (_, i) => ({ id: 100 + i, request: { opsJson: JSON.stringify(lsAdd(`b${i}`)), db: '' } }));
+  raw.stream.write({
+    requests: [
+      ...good,
+      { id: 7, request: { opsJson: 'not json', db: '' } },
+      { id: 8 },
+      { id: 9, request: { opsJson: JSON.stringify(lsAdd('no')), db: 'Nope_DB' } },
+      { id: 10, request: { opsJson: JSON.stringify([{ op: 'insert', table: 'Nope', row: {} }]), db: '' } },
+    ],
+  });
+  const got = await raw.replies(24);
+  t.match(got.get(7), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /ops_json is not valid JSON/ });
+  t.match(got.get(8), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /needs its request or its wait, not both/ });
+  t.match(got.get(9), { statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /unknown database Nope_DB/ });
+  t.match(got.get(10), { statusCode: 0, reply: { failed: true } }, 'a refused transaction is a reply');
+  t.same(good.map((g) => got.get(g.id)?.reply?.failed), Array(20).fill(false), 'the 20 good ones committed, each answered by its id');
+  t.equal(new Set(good.map((g) => JSON.parse(got.get(g.id)?.reply?.resultsJson ?? '[]')[0]?.uuid?.[1])).size, 20, 'each reply is its own insert');
+  // Written in one message, the 20 reach the leader in one turn and commit together, so their
+  // replies are ready together and share messages.
+  t.ok(raw.messages.length < 24, `24 replies came in ${raw.messages.length} messages`);
+  // A Wait in a batch, after the write that set nb_cfg.
+  raw.messages.length = 0;
+  raw.stream.write({ requests: [{ id: 1, request: { opsJson: JSON.stringify([{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 2 } }]), db: '' } }] });
+  const revision = Number((await raw.replies(1)).get(1)?.reply?.revision);
+  raw.messages.length = 0;
+  raw.stream.write({ requests: [{ id: 2, wait: { nbCfg: 2, waitFor: 'SB', timeoutMs: 5000, minRevision: revision } }, { id: 3, wait: { nbCfg: 5, waitFor: 'SB', timeoutMs: 200, minRevision: revision } }] });
+  const waits = await raw.replies(2);
+  t.match(waits.get(2), { statusCode: 0, waitReply: { nbCfg: '2', sbCfg: '2' } });
+  t.match(waits.get(3), { statusCode: grpc.status.DEADLINE_EXCEEDED, statusDetails: /not yet 5/ });
+  const names = (await leader.client.list('Logical_Switch', [], { columns: ['name'] })).rows.map((r) => r.name as string);
+  t.same(names.sort(), good.map((_, i) => `b${i}`).sort(), 'only the good transactions changed anything');
+});
+
+t.test('TransactStreamBatched: a batch of replies is cut near replyBatchBytesMax', async (t) => {
+  const { members, stop } = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(stop);
+  const leader = members.find((m) => m.central.node.status().role === 'leader') as CentralMember;
+  const blobChars = Math.floor(northboundLimits.replyBatchBytesMax * 0.4);
+  await leader.client.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'wide', external_ids: ['map', [['blob', 'x'.repeat(blobChars)]]] } }]);
+  const raw = rawBatchedStream(t, leader.address);
+  const select = JSON.stringify([{ op: 'select', table: 'Logical_Switch', where: [['name', '==', 'wide']], columns: ['external_ids'] }]);
+  raw.stream.write({ requests: Array.from({ length: 6 }, (_, i) => ({ id: i + 1, request: { opsJson: select, db: '' } })) });
+  const got = await raw.replies(6);
+  t.same([...got.values()].map((r) => (r.reply?.resultsJson.length ?? 0) > blobChars), Array(6).fill(true), 'six wide replies');
+  t.ok(raw.messages.length >= 3, `six replies of ${blobChars} chars came in ${raw.messages.length} messages (at most two fit under the bound)`);
+  for (const m of raw.messages) {
+    const chars = m.replies.reduce((k, r) => k + (r.reply?.resultsJson.length ?? 0), 0);
+    t.ok(m.replies.length === 1 || chars <= northboundLimits.replyBatchBytesMax, `a message of ${m.replies.length} replies, ${chars} chars`);
+  }
+});
+
+/** A Northbound server of our own making, with only the handlers given (others: UNIMPLEMENTED). */
+async function fakeServer(t: Test, handlers: grpc.UntypedServiceImplementation): Promise<string> {
+  const server = new grpc.Server();
+  server.addService(northboundDefinition(), handlers);
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  t.teardown(() => server.forceShutdown());
+  return `127.0.0.1:${port}`;
+}
+
+const okReply = (id: number | string): StreamReply => ({ id, statusCode: 0, statusDetails: '', reply: { resultsJson: `[{"count":${Number(id)}}]`, revision: 1, failed: false } });
+
+t.test('the client sends what it has at once in one message, cut near requestBatchBytesMax', async (t) => {
+  const batches: number[][] = [];
+  const address = await fakeServer(t, {
+    transactStreamBatched: (call: grpc.ServerDuplexStream<{ requests: { id: number; request: { opsJson: string } }[] }, unknown>) => {
+      call.on('data', (m: { requests: { id: number; request: { opsJson: string } }[] }) => {
+        batches.push(m.requests.map((r) => r.request.opsJson.length));
+        call.write({ replies: m.requests.map((r) => okReply(r.id)) });
+      });
+      call.on('end', () => call.end());
+    },
+  });
+  const { NorthboundClient } = await import('../../server/northbound-service.js');
+  const c = new NorthboundClient(address);
+  t.teardown(() => c.close());
+  const outs = await Promise.all(Array.from({ length: 10 }, () => c.transact(lsAdd('x'))));
+  t.same(outs.map((o) => o.failed), Array(10).fill(false));
+  t.same(batches.map((b) => b.length), [10], 'ten made in one turn go in one message');
+  batches.length = 0;
+  const wide = [{ op: 'insert', table: 'Logical_Switch', row: { name: 'y'.repeat(Math.floor(northboundLimits.requestBatchBytesMax * 0.4)) } }];
+  await Promise.all(Array.from({ length: 5 }, () => c.transact(wide)));
+  t.ok(batches.length >= 3, `five requests of 40% of the bound went in ${batches.length} messages`);
+  t.ok(batches.every((b) => b.length === 1 || b.reduce((k, n) => k + n, 0) <= northboundLimits.requestBatchBytesMax), 'none past the bound but for one alone');
+  t.equal(batches.flat().length, 5, 'each sent once');
+});
+
+t.test('against a server without TransactStreamBatched, the client goes on with TransactStream', async (t) => {
+  let unbatched = 0;
+  const address = await fakeServer(t, {
+    transactStream: (call: grpc.ServerDuplexStream<{ id: number }, unknown>) => {
+      call.on('data', (m: { id: number }) => {
+        unbatched++;
+        call.write(okReply(m.id));
+      });
+      call.on('end', () => call.end());
+    },
+  });
+  const { NorthboundClient } = await import('../../server/northbound-service.js');
+  const c = new NorthboundClient(address);
+  t.teardown(() => c.close());
+  const outs = await Promise.all(Array.from({ length: 6 }, () => c.transact(lsAdd('x'))));
+  t.same(outs.map((o) => o.results), Array.from({ length: 6 }, (_, i) => [{ count: i + 1 }]), 'each answered, its own reply (the ids of the first stream are not reused)');
+  t.equal(unbatched, 6, 'each handled once, on TransactStream');
+  t.equal((await c.transact(lsAdd('later'))).failed, false, 'later ones too');
+  t.equal(unbatched, 7);
+});
