@@ -342,21 +342,23 @@ function replyBytes(r: StreamReply): number {
 }
 
 /**
- * The replies of a TransactStreamBatched call: those ready in one turn of the event loop leave
- * in one message, cut where the next would take the batch past replyBatchBytesMax (so a batch
- * is larger than that only when one reply alone is).
+ * What one end of a TransactStreamBatched call sends: the items added in one turn of the event
+ * loop leave together at its end, cut before an item that would take the batch past
+ * `bytesMax` (so a batch is larger only when one item alone is).
  */
-class ReplyBatcher {
-  private batch: StreamReply[] = [];
+class TurnBatcher<T> {
+  private items: T[] = [];
   private bytes = 0;
   private scheduled = false;
 
-  constructor(private readonly write: (m: { replies: StreamReply[] }) => void) {}
+  constructor(
+    private readonly bytesMax: number,
+    private readonly write: (items: T[]) => void,
+  ) {}
 
-  add(r: StreamReply): void {
-    const bytes = replyBytes(r);
-    if (this.batch.length > 0 && this.bytes + bytes > northboundLimits.replyBatchBytesMax) this.flush();
-    this.batch.push(r);
+  add(item: T, bytes: number): void {
+    if (this.items.length > 0 && this.bytes + bytes > this.bytesMax) this.flush();
+    this.items.push(item);
     this.bytes += bytes;
     if (this.scheduled) return;
     this.scheduled = true;
@@ -367,11 +369,16 @@ class ReplyBatcher {
   }
 
   flush(): void {
-    if (this.batch.length === 0) return;
-    const replies = this.batch;
-    this.batch = [];
+    if (this.items.length === 0) return;
+    const items = this.items;
+    this.clear();
+    this.write(items);
+  }
+
+  /** Drops what was not sent. */
+  clear(): void {
+    this.items = [];
     this.bytes = 0;
-    this.write({ replies });
   }
 }
 
@@ -467,10 +474,10 @@ function transactStream(central: CentralNode, call: grpc.ServerDuplexStream<Stre
 }
 
 function transactStreamBatched(central: CentralNode, call: grpc.ServerDuplexStream<{ requests?: StreamRequest[] }, unknown>): void {
-  const batcher = new ReplyBatcher((m) => {
-    if (!call.cancelled && !call.destroyed) call.write(m);
+  const batcher = new TurnBatcher<StreamReply>(northboundLimits.replyBatchBytesMax, (replies) => {
+    if (!call.cancelled && !call.destroyed) call.write({ replies });
   });
-  const requests = new StreamRequests(central, call, (r) => batcher.add(r), () => batcher.flush());
+  const requests = new StreamRequests(central, call, (r) => batcher.add(r, replyBytes(r)), () => batcher.flush());
   call.on('data', (m: { requests?: StreamRequest[] }) => {
     const malformed = malformedReason(m);
     if (malformed !== undefined) {
@@ -624,9 +631,9 @@ class TransactChannel {
   private readonly stream: grpc.ClientDuplexStream<unknown, unknown>;
   private readonly pending = new Map<number, PendingTransact>();
   private nextId = 0;
-  private outgoing: ({ id: number } & ChannelMessage)[] = [];
-  private outgoingBytes = 0;
-  private flushScheduled = false;
+  private readonly outgoing = new TurnBatcher<{ id: number } & ChannelMessage>(northboundLimits.requestBatchBytesMax, (requests) => {
+    if (!this.dead) this.stream.write({ requests });
+  });
   dead = false;
 
   constructor(
@@ -681,24 +688,8 @@ class TransactChannel {
         this.stream.write({ id, ...m });
         return;
       }
-      if (this.outgoing.length > 0 && this.outgoingBytes + bytes > northboundLimits.requestBatchBytesMax) this.flush();
-      this.outgoing.push({ id, ...m });
-      this.outgoingBytes += bytes;
-      if (this.flushScheduled) return;
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+      this.outgoing.add({ id, ...m }, bytes);
     });
-  }
-
-  private flush(): void {
-    if (this.outgoing.length === 0 || this.dead) return;
-    const requests = this.outgoing;
-    this.outgoing = [];
-    this.outgoingBytes = 0;
-    this.stream.write({ requests });
   }
 
   close(): void {
@@ -712,14 +703,14 @@ class TransactChannel {
     this.dead = true;
     const left = [...this.pending.values()];
     this.pending.clear();
-    this.outgoing = [];
+    this.outgoing.clear();
     for (const p of left) clearTimeout(p.timer);
     this.unbatched(left);
   }
 
   private end(err: unknown): void {
     this.dead = true;
-    this.outgoing = [];
+    this.outgoing.clear();
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
       p.reject(err);
