@@ -292,7 +292,9 @@ process.stdout.write(`\nLeader found by trying: n${a.leaderIndex + 1} (serial pr
 process.stdout.write(
   '\nNotes: ours is three `ovnts central` processes started by `ovnts up --detach` (Raft over gRPC,\n' +
     'LevelDB with fsync, the northd projection on every member), driven through NorthboundClient\n' +
-    '(transactions pipelined on one TransactStream per client); the leader was found by trying\n(followers forward).\n' +
+    '(transactions pipelined on one TransactStreamBatched call per client: the transactions a\n' +
+    'client has in one turn of its event loop share a message, as do the replies ready together;\n' +
+    'each is still its own transaction); the leader was found by trying (followers forward).\n' +
     'The real side is ovsdb-server 3-member Raft, no ovn-northd, driven over JSON-RPC on its unix\n' +
     'socket by the same driver code (bench-nb-txn.sh itself was not run: it takes ~55 s; ovnts\'s\n' +
     'own OVSDB door is not driven here). Drivers run in order A, A\', B, C, then all four again\n' +
