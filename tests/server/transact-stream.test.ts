@@ -9,6 +9,7 @@ import { northboundDefinition, northboundLimits } from '../../server/northbound-
 import type { CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { nodeDefaults } from '../../cluster/node.js';
+import { loadProto } from '../../cluster/grpc-proto.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const lsAdd = (name: string): unknown[] => [{ op: 'insert', table: 'Logical_Switch', row: { name } }];
@@ -321,4 +322,35 @@ t.test('against a server without TransactStreamBatched, the client goes on with 
   t.equal(unbatched, 6, 'each handled once, on TransactStream');
   t.equal((await c.transact(lsAdd('later'))).failed, false, 'later ones too');
   t.equal(unbatched, 7);
+});
+
+t.test('TransactStreamBatched: bytes that are no batch get INVALID_ARGUMENT with id 0, and the stream goes on', async (t) => {
+  const { m } = await memberWithRawStream(t);
+  // The method as defined, but sending raw bytes: what a broken or hostile client could send.
+  const method = northboundDefinition().transactStreamBatched as grpc.MethodDefinition<unknown, unknown>;
+  const Ctor = grpc.makeGenericClientConstructor({ raw: { ...method, requestSerialize: (b: unknown) => b as Buffer } }, 'Raw');
+  const client = new Ctor(m.address, grpc.credentials.createInsecure());
+  const stream = (client as unknown as { raw: () => grpc.ClientDuplexStream<unknown, BatchReply> }).raw();
+  const messages: BatchReply[] = [];
+  stream.on('data', (b: BatchReply) => messages.push(b));
+  stream.on('error', () => undefined);
+  t.teardown(() => {
+    stream.cancel();
+    client.close();
+  });
+  const replies = async (n: number): Promise<StreamReply[]> => {
+    const deadline = Date.now() + 20_000;
+    while (messages.flatMap((b) => b.replies).length < n) {
+      if (Date.now() > deadline) throw new Error('no reply');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return messages.splice(0).flatMap((b) => b.replies);
+  };
+  // Field 1 (requests) declared 100 bytes long, with 2 there.
+  stream.write(Buffer.from([0x0a, 100, 0x08, 0x01]));
+  t.match(await replies(1), [{ id: '0', statusCode: grpc.status.INVALID_ARGUMENT, statusDetails: /TransactStreamRequestBatch/ }]);
+  const type = loadProto('northbound.proto').lookupType('ovnts.northbound.TransactStreamRequestBatch');
+  stream.write(Buffer.from(type.encode(type.fromObject({ requests: [{ id: 5, request: { opsJson: JSON.stringify(lsAdd('after')), db: '' } }] })).finish()));
+  t.match(await replies(1), [{ id: '5', statusCode: 0, reply: { failed: false } }], 'a good batch after it is answered');
+  t.same((await m.client.list('Logical_Switch', [], { columns: ['name'] })).rows.map((r) => r.name), ['after'], 'only the good one changed anything');
 });
