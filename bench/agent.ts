@@ -203,6 +203,22 @@ interface OneAgent {
   readonly steadyCpuMsPerRound: { readonly agent: number; readonly vswitchd: number; readonly members: number };
 }
 
+type CpuPerRound = OneAgent['cpuMsPerRound'];
+
+/**
+ * `n` in-process --wait=hv rounds of the change `ops(i)`, timed, and the CPU each round cost
+ * the agent, its ovs-vswitchd and the members together.
+ */
+async function timedRounds(nb: NorthboundClient, pids: { agent: number; vswitchd: number; members: readonly number[] }, n: number, ops: (i: number) => unknown[]): Promise<{ ms: number[]; cpu: CpuPerRound }> {
+  const used = (): CpuPerRound => ({ agent: cpuMs(pids.agent), vswitchd: cpuMs(pids.vswitchd), members: pids.members.reduce((sum, pid) => sum + cpuMs(pid), 0) });
+  const before = used();
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) ms.push(await waitHv(nb, ops(i)));
+  const after = used();
+  const per = (k: keyof CpuPerRound): number => (after[k] - before[k]) / Math.max(n, 1);
+  return { ms, cpu: { agent: per('agent'), vswitchd: per('vswitchd'), members: per('members') } };
+}
+
 /** Waits until the switch's database has bridge br-int, then adds vif1 (a dummy) with iface-id vm1. */
 async function plugVif(sw: OvsSwitch, context: () => string): Promise<void> {
   await until('br-int (made by the agent)', async () => ((await sw.vsctl('--bare', '--columns=name', 'find', 'bridge', 'name=br-int')).trim() === 'br-int' ? true : undefined), 120_000, context);
@@ -230,12 +246,8 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     await until('vm1 up (bound and its flows installed)', async () => ((await nb.list('Logical_Switch_Port', [['name', '==', 'vm1']])).rows[0]?.up === true ? true : undefined), 120_000, agentLog);
     // One round not counted: first use of each path.
     await waitHv(nb, lspAdd('sw0', 'warm', 2));
-    const inProcessMs: number[] = [];
-    const cpuPids = [agentPid, sw.vswitchdPid, ...env.pids];
-    const cpuBefore = cpuPids.map(cpuMs);
-    for (let i = 0; i < reps; i++) inProcessMs.push(await waitHv(nb, lspAdd('sw0', `a${i}`, 100 + i)));
-    const cpuUsed = cpuPids.map((pid, i) => (cpuMs(pid) - (cpuBefore[i] as number)) / reps);
-    const cpuMsPerRound = { agent: cpuUsed[0] as number, vswitchd: cpuUsed[1] as number, members: cpuUsed.slice(2).reduce((a, b) => a + b, 0) };
+    const cpuPids = { agent: agentPid, vswitchd: sw.vswitchdPid, members: env.pids };
+    const { ms: inProcessMs, cpu: cpuMsPerRound } = await timedRounds(nb, cpuPids, reps, (i) => lspAdd('sw0', `a${i}`, 100 + i));
     const inProcessSbMs: number[] = [];
     for (let i = 0; i < reps; i++) inProcessSbMs.push(await waitHv(nb, lspAdd('sw0', `b${i}`, 500 + i), 'sb'));
     const door = env.nbOvsdb.join(',');
@@ -248,11 +260,7 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     const agentRssKiB = vmRssKiB(agentPid);
     // Steady state: the same rounds after oneWarmupRounds more (the switch has as many more ports).
     for (let i = 0; i < oneWarmupRounds; i++) await waitHv(nb, lspAdd('sw0', `w${i}`, 2000 + i));
-    const steadyMs: number[] = [];
-    const steadyCpuBefore = cpuPids.map(cpuMs);
-    for (let i = 0; i < steadyReps; i++) steadyMs.push(await waitHv(nb, lspAdd('sw0', `s${i}`, 200_000 + i)));
-    const steadyUsed = cpuPids.map((pid, i) => (cpuMs(pid) - (steadyCpuBefore[i] as number)) / Math.max(steadyReps, 1));
-    const steadyCpuMsPerRound = { agent: steadyUsed[0] as number, vswitchd: steadyUsed[1] as number, members: steadyUsed.slice(2).reduce((a, b) => a + b, 0) };
+    const { ms: steadyMs, cpu: steadyCpuMsPerRound } = await timedRounds(nb, cpuPids, steadyReps, (i) => lspAdd('sw0', `s${i}`, 200_000 + i));
     if (!isAlive(agentPid)) throw new Error(`the agent exited${agentLog()}`);
     log(`ours, one agent, run ${runIndex + 1}: in-process p50 ${fmt(median(inProcessMs), 1)} ms, ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, agent RSS ${fmt(agentRssKiB / 1024, 1)} MiB; steady state in-process p50 ${fmt(median(steadyMs), 1)} ms`);
     return { inProcessMs, inProcessSbMs, nbctlMs, agentRssKiB, cpuMsPerRound, steadyMs, steadyCpuMsPerRound };
@@ -263,7 +271,10 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
   }
 }
 
-async function realOneAgent(runIndex: number): Promise<Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs' | 'cpuMsPerRound' | 'steadyMs' | 'steadyCpuMsPerRound'>> {
+/** What the real OVN's one-agent run measures: what ours does but for the in-process rounds. */
+type RealOneAgent = Pick<OneAgent, 'nbctlMs' | 'agentRssKiB'>;
+
+async function realOneAgent(runIndex: number): Promise<RealOneAgent> {
   const central = await startRealOvnCentral(26750 + (process.pid % 40) * 10);
   let sw: OvsSwitch | undefined;
   let controllerPid = 0;
@@ -436,7 +447,7 @@ async function main(): Promise<void> {
   if (!ovsSwitchInstalled()) throw new Error('bench/agent needs Open vSwitch (ovs-vswitchd, ovsdb-server)');
   log(`AGENT_RUNS=${runs} AGENT_REPS=${reps} AGENT_COUNTS=${counts.join(',')}; the machine is shared: figures are noisy`);
   const ours: OneAgent[] = [];
-  const real: Omit<OneAgent, 'inProcessMs' | 'inProcessSbMs' | 'cpuMsPerRound' | 'steadyMs' | 'steadyCpuMsPerRound'>[] = [];
+  const real: RealOneAgent[] = [];
   for (let r = 0; r < (oneAgent ? runs : 0); r++) {
     ours.push(await oursOneAgent(r));
     real.push(await realOneAgent(r));
