@@ -193,10 +193,9 @@ export class SbStream implements SbSource {
     assert.ok(revision <= this.deliveredRevision, `SbStream.ack: revision ${revision} was never delivered (last ${this.deliveredRevision})`);
     const e = error ?? '';
     // The runtime acknowledges every update, and most say what the last Ack said (the same
-    // nb_cfg, no error): the step echoing this chassis's own Chassis_Private after an ack, for
-    // one. Such an Ack changes nothing at the member, which acts on nb_cfg and errors only, and
-    // costs a message each way per chassis per change: it is not sent. A new stream gets the
-    // last one again after its Resume (see resume).
+    // nb_cfg, no error). Such an Ack changes nothing at the member, which acts on nb_cfg and
+    // errors only, and would cost a message per chassis per step: it is not sent. A new stream
+    // gets the last one again after its Resume (see resume).
     const last = this.lastAck;
     if (this.unsentAck === undefined && last !== undefined && last.nbCfg === nbCfg && last.error === e) return;
     this.unsentAck = { revision, nbCfg, error: e };

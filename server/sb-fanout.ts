@@ -3,10 +3,13 @@
 // SB revision is filtered once per group and encoded once, and the same bytes are written to
 // every member of the group (a stream's own rows — the Port_Bindings it asked for by iface-id,
 // its Chassis_Private — are added for that stream alone). A revision that changed only some
-// members' own rows (an ack's Chassis_Private.nb_cfg, every --wait=hv) is a step for those
-// members alone: the others are not sent an empty step for it, or each ack of n agents would
-// cost n messages. So a member is at its group's revision or past it, and every step is from
-// the member's own revision (one encoding per distinct revision, usually one).
+// members' own rows (a Port_Binding one asked for) is a step for those members alone: the others
+// are not sent an empty step for it. The member's own record of an agent's Ack (its
+// Chassis_Private.nb_cfg and timestamp, every --wait=hv) is not sent on its own at all: the agent
+// knows what it acknowledged, and that row goes with its next step (at the latest the next
+// progress), so an ack costs no message back. So a member is at its group's revision or past it,
+// and every step is from the member's own revision (one encoding per distinct revision, usually
+// one).
 //
 // A session is 'live' (in a group, receiving each step as it is committed) or 'syncing' (not in
 // a group: new, fallen behind, or changing its interest). A syncing session is brought to the
@@ -19,14 +22,15 @@
 // The per-revision path (commit) runs synchronously inside the member's apply listener; the
 // index is updated there, and every live session leaves it at the committed revision.
 import assert from 'node:assert/strict';
-import type { DatabaseSchema, DbDelta, Row } from '../ovsdb/index.js';
+import type { DatabaseSchema, DbDelta, Row, TableSchema, Value } from '../ovsdb/index.js';
+import { valuesEqual } from '../ovsdb/index.js';
 import type { History } from './history.js';
 import type { Candidate, GroupInterest, Interest, Members, ViewChange } from './sb-interest.js';
 import {
   InterestIndex, candidateKey, candidatesOf, candidatesOfDatapaths, candidatesOfPorts, groupKeyOf, groupStep, personalStep, personallyRelevant, visibleRows, windowOf,
 } from './sb-interest.js';
 import type { WireResume, WireTableRows } from './southbound-wire.js';
-import { encodeParts, encodeServerMessage, wireLimits } from './southbound-wire.js';
+import { appendTables, encodeParts, encodeServerMessage, wireLimits } from './southbound-wire.js';
 import { StreamEnd, type StreamEndKind } from './errors.js';
 
 /** Named limits of the agent streams on one member. */
@@ -160,6 +164,23 @@ function symmetricDifference(a: ReadonlySet<string>, b: ReadonlySet<string>): st
   return out;
 }
 
+/** The Chassis_Private columns a member writes when it records an agent's Ack (agent-writes.ts). */
+const ackRecordColumns: ReadonlySet<string> = new Set(['nb_cfg', 'nb_cfg_timestamp']);
+
+/**
+ * Whether a change of a stream's own rows is only the record of its Acks: a Chassis_Private row
+ * it held and still holds, of which nothing moved but nb_cfg and nb_cfg_timestamp. The agent
+ * reads neither (it knows what it acknowledged), so such a change need not be sent at once.
+ */
+function isAckRecord(ts: TableSchema | undefined, c: ViewChange): boolean {
+  if (ts === undefined || c.table !== 'Chassis_Private' || c.row === undefined || c.old === undefined) return false;
+  for (const col of ts.columns.values()) {
+    if (ackRecordColumns.has(col.name)) continue;
+    if (!valuesEqual(col.type, c.row[col.name] as Value, c.old[col.name] as Value)) return false;
+  }
+  return true;
+}
+
 function setsEqual(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.size !== b.size) return false;
   for (const x of a) if (!b.has(x)) return false;
@@ -185,6 +206,12 @@ export class Session {
   lastAckError: string | undefined;
   /** The nb_cfg of its last Ack without an error (undefined before the first). */
   lastAckNbCfg: number | undefined;
+  /**
+   * Its own Chassis_Private rows (by uuid) whose last changes were only the record of its Acks,
+   * not yet sent: the next step written to it carries them as they are then (see isAckRecord).
+   * Empty while syncing: a catch-up from its revision carries them anyway.
+   */
+  readonly unsentAckRecords = new Set<string>();
   /** Tables whose set columns go to it as differences, and a key naming that choice (steps are encoded once per key). */
   readonly diffTables: ReadonlySet<string>;
   readonly diffKey: string;
@@ -233,12 +260,14 @@ export class Fanout {
 
   /** The SB tables, by name (what a Hello's set_difference_tables may name). */
   private readonly tableNames: ReadonlySet<string>;
+  private readonly chassisPrivateSchema: TableSchema | undefined;
 
   constructor(
     private readonly source: SouthboundSource,
     private readonly options: FanoutOptions,
   ) {
     this.tableNames = new Set(source.schema.tables.keys());
+    this.chassisPrivateSchema = source.schema.tables.get('Chassis_Private');
     this.limits = { ...fanoutLimits, ...options.limits };
     this.defer = options.defer ?? ((f) => void setImmediate(f));
     this.interest = new InterestIndex((t) => source.rows(t), true);
@@ -472,14 +501,15 @@ export class Fanout {
     g.members.add(s);
   }
 
-  /** Moves a group's members to `revision` with an empty step (nothing of theirs changed). */
+  /** Moves a group's members to `revision` with an empty step (nothing of theirs changed but the records of their Acks). */
   private bump(g: Group, revision: number): void {
     const byFrom = new Map<number, Buffer>();
     for (const s of g.members) {
       if (s.revision >= revision) continue;
       let message = byFrom.get(s.revision);
       if (message === undefined) byFrom.set(s.revision, (message = this.encode({ delta: { fromRevision: s.revision, toRevision: revision, reset: false, more: false, tables: [] } })));
-      this.write(s, message, revision);
+      const mine = this.withUnsentAckRecords(s, []);
+      this.write(s, mine.length === 0 ? message : appendTables(message, encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? []), revision);
     }
     g.revision = revision;
   }
@@ -603,8 +633,18 @@ export class Fanout {
           this.sendStep(stable, revision, shared, ownRows);
           g.revision = revision;
         } else {
-          // Only some members' own rows changed: a step for them alone (see the top).
-          const own = stable.filter((s) => personal.has(s));
+          // Only some members' own rows changed: a step for them alone, unless all that changed
+          // is the record of its Acks, which waits for its next step (see the top).
+          const own: Session[] = [];
+          for (const s of stable) {
+            if (!personal.has(s)) continue;
+            const mine = ownRows(s);
+            if (mine.length > 0 && mine.every((c) => isAckRecord(this.chassisPrivateSchema, c))) {
+              for (const c of mine) s.unsentAckRecords.add(c.uuid);
+            } else {
+              own.push(s);
+            }
+          }
           if (own.length > 0) this.sendStep(own, revision, shared, ownRows);
         }
       }
@@ -648,16 +688,29 @@ export class Fanout {
         for (let i = 0; i < parts.length - 1; i++) leading.push(this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: true, tables: parts[i] as WireTableRows[] } }));
         byFrom.set(from, (enc = { leading }));
       }
-      const mine = own(s);
+      const mine = this.withUnsentAckRecords(s, own(s));
       for (const m of enc.leading) this.write(s, m, to);
-      if (mine.length === 0) {
-        enc.lastShared ??= this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: parts[last] ?? [] } });
-        this.write(s, enc.lastShared, to);
-      } else {
-        const extra = encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? [];
-        this.write(s, this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: [...(parts[last] ?? []), ...extra] } }), to);
-      }
+      enc.lastShared ??= this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: parts[last] ?? [] } });
+      this.write(s, mine.length === 0 ? enc.lastShared : appendTables(enc.lastShared, encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? []), to);
     }
+  }
+
+  /**
+   * A stream's own changes of a step, with the Ack records it was not sent yet (as the rows are
+   * now) that the step does not carry already; the records are then sent.
+   */
+  private withUnsentAckRecords(s: Session, mine: readonly ViewChange[]): readonly ViewChange[] {
+    if (s.unsentAckRecords.size === 0) return mine;
+    const out = [...mine];
+    const rows = this.rows('Chassis_Private');
+    for (const uuid of s.unsentAckRecords) {
+      if (mine.some((c) => c.uuid === uuid)) continue;
+      // Gone since: its removal was a step of this stream's own, which took the records along;
+      // should it not have been, the removal goes now.
+      out.push({ table: 'Chassis_Private', uuid, row: rows.get(uuid) });
+    }
+    s.unsentAckRecords.clear();
+    return out;
   }
 
   private encode(m: Parameters<typeof encodeServerMessage>[0]): Buffer {
@@ -769,6 +822,8 @@ export class Fanout {
     s.resumed = true;
     s.backlog = backlog;
     s.held = after;
+    // The step is from the stream's revision: it carries the Ack records not sent yet.
+    s.unsentAckRecords.clear();
     this.syncBytes += backlog.bytes;
     this.pump(s);
   }

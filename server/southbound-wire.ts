@@ -2,6 +2,7 @@
 // and the agent that reads it: the gRPC service definition, and rows as msgpack arrays (see the
 // proto's opening comment for why). Encoding trusts the view it reads; decoding trusts nothing:
 // a row that is not a well-formed value of its column is a WireError, never a half-made Row.
+import assert from 'node:assert/strict';
 import type * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
@@ -73,6 +74,41 @@ let serverMessageType: ReturnType<ReturnType<typeof loadProto>['lookupType']> | 
 export function encodeServerMessage(m: { resume: WireResume } | { delta: WireDelta }): Buffer {
   serverMessageType ??= loadProto('southbound.proto').lookupType('ovnts.southbound.ServerMessage');
   return Buffer.from(serverMessageType.encode(serverMessageType.fromObject(m as Record<string, unknown>)).finish());
+}
+
+let deltaType: ReturnType<ReturnType<typeof loadProto>['lookupType']> | undefined;
+
+/** The tag of ServerMessage.delta: field 2, length-delimited. */
+const deltaFieldTag = (2 << 3) | 2;
+
+/**
+ * An encoded ServerMessage holding a Delta, with `tables` after the Delta's own: the bytes of
+ * the message are kept, and only `tables` is encoded (Protocol Buffers reads a repeated field
+ * written in several runs as one list, in order). A step encoded once for many streams so takes
+ * each stream's own rows for the cost of those rows alone.
+ */
+export function appendTables(message: Buffer, tables: readonly WireTableRows[]): Buffer {
+  if (tables.length === 0) return message;
+  deltaType ??= loadProto('southbound.proto').lookupType('ovnts.southbound.Delta');
+  const extra = deltaType.encode(deltaType.fromObject({ tables })).finish();
+  assert.equal(message[0], deltaFieldTag, 'appendTables: not a ServerMessage holding a Delta');
+  let length = 0;
+  let at = 1;
+  for (let shift = 0; ; shift += 7) {
+    const b = message[at++] as number;
+    length += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  assert.equal(at + length, message.length, 'appendTables: a ServerMessage holds its Delta alone');
+  const header: number[] = [deltaFieldTag];
+  for (let n = length + extra.length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      header.push(n);
+      break;
+    }
+    header.push((n % 128) | 0x80);
+  }
+  return Buffer.concat([Buffer.from(header), message.subarray(at), extra]);
 }
 
 /** Decodes a ServerMessage as the gRPC client would (for tests that hold encoded messages). */

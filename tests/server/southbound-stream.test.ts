@@ -82,8 +82,9 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
   t.pass('and none once it closed');
 });
 
-t.test('an ack is a step for its own chassis alone; the next shared step reaches each agent from its own revision', async (t) => {
-  const cl = await startCentralCluster(testdirAfterTeardowns(t));
+t.test('an ack costs no step back: its record rides the next one; a step of one agent\'s own rows reaches it alone; every step is from the agent\'s own revision', async (t) => {
+  // No progress steps during the test: what an agent receives is what the changes send it.
+  const cl = await startCentralCluster(testdirAfterTeardowns(t), { southbound: { progressIntervalMs: 3_600_000 } });
   t.teardown(cl.stop);
   const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
   await setUp(m0);
@@ -104,29 +105,59 @@ t.test('an ack is a step for its own chassis alone; the next shared step reaches
   const bumped = await m0.client.transact(bumpNbCfg);
   const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
   for (const x of agents) await x.until(() => x.nbCfg() === target, 'SB_Global.nb_cfg');
-  const bHeld = b.source.revision;
-  await a.until(() => a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg === target, 'its own Chassis_Private.nb_cfg');
-  const ackRevision = a.source.revision;
-  t.ok(ackRevision > bHeld, `a is at the ack's revision ${ackRevision}, b held ${bHeld}`);
+  const held = a.source.revision;
+  t.equal(b.source.revision, held, 'both at the bump\'s revision');
+  const privateOfA = async (): Promise<Record<string, unknown> | undefined> =>
+    (await m1.client.list('Chassis_Private', [['name', '==', 'hv1']], { db: 'OVN_Southbound', consistency: 'serializable' })).rows[0];
+  // m1 applied the record of a's Ack (its Chassis_Private.nb_cfg): the step it would have sent
+  // for it would have been written then, in the same apply.
+  await until('the record of a\'s Ack on m1', async () => ((await privateOfA())?.nb_cfg === target ? true : undefined), 10_000);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(a.source.revision, held, 'a was sent no step for the record of its own Ack');
+  t.not(a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg, target, 'so its copy of Chassis_Private is the one before');
+  t.equal(b.source.revision, held, 'nor was b');
   t.ok(m1.southbound.fanout.lagging(target), 'b, which acknowledged before, is counted short of the new nb_cfg (the ack writer waits for it, a while)');
   t.notOk(m1.southbound.fanout.lagging(target - 1), 'but not of the one before');
 
-  // A change of sw0 reaches both, each from the revision it holds: no gap, no repeat. b's
-  // stream carries it after anything sent for the ack's revision, so b had that by then.
+  // A change of sw0 reaches both, each in one step from the revision it holds, and a's carries
+  // its Chassis_Private as it is now.
   await m0.client.transact([{ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm9' } }, { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw0']], mutations: [['ports', 'insert', ['set', [['named-uuid', 'p']]]]] }]);
   for (const x of agents) await x.until(() => x.find('Port_Binding', (r) => r.logical_port === 'vm9') !== undefined, 'vm9');
   t.equal(a.source.revision, b.source.revision, 'both at the same revision again');
-  t.same(b.updates.filter((u) => u.fromRevision >= bHeld).map((u) => [u.fromRevision, u.toRevision]), [[bHeld, b.source.revision]],
-    'b was sent no (empty) step for the revision that changed only a\'s own row: one step from what it held to vm9\'s');
+  for (const x of agents) {
+    t.same(x.updates.filter((u) => u.fromRevision >= held).map((u) => [u.fromRevision, u.toRevision]), [[held, x.source.revision]], `${x.hello.chassis}: one step from what it held to vm9's`);
+  }
+  const carried = a.updates.at(-1)?.changes.find((c) => c.table === 'Chassis_Private');
+  t.equal(carried?.row?.nb_cfg, target, 'a\'s step carried its Chassis_Private with the nb_cfg it acknowledged');
+  t.equal(a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg, target, 'which a now holds');
+
+  // A change of a row only a asked for (vm2, on sw1, local to neither) is a step for a alone.
+  a.source.setIfaceIds(['vm1', 'vm2']);
+  await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm2') !== undefined, 'vm2, asked for');
+  const bAt = b.source.revision;
+  const bSteps = b.updates.length;
+  await m0.client.transact([{ op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'vm2']], row: { addresses: '00:00:00:00:00:99 10.0.1.99' } }]);
+  await a.until(() => ((a.find('Port_Binding', (r) => r.logical_port === 'vm2')?.mac as string[] | undefined) ?? []).includes('00:00:00:00:00:99 10.0.1.99'), 'vm2\'s new address');
+  await new Promise((r) => setTimeout(r, 300));
+  t.ok(a.source.revision > bAt, `a is at the change's revision ${a.source.revision}`);
+  t.equal(b.updates.length, bSteps, 'b was sent no (empty) step for it');
+  t.equal(b.source.revision, bAt, 'and holds the revision it held');
+  await m0.client.transact([{ op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'vm9']], row: { addresses: ['set', ['00:00:00:00:00:98']] } }]);
+  for (const x of agents) await x.until(() => ((x.find('Port_Binding', (r) => r.logical_port === 'vm9')?.mac as string[] | undefined) ?? []).length === 1, 'vm9\'s address');
+  t.same(b.updates.slice(bSteps).map((u) => [u.fromRevision, u.toRevision]), [[bAt, b.source.revision]], 'b\'s next step is from what it held');
   for (const x of agents) {
     const u = x.updates;
     t.ok(u.every((v, i) => i === 0 || v.fromRevision === (u[i - 1] as typeof v).toRevision), `${x.hello.chassis}: every step starts where the one before ended`);
   }
   b.source.ack(b.source.revision, b.nbCfg());
   await until('b to count as caught up', async () => (m1.southbound.fanout.lagging(target) ? undefined : true), 10_000);
+  // One more change of sw0 brings both to the newest revision, b's Ack record with it.
+  await m0.client.transact([{ op: 'update', table: 'Logical_Switch_Port', where: [['name', '==', 'vm9']], row: { addresses: ['set', ['00:00:00:00:00:97']] } }]);
+  for (const x of agents) await x.until(() => ((x.find('Port_Binding', (r) => r.logical_port === 'vm9')?.mac as string[] | undefined) ?? []).includes('00:00:00:00:00:97'), 'vm9\'s last address');
+  t.equal(b.find('Chassis_Private', (r) => r.name === 'hv2')?.nb_cfg, target, 'b holds the record of its Ack');
   // Each view equals a snapshot taken now by an agent with the same interest.
-  for (const [x, port] of [[a, 'vm1'], [b, 'vm3']] as const) {
-    const fresh = new ViewAgent({ ...x.hello, ifaceIds: [port] }, { endpoints: [m1.address] });
+  for (const [x, ports] of [[a, ['vm1', 'vm2']], [b, ['vm3']]] as const) {
+    const fresh = new ViewAgent({ ...x.hello, ifaceIds: [...ports] }, { endpoints: [m1.address] });
     fresh.autoAck = false;
     fresh.start();
     t.teardown(() => fresh.close());

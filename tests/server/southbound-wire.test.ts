@@ -12,7 +12,7 @@ import type { Row } from '../../ovsdb/index.js';
 import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { defaultValue } from '../../ovsdb/datum.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
-import { WireError, decodeTableRows, encodeParts, setDifference, type WireTableRows } from '../../server/southbound-wire.js';
+import { WireError, appendTables, decodeServerMessage, decodeTableRows, encodeParts, encodeServerMessage, setDifference, type WireTableRows } from '../../server/southbound-wire.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
@@ -37,6 +37,23 @@ function decodedPorts(tr: WireTableRows, held: Row | undefined): readonly string
 }
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: false, variableMapSize: true });
+
+t.test('appendTables: a step encoded once, with one stream\'s own rows after its own, reads as that step with them', async (t) => {
+  const rng = new Rng(7);
+  // Steps of 0 to 300 groups: Delta lengths of one, two and three varint bytes.
+  for (const n of [0, 1, 3, 40, 300]) {
+    const shared = encodeParts(schema, Array.from({ length: n }, (_, i) => ({ table: 'Multicast_Group', uuid: uuid(i + 1), row: { ...group([uuid(rng.int(1, 1000))]), _uuid: uuid(i + 1) } as Row })), Number.MAX_SAFE_INTEGER)[0] ?? [];
+    const own = encodeParts(schema, [{ table: 'Multicast_Group', uuid: mcUuid, row: group([uuid(5), uuid(6)]) }], Number.MAX_SAFE_INTEGER)[0] ?? [];
+    const delta = { fromRevision: 1000 + n, toRevision: 70_000 + n, reset: false, more: n === 3 };
+    const once = encodeServerMessage({ delta: { ...delta, tables: shared } });
+    const spliced = appendTables(once, own);
+    const whole = encodeServerMessage({ delta: { ...delta, tables: [...shared, ...own] } });
+    t.same(decodeServerMessage(spliced), decodeServerMessage(whole), `${n} shared entries: the same message as one encoded whole`);
+    t.equal(spliced.length, whole.length, `${n} shared entries: and as long`);
+    t.equal(appendTables(once, []), once, 'nothing to add: the message itself');
+  }
+  t.throws(() => appendTables(encodeServerMessage({ resume: { mode: 'DELTA', fromRevision: 1, toRevision: 2, reason: '', member: 1 } }), [{ table: 'x', columns: [], rows: [], removes: [] }]), /not a ServerMessage holding a Delta/, 'a Resume is refused');
+});
 
 t.test('setDifference: only when smaller than the set, and only over ascending sets', async (t) => {
   const six = [1, 2, 3, 4, 5, 6].map(uuid);
