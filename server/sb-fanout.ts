@@ -635,17 +635,17 @@ export class Fanout {
         } else {
           // Only some members' own rows changed: a step for them alone, unless all that changed
           // is the record of its Acks, which waits for its next step (see the top).
-          const own: Session[] = [];
+          const own = new Map<Session, readonly ViewChange[]>();
           for (const s of stable) {
             if (!personal.has(s)) continue;
             const mine = ownRows(s);
             if (mine.length > 0 && mine.every((c) => isAckRecord(this.chassisPrivateSchema, c))) {
               for (const c of mine) s.unsentAckRecords.add(c.uuid);
             } else {
-              own.push(s);
+              own.set(s, mine);
             }
           }
-          if (own.length > 0) this.sendStep(own, revision, shared, ownRows);
+          if (own.size > 0) this.sendStep([...own.keys()], revision, shared, (s) => own.get(s) ?? []);
         }
       }
       for (const { gi, sessions } of moving.values()) {
