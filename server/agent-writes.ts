@@ -125,8 +125,8 @@ export class AckWriter {
   record(chassis: string, nbCfg: number): void {
     const prev = this.pending.get(chassis);
     if (prev !== undefined && prev >= nbCfg) return;
-    // An agent acknowledges every step, most of them with the nb_cfg its row already has (the
-    // step that echoes its own Chassis_Private, for one): nothing to write, nor to wait for.
+    // An agent may acknowledge every step, most of them with the nb_cfg its row already has:
+    // nothing to write, nor to wait for.
     const have = this.privateRow(chassis)?.nb_cfg;
     if (typeof have === 'number' && have >= nbCfg) return;
     if (this.pending.size === 0) this.pendingSince = this.timers.now();
