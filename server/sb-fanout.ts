@@ -508,8 +508,7 @@ export class Fanout {
       if (s.revision >= revision) continue;
       let message = byFrom.get(s.revision);
       if (message === undefined) byFrom.set(s.revision, (message = this.encode({ delta: { fromRevision: s.revision, toRevision: revision, reset: false, more: false, tables: [] } })));
-      const mine = this.withUnsentAckRecords(s, []);
-      this.write(s, mine.length === 0 ? message : appendTables(message, encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? []), revision);
+      this.write(s, this.forStream(s, message, []), revision);
     }
     g.revision = revision;
   }
@@ -688,17 +687,22 @@ export class Fanout {
         for (let i = 0; i < parts.length - 1; i++) leading.push(this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: true, tables: parts[i] as WireTableRows[] } }));
         byFrom.set(from, (enc = { leading }));
       }
-      const mine = this.withUnsentAckRecords(s, own(s));
       for (const m of enc.leading) this.write(s, m, to);
       enc.lastShared ??= this.encode({ delta: { fromRevision: from, toRevision: to, reset: false, more: false, tables: parts[last] ?? [] } });
-      this.write(s, mine.length === 0 ? enc.lastShared : appendTables(enc.lastShared, encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? []), to);
+      this.write(s, this.forStream(s, enc.lastShared, own(s)), to);
     }
   }
 
   /**
-   * A stream's own changes of a step, with the Ack records it was not sent yet (as the rows are
-   * now) that the step does not carry already; the records are then sent.
+   * The last message of a step encoded for many streams, as stream `s` is to receive it: with
+   * its own changes `mine`, and the Ack records it was not sent yet (as the rows are now) that
+   * `mine` does not carry already. The records count as sent from then on.
    */
+  private forStream(s: Session, message: Buffer, mine: readonly ViewChange[]): Buffer {
+    const own = this.withUnsentAckRecords(s, mine);
+    return own.length === 0 ? message : appendTables(message, encodeParts(this.source.schema, own, Number.MAX_SAFE_INTEGER)[0] ?? []);
+  }
+
   private withUnsentAckRecords(s: Session, mine: readonly ViewChange[]): readonly ViewChange[] {
     if (s.unsentAckRecords.size === 0) return mine;
     const out = [...mine];

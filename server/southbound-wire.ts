@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import type * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
+import protobuf from 'protobufjs';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
 import { compareAtoms, isUuid, lowerBound } from '../ovsdb/index.js';
@@ -91,24 +92,12 @@ export function appendTables(message: Buffer, tables: readonly WireTableRows[]):
   if (tables.length === 0) return message;
   deltaType ??= loadProto('southbound.proto').lookupType('ovnts.southbound.Delta');
   const extra = deltaType.encode(deltaType.fromObject({ tables })).finish();
-  assert.equal(message[0], deltaFieldTag, 'appendTables: not a ServerMessage holding a Delta');
-  let length = 0;
-  let at = 1;
-  for (let shift = 0; ; shift += 7) {
-    const b = message[at++] as number;
-    length += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) break;
-  }
-  assert.equal(at + length, message.length, 'appendTables: a ServerMessage holds its Delta alone');
-  const header: number[] = [deltaFieldTag];
-  for (let n = length + extra.length; ; n = Math.floor(n / 128)) {
-    if (n < 128) {
-      header.push(n);
-      break;
-    }
-    header.push((n % 128) | 0x80);
-  }
-  return Buffer.concat([Buffer.from(header), message.subarray(at), extra]);
+  const reader = protobuf.Reader.create(message);
+  assert.equal(reader.uint32(), deltaFieldTag, 'appendTables: not a ServerMessage holding a Delta');
+  const length = reader.uint32();
+  assert.equal(reader.pos + length, message.length, 'appendTables: a ServerMessage holds its Delta alone');
+  const header = protobuf.Writer.create().uint32(deltaFieldTag).uint32(length + extra.length).finish();
+  return Buffer.concat([header, message.subarray(reader.pos), extra]);
 }
 
 /** Decodes a ServerMessage as the gRPC client would (for tests that hold encoded messages). */
