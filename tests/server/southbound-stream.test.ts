@@ -16,9 +16,13 @@ import { flowDatapaths } from '../../northd/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
-const lsWithPorts = (ls: string, ports: string[]): unknown[] => [
+const hex2 = (n: number): string => n.toString(16).padStart(2, '0');
+// Ports on subnet N get MACs 00:00:00:00:0N:xx and IPs 10.0.N.x. Two switches whose UUIDs fall
+// in one shard share the row of a flow they both produce (northd/lflows/flow.ts): with the same
+// addresses on sw0 and sw1, a port's ARP responder on one would be a row of the other's too.
+const lsWithPorts = (ls: string, ports: string[], subnet = 0): unknown[] => [
   { op: 'insert', table: 'Logical_Switch', 'uuid-name': 'ls', row: { name: ls, ports: ['set', ports.map((_, i) => ['named-uuid', `p${i}`])] } },
-  ...ports.map((p, i) => ({ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': `p${i}`, row: { name: p, addresses: `00:00:00:00:00:${(10 + i).toString(16).padStart(2, '0')} 10.0.0.${10 + i}` } })),
+  ...ports.map((p, i) => ({ op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': `p${i}`, row: { name: p, addresses: `00:00:00:00:${hex2(subnet)}:${hex2(10 + i)} 10.0.${subnet}.${10 + i}` } })),
 ];
 const bumpNbCfg = [
   { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
@@ -28,7 +32,7 @@ const bumpNbCfg = [
 async function setUp(m: CentralMember): Promise<void> {
   await m.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
   await m.client.transact(lsWithPorts('sw0', ['vm1', 'vm3']));
-  await m.client.transact(lsWithPorts('sw1', ['vm2']));
+  await m.client.transact(lsWithPorts('sw1', ['vm2'], 1));
 }
 
 const datapathOf = (a: ViewAgent, port: string): string | undefined => a.find('Port_Binding', (r) => r.logical_port === port)?.datapath as string | undefined;
@@ -131,7 +135,8 @@ t.test('an ack costs no step back: its record rides the next one; a step of one 
   t.equal(carried?.row?.nb_cfg, target, 'a\'s step carried its Chassis_Private with the nb_cfg it acknowledged');
   t.equal(a.find('Chassis_Private', (r) => r.name === 'hv1')?.nb_cfg, target, 'which a now holds');
 
-  // A change of a row only a asked for (vm2, on sw1, local to neither) is a step for a alone.
+  // A change of a row only a asked for (vm2, on sw1, local to neither) is a step for a alone
+  // (vm2's addresses, old and new, are in no flow of sw0: see lsWithPorts).
   a.source.setIfaceIds(['vm1', 'vm2']);
   await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm2') !== undefined, 'vm2, asked for');
   const bAt = b.source.revision;
