@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { NorthboundClient } from '../server/northbound-service.js';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { measureCommitFloor, serialGoalBesideFloor } from './lib/commit-floor.js';
+import { measureTransportCommitFloor } from './lib/grpc-commit-floor.js';
 import { loadTopology, tenThousandPorts } from './lib/nb-workload.js';
 import { ovsdbServerInstalled } from './lib/ovs.js';
 import { startRealNbCluster } from './lib/real-ovsdb-cluster.js';
@@ -255,6 +256,7 @@ const latRow = (r: Run | undefined): string => (r === undefined ? '' : `${ms(per
 const ratio = (x: number, y: number | undefined): string => (y === undefined || !Number.isFinite(x) ? '' : `${fmt(x / y, 2)}x`);
 
 const floor = await measureCommitFloor(serialN);
+const hopsFloor = await measureTransportCommitFloor(serialN, 'grpc');
 const a = await ours();
 const aTopology = await oursTopologyOnly();
 const b = (await real(true, 26_750)) as Side | undefined;
@@ -284,8 +286,8 @@ printTable(
     ['  then RSS MiB, leader / others', a.rssMiB.map((x) => fmt(x)).join(' / '), b ? b.rssMiB.map((x) => fmt(x)).join(' / ') : na, '', ''],
   ],
 );
-const besideFloor = serialGoalBesideFloor(floor, b === undefined ? undefined : perS(b.serial), 2);
-printTable('What bounds a serial commit on this machine (bench/lib/commit-floor.ts, measured before the drivers, same run)', besideFloor.rows);
+const besideFloor = serialGoalBesideFloor(floor, b === undefined ? undefined : perS(b.serial), 2, { floor: hopsFloor, what: 'a client on a gRPC stream, the followers on gRPC streams' });
+printTable('What bounds a serial commit on this machine (bench/lib/commit-floor.ts and grpc-commit-floor.ts, measured before the drivers, same run)', besideFloor.rows);
 const gB = a.groupsB;
 process.stdout.write(`\nGroup commit during B (the leader's counters): ${fmt(gB.grouped)} of ${fmt(gB.grouped + gB.single)} transactions went in ${fmt(gB.groups)} group entries (${fmt(gB.grouped / Math.max(1, gB.groups), 1)} per group), ${fmt(gB.single)} alone.\n`);
 process.stdout.write(`\nLeader found by trying: n${a.leaderIndex + 1} (serial probe p50 ms per member: ${a.probeP50Ms.map((x) => fmt(x, 2)).join(' / ')}).\n`);

@@ -14,6 +14,7 @@ import { readUpEnv } from '../tests/helpers/ovnts-cli.js';
 import { stopPid } from '../tests/helpers/process.js';
 import { anchorsDir } from './lib/anchors.js';
 import { measureCommitFloor, serialGoalBesideFloor } from './lib/commit-floor.js';
+import { measureTransportCommitFloor } from './lib/grpc-commit-floor.js';
 import { freeBasePort } from './lib/ports.js';
 import { fmt, printFigures, printTable } from './lib/report.js';
 
@@ -105,6 +106,7 @@ async function ours(): Promise<{ results: AnchorResults; leader: string }> {
 
 if (!existsSync(anchor)) throw new Error(`${anchor} not found (set ANCHOR=...)`);
 const floor = await measureCommitFloor(2000);
+const hopsFloor = await measureTransportCommitFloor(2000, 'tcp');
 const a = await ours();
 const b = await runAnchor({ BASE_PORT: String(await freeBasePort()), N_SPAWN: nSpawn }, 'real');
 
@@ -136,8 +138,8 @@ process.stdout.write(
     'anchor itself, ovn-northd paused. Drivers run A, B, C in order on one growing database. The\n' +
     'machine is shared and noisy: run it a few times and read the range.\n',
 );
-const besideFloor = serialGoalBesideFloor(floor, get(b, 'A').txn_per_s, goals.serial);
-printTable('What bounds a serial commit on this machine (bench/lib/commit-floor.ts, measured before the drivers, same run)', besideFloor.rows);
+const besideFloor = serialGoalBesideFloor(floor, get(b, 'A').txn_per_s, goals.serial, { floor: hopsFloor, what: 'a client on raw TCP (as a JSON-RPC one, framing aside), the followers on gRPC streams' });
+printTable('What bounds a serial commit on this machine (bench/lib/commit-floor.ts and grpc-commit-floor.ts, measured before the drivers, same run)', besideFloor.rows);
 const [serial, pipelined, batched] = rows.map(([, x, y, f]) => ({ ours: f(x), real: f(y), ratio: ratioOf(f(x), f(y)) }));
 printFigures({
   ...besideFloor.figures,

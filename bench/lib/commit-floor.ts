@@ -112,26 +112,41 @@ export async function measureCommitFloor(n: number): Promise<{ leaderWaits: Comm
 
 /**
  * A serial goal ("goal times the real OVN's serial rate") set beside the floor measured in the
- * same run: a table of its rows and the key=value figures. A goal at or above the floor asks
- * more of a whole transaction (client RPC, Raft, database, projection) than the disk and the
- * loopback give a bare command.
+ * same run, and beside the floor with ovnts's hops when given (grpc-commit-floor.ts): a table of
+ * its rows and the key=value figures. A goal at or above the floor asks more of a whole
+ * transaction (client RPC, Raft, database, projection) than the disk and the loopback give a
+ * bare command; a goal at or above the second asks more than the transports alone give.
  */
-export function serialGoalBesideFloor(floor: { leaderWaits: CommitFloor; followersOnly: CommitFloor }, realSerialPerS: number | undefined, goal: number): { rows: string[][]; figures: Record<string, number | string> } {
+export function serialGoalBesideFloor(
+  floor: { leaderWaits: CommitFloor; followersOnly: CommitFloor },
+  realSerialPerS: number | undefined,
+  goal: number,
+  transport?: { readonly floor: CommitFloor; readonly what: string },
+): { rows: string[][]; figures: Record<string, number | string> } {
   const goalPerS = realSerialPerS === undefined ? undefined : goal * realSerialPerS;
   const over = goalPerS === undefined ? undefined : goalPerS / floor.leaderWaits.perS;
+  const overTransport = goalPerS === undefined || transport === undefined ? undefined : goalPerS / transport.floor.perS;
+  const rows = [
+    ['figure', 'per s', 'p50 / p99 ms', ''],
+    ['bare serial commit: 3 processes, raw loopback TCP, fdatasync, no Raft, no RPC, no database', fmt(floor.leaderWaits.perS), `${fmt(floor.leaderWaits.p50Ms, 2)} / ${fmt(floor.leaderWaits.p99Ms, 2)}`, ''],
+    ['  the same, the leader not waiting on its own write', fmt(floor.followersOnly.perS), `${fmt(floor.followersOnly.p50Ms, 2)} / ${fmt(floor.followersOnly.p99Ms, 2)}`, ''],
+  ];
+  if (transport !== undefined) rows.push([`the same with ovnts's hops (bench/lib/grpc-commit-floor.ts): ${transport.what}`, fmt(transport.floor.perS), `${fmt(transport.floor.p50Ms, 2)} / ${fmt(transport.floor.p99Ms, 2)}`, '']);
+  const besides = [over === undefined ? '' : `${fmt(over, 2)}x the bare commit`, overTransport === undefined ? '' : `${fmt(overTransport, 2)}x ovnts's hops`].filter((x) => x !== '').join(', ');
+  rows.push([`the serial goal: ${goal}x the real OVN's serial rate above`, goalPerS === undefined ? 'na' : fmt(goalPerS), '', besides]);
   return {
-    rows: [
-      ['figure', 'per s', 'p50 / p99 ms', ''],
-      ['bare serial commit: 3 processes, raw loopback TCP, fdatasync, no Raft, no RPC, no database', fmt(floor.leaderWaits.perS), `${fmt(floor.leaderWaits.p50Ms, 2)} / ${fmt(floor.leaderWaits.p99Ms, 2)}`, ''],
-      ['  the same, the leader not waiting on its own write', fmt(floor.followersOnly.perS), `${fmt(floor.followersOnly.p50Ms, 2)} / ${fmt(floor.followersOnly.p99Ms, 2)}`, ''],
-      [`the serial goal: ${goal}x the real OVN's serial rate above`, goalPerS === undefined ? 'na' : fmt(goalPerS), '', over === undefined ? '' : `${fmt(over, 2)}x the bare commit`],
-    ],
+    rows,
     figures: {
       floor_serial_per_s: Math.round(floor.leaderWaits.perS),
       floor_serial_p50_ms: Number(floor.leaderWaits.p50Ms.toFixed(3)),
       floor_followers_only_per_s: Math.round(floor.followersOnly.perS),
+      ...(transport === undefined ? {} : {
+        floor_hops_serial_per_s: Math.round(transport.floor.perS),
+        floor_hops_serial_p50_ms: Number(transport.floor.p50Ms.toFixed(3)),
+      }),
       serial_goal_per_s: goalPerS === undefined ? 'na' : Math.round(goalPerS),
       serial_goal_over_floor: over === undefined ? 'na' : Number(over.toFixed(3)),
+      ...(transport === undefined ? {} : { serial_goal_over_hops_floor: overTransport === undefined ? 'na' : Number(overTransport.toFixed(3)) }),
     },
   };
 }
