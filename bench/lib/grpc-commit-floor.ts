@@ -128,33 +128,35 @@ async function leader(dir: string, hop: ClientHop, followerPorts: number[]): Pro
   });
 }
 
-/** A client connection to the leader: `send` resolves with the answer to one command. */
-async function connectClient(hop: ClientHop, port: number): Promise<{ send(command: Buffer): Promise<void>; close(): void }> {
+/** A client connection to the leader: `send` resolves with the answer to one command (one at a time). */
+interface FloorClientConnection {
+  send(command: Buffer): Promise<void>;
+  close(): void;
+}
+
+function serialConnection(write: (b: Buffer) => void, onData: (f: () => void) => void, close: () => void): FloorClientConnection {
   let onAnswer: (() => void) | undefined;
+  onData(() => onAnswer?.());
+  return {
+    send: (command) => new Promise<void>((resolve) => {
+      onAnswer = resolve;
+      write(command);
+    }),
+    close,
+  };
+}
+
+async function connectClient(hop: ClientHop, port: number): Promise<FloorClientConnection> {
   if (hop === 'grpc') {
     const call = openStream(port);
-    call.on('data', () => onAnswer?.());
-    return {
-      send: (command) => new Promise<void>((resolve) => {
-        onAnswer = resolve;
-        call.write(command);
-      }),
-      close: () => call.end(),
-    };
+    return serialConnection((b) => call.write(b), (f) => call.on('data', f), () => call.end());
   }
   const s = await new Promise<net.Socket>((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1', () => resolve(sock));
     sock.setNoDelay(true);
     sock.once('error', reject);
   });
-  s.on('data', () => onAnswer?.());
-  return {
-    send: (command) => new Promise<void>((resolve) => {
-      onAnswer = resolve;
-      s.write(command);
-    }),
-    close: () => s.destroy(),
-  };
+  return serialConnection((b) => s.write(b), (f) => s.on('data', f), () => s.destroy());
 }
 
 /** Runs `n` serial commits (after as many for warm-up); every process is stopped before it returns. */
