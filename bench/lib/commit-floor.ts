@@ -22,7 +22,8 @@ export interface CommitFloor {
   readonly p99Ms: number;
 }
 
-const commandBytes = 100;
+/** The size of each command (a small NB transaction's order of size). */
+export const commandBytes = 100;
 const self = fileURLToPath(import.meta.url);
 
 /** A follower: appends and fdatasyncs what it receives, then answers for each command now on disk. */
@@ -46,7 +47,8 @@ function follower(dir: string): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-function appendAndSync(fd: number, buf: Buffer): Promise<void> {
+/** Appends `buf` to the file and fdatasyncs it, off the main thread (as a log writer does). */
+export function appendAndSync(fd: number, buf: Buffer): Promise<void> {
   return new Promise((resolve, reject) => write(fd, buf, (err) => (err ? reject(err) : fdatasync(fd, (e) => (e ? reject(e) : resolve())))));
 }
 

@@ -11,17 +11,16 @@
 // bare commit is grpc-js and HTTP/2 themselves, and the client's extra hop.
 import * as grpc from '@grpc/grpc-js';
 import { fork } from 'node:child_process';
-import { closeSync, fdatasync, fdatasyncSync, mkdtempSync, openSync, rmSync, write, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CommitFloor } from './commit-floor.js';
+import { appendAndSync, commandBytes, type CommitFloor } from './commit-floor.js';
 import { median, percentile } from './report.js';
 
 export type ClientHop = 'grpc' | 'tcp';
 
-const commandBytes = 100;
 const self = fileURLToPath(import.meta.url);
 const raw = (b: Buffer): Buffer => b;
 const streamMethod = (name: string): grpc.MethodDefinition<Buffer, Buffer> => ({
@@ -63,10 +62,6 @@ async function follower(dir: string): Promise<void> {
   });
   process.send?.(port);
   process.on('disconnect', () => process.exit(0));
-}
-
-function appendAndSync(fd: number, buf: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => write(fd, buf, (err) => (err ? reject(err) : fdatasync(fd, (e) => (e ? reject(e) : resolve())))));
 }
 
 /**
