@@ -48,7 +48,9 @@ export class SbRows implements HaLookups {
       if (!isLocalTable(c.table)) continue;
       const t = this.tables.get(c.table) as Map<string, Row>;
       const old = t.get(c.uuid);
-      if (c.table === 'Port_Binding' && old !== undefined) this.portByName.delete(old.logical_port as string);
+      // The name leaves the index only if it still names this row: a port deleted and re-created
+      // under the same name in one update may come in either order.
+      if (c.table === 'Port_Binding' && old !== undefined && this.portByName.get(old.logical_port as string) === c.uuid) this.portByName.delete(old.logical_port as string);
       if (c.row === undefined) t.delete(c.uuid);
       else {
         t.set(c.uuid, c.row);

@@ -29,3 +29,22 @@ t.test('a Chassis_Private that moved only nb_cfg does not call for a pass; anyth
   t.equal(rows.apply(update('Chassis', CH1, { name: 'hv1', hostname: 'h', encaps: [] })), true, 'other local tables count as before');
   t.equal(rows.apply(update('Logical_Flow', CH2, { table_id: 0 })), false, 'tables the local side does not hold never count');
 });
+
+t.test('a port re-created under the same name in one update is found by name, whatever the order of the two changes', async (t) => {
+  const A = '00000000-0000-4000-8000-0000000000a1';
+  const B = '00000000-0000-4000-8000-0000000000b2';
+  const pbRow = (uuid: string, port: string): Row => ({ _uuid: uuid, _version: uuid, logical_port: port, type: '', chassis: [] }) as unknown as Row;
+  for (const order of ['delete first', 'insert first'] as const) {
+    const rows = new SbRows();
+    rows.apply({ reset: false, fromRevision: 0, toRevision: 1, changes: [{ table: 'Port_Binding', uuid: A, row: pbRow(A, 'vm1') }] });
+    t.equal(rows.portBinding('vm1')?._uuid, A, `${order}: the first row`);
+    const del = { table: 'Port_Binding', uuid: A };
+    const ins = { table: 'Port_Binding', uuid: B, row: pbRow(B, 'vm1') };
+    rows.apply({ reset: false, fromRevision: 1, toRevision: 2, changes: order === 'delete first' ? [del, ins] : [ins, del] });
+    t.equal(rows.portBinding('vm1')?._uuid, B, `${order}: the new row`);
+    // A rename away from the name leaves the name to whoever holds it now.
+    rows.apply({ reset: false, fromRevision: 2, toRevision: 3, changes: [{ table: 'Port_Binding', uuid: B, row: pbRow(B, 'vm2') }] });
+    t.equal(rows.portBinding('vm1'), undefined, `${order}: renamed away`);
+    t.equal(rows.portBinding('vm2')?._uuid, B, `${order}: under its new name`);
+  }
+});
