@@ -70,8 +70,6 @@ export interface BindingInputs {
   readonly chassis: BindingChassis;
   readonly ifaces: ReadonlyMap<string, LocalIface>;
   readonly portBindings: Iterable<sb.Port_Binding>;
-  /** One of those Port_Bindings by logical_port (the agent's SB replica keeps that index). */
-  readonly portBinding: (logicalPort: string) => sb.Port_Binding | undefined;
   /** Ports with a transaction in flight that the SB does not show yet: left as they are. */
   readonly inflight: ReadonlySet<string>;
   /** The HA_Chassis_Group, HA_Chassis and Chassis rows: who is active for an HA port. */
@@ -116,6 +114,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
   const holding = new Map<string, LocalIface>();
   /** VIFs with a transaction in flight: their container ports wait too. */
   const waiting = new Set<string>();
+  const byName = new Map<string, sb.Port_Binding>();
   const containers: sb.Port_Binding[] = [];
   /** Keeps what we knew of a port with a transaction in flight. */
   const keep = (port: string, here: boolean): void => {
@@ -134,6 +133,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
   };
   for (const pb of inputs.portBindings) {
     const port = pb.logical_port;
+    byName.set(port, pb);
     const owner = pb.chassis[0];
     const here = us !== undefined && owner === us;
     if (isContainerPort(pb)) {
@@ -203,7 +203,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
       keep(port, here);
       continue;
     }
-    const parent = inputs.portBinding(parentName);
+    const parent = byName.get(parentName);
     const parentIface = holding.get(parentName);
     if (parent === undefined || parentIface === undefined || us === undefined || !canBindHere(pb, chassis)) {
       if (here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: undefined });

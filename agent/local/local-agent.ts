@@ -327,15 +327,11 @@ export class LocalAgent {
       if (rec !== undefined) await this.send('sb', [rec]);
     }
     const us: sb.Chassis | undefined = sbReady ? this.sb.chassisByName(config.systemId) : undefined;
-    // The replica's rows as they are, read in place by each planner below (no copy per pass), and
-    // its index by logical_port.
-    const pbRows = this.sb.rows<sb.Port_Binding>('Port_Binding');
-    const portBindings: Iterable<sb.Port_Binding> = { [Symbol.iterator]: () => pbRows.values() };
-    const portBinding = (logicalPort: string): sb.Port_Binding | undefined => this.sb.portBinding(logicalPort);
+    const portBindings = [...this.sb.rows<sb.Port_Binding>('Port_Binding').values()];
 
     // 4. Tunnels and localnet patch ports. Without SB rows there is nothing to compare with,
     // and removing what exists would only disturb a restarted agent's dataplane.
-    const locals = localDatapaths(portBindings, us?._uuid, portBinding);
+    const locals = localDatapaths(portBindings, us?._uuid);
     const localnet = localnetPortsOf(portBindings, locals);
     if (sbReady) {
       const tunnels = tunnelOps(tables, br, desiredTunnels(config, { chassis: this.sb.rows<sb.Chassis>('Chassis').values(), encap: (u) => this.sb.encap(u) }));
@@ -368,9 +364,9 @@ export class LocalAgent {
         this.inflight.delete(port);
       }
     }
-    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, portBinding, inflight, ha: this.sb });
+    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb });
     this.bindings = decided.state;
-    const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, portBinding, inflight });
+    const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });
     if (decided.actions.length === 0 && virtual.length === 0) return;
     const sbOps = us === undefined ? [] : [...bindingSbOps(decided.actions, us._uuid), ...virtualBindingSbOps(virtual, us._uuid)];
     for (const { port } of sbOps) {

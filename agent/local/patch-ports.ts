@@ -47,13 +47,14 @@ export function localnetPortsOf(portBindings: Iterable<sb.Port_Binding>, localDa
 
 /**
  * Datapaths that concern this chassis: those of the ports bound to it, and, through patch ports
- * (options:peer), every datapath reachable from them (add_local_datapath). `portBinding` finds
- * one of `portBindings` by logical_port (a peer).
+ * (options:peer), every datapath reachable from them (add_local_datapath).
  */
-export function localDatapaths(portBindings: Iterable<sb.Port_Binding>, chassisUuid: string | undefined, portBinding: (logicalPort: string) => sb.Port_Binding | undefined): Set<string> {
+export function localDatapaths(portBindings: Iterable<sb.Port_Binding>, chassisUuid: string | undefined): Set<string> {
+  const byName = new Map<string, sb.Port_Binding>();
   const patchesOf = new Map<string, sb.Port_Binding[]>();
   const start: string[] = [];
   for (const pb of portBindings) {
+    byName.set(pb.logical_port, pb);
     if (pb.type === 'patch') {
       const list = patchesOf.get(pb.datapath) ?? [];
       list.push(pb);
@@ -68,7 +69,7 @@ export function localDatapaths(portBindings: Iterable<sb.Port_Binding>, chassisU
     if (seen.has(dp)) continue;
     seen.add(dp);
     for (const p of patchesOf.get(dp) ?? []) {
-      const peer = portBinding(p.options.get('peer') ?? '');
+      const peer = byName.get(p.options.get('peer') ?? '');
       if (peer !== undefined && !seen.has(peer.datapath)) queue.push(peer.datapath);
     }
   }

@@ -20,8 +20,6 @@ export interface VirtualBindingInputs {
   readonly chassis: BindingChassis;
   readonly ifaces: ReadonlyMap<string, LocalIface>;
   readonly portBindings: Iterable<sb.Port_Binding>;
-  /** One of those Port_Bindings by logical_port. */
-  readonly portBinding: (logicalPort: string) => sb.Port_Binding | undefined;
   /** Ports with a transaction in flight that the SB does not show yet: left as they are. */
   readonly inflight: ReadonlySet<string>;
 }
@@ -35,14 +33,19 @@ export type VirtualBindingAction =
 export function decideVirtualBindings(inputs: VirtualBindingInputs): VirtualBindingAction[] {
   const us = inputs.chassis.uuid;
   if (us === undefined) return [];
-  const actions: VirtualBindingAction[] = [];
+  const virtual: sb.Port_Binding[] = [];
+  const byName = new Map<string, sb.Port_Binding>();
   for (const pb of inputs.portBindings) {
-    if (pb.type !== 'virtual') continue;
+    byName.set(pb.logical_port, pb);
+    if (pb.type === 'virtual') virtual.push(pb);
+  }
+  const actions: VirtualBindingAction[] = [];
+  for (const pb of virtual) {
     const port = pb.logical_port;
     const parentName = pb.virtual_parent[0];
     if (inputs.inflight.has(port) || (parentName !== undefined && inputs.inflight.has(parentName))) continue;
     const here = pb.chassis[0] === us;
-    const parent = parentName === undefined || parentName === '' ? undefined : inputs.portBinding(parentName);
+    const parent = parentName === undefined || parentName === '' ? undefined : byName.get(parentName);
     const parentIface = parentName === undefined ? undefined : inputs.ifaces.get(parentName);
     const parentHere = parent !== undefined && parentIface !== undefined && parent.chassis[0] === us;
     if (!parentHere) {

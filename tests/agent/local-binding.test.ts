@@ -9,7 +9,6 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { BindingAction, BindingChassis, BindingState, LocalIface } from '../../agent/local/binding.js';
 import { bindingOvsOps, bindingSbOps, canBindHere, decideBindings, initialBindingState, markInstalled } from '../../agent/local/binding.js';
 import type { HaLookups } from '../../agent/ha-chassis.js';
-import { portBindingsOf } from '../helpers/port-bindings.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
 const CH_A = 'aaaaaaaa-0000-0000-0000-000000000001';
@@ -53,7 +52,7 @@ function haOf(f: HaFixture = {}): HaLookups {
 const noHa = haOf();
 
 function decideAll(state: BindingState, ports: sb.Port_Binding[], ifaces: Map<string, LocalIface>, opts: { chassis?: BindingChassis; inflight?: Set<string>; ha?: HaLookups } = {}): { state: BindingState; actions: BindingAction[] } {
-  return decideBindings(state, { chassis: opts.chassis ?? chassisA, ifaces, ...portBindingsOf(ports), inflight: opts.inflight ?? new Set(), ha: opts.ha ?? noHa });
+  return decideBindings(state, { chassis: opts.chassis ?? chassisA, ifaces, portBindings: ports, inflight: opts.inflight ?? new Set(), ha: opts.ha ?? noHa });
 }
 
 function decide(state: BindingState, p: sb.Port_Binding, ifaces: Map<string, LocalIface>, chassis: BindingChassis = chassisA, inflight: Set<string> = new Set()): { state: BindingState; actions: BindingAction[] } {
@@ -298,7 +297,7 @@ function simulate(seed: number): { final: Central; changes: Map<string, number>;
   });
   const step = (agent: Agent): void => {
     const inflight = new Set([...agent.inflight].filter(([p, v]) => v === agent.view.get(p)?.version).map(([p]) => p));
-    const r = decideBindings(agent.state, { chassis: agent.chassis, ifaces: agent.ifaces, ...portBindingsOf(rows(agent.view)), inflight, ha: noHa });
+    const r = decideBindings(agent.state, { chassis: agent.chassis, ifaces: agent.ifaces, portBindings: rows(agent.view), inflight, ha: noHa });
     agent.state = r.state;
     const ops = bindingSbOps(r.actions, agent.chassis.uuid as string);
     if (ops.length > 0) agent.queue.push(ops);

@@ -13,7 +13,6 @@ import { desiredTunnels, parseTunnelId, tunnelPortName } from '../../agent/local
 import { localDatapaths, localnetPortsOf } from '../../agent/local/patch-ports.js';
 import { bridgeHwaddr, wantedDatapathType } from '../../agent/local/integration-bridge.js';
 import { activeHaChassis, haGroupContains, orderedHaMembers } from '../../agent/ha-chassis.js';
-import { portBindingsOf } from '../helpers/port-bindings.js';
 import type { HaLookups } from '../../agent/ha-chassis.js';
 
 const ovsRow = (ids: Record<string, string>, ifaceTypes: string[] = ['geneve', 'vxlan']): Row =>
@@ -110,11 +109,10 @@ t.test('local datapaths through patch ports, and their localnet ports', async (t
     pb('ln2', 'ls2', { type: 'localnet', options: new Map([['network_name', 'physnet']]) }),
     pb('ln3', 'ls3', { type: 'localnet', options: new Map([['network_name', 'physnet']]) }),
   ];
-  const { portBinding } = portBindingsOf(pbs);
-  const locals = localDatapaths(pbs, 'me', portBinding);
+  const locals = localDatapaths(pbs, 'me');
   t.same([...locals].sort(), ['lr', 'ls1', 'ls2'], 'the bound port\'s switch, the router behind it and the switch behind that');
   t.same(localnetPortsOf(pbs, locals), [{ logicalPort: 'ln2', network: 'physnet' }]);
-  t.same([...localDatapaths(pbs, undefined, portBinding)], [], 'nothing before the chassis exists');
+  t.same([...localDatapaths(pbs, undefined)], [], 'nothing before the chassis exists');
 });
 
 t.test('integration bridge details', async (t) => {

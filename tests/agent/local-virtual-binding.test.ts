@@ -11,7 +11,6 @@ import type { BindingChassis, LocalIface } from '../../agent/local/binding.js';
 import { decideBindings, initialBindingState } from '../../agent/local/binding.js';
 import type { VirtualBindingAction } from '../../agent/local/virtual-binding.js';
 import { decideVirtualBindings, virtualBindingSbOps } from '../../agent/local/virtual-binding.js';
-import { portBindingsOf } from '../helpers/port-bindings.js';
 
 /** No HA_Chassis_Group rows at all (the virtual ports here have none). */
 const noHa: HaLookups = { haChassisGroup: () => undefined, haChassis: () => undefined, chassis: () => undefined, chassisByName: () => undefined };
@@ -39,7 +38,7 @@ const vm2Elsewhere = pb(VM2, 'vm2', { chassis: [CH_B], up: [true] });
 const localIfaces = new Map([['vm1', iface('vm1')]]);
 
 function decide(ports: sb.Port_Binding[], ifaces: ReadonlyMap<string, LocalIface> = localIfaces, inflight: ReadonlySet<string> = new Set(), chassis = chassisA): VirtualBindingAction[] {
-  return decideVirtualBindings({ chassis, ifaces, ...portBindingsOf(ports), inflight });
+  return decideVirtualBindings({ chassis, ifaces, portBindings: ports, inflight });
 }
 
 t.test('claimed here through a parent that is here: kept, up with the parent', async (t) => {
@@ -72,7 +71,7 @@ t.test('in flight, no chassis yet, and the VIF planner leaves virtual ports alon
   t.same(decide([claimed, vm1Here], localIfaces, new Set(['vip'])), [], 'the virtual port has a write in flight');
   t.same(decide([claimed, vm1Here], localIfaces, new Set(['vm1'])), [], 'its parent has one');
   t.same(decide([claimed, vm1Here], localIfaces, new Set(), { ...chassisA, uuid: undefined }), [], 'before the Chassis row exists');
-  const vifPlan = decideBindings(initialBindingState(), { chassis: chassisA, ifaces: new Map([['vip', iface('vip')]]), ...portBindingsOf([vip()]), inflight: new Set(), ha: noHa });
+  const vifPlan = decideBindings(initialBindingState(), { chassis: chassisA, ifaces: new Map([['vip', iface('vip')]]), portBindings: [vip()], inflight: new Set(), ha: noHa });
   t.same(vifPlan.actions, [], 'an interface named after a virtual port does not make binding.ts claim it');
 });
 
