@@ -5,7 +5,8 @@
 // command to a file and fdatasyncs it while it sends it to two "follower" processes over gRPC
 // bidirectional streams (as the Raft transport carries appends), which each append, fdatasync
 // and answer; the leader answers the client once its own write and one follower's answer are
-// done. The client's hop is a gRPC bidirectional stream too (as NorthboundClient's
+// done (or, in the second run, once one follower's answer is, without waiting on its own write:
+// less than Raft needs, so a floor however the leader overlaps its write). The client's hop is a gRPC bidirectional stream too (as NorthboundClient's
 // transactions go) or, for the OVSDB door, raw loopback TCP (JSON-RPC's framing costs more,
 // so TCP is still a floor for it). Messages are raw bytes (no protobuf): what this adds to the
 // bare commit is grpc-js and HTTP/2 themselves, and the client's extra hop.
@@ -22,6 +23,8 @@ import { median, percentile } from './report.js';
 export type ClientHop = 'grpc' | 'tcp';
 
 const self = fileURLToPath(import.meta.url);
+/** A command starting with this byte is answered only once the leader's own write is done too. */
+const leaderWaitsByte = 1;
 const raw = (b: Buffer): Buffer => b;
 const streamMethod = (name: string): grpc.MethodDefinition<Buffer, Buffer> => ({
   path: `/floor.Floor/${name}`,
@@ -66,8 +69,9 @@ async function follower(dir: string): Promise<void> {
 
 /**
  * The leader: each command from the client goes to both followers and to its own file; it is
- * answered once the leader's write and one follower's answer are done. Commands are answered
- * in order (the client sends one at a time).
+ * answered once one follower's answer is in and, when the command's first byte is
+ * `leaderWaitsByte`, the leader's own write is done too. Commands are answered in order (the
+ * client sends one at a time).
  */
 async function leader(dir: string, hop: ClientHop, followerPorts: number[]): Promise<void> {
   const fd = openSync(join(dir, 'leader'), 'w');
@@ -75,10 +79,10 @@ async function leader(dir: string, hop: ClientHop, followerPorts: number[]): Pro
   const answered = peers.map(() => 0);
   let sent = 0;
   let writes: Promise<void> = Promise.resolve();
-  let waiting: { i: number; ownDone: boolean; answer: () => void } | undefined;
+  let waiting: { i: number; ownDone: boolean; leaderWaits: boolean; answer: () => void } | undefined;
   const settle = (): void => {
     const w = waiting;
-    if (w === undefined || !w.ownDone || !answered.some((a) => a >= w.i)) return;
+    if (w === undefined || (w.leaderWaits && !w.ownDone) || !answered.some((a) => a >= w.i)) return;
     waiting = undefined;
     w.answer();
   };
@@ -89,7 +93,7 @@ async function leader(dir: string, hop: ClientHop, followerPorts: number[]): Pro
   const onCommand = (command: Buffer, answer: () => void): void => {
     const i = ++sent;
     for (const p of peers) p.write(command);
-    const w = { i, ownDone: false, answer };
+    const w = { i, ownDone: false, leaderWaits: command[0] === leaderWaitsByte, answer };
     waiting = w;
     writes = writes.then(() => appendAndSync(fd, command)).then(() => {
       w.ownDone = true;
@@ -154,8 +158,11 @@ async function connectClient(hop: ClientHop, port: number): Promise<FloorClientC
   return serialConnection((b) => s.write(b), (f) => s.on('data', f), () => s.destroy());
 }
 
-/** Runs `n` serial commits (after as many for warm-up); every process is stopped before it returns. */
-export async function measureTransportCommitFloor(n: number, hop: ClientHop): Promise<CommitFloor> {
+/**
+ * Runs `n` serial commits (after as many for warm-up) with the leader waiting on its own write,
+ * then `n` without; every process is stopped before it returns.
+ */
+export async function measureTransportCommitFloor(n: number, hop: ClientHop): Promise<{ leaderWaits: CommitFloor; followersOnly: CommitFloor }> {
   const dir = mkdtempSync(join(tmpdir(), 'grpc-commit-floor-'));
   const portOf = (k: ReturnType<typeof fork>): Promise<number> => new Promise((resolve) => k.once('message', (p) => resolve(p as number)));
   const kids = [fork(self, ['grpc-follower', dir]), fork(self, ['grpc-follower', dir])];
@@ -164,8 +171,8 @@ export async function measureTransportCommitFloor(n: number, hop: ClientHop): Pr
     const lead = fork(self, ['grpc-leader', dir, hop, ...followerPorts.map(String)]);
     kids.push(lead);
     const client = await connectClient(hop, await portOf(lead));
-    const command = Buffer.alloc(commandBytes, 1);
-    const run = async (): Promise<CommitFloor> => {
+    const run = async (leaderWaits: boolean): Promise<CommitFloor> => {
+      const command = Buffer.alloc(commandBytes, leaderWaits ? leaderWaitsByte : 0);
       const lat: number[] = [];
       const t0 = performance.now();
       for (let i = 0; i < n; i++) {
@@ -175,10 +182,11 @@ export async function measureTransportCommitFloor(n: number, hop: ClientHop): Pr
       }
       return { perS: n / ((performance.now() - t0) / 1000), p50Ms: median(lat), p99Ms: percentile(lat, 99) };
     };
-    await run(); // warm-up
-    const out = await run();
+    await run(true); // warm-up
+    const leaderWaits = await run(true);
+    const followersOnly = await run(false);
     client.close();
-    return out;
+    return { leaderWaits, followersOnly };
   } finally {
     for (const k of kids) k.disconnect();
     await Promise.all(kids.map((k) => (k.exitCode !== null ? undefined : new Promise((resolve) => k.once('exit', resolve)))));
