@@ -6,10 +6,11 @@
 // bidirectional streams (as the Raft transport carries appends), which each append, fdatasync
 // and answer; the leader answers the client once its own write and one follower's answer are
 // done (or, in the second run, once one follower's answer is, without waiting on its own write:
-// less than Raft needs, so a floor however the leader overlaps its write). The client's hop is a gRPC bidirectional stream too (as NorthboundClient's
-// transactions go) or, for the OVSDB door, raw loopback TCP (JSON-RPC's framing costs more,
-// so TCP is still a floor for it). Messages are raw bytes (no protobuf): what this adds to the
-// bare commit is grpc-js and HTTP/2 themselves, and the client's extra hop.
+// less than Raft needs, so a floor however the leader overlaps its write). The client's hop is
+// a gRPC bidirectional stream too (as NorthboundClient's transactions go) or, for the OVSDB
+// door, raw loopback TCP (JSON-RPC's framing costs more, so TCP is still a floor for it).
+// Messages are raw bytes (no protobuf): what this adds to the bare commit is grpc-js and HTTP/2
+// themselves, and the client's extra hop.
 import * as grpc from '@grpc/grpc-js';
 import { fork } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -17,7 +18,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { appendAndSync, commandBytes, type CommitFloor } from './commit-floor.js';
+import { appendAndSync, commandBytes, type CommitFloor, type FloorPair } from './commit-floor.js';
 import { median, percentile } from './report.js';
 
 export type ClientHop = 'grpc' | 'tcp';
@@ -162,7 +163,7 @@ async function connectClient(hop: ClientHop, port: number): Promise<FloorClientC
  * Runs `n` serial commits (after as many for warm-up) with the leader waiting on its own write,
  * then `n` without; every process is stopped before it returns.
  */
-export async function measureTransportCommitFloor(n: number, hop: ClientHop): Promise<{ leaderWaits: CommitFloor; followersOnly: CommitFloor }> {
+export async function measureTransportCommitFloor(n: number, hop: ClientHop): Promise<FloorPair> {
   const dir = mkdtempSync(join(tmpdir(), 'grpc-commit-floor-'));
   const portOf = (k: ReturnType<typeof fork>): Promise<number> => new Promise((resolve) => k.once('message', (p) => resolve(p as number)));
   const kids = [fork(self, ['grpc-follower', dir]), fork(self, ['grpc-follower', dir])];
