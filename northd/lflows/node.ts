@@ -832,8 +832,11 @@ function distinctFlows(produced: readonly sb.Logical_Flow[], ld: readonly Uuid[]
  */
 function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical_Flow[], out: SbChangeSet, ld?: readonly Uuid[]): void {
   let flows = distinctFlows(produced, ld);
-  const old = data.owners.get(owner) ?? NO_FLOWS;
-  const oldLd = data.heldIn.get(owner);
+  const stored = data.owners.get(owner);
+  const old = stored ?? NO_FLOWS;
+  // Only an owner with flows has a holding datapath: a new or empty owner (a new switch's, or
+  // its hairpin owner with no flows) is not looked up again in a map of every owner.
+  const oldLd = stored === undefined ? undefined : data.heldIn.get(owner);
   if (sameFlows(old, oldLd, flows, ld)) return;
   if (isTemplate(old, oldLd) || isTemplate(flows, ld)) {
     // A template is held and released as a whole: everything old goes, everything new comes.
@@ -869,10 +872,11 @@ function setOwner(data: LflowsData, owner: string, produced: readonly sb.Logical
   }
   // Kept at their exact length: the owner's list was grown by push (room for 16 from its first
   // flow), and ten thousand ports keep one each. A frozen list is a shared template: kept as is.
-  if (flows.length === 0) data.owners.delete(owner);
-  else data.owners.set(owner, Object.isFrozen(flows) ? flows : fitted(flows));
-  if (flows.length === 0 || ld === undefined) data.heldIn.delete(owner);
-  else data.heldIn.set(owner, ld);
+  if (flows.length > 0) data.owners.set(owner, Object.isFrozen(flows) ? flows : fitted(flows));
+  else if (stored !== undefined) data.owners.delete(owner);
+  if (flows.length > 0 && ld !== undefined) {
+    if (ld !== oldLd) data.heldIn.set(owner, ld);
+  } else if (oldLd !== undefined) data.heldIn.delete(owner);
 }
 
 /**
