@@ -292,3 +292,23 @@ t.test("every row's _version follows its content", async (t) => {
   t.ok(pgRows >= 2, `${pgRows} port group rows checked`);
   t.ok(asRows >= 2, `${asRows} address set rows checked`);
 });
+
+t.test('Datapath_Binding _version is the hash of its columns, with name2 and names JSON escapes', async (t) => {
+  const fx = nbFixture();
+  const northd = createNorthd();
+  const names = ['plain', 'quote"d', 'back\\slash', 'tab\there', 'ünïcode', 'ctl\u0001', ''];
+  for (const [i, name] of names.entries()) {
+    northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name: `ls-${name}`, external_ids: map({ 'neutron:network_name': name }) } }]));
+    northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Router', row: { name: `lr-${i}`, external_ids: map({ 'neutron:router_name': name, other: 'x' }) } }]));
+  }
+  const bindings = rows<sb.Datapath_Binding>(northd.view(), 'Datapath_Binding');
+  t.equal(bindings.length, names.length * 2);
+  let withName2 = 0;
+  for (const b of bindings) {
+    const { _uuid, _version, ...columns } = b;
+    t.equal(_version, contentVersion(columns), `${_uuid}: ${JSON.stringify(b.external_ids.get('name'))}`);
+    if (b.external_ids.has('name2')) withName2++;
+  }
+  // An empty Neutron name gives no name2 (ovn-northd leaves it out too).
+  t.equal(withName2, (names.length - 1) * 2);
+});
