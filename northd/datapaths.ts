@@ -85,9 +85,9 @@ function bindingRow(d: Desired, sbUuid: Uuid, key: number): sb.Datapath_Binding 
 /**
  * The canonical text of a binding's columns, spelled out for the one shape bindingRow builds
  * (no load balancers; external_ids with the NB UUID, the name and maybe name2, whose keys sort
- * in that order): the text `versioned` would write, put piece by piece into the hash. A new
- * switch's binding was a tenth of what the projection spent on it, most of that in the generic
- * walk. tests/northd/projections.test.ts checks every row against contentVersion.
+ * in that order): the text `versioned` would write, put piece by piece into the hash. Versioning a
+ * new switch's binding through the generic walk was a tenth of what the projection spent on
+ * the switch. tests/northd/projections.test.ts checks every row against contentVersion.
  */
 function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; readonly idKey: string; readonly name2: string | undefined }): void {
   const q = JSON.stringify;

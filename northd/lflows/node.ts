@@ -623,7 +623,7 @@ function representative(e: FlowEntry): sb.Logical_Flow | undefined {
 
 /**
  * Up to this many members, newMembers fills an array made at its final length (V8 gives
- * `new Array(n)` fast elements up to 100,000); a longer list is built by pushes.
+ * `new Array(n)` fast elements up to 100,000); a longer list grows as it is filled.
  */
 const PREALLOCATED_MEMBERS_MAX = 65_536;
 
