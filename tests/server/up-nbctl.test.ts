@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import type { Test } from 'tap';
-import { upClusterOf } from '../../bin/commands/cluster-up.js';
+import { memberExecArgv, memberNodeFlags, upClusterOf } from '../../bin/commands/cluster-up.js';
 import type { UpEnv } from '../helpers/ovnts-cli.js';
 import { freeBasePort as freeBase, ovnts, readUpEnv, until } from '../helpers/ovnts-cli.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
@@ -30,6 +30,13 @@ async function upDetached(t: Test): Promise<{ dir: string; env: UpEnv; base: num
   return { dir, env, base };
 }
 
+t.test("a member's node flags: memberNodeFlags, less any of the same name `up` was given", async (t) => {
+  t.same(memberExecArgv([]), [...memberNodeFlags]);
+  t.same(memberExecArgv(['--max-semi-space-size=16']), ['--no-allocation-site-pretenuring', '--max-semi-space-size=16'], "up's size wins");
+  t.same(memberExecArgv(['--allocation-site-pretenuring']), ['--max-semi-space-size=4', '--allocation-site-pretenuring'], "up's flag wins over the --no- form");
+  t.same(memberExecArgv(['--no-allocation-site-pretenuring', '--trace-gc']), ['--max-semi-space-size=4', '--no-allocation-site-pretenuring', '--trace-gc'], 'given once, not twice');
+});
+
 t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   const { dir, env, base } = await upDetached(t);
   const pids = env.pids;
@@ -44,8 +51,11 @@ t.test('up, nbctl through the cluster, a member killed, down', async (t) => {
   t.match(clash.stderr, new RegExp(`port ${base + 1} \\(n1's Northbound gRPC\\) is in use on 127\\.0\\.0\\.1`));
   t.notOk(existsSync(join(second, 'env')), 'it started no member and wrote no env file');
   t.same(readUpEnv(dir).pids, pids, "the running cluster's env file is untouched");
-  // Members run with a bounded young generation (memberNodeFlags: RSS once idle).
-  for (const pid of pids) t.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--max-semi-space-size=4'), `member ${pid} has --max-semi-space-size=4`);
+  // Members run with memberNodeFlags: a bounded young generation (RSS once idle), no pretenuring.
+  for (const pid of pids) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of memberNodeFlags) t.ok(argv.includes(flag), `member ${pid} has ${flag}`);
+  }
   const nbctl = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => ovnts('nbctl', `--endpoints=${endpoints}`, ...args);
 
   t.equal((await nbctl('ls-add', 'sw0')).code, 0);
