@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
+import { flagsNotGiven } from '../lib/node-flags.js';
 import { isAlive, processArgv } from '../lib/pids.js';
 
 const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
@@ -23,7 +24,8 @@ const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2
  *   of new space committed and stayed at 170-181 MiB RSS after 30 s idle; with 4 MiB, V8's
  *   memory reducer brought every member to 137-144 MiB. Batched 1,000-row transactions cost
  *   about 5 % more CPU.
- * - `--no-allocation-site-pretenuring`: V8 otherwise allocates straight into the old space the
+ * - `--no-allocation-site-pretenuring` (`central` also sets it at start when not given, for a
+ *   member started by hand: memberStartV8Flags): V8 otherwise allocates straight into the old space the
  *   objects of a site whose objects survived while a large NB was loaded. A Logical_DP_Group row
  *   is then made old while the member list it holds is new, and each row the next run replaces
  *   keeps its list alive through the old-to-new references until the next full collection: with
@@ -36,9 +38,7 @@ export const memberNodeFlags: readonly string[] = ['--max-semi-space-size=4', '-
 
 /** memberNodeFlags less those `up` itself was given (either way), then `up`'s own node flags. */
 export function memberExecArgv(own: readonly string[]): string[] {
-  const name = (flag: string): string => (flag.split('=')[0] as string).replace(/^--no-/, '--');
-  const given = new Set(own.map(name));
-  return [...memberNodeFlags.filter((f) => !given.has(name(f))), ...own];
+  return [...flagsNotGiven(memberNodeFlags, own), ...own];
 }
 
 /** True when pid is still one of our central members for this data folder (pids get reused). */
