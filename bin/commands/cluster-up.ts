@@ -16,23 +16,17 @@ const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2
 
 /**
  * Node flags each member starts with (a flag of the same name given to `up` itself wins, with or
- * without its `--no-`). V8 reads them only when the process starts, so they cannot be set from
- * inside. docs/central.md (Memory) has the measurements.
+ * without its `--no-`). docs/central.md (Memory) has the measurements.
  *
- * - `--max-semi-space-size=4`: a young generation of at most 2 x 4 MiB. With V8's default on
+ * - `--max-semi-space-size=4` (V8 reads it only when the process starts, so it cannot be set
+ *   from inside): a young generation of at most 2 x 4 MiB. With V8's default on
  *   these machines (16 MiB semi-spaces) a member that had loaded the 10,000-port NB kept 32 MiB
  *   of new space committed and stayed at 170-181 MiB RSS after 30 s idle; with 4 MiB, V8's
  *   memory reducer brought every member to 137-144 MiB. Batched 1,000-row transactions cost
  *   about 5 % more CPU.
- * - `--no-allocation-site-pretenuring` (`central` also sets it at start when not given, for a
- *   member started by hand: memberStartV8Flags): V8 otherwise allocates straight into the old space the
- *   objects of a site whose objects survived while a large NB was loaded. A Logical_DP_Group row
- *   is then made old while the member list it holds is new, and each row the next run replaces
- *   keeps its list alive through the old-to-new references until the next full collection: with
- *   tens of thousands of switches, every member list survived two scavenges and was copied
- *   twice. Without it, 32 switches added per entry to 30,000-62,000 switches took 0.9 ms per
- *   entry instead of 1.6 (in one process), and on clusters of 60,000-92,000 switches 32
- *   pipelined writes ran 4-10 % faster with 15-25 % less RSS.
+ * - `--no-allocation-site-pretenuring`: why, in memberStartV8Flags (bin/commands/central.ts),
+ *   which `central` also sets at start when not given, for a member started by hand. Given
+ *   here, it holds from the process's first allocation.
  */
 export const memberNodeFlags: readonly string[] = ['--max-semi-space-size=4', '--no-allocation-site-pretenuring'];
 
