@@ -521,12 +521,11 @@ export class RaftNode {
       const broadcast = rd.committedEntries.some((e) => this.proposals.get(e.index)?.broadcastCommit === true);
       if (broadcast) {
         this.raw.broadcastCommit();
-        const early = this.raw.takeEarlyMessages();
-        if (early.length > 0) this.options.transport.send(early);
+        this.send(this.raw.takeEarlyMessages());
       }
       // 1. Appends, heartbeats and snapshots from a leader promise nothing about our disk:
       //    they leave first, so followers write in parallel with our own write.
-      if (rd.messages.length > 0) this.options.transport.send(rd.messages);
+      this.send(rd.messages);
       // 2. Persist the snapshot, entries and hard state in one synced batch. A storage
       //    error ends the node here: nothing after this point may be sent or applied.
       try {
@@ -545,7 +544,7 @@ export class RaftNode {
       //    write what should not wait for them: a follower's acknowledgement, which the
       //    leader's commit waits on, and a leader's broadcast commit index (step 0), without
       //    which the followers would learn it only after this node applied.
-      if (rd.messagesAfterPersist.length > 0) this.options.transport.send(rd.messagesAfterPersist);
+      this.send(rd.messagesAfterPersist);
       if (rd.committedEntries.length > 0 && (broadcast || rd.messagesAfterPersist.length > 0)) {
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -602,6 +601,22 @@ export class RaftNode {
     }, this.limits.commitLingerMs);
   }
 
+  /**
+   * Hands messages to the transport. Once they carried the commit index a linger waited for,
+   * that linger is over: its timer, left running, would fire while the next commit index waits
+   * (its entry's acknowledgements often arrive during this node's own write, before the loop
+   * looks again) and send that one in empty appends at once, instead of in the append of the
+   * client's next proposal.
+   */
+  private send(messages: readonly Message[]): void {
+    if (messages.length === 0) return;
+    this.options.transport.send(messages);
+    if (!this.raw.commitUnsent()) {
+      this.lingerSpent = false;
+      this.endLinger();
+    }
+  }
+
   private endLinger(): void {
     if (this.lingerTimer === undefined) return;
     clearTimeout(this.lingerTimer);
@@ -640,8 +655,7 @@ export class RaftNode {
     setImmediate(() => {
       this.earlySendScheduled = false;
       if (this.stopping || this.fatal !== undefined || !(this.raw.hasOutstandingReady() || this.compacting)) return;
-      const early = this.raw.takeEarlyMessages();
-      if (early.length > 0) this.options.transport.send(early);
+      this.send(this.raw.takeEarlyMessages());
     });
   }
 

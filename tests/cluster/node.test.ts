@@ -156,9 +156,13 @@ function hex(b: Uint8Array): string {
   return Buffer.from(b).toString('hex');
 }
 
-/** RaftStorage with a switch that makes every write fail, as a dying disk would. */
+/**
+ * RaftStorage with a switch that makes every write fail, as a dying disk would, and one that
+ * makes writes of entries take longer, as a busier disk would.
+ */
 class FailingStorage implements NodeStorage {
   failing = false;
+  entriesDelayMs = 0;
 
   private constructor(private readonly inner: RaftStorage) {}
 
@@ -180,6 +184,7 @@ class FailingStorage implements NodeStorage {
 
   async save(rd: Parameters<RaftStorage['save']>[0]): Promise<void> {
     this.check('save');
+    if (this.entriesDelayMs > 0 && rd.entries.length > 0) await new Promise((resolve) => setTimeout(resolve, this.entriesDelayMs));
     await this.inner.save(rd);
   }
 
@@ -360,6 +365,35 @@ t.test('serial proposals: each commit index rides the next proposal\'s append wi
   });
   t.ok(atOnce >= 30, `without a linger the leader sent ${atOnce} empty appends for 20 serial proposals (about two each)`);
   t.ok(lingering <= 2, `with it, ${lingering}`);
+});
+
+t.test('serial proposals under a linger shorter than the run: each commit index gets a linger of its own', async (t) => {
+  // A linger's timer outlives the commit index it was for once the next append carried that
+  // one. Left running, it ended the linger of a later commit index early and sent that one in
+  // empty appends, about once per linger period. That happens when the followers' answers
+  // come while the leader still writes the entry (its disk the slower), so the leader's is.
+  const disks = new Map<string, FailingStorage>();
+  const openStorage = async (dir: string): Promise<NodeStorage> => {
+    const disk = await FailingStorage.open(dir);
+    disks.set(dir, disk);
+    return disk;
+  };
+  const { events, nodes, leaderId } = await recordingCluster(t, { tickMs: 1000, electionTicks: 2, commitLingerMs: 40, openStorage });
+  const leader = nodes.get(leaderId) as RaftNode;
+  const leaderDisk = [...disks].find(([dir]) => dir.endsWith(`n${leaderId}`))?.[1];
+  if (leaderDisk === undefined) throw new Error('no disk for the leader');
+  leaderDisk.entriesDelayMs = 8;
+  await leader.propose(put('warm', 'v'));
+  const from = events.length;
+  const started = performance.now();
+  for (let i = 0; i < 60; i++) {
+    await leader.propose(put(`s${i}`, 'v'));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const tookMs = performance.now() - started;
+  const empty = events.slice(from).filter((e) => e.kind === 'sent' && e.from === leaderId && e.entries === 0).length;
+  t.ok(tookMs > 200, `the run outlasted five lingers (${tookMs.toFixed(0)} ms)`);
+  t.ok(empty <= 2, `the leader sent ${empty} empty appends for 60 serial proposals`);
 });
 
 t.test('an isolated write\'s commit index reaches the followers once the linger ends', async (t) => {
