@@ -267,20 +267,9 @@ export class LocalAgent {
 
   private async send(where: 'sb' | 'ovs', groups: readonly OpGroup[]): Promise<void> {
     const fresh = groups.filter((g) => !this.recentlySent(`${where}:${JSON.stringify(g.ops)}`));
-    await Promise.all(fresh.map(async (g) => {
+    await Promise.all(fresh.map((g) => {
       this.sent.set(`${where}:${JSON.stringify(g.ops)}`, this.now());
-      try {
-        const results = where === 'sb' ? await this.options.sbTransact(g.ops) : await this.options.ovs.transact(g.ops);
-        const err = transactionError(g.ops, results);
-        if (err === undefined) this.log('info', g.what);
-        else {
-          this.log('warn', `${g.what}: ${err.message}`);
-          this.retryIn(this.resendMs);
-        }
-      } catch (err) {
-        this.log('warn', `${g.what}: ${(err as Error).message}`);
-        this.retryIn(this.resendMs);
-      }
+      return this.sendNow(where, g);
     }));
     this.pruneSent();
   }
@@ -382,7 +371,10 @@ export class LocalAgent {
     await Promise.all(groups);
   }
 
-  /** Sends one group without the resend filter (its caller tracks what is in flight). */
+  /**
+   * Sends one group without the resend filter (its caller tracks what is in flight); a refusal
+   * or a failure is logged and retried after resendMs.
+   */
   private async sendNow(where: 'sb' | 'ovs', g: OpGroup): Promise<void> {
     try {
       const results = where === 'sb' ? await this.options.sbTransact(g.ops) : await this.options.ovs.transact(g.ops);
