@@ -395,6 +395,7 @@ function formatIpv6Text(v: bigint): string {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return `::ffff:${formatIntPart(v & 0xffffffffn, 'ipv4')}`;
   }
+  // The longest run of two or more zero groups becomes "::" (RFC 5952).
   let bestStart = -1;
   let bestLen = 1;
   for (let i = 0; i < 8;) {

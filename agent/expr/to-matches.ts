@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { bitRange, widthMask } from './ast.js';
+import { formatIntPart } from './lexer.js';
 import type { Clause, Dnf, Leaf, Term } from './normalize.js';
 import { ctStateBits, type Symtab } from './symbols.js';
 
@@ -297,33 +298,18 @@ const ipv6Fields = new Set(['ipv6_src', 'ipv6_dst', 'nd_target']);
 const decimalFields = new Set(['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst', 'ip_proto',
   'nw_ttl', 'ip_dscp', 'ip_ecn', 'icmpv4_type', 'icmpv4_code', 'icmpv6_type', 'icmpv6_code', 'arp_op', 'conj_id']);
 
+/** A MAC as OVN prints it (the lexer's ethernet format). */
 export function formatMac(v: bigint): string {
-  return v.toString(16).padStart(12, '0').match(/../g)?.join(':') ?? '';
+  return formatIntPart(v, 'ethernet');
 }
 
 export function formatIpv4(v: bigint): string {
-  return [24n, 16n, 8n, 0n].map((s) => ((v >> s) & 0xffn).toString()).join('.');
+  return formatIntPart(v, 'ipv4');
 }
 
+/** RFC 5952 text, with ::ffff:a.b.c.d for IPv4-mapped addresses. */
 export function formatIpv6(v: bigint): string {
-  const groups = [];
-  for (let i = 7; i >= 0; i--) groups.push(Number((v >> BigInt(16 * i)) & 0xffffn));
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    return `::ffff:${formatIpv4(v & 0xffffffffn)}`;
-  }
-  // The longest run of two or more zero groups becomes "::" (RFC 5952).
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
-    i = j;
-  }
-  const hex = (gs: number[]): string => gs.map((g) => g.toString(16)).join(':');
-  if (bestStart < 0) return hex(groups);
-  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLen))}`;
+  return formatIntPart(v, 'ipv6');
 }
 
 /** A prefix length if 'mask' is a CIDR mask of 'width' bits, else null. */
