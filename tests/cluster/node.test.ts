@@ -393,7 +393,8 @@ t.test('serial proposals under a linger shorter than the run: each commit index 
   const tookMs = performance.now() - started;
   const empty = events.slice(from).filter((e) => e.kind === 'sent' && e.from === leaderId && e.entries === 0).length;
   t.ok(tookMs > 200, `the run outlasted five lingers (${tookMs.toFixed(0)} ms)`);
-  t.ok(empty <= 2, `the leader sent ${empty} empty appends for 60 serial proposals`);
+  // Before, 24 to 26 here; a stall of the machine past a linger may still cost one or two.
+  t.ok(empty <= 5, `the leader sent ${empty} empty appends for 60 serial proposals`);
 });
 
 t.test('an isolated write\'s commit index reaches the followers once the linger ends', async (t) => {
