@@ -16,6 +16,15 @@
 // most `groupWaitMsMax`: on a deposed leader the entries in flight may hang until their
 // proposals time out, and what waits behind them should fail over (not-leader) at once.
 //
+// The window alone can settle into two groups taking turns: while one is in flight, the other
+// fills with the next transactions of the clients answered before, and each goes out as the
+// other settles (about sixteen each at 32 in flight through an OVSDB door, whose clients send
+// their requests one by one). Every entry costs every member a persist and a projection, so
+// when an entry settles while others wait for room, the group also waits, at most
+// `settleHoldMs`, for as many more transactions as the settled entry carried: those clients,
+// just answered, usually send their next ones within a round trip. The two groups so mostly
+// become one (measured through the door: about 25 transactions per entry instead of 16).
+//
 // Grouping is decided here, on the proposer, and recorded in the entry: every replica applies
 // the same groups, so the projection stays deterministic (tunnel keys, revisions) whatever
 // the timing that formed them.
@@ -39,6 +48,12 @@ export interface GroupLimits {
    * what waits behind them should fail over at once (not-leader) rather than wait with them.
    */
   readonly groupWaitMsMax: number;
+  /**
+   * When an entry settles while transactions wait for room, how long the waiting group may
+   * wait for as many more transactions as the settled entry carried (its clients' next ones)
+   * before it is proposed. 0 proposes it at once.
+   */
+  readonly settleHoldMs: number;
 }
 
 export const groupDefaults: GroupLimits = {
@@ -46,6 +61,7 @@ export const groupDefaults: GroupLimits = {
   bytesMax: 512 * 1024,
   txnsInFlightMax: 8,
   groupWaitMsMax: 100,
+  settleHoldMs: 2,
 };
 
 interface Waiting {
@@ -64,6 +80,10 @@ export class NbGroupProposer {
   private inFlight = 0;
   /** Flushes a group that has waited groupWaitMsMax for room. */
   private waitTimer: NodeJS.Timeout | undefined;
+  /** Flushes a group held after an entry settled (settleHoldMs), if it did not fill first. */
+  private holdTimer: NodeJS.Timeout | undefined;
+  /** The size at which a held group goes at once. */
+  private holdUntil = 0;
   /** Group entries proposed, and the transactions they carried (for metrics and tests). */
   readonly counters = { groups: 0, groupedTxns: 0, single: 0 };
 
@@ -87,6 +107,11 @@ export class NbGroupProposer {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
+        // A held group goes once it has the transactions it waits for (or its timer ends it).
+        if (this.holdTimer !== undefined) {
+          if (this.pending.length >= this.holdUntil) this.flush();
+          return;
+        }
         // With the window full, the group keeps filling until an entry settles (settled()),
         // or for groupWaitMsMax at most.
         if (this.inFlight < this.limits.txnsInFlightMax) this.flush();
@@ -103,7 +128,14 @@ export class NbGroupProposer {
 
   private settled(txns: number): void {
     this.inFlight -= txns;
-    if (!this.scheduled && this.inFlight < this.limits.txnsInFlightMax) this.flush();
+    if (this.scheduled || this.holdTimer !== undefined || this.inFlight >= this.limits.txnsInFlightMax) return;
+    // Transactions waited for room: hold them for the settled entry's clients' next ones.
+    if (this.pending.length > 0 && this.limits.settleHoldMs > 0) {
+      this.holdUntil = Math.min(this.pending.length + txns, this.limits.txnsMax);
+      this.holdTimer = setTimeout(() => this.flush(), this.limits.settleHoldMs);
+      return;
+    }
+    this.flush();
   }
 
   private single(data: Uint8Array, broadcastCommit: boolean): Promise<ApplyResult> {
@@ -115,6 +147,10 @@ export class NbGroupProposer {
     if (this.waitTimer !== undefined) {
       clearTimeout(this.waitTimer);
       this.waitTimer = undefined;
+    }
+    if (this.holdTimer !== undefined) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
     }
     const batch = this.pending;
     if (batch.length === 0) return;

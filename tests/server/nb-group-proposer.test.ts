@@ -48,7 +48,7 @@ function apply(e: Proposed, index: number): void {
   e.resolve({ index, result });
 }
 
-const limits = (txnsInFlightMax: number, txnsMax = 64, groupWaitMsMax = 60_000): GroupLimits => ({ txnsMax, bytesMax: 512 * 1024, txnsInFlightMax, groupWaitMsMax });
+const limits = (txnsInFlightMax: number, txnsMax = 64, groupWaitMsMax = 60_000, settleHoldMs = 0): GroupLimits => ({ txnsMax, bytesMax: 512 * 1024, txnsInFlightMax, groupWaitMsMax, settleHoldMs });
 
 t.test('one turn, one entry; a lone transaction goes alone at once', async (t) => {
   const { proposer, entries } = fakeLog(limits(8));
@@ -152,4 +152,52 @@ t.test('an entry goes with broadcastCommit when any of its transactions asked fo
   t.same(entries.map((e) => [e.names, e.broadcastCommit]), [[['a', 'b', 'c'], true], [['d'], false]]);
   entries.forEach((e, i) => apply(e, i + 1));
   await Promise.all(all);
+});
+
+t.test('an entry that settles while a group waits for room holds that group for its clients\' next transactions', async (t) => {
+  const { proposer, entries } = fakeLog(limits(4, 64, 60_000, 60_000));
+  const first = ['a', 'b', 'c', 'd'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const waiting = ['e', 'f', 'g', 'h'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  t.equal(entries.length, 1, 'the window is full: e to h wait');
+  apply(entries[0] as Proposed, 1);
+  await Promise.all(first);
+  await turn();
+  t.equal(entries.length, 1, 'the first settled, and e to h are held for the next transactions of its four clients');
+  const next = ['a2', 'b2', 'c2'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  t.equal(entries.length, 1, 'three of the four came: still held');
+  next.push(proposer.propose(txn('d2')));
+  await turn();
+  t.same(entries.map((e) => e.names), [['a', 'b', 'c', 'd'], ['e', 'f', 'g', 'h', 'a2', 'b2', 'c2', 'd2']], 'the fourth: one group of eight, not two of four');
+  apply(entries[1] as Proposed, 2);
+  t.same((await Promise.all([...waiting, ...next])).map((r) => r.revision), [2, 2, 2, 2, 2, 2, 2, 2]);
+});
+
+t.test('a held group goes after settleHoldMs if its clients send nothing more', async (t) => {
+  const { proposer, entries } = fakeLog(limits(2, 64, 60_000, 20));
+  const first = ['a', 'b'].map((n) => proposer.propose(txn(n)));
+  await turn();
+  const later = proposer.propose(txn('c'));
+  await turn();
+  apply(entries[0] as Proposed, 1);
+  await Promise.all(first);
+  await turn();
+  t.equal(entries.length, 1, 'c is held');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(entries.map((e) => e.names), [['a', 'b'], ['c']], 'and proposed once the hold ran out');
+  apply(entries[1] as Proposed, 2);
+  t.equal((await later).revision, 2);
+});
+
+t.test('nothing is held when nothing waited: a serial client sees no hold', async (t) => {
+  const { proposer, entries } = fakeLog(limits(2, 64, 60_000, 60_000));
+  for (let i = 0; i < 3; i++) {
+    const p = proposer.propose(txn(`s${i}`));
+    await turn();
+    t.equal(entries.length, i + 1, `s${i} proposed at once`);
+    apply(entries[i] as Proposed, i + 1);
+    t.equal((await p).revision, i + 1);
+  }
 });
