@@ -146,28 +146,55 @@ export function applyMutation(m: Mutation, d: Datum): Datum {
 }
 
 /**
- * Up to this many keys, an insert or delete finds each key by binary search and splices it
- * into (or out of) a copy of the datum: adding a port to a switch of thousands moves memory
- * natively, where the merge below compares every key.
+ * Up to this many keys, an insert or delete finds each key by binary search and copies the
+ * datum once around them: adding a port to a switch of thousands moves memory natively, where
+ * the merge below compares every key.
  */
 const SPLICE_KEYS_MAX = 8;
 
+/**
+ * `base` with `edits` applied, as one new array of the final length. Each edit is a position in
+ * `base` (ascending) and either an atom to insert before it or `undefined` to drop the atom
+ * there. Copying and then splicing in place allocated twice, the second time with room to grow
+ * by half: a set of 11,000 UUIDs then no longer fit a regular V8 heap object (128 KiB), and every
+ * such mutation paid for a large-object allocation, about ten times a copy's cost.
+ */
+function edited(base: readonly Atom[], edits: readonly (readonly [number, Atom | undefined])[]): Atom[] {
+  if (edits.length === 1) {
+    const [at, atom] = edits[0] as readonly [number, Atom | undefined];
+    return atom === undefined ? base.toSpliced(at, 1) : base.toSpliced(at, 0, atom);
+  }
+  const parts: (readonly Atom[])[] = [];
+  let from = 0;
+  for (const [at, atom] of edits) {
+    parts.push(base.slice(from, at));
+    if (atom === undefined) from = at + 1;
+    else {
+      parts.push([atom]);
+      from = at;
+    }
+  }
+  parts.push(base.slice(from));
+  return ([] as Atom[]).concat(...parts);
+}
+
 function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
-    const keys = d.keys.slice();
-    const values = isMap ? (d.values ?? []).slice() : undefined;
-    const added: Atom[] = [];
+    // arg is a datum: its keys are sorted and distinct, so the positions come out ascending.
+    const keyEdits: [number, Atom][] = [];
+    const valueEdits: [number, Atom][] = [];
     for (let j = 0; j < arg.keys.length; j++) {
       const k = arg.keys[j] as Atom;
-      const i = lowerBound(keys, k);
+      const i = lowerBound(d.keys, k);
       // An existing key keeps its value: "insert" never replaces a map value.
-      if (i < keys.length && compareAtoms(keys[i] as Atom, k) === 0) continue;
-      keys.splice(i, 0, k);
-      values?.splice(i, 0, (arg.values ?? [])[j] as Atom);
-      added.push(k);
+      if (i < d.keys.length && compareAtoms(d.keys[i] as Atom, k) === 0) continue;
+      keyEdits.push([i, k]);
+      if (isMap) valueEdits.push([i, (arg.values ?? [])[j] as Atom]);
     }
-    if (values !== undefined) return { keys, values };
-    recordSetEdit(keys, d.keys, added.sort(compareAtoms), []);
+    if (keyEdits.length === 0) return d;
+    const keys = edited(d.keys, keyEdits);
+    if (isMap) return { keys, values: edited(d.values ?? [], valueEdits) };
+    recordSetEdit(keys, d.keys, keyEdits.map((e) => e[1]), []);
     return { keys };
   }
   const keys: Atom[] = [];
@@ -190,25 +217,26 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
       j++;
     }
   }
+  if (keys.length === d.keys.length) return d;
   return isMap ? { keys, values } : { keys };
 }
 
 function deleteFrom(d: Datum, arg: Datum): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
-    const keys = d.keys.slice();
-    const values = d.values?.slice();
+    const at: [number, undefined][] = [];
     const removed: Atom[] = [];
     for (let j = 0; j < arg.keys.length; j++) {
-      const i = lowerBound(keys, arg.keys[j] as Atom);
-      if (i >= keys.length || compareAtoms(keys[i] as Atom, arg.keys[j] as Atom) !== 0) continue;
+      const i = lowerBound(d.keys, arg.keys[j] as Atom);
+      if (i >= d.keys.length || compareAtoms(d.keys[i] as Atom, arg.keys[j] as Atom) !== 0) continue;
       // Deleting by [key, value] pairs removes a pair only when the value matches too.
-      if (arg.values !== undefined && values !== undefined && compareAtoms(arg.values[j] as Atom, values[i] as Atom) !== 0) continue;
-      removed.push(keys[i] as Atom);
-      keys.splice(i, 1);
-      values?.splice(i, 1);
+      if (arg.values !== undefined && d.values !== undefined && compareAtoms(arg.values[j] as Atom, d.values[i] as Atom) !== 0) continue;
+      at.push([i, undefined]);
+      removed.push(d.keys[i] as Atom);
     }
-    if (values !== undefined) return { keys, values };
-    recordSetEdit(keys, d.keys, [], removed.sort(compareAtoms));
+    if (at.length === 0) return d;
+    const keys = edited(d.keys, at);
+    if (d.values !== undefined) return { keys, values: edited(d.values, at) };
+    recordSetEdit(keys, d.keys, [], removed);
     return { keys };
   }
   const keys: Atom[] = [];
@@ -226,5 +254,6 @@ function deleteFrom(d: Datum, arg: Datum): Datum {
       if (dv !== undefined) values.push(dv[i] as Atom);
     }
   }
+  if (keys.length === d.keys.length) return d;
   return dv !== undefined ? { keys, values } : { keys };
 }
