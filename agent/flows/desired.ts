@@ -20,6 +20,7 @@ import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
+import { addressSetDiff, addressSetRefs, isPlainAddress, PlainAddressSets, type AddressSetChange } from './address-set-edits.js';
 import { adaptCached, type SharedCompileCache } from './compile-cache.js';
 import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
 import { FlowTable } from './flow-table.js';
@@ -205,6 +206,12 @@ class Dirty {
   readonly lbs = new Set<string>();
   readonly names = new Set<string>();
   readonly tunnels = new Set<string>();
+  /**
+   * Address sets whose row changed in place (same name): their addresses before and after,
+   * for the logical flows that can take the difference (address-set-edits.ts); null when a set
+   * came, went, was renamed or changed twice.
+   */
+  readonly addressSets = new Map<string, AddressSetChange | null>();
 }
 
 export class DesiredFlows {
@@ -234,9 +241,12 @@ export class DesiredFlows {
   private readonly groupById = new Map<number, GroupSpec>();
   /** Multicast_Group uuid → its members' shares (see McShares); only groups of local datapaths. */
   private readonly mcShares = new Map<string, McShares>();
+  private readonly plainSets = new PlainAddressSets();
   /** Lifetime counters: how many sources each kind of recompute touched. */
   readonly counters = {
     updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0,
+    /** Logical flows brought up to date by an address set's difference instead of a compile. */
+    addressSetEdits: 0,
     /** Multicast group members' shares computed; group recomputes from the kept sums, and by adding every share up. */
     mcMemberShares: 0, mcSumsUpdated: 0, mcSumsAdded: 0,
   };
@@ -424,9 +434,18 @@ export class DesiredFlows {
       case 'FDB':
         d.fdbs.add(delta.uuid);
         return;
-      case 'Address_Set':
-        for (const r of [old, row]) if (r !== undefined) d.names.add(`as:${(r as unknown as sb.Address_Set).name}`);
+      case 'Address_Set': {
+        const was = old as unknown as sb.Address_Set | undefined;
+        const now = row as unknown as sb.Address_Set | undefined;
+        for (const r of [was, now]) if (r !== undefined) d.names.add(`as:${r.name}`);
+        if (was !== undefined && now !== undefined && was.name === now.name && !d.addressSets.has(now.name)) {
+          d.addressSets.set(now.name, { before: was.addresses, after: now.addresses });
+        } else {
+          for (const r of [was, now]) if (r !== undefined) d.addressSets.set(r.name, null);
+          if (now === undefined && was !== undefined) this.plainSets.forget(was.name);
+        }
         return;
+      }
       case 'Port_Group':
         // Logical flows depend on "<key>_<name>" of each of their datapaths and on "<name>".
         for (const r of [old, row]) if (r !== undefined) d.names.add(`pg:${(r as unknown as sb.Port_Group).name}`);
@@ -584,7 +603,18 @@ export class DesiredFlows {
   private recomputeDirty(d: Dirty): UpdateStats {
     if (d.full) this.counters.fullRecomputes++;
     const view = this.view as LocalView;
-    for (const n of d.names) for (const lf of this.depIndex.get(n) ?? []) d.lflows.add(lf);
+    // Logical flows dirty only through one address set edited in place may take its difference.
+    const bySet = new Map<string, string>();
+    const otherwise = new Set(d.lflows);
+    for (const n of d.names) {
+      const set = n.startsWith('as:') ? n.slice(3) : undefined;
+      const edited = set !== undefined && (d.addressSets.get(set) ?? null) !== null;
+      for (const lf of this.depIndex.get(n) ?? []) {
+        d.lflows.add(lf);
+        if (edited && !bySet.has(lf)) bySet.set(lf, set as string);
+        else otherwise.add(lf);
+      }
+    }
     const ctx: PhysicalContext = {
       sb: this.sb, chassisUuid: this.chassisUuid, view, locality: this.locality, zones: this.zones, geneveField: this.geneveField,
     };
@@ -623,7 +653,11 @@ export class DesiredFlows {
     const memo = createCompileMemo();
     const cctx = this.compileContext(memo);
     // Sorted: conjunction and group ids are probed in a fixed order, whatever the history.
-    for (const u of [...d.lflows].sort()) this.recompileLflow(u, cctx);
+    for (const u of [...d.lflows].sort()) {
+      const set = d.full || otherwise.has(u) ? undefined : bySet.get(u);
+      if (set !== undefined && this.editLflowAddresses(u, set, d.addressSets.get(set) as AddressSetChange, cctx)) continue;
+      this.recompileLflow(u, cctx);
+    }
     return {
       full: d.full, logicalFlows: d.lflows.size, ports: d.ports.size, multicastGroups: d.mcs.size,
       neighbors: d.mbs.size + d.smbs.size + d.fdbs.size, tunnels: d.tunnels.size,
@@ -753,6 +787,39 @@ export class DesiredFlows {
   private setSource(source: string, flows: readonly FlowSpec[]): void {
     this.errors.delete(source);
     this.table.setSource(source, flows);
+  }
+
+  /**
+   * Brings a logical flow's flows up to date with an edit of one address set it names, by the
+   * flows of the addresses added and removed alone (see address-set-edits.ts for when that is
+   * the same as compiling it whole). Returns false, having changed nothing, when it cannot.
+   */
+  private editLflowAddresses(uuid: string, set: string, change: AddressSetChange, ctx: FlowCompileContext): boolean {
+    const source = `lf:${uuid}`;
+    const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
+    if (row === undefined || this.sharedCache !== undefined || !this.table.hasSource(source) || this.errors.has(source)) return false;
+    // With two addresses or more and no conjunction, no other part of a term of the match
+    // holds several values: compiled whole, the flows would not turn into conjunctions either.
+    if (change.before.length < 2 || this.conjOwners.has(uuid) || this.groupsOf.has(source)) return false;
+    if (!this.inOutPortRelated(row) || addressSetRefs(row.match, set) !== 1) return false;
+    const { added, removed } = addressSetDiff(change);
+    if (removed.length > 0 && !(removed.every(isPlainAddress) && this.plainSets.plainAfter(set, change))) return false;
+    // No memo: it would give back the row compiled with the whole set.
+    const { memo: _memo, ...rest } = ctx;
+    const compileWith = (addresses: readonly string[]): FlowSpec[] | undefined => {
+      const r = compileLogicalFlow(row as unknown as LogicalFlowRow, {
+        ...rest,
+        addressSet: (n) => (n === set ? addresses : rest.addressSet?.(n)),
+        conjIdOfs: () => 0,
+      });
+      return 'error' in r || r.conjunctionsN > 0 || r.groups.length > 0 ? undefined : r.flows;
+    };
+    if (compileWith([])?.length !== 0) return false;
+    const add = added.length === 0 ? [] : compileWith(added);
+    const remove = removed.length === 0 ? [] : compileWith(removed);
+    if (add === undefined || remove === undefined || !this.table.editSource(source, add, remove)) return false;
+    this.counters.addressSetEdits++;
+    return true;
   }
 
   private recompileLflow(uuid: string, ctx: FlowCompileContext): void {

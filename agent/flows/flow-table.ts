@@ -185,6 +185,69 @@ export class FlowTable {
     return true;
   }
 
+  /**
+   * Adds flows to and removes flows from what a source wants, without handing over all the rest
+   * (a logical flow over an address set of thousands whose set gained or lost a member). Does
+   * nothing and returns false unless the source exists, every flow removed is one it wants
+   * (same key and content, under a key it wants once) and no flow added shares a key with
+   * another flow added or with one it keeps: the caller then replaces the source whole.
+   */
+  editSource(source: string, add: readonly FlowSpec[], remove: readonly FlowSpec[]): boolean {
+    const old = this.bySource.get(source);
+    if (old === undefined) return false;
+    const canonical = (f: FlowSpec): FlowSpec => {
+      const match = canonicalMatch(f.match);
+      return match === f.match ? f : { ...f, match };
+    };
+    const removing = new Map<string, FlowSpec>();
+    for (const f of remove.map(canonical)) {
+      const k = flowKey(f.table, f.priority, f.match);
+      if (removing.has(k)) return false;
+      removing.set(k, f);
+    }
+    const added = add.map(canonical);
+    const addedKeys = added.map((f) => flowKey(f.table, f.priority, f.match));
+    const adding = new Set(addedKeys);
+    if (adding.size !== addedKeys.length) return false;
+    const keys: string[] = [];
+    const flows: FlowSpec[] = [];
+    const removed = new Set<string>();
+    for (let i = 0; i < old.keys.length; i++) {
+      const k = old.keys[i] as string;
+      const f = old.flows[i] as FlowSpec;
+      const r = removing.get(k);
+      if (r !== undefined) {
+        if (removed.has(k) || !sameFlowContent(f, r)) return false;
+        removed.add(k);
+        continue;
+      }
+      if (adding.has(k)) return false;
+      keys.push(k);
+      flows.push(f);
+    }
+    if (removed.size !== removing.size) return false;
+    for (const k of removed) {
+      const e = this.entries.get(k);
+      if (e === undefined || !e.contribs.delete(source)) continue;
+      e.effective = undefined;
+      if (e.contribs.size === 0) this.entries.delete(k);
+      this.dirty.add(k);
+    }
+    for (let i = 0; i < added.length; i++) {
+      const k = addedKeys[i] as string;
+      let e = this.entries.get(k);
+      if (e === undefined) this.entries.set(k, (e = { contribs: new Map(), effective: undefined }));
+      e.contribs.set(source, added[i] as FlowSpec);
+      e.effective = undefined;
+      this.dirty.add(k);
+      keys.push(k);
+      flows.push(added[i] as FlowSpec);
+    }
+    if (flows.length === 0) this.bySource.delete(source);
+    else this.bySource.set(source, { keys, flows });
+    return true;
+  }
+
   removeSource(source: string): boolean {
     const old = this.bySource.get(source);
     if (old === undefined) return false;
