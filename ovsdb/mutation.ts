@@ -4,7 +4,7 @@
 import type { Atom } from './atom.js';
 import { compareAtoms, lowerBound } from './atom.js';
 import type { Datum, NamedUuidResolver } from './datum.js';
-import { checkAtomConstraints, datumFromJson, recordSetEdit } from './datum.js';
+import { checkAtomConstraints, datumFromJson, recordSetEdit, withEdits } from './datum.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import type { BaseType, ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
@@ -152,32 +152,6 @@ export function applyMutation(m: Mutation, d: Datum): Datum {
  */
 const SPLICE_KEYS_MAX = 8;
 
-/**
- * `base` with `edits` applied, as one new array of the final length. Each edit is a position in
- * `base` (ascending) and either an atom to insert before it or `undefined` to drop the atom
- * there. Copying and then splicing in place allocated twice, the second time with room to grow
- * by half: a set of 11,000 UUIDs then no longer fit a regular V8 heap object (128 KiB), and every
- * such mutation paid for a large-object allocation, about ten times a copy's cost.
- */
-function edited(base: readonly Atom[], edits: readonly (readonly [number, Atom | undefined])[]): Atom[] {
-  if (edits.length === 1) {
-    const [at, atom] = edits[0] as readonly [number, Atom | undefined];
-    return atom === undefined ? base.toSpliced(at, 1) : base.toSpliced(at, 0, atom);
-  }
-  const parts: (readonly Atom[])[] = [];
-  let from = 0;
-  for (const [at, atom] of edits) {
-    parts.push(base.slice(from, at));
-    if (atom === undefined) from = at + 1;
-    else {
-      parts.push([atom]);
-      from = at;
-    }
-  }
-  parts.push(base.slice(from));
-  return ([] as Atom[]).concat(...parts);
-}
-
 function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
   if (arg.keys.length <= SPLICE_KEYS_MAX) {
     // arg is a datum: its keys are sorted and distinct, so the positions come out ascending.
@@ -192,8 +166,8 @@ function insertInto(d: Datum, arg: Datum, isMap: boolean): Datum {
       if (isMap) valueEdits.push([i, (arg.values ?? [])[j] as Atom]);
     }
     if (keyEdits.length === 0) return d;
-    const keys = edited(d.keys, keyEdits);
-    if (isMap) return { keys, values: edited(d.values ?? [], valueEdits) };
+    const keys = withEdits(d.keys, keyEdits);
+    if (isMap) return { keys, values: withEdits(d.values ?? [], valueEdits) };
     recordSetEdit(keys, d.keys, keyEdits.map((e) => e[1]), []);
     return { keys };
   }
@@ -234,8 +208,8 @@ function deleteFrom(d: Datum, arg: Datum): Datum {
       removed.push(d.keys[i] as Atom);
     }
     if (at.length === 0) return d;
-    const keys = edited(d.keys, at);
-    if (d.values !== undefined) return { keys, values: edited(d.values, at) };
+    const keys = withEdits(d.keys, at);
+    if (d.values !== undefined) return { keys, values: withEdits(d.values, at) };
     recordSetEdit(keys, d.keys, [], removed);
     return { keys };
   }

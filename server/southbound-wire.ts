@@ -9,7 +9,7 @@ import protobuf from 'protobufjs';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
 import { compareAtoms, isUuid, lowerBound } from '../ovsdb/index.js';
-import { SmallMap, emptyMap } from '../ovsdb/datum.js';
+import { SmallMap, emptyMap, withEdits } from '../ovsdb/datum.js';
 import type { ViewChange } from './sb-interest.js';
 
 export const southboundServiceName = 'ovnts.southbound.Southbound';
@@ -260,9 +260,13 @@ function applySetDifference(table: string, column: ColumnSchema, had: readonly A
     };
     for (const x of removed) if (!has(x as Atom)) bad('removes a value the set does not have');
     for (const y of added) if (has(y as Atom)) bad('adds a value the set has');
-    const out = had.slice();
-    for (const x of removed) out.splice(lowerBound(out, x as Atom), 1);
-    for (const y of added) out.splice(lowerBound(out, y as Atom), 0, y as Atom);
+    // One copy of the final length (ovsdb/datum.ts, withEdits): at a position, the insertion
+    // before the removal.
+    const edits: [number, Atom | undefined][] = [
+      ...added.map((y) => [lowerBound(had, y as Atom), y as Atom] as [number, Atom]),
+      ...removed.map((x) => [lowerBound(had, x as Atom), undefined] as [number, undefined]),
+    ].sort((p, q) => p[0] - q[0] || (p[1] === undefined ? 1 : 0) - (q[1] === undefined ? 1 : 0));
+    const out = withEdits(had, edits);
     if (out.length > column.type.max) bad(`leaves more than ${column.type.max} values`);
     return out;
   }

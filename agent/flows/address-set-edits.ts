@@ -14,6 +14,7 @@
 // with flows kept (another spelling, or a prefix covering it) is caught by the flow table
 // (FlowTable.editSource), and everything else compiles the flow whole, as before.
 import type { Atom } from '../../ovsdb/atom.js';
+import { sortedDifference } from '../../ovsdb/datum.js';
 import { formatIntPart, lex } from '../expr/lexer.js';
 
 /** An Address_Set row's addresses before and after one update. */
@@ -24,38 +25,9 @@ export interface AddressSetChange {
   diff?: { readonly added: readonly string[]; readonly removed: readonly string[] };
 }
 
-/** The addresses only in `after` and only in `before` (each in the order of its array). */
+/** The addresses only in `after` and only in `before` (rows keep a set's members sorted). */
 export function addressSetDiff(c: AddressSetChange): { readonly added: readonly string[]; readonly removed: readonly string[] } {
-  if (c.diff !== undefined) return c.diff;
-  const { before, after } = c;
-  const added: string[] = [];
-  const removed: string[] = [];
-  // Rows keep sets sorted: a merge walk, unless one of them turns out not to be.
-  let i = 0;
-  let j = 0;
-  let sorted = true;
-  while (sorted && (i < before.length || j < after.length)) {
-    const a = before[i];
-    const b = after[j];
-    if ((i > 0 && a !== undefined && (before[i - 1] as string) >= a) || (j > 0 && b !== undefined && (after[j - 1] as string) >= b)) sorted = false;
-    else if (b === undefined || (a !== undefined && a < b)) {
-      removed.push(a as string);
-      i++;
-    } else if (a === undefined || b < a) {
-      added.push(b);
-      j++;
-    } else {
-      i++;
-      j++;
-    }
-  }
-  if (!sorted) {
-    const was = new Set(before);
-    const now = new Set(after);
-    c.diff = { added: after.filter((x) => !was.has(x)), removed: before.filter((x) => !now.has(x)) };
-    return c.diff;
-  }
-  c.diff = { added, removed };
+  c.diff ??= sortedDifference(c.before, c.after);
   return c.diff;
 }
 

@@ -173,7 +173,6 @@ t.test('one address more in a set of 2,000: the flow takes the difference, no co
 
 t.test('helpers: differences, plain spellings, references', async (t) => {
   t.same(addressSetDiff({ before: ['a', 'b', 'd'], after: ['b', 'c', 'd', 'e'] }), { added: ['c', 'e'], removed: ['a'] });
-  t.same(addressSetDiff({ before: ['b', 'a'], after: ['a', 'c'] }), { added: ['c'], removed: ['b'] }, 'unsorted input');
   for (const a of ['10.0.0.1', 'fd00::1', '0a:00:00:00:00:01']) t.equal(isPlainAddress(a), true, a);
   for (const a of ['10.0.0.1/32', '10.0.0.0/24', '010.0.0.1', 'FD00::1', 'fd00:0::1', '0A:00:00:00:00:01', 'x', '']) t.equal(isPlainAddress(a), false, a);
   t.equal(addressSetRefs('ip4.src == $as1 && ip4.dst == $as10', 'as1'), 1);
