@@ -14,8 +14,11 @@
 // with flows kept (another spelling, or a prefix covering it) is caught by the flow table
 // (FlowTable.editSource), and everything else compiles the flow whole, as before.
 import type { Atom } from '../../ovsdb/atom.js';
+import { lowerBound } from '../../ovsdb/atom.js';
 import { sortedDifference } from '../../ovsdb/datum.js';
 import { formatIntPart, lex } from '../expr/lexer.js';
+import type { Symtab } from '../expr/symbols.js';
+import type { FlowSpec } from '../openflow/types.js';
 
 /** An Address_Set row's addresses before and after one update. */
 export interface AddressSetChange {
@@ -66,14 +69,92 @@ export class PlainAddressSets {
   }
 }
 
-/** How many times the match names address set `name` (`$name` not followed by a name character). */
-export function addressSetRefs(match: string, name: string): number {
-  const needle = `$${name}`;
-  let n = 0;
-  for (let i = match.indexOf(needle); i >= 0; i = match.indexOf(needle, i + needle.length)) {
-    const next = match.charCodeAt(i + needle.length);
-    const nameChar = (next >= 0x30 && next <= 0x39) || (next >= 0x41 && next <= 0x5a) || (next >= 0x61 && next <= 0x7a) || next === 0x5f || next === 0x2e || next === 0x3a;
-    if (!nameChar) n++;
+/** OpenFlow fields an address of each format is matched in (agent/expr/to-matches.ts names). */
+const addressFields: Readonly<Record<string, ReadonlySet<string>>> = {
+  ipv4: new Set(['ipv4_src', 'ipv4_dst', 'arp_spa', 'arp_tpa']),
+  ipv6: new Set(['ipv6_src', 'ipv6_dst', 'nd_target']),
+  ethernet: new Set(['eth_src', 'eth_dst', 'arp_sha', 'arp_tha', 'nd_sll', 'nd_tll']),
+};
+const formatBits: Readonly<Record<string, bigint>> = { ipv4: 32n, ipv6: 128n, ethernet: 48n };
+const standIns: Readonly<Record<string, readonly string[]>> = {
+  ipv4: ['255.255.255.254', '255.255.255.253', '255.255.255.252', '255.255.255.251'],
+  ipv6: ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffd', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffc', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffb'],
+  ethernet: ['fe:ff:ff:ff:ff:fe', 'fe:ff:ff:ff:ff:fd', 'fe:ff:ff:ff:ff:fc', 'fe:ff:ff:ff:ff:fb'],
+};
+
+function addressFormat(text: string): string | undefined {
+  const r = lex(text);
+  const t = 'tokens' in r ? r.tokens[0] : undefined;
+  return t !== undefined && t.kind === 'integer' && t.format in standIns ? t.format : undefined;
+}
+
+function sortedHas(list: readonly string[], x: string): boolean {
+  const i = lowerBound(list, x);
+  return i < list.length && list[i] === x;
+}
+
+/**
+ * Two addresses of the kind `sample` is that neither set holds: compiled as a set of two, they
+ * give the flows the match makes of any set of two or more besides its members' own.
+ */
+export function sentinels(sample: string, before: readonly string[], after: readonly string[]): [string, string] | undefined {
+  const format = addressFormat(sample);
+  if (format === undefined) return undefined;
+  const free = (standIns[format] as readonly string[]).filter((a) => !sortedHas(before, a) && !sortedHas(after, a));
+  return free.length >= 2 ? [free[0] as string, free[1] as string] : undefined;
+}
+
+/** Whether the flow matches one of `addresses` (plain addresses) exactly, in a field of its kind. */
+export function matchesOneOf(flow: FlowSpec, addresses: readonly string[]): boolean {
+  for (const a of addresses) {
+    const r = lex(a);
+    const t = 'tokens' in r ? r.tokens[0] : undefined;
+    if (t === undefined || t.kind !== 'integer') continue;
+    const fields = addressFields[t.format];
+    const bits = formatBits[t.format];
+    if (fields === undefined || bits === undefined) continue;
+    const full = (1n << bits) - 1n;
+    for (const [name, v] of flow.match) {
+      if (fields.has(name) && v.value === t.value && (v.mask & full) === full) return true;
+    }
   }
-  return n;
+  return false;
+}
+
+const identifier = /[A-Za-z_][A-Za-z0-9_.]*/g;
+
+/** The OpenFlow fields a symbol reads, through subfields, predicates and prerequisites. */
+function fieldsOf(symtab: Symtab, name: string, seen = new Set<string>()): Set<string> {
+  const out = new Set<string>();
+  if (seen.has(name)) return out;
+  seen.add(name);
+  const sym = symtab.get(name);
+  if (sym === undefined) return out;
+  const texts: string[] = [];
+  if (sym.kind === 'field' || sym.kind === 'string') out.add(sym.of);
+  else if (sym.kind === 'subfield') texts.push(sym.parent);
+  else texts.push(sym.expansion);
+  if (sym.prereqs !== null) texts.push(sym.prereqs);
+  for (const text of texts) for (const m of text.matchAll(identifier)) for (const f of fieldsOf(symtab, m[0], seen)) out.add(f);
+  return out;
+}
+
+/**
+ * Whether the match compares one field with `$set` (`field == $set`) and nothing else in it
+ * reads that field (another comparison, a subfield, a predicate such as ip4.mcast): then every
+ * member of the set is an alternative of its own, none dropped or merged by the rest of the
+ * match, and the match's terms have the same shape for any two members or more.
+ */
+export function setFieldIsolated(match: string, set: string, symtab: Symtab): boolean {
+  // Quoted port names, $sets and @groups are not symbols.
+  const text = match.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/[$@][A-Za-z_][A-Za-z0-9_.:]*/g, (m) => (m === `$${set}` ? '$SET' : '_'));
+  const cmp = [...text.matchAll(/([A-Za-z_][A-Za-z0-9_.]*)\s*==\s*\$SET/g)];
+  const c = cmp[0];
+  if (cmp.length !== 1 || c === undefined || (text.match(/\$SET/g) ?? []).length !== 1) return false;
+  const sym = symtab.get(c[1] as string);
+  if (sym === undefined || sym.kind !== 'field') return false;
+  for (const m of text.matchAll(identifier)) {
+    if (m.index !== c.index && fieldsOf(symtab, m[0]).has(sym.of)) return false;
+  }
+  return true;
 }

@@ -20,10 +20,11 @@ import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
-import { addressSetDiff, addressSetRefs, isPlainAddress, PlainAddressSets, type AddressSetChange } from './address-set-edits.js';
+import { addressSetDiff, isPlainAddress, matchesOneOf, PlainAddressSets, sentinels, setFieldIsolated, type AddressSetChange } from './address-set-edits.js';
 import { adaptCached, type SharedCompileCache } from './compile-cache.js';
 import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
-import { FlowTable } from './flow-table.js';
+import { canonicalMatch, FlowTable } from './flow-table.js';
+import { flowKey } from '../openflow/reconcile.js';
 import { parseGroupDescription } from './group-desc.js';
 import { IdSpace } from './id-space.js';
 import { lbHairpinFlows, lbHairpinUseCtMark } from './lb-hairpin.js';
@@ -212,6 +213,12 @@ class Dirty {
    * came, went, was renamed or changed twice.
    */
   readonly addressSets = new Map<string, AddressSetChange | null>();
+  /** The same for port groups (their ports, by name). */
+  readonly portGroups = new Map<string, AddressSetChange | null>();
+  /** Port group name → the ports whose change marked it (markPortName). */
+  readonly groupsMarkedBy = new Map<string, Set<string>>();
+  /** Port name → whether it was and is related to this chassis, for ports whose row changed. */
+  readonly portsRelated = new Map<string, { before: boolean; now: boolean }>();
 }
 
 export class DesiredFlows {
@@ -379,6 +386,13 @@ export class DesiredFlows {
         if (bound(was) || bound(now)) d.zones = true;
         for (const pb of [was, now]) {
           if (pb === undefined) continue;
+          const r = d.portsRelated.get(pb.logical_port) ?? { before: false, now: false };
+          if (pb === was) r.before = isRelatedPort(pb, this.chassisUuid);
+          else r.now = isRelatedPort(pb, this.chassisUuid);
+          d.portsRelated.set(pb.logical_port, r);
+        }
+        for (const pb of [was, now]) {
+          if (pb === undefined) continue;
           this.markPortAndNeighbours(pb, d);
           if (visible) this.markPortName(pb.logical_port, d);
         }
@@ -446,10 +460,18 @@ export class DesiredFlows {
         }
         return;
       }
-      case 'Port_Group':
+      case 'Port_Group': {
         // Logical flows depend on "<key>_<name>" of each of their datapaths and on "<name>".
-        for (const r of [old, row]) if (r !== undefined) d.names.add(`pg:${(r as unknown as sb.Port_Group).name}`);
+        const was = old as unknown as sb.Port_Group | undefined;
+        const now = row as unknown as sb.Port_Group | undefined;
+        for (const r of [was, now]) if (r !== undefined) d.names.add(`pg:${r.name}`);
+        if (was !== undefined && now !== undefined && was.name === now.name && !d.portGroups.has(now.name)) {
+          d.portGroups.set(now.name, { before: was.ports, after: now.ports });
+        } else {
+          for (const r of [was, now]) if (r !== undefined) d.portGroups.set(r.name, null);
+        }
         return;
+      }
       default:
         return;
     }
@@ -461,7 +483,11 @@ export class DesiredFlows {
     d.names.add(`p:${name}`);
     for (const u of this.sb.portGroupsOfPort(name)) {
       const pg = this.sb.get<sb.Port_Group>('Port_Group', u);
-      if (pg !== undefined) d.names.add(`pg:${pg.name}`);
+      if (pg === undefined) continue;
+      d.names.add(`pg:${pg.name}`);
+      let by = d.groupsMarkedBy.get(pg.name);
+      if (by === undefined) d.groupsMarkedBy.set(pg.name, (by = new Set()));
+      by.add(name);
     }
   }
 
@@ -609,7 +635,9 @@ export class DesiredFlows {
     for (const n of d.names) {
       const set = n.startsWith('as:') ? n.slice(3) : undefined;
       const edited = set !== undefined && (d.addressSets.get(set) ?? null) !== null;
+      const quiet = n.startsWith('pg:') ? this.quietGroupEdit(n.slice(3), d) : undefined;
       for (const lf of this.depIndex.get(n) ?? []) {
+        if (quiet !== undefined && this.groupOnlyFiltered(lf, quiet.key, quiet.group)) continue;
         d.lflows.add(lf);
         if (edited && !bySet.has(lf)) bySet.set(lf, set as string);
         else otherwise.add(lf);
@@ -790,6 +818,81 @@ export class DesiredFlows {
   }
 
   /**
+   * A port group's row `name`, changed in place, whose ports that came or went are unrelated to
+   * this chassis, were so before, and were all there is to the change (no port that marked the
+   * group was or is related): its datapath's key and the group's name, or undefined. A logical
+   * flow that names such a group only where it keeps the matches of related ports alone (see
+   * groupOnlyFiltered) makes the same flows from it before and after.
+   */
+  private quietGroupEdit(name: string, d: Dirty): { readonly key: number; readonly group: string } | undefined {
+    const change = d.portGroups.get(name);
+    // The datapath's own group (OVN 23.03 names it "<key>_<name>"): all its ports are the
+    // datapath's, and with two or more before and after, the match's terms keep their shape.
+    const m = /^(\d+)_(.+)$/.exec(name);
+    if (change === undefined || change === null || m === null || change.before.length < 2 || change.after.length < 2) return undefined;
+    const unrelated = (port: string): boolean => {
+      const r = d.portsRelated.get(port);
+      if (r !== undefined) return !r.before && !r.now;
+      const pb = this.sb.portByName(port);
+      return pb !== undefined && !isRelatedPort(pb, this.chassisUuid);
+    };
+    const { added, removed } = addressSetDiff(change);
+    if (![...added, ...removed].every(unrelated)) return undefined;
+    for (const port of d.groupsMarkedBy.get(name) ?? []) {
+      const r = d.portsRelated.get(port);
+      if (r === undefined || r.before || r.now) return undefined;
+    }
+    return { key: Number(m[1]), group: m[2] as string };
+  }
+
+  /**
+   * Whether logical flow `uuid` names port group `group` only where the compile keeps related
+   * ports' matches alone (groupFiltered), on a datapath with key `key` among them.
+   */
+  private groupOnlyFiltered(uuid: string, key: number, group: string): boolean {
+    const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
+    return row !== undefined && this.groupFiltered(row, group) && this.datapathKeysOf(row).includes(key);
+  }
+
+  /**
+   * Whether the row names port group `group` once, as `inport == @group` in the ingress
+   * pipeline or `outport == @group` in the egress one, on switch datapaths only: there the
+   * compile keeps only the matches of ports related to this chassis (compile/logical-flow.ts,
+   * keepMatch), and the others' only count towards the clause's number of alternatives.
+   */
+  private groupFiltered(row: sb.Logical_Flow, group: string): boolean {
+    if (/!\s*\(/.test(row.match) || row.actions.includes(`@${group}`)) return false;
+    const port = row.pipeline === 'ingress' ? 'inport' : 'outport';
+    const esc = group.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const all = row.match.match(new RegExp(`@${esc}(?![A-Za-z0-9_.:])`, 'g')) ?? [];
+    const filtered = row.match.match(new RegExp(`(?<![A-Za-z0-9_.])${port}\\s*==\\s*@${esc}(?![A-Za-z0-9_.:])`, 'g')) ?? [];
+    if (all.length !== 1 || filtered.length !== 1) return false;
+    const dps = [...row.logical_datapath];
+    for (const g of row.logical_dp_group) dps.push(...(this.sb.dpGroup(g)?.datapaths ?? []));
+    return dps.length > 0 && dps.every((dp) => this.sb.datapath(dp)?.external_ids.has('logical-switch') === true);
+  }
+
+  /**
+   * A port group's ports as the edit's compiles may read them where groupFiltered holds: the
+   * related ones (and any without a binding), and the first two others, which keep the clause's
+   * number of alternatives at two or more, as the whole group has, while the matches they make
+   * are left out anyway. A group of thousands on a shared switch is then a few ports per compile.
+   */
+  private relatedPart(ports: readonly string[]): readonly string[] {
+    const out: string[] = [];
+    let others = 0;
+    for (const p of ports) {
+      const pb = this.sb.portByName(p);
+      if (pb === undefined || isRelatedPort(pb, this.chassisUuid)) out.push(p);
+      else if (others < 2) {
+        others++;
+        out.push(p);
+      }
+    }
+    return out;
+  }
+
+  /**
    * Brings a logical flow's flows up to date with an edit of one address set it names, by the
    * flows of the addresses added and removed alone (see address-set-edits.ts for when that is
    * the same as compiling it whole). Returns false, having changed nothing, when it cannot.
@@ -798,26 +901,60 @@ export class DesiredFlows {
     const source = `lf:${uuid}`;
     const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
     if (row === undefined || this.sharedCache !== undefined || !this.table.hasSource(source) || this.errors.has(source)) return false;
-    // With two addresses or more and no conjunction, no other part of a term of the match
-    // holds several values: compiled whole, the flows would not turn into conjunctions either.
-    if (change.before.length < 2 || this.conjOwners.has(uuid) || this.groupsOf.has(source)) return false;
-    if (!this.inOutPortRelated(row) || addressSetRefs(row.match, set) !== 1) return false;
+    // Two members or more before and after: the match's terms keep the shape they have now.
+    if (change.before.length < 2 || change.after.length < 2 || this.groupsOf.has(source)) return false;
+    if (!this.inOutPortRelated(row) || !setFieldIsolated(row.match, set, this.symtab)) return false;
     const { added, removed } = addressSetDiff(change);
     if (removed.length > 0 && !(removed.every(isPlainAddress) && this.plainSets.plainAfter(set, change))) return false;
-    // No memo: it would give back the row compiled with the whole set.
+    const stand = sentinels(change.after[0] as string, change.before, change.after);
+    if (stand === undefined) return false;
+    // No memo: it would give back the row compiled with the whole set. Conjunction ids: those
+    // the row holds now, for as many conjunctions on each datapath, or the edit is off.
     const { memo: _memo, ...rest } = ctx;
+    // Groups named only where related ports count are read as their related part: the four
+    // compiles below then cost what the related ports do, not the whole group.
+    const parts = new Map<readonly string[], readonly string[]>();
+    const filtered = new Map<string, boolean>();
+    const reduced = (group: string, ports: readonly string[] | undefined): readonly string[] | undefined => {
+      if (ports === undefined || ports.length <= 2) return ports;
+      let f = filtered.get(group);
+      if (f === undefined) filtered.set(group, (f = this.groupFiltered(row, group)));
+      if (!f) return ports;
+      let part = parts.get(ports);
+      if (part === undefined) parts.set(ports, (part = this.relatedPart(ports)));
+      return part;
+    };
+    let conjMismatch = false;
     const compileWith = (addresses: readonly string[]): FlowSpec[] | undefined => {
       const r = compileLogicalFlow(row as unknown as LogicalFlowRow, {
         ...rest,
         addressSet: (n) => (n === set ? addresses : rest.addressSet?.(n)),
-        conjIdOfs: () => 0,
+        portGroup: (n) => reduced(n, rest.portGroup?.(n)),
+        portGroupIn: (dp, n) => reduced(n, rest.portGroupIn !== undefined ? rest.portGroupIn(dp, n) : rest.portGroup?.(n)),
+        conjIdOfs: (n, lf, dp) => {
+          const first = this.conjIds.held(`${lf}|${dp}`, n);
+          if (first === undefined) conjMismatch = true;
+          return first === undefined ? 0 : first - 1;
+        },
       });
-      return 'error' in r || r.conjunctionsN > 0 || r.groups.length > 0 ? undefined : r.flows;
+      return 'error' in r || r.groups.length > 0 || conjMismatch ? undefined : r.flows;
     };
     if (compileWith([])?.length !== 0) return false;
-    const add = added.length === 0 ? [] : compileWith(added);
-    const remove = removed.length === 0 ? [] : compileWith(removed);
-    if (add === undefined || remove === undefined || !this.table.editSource(source, add, remove)) return false;
+    // What the match makes of any two members besides the members' own flows (the other
+    // clauses of a conjunction, its conj_id flow) is made with two stand-in addresses; an
+    // address's flows are what its compile with one stand-in has beyond that.
+    const frame = compileWith(stand);
+    const add = added.length === 0 ? [] : compileWith([...added, stand[0] as string]);
+    const remove = removed.length === 0 ? [] : compileWith([...removed, stand[0] as string]);
+    if (frame === undefined || add === undefined || remove === undefined) return false;
+    const inFrame = new Set(frame.map((f) => flowKey(f.table, f.priority, canonicalMatch(f.match))));
+    const beyond = (flows: readonly FlowSpec[]): FlowSpec[] => flows.filter((f) => !inFrame.has(flowKey(f.table, f.priority, canonicalMatch(f.match))));
+    const toAdd = beyond(add);
+    const toRemove = beyond(remove);
+    // Each flow must be an address's own, matching it exactly: not one of the frame's that two
+    // stand-ins did not make (a conjunction's other clauses, when no member made them before).
+    if (!toAdd.every((f) => matchesOneOf(f, added)) || !toRemove.every((f) => matchesOneOf(f, removed))) return false;
+    if (!this.table.editSource(source, toAdd, toRemove)) return false;
     this.counters.addressSetEdits++;
     return true;
   }

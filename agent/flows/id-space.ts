@@ -57,6 +57,12 @@ export class IdSpace {
     return first;
   }
 
+  /** The first of the `n` ids `owner` holds, or undefined when it holds none or another count. */
+  held(owner: string, n: number): number | undefined {
+    const have = this.owned.get(owner);
+    return have !== undefined && have.n === n ? have.first : undefined;
+  }
+
   release(owner: string): void {
     const have = this.owned.get(owner);
     if (have === undefined) return;

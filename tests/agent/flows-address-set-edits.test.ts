@@ -8,13 +8,14 @@
 // seed is printed and replays exactly); and the plain case must take the difference.
 
 import t from 'tap';
-import { addressSetDiff, addressSetRefs, isPlainAddress } from '../../agent/flows/address-set-edits.js';
+import { addressSetDiff, isPlainAddress, setFieldIsolated } from '../../agent/flows/address-set-edits.js';
+import { buildSymtab } from '../../agent/expr/index.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
 import type { LocalView } from '../../agent/local-view.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
-import { addressSet, chassis, datapath, difference, logicalFlow, port, snapshotOf, U } from './flows-fixtures.js';
+import { addressSet, chassis, datapath, difference, logicalFlow, port, portGroup, snapshotOf, U } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
 const SEEDS = long ? 60 : 8;
@@ -31,14 +32,20 @@ const MATCHES: readonly string[] = [
   '(tcp.dst == 80 || udp.dst == 53) && ip4.dst == $as4',
   'ip6.src == $as6 && icmp6',
   'eth.src == $asmac',
-  // Not by difference: beside a constant of the same field, named twice, negated, conjunctions.
+  // Conjunctions: the set's clause beside a port group's or a value set's.
+  'outport == @pg1 && ip4 && ip4.src == $as4',
+  'ip4.src == $as4 && tcp.dst == {80, 443, 8080}',
+  'ip6.dst == $as6 && udp.dst == {53, 5353}',
+  // Beside a prefix of its own field, alone and in a conjunction (a member outside it has no flow).
+  'ip4.src == $as4 && ip4.src == 10.0.0.0/28',
+  'ip4.src == $as4 && ip4.src == 10.0.1.0/28 && tcp.dst == {22, 80}',
+  'ip4.src == $as4 && ip4.dst == 10.0.0.0/8',
+  // Not by difference: beside a constant of the same field, named twice, negated.
   'ip4.src == {$as4, 192.168.9.9}',
   'ip4.src == $as4 && ip4.dst == $as4',
   'ip4.src != $as4 && tcp',
   '!(ip4.src == $as4) && udp',
   'ip4.src == $as4 || ip4.src == 10.0.0.3',
-  'ip4.src == $as4 && tcp.dst == {80, 443, 8080}',
-  'ip4.src == $as4 && ip4.dst == 10.0.0.0/8',
 ];
 
 function world(): { rows: Map<string, Map<string, Row>>; revision: number } {
@@ -52,6 +59,11 @@ function world(): { rows: Map<string, Map<string, Row>>; revision: number } {
   put('Datapath_Binding', datapath(sw, 1, 'switch'));
   put('Port_Binding', port(U(1, 0xa), sw, 'p1', 1, { chassis: hv1 }));
   put('Port_Binding', port(U(2, 0xa), sw, 'p2', 2, {}));
+  // Ports of another chassis in the group: in the ingress pipeline `outport == @pg1` keeps
+  // their matches too, so the edit must read the whole group there.
+  put('Chassis', chassis(U(2, 0xc), 'hv2'));
+  for (let k = 3; k <= 5; k++) put('Port_Binding', port(U(k, 0xa), sw, `p${k}`, k, { chassis: U(2, 0xc) }));
+  put('Port_Group', portGroup(U(1, 0x6), 'pg1', ['p1', 'p2', 'p3', 'p4', 'p5']));
   MATCHES.forEach((m, i) => put('Logical_Flow', logicalFlow(U(i + 1, 0x1f), sw, 'ingress', 8, 100 + i, m, 'next;')));
   return { rows, revision: 1 };
 }
@@ -122,6 +134,89 @@ t.test('address set edits: incremental equals recompute, and the plain case take
   t.ok(edits > steps, `logical flows brought up to date by difference: ${edits}`);
 });
 
+t.test('a port group edited with the set: ports of other chassis come and go, some are bound here', async (t) => {
+  // The switch's own group "1_pg1" (key 1), ports p1..p8: p1 bound here, p2 nowhere, the rest on
+  // hv2 until a step binds one here (then its group's flows must change) or moves it back.
+  const hv2 = U(2, 0xc);
+  const GROUP_MATCHES = [
+    'outport == @pg1 && ip4 && ip4.src == $as4',
+    'inport == @pg1 && ip4 && ip4.dst == $as4 && tcp.dst == {80, 443}',
+    'outport == @pg1 && ip4',
+    // Not where the compile keeps related ports' matches alone (inport in the egress
+    // pipeline, a set of ports): every port's flows count.
+    'inport == @pg1 && ip4.src == $as4',
+    'outport == {@pg1, "p2"} && ip4.src == $as4',
+  ];
+  let steps = 0;
+  let edits = 0;
+  for (let seed = 1; seed <= SEEDS; seed++) {
+    const rng = new Rng(100 + seed);
+    const rows = new Map<string, Map<string, Row>>();
+    const put = (table: string, r: Row): void => {
+      let m = rows.get(table);
+      if (m === undefined) rows.set(table, (m = new Map()));
+      m.set(r._uuid, r);
+    };
+    put('Chassis', chassis(hv1, 'hv1'));
+    put('Chassis', chassis(hv2, 'hv2'));
+    put('Datapath_Binding', datapath(sw, 1, 'switch'));
+    const where = new Map<string, string | undefined>();
+    const bindPort = (k: number, ch: string | undefined): Row => {
+      where.set(`p${k}`, ch);
+      return port(U(k, 0xa), sw, `p${k}`, k, ch === undefined ? {} : { chassis: ch });
+    };
+    for (let k = 1; k <= 8; k++) put('Port_Binding', bindPort(k, k === 1 ? hv1 : k === 2 ? undefined : hv2));
+    const members = new Set(['p1', 'p2', 'p3']);
+    const addresses = new Set(CANDIDATES.as4.filter((a, i) => isPlainAddress(a) && i % 2 === 0));
+    put('Port_Group', portGroup(U(1, 0x6), '1_pg1', [...members]));
+    put('Address_Set', addressSet(setUuid.as4, 'as4', [...addresses]));
+    GROUP_MATCHES.forEach((m, i) => put('Logical_Flow', logicalFlow(U(i + 1, 0x1f), sw, i === 1 ? 'ingress' : 'egress', 8, 100 + i, m, 'next;')));
+    const w = { rows, revision: 1 };
+    const inc = new DesiredFlows();
+    inc.update(snapshotOf(w), view);
+    const before = inc.counters.addressSetEdits;
+    let failed: string | undefined;
+    for (let i = 0; i < STEPS && failed === undefined; i++) {
+      const changes: SbRowChange[] = [];
+      // Mostly ports of hv2 joining or leaving, with the set; sometimes a port bound here or moved back.
+      for (let k = rng.int(1, 2); k > 0; k--) {
+        const p = `p${rng.int(2, 8)}`;
+        if (members.has(p) && members.size > 1) members.delete(p);
+        else members.add(p);
+      }
+      const g = portGroup(U(1, 0x6), '1_pg1', [...members]);
+      put('Port_Group', g);
+      changes.push({ table: 'Port_Group', uuid: g._uuid, row: g });
+      const a = CANDIDATES.as4[rng.int(0, 39)] as string;
+      if (addresses.has(a) && addresses.size > 1) addresses.delete(a);
+      else addresses.add(a);
+      const as = addressSet(setUuid.as4, 'as4', [...addresses]);
+      put('Address_Set', as);
+      changes.push({ table: 'Address_Set', uuid: as._uuid, row: as });
+      if (rng.int(0, 5) === 0) {
+        const k = rng.int(3, 8);
+        const pb = bindPort(k, where.get(`p${k}`) === hv1 ? hv2 : hv1);
+        put('Port_Binding', pb);
+        changes.push({ table: 'Port_Binding', uuid: pb._uuid, row: pb });
+      }
+      w.revision++;
+      inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes }, view);
+      const full = new DesiredFlows({ ctZones: inc.ctZones() });
+      full.update(snapshotOf(w), view);
+      steps++;
+      failed = difference(inc, full);
+      if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
+    }
+    if (failed !== undefined) {
+      t.fail(failed);
+      return;
+    }
+    edits += inc.counters.addressSetEdits - before;
+  }
+  t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
+  t.ok(edits > steps / 2, `logical flows over the group and the set brought up to date by difference: ${edits}`);
+});
+
 t.test('each match through the same edits: a member that is also a constant of the match, removed and added back', async (t) => {
   const sequence: readonly (readonly string[])[] = [
     ['10.0.0.1', '10.0.0.2', '10.0.0.3'],
@@ -152,11 +247,15 @@ t.test('each match through the same edits: a member that is also a constant of t
   }
 });
 
-t.test('one address more in a set of 2,000: the flow takes the difference, no compile', async (t) => {
+t.test('one address more in a set of 2,000: the flows take the difference, no compile', async (t) => {
   const w = world();
   const addresses = Array.from({ length: 2000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
   w.rows.set('Address_Set', new Map([[setUuid.as4, addressSet(setUuid.as4, 'as4', addresses)]]));
-  w.rows.set('Logical_Flow', new Map([[U(1, 0x1f), logicalFlow(U(1, 0x1f), sw, 'ingress', 8, 100, MATCHES[1] as string, 'next;')]]));
+  // One flow over the set alone, one in a conjunction with the port group.
+  w.rows.set('Logical_Flow', new Map([
+    [U(1, 0x1f), logicalFlow(U(1, 0x1f), sw, 'ingress', 8, 100, MATCHES[1] as string, 'next;')],
+    [U(2, 0x1f), logicalFlow(U(2, 0x1f), sw, 'egress', 8, 100, 'outport == @pg1 && ip4 && ip4.src == $as4', 'next;')],
+  ]));
   const d = new DesiredFlows();
   d.update(snapshotOf(w), view);
   t.equal(d.table.size > 2000, true, `the set's flows are there (${d.table.size})`);
@@ -164,7 +263,7 @@ t.test('one address more in a set of 2,000: the flow takes the difference, no co
   const r = addressSet(setUuid.as4, 'as4', [...addresses.slice(1), '10.200.0.1']);
   d.update({ reset: false, fromRevision: 1, toRevision: 2, changes: [{ table: 'Address_Set', uuid: r._uuid, row: r }] }, view);
   t.equal(d.counters.logicalFlowsCompiled, compiled, 'not compiled again');
-  t.equal(d.counters.addressSetEdits, 1, 'edited by difference');
+  t.equal(d.counters.addressSetEdits, 2, 'both edited by difference, the conjunction too');
   w.rows.get('Address_Set')?.set(r._uuid, r);
   const full = new DesiredFlows();
   full.update(snapshotOf(w), view);
@@ -175,7 +274,14 @@ t.test('helpers: differences, plain spellings, references', async (t) => {
   t.same(addressSetDiff({ before: ['a', 'b', 'd'], after: ['b', 'c', 'd', 'e'] }), { added: ['c', 'e'], removed: ['a'] });
   for (const a of ['10.0.0.1', 'fd00::1', '0a:00:00:00:00:01']) t.equal(isPlainAddress(a), true, a);
   for (const a of ['10.0.0.1/32', '10.0.0.0/24', '010.0.0.1', 'FD00::1', 'fd00:0::1', '0A:00:00:00:00:01', 'x', '']) t.equal(isPlainAddress(a), false, a);
-  t.equal(addressSetRefs('ip4.src == $as1 && ip4.dst == $as10', 'as1'), 1);
-  t.equal(addressSetRefs('ip4.src == $as1 || ip4.dst == {$as1}', 'as1'), 2);
-  t.equal(addressSetRefs('ip4.src == $as1_ip4', 'as1'), 0);
+  const symtab = buildSymtab();
+  const isolated = (m: string): boolean => setFieldIsolated(m, 'as1', symtab);
+  t.equal(isolated('outport == @pg1 && ip4 && ip4.src == $as1 && tcp.dst == {80, 443}'), true, 'beside other fields and prerequisites');
+  t.equal(isolated('ip4.src == $as1 && ip4.dst == $as10 && inport == "ip4.src"'), true, 'another set, a quoted name');
+  t.equal(isolated('ip4.src == $as1 || ip4.dst == {$as1}'), false, 'named twice');
+  t.equal(isolated('ip4.src == $as1_ip4'), false, 'another set only');
+  t.equal(isolated('ip4.src == $as1 && ip4.src == 10.0.0.0/8'), false, 'the field compared again');
+  t.equal(isolated('ip4.src == $as1 && ip4.src[0..7] == 1'), false, 'a subfield of it');
+  t.equal(isolated('ip4.dst == $as1 && ip4.mcast'), false, 'a predicate reading it');
+  t.equal(isolated('ip4.src != $as1'), false, 'not by ==');
 });
