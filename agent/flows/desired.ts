@@ -221,6 +221,21 @@ class Dirty {
   readonly portsRelated = new Map<string, { before: boolean; now: boolean }>();
 }
 
+/**
+ * Marks the logical flows that name a set row (an address set, a port group) and notes how it
+ * changed: in place (same name, once in the update: its members before and after, for the
+ * edits by difference), or not (it came, went, was renamed or changed twice: null).
+ */
+function noteSetChange<R extends { readonly name: string }>(d: Dirty, kind: 'as' | 'pg', changes: Map<string, AddressSetChange | null>,
+  was: R | undefined, now: R | undefined, members: (r: R) => readonly string[]): void {
+  for (const r of [was, now]) if (r !== undefined) d.names.add(`${kind}:${r.name}`);
+  if (was !== undefined && now !== undefined && was.name === now.name && !changes.has(now.name)) {
+    changes.set(now.name, { before: members(was), after: members(now) });
+  } else {
+    for (const r of [was, now]) if (r !== undefined) changes.set(r.name, null);
+  }
+}
+
 export class DesiredFlows {
   readonly sb = new SbStore();
   readonly table = new FlowTable();
@@ -451,27 +466,14 @@ export class DesiredFlows {
       case 'Address_Set': {
         const was = old as unknown as sb.Address_Set | undefined;
         const now = row as unknown as sb.Address_Set | undefined;
-        for (const r of [was, now]) if (r !== undefined) d.names.add(`as:${r.name}`);
-        if (was !== undefined && now !== undefined && was.name === now.name && !d.addressSets.has(now.name)) {
-          d.addressSets.set(now.name, { before: was.addresses, after: now.addresses });
-        } else {
-          for (const r of [was, now]) if (r !== undefined) d.addressSets.set(r.name, null);
-          if (now === undefined && was !== undefined) this.plainSets.forget(was.name);
-        }
+        noteSetChange(d, 'as', d.addressSets, was, now, (r) => r.addresses);
+        if (now === undefined && was !== undefined) this.plainSets.forget(was.name);
         return;
       }
-      case 'Port_Group': {
+      case 'Port_Group':
         // Logical flows depend on "<key>_<name>" of each of their datapaths and on "<name>".
-        const was = old as unknown as sb.Port_Group | undefined;
-        const now = row as unknown as sb.Port_Group | undefined;
-        for (const r of [was, now]) if (r !== undefined) d.names.add(`pg:${r.name}`);
-        if (was !== undefined && now !== undefined && was.name === now.name && !d.portGroups.has(now.name)) {
-          d.portGroups.set(now.name, { before: was.ports, after: now.ports });
-        } else {
-          for (const r of [was, now]) if (r !== undefined) d.portGroups.set(r.name, null);
-        }
+        noteSetChange(d, 'pg', d.portGroups, old as unknown as sb.Port_Group | undefined, row as unknown as sb.Port_Group | undefined, (r) => r.ports);
         return;
-      }
       default:
         return;
     }

@@ -8,6 +8,7 @@
 // seed is printed and replays exactly); and the plain case must take the difference.
 
 import t from 'tap';
+import type { Test } from 'tap';
 import { addressSetDiff, isPlainAddress, setFieldIsolated } from '../../agent/flows/address-set-edits.js';
 import { buildSymtab } from '../../agent/expr/index.js';
 import { DesiredFlows } from '../../agent/flows/desired.js';
@@ -70,6 +71,47 @@ function world(): { rows: Map<string, Map<string, Row>>; revision: number } {
 
 const view: LocalView = { chassis: 'hv1', vifs: new Map([['p1', 1]]), tunnels: new Map(), localnetPatches: new Map() };
 
+/** Folds `changes` into `inc` as `w`'s next revision; the first difference from a recompute of `w`, if any. */
+function stepAndCompare(inc: DesiredFlows, w: { readonly rows: Map<string, Map<string, Row>>; revision: number }, changes: SbRowChange[]): string | undefined {
+  w.revision++;
+  inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes }, view);
+  const full = new DesiredFlows({ ctZones: inc.ctZones() });
+  full.update(snapshotOf(w), view);
+  return difference(inc, full);
+}
+
+/** A world of rows and its revision, with the engine kept up to date incrementally. */
+interface Run {
+  readonly w: { readonly rows: Map<string, Map<string, Row>>; revision: number };
+  readonly inc: DesiredFlows;
+  /** The SB changes of step i (the world's rows already changed). */
+  readonly step: (i: number) => SbRowChange[];
+}
+
+/**
+ * SEEDS seeds of STEPS random steps from `start` (seeds seedBase+1…), each step checked
+ * against a recompute; fails the test at the first difference. Returns the steps run and the
+ * logical flows brought up to date by difference, or undefined after a failure.
+ */
+function randomSteps(t: Test, seedBase: number, start: (rng: Rng, seed: number) => Run): { steps: number; edits: number } | undefined {
+  let steps = 0;
+  let edits = 0;
+  for (let seed = seedBase + 1; seed <= seedBase + SEEDS; seed++) {
+    const run = start(new Rng(seed), seed);
+    const before = run.inc.counters.addressSetEdits;
+    for (let i = 0; i < STEPS; i++) {
+      const failed = stepAndCompare(run.inc, run.w, run.step(i));
+      steps++;
+      if (failed !== undefined) {
+        t.fail(`seed ${seed} step ${i}: ${failed}`);
+        return undefined;
+      }
+    }
+    edits += run.inc.counters.addressSetEdits - before;
+  }
+  return { steps, edits };
+}
+
 /** Candidate members: mostly plain addresses, some prefixes and other spellings of the same ones. */
 const CANDIDATES = {
   as4: [
@@ -81,10 +123,7 @@ const CANDIDATES = {
 } as const;
 
 t.test('address set edits: incremental equals recompute, and the plain case takes the difference', async (t) => {
-  let steps = 0;
-  let edits = 0;
-  for (let seed = 1; seed <= SEEDS; seed++) {
-    const rng = new Rng(seed);
+  const r = randomSteps(t, 0, (rng, seed) => {
     const w = world();
     const members = new Map<keyof typeof CANDIDATES, Set<string>>();
     const sets = new Map<string, Row>();
@@ -97,41 +136,29 @@ t.test('address set edits: incremental equals recompute, and the plain case take
     }
     const inc = new DesiredFlows();
     inc.update(snapshotOf(w), view);
-    const before = inc.counters.addressSetEdits;
-    let failed: string | undefined;
-    for (let i = 0; i < STEPS && failed === undefined; i++) {
+    const step = (i: number): SbRowChange[] => {
       const changes: SbRowChange[] = [];
       for (const name of Object.keys(CANDIDATES) as (keyof typeof CANDIDATES)[]) {
         if (rng.int(0, 2) === 0) continue;
         const m = members.get(name) as Set<string>;
-        const n = rng.int(1, 3);
-        for (let k = 0; k < n; k++) {
-          const pool = CANDIDATES[name];
+        const pool = CANDIDATES[name];
+        for (let k = rng.int(1, 3); k > 0; k--) {
           // Late in odd seeds, the other spellings come and go too.
           const a = pool[rng.int(0, seed % 2 === 1 || i > STEPS / 2 ? pool.length - 1 : pool.length - 6)] as string;
           if (m.has(a)) m.delete(a);
           else m.add(a);
         }
-        const r = addressSet(setUuid[name], name, [...m]);
-        sets.set(r._uuid, r);
-        changes.push({ table: 'Address_Set', uuid: r._uuid, row: r });
+        const row = addressSet(setUuid[name], name, [...m]);
+        sets.set(row._uuid, row);
+        changes.push({ table: 'Address_Set', uuid: row._uuid, row });
       }
-      w.revision++;
-      inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes }, view);
-      const full = new DesiredFlows({ ctZones: inc.ctZones() });
-      full.update(snapshotOf(w), view);
-      steps++;
-      failed = difference(inc, full);
-      if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
-    }
-    if (failed !== undefined) {
-      t.fail(failed);
-      return;
-    }
-    edits += inc.counters.addressSetEdits - before;
-  }
-  t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
-  t.ok(edits > steps, `logical flows brought up to date by difference: ${edits}`);
+      return changes;
+    };
+    return { w, inc, step };
+  });
+  if (r === undefined) return;
+  t.pass(`${r.steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
+  t.ok(r.edits > r.steps, `logical flows brought up to date by difference: ${r.edits}`);
 });
 
 t.test('a port group edited with the set: ports of other chassis come and go, some are bound here', async (t) => {
@@ -147,15 +174,12 @@ t.test('a port group edited with the set: ports of other chassis come and go, so
     'inport == @pg1 && ip4.src == $as4',
     'outport == {@pg1, "p2"} && ip4.src == $as4',
   ];
-  let steps = 0;
-  let edits = 0;
-  for (let seed = 1; seed <= SEEDS; seed++) {
-    const rng = new Rng(100 + seed);
+  const r = randomSteps(t, 100, (rng) => {
     const rows = new Map<string, Map<string, Row>>();
-    const put = (table: string, r: Row): void => {
+    const put = (table: string, row: Row): void => {
       let m = rows.get(table);
       if (m === undefined) rows.set(table, (m = new Map()));
-      m.set(r._uuid, r);
+      m.set(row._uuid, row);
     };
     put('Chassis', chassis(hv1, 'hv1'));
     put('Chassis', chassis(hv2, 'hv2'));
@@ -174,9 +198,7 @@ t.test('a port group edited with the set: ports of other chassis come and go, so
     const w = { rows, revision: 1 };
     const inc = new DesiredFlows();
     inc.update(snapshotOf(w), view);
-    const before = inc.counters.addressSetEdits;
-    let failed: string | undefined;
-    for (let i = 0; i < STEPS && failed === undefined; i++) {
+    const step = (): SbRowChange[] => {
       const changes: SbRowChange[] = [];
       // Mostly ports of hv2 joining or leaving, with the set; sometimes a port bound here or moved back.
       for (let k = rng.int(1, 2); k > 0; k--) {
@@ -199,22 +221,13 @@ t.test('a port group edited with the set: ports of other chassis come and go, so
         put('Port_Binding', pb);
         changes.push({ table: 'Port_Binding', uuid: pb._uuid, row: pb });
       }
-      w.revision++;
-      inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes }, view);
-      const full = new DesiredFlows({ ctZones: inc.ctZones() });
-      full.update(snapshotOf(w), view);
-      steps++;
-      failed = difference(inc, full);
-      if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
-    }
-    if (failed !== undefined) {
-      t.fail(failed);
-      return;
-    }
-    edits += inc.counters.addressSetEdits - before;
-  }
-  t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
-  t.ok(edits > steps / 2, `logical flows over the group and the set brought up to date by difference: ${edits}`);
+      return changes;
+    };
+    return { w, inc, step };
+  });
+  if (r === undefined) return;
+  t.pass(`${r.steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
+  t.ok(r.edits > r.steps / 2, `logical flows over the group and the set brought up to date by difference: ${r.edits}`);
 });
 
 t.test('each match through the same edits: a member that is also a constant of the match, removed and added back', async (t) => {
@@ -237,11 +250,7 @@ t.test('each match through the same edits: a member that is also a constant of t
     for (const members of sequence.slice(1)) {
       const r = addressSet(setUuid.as4, 'as4', [...members]);
       sets.set(r._uuid, r);
-      w.revision++;
-      inc.update({ reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: [{ table: 'Address_Set', uuid: r._uuid, row: r }] }, view);
-      const full = new DesiredFlows();
-      full.update(snapshotOf(w), view);
-      failed ??= difference(inc, full);
+      failed ??= stepAndCompare(inc, w, [{ table: 'Address_Set', uuid: r._uuid, row: r }]);
     }
     t.equal(failed, undefined, `match ${i} (${match}): equal to a recompute after every edit`);
   }
