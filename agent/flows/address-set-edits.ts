@@ -1,17 +1,19 @@
-// Address set changes applied to logical flows by their difference, as ovn-controller 23.03 does
-// for an address set's added and deleted addresses: a flow matching `ip4.src == $as` over a set
-// of 10,000 addresses is 10,000 OpenFlow flows (times the rest of its match), and compiling it
-// again for one address more took this agent hundreds of milliseconds.
+// Address set changes applied to logical flows by their difference (ovn-controller has the same
+// idea for an address set's added and deleted addresses): a flow matching `ip4.src == $as` over
+// a set of 10,000 addresses is 10,000 OpenFlow flows (times the rest of its match), and compiling
+// it again for one address more took this agent hundreds of milliseconds.
 //
-// When the set appears once in the match, positively, and the match with the set empty
-// compiles to no flow, the match is (Shannon's expansion) the union over the set's members of
-// the match with that member alone: the flows for an added address are those of the match
-// compiled with that address as the whole set, and likewise for a removed one. The flows of
-// distinct members are distinct when each member is a plain address in the one spelling the
-// agent prints it in (no mask, no other spelling of the same value): every flow of a member then
-// matches that member exactly. So a removal is applied by difference only when every address
-// left in the set, and every one removed, is such an address; an addition whose flows collide
-// with flows kept (another spelling, or a prefix covering it) is caught by the flow table
+// When the set is compared once with `==` to a field nothing else in the match reads, every
+// member is an alternative of its own in the match's normal form, and the flows of any set of
+// two members or more are a frame (the match's other clauses, a conjunction's conj_id flow)
+// plus each member's own flows. The frame is what the match makes of two stand-in addresses;
+// an added address's flows are what the match makes of it and one stand-in beyond the frame, and
+// likewise for a removed one (desired.ts, editLflowAddresses). The flows of distinct members are
+// distinct when each member is a plain address in the one spelling the agent prints it in (no
+// mask, no other spelling of the same value): every flow of a member then matches that member
+// exactly. So a removal is applied by difference only when every address left in the set, and
+// every one removed, is such an address; an addition whose flows collide with flows kept
+// (another spelling, or a prefix covering it) is caught by the flow table
 // (FlowTable.editSource), and everything else compiles the flow whole, as before.
 import type { Atom } from '../../ovsdb/atom.js';
 import { lowerBound } from '../../ovsdb/atom.js';
