@@ -36,14 +36,19 @@ export function addressSetDiff(c: AddressSetChange): { readonly added: readonly 
   return c.diff;
 }
 
+/** `text` as one address constant (IPv4, IPv6 or Ethernet, with or without a mask), or undefined. */
+function addressToken(text: string): { readonly format: string; readonly value: bigint; readonly mask: bigint | null } | undefined {
+  const r = lex(text);
+  if (!('tokens' in r) || r.tokens.length !== 2) return undefined;
+  const t = r.tokens[0];
+  if (t === undefined || t.kind !== 'integer' || (t.format !== 'ipv4' && t.format !== 'ipv6' && t.format !== 'ethernet')) return undefined;
+  return { format: t.format, value: t.value, mask: t.mask };
+}
+
 /** Whether `text` is an IPv4, IPv6 or Ethernet address without a mask, spelled as the agent prints it. */
 export function isPlainAddress(text: string): boolean {
-  const r = lex(text);
-  if (!('tokens' in r) || r.tokens.length !== 2) return false;
-  const t = r.tokens[0];
-  if (t === undefined || t.kind !== 'integer' || t.mask !== null) return false;
-  if (t.format !== 'ipv4' && t.format !== 'ipv6' && t.format !== 'ethernet') return false;
-  return formatIntPart(t.value, t.format) === text;
+  const t = addressToken(text);
+  return t !== undefined && t.mask === null && formatIntPart(t.value, t.format as 'ipv4' | 'ipv6' | 'ethernet') === text;
 }
 
 /**
@@ -84,12 +89,6 @@ const standIns: Readonly<Record<string, readonly string[]>> = {
   ethernet: ['fe:ff:ff:ff:ff:fe', 'fe:ff:ff:ff:ff:fd', 'fe:ff:ff:ff:ff:fc', 'fe:ff:ff:ff:ff:fb'],
 };
 
-function addressFormat(text: string): string | undefined {
-  const r = lex(text);
-  const t = 'tokens' in r ? r.tokens[0] : undefined;
-  return t !== undefined && t.kind === 'integer' && t.format in standIns ? t.format : undefined;
-}
-
 function sortedHas(list: readonly string[], x: string): boolean {
   const i = lowerBound(list, x);
   return i < list.length && list[i] === x;
@@ -100,27 +99,33 @@ function sortedHas(list: readonly string[], x: string): boolean {
  * give the flows the match makes of any set of two or more besides its members' own.
  */
 export function sentinels(sample: string, before: readonly string[], after: readonly string[]): [string, string] | undefined {
-  const format = addressFormat(sample);
+  const format = addressToken(sample)?.format;
   if (format === undefined) return undefined;
   const free = (standIns[format] as readonly string[]).filter((a) => !sortedHas(before, a) && !sortedHas(after, a));
   return free.length >= 2 ? [free[0] as string, free[1] as string] : undefined;
 }
 
-/** Whether the flow matches one of `addresses` (plain addresses) exactly, in a field of its kind. */
-export function matchesOneOf(flow: FlowSpec, addresses: readonly string[]): boolean {
+/**
+ * A test of whether a flow matches one of `addresses` (plain addresses) exactly, in a field of
+ * its kind. The addresses are read once, not once per flow.
+ */
+export function matchesOneOf(addresses: readonly string[]): (flow: FlowSpec) => boolean {
+  const values = new Map<string, Set<bigint>>();
   for (const a of addresses) {
-    const r = lex(a);
-    const t = 'tokens' in r ? r.tokens[0] : undefined;
-    if (t === undefined || t.kind !== 'integer') continue;
-    const fields = addressFields[t.format];
-    const bits = formatBits[t.format];
-    if (fields === undefined || bits === undefined) continue;
-    const full = (1n << bits) - 1n;
-    for (const [name, v] of flow.match) {
-      if (fields.has(name) && v.value === t.value && (v.mask & full) === full) return true;
-    }
+    const t = addressToken(a);
+    if (t === undefined) continue;
+    let v = values.get(t.format);
+    if (v === undefined) values.set(t.format, (v = new Set()));
+    v.add(t.value);
   }
-  return false;
+  return (flow) => {
+    for (const [format, vs] of values) {
+      const fields = addressFields[format] as ReadonlySet<string>;
+      const full = (1n << (formatBits[format] as bigint)) - 1n;
+      for (const [name, v] of flow.match) if (fields.has(name) && vs.has(v.value) && (v.mask & full) === full) return true;
+    }
+    return false;
+  };
 }
 
 const identifier = /[A-Za-z_][A-Za-z0-9_.]*/g;

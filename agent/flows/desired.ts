@@ -955,7 +955,7 @@ export class DesiredFlows {
     const toRemove = beyond(remove);
     // Each flow must be an address's own, matching it exactly: not one of the frame's that two
     // stand-ins did not make (a conjunction's other clauses, when no member made them before).
-    if (!toAdd.every((f) => matchesOneOf(f, added)) || !toRemove.every((f) => matchesOneOf(f, removed))) return false;
+    if (!toAdd.every(matchesOneOf(added)) || !toRemove.every(matchesOneOf(removed))) return false;
     if (!this.table.editSource(source, toAdd, toRemove)) return false;
     this.counters.addressSetEdits++;
     return true;
