@@ -9,9 +9,11 @@
 //
 // Incremental: a port group's addresses are counted per member port, so a port joining or
 // leaving, or changing its addresses, updates only its groups' sets (kept sorted, not sorted
-// again); only the names a change touches are written.
+// again); only the names a change touches are written, and a group's row as its previous
+// addresses edited by the few that came or went (CountedSet.takeFlips).
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import { lowerBound } from '../ovsdb/atom.js';
+import { recordSetEdit, withEdits } from '../ovsdb/datum.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
@@ -28,15 +30,31 @@ import { svcMonitorMacOf } from './sb-global.js';
 
 const SVC_MONITOR_MAC = 'svc_monitor_mac';
 
-/** One family's addresses of a port group: how many members give each, and them sorted. */
+/**
+ * The most addresses a CountedSet lists as come or gone between two writes of its SB row;
+ * beyond it the next write compares the whole set (a group's first members, a bulk change).
+ */
+const FLIPS_MAX = 256;
+
+/**
+ * One family's addresses of a port group: how many members give each, and them sorted. It also
+ * notes which addresses came or went since its SB row was last written (`takeFlips`), so that the
+ * next write edits the row's addresses rather than copy and compare the whole set: a group of
+ * tens of thousands of ports gaining one is then one address, not a walk of both lists.
+ */
 class CountedSet {
   readonly counts = new Map<string, number>();
   readonly sorted: string[] = [];
+  private flips = new Set<string>();
+  private flipsOverflow = false;
 
   add(a: string): void {
     const n = this.counts.get(a) ?? 0;
     this.counts.set(a, n + 1);
-    if (n === 0) this.sorted.splice(lowerBound(this.sorted, a), 0, a);
+    if (n === 0) {
+      this.sorted.splice(lowerBound(this.sorted, a), 0, a);
+      this.flip(a);
+    }
   }
 
   /**
@@ -51,6 +69,7 @@ class CountedSet {
       if (n === 0) fresh.push(a);
     }
     if (fresh.length === 0) return;
+    for (const a of fresh) this.flip(a);
     // The default sort compares UTF-16 code units, as `position` does.
     fresh.sort();
     const merged: string[] = [];
@@ -70,9 +89,29 @@ class CountedSet {
       this.counts.delete(a);
       const i = lowerBound(this.sorted, a);
       if (this.sorted[i] === a) this.sorted.splice(i, 1);
+      this.flip(a);
     } else {
       this.counts.set(a, n - 1);
     }
+  }
+
+  /**
+   * The addresses that came or went since the last call (some may have come and gone again), or
+   * undefined when more did than FLIPS_MAX; either way the list starts afresh.
+   */
+  takeFlips(): ReadonlySet<string> | undefined {
+    const flips = this.flipsOverflow ? undefined : this.flips;
+    this.flips = new Set();
+    this.flipsOverflow = false;
+    return flips;
+  }
+
+  private flip(a: string): void {
+    if (this.flipsOverflow) return;
+    if (this.flips.size >= FLIPS_MAX) {
+      this.flipsOverflow = true;
+      this.flips.clear();
+    } else this.flips.add(a);
   }
 }
 
@@ -105,6 +144,8 @@ interface WrittenSum {
   readonly sum: SetSum;
   /** The addresses were sorted and each there once: a later write sums only the difference. */
   readonly sorted: boolean;
+  /** The port group set the row was written from, whose flips since then are the row's edits. */
+  readonly from?: CountedSet;
 }
 
 /** The IP addresses a port gives its port groups (split_addresses of each entry). */
@@ -192,10 +233,11 @@ function syncPortGroup(db: Database, data: AddressSetsData, pgUuid: Uuid, oldPor
 }
 
 /**
- * What SB row `name` should hold now, or undefined for none; `sorted` when the addresses are
- * sorted and each there once (an NB set column, a port group's set).
+ * What SB row `name` should hold now, or undefined for none: its addresses, `sorted` when they
+ * are sorted and each there once (an NB set column, a port group's set), or for a port group's
+ * set the CountedSet itself (`write` copies or edits it).
  */
-function desired(db: Database, data: AddressSetsData, name: string): { readonly addresses: readonly string[]; readonly sorted: boolean } | undefined {
+function desired(db: Database, data: AddressSetsData, name: string): { readonly addresses: readonly string[]; readonly sorted: boolean } | CountedSet | undefined {
   const own = db.findUnique('Address_Set', ['name'], [name]) as unknown as nb.Address_Set | undefined;
   if (own !== undefined) return { addresses: own.addresses, sorted: true };
   // Synced after the port groups' sets, before the NB ones: it wins over a port group's.
@@ -205,13 +247,55 @@ function desired(db: Database, data: AddressSetsData, name: string): { readonly 
     if (!name.endsWith(suffix)) continue;
     const pgUuid = data.pgByName.get(name.slice(0, -suffix.length));
     const pg = pgUuid === undefined ? undefined : data.pgs.get(pgUuid);
-    if (pg !== undefined) return { addresses: (suffix === '_ip4' ? pg.v4 : pg.v6).sorted.slice(), sorted: true };
+    if (pg !== undefined) return suffix === '_ip4' ? pg.v4 : pg.v6;
   }
   if (name === SVC_MONITOR_MAC) {
     const mac = svcMonitorMacOf(db);
     return mac === undefined ? undefined : { addresses: [mac], sorted: true };
   }
   return undefined;
+}
+
+/** What an SB Address_Set row is to hold: its addresses, and their set sum for its version. */
+interface Written {
+  readonly addresses: readonly string[];
+  readonly sum: SetSum;
+}
+
+/**
+ * A port group set's addresses for its row, when the row was last written from the same set:
+ * the row's addresses edited by what came or went since (`flips`), recorded as an edit so that
+ * the SB change's readers take it too, and the sum moved by the same.
+ */
+function edited(set: CountedSet, old: readonly string[], oldSum: SetSum, flips: ReadonlySet<string>): Written {
+  const edits: [number, string | undefined][] = [];
+  const added: string[] = [];
+  const removed: string[] = [];
+  // Sorted, the flips' positions in `old` ascend; an address inserted at the position of one
+  // removed sorts before it, so the insertion comes first, as withEdits wants.
+  for (const a of [...flips].sort()) {
+    const at = lowerBound(old, a);
+    const was = old[at] === a;
+    const is = set.counts.has(a);
+    if (was && !is) {
+      edits.push([at, undefined]);
+      removed.push(a);
+    } else if (!was && is) {
+      edits.push([at, a]);
+      added.push(a);
+    }
+  }
+  if (edits.length === 0) return { addresses: old, sum: oldSum };
+  const addresses = withEdits(old, edits);
+  recordSetEdit(addresses, old, added, removed);
+  return { addresses, sum: setSumWith(setSumWith(oldSum, added, 1, textWords), removed, -1, textWords) };
+}
+
+/** `addresses` for a row, its sum taken from the row's previous one when both are sorted sets. */
+function compared(addresses: readonly string[], sorted: boolean, old: sb.Address_Set | undefined, before: WrittenSum | undefined): Written {
+  if (before?.sorted !== true || !sorted || old === undefined) return { addresses, sum: setSumWith(EMPTY_SET_SUM, addresses, 1, textWords) };
+  const { removed, added } = sortedDifference(old.addresses, addresses);
+  return { addresses, sum: setSumWith(setSumWith(before.sum, added, 1, textWords), removed, -1, textWords) };
 }
 
 function write(db: Database, data: AddressSetsData, names: Iterable<string>, out: SbChangeSet): void {
@@ -223,15 +307,21 @@ function write(db: Database, data: AddressSetsData, names: Iterable<string>, out
       data.sums.delete(uuid);
       continue;
     }
-    const { addresses, sorted } = want;
     const before = data.sums.get(uuid);
     const old = data.table.rows.get(uuid) as unknown as sb.Address_Set | undefined;
-    let sum: SetSum;
-    if (before?.sorted === true && sorted && old !== undefined) {
-      const { removed, added } = sortedDifference(old.addresses, addresses);
-      sum = setSumWith(setSumWith(before.sum, added, 1, textWords), removed, -1, textWords);
-    } else sum = setSumWith(EMPTY_SET_SUM, addresses, 1, textWords);
-    data.sums.set(uuid, { sum, sorted });
+    let written: Written;
+    if (want instanceof CountedSet) {
+      const flips = want.takeFlips();
+      written =
+        flips !== undefined && before?.from === want && old !== undefined
+          ? edited(want, old.addresses, before.sum, flips)
+          : compared(want.sorted.slice(), true, old, before);
+      data.sums.set(uuid, { sum: written.sum, sorted: true, from: want });
+    } else {
+      written = compared(want.addresses, want.sorted, old, before);
+      data.sums.set(uuid, { sum: written.sum, sorted: want.sorted });
+    }
+    const { addresses, sum } = written;
     const row: sb.Address_Set = { _uuid: uuid, _version: setVersion('Address_Set', uuid, addresses.length, sum), name, addresses };
     data.table.put(row, out);
   }
