@@ -5,12 +5,18 @@
 // A member names its chassis by HA_Chassis.chassis (our northd, like ovn-northd, sets it while
 // a Chassis of the member's name is registered), or else by external_ids:chassis-name (for
 // rows written without the column).
-// The rule without BFD: the active chassis is the member of highest priority whose Chassis row
-// exists (the chassis is registered); on equal priorities the greater chassis name wins, as in
-// ovn-controller's ordering (ha-chassis.c). ovn-controller additionally drops members it has no
-// live BFD session with (active_tunnels); we have no BFD, so a chassis that stops without
-// unregistering stays active until its Chassis row is deleted (`ovnts sbctl chassis-del`, or
-// the agent's own --cleanup exit).
+// With BFD (an agent on Open vSwitch: agent/local/bfd.ts runs BFD on the tunnels to the chassis
+// that share a group with it, and `activeTunnels` is the chassis whose session is up), the rule
+// is ovn-controller's (ha_chassis_group_is_active): a group of one member is active on that
+// member; otherwise a chassis with no live session at all is active nowhere (it may be the one
+// cut off), and among the members that are this chassis or have a live session, the highest
+// priority wins (on equal priorities the greater chassis name); when this chassis is the only
+// one left, only while it has a live session with a chassis that uses the group (ref_chassis).
+// A gateway that dies or loses its tunnel network so loses its ports within the BFD detection
+// time, without anyone touching the database.
+// Without BFD (an agent with no switch to run it, as the benchmarks' in-memory agents): the
+// active chassis is the member of highest priority whose Chassis row exists, so a chassis that
+// stops without unregistering stays active until its Chassis row is deleted.
 //
 // Pure: SB rows in through the lookups, answers out.
 import type * as sb from '../ovsdb/rows/sb.js';
@@ -35,7 +41,7 @@ export interface HaMember {
 }
 
 /** The registered Chassis an HA_Chassis names, if any. */
-function memberChassis(ha: HaLookups, hc: sb.HA_Chassis): sb.Chassis | undefined {
+export function memberChassis(ha: HaLookups, hc: sb.HA_Chassis): sb.Chassis | undefined {
   const byRef = hc.chassis[0];
   if (byRef !== undefined) return ha.chassis(byRef);
   const name = hc.external_ids.get(HA_CHASSIS_NAME_KEY);
@@ -67,4 +73,24 @@ export function activeHaChassis(ha: HaLookups, groupUuid: string | undefined): s
 /** Whether chassis `chassisUuid` is a registered member of the group. */
 export function haGroupContains(ha: HaLookups, groupUuid: string | undefined, chassisUuid: string | undefined): boolean {
   return chassisUuid !== undefined && orderedHaMembers(ha, groupUuid).some((m) => m.chassis === chassisUuid);
+}
+
+/**
+ * Whether chassis `us` is the active member of the group. `activeTunnels` (remote chassis names
+ * with a live BFD session) undefined: the rule without BFD (activeHaChassis).
+ */
+export function haActiveHere(ha: HaLookups, groupUuid: string | undefined, us: string | undefined, activeTunnels: ReadonlySet<string> | undefined): boolean {
+  if (us === undefined) return false;
+  if (activeTunnels === undefined) return activeHaChassis(ha, groupUuid) === us;
+  const g = groupUuid === undefined ? undefined : ha.haChassisGroup(groupUuid);
+  if (g === undefined || g.ha_chassis.length === 0) return false;
+  if (g.ha_chassis.length === 1) {
+    const only = ha.haChassis(g.ha_chassis[0] as string);
+    return only !== undefined && memberChassis(ha, only)?._uuid === us;
+  }
+  if (activeTunnels.size === 0) return false;
+  const alive = orderedHaMembers(ha, groupUuid).filter((m) => m.chassis === us || activeTunnels.has(m.name));
+  if (alive.length === 0) return false;
+  if (alive.length === 1 && !g.ref_chassis.some((u) => activeTunnels.has(ha.chassis(u)?.name ?? ''))) return false;
+  return (alive[0] as HaMember).chassis === us;
 }

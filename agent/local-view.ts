@@ -20,6 +20,18 @@ export interface LocalView {
   readonly tunnels: ReadonlyMap<string, TunnelPort>;
   /** Physical network name (ovn-bridge-mappings) → the patch port on the integration bridge. */
   readonly localnetPatches: ReadonlyMap<string, number>;
+  /**
+   * The remote chassis with a live BFD session on their tunnel (agent/local/bfd.ts), which
+   * decide the active member of an HA group (agent/ha-chassis.ts, haActiveHere). Undefined on
+   * an agent that runs no BFD (no switch to run it): the rule without BFD applies.
+   */
+  readonly activeTunnels?: ReadonlySet<string>;
+}
+
+/** Whether two views' activeTunnels are the same (both undefined, or the same names). */
+export function sameActiveTunnels(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.size === b.size && [...a].every((x) => b.has(x));
 }
 
 export const emptyLocalView = (chassis: string): LocalView => ({

@@ -17,7 +17,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
 import { buildSymtab, type Symtab } from '../expr/index.js';
 import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
-import type { LocalView } from '../local-view.js';
+import { sameActiveTunnels, type LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
 import { addressSetDiff, isPlainAddress, matchesOneOf, PlainAddressSets, sentinels, setFieldIsolated, type AddressSetChange } from './address-set-edits.js';
@@ -497,7 +497,7 @@ export class DesiredFlows {
    *  related to and resident on this chassis. A change of anything else (another remote
    *  chassis, its MACs, up) recompiles no logical flow. */
   private lflowView(pb: sb.Port_Binding): string {
-    const resident = pb.type === 'chassisredirect' ? isRedirectActiveHere(this.sb, pb, this.chassisUuid)
+    const resident = pb.type === 'chassisredirect' ? isRedirectActiveHere(this.sb, pb, this.chassisUuid, this.view?.activeTunnels)
       : this.chassisUuid !== undefined && pb.chassis[0] === this.chassisUuid;
     return `${pb.logical_port}|${pb.datapath}|${pb.tunnel_key}|${pb.type}|${isRelatedPort(pb, this.chassisUuid)}|${resident}`;
   }
@@ -556,6 +556,12 @@ export class DesiredFlows {
   private onViewChange(prev: LocalView, next: LocalView, d: Dirty): void {
     // Bridge mappings decide localnet ports; interface names are zone users.
     if (changedKeys(prev.localnetPatches, next.localnetPatches, () => true).length > 0) d.locality = true;
+    // A BFD session up or down may change which member of an HA group is active here: rare,
+    // recomputed as a change of the HA rows is.
+    if (!sameActiveTunnels(prev.activeTunnels, next.activeTunnels)) {
+      d.locality = true;
+      d.full = true;
+    }
     if (changedKeys(prev.vifs, next.vifs, () => true).length > 0) d.zones = true;
     // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
     for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
@@ -1146,6 +1152,7 @@ export class DesiredFlows {
     const sbs = this.sb;
     const chassisUuid = this.chassisUuid;
     const locality = this.locality;
+    const activeTunnels = this.view?.activeTunnels;
     return {
       symtab: this.symtab,
       memo,
@@ -1171,7 +1178,7 @@ export class DesiredFlows {
       isChassisResident: (port) => {
         const pb = sbs.portByName(port);
         if (pb === undefined) return false;
-        if (pb.type === 'chassisredirect') return isRedirectActiveHere(sbs, pb, chassisUuid);
+        if (pb.type === 'chassisredirect') return isRedirectActiveHere(sbs, pb, chassisUuid, activeTunnels);
         return chassisUuid !== undefined && pb.chassis[0] === chassisUuid;
       },
       isRelatedPort: (dp, key) => {

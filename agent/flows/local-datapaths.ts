@@ -8,7 +8,7 @@
 // LocalView in, plain data out.
 
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { activeHaChassis, haGroupContains } from '../ha-chassis.js';
+import { haActiveHere, haGroupContains } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { SbLookups } from './sb-store.js';
 
@@ -50,13 +50,13 @@ export function isBoundHere(pb: sb.Port_Binding, chassisUuid: string | undefined
 
 /**
  * Whether a chassisredirect port is active on this chassis: bound here, or this chassis is the
- * active member of its HA_Chassis_Group (agent/ha-chassis.ts: the highest-priority registered
- * member; ovn-controller also weighs BFD tunnel liveness, which we do not have).
+ * active member of its HA_Chassis_Group (agent/ha-chassis.ts, haActiveHere, with the live BFD
+ * sessions of `activeTunnels`, or without BFD when that is undefined).
  */
-export function isRedirectActiveHere(sbl: SbLookups, pb: sb.Port_Binding, chassisUuid: string | undefined): boolean {
+export function isRedirectActiveHere(sbl: SbLookups, pb: sb.Port_Binding, chassisUuid: string | undefined, activeTunnels: ReadonlySet<string> | undefined): boolean {
   if (chassisUuid === undefined) return false;
   if (pb.chassis[0] === chassisUuid) return true;
-  return activeHaChassis(sbl, pb.ha_chassis_group[0]) === chassisUuid;
+  return haActiveHere(sbl, pb.ha_chassis_group[0], chassisUuid, activeTunnels);
 }
 
 /** The peer of a patch or l3gateway port: the port its options:peer names, when that port has the

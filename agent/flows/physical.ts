@@ -232,7 +232,7 @@ function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[
     return out;
   }
 
-  if (pb.type === 'chassisredirect' && isRedirectActiveHere(ctx.sb, pb, ctx.chassisUuid)) {
+  if (pb.type === 'chassisredirect' && isRedirectActiveHere(ctx.sb, pb, ctx.chassisUuid, ctx.view.activeTunnels)) {
     const dist = ctx.sb.portByName(pb.options.get('distributed-port') ?? '');
     const actions: OfAction[] = [];
     if (dist !== undefined && dist.datapath === pb.datapath) {

@@ -26,11 +26,11 @@
 // Ports bound by a rule rather than by an interface are claimed with up=true (and set up again
 // if something cleared it) and released when the rule names another chassis: an l3gateway port
 // by options:l3gateway-chassis; a chassisredirect or external port by its HA_Chassis_Group,
-// whose active member (agent/ha-chassis.ts: the highest-priority registered chassis, without
-// BFD) binds it.
+// whose active member (agent/ha-chassis.ts: the highest-priority member alive by BFD, or
+// without BFD the highest-priority registered chassis) binds it.
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { HaLookups } from '../ha-chassis.js';
-import { activeHaChassis } from '../ha-chassis.js';
+import { haActiveHere } from '../ha-chassis.js';
 import type { OpJson } from './ovsdb-json.js';
 import { setJson, uuidJson } from './ovsdb-json.js';
 
@@ -74,6 +74,8 @@ export interface BindingInputs {
   readonly inflight: ReadonlySet<string>;
   /** The HA_Chassis_Group, HA_Chassis and Chassis rows: who is active for an HA port. */
   readonly ha: HaLookups;
+  /** The chassis with a live BFD session (LocalView.activeTunnels); undefined: no BFD here. */
+  readonly activeTunnels?: ReadonlySet<string> | undefined;
 }
 
 export type BindingAction =
@@ -152,7 +154,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
       continue;
     }
     if (HA_TYPES.has(pb.type)) {
-      byRule(pb, us !== undefined && activeHaChassis(inputs.ha, pb.ha_chassis_group[0]) === us, here);
+      byRule(pb, haActiveHere(inputs.ha, pb.ha_chassis_group[0], us, inputs.activeTunnels), here);
       continue;
     }
     if (pb.type !== '') continue;

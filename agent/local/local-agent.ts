@@ -4,7 +4,8 @@
 //   1. read the chassis configuration from the Open_vSwitch row;
 //   2. create or fix the integration bridge;
 //   3. register or update this chassis in the SB (Chassis, Encap, Chassis_Private);
-//   4. add and remove tunnel ports and localnet patch ports;
+//   4. add and remove tunnel ports and localnet patch ports, and run BFD on the tunnels to the
+//      chassis that share an HA group with this one (bfd.ts);
 //   5. rebuild the LocalView and tell the flow side if it changed;
 //   6. claim, release and mark up the logical ports, in the SB and on the interfaces (VIFs and
 //      l3gateway ports by binding.ts, virtual ports after their parents by virtual-binding.ts).
@@ -33,6 +34,7 @@ import { localDatapaths, localnetPortsOf, patchPortOps } from './patch-ports.js'
 import { SbRows } from './sb-rows.js';
 import { decideVirtualBindings, virtualBindingSbOps } from './virtual-binding.js';
 import { CHASSIS_ID_KEY, desiredTunnels, tunnelOps } from './tunnels.js';
+import { bfdChassis, bfdOps, bfdSettings } from './bfd.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -326,7 +328,9 @@ export class LocalAgent {
       const tunnels = tunnelOps(tables, br, desiredTunnels(config, { chassis: this.sb.rows<sb.Chassis>('Chassis').values(), encap: (u) => this.sb.encap(u) }));
       const patches = patchPortOps(tables, br, config.bridgeMappings, localnet);
       if (patches.missingBridges.length > 0) this.problem(`no bridge for the ovn-bridge-mappings of network(s) ${patches.missingBridges.join(', ')}`);
-      await this.send('ovs', [...tunnels, ...patches.groups]);
+      // BFD on the tunnels as they are now (a tunnel just added gets it in a later pass).
+      const bfd = bfdOps(tables, br, bfdChassis(this.sb, this.sb.rows<sb.HA_Chassis_Group>('HA_Chassis_Group').values(), us?._uuid), bfdSettings(this.sb.sbGlobal()));
+      await this.send('ovs', [...tunnels, ...patches.groups, ...bfd]);
     }
 
     // 5. The LocalView, from the replica as it is now (the writes above show up in a later pass).
@@ -353,7 +357,7 @@ export class LocalAgent {
         this.inflight.delete(port);
       }
     }
-    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb });
+    const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb, activeTunnels: built.view.activeTunnels });
     this.bindings = decided.state;
     const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });
     if (decided.actions.length === 0 && virtual.length === 0) return;

@@ -2,12 +2,13 @@
 // replica: VIFs (interfaces with external_ids:iface-id and an OpenFlow port), tunnel ports (by
 // their ovn-chassis-id) and localnet patch ports (by their ovn-localnet-port, mapped to its
 // network). Also the interface facts the binding decisions need. Pure.
-import type { LocalView, TunnelPort } from '../local-view.js';
+import { sameActiveTunnels, type LocalView, type TunnelPort } from '../local-view.js';
 import type { LocalIface } from './binding.js';
 import type { OvsBridge, OvsTables } from './ovs-rows.js';
 import { interfacesOf, ofportOf, portsOf } from './ovs-rows.js';
 import { LOCALNET_PORT_KEY } from './patch-ports.js';
 import { CHASSIS_ID_KEY, parseTunnelId } from './tunnels.js';
+import { activeTunnels } from './bfd.js';
 
 export interface BuiltView {
   readonly view: LocalView;
@@ -69,7 +70,7 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
     }
   }
   const localnetPatches = new Map([...patches].map(([net, p]) => [net, p.ofport] as const));
-  return { view: { chassis, vifs, tunnels, localnetPatches }, ifaces, conflicts };
+  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt) }, ifaces, conflicts };
 }
 
 function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (x: V, y: V) => boolean): boolean {
@@ -83,6 +84,7 @@ function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (
 
 export function localViewsEqual(a: LocalView, b: LocalView): boolean {
   return a.chassis === b.chassis
+    && sameActiveTunnels(a.activeTunnels, b.activeTunnels)
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)
     && mapEqual(a.localnetPatches, b.localnetPatches, (x, y) => x === y)
     && mapEqual(a.tunnels, b.tunnels, (x, y) => x.ofport === y.ofport && x.type === y.type && x.remoteIp === y.remoteIp);

@@ -8,7 +8,7 @@ export const OVS_MONITOR = {
   Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges'],
   Bridge: ['name', 'ports', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
   Port: ['name', 'interfaces', 'external_ids'],
-  Interface: ['name', 'type', 'options', 'external_ids', 'ofport'],
+  Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'bfd', 'bfd_status'],
 } as const;
 
 export interface OvsBridge {
@@ -34,6 +34,8 @@ export interface OvsInterface {
   readonly options: ReadonlyMap<string, string>;
   readonly external_ids: ReadonlyMap<string, string>;
   readonly ofport: readonly number[];
+  readonly bfd: ReadonlyMap<string, string>;
+  readonly bfd_status: ReadonlyMap<string, string>;
 }
 
 /** A read-only view of the replica: OvsdbClient.table fits. */

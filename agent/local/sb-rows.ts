@@ -1,23 +1,27 @@
 // The few Southbound tables the local side reads — Chassis, Encap, Chassis_Private,
-// Port_Binding, and the HA tables that decide who binds chassisredirect and external ports —
+// Port_Binding, the HA tables that decide who binds chassisredirect and external ports and with
+// which chassis to run BFD, and SB_Global (its BFD timers) —
 // folded from the agent's SbUpdates, with the lookups it needs. The flow side
 // keeps its own store of everything; this one is small and local to agent/local/.
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { HaLookups } from '../ha-chassis.js';
 import type { SbUpdate } from '../sb-source.js';
+import { mapsEqual } from './ovsdb-json.js';
 
-export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding', 'HA_Chassis_Group', 'HA_Chassis'] as const;
+export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'SB_Global'] as const;
 type LocalTable = (typeof LOCAL_SB_TABLES)[number];
 
 const isLocalTable = (t: string): t is LocalTable => (LOCAL_SB_TABLES as readonly string[]).includes(t);
 
 /**
- * Whether a Chassis_Private row changed only in what the local side never reads: it reads the
- * name and the chassis link (chassis-record.ts), while nb_cfg and its timestamp move with every
- * acknowledgement, so a pass for those would run once per --wait for nothing.
+ * Whether a Chassis_Private or SB_Global row changed only in what the local side never reads. Of
+ * Chassis_Private it reads the name and the chassis link (chassis-record.ts), of SB_Global the
+ * options (the BFD timers), while nb_cfg and its timestamp move with every acknowledgement and
+ * every --wait: a pass for those would run for nothing.
  */
-function sameForLocal(old: Row, row: Row): boolean {
+function sameForLocal(table: 'Chassis_Private' | 'SB_Global', old: Row, row: Row): boolean {
+  if (table === 'SB_Global') return mapsEqual(old.options as ReadonlyMap<string, string>, row.options as ReadonlyMap<string, string>);
   const a = old.chassis as readonly string[];
   const b = row.chassis as readonly string[];
   return old.name === row.name && a.length === b.length && a.every((x, i) => x === b[i]);
@@ -56,7 +60,7 @@ export class SbRows implements HaLookups {
         t.set(c.uuid, c.row);
         if (c.table === 'Port_Binding') this.portByName.set(c.row.logical_port as string, c.uuid);
       }
-      if (c.table === 'Chassis_Private' && old !== undefined && c.row !== undefined && sameForLocal(old, c.row)) continue;
+      if ((c.table === 'Chassis_Private' || c.table === 'SB_Global') && old !== undefined && c.row !== undefined && sameForLocal(c.table, old, c.row)) continue;
       changed = true;
     }
     if (!this.ready) changed = true;
@@ -80,6 +84,12 @@ export class SbRows implements HaLookups {
 
   haChassis(uuid: string): sb.HA_Chassis | undefined {
     return this.rows<sb.HA_Chassis>('HA_Chassis').get(uuid);
+  }
+
+  /** The SB_Global row, if the SB has one. */
+  sbGlobal(): sb.SB_Global | undefined {
+    for (const r of this.rows<sb.SB_Global>('SB_Global').values()) return r;
+    return undefined;
   }
 
   chassisByName(name: string): sb.Chassis | undefined {
