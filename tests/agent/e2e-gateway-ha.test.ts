@@ -40,6 +40,8 @@ t.test('a gateway port fails over by BFD when the active gateway chassis dies', 
   await nbctl('lrp-add', 'lr0', 'lrp-pub', '00:00:00:29:ff:02', '172.16.29.1/24');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw1', '20');
   await nbctl('lrp-set-gateway-chassis', 'lrp-pub', 'gw2', '10');
+  // The BFD timers a CMS sets in NB_Global's options (northd copies them to SB_Global's).
+  await nbctl('set', 'NB_Global', '.', 'options:bfd-min-rx=300', 'options:bfd-min-tx=300', 'options:bfd-mult=3');
   await hv1.addVm('vm1', { mac: '0a:00:00:29:00:05', cidr: '10.29.0.5/24', gateway: '10.29.0.1' });
   const at = (name: string, what: string): Promise<true> =>
     untilLogged(what, async () => ((await boundTo(sbctl, 'cr-lrp-pub')) === name ? true : undefined), 60_000, agents);
@@ -54,7 +56,8 @@ t.test('a gateway port fails over by BFD when the active gateway chassis dies', 
   }
   t.pass('BFD is enabled and up on the tunnels between the members, and between them and hv1');
   const gw2ToGw1 = (await gw2.ovs.vsctl('--bare', '--columns=name', 'find', 'Port', 'external_ids:ovn-chassis-id="gw1@172.30.29.1"')).trim();
-  t.equal((await gw2.ovs.vsctl('get', 'Interface', gw2ToGw1, 'bfd:check_tnl_key')).trim().replace(/"/g, ''), 'true', 'with check_tnl_key, as ovn-controller sets it');
+  const bfdOf = async (key: string): Promise<string> => (await gw2.ovs.vsctl('get', 'Interface', gw2ToGw1, `bfd:${key}`)).trim().replace(/"/g, '');
+  t.same([await bfdOf('min_rx'), await bfdOf('min_tx'), await bfdOf('mult'), await bfdOf('check_tnl_key')], ['300', '300', '3', 'true'], 'with the timers of NB_Global\'s options, and check_tnl_key as ovn-controller sets it');
   t.equal(await boundTo(sbctl, 'cr-lrp-pub'), 'gw1', 'with every session up, the highest priority stays active');
 
   // gw1's host dies: its agent is killed (no cleanup: its Chassis stays registered) and its
