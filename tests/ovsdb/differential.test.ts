@@ -105,6 +105,11 @@ function danglingWeakRefs(schema: SchemaLite, dump: DbDump): DanglingWeakRef[] {
   return out;
 }
 
+/** The UUID a referential integrity error says a row references and does not exist. */
+function danglingTarget(results: readonly Json[]): string | undefined {
+  return /references nonexistent row ([0-9a-f-]{36})/.exec(errorDetails(results) ?? '')?.[1];
+}
+
 /** A normalized dump without the _version markers. */
 function withoutVersions(dump: Record<string, Record<string, Json>>): Record<string, Record<string, Json>> {
   const out: Record<string, Record<string, Json>> = {};
@@ -181,6 +186,11 @@ for (const { label, schemaJson, seed } of RUNS) {
           txnMap.set(ours, real);
         }
       });
+      // An undeclared uuid-name stands for a UUID each side draws for itself (a later select in
+      // the same transaction shows it); both name it in the referential integrity error.
+      const ourDangling = danglingTarget(out.results as Json[]);
+      const realDangling = danglingTarget(realResults);
+      if (ourDangling !== undefined && realDangling !== undefined && ourDangling !== realDangling) txnMap.set(ourDangling, realDangling);
       const oursNormalized = normalizeResults(mapUuids(out.results as Json[], txnMap));
       const realNormalized = normalizeResults(realResults);
       const realOutcome = outcomeOf(realResults);
