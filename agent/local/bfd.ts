@@ -11,7 +11,7 @@
 // whether one is up. The tunnels to every other chassis have no BFD. Pure.
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { HaLookups } from '../ha-chassis.js';
-import { memberChassis } from '../ha-chassis.js';
+import { orderedHaMembers } from '../ha-chassis.js';
 import { mapJson, mapsEqual, type OpGroup } from './ovsdb-json.js';
 import type { OvsBridge, OvsInterface, OvsTables } from './ovs-rows.js';
 import { interfacesOf, portsOf } from './ovs-rows.js';
@@ -31,13 +31,8 @@ export function bfdChassis(ha: HaLookups, groups: Iterable<sb.HA_Chassis_Group>,
   if (us === undefined) return out;
   for (const g of groups) {
     if (g.ha_chassis.length < 2) continue;
-    const members: sb.Chassis[] = [];
-    for (const u of g.ha_chassis) {
-      const hc = ha.haChassis(u);
-      const ch = hc === undefined ? undefined : memberChassis(ha, hc);
-      if (ch !== undefined) members.push(ch);
-    }
-    const member = members.some((c) => c._uuid === us);
+    const members = orderedHaMembers(ha, g._uuid);
+    const member = members.some((m) => m.chassis === us);
     const refs = g.ref_chassis.map((u) => ha.chassis(u)).filter((c): c is sb.Chassis => c !== undefined);
     if (member) {
       for (const r of refs) if (r.other_config.get('is-remote') !== 'true') out.add(r.name);

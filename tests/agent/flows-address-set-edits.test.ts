@@ -49,13 +49,19 @@ const MATCHES: readonly string[] = [
   'ip4.src == $as4 || ip4.src == 10.0.0.3',
 ];
 
-function world(): { rows: Map<string, Map<string, Row>>; revision: number } {
+/** Empty SB tables, and a function that puts a row into one. */
+function tables(): { rows: Map<string, Map<string, Row>>; put: (table: string, r: Row) => void } {
   const rows = new Map<string, Map<string, Row>>();
   const put = (table: string, r: Row): void => {
     let m = rows.get(table);
     if (m === undefined) rows.set(table, (m = new Map()));
     m.set(r._uuid, r);
   };
+  return { rows, put };
+}
+
+function world(): { rows: Map<string, Map<string, Row>>; revision: number } {
+  const { rows, put } = tables();
   put('Chassis', chassis(hv1, 'hv1'));
   put('Datapath_Binding', datapath(sw, 1, 'switch'));
   put('Port_Binding', port(U(1, 0xa), sw, 'p1', 1, { chassis: hv1 }));
@@ -175,12 +181,7 @@ t.test('a port group edited with the set: ports of other chassis come and go, so
     'outport == {@pg1, "p2"} && ip4.src == $as4',
   ];
   const r = randomSteps(t, 100, (rng) => {
-    const rows = new Map<string, Map<string, Row>>();
-    const put = (table: string, row: Row): void => {
-      let m = rows.get(table);
-      if (m === undefined) rows.set(table, (m = new Map()));
-      m.set(row._uuid, row);
-    };
+    const { rows, put } = tables();
     put('Chassis', chassis(hv1, 'hv1'));
     put('Chassis', chassis(hv2, 'hv2'));
     put('Datapath_Binding', datapath(sw, 1, 'switch'));
