@@ -37,6 +37,8 @@ import { dhcpCodesNode } from './dhcp-codes.js';
 import { lbsNode } from './load-balancers.js';
 import type { StaticMacBindingsData } from './static-mac-bindings.js';
 import { staticMacBindingsNode } from './static-mac-bindings.js';
+import type { TemplateVarsData } from './template-vars.js';
+import { templateVarsNode } from './template-vars.js';
 import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
 import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
@@ -121,7 +123,7 @@ function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
-    erase(dhcpCodesNode()),
+    erase(dhcpCodesNode()), erase(templateVarsNode()),
   ]);
 }
 
@@ -143,6 +145,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<DnsData>('dns').table,
     engine.data<StaticMacBindingsData>('static_mac_bindings').table,
     engine.data<SvcMonitorsData>('svc_monitors').table,
+    engine.data<TemplateVarsData>('template_vars').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -150,7 +153,7 @@ function viewOf(engine: Engine): SbView {
 }
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
-const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings']);
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'template_vars']);
 const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {

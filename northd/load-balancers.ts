@@ -24,17 +24,27 @@ import { nbGet, nbRows } from './nb.js';
 import { sameData, sortedDifference } from './same-data.js';
 import type { LbHealth, SvcArp, SvcMonitorsChange, SvcMonitorsData } from './service-monitors.js';
 
-/** One backend: its address as ovn-northd prints it and its port (0: none). */
+/**
+ * One backend: its address as ovn-northd prints it, its port (0: none, and always 0 for a
+ * template's backend) and the port as text (a template's may be a variable).
+ */
 export interface LbBackend {
   readonly ip: string;
   readonly port: number;
+  readonly portStr: string | undefined;
 }
 
 /** One VIP of a load balancer, parsed. */
 export interface LbVip {
-  /** The VIP address as ovn-northd prints it (inet_ntop, no brackets). */
+  /** The VIP address as ovn-northd prints it (inet_ntop, no brackets), or a template's text. */
   readonly ip: string;
+  /** The address family: the VIP's, or a template load balancer's options:address-family. */
   readonly v6: boolean;
+  /**
+   * Whether the parsed address is not an IPv4-mapped one, which some of ovn-northd's steps read
+   * instead of the family: a template's address is never parsed, and reads as IPv6 there.
+   */
+  readonly addrV6: boolean;
   /** The VIP's port as text, or undefined for a VIP without one. */
   readonly port: string | undefined;
   /** The backends column value exactly as written (ct_lb_mark quotes it as is). */
@@ -59,7 +69,6 @@ export interface LbFacts {
   readonly vips: readonly LbVip[];
   /** The NB vips column has entries (od->has_lb_vip counts it even if none parse). */
   readonly hasVips: boolean;
-  readonly nbVips: ReadonlyMap<string, string>;
   readonly options: ReadonlyMap<string, string>;
   /** options:reject: a VIP without backends rejects rather than drops. */
   readonly reject: boolean;
@@ -71,8 +80,12 @@ export interface LbFacts {
   readonly skipSnat: boolean;
   /** options:neighbor_responder: which VIPs a router answers ARP/ND for. */
   readonly neighMode: 'reachable' | 'all' | 'none';
-  /** options:add_route. */
+  /** options:add_route (never for a template load balancer). */
   readonly routable: boolean;
+  /** options:template: VIPs and backends may name Chassis_Template_Var variables ("^NAME"). */
+  readonly template: boolean;
+  /** The SB row's vips: the NB column, but an IPv6 template's parsed VIPs in brackets. */
+  readonly sbVips: ReadonlyMap<string, string>;
   /** ARP/ND responder entries for its health checks' source IPs, answered with `svcMac`. */
   readonly svcArp: readonly SvcArp[];
   readonly svcMac: string;
@@ -195,19 +208,70 @@ export function parseEndpoint(text: string): Endpoint | undefined {
   return ip === undefined ? undefined : { ip, v6: false, port };
 }
 
-/** One VIP and its backends, or undefined when ovn-northd would skip it. */
-export function parseVip(key: string, value: string): LbVip | undefined {
-  const vip = parseEndpoint(key);
-  if (vip === undefined) return undefined;
+/** Explicit backends "IP[:port],..." of a VIP of family `v6`, with a port exactly when it has one. */
+function explicitBackends(value: string, v6: boolean, hasPort: boolean): LbBackend[] | undefined {
   const backends: LbBackend[] = [];
   for (const token of value.split(',')) {
     if (token === '') continue;
     const b = parseEndpoint(token);
-    if (b === undefined || b.v6 !== vip.v6) return undefined;
-    if ((vip.port !== 0) !== (b.port !== 0)) return undefined;
-    backends.push({ ip: b.ip, port: b.port });
+    if (b === undefined || b.v6 !== v6) return undefined;
+    if (hasPort !== (b.port !== 0)) return undefined;
+    backends.push({ ip: b.ip, port: b.port, portStr: b.port === 0 ? undefined : String(b.port) });
   }
-  return { ip: vip.ip, v6: vip.v6, port: vip.port === 0 ? undefined : String(vip.port), backendsText: value, backends, active: undefined };
+  return backends;
+}
+
+/** One VIP and its backends, or undefined when ovn-northd would skip it. */
+export function parseVip(key: string, value: string): LbVip | undefined {
+  const vip = parseEndpoint(key);
+  if (vip === undefined) return undefined;
+  const backends = explicitBackends(value, vip.v6, vip.port !== 0);
+  if (backends === undefined) return undefined;
+  return { ip: vip.ip, v6: vip.v6, addrV6: vip.v6, port: vip.port === 0 ? undefined : String(vip.port), backendsText: value, backends, active: undefined };
+}
+
+/** The non-empty pieces of `s` between `sep`s, as strtok_r cuts them. */
+function tokens(s: string, sep: string): string[] {
+  return s.split(sep).filter((t) => t !== '');
+}
+
+/**
+ * One VIP of a template load balancer (lib/lb.c, ovn_lb_vip_init_template): "A[:P]" where A and P
+ * are text (typically "^VAR"), nothing parsed; backends "B[:P],..." the same way, or when one has
+ * more than two parts, explicit backends of the family `v6` as a VIP's would be.
+ */
+export function parseTemplateVip(key: string, value: string, v6: boolean): LbVip | undefined {
+  const atoms = tokens(key, ':');
+  if (atoms.length === 0 || atoms.length > 2) return undefined;
+  const [ip, port] = atoms as [string, string | undefined];
+  let backends: LbBackend[] | undefined = [];
+  for (const token of tokens(value, ',')) {
+    const parts = tokens(token, ':');
+    if (parts.length === 0 || parts.length > 2) {
+      backends = undefined;
+      break;
+    }
+    backends.push({ ip: parts[0] as string, port: 0, portStr: parts[1] });
+  }
+  backends ??= explicitBackends(value, v6, port !== undefined);
+  if (backends === undefined) return undefined;
+  return { ip, v6, addrV6: true, port, backendsText: value, backends, active: undefined };
+}
+
+/**
+ * The SB vips of a template load balancer of family `v6` (ovn_northd_lb_get_vips): for IPv6 its
+ * parsed VIPs again, a variable address in brackets, as ovn-controller reads them; otherwise (or
+ * when none parsed) the NB column.
+ */
+function templateSbVips(lb: nb.Load_Balancer, vips: readonly [string, LbVip][], v6: boolean): ReadonlyMap<string, string> {
+  if (!v6 || vips.length === 0) return lb.vips;
+  const out: [string, string][] = [];
+  for (const [key, v] of vips) {
+    const ip = v.ip.startsWith('^') ? `[${v.ip}]` : v.ip;
+    out.push([v.port === undefined ? ip : `${ip}:${v.port}`, lb.vips.get(key) as string]);
+  }
+  // A map value's keys in order, as every SB map here keeps them.
+  return new Map(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
@@ -223,9 +287,13 @@ function uintOption(options: ReadonlyMap<string, string>, key: string): number {
   return n > 0xffffffff ? 0 : n;
 }
 
-/** An unknown mode falls back to "reachable" (ovn_lb_get_neigh_mode, for explicit load balancers). */
-function neighModeOf(v: string | undefined): LbFacts['neighMode'] {
-  return v === 'all' || v === 'none' ? v : 'reachable';
+/**
+ * ovn_lb_get_neigh_mode: an unknown mode falls back to the default, "reachable"; a template
+ * load balancer's VIPs are not addresses a port can be checked against, so its default is
+ * "none" and "reachable" is not allowed.
+ */
+function neighModeOf(v: string | undefined, template: boolean): LbFacts['neighMode'] {
+  return v === 'all' || v === 'none' ? v : template ? 'none' : 'reachable';
 }
 
 const NO_ARP: readonly SvcArp[] = Object.freeze([]);
@@ -235,21 +303,25 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth): LbFacts {
   const protocol = lb.protocol;
   const p = protocol[0];
   const proto = p === 'udp' ? 'udp' : p === 'sctp' ? 'sctp' : 'tcp';
-  const vips: LbVip[] = [];
+  const template = boolOption(lb.options, 'template', false);
+  const family6 = (lb.options.get('address-family') ?? 'ipv4') !== 'ipv4';
+  const parsed: [string, LbVip][] = [];
   for (const [key, value] of [...lb.vips].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const v = parseVip(key, value);
+    const v = template ? parseTemplateVip(key, value, family6) : parseVip(key, value);
     const active = health?.active.get(key);
-    if (v !== undefined) vips.push(active === undefined ? v : { ...v, active });
+    if (v !== undefined) parsed.push([key, active === undefined ? v : { ...v, active }]);
   }
+  const vips = parsed.map(([, v]) => v);
   let hashFields: string | undefined;
   if (lb.selection_fields.length > 0) {
     const named = p !== undefined;
     hashFields = lb.selection_fields.map((f) => (f === 'tp_src' && named ? `${p}_src` : f === 'tp_dst' && named ? `${p}_dst` : f)).join(',');
   }
   return {
-    uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, nbVips: lb.vips, options: lb.options,
+    uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, options: lb.options,
     reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
-    skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder')), routable: boolOption(lb.options, 'add_route', false),
+    skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder'), template),
+    routable: !template && boolOption(lb.options, 'add_route', false), template, sbVips: template ? templateSbVips(lb, parsed, family6) : lb.vips,
     svcArp: health?.arp ?? NO_ARP, svcMac: health?.mac ?? '',
   };
 }

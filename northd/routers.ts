@@ -173,7 +173,8 @@ function lbIpsOf(lbs: readonly LbFacts[], ports: readonly RouterPortFacts[]): Ro
   const v6Reachable = new Set<string>();
   for (const lb of lbs) {
     for (const v of lb.vips) {
-      (v.v6 ? v6 : v4).add(v.ip);
+      // od->lb_ips goes by the parsed address (a template's reads as IPv6), reachability by family.
+      (v.addrV6 ? v6 : v4).add(v.ip);
       const reachable = lb.neighMode === 'all' || (lb.neighMode === 'reachable' && ports.some((p) => findLportAddress(p.networks, v.ip) !== undefined));
       if (reachable) (v.v6 ? v6Reachable : v4Reachable).add(v.ip);
     }

@@ -300,7 +300,7 @@ class Run {
         const row = this.data.table.rows.get(serviceMonitorUuid(b.ip, b.port, svc.spec.protocol, b.portName as string)) as sb.Service_Monitor | undefined;
         assert(row !== undefined, `load balancer backend ${b.ip}:${b.port} monitored without a Service_Monitor row`);
         const status = row.status[0];
-        if (status === undefined || status === 'online') chosen.push({ ip: b.ip, port: b.port });
+        if (status === undefined || status === 'online') chosen.push({ ip: b.ip, port: b.port, portStr: b.port === 0 ? undefined : String(b.port) });
       }
       active.set(v.key, chosen);
     }

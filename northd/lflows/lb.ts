@@ -31,10 +31,10 @@ export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): readonly sb.Log
   return template;
 }
 
-/** The backends of a VIP as ct_lb_mark and commit_lb_aff spell one: "ip:port" or "[ip6]:port". */
-function backendText(v: LbVip, ip: string, port: number): string {
+/** A backend as the affinity flows spell one: "ip:port" or "[ip6]:port" (a template's: its address alone). */
+function backendText(v6: boolean, ip: string, port: number): string {
   if (port === 0) return ip;
-  return v.v6 ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return v6 ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
 /**
@@ -77,18 +77,20 @@ function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[]
 /** Session affinity (options:affinity_timeout): check, reuse the backend chosen, learn it. */
 function affinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, hint: FlowHints, flows: sb.Logical_Flow[]): void {
   if (lb.affinityTimeout === 0) return;
-  const ip = v.v6 ? 'ip6' : 'ip4';
-  const regVip = v.v6 ? 'xxreg1' : 'reg1';
-  const regBackend = v.v6 ? 'xxreg0' : 'reg4';
+  // These flows take the family from the parsed address (a template's reads as IPv6).
+  const v6 = v.addrV6;
+  const ip = v6 ? 'ip6' : 'ip4';
+  const regVip = v6 ? 'xxreg1' : 'reg1';
+  const regBackend = v6 ? 'xxreg0' : 'reg4';
   const portMatch = v.port === undefined ? '' : ` && reg2[0..15] == ${v.port}`;
   flows.push(lflow(ld, 'ls_in_lb_aff_check', 100, `ct.new && ${ip} && ${regVip} == ${v.ip}${portMatch}`, 'reg9[6] = chk_lb_aff(); next;', hint));
-  const vipText = v.port === undefined ? v.ip : v.v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
+  const vipText = v.port === undefined ? v.ip : v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
   const actionHead = `reg0[1] = 0; ${regVip} = ${v.ip}; ${v.port === undefined ? '' : `reg2[0..15] = ${v.port}; `}ct_lb_mark(backends=`;
   const learnMatchHead = v.port === undefined
     ? `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && ${ip}.dst == `
     : `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && reg2[0..15] == ${v.port} && ${ip}.dst == `;
   for (const b of v.backends) {
-    const backend = backendText(v, b.ip, b.port);
+    const backend = backendText(v6, b.ip, b.port);
     const learnMatch = `${learnMatchHead}${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.dst == ${b.port}`}`;
     const learn = `commit_lb_aff(vip = "${vipText}", backend = "${backend}"${v.port === undefined ? '' : `, proto = ${lb.proto}`}, timeout = ${lb.affinityTimeout}); /* drop */`;
     flows.push(lflow(ld, 'ls_in_lb_aff_learn', 100, learnMatch, learn, hint));
@@ -152,7 +154,7 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
     const dnatMatch = dgp !== undefined && (v.backends.length > 0 || !lb.reject) ? `${match}${resident}` : match;
     flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, dnatMatch, routerLbAction(lb, v, kind), hint));
     if (dgp !== undefined && v.backends.length > 0) {
-      const fromBackends = v.backends.map((b) => `(${ip}.src == ${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.src == ${b.port}`})`).join(' || ');
+      const fromBackends = v.backends.map((b) => `(${ip}.src == ${b.ip}${b.portStr === undefined ? '' : ` && ${lb.proto}.src == ${b.portStr}`})`).join(' || ');
       const undnat = kind === 'force' ? 'flags.force_snat_for_lb = 1; next;' : kind === 'skip' ? 'flags.skip_snat_for_lb = 1; next;' : 'ct_dnat_in_czone;';
       flows.push(lflow(ld, 'lr_out_undnat', 120, `${ip} && (${fromBackends}) && outport == ${jsonKey(dgp)}${resident}`, undnat, hint));
     }
@@ -169,19 +171,20 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
 /** Session affinity on a router (build_lb_affinity_lr_flows). */
 function routerAffinityFlows(ld: readonly Uuid[], lb: LbFacts, v: LbVip, newMatch: string, kind: RouterLbKind, hint: FlowHints, flows: sb.Logical_Flow[]): void {
   if (lb.affinityTimeout === 0) return;
-  const ip = v.v6 ? 'ip6' : 'ip4';
-  const regVip = v.v6 ? 'xxreg0' : 'reg0';
-  const regBackend = v.v6 ? 'xxreg1' : 'reg4';
+  const v6 = v.addrV6;
+  const ip = v6 ? 'ip6' : 'ip4';
+  const regVip = v6 ? 'xxreg0' : 'reg0';
+  const regBackend = v6 ? 'xxreg1' : 'reg4';
   const flag = kind === 'skip' ? 'flags.skip_snat_for_lb = 1; ' : kind === 'force' ? 'flags.force_snat_for_lb = 1; ' : '';
   const ctFlag = kind === 'skip' ? '; skip_snat' : kind === 'force' ? '; force_snat' : '';
   const check = `${regVip} = ${ip}.dst; ${v.port === undefined ? '' : `reg9[16..31] = ${lb.proto}.dst; `}reg9[6] = chk_lb_aff(); next;`;
   flows.push(lflow(ld, 'lr_in_lb_aff_check', 100, newMatch, check, hint));
-  const vipText = v.port === undefined ? v.ip : v.v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
+  const vipText = v.port === undefined ? v.ip : v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
   const learnHead = v.port === undefined
     ? `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && ${ip}.dst == `
     : `reg9[6] == 0 && ct.new && ${ip} && ${regVip} == ${v.ip} && reg9[16..31] == ${v.port} && ${ip}.dst == `;
   for (const b of v.backends) {
-    const backend = backendText(v, b.ip, b.port);
+    const backend = backendText(v6, b.ip, b.port);
     const learn = `commit_lb_aff(vip = "${vipText}", backend = "${backend}"${v.port === undefined ? '' : `, proto = ${lb.proto}`}, timeout = ${lb.affinityTimeout}); /* drop */`;
     flows.push(lflow(ld, 'lr_in_lb_aff_learn', 100, `${learnHead}${b.ip}${b.port === 0 ? '' : ` && ${lb.proto}.dst == ${b.port}`}`, learn, hint));
     const match = `reg9[6] == 1 && ct.new && ${ip} && ${regBackend} == ${b.ip}${b.port === 0 ? '' : ` && reg8[0..15] == ${b.port}`}`;
@@ -224,7 +227,7 @@ export function sbLoadBalancer(lb: LbFacts, group: Uuid): sb.Load_Balancer {
   if (!lb.options.has('hairpin_orig_tuple')) entries.push(['hairpin_orig_tuple', 'true']);
   const options = new Map(entries.map(([k, v]): [string, string] => [k, k === 'hairpin_orig_tuple' ? 'true' : v]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return versioned<sb.Load_Balancer>({
-    _uuid: sbLoadBalancerUuid(lb.uuid), _version: '', name: lb.name, vips: lb.nbVips, protocol: lb.protocol, datapaths: NO_UUIDS,
+    _uuid: sbLoadBalancerUuid(lb.uuid), _version: '', name: lb.name, vips: lb.sbVips, protocol: lb.protocol, datapaths: NO_UUIDS,
     datapath_group: [group], options, external_ids: new Map([['lb_id', lb.uuid]]),
   });
 }

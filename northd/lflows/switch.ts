@@ -340,7 +340,7 @@ function routerArpNdFlows(p: PortInfo, peer: RouterPeer, ctx: SwitchPortContext,
   // The router's load balancer VIPs in this port's networks (those in none are not asked here).
   const lbIps = ctx.peerRouter?.portFacing.lbIps;
   for (const ip of lbIps?.v4 ?? []) if (findLportAddress(peer.networks, ip) !== undefined) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && arp.op == 1 && arp.tpa == ${ip}`, action, hint));
-  for (const ip of lbIps?.v6 ?? []) if (findLportAddress(peer.networks, ip) !== undefined) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
+  for (const ip of lbIps?.v6 ?? []) if (ip.includes(':') && findLportAddress(peer.networks, ip) !== undefined) flows.push(lflow(dp, 'ls_in_l2_lkup', 80, `flags[1] == 0 && nd_ns && nd.target == ${ip}`, action, hint));
   for (const n of ctx.peerRouter?.nats ?? []) {
     if (n.ext === undefined || n.type === 'snat') continue;
     // A NAT address that is also a VIP has its flow already (its MAC still counts below).

@@ -120,6 +120,14 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   }, [...r.datapaths, ...flowDatapaths(view, { logical_datapath: [], logical_dp_group: r.datapath_group })].map((d) => ourDpName.get(d) ?? '?'))).sort();
   t.same(ourLbs, realLbs, 'Load_Balancer');
 
+  // Chassis_Template_Var: the chassis and its variables.
+  const tvFacts = (chassis: unknown, variables: Record<string, string>): string => JSON.stringify([chassis, Object.entries(variables).sort()]);
+  t.same(
+    ours<sb.Chassis_Template_Var>(view, 'Chassis_Template_Var').map((r) => tvFacts(r.chassis, Object.fromEntries(r.variables))).sort(),
+    (await real.sbList('Chassis_Template_Var')).map((r) => tvFacts(r['chassis'], r['variables'] as Record<string, string>)).sort(),
+    'Chassis_Template_Var',
+  );
+
   // Static_MAC_Binding: port, IP, MAC, override, datapath by name.
   const smbFacts = (r: Record<string, unknown>, dp: string): string => JSON.stringify([r['logical_port'], r['ip'], r['mac'], r['override_dynamic_mac'], dp]);
   t.same(
@@ -1274,4 +1282,53 @@ t.test('(s) HA_Chassis.chassis and HA_Chassis_Group.ref_chassis follow the Chass
   await real.chassisCtl(chassisAdd('gw4', '192.0.2.4'));
   await compareWithReal(t, real);
   t.same(group('grp-ext'), { members: ['gw4=gw4', 'hv1=-'], ref: ['c1'] }, 'the NB group, named by the gateway port, gets its ref_chassis');
+});
+
+t.test('(t) template load balancers (options:template) and Chassis_Template_Var', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    // On a switch and on the router with a distributed gateway port: a VIP and port from
+    // variables, a literal port, backends from variables (an address and port each, or a list),
+    // and a backend list that is not a template (explicit IPv4 backends).
+    ['--template', 'lb-add', 'lbt', '^VIP:^PORT', '^BACKENDS'],
+    ['--template', 'lb-add', 'lbt', '^VIP2:80', '^B1:8080,^B2:^P2'],
+    ['--template', 'lb-add', 'lbt-udp', '^VIPU:53', '10.0.1.10:53,10.0.1.11:53', 'udp'],
+    // IPv6 (address-family): the SB row's VIP keys are bracketed; explicit IPv6 backends.
+    ['--template', 'lb-add', 'lbt6', '^VIP6:^PORT6', '^B6', 'tcp', 'ipv6'],
+    ['--template', 'lb-add', 'lbt6', '^VIP6B:8080', '[fd00:1::a]:80', 'tcp', 'ipv6'],
+    ['ls-lb-add', 'sw1', 'lbt'],
+    ['ls-lb-add', 'sw1', 'lbt-udp'],
+    ['ls-lb-add', 'sw1', 'lbt6'],
+    ['lr-lb-add', 'lr0', 'lbt'],
+    ['lr-lb-add', 'lr0', 'lbt6'],
+    ['create', 'Chassis_Template_Var', 'chassis=hv1', 'variables:VIP=172.16.0.200', 'variables:PORT=80', 'variables:BACKENDS="10.0.1.10:8080,10.0.1.11:8080"'],
+    ['create', 'Chassis_Template_Var', 'chassis=hv2', 'variables:VIP=172.16.0.201', 'variables:PORT=80'],
+  ]);
+  const lbRow = (name: string): sb.Load_Balancer | undefined => ours<sb.Load_Balancer>(real.northd.view(), 'Load_Balancer').find((r) => r.name === name);
+  t.same([...(lbRow('lbt6')?.vips.keys() ?? [])].sort(), ['[^VIP6B]:8080', '[^VIP6]:^PORT6'], 'an IPv6 template\'s variable VIPs are bracketed in the SB');
+  t.ok(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').some((f) => f.match === 'ct.new && ip4.dst == ^VIP && tcp.dst == ^PORT'), 'flows carry the variables');
+  // Affinity (whose flows read a template's VIP as IPv6), neighbor_responder (all, and
+  // reachable, which a template cannot have), add_route and a health check (both ignored for a
+  // template), a VIP that is not a template of the allowed forms (skipped), skip_snat.
+  await real.nbctl(['set', 'Load_Balancer', 'lbt', 'options:affinity_timeout=30', 'options:neighbor_responder=all']);
+  await real.nbctl(['set', 'Load_Balancer', 'lbt6', 'options:neighbor_responder=reachable', 'options:add_route=true', 'options:skip_snat=true']);
+  await real.nbctl(['set', 'Load_Balancer', 'lbt-udp', 'vips:"^A:^B:^C"="^X"', 'options:affinity_timeout=10']);
+  await real.nbctl(['--', '--id=@hc', 'create', 'Load_Balancer_Health_Check', 'vip="^VIPU:53"', '--', 'add', 'Load_Balancer', 'lbt-udp', 'health_check', '@hc']);
+  await real.nbctl(['set', 'Load_Balancer', 'lbt-udp', 'ip_port_mappings:10.0.1.10=vm1:10.0.1.2']);
+  await compareWithReal(t, real);
+  t.equal(ours<sb.Service_Monitor>(real.northd.view(), 'Service_Monitor').length, 0, 'a template load balancer\'s health check monitors nothing');
+  // A gateway router with a template load balancer (as ovn-kubernetes sets up NodePorts).
+  await real.nbctl(['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1']);
+  await real.nbctl(['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:09', '172.16.0.9/24']);
+  await real.nbctl(routerLsp('ext', 'ext-gw', 'gw-ext'));
+  await real.nbctl(['lr-lb-add', 'gw', 'lbt-udp']);
+  await real.nbctl(['lr-lb-add', 'gw', 'lbt']);
+  await compareWithReal(t, real);
+  // Variables change and go; a load balancer stops being a template.
+  await real.nbctl(['set', 'Chassis_Template_Var', 'hv2', 'variables:BACKENDS="10.0.1.11:8080"']);
+  await real.nbctl(['remove', 'Chassis_Template_Var', 'hv1', 'variables', 'PORT']);
+  await compareWithReal(t, real);
+  await real.nbctl(['destroy', 'Chassis_Template_Var', 'hv1']);
+  await real.nbctl(['set', 'Load_Balancer', 'lbt-udp', 'options:template=false']);
+  await compareWithReal(t, real);
 });

@@ -32,14 +32,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport';
+  | 'svc-status' | 'vport' | 'tv-set';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -84,8 +84,15 @@ function randomLb(rng: Rng): Record<string, unknown> {
     ['10.0.0.100:80', '10.0.0.1:8080,10.0.0.2:8080'], ['10.0.0.101', '10.0.0.3'], ['10.0.0.102:53', ''], ['[fd00::100]:80', '[fd00:1::2]:80'],
     ['fd00::101', 'fd00:1::3,fd00:1::4'], ['10.0.0.103:80', '10.0.0.1:80,bogus'], ['10.0.0.104:80', '[fd00::1]:80'], ['10.0.0.105:443', '10.0.0.5:443'],
   ];
-  for (const [k, v] of rng.subset(choices, 3)) vips[k] = v;
   const options: Record<string, string> = {};
+  // A template load balancer: VIPs and backends naming variables, a non-template backend list,
+  // a VIP of a form templates do not take; IPv4 or IPv6.
+  if (rng.chance(0.15)) {
+    options['template'] = 'true';
+    if (rng.chance(0.5)) options['address-family'] = rng.pick(['ipv4', 'ipv6']);
+    choices.push(['^V1:^P1', '^B1'], ['^V2:80', '^B1:8080,^B2:^P2'], ['^V3', '10.0.0.3'], ['^V4:53', '[fd00::1]:53'], ['^A:^B:^C', '^X']);
+  }
+  for (const [k, v] of rng.subset(choices, 3)) vips[k] = v;
   if (rng.chance(0.2)) options['reject'] = 'true';
   if (rng.chance(0.2)) options['affinity_timeout'] = String(rng.int(0, 70000));
   if (rng.chance(0.2)) options['hairpin_snat_ip'] = '169.254.0.1';
@@ -270,7 +277,7 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 4 : 0],
     ['gw-link', lrps.length > 0 && lss.length > 0 ? 4 : 0],
     ['hc-add', lbs.length > 0 ? 1.5 : 0], ['hc-update', hcs.length > 0 ? 1 : 0], ['hc-del', withHc.length > 0 ? 0.5 : 0],
-    ['ipm-set', lbs.length > 0 ? 2 : 0],
+    ['ipm-set', lbs.length > 0 ? 2 : 0], ['tv-set', 0.5],
   ]);
   const n = ++counter.n;
   const lrpNames = [...lrps.map((p) => p.name), 'rp-ghost'];
@@ -604,6 +611,15 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
       const lb = rng.pick(withHc);
       const hc = rng.pick((db.get('Load_Balancer', lb) as unknown as { health_check: readonly Uuid[] }).health_check);
       return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(lb), mutations: [['health_check', 'delete', set([uuidAtom(hc)])]] }] };
+    }
+    case 'tv-set': {
+      // A chassis's template variables: set (the table is indexed by chassis), changed or removed.
+      const chassis = rng.pick(['hv1', 'c1']);
+      const existing = [...db.rows('Chassis_Template_Var').values()].find((r) => (r as unknown as { chassis: string }).chassis === chassis);
+      if (existing !== undefined && rng.chance(0.3)) return { kind, ops: [{ op: 'delete', table: 'Chassis_Template_Var', where: byUuid(existing._uuid) }] };
+      const variables = map(Object.fromEntries(rng.subset([['V1', '10.0.0.200'], ['P1', '80'], ['B1', '10.0.0.1:8080']], 2)));
+      if (existing !== undefined) return { kind, ops: [{ op: 'update', table: 'Chassis_Template_Var', where: byUuid(existing._uuid), row: { variables } }] };
+      return { kind, ops: [{ op: 'insert', table: 'Chassis_Template_Var', row: { chassis, variables } }] };
     }
     case 'ipm-set': {
       const lb = rng.chance(0.7) && withHc.length > 0 ? rng.pick(withHc) : rng.pick(lbs);
