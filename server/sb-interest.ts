@@ -12,7 +12,8 @@
 //     datapaths of its datapath_group; FDB by the datapath whose tunnel_key is its dp_key) by a
 //     chassis with one of those datapaths local;
 //   - Chassis_Private only by its own chassis (every chassis's acks would otherwise reach
-//     every chassis: that is why OVN keeps it apart from Chassis);
+//     every chassis: that is why OVN keeps it apart from Chassis), and Chassis_Template_Var
+//     only by the chassis it names (its values of the template variables);
 //   - a Port_Binding also by a chassis that asked for its logical_port (an iface-id of a local
 //     interface), bound or not, so that the chassis can claim it, and by a chassis that asked
 //     for its parent_port (a container port rides on its parent's interface);
@@ -49,6 +50,21 @@ const datapathColumnOf: Readonly<Record<string, string>> = {
   Logical_DP_Group: 'datapaths',
   DNS: 'datapaths',
 };
+
+/**
+ * Tables whose rows belong to one chassis, by the column that names it: only that chassis sees
+ * them (Chassis_Private with its acks; Chassis_Template_Var, the values of its template
+ * variables, which ovn-controller too monitors for its own chassis only).
+ */
+const chassisColumnOf: Readonly<Record<string, string>> = {
+  Chassis_Private: 'name',
+  Chassis_Template_Var: 'chassis',
+};
+
+/** Whether a table's rows are seen by the one chassis they name. */
+function isChassisScoped(table: string): boolean {
+  return table in chassisColumnOf;
+}
 
 /** Whether a table's rows are seen through datapaths (and so indexed by them). */
 export function isDatapathScoped(table: string): boolean {
@@ -157,7 +173,7 @@ export function groupMembers(row: Row | undefined): Members {
   return members;
 }
 
-/** What a stream sees beyond its group: Port_Bindings it asked for, its own Chassis_Private. */
+/** What a stream sees beyond its group: Port_Bindings it asked for, its own Chassis_Private and Chassis_Template_Var. */
 export function personallySees(fp: Footprint, i: Interest): boolean {
   if (i.monitorAll) return false;
   if (fp.port !== undefined && i.ifaceIds.has(fp.port)) return true;
@@ -197,7 +213,8 @@ export interface Aux {
 /** The footprint of one row of `table`, reading other rows through `aux`. */
 export function footprintOf(table: string, row: Row, aux: Aux): Footprint {
   if (unstreamedTables.has(table)) return footprintNone;
-  if (table === 'Chassis_Private') return { scope: 'chassis', datapaths: noDatapaths, chassis: row.name as string };
+  const chassisColumn = chassisColumnOf[table];
+  if (chassisColumn !== undefined) return { scope: 'chassis', datapaths: noDatapaths, chassis: row[chassisColumn] as string };
   if (table === 'Datapath_Binding') return { scope: 'datapaths', datapaths: [row._uuid] };
   // A group is seen where one of its members is local; it is found through the groups, not
   // filed under each member (a group of every switch changes with every new switch).
@@ -864,7 +881,7 @@ export function visibleRows(index: InterestIndex, rows: Rows, tables: Iterable<s
   if (part !== 'personal') {
     for (const table of tables) {
       if (unstreamedTables.has(table)) continue;
-      if (interest.monitorAll || (!isDatapathScoped(table) && table !== 'Chassis_Private')) {
+      if (interest.monitorAll || (!isDatapathScoped(table) && !isChassisScoped(table))) {
         for (const row of rows(table).values()) out.push({ table, uuid: row._uuid, row });
       }
     }
@@ -894,7 +911,9 @@ export function visibleRows(index: InterestIndex, rows: Rows, tables: Iterable<s
         out.push({ table: 'Port_Binding', uuid, row });
       }
     }
-    for (const row of rows('Chassis_Private').values()) if (row.name === interest.chassis) out.push({ table: 'Chassis_Private', uuid: row._uuid, row });
+    for (const [table, column] of Object.entries(chassisColumnOf)) {
+      for (const row of rows(table).values()) if (row[column] === interest.chassis) out.push({ table, uuid: row._uuid, row });
+    }
   }
   return out;
 }
@@ -941,6 +960,8 @@ export function seesFromScratch(rows: Rows, table: string, row: Row, interest: I
   switch (table) {
     case 'Chassis_Private':
       return row.name === interest.chassis;
+    case 'Chassis_Template_Var':
+      return row.chassis === interest.chassis;
     case 'Datapath_Binding':
       return interest.datapaths.has(row._uuid);
     case 'Port_Binding':

@@ -103,7 +103,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
     const op = rng.weighted<string>([
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
-      ['mac', 2], ['cp', 3], ['global', 2], ['mcast', 1], ['mcast-mod', 3], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
+      ['mac', 2], ['cp', 3], ['ctv', 2], ['global', 2], ['mcast', 1], ['mcast-mod', 3], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
       ['parent-change', 2], ['type-change', 2],
     ]);
     switch (op) {
@@ -263,6 +263,17 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
           const uuid = rng.uuid();
           put('Chassis_Private', uuid, sb.make('Chassis_Private', uuid, { name }));
         } else update('Chassis_Private', cp, { nb_cfg: (cp.nb_cfg as number) + 1 });
+        break;
+      }
+      case 'ctv': {
+        // A chassis's template variables: made, changed, moved to another chassis, deleted.
+        const v = pick(rowsOf('Chassis_Template_Var'));
+        if (v !== undefined && rng.chance(0.3)) put('Chassis_Template_Var', v._uuid, undefined);
+        else if (v !== undefined) update('Chassis_Template_Var', v, rng.chance(0.5) ? { chassis: rng.pick(chassisNames) } : { variables: new Map([['VIP', `10.0.0.${rng.int(1, 200)}`]]) });
+        else {
+          const uuid = rng.uuid();
+          put('Chassis_Template_Var', uuid, sb.make('Chassis_Template_Var', uuid, { chassis: rng.pick(chassisNames), variables: new Map([['VIP', '10.0.0.1']]) }));
+        }
         break;
       }
       case 'global': {
