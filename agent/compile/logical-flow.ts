@@ -4,10 +4,12 @@
 // metadata = the datapath's tunnel key, the cookie = the first 32 bits of the row's UUID, and
 // the compiled actions. A conjunctive match yields clause flows whose actions are
 // conjunction(id, k/n) (cookie 0, as OVN adds them) and a conj_id flow with the real actions.
+// Chassis template variables ("^NAME") are expanded first, from ctx.templateVars.
 // Pure; a flow that cannot be compiled is an error value naming the flow, never a throw and
 // never a partly compiled flow.
 
 import { compileMatch, type CompileContext } from '../expr/index.js';
+import { expandTemplates } from '../expr/templates.js';
 import type { ConjunctionRef, FieldLookup, FlowMatch, MaskedValue } from '../expr/to-matches.js';
 import { compileActions, type ActionContext, type GroupRequest } from '../actions/compile.js';
 import type { FlowSpec, OfAction } from '../openflow/types.js';
@@ -63,6 +65,8 @@ export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 
   readonly isRelatedPort?: (dp: string, portKey: number) => boolean;
   /** Compiled rows shared across datapaths (see CompileMemo); absent = compile every time. */
   readonly memo?: CompileMemo;
+  /** This chassis's template variables ("^NAME" in a row's text; agent/expr/templates.ts). */
+  readonly templateVars?: ReadonlyMap<string, string>;
 }
 
 export type LogicalFlowResult =
@@ -99,7 +103,10 @@ export function cookieOf(uuid: string): bigint {
 }
 
 /** Compiles a row for every datapath it applies to. */
-export function compileLogicalFlow(row: LogicalFlowRow, ctx: FlowCompileContext): LogicalFlowResult {
+export function compileLogicalFlow(given: LogicalFlowRow, ctx: FlowCompileContext): LogicalFlowResult {
+  const row = given.match.includes('^') || given.actions.includes('^')
+    ? { ...given, match: expandTemplates(given.match, ctx.templateVars), actions: expandTemplates(given.actions, ctx.templateVars) }
+    : given;
   if (row.table_id < 0 || row.table_id >= LOG_PIPELINE_LEN || !Number.isInteger(row.table_id)) {
     return fail(row, `table_id ${row.table_id} is outside 0..${LOG_PIPELINE_LEN - 1}.`);
   }

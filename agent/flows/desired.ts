@@ -382,6 +382,19 @@ export class DesiredFlows {
       case 'Load_Balancer':
         d.lbs.add(delta.uuid);
         return;
+      case 'Chassis_Template_Var': {
+        // This chassis's template variables: every logical flow whose text may name one, and
+        // every template load balancer, compile again (rare: a CMS sets them as nodes come).
+        const here = this.view?.chassis;
+        const mine = (r: Record<string, unknown> | undefined): boolean => r !== undefined && r['chassis'] === here;
+        if (!mine(old) && !mine(row)) return;
+        for (const [u, r] of this.sb.table('Logical_Flow')) {
+          const lf = r as unknown as sb.Logical_Flow;
+          if (lf.match.includes('^') || lf.actions.includes('^')) d.lflows.add(u);
+        }
+        for (const [u, r] of this.sb.table('Load_Balancer')) if ((r as unknown as sb.Load_Balancer).options.has('template')) d.lbs.add(u);
+        return;
+      }
       case 'SB_Global': {
         // ct_mark or ct_label in every load balancer's table-68 flows.
         const was = lbHairpinUseCtMark(old as unknown as sb.SB_Global | undefined);
@@ -682,7 +695,7 @@ export class DesiredFlows {
       const useCtMark = lbHairpinUseCtMark([...this.sb.table('SB_Global').values()][0] as unknown as sb.SB_Global | undefined);
       for (const u of d.lbs) {
         const lb = this.sb.get<sb.Load_Balancer>('Load_Balancer', u);
-        this.setSource(`lb:${u}`, lb === undefined ? [] : lbHairpinFlows(this.sb, this.locality, useCtMark, lb));
+        this.setSource(`lb:${u}`, lb === undefined ? [] : lbHairpinFlows(this.sb, this.locality, useCtMark, lb, this.templateVars()));
       }
     }
     for (const name of d.tunnels) this.setSource(`tun:${name}`, tunnelFlows(ctx, name));
@@ -1011,7 +1024,8 @@ export class DesiredFlows {
    */
   private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
     const cache = this.sharedCache;
-    if (cache === undefined || /is_chassis_resident|ct_lb/.test(row.match) || /is_chassis_resident|ct_lb/.test(row.actions)) return undefined;
+    // Residency and template variables are this chassis's own: such rows are not shared.
+    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|\^/.test(row.actions)) return undefined;
     const dps = [...row.logical_datapath];
     for (const g of row.logical_dp_group) {
       const group = this.sb.dpGroup(g);
@@ -1146,6 +1160,11 @@ export class DesiredFlows {
     return id;
   }
 
+  /** This chassis's template variables (its Chassis_Template_Var row). */
+  private templateVars(): ReadonlyMap<string, string> {
+    return this.sb.templateVarsOf(this.view?.chassis ?? '');
+  }
+
   /** The compile context over the live store. The memo lives for one update only: within it
    *  nothing the compiler reads changes. */
   private compileContext(memo: CompileMemo): FlowCompileContext {
@@ -1156,6 +1175,7 @@ export class DesiredFlows {
     return {
       symtab: this.symtab,
       memo,
+      templateVars: this.templateVars(),
       ctZeroSnat: this.ctZeroSnat,
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);

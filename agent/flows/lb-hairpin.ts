@@ -13,6 +13,9 @@
 // ct_state +trk+dnat. Whether "already load balanced" is ct_mark.natted or ct_label.natted is
 // SB_Global options:lb_hairpin_use_ct_mark (true unless "false").
 //
+// A template load balancer (options:template=true) names this chassis's template variables
+// ("^NAME") in its VIPs and backends; they are expanded before parsing (agent/expr/templates.ts).
+//
 // Bad input is skipped as ovn-controller skips it: a VIP that does not parse, or any of whose
 // backends does not (wrong family, port where the VIP has none or none where it has one), is
 // left out whole; an unreadable hairpin_snat_ip is ignored. Pure: rows in, flows out.
@@ -21,6 +24,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
 import { LOG_REG, MLF, OFTABLE, OVN_CT } from '../compile/tables.js';
 import { parseIpv4, parseIpv6 } from '../expr/lexer.js';
+import { expandTemplates } from '../expr/templates.js';
 import { formatIpv4, formatIpv6 } from '../expr/to-matches.js';
 import type { FieldRef, FlowSpec, LearnSpec, MaskedValue, OfAction } from '../openflow/types.js';
 import type { Locality } from './local-datapaths.js';
@@ -154,12 +158,18 @@ function parseSnatIps(text: string | undefined): { v4: bigint | undefined; v6: b
   return { v4, v6 };
 }
 
-export function parseLoadBalancer(lb: sb.Load_Balancer): ParsedLb {
+/**
+ * A Load_Balancer as this chassis reads it: a template load balancer's (options:template) VIPs
+ * and backends with `templateVars` expanded first, then parsed as any other's.
+ */
+export function parseLoadBalancer(lb: sb.Load_Balancer, templateVars?: ReadonlyMap<string, string>): ParsedLb {
   const vips: LbVip[] = [];
+  const template = optionBool(lb.options, 'template', false);
+  const text = (s: string): string => (template ? expandTemplates(s, templateVars) : s);
   // Sorted: two keys that read as the same VIP keep the first, whatever the map's order.
   for (const key of [...lb.vips.keys()].sort()) {
     if (vips.length >= LB_VIPS_MAX) break;
-    const v = parseLbVip(key, lb.vips.get(key) as string);
+    const v = parseLbVip(text(key), text(lb.vips.get(key) as string));
     if (v !== undefined) vips.push(v);
   }
   const p = lb.protocol[0];
@@ -284,9 +294,9 @@ function snatFlows(sbl: SbLookups, locality: Locality, lbRow: sb.Load_Balancer, 
  * load balancer a (table, priority, match) is produced once, the first time (as ovn-controller's
  * desired flow table keeps the first of duplicates).
  */
-export function lbHairpinFlows(sbl: SbLookups, locality: Locality, useCtMark: boolean, row: sb.Load_Balancer): FlowSpec[] {
+export function lbHairpinFlows(sbl: SbLookups, locality: Locality, useCtMark: boolean, row: sb.Load_Balancer, templateVars?: ReadonlyMap<string, string>): FlowSpec[] {
   if (!isLocalLb(sbl, locality, row)) return [];
-  const lb = parseLoadBalancer(row);
+  const lb = parseLoadBalancer(row, templateVars);
   const cookie = cookieOf(row._uuid);
   const flows: FlowSpec[] = [];
   for (const vip of lb.vips) for (const b of vip.backends) flows.push(hairpinFlow(lb, vip, b, useCtMark, cookie));

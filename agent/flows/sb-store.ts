@@ -39,6 +39,8 @@ export interface SbLookups {
   portsOfChassis(chassis: string): ReadonlySet<string>;
   chassis(uuid: string): sb.Chassis | undefined;
   chassisByName(name: string): sb.Chassis | undefined;
+  /** The template variables of the chassis named `name` (its Chassis_Template_Var row); none: empty. */
+  templateVarsOf(name: string): ReadonlyMap<string, string>;
   multicastGroup(uuid: string): sb.Multicast_Group | undefined;
   multicastGroupsOfDatapath(dp: string): ReadonlySet<string>;
   multicastGroupByName(dp: string, name: string): sb.Multicast_Group | undefined;
@@ -50,6 +52,7 @@ export interface SbLookups {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+const NO_VARIABLES: ReadonlyMap<string, string> = new Map();
 
 /**
  * The difference of two member sets as OVSDB keeps them (sorted, no repeats) in one merge walk,
@@ -124,7 +127,7 @@ class Multi {
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
-  'Load_Balancer', 'Service_Monitor',
+  'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 
@@ -142,6 +145,8 @@ export class SbStore implements SbLookups {
   /** Port name → chassisredirect ports whose options:distributed-port names it. */
   private readonly pbRedirectOf = new Multi();
   private readonly chassisName = new Map<string, string>();
+  /** Chassis name → its Chassis_Template_Var row. */
+  private readonly templateVarsName = new Map<string, string>();
   private readonly mcDp = new Multi();
   private readonly mcName = new Map<string, string>();
   private readonly mcOfPort = new Multi();
@@ -306,6 +311,9 @@ export class SbStore implements SbLookups {
       case 'Chassis':
         single(this.chassisName, (r as unknown as sb.Chassis).name);
         return;
+      case 'Chassis_Template_Var':
+        single(this.templateVarsName, (r as unknown as sb.Chassis_Template_Var).chassis);
+        return;
       case 'Multicast_Group': {
         const mc = r as unknown as sb.Multicast_Group;
         multi(this.mcDp, mc.datapath);
@@ -391,6 +399,10 @@ export class SbStore implements SbLookups {
   chassisByName(name: string): sb.Chassis | undefined {
     const u = this.chassisName.get(name);
     return u === undefined ? undefined : this.chassis(u);
+  }
+  templateVarsOf(name: string): ReadonlyMap<string, string> {
+    const u = this.templateVarsName.get(name);
+    return (u === undefined ? undefined : this.get<sb.Chassis_Template_Var>('Chassis_Template_Var', u)?.variables) ?? NO_VARIABLES;
   }
   multicastGroup(uuid: string): sb.Multicast_Group | undefined {
     return this.get('Multicast_Group', uuid);
