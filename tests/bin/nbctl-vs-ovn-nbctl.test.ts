@@ -179,6 +179,19 @@ const script: readonly Step[] = [
   ['ls-lb-add', 'sw-nope', 'lb0'],
   ['lr-lb-add', 'lr0', 'lb-noport'],
   ['lr-lb-add', 'lr0', 'lb-a-rather-long-name-here'],
+  // Template load balancers: variables for the VIP, port and backends; a literal port; IPv6;
+  // explicit backends (bracketed for IPv6 with a port); forms a template cannot take.
+  ['--template', 'lb-add', 'lbt', '^VIP:^PORT', '^B1:^P1,^B2:8080', 'tcp'],
+  ['--template', 'lb-add', 'lbt', '^VIP2', '^BACKENDS'],
+  ['--template', 'lb-add', 'lbt', '^VIP2', '^OTHER'],
+  ['--may-exist', '--template', 'lb-add', 'lbt', '^VIP2', '^OTHER'],
+  ['--template', 'lb-add', 'lbt6', '^VIP6:8080', '^B6', 'tcp', 'ipv6'],
+  ['--template', 'lb-add', 'lbt6e', '^VIP6:8080', '[fd00::1]:80,fd00::2:81', 'udp', 'ipv6'],
+  ['--template', 'lb-add', 'lbt-bad', '^A:^B:^C', '^X'],
+  ['--template', 'lb-add', 'lbt-bad', ':', '^X'],
+  ['--template', 'lb-add', 'lbt-bad', '^V:80', 'a:b:c,10.0.0.1'],
+  ['--template', 'lb-add', 'lbt-bad', '^V', '^X', 'udp'],
+  ['lb-list', 'lbt'],
   // Load balancer groups count in ls-lb-list and lr-lb-list.
   ['lb-add', 'lb1', '30.0.0.31:8080', '10.0.0.31:8080,10.0.0.32:8080', 'udp'],
   (uuid) => ['create', 'Load_Balancer_Group', 'name=lbg1', `load_balancer=[${uuid('Load_Balancer(lb1)')}]`],

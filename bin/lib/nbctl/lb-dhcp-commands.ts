@@ -14,41 +14,89 @@ import { smapOrder } from './smap-order.js';
 /** A VIP or backend as ovn_lb_vip_format prints it: IPv6 bracketed when the VIP has a port. */
 const endpointText = (e: LbEndpoint, brackets: boolean): string => `${brackets ? `[${e.ip}]` : e.ip}${e.port !== 0 ? `:${e.port}` : ''}`;
 
-/** ovn_lb_vip_init (explicit, not template): the normalized VIP and backends, or its message. */
-function parseVip(vipArg: string, backendsArg: string): { vip: LbEndpoint; key: string; backends: string } {
-  const vip = inetParseActive(vipArg);
-  if (vip === undefined) throw new NbctlError(`${vipArg}: should be an IP address (or an IP address and a port number with : as a separator).`);
+/**
+ * ovn_lb_backends_init_explicit: the backends "IP[:port],..." of a VIP of `family` (with a port
+ * exactly when the VIP has one), or the messages of those that are not; `vipText` names the VIP
+ * in a family message.
+ */
+function explicitBackends(backendsArg: string, family: number, withPort: boolean, vipText: string): { backends: LbEndpoint[]; errors: string[] } {
   const errors: string[] = [];
   const backends: LbEndpoint[] = [];
-  const withPort = vip.port !== 0;
   for (const token of backendsArg.split(',').filter((t) => t !== '')) {
     const b = inetParseActive(token);
     const portMessage = `${token}: should be an IP address and a port number with : as a separator`;
     if (b === undefined) errors.push(withPort ? portMessage : `${token}: should be an IP address`);
-    else if (b.family !== vip.family) errors.push(`${token}: IP address family is different from VIP ${vip.ip}`);
+    else if (b.family !== family) errors.push(`${token}: IP address family is different from VIP ${vipText}`);
     else if (withPort && b.port === 0) errors.push(portMessage);
     else if (!withPort && b.port !== 0) errors.push(`${token}: should be an IP address`);
     else backends.push(b);
   }
+  return { backends, errors };
+}
+
+/** A VIP as lb-add writes it: the normalized key and backends, and whether it has a port. */
+interface VipText {
+  readonly key: string;
+  readonly backends: string;
+  readonly withPort: boolean;
+}
+
+/** ovn_lb_vip_init (explicit, not template): the normalized VIP and backends, or its message. */
+function parseVip(vipArg: string, backendsArg: string): VipText {
+  const vip = inetParseActive(vipArg);
+  if (vip === undefined) throw new NbctlError(`${vipArg}: should be an IP address (or an IP address and a port number with : as a separator).`);
+  const withPort = vip.port !== 0;
+  const { backends, errors } = explicitBackends(backendsArg, vip.family, withPort, vip.ip);
   if (errors.length > 0) throw new NbctlError(`${errors.join(', ')}.`);
   const brackets = vip.family === 6 && withPort;
-  return { vip, key: endpointText(vip, brackets), backends: backends.map((b) => endpointText(b, brackets)).join(',') };
+  return { key: endpointText(vip, brackets), backends: backends.map((b) => endpointText(b, brackets)).join(','), withPort };
+}
+
+/** The non-empty pieces of `s` between `sep`s, as strtok_r cuts them. */
+const pieces = (s: string, sep: string): string[] => s.split(sep).filter((p) => p !== '');
+
+/**
+ * ovn_lb_vip_init for a template load balancer (--template): the VIP "A[:P]" and backends
+ * "B[:P],..." as text (typically "^VARIABLE"s), or when a backend has more than two parts,
+ * explicit backends of `family`. Written back without brackets, but for explicit IPv6
+ * backends of a VIP with a port.
+ */
+function parseTemplateVip(vipArg: string, backendsArg: string, family: number): VipText {
+  const atoms = pieces(vipArg, ':');
+  if (atoms.length === 0 || atoms.length > 2) throw new NbctlError(`${vipArg}: should be a template of the form: '^vip_variable[:^port_variable|:port]'.`);
+  const [ip, port] = atoms as [string, string | undefined];
+  const key = port === undefined ? ip : `${ip}:${port}`;
+  const templateErrors: string[] = [];
+  const templated: string[] = [];
+  for (const token of pieces(backendsArg, ',')) {
+    const parts = pieces(token, ':');
+    // ovn-nbctl names the backend as strtok_r left it: cut after its first part.
+    if (parts.length === 0 || parts.length > 2) templateErrors.push(`${parts[0] ?? token}: should be a template of the form: '^backendip_variable1[:^port_variable1|:port]'`);
+    else templated.push(parts.join(':'));
+  }
+  if (templateErrors.length === 0) return { key, backends: templated.join(','), withPort: port !== undefined };
+  const { backends, errors } = explicitBackends(backendsArg, family, port !== undefined, ip);
+  if (errors.length > 0) throw new NbctlError(`invalid backend: template (${templateErrors.join(', ')}.) OR explicit (${errors.join(', ')}.)`);
+  const brackets = family === 6 && port !== undefined;
+  return { key, backends: backends.map((b) => endpointText(b, brackets)).join(','), withPort: port !== undefined };
 }
 
 const lbAdd: CommandSpec = {
   args: [3, 5],
   options: '--may-exist,--add-duplicate,--reject,--event,--add-route,--template',
-  run: async (nb, [name, vipArg, backendsArg, protoArg], flags) => {
+  run: async (nb, [name, vipArg, backendsArg, protoArg, familyArg], flags) => {
     const mayExist = flags.has('--may-exist');
     const addDuplicate = flags.has('--add-duplicate');
     const reject = flags.has('--reject');
     const event = flags.has('--event');
+    const template = flags.has('--template');
     if (event && reject) throw new NbctlError("--reject and --event can't specified at the same time");
-    if (flags.has('--template')) throw new NbctlError('--template is not supported by ovnts nbctl');
     const proto = protoArg ?? 'tcp';
     if (protoArg !== undefined && !['tcp', 'udp', 'sctp'].includes(protoArg)) throw new NbctlError(`${protoArg}: protocol must be one of "tcp", "udp",  or "sctp".`);
-    const { vip, key, backends } = parseVip(vipArg as string, backendsArg as string);
-    if (protoArg !== undefined && vip.port === 0) throw new NbctlError('Protocol is unnecessary when no port of vip is given.');
+    // The fifth argument: "ipv4", or any other word for IPv6 (only a template reads it).
+    const family = familyArg === undefined || familyArg === 'ipv4' ? 4 : 6;
+    const { key, backends, withPort } = template ? parseTemplateVip(vipArg as string, backendsArg as string, family) : parseVip(vipArg as string, backendsArg as string);
+    if (protoArg !== undefined && !withPort) throw new NbctlError('Protocol is unnecessary when no port of vip is given.');
     if (!addDuplicate) {
       const lb = await maybeRecord(nb, 'Load_Balancer', name as string, 'load balancer');
       if (lb !== undefined) {
@@ -64,6 +112,7 @@ const lbAdd: CommandSpec = {
     if (reject) options.push(['reject', 'true']);
     if (event) options.push(['event', 'true']);
     if (flags.has('--add-route')) options.push(['add_route', 'true']);
+    if (template) options.push(['template', 'true'], ['address-family', family === 4 ? 'ipv4' : 'ipv6']);
     await nb.transact([{ op: 'insert', table: 'Load_Balancer', row: { name, protocol: proto, vips: ['map', [[key, backends]]], options: ['map', options] } }]);
     return '';
   },
