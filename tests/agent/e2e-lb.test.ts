@@ -123,3 +123,44 @@ t.test('a gateway router load balancer: ARP for the VIP answered by the router, 
   }, 90_000, [agent]);
   t.equal(snatted.length, 8, 'eight connections, all SNATed to 10.17.1.1');
 });
+
+t.test('a template load balancer: the VIP, port and backends are this chassis\'s Chassis_Template_Var values', { skip: e2eSkip }, async (t) => {
+  const { env, hv1, agent } = await chassisWithAgent(t, '172.30.18');
+  const nbctl = nbctlOf(env);
+  // As in the first test, a client and a backend on sw0, a backend on sw1 behind lr0; the load
+  // balancer names variables only (as ovn-kubernetes's NodePort services do).
+  await nbctl('lr-add', 'lr0');
+  for (const [i, net] of [[0, '10.18.0'], [1, '10.18.1']] as const) {
+    await nbctl('ls-add', `sw${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:18:0${i}:01`, `${net}.1/24`);
+  }
+  const vms: [string, string, string, string][] = [['vm1', 'sw0', '0a:00:00:00:18:01', '10.18.0.2'], ['vm2', 'sw0', '0a:00:00:00:18:02', '10.18.0.3'], ['vm3', 'sw1', '0a:00:00:00:18:03', '10.18.1.2']];
+  const hosts = new Map<string, NsHost>();
+  for (const [name, sw, mac, ip] of vms) {
+    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
+    hosts.set(name, await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway: ip.replace(/\.\d+$/, '.1') }));
+  }
+  const vm1 = hosts.get('vm1') as NsHost;
+  await pingBecomes(vm1, '10.18.1.2', true, 'vm1 reaches vm3 through lr0', [agent]);
+  serve(t, hosts.get('vm2') as NsHost, 'vm2', 8080);
+  serve(t, hosts.get('vm3') as NsHost, 'vm3', 8080);
+
+  await nbctl('--template', 'lb-add', 'lbt', '^NODEIP:^NODEPORT', '^BACKENDS', 'tcp');
+  await nbctl('ls-lb-add', 'sw0', 'lbt');
+  await nbctl('create', 'Chassis_Template_Var', `chassis=${hv1.name}`, 'variables:NODEIP=10.18.9.100', 'variables:NODEPORT=30080',
+    'variables:BACKENDS="10.18.0.3:8080,10.18.1.2:8080"');
+  const spread = await untilLogged('connections to this chassis\'s VIP and port reach both backends', async () => {
+    const answers = await connectMany(vm1, '10.18.9.100', 30080, 24);
+    return answers.every((a) => a !== 'fail') && answers.some((a) => a.startsWith('vm2')) && answers.some((a) => a.startsWith('vm3')) ? answers : undefined;
+  }, 90_000, [agent]);
+  t.ok(spread.every((a) => a === 'vm2 10.18.0.2' || a === 'vm3 10.18.0.2'), `every answer from a backend: ${spread.join(', ')}`);
+
+  // The values change: another port, one backend; the old port answers no more.
+  await nbctl('set', 'Chassis_Template_Var', hv1.name, 'variables:NODEPORT=30081', 'variables:BACKENDS="10.18.1.2:8080"');
+  const moved = await untilLogged('the new port reaches only the backend left', async () => {
+    const answers = await connectMany(vm1, '10.18.9.100', 30081, 8);
+    return answers.every((a) => a === 'vm3 10.18.0.2') ? answers : undefined;
+  }, 90_000, [agent]);
+  t.equal(moved.length, 8, 'eight connections, all to vm3');
+  t.same(await connectMany(vm1, '10.18.9.100', 30080, 2), ['fail', 'fail'], 'the old port no longer answers');
+});
