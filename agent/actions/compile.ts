@@ -9,7 +9,8 @@
 import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js';
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
 import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
-import type { FieldRef, NatSpec, OfAction } from '../openflow/types.js';
+import type { FieldRef, LearnSpec, NatSpec, OfAction } from '../openflow/types.js';
+import { parseLbAddress, type LbBackend } from './lb-key.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -68,6 +69,10 @@ export const actionCharsMax = 64 * 1024;
 class Fail extends Error {}
 
 const reg = (field: string, start = 0, end = 31): FieldRef => ({ field, start, end });
+/** IP protocol numbers of the transport protocols load balancers name. */
+const IP_PROTO = { tcp: 6, udp: 17, sctp: 132 } as const;
+/** OFP_DEFAULT_PRIORITY: the priority of flows learn() adds. */
+const OFP_DEFAULT_PRIORITY = 0x8000;
 /** Where an IP argument of the MAC-binding actions goes: reg0, or xxreg0 for IPv6. */
 const ipArgReg = (v6: boolean): FieldRef => (v6 ? reg('xxreg0', 0, 127) : reg('reg0'));
 /** All-ones masks up to 128 bits, made once: masks are asked for on every constant load. */
@@ -404,6 +409,7 @@ class ActionCompiler {
         out.push(this.controller(ACTION_OPCODE.BFD_MSG, []));
         return;
       case 'log': this.advance(); out.push(this.parseLog()); return;
+      case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
       default:
         this.syntaxError('expecting action');
     }
@@ -619,6 +625,65 @@ class ActionCompiler {
     return Number(t.value);
   }
 
+  /**
+   * commit_lb_aff(vip = "V[:P]", backend = "B[:P]"[, proto = tcp|udp|sctp], timeout = T): a
+   * learn() into table 78 (OFTABLE_CHK_LB_AFFINITY) of a flow, idle for T seconds at most, that
+   * recognises the next connection of the same client to the VIP (and port) and gives it the
+   * backend this one got: it sets flags.use_lb_aff_session and loads the backend's address
+   * (reg4, or xxreg0 on a switch and xxreg1 on a router for IPv6) and port (reg8[0..15]), as
+   * lib/actions.c's encode_COMMIT_LB_AFF. proto is given exactly when the VIP has a port.
+   */
+  private parseCommitLbAff(): OfAction {
+    const invalid = (): never => this.fail('commit_lb_aff: invalid parameter.');
+    this.forceMatch('(');
+    const address = (name: string): LbBackend => {
+      if (!this.matchId(name) || !this.match('=')) invalid();
+      const t = this.tok;
+      const a = t.kind === 'string' ? parseLbAddress(t.value) : undefined;
+      if (a === undefined) return invalid();
+      this.advance();
+      return a;
+    };
+    const vip = address('vip');
+    this.forceMatch(',');
+    const backend = address('backend');
+    if (backend.v6 !== vip.v6) this.fail('commit_lb_aff: invalid protocol family.');
+    this.forceMatch(',');
+    let proto: 'tcp' | 'udp' | 'sctp' | undefined;
+    if (vip.port !== 0) {
+      if (!this.matchId('proto') || !this.match('=')) invalid();
+      const p = this.tok;
+      if (p.kind !== 'id' || (p.text !== 'tcp' && p.text !== 'udp' && p.text !== 'sctp')) this.fail('commit_lb_aff: invalid protocol.');
+      proto = p.text as 'tcp' | 'udp' | 'sctp';
+      this.advance();
+      this.forceMatch(',');
+    }
+    if (!this.matchId('timeout') || !this.match('=')) invalid();
+    const timeout = this.forceInt();
+    if (timeout > 0xffff) this.fail('commit_lb_aff: affinity timeout must be in range 0...65535.');
+    this.forceMatch(')');
+    const v6 = vip.v6;
+    const ipBits = v6 ? 128 : 32;
+    const specs: LearnSpec[] = [
+      { kind: 'match', dst: reg('metadata', 0, 63), src: reg('metadata', 0, 63) },
+      { kind: 'match', dst: reg('eth_type', 0, 15), value: v6 ? 0x86ddn : 0x0800n },
+      { kind: 'match', dst: reg(v6 ? 'ipv6_src' : 'ipv4_src', 0, ipBits - 1), src: reg(v6 ? 'ipv6_src' : 'ipv4_src', 0, ipBits - 1) },
+      { kind: 'match', dst: reg(v6 ? 'ipv6_dst' : 'ipv4_dst', 0, ipBits - 1), value: vip.ip },
+    ];
+    if (proto !== undefined) {
+      specs.push({ kind: 'match', dst: reg('ip_proto', 0, 7), value: BigInt(IP_PROTO[proto]) });
+      specs.push({ kind: 'match', dst: reg(`${proto}_dst`, 0, 15), value: BigInt(vip.port) });
+    }
+    specs.push({ kind: 'load', dst: reg(LOG_REG.FLAGS, MLF.USE_LB_AFF_SESSION, MLF.USE_LB_AFF_SESSION), value: 1n });
+    const backendReg = !v6 ? reg('reg4') : reg(this.ctx.isSwitch ? 'xxreg0' : 'xxreg1', 0, 127);
+    specs.push({ kind: 'load', dst: backendReg, value: backend.ip });
+    if (backend.port !== 0) specs.push({ kind: 'load', dst: reg('reg8', 0, 15), value: BigInt(backend.port) });
+    return {
+      kind: 'learn', table: OFTABLE.CHK_LB_AFFINITY, priority: OFP_DEFAULT_PRIORITY, cookie: 0n, deleteLearned: true,
+      ...(timeout === 0 ? {} : { idleTimeout: timeout }), specs,
+    };
+  }
+
   private parseLog(): OfAction {
     let verdict: number | null = null;
     let severity = 6;
@@ -777,6 +842,9 @@ class ActionCompiler {
       case 'check_out_port_sec': resultAction(OFTABLE.CHK_OUT_PORT_SEC, MLF.CHECK_PORT_SEC); return true;
       case 'chk_lb_hairpin': resultAction(OFTABLE.CHK_LB_HAIRPIN, MLF.LOOKUP_LB_HAIRPIN); return true;
       case 'chk_lb_hairpin_reply': resultAction(OFTABLE.CHK_LB_HAIRPIN_REPLY, MLF.LOOKUP_LB_HAIRPIN); return true;
+      case 'chk_lb_aff': resultAction(OFTABLE.CHK_LB_AFFINITY, MLF.USE_LB_AFF_SESSION); return true;
+      case 'chk_ecmp_nh_mac': resultAction(OFTABLE.ECMP_NH_MAC, MLF.LOOKUP_COMMIT_ECMP_NH); return true;
+      case 'chk_ecmp_nh': resultAction(OFTABLE.ECMP_NH, MLF.LOOKUP_COMMIT_ECMP_NH); return true;
       case 'lookup_arp': case 'lookup_nd': {
         const v6 = name === 'lookup_nd';
         const dst = result(1);

@@ -23,23 +23,12 @@
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
 import { LOG_REG, MLF, OFTABLE, OVN_CT } from '../compile/tables.js';
-import { parseIpv4, parseIpv6 } from '../expr/lexer.js';
 import { expandTemplates } from '../expr/templates.js';
+import { parseLbAddress, parseLbHost, type LbAddress, type LbBackend } from '../actions/lb-key.js';
 import { formatIpv4, formatIpv6 } from '../expr/to-matches.js';
 import type { FieldRef, FlowSpec, LearnSpec, MaskedValue, OfAction } from '../openflow/types.js';
 import type { Locality } from './local-datapaths.js';
 import type { SbLookups } from './sb-store.js';
-
-/** An address of a VIP or backend: its family and value. */
-export interface LbAddress {
-  readonly v6: boolean;
-  readonly ip: bigint;
-}
-
-export interface LbBackend extends LbAddress {
-  /** 0 = no port. */
-  readonly port: number;
-}
 
 export interface LbVip extends LbAddress {
   /** 0 = no port (the VIP balances every protocol's traffic to its address). */
@@ -83,51 +72,6 @@ export function lbHairpinUseCtMark(global: sb.SB_Global | undefined): boolean {
   return global === undefined ? true : optionBool(global.options, 'lb_hairpin_use_ct_mark', true);
 }
 
-function parseHost(host: string): LbAddress | undefined {
-  if (host.includes(':')) {
-    const ip = parseIpv6(host);
-    return ip === null ? undefined : { v6: true, ip };
-  }
-  const ip = parseIpv4(host);
-  return ip === null ? undefined : { v6: false, ip };
-}
-
-/**
- * "IP", "IP:port", "[IPv6]" or "[IPv6]:port" (a bare IPv6 address has no port), as
- * ip_address_and_port_from_lb_key reads a load-balancer key or backend. Port 0 is no port.
- */
-export function parseLbAddress(text: string): LbBackend | undefined {
-  let host: string;
-  let port: string | undefined;
-  if (text.startsWith('[')) {
-    const close = text.indexOf(']');
-    if (close < 0) return undefined;
-    host = text.slice(1, close);
-    const rest = text.slice(close + 1);
-    if (rest !== '') {
-      if (!rest.startsWith(':')) return undefined;
-      port = rest.slice(1);
-    }
-  } else {
-    const colons = text.split(':').length - 1;
-    if (colons === 1) {
-      const at = text.indexOf(':');
-      host = text.slice(0, at);
-      port = text.slice(at + 1);
-    } else {
-      host = text;
-    }
-  }
-  const addr = parseHost(host);
-  if (addr === undefined) return undefined;
-  let n = 0;
-  if (port !== undefined && port !== '') {
-    if (!/^[0-9]{1,5}$/.test(port) || Number(port) > 65535) return undefined;
-    n = Number(port);
-  }
-  return { ...addr, port: n };
-}
-
 /** One VIP and its backends; undefined when the VIP or any backend is bad (OVN drops it whole). */
 export function parseLbVip(key: string, value: string): LbVip | undefined {
   const vip = parseLbAddress(key);
@@ -150,7 +94,7 @@ function parseSnatIps(text: string | undefined): { v4: bigint | undefined; v6: b
   for (const token of (text ?? '').split(/\s+/)) {
     if (token === '') continue;
     const m = /^([^/]+)(?:\/([0-9]{1,3}))?$/.exec(token);
-    const a = m === null ? undefined : parseHost(m[1] as string);
+    const a = m === null ? undefined : parseLbHost(m[1] as string);
     if (a === undefined || (m?.[2] !== undefined && Number(m[2]) > (a.v6 ? 128 : 32))) break;
     if (a.v6) v6 ??= a.ip;
     else v4 ??= a.ip;

@@ -2,7 +2,8 @@
 // chassis namespace with its own ovs-vswitchd. A TCP VIP on the clients' switch spreads new
 // connections over two backends (one on the same switch, one behind the router); a backend
 // connecting to the VIP and balanced to itself is hairpinned (SNATed to the VIP, sent back out
-// of its own port); a backend removed gets no more connections; the load balancer detached, the
+// of its own port); with session affinity a client keeps to one backend; a backend removed gets
+// no more connections; the load balancer detached, the
 // VIP answers no more. Servers and clients are small Node scripts run inside the namespaces.
 import { spawn } from 'node:child_process';
 import t from 'tap';
@@ -22,7 +23,7 @@ function serve(t: Test, vm: NsHost, name: string, port: number): void {
   t.teardown(() => stopPid(pid, (argv) => argv.includes('-e')));
 }
 
-t.test('a switch load balancer: spread over backends, hairpin to itself, backend removed, detached', { skip: e2eSkip }, async (t) => {
+t.test('a switch load balancer: spread over backends, hairpin to itself, session affinity, backend removed, detached', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.16');
   const nbctl = nbctlOf(env);
   // sw0 (10.16.0.0/24: vm1 the client, vm2 a backend) and sw1 (10.16.1.0/24: vm3 a backend)
@@ -62,6 +63,16 @@ t.test('a switch load balancer: spread over backends, hairpin to itself, backend
   }, 90_000, [agent]);
   t.ok(hairpin.filter((a) => a.startsWith('vm2')).every((a) => a === `vm2 ${VIP}`), `hairpinned connections come from the VIP: ${hairpin.join(', ')}`);
   t.ok(hairpin.filter((a) => a.startsWith('vm3')).every((a) => a === 'vm3 10.16.0.3'), 'connections balanced to vm3 come from vm2');
+
+  // Session affinity: once on, the client's connections keep to the backend its first one got
+  // (learned into table 78 by commit_lb_aff); off again, they spread.
+  await nbctl('set', 'Load_Balancer', 'lb0', 'options:affinity_timeout=60');
+  const sticky = await untilLogged('with affinity every connection of the client goes to one backend', async () => {
+    const answers = await connectMany(vm1, VIP, 80, 12);
+    return answers.every((a) => a !== 'fail') && new Set(answers).size === 1 ? answers : undefined;
+  }, 90_000, [agent]);
+  t.equal(sticky.length, 12, `twelve connections to ${sticky[0] ?? '?'}`);
+  await nbctl('remove', 'Load_Balancer', 'lb0', 'options', 'affinity_timeout');
 
   // One backend left: every new connection goes to it.
   await nbctl('--may-exist', 'lb-add', 'lb0', `${VIP}:80`, '10.16.1.2:8080', 'tcp');

@@ -4,7 +4,8 @@
 // written from lflow.c (the real ovn-controller comparison is lb-hairpin-vs-ovn-controller).
 import t from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
-import { lbHairpinFlows, parseLbAddress, parseLbVip, parseLoadBalancer } from '../../agent/flows/lb-hairpin.js';
+import { parseLbAddress } from '../../agent/actions/lb-key.js';
+import { lbHairpinFlows, parseLbVip, parseLoadBalancer } from '../../agent/flows/lb-hairpin.js';
 import type { Locality } from '../../agent/flows/local-datapaths.js';
 import { SbStore } from '../../agent/flows/sb-store.js';
 import type * as sb from '../../ovsdb/rows/sb.js';

@@ -1,11 +1,13 @@
-// Goal: template load balancers (options:template=true, ovn-kubernetes's NodePort services) reach
-// a chassis as the real ovn-controller 23.03.1 makes them: its Chassis_Template_Var values put in
-// the logical flows that name them ("^NAME") and in the load balancer's VIPs and backends (the
-// hairpin tables 68..70), flow for flow, and again when the values change or go. Method: real NB
-// and SB ovsdb-servers and the real ovn-northd; the real ovn-controller as hv1 binds two VMs on
-// bridge A. Our DesiredFlows, fed the same SB as incremental steps with hv1's view, installs the
-// flows of the rows that name variables (by cookie) and its tables 68..70 into bridge B through
-// our OpenFlow channel, with its groups; `ovs-ofctl dump-flows` of both, each group action
+// Goal: template load balancers (options:template=true, ovn-kubernetes's NodePort services) and
+// session affinity (options:affinity_timeout, a Service's sessionAffinity) reach a chassis as the
+// real ovn-controller 23.03.1 makes them: the chassis's Chassis_Template_Var values put in the
+// logical flows that name them ("^NAME") and in the load balancer's VIPs and backends (the
+// hairpin tables 68..70), and chk_lb_aff / commit_lb_aff (table 78 and its learn()) on a switch
+// and a router, IPv4 and IPv6, flow for flow, and again when the values change or go. Method:
+// real NB and SB ovsdb-servers and the real ovn-northd; the real ovn-controller as hv1 binds two
+// VMs on bridge A. Our DesiredFlows, fed the same SB as incremental steps with hv1's view,
+// installs the flows of the rows that name variables or affinity (by cookie) and its tables
+// 68..70 into bridge B through our OpenFlow channel, with its groups; `ovs-ofctl dump-flows` of both, each group action
 // replaced by the group's buckets, must be equal after every change. The incremental engine
 // must also equal a fresh one at each step. (A deleted Chassis_Template_Var row reaches
 // ovn-controller 23.03.1 only through a recompute; see the last step.)
@@ -42,13 +44,14 @@ const vms = [
   { name: 'vm2', ofport: 2, addr: '00:00:00:00:00:02 10.0.0.2 fd00::2' },
 ] as const;
 
-/** The cookies (first 32 bits of the UUID) of the logical flows whose text names a variable. */
+/** The cookies (first 32 bits of the UUID) of the logical flows whose text names a variable or affinity. */
 function templateCookies(rows: Iterable<SbRowChange>): Set<bigint> {
   const out = new Set<bigint>();
   for (const c of rows) {
     if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
     const lf = c.row as unknown as sb.Logical_Flow;
-    if (lf.match.includes('^') || lf.actions.includes('^')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
+    const text = `${lf.match} ${lf.actions}`;
+    if (text.includes('^') || text.includes('lb_aff')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
   }
   return out;
 }
@@ -96,6 +99,21 @@ async function differential(t: Test): Promise<void> {
   await nbctl('--template', 'lb-add', 'lbt6', '^NODEIP6:8080', '^B6', 'tcp', 'ipv6');
   await nbctl('--template', 'lb-add', 'lbt-later', '^NODEIP:^LATERPORT', '^BACKENDS', 'udp');
   for (const lb of ['lbt', 'lbt6', 'lbt-later']) await nbctl('ls-lb-add', 'sw0', lb);
+  // Session affinity on sw0 and on lr0 (a router joined to sw0, so local too): IPv4 with ports,
+  // IPv6, a port-less VIP.
+  await nbctl('lr-add', 'lr0');
+  await nbctl('lrp-add', 'lr0', 'lr0-sw0', '00:00:00:00:ff:01', '10.0.0.254/24', 'fd00::fe/64');
+  await nbctl('lsp-add', 'sw0', 'sw0-lr0', '--', 'lsp-set-type', 'sw0-lr0', 'router', '--', 'lsp-set-addresses', 'sw0-lr0', 'router',
+    '--', 'lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0');
+  await nbctl('lb-add', 'lb-aff', '10.0.0.100:80', '10.0.0.1:8080,10.0.0.2:8080', 'tcp');
+  await nbctl('lb-add', 'lb-aff', '10.0.0.101', '10.0.0.1,10.0.0.2');
+  await nbctl('lb-add', 'lb-aff6', '[fd00::100]:443', '[fd00::1]:8443,[fd00::2]:8443', 'udp');
+  await nbctl('set', 'Load_Balancer', 'lb-aff', 'options:affinity_timeout=60');
+  await nbctl('set', 'Load_Balancer', 'lb-aff6', 'options:affinity_timeout=600');
+  for (const lb of ['lb-aff', 'lb-aff6']) {
+    await nbctl('ls-lb-add', 'sw0', lb);
+    await nbctl('lr-lb-add', 'lr0', lb);
+  }
   await nbctl('create', 'Chassis_Template_Var', 'chassis=hv1', 'variables:NODEIP=10.0.0.200', 'variables:NODEPORT=30080',
     'variables:BACKENDS="10.0.0.1:8080,10.0.0.2:8080"', 'variables:NODEIP6="fd00::200"', 'variables:B6="[fd00::2]:80"');
   await nbctl('create', 'Chassis_Template_Var', 'chassis=hv2', 'variables:NODEIP=10.0.0.222', 'variables:NODEPORT=30099');
@@ -157,6 +175,6 @@ async function differential(t: Test): Promise<void> {
   await converge('hv1\'s row gone (ovn-controller recomputed)', both(lacks('10.0.0.201'), lacks('fd00::200')));
 }
 
-t.test('template load balancers compile as the real ovn-controller\'s, as the variables change', {
+t.test('template and affinity load balancers compile as the real ovn-controller\'s, as the variables change', {
   skip: ovnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
 }, differential);
