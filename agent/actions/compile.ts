@@ -11,6 +11,7 @@ import type { ExprSymbol, Symtab } from '../expr/symbols.js';
 import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
 import type { FieldRef, LearnSpec, NatSpec, OfAction } from '../openflow/types.js';
 import { parseLbAddress, type LbBackend } from './lb-key.js';
+import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -923,6 +924,13 @@ class ActionCompiler {
         out.push(this.parsePutDhcpv6Opts(dst));
         return true;
       }
+      case 'put_nd_ra_opts': {
+        const dst = result(1);
+        this.advance();
+        this.advance();
+        out.push(this.parsePutNdRaOpts(dst));
+        return true;
+      }
       default:
         return false;
     }
@@ -951,8 +959,22 @@ class ActionCompiler {
     return this.controller(ACTION_OPCODE.PUT_DHCPV6_OPTS, [...header, ...be32(dst.start), ...rest], true);
   }
 
-  /** `name = value, ...)` after put_dhcp_opts( or put_dhcpv6_opts( (OVN's parse_put_opts). */
-  private parseDhcpOptionList(table: ReadonlyMap<string, DhcpOpt>, kind: 'DHCPv4' | 'DHCPv6'): DhcpOption[] {
+  /**
+   * put_nd_ra_opts: the result field, then the whole Router Advertisement the options make
+   * (agent/actions/nd-ra.ts), which pinctrl puts in place of the Router Solicitation.
+   */
+  private parsePutNdRaOpts(dst: FieldRef): OfAction {
+    const options = this.parseDhcpOptionList(ndRaOpts, 'IPv6 ND RA');
+    const bad = checkNdRaOptions(options);
+    if (bad !== undefined) this.fail(bad);
+    this.prereqs.push('ip6');
+    const header = oxmHeader(dst.field);
+    if (header === null) this.fail(`put_nd_ra_opts cannot store its result in ${dst.field}.`);
+    return this.controller(ACTION_OPCODE.PUT_ND_RA_OPTS, [...header, ...be32(dst.start), ...encodeNdRa(options)], true);
+  }
+
+  /** `name = value, ...)` after put_dhcp_opts(, put_dhcpv6_opts( or put_nd_ra_opts( (OVN's parse_put_opts). */
+  private parseDhcpOptionList(table: ReadonlyMap<string, DhcpOpt>, kind: 'DHCPv4' | 'DHCPv6' | 'IPv6 ND RA'): DhcpOption[] {
     const options: DhcpOption[] = [];
     while (!this.match(')')) {
       const t = this.tok;
@@ -961,13 +983,13 @@ class ActionCompiler {
       if (opt === undefined) this.syntaxError(`expecting ${kind} option name`);
       this.advance();
       this.forceMatch('=');
-      const values: { value: bigint; mask: bigint | null }[] = [];
+      const values: { value: bigint; mask: bigint | null; format: IntFormat }[] = [];
       let str: string | null = null;
       const one = (): void => {
         const c = this.tok;
         if (c.kind === 'integer') {
           if (str !== null) this.syntaxError('expecting string');
-          values.push({ value: c.value, mask: c.mask });
+          values.push({ value: c.value, mask: c.mask, format: c.format });
         } else if (c.kind === 'string') {
           if (values.length > 0 || str !== null) this.syntaxError('expecting integer');
           str = c.value;

@@ -4,6 +4,8 @@
 // ovn-controller takes these tables from the SB DHCP_Options and DHCPv6_Options rows, which
 // northd fills from the same lists; callers may pass their own.
 
+import type { IntFormat } from '../expr/lexer.js';
+
 export type DhcpOptType = 'ipv4' | 'bool' | 'uint8' | 'uint16' | 'uint32' | 'str' | 'host_id' | 'static_routes' | 'domains' | 'ipv6' | 'mac';
 
 export interface DhcpOpt {
@@ -59,7 +61,7 @@ export const defaultDhcpOpts: ReadonlyMap<string, DhcpOpt> = new Map<string, Dhc
 
 /** One parsed option value: integers (with an optional CIDR mask) or one string. */
 export type DhcpValue =
-  | { readonly kind: 'ints'; readonly values: readonly { readonly value: bigint; readonly mask: bigint | null }[] }
+  | { readonly kind: 'ints'; readonly values: readonly { readonly value: bigint; readonly mask: bigint | null; readonly format?: IntFormat }[] }
   | { readonly kind: 'string'; readonly value: string };
 
 export interface DhcpOption {

@@ -16,8 +16,8 @@
 //     DNS rows of the packet's datapath (the context's dnsRecords); a resume with the response and
 //     the bit set, or with the query unchanged and the bit clear, so that it goes on to its
 //     destination.
-//   put_nd_ra_opts (paused, not implemented here): a resume with the result bit clear, so the
-//     pipeline goes on as if there were no answer instead of stalling.
+//   put_nd_ra_opts (paused): result field, bit offset, the whole Router Advertisement. Answered
+//     like put_dhcp_opts, the advertisement in place of the Router Solicitation (nd-ra-reply.ts).
 //   bind_vport: the virtual port's tunnel key (32 bits, big-endian); the parent is reg14, the
 //     datapath metadata. Nothing goes back to the switch: the claim (this chassis, the parent as
 //     virtual_parent) is written to the SB by the vport writer.
@@ -37,6 +37,7 @@ import { composeArpRequest, composeIcmpError, composeNdNa, composeNdNs } from '.
 import { composeDhcpReply } from './dhcp-reply.js';
 import { composeDhcpv6Reply } from './dhcp6-reply.js';
 import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
+import { composeNdRaReply } from './nd-ra-reply.js';
 import type { LearnedBinding } from './mac-binding-writer.js';
 import type { VportBinding } from './vport-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
@@ -76,9 +77,6 @@ const opcodeNames: ReadonlyMap<number, string> = new Map(Object.entries(ACTION_O
 export function opcodeName(opcode: number): string {
   return opcodeNames.get(opcode) ?? `opcode ${opcode}`;
 }
-
-/** Opcodes whose answer is a resume with the result bit clear (their arguments start with it). */
-const resultOnlyOpcodes: ReadonlySet<number> = new Set([ACTION_OPCODE.PUT_ND_RA_OPTS]);
 
 /** What the decisions read of the agent's SB view, by tunnel keys (all a packet-in carries). */
 export interface PacketInContext {
@@ -123,13 +121,14 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
         const r = composeDhcpv6Reply(f, pin.packet, rest);
         return r.kind === 'reply' ? r.packet : r.reason;
       });
+    case ACTION_OPCODE.PUT_ND_RA_OPTS:
+      return pausedAnswer(pin, opcode, args, (f, rest) => composeNdRaReply(f, pin.packet, rest));
     case ACTION_OPCODE.DNS_LOOKUP:
       return pausedAnswer(pin, opcode, args, (f) => {
         const r = composeDnsReply(f, pin.packet, ctx.dnsRecords(readDatapathKey(pin.metadata ?? new Map())));
         return r.kind === 'reply' ? r.packet : r.reason;
       });
     default:
-      if (resultOnlyOpcodes.has(opcode)) return resumeWithoutAnswer(pin, opcode, args);
       if (opcodeNames.has(opcode)) return ignored('unsupported_opcode', `${opcodeName(opcode)} is not handled by this agent`, opcode);
       return ignored('unknown_opcode', `unrecognized packet-in opcode ${opcode}`, opcode);
   }
@@ -229,10 +228,3 @@ function pausedAnswer(pin: PacketIn2, opcode: number, args: Buffer, answer: (f: 
   return { kind: 'resume', opcode, message: resumeMessage(pin, packet, writeResultBit(md, parsed.bit, true)), result: true };
 }
 
-function resumeWithoutAnswer(pin: PacketIn2, opcode: number, args: Buffer): PacketInDecision {
-  if (pin.continuation === undefined) return ignored('no_continuation', `${opcodeName(opcode)} packet-in without a continuation`, opcode);
-  const md = pin.metadata ?? new Map();
-  const parsed = parseResultBit(args);
-  const metadata = 'error' in parsed ? md : writeResultBit(md, parsed.bit, false);
-  return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, metadata), result: false, detail: `${opcodeName(opcode)} is not answered by this agent` };
-}

@@ -114,7 +114,12 @@ export function writeResultBit(md: PacketInMetadata, bit: ResultBit, value: bool
     const one = 1n << pos;
     out.set(name, { value: value ? old.value | one : old.value & ~one, mask: old.mask | one });
   };
-  if (out.has(`reg${reg}`)) put(`reg${reg}`, BigInt(b));
-  else put(`xreg${reg >> 1}`, BigInt(b + (reg % 2 === 0 ? 32 : 0)));
+  // Into the field the packet-in carries the register in. One it lacks is added as the 64-bit
+  // register holding it, unless the packet-in names the other half of that one as a 32-bit
+  // register: then as itself, since naming a bit twice makes Open vSwitch refuse the resume
+  // (OFPBMC_DUP_FIELD).
+  const xreg = `xreg${reg >> 1}`;
+  if (out.has(`reg${reg}`) || (!out.has(xreg) && out.has(`reg${reg ^ 1}`))) put(`reg${reg}`, BigInt(b));
+  else put(xreg, BigInt(b + (reg % 2 === 0 ? 32 : 0)));
   return out;
 }

@@ -189,6 +189,35 @@ const cases: readonly Case[] = [
   { actions: 'reg0[15] = check_in_port_sec();', expected: 'set_field:0/0x1000->reg10,resubmit(,73),move:NXM_NX_REG10[12]->NXM_NX_XXREG0[111]', ofctlMatch: '' },
   { actions: 'reg0[15] = check_out_port_sec();', expected: 'set_field:0/0x1000->reg10,resubmit(,75),move:NXM_NX_REG10[12]->NXM_NX_XXREG0[111]', ofctlMatch: '' },
   { actions: 'reg9[2] = chk_lb_hairpin();', expected: 'set_field:0/0x80->reg10,resubmit(,68),move:NXM_NX_REG10[7]->OXM_OF_PKT_REG4[2]', ofctlMatch: '' },
+  // put_nd_ra_opts: the cases and encodings of OVN 23.03.1's tests/ovn.at.
+  {
+    actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = 1500, router_preference = "HIGH", prefix = aef0::/64, slla = ae:01:02:03:04:05);',
+    expected: 'controller(userdata=00.00.00.08.00.00.00.00.00.01.de.10.00.00.00.40.86.00.00.00.ff.08.ff.ff.00.00.00.00.00.00.00.00.05.01.00.00.00.00.05.dc.03.04.40.c0.ff.ff.ff.ff.ff.ff.ff.ff.00.00.00.00.ae.f0.00.00.00.00.00.00.00.00.00.00.00.00.00.00.01.01.ae.01.02.03.04.05,pause)',
+    prereqs: 'ip6', ofctlMatch: '',
+  },
+  {
+    actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "dhcpv6_stateful", router_preference = "MEDIUM", slla = ae:01:02:03:04:10, mtu = 1450);',
+    expected: 'controller(userdata=00.00.00.08.00.00.00.00.00.01.de.10.00.00.00.40.86.00.00.00.ff.80.ff.ff.00.00.00.00.00.00.00.00.01.01.ae.01.02.03.04.10.05.01.00.00.00.00.05.aa,pause)',
+    prereqs: 'ip6', ofctlMatch: '',
+  },
+  {
+    actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "dhcpv6_stateless", router_preference = "LOW", slla = ae:01:02:03:04:06, prefix = aef0::/64);',
+    expected: 'controller(userdata=00.00.00.08.00.00.00.00.00.01.de.10.00.00.00.40.86.00.00.00.ff.58.ff.ff.00.00.00.00.00.00.00.00.01.01.ae.01.02.03.04.06.03.04.40.c0.ff.ff.ff.ff.ff.ff.ff.ff.00.00.00.00.ae.f0.00.00.00.00.00.00.00.00.00.00.00.00.00.00,pause)',
+    prereqs: 'ip6', ofctlMatch: '',
+  },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = 1500, prefix = aef0::/64);', expected: 'error: slla option not present' },
+  {
+    actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "dhcpv6_stateful", mtu = 1450, prefix = aef0::/64, prefix = bef0::/64, slla = ae:01:02:03:04:10);',
+    expected: 'controller(userdata=00.00.00.08.00.00.00.00.00.01.de.10.00.00.00.40.86.00.00.00.ff.80.ff.ff.00.00.00.00.00.00.00.00.05.01.00.00.00.00.05.aa.03.04.40.80.ff.ff.ff.ff.ff.ff.ff.ff.00.00.00.00.ae.f0.00.00.00.00.00.00.00.00.00.00.00.00.00.00.03.04.40.80.ff.ff.ff.ff.ff.ff.ff.ff.00.00.00.00.be.f0.00.00.00.00.00.00.00.00.00.00.00.00.00.00.01.01.ae.01.02.03.04.10,pause)',
+    prereqs: 'ip6', ofctlMatch: '',
+  },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", slla = ae:01:02:03:04:10);', expected: 'error: prefix option needs to be set when address mode is slaac/dhcpv6_stateless.' },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "dhcpv6_stateless", slla = ae:01:02:03:04:10);', expected: 'error: prefix option needs to be set when address mode is slaac/dhcpv6_stateless.' },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = dhcpv6_stateless, prefix = aef0::/64, slla = ae:01:02:03:04:10);', expected: "error: Syntax error at `dhcpv6_stateless' expecting constant." },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = 1500, prefix = aef0::, slla = ae:01:02:03:04:10);', expected: 'error: Invalid value for "prefix" option' },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "foo", mtu = 1500, slla = ae:01:02:03:04:10);', expected: 'error: Invalid value for "addr_mode" option' },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = "1500", slla = ae:01:02:03:04:10);', expected: 'error: IPv6 ND RA option mtu requires numeric value.' },
+  { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = 10.0.0.4, slla = ae:01:02:03:04:10);', expected: 'error: Invalid value for "mtu" option' },
   // Affinity and ECMP next-hop lookups: the cases and encodings of OVN 23.03.1's tests/ovn.at.
   { actions: 'reg9[5] = chk_ecmp_nh_mac();', expected: 'set_field:0/0x2000->reg10,resubmit(,76),move:NXM_NX_REG10[13]->OXM_OF_PKT_REG4[5]', ofctlMatch: '' },
   { actions: 'reg9[5] = chk_ecmp_nh();', expected: 'set_field:0/0x2000->reg10,resubmit(,77),move:NXM_NX_REG10[13]->OXM_OF_PKT_REG4[5]', ofctlMatch: '' },

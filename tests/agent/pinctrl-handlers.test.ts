@@ -246,6 +246,11 @@ t.test('put_dhcp_opts: the result bit lands in whichever register the action nam
   t.same(at('reg4[2]')?.get('xreg2'), { value: 0x0000000400000000n, mask: 0x0000000400000000n }, 'a register the switch did not report is added (reg4: high half of xreg2)');
   t.same(at('reg5[2]')?.get('xreg2'), { value: 4n, mask: 4n }, 'reg5: low half of xreg2');
   t.same(at('xxreg1[0]')?.get('xreg3'), { value: 1n, mask: 1n }, 'xxreg1 bit 0 is reg7 bit 0: the low half of xreg3');
+  // The switch reported reg1 alone (a router's nexthop): reg0's bit goes in reg0, not in xreg0,
+  // which would name reg1's bits a second time.
+  const withReg1 = { ...pinOf(req, userdataOf('reg0[5] = put_dhcp_opts(offerip = 10.0.0.5, router = 10.0.0.1);')), metadata: new Map([['reg1', { value: 0x18fen, mask: full(32) }]]) };
+  const md = expectKind(t, decidePacketIn(withReg1), 'resume').message.metadata;
+  t.same([md?.get('reg0'), md?.get('reg1'), md?.has('xreg0')], [{ value: 0x20n, mask: 0x20n }, { value: 0x18fen, mask: full(32) }, false], 'beside a reported reg1, reg0\'s bit is added as reg0');
 });
 
 t.test('put_dhcp_opts: malformed requests and userdata still resume, with result 0', async (t) => {

@@ -1,10 +1,13 @@
-// Goal: the agent answers dns_lookup and put_dhcpv6_opts with the very bytes the real
-// ovn-controller 23.03.1 answers with. Method: one ovnts cluster serves both; the same VM (port
-// vm1, same MAC and addresses) first on chassis hv1 run by `ovnts agent`, then on chassis hv2 run
-// by a real ovn-controller; from inside the VM the same DNS queries (IPv4 and IPv6, every answered
-// type and some that are not answered) and the same DHCPv6 exchange; the DNS payloads and DHCPv6
-// messages received must be equal byte for byte, and the two bridges must hold the same
-// controller() actions for dns_lookup and put_dhcpv6_opts.
+// Goal: the agent answers dns_lookup, put_dhcpv6_opts and put_nd_ra_opts with the very bytes the
+// real ovn-controller 23.03.1 answers with. Method: one ovnts cluster serves both; the same VM
+// (port vm1, same MAC and addresses) first on chassis hv1 run by `ovnts agent`, then on chassis
+// hv2 run by a real ovn-controller; from inside the VM the same DNS queries (IPv4 and IPv6, every
+// answered type and some that are not answered), the same DHCPv6 exchange, and a router
+// solicitation answered for the router lr0 (SLAAC: the VM's kernel configures an address, a
+// default route with the router's preference and the advertised MTU); the DNS payloads and
+// DHCPv6 messages received and what the kernel made of the advertisement must be equal, and the
+// two bridges must hold the same controller() actions for dns_lookup, put_dhcpv6_opts and
+// put_nd_ra_opts.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +17,7 @@ import { chassisWithOvnController, e2eSkip, nbctlOf, startChassisWithAgents, unt
 import { createUnderlay } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
-import { dhcpv6Exchange, dnsQueries, type Dhcp6Answer } from '../helpers/vm-clients.js';
+import { dhcpv6Exchange, dnsQueries, slaac, type Dhcp6Answer, type SlaacState } from '../helpers/vm-clients.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const run = promisify(execFile);
@@ -24,9 +27,9 @@ async function dumpBrInt(dir: string): Promise<string> {
   return (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', `unix:${join(dir, 'br-int.mgmt')}`], { maxBuffer: 64 << 20 })).stdout;
 }
 
-/** The dns_lookup (opcode 6) and put_dhcpv6_opts (opcode 5) controller actions in a flow dump, sorted. */
+/** The put_nd_ra_opts (8), dns_lookup (6) and put_dhcpv6_opts (5) controller actions in a flow dump, sorted. */
 function pausedActions(dump: string): string[] {
-  return [...dump.matchAll(/controller\(userdata=00\.00\.00\.0[56]\.[^)]*\)/g)].map((m) => m[0]).sort();
+  return [...dump.matchAll(/controller\(userdata=00\.00\.00\.0[568]\.[^)]*\)/g)].map((m) => m[0]).sort();
 }
 const ovnControllerInstalled = existsSync('/usr/bin/ovn-controller') && existsSync('/usr/bin/ovn-sbctl');
 
@@ -41,6 +44,7 @@ interface Observed {
   readonly dns4: string[];
   readonly dns6: string[];
   readonly dhcpv6: Dhcp6Answer[];
+  readonly slaac: SlaacState;
 }
 
 /** Addresses and static neighbours: the DNS "server" 10.18.0.2 / ae70::2 is a port nobody binds. */
@@ -58,10 +62,12 @@ async function observe(vm: NsHost, what: string, logs: () => string): Promise<Ob
   }, 90_000, agents);
   const dns6 = await dnsQueries(vm, 'ae70::2', queries);
   const dhcpv6 = await untilLogged(`${what}: a DHCPv6 exchange`, () => dhcpv6Exchange(vm), 90_000, agents);
-  return { dns4, dns6, dhcpv6 };
+  // Last: the solicitation turns IPv6 off and on, which takes the static address away.
+  const ra = await untilLogged(`${what}: a router advertisement`, () => slaac(vm), 90_000, agents);
+  return { dns4, dns6, dhcpv6, slaac: ra };
 }
 
-t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: e2eSkip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed') }, async (t) => {
+t.test('DNS, DHCPv6 and router advertisement answers: ours equal the real ovn-controller\'s', { skip: e2eSkip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed') }, async (t) => {
   const env = await upCluster(t, testdirAfterTeardowns(t));
   const nbctl = nbctlOf(env);
   const ul = await createUnderlay('172.30.18');
@@ -77,6 +83,12 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
   const opts = await nbctl('--bare', '--columns=_uuid', 'find', 'DHCP_Options', 'cidr="ae70::/64"');
   await nbctl('dhcp-options-set-options', opts, 'server_id=00:00:00:00:10:02', 'dns_server={ae70::1,ae70::2}', 'domain_search="ovn.org"');
   await nbctl('lsp-set-dhcpv6-options', 'vm1', opts);
+  // lr0 advertises ae70::/64 on sw0 for SLAAC, with its preference and an MTU.
+  await nbctl('lr-add', 'lr0');
+  await nbctl('lrp-add', 'lr0', 'lr0-sw0', '00:00:00:00:18:fe', 'ae70::1/64');
+  await nbctl('lsp-add', 'sw0', 'sw0-lr0', '--', 'lsp-set-type', 'sw0-lr0', 'router', '--', 'lsp-set-addresses', 'sw0-lr0', 'router',
+    '--', 'lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0');
+  await nbctl('set', 'Logical_Router_Port', 'lr0-sw0', 'ipv6_ra_configs:address_mode=slaac', 'ipv6_ra_configs:mtu=1400', 'ipv6_ra_configs:router_preference=HIGH');
 
   // Ours: hv1 with `ovnts agent`.
   const { hosts: [hv1], agents: [agent] } = await startChassisWithAgents(t, env, ul, ['hv1']);
@@ -108,6 +120,8 @@ t.test('DNS and DHCPv6 answers: ours equal the real ovn-controller\'s', { skip: 
     t.equal(ours.dns6[i], theirs.dns6[i], `DNS over IPv6, ${name} type ${type}: ${theirs.dns6[i]?.slice(0, 60)}`);
   });
   t.same(ours.dhcpv6, theirs.dhcpv6, 'ADVERTISE, REPLY to REQUEST, REPLY to INFORMATION-REQUEST: the same messages');
+  t.same(ours.slaac, theirs.slaac, `the same SLAAC address, default route and MTU from the router advertisement: ${JSON.stringify(theirs.slaac)}`);
+  t.ok(theirs.slaac.addresses.some((a) => a.startsWith('ae70::')) && theirs.slaac.mtu === '1400' && theirs.slaac.route.includes('pref high'), 'the advertisement carried the prefix, the MTU and the preference');
   t.ok(theirFlows.length >= 2, `ovn-controller installed ${theirFlows.length} such actions`);
-  t.same(ourFlows, theirFlows, 'the same dns_lookup and put_dhcpv6_opts controller actions on both bridges');
+  t.same(ourFlows, theirFlows, 'the same dns_lookup, put_dhcpv6_opts and put_nd_ra_opts controller actions on both bridges');
 });

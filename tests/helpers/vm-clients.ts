@@ -116,3 +116,33 @@ export async function connectMany(vm: NsHost, ip: string, port: number, n: numbe
     (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
   return JSON.parse(await vm.exec(process.execPath, '-e', script)) as string[];
 }
+
+/** What `vm`'s kernel made of the router advertisements on eth0 (SLAAC), as `ip` prints it. */
+export interface SlaacState {
+  /** Global addresses it configured from advertised prefixes ("proto kernel_ra" ones), sorted. */
+  readonly addresses: string[];
+  /** Its default route through the advertising router, without the ticking "expires" part. */
+  readonly route: string;
+  /** eth0's IPv6 MTU (an advertised MTU option sets it). */
+  readonly mtu: string;
+}
+
+/**
+ * Makes `vm` solicit routers again (IPv6 off and on for eth0, accepting advertisements) and
+ * returns once an advertisement configured an address, or undefined after `timeoutMs`.
+ */
+export async function slaac(vm: NsHost, timeoutMs = 30_000): Promise<SlaacState | undefined> {
+  await vm.exec('sysctl', '-qw', 'net.ipv6.conf.eth0.accept_ra=2', 'net.ipv6.conf.eth0.disable_ipv6=1');
+  await vm.exec('sysctl', '-qw', 'net.ipv6.conf.eth0.disable_ipv6=0');
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const addresses = (await vm.exec('ip', '-6', '-o', 'addr', 'show', 'dev', 'eth0', 'scope', 'global', 'dynamic')).split('\n')
+      .map((l) => /inet6 (\S+)/.exec(l)?.[1]).filter((a): a is string => a !== undefined).sort();
+    const route = (await vm.exec('ip', '-6', 'route', 'show', 'default', 'dev', 'eth0')).trim().replace(/ expires \d+sec/, '');
+    if (addresses.length > 0 && route !== '') {
+      return { addresses, route, mtu: (await vm.exec('sysctl', '-n', 'net.ipv6.conf.eth0.mtu')).trim() };
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return undefined;
+}
