@@ -577,6 +577,8 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
   if (peer !== undefined && lrpHasGateway(lrp)) options.set('chassis-redirect-port', crPortName(name));
   if (chassis !== undefined) options.set('l3gateway-chassis', chassis);
   if (peer !== undefined) options.set('peer', peer);
+  const networks = extractLrpNetworks(lrp.mac, lrp.networks);
+  if (peer !== undefined && peerName === undefined && networks !== undefined && networks.ipv6.length > 0) ipv6Options(lrp, networks, options);
   // Its ARP replies come from one chassis when its link's switch has a localnet port.
   const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
@@ -585,15 +587,74 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
-    lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer, peerIsLrp, peerColumnSet: peerName !== undefined,
+    lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks, peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
     peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined,
   };
   return {
     info,
-    columns: { type: chassis !== undefined ? 'l3gateway' : 'patch', options, parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
+    columns: { type: chassis !== undefined ? 'l3gateway' : 'patch', options: sortedMap(options), parent_port: NO_STRINGS, tag: NO_NUMBERS, mac: [[lrp.mac, ...lrp.networks].join(' ')], port_security: NO_STRINGS, external_ids: lrp.external_ids },
     link: peerDp,
   };
+}
+
+/** smap_get_int: a whole decimal number that fits an int, else `def`. */
+function intOption(options: ReadonlyMap<string, string>, key: string, def: number): number {
+  const v = options.get(key);
+  if (v === undefined || !/^[+-]?\d{1,10}$/.test(v)) return def;
+  const n = Number(v);
+  return n < -0x80000000 || n > 0x7fffffff ? def : n;
+}
+
+const boolTrue = (options: ReadonlyMap<string, string>, key: string): boolean => (options.get(key) ?? '').toLowerCase() === 'true';
+
+/** RFC 4861's limits on the advertisement intervals (seconds), as ovn-northd applies them. */
+const RA_MAX_INTERVAL = { def: 600, min: 4, max: 1800 } as const;
+const RA_MIN_INTERVAL_MIN = 3;
+
+/**
+ * The IPv6 options of a router port with a switch peer (ovn_update_ipv6_options): prefix
+ * delegation asked for (options:prefix_delegation, options:prefix, on an enabled port), and for
+ * ipv6_ra_configs:send_periodic the router advertisement the chassis send unasked
+ * (copy_ra_to_sb): mode, intervals, MTU, prefixes, source MAC and link-local address, DNS
+ * servers and search list, preference and route information.
+ */
+function ipv6Options(lrp: nb.Logical_Router_Port, networks: LportAddresses, options: Map<string, string>): void {
+  const enabled = lrp.enabled.length === 0 || lrp.enabled[0] === true;
+  if (enabled && boolTrue(lrp.options, 'prefix_delegation')) options.set('ipv6_prefix_delegation', 'true');
+  if (enabled && boolTrue(lrp.options, 'prefix')) options.set('ipv6_prefix', 'true');
+  const ra = lrp.ipv6_ra_configs;
+  const mode = ra.get('address_mode');
+  if ((mode !== 'slaac' && mode !== 'dhcpv6_stateful' && mode !== 'dhcpv6_stateless') || !boolTrue(ra, 'send_periodic')) return;
+  options.set('ipv6_ra_send_periodic', 'true');
+  options.set('ipv6_ra_address_mode', mode);
+  const max = Math.max(RA_MAX_INTERVAL.min, Math.min(RA_MAX_INTERVAL.max, intOption(ra, 'max_interval', RA_MAX_INTERVAL.def)));
+  options.set('ipv6_ra_max_interval', String(max));
+  const minDefault = max >= 9 ? Math.trunc(max / 3) : Math.trunc((max * 3) / 4);
+  const min = Math.max(RA_MIN_INTERVAL_MIN, Math.min(Math.trunc((max * 3) / 4), intOption(ra, 'min_interval', minDefault)));
+  options.set('ipv6_ra_min_interval', String(min));
+  const mtu = intOption(ra, 'mtu', 0);
+  if (mtu >= 1280) options.set('ipv6_ra_mtu', String(mtu));
+  const prefixes: string[] = [];
+  for (const a of networks.ipv6) {
+    if (a.isLla) options.set('ipv6_ra_src_addr', a.addrS);
+    else prefixes.push(`${a.networkS}/${a.plen}`);
+  }
+  options.set('ipv6_ra_prefixes', prefixes.join(' '));
+  for (const [from, to] of [['rdnss', 'ipv6_ra_rdnss'], ['dnssl', 'ipv6_ra_dnssl']] as const) {
+    const v = ra.get(from);
+    if (v !== undefined) options.set(to, v);
+  }
+  options.set('ipv6_ra_src_eth', networks.ea);
+  const prf = ra.get('router_preference');
+  options.set('ipv6_ra_prf', prf === 'HIGH' || prf === 'LOW' ? prf : 'MEDIUM');
+  const routeInfo = ra.get('route_info');
+  if (routeInfo !== undefined) options.set('ipv6_ra_route_info', routeInfo);
+}
+
+/** A map with its keys in order, as the SB keeps every map here. */
+function sortedMap(m: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map([...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /**

@@ -1332,3 +1332,33 @@ t.test('(t) template load balancers (options:template) and Chassis_Template_Var'
   await real.nbctl(['set', 'Load_Balancer', 'lbt-udp', 'options:template=false']);
   await compareWithReal(t, real);
 });
+
+t.test('(u) IPv6 router advertisements: ipv6_ra_configs flows, periodic advertisements on the binding, prefix delegation', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'sw1'],
+    ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a fd00:1::a'],
+    ['ls-add', 'sw2'],
+    ['lr-add', 'lr0'],
+    ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:01', 'fd00:1::1/64', 'fd00:11::1/64', '10.0.1.1/24'],
+    routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
+    ['lrp-add', 'lr0', 'lr0-sw2', '00:00:00:00:ff:02', 'fd00:2::1/64'],
+    routerLsp('sw2', 'sw2-lr0', 'lr0-sw2'),
+    ['lrp-add', 'lr0', 'lr0-alone', '00:00:00:00:ff:03', 'fd00:3::1/64'],
+    // SLAAC advertised periodically with every option; stateful DHCPv6 on demand only.
+    ['set', 'Logical_Router_Port', 'lr0-sw1', 'ipv6_ra_configs:address_mode=slaac', 'ipv6_ra_configs:send_periodic=true', 'ipv6_ra_configs:mtu=1400',
+      'ipv6_ra_configs:max_interval=120', 'ipv6_ra_configs:rdnss="fd00:1::53"', 'ipv6_ra_configs:dnssl="ovn.org,example.com"',
+      'ipv6_ra_configs:router_preference=HIGH', 'ipv6_ra_configs:route_info="HIGH-fd00:aa::/64,LOW-fd00:bb::/48"'],
+    ['set', 'Logical_Router_Port', 'lr0-sw2', 'ipv6_ra_configs:address_mode=dhcpv6_stateful', 'options:prefix_delegation=true', 'options:prefix=true'],
+    ['set', 'Logical_Router_Port', 'lr0-alone', 'ipv6_ra_configs:address_mode=slaac', 'ipv6_ra_configs:send_periodic=true'],
+  ]);
+  const options = (name: string): ReadonlyMap<string, string> | undefined => ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name)?.options;
+  t.equal(options('lr0-sw1')?.get('ipv6_ra_prefixes'), 'fd00:11::/64 fd00:1::/64', 'the advertised prefixes on the binding (networks in the column\'s order)');
+  t.equal(options('lr0-alone')?.get('ipv6_ra_send_periodic'), undefined, 'a port without a peer advertises nothing');
+  // Intervals out of range, an MTU below IPv6's minimum, an invalid mode, then periodic off.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'ipv6_ra_configs:max_interval=2', 'ipv6_ra_configs:min_interval=100', 'ipv6_ra_configs:mtu=1000',
+    'ipv6_ra_configs:router_preference=bogus']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw2', 'ipv6_ra_configs:address_mode=bogus', 'ipv6_ra_configs:send_periodic=true', 'enabled=false']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'ipv6_ra_configs:send_periodic=false', 'ipv6_ra_configs:address_mode=dhcpv6_stateless']);
+  await compareWithReal(t, real);
+});

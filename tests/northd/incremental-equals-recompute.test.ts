@@ -344,7 +344,8 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
         [{ enabled: set(rng.chance(0.5) ? [false] : []) }, 1],
         [{ networks: set([`172.16.${n % 256}.1/24`, 'fd00::9/64']) }, 1],
         [{ options: map(rng.chance(0.5) ? { route_table: 'rtb1' } : {}) }, 0.5],
-        [{ ipv6_ra_configs: map(rng.chance(0.5) ? { address_mode: 'slaac' } : {}) }, 0.5],
+        [{ ipv6_ra_configs: map(rng.pick([{ address_mode: 'slaac' }, { address_mode: 'slaac', send_periodic: 'true', mtu: '1400' }, {}])) }, 0.5],
+        [{ options: map(rng.chance(0.5) ? { prefix_delegation: 'true' } : {}) }, 0.2],
         [{ options: map(rng.pick([{ 'reside-on-redirect-chassis': 'true' }, { 'redirect-type': rng.pick(['bridged', 'overlay']) }, {}])) }, 1],
       ]);
       return { kind, ops: [{ op: 'update', table: 'Logical_Router_Port', where: byUuid(p.uuid), row }] };
