@@ -26,6 +26,8 @@ import {
 import { VportBindingWriter, type VportBindingStats, type VportLookup, type VportPutResult } from './vport-binding-writer.js';
 import type { ReplyOutcome, SvcMonitorSpec } from './svc-monitor-table.js';
 import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
+import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
+import { realTimers } from './batch-writer.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
@@ -123,6 +125,8 @@ export class Pinctrl {
   private readonly nowMs: () => number;
   /** The health checks this chassis runs (their stats are its stats). */
   readonly serviceMonitors: SvcMonitors;
+  /** The router advertisements it sends unasked (their stats are its stats). */
+  readonly routerAdvertisements: PeriodicRas;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -144,6 +148,9 @@ export class Pinctrl {
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
       ...(options.onVportClaim === undefined ? {} : { onClaim: options.onVportClaim }),
+    });
+    this.routerAdvertisements = new PeriodicRas({
+      channel: options.channel, timers: options.timers ?? realTimers, random: options.random ?? Math.random, onProblem: options.onProblem,
     });
     this.serviceMonitors = new SvcMonitors({
       channel: options.channel, sb: options.sb, ...options.serviceMonitors,
@@ -250,6 +257,15 @@ export class Pinctrl {
     this.serviceMonitors.sync(specs, skipped);
   }
 
+  /**
+   * The router ports this chassis advertises for unasked (periodicRaSpecs of the SB view), and
+   * the bindings that ask for it but cannot be advertised, with why.
+   */
+  routerAdvertisementsChanged(specs: readonly PeriodicRaSpec[], skipped: readonly string[] = []): void {
+    for (const why of skipped) this.onProblem?.(`periodic router advertisement skipped: ${why}`);
+    this.routerAdvertisements.sync(specs);
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -270,5 +286,6 @@ export class Pinctrl {
     this.writer.close();
     this.vportWriter?.close();
     this.serviceMonitors.close();
+    this.routerAdvertisements.close();
   }
 }

@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -111,6 +111,11 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
         if (u === null || u.reset || u.changes.some((c) => serviceMonitorInputs.has(c.table))) {
           const { specs, skipped } = serviceMonitorSpecs(flows.engine.sb, view.chassis);
           late.pinctrl?.serviceMonitorsChanged(specs, skipped);
+        }
+        // Router advertisements sent unasked follow the router ports' bindings and their peers.
+        if (u === null || u.reset || u.changes.some((c) => c.table === 'Port_Binding' || c.table === 'Datapath_Binding')) {
+          const { specs, skipped } = periodicRaSpecs(flows.engine.sb);
+          late.pinctrl?.routerAdvertisementsChanged(specs, skipped);
         }
         return r;
       },

@@ -4,7 +4,8 @@
 // hv2 run by a real ovn-controller; from inside the VM the same DNS queries (IPv4 and IPv6, every
 // answered type and some that are not answered), the same DHCPv6 exchange, and a router
 // solicitation answered for the router lr0 (SLAAC: the VM's kernel configures an address, a
-// default route with the router's preference and the advertised MTU); the DNS payloads and
+// default route with the router's preference and the advertised MTU), then the same from the
+// advertisements lr0 sends unasked every few seconds; the DNS payloads and
 // DHCPv6 messages received and what the kernel made of the advertisement must be equal, and the
 // two bridges must hold the same controller() actions for dns_lookup, put_dhcpv6_opts and
 // put_nd_ra_opts.
@@ -45,6 +46,8 @@ interface Observed {
   readonly dns6: string[];
   readonly dhcpv6: Dhcp6Answer[];
   readonly slaac: SlaacState;
+  /** The same from the advertisements lr0 sends unasked, the VM soliciting none. */
+  readonly periodic: SlaacState;
 }
 
 /** Addresses and static neighbours: the DNS "server" 10.18.0.2 / ae70::2 is a port nobody binds. */
@@ -64,7 +67,8 @@ async function observe(vm: NsHost, what: string, logs: () => string): Promise<Ob
   const dhcpv6 = await untilLogged(`${what}: a DHCPv6 exchange`, () => dhcpv6Exchange(vm), 90_000, agents);
   // Last: the solicitation turns IPv6 off and on, which takes the static address away.
   const ra = await untilLogged(`${what}: a router advertisement`, () => slaac(vm), 90_000, agents);
-  return { dns4, dns6, dhcpv6, slaac: ra };
+  const periodic = await untilLogged(`${what}: a router advertisement sent unasked`, () => slaac(vm, 15_000, false), 90_000, agents);
+  return { dns4, dns6, dhcpv6, slaac: ra, periodic };
 }
 
 t.test('DNS, DHCPv6 and router advertisement answers: ours equal the real ovn-controller\'s', { skip: e2eSkip || (!ovnControllerInstalled && 'the real OVN (ovn-host) is not installed') }, async (t) => {
@@ -89,6 +93,9 @@ t.test('DNS, DHCPv6 and router advertisement answers: ours equal the real ovn-co
   await nbctl('lsp-add', 'sw0', 'sw0-lr0', '--', 'lsp-set-type', 'sw0-lr0', 'router', '--', 'lsp-set-addresses', 'sw0-lr0', 'router',
     '--', 'lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0');
   await nbctl('set', 'Logical_Router_Port', 'lr0-sw0', 'ipv6_ra_configs:address_mode=slaac', 'ipv6_ra_configs:mtu=1400', 'ipv6_ra_configs:router_preference=HIGH');
+  // ... and every 3 to 4 seconds unasked, with a DNS server and search list (RFC 8106).
+  await nbctl('set', 'Logical_Router_Port', 'lr0-sw0', 'ipv6_ra_configs:send_periodic=true', 'ipv6_ra_configs:max_interval=4',
+    'ipv6_ra_configs:rdnss="ae70::53"', 'ipv6_ra_configs:dnssl="ovn.org"');
 
   // Ours: hv1 with `ovnts agent`.
   const { hosts: [hv1], agents: [agent] } = await startChassisWithAgents(t, env, ul, ['hv1']);
@@ -122,6 +129,8 @@ t.test('DNS, DHCPv6 and router advertisement answers: ours equal the real ovn-co
   t.same(ours.dhcpv6, theirs.dhcpv6, 'ADVERTISE, REPLY to REQUEST, REPLY to INFORMATION-REQUEST: the same messages');
   t.same(ours.slaac, theirs.slaac, `the same SLAAC address, default route and MTU from the router advertisement: ${JSON.stringify(theirs.slaac)}`);
   t.ok(theirs.slaac.addresses.some((a) => a.startsWith('ae70::')) && theirs.slaac.mtu === '1400' && theirs.slaac.route.includes('pref high'), 'the advertisement carried the prefix, the MTU and the preference');
+  t.same(ours.periodic, theirs.periodic, `the same from the advertisements sent unasked: ${JSON.stringify(theirs.periodic)}`);
+  t.ok(theirs.periodic.addresses.some((a) => a.startsWith('ae70::')), 'an advertisement came without a solicitation');
   t.ok(theirFlows.length >= 2, `ovn-controller installed ${theirFlows.length} such actions`);
   t.same(ourFlows, theirFlows, 'the same dns_lookup, put_dhcpv6_opts and put_nd_ra_opts controller actions on both bridges');
 });

@@ -128,11 +128,12 @@ export interface SlaacState {
 }
 
 /**
- * Makes `vm` solicit routers again (IPv6 off and on for eth0, accepting advertisements) and
- * returns once an advertisement configured an address, or undefined after `timeoutMs`.
+ * Starts `vm`'s IPv6 on eth0 afresh (off and on, accepting advertisements), soliciting routers
+ * or (`solicit` false) only listening for the advertisements they send unasked, and returns
+ * once an advertisement configured an address, or undefined after `timeoutMs`.
  */
-export async function slaac(vm: NsHost, timeoutMs = 30_000): Promise<SlaacState | undefined> {
-  await vm.exec('sysctl', '-qw', 'net.ipv6.conf.eth0.accept_ra=2', 'net.ipv6.conf.eth0.disable_ipv6=1');
+export async function slaac(vm: NsHost, timeoutMs = 30_000, solicit = true): Promise<SlaacState | undefined> {
+  await vm.exec('sysctl', '-qw', 'net.ipv6.conf.eth0.accept_ra=2', `net.ipv6.conf.eth0.router_solicitations=${solicit ? 3 : 0}`, 'net.ipv6.conf.eth0.disable_ipv6=1');
   await vm.exec('sysctl', '-qw', 'net.ipv6.conf.eth0.disable_ipv6=0');
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
