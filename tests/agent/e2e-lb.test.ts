@@ -8,7 +8,8 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged } from '../helpers/agent-e2e.js';
+import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import type { ChassisHost } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
 import { stopPid } from '../helpers/process.js';
 import { connectMany } from '../helpers/vm-clients.js';
@@ -23,28 +24,34 @@ function serve(t: Test, vm: NsHost, name: string, port: number): void {
   t.teardown(() => stopPid(pid, (argv) => argv.includes('-e')));
 }
 
+/**
+ * sw0 (10.N.0.0/24: vm1 the client, vm2 a backend) and sw1 (10.N.1.0/24: vm3 a backend) joined
+ * by lr0, the VMs on `hv1` with servers on port 8080 in vm2 and vm3; VIPs off both subnets, so
+ * clients send to their gateway. Returns once vm1 reaches vm3.
+ */
+async function clientAndBackends(t: Test, nbctl: (...args: string[]) => Promise<string>, hv1: ChassisHost, n: number, agent: Agent): Promise<[NsHost, NsHost, NsHost]> {
+  await nbctl('lr-add', 'lr0');
+  for (const i of [0, 1]) {
+    await nbctl('ls-add', `sw${i}`);
+    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:${n}:0${i}:01`, `10.${n}.${i}.1/24`);
+  }
+  const vms = [['vm1', 'sw0', `0a:00:00:00:${n}:01`, `10.${n}.0.2`], ['vm2', 'sw0', `0a:00:00:00:${n}:02`, `10.${n}.0.3`], ['vm3', 'sw1', `0a:00:00:00:${n}:03`, `10.${n}.1.2`]] as const;
+  const hosts: NsHost[] = [];
+  for (const [name, sw, mac, ip] of vms) {
+    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
+    hosts.push(await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway: ip.replace(/\.\d+$/, '.1') }));
+  }
+  const [vm1, vm2, vm3] = hosts as [NsHost, NsHost, NsHost];
+  await pingBecomes(vm1, `10.${n}.1.2`, true, 'vm1 reaches vm3 through lr0', [agent]);
+  serve(t, vm2, 'vm2', 8080);
+  serve(t, vm3, 'vm3', 8080);
+  return [vm1, vm2, vm3];
+}
+
 t.test('a switch load balancer: spread over backends, hairpin to itself, session affinity, backend removed, detached', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.16');
   const nbctl = nbctlOf(env);
-  // sw0 (10.16.0.0/24: vm1 the client, vm2 a backend) and sw1 (10.16.1.0/24: vm3 a backend)
-  // joined by lr0; the VIP is off both subnets, so clients send to their gateway.
-  await nbctl('lr-add', 'lr0');
-  for (const [i, net] of [[0, '10.16.0'], [1, '10.16.1']] as const) {
-    await nbctl('ls-add', `sw${i}`);
-    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:16:0${i}:01`, `${net}.1/24`);
-  }
-  const vms: [string, string, string, string][] = [['vm1', 'sw0', '0a:00:00:00:16:01', '10.16.0.2'], ['vm2', 'sw0', '0a:00:00:00:16:02', '10.16.0.3'], ['vm3', 'sw1', '0a:00:00:00:16:03', '10.16.1.2']];
-  const hosts = new Map<string, NsHost>();
-  for (const [name, sw, mac, ip] of vms) {
-    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
-    hosts.set(name, await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway: ip.replace(/\.\d+$/, '.1') }));
-  }
-  const vm1 = hosts.get('vm1') as NsHost;
-  const vm2 = hosts.get('vm2') as NsHost;
-  const vm3 = hosts.get('vm3') as NsHost;
-  await pingBecomes(vm1, '10.16.1.2', true, 'vm1 reaches vm3 through lr0', [agent]);
-  serve(t, vm2, 'vm2', 8080);
-  serve(t, vm3, 'vm3', 8080);
+  const [vm1, vm2] = await clientAndBackends(t, nbctl, hv1, 16, agent);
 
   await nbctl('lb-add', 'lb0', `${VIP}:80`, '10.16.0.3:8080,10.16.1.2:8080', 'tcp');
   await nbctl('ls-lb-add', 'sw0', 'lb0');
@@ -138,23 +145,8 @@ t.test('a gateway router load balancer: ARP for the VIP answered by the router, 
 t.test('a template load balancer: the VIP, port and backends are this chassis\'s Chassis_Template_Var values', { skip: e2eSkip }, async (t) => {
   const { env, hv1, agent } = await chassisWithAgent(t, '172.30.18');
   const nbctl = nbctlOf(env);
-  // As in the first test, a client and a backend on sw0, a backend on sw1 behind lr0; the load
-  // balancer names variables only (as ovn-kubernetes's NodePort services do).
-  await nbctl('lr-add', 'lr0');
-  for (const [i, net] of [[0, '10.18.0'], [1, '10.18.1']] as const) {
-    await nbctl('ls-add', `sw${i}`);
-    await linkSwitchToRouter(nbctl, `sw${i}`, 'lr0', `lrp${i}`, `00:00:00:18:0${i}:01`, `${net}.1/24`);
-  }
-  const vms: [string, string, string, string][] = [['vm1', 'sw0', '0a:00:00:00:18:01', '10.18.0.2'], ['vm2', 'sw0', '0a:00:00:00:18:02', '10.18.0.3'], ['vm3', 'sw1', '0a:00:00:00:18:03', '10.18.1.2']];
-  const hosts = new Map<string, NsHost>();
-  for (const [name, sw, mac, ip] of vms) {
-    await nbctl('lsp-add', sw, name, '--', 'lsp-set-addresses', name, `${mac} ${ip}`);
-    hosts.set(name, await hv1.addVm(name, { mac, cidr: `${ip}/24`, gateway: ip.replace(/\.\d+$/, '.1') }));
-  }
-  const vm1 = hosts.get('vm1') as NsHost;
-  await pingBecomes(vm1, '10.18.1.2', true, 'vm1 reaches vm3 through lr0', [agent]);
-  serve(t, hosts.get('vm2') as NsHost, 'vm2', 8080);
-  serve(t, hosts.get('vm3') as NsHost, 'vm3', 8080);
+  // The load balancer names variables only (as ovn-kubernetes's NodePort services do).
+  const [vm1] = await clientAndBackends(t, nbctl, hv1, 18, agent);
 
   await nbctl('--template', 'lb-add', 'lbt', '^NODEIP:^NODEPORT', '^BACKENDS', 'tcp');
   await nbctl('ls-lb-add', 'sw0', 'lbt');

@@ -12,21 +12,18 @@
 // agent's whole flow table must learn the same table-69 flow, which goes when its LB does.
 
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import { OFTABLE } from '../../agent/compile/tables.js';
-import { DesiredFlows } from '../../agent/flows/desired.js';
-import type { LocalView } from '../../agent/local-view.js';
+import type { DesiredFlows } from '../../agent/flows/desired.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
-import type { SbRowChange } from '../../agent/sb-source.js';
 import { until } from '../helpers/ovnts-cli.js';
-import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
-import { readStoredSb } from '../helpers/read-sb.js';
-import { OVN_NB_SCHEMA, OVN_SB_SCHEMA, startRealCentral, startRealController } from '../helpers/real-ovn-controller.js';
+import type { OvsSwitch } from '../helpers/ovs-switch.js';
+import { converge, oursBesideReal } from '../helpers/sb-follower.js';
+import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
 const HAIRPIN_TABLES = [OFTABLE.CHK_LB_HAIRPIN, OFTABLE.CHK_LB_HAIRPIN_REPLY, OFTABLE.CT_SNAT_HAIRPIN] as const;
@@ -34,15 +31,7 @@ const isHairpinTable = (table: number): boolean => (HAIRPIN_TABLES as readonly n
 /** How long one step may take to converge. */
 const STEP_MS_MAX = 60_000;
 
-function ovnInstalled(): boolean {
-  return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-northd', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p))
-    && existsSync(OVN_NB_SCHEMA) && existsSync(OVN_SB_SCHEMA);
-}
-
-const vms = [
-  { name: 'vm1', ofport: 1, addr: '00:00:00:00:00:01 10.0.0.1 fd00::1' },
-  { name: 'vm2', ofport: 2, addr: '00:00:00:00:00:02 10.0.0.2 fd00::2' },
-] as const;
+const vms = twoVms;
 
 /** A bridge's flows in tables 68..70 as `ovs-ofctl dump-flows --no-stats` prints them, sorted. */
 async function hairpinDump(sw: OvsSwitch): Promise<string[]> {
@@ -56,18 +45,6 @@ async function hairpinDump(sw: OvsSwitch): Promise<string[]> {
 /** Flows of one table in a dump (by the flow's own table=, not a learn()'s). */
 const count = (dump: readonly string[], table: number): number => dump.filter((l) => /(?:^|, )table=(\d+), priority=/.exec(l)?.[1] === String(table)).length;
 
-/** The rows that changed between two reads of the SB, as one incremental update's changes. */
-function changesBetween(before: ReadonlyMap<string, SbRowChange>, after: ReadonlyMap<string, SbRowChange>): SbRowChange[] {
-  const out: SbRowChange[] = [];
-  for (const [k, c] of after) {
-    const was = before.get(k)?.row;
-    if (was === undefined || was._version !== c.row?._version) out.push(c);
-  }
-  for (const [k, c] of before) if (!after.has(k)) out.push({ table: c.table, uuid: c.uuid });
-  return out;
-}
-
-const keyed = (changes: readonly SbRowChange[]): Map<string, SbRowChange> => new Map(changes.map((c) => [`${c.table}\0${c.uuid}`, c]));
 const hairpinFlows = (d: DesiredFlows): FlowSpec[] => [...d.table.flows()].map(([, f]) => f).filter((f) => isHairpinTable(f.table));
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
 
@@ -95,47 +72,21 @@ async function differential(t: Test): Promise<void> {
   const { sw: swA, pid: controllerPid, log } = await startRealController(t, sb.socketPath, vms, nbctl);
 
   // Bridge B: our hairpin tables alone, through our OpenFlow channel.
-  const swB = await startOvsSwitch();
-  t.teardown(() => swB.stop());
-  const ch = await OfChannel.connect({ target: swB.mgmtTarget });
-  t.teardown(() => ch.close());
-  const view: LocalView = { chassis: 'hv1', vifs: new Map(vms.map((v) => [v.name, v.ofport])), tunnels: new Map(), localnetPatches: new Map() };
-  const agent = new DesiredFlows();
-  let held = new Map<string, SbRowChange>();
-  let revision = 0;
+  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms);
+  const agent = follower.agent;
 
   /**
    * Feeds the agent the SB's changes since the last read, installs its tables 68..70 into B,
    * and repeats until ovn-controller's tables look as `expect` says and equal ours (A may still
    * be applying the change), then compares them line for line.
    */
-  const converge = async (step: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
-    const started = Date.now();
-    let a: string[];
-    let b: string[];
-    let steps = 0;
-    for (;;) {
-      const now = keyed(await readStoredSb({ path: sb.socketPath }));
-      const changes = changesBetween(held, now);
-      held = now;
-      if (changes.length > 0 || revision === 0) {
-        revision++;
-        steps++;
-        agent.update({ reset: revision === 1, fromRevision: revision - 1, toRevision: revision, changes }, view);
-        await ch.reconcile(hairpinFlows(agent));
-      }
-      [a, b] = await Promise.all([hairpinDump(swA), hairpinDump(swB)]);
-      if ((expect(a) && a.join('\n') === b.join('\n')) || Date.now() > started + STEP_MS_MAX) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    const scratch = new DesiredFlows({ ctZones: agent.ctZones() });
-    scratch.update({ reset: true, fromRevision: 0, toRevision: 1, changes: [...held.values()] }, view);
-    const fresh = hairpinFlows(scratch);
-    t.comment(`${step}: ${Date.now() - started} ms, ${steps} SB update(s) applied`);
-    t.ok(expect(a), `${step}: ovn-controller's tables are as expected (68: ${count(a, 68)}, 69: ${count(a, 69)}, 70: ${count(a, 70)} flows)${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
-    t.same(b, a, `${step}: our tables 68..70 equal ovn-controller's, flow for flow`);
-    t.same(texts(hairpinFlows(agent)), texts(fresh), `${step}: the incremental engine equals a fresh one`);
-    t.same([...agent.sourceErrors().values()].filter((e) => e.includes('lb:')), [], `${step}: no load balancer failed`);
+  const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
+    const { real: a, ours: b, steps, ms } = await converge(follower, () => ch.reconcile(hairpinFlows(agent)), () => Promise.all([hairpinDump(swA), hairpinDump(swB)]), expect, STEP_MS_MAX);
+    t.comment(`${name}: ${ms} ms, ${steps} SB update(s) applied`);
+    t.ok(expect(a), `${name}: ovn-controller's tables are as expected (68: ${count(a, 68)}, 69: ${count(a, 69)}, 70: ${count(a, 70)} flows)${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
+    t.same(b, a, `${name}: our tables 68..70 equal ovn-controller's, flow for flow`);
+    t.same(texts(hairpinFlows(agent)), texts(hairpinFlows(follower.fresh())), `${name}: the incremental engine equals a fresh one`);
+    t.same([...agent.sourceErrors().values()].filter((e) => e.includes('lb:')), [], `${name}: no load balancer failed`);
   };
   const counts = (n68: number, n70: number) => (a: readonly string[]): boolean => count(a, 68) === n68 && count(a, 69) === 0 && count(a, 70) === n70;
   const allCt = (field: 'ct_mark' | 'ct_label') => (a: readonly string[]): boolean => a.filter((l) => /(?:^|, )table=68, priority=/.test(l)).every((l) => l.includes(`${field}=0x2/0x2`));
@@ -143,21 +94,21 @@ async function differential(t: Test): Promise<void> {
   // tcp: 2 backends, udp: 1, sctp: 1, port-less: 2, IPv6: 2, snat: 1 + 1 → 10 in table 68; one
   // table-70 flow per VIP, lb-snat's two per local datapath (sw0 only) → 7. lb-remote is not
   // local.
-  await converge('load balancers on sw0 and sw1', (a) => counts(10, 7)(a) && allCt('ct_mark')(a));
+  await step('load balancers on sw0 and sw1', (a) => counts(10, 7)(a) && allCt('ct_mark')(a));
   t.ok(count(await hairpinDump(swA), 70) > 0 && (await hairpinDump(swA)).some((l) => l.includes('metadata=0x') && l.includes('nat(src=169.254.0.1)')),
     'hairpin_snat_ip gives a per-datapath table-70 flow');
 
   await nbctl('set', 'load_balancer', 'lb-tcp', 'vips:"10.0.0.100:80"="10.0.0.1:8080"');
   await nbctl('--wait=hv', 'sync');
-  await converge('a backend removed', counts(9, 7));
+  await step('a backend removed', counts(9, 7));
 
   await nbctl('ls-lb-del', 'sw0', 'lb-udp');
   await nbctl('--wait=hv', 'sync');
-  await converge('an LB detached from its only switch', counts(8, 6));
+  await step('an LB detached from its only switch', counts(8, 6));
 
   await nbctl('lb-del', 'lb-v6');
   await nbctl('--wait=hv', 'sync');
-  await converge('an LB deleted', counts(6, 5));
+  await step('an LB deleted', counts(6, 5));
 
   // Attached to sw0 as well, lb-remote moves to the datapath group lb-snat already uses. The
   // real ovn-controller 23.03.1 does not pick this up incrementally (seen here: its tables stay
@@ -166,20 +117,20 @@ async function differential(t: Test): Promise<void> {
   await nbctl('ls-lb-add', 'sw0', 'lb-remote');
   await nbctl('--wait=hv', 'sync');
   await run('ovn-appctl', ['-t', join(swA.dir, `ovn-controller.${controllerPid}.ctl`), 'recompute']);
-  await converge('an LB attached to the local switch (ovn-controller recomputed)', counts(7, 6));
+  await step('an LB attached to the local switch (ovn-controller recomputed)', counts(7, 6));
 
   await nbctl('remove', 'load_balancer', 'lb-snat', 'options', 'hairpin_snat_ip');
   await nbctl('--wait=hv', 'sync');
-  await converge('hairpin_snat_ip removed', (a) => counts(7, 6)(a) && !a.some((l) => l.includes('metadata=0x')));
+  await step('hairpin_snat_ip removed', (a) => counts(7, 6)(a) && !a.some((l) => l.includes('metadata=0x')));
 
   // A chassis without ct-no-masked-label: ovn-northd tells every chassis to use ct_label
   // (SB_Global options:lb_hairpin_use_ct_mark=false). It never acknowledges, so no --wait=hv.
   await sbctl('chassis-add', 'old-chassis', 'geneve', '127.0.0.9');
   await nbctl('--wait=sb', 'sync');
-  await converge('lb_hairpin_use_ct_mark=false', (a) => counts(7, 6)(a) && allCt('ct_label')(a));
+  await step('lb_hairpin_use_ct_mark=false', (a) => counts(7, 6)(a) && allCt('ct_label')(a));
   await sbctl('chassis-del', 'old-chassis');
   await nbctl('--wait=sb', 'sync');
-  await converge('back to ct_mark', (a) => counts(7, 6)(a) && allCt('ct_mark')(a));
+  await step('back to ct_mark', (a) => counts(7, 6)(a) && allCt('ct_mark')(a));
 
   // A hairpinned packet for real: vm1 to lb-tcp's VIP, whose only backend is now vm1 itself.
   // On A through ovn-controller's flows; on bridge C through the agent's whole flow table
@@ -214,11 +165,11 @@ async function differential(t: Test): Promise<void> {
   const cookie = /cookie=(0x[0-9a-f]+)/.exec(realLearned?.[0] ?? '')?.[1] ?? '0x0';
   await nbctl('lb-del', 'lb-tcp');
   await nbctl('--wait=hv', 'sync');
-  await converge('lb-tcp deleted after it learned', counts(6, 5));
+  await step('lb-tcp deleted after it learned', counts(6, 5));
   await run('ovs-ofctl', ['-O', 'OpenFlow15', 'del-flows', join(swB.dir, 'br-agent.mgmt'), `table=${OFTABLE.CHK_LB_HAIRPIN},cookie=${cookie}/-1`], { env: swB.env });
   t.same([await learned(swA, 'br-int'), await learned(swB, 'br-agent')], [[], []], 'the learned flow went with its table-68 flow on both');
 }
 
 t.test('tables 68..70 equal the real ovn-controller\'s as load balancers change', {
-  skip: ovnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
+  skip: realOvnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
 }, differential);

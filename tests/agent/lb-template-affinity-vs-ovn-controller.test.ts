@@ -13,36 +13,24 @@
 // ovn-controller 23.03.1 only through a recompute; see the last step.)
 
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import { OFTABLE } from '../../agent/compile/tables.js';
-import { DesiredFlows } from '../../agent/flows/desired.js';
-import type { LocalView } from '../../agent/local-view.js';
-import { OfChannel } from '../../agent/openflow/channel.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
-import { readStoredSb } from '../helpers/read-sb.js';
-import { OVN_NB_SCHEMA, OVN_SB_SCHEMA, startRealCentral, startRealController } from '../helpers/real-ovn-controller.js';
+import type { OvsSwitch } from '../helpers/ovs-switch.js';
+import { converge, oursBesideReal } from '../helpers/sb-follower.js';
+import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
 const HAIRPIN_TABLES: readonly number[] = [OFTABLE.CHK_LB_HAIRPIN, OFTABLE.CHK_LB_HAIRPIN_REPLY, OFTABLE.CT_SNAT_HAIRPIN];
 /** How long one step may take to converge. */
 const STEP_MS_MAX = 60_000;
 
-function ovnInstalled(): boolean {
-  return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-northd', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p))
-    && existsSync(OVN_NB_SCHEMA) && existsSync(OVN_SB_SCHEMA);
-}
-
-const vms = [
-  { name: 'vm1', ofport: 1, addr: '00:00:00:00:00:01 10.0.0.1 fd00::1' },
-  { name: 'vm2', ofport: 2, addr: '00:00:00:00:00:02 10.0.0.2 fd00::2' },
-] as const;
+const vms = twoVms;
 
 /** The cookies (first 32 bits of the UUID) of the logical flows whose text names a variable or affinity. */
 function templateCookies(rows: Iterable<SbRowChange>): Set<bigint> {
@@ -75,17 +63,6 @@ async function dump(sw: OvsSwitch, cookies: ReadonlySet<bigint>): Promise<string
   return out.sort();
 }
 
-function changesBetween(before: ReadonlyMap<string, SbRowChange>, after: ReadonlyMap<string, SbRowChange>): SbRowChange[] {
-  const out: SbRowChange[] = [];
-  for (const [k, c] of after) {
-    const was = before.get(k)?.row;
-    if (was === undefined || was._version !== c.row?._version) out.push(c);
-  }
-  for (const [k, c] of before) if (!after.has(k)) out.push({ table: c.table, uuid: c.uuid });
-  return out;
-}
-
-const keyed = (changes: readonly SbRowChange[]): Map<string, SbRowChange> => new Map(changes.map((c) => [`${c.table}\0${c.uuid}`, c]));
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
 
 async function differential(t: Test): Promise<void> {
@@ -119,62 +96,40 @@ async function differential(t: Test): Promise<void> {
   await nbctl('create', 'Chassis_Template_Var', 'chassis=hv2', 'variables:NODEIP=10.0.0.222', 'variables:NODEPORT=30099');
 
   const { sw: swA, pid: controllerPid, log } = await startRealController(t, sb.socketPath, vms, nbctl);
-  const swB = await startOvsSwitch();
-  t.teardown(() => swB.stop());
-  const ch = await OfChannel.connect({ target: swB.mgmtTarget });
-  t.teardown(() => ch.close());
-  const view: LocalView = { chassis: 'hv1', vifs: new Map(vms.map((v) => [v.name, v.ofport])), tunnels: new Map(), localnetPatches: new Map() };
-  const agent = new DesiredFlows();
-  let held = new Map<string, SbRowChange>();
-  let revision = 0;
+  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms);
+  const agent = follower.agent;
 
-  const converge = async (step: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
-    const started = Date.now();
-    let a: string[];
-    let b: string[];
-    for (;;) {
-      const now = keyed(await readStoredSb({ path: sb.socketPath }));
-      const changes = changesBetween(held, now);
-      held = now;
-      const cookies = templateCookies(held.values());
-      if (changes.length > 0 || revision === 0) {
-        revision++;
-        agent.update({ reset: revision === 1, fromRevision: revision - 1, toRevision: revision, changes }, view);
-        const ours = [...agent.table.flows()].map(([, f]) => f).filter((f) => cookies.has(f.cookie) || HAIRPIN_TABLES.includes(f.table));
-        await ch.reconcile(ours, { groups: [...agent.groupSpecs().values()] });
-      }
-      [a, b] = await Promise.all([dump(swA, cookies), dump(swB, cookies)]);
-      if ((expect(a) && a.join('\n') === b.join('\n')) || Date.now() > started + STEP_MS_MAX) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    const scratch = new DesiredFlows({ ctZones: agent.ctZones() });
-    scratch.update({ reset: true, fromRevision: 0, toRevision: 1, changes: [...held.values()] }, view);
-    t.comment(`${step}: ${a.length} flows, ${Date.now() - started} ms`);
-    t.ok(expect(a), `${step}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
-    t.same(b, a, `${step}: ours equal ovn-controller's, flow for flow`);
-    t.same(texts([...agent.table.flows()].map(([, f]) => f)), texts([...scratch.table.flows()].map(([, f]) => f)), `${step}: the incremental engine equals a fresh one`);
+  const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
+    const cookies = (): Set<bigint> => templateCookies(follower.rows());
+    const { real: a, ours: b, ms } = await converge(follower,
+      () => ch.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => cookies().has(f.cookie) || HAIRPIN_TABLES.includes(f.table)), { groups: [...agent.groupSpecs().values()] }),
+      () => Promise.all([dump(swA, cookies()), dump(swB, cookies())]), expect, STEP_MS_MAX);
+    t.comment(`${name}: ${a.length} flows, ${ms} ms`);
+    t.ok(expect(a), `${name}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
+    t.same(b, a, `${name}: ours equal ovn-controller's, flow for flow`);
+    t.same(texts([...agent.table.flows()].map(([, f]) => f)), texts([...follower.fresh().table.flows()].map(([, f]) => f)), `${name}: the incremental engine equals a fresh one`);
   };
   const has = (s: string) => (a: readonly string[]): boolean => a.some((l) => l.includes(s));
   const lacks = (s: string) => (a: readonly string[]): boolean => !a.some((l) => l.includes(s));
   const both = (...ps: ((a: readonly string[]) => boolean)[]) => (a: readonly string[]): boolean => ps.every((p) => p(a));
 
-  await converge('hv1\'s values', both(has('nw_dst=10.0.0.200'), has('tp_dst=30080'), has('ipv6_dst=fd00::200'), lacks('10.0.0.222')));
+  await step('hv1\'s values', both(has('nw_dst=10.0.0.200'), has('tp_dst=30080'), has('ipv6_dst=fd00::200'), lacks('10.0.0.222')));
   await nbctl('set', 'Chassis_Template_Var', 'hv1', 'variables:NODEIP=10.0.0.201', 'variables:LATERPORT=30053');
   await nbctl('--wait=hv', 'sync');
-  await converge('a value changed, a missing one set', both(has('nw_dst=10.0.0.201'), lacks('nw_dst=10.0.0.200'), has('tp_dst=30053')));
+  await step('a value changed, a missing one set', both(has('nw_dst=10.0.0.201'), lacks('nw_dst=10.0.0.200'), has('tp_dst=30053')));
   await nbctl('set', 'Chassis_Template_Var', 'hv1', 'variables:BACKENDS="10.0.0.2:8080"');
   await nbctl('remove', 'Chassis_Template_Var', 'hv1', 'variables', 'NODEPORT');
   await nbctl('--wait=hv', 'sync');
-  await converge('a backend fewer, a variable gone', both(lacks('tp_dst=30080'), has('tp_dst=30053')));
+  await step('a backend fewer, a variable gone', both(lacks('tp_dst=30080'), has('tp_dst=30053')));
   // The row deleted: ovn-controller 23.03.1 keeps the flows made with the last values (seen
   // here: its incremental step does not pick up the deletion) until it recomputes, which leaves
   // none of them, as ours does at once. So it is asked to recompute before the comparison.
   await nbctl('destroy', 'Chassis_Template_Var', 'hv1');
   await nbctl('--wait=hv', 'sync');
   await run('ovn-appctl', ['-t', join(swA.dir, `ovn-controller.${controllerPid}.ctl`), 'recompute']);
-  await converge('hv1\'s row gone (ovn-controller recomputed)', both(lacks('10.0.0.201'), lacks('fd00::200')));
+  await step('hv1\'s row gone (ovn-controller recomputed)', both(lacks('10.0.0.201'), lacks('fd00::200')));
 }
 
 t.test('template and affinity load balancers compile as the real ovn-controller\'s, as the variables change', {
-  skip: ovnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
+  skip: realOvnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
 }, differential);

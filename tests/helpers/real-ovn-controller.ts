@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { until } from './ovnts-cli.js';
-import { startOvsSwitch, type OvsSwitch } from './ovs-switch.js';
+import { ovsSwitchInstalled, startOvsSwitch, type OvsSwitch } from './ovs-switch.js';
 import { stopPid } from './process.js';
 import { startRealOvsdbServer, type RealOvsdbServer } from './real-ovsdb.js';
 
@@ -79,3 +79,15 @@ export async function startRealController(t: Test, sbSocket: string, vms: readon
   await nbctl('--wait=hv', 'sync');
   return { sw, pid, log };
 }
+
+/** Whether the real OVN 23.03 (controller, northd, the ctl tools and schemas) and Open vSwitch are installed. */
+export function realOvnInstalled(): boolean {
+  return ovsSwitchInstalled() && ['/usr/bin/ovn-controller', '/usr/bin/ovn-northd', '/usr/bin/ovn-nbctl', '/usr/bin/ovn-sbctl'].every((p) => existsSync(p))
+    && existsSync(OVN_NB_SCHEMA) && existsSync(OVN_SB_SCHEMA);
+}
+
+/** Two VMs on switch sw0 for the comparisons with a real ovn-controller: name, ofport, addresses. */
+export const twoVms = [
+  { name: 'vm1', ofport: 1, addr: '00:00:00:00:00:01 10.0.0.1 fd00::1' },
+  { name: 'vm2', ofport: 2, addr: '00:00:00:00:00:02 10.0.0.2 fd00::2' },
+] as const;
