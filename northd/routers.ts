@@ -63,6 +63,8 @@ export interface NatFacts {
 /** A router port as its router's flows see it. */
 export interface RouterPortFacts {
   readonly name: string;
+  /** Its binding's tunnel key (ECMP symmetric replies remember it in conntrack). */
+  readonly key: number;
   readonly nbUuid: Uuid;
   readonly networks: LportAddresses;
   readonly enabled: boolean;
@@ -193,7 +195,7 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     const p = lrp === undefined ? undefined : ports.byName.get(lrp.name);
     if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
     portFacts.push({
-      name: p.name, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep,
+      name: p.name, key: p.key, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep,
       peerVlanLocalnet: p.peerVlanLocalnet,
     });
   }

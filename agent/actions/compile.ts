@@ -72,6 +72,9 @@ class Fail extends Error {}
 const reg = (field: string, start = 0, end = 31): FieldRef => ({ field, start, end });
 /** IP protocol numbers of the transport protocols load balancers name. */
 const IP_PROTO = { tcp: 6, udp: 17, sctp: 132 } as const;
+/** How long commit_ecmp_nh's learned flows live: idle, and at most (seconds). */
+const ECMP_NH_IDLE_S = 20;
+const ECMP_NH_HARD_S = 30;
 /** OFP_DEFAULT_PRIORITY: the priority of flows learn() adds. */
 const OFP_DEFAULT_PRIORITY = 0x8000;
 /** Where an IP argument of the MAC-binding actions goes: reg0, or xxreg0 for IPv6. */
@@ -411,6 +414,7 @@ class ActionCompiler {
         return;
       case 'log': this.advance(); out.push(this.parseLog()); return;
       case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
+      case 'commit_ecmp_nh': this.advance(); out.push(...this.parseCommitEcmpNh()); return;
       default:
         this.syntaxError('expecting action');
     }
@@ -683,6 +687,54 @@ class ActionCompiler {
       kind: 'learn', table: OFTABLE.CHK_LB_AFFINITY, priority: OFP_DEFAULT_PRIORITY, cookie: 0n, deleteLearned: true,
       ...(timeout === 0 ? {} : { idleTimeout: timeout }), specs,
     };
+  }
+
+  /**
+   * commit_ecmp_nh(ipv6 = true|false, proto = tcp|udp|sctp), for symmetric replies over ECMP
+   * routes: two learn()s (lib/actions.c, commit_ecmp_learn_action), idle 20 s and at most 30 s,
+   * that set flags.lookup_commit_ecmp_nh: into table 76 (OFTABLE_ECMP_NH_MAC) a flow for this
+   * connection from the same next hop (its MAC, addresses and ports as they are), and into
+   * table 77 (OFTABLE_ECMP_NH) one for its replies (addresses and ports swapped).
+   */
+  private parseCommitEcmpNh(): OfAction[] {
+    const invalid = (): never => this.fail('commit_ecmp_nh: invalid parameter.');
+    this.forceMatch('(');
+    if (!this.matchId('ipv6') || !this.match('=')) invalid();
+    const b = this.tok;
+    const text = b.kind === 'string' ? b.value : b.kind === 'id' ? b.text : undefined;
+    if (text !== 'true' && text !== 'false') this.syntaxError('expecting true or false');
+    this.advance();
+    const v6 = text === 'true';
+    this.forceMatch(',');
+    if (!this.matchId('proto') || !this.match('=')) invalid();
+    const p = this.tok;
+    if (p.kind !== 'id' || (p.text !== 'tcp' && p.text !== 'udp' && p.text !== 'sctp')) this.fail('commit_ecmp_nh: invalid protocol.');
+    const proto = p.text as 'tcp' | 'udp' | 'sctp';
+    this.advance();
+    this.forceMatch(')');
+    const bits = v6 ? 128 : 32;
+    const ipSrc = reg(v6 ? 'ipv6_src' : 'ipv4_src', 0, bits - 1);
+    const ipDst = reg(v6 ? 'ipv6_dst' : 'ipv4_dst', 0, bits - 1);
+    const tpSrc = reg(`${proto}_src`, 0, 15);
+    const tpDst = reg(`${proto}_dst`, 0, 15);
+    const learn = (sameWay: boolean): OfAction => {
+      const specs: LearnSpec[] = [{ kind: 'match', dst: reg('metadata', 0, 63), src: reg('metadata', 0, 63) }];
+      if (sameWay) specs.push({ kind: 'match', dst: reg('eth_src', 0, 47), src: reg('eth_src', 0, 47) });
+      specs.push(
+        { kind: 'match', dst: reg('eth_type', 0, 15), value: v6 ? 0x86ddn : 0x0800n },
+        { kind: 'match', dst: ipSrc, src: sameWay ? ipSrc : ipDst },
+        { kind: 'match', dst: ipDst, src: sameWay ? ipDst : ipSrc },
+        { kind: 'match', dst: reg('ip_proto', 0, 7), value: BigInt(IP_PROTO[proto]) },
+        { kind: 'match', dst: tpSrc, src: sameWay ? tpSrc : tpDst },
+        { kind: 'match', dst: tpDst, src: sameWay ? tpDst : tpSrc },
+        { kind: 'load', dst: reg(LOG_REG.FLAGS, MLF.LOOKUP_COMMIT_ECMP_NH, MLF.LOOKUP_COMMIT_ECMP_NH), value: 1n },
+      );
+      return {
+        kind: 'learn', table: sameWay ? OFTABLE.ECMP_NH_MAC : OFTABLE.ECMP_NH, priority: OFP_DEFAULT_PRIORITY, cookie: 0n,
+        idleTimeout: ECMP_NH_IDLE_S, hardTimeout: ECMP_NH_HARD_S, deleteLearned: true, specs,
+      };
+    };
+    return [learn(true), learn(false)];
   }
 
   private parseLog(): OfAction {

@@ -234,13 +234,44 @@ function staticRoutes(f: Emit, r: RouterFacts): void {
     const v4 = first.prefix.v4;
     const { match, priority } = routeMatch(undefined, first.rtbId, first.prefix.network, first.prefix.plen, first.route.srcIp, v4, offset);
     f('lr_in_ip_routing', priority, match, `ip.ttl--; flags.loopback = 1; ${ECMP_GROUP} = ${ecmpId}; ${ECMP_MEMBER} = select(${members.map((_, i) => i + 1).join(', ')});`);
+    const symmetric = new Set<string>();
     members.forEach((m, i) => {
       const out = routeOutport(r, m.route, v4);
       if (out === undefined) return;
+      // Symmetric replies, on a gateway router only, once per output port of the group.
+      if (r.chassis !== undefined && (m.route.options.get('ecmp_symmetric_reply') ?? '').toLowerCase() === 'true' && !symmetric.has(out.port.name)) {
+        symmetric.add(out.port.name);
+        ecmpSymmetricReply(f, m, out, v4, match);
+      }
       f('lr_in_ip_routing_ecmp', 100, `${ECMP_GROUP} == ${ecmpId} && ${ECMP_MEMBER} == ${i + 1}`,
         `${v4 ? 'reg0' : 'xxreg0'} = ${m.route.nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; next;`, m.route.uuid);
     });
   }
+}
+
+/**
+ * Replies to connections that came in over an ECMP route leave by the port and to the next hop
+ * (MAC) they came from (add_ecmp_symmetric_reply_flows): such connections go through
+ * conntrack, which keeps the next hop's MAC (ct_label.ecmp_reply_eth) and the port's key
+ * (ct_mark.ecmp_reply_port), and commit_ecmp_nh learns the next hop for the flows of tables
+ * 76/77; a reply then bypasses the ECMP choice and the router policies.
+ */
+function ecmpSymmetricReply(f: Emit, m: ParsedRoute, out: { port: RouterPortFacts; addr: string }, v4: boolean, routeMatch: string): void {
+  const hint = m.route.uuid;
+  const ip = v4 ? '4' : '6';
+  const cidr = m.prefix.plen === (v4 ? 32 : 128) ? m.prefix.network : `${m.prefix.network}/${m.prefix.plen}`;
+  const base = `inport == ${jsonKey(out.port.name)} && ip${ip}.${m.route.srcIp ? 'dst' : 'src'} == ${cidr}`;
+  f('lr_in_defrag', 100, base, 'reg9[5] = chk_ecmp_nh_mac(); ct_next;', hint);
+  f('lr_in_defrag', 100, routeMatch, 'reg9[5] = chk_ecmp_nh(); ct_next;', hint);
+  const commit = (proto: string): string =>
+    `ct_commit { ct_label.ecmp_reply_eth = eth.src;  ct_mark.ecmp_reply_port = ${out.port.key};}; commit_ecmp_nh(ipv6 = ${v4 ? 'false' : 'true'}, proto = ${proto}); next;`;
+  for (const proto of ['tcp', 'udp', 'sctp']) f('lr_in_ecmp_stateful', 100, `${base} && (ct.new && !ct.est) && ${proto}`, commit(proto), hint);
+  for (const proto of ['tcp', 'udp', 'sctp']) f('lr_in_ecmp_stateful', 100, `${base} && (!ct.rpl && ct.est) && ${proto} && reg9[5] == 0`, commit(proto), hint);
+  const reply = `ct.rpl && reg9[5] == 1 && ct_mark.ecmp_reply_port == ${out.port.key}`;
+  f('lr_in_ip_routing', 10300, `${reply} && ${routeMatch}`,
+    `ip.ttl--; flags.loopback = 1; eth.src = ${out.port.networks.ea}; ${v4 ? '' : 'xx'}reg1 = ${out.addr}; outport = ${jsonKey(out.port.name)}; next;`, hint);
+  f('lr_in_policy', 65535, reply, NEXT, hint);
+  f('lr_in_arp_resolve', 200, reply, 'push(xxreg1); xxreg1 = ct_label; eth.dst = xxreg1[32..79]; pop(xxreg1); next;', hint);
 }
 
 /** The first router port on the same network as a policy's next hop. */

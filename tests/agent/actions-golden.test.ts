@@ -218,7 +218,19 @@ const cases: readonly Case[] = [
   { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "foo", mtu = 1500, slla = ae:01:02:03:04:10);', expected: 'error: Invalid value for "addr_mode" option' },
   { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = "1500", slla = ae:01:02:03:04:10);', expected: 'error: IPv6 ND RA option mtu requires numeric value.' },
   { actions: 'reg1[0] = put_nd_ra_opts(addr_mode = "slaac", mtu = 10.0.0.4, slla = ae:01:02:03:04:10);', expected: 'error: Invalid value for "mtu" option' },
-  // Affinity and ECMP next-hop lookups: the cases and encodings of OVN 23.03.1's tests/ovn.at.
+  // Affinity and ECMP next-hop lookups: the cases and encodings of OVN 23.03.1's tests/ovn.at
+  // (in commit_ecmp_nh's second learn(), as ovs-ofctl prints a field taken from another one).
+  {
+    actions: 'commit_ecmp_nh(ipv6 = "false", proto = tcp);',
+    expected: 'learn(table=76,idle_timeout=20,hard_timeout=30,delete_learned,OXM_OF_METADATA[],NXM_OF_ETH_SRC[],eth_type=0x800,NXM_OF_IP_SRC[],NXM_OF_IP_DST[],nw_proto=6,NXM_OF_TCP_SRC[],NXM_OF_TCP_DST[],load:0x1->NXM_NX_REG10[13]),learn(table=77,idle_timeout=20,hard_timeout=30,delete_learned,OXM_OF_METADATA[],eth_type=0x800,NXM_OF_IP_SRC[]=NXM_OF_IP_DST[],NXM_OF_IP_DST[]=NXM_OF_IP_SRC[],nw_proto=6,NXM_OF_TCP_SRC[]=NXM_OF_TCP_DST[],NXM_OF_TCP_DST[]=NXM_OF_TCP_SRC[],load:0x1->NXM_NX_REG10[13])',
+    ofctlMatch: 'tcp',
+  },
+  {
+    actions: 'commit_ecmp_nh(ipv6 = "true", proto = udp);',
+    expected: 'learn(table=76,idle_timeout=20,hard_timeout=30,delete_learned,OXM_OF_METADATA[],NXM_OF_ETH_SRC[],eth_type=0x86dd,NXM_NX_IPV6_SRC[],NXM_NX_IPV6_DST[],nw_proto=17,NXM_OF_UDP_SRC[],NXM_OF_UDP_DST[],load:0x1->NXM_NX_REG10[13]),learn(table=77,idle_timeout=20,hard_timeout=30,delete_learned,OXM_OF_METADATA[],eth_type=0x86dd,NXM_NX_IPV6_SRC[]=NXM_NX_IPV6_DST[],NXM_NX_IPV6_DST[]=NXM_NX_IPV6_SRC[],nw_proto=17,NXM_OF_UDP_SRC[]=NXM_OF_UDP_DST[],NXM_OF_UDP_DST[]=NXM_OF_UDP_SRC[],load:0x1->NXM_NX_REG10[13])',
+    ofctlMatch: 'udp6',
+  },
+  { actions: 'commit_ecmp_nh(proto = sctp);', expected: 'error: commit_ecmp_nh: invalid parameter.' },
   { actions: 'reg9[5] = chk_ecmp_nh_mac();', expected: 'set_field:0/0x2000->reg10,resubmit(,76),move:NXM_NX_REG10[13]->OXM_OF_PKT_REG4[5]', ofctlMatch: '' },
   { actions: 'reg9[5] = chk_ecmp_nh();', expected: 'set_field:0/0x2000->reg10,resubmit(,77),move:NXM_NX_REG10[13]->OXM_OF_PKT_REG4[5]', ofctlMatch: '' },
   { actions: 'reg9[6] = chk_lb_aff();', expected: 'set_field:0/0x4000->reg10,resubmit(,78),move:NXM_NX_REG10[14]->OXM_OF_PKT_REG4[6]', ofctlMatch: '' },

@@ -1362,3 +1362,25 @@ t.test('(u) IPv6 router advertisements: ipv6_ra_configs flows, periodic advertis
   await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'ipv6_ra_configs:send_periodic=false', 'ipv6_ra_configs:address_mode=dhcpv6_stateless']);
   await compareWithReal(t, real);
 });
+
+t.test('(v) ECMP symmetric replies on a gateway router (options:ecmp_symmetric_reply)', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...gatewayRouterTopology,
+    ['lrp-add', 'gw', 'gw-ext2', '00:00:00:00:ff:03', '172.17.0.1/24', 'fd00:ef::1/64'],
+    // Two next hops for one prefix through two ports, an IPv6 pair on one port, a source route,
+    // and a pair without the option (no symmetric flows).
+    ['--ecmp-symmetric-reply', 'lr-route-add', 'gw', '192.168.0.0/16', '172.16.0.11'],
+    ['--ecmp-symmetric-reply', 'lr-route-add', 'gw', '192.168.0.0/16', '172.17.0.12'],
+    ['--ecmp-symmetric-reply', 'lr-route-add', 'gw', 'fd00:99::/64', 'fd00:ee::11'],
+    ['--ecmp-symmetric-reply', 'lr-route-add', 'gw', 'fd00:99::/64', 'fd00:ee::12'],
+    ['--ecmp-symmetric-reply', '--policy=src-ip', 'lr-route-add', 'gw', '10.0.1.0/24', '172.16.0.21'],
+    ['--ecmp-symmetric-reply', '--policy=src-ip', 'lr-route-add', 'gw', '10.0.1.0/24', '172.16.0.22'],
+    ['--ecmp', 'lr-route-add', 'gw', '198.51.100.0/24', '172.16.0.31'],
+    ['--ecmp', 'lr-route-add', 'gw', '198.51.100.0/24', '172.16.0.32'],
+  ]);
+  t.ok(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').some((f) => f.external_ids.get('stage-name') === 'lr_in_ecmp_stateful' && f.actions.includes('commit_ecmp_nh')),
+    'connections over the routes are committed with their next hop');
+  // The same routes on a distributed router: no symmetric replies there.
+  await real.nbctl(['remove', 'Logical_Router', 'gw', 'options', 'chassis']);
+  await compareWithReal(t, real);
+});
