@@ -172,6 +172,7 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'pop': return `pop:${formatFieldRef(a.dst)}`;
     case 'dec_ttl': return 'dec_ttl';
     case 'dec_ttl_cnt_ids': return `dec_ttl(${a.controllerIds.join(',')})`;
+    case 'bundle_active_backup': return `bundle(eth_src,0,active_backup,ofport,members:${a.members.join(',')})`;
     case 'ct': {
       const parts: string[] = [];
       if (a.commit) parts.push('commit');

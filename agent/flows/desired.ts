@@ -590,6 +590,10 @@ export class DesiredFlows {
       if (ch !== undefined) for (const u of this.sb.portsOfChassis(ch._uuid)) d.ports.add(u);
     }
     if (tunnels.length > 0) for (const ld of this.locality.datapaths.values()) for (const mc of this.sb.multicastGroupsOfDatapath(ld.uuid)) d.mcs.add(mc);
+    // Ports of HA groups reach every member's tunnel (an active-backup bundle): rare, scanned.
+    if (tunnels.length > 0) {
+      for (const [u, r] of this.sb.table('Port_Binding')) if ((r as unknown as sb.Port_Binding).ha_chassis_group.length > 0) d.ports.add(u);
+    }
     // Bridge mappings: localnet ports of that network, and their datapaths' remote ports.
     for (const net of changedKeys(prev.localnetPatches, next.localnetPatches, (a, b) => a === b)) {
       for (const ld of this.locality.datapaths.values()) {

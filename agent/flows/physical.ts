@@ -16,6 +16,7 @@
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
 import { LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
+import { orderedHaMembers, type HaMember } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FieldRef, FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
 import { bindingPeer, isBoundHere, isRedirectActiveHere, type LocalDatapath, type Locality } from './local-datapaths.js';
@@ -254,7 +255,26 @@ function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[
       [setField(LOG_REG.OUTPORT, localnet.tunnel_key), resubmit(OFTABLE.LOCAL_OUTPUT)], cookie)];
   }
   if (pb.options.get('redirect-type')?.toLowerCase() === 'bridged') return bridgedRedirectFlows(ctx, ld, pb);
+  const members = orderedHaMembers(ctx.sb, pb.ha_chassis_group[0]);
+  if (members.length >= 2) return haRemoteFlows(ctx, dpKey, pb, members);
   return remotePortFlows(ctx, dpKey, pb);
+}
+
+/**
+ * put_remote_port_redirect_overlay_ha_remote (access type PORT_HA_REMOTE): a port of an HA
+ * chassis group of two or more members, not here, goes to the members' tunnels by priority
+ * through an active-backup bundle, so that Open vSwitch sends to the first whose tunnel is up
+ * (BFD): traffic leaves a failed gateway at once, before the port's binding moves.
+ */
+function haRemoteFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Binding, members: readonly HaMember[]): FlowSpec[] {
+  const ports: number[] = [];
+  for (const m of members) {
+    const t = tunnelTo(ctx, m.name);
+    if (t !== undefined) ports.push(t);
+  }
+  if (ports.length === 0) return [];
+  const actions: OfAction[] = [...geneveEncap(ctx, dpKey, pb.tunnel_key), { kind: 'bundle_active_backup', members: ports }];
+  return [flow(OFTABLE.REMOTE_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookieOf(pb._uuid))];
 }
 
 /** A port delivered through an OpenFlow port of this chassis (access type PORT_LOCAL). */

@@ -21,8 +21,14 @@ export const OFPAT = {
 export const NXAST = {
   RESUBMIT: 1, REG_MOVE: 6, REG_LOAD: 7, NOTE: 8, RESUBMIT_TABLE: 14, OUTPUT_REG: 15, LEARN: 16, EXIT: 17, DEC_TTL: 18,
   CONTROLLER: 20, DEC_TTL_CNT_IDS: 21, STACK_PUSH: 27, STACK_POP: 28, OUTPUT_REG2: 32, REG_LOAD2: 33,
-  CONJUNCTION: 34, CT: 35, NAT: 36, CONTROLLER2: 37, CLONE: 42, CT_CLEAR: 43, CHECK_PKT_LARGER: 49,
+  BUNDLE: 12, CONJUNCTION: 34, CT: 35, NAT: 36, CONTROLLER2: 37, CLONE: 42, CT_CLEAR: 43, CHECK_PKT_LARGER: 49,
 } as const;
+/** NXAST_BUNDLE: the active-backup algorithm, hashing on eth_src (ignored by it), members by OpenFlow port (NXM_OF_IN_PORT). */
+const NX_BD_ALG_ACTIVE_BACKUP = 0;
+const NX_HASH_FIELDS_ETH_SRC = 0;
+const NXM_OF_IN_PORT = 0x00000002;
+/** Open vSwitch's BUNDLE_MAX_MEMBERS. */
+export const BUNDLE_MEMBERS_MAX = 2048;
 
 /** Reserved OpenFlow 1.1+ port numbers. */
 export const OFPP = { IN_PORT: 0xfffffff8, TABLE: 0xfffffff9, NORMAL: 0xfffffffa, FLOOD: 0xfffffffb, ALL: 0xfffffffc, CONTROLLER: 0xfffffffd, LOCAL: 0xfffffffe, ANY: 0xffffffff } as const;
@@ -319,6 +325,15 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       finish(w, at, 24);
       return;
     }
+    case 'bundle_active_backup': {
+      if (a.members.length > BUNDLE_MEMBERS_MAX) throw new OfEncodeError(`bundle: ${a.members.length} members, at most ${BUNDLE_MEMBERS_MAX}`);
+      const at = startNx(w, NXAST.BUNDLE);
+      // algorithm, fields, basis, member type, n_members, ofs_nbits and dst (none: not bundle_load), 4 zero bytes.
+      w.u16(NX_BD_ALG_ACTIVE_BACKUP).u16(NX_HASH_FIELDS_ETH_SRC).u16(0).u32(NXM_OF_IN_PORT).u16(a.members.length).u16(0).u32(0).zeros(4);
+      for (const m of a.members) w.u16(m);
+      finish(w, at, 32);
+      return;
+    }
     case 'dec_ttl_cnt_ids': {
       // Open vSwitch keeps this spelling (even for the single id 0) when it re-encodes.
       const at = startNx(w, NXAST.DEC_TTL_CNT_IDS);
@@ -592,6 +607,18 @@ function readNx(r: Reader, depth: number): OfAction[] {
     case NXAST.CLONE: {
       r.skip(6);
       return [{ kind: 'clone', actions: readActionList(r, depth + 1, false) as OfAction[] }];
+    }
+    case NXAST.BUNDLE: {
+      const algorithm = r.u16();
+      r.u16();
+      r.u16();
+      const memberType = r.u32();
+      const n = r.u16();
+      r.u16();
+      r.u32();
+      r.skip(4);
+      if (algorithm !== NX_BD_ALG_ACTIVE_BACKUP || memberType !== NXM_OF_IN_PORT) return decodeFail('unsupported', `bundle algorithm ${algorithm} over member type 0x${memberType.toString(16)}`);
+      return [{ kind: 'bundle_active_backup', members: Array.from({ length: n }, () => r.u16('bundle member')) }];
     }
     case NXAST.CHECK_PKT_LARGER: {
       const pktLen = r.u16();

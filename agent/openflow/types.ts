@@ -115,6 +115,11 @@ export type OfAction =
    */
   | { readonly kind: 'dec_ttl_cnt_ids'; readonly controllerIds: readonly number[] }
   /**
+   * bundle(eth_src,0,active_backup,ofport,members:...): output to the first member port that is
+   * up (Open vSwitch reads a port's BFD or CFM state and carrier), as OVN sends to an HA group.
+   */
+  | { readonly kind: 'bundle_active_backup'; readonly members: readonly number[] }
+  /**
    * learn(...) as Nicira's NXAST_LEARN: the packet adds (or refreshes) a flow in `table`, built
    * from `specs`. Timeouts absent are 0 (permanent); deleteLearned removes the learned flows
    * with the flow that holds this action (NX_LEARN_F_DELETE_LEARNED), sendFlowRem asks for a

@@ -5,10 +5,15 @@
 // its switch stopped) without unregistering, the next member by priority claims the
 // chassisredirect port once its BFD session to the dead one is down, with nobody touching the
 // database.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { clusterWithAgents, e2eSkip as skip, linkSwitchToRouter, nbctlOf, sbctlOf, untilLogged } from '../helpers/agent-e2e.js';
 import type { ChassisHost } from '../helpers/chassis-host.js';
 import { stopPid } from '../helpers/process.js';
+
+const run = promisify(execFile);
 
 async function boundTo(sbctl: (...a: string[]) => Promise<string>, port: string): Promise<string> {
   const uuid = await sbctl('--bare', '--columns=chassis', 'find', 'Port_Binding', `logical_port=${port}`);
@@ -59,6 +64,15 @@ t.test('a gateway port fails over by BFD when the active gateway chassis dies', 
   const bfdOf = async (key: string): Promise<string> => (await gw2.ovs.vsctl('get', 'Interface', gw2ToGw1, `bfd:${key}`)).trim().replace(/"/g, '');
   t.same([await bfdOf('min_rx'), await bfdOf('min_tx'), await bfdOf('mult'), await bfdOf('check_tnl_key')], ['300', '300', '3', 'true'], 'with the timers of NB_Global\'s options, and check_tnl_key as ovn-controller sets it');
   t.equal(await boundTo(sbctl, 'cr-lrp-pub'), 'gw1', 'with every session up, the highest priority stays active');
+  // hv1 sends to the gateway port through an active-backup bundle of gw1's and gw2's tunnels,
+  // in priority order, so Open vSwitch itself turns to gw2 when gw1's BFD session goes down.
+  const tunnelOfport = async (to: string): Promise<string> => {
+    const port = (await hv1.ovs.vsctl('--bare', '--columns=name', 'find', 'Port', `external_ids:ovn-chassis-id="${to}@172.30.29.${to === 'gw1' ? 1 : 2}"`)).trim();
+    return (await hv1.ovs.vsctl('get', 'Interface', port, 'ofport')).trim();
+  };
+  const table39 = (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', `unix:${join(hv1.ovs.dir, 'br-int.mgmt')}`, 'table=39'])).stdout;
+  t.match(table39, new RegExp(`bundle\\(eth_src,0,active_backup,ofport,members:${await tunnelOfport('gw1')},${await tunnelOfport('gw2')}\\)`),
+    'hv1 reaches the gateway port through an active-backup bundle: gw1\'s tunnel, then gw2\'s');
 
   // gw1's host dies: its agent is killed (no cleanup: its Chassis stays registered) and its
   // switch stops, so its BFD sessions go down.

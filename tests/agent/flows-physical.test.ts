@@ -18,7 +18,7 @@ import type { FlowSpec } from '../../agent/openflow/types.js';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import {
-  chassis, datapath, fdb, ids, macBinding, multicastGroup, port, resetOf, smallTopology, smallView, staticMacBinding, U,
+  chassis, datapath, fdb, haChassis, haChassisGroup, ids, macBinding, multicastGroup, port, resetOf, smallTopology, smallView, staticMacBinding, U,
 } from './flows-fixtures.js';
 
 function context(rows: [string, Row][], view: LocalView, zones?: ReadonlyMap<string, number>): PhysicalContext & { store: SbStore } {
@@ -93,6 +93,29 @@ t.test('a port on another chassis: Geneve to its tunnel; tunnel packets come in 
   t.same(portBindingFlows(noTunnel, pb(noTunnel, ids.vif3)), [], 'no tunnel to its chassis: no remote flow');
   const gen1 = { ...c, geneveField: 'tun_metadata1' };
   t.match(text(portBindingFlows(gen1, pb(gen1, ids.vif3))), [/tun_metadata1\[0\.\.31\]/], 'the switch\'s Geneve field is used');
+});
+
+t.test('a chassisredirect port of an HA group elsewhere: an active-backup bundle over the members\' tunnels, by priority', async (t) => {
+  const group = U(1, 0x8);
+  const rows: [string, Row][] = [
+    ...smallTopology(),
+    ['Chassis', chassis(U(3, 0xc), 'hv3')],
+    ['HA_Chassis', haChassis(U(1, 0x9), 'hv2', 20, ids.hv2)],
+    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', 30, U(3, 0xc))],
+    ['HA_Chassis', haChassis(U(3, 0x9), 'hv1', 5, ids.hv1)],
+    ['HA_Chassis_Group', haChassisGroup(group, 'lrp-pub', [U(1, 0x9), U(2, 0x9), U(3, 0x9)])],
+    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: U(3, 0xc), ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
+  ];
+  const tunnels = new Map([['hv2', { ofport: 10, type: 'geneve', remoteIp: '192.0.2.2' }], ['hv3', { ofport: 11, type: 'geneve', remoteIp: '192.0.2.3' }]]);
+  const c = context(rows, smallView({ tunnels }), zones);
+  t.same(text(portBindingFlows(c, pb(c, U(30, 0xa)))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x2,reg15=0x7 actions=load:0x2->tun_id[0..23],load:0x7->tun_metadata0[0..31],'
+      + 'move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],bundle(eth_src,0,active_backup,ofport,members:11,10)',
+  ], 'hv3 first (priority 30), then hv2; this chassis (a member without a tunnel to itself) is left out');
+  const oneTunnel = context(rows, smallView(), zones);
+  t.match(text(portBindingFlows(oneTunnel, pb(oneTunnel, U(30, 0xa)))), [/members:10\)$/], 'a member without a tunnel yet is left out');
+  const none = context(rows, smallView({ tunnels: new Map() }), zones);
+  t.same(portBindingFlows(none, pb(none, U(30, 0xa))), [], 'no tunnel to any member: no flow');
 });
 
 t.test('a router joined by patch ports: table 65 clones into the peer datapath with its zones', async (t) => {

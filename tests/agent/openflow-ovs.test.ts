@@ -116,6 +116,8 @@ const flows: [FlowSpec, string][] = [
   [flow(40, 100, M({ eth_type: ip4, ip_proto: ex(17n, 8), udp_dst: ex(9999n, 16) }),
     [{ kind: 'controller', userdata: Buffer.from('deadbeef', 'hex'), pause: true }, { kind: 'output', port: 3 }]),
     'table=40, priority=100,udp,tp_dst=9999 actions=controller(userdata=de.ad.be.ef,pause),output:3'],
+  [flow(39, 100, M({ reg15: ex(3n, 32), metadata: ex(1n, 64) }), [{ kind: 'bundle_active_backup', members: [7, 5, 6] }]),
+    'table=39, priority=100,reg15=0x3,metadata=0x1 actions=bundle(eth_src,0,active_backup,ofport,members:7,5,6)'],
   [flow(41, 100, M({ eth_type: ip4 }), [{ kind: 'output', port: OFPP.CONTROLLER }]),
     'table=41, priority=100,ip actions=CONTROLLER:65535'],
   // OVN's hairpin detection (table 68): learn() a reply flow into table 69.
