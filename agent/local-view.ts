@@ -26,6 +26,12 @@ export interface LocalView {
    * an agent that runs no BFD (no switch to run it): the rule without BFD applies.
    */
   readonly activeTunnels?: ReadonlySet<string>;
+  /**
+   * The integration bridge's datapath commits connections with an all-zero SNAT
+   * (agent/local/integration-bridge.ts, datapathCtZeroSnat): routers' ct_commit adds nat(src).
+   * Absent: the flow side's own setting.
+   */
+  readonly ctZeroSnat?: boolean;
 }
 
 /** Whether two views' activeTunnels are the same (both undefined, or the same names). */

@@ -575,6 +575,8 @@ export class DesiredFlows {
       d.locality = true;
       d.full = true;
     }
+    // What the datapath supports changes every router's ct_commit: rare, recomputed whole.
+    if ((prev.ctZeroSnat ?? this.ctZeroSnat) !== (next.ctZeroSnat ?? this.ctZeroSnat)) d.full = true;
     if (changedKeys(prev.vifs, next.vifs, () => true).length > 0) d.zones = true;
     // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
     for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
@@ -1068,7 +1070,7 @@ export class DesiredFlows {
   /** Everything a row's compile on one datapath read, by _version; undefined if any row has none. */
   private cacheKey(row: sb.Logical_Flow, dp: sb.Datapath_Binding): string | undefined {
     const v = (r: { readonly _version?: string } | undefined): string | undefined => (r === undefined ? '-' : r._version === '' ? undefined : r._version);
-    const parts: (string | undefined)[] = [v(row), v(dp), String(this.ctZeroSnat)];
+    const parts: (string | undefined)[] = [v(row), v(dp), String(this.view?.ctZeroSnat ?? this.ctZeroSnat)];
     for (const dep of lflowDeps(row, [dp.tunnel_key], this.rowNames)) {
       const name = dep.slice(dep.indexOf(':') + 1);
       if (dep.startsWith('p:')) parts.push(v(this.sb.portByName(name)), v(this.sb.multicastGroupByName(dp._uuid, name)));
@@ -1180,7 +1182,7 @@ export class DesiredFlows {
       symtab: this.symtab,
       memo,
       templateVars: this.templateVars(),
-      ctZeroSnat: this.ctZeroSnat,
+      ctZeroSnat: this.view?.ctZeroSnat ?? this.ctZeroSnat,
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);
         if (d === undefined) return undefined;

@@ -55,3 +55,34 @@ export function integrationBridgeOps(ovs: OvsTables, systemId: string, name: str
   if (Object.keys(row).length === 0) return undefined;
   return { what: `set ${Object.keys(row).join(', ')} of integration bridge ${name}`, ops: [{ op: 'update', table: 'Bridge', where: [['_uuid', '==', uuidJson(br._uuid)]], row }] };
 }
+
+/**
+ * The Datapath record of the integration bridge's datapath type, created when missing
+ * (ovn-controller's create_br_datapath): ovs-vswitchd fills its capabilities, which say what the
+ * datapath supports (ct_zero_snat: see datapathCtZeroSnat). Undefined when it exists.
+ */
+export function bridgeDatapathOps(ovs: OvsTables, datapathType: string): OpGroup | undefined {
+  const root = openVswitchRow(ovs);
+  if (root === undefined) return undefined;
+  const datapaths = root.datapaths as ReadonlyMap<string, string> | undefined;
+  if (datapaths?.has(datapathType) === true) return undefined;
+  return {
+    what: `create the Datapath record of datapath type ${datapathType}`,
+    ops: [
+      { op: 'insert', table: 'Datapath', 'uuid-name': 'dp', row: {} },
+      { op: 'mutate', table: 'Open_vSwitch', where: whereUuid(root._uuid), mutations: [['datapaths', 'insert', ['map', [[datapathType, namedUuid('dp')]]]]] },
+    ],
+  };
+}
+
+/**
+ * Whether the datapath of `datapathType` can commit connections with an all-zero SNAT
+ * (capabilities:ct_zero_snat, OVS_CT_ZERO_SNAT_SUPPORT): then ct_commit on a router adds
+ * nat(src), as ovn-controller does where the datapath allows it.
+ */
+export function datapathCtZeroSnat(ovs: OvsTables, datapathType: string): boolean {
+  const root = openVswitchRow(ovs);
+  const uuid = (root?.datapaths as ReadonlyMap<string, string> | undefined)?.get(datapathType === '' ? DEFAULT_DATAPATH_TYPE : datapathType);
+  const dp = uuid === undefined ? undefined : ovs('Datapath').get(uuid);
+  return ((dp?.capabilities as ReadonlyMap<string, string> | undefined)?.get('ct_zero_snat') ?? '').toLowerCase() === 'true';
+}

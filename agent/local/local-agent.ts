@@ -22,7 +22,7 @@ import type { SbUpdate } from '../sb-source.js';
 import type { BindingChassis, BindingState } from './binding.js';
 import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, isContainerPort, markInstalled } from './binding.js';
 import { chassisCleanupOps, chassisRecordOps } from './chassis-record.js';
-import { integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
+import { bridgeDatapathOps, integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
 import { buildLocalView, localViewsEqual } from './local-view-builder.js';
 import type { ChassisConfig } from './ovs-config.js';
 import { readChassisConfig } from './ovs-config.js';
@@ -303,6 +303,8 @@ export class LocalAgent {
     const datapathType = wantedDatapathType(this.options.datapathType, config.bridgeDatapathType, br?.datapath_type);
     const brOps = integrationBridgeOps(tables, config.systemId, config.integrationBridge, datapathType);
     if (brOps !== undefined) await this.send('ovs', [brOps]);
+    const dpOps = bridgeDatapathOps(tables, datapathType);
+    if (dpOps !== undefined) await this.send('ovs', [dpOps]);
     br = bridgeByName(tables, config.integrationBridge);
     if (br === undefined) {
       this.setView(emptyLocalView(config.systemId));

@@ -9,6 +9,7 @@ import { interfacesOf, ofportOf, portsOf } from './ovs-rows.js';
 import { LOCALNET_PORT_KEY } from './patch-ports.js';
 import { CHASSIS_ID_KEY, parseTunnelId } from './tunnels.js';
 import { activeTunnels } from './bfd.js';
+import { datapathCtZeroSnat } from './integration-bridge.js';
 
 export interface BuiltView {
   readonly view: LocalView;
@@ -70,7 +71,8 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
     }
   }
   const localnetPatches = new Map([...patches].map(([net, p]) => [net, p.ofport] as const));
-  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt) }, ifaces, conflicts };
+  const ctZeroSnat = brInt !== undefined && datapathCtZeroSnat(ovs, brInt.datapath_type);
+  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat }, ifaces, conflicts };
 }
 
 function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (x: V, y: V) => boolean): boolean {
@@ -85,6 +87,7 @@ function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (
 export function localViewsEqual(a: LocalView, b: LocalView): boolean {
   return a.chassis === b.chassis
     && sameActiveTunnels(a.activeTunnels, b.activeTunnels)
+    && a.ctZeroSnat === b.ctZeroSnat
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)
     && mapEqual(a.localnetPatches, b.localnetPatches, (x, y) => x === y)
     && mapEqual(a.tunnels, b.tunnels, (x, y) => x.ofport === y.ofport && x.type === y.type && x.remoteIp === y.remoteIp);

@@ -5,7 +5,8 @@ import type { Row } from '../../ovsdb/index.js';
 
 /** The monitored tables and columns the local side needs, for OvsdbClient. */
 export const OVS_MONITOR = {
-  Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges'],
+  Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges', 'datapaths'],
+  Datapath: ['capabilities'],
   Bridge: ['name', 'ports', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
   Port: ['name', 'interfaces', 'external_ids'],
   Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'bfd', 'bfd_status'],

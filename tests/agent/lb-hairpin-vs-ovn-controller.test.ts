@@ -72,7 +72,7 @@ async function differential(t: Test): Promise<void> {
   const { sw: swA, pid: controllerPid, log } = await startRealController(t, sb.socketPath, vms, nbctl);
 
   // Bridge B: our hairpin tables alone, through our OpenFlow channel.
-  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms);
+  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms, swA);
   const agent = follower.agent;
 
   /**

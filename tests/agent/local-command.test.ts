@@ -71,8 +71,12 @@ async function runAgent(t: Test, extra: string[] = []): Promise<Running> {
 }
 
 t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, async (t) => {
-  const { central, agent, fail } = await runAgent(t);
+  const { central, sw, agent, fail } = await runAgent(t);
   t.match(agent.output(), /flow side connected to br-int/, 'it opens the flow side on the bridge it created');
+  // The Datapath record of br-int's type, whose capabilities ovs-vswitchd fills (ct_zero_snat).
+  await eventually('the netdev Datapath record', async () => ((await sw.vsctl('--if-exists', 'get', 'Open_vSwitch', '.', 'datapaths:netdev')).trim() !== '' ? true : undefined)).catch(fail);
+  const dp = (await sw.vsctl('get', 'Open_vSwitch', '.', 'datapaths:netdev')).trim();
+  t.equal((await sw.vsctl('--if-exists', 'get', 'Datapath', dp, 'capabilities:ct_zero_snat')).trim().replace(/"/g, ''), 'true', 'it made the Datapath record of br-int\'s type, and the userspace datapath says it supports zero SNAT');
   await eventually('vm1 claimed', async () => ((await boundTo(central, 'vm1')) === 'hv-cli' ? true : undefined)).catch(fail);
   t.pass('it claims the port of a local interface');
 

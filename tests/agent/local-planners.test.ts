@@ -11,7 +11,7 @@ import { parseBridgeMappings, readChassisConfig } from '../../agent/local/ovs-co
 import { chassisCleanupOps, chassisRecordOps, desiredOtherConfig } from '../../agent/local/chassis-record.js';
 import { desiredTunnels, parseTunnelId, tunnelPortName } from '../../agent/local/tunnels.js';
 import { localDatapaths, localnetPortsOf } from '../../agent/local/patch-ports.js';
-import { bridgeHwaddr, wantedDatapathType } from '../../agent/local/integration-bridge.js';
+import { bridgeDatapathOps, bridgeHwaddr, datapathCtZeroSnat, wantedDatapathType } from '../../agent/local/integration-bridge.js';
 import { activeHaChassis, haGroupContains, orderedHaMembers } from '../../agent/ha-chassis.js';
 import type { HaLookups } from '../../agent/ha-chassis.js';
 
@@ -124,6 +124,23 @@ t.test('integration bridge details', async (t) => {
   t.match(mac, /^[0-9a-f][26ae](:[0-9a-f]{2}){5}$/, 'a locally administered unicast MAC');
   t.equal(bridgeHwaddr('hv1', 'br-int'), mac, 'the same every time');
   t.not(bridgeHwaddr('hv2', 'br-int'), mac);
+});
+
+t.test('the Datapath record of the bridge\'s datapath type, and its ct_zero_snat capability', async (t) => {
+  const tablesOf = (datapaths: Map<string, string>, dps: Record<string, Record<string, string>>) => (name: string): ReadonlyMap<string, Row> => {
+    if (name === 'Open_vSwitch') return new Map([['root', { _uuid: 'root', _version: '', datapaths } as unknown as Row]]);
+    if (name === 'Datapath') return new Map(Object.entries(dps).map(([u, caps]) => [u, { _uuid: u, _version: '', capabilities: new Map(Object.entries(caps)) } as unknown as Row]));
+    return new Map();
+  };
+  const none = tablesOf(new Map(), {});
+  t.match(bridgeDatapathOps(none, 'netdev')?.ops, [
+    { op: 'insert', table: 'Datapath', 'uuid-name': 'dp' },
+    { op: 'mutate', table: 'Open_vSwitch', mutations: [['datapaths', 'insert', ['map', [['netdev', ['named-uuid', 'dp']]]]]] },
+  ], 'missing: made and named in Open_vSwitch.datapaths under the type, as ovn-controller does');
+  t.equal(datapathCtZeroSnat(none, 'netdev'), false, 'no record: not supported');
+  const made = tablesOf(new Map([['netdev', 'dp1'], ['system', 'dp2']]), { dp1: { ct_zero_snat: 'true' }, dp2: { ct_zero_snat: 'false' } });
+  t.equal(bridgeDatapathOps(made, 'netdev'), undefined, 'there: nothing to do');
+  t.same([datapathCtZeroSnat(made, 'netdev'), datapathCtZeroSnat(made, 'system'), datapathCtZeroSnat(made, '')], [true, false, false], 'read from the record of the bridge\'s type (empty: system)');
 });
 
 t.test('HA_Chassis_Group: the active member is the highest-priority registered chassis', async (t) => {

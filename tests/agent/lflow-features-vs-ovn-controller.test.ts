@@ -1,12 +1,14 @@
-// Goal: template load balancers (options:template=true, ovn-kubernetes's NodePort services) and
-// session affinity (options:affinity_timeout, a Service's sessionAffinity) reach a chassis as the
-// real ovn-controller 23.03.1 makes them: the chassis's Chassis_Template_Var values put in the
+// Goal: template load balancers (options:template=true, ovn-kubernetes's NodePort services),
+// session affinity (options:affinity_timeout, a Service's sessionAffinity) and symmetric replies
+// over ECMP routes (ecmp_symmetric_reply, on a gateway router) reach a chassis as the real
+// ovn-controller 23.03.1 makes them: the chassis's Chassis_Template_Var values put in the
 // logical flows that name them ("^NAME") and in the load balancer's VIPs and backends (the
 // hairpin tables 68..70), and chk_lb_aff / commit_lb_aff (table 78 and its learn()) on a switch
-// and a router, IPv4 and IPv6, flow for flow, and again when the values change or go. Method:
+// and a router, IPv4 and IPv6, and commit_ecmp_nh's learn()s and the conntrack marks of the
+// ECMP flows, flow for flow, and again when the values change or go. Method:
 // real NB and SB ovsdb-servers and the real ovn-northd; the real ovn-controller as hv1 binds two
 // VMs on bridge A. Our DesiredFlows, fed the same SB as incremental steps with hv1's view,
-// installs the flows of the rows that name variables or affinity (by cookie) and its tables
+// installs the flows of the rows that name variables, affinity or ECMP next hops (by cookie) and its tables
 // 68..70 into bridge B through our OpenFlow channel, with its groups; `ovs-ofctl dump-flows` of both, each group action
 // replaced by the group's buckets, must be equal after every change. The incremental engine
 // must also equal a fresh one at each step. (A deleted Chassis_Template_Var row reaches
@@ -32,14 +34,14 @@ const STEP_MS_MAX = 60_000;
 
 const vms = twoVms;
 
-/** The cookies (first 32 bits of the UUID) of the logical flows whose text names a variable or affinity. */
+/** The cookies (first 32 bits of the UUID) of the logical flows whose text names a variable, affinity or an ECMP next hop. */
 function templateCookies(rows: Iterable<SbRowChange>): Set<bigint> {
   const out = new Set<bigint>();
   for (const c of rows) {
     if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
     const lf = c.row as unknown as sb.Logical_Flow;
     const text = `${lf.match} ${lf.actions}`;
-    if (text.includes('^') || text.includes('lb_aff')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
+    if (text.includes('^') || text.includes('lb_aff') || text.includes('ecmp_nh') || text.includes('ecmp_reply')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
   }
   return out;
 }
@@ -91,12 +93,21 @@ async function differential(t: Test): Promise<void> {
     await nbctl('ls-lb-add', 'sw0', lb);
     await nbctl('lr-lb-add', 'lr0', lb);
   }
+  // A gateway router on hv1 with symmetric replies over two ECMP routes, IPv4 and IPv6.
+  await nbctl('lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1');
+  await nbctl('lrp-add', 'gw', 'gw-sw0', '00:00:00:00:ee:01', '10.0.0.253/24');
+  await nbctl('lsp-add', 'sw0', 'sw0-gw', '--', 'lsp-set-type', 'sw0-gw', 'router', '--', 'lsp-set-addresses', 'sw0-gw', 'router',
+    '--', 'lsp-set-options', 'sw0-gw', 'router-port=gw-sw0');
+  await nbctl('lrp-add', 'gw', 'gw-ext', '00:00:00:00:ee:02', '172.16.0.1/24', 'fd00:ee::1/64');
+  for (const [prefix, hops] of [['192.168.0.0/16', ['172.16.0.11', '172.16.0.12']], ['fd00:99::/64', ['fd00:ee::11', 'fd00:ee::12']]] as const) {
+    for (const hop of hops) await nbctl('--ecmp-symmetric-reply', 'lr-route-add', 'gw', prefix, hop);
+  }
   await nbctl('create', 'Chassis_Template_Var', 'chassis=hv1', 'variables:NODEIP=10.0.0.200', 'variables:NODEPORT=30080',
     'variables:BACKENDS="10.0.0.1:8080,10.0.0.2:8080"', 'variables:NODEIP6="fd00::200"', 'variables:B6="[fd00::2]:80"');
   await nbctl('create', 'Chassis_Template_Var', 'chassis=hv2', 'variables:NODEIP=10.0.0.222', 'variables:NODEPORT=30099');
 
   const { sw: swA, pid: controllerPid, log } = await startRealController(t, sb.socketPath, vms, nbctl);
-  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms);
+  const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, vms, swA);
   const agent = follower.agent;
 
   const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
@@ -130,6 +141,6 @@ async function differential(t: Test): Promise<void> {
   await step('hv1\'s row gone (ovn-controller recomputed)', both(lacks('10.0.0.201'), lacks('fd00::200')));
 }
 
-t.test('template and affinity load balancers compile as the real ovn-controller\'s, as the variables change', {
+t.test('template and affinity load balancers and ECMP symmetric replies compile as the real ovn-controller\'s, as the variables change', {
   skip: realOvnInstalled() ? false : 'OVN 23.03 and Open vSwitch are not installed', timeout: 600_000,
 }, differential);
