@@ -30,7 +30,8 @@ import type { RefContribution } from './ha-ref-chassis.js';
 import { HaRefChassis } from './ha-ref-chassis.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
-import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, ownerOf } from './nb.js';
+import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
+import { boolOption } from './load-balancers.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
 import { fitted } from './fitted.js';
@@ -598,16 +599,6 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
   };
 }
 
-/** smap_get_int: a whole decimal number that fits an int, else `def`. */
-function intOption(options: ReadonlyMap<string, string>, key: string, def: number): number {
-  const v = options.get(key);
-  if (v === undefined || !/^[+-]?\d{1,10}$/.test(v)) return def;
-  const n = Number(v);
-  return n < -0x80000000 || n > 0x7fffffff ? def : n;
-}
-
-const boolTrue = (options: ReadonlyMap<string, string>, key: string): boolean => (options.get(key) ?? '').toLowerCase() === 'true';
-
 /** RFC 4861's limits on the advertisement intervals (seconds), as ovn-northd applies them. */
 const RA_MAX_INTERVAL = { def: 600, min: 4, max: 1800 } as const;
 const RA_MIN_INTERVAL_MIN = 3;
@@ -621,19 +612,19 @@ const RA_MIN_INTERVAL_MIN = 3;
  */
 function ipv6Options(lrp: nb.Logical_Router_Port, networks: LportAddresses, options: Map<string, string>): void {
   const enabled = lrp.enabled.length === 0 || lrp.enabled[0] === true;
-  if (enabled && boolTrue(lrp.options, 'prefix_delegation')) options.set('ipv6_prefix_delegation', 'true');
-  if (enabled && boolTrue(lrp.options, 'prefix')) options.set('ipv6_prefix', 'true');
+  if (enabled && boolOption(lrp.options, 'prefix_delegation', false)) options.set('ipv6_prefix_delegation', 'true');
+  if (enabled && boolOption(lrp.options, 'prefix', false)) options.set('ipv6_prefix', 'true');
   const ra = lrp.ipv6_ra_configs;
   const mode = ra.get('address_mode');
-  if ((mode !== 'slaac' && mode !== 'dhcpv6_stateful' && mode !== 'dhcpv6_stateless') || !boolTrue(ra, 'send_periodic')) return;
+  if ((mode !== 'slaac' && mode !== 'dhcpv6_stateful' && mode !== 'dhcpv6_stateless') || !boolOption(ra, 'send_periodic', false)) return;
   options.set('ipv6_ra_send_periodic', 'true');
   options.set('ipv6_ra_address_mode', mode);
-  const max = Math.max(RA_MAX_INTERVAL.min, Math.min(RA_MAX_INTERVAL.max, intOption(ra, 'max_interval', RA_MAX_INTERVAL.def)));
+  const max = Math.max(RA_MAX_INTERVAL.min, Math.min(RA_MAX_INTERVAL.max, optionInt(ra, 'max_interval', RA_MAX_INTERVAL.def)));
   options.set('ipv6_ra_max_interval', String(max));
   const minDefault = max >= 9 ? Math.trunc(max / 3) : Math.trunc((max * 3) / 4);
-  const min = Math.max(RA_MIN_INTERVAL_MIN, Math.min(Math.trunc((max * 3) / 4), intOption(ra, 'min_interval', minDefault)));
+  const min = Math.max(RA_MIN_INTERVAL_MIN, Math.min(Math.trunc((max * 3) / 4), optionInt(ra, 'min_interval', minDefault)));
   options.set('ipv6_ra_min_interval', String(min));
-  const mtu = intOption(ra, 'mtu', 0);
+  const mtu = optionInt(ra, 'mtu', 0);
   if (mtu >= 1280) options.set('ipv6_ra_mtu', String(mtu));
   const prefixes: string[] = [];
   for (const a of networks.ipv6) {

@@ -18,13 +18,13 @@ import { LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
 import { parseIpv6 } from '../expr/lexer.js';
 import { OFPP } from '../openflow/actions.js';
 import { ChannelError } from '../openflow/channel.js';
-import type { OfMessage } from '../openflow/messages.js';
+import { OFP_NO_BUFFER, type OfMessage } from '../openflow/messages.js';
 import type { WriterTimers } from './batch-writer.js';
 import { buildEthernet, buildIcmp6, buildIpv6, ETH_TYPE, IP_PROTO, macToBytes, parseMac } from './packet.js';
 import type { PinctrlChannel } from './pinctrl.js';
+import { optionInt } from './svc-monitor-table.js';
 
 const OFPP10_CONTROLLER = 0xfffd;
-const OFP_NO_BUFFER = 0xffffffff;
 const ALL_NODES_MAC = '33:33:00:00:00:01';
 const ALL_NODES = (0xff02n << 112n) | 1n;
 /** ovn-northd's defaults when the binding lacks the intervals (RFC 4861, 6.2.1). */
@@ -48,14 +48,6 @@ export interface PeriodicRaLookups {
   table(name: string): ReadonlyMap<string, Row>;
   portByName(name: string): sb.Port_Binding | undefined;
   datapath(uuid: string): sb.Datapath_Binding | undefined;
-}
-
-/** smap_get_int: a whole decimal number that fits an int, else `def`. */
-function intOption(options: ReadonlyMap<string, string>, key: string, def: number): number {
-  const v = options.get(key);
-  if (v === undefined || !/^[+-]?\d{1,10}$/.test(v)) return def;
-  const n = Number(v);
-  return n < -0x80000000 || n > 0x7fffffff ? def : n;
 }
 
 const str = (name: string, value: string): DhcpOption => ({ name, opt: ndRaOpts.get(name) as DhcpOption['opt'], value: { kind: 'string', value } });
@@ -98,7 +90,7 @@ export function periodicRaPacket(options: ReadonlyMap<string, string>): Buffer |
   const prf = options.get('ipv6_ra_prf');
   if (prf === 'HIGH' || prf === 'LOW') opts.push(str('router_preference', prf));
   opts.push(int('slla', BigInt(`0x${macToBytes(srcEth).toString('hex')}`), null, 'ethernet'));
-  const mtu = intOption(options, 'ipv6_ra_mtu', 0);
+  const mtu = optionInt(options, 'ipv6_ra_mtu', 0);
   if (mtu !== 0) opts.push(int('mtu', BigInt(mtu >>> 0), null, 'decimal'));
   for (const p of list) opts.push(int('prefix', p.addr, maskOf(p.plen), 'ipv6'));
   if (rdnss !== undefined) opts.push(int('rdnss', rdnss, null, 'ipv6'));
@@ -129,9 +121,9 @@ export function periodicRaSpecs(s: PeriodicRaLookups): { specs: PeriodicRaSpec[]
       skipped.push(`${pb.logical_port}: ${packet}`);
       continue;
     }
-    const maxIntervalS = intOption(pb.options, 'ipv6_ra_max_interval', MAX_INTERVAL_DEFAULT);
+    const maxIntervalS = optionInt(pb.options, 'ipv6_ra_max_interval', MAX_INTERVAL_DEFAULT);
     const minDefault = maxIntervalS >= 9 ? Math.trunc(maxIntervalS / 3) : Math.trunc((maxIntervalS * 3) / 4);
-    specs.push({ port: pb.logical_port, dpKey: dp.tunnel_key, portKey: peer.tunnel_key, minIntervalS: intOption(pb.options, 'ipv6_ra_min_interval', minDefault), maxIntervalS, packet });
+    specs.push({ port: pb.logical_port, dpKey: dp.tunnel_key, portKey: peer.tunnel_key, minIntervalS: optionInt(pb.options, 'ipv6_ra_min_interval', minDefault), maxIntervalS, packet });
   }
   return { specs, skipped };
 }
