@@ -234,13 +234,13 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       if (s.experimenter === undefined) {
         const at = startNx(w, NXAST.OUTPUT_REG);
         w.u16(ofsNbits(a.src));
-        writeFieldHeader(w, a.src.field, a.src.end);
+        writeFieldHeader(w, a.src.field, a.src.end, true);
         w.u16(OFPCML_NO_BUFFER);
         finish(w, at, 24);
       } else {
         const at = startNx(w, NXAST.OUTPUT_REG2);
         w.u16(ofsNbits(a.src)).u16(OFPCML_NO_BUFFER);
-        writeFieldHeader(w, a.src.field, a.src.end);
+        writeFieldHeader(w, a.src.field, a.src.end, true);
         finish(w, at, 24);
       }
       return;
@@ -251,7 +251,7 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       checkRef(ref, a.kind);
       const at = startNx(w, a.kind === 'push' ? NXAST.STACK_PUSH : NXAST.STACK_POP);
       w.u16(ref.start);
-      writeFieldHeader(w, ref.field, ref.end);
+      writeFieldHeader(w, ref.field, ref.end, true);
       w.u16(refBits(ref));
       finish(w, at, 24);
       return;
@@ -263,7 +263,7 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       w.u16(flags);
       if (typeof a.zone === 'object') {
         if (checkRef(a.zone, 'ct zone').experimenter !== undefined) throw new OfEncodeError(`ct zone: ${a.zone.field} has no 32-bit NXM header`);
-        writeFieldHeader(w, a.zone.field, a.zone.end);
+        writeFieldHeader(w, a.zone.field, a.zone.end, true);
         w.u16(ofsNbits(a.zone));
       } else {
         w.u32(0).u16(a.zone ?? 0);
@@ -321,7 +321,7 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       if (refBits(a.dst) !== 1) throw new OfEncodeError('check_pkt_larger: destination must be one bit');
       const at = startNx(w, NXAST.CHECK_PKT_LARGER);
       w.u16(a.pktLen).u16(a.dst.start);
-      writeFieldHeader(w, a.dst.field, a.dst.end);
+      writeFieldHeader(w, a.dst.field, a.dst.end, true);
       finish(w, at, 24);
       return;
     }
@@ -376,10 +376,10 @@ function writeLearnSpec(w: Writer, s: LearnSpec): void {
   } else {
     checkRef(s.src, 'learn');
     if (refBits(s.src) !== bits) throw new OfEncodeError('learn: source and destination widths differ');
-    writeFieldHeader(w, s.src.field, s.src.end);
+    writeFieldHeader(w, s.src.field, s.src.end, true);
     w.u16(s.src.start);
   }
-  writeFieldHeader(w, s.dst.field, s.dst.end);
+  writeFieldHeader(w, s.dst.field, s.dst.end, true);
   w.u16(s.dst.start);
 }
 

@@ -143,11 +143,22 @@ export function refFieldBytes(s: FieldSpec, end: number): number {
   return s.bytes !== 0 ? s.bytes : Math.max(4, Math.ceil((end + 1) / 32) * 4);
 }
 
-/** A field header alone, as actions name a field (move, output_reg, stack, ct zone). */
-export function writeFieldHeader(w: Writer, name: string, end: number): void {
+/** Fields that also have an NXM header (class 0x0000 or 0x0001): name → that header. */
+const nxmByName = new Map<string, FieldSpec>(aliases.filter((s) => s.cls === N0 || s.cls === N1).map((s) => [s.name, s]));
+
+/**
+ * A field header alone, as actions name a field. OpenFlow 1.5's own actions (copy_field) use the
+ * preferred header; Nicira's actions (`nxm`: output_reg, stack push and pop, ct's zone, learn's
+ * specs, check_pkt_larger) are written with the NXM header where the field has one wide enough
+ * for the bits named, as Open vSwitch writes them (ofp-actions.c passes version 0), so that an
+ * action list carried as bytes (a controller action's userdata) is the same bytes.
+ */
+export function writeFieldHeader(w: Writer, name: string, end: number, nxm = false): void {
   const s = byName.get(name);
   if (s === undefined) throw new OfEncodeError(`unknown OpenFlow field ${name}`);
-  writeHeader(w, s, false, refFieldBytes(s, end));
+  const old = nxm ? nxmByName.get(name) : undefined;
+  const use = old !== undefined && end < old.bits ? old : s;
+  writeHeader(w, use, false, refFieldBytes(use, end));
 }
 
 export interface DecodedHeader {
