@@ -90,6 +90,11 @@ t.test('golden bytes', async (t) => {
   t.strictSame(decodeActions(encodeActions([{ kind: 'output_reg', src: { field: 'reg20', start: 0, end: 15 } }])),
     [{ kind: 'output_reg', src: { field: 'reg20', start: 0, end: 15 } }], 'output_reg2 with an experimenter header');
   t.throws(() => encodeActions([{ kind: 'ct', commit: false, zone: { field: 'reg20', start: 0, end: 15 }, exec: [] }]), /no 32-bit NXM header/);
+  // push:NXM_OF_ETH_SRC[] (NXAST_STACK_PUSH, 27): the field by its NXM header (class 0, field 2),
+  // as Open vSwitch writes a Nicira action's fields; move (OpenFlow 1.5's copy_field) by OXM.
+  t.equal(encodeActions([{ kind: 'push', src: { field: 'eth_src', start: 0, end: 47 } }]).toString('hex'), 'ffff00180000232000' + '1b0000' + '00000406' + '0030' + '000000000000');
+  t.equal(encodeActions([{ kind: 'move', src: { field: 'eth_src', start: 0, end: 47 }, dst: { field: 'eth_dst', start: 0, end: 47 } }]).toString('hex').slice(24, 40), '8000080680000606');
+  t.strictSame(decodeActions(encodeActions([{ kind: 'pop', dst: { field: 'ipv4_src', start: 0, end: 31 } }])), [{ kind: 'pop', dst: { field: 'ipv4_src', start: 0, end: 31 } }], 'NXM_OF_IP_SRC reads back as ipv4_src');
 });
 
 t.test('non-canonical spellings decode to their canonical form', async (t) => {
