@@ -4,7 +4,11 @@
 // additional_chassis, requested_chassis, requested_additional_chassis name its Chassis row, or
 // options:l3gateway-chassis names it), and every datapath reachable from them through ports of
 // type "patch" or "l3gateway" (options:peer names the port on the other side), transitively,
-// as ovn-controller's local datapaths are. A row is seen through its footprint:
+// as ovn-controller's local datapaths are. The datapath of a chassisredirect or external port is
+// also local to every member of the port's HA_Chassis_Group (HA_Chassis.chassis names the
+// member's Chassis row or, without it, external_ids:chassis-name a registered chassis's name):
+// a standby gateway holds the flows it needs before it takes over. A row is seen through its
+// footprint:
 //   - datapath-scoped rows (Datapath_Binding itself, Port_Binding, Multicast_Group,
 //     MAC_Binding, Static_MAC_Binding, IP_Multicast, IGMP_Group by their datapath;
 //     Logical_Flow by logical_datapath or the datapaths of its logical_dp_group;
@@ -266,6 +270,8 @@ interface BindingRecord {
   readonly l3gatewayChassis: string | undefined;
   /** options:peer of a patch or l3gateway port. */
   readonly peer: string | undefined;
+  /** ha_chassis_group of a chassisredirect or external port. */
+  readonly haGroup: string | undefined;
 }
 
 function bindingOf(row: Row): BindingRecord {
@@ -279,11 +285,12 @@ function bindingOf(row: Row): BindingRecord {
     chassis: [...chassis].sort(),
     l3gatewayChassis: type === 'l3gateway' ? optionOf(row, 'options', 'l3gateway-chassis') : undefined,
     peer: patchLike ? optionOf(row, 'options', 'peer') : undefined,
+    haGroup: type === 'chassisredirect' || type === 'external' ? uuidsOf(row.ha_chassis_group)[0] : undefined,
   };
 }
 
 function sameBinding(a: BindingRecord, b: BindingRecord): boolean {
-  return a.datapath === b.datapath && a.name === b.name && a.l3gatewayChassis === b.l3gatewayChassis && a.peer === b.peer && a.chassis.length === b.chassis.length && a.chassis.every((c, i) => c === b.chassis[i]);
+  return a.datapath === b.datapath && a.name === b.name && a.l3gatewayChassis === b.l3gatewayChassis && a.peer === b.peer && a.haGroup === b.haGroup && a.chassis.length === b.chassis.length && a.chassis.every((c, i) => c === b.chassis[i]);
 }
 
 /** What one applied delta may have changed in the chassis' local datapaths. */
@@ -354,6 +361,8 @@ export class InterestIndex {
   private childrenOf = new Map<string, Set<string>>();
   /** Port_Bindings every chassis sees (chassisredirect, external). */
   private portsEverywhere = new Set<string>();
+  /** HA_Chassis_Group uuid → the chassisredirect and external ports naming it. */
+  private haPortsByGroup = new Map<string, Set<string>>();
 
   /** The footprints' view of other rows, as the view is now. */
   readonly auxNow: Aux = {
@@ -398,6 +407,7 @@ export class InterestIndex {
     this.chassisNameOf = new Map();
     this.childrenOf = new Map();
     this.portsEverywhere = new Set();
+    this.haPortsByGroup = new Map();
     this.flowGroupOf = new Map();
     this.lbGroupOf = new Map();
     this.fdbKeyOf = new Map();
@@ -434,6 +444,16 @@ export class InterestIndex {
         }
       } else if (c.table === 'Logical_DP_Group') {
         changedGroups.push(c.uuid);
+      } else if (c.table === 'HA_Chassis') {
+        // The member it names, before and after, may gain or lose its groups' datapaths.
+        for (const r of [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new]) {
+          const name = r === undefined ? undefined : this.haMemberName(r);
+          if (name !== undefined) chassisNames.add(name);
+        }
+      } else if (c.table === 'HA_Chassis_Group') {
+        for (const r of [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new]) {
+          if (r !== undefined) this.haGroupMemberNames(r, chassisNames);
+        }
       }
     }
     for (const c of delta.changes) {
@@ -448,6 +468,10 @@ export class InterestIndex {
             if (r === undefined) continue;
             for (const u of r.chassis) chassisUuids.add(u);
             if (r.l3gatewayChassis !== undefined) chassisNames.add(r.l3gatewayChassis);
+            if (r.haGroup !== undefined) {
+              const g = this.rows('HA_Chassis_Group').get(r.haGroup);
+              if (g !== undefined) this.haGroupMemberNames(g, chassisNames);
+            }
             if (r.peer !== undefined) datapaths.add(r.datapath);
             // Ports that name this one as their peer now lead somewhere else (or nowhere).
             for (const p of this.peersNaming.get(r.name) ?? []) datapaths.add((this.bindings.get(p) as BindingRecord).datapath);
@@ -463,6 +487,27 @@ export class InterestIndex {
     for (const g of changedGroups) for (const lb of [...(this.lbsByDpGroup.get(g) ?? [])]) this.setRow('Load_Balancer', lb, this.rows('Load_Balancer').get(lb), undefined);
     for (const k of changedKeys) for (const f of [...(this.fdbsByKey.get(k) ?? [])]) this.setRow('FDB', f, this.rows('FDB').get(f), undefined);
     return { chassisNames, chassisUuids, datapaths };
+  }
+
+  /**
+   * The name of the registered chassis an HA_Chassis row names: its chassis column's Chassis
+   * (none when that is not registered), or else external_ids:chassis-name when a chassis of that
+   * name is (agent/ha-chassis.ts, memberChassis).
+   */
+  private haMemberName(hc: Row): string | undefined {
+    const ref = uuidsOf(hc.chassis)[0];
+    if (ref !== undefined) return this.chassisNameOf.get(ref);
+    const name = optionOf(hc, 'external_ids', 'chassis-name');
+    return name !== undefined && this.chassisByName.has(name) ? name : undefined;
+  }
+
+  /** Adds the names of a group's registered members to `out`. */
+  private haGroupMemberNames(group: Row, out: Set<string>): void {
+    for (const u of uuidsOf(group.ha_chassis)) {
+      const hc = this.rows('HA_Chassis').get(u);
+      const name = hc === undefined ? undefined : this.haMemberName(hc);
+      if (name !== undefined) out.add(name);
+    }
   }
 
   private setChassis(old: Row | undefined, row: Row | undefined): void {
@@ -483,6 +528,7 @@ export class InterestIndex {
       if (this.portByName.get(before.name) === uuid) this.portByName.delete(before.name);
       for (const c of before.chassis) countDown(this.boundByChassis, c, before.datapath);
       if (before.l3gatewayChassis !== undefined) countDown(this.l3gatewayByChassis, before.l3gatewayChassis, before.datapath);
+      if (before.haGroup !== undefined) removeFrom(this.haPortsByGroup, before.haGroup, uuid);
       if (before.peer !== undefined) {
         removeFrom(this.patchPorts, before.datapath, uuid);
         removeFrom(this.peersNaming, before.peer, uuid);
@@ -494,6 +540,7 @@ export class InterestIndex {
     this.portByName.set(after.name, uuid);
     for (const c of after.chassis) countUp(this.boundByChassis, c, after.datapath);
     if (after.l3gatewayChassis !== undefined) countUp(this.l3gatewayByChassis, after.l3gatewayChassis, after.datapath);
+    if (after.haGroup !== undefined) addTo(this.haPortsByGroup, after.haGroup, uuid);
     if (after.peer !== undefined) {
       addTo(this.patchPorts, after.datapath, uuid);
       addTo(this.peersNaming, after.peer, uuid);
@@ -649,6 +696,15 @@ export class InterestIndex {
     const uuid = this.chassisByName.get(name);
     if (uuid !== undefined) for (const dp of this.boundByChassis.get(uuid)?.keys() ?? []) local.add(dp);
     for (const dp of this.l3gatewayByChassis.get(name)?.keys() ?? []) local.add(dp);
+    // Groups with ports are few (one per gateway port); their members a handful each.
+    const members = new Set<string>();
+    for (const [g, ports] of this.haPortsByGroup) {
+      const group = this.rows('HA_Chassis_Group').get(g);
+      if (group === undefined) continue;
+      members.clear();
+      this.haGroupMemberNames(group, members);
+      if (members.has(name)) for (const p of ports) local.add((this.bindings.get(p) as BindingRecord).datapath);
+    }
     const queue = [...local];
     // Each datapath enters the queue once, so this ends after at most every datapath.
     while (queue.length > 0) {
@@ -933,10 +989,23 @@ export function localDatapathsFromScratch(rows: Rows, name: string): Set<string>
   const ports = [...rows('Port_Binding').values()];
   const option = (pb: Row, key: string): unknown => (pb.options as ReadonlyMap<Atom, Atom>).get(key);
   const local = new Set<string>();
+  const registered = (n: unknown): boolean => [...rows('Chassis').values()].some((c) => c.name === n);
+  const haMember = (pb: Row): boolean => {
+    if (pb.type !== 'chassisredirect' && pb.type !== 'external') return false;
+    const group = rows('HA_Chassis_Group').get(refs(pb.ha_chassis_group)[0] ?? '');
+    return refs(group?.ha_chassis).some((u) => {
+      const hc = rows('HA_Chassis').get(u);
+      if (hc === undefined) return false;
+      const ref = refs(hc.chassis)[0];
+      if (ref !== undefined) return ref === uuid;
+      const named = (hc.external_ids as ReadonlyMap<Atom, Atom>).get('chassis-name');
+      return named === name && registered(named);
+    });
+  };
   for (const pb of ports) {
     const boundHere = uuid !== undefined && [...refs(pb.chassis), ...refs(pb.additional_chassis), ...refs(pb.requested_chassis), ...refs(pb.requested_additional_chassis)].includes(uuid);
     const gatewayHere = pb.type === 'l3gateway' && option(pb, 'l3gateway-chassis') === name;
-    if (boundHere || gatewayHere) local.add(pb.datapath as string);
+    if (boundHere || gatewayHere || haMember(pb)) local.add(pb.datapath as string);
   }
   for (let grew = true; grew; ) {
     grew = false;

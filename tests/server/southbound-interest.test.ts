@@ -3,7 +3,8 @@
 // container ports changing parents, ports becoming chassisredirect or external ones that every
 // chassis sees,
 // flows and load balancers on datapaths and datapath groups, FDBs by tunnel key, DNS rows by
-// their datapaths, chassis coming and going); the interest index's
+// their datapaths, chassis coming and going, HA groups whose members hold the datapaths of their
+// chassisredirect and external ports); the interest index's
 // local datapaths must equal a scan of every Port_Binding, and agents fed by two Fanouts
 // ("members") over that view — reading at random speeds, falling behind, reconnecting to the
 // other member with what they hold, changing their iface-ids — must each hold exactly the rows
@@ -104,7 +105,7 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
       ['dp-add', 3], ['dp-del', 1], ['port-add', 5], ['patch-add', 3], ['port-del', 2], ['bind', 8], ['port-move', 1], ['peer-change', 2],
       ['chassis-add', 2], ['chassis-del', 1], ['flow-add', 4], ['flow-del', 2], ['flow-mod', 2], ['dpg-add', 2], ['dpg-mod', 2], ['fdb', 2],
       ['mac', 2], ['cp', 3], ['ctv', 2], ['global', 2], ['mcast', 1], ['mcast-mod', 3], ['lb-add', 3], ['lb-mod', 2], ['lb-del', 1], ['dns', 2],
-      ['parent-change', 2], ['type-change', 2],
+      ['parent-change', 2], ['type-change', 2], ['ha-add', 3], ['ha-mod', 6], ['ha-del', 1], ['ha-attach', 4],
     ]);
     switch (op) {
       case 'dp-add': {
@@ -204,6 +205,48 @@ function randomWrites(sb: FakeSb, rng: Rng, portNames: string[]): Map<string, { 
           for (const col of ['chassis', 'additional_chassis', 'requested_chassis', 'requested_additional_chassis']) if ((p[col] as string[]).includes(c._uuid)) cols[col] = (p[col] as string[]).filter((u) => u !== c._uuid);
           if (Object.keys(cols).length > 0) update('Port_Binding', current('Port_Binding', p._uuid) as Row, cols);
         }
+        for (const hc of rowsOf('HA_Chassis')) if ((hc.chassis as string[]).includes(c._uuid)) update('HA_Chassis', hc, { chassis: [] });
+        break;
+      }
+      case 'ha-add':
+      case 'ha-mod': {
+        // A group of members naming their chassis by reference or by name (registered or not).
+        const member = (): string => {
+          const uuid = rng.uuid();
+          const c = rng.chance(0.6) ? pick(chassisUuids()) : undefined;
+          put('HA_Chassis', uuid, sb.make('HA_Chassis', uuid, c !== undefined ? { chassis: [c], priority: rng.int(1, 30) } : { external_ids: new Map([['chassis-name', rng.pick(chassisNames)]]), priority: rng.int(1, 30) }));
+          return uuid;
+        };
+        const g = op === 'ha-mod' ? pick(rowsOf('HA_Chassis_Group')) : undefined;
+        if (op === 'ha-mod' && g === undefined) break;
+        if (g !== undefined && rng.chance(0.5)) {
+          const hc = pick((g.ha_chassis as string[]).map((u) => current('HA_Chassis', u)).filter((r): r is Row => r !== undefined));
+          const c = pick(chassisUuids());
+          if (hc !== undefined) update('HA_Chassis', hc, rng.chance(0.5) && c !== undefined ? { chassis: [c] } : { chassis: [], external_ids: new Map([['chassis-name', rng.pick(chassisNames)]]) });
+          break;
+        }
+        const kept = g === undefined ? [] : rng.subset(g.ha_chassis as string[], 2);
+        for (const u of (g?.ha_chassis as string[] | undefined) ?? []) if (!kept.includes(u)) put('HA_Chassis', u, undefined);
+        const members = [...kept, ...Array.from({ length: rng.int(0, 2) }, member)].sort();
+        if (g !== undefined) update('HA_Chassis_Group', g, { ha_chassis: members });
+        else {
+          const uuid = rng.uuid();
+          put('HA_Chassis_Group', uuid, sb.make('HA_Chassis_Group', uuid, { name: `g${rng.int(0, 999)}`, ha_chassis: members }));
+        }
+        break;
+      }
+      case 'ha-del': {
+        const g = pick(rowsOf('HA_Chassis_Group'));
+        if (g === undefined) break;
+        put('HA_Chassis_Group', g._uuid, undefined);
+        for (const u of g.ha_chassis as string[]) put('HA_Chassis', u, undefined);
+        for (const p of rowsOf('Port_Binding')) if ((p.ha_chassis_group as string[]).includes(g._uuid)) update('Port_Binding', p, { ha_chassis_group: [] });
+        break;
+      }
+      case 'ha-attach': {
+        const p = pick(rowsOf('Port_Binding').filter((r) => r.type === 'chassisredirect' || r.type === 'external' || rng.chance(0.1)));
+        const g = pick(rowsOf('HA_Chassis_Group'));
+        if (p !== undefined) update('Port_Binding', p, { ha_chassis_group: g === undefined || rng.chance(0.2) ? [] : [g._uuid] });
         break;
       }
       case 'flow-add': {
@@ -728,4 +771,68 @@ t.test('an agent that resumes claiming an external port it did not ask for still
   f.setIfaceIds(a.session, a.wanted);
   drain();
   t.ok(a.view.get('Port_Binding')?.has(p4) === true, 'p4 (a container of p2) reached it');
+});
+
+t.test('the members of a gateway port\'s HA group hold its router; the datapath follows the members', async (t) => {
+  // A router R with a chassisredirect port whose HA group lists hv0 (by reference) and hv1 (by
+  // external_ids:chassis-name); hv2 is in no group. R's flow reaches the members only, standby
+  // included, and moves as members are renamed, dropped and added; a port leaving the group
+  // takes R with it.
+  const rng = new Rng(41);
+  const sb = new FakeSb(rng, 1000);
+  const deferred: (() => void)[] = [];
+  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
+  const write = (rows: [string, string, Row | undefined][]): void => {
+    f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
+  };
+  const change = (table: string, uuid: string, cols: Record<string, unknown>): [string, string, Row] => [table, uuid, { ...(sb.rows(table).get(uuid) as Row), _version: rng.uuid(), ...cols } as Row];
+  const [dp, hv0, hv1, hv2, cr, g, m0, m1, m2, flow] = Array.from({ length: 10 }, () => rng.uuid()) as [string, string, string, string, string, string, string, string, string, string];
+  write([
+    ['Datapath_Binding', dp, sb.make('Datapath_Binding', dp, { tunnel_key: 1 })],
+    ...(['hv0', 'hv1', 'hv2'] as const).map((name, i): [string, string, Row] => [
+      'Chassis', [hv0, hv1, hv2][i] as string, sb.make('Chassis', [hv0, hv1, hv2][i] as string, { name }),
+    ]),
+    ['HA_Chassis', m0, sb.make('HA_Chassis', m0, { chassis: [hv0], priority: 20 })],
+    ['HA_Chassis', m1, sb.make('HA_Chassis', m1, { external_ids: new Map([['chassis-name', 'hv1']]), priority: 10 })],
+    ['HA_Chassis_Group', g, sb.make('HA_Chassis_Group', g, { name: 'lrp-gw', ha_chassis: [m0, m1].sort() })],
+    ['Port_Binding', cr, sb.make('Port_Binding', cr, { logical_port: 'cr-lrp-gw', type: 'chassisredirect', datapath: dp, tunnel_key: 2, ha_chassis_group: [g] })],
+    ['Logical_Flow', flow, sb.make('Logical_Flow', flow, { logical_datapath: [dp], match: 'ip4' })],
+  ]);
+  const agents = ['hv0', 'hv1', 'hv2'].map((c) => new Agent(`a-${c}`, c, false, [], 1000));
+  for (const a of agents) a.session = f.open(a.hello(), a.sink);
+  const settle = (): void => {
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 1000 && (agents.some((a) => a.inbox.length > 0) || deferred.length > 0); i++) {
+        for (const a of agents) a.read(Infinity);
+        while (deferred.length > 0) (deferred.shift() as () => void)();
+      }
+      if (round === 0) f.progress();
+    }
+  };
+  const holders = (): string[] => agents.filter((a) => a.view.get('Logical_Flow')?.has(flow) === true).map((a) => a.chassis);
+  settle();
+  t.same(holders(), ['hv0', 'hv1'], 'both members, the standby too; not hv2');
+  write([change('HA_Chassis', m1, { external_ids: new Map([['chassis-name', 'hv2']]) })]);
+  settle();
+  t.same(holders(), ['hv0', 'hv2'], 'the member renamed to hv2: hv1 loses R, hv2 gains it');
+  write([change('HA_Chassis', m0, { chassis: [] })]);
+  settle();
+  t.same(holders(), ['hv2'], 'a member whose reference is dropped (its chassis unknown) is no member');
+  write([change('HA_Chassis_Group', g, { ha_chassis: [m1] }), ['HA_Chassis', m0, undefined]]);
+  settle();
+  t.same(holders(), ['hv2'], 'the group shrinks to hv2');
+  write([['HA_Chassis', m2, sb.make('HA_Chassis', m2, { chassis: [hv1], priority: 30 })], change('HA_Chassis_Group', g, { ha_chassis: [m1, m2].sort() })]);
+  settle();
+  t.same(holders(), ['hv1', 'hv2'], 'a member added by reference');
+  write([change('Port_Binding', cr, { ha_chassis_group: [] })]);
+  settle();
+  t.same(holders(), [], 'the port leaves the group: R is local nowhere');
+  write([change('Port_Binding', cr, { ha_chassis_group: [g] })]);
+  settle();
+  t.same(holders(), ['hv1', 'hv2'], 'and back');
+  write([['Chassis', hv1, undefined], change('HA_Chassis', m2, { chassis: [] })]);
+  settle();
+  t.same(holders(), ['hv2'], 'hv1 unregisters (the database drops the weak reference)');
+  for (const a of agents) t.equal(a.revision, sb.revision, `${a.name} is up to date`);
+  for (const c of ['hv0', 'hv1', 'hv2']) t.same([...f.index.localDatapaths(c)].sort(), [...localDatapathsFromScratch(sb.rows, c)].sort(), `${c}: the index equals a scan`);
 });
