@@ -415,8 +415,8 @@ export class DesiredFlows {
         for (const pb of [was, now]) {
           if (pb === undefined) continue;
           const r = d.portsRelated.get(pb.logical_port) ?? { before: false, now: false };
-          if (pb === was) r.before = isRelatedPort(pb, this.chassisUuid);
-          else r.now = isRelatedPort(pb, this.chassisUuid);
+          if (pb === was) r.before = isRelatedPort(this.sb, pb, this.chassisUuid);
+          else r.now = isRelatedPort(this.sb, pb, this.chassisUuid);
           d.portsRelated.set(pb.logical_port, r);
         }
         for (const pb of [was, now]) {
@@ -512,7 +512,7 @@ export class DesiredFlows {
   private lflowView(pb: sb.Port_Binding): string {
     const resident = pb.type === 'chassisredirect' ? isRedirectActiveHere(this.sb, pb, this.chassisUuid, this.view?.activeTunnels)
       : this.chassisUuid !== undefined && pb.chassis[0] === this.chassisUuid;
-    return `${pb.logical_port}|${pb.datapath}|${pb.tunnel_key}|${pb.type}|${isRelatedPort(pb, this.chassisUuid)}|${resident}`;
+    return `${pb.logical_port}|${pb.datapath}|${pb.tunnel_key}|${pb.type}|${isRelatedPort(this.sb, pb, this.chassisUuid)}|${resident}`;
   }
 
   /** A port's own physical flows and those that read it: its patch peer and whoever names it as
@@ -861,7 +861,7 @@ export class DesiredFlows {
       const r = d.portsRelated.get(port);
       if (r !== undefined) return !r.before && !r.now;
       const pb = this.sb.portByName(port);
-      return pb !== undefined && !isRelatedPort(pb, this.chassisUuid);
+      return pb !== undefined && !isRelatedPort(this.sb, pb, this.chassisUuid);
     };
     const { added, removed } = addressSetDiff(change);
     if (![...added, ...removed].every(unrelated)) return undefined;
@@ -910,7 +910,7 @@ export class DesiredFlows {
     let others = 0;
     for (const p of ports) {
       const pb = this.sb.portByName(p);
-      if (pb === undefined || isRelatedPort(pb, this.chassisUuid)) out.push(p);
+      if (pb === undefined || isRelatedPort(this.sb, pb, this.chassisUuid)) out.push(p);
       else if (others < 2) {
         others++;
         out.push(p);
@@ -1104,7 +1104,7 @@ export class DesiredFlows {
     const io = row.tags.get('in_out_port');
     if (io === undefined) return true;
     const pb = this.sb.portByName(io);
-    return pb !== undefined && isRelatedPort(pb, this.chassisUuid);
+    return pb !== undefined && isRelatedPort(this.sb, pb, this.chassisUuid);
   }
 
   private setDeps(lflow: string, deps: readonly string[]): void {
@@ -1209,7 +1209,7 @@ export class DesiredFlows {
       },
       isRelatedPort: (dp, key) => {
         const pb = sbs.portByKey(dp, key);
-        return pb !== undefined && isRelatedPort(pb, chassisUuid);
+        return pb !== undefined && isRelatedPort(sbs, pb, chassisUuid);
       },
       groupId: (desc) => this.groupId(desc),
     };

@@ -81,7 +81,21 @@ function needAddPeer(sbl: SbLookups, pb: sb.Port_Binding, chassisUuid: string | 
   return haGroupContains(sbl, cr.ha_chassis_group[0], chassisUuid);
 }
 
-/** The datapaths reachable from the ports bound here. */
+/**
+ * The chassisredirect and external ports whose HA_Chassis_Group has this chassis as a member
+ * (consider_ha_lport): a standby member holds their datapath as local too, so that the flows
+ * are in place before it becomes the active one.
+ */
+function haStandbyPorts(sbl: SbLookups, chassisUuid: string): string[] {
+  const out: string[] = [];
+  for (const u of sbl.haGroupPorts()) {
+    const pb = sbl.portBinding(u);
+    if (pb !== undefined && haGroupContains(sbl, pb.ha_chassis_group[0], chassisUuid)) out.push(u);
+  }
+  return out;
+}
+
+/** The datapaths reachable from the ports bound here and the HA ports this chassis stands by for. */
 export function computeLocality(sbl: SbLookups, chassisUuid: string | undefined, view: LocalView): Locality {
   const reached = new Set<string>();
   const peers = new Map<string, PeerPort[]>();
@@ -92,7 +106,7 @@ export function computeLocality(sbl: SbLookups, chassisUuid: string | undefined,
   };
   // Breadth first, each datapath with its depth.
   const queue: [string, number][] = [];
-  const seeds = chassisUuid === undefined ? [] : [...sbl.portsOfChassis(chassisUuid)].sort();
+  const seeds = chassisUuid === undefined ? [] : [...sbl.portsOfChassis(chassisUuid), ...haStandbyPorts(sbl, chassisUuid)].sort();
   for (const u of seeds) {
     const pb = sbl.portBinding(u);
     if (pb === undefined || sbl.datapath(pb.datapath) === undefined || reached.has(pb.datapath)) continue;
@@ -160,10 +174,11 @@ export function sameLocalDatapath(a: LocalDatapath, b: LocalDatapath): boolean {
  * OVN's "related" ports (binding.c related_lports): logical flows whose match names a port of a
  * logical switch (inport in ingress, outport in egress) are installed only for these. Patch,
  * vtep, localport and localnet ports are related everywhere; VIFs, containers and virtual ports
- * when bound here; gateway, chassis-redirect and external ports when this is their chassis;
- * remote ports never. A function of the row and our chassis alone.
+ * when bound here; gateway ports when this is their chassis; chassis-redirect and external
+ * ports when this is their chassis or a member of their HA_Chassis_Group (active or standby);
+ * remote ports never. A function of the row, our chassis and the HA rows.
  */
-export function isRelatedPort(pb: sb.Port_Binding, chassisUuid: string | undefined): boolean {
+export function isRelatedPort(sbl: SbLookups, pb: sb.Port_Binding, chassisUuid: string | undefined): boolean {
   switch (pb.type) {
     case 'patch':
     case 'vtep':
@@ -172,6 +187,9 @@ export function isRelatedPort(pb: sb.Port_Binding, chassisUuid: string | undefin
       return true;
     case 'remote':
       return false;
+    case 'chassisredirect':
+    case 'external':
+      return isBoundHere(pb, chassisUuid) || haGroupContains(sbl, pb.ha_chassis_group[0], chassisUuid);
     default:
       return isBoundHere(pb, chassisUuid);
   }

@@ -37,6 +37,8 @@ export interface SbLookups {
   patchPortsOfDatapath(dp: string): ReadonlySet<string>;
   /** Port_Binding uuids whose chassis or additional_chassis is this Chassis uuid. */
   portsOfChassis(chassis: string): ReadonlySet<string>;
+  /** Port_Binding uuids of type chassisredirect or external that name an HA_Chassis_Group. */
+  haGroupPorts(): ReadonlySet<string>;
   chassis(uuid: string): sb.Chassis | undefined;
   chassisByName(name: string): sb.Chassis | undefined;
   /** The template variables of the chassis named `name` (its Chassis_Template_Var row); none: empty. */
@@ -144,6 +146,8 @@ export class SbStore implements SbLookups {
   private readonly pbParentOf = new Multi();
   /** Port name → chassisredirect ports whose options:distributed-port names it. */
   private readonly pbRedirectOf = new Multi();
+  /** chassisredirect and external ports with an HA_Chassis_Group. */
+  private readonly pbHa = new Set<string>();
   private readonly chassisName = new Map<string, string>();
   /** Chassis name → its Chassis_Template_Var row. */
   private readonly templateVarsName = new Map<string, string>();
@@ -306,6 +310,10 @@ export class SbStore implements SbLookups {
         multi(this.pbPeerOf, pb.options.get('peer'));
         multi(this.pbParentOf, pb.parent_port[0]);
         if (pb.type === 'chassisredirect') multi(this.pbRedirectOf, pb.options.get('distributed-port'));
+        if ((pb.type === 'chassisredirect' || pb.type === 'external') && pb.ha_chassis_group.length > 0) {
+          if (add) this.pbHa.add(u);
+          else this.pbHa.delete(u);
+        }
         return;
       }
       case 'Chassis':
@@ -388,6 +396,9 @@ export class SbStore implements SbLookups {
   /** Container ports whose parent_port is this port name. */
   portsWithParent(name: string): ReadonlySet<string> {
     return this.pbParentOf.get(name);
+  }
+  haGroupPorts(): ReadonlySet<string> {
+    return this.pbHa;
   }
   /** chassisredirect ports whose distributed-port is this port name. */
   portsRedirecting(name: string): ReadonlySet<string> {

@@ -65,6 +65,27 @@ t.test('local datapaths: bound ports, then across patch ports; a switch reached 
   t.same([...dgp.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0].sort());
 });
 
+t.test('local datapaths: a standby member of a gateway port\'s HA group holds the router and what it reaches', async (t) => {
+  // hv3 has nothing bound; it is the lower-priority member of cr-lrp-pub's group (bound to hv2,
+  // the active one), as binding.c's consider_ha_lport makes a standby's datapath local.
+  const group = U(1, 0x8);
+  const hv3 = U(3, 0xc);
+  const rows: [string, Row][] = [
+    ...smallTopology(),
+    ['Chassis', chassis(hv3, 'hv3')],
+    ['HA_Chassis', haChassis(U(1, 0x9), 'hv2', 20, ids.hv2)],
+    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', 10, hv3)],
+    ['HA_Chassis_Group', haChassisGroup(group, 'lrp-pub', [U(1, 0x9), U(2, 0x9)])],
+    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: ids.hv2, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
+  ];
+  const standby = context(rows, smallView({ chassis: 'hv3' }));
+  t.same([...standby.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub].sort(), 'lr0, and the switches its patch ports reach');
+  const noGroup = context(rows.filter(([tb]) => tb !== 'HA_Chassis_Group'), smallView({ chassis: 'hv3' }));
+  t.equal(noGroup.locality.datapaths.size, 0, 'without the group, nothing');
+  const byName = context(rows.map(([tb, r]): [string, Row] => (r._uuid === U(2, 0x9) ? [tb, haChassis(U(2, 0x9), 'hv3', 10)] : [tb, r])), smallView({ chassis: 'hv3' }));
+  t.same([...byName.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub].sort(), 'a member named by external_ids:chassis-name alone (agent/ha-chassis.ts)');
+});
+
 t.test('two VIFs on a switch: table 0 in, 40/41/64 local common flows, 65 out', async (t) => {
   const c = context(smallTopology(), smallView(), zones);
   t.same(text(portBindingFlows(c, pb(c, ids.vif1))), [
