@@ -26,6 +26,7 @@ import {
 import { VportBindingWriter, type VportBindingStats, type VportLookup, type VportPutResult } from './vport-binding-writer.js';
 import type { ReplyOutcome, SvcMonitorSpec } from './svc-monitor-table.js';
 import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
+import { Garps, type GarpSpec } from './garp.js';
 import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
 import { realTimers } from './batch-writer.js';
 
@@ -127,6 +128,8 @@ export class Pinctrl {
   readonly serviceMonitors: SvcMonitors;
   /** The router advertisements it sends unasked (their stats are its stats). */
   readonly routerAdvertisements: PeriodicRas;
+  /** The gratuitous ARPs it announces on localnet networks (their stats are its stats). */
+  readonly garps: Garps;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -152,6 +155,7 @@ export class Pinctrl {
     this.routerAdvertisements = new PeriodicRas({
       channel: options.channel, timers: options.timers ?? realTimers, random: options.random ?? Math.random, onProblem: options.onProblem,
     });
+    this.garps = new Garps({ channel: options.channel, timers: options.timers ?? realTimers, onProblem: options.onProblem });
     this.serviceMonitors = new SvcMonitors({
       channel: options.channel, sb: options.sb, ...options.serviceMonitors,
       ...(options.timers === undefined ? {} : { timers: options.timers }),
@@ -266,6 +270,11 @@ export class Pinctrl {
     this.routerAdvertisements.sync(specs);
   }
 
+  /** The addresses this chassis announces on its localnet networks now (garpSpecs of the SB view). */
+  garpsChanged(specs: readonly GarpSpec[]): void {
+    this.garps.sync(specs);
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -287,5 +296,6 @@ export class Pinctrl {
     this.vportWriter?.close();
     this.serviceMonitors.close();
     this.routerAdvertisements.close();
+    this.garps.close();
   }
 }

@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { garpSpecs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -69,6 +69,8 @@ export function ovsRundir(flag: string | undefined, ovsDb: string): string {
 
 /** The tables whose changes may change which Service_Monitor rows this chassis probes, or how. */
 const serviceMonitorInputs: ReadonlySet<string> = new Set(['Service_Monitor', 'Port_Binding', 'Chassis', 'Datapath_Binding']);
+/** The SB tables the gratuitous ARPs read (agent/pinctrl/garp.ts); the local view is read on every update. */
+const garpInputs: ReadonlySet<string> = new Set(['Port_Binding', 'Datapath_Binding', 'Chassis', 'HA_Chassis_Group', 'HA_Chassis']);
 
 /**
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
@@ -116,6 +118,10 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
         if (u === null || u.reset || u.changes.some((c) => c.table === 'Port_Binding' || c.table === 'Datapath_Binding')) {
           const { specs, skipped } = periodicRaSpecs(flows.engine.sb);
           late.pinctrl?.routerAdvertisementsChanged(specs, skipped);
+        }
+        // Gratuitous ARPs follow the bindings, the local datapaths and which gateway is active.
+        if (u === null || u.reset || u.changes.some((c) => garpInputs.has(c.table))) {
+          late.pinctrl?.garpsChanged(garpSpecs(flows.engine.sb, flows.engine.chassis(), view, flows.engine.localDatapaths()));
         }
         return r;
       },
