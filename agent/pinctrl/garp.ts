@@ -27,11 +27,9 @@ import { isRedirectActiveHere } from '../flows/local-datapaths.js';
 import type { SbLookups } from '../flows/sb-store.js';
 import type { LocalView } from '../local-view.js';
 import { OFPP } from '../openflow/actions.js';
-import { ChannelError } from '../openflow/channel.js';
 import { OFP_NO_BUFFER, type OfMessage } from '../openflow/messages.js';
-import type { WriterTimers } from './batch-writer.js';
+import { AnnounceSchedule, type AnnounceState, type AnnounceStats } from './announce-schedule.js';
 import { ARP_OP, buildArp, buildEthernet, ETH_TYPE, formatIpv4, MAC_BROADCAST, MAC_ZERO, parseIpv4, parseMac, type Ipv4, type Mac } from './packet.js';
-import type { PinctrlChannel } from './pinctrl.js';
 
 const OFPP10_CONTROLLER = 0xfffd;
 /** Ethertype of a RARP (RFC 903), and its "request reverse" opcode. */
@@ -164,29 +162,15 @@ export function garpPacketOut(spec: GarpSpec): Extract<OfMessage, { kind: 'packe
 }
 
 /** Announcements sent, and those the channel could not take. */
-export interface GarpStats {
-  sent: number;
-  notSent: number;
-}
+export type GarpStats = AnnounceStats;
 
-interface GarpState {
+interface GarpState extends AnnounceState {
   spec: GarpSpec;
-  nextMs: number;
   backoff: number;
 }
 
 /** The schedule of the announcements: one timer, for the earliest due. */
-export class Garps {
-  readonly stats: GarpStats = { sent: 0, notSent: 0 };
-  private readonly states = new Map<string, GarpState>();
-  private timer: unknown;
-
-  constructor(private readonly options: {
-    readonly channel: PinctrlChannel;
-    readonly timers: WriterTimers;
-    readonly onProblem?: ((message: string) => void) | undefined;
-  }) {}
-
+export class Garps extends AnnounceSchedule<GarpState> {
   /**
    * What to announce now: a new key starts its five announcements; a known one keeps its
    * schedule and takes the new datapath and port keys (its MAC and address are its key's, as in
@@ -204,46 +188,16 @@ export class Garps {
     this.arm();
   }
 
-  /** The keys with announcements still to send (or sent all), for tests and counters. */
-  get keys(): string[] {
-    return [...this.states.keys()].sort();
+  protected packetOf(s: GarpState): { message: OfMessage; what: string } {
+    return { message: garpPacketOut(s.spec), what: `gratuitous ARP for ${s.spec.key}` };
   }
 
-  private arm(): void {
-    this.options.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    let next = Infinity;
-    for (const s of this.states.values()) next = Math.min(next, s.nextMs);
-    if (next === Infinity) return;
-    this.timer = this.options.timers.setTimeout(() => this.fire(), Math.max(0, next - this.options.timers.now()));
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const now = this.options.timers.now();
-    for (const s of this.states.values()) {
-      if (s.nextMs > now) continue;
-      try {
-        this.options.channel.send(garpPacketOut(s.spec));
-        this.stats.sent++;
-      } catch (err) {
-        if (!(err instanceof ChannelError)) throw err;
-        this.stats.notSent++;
-        this.options.onProblem?.(`gratuitous ARP for ${s.spec.key} not sent: ${err.message}`);
-      }
-      if (s.backoff < GARP_BACKOFF_LAST) {
-        s.backoff *= 2;
-        s.nextMs = now + s.backoff * 1000;
-      } else {
-        s.nextMs = Infinity;
-      }
+  protected reschedule(s: GarpState, now: number): void {
+    if (s.backoff < GARP_BACKOFF_LAST) {
+      s.backoff *= 2;
+      s.nextMs = now + s.backoff * 1000;
+    } else {
+      s.nextMs = Infinity;
     }
-    this.arm();
-  }
-
-  close(): void {
-    this.options.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.states.clear();
   }
 }

@@ -17,11 +17,9 @@ import type { DhcpOption } from '../actions/dhcp.js';
 import { LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
 import { parseIpv6 } from '../expr/lexer.js';
 import { OFPP } from '../openflow/actions.js';
-import { ChannelError } from '../openflow/channel.js';
 import { OFP_NO_BUFFER, type OfMessage } from '../openflow/messages.js';
-import type { WriterTimers } from './batch-writer.js';
+import { AnnounceSchedule, type AnnounceOptions, type AnnounceState, type AnnounceStats } from './announce-schedule.js';
 import { buildEthernet, buildIcmp6, buildIpv6, ETH_TYPE, IP_PROTO, macToBytes, parseMac } from './packet.js';
-import type { PinctrlChannel } from './pinctrl.js';
 import { optionInt } from './svc-monitor-table.js';
 
 const OFPP10_CONTROLLER = 0xfffd;
@@ -143,35 +141,26 @@ export function periodicRaPacketOut(spec: Pick<PeriodicRaSpec, 'dpKey' | 'portKe
 }
 
 /** Advertisements sent, and those the channel could not take. */
-export interface PeriodicRaStats {
-  sent: number;
-  notSent: number;
-}
+export type PeriodicRaStats = AnnounceStats;
 
-interface RaState {
+interface RaState extends AnnounceState {
   spec: PeriodicRaSpec;
-  nextMs: number;
 }
 
 /** The schedule of the advertisements: one timer, for the earliest due. */
-export class PeriodicRas {
-  readonly stats: PeriodicRaStats = { sent: 0, notSent: 0 };
-  private readonly states = new Map<string, RaState>();
-  private timer: unknown;
-
-  constructor(private readonly options: {
-    readonly channel: PinctrlChannel;
-    readonly timers: WriterTimers;
+export class PeriodicRas extends AnnounceSchedule<RaState> {
+  constructor(private readonly ra: AnnounceOptions & {
     /** [0, 1) */
     readonly random: () => number;
-    readonly onProblem?: ((message: string) => void) | undefined;
-  }) {}
+  }) {
+    super(ra);
+  }
 
   /** ipv6_ra_calc_next_announce: min_interval plus a random part of the rest. */
   private nextAnnounce(spec: PeriodicRaSpec): number {
     const minMs = spec.minIntervalS * 1000;
     const spanMs = Math.max(0, spec.maxIntervalS * 1000 - minMs);
-    return this.options.timers.now() + minMs + Math.floor(this.options.random() * spanMs);
+    return this.ra.timers.now() + minMs + Math.floor(this.ra.random() * spanMs);
   }
 
   /** The ports to advertise for now: new ones start their schedule, changed intervals restart it, others keep it. */
@@ -193,39 +182,14 @@ export class PeriodicRas {
 
   /** The ports with a schedule, for tests and counters. */
   get ports(): string[] {
-    return [...this.states.keys()].sort();
+    return this.keys;
   }
 
-  private arm(): void {
-    this.options.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    let next = Infinity;
-    for (const s of this.states.values()) next = Math.min(next, s.nextMs);
-    if (next === Infinity) return;
-    this.timer = this.options.timers.setTimeout(() => this.fire(), Math.max(0, next - this.options.timers.now()));
+  protected packetOf(s: RaState): { message: OfMessage; what: string } {
+    return { message: periodicRaPacketOut(s.spec), what: `router advertisement for ${s.spec.port}` };
   }
 
-  private fire(): void {
-    this.timer = undefined;
-    const now = this.options.timers.now();
-    for (const s of this.states.values()) {
-      if (s.nextMs > now) continue;
-      try {
-        this.options.channel.send(periodicRaPacketOut(s.spec));
-        this.stats.sent++;
-      } catch (err) {
-        if (!(err instanceof ChannelError)) throw err;
-        this.stats.notSent++;
-        this.options.onProblem?.(`router advertisement for ${s.spec.port} not sent: ${err.message}`);
-      }
-      s.nextMs = this.nextAnnounce(s.spec);
-    }
-    this.arm();
-  }
-
-  close(): void {
-    this.options.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.states.clear();
+  protected reschedule(s: RaState): void {
+    s.nextMs = this.nextAnnounce(s.spec);
   }
 }
