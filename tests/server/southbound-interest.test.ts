@@ -673,14 +673,20 @@ t.test('catch-ups wait for the sync budget, in turn', async (t) => {
   t.equal(f.stats().syncBytes, 0, 'the budget is free again');
 });
 
-t.test('a DNS row reaches exactly the chassis with one of its datapaths local, and follows its datapaths column', async (t) => {
-  const rng = new Rng(23);
+/** A view with its history and one Fanout over it, writes committed at once, deferred work held for the test. */
+function oneFanout(seed: number): { rng: Rng; sb: FakeSb; deferred: (() => void)[]; f: Fanout; write: (rows: [string, string, Row | undefined][]) => void } {
+  const rng = new Rng(seed);
   const sb = new FakeSb(rng, 1000);
   const deferred: (() => void)[] = [];
   const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
   const write = (rows: [string, string, Row | undefined][]): void => {
     f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
   };
+  return { rng, sb, deferred, f, write };
+}
+
+t.test('a DNS row reaches exactly the chassis with one of its datapaths local, and follows its datapaths column', async (t) => {
+  const { rng, sb, deferred, f, write } = oneFanout(23);
   const [dpA, dpB, dpC, hv0, hv1, pA, pB, dns] = Array.from({ length: 8 }, () => rng.uuid()) as [string, string, string, string, string, string, string, string];
   write([
     ['Datapath_Binding', dpA, sb.make('Datapath_Binding', dpA, { tunnel_key: 1 })],
@@ -735,13 +741,7 @@ t.test('an agent that resumes claiming an external port it did not ask for still
   // port whose parent is p2 (seen only by a chassis that wants p2). The agent asks for p2 and
   // its stream breaks before the answer: its Hello infers p2 from the Port_Binding it holds
   // outside its datapaths (as agent/sb-stream.ts does), though its view never had p4.
-  const rng = new Rng(31);
-  const sb = new FakeSb(rng, 1000);
-  const deferred: (() => void)[] = [];
-  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
-  const write = (rows: [string, string, Row | undefined][]): void => {
-    f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
-  };
+  const { rng, sb, deferred, f, write } = oneFanout(31);
   const [dp, hv0, p2, p4] = Array.from({ length: 4 }, () => rng.uuid()) as [string, string, string, string];
   write([
     ['Datapath_Binding', dp, sb.make('Datapath_Binding', dp, { tunnel_key: 1 })],
@@ -778,13 +778,7 @@ t.test('the members of a gateway port\'s HA group hold its router; the datapath 
   // external_ids:chassis-name); hv2 is in no group. R's flow reaches the members only, standby
   // included, and moves as members are renamed, dropped and added; a port leaving the group
   // takes R with it.
-  const rng = new Rng(41);
-  const sb = new FakeSb(rng, 1000);
-  const deferred: (() => void)[] = [];
-  const f = new Fanout({ schema, rows: sb.rows, history: sb.history, revision: () => sb.revision }, { member: 1, defer: (x) => deferred.push(x) });
-  const write = (rows: [string, string, Row | undefined][]): void => {
-    f.commit(sb.revision + 1, sb.commit(new Map(rows.map(([table, uuid, row]) => [`${table} ${uuid}`, { table, uuid, row }]))));
-  };
+  const { rng, sb, deferred, f, write } = oneFanout(41);
   const change = (table: string, uuid: string, cols: Record<string, unknown>): [string, string, Row] => [table, uuid, { ...(sb.rows(table).get(uuid) as Row), _version: rng.uuid(), ...cols } as Row];
   const [dp, hv0, hv1, hv2, cr, g, m0, m1, m2, flow] = Array.from({ length: 10 }, () => rng.uuid()) as [string, string, string, string, string, string, string, string, string, string];
   write([
