@@ -31,9 +31,10 @@ import { HaRefChassis } from './ha-ref-chassis.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
-import { boolOption } from './load-balancers.js';
+import { boolOption, lbFacts } from './load-balancers.js';
 import type { LportAddresses } from './netaddr.js';
-import { extractLrpNetworks, extractLspAddresses, isDynamicAddress } from './netaddr.js';
+import { extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress } from './netaddr.js';
+import { ssetOrder } from './ovs-hash.js';
 import { fitted } from './fitted.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
@@ -525,11 +526,14 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: 
   // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
   // Besides, the addresses of options:nat-addresses as written (when they parse), facing a
   // gateway router or a router with distributed gateway ports (then sent from the chassis of
-  // the peer's, or the router's first, gateway port). "router" (the NAT and VIP addresses) is
-  // not done. A set column: sorted.
+  // the peer's, or the router's first, gateway port); with "router", the router's NAT and load
+  // balancer addresses (routerGarpAddresses). A set column: sorted.
   const natAddresses: string[] = [];
   const natOption = isRouter ? lsp.options.get('nat-addresses') : undefined;
   const dgpCount = peerGw?.l3dgw.length ?? 0;
+  if (natOption === 'router' && routerPeer !== undefined && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0)) {
+    natAddresses.push(...routerGarpAddresses(db, routerPeer, peerLrp, peerGw, !boolOption(lsp.options, 'exclude-lb-vips-from-garp', false)));
+  }
   if (natOption !== undefined && natOption !== 'router' && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0) &&
     extractLspAddresses(natOption) !== undefined) {
     const cr = dgpCount === 0 ? undefined : crPortName(peerGw.l3dgw.includes(peerLrp.name) ? peerLrp.name : (peerGw.l3dgw[0] as string));
@@ -552,6 +556,70 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: 
     haGroup,
     link: routerPeer?.dp,
   };
+}
+
+/** A MAC as eth_addr_from_string reads it (one or two hex digits a byte), printed as ETH_ADDR_FMT. */
+function ethAddr(text: string): string | undefined {
+  const m = /^([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})$/.exec(text.trim());
+  return m === null ? undefined : m.slice(1).map((x) => x.toLowerCase().padStart(2, '0')).join(':');
+}
+
+/** Whether a NAT's external_ip is one IPv4 address (ip_parse_masked with an all-ones mask). */
+function isHostIpv4(text: string): boolean {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(32|255\.255\.255\.255))?$/.exec(text);
+  return m !== null && m.slice(1, 5).every((x) => Number(x) <= 255);
+}
+
+/**
+ * What options:nat-addresses=router announces for the router port `peer` (ovn-northd's
+ * get_nat_addresses, not routable-only): each distributed dnat_and_snat rule (on a router with
+ * distributed gateway ports, with logical_port and external_mac) as "MAC IP
+ * is_chassis_resident("PORT")"; the other rules' external IPs that are not the port's own, and,
+ * with `includeLbIps`, the router's load balancer VIPs (IPv4 then IPv6, in ovn-northd's sset
+ * order), in one entry after the port's MAC, restricted to the port's chassisredirect port when
+ * it is a distributed gateway port. Rules whose gateway_port is another port, or (on a router
+ * with several gateway ports) that name none and are outside the port's networks, are left out.
+ * External IPs are IPv4 here, as in get_nat_addresses.
+ */
+function routerGarpAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Router_Port, gw: RouterGateways, includeLbIps: boolean): string[] {
+  const router = nbGet<nb.Logical_Router>(db, 'Logical_Router', ownerOf(db, 'Logical_Router', lrp._uuid) ?? '');
+  if (router === undefined) return [];
+  const lbs: nb.Load_Balancer[] = [];
+  const lbUuids = new Set<Uuid>(router.load_balancer);
+  for (const g of router.load_balancer_group) for (const u of nbGet<nb.Load_Balancer_Group>(db, 'Load_Balancer_Group', g)?.load_balancer ?? []) lbUuids.add(u);
+  for (const u of [...lbUuids].sort()) {
+    const lb = nbGet<nb.Load_Balancer>(db, 'Load_Balancer', u);
+    if (lb !== undefined) lbs.push(lb);
+  }
+  const hasLbVip = lbs.some((lb) => lb.vips.size > 0);
+  if (router.nat.length === 0 && !hasLbVip) return [];
+  const out: string[] = [];
+  const central: string[] = [];
+  for (const u of router.nat) {
+    const nat = nbGet<nb.NAT>(db, 'NAT', u);
+    if (nat === undefined || !isHostIpv4(nat.external_ip)) continue;
+    const gatewayPort = nat.gateway_port[0];
+    if (gw.l3dgw.length > 1 && ((gatewayPort === undefined && findLportAddress(peer.networks, nat.external_ip) === undefined) || (gatewayPort !== undefined && gatewayPort !== lrp._uuid))) continue;
+    const logicalPort = nat.logical_port[0];
+    const externalMac = nat.external_mac[0];
+    if (gw.l3dgw.length > 0 && nat.type === 'dnat_and_snat' && logicalPort !== undefined && externalMac !== undefined) {
+      const mac = ethAddr(externalMac);
+      if (mac !== undefined) out.push(`${mac} ${nat.external_ip} is_chassis_resident("${logicalPort}")`);
+    } else if (!peer.ipv4.includes(nat.external_ip) && !peer.ipv6.includes(nat.external_ip)) {
+      central.push(nat.external_ip);
+    }
+  }
+  if (includeLbIps) {
+    const v4: string[] = [];
+    const v6: string[] = [];
+    for (const lb of lbs) for (const v of lbFacts(lb).vips) (v.addrV6 ? v6 : v4).push(v.ip);
+    central.push(...ssetOrder(v4), ...ssetOrder(v6));
+  }
+  if (central.length > 0) {
+    const resident = gw.l3dgw.includes(lrp.name) ? ` is_chassis_resident(${JSON.stringify(crPortName(lrp.name))})` : '';
+    out.push(`${peer.mac} ${central.join(' ')}${resident}`);
+  }
+  return out;
 }
 
 function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
@@ -991,6 +1059,13 @@ function crNamesOfRouter(db: Database, nbUuid: Uuid, into: Set<string>): void {
   for (const n of names) into.add(crPortName(n));
 }
 
+/** The switch ports (options:router-port) facing a port of router `nbUuid`. */
+function switchPortsFacingRouter(db: Database, data: PortsData, nbUuid: Uuid, into: Set<string>): void {
+  const lrps = new Set<string>();
+  namesOfPortSet(db, 'Logical_Router_Port', nbGet<nb.Logical_Router>(db, 'Logical_Router', nbUuid)?.ports ?? [], lrps);
+  for (const lrp of lrps) for (const lsp of data.routerPortRefs.get(lrp) ?? []) into.add(lsp);
+}
+
 export function portsNode(): EngineNode<PortsData, PortsChange> {
   return {
     name: 'ports',
@@ -1049,13 +1124,32 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
               // Its NAT rules decide whether its gateway ports always redirect.
               const natOf = (r: Row | undefined): readonly Uuid[] => (r as unknown as nb.Logical_Router | undefined)?.nat ?? [];
               if (c.table === 'Logical_Router' && !sameData(natOf(oldRow), natOf(newRow))) crNamesOfRouter(db, c.uuid, dirty);
+              // Its NAT rules and load balancers are what nat-addresses=router announces.
+              const lbsOf = (r: Row | undefined): readonly (readonly Uuid[])[] => {
+                const lr = r as unknown as nb.Logical_Router | undefined;
+                return [lr?.nat ?? [], lr?.load_balancer ?? [], lr?.load_balancer_group ?? []];
+              };
+              if (c.table === 'Logical_Router' && !sameData(lbsOf(oldRow), lbsOf(newRow))) switchPortsFacingRouter(db, data, c.uuid, dirty);
               break;
             }
             case 'NAT': {
               const router = ownerOf(db, 'Logical_Router', c.uuid);
-              if (router !== undefined) crNamesOfRouter(db, router, dirty);
+              if (router !== undefined) {
+                crNamesOfRouter(db, router, dirty);
+                switchPortsFacingRouter(db, data, router, dirty);
+              }
               break;
             }
+            case 'Load_Balancer':
+            case 'Load_Balancer_Group':
+              // Routers announce their VIPs (nat-addresses=router): those naming the row, directly
+              // or through a group (a deleted row's referrers changed their own row).
+              for (const u of db.weakReferrers(c.uuid).keys()) {
+                if (nbGet(db, 'Logical_Router', u) !== undefined) switchPortsFacingRouter(db, data, u, dirty);
+                else for (const r of db.strongReferrers(u).keys()) switchPortsFacingRouter(db, data, r, dirty);
+              }
+              for (const u of db.strongReferrers(c.uuid).keys()) switchPortsFacingRouter(db, data, u, dirty);
+              break;
             case 'Gateway_Chassis':
             case 'HA_Chassis_Group':
               // The ports naming them (a deleted row's referrers changed their own row).

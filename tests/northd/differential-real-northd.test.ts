@@ -753,6 +753,39 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
   await compareWithReal(t, real);
   t.same(binding('ext-lr0')?.nat_addresses, ['00:00:00:00:ff:02 172.16.0.1 is_chassis_resident("cr-lr0-ext")', '00:00:00:00:ff:02 172.16.0.5 172.16.0.6 is_chassis_resident("cr-lr0-ext")'],
     'its nat-addresses beside the router port\'s own GARP, from the gateway chassis');
+  // nat-addresses=router: the router's NAT rules (one on the port's own address, a centralized
+  // and a distributed dnat_and_snat, an IPv6 one) and its load balancers' VIPs, then without the
+  // VIPs, then as the rules and VIPs change.
+  await real.nbctl(['lr-nat-add', 'lr0', 'snat', '172.16.0.1', '10.0.1.0/24']);
+  await real.nbctl(['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.10', '10.0.1.10']);
+  await real.nbctl(['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.11', '10.0.1.11', 'vm2', '00:00:00:00:ab:01']);
+  await real.nbctl(['lr-nat-add', 'lr0', 'dnat_and_snat', 'fd00:ee::10', 'fd00:1::a']);
+  await real.nbctl(['lb-add', 'lb0', '172.16.0.100:80', '10.0.1.10:8080', 'tcp']);
+  await real.nbctl(['lb-add', 'lb6', '[fd00:ee::100]:80', '[fd00:1::a]:8080', 'tcp']);
+  await real.nbctl(['lr-lb-add', 'lr0', 'lb0']);
+  await real.nbctl(['lr-lb-add', 'lr0', 'lb6']);
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=router']);
+  await compareWithReal(t, real);
+  t.same(binding('ext-lr0')?.nat_addresses, [
+    '00:00:00:00:ab:01 172.16.0.11 is_chassis_resident("vm2")',
+    '00:00:00:00:ff:02 172.16.0.1 is_chassis_resident("cr-lr0-ext")',
+    '00:00:00:00:ff:02 172.16.0.10 172.16.0.100 fd00:ee::100 is_chassis_resident("cr-lr0-ext")',
+  ], 'the distributed rule from its VM\'s chassis; the centralized one and the VIPs from the gateway chassis');
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=router', 'exclude-lb-vips-from-garp=true']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=router']);
+  await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.10']);
+  await real.nbctl(['lb-add', 'lb0', '172.16.0.101:80', '10.0.1.11:8080', 'tcp']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lb-del', 'lb6']);
+  await real.nbctl(['lr-nat-del', 'lr0', 'dnat_and_snat', '172.16.0.11']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lb-del', 'lb0']);
+  await real.nbctl(['lr-nat-del', 'lr0', 'snat', '172.16.0.1']);
+  await compareWithReal(t, real);
+  t.same(binding('ext-lr0')?.nat_addresses, ['00:00:00:00:ff:02 172.16.0.1 is_chassis_resident("cr-lr0-ext")'], 'no rule and no VIP left: the router port\'s own GARP only');
+  await real.nbctl(['lr-nat-del', 'lr0']);
+  await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext']);
   // An NB HA_Chassis_Group on the port wins over its Gateway_Chassis rows; its members change.
   await real.nbctl(['ha-chassis-group-add', 'grp1']);
   await real.nbctl(['ha-chassis-group-add-chassis', 'grp1', 'hv3', '30']);
