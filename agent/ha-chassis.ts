@@ -72,7 +72,14 @@ export function activeHaChassis(ha: HaLookups, groupUuid: string | undefined): s
 
 /** Whether chassis `chassisUuid` is a registered member of the group. */
 export function haGroupContains(ha: HaLookups, groupUuid: string | undefined, chassisUuid: string | undefined): boolean {
-  return chassisUuid !== undefined && orderedHaMembers(ha, groupUuid).some((m) => m.chassis === chassisUuid);
+  const g = chassisUuid === undefined || groupUuid === undefined ? undefined : ha.haChassisGroup(groupUuid);
+  if (g === undefined) return false;
+  // Read on every locality pass for every gateway port: no list built, nothing sorted.
+  for (const u of g.ha_chassis) {
+    const hc = ha.haChassis(u);
+    if (hc !== undefined && memberChassis(ha, hc)?._uuid === chassisUuid) return true;
+  }
+  return false;
 }
 
 /**
