@@ -293,6 +293,11 @@ export class DesiredFlows {
     return this.zones;
   }
 
+  /** Whether the datapath commits with an all-zero SNAT: the view's reading, else the option's. */
+  private ctZeroSnatOf(view: LocalView | undefined): boolean {
+    return view?.ctZeroSnat ?? this.ctZeroSnat;
+  }
+
   localDatapaths(): Locality {
     return this.locality;
   }
@@ -576,7 +581,7 @@ export class DesiredFlows {
       d.full = true;
     }
     // What the datapath supports changes every router's ct_commit: rare, recomputed whole.
-    if ((prev.ctZeroSnat ?? this.ctZeroSnat) !== (next.ctZeroSnat ?? this.ctZeroSnat)) d.full = true;
+    if (this.ctZeroSnatOf(prev) !== this.ctZeroSnatOf(next)) d.full = true;
     if (changedKeys(prev.vifs, next.vifs, () => true).length > 0) d.zones = true;
     // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
     for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
@@ -1070,7 +1075,7 @@ export class DesiredFlows {
   /** Everything a row's compile on one datapath read, by _version; undefined if any row has none. */
   private cacheKey(row: sb.Logical_Flow, dp: sb.Datapath_Binding): string | undefined {
     const v = (r: { readonly _version?: string } | undefined): string | undefined => (r === undefined ? '-' : r._version === '' ? undefined : r._version);
-    const parts: (string | undefined)[] = [v(row), v(dp), String(this.view?.ctZeroSnat ?? this.ctZeroSnat)];
+    const parts: (string | undefined)[] = [v(row), v(dp), String(this.ctZeroSnatOf(this.view))];
     for (const dep of lflowDeps(row, [dp.tunnel_key], this.rowNames)) {
       const name = dep.slice(dep.indexOf(':') + 1);
       if (dep.startsWith('p:')) parts.push(v(this.sb.portByName(name)), v(this.sb.multicastGroupByName(dp._uuid, name)));
@@ -1182,7 +1187,7 @@ export class DesiredFlows {
       symtab: this.symtab,
       memo,
       templateVars: this.templateVars(),
-      ctZeroSnat: this.view?.ctZeroSnat ?? this.ctZeroSnat,
+      ctZeroSnat: this.ctZeroSnatOf(this.view),
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);
         if (d === undefined) return undefined;
