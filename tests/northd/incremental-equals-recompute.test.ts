@@ -520,6 +520,12 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
       const members = rng.chance(0.25) ? [] : rng.subset(['hv1', 'hv2', 'hv3'], 3);
       members.forEach((chassis, i) => ops.push({ op: 'insert', table: 'Gateway_Chassis', 'uuid-name': `g${i}`, row: { name: `${p.name}-${chassis}-${n}`, chassis_name: chassis, priority: rng.int(0, 3) * 10 } }));
       ops.push({ op: 'update', table: 'Logical_Router_Port', where: byUuid(p.uuid), row: { gateway_chassis: set(members.map((_, i) => ['named-uuid', `g${i}`])) } });
+      // Sometimes a switch port facing it announces the router's NAT and VIP addresses
+      // (nat-addresses=router), drawn from `vrng` so that the other kinds' choices stay as they were.
+      if (members.length > 0 && lss.length > 0 && vrng.chance(0.5)) {
+        const options = vrng.chance(0.2) ? { 'router-port': p.name, 'nat-addresses': 'router', 'exclude-lb-vips-from-garp': 'true' } : { 'router-port': p.name, 'nat-addresses': 'router' };
+        ops.push(...addLsp(vrng.pick(lss).name, `ga${n}`, { type: 'router', addresses: set(['router']), options: map(options) }));
+      }
       return { kind, ops };
     }
     case 'gw-update':
@@ -672,7 +678,7 @@ function keysOf(view: SbView): Map<string, number> {
 /** Transactions applied per kind, over the whole run: proof that the generator covers them. */
 const applied = new Map<Kind, number>();
 /** Transactions after which a chassisredirect binding, or one of its flows with distributed NAT, existed. */
-const gatewaySeen = { cr: 0, distributedNat: 0 };
+const gatewaySeen = { cr: 0, distributedNat: 0, routerGarps: 0 };
 /** Transactions after which a gateway MTU check existed: plain, with a bypass, on a distributed NAT rule, with a VLAN header. */
 const mtuSeen = { check: 0, bypass: 0, nat: 0, vlan: 0 };
 /** Transactions after which an HA_Chassis named its Chassis, and a group had ref_chassis. */
@@ -783,6 +789,9 @@ function runSequence(seed: number): string | undefined {
     const bindings = [...(northd.view().get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[];
     if (bindings.some((b) => b.type === 'chassisredirect')) gatewaySeen.cr++;
     if (bindings.some((b) => b.type === 'chassisredirect' && !b.options.has('always-redirect'))) gatewaySeen.distributedNat++;
+    // A nat-addresses=router port with the router's NAT or VIP addresses beside the port's own GARP.
+    const natRouter = new Set([...fx.db.rows('Logical_Switch_Port').values()].filter((r) => (r['options'] as ReadonlyMap<string, string>).get('nat-addresses') === 'router').map((r) => r['name'] as string));
+    if (bindings.some((b) => natRouter.has(b.logical_port) && b.nat_addresses.length >= 2)) gatewaySeen.routerGarps++;
     const flows = [...(northd.view().get('Logical_Flow')?.values() ?? [])] as unknown as sb.Logical_Flow[];
     const stageOf = (f: sb.Logical_Flow): string | undefined => f.external_ids.get('stage-name');
     if (flows.some((f) => stageOf(f) === 'lr_in_chk_pkt_len' && f.priority === 50)) mtuSeen.check++;
@@ -837,6 +846,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     for (const k of kinds) t.ok((applied.get(k) ?? 0) >= SEQUENCES / 10, `the generator applied ${k} transactions`);
     t.comment(`transactions with a chassisredirect binding: ${gatewaySeen.cr}, of which without always-redirect: ${gatewaySeen.distributedNat}`);
     t.ok(gatewaySeen.cr >= SEQUENCES && gatewaySeen.distributedNat >= SEQUENCES / 10, 'distributed gateway ports (and distributed NAT on them) were exercised');
+    t.comment(`transactions with a nat-addresses=router binding announcing NAT or VIP addresses: ${gatewaySeen.routerGarps}`);
+    t.ok(gatewaySeen.routerGarps >= SEQUENCES / 10, 'nat-addresses=router with the router\'s addresses was exercised');
     t.comment(`transactions with gateway MTU checks: ${mtuSeen.check}, with a bypass: ${mtuSeen.bypass}, on distributed NAT: ${mtuSeen.nat}, with a VLAN header: ${mtuSeen.vlan}`);
     t.ok(mtuSeen.check >= SEQUENCES && mtuSeen.bypass >= SEQUENCES / 5 && mtuSeen.nat >= SEQUENCES / 50 && mtuSeen.vlan >= SEQUENCES / 50, 'gateway MTUs (with bypass, distributed NAT and VLAN headers) were exercised');
     t.comment(`transactions with an HA_Chassis naming its Chassis: ${haSeen.chassis}, with a group's ref_chassis: ${haSeen.ref}`);
