@@ -116,9 +116,10 @@ export function garpSpecs(sbl: SbLookups, chassisUuid: string | undefined, view:
     }
   }
   // NAT addresses of patch ports and of l3gateway ports bound here, on those networks.
-  for (const ld of [...locality.datapaths.values()].sort((a, b) => a.tunnelKey - b.tunnelKey)) {
+  // Only patch and l3gateway ports carry them: the store's index of those, not every port.
+  for (const ld of locality.datapaths.values()) {
     if (ld.localnetPort === undefined) continue;
-    for (const u of [...sbl.portsOfDatapath(ld.uuid)].sort()) {
+    for (const u of sbl.patchPortsOfDatapath(ld.uuid)) {
       const pb = sbl.portBinding(u);
       if (pb === undefined || !(pb.type === 'patch' || (pb.type === 'l3gateway' && pb.chassis[0] === chassisUuid))) continue;
       const option = pb.options.get('nat-addresses');

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import type { Underlay } from '../helpers/chassis-host.js';
+import type { ChassisHost, Underlay } from '../helpers/chassis-host.js';
 import { clusterWithAgents, e2eSkip as skip, linkSwitchToRouter, nbctlOf } from '../helpers/agent-e2e.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { createNsHost } from '../helpers/netns.js';
@@ -24,6 +24,21 @@ async function physicalHost(t: Test, ul: Underlay, mac: string, cidr: string): P
   return { neighbours: async () => (await run('ip', ['netns', 'exec', phys.ns, 'ip', 'neigh', 'show', 'dev', 'eth0'])).stdout };
 }
 
+/**
+ * A cluster with chassis hv1 whose physnet is its br-phy, a physical host on the underlay, and a
+ * switch "pub" with a localnet port on physnet.
+ */
+async function localnetSetup(t: Test, prefix: string, hostMac: string, hostCidr: string): Promise<{ hv1: ChassisHost; nbctl: (...a: string[]) => Promise<string>; neighbours: () => Promise<string> }> {
+  const { env, ul, hosts: [hv1] } = await clusterWithAgents(t, prefix, ['hv1']);
+  const nbctl = nbctlOf(env);
+  await hv1.ovs.vsctl('set', 'Open_vSwitch', '.', 'external_ids:ovn-bridge-mappings=physnet:br-phy');
+  const { neighbours } = await physicalHost(t, ul, hostMac, hostCidr);
+  await nbctl('ls-add', 'pub');
+  await nbctl('lsp-add', 'pub', 'ln-pub', '--', 'lsp-set-type', 'ln-pub', 'localnet', '--', 'lsp-set-addresses', 'ln-pub', 'unknown',
+    '--', 'lsp-set-options', 'ln-pub', 'network_name=physnet');
+  return { hv1, nbctl, neighbours };
+}
+
 /** Waits until the host's neighbour table matches `pattern`; returns it. */
 async function learns(neighbours: () => Promise<string>, pattern: RegExp, what: string): Promise<string> {
   let last = '';
@@ -34,13 +49,7 @@ async function learns(neighbours: () => Promise<string>, pattern: RegExp, what: 
 }
 
 t.test('a VM bound on a localnet switch is announced to the physical network by gratuitous ARP', { skip }, async (t) => {
-  const { env, ul, hosts: [hv1] } = await clusterWithAgents(t, '172.30.14', ['hv1']);
-  const nbctl = nbctlOf(env);
-  await hv1.ovs.vsctl('set', 'Open_vSwitch', '.', 'external_ids:ovn-bridge-mappings=physnet:br-phy');
-  const { neighbours } = await physicalHost(t, ul, '0a:00:00:00:14:99', '10.14.0.99/24');
-  await nbctl('ls-add', 'pub');
-  await nbctl('lsp-add', 'pub', 'ln-pub', '--', 'lsp-set-type', 'ln-pub', 'localnet', '--', 'lsp-set-addresses', 'ln-pub', 'unknown',
-    '--', 'lsp-set-options', 'ln-pub', 'network_name=physnet');
+  const { hv1, nbctl, neighbours } = await localnetSetup(t, '172.30.14', '0a:00:00:00:14:99', '10.14.0.99/24');
   await nbctl('lsp-add', 'pub', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:14:01 10.14.0.1');
   await nbctl('ls-add', 'overlay');
   await nbctl('lsp-add', 'overlay', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:14:02 10.14.0.2');
@@ -54,13 +63,7 @@ t.test('a VM bound on a localnet switch is announced to the physical network by 
 });
 
 t.test('a floating IP on a gateway port with nat-addresses=router is announced by the gateway chassis', { skip }, async (t) => {
-  const { env, ul, hosts: [hv1] } = await clusterWithAgents(t, '172.30.15', ['hv1']);
-  const nbctl = nbctlOf(env);
-  await hv1.ovs.vsctl('set', 'Open_vSwitch', '.', 'external_ids:ovn-bridge-mappings=physnet:br-phy');
-  const { neighbours } = await physicalHost(t, ul, '0a:00:00:00:15:99', '10.15.0.99/24');
-  await nbctl('ls-add', 'pub');
-  await nbctl('lsp-add', 'pub', 'ln-pub', '--', 'lsp-set-type', 'ln-pub', 'localnet', '--', 'lsp-set-addresses', 'ln-pub', 'unknown',
-    '--', 'lsp-set-options', 'ln-pub', 'network_name=physnet');
+  const { hv1, nbctl, neighbours } = await localnetSetup(t, '172.30.15', '0a:00:00:00:15:99', '10.15.0.99/24');
   await nbctl('ls-add', 'inside');
   await nbctl('lsp-add', 'inside', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:15:01 192.168.15.10');
   await nbctl('lr-add', 'lr0');
