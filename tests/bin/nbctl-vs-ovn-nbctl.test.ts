@@ -633,6 +633,10 @@ const script: readonly Step[] = [
   ['--if-exists', 'static-mac-binding-del', 'lr5-in', 'fd05::9'],
   // init, connections and SSL, on NB_Global.
   ['init'],
+  // "." names a table's only row; a table of several has none by that name.
+  ['set', 'NB_Global', '.', 'options:note=dot'],
+  ['get', 'NB_Global', '.', 'options:note'],
+  ['get', 'Logical_Switch', '.', 'name'],
   ['get-connection'],
   ['set-connection', 'ptcp:6641', 'pssl:6642:127.0.0.1'],
   ['--inactivity-probe=30000', 'set-connection', 'ptcp:6643', 'foo:1'],

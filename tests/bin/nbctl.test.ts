@@ -39,6 +39,8 @@ t.test('nbctl commands', async (t) => {
   t.match(created[0], /^[0-9a-f-]{36}$/);
   t.equal(created[1], created[0], 'a row created in the transaction has its final UUID already');
   t.equal(await run('get', 'Address_Set', created[0] as string, 'name'), 'as9\n', 'the cluster holds the row under that UUID');
+  t.equal(await run('get', 'Address_Set', (created[0] as string).slice(0, 8), 'name'), 'as9\n', 'or its first characters (at least 4)');
+  await t.rejects(run('get', 'Address_Set', (created[0] as string).slice(0, 3), 'name'), /no row/, 'fewer are a name, not a UUID');
   // wait-until in a transaction: what holds on the copy (the commands before included) passes;
   // otherwise the whole line runs again once the table changed, within the global --timeout.
   t.equal(await run('ls-add', 'sw7', '--', 'wait-until', 'Logical_Switch', 'sw7'), '', 'wait-until sees a row an earlier command added');

@@ -237,7 +237,30 @@ function checkRowId(id: string): void {
 async function maybeRow(nb: NbAccess, schema: SchemaJson, table: string, id: string): Promise<RowJson | undefined> {
   if (schema.tables[table] === undefined) throw new NbctlError(`unknown table "${table}"`);
   const nameColumn = schema.tables[table]?.columns.name !== undefined ? 'name' : '_uuid';
-  return maybeRecord(nb, table, id, `${table} row`, nameColumn);
+  // db-ctl-base's order: a UUID, then "." for a table's only row, then the name, then a UUID's
+  // first four or more characters.
+  if (id === '.') {
+    const rows = await nb.rows(table);
+    if (rows.length === 1) return rows[0];
+  }
+  const named = await maybeRecord(nb, table, id, `${table} row`, nameColumn);
+  if (named !== undefined || partialUuidLength(id) < 4) return named;
+  const matches = (await nb.rows(table)).filter((r) => uuidOf(r).startsWith(id));
+  if (matches.length > 1) {
+    throw new NbctlError(`${table} contains 2 or more rows whose UUIDs begin with ${id}: at least ${uuidOf(matches[0] as RowJson)} and ${uuidOf(matches[1] as RowJson)}`);
+  }
+  return matches[0];
+}
+
+/** OVS's uuid_is_partial_string: how long a prefix of a UUID's text `s` is, or 0 when it is none. */
+export function partialUuidLength(s: string): number {
+  const template = 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx';
+  if (s.length > template.length) return 0;
+  for (let i = 0; i < s.length; i++) {
+    const ok = template[i] === 'x' ? /[0-9a-fA-F]/.test(s[i] as string) : s[i] === '-';
+    if (!ok) return 0;
+  }
+  return s.length;
 }
 
 // Each command's options are db-ctl-base's (ovs branch-3.1) for it; the output options are
