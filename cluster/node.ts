@@ -1062,6 +1062,12 @@ export class RaftNode {
     return this.learned.get(id)?.clientAddress;
   }
 
+  /** The other members (voters and learners) of this node's current configuration. */
+  otherMembers(): NodeId[] {
+    const conf = this.raw.raft.conf;
+    return [...conf.voters, ...conf.learners].filter((id) => id !== this.id);
+  }
+
   /** The role and the leader as this node knows them: status() without its cost, for callers
    *  that ask on every commit. */
   leadership(): { readonly role: RaftNodeStatus['role']; readonly lead: NodeId } {

@@ -166,7 +166,7 @@ export class AckWriter {
    * when a name is missing or its row moved (rows come and go only as chassis register and
    * leave): an ack costs a lookup, not a scan of every chassis.
    */
-  private privateRow(chassis: string): Row | undefined {
+  privateRow(chassis: string): Row | undefined {
     const rows = this.target.rows('Chassis_Private');
     const known = this.privateByName.get(chassis);
     const row = known === undefined ? undefined : rows.get(known);

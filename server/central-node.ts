@@ -20,6 +20,7 @@ import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NbGroupProposer, groupDefaults, type GroupLimits } from './nb-group-proposer.js';
 import { NorthdProjection } from './northd-projection.js';
 import { joinSbGlobal, sbViewDelta } from './sb-global-view.js';
+import { LiveAcks } from './live-acks.js';
 import { Sessions } from './sessions.js';
 import { CentralNodeError } from './errors.js';
 
@@ -196,6 +197,8 @@ export class CentralNode {
   readonly sbSchema: DatabaseSchema = parseDatabaseSchema(SB_SCHEMA_JSON);
   /** Clients connected to this member, by kind: each door opens and closes its own. */
   readonly sessions = new Sessions();
+  /** Agents' acks heard here or relayed by other members, not yet committed (Wait(HV) counts them). */
+  readonly liveAcks = new LiveAcks((uuid) => this.sm.chassis.get('Chassis_Private', uuid)?.nb_cfg as number | undefined);
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
   /** Groups the NB transactions proposed in one turn into one entry (server/nb-group-proposer.ts). */
   readonly nbGroups: NbGroupProposer;
@@ -380,13 +383,16 @@ export class CentralNode {
     while (this.revision < revision && Date.now() < deadline) await this.nextCommit(20);
   }
 
-  private nextCommit(timeoutMs: number): Promise<void> {
+  /** Resolves at the next commit (or, with `orLiveAck`, the next live ack), or after `timeoutMs`. */
+  private nextCommit(timeoutMs: number, orLiveAck = false): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       const off = this.onCommit(done);
+      const offAck = orLiveAck ? this.liveAcks.onAdvance(done) : undefined;
       function done(): void {
         clearTimeout(timer);
         off();
+        offAck?.();
         resolve();
       }
     });
@@ -594,13 +600,27 @@ export class CentralNode {
     if (minRevision === 0) await this.readBarrier('linearizable');
     for (;;) {
       const s = this.cfgState();
-      if (s.revision >= minRevision && (which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
+      if (s.revision >= minRevision) {
+        if ((which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
+        const live = which === 'hv' ? this.liveHvCfg() : undefined;
+        if (live !== undefined && live >= target) return { ...s, hvCfg: live };
+      }
       const left = limit - (Date.now() - started);
       if (left <= 0) {
         throw new CentralNodeError('timeout', `${which}_cfg is ${which === 'sb' ? s.sbCfg : s.hvCfg}, not yet ${target}, after ${limit} ms`);
       }
-      await this.nextCommit(left);
+      await this.nextCommit(left, which === 'hv');
     }
+  }
+
+  /**
+   * hv_cfg counting the acks this member has heard but the log does not hold yet
+   * (server/live-acks.ts), or undefined when it has heard none beyond what is committed.
+   */
+  private liveHvCfg(): number | undefined {
+    this.liveAcks.prune();
+    if (this.liveAcks.size === 0) return undefined;
+    return this.sm.hvCfgWith((uuid) => this.liveAcks.get(uuid));
   }
 
   /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */

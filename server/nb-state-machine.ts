@@ -364,6 +364,22 @@ export class NbStateMachine implements StateMachine {
     return cfg;
   }
 
+  /**
+   * hv_cfg as it would be if each counted chassis had also written what `live` says it has
+   * acknowledged (by Chassis_Private row UUID; acks not yet committed, see server/live-acks.ts):
+   * the same rule as hvCfg over the rows this replica has applied.
+   */
+  hvCfgWith(live: (privUuid: string) => number | undefined): number {
+    const global = this.db.rows('NB_Global').values().next().value;
+    let cfg = typeof global?.nb_cfg === 'number' ? global.nb_cfg : 0;
+    for (const priv of this.sb.rows('Chassis_Private').values()) {
+      if (!this.countsForHvCfg(priv)) continue;
+      const acked = Math.max(priv.nb_cfg as number, live(priv._uuid) ?? 0);
+      if (acked < cfg) cfg = acked;
+    }
+    return cfg;
+  }
+
   /** hv_cfg's timestamp: the latest of the counted chassis that acknowledged exactly `cfg`. */
   private hvCfgTimestamp(cfg: number): number | undefined {
     let ts: number | undefined;

@@ -4,17 +4,28 @@
 // with INVALID_ARGUMENT before anything of it takes effect), turns gRPC streams into sinks,
 // registers chassis from their Hello, writes their acks (agent-writes.ts) and sends progress.
 import { isIP } from 'node:net';
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
 import { isUuid } from '../ovsdb/index.js';
-import { AckWriter, registrationOps } from './agent-writes.js';
+import { AckWriter, type AckWriterTarget, registrationOps } from './agent-writes.js';
 import type { CentralNode } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
+import type { NodeId } from '../cluster/types.js';
+import { AckRelay, type AckRelayMessage, malformedRelay } from './live-acks.js';
 import { statusOf } from './northbound-service.js';
 import type { FanoutLimits, Session, SessionHello, StreamSink } from './sb-fanout.js';
 import { Fanout, StreamEnd } from './sb-fanout.js';
 
-export { southboundDefinition } from './southbound-wire.js';
+import { southboundDefinition } from './southbound-wire.js';
+
+export { southboundDefinition };
+
+let clientCtor: grpc.ServiceClientConstructor | undefined;
+/** The Southbound service's client class (members relaying acks to each other). */
+function southboundClient(): grpc.ServiceClientConstructor {
+  clientCtor ??= grpc.makeGenericClientConstructor(southboundDefinition(), 'Southbound');
+  return clientCtor;
+}
 
 /** Named limits of the Southbound door. */
 export const southboundLimits = {
@@ -90,12 +101,20 @@ export function validateHello(h: NonNullable<AgentMessage['hello']>): SessionHel
 export interface SouthboundServiceOptions {
   readonly limits?: Partial<FanoutLimits>;
   readonly progressIntervalMs?: number;
+  /**
+   * The other members' Southbound addresses (asked as acks come): this member's agents' acks
+   * are relayed to them (server/live-acks.ts). Without it, they are not.
+   */
+  readonly relayPeers?: () => ReadonlyMap<NodeId, string>;
+  /** Writes the acks' Chassis_Private updates (default: this member's transact; tests hold it back). */
+  readonly ackTransact?: AckWriterTarget['transact'];
 }
 
 /** The agent streams and chassis writes of one member. */
 export class SouthboundService {
   readonly fanout: Fanout;
   readonly acks: AckWriter;
+  readonly relay: AckRelay | undefined;
   private readonly off: (() => void)[] = [];
   private readonly timer: NodeJS.Timeout;
   /** Registration failures, for status and tests. */
@@ -106,11 +125,13 @@ export class SouthboundService {
     options: SouthboundServiceOptions = {},
   ) {
     const feed = central.feed('OVN_Southbound');
-    this.acks = new AckWriter({ transact: (ops, db) => central.transact(ops, db), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
+    this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
     this.fanout = new Fanout(
       { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
-      { member: central.id, onAck: (chassis, nbCfg) => this.acks.record(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
+      { member: central.id, onAck: (chassis, nbCfg) => this.onAck(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
     );
+    const peers = options.relayPeers;
+    this.relay = peers === undefined ? undefined : new AckRelay({ peers, member: central.id, makeClient: (address) => new (southboundClient())(address, grpc.credentials.createInsecure()) });
     this.off.push(feed.onChange((e) => this.fanout.commit(e.revision, e.delta)));
     this.off.push(central.onRestore((revision) => this.fanout.restore(revision)));
     this.timer = setInterval(() => this.fanout.progress(), options.progressIntervalMs ?? southboundLimits.progressIntervalMs);
@@ -121,6 +142,39 @@ export class SouthboundService {
     clearInterval(this.timer);
     for (const f of this.off) f();
     this.acks.close();
+    this.relay?.close();
+  }
+
+  /**
+   * An agent here acknowledged nb_cfg: written to its Chassis_Private row (AckWriter), and
+   * meanwhile counted by Wait(HV) on this member and, relayed, on the others.
+   */
+  private onAck(chassis: string, nbCfg: number): void {
+    this.acks.record(chassis, nbCfg);
+    const row = this.acks.privateRow(chassis);
+    if (row === undefined || (row.nb_cfg as number) >= nbCfg) return;
+    if (this.central.liveAcks.note(row._uuid, nbCfg)) this.relay?.send(row._uuid, nbCfg);
+  }
+
+  /** Acks another member's agents sent it (see onAck): counted here until they are committed. */
+  private relayed(call: grpc.ServerReadableStream<AckRelayMessage, unknown>, callback: grpc.sendUnaryData<unknown>): void {
+    let done = false;
+    const finish = (err: Partial<grpc.StatusObject> | null): void => {
+      if (done) return;
+      done = true;
+      callback(err, err === null ? {} : undefined);
+    };
+    call.on('data', (m: AckRelayMessage) => {
+      if (done) return;
+      const bad = malformedReason(m) ?? malformedRelay(m);
+      if (bad !== undefined) {
+        finish({ code: grpc.status.INVALID_ARGUMENT, details: bad });
+        return;
+      }
+      for (const a of m.acks) this.central.liveAcks.note(a.chassisPrivate, a.nbCfg);
+    });
+    call.on('end', () => finish(null));
+    call.on('error', () => finish({ code: grpc.status.CANCELLED, details: 'relay call ended' }));
   }
 
   handlers(): grpc.UntypedServiceImplementation {
@@ -140,6 +194,7 @@ export class SouthboundService {
           (err: unknown) => callback(statusOf(err)),
         );
       },
+      relayAcks: (call: grpc.ServerReadableStream<AckRelayMessage, unknown>, callback: grpc.sendUnaryData<unknown>) => this.relayed(call, callback),
     };
   }
 

@@ -160,7 +160,16 @@ export function registerCentralCommand(program: Command): void {
       server.addService(northboundDefinition(), northboundHandlers(central));
       server.addService(adminDefinition(), adminHandlers(central));
       // The agent stream (one per chassis) on the same address as the Northbound API.
-      const southbound = new SouthboundService(central);
+      // Acks relayed to the other members' Southbound service, on their Northbound address.
+      const relayPeers = (): Map<NodeId, string> => {
+        const out = new Map<NodeId, string>();
+        for (const peer of central.node.otherMembers()) {
+          const address = central.node.clientAddressOf(peer) ?? nbAddresses.get(peer);
+          if (address !== undefined) out.set(peer, address);
+        }
+        return out;
+      };
+      const southbound = new SouthboundService(central, { relayPeers });
       metrics.attachFanout(southbound.fanout);
       server.addService(southboundDefinition(), southbound.handlers());
       const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));

@@ -49,7 +49,8 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
     const server = new grpc.Server(northboundServerOptions);
     server.addService(northboundDefinition(), northboundHandlers(central));
     server.addService(adminDefinition(), adminHandlers(central));
-    const southbound = new SouthboundService(central, options.southbound);
+    const relayPeers = (): Map<number, string> => new Map([...addresses].filter(([peer]) => peer !== id));
+    const southbound = new SouthboundService(central, { relayPeers, ...options.southbound });
     server.addService(southboundDefinition(), southbound.handlers());
     const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
     const address = `127.0.0.1:${port}`;

@@ -201,9 +201,19 @@ export class Nb implements NbAccess {
     this.waitTimesFromMs = fromMs;
   }
 
-  /** ovn-nbctl's report of the wait, from NB_Global's timestamps (ms since the epoch). */
+  /**
+   * ovn-nbctl's report of the wait, from NB_Global's timestamps (ms since the epoch). A Wait for
+   * hv can return on acks not yet committed (server/live-acks.ts); hv_cfg_timestamp is written
+   * with them, a commit later, and the report waits for it.
+   */
   private async waitTimes(target: number, which: 'sb' | 'hv', fromMs: number): Promise<string> {
-    const g = (await this.rows('NB_Global'))[0] ?? {};
+    let g: RowJson = {};
+    for (;;) {
+      const read = await this.read('NB_Global');
+      g = read.rows[0] ?? {};
+      if (which === 'sb' || Number(g.hv_cfg ?? 0) >= target) break;
+      if ((await this.changedSince(read, this.waitMs)) === 'timeout') throw new NbctlError(`timed out waiting for hv_cfg to reach ${target}`);
+    }
     const since = (column: string): number => Number(g[column] ?? 0) - fromMs;
     let out = `Time spent on processing nb_cfg ${target}:\n`;
     out += `\tovn-northd delay before processing:\t${since('nb_cfg_timestamp')}ms\n`;
