@@ -249,7 +249,7 @@ function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChan
         written?.delete(dp);
       }
       if (!keep || name === undefined || uuid === undefined) continue;
-      const row: sb.Port_Group = { _uuid: uuid, _version: setVersion('Port_Group', uuid, names.size, names.sum), name, ports: names.items.slice() };
+      const row: sb.Port_Group = { _uuid: uuid, _version: setVersion('Port_Group', uuid, names.size, names.sum), name, ports: names.copy() };
       data.table.put(row, out);
       if (written === undefined) data.rows.set(pgUuid, (written = new Map()));
       written.set(dp, uuid);

@@ -3,6 +3,7 @@
 // Austin Appleby's MurmurHash3, x86 128-bit variant, written with 32-bit integer operations.
 import assert from 'node:assert/strict';
 import { lowerBound } from '../ovsdb/atom.js';
+import { recordSetEdit } from '../ovsdb/datum.js';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789;
@@ -384,6 +385,9 @@ export class SummedSet {
   private list: string[] = [];
   /** Changes since `list` was last brought up to date, in order: +1 joined, -1 left. */
   private changes: Array<readonly [string, 1 | -1]> = [];
+  /** The last copy() and the changes since it (undefined once there are too many to keep). */
+  private copied: readonly string[] | undefined;
+  private sinceCopy: Array<readonly [string, 1 | -1]> | undefined = [];
 
   constructor(private readonly words: (member: string) => SetSum) {}
 
@@ -393,6 +397,31 @@ export class SummedSet {
     else for (const [x, sign] of this.changes) this.splice(x, sign);
     this.changes = [];
     return this.list;
+  }
+
+  /**
+   * The members, sorted, in an array of the caller's that the set never changes. When the
+   * previous copy and the changes since are known, the new copy is recorded as that copy with
+   * them (ovsdb/datum.ts recordSetEdit): whoever compares the two rows (the agent stream's set
+   * differences) then reads the few members that changed, not both lists.
+   */
+  copy(): string[] {
+    const next = this.items.slice();
+    const since = this.sinceCopy;
+    if (this.copied !== undefined && since !== undefined) {
+      const net = new Map<string, number>();
+      for (const [x, sign] of since) net.set(x, (net.get(x) ?? 0) + sign);
+      const added: string[] = [];
+      const removed: string[] = [];
+      for (const [x, n] of net) {
+        if (n > 0) added.push(x);
+        else if (n < 0) removed.push(x);
+      }
+      recordSetEdit(next, this.copied, added.sort(), removed.sort());
+    }
+    this.copied = next;
+    this.sinceCopy = [];
+    return next;
   }
 
   get sum(): SetSum {
@@ -409,6 +438,7 @@ export class SummedSet {
     this.members.add(x);
     this.total = setSumWith(this.total, [x], 1, this.words);
     this.changes.push([x, 1]);
+    this.noteSinceCopy(x, 1);
     return true;
   }
 
@@ -417,7 +447,15 @@ export class SummedSet {
     if (!this.members.delete(x)) return false;
     this.total = setSumWith(this.total, [x], -1, this.words);
     this.changes.push([x, -1]);
+    this.noteSinceCopy(x, -1);
     return true;
+  }
+
+  private noteSinceCopy(x: string, sign: 1 | -1): void {
+    const since = this.sinceCopy;
+    if (since === undefined) return;
+    if (since.length < SUMMED_SET_SPLICES_MAX) since.push([x, sign]);
+    else this.sinceCopy = undefined;
   }
 
   private splice(x: string, sign: 1 | -1): void {

@@ -75,7 +75,7 @@ function writeRows(data: MulticastData, dp: Uuid, out: SbChangeSet, only?: Reado
       continue;
     }
     // A copy: the row's value must not change when the membership list does.
-    const row: sb.Multicast_Group = { _uuid: uuid, _version: setVersion('Multicast_Group', uuid, m.size, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.items.slice() };
+    const row: sb.Multicast_Group = { _uuid: uuid, _version: setVersion('Multicast_Group', uuid, m.size, m.sum), datapath: dp, name: g.name, tunnel_key: g.key, ports: m.copy() };
     data.table.put(row, out);
   }
 }

@@ -9,7 +9,7 @@ import protobuf from 'protobufjs';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import type { Atom, ColumnSchema, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
 import { compareAtoms, isUuid, lowerBound } from '../ovsdb/index.js';
-import { SmallMap, emptyMap, withEdits } from '../ovsdb/datum.js';
+import { SmallMap, emptyMap, setEditBetween, withEdits } from '../ovsdb/datum.js';
 import type { ViewChange } from './sb-interest.js';
 
 export const southboundServiceName = 'ovnts.southbound.Southbound';
@@ -129,6 +129,10 @@ function isDiffable(column: ColumnSchema): boolean {
  */
 export function setDifference(had: readonly Atom[], has: readonly Atom[]): [Atom[], Atom[]] | undefined {
   if (has.length < setDifferenceMin) return undefined;
+  // Made from `had` by a recorded edit (a mutation, or northd's copy of a set it keeps): the
+  // edit is the difference, and neither set needs reading.
+  const edit = setEditBetween(had, has);
+  if (edit !== undefined) return (edit.added.length + edit.removed.length) * 2 >= has.length ? undefined : [[...edit.added], [...edit.removed]];
   const added: Atom[] = [];
   const removed: Atom[] = [];
   let i = 0;

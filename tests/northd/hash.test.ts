@@ -5,6 +5,7 @@
 // and the set sum of UUIDs (word-wise, modulo 2^32), independent of order and undone by removal,
 // and SummedSet (members sorted when read, sum kept) against a plain Set through random changes.
 import t from 'tap';
+import { setEditBetween } from '../../ovsdb/datum.js';
 import { EMPTY_SET_SUM, hashUuid, hashUuid5, hashUuid6, hashUuidOfWritten, murmur3x86x128, murmur3x86x128Text, setSumWith, SummedSet, textWords, uuidWords } from '../../northd/hash.js';
 
 function hex(words: readonly number[]): string {
@@ -124,4 +125,44 @@ t.test('SummedSet: sorted members and their sum, read after a few changes or man
     }
     t.ok(reads > 20, `${kind}: ${reads} reads matched the model`);
   }
+});
+
+t.test('SummedSet.copy: each copy is recorded as the one before with what changed between them', async (t) => {
+  let state = 777;
+  const next = (n: number): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % n;
+  };
+  const s = new SummedSet(textWords);
+  let prev = s.copy();
+  let recorded = 0;
+  let unrecorded = 0;
+  for (let round = 0; round < 400; round++) {
+    // Up to 5 changes between copies, or 100 to 199 tries (more than 64 changes: the set keeps
+    // none), some reads of items between.
+    const changes = next(5) === 0 ? 100 + next(100) : next(6);
+    for (let k = 0; k < changes; k++) {
+      const x = `port-${next(300)}`;
+      if (next(3) > 0) s.add(x);
+      else s.delete(x);
+      if (next(10) === 0) void s.items;
+    }
+    const copy = s.copy();
+    t.not(copy, prev, 'a new array every time');
+    const edit = setEditBetween(prev, copy);
+    if (edit === undefined) unrecorded++;
+    else {
+      recorded++;
+      const before = new Set(prev);
+      const after = new Set(copy);
+      const added = copy.filter((x) => !before.has(x));
+      const removed = prev.filter((x) => !after.has(x));
+      if (JSON.stringify(edit.added) !== JSON.stringify(added) || JSON.stringify(edit.removed) !== JSON.stringify(removed)) {
+        t.fail(`round ${round}: recorded ${JSON.stringify(edit)}, but the copies differ by +${JSON.stringify(added)} -${JSON.stringify(removed)}`);
+      }
+    }
+    prev = copy;
+  }
+  t.ok(recorded > 250, `${recorded} copies recorded with their edit, each equal to the real difference`);
+  t.ok(unrecorded > 10, `${unrecorded} after too many changes were not (compared by walking instead)`);
 });
