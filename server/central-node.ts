@@ -446,7 +446,31 @@ export class CentralNode {
     const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
     const broadcastCommit = broadcastsCommit(ops, options);
     const started = Date.now();
+    /** Sends the write to the leader; undefined when it never got there and may be sent again. */
+    const forwardTo = async (leader: NodeId, forward: NonNullable<CentralNodeOptions['forward']>): Promise<TransactOutcome | undefined> => {
+      try {
+        // As a clustered ovsdb-server's follower does, answer once this replica has the
+        // write too, so what the client reads or watches here next includes it.
+        const out = await forward(leader, ops, db);
+        if (!out.failed) await this.untilApplied(out.revision);
+        return out;
+      } catch (fwdErr) {
+        // A leader that cannot be reached at all never saw the request, so asking again
+        // (once the election names another) cannot apply it twice. Any other failure
+        // may have come after it committed: that one goes back to the client.
+        if (!neverDelivered(fwdErr) || Date.now() - started > centralLimits.leaderWaitMsMax) throw fwdErr;
+        await new Promise((r) => setTimeout(r, 20));
+        return undefined;
+      }
+    };
     for (;;) {
+      // A follower that knows the leader forwards at once, without a proposal refused first.
+      const { role, lead } = this.node.leadership();
+      if (role !== 'leader' && lead !== 0 && lead !== this.id && this.options.forward !== undefined) {
+        const out = await forwardTo(lead, this.options.forward);
+        if (out !== undefined) return out;
+        continue;
+      }
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
@@ -456,20 +480,9 @@ export class CentralNode {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'too-large') throw new CentralNodeError('too-large', `the transaction is too large for the log: ${err.message}`);
         if (err.kind === 'not-leader' && err.leaderHint !== 0 && this.options.forward !== undefined) {
-          try {
-            // As a clustered ovsdb-server's follower does, answer once this replica has the
-            // write too, so what the client reads or watches here next includes it.
-            const out = await this.options.forward(err.leaderHint, ops, db);
-            if (!out.failed) await this.untilApplied(out.revision);
-            return out;
-          } catch (fwdErr) {
-            // A leader that cannot be reached at all never saw the request, so asking again
-            // (once the election names another) cannot apply it twice. Any other failure
-            // may have come after it committed: that one goes back to the client.
-            if (!neverDelivered(fwdErr) || Date.now() - started > centralLimits.leaderWaitMsMax) throw fwdErr;
-            await new Promise((r) => setTimeout(r, 20));
-            continue;
-          }
+          const out = await forwardTo(err.leaderHint, this.options.forward);
+          if (out !== undefined) return out;
+          continue;
         }
         if (err.kind === 'stopped') throw new CentralNodeError('unavailable', err.message);
         // It may have applied (or may still): proposing it again could apply it twice, so the
