@@ -482,7 +482,9 @@ export class OfChannel {
     // about a fifth of the install rate, measured on 100,000 flows).
     let draining: Promise<void> | null = null;
     try {
-      let w = new Writer(WRITE_CHUNK_BYTES + 70_000);
+      // Sized to the batch (a flow mod is ~100-300 bytes; the writer grows if it must): a batch
+      // of a few flows no longer allocates a whole chunk.
+      let w = new Writer(Math.min(WRITE_CHUNK_BYTES + 70_000, 1024 + mods.length * 256));
       writeMessage(w, { kind: 'bundle_control', bundleId, ctrl: 'open_request', flags }, openXid);
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i] as FlowMod | GroupMod;
