@@ -103,15 +103,22 @@ export function periodicRaPacket(options: ReadonlyMap<string, string>): Buffer |
 }
 
 /** Every router port this chassis advertises for, from its SB view, and the bindings skipped with why. */
-export function periodicRaSpecs(s: PeriodicRaLookups): { specs: PeriodicRaSpec[]; skipped: string[] } {
+export function periodicRaSpecs(s: PeriodicRaLookups, reads?: PeriodicRaInputs): { specs: PeriodicRaSpec[]; skipped: string[] } {
   const specs: PeriodicRaSpec[] = [];
   const skipped: string[] = [];
-  const rows = [...s.table('Port_Binding').values()] as unknown as sb.Port_Binding[];
+  const rows: sb.Port_Binding[] = [];
+  for (const r of s.table('Port_Binding').values()) {
+    const pb = r as unknown as sb.Port_Binding;
+    if ((pb.options.get('ipv6_ra_send_periodic') ?? '').toLowerCase() === 'true') rows.push(pb);
+  }
   rows.sort((a, b) => (a.logical_port < b.logical_port ? -1 : a.logical_port > b.logical_port ? 1 : 0));
+  reads?.clear();
   for (const pb of rows) {
-    if ((pb.options.get('ipv6_ra_send_periodic') ?? '').toLowerCase() !== 'true') continue;
+    reads?.read(pb._uuid);
     const peerName = pb.options.get('peer');
+    if (peerName !== undefined) reads?.readName(peerName);
     const peer = peerName === undefined ? undefined : s.portByName(peerName);
+    if (peer !== undefined) reads?.read(peer._uuid);
     const dp = peer === undefined ? undefined : s.datapath(peer.datapath);
     if (peer === undefined || dp === undefined) continue;
     const packet = periodicRaPacket(pb.options);
@@ -124,6 +131,46 @@ export function periodicRaSpecs(s: PeriodicRaLookups): { specs: PeriodicRaSpec[]
     specs.push({ port: pb.logical_port, dpKey: dp.tunnel_key, portKey: peer.tunnel_key, minIntervalS: optionInt(pb.options, 'ipv6_ra_min_interval', minDefault), maxIntervalS, packet });
   }
   return { specs, skipped };
+}
+
+/**
+ * The Port_Binding rows periodicRaSpecs read last time (the advertising router ports and their
+ * peers, by UUID, and the peers' names, found or not), so that an update that touches none of
+ * them, and makes no other port advertise, leaves its result as it was: most updates (a VIF
+ * added, bound, moved) are then not a pass over every binding.
+ */
+export class PeriodicRaInputs {
+  private readonly uuids = new Set<string>();
+  private readonly names = new Set<string>();
+  private known = false;
+
+  clear(): void {
+    this.uuids.clear();
+    this.names.clear();
+    this.known = true;
+  }
+
+  read(uuid: string): void {
+    this.uuids.add(uuid);
+  }
+
+  readName(name: string): void {
+    this.names.add(name);
+  }
+
+  /** Whether `changes` may change what periodicRaSpecs returns (always before its first run). */
+  concerns(changes: readonly { readonly table: string; readonly uuid: string; readonly row?: Row | undefined }[]): boolean {
+    if (!this.known) return true;
+    for (const c of changes) {
+      if (c.table === 'Datapath_Binding') return true;
+      if (c.table !== 'Port_Binding') continue;
+      if (this.uuids.has(c.uuid)) return true;
+      const pb = c.row as unknown as sb.Port_Binding | undefined;
+      if (pb === undefined) continue;
+      if (pb.options.has('ipv6_ra_send_periodic') || this.names.has(pb.logical_port)) return true;
+    }
+    return false;
+  }
 }
 
 /** The packet-out that injects an advertisement into the switch port `spec` names, for this chassis's ports only. */

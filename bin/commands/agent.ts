@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { garpSpecs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -87,6 +87,7 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
     const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
     const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
+    const raInputs = new PeriodicRaInputs();
     late.pinctrl = new Pinctrl({
       channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
       portKeys: sbPortKeys(() => flows.engine.sb),
@@ -115,8 +116,8 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
           late.pinctrl?.serviceMonitorsChanged(specs, skipped);
         }
         // Router advertisements sent unasked follow the router ports' bindings and their peers.
-        if (u === null || u.reset || u.changes.some((c) => c.table === 'Port_Binding' || c.table === 'Datapath_Binding')) {
-          const { specs, skipped } = periodicRaSpecs(flows.engine.sb);
+        if (u === null || u.reset || raInputs.concerns(u.changes)) {
+          const { specs, skipped } = periodicRaSpecs(flows.engine.sb, raInputs);
           late.pinctrl?.routerAdvertisementsChanged(specs, skipped);
         }
         // Gratuitous ARPs follow the bindings, the local datapaths and which gateway is active.

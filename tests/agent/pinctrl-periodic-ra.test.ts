@@ -5,7 +5,7 @@
 // restarted when the intervals change, stopped when the binding goes).
 
 import t from 'tap';
-import { periodicRaPacket, periodicRaPacketOut, periodicRaSpecs, PeriodicRas } from '../../agent/pinctrl/periodic-ra.js';
+import { PeriodicRaInputs, periodicRaPacket, periodicRaPacketOut, periodicRaSpecs, PeriodicRas } from '../../agent/pinctrl/periodic-ra.js';
 import { icmp6ChecksumOk, isPacketError, parseFrame } from '../../agent/pinctrl/packet.js';
 import { ChannelError } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
@@ -72,6 +72,26 @@ t.test('which bindings advertise, and the packet-out', async (t) => {
     { kind: 'set_field', field: 'reg10', value: 16n, mask: 16n },
     { kind: 'resubmit', table: 8, inPort: 0xfffd },
   ], 'the switch datapath and port, local only, into the ingress pipeline');
+});
+
+t.test('which updates can change the advertisements (PeriodicRaInputs)', async (t) => {
+  const s = sbOf([
+    { logical_port: 'lr0-sw0', datapath: 'dp-lr', options: raOptions() },
+    { logical_port: 'sw0-lr0', options: new Map([['peer', 'lr0-sw0']]) },
+    { logical_port: 'vm1', options: new Map() },
+    { logical_port: 'lr0-ghost', datapath: 'dp-lr', options: raOptions({ peer: 'sw9-lr0' }) },
+  ]);
+  const inputs = new PeriodicRaInputs();
+  const pb = (uuid: string, logical_port: string, options: Map<string, string> = new Map()): { table: string; uuid: string; row: Row } =>
+    ({ table: 'Port_Binding', uuid, row: { _uuid: uuid, _version: 'v', logical_port, options } as unknown as Row });
+  t.ok(inputs.concerns([]), 'before the first pass: anything');
+  periodicRaSpecs(s, inputs);
+  t.notOk(inputs.concerns([pb('pb2', 'vm1'), pb('pb9', 'vm9'), { table: 'Logical_Flow', uuid: 'lf1' }]), 'a VIF changed or added, a flow: no');
+  t.ok(inputs.concerns([pb('pb0', 'lr0-sw0', raOptions({ ipv6_ra_mtu: '1300' }))]), 'the advertising port changed');
+  t.ok(inputs.concerns([{ table: 'Port_Binding', uuid: 'pb1' }]), 'its peer removed');
+  t.ok(inputs.concerns([pb('pb7', 'sw9-lr0')]), 'a missing peer appeared');
+  t.ok(inputs.concerns([pb('pb8', 'lr1-sw1', raOptions({ ipv6_ra_send_periodic: 'false' }))]), 'a port with the option at all');
+  t.ok(inputs.concerns([{ table: 'Datapath_Binding', uuid: 'dp-sw' }]), 'a datapath (its tunnel key)');
 });
 
 t.test('the schedule', async (t) => {
