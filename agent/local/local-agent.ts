@@ -320,12 +320,14 @@ export class LocalAgent {
       if (rec !== undefined) await this.send('sb', [rec]);
     }
     const us: sb.Chassis | undefined = sbReady ? this.sb.chassisByName(config.systemId) : undefined;
-    const portBindings = [...this.sb.rows<sb.Port_Binding>('Port_Binding').values()];
+    // Only the bindings a pass can act on (SbRows.portBindingsFor): for the local datapaths,
+    // every patch and localnet port and those bound here.
+    const localPorts = this.sb.portBindingsFor(us?._uuid, []);
 
     // 4. Tunnels and localnet patch ports. Without SB rows there is nothing to compare with,
     // and removing what exists would only disturb a restarted agent's dataplane.
-    const locals = localDatapaths(portBindings, us?._uuid);
-    const localnet = localnetPortsOf(portBindings, locals);
+    const locals = localDatapaths(localPorts, us?._uuid);
+    const localnet = localnetPortsOf(localPorts, locals);
     if (sbReady) {
       const tunnels = tunnelOps(tables, br, desiredTunnels(config, { chassis: this.sb.rows<sb.Chassis>('Chassis').values(), encap: (u) => this.sb.encap(u) }));
       const patches = patchPortOps(tables, br, config.bridgeMappings, localnet);
@@ -359,6 +361,8 @@ export class LocalAgent {
         this.inflight.delete(port);
       }
     }
+    // For the bindings, also the ports the local interfaces name and those with a write in flight.
+    const portBindings = this.sb.portBindingsFor(us?._uuid, [...built.ifaces.keys(), ...inflight]);
     const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb, activeTunnels: built.view.activeTunnels });
     this.bindings = decided.state;
     const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });

@@ -30,6 +30,10 @@ function sameForLocal(table: 'Chassis_Private' | 'SB_Global', old: Row, row: Row
 export class SbRows implements HaLookups {
   private readonly tables = new Map<LocalTable, Map<string, Row>>(LOCAL_SB_TABLES.map((t) => [t, new Map()]));
   private readonly portByName = new Map<string, string>();
+  /** Port_Bindings that are not plain VIFs (a type, or a parent port): few, and each may matter. */
+  private readonly specialPorts = new Set<string>();
+  /** Port_Bindings by the chassis they are bound to (chassis and additional_chassis). */
+  private readonly portsByChassis = new Map<string, Set<string>>();
   /** Whether a first update (the initial snapshot) has arrived. */
   ready = false;
   revision = 0;
@@ -47,6 +51,8 @@ export class SbRows implements HaLookups {
         t.clear();
       }
       this.portByName.clear();
+      this.specialPorts.clear();
+      this.portsByChassis.clear();
     }
     for (const c of u.changes) {
       if (!isLocalTable(c.table)) continue;
@@ -54,11 +60,17 @@ export class SbRows implements HaLookups {
       const old = t.get(c.uuid);
       // The name leaves the index only if it still names this row: a port deleted and re-created
       // under the same name in one update may come in either order.
-      if (c.table === 'Port_Binding' && old !== undefined && this.portByName.get(old.logical_port as string) === c.uuid) this.portByName.delete(old.logical_port as string);
+      if (c.table === 'Port_Binding' && old !== undefined) {
+        if (this.portByName.get(old.logical_port as string) === c.uuid) this.portByName.delete(old.logical_port as string);
+        this.indexPort(old as unknown as sb.Port_Binding, false);
+      }
       if (c.row === undefined) t.delete(c.uuid);
       else {
         t.set(c.uuid, c.row);
-        if (c.table === 'Port_Binding') this.portByName.set(c.row.logical_port as string, c.uuid);
+        if (c.table === 'Port_Binding') {
+          this.portByName.set(c.row.logical_port as string, c.uuid);
+          this.indexPort(c.row as unknown as sb.Port_Binding, true);
+        }
       }
       if ((c.table === 'Chassis_Private' || c.table === 'SB_Global') && old !== undefined && c.row !== undefined && sameForLocal(c.table, old, c.row)) continue;
       changed = true;
@@ -67,6 +79,50 @@ export class SbRows implements HaLookups {
     this.ready = true;
     this.revision = u.toRevision;
     return changed;
+  }
+
+  /**
+   * The Port_Bindings a pass of the local side can act on, of all it holds: every port that is
+   * not a plain VIF (patch, localnet, gateway, HA, virtual, container ports...), those bound to
+   * `chassisUuid`, and those named in `names` (the local interfaces' iface-ids, the ports with a
+   * transaction in flight). A plain VIF outside these is neither here nor wanted here, so
+   * nothing is decided for it (decideBindings, decideVirtualBindings, localDatapaths: the peer
+   * of a patch port is a patch or l3gateway port, as northd makes them): a switch of thousands
+   * of ports elsewhere costs a pass nothing.
+   */
+  portBindingsFor(chassisUuid: string | undefined, names: Iterable<string>): sb.Port_Binding[] {
+    const t = this.tables.get('Port_Binding') as Map<string, Row>;
+    const uuids = new Set<string>(this.specialPorts);
+    if (chassisUuid !== undefined) for (const u of this.portsByChassis.get(chassisUuid) ?? []) uuids.add(u);
+    for (const name of names) {
+      const u = this.portByName.get(name);
+      if (u !== undefined) uuids.add(u);
+    }
+    const out: sb.Port_Binding[] = [];
+    for (const u of uuids) {
+      const row = t.get(u);
+      if (row !== undefined) out.push(row as unknown as sb.Port_Binding);
+    }
+    return out;
+  }
+
+  private indexPort(pb: sb.Port_Binding, add: boolean): void {
+    // Rows from the stream are whole; tolerate a row that lacks a column (as an empty set).
+    const parent = pb.parent_port?.[0];
+    if ((pb.type ?? '') !== '' || (parent !== undefined && parent !== '')) {
+      if (add) this.specialPorts.add(pb._uuid);
+      else this.specialPorts.delete(pb._uuid);
+    }
+    for (const ch of [...(pb.chassis ?? []), ...(pb.additional_chassis ?? [])]) {
+      let set = this.portsByChassis.get(ch);
+      if (add) {
+        if (set === undefined) this.portsByChassis.set(ch, (set = new Set()));
+        set.add(pb._uuid);
+      } else if (set !== undefined) {
+        set.delete(pb._uuid);
+        if (set.size === 0) this.portsByChassis.delete(ch);
+      }
+    }
   }
 
   /** The rows of one table, typed as the SB schema's row interface for it. */
