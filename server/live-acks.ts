@@ -123,6 +123,14 @@ interface Peer {
   readonly pending: Map<string, number>;
 }
 
+/** What an AckRelay has sent: messages and the acks in them, acks dropped, calls that failed. */
+export interface AckRelayStats {
+  readonly messages: number;
+  readonly acks: number;
+  readonly dropped: number;
+  readonly callErrors: number;
+}
+
 /**
  * Sends the acks a member's agents make to every other member, on one long-lived
  * client-streaming call per member: acks heard in one turn leave together, the latest per
@@ -137,7 +145,7 @@ export class AckRelay {
 
   constructor(private readonly options: AckRelayOptions) {}
 
-  stats(): { messages: number; acks: number; dropped: number; callErrors: number } {
+  stats(): AckRelayStats {
     return { ...this.counters };
   }
 

@@ -7,6 +7,7 @@ import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
 import { refusingListeners, sessionKinds } from './sessions.js';
 import type { FanoutStats } from './sb-fanout.js';
+import type { AckRelayStats } from './live-acks.js';
 import type { RaftCounters } from '../cluster/raft.js';
 import { capConnections } from '../cluster/connection-cap.js';
 
@@ -39,6 +40,7 @@ export class CentralMetrics implements CentralObserver {
   private readonly projectionSeconds: client.Histogram;
   private central: CentralNode | undefined;
   private fanout: { stats(): FanoutStats } | undefined;
+  private relay: { stats(): AckRelayStats } | undefined;
 
   constructor() {
     const registers = [this.registry];
@@ -182,22 +184,28 @@ export class CentralMetrics implements CentralObserver {
       ['cacheHits', 'ovnts_agent_cache_hits_total', 'Steps written from the encoding another stream of the group made'],
       ['budgetWaits', 'ovnts_agent_budget_waits_total', 'Catch-ups that waited for others to be written first'],
     ];
-    for (const [key, name, help] of totals) {
+    /** A counter that follows a total kept elsewhere (it only grows): what was added since the last scrape. */
+    const counterOf = (name: string, help: string, read: () => number | undefined): void => {
       let seen = 0;
       new client.Counter({
         name,
         help,
         registers,
         collect(this: client.Counter) {
-          const v = fan()?.[key];
-          // The fan-out's totals only grow; the counter takes what was added since the last scrape.
+          const v = read();
           if (typeof v === 'number' && v > seen) {
             this.inc(v - seen);
             seen = v;
           }
         },
       });
-    }
+    };
+    for (const [key, name, help] of totals) counterOf(name, help, () => fan()?.[key]);
+    // Acks heard before they are committed, and relayed to the other members (live-acks.ts).
+    gauge('ovnts_live_acks', 'Chassis whose latest ack this member has heard but not yet seen committed', () => this.central?.liveAcks.size);
+    counterOf('ovnts_ack_relay_acks_total', 'Agent acks this member relayed to the other members', () => this.relay?.stats().acks);
+    counterOf('ovnts_ack_relay_dropped_total', 'Agent acks not relayed because a member\'s relay queue was full', () => this.relay?.stats().dropped);
+    counterOf('ovnts_ack_relay_call_errors_total', 'Relay calls to other members that failed (the acks they carried count once committed)', () => this.relay?.stats().callErrors);
     gauge('ovnts_sb_rows', 'Rows in the derived SB view', () => {
       const view = this.central?.northd?.view();
       if (view === undefined) return undefined;
@@ -212,9 +220,10 @@ export class CentralMetrics implements CentralObserver {
     this.central = central;
   }
 
-  /** The agent stream fan-out whose counters the ovnts_agent_* metrics read. */
-  attachFanout(fanout: { stats(): FanoutStats }): void {
+  /** The agent stream fan-out whose counters the ovnts_agent_* metrics read, and the ack relay's. */
+  attachFanout(fanout: { stats(): FanoutStats }, relay?: { stats(): AckRelayStats }): void {
     this.fanout = fanout;
+    this.relay = relay;
   }
 
   persisted(msTaken: number, entries: number): void {

@@ -170,7 +170,7 @@ export function registerCentralCommand(program: Command): void {
         return out;
       };
       const southbound = new SouthboundService(central, { relayPeers });
-      metrics.attachFanout(southbound.fanout);
+      metrics.attachFanout(southbound.fanout, southbound.relay);
       server.addService(southboundDefinition(), southbound.handlers());
       const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));
       const port = grpcListener.port;

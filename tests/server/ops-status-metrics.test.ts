@@ -128,7 +128,7 @@ t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and byt
   if (member === undefined) throw new Error('no member');
   const metrics = new CentralMetrics();
   metrics.attach(member.central);
-  metrics.attachFanout(member.southbound.fanout);
+  metrics.attachFanout(member.southbound.fanout, member.southbound.relay);
   const http = await startMetricsServer(member.central, metrics, '127.0.0.1', 0);
   t.teardown(() => http.close());
   const base = `http://127.0.0.1:${http.port}`;
@@ -160,6 +160,16 @@ t.test('/metrics: the agent streams\' fan-out (streams, groups, messages and byt
     return (sample(text, 'ovnts_agent_bytes_written_total') ?? 0) > written ? text : undefined;
   }, 20_000);
   t.ok((sample(later, 'ovnts_agent_messages_written_total') ?? 0) > (sample(busy, 'ovnts_agent_messages_written_total') ?? 0), 'messages written keep counting');
+  // An nb_cfg bump both agents acknowledge: the acks are relayed to the two other members.
+  await member.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  await member.client.transact([{ op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] }]);
+  const relayed = await until('the acks relayed', async () => {
+    const text = await scrape(base);
+    return (sample(text, 'ovnts_ack_relay_acks_total') ?? 0) >= 4 ? text : undefined;
+  }, 20_000);
+  t.equal(sample(relayed, 'ovnts_ack_relay_acks_total'), member.southbound.relay?.stats().acks, 'two acks to each of two members, as the relay counted them');
+  t.equal(sample(relayed, 'ovnts_ack_relay_dropped_total'), 0, 'none dropped');
+  t.ok(sample(relayed, 'ovnts_live_acks') !== undefined, 'the acks heard and not yet committed: a gauge');
 });
 
 t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots taken', async (t) => {
