@@ -1062,6 +1062,11 @@ export class RaftNode {
     return this.learned.get(id)?.clientAddress;
   }
 
+  /** The largest entry this node proposes (a larger one is refused 'too-large'). */
+  get entryBytesMax(): number {
+    return this.limits.entryBytesMax;
+  }
+
   /** The other members (voters and learners) of this node's current configuration. */
   otherMembers(): NodeId[] {
     const conf = this.raw.raft.conf;

@@ -464,9 +464,12 @@ export class CentralNode {
       }
     };
     for (;;) {
-      // A follower that knows the leader forwards at once, without a proposal refused first.
+      // A follower that knows the leader forwards at once, without a proposal refused first
+      // (but one too large for the log is refused here, as that proposal would have been).
       const { role, lead } = this.node.leadership();
       if (role !== 'leader' && lead !== 0 && lead !== this.id && this.options.forward !== undefined) {
+        const bytes = encodeCommand(command(ops, randomSeed(), Date.now() - started, Date.now())).byteLength;
+        if (bytes > this.node.entryBytesMax) throw new CentralNodeError('too-large', `the transaction is too large for the log: an entry of ${bytes} bytes is over the ${this.node.entryBytesMax}-byte bound on one log entry`);
         const out = await forwardTo(lead, this.options.forward);
         if (out !== undefined) return out;
         continue;
