@@ -139,7 +139,8 @@ export interface AckRelayStats {
  */
 export class AckRelay {
   private readonly peers = new Map<NodeId, Peer>();
-  private flushScheduled = false;
+  /** Acks heard this turn, the latest per row, handed to every member's queue at its end. */
+  private readonly heard = new Map<string, number>();
   private closed = false;
   private readonly counters = { messages: 0, acks: 0, dropped: 0, callErrors: 0 };
 
@@ -151,54 +152,51 @@ export class AckRelay {
 
   send(privUuid: string, nbCfg: number): void {
     if (this.closed) return;
-    const want = this.options.peers();
-    for (const [id, address] of want) {
-      if (id === this.options.member) continue;
-      const peer = this.peer(id, address);
-      const prev = peer.pending.get(privUuid);
-      if (prev !== undefined && prev >= nbCfg) continue;
-      if (prev === undefined && peer.pending.size >= liveAckLimits.relayPendingMax) {
-        this.counters.dropped++;
-        continue;
-      }
-      peer.pending.set(privUuid, nbCfg);
-    }
-    for (const [id, p] of this.peers) {
-      if (want.has(id)) continue;
-      p.call?.end();
-      p.client.close();
-      this.peers.delete(id);
-    }
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        for (const p of this.peers.values()) this.flush(p);
-      });
-    }
+    if (this.heard.size === 0) setImmediate(() => this.sendHeard());
+    const prev = this.heard.get(privUuid);
+    if (prev === undefined && this.heard.size >= liveAckLimits.relayPendingMax) this.counters.dropped++;
+    else if (prev === undefined || prev < nbCfg) this.heard.set(privUuid, nbCfg);
   }
 
   close(): void {
     this.closed = true;
-    for (const p of this.peers.values()) {
-      p.call?.end();
-      p.client.close();
-    }
+    for (const p of this.peers.values()) this.drop(p);
     this.peers.clear();
   }
 
-  private peer(id: NodeId, address: string): Peer {
-    let p = this.peers.get(id);
-    if (p !== undefined && p.address !== address) {
-      p.call?.end();
-      p.client.close();
-      p = undefined;
+  /** The turn's acks into each member's queue (members as they are now), then onto the wire. */
+  private sendHeard(): void {
+    if (this.closed) return;
+    const want = this.options.peers();
+    for (const [id, p] of this.peers) {
+      if (want.get(id) === p.address) continue;
+      this.drop(p);
+      this.peers.delete(id);
     }
-    if (p === undefined) {
-      p = { address, client: this.options.makeClient(address), call: undefined, blocked: false, pending: new Map() };
-      this.peers.set(id, p);
+    for (const [id, address] of want) {
+      if (id === this.options.member) continue;
+      let p = this.peers.get(id);
+      if (p === undefined) {
+        p = { address, client: this.options.makeClient(address), call: undefined, blocked: false, pending: new Map() };
+        this.peers.set(id, p);
+      }
+      for (const [uuid, nbCfg] of this.heard) {
+        const prev = p.pending.get(uuid);
+        if (prev !== undefined && prev >= nbCfg) continue;
+        if (prev === undefined && p.pending.size >= liveAckLimits.relayPendingMax) {
+          this.counters.dropped++;
+          continue;
+        }
+        p.pending.set(uuid, nbCfg);
+      }
+      this.flush(p);
     }
-    return p;
+    this.heard.clear();
+  }
+
+  private drop(p: Peer): void {
+    p.call?.end();
+    p.client.close();
   }
 
   private flush(p: Peer): void {
