@@ -508,9 +508,10 @@ export function valueIsEmpty(type: ColumnType, value: Value): boolean {
 
 /**
  * The elements only in `before` and only in `after`, two sorted, duplicate-free arrays (an
- * OVSDB set column's value): one merge walk, no hashing. The same array twice costs nothing.
+ * OVSDB set column's value, of any atom type): one merge walk, no hashing. The same array twice
+ * costs nothing.
  */
-export function sortedDifference<T extends string>(before: readonly T[], after: readonly T[]): { readonly removed: T[]; readonly added: T[] } {
+export function sortedDifference<T extends Atom>(before: readonly T[], after: readonly T[]): { readonly removed: T[]; readonly added: T[] } {
   const removed: T[] = [];
   const added: T[] = [];
   if (before === after) return { removed, added };
@@ -525,10 +526,12 @@ export function sortedDifference<T extends string>(before: readonly T[], after: 
   while (i < beforeEnd || j < afterEnd) {
     const a = i < beforeEnd ? before[i] : undefined;
     const b = j < afterEnd ? after[j] : undefined;
-    if (b === undefined || (a !== undefined && a < b)) {
+    // One set holds atoms of one type, and `<` orders numbers, booleans and strings as
+    // compareAtoms does; the casts only tell the compiler so.
+    if (b === undefined || (a !== undefined && (a as string) < (b as string))) {
       removed.push(a as T);
       i++;
-    } else if (a === undefined || b < a) {
+    } else if (a === undefined || (b as string) < (a as string)) {
       added.push(b);
       j++;
     } else {

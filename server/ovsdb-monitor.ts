@@ -6,7 +6,7 @@ import type { Atom } from '../ovsdb/atom.js';
 import { compareAtoms } from '../ovsdb/atom.js';
 import type { Clause } from '../ovsdb/condition.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
-import { defaultValue } from '../ovsdb/datum.js';
+import { defaultValue, sortedDifference } from '../ovsdb/datum.js';
 import { syntaxError } from '../ovsdb/errors.js';
 import type { ColumnType, DatabaseSchema, DbDelta, Row, RowChange, TableSchema, Value } from '../ovsdb/index.js';
 import { OvsdbError, OvsdbErrorName, datumToJson, valueToJson, valuesEqual } from '../ovsdb/index.js';
@@ -158,11 +158,10 @@ function columnDiff(type: ColumnType, oldValue: Value, newValue: Value): unknown
       return valueToJson(type, newValue);
     case 'set': {
       if (type.max === 1) return valueToJson(type, newValue);
-      const a = oldValue as readonly Atom[];
-      const b = newValue as readonly Atom[];
-      const inB = (x: Atom): boolean => b.some((y) => compareAtoms(x, y) === 0);
-      const inA = (y: Atom): boolean => a.some((x) => compareAtoms(x, y) === 0);
-      const keys = sortedAtoms([...a.filter((x) => !inB(x)), ...b.filter((y) => !inA(y))]);
+      // A merge walk of the two sorted values (or the edit a mutation recorded): a port added
+      // to a switch of thousands must not cost a search of one set per element of the other.
+      const { removed, added } = sortedDifference(oldValue as readonly Atom[], newValue as readonly Atom[]);
+      const keys = removed.length === 0 ? added : added.length === 0 ? removed : sortedAtoms([...removed, ...added]);
       return datumToJson({ ...type, min: 0, max: Infinity }, { keys });
     }
     case 'map': {
