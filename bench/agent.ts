@@ -7,6 +7,10 @@
 //     (process start and IDL sync included). Beside it, in the same run, the real OVN: 3-member
 //     clustered NB and SB ovsdb-servers, ovn-northd, one ovn-controller on its own ovs-vswitchd,
 //     the same topology, the same `ovn-nbctl --wait=hv lsp-add`.
+//     After the steady-state rounds (below), the same ovn-nbctl rounds again on the switch those
+//     rounds grew (~2,100 ports with the defaults), and on the real OVN's switch grown to the
+//     same size by batched lsp-adds: every ovn-nbctl reads the whole NB at start, and every
+//     change to the switch's ports is a change to a large set.
 //     Beside it, the CPU time one in-process round costs the agent, its ovs-vswitchd and the three
 //     members (from /proc): on a shared machine the latency is mostly waiting for a core.
 //   - AGENT_COUNTS (default 100,500) in-memory agents (SbStream + AgentFlows over a
@@ -191,6 +195,12 @@ interface OneAgent {
   /** The same change with --wait=sb (northd's SB written; no agent involved): the central's share. */
   readonly inProcessSbMs: number[];
   readonly nbctlMs: number[];
+  /**
+   * The same ovn-nbctl rounds after the steady-state rounds, on the switch they grew
+   * (`largePorts` ports): what a CMS sees once the switch is large and the code warm.
+   */
+  readonly nbctlLargeMs: number[];
+  readonly largePorts: number;
   readonly agentRssKiB: number;
   /**
    * CPU ms per in-process --wait=hv round: the agent, its ovs-vswitchd, and the three members
@@ -261,9 +271,13 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     // Steady state: the same rounds after oneWarmupRounds more (the switch has as many more ports).
     for (let i = 0; i < oneWarmupRounds; i++) await waitHv(nb, lspAdd('sw0', `w${i}`, 2000 + i));
     const { ms: steadyMs, cpu: steadyCpuMsPerRound } = await timedRounds(nb, cpuPids, steadyReps, (i) => lspAdd('sw0', `s${i}`, 200_000 + i));
+    const largePorts = portsOf((await nb.list('Logical_Switch', [['name', '==', 'sw0']], { columns: ['ports'] })).rows[0]?.ports);
+    const nbctlLargeMs: number[] = [];
+    for (let i = 0; i < reps; i++) nbctlLargeMs.push(await nbctlWaitHv(door, 'sw0', `m${i}`, 300_000 + i));
     if (!isAlive(agentPid)) throw new Error(`the agent exited${agentLog()}`);
-    log(`ours, one agent, run ${runIndex + 1}: in-process p50 ${fmt(median(inProcessMs), 1)} ms, ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, agent RSS ${fmt(agentRssKiB / 1024, 1)} MiB; steady state in-process p50 ${fmt(median(steadyMs), 1)} ms`);
-    return { inProcessMs, inProcessSbMs, nbctlMs, agentRssKiB, cpuMsPerRound, steadyMs, steadyCpuMsPerRound };
+    log(`ours, one agent, run ${runIndex + 1}: in-process p50 ${fmt(median(inProcessMs), 1)} ms, ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, agent RSS ${fmt(agentRssKiB / 1024, 1)} MiB; steady state in-process p50 ${fmt(median(steadyMs), 1)} ms; `
+      + `ovn-nbctl on ${largePorts} ports p50 ${fmt(median(nbctlLargeMs), 1)} ms`);
+    return { inProcessMs, inProcessSbMs, nbctlMs, nbctlLargeMs, largePorts, agentRssKiB, cpuMsPerRound, steadyMs, steadyCpuMsPerRound };
   } finally {
     if (agentPid !== 0) await stopPid(agentPid, (argv) => argv.includes('agent') && argv.some((a) => a.startsWith('--ovs-db=')));
     await sw?.stop();
@@ -272,9 +286,19 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
 }
 
 /** What the real OVN's one-agent run measures: what ours does but for the in-process rounds. */
-type RealOneAgent = Pick<OneAgent, 'nbctlMs' | 'agentRssKiB'>;
+type RealOneAgent = Pick<OneAgent, 'nbctlMs' | 'nbctlLargeMs' | 'largePorts' | 'agentRssKiB'>;
 
-async function realOneAgent(runIndex: number): Promise<RealOneAgent> {
+/** How many ports a Logical_Switch.ports value as List returns it (a UUID, or ["set", [...]]) holds. */
+function portsOf(v: unknown): number {
+  if (Array.isArray(v) && v[0] === 'set') return (v[1] as unknown[]).length;
+  return v === undefined ? 0 : 1;
+}
+
+/** Ports added per ovn-nbctl call when growing the real OVN's switch to ours's size. */
+const growBatch = 500;
+
+/** `largePorts`: the size ours's switch reached; the real OVN's is grown to it for the large rounds. */
+async function realOneAgent(runIndex: number, largePorts: number): Promise<RealOneAgent> {
   const central = await startRealOvnCentral(26750 + (process.pid % 40) * 10);
   let sw: OvsSwitch | undefined;
   let controllerPid = 0;
@@ -296,8 +320,19 @@ async function realOneAgent(runIndex: number): Promise<RealOneAgent> {
     const nbctlMs: number[] = [];
     for (let i = 0; i < reps; i++) nbctlMs.push(await nbctlWaitHv(central.nb, 'sw0', `n${i}`, 1000 + i));
     const agentRssKiB = vmRssKiB(controllerPid);
-    log(`real OVN, one ovn-controller, run ${runIndex + 1}: ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, ovn-controller RSS ${fmt(agentRssKiB / 1024, 1)} MiB`);
-    return { nbctlMs, agentRssKiB };
+    // Grown as a CMS would add ports, in batches, then the same rounds on the large switch.
+    const have = 2 + reps;
+    for (let k = have; k < largePorts; k += growBatch) {
+      const args: string[] = [];
+      for (let j = k; j < Math.min(largePorts, k + growBatch); j++) args.push('--', 'lsp-add', 'sw0', `g${j}`, '--', 'lsp-set-addresses', `g${j}`, `${mac(400_000 + j)} ${ip(400_000 + j)}`);
+      await nbctl(...args.slice(1));
+    }
+    await nbctl('--wait=hv', 'sync');
+    const nbctlLargeMs: number[] = [];
+    for (let i = 0; i < reps; i++) nbctlLargeMs.push(await nbctlWaitHv(central.nb, 'sw0', `m${i}`, 300_000 + i));
+    log(`real OVN, one ovn-controller, run ${runIndex + 1}: ovn-nbctl p50 ${fmt(median(nbctlMs), 1)} ms, ovn-controller RSS ${fmt(agentRssKiB / 1024, 1)} MiB; `
+      + `ovn-nbctl on ${largePorts} ports p50 ${fmt(median(nbctlLargeMs), 1)} ms`);
+    return { nbctlMs, nbctlLargeMs, largePorts, agentRssKiB };
   } finally {
     if (controllerPid !== 0) await stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller'));
     await sw?.stop();
@@ -449,8 +484,9 @@ async function main(): Promise<void> {
   const ours: OneAgent[] = [];
   const real: RealOneAgent[] = [];
   for (let r = 0; r < (oneAgent ? runs : 0); r++) {
-    ours.push(await oursOneAgent(r));
-    real.push(await realOneAgent(r));
+    const o = await oursOneAgent(r);
+    ours.push(o);
+    real.push(await realOneAgent(r, o.largePorts));
   }
   const many = new Map<number, ManyAgents[]>();
   for (const n of counts) {
@@ -467,6 +503,8 @@ async function main(): Promise<void> {
     ...(steadyReps > 0 ? [[`  the same in-process rounds, steady state (${steadyReps} after ${oneWarmupRounds} more)`, spread(ours.map((o) => p(o.steadyMs, 50))), spread(ours.map((o) => p(o.steadyMs, 99))), '', '<= 5 (p50)']] : []),
     ['ours, ovn-nbctl --wait=hv via the OVSDB door', spread(ours.map((o) => p(o.nbctlMs, 50))), spread(ours.map((o) => p(o.nbctlMs, 99))), '14–16 incl. ovn-nbctl start', ''],
     ['real OVN 23.03, ovn-nbctl --wait=hv (measured here, same run)', spread(real.map((o) => p(o.nbctlMs, 50))), spread(real.map((o) => p(o.nbctlMs, 99))), '14–16', ''],
+    [`ours, ovn-nbctl --wait=hv via the OVSDB door, after the steady state (switch of ${spread(ours.map((o) => o.largePorts), 0)} ports)`, spread(ours.map((o) => p(o.nbctlLargeMs, 50))), spread(ours.map((o) => p(o.nbctlLargeMs, 99))), '', ''],
+    ['real OVN 23.03, ovn-nbctl --wait=hv, its switch grown to the same size', spread(real.map((o) => p(o.nbctlLargeMs, 50))), spread(real.map((o) => p(o.nbctlLargeMs, 99))), '', ''],
   ]);
   printTable(`  CPU per in-process --wait=hv round (ms of user + system time; median of ${runs} runs, range; /proc, 10 ms ticks over ${reps} rounds, ${steadyReps} in the steady state)`, [
     ['', 'agent', 'its ovs-vswitchd', 'the 3 members together'],
@@ -531,6 +569,10 @@ async function main(): Promise<void> {
     one_nbctl_p99_ms: median(ours.map((o) => percentile(o.nbctlMs, 99))),
     real_nbctl_p50_ms: median(real.map((o) => median(o.nbctlMs))),
     real_nbctl_p99_ms: median(real.map((o) => percentile(o.nbctlMs, 99))),
+    one_nbctl_large_ports: median(ours.map((o) => o.largePorts)),
+    one_nbctl_large_p50_ms: median(ours.map((o) => median(o.nbctlLargeMs))),
+    real_nbctl_large_p50_ms: median(real.map((o) => median(o.nbctlLargeMs))),
+    nbctl_large_speedup: median(real.map((o) => median(o.nbctlLargeMs))) / median(ours.map((o) => median(o.nbctlLargeMs))),
   };
   for (const n of counts) {
     const xs = many.get(n) ?? [];
