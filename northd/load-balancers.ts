@@ -67,6 +67,13 @@ export interface LbFacts {
   readonly proto: 'tcp' | 'udp' | 'sctp';
   /** The VIPs that parsed, by key order. */
   readonly vips: readonly LbVip[];
+  /**
+   * The same VIPs dealt into `chunkCountFor(vips.length)` chunks by a hash of their key, each
+   * in key order: the flows of a load balancer with many VIPs are built and held chunk by chunk
+   * (lflows/node.ts), so that one VIP added or removed rebuilds one chunk's flows, not all of
+   * them. A chunk whose VIPs are all as they were is the same array as before.
+   */
+  readonly chunks: readonly (readonly LbVip[])[];
   /** The NB vips column has entries (od->has_lb_vip counts it even if none parse). */
   readonly hasVips: boolean;
   readonly options: ReadonlyMap<string, string>;
@@ -298,33 +305,100 @@ function neighModeOf(v: string | undefined, template: boolean): LbFacts['neighMo
 
 const NO_ARP: readonly SvcArp[] = Object.freeze([]);
 
-/** A load balancer's facts from its NB row and, when it has health checks, their health. */
-export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth): LbFacts {
+/**
+ * A load balancer's facts from its NB row and, when it has health checks, their health.
+ * `previous` (its facts before this change) lends what did not change: a VIP whose key, value
+ * and active backends are as they were is the same object, and so is a chunk of such VIPs, so
+ * adding one VIP to thousands parses one.
+ */
+export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFacts): LbFacts {
   const protocol = lb.protocol;
   const p = protocol[0];
   const proto = p === 'udp' ? 'udp' : p === 'sctp' ? 'sctp' : 'tcp';
   const template = boolOption(lb.options, 'template', false);
   const family6 = (lb.options.get('address-family') ?? 'ipv4') !== 'ipv4';
+  const mode = template ? (family6 ? 'template6' : 'template4') : 'plain';
+  const memo = previous === undefined ? undefined : parseMemos.get(previous);
+  const known = memo?.mode === mode ? memo.byKey : undefined;
+  const byKey = new Map<string, ParsedVip>();
   const parsed: [string, LbVip][] = [];
   for (const [key, value] of [...lb.vips].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const v = template ? parseTemplateVip(key, value, family6) : parseVip(key, value);
     const active = health?.active.get(key);
-    if (v !== undefined) parsed.push([key, active === undefined ? v : { ...v, active }]);
+    const before = known?.get(key);
+    let entry: ParsedVip;
+    if (before !== undefined && before.value === value && sameData(before.active, active)) entry = before;
+    else {
+      const v = template ? parseTemplateVip(key, value, family6) : parseVip(key, value);
+      entry = { value, active, vip: v === undefined || active === undefined ? v : { ...v, active } };
+    }
+    byKey.set(key, entry);
+    if (entry.vip !== undefined) parsed.push([key, entry.vip]);
   }
   const vips = parsed.map(([, v]) => v);
+  const count = chunkCountFor(vips.length);
+  const chunkVips: LbVip[][] = Array.from({ length: count }, () => []);
+  for (const [key, v] of parsed) (chunkVips[count === 1 ? 0 : chunkOf(key, count)] as LbVip[]).push(v);
+  const prevChunks = memo !== undefined && previous !== undefined && previous.chunks.length === count ? previous.chunks : undefined;
+  const chunks = chunkVips.map((c, i) => {
+    const old = prevChunks?.[i];
+    return old !== undefined && old.length === c.length && old.every((v, j) => v === c[j]) ? old : Object.freeze(c);
+  });
   let hashFields: string | undefined;
   if (lb.selection_fields.length > 0) {
     const named = p !== undefined;
     hashFields = lb.selection_fields.map((f) => (f === 'tp_src' && named ? `${p}_src` : f === 'tp_dst' && named ? `${p}_dst` : f)).join(',');
   }
-  return {
-    uuid: lb._uuid, name: lb.name, protocol, proto, vips, hasVips: lb.vips.size > 0, options: lb.options,
+  const facts: LbFacts = {
+    uuid: lb._uuid, name: lb.name, protocol, proto, vips, chunks, hasVips: lb.vips.size > 0, options: lb.options,
     reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
     skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder'), template),
     routable: !template && boolOption(lb.options, 'add_route', false), template, sbVips: template ? templateSbVips(lb, parsed, family6) : lb.vips,
     svcArp: health?.arp ?? NO_ARP, svcMac: health?.mac ?? '',
   };
+  parseMemos.set(facts, { mode, byKey });
+  return facts;
 }
+
+// --- Chunks and reuse ----------------------------------------------------------------------
+
+/**
+ * How VIPs are dealt into chunks: one chunk up to `vipsMin` VIPs; beyond, the least power of two
+ * that gives at most `vipsPerChunk` VIPs a chunk on average, at most `chunksMax`. A count that
+ * crosses a power of two deals every VIP again (every chunk's flows are built once more).
+ * The flows are the same whatever the limits; tests lower them to deal a few VIPs into chunks.
+ */
+export const lbChunkLimits = { vipsMin: 64, vipsPerChunk: 32, chunksMax: 256 };
+
+export function chunkCountFor(vips: number): number {
+  if (vips <= lbChunkLimits.vipsMin) return 1;
+  let n = 1;
+  while (n * lbChunkLimits.vipsPerChunk < vips && n < lbChunkLimits.chunksMax) n *= 2;
+  return n;
+}
+
+/** FNV-1a of a VIP's key, for its chunk: the same on every member and in every run. */
+function chunkOf(key: string, count: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & (count - 1);
+}
+
+/** What building a load balancer's facts parsed, by VIP key: reused by the next build. */
+interface ParsedVip {
+  readonly value: string;
+  readonly active: readonly LbBackend[] | undefined;
+  /** The VIP as the facts hold it (undefined: it did not parse). */
+  readonly vip: LbVip | undefined;
+}
+
+interface ParseMemo {
+  /** The parse mode the VIPs were read in: template or not, and the template's family. */
+  readonly mode: string;
+  readonly byKey: ReadonlyMap<string, ParsedVip>;
+}
+
+/** The memo of each facts object built here (a WeakMap: facts compare with sameData, which would read a field). */
+const parseMemos = new WeakMap<LbFacts, ParseMemo>();
 
 // --- Membership ------------------------------------------------------------------------------
 
@@ -386,7 +460,7 @@ class Run {
   lb(db: Database, uuid: Uuid): void {
     const row = nbGet<nb.Load_Balancer>(db, 'Load_Balancer', uuid);
     const old = this.data.lbs.get(uuid);
-    const now = row === undefined ? undefined : lbFacts(row, this.svc.lbs.get(uuid)?.health);
+    const now = row === undefined ? undefined : lbFacts(row, this.svc.lbs.get(uuid)?.health, old);
     if (old !== undefined && now !== undefined && sameData(old, now)) return;
     this.out.facts.add(uuid);
     this.out.membership.add(uuid);

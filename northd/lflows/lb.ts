@@ -18,16 +18,29 @@ import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
 import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf } from './flow.js';
 
-/** Built once per facts object and shard for a placeholder datapath; lflows/node.ts holds them in each switch's datapath. */
-const TEMPLATES = new WeakMap<LbFacts, (readonly sb.Logical_Flow[] | undefined)[]>();
+/**
+ * Built once per chunk of VIPs (LbFacts.chunks) and shard for a placeholder datapath, for the
+ * load balancer settings the flows read (`switchLevel`); lflows/node.ts holds them in each
+ * switch's datapath. A chunk the facts carried over from before keeps its templates.
+ */
+const TEMPLATES = new WeakMap<readonly LbVip[], { readonly level: string; readonly perShard: (readonly sb.Logical_Flow[] | undefined)[] }>();
 
-/** The flows load balancer `lb` gives the switch whose logical_datapath value is `ld`: its shard's frozen templates, to be held in `ld`. */
-export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): readonly sb.Logical_Flow[] {
+/** What a switch's load balancer flows read of the load balancer beyond its VIPs. */
+function switchLevel(lb: LbFacts): string {
+  return JSON.stringify([lb.uuid, lb.proto, lb.reject, lb.hashFields ?? null, lb.affinityTimeout]);
+}
+
+/**
+ * The flows the VIPs of `chunk` (one of `lb.chunks`) give the switch whose logical_datapath value
+ * is `ld`: its shard's frozen templates, to be held in `ld`.
+ */
+export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[]): readonly sb.Logical_Flow[] {
   const shard = shardOf(ld[0] as Uuid);
-  let perShard = TEMPLATES.get(lb);
-  if (perShard === undefined) TEMPLATES.set(lb, (perShard = new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS)));
-  let template = perShard[shard];
-  if (template === undefined) perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb));
+  const level = switchLevel(lb);
+  let cached = TEMPLATES.get(chunk);
+  if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS) }));
+  let template = cached.perShard[shard];
+  if (template === undefined) cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk));
   return template;
 }
 
@@ -59,10 +72,10 @@ function lbAction(lb: LbFacts, v: LbVip): string {
   return `reg0[1] = 0; ct_lb_mark(backends=${backends}${hash});`;
 }
 
-function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts): sb.Logical_Flow[] {
+function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[]): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
-  for (const v of lb.vips) {
+  for (const v of chunk) {
     const ip = v.v6 ? 'ip6' : 'ip4';
     const l4 = v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`;
     // Pre-stateful: keep the original destination for the hairpin flows, then conntrack.
@@ -137,7 +150,11 @@ function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
  * the VIP rejects for want of backends), and the backends' replies leaving by that port are
  * unDNATed there (build_distr_lrouter_nat_flows_for_lb).
  */
-export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
+/**
+ * A router's flows for the VIPs of `chunk` (one of `lb.chunks`), and with `first` (chunk 0) the
+ * load balancer's own flows that no VIP makes.
+ */
+export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip[], first: boolean): sb.Logical_Flow[] {
   const ld = r.logicalDatapath;
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
@@ -145,7 +162,7 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
   const kind: RouterLbKind = lb.skipSnat ? 'skip' : force ? 'force' : 'normal';
   const dgp = r.portFacing.l3dgwPorts[0];
   const externalIps = new Set(r.nats.map((n) => n.externalIp));
-  for (const v of lb.vips) {
+  for (const v of chunk) {
     const ip = v.v6 ? 'ip6' : 'ip4';
     flows.push(lflow(ld, 'lr_in_defrag', 100, `ip && ${ip}.dst == ${v.ip}`, 'ct_dnat;', hint));
     const l4 = v.port === undefined ? '' : ` && ${lb.proto} && ${lb.proto}.dst == ${v.port}`;
@@ -164,7 +181,7 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts): sb.Logical_Flow[] {
     }
     routerAffinityFlows(ld, lb, v, match, force ? 'force' : lb.skipSnat ? 'skip' : 'normal', hint, flows);
   }
-  if (lb.skipSnat) flows.push(lflow(ld, 'lr_out_snat', 120, 'flags.skip_snat_for_lb == 1 && ip', 'next;'));
+  if (first && lb.skipSnat) flows.push(lflow(ld, 'lr_out_snat', 120, 'flags.skip_snat_for_lb == 1 && ip', 'next;'));
   return flows;
 }
 

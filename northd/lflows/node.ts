@@ -75,6 +75,8 @@ export interface LflowsData {
   readonly lbTable: SbTable;
   /** Load balancer → the group its row refers to. */
   readonly lbGroups: Map<Uuid, DpGroup>;
+  /** lbOwner → how many chunk owners it has, when more than one (see regenLb). */
+  readonly lbChunks: Map<string, number>;
   /** Template id → a template held as a whole, with the datapaths holding it. */
   readonly templates: Map<Uuid, TemplateHold>;
   /** Flow UUID → the held templates that contain it, in id order. */
@@ -953,9 +955,14 @@ function aclOwner(dp: Uuid, acl: Uuid): string {
   return `a ${dp} ${acl}`;
 }
 
-/** The owner of one load balancer's flows on one switch. */
+/** The owner of one load balancer's flows on one datapath (of its first chunk of VIPs). */
 function lbOwner(dp: Uuid, lb: Uuid): string {
   return `b ${dp} ${lb}`;
+}
+
+/** The owner of chunk `i` of a load balancer's VIPs, of which `owner` is lbOwner's. */
+function lbChunkOwner(owner: string, i: number): string {
+  return i === 0 ? owner : `${owner} ${i}`;
 }
 
 /** The owner of one load balancer's health check ARP/ND responders. */
@@ -1058,23 +1065,33 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   setOwner(data, owner, flows, out);
 }
 
+/**
+ * A load balancer's flows on one datapath, one owner per chunk of its VIPs (LbFacts.chunks):
+ * chunk 0's owner is `lbOwner(dp, lb)`, chunk i's that with " i". A chunk whose VIPs did not
+ * change gives the same flows (the same template on a switch), which its owner leaves alone.
+ */
 function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowChanges): void {
   const owner = lbOwner(dp, lb);
   if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(dp);
   const facts = src.lbs.lbs.get(lb);
   const applies = info !== undefined && facts !== undefined && src.lbs.byDp.get(dp)?.counts.has(lb) === true;
-  let flows = NO_FLOWS;
+  const held = data.lbChunks.get(owner) ?? 1;
+  let chunks = 0;
   if (applies && info.kind === 'switch') {
     // Its shard's templates for this load balancer, held in the switch's datapath.
-    setOwner(data, owner, lbSwitchFlows(info.logicalDatapath, facts), out, info.logicalDatapath);
-    return;
-  }
-  if (applies) {
+    chunks = facts.chunks.length;
+    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbSwitchFlows(info.logicalDatapath, facts, chunk), out, info.logicalDatapath));
+  } else if (applies) {
     const router = src.routers.bySb.get(dp);
-    if (router !== undefined) flows = lbRouterFlows(router, facts);
+    if (router !== undefined) {
+      chunks = facts.chunks.length;
+      facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbRouterFlows(router, facts, chunk, i === 0), out));
+    }
   }
-  setOwner(data, owner, flows, out);
+  for (let i = chunks; i < held; i++) setOwner(data, lbChunkOwner(owner, i), NO_FLOWS, out);
+  if (chunks > 1) data.lbChunks.set(owner, chunks);
+  else data.lbChunks.delete(owner);
 }
 
 function regenSvcArp(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges): void {
@@ -1158,7 +1175,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
       owners: new Map(), heldIn: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
-      groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(),
+      groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(), lbChunks: new Map(),
       templates: new Map(), flowTemplates: new Map(), classes: new Map(), classOf: new Map(), dirtyTemplates: new Set(), dirtyClasses: new Set(), classDirty: new Set(),
     }),
     newChange: () => new FlowChanges(),
@@ -1173,7 +1190,10 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       // Owners that went away first (the result does not depend on the order), then every
       // datapath and port afresh.
       const gone = [...data.owners.keys()].filter((owner) => !ownerExists(owner, src));
-      for (const owner of gone.sort()) setOwner(data, owner, NO_FLOWS, out);
+      for (const owner of gone.sort()) {
+        setOwner(data, owner, NO_FLOWS, out);
+        data.lbChunks.delete(owner);
+      }
       for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {

@@ -16,6 +16,7 @@ import t from 'tap';
 import type { Database, Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd } from '../../northd/index.js';
+import { chunkCountFor, lbChunkLimits } from '../../northd/load-balancers.js';
 import type { ChassisOwnedColumns, SbView } from '../../northd/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
@@ -30,7 +31,7 @@ type Kind =
   | 'ls-update' | 'nb-cfg' | 'route-add' | 'route-del' | 'route-update' | 'policy-add' | 'policy-del' | 'nat-add' | 'nat-del' | 'lr-update'
   | 'acl-add' | 'acl-del' | 'acl-update' | 'pg-add' | 'pg-del' | 'pg-ports' | 'as-add' | 'as-update' | 'as-del'
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
-  | 'lb-add' | 'lb-update' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
+  | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
   | 'svc-status' | 'vport' | 'tv-set';
 const KINDS: readonly Kind[] = [
@@ -38,7 +39,7 @@ const KINDS: readonly Kind[] = [
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
-  'lb-add', 'lb-update', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
+  'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
   'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set',
 ];
 
@@ -77,6 +78,17 @@ function randomHcOptions(rng: Rng): unknown {
   return map(rng.chance(0.5) ? { interval: String(rng.int(1, 10)), timeout: '20' } : { success_count: '3' });
 }
 
+/** A VIP key of a load balancer with many: 600 possible, so that adding some meets existing ones. */
+function manyVipKey(rng: Rng): string {
+  const k = rng.int(0, 599);
+  return `172.16.${k >> 8}.${k & 255}:${rng.pick(['80', '443'])}`;
+}
+
+/** Its backends: mostly good, now and then a bad one (the VIP is skipped). */
+function manyVipBackends(rng: Rng): string {
+  return rng.chance(0.05) ? '10.1.0.1:80,bogus' : `10.1.${rng.int(0, 3)}.${rng.int(1, 250)}:8080`;
+}
+
 /** A load balancer's columns: VIPs good and bad (a bad backend, a family mix), options. */
 function randomLb(rng: Rng): Record<string, unknown> {
   const vips: Record<string, string> = {};
@@ -93,6 +105,8 @@ function randomLb(rng: Rng): Record<string, unknown> {
     choices.push(['^V1:^P1', '^B1'], ['^V2:80', '^B1:8080,^B2:^P2'], ['^V3', '10.0.0.3'], ['^V4:53', '[fd00::1]:53'], ['^A:^B:^C', '^X']);
   }
   for (const [k, v] of rng.subset(choices, 3)) vips[k] = v;
+  // Now and then many VIPs, so that they are dealt into chunks (northd/load-balancers.ts).
+  if (rng.chance(0.1)) for (let i = rng.int(55, 200); i > 0; i--) vips[manyVipKey(rng)] = manyVipBackends(rng);
   if (rng.chance(0.2)) options['reject'] = 'true';
   if (rng.chance(0.2)) options['affinity_timeout'] = String(rng.int(0, 70000));
   if (rng.chance(0.2)) options['hairpin_snat_ip'] = '169.254.0.1';
@@ -240,6 +254,10 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
   const acls = [...db.rows('ACL').keys()].sort();
   const dhcps = [...db.rows('DHCP_Options').keys()].sort();
   const lbs = [...db.rows('Load_Balancer').keys()].sort();
+  // Load balancers in chunks that a switch names: where a VIP mutation changes chunks' flows.
+  const onSwitches = new Set<Uuid>();
+  for (const ls of db.rows('Logical_Switch').values()) for (const u of (ls as unknown as { load_balancer: readonly Uuid[] }).load_balancer) onSwitches.add(u);
+  const bigLbs = lbs.filter((u) => onSwitches.has(u) && chunkCountFor((db.get('Load_Balancer', u) as unknown as { vips: ReadonlyMap<string, string> }).vips.size) > 1);
   const smbs = [...db.rows('Static_MAC_Binding').keys()].sort();
   const lbgs = [...db.rows('Load_Balancer_Group').keys()].sort();
   const dps = [...lss.map((s) => ['Logical_Switch', s.uuid] as const), ...lrs.map((r) => ['Logical_Router', r.uuid] as const)];
@@ -269,10 +287,10 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
     ['dns-del', dnss.length > 0 ? 0.3 : 0], ['dns-set', lss.length > 0 && dnss.length > 0 ? 1 : 0],
-    ['lb-add', lbs.length < 4 ? 1.5 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
+    ['lb-add', lbs.length < 4 ? 1.5 : 0], ['lb-update', lbs.length > 0 ? 1 : 0], ['lb-vips', bigLbs.length > 0 ? 3 : lbs.length > 0 ? 0.5 : 0], ['lb-del', lbs.length > 0 ? 0.4 : 0],
     ['lbg-add', lbgs.length < 2 ? 0.5 : 0], ['lbg-update', lbgs.length > 0 && lbs.length > 0 ? 1 : 0], ['lbg-del', lbgs.length > 0 ? 0.6 : 0],
     ['dp-lb', dps.length > 0 && lbs.length > 0 ? 1.5 : 0], ['dp-lbg', dps.length > 0 && lbgs.length > 0 ? 1 : 0],
-    ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.4 : 0],
+    ['smb-add', smbs.length < 4 ? 0.8 : 0], ['smb-update', smbs.length > 0 ? 0.5 : 0], ['smb-del', smbs.length > 0 ? 0.5 : 0],
     ['gw-set', lrps.length > 0 ? 4 : 0], ['gw-update', gwcs.length > 0 ? 4 : 0], ['ha-set', lrps.length + lsps.length > 0 ? 1 : 0],
     ['ha-update', haChassis.length > 0 ? 1.5 : 0], ['nat-distributed', lrs.length > 0 ? 1 : 0], ['gw-mtu', lrps.length > 0 ? 4 : 0],
     ['gw-link', lrps.length > 0 && lss.length > 0 ? 4 : 0],
@@ -460,6 +478,16 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
       // Often only the VIPs: emptied (has_lb_vip flips) or new.
       const partial = rng.chance(0.5) ? { vips: rng.chance(0.3) ? map({}) : row['vips'] } : row;
       return { kind, ops: [{ op: 'update', table: 'Load_Balancer', where: byUuid(rng.pick(lbs)), row: partial }] };
+    }
+    case 'lb-vips': {
+      // A few VIPs added or removed (by key), as a CMS adds one service's VIP to a large load
+      // balancer: one chunk's flows change, or all of them when the count crosses a boundary.
+      const keys = Array.from({ length: rng.int(1, 3) }, () => manyVipKey(rng));
+      const mutation = rng.chance(0.6)
+        ? ['vips', 'insert', map(Object.fromEntries(keys.map((k) => [k, manyVipBackends(rng)])))]
+        : ['vips', 'delete', set([...new Set(keys)])];
+      const target = bigLbs.length > 0 && rng.chance(0.8) ? rng.pick(bigLbs) : rng.pick(lbs);
+      return { kind, ops: [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(target), mutations: [mutation] }] };
     }
     case 'lb-del':
       // Weakly referenced: the switches, routers and groups naming it lose it.
@@ -726,8 +754,16 @@ const virtualSeen = { bind: 0, bound: 0, unbound: 0 };
 
 /** Transactions after which a Service_Monitor row existed, and one showed a status. */
 const svcSeen = { monitors: 0, status: 0, offline: 0 };
+/** Transactions after which a switch had a load balancer with VIPs in chunks, and VIP mutations of one. */
+const lbSeen = { chunked: 0, vipsOnChunked: 0 };
+
+/** The chunk limits of northd/load-balancers.ts, and the ones odd seeds run with. */
+const defaultChunkLimits = { ...lbChunkLimits };
+const smallChunkLimits = { vipsMin: 1, vipsPerChunk: 1, chunksMax: 8 };
 
 function runSequence(seed: number): string | undefined {
+  // Odd seeds deal even two VIPs into chunks: every load balancer's flows are held chunk by chunk.
+  Object.assign(lbChunkLimits, seed % 2 === 1 ? smallChunkLimits : defaultChunkLimits);
   const rng = new Rng(seed);
   const vrng = new Rng(seed + 0x5eed0000);
   const fx = nbFixture(() => rng.uuid());
@@ -809,6 +845,11 @@ function runSequence(seed: number): string | undefined {
     if (monitors.length > 0) svcSeen.monitors++;
     if (monitors.some((m) => m.status.length > 0)) svcSeen.status++;
     if (monitors.some((m) => m.status[0] === 'offline')) svcSeen.offline++;
+    const sbLbs = [...(northd.view().get('Load_Balancer')?.values() ?? [])] as unknown as sb.Load_Balancer[];
+    if (sbLbs.some((lb) => chunkCountFor(lb.vips.size) > 1)) {
+      lbSeen.chunked++;
+      if (txn.kind === 'lb-vips') lbSeen.vipsOnChunked++;
+    }
     for (const uuid of northd.serviceMonitorStatus().keys()) {
       if (northd.view().get('Service_Monitor')?.has(uuid) !== true) return `txn ${i} (${txn.kind}): a status is kept for Service_Monitor ${uuid}, which does not exist`;
     }
@@ -854,6 +895,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(haSeen.chassis >= SEQUENCES / 2 && haSeen.ref >= SEQUENCES / 4, 'HA members\' Chassis and ref_chassis were exercised');
     t.comment(`transactions with a Service_Monitor row: ${svcSeen.monitors}, with a status shown: ${svcSeen.status}, with one offline: ${svcSeen.offline}`);
     t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
+    t.comment(`transactions with a switch's load balancer in chunks: ${lbSeen.chunked}, VIP mutations then: ${lbSeen.vipsOnChunked}`);
+    t.ok(lbSeen.chunked >= SEQUENCES && lbSeen.vipsOnChunked >= SEQUENCES / 20, 'load balancers with VIPs in chunks (and VIPs added and removed on them) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
