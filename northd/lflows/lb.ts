@@ -25,9 +25,14 @@ import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf } fr
  */
 const TEMPLATES = new WeakMap<readonly LbVip[], { readonly level: string; readonly perShard: (readonly sb.Logical_Flow[] | undefined)[] }>();
 
+/** switchLevel's answer per facts object: asked once per chunk and switch the facts apply to. */
+const levels = new WeakMap<LbFacts, string>();
+
 /** What a switch's load balancer flows read of the load balancer beyond its VIPs. */
 function switchLevel(lb: LbFacts): string {
-  return JSON.stringify([lb.uuid, lb.proto, lb.reject, lb.hashFields ?? null, lb.affinityTimeout]);
+  let level = levels.get(lb);
+  if (level === undefined) levels.set(lb, (level = JSON.stringify([lb.uuid, lb.proto, lb.reject, lb.hashFields ?? null, lb.affinityTimeout])));
+  return level;
 }
 
 /**
