@@ -367,7 +367,7 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFa
  * crosses a power of two deals every VIP again (every chunk's flows are built once more).
  * The flows are the same whatever the limits; tests lower them to deal a few VIPs into chunks.
  */
-export const lbChunkLimits = { vipsMin: 64, vipsPerChunk: 32, chunksMax: 256 };
+export const lbChunkLimits = { vipsMin: 64, vipsPerChunk: 16, chunksMax: 256 };
 
 export function chunkCountFor(vips: number): number {
   if (vips <= lbChunkLimits.vipsMin) return 1;
