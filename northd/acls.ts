@@ -311,7 +311,9 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
         const dirty = new Dirty();
         for (const c of (change as DbDelta).changes) {
           if (c.table === 'Logical_Switch') {
-            dirty.switches.add(datapathSbUuid(c.uuid));
+            // Only its acls column (and whether it exists) reaches its ACL state: a port added
+            // to a switch of a thousand ACLs must not read them all again.
+            if (c.kind !== 'modify' || c.columns.includes('acls')) dirty.switches.add(datapathSbUuid(c.uuid));
           } else if (c.table === 'Port_Group') {
             const oldRow = c.kind === 'insert' ? undefined : (c.old as unknown as nb.Port_Group);
             const newRow = c.kind === 'delete' ? undefined : (c.new as unknown as nb.Port_Group);
