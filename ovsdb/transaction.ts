@@ -575,17 +575,15 @@ class Execution {
     if (timeout !== undefined && timeout < 0) throw syntaxError('timeout must be nonnegative');
     const until = op.until as string;
     if (until !== '==' && until !== '!=') throw syntaxError('"until" must be "==" or "!="');
-    const key = (r: Row): string => JSON.stringify(columns.map((c) => toDatum(c.type, r[c.name] as Value)));
-    const expected = new Set<string>();
+    const expected: Row[] = [];
     for (const rjson of op.rows as unknown[]) {
       if (typeof rjson !== 'object' || rjson === null || Array.isArray(rjson)) throw syntaxError('row must be JSON object');
       const values = this.parseRow(t.schema, rjson as Record<string, unknown>);
       const row: Record<string, Value> = {};
       for (const c of allColumns(t.schema)) row[c.name] = values.get(c) ?? t.defaultRow[c.name] ?? zeroUuid;
-      expected.add(key(row as Row));
+      expected.push(row as Row);
     }
-    const actual = new Set(this.overlay.query(t, clauses).map(key));
-    const equal = actual.size === expected.size && [...actual].every((k) => expected.has(k));
+    const equal = sameRowSets(this.overlay.query(t, clauses), expected, columns);
     if ((until === '==') !== equal) {
       const elapsed = this.ctx.elapsedMs ?? 0;
       if (timeout !== undefined && elapsed >= timeout) {
@@ -596,6 +594,26 @@ class Execution {
     }
     return {};
   }
+}
+
+/** Row pairs a wait compares one by one; more, and each row is spelled out once as a key. */
+const WAIT_PAIRWISE_MAX = 256;
+
+/**
+ * Whether `a` and `b` hold the same rows as sets, looking only at `columns` (a wait's "rows"
+ * against its query). A wait usually verifies one row, whose columns may be sets of thousands
+ * (ovn-nbctl verifies a switch's ports before it writes them): compared value by value, not
+ * spelled out as text first.
+ */
+function sameRowSets(a: readonly Row[], b: readonly Row[], columns: readonly ColumnSchema[]): boolean {
+  if (a.length * b.length <= WAIT_PAIRWISE_MAX) {
+    const same = (x: Row, y: Row): boolean => columns.every((c) => valuesEqual(c.type, x[c.name] as Value, y[c.name] as Value));
+    return a.every((x) => b.some((y) => same(x, y))) && b.every((y) => a.some((x) => same(x, y)));
+  }
+  const key = (r: Row): string => JSON.stringify(columns.map((c) => toDatum(c.type, r[c.name] as Value)));
+  const left = new Set(a.map(key));
+  const right = new Set(b.map(key));
+  return left.size === right.size && [...left].every((k) => right.has(k));
 }
 
 function* allColumns(table: TableSchema): Iterable<ColumnSchema> {
