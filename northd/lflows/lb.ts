@@ -148,16 +148,13 @@ function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
 }
 
 /**
- * The flows load balancer `lb` gives router `r` (build_lrouter_defrag_flows_for_lb,
+ * The flows the VIPs of `chunk` (one of `lb.chunks`) give router `r`, and with `first` (chunk 0)
+ * the load balancer's own that no VIP makes (build_lrouter_defrag_flows_for_lb,
  * build_lrouter_nat_flows_for_lb, the router affinity flows, and the skip_snat exemption). On
  * a router with distributed gateway ports the new connections are load balanced on the
  * gateway chassis of the first one (is_chassis_resident of its chassisredirect port, unless
  * the VIP rejects for want of backends), and the backends' replies leaving by that port are
  * unDNATed there (build_distr_lrouter_nat_flows_for_lb).
- */
-/**
- * A router's flows for the VIPs of `chunk` (one of `lb.chunks`), and with `first` (chunk 0) the
- * load balancer's own flows that no VIP makes.
  */
 export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip[], first: boolean): sb.Logical_Flow[] {
   const ld = r.logicalDatapath;
