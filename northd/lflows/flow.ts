@@ -111,6 +111,14 @@ export function lflowUuid(shard: number, stageName: string, priority: number, ma
   return hashUuid6('Logical_Flow', String(shard), stageName, String(priority), match, actions);
 }
 
+/**
+ * A template's lineage, for templates that replace one another in place (a load balancer's
+ * chunk of VIPs in one shard, lflows/lb.ts): the name of its class's Logical_DP_Group comes from
+ * it instead of from the content, so the flows that stay when one VIP of the chunk changes keep
+ * their group and their rows. Templates without one are named by their content.
+ */
+export const templateLineages = new WeakMap<readonly sb.Logical_Flow[], string>();
+
 /** A datapath UUID in each shard, for flows built once per shard and copied into its datapaths. */
 export const SHARD_TEMPLATE_DPS: readonly (readonly Uuid[])[] = Object.freeze(
   Array.from({ length: FLOW_SHARDS }, (_, i) => Object.freeze([`${i.toString(16)}0000000-0000-0000-0000-000000000000`])),

@@ -16,7 +16,7 @@ import { hashUuid } from '../hash.js';
 import { stage } from '../stages.js';
 import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf } from './flow.js';
+import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf, templateLineages } from './flow.js';
 
 /**
  * Built once per chunk of VIPs (LbFacts.chunks) and shard for a placeholder datapath, for the
@@ -39,13 +39,17 @@ function switchLevel(lb: LbFacts): string {
  * The flows the VIPs of `chunk` (one of `lb.chunks`) give the switch whose logical_datapath value
  * is `ld`: its shard's frozen templates, to be held in `ld`.
  */
-export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[]): readonly sb.Logical_Flow[] {
+export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], index: number): readonly sb.Logical_Flow[] {
   const shard = shardOf(ld[0] as Uuid);
   const level = switchLevel(lb);
   let cached = TEMPLATES.get(chunk);
   if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS) }));
   let template = cached.perShard[shard];
-  if (template === undefined) cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk));
+  if (template === undefined) {
+    cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk));
+    // Chunk `index` of this load balancer in this shard, whatever VIPs it holds now.
+    templateLineages.set(template, `lb ${lb.uuid} ${lb.chunks.length} ${index} ${shard}`);
+  }
   return template;
 }
 

@@ -42,6 +42,7 @@ import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, setVersion, type SetSum
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
+import { templateLineages } from './flow.js';
 import { routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { hairpinFlows, switchDatapathFlows, switchPortFlows } from './switch.js';
@@ -357,11 +358,15 @@ class TemplateHold {
   joined: Set<Uuid> | undefined = undefined;
   left: Set<Uuid> | undefined = undefined;
 
+  /** What its class's group is named by: its content id, or the lineage of templateLineages. */
+  readonly lineage: string;
+
   constructor(
     readonly id: Uuid,
     readonly flows: readonly sb.Logical_Flow[],
   ) {
     this.byUuid = new Map(flows.map((f) => [f._uuid, f]));
+    this.lineage = templateLineages.get(flows) ?? id;
   }
 
   /** This template's version of one of its flows. */
@@ -389,7 +394,8 @@ class FlowClass {
     readonly key: string,
     readonly templates: readonly TemplateHold[],
   ) {
-    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.id)]);
+    // Named by its templates' lineages (their ids unless replaced in place; see templateLineages).
+    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.lineage)]);
     this.ref = Object.freeze([this.uuid]);
   }
 }
@@ -1081,7 +1087,7 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   if (applies && info.kind === 'switch') {
     // Its shard's templates for this load balancer, held in the switch's datapath.
     chunks = facts.chunks.length;
-    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbSwitchFlows(info.logicalDatapath, facts, chunk), out, info.logicalDatapath));
+    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbSwitchFlows(info.logicalDatapath, facts, chunk, i), out, info.logicalDatapath));
   } else if (applies) {
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) {
