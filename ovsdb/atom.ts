@@ -34,6 +34,26 @@ export function lowerBound(list: readonly Atom[], x: Atom): number {
   return lo;
 }
 
+/**
+ * Whether `s` is a canonical UUID. Spelled out by character code rather than with
+ * uuidPattern: a set of thousands of UUIDs is checked on every member for every write that
+ * carries it, and the loop took half the pattern's time.
+ */
 export function isUuid(s: unknown): s is Uuid {
-  return typeof s === 'string' && s.length === 36 && uuidPattern.test(s);
+  return typeof s === 'string' && spellsUuid(s);
+}
+
+/** 1 for the character codes of lowercase hex digits. */
+const hexDigit = new Uint8Array(128);
+for (const c of '0123456789abcdef') hexDigit[c.charCodeAt(0)] = 1;
+
+/** Whether the string `s` spells a canonical UUID (isUuid without the type guard). */
+export function spellsUuid(s: string): boolean {
+  if (s.length !== 36 || s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) return false;
+  for (let i = 0; i < 36; i++) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) continue;
+    const c = s.charCodeAt(i);
+    if (c >= 128 || hexDigit[c] !== 1) return false;
+  }
+  return true;
 }

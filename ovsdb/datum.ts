@@ -6,7 +6,7 @@
 //  - the generic Datum (sorted keys, with values for maps), which mutations and conditions use.
 // Values are immutable once made: shared empty constants and row objects are never mutated.
 import type { Atom, Uuid } from './atom.js';
-import { compareAtoms, isUuid, zeroUuid } from './atom.js';
+import { compareAtoms, isUuid, spellsUuid, zeroUuid } from './atom.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import type { BaseType, ColumnType } from './schema.js';
 
@@ -186,6 +186,7 @@ export function atomFromJson(base: BaseType, json: unknown, resolve?: NamedUuidR
 export function uuidFromJson(json: unknown, resolve?: NamedUuidResolver): Uuid {
   if (Array.isArray(json) && json.length === 2 && typeof json[1] === 'string') {
     if (json[0] === 'uuid') {
+      if (spellsUuid(json[1])) return json[1];
       const s = json[1].toLowerCase();
       if (!isUuid(s)) throw syntaxError(`"${json[1]}" is not a valid UUID`);
       return s;
@@ -221,24 +222,40 @@ export function datumFromJson(type: ColumnType, json: unknown, resolve?: NamedUu
   if (type.value !== undefined) {
     if (!isTagged(json, 'map')) throw syntaxError(`expected ["map", [...]], got ${quote(json)}`);
     const pairs: [Atom, Atom][] = [];
+    let ascending = true;
     for (const p of json[1]) {
       if (!Array.isArray(p) || p.length !== 2) throw syntaxError(`map element must be a [key, value] pair, got ${quote(p)}`);
-      pairs.push([atomFromJson(type.key, p[0], resolve), atomFromJson(type.value, p[1], resolve)]);
+      const pair: [Atom, Atom] = [atomFromJson(type.key, p[0], resolve), atomFromJson(type.value, p[1], resolve)];
+      if (ascending && pairs.length > 0 && compareAtoms((pairs[pairs.length - 1] as [Atom, Atom])[0], pair[0]) >= 0) ascending = false;
+      pairs.push(pair);
     }
-    pairs.sort((a, b) => compareAtoms(a[0], b[0]));
-    for (let i = 1; i < pairs.length; i++) {
-      if (compareAtoms((pairs[i - 1] as [Atom, Atom])[0], (pairs[i] as [Atom, Atom])[0]) === 0) {
-        throw new OvsdbError(OvsdbErrorName.ovsdbError, `map contains duplicate key ${quote((pairs[i] as [Atom, Atom])[0])}`);
+    if (!ascending) {
+      pairs.sort((a, b) => compareAtoms(a[0], b[0]));
+      for (let i = 1; i < pairs.length; i++) {
+        if (compareAtoms((pairs[i - 1] as [Atom, Atom])[0], (pairs[i] as [Atom, Atom])[0]) === 0) {
+          throw new OvsdbError(OvsdbErrorName.ovsdbError, `map contains duplicate key ${quote((pairs[i] as [Atom, Atom])[0])}`);
+        }
       }
     }
     checkCount(type, pairs.length);
     return { keys: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) };
   }
   const elements: unknown[] = isTagged(json, 'set') ? json[1] : [json];
-  const keys = elements.map((e) => atomFromJson(type.key, e, resolve)).sort(compareAtoms);
-  for (let i = 1; i < keys.length; i++) {
-    if (compareAtoms(keys[i - 1] as Atom, keys[i] as Atom) === 0) {
-      throw new OvsdbError(OvsdbErrorName.ovsdbError, `set contains duplicate value ${quote(keys[i])}`);
+  // Clients send sets in the order the database keeps them (an IDL writes back what it read),
+  // so the atoms usually arrive strictly ascending: sorted and free of duplicates already.
+  const keys: Atom[] = [];
+  let ascending = true;
+  for (const e of elements) {
+    const atom = atomFromJson(type.key, e, resolve);
+    if (ascending && keys.length > 0 && compareAtoms(keys[keys.length - 1] as Atom, atom) >= 0) ascending = false;
+    keys.push(atom);
+  }
+  if (!ascending) {
+    keys.sort(compareAtoms);
+    for (let i = 1; i < keys.length; i++) {
+      if (compareAtoms(keys[i - 1] as Atom, keys[i] as Atom) === 0) {
+        throw new OvsdbError(OvsdbErrorName.ovsdbError, `set contains duplicate value ${quote(keys[i])}`);
+      }
     }
   }
   checkCount(type, keys.length);
@@ -291,14 +308,16 @@ export function valueFromJson(type: ColumnType, json: unknown, resolve?: NamedUu
   return fromDatum(type, datumFromJson(type, json, resolve));
 }
 
+// Atoms of one type are equal exactly when they are === (JSON has no NaN, and -0 === 0 as
+// compareAtoms has it): one pass over two equal strings, where compareAtoms takes two.
 export function datumsEqual(a: Datum, b: Datum): boolean {
   if (a.keys.length !== b.keys.length) return false;
   for (let i = 0; i < a.keys.length; i++) {
-    if (compareAtoms(a.keys[i] as Atom, b.keys[i] as Atom) !== 0) return false;
+    if (a.keys[i] !== b.keys[i]) return false;
   }
   if (a.values === undefined || b.values === undefined) return a.values === b.values;
   for (let i = 0; i < a.values.length; i++) {
-    if (compareAtoms(a.values[i] as Atom, b.values[i] as Atom) !== 0) return false;
+    if (a.values[i] !== b.values[i]) return false;
   }
   return true;
 }
@@ -307,12 +326,12 @@ export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
   if (a === b) return true;
   switch (type.kind) {
     case 'scalar':
-      return compareAtoms(a as Atom, b as Atom) === 0;
+      return a === b;
     case 'set': {
       const x = a as readonly Atom[];
       const y = b as readonly Atom[];
       if (x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) if (compareAtoms(x[i] as Atom, y[i] as Atom) !== 0) return false;
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
       return true;
     }
     case 'map': {
@@ -321,7 +340,7 @@ export function valuesEqual(type: ColumnType, a: Value, b: Value): boolean {
       if (x.size !== y.size) return false;
       for (const [k, v] of x) {
         const w = y.get(k);
-        if (w === undefined || compareAtoms(v, w) !== 0) return false;
+        if (w === undefined || v !== w) return false;
       }
       return true;
     }
