@@ -12,5 +12,6 @@ export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './
 export { Database, dumpDatabaseJson, rowToJson } from './database.js';
 export type { TransactContext, TransactOutcome } from './transaction.js';
 export { answerRefused, precheckTransaction, refusalIsStateFree, transact, tryTransaction } from './transaction.js';
+export { COMPACT_ELEMENTS_MIN, compactTransaction } from './compact.js';
 export type { UuidSeed } from './uuid-source.js';
 export { uuidSource } from './uuid-source.js';
