@@ -172,6 +172,11 @@ export interface ProposeOptions {
    * proposal follows soon.
    */
   readonly broadcastCommit?: boolean;
+  /**
+   * Appended only right after this index, all of it applied (see quiescentIndex): a proposal
+   * written for the state there is refused ('dropped', retry) once the log has moved on.
+   */
+  readonly onlyAfter?: number;
 }
 
 export type ProposalErrorKind = 'not-leader' | 'dropped' | 'timeout' | 'stopped' | 'too-large';
@@ -1004,6 +1009,9 @@ export class RaftNode {
     }
     const refused = this.refuse(this.proposals.size, this.limits.proposalsPendingMax, 'proposals');
     if (refused !== undefined) return Promise.reject(refused);
+    if (options.onlyAfter !== undefined && this.quiescentIndex() !== options.onlyAfter) {
+      return Promise.reject(new ProposalError('dropped', `the log moved on from index ${options.onlyAfter}, which this proposal was written for; retry`));
+    }
     return this.track(this.raw.propose(data, client), options.broadcastCommit === true);
   }
 
@@ -1071,6 +1079,17 @@ export class RaftNode {
   otherMembers(): NodeId[] {
     const conf = this.raw.raft.conf;
     return [...conf.voters, ...conf.learners].filter((id) => id !== this.id);
+  }
+
+  /**
+   * The index this node has applied, when it leads and its log holds no entry it has not
+   * applied: a proposal made in this same turn of the event loop is appended right after that
+   * index, so if it is ever applied, it is applied to exactly the state there is now.
+   * Undefined otherwise (the state it will meet is not known yet).
+   */
+  quiescentIndex(): number | undefined {
+    if (this.stopping || this.raw.raft.role !== 'leader' || this.raw.raft.leadTransferee !== NONE) return undefined;
+    return this.raw.raft.log.lastIndex() === this.applied ? this.applied : undefined;
   }
 
   /** The role and the leader as this node knows them: status() without its cost, for callers

@@ -9,7 +9,7 @@ import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
-import { OvsdbError, answerRefused, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
+import { OvsdbError, answerRefused, compactTransaction, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { clientTables } from './chassis-store.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
@@ -214,7 +214,10 @@ export class CentralNode {
     this.history = history;
     this.sbHistory = new History(options.history ?? historyDefaults);
     this.projection = options.projection === null ? undefined : (options.projection ?? undefined);
-    this.nbGroups = new NbGroupProposer((data, broadcastCommit) => this.node.propose(data, undefined, { broadcastCommit }), options.groupLimits ?? groupDefaults);
+    this.nbGroups = new NbGroupProposer(
+      (data, broadcastCommit, onlyAfter) => this.node.propose(data, undefined, { broadcastCommit, ...(onlyAfter !== undefined ? { onlyAfter } : {}) }),
+      options.groupLimits ?? groupDefaults,
+    );
   }
 
   /** The northd projection, when this node runs one (the default). */
@@ -477,8 +480,17 @@ export class CentralNode {
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
-        const data = encodeCommand(command(ops, randomSeed(), elapsedMs, Date.now()));
-        result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data, broadcastCommit) : ((await this.node.propose(data, undefined, { broadcastCommit })).result as ApplyResult);
+        // With every entry of the log applied, the leader knows the state this transaction
+        // will meet and may log it written small for that state (ovsdb/compact.ts), proposed
+        // in this turn, right after that index, or not at all.
+        const at = db === 'OVN_Northbound' ? this.node.quiescentIndex() : undefined;
+        const compacted = at === undefined ? undefined : compactTransaction(this.sm.nb, ops);
+        const data = encodeCommand(command(compacted ?? ops, randomSeed(), elapsedMs, Date.now()));
+        if (compacted !== undefined) {
+          result = await this.nbGroups.proposeAlone(data, broadcastCommit, at as number);
+        } else {
+          result = db === 'OVN_Northbound' ? await this.nbGroups.propose(data, broadcastCommit) : ((await this.node.propose(data, undefined, { broadcastCommit })).result as ApplyResult);
+        }
       } catch (err) {
         if (!(err instanceof ProposalError)) throw err;
         if (err.kind === 'too-large') throw new CentralNodeError('too-large', `the transaction is too large for the log: ${err.message}`);

@@ -106,6 +106,7 @@ export class CentralMetrics implements CentralObserver {
     gauge('ovnts_nb_group_entries', 'Group-commit entries this member proposed (each carrying several NB transactions)', () => this.central?.nbGroups.counters.groups);
     gauge('ovnts_nb_grouped_txns', 'NB transactions this member proposed inside group-commit entries', () => this.central?.nbGroups.counters.groupedTxns);
     gauge('ovnts_nb_single_txns', 'NB transactions this member proposed as an entry of their own', () => this.central?.nbGroups.counters.single);
+    gauge('ovnts_nb_compacted_txns', 'NB transactions this member logged written smaller for the state they met (bulky waits and whole-set updates as comments and mutates)', () => this.central?.nbGroups.counters.compacted);
     gauge('ovnts_raft_log_bytes_since_snapshot', 'Bytes of entry data applied since the last snapshot', () => status()?.logBytesSinceSnapshot);
     // Raft messages the core refused (cluster/raft.ts counters): "foreign-cluster" (another
     // cluster id), "misaddressed", "stale-term", and "beyond-log" (an acknowledgement of entries

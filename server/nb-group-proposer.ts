@@ -84,11 +84,14 @@ export class NbGroupProposer {
   private holdTimer: NodeJS.Timeout | undefined;
   /** The size at which a held group goes at once. */
   private holdUntil = 0;
-  /** Group entries proposed, and the transactions they carried (for metrics and tests). */
-  readonly counters = { groups: 0, groupedTxns: 0, single: 0 };
+  /**
+   * Group entries proposed, the transactions they carried, transactions proposed alone, and
+   * those of them written for the state they meet (proposeAlone); for metrics and tests.
+   */
+  readonly counters = { groups: 0, groupedTxns: 0, single: 0, compacted: 0 };
 
   constructor(
-    private readonly proposeEntry: (data: Uint8Array, broadcastCommit: boolean) => Promise<ProposalOutcome>,
+    private readonly proposeEntry: (data: Uint8Array, broadcastCommit: boolean, onlyAfter?: number) => Promise<ProposalOutcome>,
     private readonly limits: GroupLimits = groupDefaults,
   ) {}
 
@@ -120,10 +123,21 @@ export class NbGroupProposer {
     });
   }
 
+  /**
+   * Proposes one encoded nb-txn command on its own, now (in this turn), appended right after
+   * log index `onlyAfter` or refused: a transaction written for the state there
+   * (ovsdb/compact.ts) cannot share an entry with others, which would change the state it meets.
+   */
+  proposeAlone(data: Uint8Array, broadcastCommit: boolean, onlyAfter: number): Promise<ApplyResult> {
+    this.counters.single++;
+    this.counters.compacted++;
+    return this.proposeCounted(data, 1, broadcastCommit, onlyAfter).then((out) => out.result as ApplyResult);
+  }
+
   /** Proposes one entry of `txns` transactions, counting them in flight until it settles. */
-  private proposeCounted(data: Uint8Array, txns: number, broadcastCommit: boolean): Promise<ProposalOutcome> {
+  private proposeCounted(data: Uint8Array, txns: number, broadcastCommit: boolean, onlyAfter?: number): Promise<ProposalOutcome> {
     this.inFlight += txns;
-    return this.proposeEntry(data, broadcastCommit).finally(() => this.settled(txns));
+    return this.proposeEntry(data, broadcastCommit, onlyAfter).finally(() => this.settled(txns));
   }
 
   private settled(txns: number): void {

@@ -429,6 +429,25 @@ t.test('the same (clientId, seq) proposed twice applies once', async (t) => {
   }
 });
 
+t.test('a proposal bound to an index goes only while the log ends there, all of it applied', async (t) => {
+  const c = await Cluster.start(t, [1, 2, 3]);
+  const leader = await c.leader();
+  const first = await leader.node.propose(put('a', '1'));
+  await c.applied(first.index);
+  const follower = c.running().find((m) => m.id !== leader.id);
+  t.equal(follower?.node.quiescentIndex(), undefined, 'a follower never knows the state a proposal will meet');
+  const at = leader.node.quiescentIndex();
+  t.equal(at, first.index, 'the leader with everything applied: its last index');
+  const bound = leader.node.propose(put('b', '2'), undefined, { onlyAfter: at as number });
+  t.equal(leader.node.quiescentIndex(), undefined, 'not while that proposal waits to apply');
+  const stale = leader.node.propose(put('c', '3'), undefined, { onlyAfter: at as number });
+  await expectProposalError(t, stale, 'dropped', 'a second proposal bound to the same index');
+  t.equal((await bound).index, (at as number) + 1, 'the bound proposal took the next index');
+  await c.applied((at as number) + 1);
+  t.equal(leader.kv.get('c'), undefined, 'the refused one never applied');
+  t.equal(leader.node.quiescentIndex(), (at as number) + 1, 'quiet again once it applied');
+});
+
 t.test('readIndex on the leader and on a follower', async (t) => {
   const c = await Cluster.start(t, [1, 2, 3]);
   const leader = await c.leader();

@@ -62,7 +62,32 @@ t.test('one turn, one entry; a lone transaction goes alone at once', async (t) =
   t.same(entries.map((e) => e.names), [['a'], ['b', 'c', 'd']], 'the three of one turn in one group, in order');
   apply(entries[1] as Proposed, 6);
   t.same((await Promise.all(three)).map((r) => r.revision), [6, 6, 6], 'each hears its own result');
-  t.same(proposer.counters, { groups: 1, groupedTxns: 3, single: 1 });
+  t.same(proposer.counters, { groups: 1, groupedTxns: 3, single: 1, compacted: 0 });
+});
+
+t.test('a transaction written for the state it meets goes alone, in the same turn, bound to its index', async (t) => {
+  const seen: (number | undefined)[] = [];
+  const entries: Proposed[] = [];
+  const proposer = new NbGroupProposer(
+    (data, broadcastCommit, onlyAfter) =>
+      new Promise<ProposalOutcome>((resolve, reject) => {
+        seen.push(onlyAfter);
+        const c = decodeCommand(data);
+        entries.push({ names: c.kind === 'nb-group' ? c.txns.map(nameOf) : c.kind === 'nb-txn' ? [nameOf(c)] : [`?${c.kind}`], broadcastCommit, resolve, reject });
+      }),
+    limits(8),
+  );
+  const grouped = ['a', 'b'].map((n) => proposer.propose(txn(n)));
+  const alone = proposer.proposeAlone(txn('c'), false, 41);
+  t.same(entries.map((e) => e.names), [['c']], 'proposed at once, ahead of the turn\'s group');
+  t.same(seen, [41], 'with the index it was written for');
+  apply(entries[0] as Proposed, 42);
+  t.same(await alone, { kind: 'committed', results: [], revision: 42 });
+  await turn();
+  t.same(seen, [41, undefined], 'the others go as a group, bound to nothing');
+  apply(entries[1] as Proposed, 43);
+  await Promise.all(grouped);
+  t.same(proposer.counters, { groups: 1, groupedTxns: 2, single: 1, compacted: 1 });
 });
 
 t.test('below the window nothing waits: a second entry goes while the first is in flight', async (t) => {
