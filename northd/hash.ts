@@ -464,3 +464,22 @@ export class SummedSet {
     else if (sign === -1 && this.list[lo] === x) this.list.splice(lo, 1);
   }
 }
+
+/**
+ * How many chunks `n` items are dealt into: 1 up to `min`, else the least power of two that
+ * gives each chunk at most `per` items, at most `max` chunks. Chunks let one changed item
+ * rebuild one chunk's flows rather than all of them (load balancer VIPs, static routes).
+ */
+export function chunkCount(n: number, limits: { readonly min: number; readonly per: number; readonly max: number }): number {
+  if (n <= limits.min) return 1;
+  let c = 1;
+  while (c * limits.per < n && c < limits.max) c *= 2;
+  return c;
+}
+
+/** The chunk of an item by its key, among `count` (a power of two): FNV-1a, the same on every member and in every run. */
+export function chunkOfKey(key: string, count: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & (count - 1);
+}

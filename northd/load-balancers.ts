@@ -21,6 +21,7 @@ import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { formatIpv6, parseIpv6Groups } from './addresses.js';
 import { nbGet, nbRows } from './nb.js';
+import { chunkCount, chunkOfKey } from './hash.js';
 import { sameData, sortedDifference } from './same-data.js';
 import type { LbHealth, SvcArp, SvcMonitorsChange, SvcMonitorsData } from './service-monitors.js';
 
@@ -337,7 +338,7 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFa
   const vips = parsed.map(([, v]) => v);
   const count = chunkCountFor(vips.length);
   const chunkVips: LbVip[][] = Array.from({ length: count }, () => []);
-  for (const [key, v] of parsed) (chunkVips[count === 1 ? 0 : chunkOf(key, count)] as LbVip[]).push(v);
+  for (const [key, v] of parsed) (chunkVips[count === 1 ? 0 : chunkOfKey(key, count)] as LbVip[]).push(v);
   const prevChunks = memo !== undefined && previous !== undefined && previous.chunks.length === count ? previous.chunks : undefined;
   const chunks = chunkVips.map((c, i) => {
     const old = prevChunks?.[i];
@@ -370,17 +371,7 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFa
 export const lbChunkLimits = { vipsMin: 64, vipsPerChunk: 16, chunksMax: 256 };
 
 export function chunkCountFor(vips: number): number {
-  if (vips <= lbChunkLimits.vipsMin) return 1;
-  let n = 1;
-  while (n * lbChunkLimits.vipsPerChunk < vips && n < lbChunkLimits.chunksMax) n *= 2;
-  return n;
-}
-
-/** FNV-1a of a VIP's key, for its chunk: the same on every member and in every run. */
-function chunkOf(key: string, count: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return (h >>> 0) & (count - 1);
+  return chunkCount(vips, { min: lbChunkLimits.vipsMin, per: lbChunkLimits.vipsPerChunk, max: lbChunkLimits.chunksMax });
 }
 
 /** What building a load balancer's facts parsed, by VIP key: reused by the next build. */

@@ -185,6 +185,13 @@ function lbIpsOf(lbs: readonly LbFacts[], ports: readonly RouterPortFacts[]): Ro
   return { v4: sorted(v4), v6: sorted(v6), v4Reachable: sorted(v4Reachable), v6Reachable: sorted(v6Reachable) };
 }
 
+/**
+ * A static route's facts by its NB row (rows are never changed in place): the same object for as
+ * long as the route is unchanged, which is how a router's chunks of route flows (lflows/router.ts)
+ * tell that their routes are as they were.
+ */
+const routeFacts = new WeakMap<nb.Logical_Router_Static_Route, StaticRouteFacts>();
+
 /** The facts of the router bound to datapath `dp`, from the NB and the ports' bindings. */
 export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, lbsData: LbsData): RouterFacts | undefined {
   const lr = nbGet<nb.Logical_Router>(db, 'Logical_Router', dp.nbUuid);
@@ -203,7 +210,12 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
   for (const u of lr.static_routes) {
     const r = nbGet<nb.Logical_Router_Static_Route>(db, 'Logical_Router_Static_Route', u);
     if (r === undefined) continue;
-    routes.push({ uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options });
+    let facts = routeFacts.get(r);
+    if (facts === undefined) {
+      facts = { uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options };
+      routeFacts.set(r, facts);
+    }
+    routes.push(facts);
   }
   const policies: PolicyFacts[] = [];
   for (const u of lr.policies) {

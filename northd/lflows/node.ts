@@ -43,7 +43,8 @@ import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { templateLineages } from './flow.js';
-import { routerDatapathFlows, routerPortFlows } from './router.js';
+import type { RoutePlan } from './router.js';
+import { planRoutes, routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
 import { hairpinFlows, switchDatapathFlows, switchPortFlows } from './switch.js';
 
@@ -78,6 +79,8 @@ export interface LflowsData {
   readonly lbGroups: Map<Uuid, DpGroup>;
   /** lbOwner → how many chunk owners it has, when more than one (see regenLb). */
   readonly lbChunks: Map<string, number>;
+  /** Router datapath → its static routes' plan, whose chunks are owners of their own (see regenDatapath). */
+  readonly routePlans: Map<Uuid, RoutePlan>;
   /** Template id → a template held as a whole, with the datapaths holding it. */
   readonly templates: Map<Uuid, TemplateHold>;
   /** Flow UUID → the held templates that contain it, in id order. */
@@ -918,6 +921,11 @@ function datapathOwner(sbUuid: Uuid): string {
   return `d ${sbUuid}`;
 }
 
+/** The owner of chunk `i` of a router's static route flows (RoutePlan.chunks). */
+function routeChunkOwner(sbUuid: Uuid, i: number): string {
+  return `r ${sbUuid} ${i}`;
+}
+
 /** The owner of a switch's load balancer hairpin flows. */
 function hairpinOwner(sbUuid: Uuid): string {
   return `h ${sbUuid}`;
@@ -988,6 +996,7 @@ function ownerExists(owner: string, src: Sources): boolean {
     const [dp, acl] = id.split(' ') as [Uuid, Uuid];
     return src.acls.bySwitch.get(dp)?.acls.has(acl) === true;
   }
+  if (owner.startsWith('r ')) return src.routers.bySb.has(id.slice(0, id.indexOf(' ')));
   return owner.startsWith('d ') || owner.startsWith('h ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
 }
 
@@ -1006,11 +1015,19 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     return;
   }
   setOwner(data, hairpinOwner(sbUuid), NO_FLOWS, out);
-  if (info !== undefined) {
-    const facts = src.routers.bySb.get(sbUuid);
-    if (facts !== undefined) flows = routerDatapathFlows(facts);
-  }
+  const facts = info === undefined ? undefined : src.routers.bySb.get(sbUuid);
+  const previous = data.routePlans.get(sbUuid);
+  const plan = facts === undefined ? undefined : planRoutes(facts, previous);
+  if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
   setOwner(data, owner, flows, out);
+  // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
+  const chunks = plan?.chunks ?? [];
+  chunks.forEach((chunk, i) => {
+    if (chunk !== previous?.chunks[i]) setOwner(data, routeChunkOwner(sbUuid, i), chunk.flows, out);
+  });
+  for (let i = chunks.length; i < (previous?.chunks.length ?? 0); i++) setOwner(data, routeChunkOwner(sbUuid, i), NO_FLOWS, out);
+  if (plan !== undefined && chunks.length > 0) data.routePlans.set(sbUuid, plan);
+  else data.routePlans.delete(sbUuid);
 }
 
 /** The router ports of a switch, with their peers, in name order. */
@@ -1181,7 +1198,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
     inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
     init: () => ({
       owners: new Map(), heldIn: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
-      groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(), lbChunks: new Map(),
+      groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(), lbChunks: new Map(), routePlans: new Map(),
       templates: new Map(), flowTemplates: new Map(), classes: new Map(), classOf: new Map(), dirtyTemplates: new Set(), dirtyClasses: new Set(), classDirty: new Set(),
     }),
     newChange: () => new FlowChanges(),
@@ -1200,6 +1217,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         setOwner(data, owner, NO_FLOWS, out);
         data.lbChunks.delete(owner);
       }
+      for (const dp of [...data.routePlans.keys()]) if (!src.routers.bySb.has(dp)) data.routePlans.delete(dp);
       for (const sbUuid of [...src.dps.bySb.keys()].sort()) regenDatapath(data, src, sbUuid, out);
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {

@@ -17,6 +17,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { ethAddrFromString, findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
 import { crPortName } from '../gateway-ports.js';
+import { chunkCount, chunkOfKey } from '../hash.js';
 import { optionInt } from '../nb.js';
 import type { NatFacts, PolicyFacts, RouterFacts, RouterPortFacts, StaticRouteFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
@@ -48,8 +49,11 @@ function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
 // ---------------------------------------------------------------------------------------------
 // Flows a router owns itself.
 
-/** Every flow of the router datapath itself (not of one of its ports). */
-export function routerDatapathFlows(r: RouterFacts): sb.Logical_Flow[] {
+/**
+ * Every flow of the router datapath itself (not of one of its ports), but for the chunks of
+ * its static routes' flows when `plan` has them (RoutePlan).
+ */
+export function routerDatapathFlows(r: RouterFacts, plan: RoutePlan = planRoutes(r)): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const f = emitterOf(r.logicalDatapath, flows);
   admission(f);
@@ -57,7 +61,7 @@ export function routerDatapathFlows(r: RouterFacts): sb.Logical_Flow[] {
   f('lr_in_nd_ra_options', 0, '1', NEXT);
   f('lr_in_nd_ra_response', 0, '1', NEXT);
   f('lr_in_ip_routing_pre', 0, '1', 'reg7 = 0; next;');
-  staticRoutes(f, r);
+  staticRoutes(f, r, plan);
   f('lr_in_ip_routing', 10550, 'nd_rs || nd_ra', DROP);
   policies(f, r);
   f('lr_in_arp_resolve', 500, 'ip4.mcast || ip6.mcast', NEXT);
@@ -188,65 +192,155 @@ interface ParsedRoute {
   readonly discard: boolean;
 }
 
-/** Static routes: ECMP groups (same prefix, policy and table) and unique routes. */
-function staticRoutes(f: Emit, r: RouterFacts): void {
-  f('lr_in_ip_routing_ecmp', 0, '1', DROP);
-  f('lr_in_ip_routing', 0, '1', DROP);
-  f('lr_in_ip_routing_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
+/** Routes of one (prefix, policy, table): an ECMP group when more than one. */
+interface RouteGroup {
+  readonly members: readonly ParsedRoute[];
+  /** Its ECMP group id (numbered across the router, in group order); 0 for a unique route. */
+  readonly ecmpId: number;
+  /** Its flows' prefix (`network/plen`): groups whose flows may coincide share it, and so a chunk. */
+  readonly flowPrefix: string;
+}
+
+/** One chunk of a router's static route flows, an owner of its own (lflows/node.ts). */
+export interface RouteChunk {
+  /** What its flows are made of: equal element by element (===), the flows are the same. */
+  readonly signature: readonly unknown[];
+  readonly flows: readonly sb.Logical_Flow[];
+}
+
+/**
+ * A router's static routes parsed, grouped and numbered as ovn-northd does, and, past
+ * `routeChunkLimits.groupsMin` groups, dealt into chunks by their flows' prefix: one route added
+ * to a router of thousands then builds and compares one chunk's flows, not all of them.
+ */
+export interface RoutePlan {
+  readonly groups: readonly RouteGroup[];
+  /** Route table id of each port with options:route_table (for lr_in_ip_routing_pre). */
+  readonly portTables: readonly (readonly [string, number])[];
+  /** The chunks of the routes' flows; empty when they are few and stay with the router's own. */
+  readonly chunks: readonly RouteChunk[];
+}
+
+/** When a router's static route flows are held in chunks, and how many (a power of two). Tests lower them. */
+export const routeChunkLimits = { groupsMin: 64, groupsPerChunk: 16, chunksMax: 256 };
+
+/**
+ * The router's route plan, reusing `previous`'s chunks whose routes, ECMP ids, route tables
+ * and router ports are as they were (the same flows array, which its owner then leaves alone).
+ */
+export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
   const tables = new RouteTables();
+  const portTables: (readonly [string, number])[] = [];
   for (const p of r.ports) {
     const id = tables.id(p.options.get('route_table') ?? '');
-    if (id !== 0) f('lr_in_ip_routing_pre', 100, `inport == ${jsonKey(p.name)}`, `reg7 = ${id}; next;`);
+    if (id !== 0) portTables.push([p.name, id]);
   }
   // Parse and validate (parsed_routes_add), then group by (prefix, plen, policy, table).
-  const groups = new Map<string, ParsedRoute[]>();
+  const byKey = new Map<string, ParsedRoute[]>();
   for (const route of r.routes) {
-    const discard = route.nexthop === 'discard';
-    const validNexthop = route.nexthop !== '' && !discard;
-    let nexthopV4 = false;
-    if (validNexthop) {
-      const v4 = parseIpv4Cidr(route.nexthop);
-      const v6 = v4 === undefined ? parseIpv6Cidr(route.nexthop) : undefined;
-      if (v4 === undefined && v6 === undefined) continue;
-      if ((v4 !== undefined && v4.plen !== 32) || (v6 !== undefined && v6.plen !== 128)) continue;
-      nexthopV4 = v4 !== undefined;
-    }
-    const prefix = parsePrefix(route.ipPrefix);
-    if (prefix === undefined) continue;
-    if (validNexthop && prefix.v4 !== nexthopV4) continue;
+    const text = routeText(route);
+    if (text === undefined) continue;
+    const { prefix, discard } = text;
     if (!discard && routeOutport(r, route, prefix.v4) === undefined) continue;
     const parsed: ParsedRoute = { route, prefix, rtbId: tables.id(route.routeTable), discard };
     const key = `${prefix.key} ${route.srcIp} ${parsed.rtbId}`;
-    const g = groups.get(key);
-    if (g === undefined) groups.set(key, [parsed]);
+    const g = byKey.get(key);
+    if (g === undefined) byKey.set(key, [parsed]);
     else g.push(parsed);
   }
   let ecmpId = 0;
-  for (const members of groups.values()) {
+  const groups: RouteGroup[] = [];
+  for (const members of byKey.values()) {
     const first = members[0] as ParsedRoute;
-    const offset = first.route.options.get('origin') === 'connected' ? PRIO_CONNECTED : PRIO_STATIC;
-    if (members.length === 1) {
-      const out = first.discard ? undefined : routeOutport(r, first.route, first.prefix.v4);
-      addRoute(f, out?.port, out?.addr, first.prefix.network, first.prefix.plen, first.route.nexthop, first.route.srcIp, first.rtbId, first.route.uuid, first.discard, offset, first.prefix.isLla);
-      continue;
-    }
-    ecmpId++;
-    const v4 = first.prefix.v4;
-    const { match, priority } = routeMatch(undefined, first.rtbId, first.prefix.network, first.prefix.plen, first.route.srcIp, v4, offset);
-    f('lr_in_ip_routing', priority, match, `ip.ttl--; flags.loopback = 1; ${ECMP_GROUP} = ${ecmpId}; ${ECMP_MEMBER} = select(${members.map((_, i) => i + 1).join(', ')});`);
-    const symmetric = new Set<string>();
-    members.forEach((m, i) => {
-      const out = routeOutport(r, m.route, v4);
-      if (out === undefined) return;
-      // Symmetric replies, on a gateway router only, once per output port of the group.
-      if (r.chassis !== undefined && (m.route.options.get('ecmp_symmetric_reply') ?? '').toLowerCase() === 'true' && !symmetric.has(out.port.name)) {
-        symmetric.add(out.port.name);
-        ecmpSymmetricReply(f, m, out, v4, match);
-      }
-      f('lr_in_ip_routing_ecmp', 100, `${ECMP_GROUP} == ${ecmpId} && ${ECMP_MEMBER} == ${i + 1}`,
-        `${v4 ? 'reg0' : 'xxreg0'} = ${m.route.nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; next;`, m.route.uuid);
-    });
+    groups.push({ members, ecmpId: members.length > 1 ? ++ecmpId : 0, flowPrefix: `${first.prefix.network}/${first.prefix.plen}` });
   }
+  if (groups.length < routeChunkLimits.groupsMin) return { groups, portTables, chunks: [] };
+  const count = chunkCount(groups.length, { min: 0, per: routeChunkLimits.groupsPerChunk, max: routeChunkLimits.chunksMax });
+  const dealt: RouteGroup[][] = Array.from({ length: count }, () => []);
+  for (const g of groups) (dealt[chunkOfKey(g.flowPrefix, count)] as RouteGroup[]).push(g);
+  // Route flows read the router's ports (output port, its addresses, MAC and key) and chassis.
+  const ports = r.ports.map((p) => `${p.name} ${p.key} ${p.networks.ea} ${p.networks.ipv4.map((a) => `${a.addrS}/${a.plen}`).join(',')} ${p.networks.ipv6.map((a) => `${a.addrS}/${a.plen}`).join(',')}`).join(' | ');
+  const reuse = previous !== undefined && previous.chunks.length === count ? previous.chunks : undefined;
+  const chunks = dealt.map((chunkGroups, i): RouteChunk => {
+    const signature: unknown[] = [ports, r.chassis, r.logicalDatapath];
+    for (const g of chunkGroups) {
+      signature.push(g.ecmpId, g.members.length);
+      for (const m of g.members) signature.push(m.route, m.rtbId);
+    }
+    const old = reuse?.[i];
+    if (old !== undefined && old.signature.length === signature.length && old.signature.every((x, j) => x === signature[j])) return old;
+    const flows: sb.Logical_Flow[] = [];
+    const f = emitterOf(r.logicalDatapath, flows);
+    for (const g of chunkGroups) routeGroupFlows(f, r, g);
+    return { signature, flows: Object.freeze(flows) };
+  });
+  return { groups, portTables, chunks };
+}
+
+/** What a route's own text says (parsed_routes_add): its prefix, and whether it discards; undefined when it is not valid. */
+function routeText(route: StaticRouteFacts): { readonly prefix: ParsedPrefix; readonly discard: boolean } | undefined {
+  const known = routeTexts.get(route);
+  if (known !== undefined) return known ?? undefined;
+  const parsed = parseRouteText(route);
+  routeTexts.set(route, parsed ?? null);
+  return parsed;
+}
+
+/** routeText by route facts, which stay the same object while the NB row does (routers.ts). */
+const routeTexts = new WeakMap<StaticRouteFacts, { readonly prefix: ParsedPrefix; readonly discard: boolean } | null>();
+
+function parseRouteText(route: StaticRouteFacts): { readonly prefix: ParsedPrefix; readonly discard: boolean } | undefined {
+  const discard = route.nexthop === 'discard';
+  const validNexthop = route.nexthop !== '' && !discard;
+  let nexthopV4 = false;
+  if (validNexthop) {
+    const v4 = parseIpv4Cidr(route.nexthop);
+    const v6 = v4 === undefined ? parseIpv6Cidr(route.nexthop) : undefined;
+    if (v4 === undefined && v6 === undefined) return undefined;
+    if ((v4 !== undefined && v4.plen !== 32) || (v6 !== undefined && v6.plen !== 128)) return undefined;
+    nexthopV4 = v4 !== undefined;
+  }
+  const prefix = parsePrefix(route.ipPrefix);
+  if (prefix === undefined) return undefined;
+  if (validNexthop && prefix.v4 !== nexthopV4) return undefined;
+  return { prefix, discard };
+}
+
+/** Static routes: ECMP groups (same prefix, policy and table) and unique routes; the groups' own flows here only when not chunked. */
+function staticRoutes(f: Emit, r: RouterFacts, plan: RoutePlan): void {
+  f('lr_in_ip_routing_ecmp', 0, '1', DROP);
+  f('lr_in_ip_routing', 0, '1', DROP);
+  f('lr_in_ip_routing_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
+  for (const [port, id] of plan.portTables) f('lr_in_ip_routing_pre', 100, `inport == ${jsonKey(port)}`, `reg7 = ${id}; next;`);
+  if (plan.chunks.length === 0) for (const g of plan.groups) routeGroupFlows(f, r, g);
+}
+
+/** The flows of one route group: a unique route's, or an ECMP group's selection and members. */
+function routeGroupFlows(f: Emit, r: RouterFacts, g: RouteGroup): void {
+  const members = g.members;
+  const first = members[0] as ParsedRoute;
+  const offset = first.route.options.get('origin') === 'connected' ? PRIO_CONNECTED : PRIO_STATIC;
+  if (members.length === 1) {
+    const out = first.discard ? undefined : routeOutport(r, first.route, first.prefix.v4);
+    addRoute(f, out?.port, out?.addr, first.prefix.network, first.prefix.plen, first.route.nexthop, first.route.srcIp, first.rtbId, first.route.uuid, first.discard, offset, first.prefix.isLla);
+    return;
+  }
+  const ecmpId = g.ecmpId;
+  const v4 = first.prefix.v4;
+  const { match, priority } = routeMatch(undefined, first.rtbId, first.prefix.network, first.prefix.plen, first.route.srcIp, v4, offset);
+  f('lr_in_ip_routing', priority, match, `ip.ttl--; flags.loopback = 1; ${ECMP_GROUP} = ${ecmpId}; ${ECMP_MEMBER} = select(${members.map((_, i) => i + 1).join(', ')});`);
+  const symmetric = new Set<string>();
+  members.forEach((m, i) => {
+    const out = routeOutport(r, m.route, v4);
+    if (out === undefined) return;
+    // Symmetric replies, on a gateway router only, once per output port of the group.
+    if (r.chassis !== undefined && (m.route.options.get('ecmp_symmetric_reply') ?? '').toLowerCase() === 'true' && !symmetric.has(out.port.name)) {
+      symmetric.add(out.port.name);
+      ecmpSymmetricReply(f, m, out, v4, match);
+    }
+    f('lr_in_ip_routing_ecmp', 100, `${ECMP_GROUP} == ${ecmpId} && ${ECMP_MEMBER} == ${i + 1}`,
+      `${v4 ? 'reg0' : 'xxreg0'} = ${m.route.nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; next;`, m.route.uuid);
+  });
 }
 
 /**

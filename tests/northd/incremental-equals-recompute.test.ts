@@ -17,6 +17,7 @@ import type { Database, Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd } from '../../northd/index.js';
 import { chunkCountFor, lbChunkLimits } from '../../northd/load-balancers.js';
+import { routeChunkLimits } from '../../northd/lflows/router.js';
 import type { ChassisOwnedColumns, SbView } from '../../northd/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
@@ -277,7 +278,7 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     ['lsp-del', lsps.length > 0 ? 3 : 0], ['lsp-update', lsps.length > 0 ? 6 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0],
     ['lr-add', lrs.length < 2 ? 1 : 0], ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 && lrps.length < 4 ? 2 : 0],
     ['lrp-del', lrps.length > 0 ? 1 : 0], ['lrp-update', lrps.length > 0 ? 1 : 0], ['ls-update', lss.length > 0 ? 1 : 0], ['nb-cfg', 0.5],
-    ['route-add', lrs.length > 0 ? 1.5 : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 1 : 0],
+    ['route-add', lrs.length > 0 ? routeAddWeight.value : 0], ['route-del', routes.length > 0 ? 1 : 0], ['route-update', routes.length > 0 ? 1 : 0],
     ['policy-add', lrs.length > 0 ? 1 : 0], ['policy-del', policies.length > 0 ? 1.4 : 0], ['nat-add', lrs.length > 0 ? 1 : 0],
     ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
@@ -760,10 +761,20 @@ const lbSeen = { chunked: 0, vipsOnChunked: 0 };
 /** The chunk limits of northd/load-balancers.ts, and the ones odd seeds run with. */
 const defaultChunkLimits = { ...lbChunkLimits };
 const smallChunkLimits = { vipsMin: 1, vipsPerChunk: 1, chunksMax: 8 };
+/** The same for static routes (northd/lflows/router.ts). */
+const defaultRouteChunkLimits = { ...routeChunkLimits };
+const smallRouteChunkLimits = { groupsMin: 2, groupsPerChunk: 1, chunksMax: 4 };
+/** How often routes are added: more on odd seeds, whose routers hold their route flows in chunks. */
+const routeAddWeight = { value: 1.5 };
+/** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
+const routeSeen = { chunked: 0 };
 
 function runSequence(seed: number): string | undefined {
-  // Odd seeds deal even two VIPs into chunks: every load balancer's flows are held chunk by chunk.
+  // Odd seeds deal even two VIPs into chunks: every load balancer's flows are held chunk by
+  // chunk; and two route groups: a router's route flows too.
   Object.assign(lbChunkLimits, seed % 2 === 1 ? smallChunkLimits : defaultChunkLimits);
+  Object.assign(routeChunkLimits, seed % 2 === 1 ? smallRouteChunkLimits : defaultRouteChunkLimits);
+  routeAddWeight.value = seed % 2 === 1 ? 6 : 1.5;
   const rng = new Rng(seed);
   const vrng = new Rng(seed + 0x5eed0000);
   const fx = nbFixture(() => rng.uuid());
@@ -846,6 +857,7 @@ function runSequence(seed: number): string | undefined {
     if (monitors.some((m) => m.status.length > 0)) svcSeen.status++;
     if (monitors.some((m) => m.status[0] === 'offline')) svcSeen.offline++;
     const sbLbs = [...(northd.view().get('Load_Balancer')?.values() ?? [])] as unknown as sb.Load_Balancer[];
+    if (seed % 2 === 1 && txn.kind.startsWith('route-') && [...fx.db.rows('Logical_Router').values()].some((r) => (r.static_routes as readonly string[]).length >= 3)) routeSeen.chunked++;
     if (sbLbs.some((lb) => chunkCountFor(lb.vips.size) > 1)) {
       lbSeen.chunked++;
       if (txn.kind === 'lb-vips') lbSeen.vipsOnChunked++;
@@ -897,6 +909,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(svcSeen.monitors >= SEQUENCES && svcSeen.status >= SEQUENCES / 2 && svcSeen.offline >= SEQUENCES / 4, 'health checks (rows, statuses, offline backends) were exercised');
     t.comment(`transactions with a switch's load balancer in chunks: ${lbSeen.chunked}, VIP mutations then: ${lbSeen.vipsOnChunked}`);
     t.ok(lbSeen.chunked >= SEQUENCES && lbSeen.vipsOnChunked >= SEQUENCES / 20, 'load balancers with VIPs in chunks (and VIPs added and removed on them) were exercised');
+    t.comment(`route transactions on a router with its route flows in chunks: ${routeSeen.chunked}`);
+    t.ok(routeSeen.chunked >= SEQUENCES / 4, 'static routes in chunks were added, removed and changed');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
