@@ -75,9 +75,20 @@ class BadRequest extends Error {}
  */
 const statusDetailsCharsMax = 1024;
 
+/** A UTF-16 surrogate without its other half. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Details fit to send: at most statusDetailsCharsMax characters, and well-formed text. grpc-js
+ * percent-encodes them with encodeURI, which throws on a lone surrogate (one echoed from a
+ * client's malformed JSON, or half of a pair the cut split): the call was then never answered
+ * and the rejection went unhandled.
+ */
 function bounded(s: Partial<grpc.StatusObject>): Partial<grpc.StatusObject> {
-  if (s.details !== undefined && s.details.length > statusDetailsCharsMax) return { ...s, details: `${s.details.slice(0, statusDetailsCharsMax)}...` };
-  return s;
+  if (s.details === undefined) return s;
+  const details = s.details.length > statusDetailsCharsMax ? `${s.details.slice(0, statusDetailsCharsMax)}...` : s.details;
+  const wellFormed = details.replace(loneSurrogate, '\ufffd');
+  return wellFormed === s.details ? s : { ...s, details: wellFormed };
 }
 
 /** The single place where an outcome becomes a gRPC status. */
