@@ -47,8 +47,8 @@ export function compactTransaction(db: Database, ops: readonly unknown[]): unkno
     if (o.op === 'abort') return undefined;
     let replacement: unknown;
     if (o.op === 'wait') {
-      if (!wrote && elementCount(o.rows) >= COMPACT_ELEMENTS_MIN) {
-        if (!waitHolds(db, o)) return undefined;
+      if (!wrote && jsonShape(o.rows).elements >= COMPACT_ELEMENTS_MIN) {
+        if (jsonShape(o).named || !waitHolds(db, o)) return undefined;
         replacement = { op: 'comment', comment: '' };
       }
     } else if (o.op === 'update' && typeof o.table === 'string' && !written.has(o.table)) {
@@ -67,35 +67,23 @@ export function compactTransaction(db: Database, ops: readonly unknown[]): unkno
   return out;
 }
 
-/** How many atoms a JSON value holds in its sets and maps, roughly: what writing it costs. */
-function elementCount(json: unknown): number {
-  if (!Array.isArray(json)) {
-    if (typeof json !== 'object' || json === null) return 0;
-    let n = 0;
-    for (const v of Object.values(json)) n += elementCount(v);
-    return n;
+/**
+ * How many atoms a JSON value holds in its sets and maps, roughly (what writing it costs), and
+ * whether it names a row by "named-uuid" (its meaning then depends on the transaction).
+ */
+function jsonShape(json: unknown, into = { elements: 0, named: false }): { elements: number; named: boolean } {
+  if (Array.isArray(json)) {
+    if (isNamedUuid(json)) into.named = true;
+    else if (json.length === 2 && (json[0] === 'set' || json[0] === 'map') && Array.isArray(json[1])) into.elements += json[1].length;
+    for (const v of json) jsonShape(v, into);
+  } else if (typeof json === 'object' && json !== null) {
+    for (const v of Object.values(json)) jsonShape(v, into);
   }
-  if (json.length === 2 && (json[0] === 'set' || json[0] === 'map') && Array.isArray(json[1])) return json[1].length;
-  let n = 0;
-  for (const v of json) n += elementCount(v);
-  return n;
-}
-
-/** True when a JSON value names a row by "named-uuid": its meaning depends on the transaction. */
-function hasNamedUuid(json: unknown): boolean {
-  if (!Array.isArray(json)) {
-    if (typeof json !== 'object' || json === null) return false;
-    for (const v of Object.values(json)) if (hasNamedUuid(v)) return true;
-    return false;
-  }
-  if (json.length === 2 && json[0] === 'named-uuid') return true;
-  for (const v of json) if (hasNamedUuid(v)) return true;
-  return false;
+  return into;
 }
 
 /** Whether the wait holds on `db` as it is (a wait that would block or fail does not). */
 function waitHolds(db: Database, op: Record<string, unknown>): boolean {
-  if (hasNamedUuid(op)) return false;
   const out = tryTransaction(db, [op], { newUuid: () => zeroUuid, readOnly: true });
   return out.kind === 'committed';
 }
@@ -126,7 +114,7 @@ function compactUpdate(db: Database, op: Record<string, unknown>): unknown {
   const row = op.row;
   if (schema === undefined || uuid === undefined || typeof row !== 'object' || row === null || Array.isArray(row)) return undefined;
   const current = db.rows(schema.name).get(uuid.toLowerCase());
-  if (current === undefined || elementCount(row) < COMPACT_ELEMENTS_MIN) return undefined;
+  if (current === undefined || jsonShape(row).elements < COMPACT_ELEMENTS_MIN) return undefined;
   const mutations: unknown[] = [];
   for (const [name, json] of Object.entries(row as Record<string, unknown>)) {
     const column = mutableCollection(schema, name);

@@ -15,6 +15,7 @@
 // not count for it.
 import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../cluster/types.js';
+import { isUuid } from '../ovsdb/index.js';
 
 /** Named limits of live acks and their relay. */
 export const liveAckLimits = {
@@ -26,8 +27,6 @@ export const liveAckLimits = {
   relayPendingMax: 100_000,
   chassisPrivateUuidChars: 36,
 } as const;
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The acks a member has heard, by Chassis_Private UUID, and the waiters woken when one advances. */
 export class LiveAcks {
@@ -101,7 +100,7 @@ export function malformedRelay(m: unknown): string | undefined {
   if (r === null || typeof r !== 'object' || !Array.isArray(r.acks)) return 'AckRelay needs acks';
   if (r.acks.length > liveAckLimits.relayBatchMax) return `AckRelay carries at most ${liveAckLimits.relayBatchMax} acks`;
   for (const a of r.acks) {
-    if (typeof a?.chassisPrivate !== 'string' || !uuidPattern.test(a.chassisPrivate)) return `AckRelay: chassis_private must be a UUID, got ${JSON.stringify(a?.chassisPrivate)}`;
+    if (!isUuid(a?.chassisPrivate)) return `AckRelay: chassis_private must be a UUID, got ${JSON.stringify(a?.chassisPrivate)}`;
     if (!Number.isSafeInteger(a.nbCfg)) return `AckRelay: nb_cfg must be an integer, got ${JSON.stringify(a.nbCfg)}`;
   }
   return undefined;
