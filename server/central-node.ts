@@ -198,6 +198,9 @@ export class CentralNode {
   /** Clients connected to this member, by kind: each door opens and closes its own. */
   readonly sessions = new Sessions();
   /** Agents' acks heard here or relayed by other members, not yet committed (Wait(HV) counts them). */
+  /** liveReaches' state: the revision at which acks were last pruned, the row that last held a Wait back. */
+  private livePrunedAt = -1;
+  private liveLaggard: string | undefined;
   readonly liveAcks = new LiveAcks((uuid) => this.sm.chassis.get('Chassis_Private', uuid)?.nb_cfg as number | undefined);
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
   /** Groups the NB transactions proposed in one turn into one entry (server/nb-group-proposer.ts). */
@@ -630,8 +633,7 @@ export class CentralNode {
       const s = this.cfgState();
       if (s.revision >= minRevision) {
         if ((which === 'sb' ? s.sbCfg : s.hvCfg) >= target) return s;
-        const live = which === 'hv' ? this.liveHvCfg() : undefined;
-        if (live !== undefined && live >= target) return { ...s, hvCfg: live };
+        if (which === 'hv' && this.liveReaches(target)) return { ...s, hvCfg: this.sm.hvCfgWith((uuid) => this.liveAcks.get(uuid)) };
       }
       const left = limit - (Date.now() - started);
       if (left <= 0) {
@@ -642,13 +644,19 @@ export class CentralNode {
   }
 
   /**
-   * hv_cfg counting the acks this member has heard but the log does not hold yet
-   * (server/live-acks.ts), or undefined when it has heard none beyond what is committed.
+   * Whether hv_cfg reaches `target` counting the acks this member has heard but the log does not
+   * hold yet (server/live-acks.ts). Acks the database already holds are pruned once per
+   * revision (not at every ack heard), and the row that held the answer back last time is
+   * looked at first (NbStateMachine.hvCfgLaggard).
    */
-  private liveHvCfg(): number | undefined {
-    this.liveAcks.prune();
-    if (this.liveAcks.size === 0) return undefined;
-    return this.sm.hvCfgWith((uuid) => this.liveAcks.get(uuid));
+  private liveReaches(target: number): boolean {
+    if (this.livePrunedAt !== this.revision) {
+      this.liveAcks.prune();
+      this.livePrunedAt = this.revision;
+    }
+    if (this.liveAcks.size === 0) return false;
+    this.liveLaggard = this.sm.hvCfgLaggard(target, (uuid) => this.liveAcks.get(uuid), this.liveLaggard);
+    return this.liveLaggard === undefined;
   }
 
   /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */

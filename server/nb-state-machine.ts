@@ -56,6 +56,14 @@ export interface Projection {
   sbGlobalUuid?(): Uuid | undefined;
 }
 
+/** What a chassis has acknowledged: its Chassis_Private row's nb_cfg, or more as `live` heard it. */
+function ackedWith(priv: Row, live: (privUuid: string) => number | undefined): number {
+  return Math.max(priv.nb_cfg as number, live(priv._uuid) ?? 0);
+}
+
+/** hvCfgLaggard's answer when NB_Global.nb_cfg itself is below the target. */
+export const NB_GLOBAL_LAGS = 'NB_Global';
+
 /** What one applied entry produced, handed to the node that proposed it. */
 export type ApplyResult =
   | { readonly kind: 'committed'; readonly results: unknown[]; readonly revision: number }
@@ -366,18 +374,34 @@ export class NbStateMachine implements StateMachine {
 
   /**
    * hv_cfg as it would be if each counted chassis had also written what `live` says it has
-   * acknowledged (by Chassis_Private row UUID; acks not yet committed, see server/live-acks.ts):
-   * the same rule as hvCfg over the rows this replica has applied.
+   * acknowledged (by Chassis_Private row UUID; acks not yet committed, see
+   * server/live-acks.ts): the same rule as hvCfg over the rows this replica has applied.
    */
   hvCfgWith(live: (privUuid: string) => number | undefined): number {
     const global = this.db.rows('NB_Global').values().next().value;
     let cfg = typeof global?.nb_cfg === 'number' ? global.nb_cfg : 0;
     for (const priv of this.sb.rows('Chassis_Private').values()) {
       if (!this.countsForHvCfg(priv)) continue;
-      const acked = Math.max(priv.nb_cfg as number, live(priv._uuid) ?? 0);
+      const acked = ackedWith(priv, live);
       if (acked < cfg) cfg = acked;
     }
     return cfg;
+  }
+
+  /**
+   * Whether hvCfgWith(live) reaches `target`: the UUID of a counted Chassis_Private row that
+   * holds it below `target` (NB_GLOBAL_LAGS when nb_cfg itself is below it), or undefined when
+   * nothing does. The row `first` is looked at first: a Wait asks again at every ack it hears,
+   * and the row that held it back last time usually still does, so a round of n acks costs
+   * about n lookups rather than n scans of n rows.
+   */
+  hvCfgLaggard(target: number, live: (privUuid: string) => number | undefined, first?: string): string | undefined {
+    const global = this.db.rows('NB_Global').values().next().value;
+    if ((typeof global?.nb_cfg === 'number' ? global.nb_cfg : 0) < target) return NB_GLOBAL_LAGS;
+    const lags = (priv: Row | undefined): boolean => priv !== undefined && this.countsForHvCfg(priv) && ackedWith(priv, live) < target;
+    if (first !== undefined && first !== NB_GLOBAL_LAGS && lags(this.sb.get('Chassis_Private', first))) return first;
+    for (const priv of this.sb.rows('Chassis_Private').values()) if (lags(priv)) return priv._uuid;
+    return undefined;
   }
 
   /** hv_cfg's timestamp: the latest of the counted chassis that acknowledged exactly `cfg`. */

@@ -76,3 +76,53 @@ t.test('the writes whose clients wait on every member (nb_cfg of NB_Global and C
   t.equal(broadcastsCommit(Array.from({ length: bulkOpsMin - 1 }, () => ls)), false, 'broadcast: not a transaction one operation short of bulk');
   t.equal(broadcastsCommit(Array.from({ length: bulkOpsMin }, () => ls)), true, 'broadcast: a bulk transaction');
 });
+
+t.test('hvCfgLaggard answers as hvCfgWith does, whatever row it is told to look at first', async (t) => {
+  const sm = new NbStateMachine({ schema, projection: new NorthdProjection() });
+  let index = 0;
+  let seed = 1;
+  const apply = (kind: 'nb' | 'sb', ops: unknown[]): void => {
+    const data = kind === 'nb' ? nbTxn(ops, [seed++, 1, 2, 3], 0, 1000 + index) : sbTxn(ops, [seed++, 4, 5, 6], 0, 5000 + index);
+    const r = sm.apply({ term: 1, index: ++index, type: 'normal', data: encodeCommand(data) } as Entry, false);
+    if (r.kind !== 'committed') throw new Error(`${kind} transaction not committed: ${JSON.stringify(r)}`);
+  };
+  apply('nb', [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: 5 } }]);
+  const n = 12;
+  for (let i = 0; i < n; i++) {
+    apply('sb', [
+      { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: `192.0.2.${i + 1}`, chassis_name: `hv${i}` } },
+      // Every fourth chassis is remote (other_config:is-remote=true): it does not count.
+      { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: `hv${i}`, hostname: `hv${i}`, encaps: ['named-uuid', 'e'], other_config: ['map', i % 4 === 3 ? [['is-remote', 'true']] : []] } },
+      { op: 'insert', table: 'Chassis_Private', row: { name: `hv${i}`, chassis: ['named-uuid', 'c'], nb_cfg: i % 6, nb_cfg_timestamp: 1 } },
+    ]);
+  }
+  const privs = [...sm.chassis.rows('Chassis_Private').values()].map((r) => r._uuid);
+  let x = 0x2545f491;
+  const random = (k: number): number => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % k;
+  };
+  let checked = 0;
+  for (let round = 0; round < 400; round++) {
+    const live = new Map<string, number>();
+    for (const u of privs) if (random(2) === 0) live.set(u, random(8));
+    const get = (u: string): number | undefined => live.get(u);
+    const target = random(9);
+    const first = random(3) === 0 ? undefined : random(5) === 0 ? 'NB_Global' : privs[random(privs.length)];
+    const lag = sm.hvCfgLaggard(target, get, first);
+    const reaches = sm.hvCfgWith(get) >= target;
+    if ((lag === undefined) !== reaches) {
+      t.fail(`round ${round}: target ${target}, first ${first}: laggard ${lag} but hvCfgWith ${sm.hvCfgWith(get)}`);
+      return;
+    }
+    if (lag !== undefined && lag !== 'NB_Global') {
+      const row = sm.chassis.get('Chassis_Private', lag) as Record<string, unknown>;
+      if (Math.max(row.nb_cfg as number, live.get(lag) ?? 0) >= target) t.fail(`round ${round}: ${lag} named, but it acknowledged ${target}`);
+    }
+    checked++;
+  }
+  t.equal(checked, 400, 'every round agreed');
+  t.equal(sm.hvCfgLaggard(6, () => undefined), 'NB_Global', 'nb_cfg below the target holds it back itself');
+});
