@@ -198,10 +198,10 @@ export class CentralNode {
   /** Clients connected to this member, by kind: each door opens and closes its own. */
   readonly sessions = new Sessions();
   /** Agents' acks heard here or relayed by other members, not yet committed (Wait(HV) counts them). */
+  readonly liveAcks = new LiveAcks((uuid) => this.sm.chassis.get('Chassis_Private', uuid)?.nb_cfg as number | undefined);
   /** liveReaches' state: the revision at which acks were last pruned, the row that last held a Wait back. */
   private livePrunedAt = -1;
   private liveLaggard: string | undefined;
-  readonly liveAcks = new LiveAcks((uuid) => this.sm.chassis.get('Chassis_Private', uuid)?.nb_cfg as number | undefined);
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
   /** Groups the NB transactions proposed in one turn into one entry (server/nb-group-proposer.ts). */
   readonly nbGroups: NbGroupProposer;
