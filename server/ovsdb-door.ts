@@ -361,7 +361,12 @@ class Door {
   /** The served database, or `_Server`; anything else is an unknown database. */
   database(name: unknown): ReadableDb | Database {
     if (name === this.dbName) return this.main();
-    if (name === '_Server') return this.serverDb.db;
+    if (name === '_Server') {
+      // Current as of this request: a member elected since the last commit or periodic
+      // refresh must not be read as not connected (a clustered client gives up on that).
+      this.refreshServer(false);
+      return this.serverDb.db;
+    }
     throw new RpcError(OvsdbErrorName.unknownDatabase, `unknown database ${JSON.stringify(name)}`);
   }
 

@@ -269,3 +269,22 @@ t.test('_Server follows a leadership change: the monitor reports leader: true on
   while (!becameLeader()) await new Promise<void>((resolve) => (wake = resolve));
   t.pass('update2 with leader: true after the transfer');
 });
+
+t.test('_Server is current when read: a door opened before its member led answers connected and leader at once', async (t) => {
+  const net = new LocalNetwork('door-early');
+  const central = await CentralNode.start({ id: 1, clusterId: 'door-early', dataDir: join(testdirAfterTeardowns(t), 'n1'), transport: net.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, projection: null });
+  // No periodic refresh within the test: only a read itself can bring the row up to date.
+  const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 }, limits: { serverStatusMs: 600_000 } });
+  t.teardown(async () => {
+    await door.close();
+    await central.stop();
+  });
+  for (let i = 0; central.node.leadership().role !== 'leader'; i++) {
+    if (i > 1000) throw new Error('the one member did not lead within 10 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const c = await JsonRpcClient.connect({ host: '127.0.0.1', port: (door.address as { port: number }).port });
+  t.teardown(() => c.close());
+  const init = (await c.request('monitor_cond', ['_Server', 's', { Database: [{ columns: ['name', 'leader', 'connected'] }] }])) as { Database: Record<string, { initial: Record<string, unknown> }> };
+  t.same(Object.values(init.Database).map((r) => r.initial), [{ name: 'OVN_Northbound', connected: true, leader: true }]);
+});
