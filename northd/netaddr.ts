@@ -370,10 +370,43 @@ export function solicitedNodeMac(addr: readonly number[]): string {
 
 /**
  * Whether an LSP addresses entry asks for dynamic allocation (is_dynamic_lsp_address):
- * "dynamic", "dynamic IP..." or "MAC dynamic". Most entries do not mention it at all.
+ * "dynamic", "dynamic IPV4", "dynamic IPV6", "dynamic IPV4 IPV6" or "MAC dynamic". Most
+ * entries do not mention it at all.
  */
 export function isDynamicAddress(entry: string): boolean {
-  if (!entry.includes('dynamic')) return false;
-  if (entry === 'dynamic' || entry.startsWith('dynamic ')) return true;
-  return entry.endsWith(' dynamic') && parseMac(entry.slice(0, -' dynamic'.length)) !== undefined;
+  return entry.includes('dynamic') && parseDynamicEntry(entry) !== undefined;
+}
+
+/**
+ * What a dynamic entry fixes itself: the MAC of "MAC dynamic", the IPv4 address of "dynamic
+ * IPV4 [IPV6]", the IPv6 text of "dynamic [IPV4] IPV6" (as ovn-northd scans it: characters an
+ * IPv6 address may hold, checked only when it is used). The rest is for IPAM to choose.
+ */
+export interface DynamicEntry {
+  readonly mac: string | undefined;
+  readonly ipv4: number | undefined;
+  readonly ipv6: string | undefined;
+}
+
+const NOTHING_FIXED: DynamicEntry = Object.freeze({ mac: undefined, ipv4: undefined, ipv6: undefined });
+const IPV6_TOKEN = /^[0-9a-fA-F:.]{1,46}$/;
+
+/** The entry's fixed parts when it is one of is_dynamic_lsp_address's forms; undefined otherwise. */
+export function parseDynamicEntry(entry: string): DynamicEntry | undefined {
+  if (entry === 'dynamic') return NOTHING_FIXED;
+  const tokens = entry.split(' ');
+  if (tokens[0] !== 'dynamic') {
+    const mac = tokens.length === 2 && tokens[1] === 'dynamic' ? parseMac(tokens[0] as string) : undefined;
+    return mac === undefined ? undefined : { mac, ipv4: undefined, ipv6: undefined };
+  }
+  if (tokens.length === 2) {
+    const ipv4 = ipv4Value(tokens[1] as string);
+    if (ipv4 !== undefined) return { mac: undefined, ipv4, ipv6: undefined };
+    return IPV6_TOKEN.test(tokens[1] as string) ? { mac: undefined, ipv4: undefined, ipv6: tokens[1] } : undefined;
+  }
+  if (tokens.length === 3) {
+    const ipv4 = ipv4Value(tokens[1] as string);
+    if (ipv4 !== undefined && IPV6_TOKEN.test(tokens[2] as string)) return { mac: undefined, ipv4, ipv6: tokens[2] };
+  }
+  return undefined;
 }

@@ -10,6 +10,7 @@ import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpa
 import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns } from '../northd/index.js';
+import { Ipam } from '../northd/index.js';
 import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -126,6 +127,11 @@ export class NbStateMachine implements StateMachine {
    * Derived from `sb` alone, so equal on every replica; not in snapshots.
    */
   private ackCounts: Map<number, number> | undefined;
+  /**
+   * northd's address management (northd/ipam.ts): the dynamic_addresses it writes into the NB
+   * within the entry that needs them. With a projection only, as only northd writes them.
+   */
+  private readonly ipam: Ipam | undefined;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
   private readonly restoreListeners = new Set<(revision: number) => void>();
 
@@ -137,6 +143,7 @@ export class NbStateMachine implements StateMachine {
 
   constructor(private readonly options: NbStateMachineOptions) {
     this.db = new Database(options.schema, this.databaseOptions());
+    this.ipam = options.projection === undefined ? undefined : new Ipam();
     options.projection?.reset(this.db, 0);
   }
 
@@ -173,6 +180,7 @@ export class NbStateMachine implements StateMachine {
     const results: ApplyResult[] = [];
     const deltas: DbDelta[] = [];
     let cfgFrom: NbTxnCommand | undefined;
+    let last: NbTxnCommand | undefined;
     for (const t of txns) {
       const out = transact(this.db, t.ops, { newUuid: uuidSource(t.seed), elapsedMs: t.elapsedMs });
       switch (out.kind) {
@@ -186,15 +194,19 @@ export class NbStateMachine implements StateMachine {
           results.push({ kind: 'committed', results: out.results, revision: this.rev });
           if (out.delta.changes.length === 0) break;
           deltas.push(out.delta);
+          last = t;
           // sb_cfg and hv_cfg can only move when NB_Global changed (nb_cfg is bumped there);
           // otherwise skip the scan of the chassis' acknowledgements.
           if (out.delta.changes.some((c) => c.table === 'NB_Global')) cfgFrom = t;
           break;
       }
     }
-    if (deltas.length > 0) {
-      const merged = mergeAllDeltas(deltas);
-      const delta = this.options.projection === undefined || cfgFrom === undefined ? merged : mergeDeltas(merged, this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs));
+    if (deltas.length > 0 && last !== undefined) {
+      const written = mergeAllDeltas(deltas);
+      const merged = mergeDeltas(written, this.syncDynamicAddresses(written, last.seed));
+      const cfg = this.options.projection === undefined || cfgFrom === undefined ? { changes: [] } : this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs);
+      this.ipam?.observe(cfg);
+      const delta = mergeDeltas(merged, cfg);
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
       for (const l of this.listeners) l(event);
@@ -229,6 +241,7 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
+        this.ipam?.observe(nbDelta);
         this.project(nbDelta);
         if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
@@ -289,6 +302,28 @@ export class NbStateMachine implements StateMachine {
     const started = performance.now();
     step();
     observe(performance.now() - started);
+  }
+
+  /**
+   * The dynamic_addresses that `delta` (just applied) calls for, written as northd would write
+   * them: in this entry, so the revision that adds a "dynamic" port already holds its addresses.
+   */
+  private syncDynamicAddresses(delta: DbDelta, seed: UuidSeed): DbDelta {
+    const ipam = this.ipam;
+    if (ipam === undefined) return { changes: [] };
+    ipam.observe(delta);
+    const writes = ipam.writes(this.db, delta);
+    if (writes.length === 0) return { changes: [] };
+    const ops = writes.map((w) => ({
+      op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', w.lsp]]],
+      row: { dynamic_addresses: w.dynamicAddresses ?? ['set', []] },
+    }));
+    // A stream of its own for the _version these updates take (syncCfg's is another).
+    const ipamSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x1b873593) >>> 0 || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(ipamSeed) });
+    assert.ok(out.kind === 'committed', `writing dynamic_addresses cannot fail: ${JSON.stringify(out)}`);
+    ipam.observe(out.delta);
+    return out.delta;
   }
 
   /** Logical_Switch_Port.up as northd keeps it: true once the chassis reports the port up. */
@@ -494,6 +529,7 @@ export class NbStateMachine implements StateMachine {
     this.db = decodeDatabase(this.options.schema, dbBytes, this.databaseOptions());
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.ackCounts = undefined;
+    this.ipam?.reset();
     this.rev = revision;
     const chassis = new Map<string, Uuid>();
     for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);
