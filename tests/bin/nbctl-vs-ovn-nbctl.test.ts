@@ -281,6 +281,12 @@ const script: readonly Step[] = [
   ['lsp-set-addresses', 'sw0-p2', 'zz:zz'],
   ['lsp-set-addresses', 'sw0-p2', 'unknown', '00-00-00-00-00-02'],
   ['lsp-set-addresses', 'sw0-p2', '00:00:00:00:00:02 10.0.0.5/24'],
+  // The dynamic forms: ovn-nbctl takes "dynamic " and anything an IPv6 address may start with.
+  ['lsp-set-addresses', 'sw0-p2', 'dynamic 10.0.0.77', '0a:00:00:00:00:02 dynamic', 'dynamic fd00::9', 'dynamic 10.0.0.78 fd00::10', 'dynamic bogus'],
+  ['lsp-get-addresses', 'sw0-p2'],
+  ['lsp-set-addresses', 'sw0-p2', 'dynamic xyz'],
+  ['lsp-set-addresses', 'sw0-p2', 'dynamic'],
+  ['lsp-set-addresses', 'sw0-p2'],
   // Global options with their values as separate words, and short ones.
   ['--format', 'csv', '--data', 'bare', '--columns=name,vips,protocol', 'find', 'Load_Balancer', 'name=lb1'],
   ['-f', 'table', 'list', 'Load_Balancer', 'lb-noport'],

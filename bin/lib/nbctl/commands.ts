@@ -276,7 +276,8 @@ const commands: Record<string, CommandSpec> = {
       // As ovn-nbctl checks each entry in turn: its form, then its IPs against the other ports
       // of the switch.
       for (const a of addresses as string[]) {
-        if (a !== 'unknown' && a !== 'dynamic' && a !== 'router' && !startsWithEthAddr(a)) {
+        // ovn-nbctl scans "dynamic " for an IPv6 address's characters only, and stops there.
+        if (a !== 'unknown' && a !== 'dynamic' && a !== 'router' && !startsWithEthAddr(a) && !/^dynamic [0-9a-fA-F:.]/.test(a)) {
           throw new NbctlError(`${a}: Invalid address format. See ovn-nb(5). Hint: An Ethernet address must be listed before an IP address, together as a single argument.`);
         }
         const duplicate = duplicateIp(others, a);
