@@ -50,6 +50,8 @@ export type { ChassisOwnedColumns } from './ports.js';
 export { hashUuid } from './hash.js';
 export { Ipam } from './ipam.js';
 export type { DynamicAddressWrite } from './ipam.js';
+export { tagWrites } from './tags.js';
+export type { TagWrite } from './tags.js';
 export { flowDatapaths } from './lflows/flow.js';
 export { LS_EGRESS_STAGES, LS_INGRESS_STAGES, LR_EGRESS_STAGES, LR_INGRESS_STAGES } from './stages.js';
 

@@ -15,7 +15,7 @@
 // off another pass, until one changes nothing. Here a transaction rechecks only the switches
 // whose answer it may change (`Ipam.affected`), pass after pass until one changes nothing, so
 // it equals passes over every switch after every transaction (tests/northd/ipam.test.ts); the
-// real ovn-northd is compared in tests/server/ipam-real-northd.test.ts. A pass differs from
+// real ovn-northd is compared in tests/server/nb-writes-real-northd.test.ts. A pass differs from
 // ovn-northd's where that changes what the passes settle on or saves one: a fixed IPv4 address
 // outside the subnet or taken, or one on a switch with no subnet, is replaced (or dropped) at
 // once rather than written first, and a fixed IPv6 address outside the prefix likewise; ports

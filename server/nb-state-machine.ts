@@ -10,7 +10,7 @@ import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpa
 import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
 import { Database, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns } from '../northd/index.js';
-import { Ipam } from '../northd/index.js';
+import { Ipam, tagWrites } from '../northd/index.js';
 import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -129,7 +129,8 @@ export class NbStateMachine implements StateMachine {
   private ackCounts: Map<number, number> | undefined;
   /**
    * northd's address management (northd/ipam.ts): the dynamic_addresses it writes into the NB
-   * within the entry that needs them. With a projection only, as only northd writes them.
+   * within the entry that needs them. With a projection only, as only northd writes them (and
+   * the tags of northd/tags.ts).
    */
   private readonly ipam: Ipam | undefined;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
@@ -203,7 +204,7 @@ export class NbStateMachine implements StateMachine {
     }
     if (deltas.length > 0 && last !== undefined) {
       const written = mergeAllDeltas(deltas);
-      const merged = mergeDeltas(written, this.syncDynamicAddresses(written, last.seed));
+      const merged = mergeDeltas(written, this.syncNorthdWrites(written, last.seed));
       const cfg = this.options.projection === undefined || cfgFrom === undefined ? { changes: [] } : this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs);
       this.ipam?.observe(cfg);
       const delta = mergeDeltas(merged, cfg);
@@ -305,23 +306,28 @@ export class NbStateMachine implements StateMachine {
   }
 
   /**
-   * The dynamic_addresses that `delta` (just applied) calls for, written as northd would write
-   * them: in this entry, so the revision that adds a "dynamic" port already holds its addresses.
+   * What northd writes into the switch ports after `delta` (just applied): dynamic_addresses
+   * (northd/ipam.ts) and tags (northd/tags.ts), written in this entry, so the revision that adds
+   * a "dynamic" port or a nested container already holds its addresses and tag.
    */
-  private syncDynamicAddresses(delta: DbDelta, seed: UuidSeed): DbDelta {
+  private syncNorthdWrites(delta: DbDelta, seed: UuidSeed): DbDelta {
     const ipam = this.ipam;
     if (ipam === undefined) return { changes: [] };
     ipam.observe(delta);
-    const writes = ipam.writes(this.db, delta);
-    if (writes.length === 0) return { changes: [] };
-    const ops = writes.map((w) => ({
-      op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', w.lsp]]],
-      row: { dynamic_addresses: w.dynamicAddresses ?? ['set', []] },
-    }));
+    const rows = new Map<Uuid, Record<string, unknown>>();
+    const rowOf = (lsp: Uuid): Record<string, unknown> => {
+      let row = rows.get(lsp);
+      if (row === undefined) rows.set(lsp, (row = {}));
+      return row;
+    };
+    for (const w of ipam.writes(this.db, delta)) rowOf(w.lsp).dynamic_addresses = w.dynamicAddresses ?? ['set', []];
+    for (const w of tagWrites(this.db, delta)) rowOf(w.lsp).tag = w.tag;
+    if (rows.size === 0) return { changes: [] };
+    const ops = [...rows].map(([lsp, row]) => ({ op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', lsp]]], row }));
     // A stream of its own for the _version these updates take (syncCfg's is another).
-    const ipamSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x1b873593) >>> 0 || 1];
-    const out = transact(this.db, ops, { newUuid: uuidSource(ipamSeed) });
-    assert.ok(out.kind === 'committed', `writing dynamic_addresses cannot fail: ${JSON.stringify(out)}`);
+    const writeSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x1b873593) >>> 0 || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(writeSeed) });
+    assert.ok(out.kind === 'committed', `northd's writes of switch ports cannot fail: ${JSON.stringify(out)}`);
     ipam.observe(out.delta);
     return out.delta;
   }

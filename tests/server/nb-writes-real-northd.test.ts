@@ -1,10 +1,11 @@
-// Goal: the dynamic addresses an ovnts central writes are the ones the real ovn-northd 23.03
-// writes. Method: one script of ovn-nbctl commands (each with --wait=sb) against the real NB,
+// Goal: what an ovnts central writes into switch ports in ovn-northd's place (dynamic_addresses,
+// tag) is what the real ovn-northd 23.03 writes. Method: one script of ovn-nbctl commands (each
+// with --wait=sb, then a sync, so ovn-northd has also run on its own writes) against the real NB,
 // SB and ovn-northd, and against an OVSDB door on an in-process central with its projection;
-// after every command, every port's dynamic_addresses must be equal on both sides. Where one
-// command makes ovn-northd allocate for several ports at once, the order it takes them in
-// follows their UUIDs, which differ between the two sides: there (marked `anyOrder`) each
-// port's MAC is compared, and the IP addresses given as a set.
+// after every command, every port's dynamic_addresses and tag must be equal on both sides. Where
+// one command makes ovn-northd allocate addresses for several ports at once, the order it takes
+// them in follows their UUIDs, which differ between the two sides: there (marked `anyOrder`)
+// each port's MAC is compared, and the IP addresses given as a set.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
@@ -26,15 +27,13 @@ function nbctl(db: string, args: readonly string[], wait = ['--wait=sb']): Promi
   });
 }
 
-/** Every switch port's name and dynamic_addresses ('' when it has none), by name. */
-async function dynamicAddresses(db: string): Promise<Map<string, string>> {
-  const out = await nbctl(db, ['--format=csv', '--data=bare', '--no-headings', '--columns=name,dynamic_addresses', 'list', 'Logical_Switch_Port']);
-  const rows = new Map<string, string>();
-  for (const line of out.split('\n').filter((l) => l !== '')) {
-    const comma = line.indexOf(',');
-    rows.set(line.slice(0, comma), line.slice(comma + 1).replace(/^"|"$/g, ''));
-  }
-  return new Map([...rows].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+/** Every switch port's dynamic_addresses ('' when it has none), by name; and its tag. */
+async function portColumns(db: string): Promise<{ dynamic: Map<string, string>; tags: Record<string, string> }> {
+  const out = await nbctl(db, ['--format=json', '--data=bare', '--columns=name,dynamic_addresses,tag', 'list', 'Logical_Switch_Port']);
+  // An empty optional column is ["set", []] in ovn-nbctl's JSON.
+  const cell = (v: unknown): string => (Array.isArray(v) ? '' : String(v));
+  const rows = (JSON.parse(out) as { data: unknown[][] }).data.map((r) => r.map(cell)).sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
+  return { dynamic: new Map(rows.map(([name, dyn]) => [name as string, dyn as string])), tags: Object.fromEntries(rows.filter(([, , tag]) => tag !== '').map(([name, , tag]) => [name, tag])) };
 }
 
 interface Step {
@@ -86,14 +85,32 @@ const script: readonly Step[] = [
   // The subnet is full: x6 has a MAC and an IPv6 address only, until x2's address is free.
   { args: ['lsp-del', 'x2'] },
   { args: ['remove', 'Logical_Switch', 'sw3', 'other_config', 'ipv6_prefix'] },
+  // Tags: a nested container asking for 0 gets its parent's lowest free one, once; any other
+  // tag_request is copied (a localnet port's VLAN too).
+  { args: ['ls-add', 'swt', '--', 'lsp-add', 'swt', 'vm'] },
+  { args: ['lsp-add', 'swt', 'c1', 'vm', '0'] },
+  { args: ['lsp-add', 'swt', 'c2', 'vm', '0'] },
+  { args: ['lsp-add', 'swt', 'c3', 'vm', '7'] },
+  { args: ['lsp-add', 'swt', 'c4', 'vm', '0'] },
+  { args: ['lsp-del', 'c1'] },
+  { args: ['lsp-add', 'swt', 'c5', 'vm', '0'] },
+  { args: ['set', 'Logical_Switch_Port', 'c3', 'tag_request=0'] },
+  { args: ['set', 'Logical_Switch_Port', 'c2', 'tag_request=9'] },
+  { args: ['clear', 'Logical_Switch_Port', 'c4', 'tag'] },
+  { args: ['lsp-add', 'swt', 'c6', 'vm2', '0'] },
+  { args: ['lsp-add', 'swt', 'ln', '--', 'lsp-set-type', 'ln', 'localnet', '--', 'lsp-set-options', 'ln', 'network_name=phys', '--', 'set', 'Logical_Switch_Port', 'ln', 'tag_request=100'] },
+  { args: ['lsp-add', 'swt', 'z0', '--', 'set', 'Logical_Switch_Port', 'z0', 'tag_request=0'] },
   { args: ['lsp-set-addresses', 'p1', '00:00:00:00:00:11 10.0.0.77'] },
   // A new subnet: every port takes a new address (in an order that follows the UUIDs).
   { args: ['set', 'Logical_Switch', 'sw0', 'other_config:subnet=192.168.1.0/24'], anyOrder: true },
   // sw0 keeps exclude_ips only: it allocates nothing, and its ports lose what they had.
   { args: ['remove', 'Logical_Switch', 'sw0', 'other_config', 'subnet'] },
+  // Two containers in one transaction take the two lowest free tags, in an order that follows
+  // their UUIDs (last: the tags of later steps would differ by it).
+  { args: ['lsp-add', 'swt', 'c7', 'vm', '0', '--', 'lsp-add', 'swt', 'c8', 'vm', '0'], anyOrder: true },
 ];
 
-t.test('dynamic_addresses after every command, against the real ovn-northd', { skip }, async (t) => {
+t.test('dynamic_addresses and tags after every command, against the real ovn-northd', { skip }, async (t) => {
   const real = await startRealSandbox(t);
   const realDb = `unix:${real.nbSocket}`;
   const network = new LocalNetwork('ipam-real');
@@ -111,21 +128,28 @@ t.test('dynamic_addresses after every command, against the real ovn-northd', { s
   await nbctl(oursDb, ['init'], []);
 
   let allocated = 0;
+  let tagged = 0;
   for (const step of script) {
     await nbctl(realDb, step.args);
     // Once more: ovn-northd has then run again on its own writes.
     await nbctl(realDb, ['sync']);
     await nbctl(oursDb, step.args);
-    const want = await dynamicAddresses(realDb);
-    const got = await dynamicAddresses(oursDb);
+    const want = await portColumns(realDb);
+    const got = await portColumns(oursDb);
     const label = step.args.join(' ');
     if (step.anyOrder === true) {
       const macs = (m: Map<string, string>): Record<string, string> => Object.fromEntries([...m].map(([k, v]) => [k, v.split(' ')[0] ?? '']));
       const ips = (m: Map<string, string>): string[] => [...m.values()].map((v) => v.split(' ').slice(1).join(' ')).sort();
-      t.same(macs(got), macs(want), `${label}: each port's MAC`);
-      t.same(ips(got), ips(want), `${label}: the addresses given`);
-    } else t.same(Object.fromEntries(got), Object.fromEntries(want), label);
-    allocated = Math.max(allocated, [...want.values()].filter((v) => v !== '').length);
+      t.same(macs(got.dynamic), macs(want.dynamic), `${label}: each port's MAC`);
+      t.same(ips(got.dynamic), ips(want.dynamic), `${label}: the addresses given`);
+      t.same(Object.values(got.tags).sort(), Object.values(want.tags).sort(), `${label}: the tags given`);
+    } else {
+      t.same(Object.fromEntries(got.dynamic), Object.fromEntries(want.dynamic), `${label}: dynamic_addresses`);
+      t.same(got.tags, want.tags, `${label}: tags`);
+    }
+    allocated = Math.max(allocated, [...want.dynamic.values()].filter((v) => v !== '').length);
+    tagged = Math.max(tagged, Object.keys(want.tags).length);
   }
   t.ok(allocated > 15, `up to ${allocated} ports held dynamic addresses at once`);
+  t.ok(tagged >= 8, `up to ${tagged} ports held tags at once`);
 });
