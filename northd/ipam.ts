@@ -69,8 +69,15 @@ function prefixFrom(global: nb.NB_Global | undefined): number {
   return ((((value >>> 16) & 0xfe) | 0x02) << 16) | (value & 0xffff);
 }
 
+/** The value of a MAC in OVN's form (xx:xx:xx:xx:xx:xx, lowercase, as parseMac gives it). */
 function macValue(mac: string): number {
-  return Number.parseInt(mac.replace(/:/g, ''), 16);
+  let value = 0;
+  for (let i = 0; i < 17; i += 3) value = value * 256 + hexDigit(mac.charCodeAt(i)) * 16 + hexDigit(mac.charCodeAt(i + 1));
+  return value;
+}
+
+function hexDigit(code: number): number {
+  return code <= 0x39 ? code - 0x30 : code - 0x57;
 }
 
 function macText(value: number): string {
@@ -230,16 +237,49 @@ class Pool {
   }
 }
 
-/** The MACs of a switch port's static entries and of its dynamic_addresses (macam's inputs). */
-function lspMacs(lsp: nb.Logical_Switch_Port, out: number[]): void {
+/** A dynamic_addresses value, parsed as extract_lsp_addresses reads it (its first addresses). */
+interface Current {
+  readonly mac: number;
+  readonly ipv4: number | undefined;
+  readonly ipv6: readonly number[] | undefined;
+}
+
+function parseCurrent(text: string | undefined): Current | undefined {
+  const parsed = text === undefined ? undefined : extractLspAddresses(text);
+  return parsed === undefined ? undefined : { mac: macValue(parsed.ea), ipv4: parsed.ipv4[0]?.addr, ipv6: parsed.ipv6[0]?.addr };
+}
+
+/** What IPAM reads of a switch port row, parsed once per row (rows are never changed in place). */
+interface PortFacts {
+  /** The first dynamic entry of its addresses. */
+  readonly entry: DynamicEntry | undefined;
+  /** The IPv4 addresses of its static entries. */
+  readonly staticIpv4: readonly number[];
+  /** The MACs of its static entries and of its dynamic_addresses (macam's inputs). */
+  readonly macs: readonly number[];
+  /** Its dynamic_addresses. */
+  readonly current: Current | undefined;
+}
+
+function portFacts(lsp: nb.Logical_Switch_Port): PortFacts {
+  let entry: DynamicEntry | undefined;
+  const staticIpv4: number[] = [];
+  const macs: number[] = [];
   for (const a of lsp.addresses) {
-    if (a === 'unknown' || a === 'router' || parseDynamicEntry(a) !== undefined) continue;
+    if (a === 'unknown' || a === 'router') continue;
+    const dynamic = parseDynamicEntry(a);
+    if (dynamic !== undefined) {
+      entry ??= dynamic;
+      continue;
+    }
     const parsed = extractLspAddresses(a);
-    if (parsed !== undefined) out.push(macValue(parsed.ea));
+    if (parsed === undefined) continue;
+    macs.push(macValue(parsed.ea));
+    for (const ip of parsed.ipv4) staticIpv4.push(ip.addr);
   }
-  const dyn = lsp.dynamic_addresses[0];
-  const parsed = dyn === undefined ? undefined : extractLspAddresses(dyn);
-  if (parsed !== undefined) out.push(macValue(parsed.ea));
+  const current = parseCurrent(lsp.dynamic_addresses[0]);
+  if (current !== undefined) macs.push(current.mac);
+  return { entry, staticIpv4, macs, current };
 }
 
 function lrpMac(lrp: nb.Logical_Router_Port, out: number[]): void {
@@ -268,7 +308,7 @@ interface Pending {
   readonly pool: Pool | undefined;
   readonly config: SwitchConfig;
   readonly entry: DynamicEntry;
-  readonly current: LportAddresses | undefined;
+  readonly current: Current | undefined;
   readonly mac: Decision;
   readonly ipv4: Decision;
   readonly ipv6: Decision;
@@ -283,6 +323,17 @@ interface Pending {
 export class Ipam {
   private macs: Map<number, number> | undefined;
   private allocating: Set<Uuid> | undefined;
+  /**
+   * Each port row's facts, parsed when first read: a recheck of a switch of thousands of ports
+   * reads every one, and all but the changed ones are the rows it read last time.
+   */
+  private readonly facts = new WeakMap<nb.Logical_Switch_Port, PortFacts>();
+
+  private factsOf(lsp: nb.Logical_Switch_Port): PortFacts {
+    let f = this.facts.get(lsp);
+    if (f === undefined) this.facts.set(lsp, (f = portFacts(lsp)));
+    return f;
+  }
 
   /** The NB was replaced (a snapshot restored): the indexes are rebuilt when next needed. */
   reset(): void {
@@ -305,7 +356,7 @@ export class Ipam {
       const lsp = c.table === 'Logical_Switch_Port';
       if (!lsp && c.table !== 'Logical_Router_Port') continue;
       if (c.kind === 'modify' && !c.columns.some((col) => col === 'addresses' || col === 'dynamic_addresses' || col === 'mac')) continue;
-      const read = lsp ? (r: unknown, out: number[]) => lspMacs(r as nb.Logical_Switch_Port, out) : (r: unknown, out: number[]) => lrpMac(r as nb.Logical_Router_Port, out);
+      const read = lsp ? (r: unknown, out: number[]) => out.push(...this.factsOf(r as nb.Logical_Switch_Port).macs) : (r: unknown, out: number[]) => lrpMac(r as nb.Logical_Router_Port, out);
       if (c.kind !== 'insert') {
         scratch.length = 0;
         read(c.old, scratch);
@@ -402,7 +453,7 @@ export class Ipam {
     if (this.macs === undefined) {
       const macs = new Map<number, number>();
       const scratch: number[] = [];
-      for (const lsp of nbRows<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port').values()) lspMacs(lsp, scratch);
+      for (const lsp of nbRows<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port').values()) scratch.push(...this.factsOf(lsp).macs);
       for (const lrp of nbRows<nb.Logical_Router_Port>(db, 'Logical_Router_Port').values()) lrpMac(lrp, scratch);
       for (const m of scratch) countMac(macs, m, 1);
       this.macs = macs;
@@ -413,8 +464,10 @@ export class Ipam {
   /**
    * build_ipam over `switches`, pass after pass until a pass changes nothing, as ovn-northd
    * does in effect (its write of the NB sets off its next pass). A pass rarely leaves work for
-   * another: a port moving to the fixed address it asked for leaves one that a port given the
-   * lowest free address wanted. The passes read their predecessors' writes from `written`.
+   * another: a port that moves off an IPv4 address leaves it free for a port given the lowest
+   * free one. A pass that moved no port off an address cannot: the next would find what this
+   * one wrote, and is not run (most transactions take one pass). The passes read their
+   * predecessors' writes from `written`.
    */
   private allocate(db: Database, switches: readonly Uuid[]): DynamicAddressWrite[] {
     const prefix = macPrefixOf(db);
@@ -422,14 +475,14 @@ export class Ipam {
     // What `written` holds of MACs beyond the index (which sees them only once committed).
     const macDelta = new Map<number, number>();
     for (let pass = 0; pass < PASSES_MAX; pass++) {
-      const writes = this.pass(db, switches, prefix, written, macDelta);
-      if (writes.length === 0) break;
+      const { writes, released } = this.pass(db, switches, prefix, written, macDelta);
       for (const w of writes) {
         const before = written.has(w.lsp) ? written.get(w.lsp) : nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', w.lsp)?.dynamic_addresses[0];
-        countMac(macDelta, macOf(before), -1);
-        countMac(macDelta, macOf(w.dynamicAddresses), 1);
+        countMac(macDelta, parseCurrent(before)?.mac, -1);
+        countMac(macDelta, parseCurrent(w.dynamicAddresses)?.mac, 1);
         written.set(w.lsp, w.dynamicAddresses);
       }
+      if (!released) break;
     }
     const out: DynamicAddressWrite[] = [];
     for (const [lsp, value] of written) {
@@ -442,12 +495,14 @@ export class Ipam {
    * One pass (build_ipam): first every switch's ports that keep what they have (their
    * addresses taken), then the ports that get something new, in order.
    */
-  private pass(db: Database, switches: readonly Uuid[], prefix: number, written: ReadonlyMap<Uuid, string | undefined>, macDelta: ReadonlyMap<number, number>): DynamicAddressWrite[] {
+  private pass(db: Database, switches: readonly Uuid[], prefix: number, written: ReadonlyMap<Uuid, string | undefined>, macDelta: ReadonlyMap<number, number>): { writes: DynamicAddressWrite[]; released: boolean } {
     const writes: DynamicAddressWrite[] = [];
     const pending: Pending[] = [];
+    let released = false;
     // MACs this pass gives up and takes, over the index and the earlier passes.
     const passDelta = new Map<number, number>();
     const currentOf = (lsp: nb.Logical_Switch_Port): string | undefined => (written.has(lsp._uuid) ? written.get(lsp._uuid) : lsp.dynamic_addresses[0]);
+    const parsedOf = (lsp: nb.Logical_Switch_Port): Current | undefined => (written.has(lsp._uuid) ? parseCurrent(written.get(lsp._uuid)) : this.factsOf(lsp).current);
     for (const uuid of switches) {
       const ls = nbGet<nb.Logical_Switch>(db, 'Logical_Switch', uuid);
       if (ls === undefined) continue;
@@ -459,63 +514,50 @@ export class Ipam {
         const peer = attachedRouterPort(db, lsp);
         if (peer !== undefined) attached.add(lsp._uuid);
         if (pool === undefined) continue;
-        for (const a of lsp.addresses) {
-          if (a === 'unknown' || a === 'router' || parseDynamicEntry(a) !== undefined) continue;
-          for (const ip of extractLspAddresses(a)?.ipv4 ?? []) pool.take(ip.addr);
-        }
+        for (const ip of this.factsOf(lsp).staticIpv4) pool.take(ip);
         for (const ip of peer?.ipv4 ?? []) pool.take(ip.addr);
       }
       for (const lsp of ports) {
         // ovn-northd passes over a port attached to a router, whatever it holds.
         if (config !== undefined && attached.has(lsp._uuid)) continue;
         const currentText = currentOf(lsp);
-        const entry = config === undefined ? undefined : firstDynamicEntry(lsp);
+        const entry = config === undefined ? undefined : this.factsOf(lsp).entry;
         if (entry === undefined) {
           if (currentText !== undefined) {
-            countMac(passDelta, macOf(currentText), -1);
+            countMac(passDelta, parsedOf(lsp)?.mac, -1);
             writes.push({ lsp: lsp._uuid, dynamicAddresses: undefined });
           }
           continue;
         }
-        const p = decide(lsp, currentText, entry, config as SwitchConfig, pool, prefix);
+        const p = decide(lsp, currentText, parsedOf(lsp), entry, config as SwitchConfig, pool, prefix);
         if (p.mac === 'none' && p.ipv4 === 'none' && p.ipv6 === 'none') continue;
-        if (p.mac !== 'none') countMac(passDelta, macOf(currentText), -1);
+        if (p.mac !== 'none') countMac(passDelta, p.current?.mac, -1);
         pending.push(p);
       }
     }
     const taken = (mac: number): boolean => (this.macIndex(db).get(mac) ?? 0) + (macDelta.get(mac) ?? 0) + (passDelta.get(mac) ?? 0) > 0;
-    for (const p of pending) {
-      const text = assign(p, prefix, taken);
-      if (p.mac !== 'none') countMac(passDelta, macOf(text), 1);
+    // Ports asking for a fixed address go first, then the ones given the lowest free address:
+    // so a port asking for the address another would be given the lowest free gets it, as
+    // where ovn-northd's passes settle.
+    const asks = (p: Pending): boolean => p.ipv4 === 'static' || (p.ipv4 === 'dynamic' && p.entry.ipv4 !== undefined);
+    for (const p of [...pending.filter(asks), ...pending.filter((p) => !asks(p))]) {
+      const { text, ipv4 } = assign(p, prefix, taken);
+      if (p.mac !== 'none') countMac(passDelta, parseCurrent(text)?.mac, 1);
       if (text !== p.currentText) writes.push({ lsp: p.lsp._uuid, dynamicAddresses: text });
+      if (p.current?.ipv4 !== undefined && p.current.ipv4 !== ipv4) released = true;
     }
-    return writes;
+    return { writes, released };
   }
 }
 
 /** Passes of build_ipam one transaction may take; in the tests, never more than a few. */
 const PASSES_MAX = 16;
 
-/** The MAC of a dynamic_addresses value, as a number (undefined: none, or none that parses). */
-function macOf(text: string | undefined): number | undefined {
-  const parsed = text === undefined ? undefined : extractLspAddresses(text);
-  return parsed === undefined ? undefined : macValue(parsed.ea);
-}
-
 function countMac(counts: Map<number, number>, mac: number | undefined, by: number): void {
   if (mac === undefined) return;
   const n = (counts.get(mac) ?? 0) + by;
   if (n === 0) counts.delete(mac);
   else counts.set(mac, n);
-}
-
-/** The first dynamic entry of the port's addresses (later ones are ignored, as ovn-northd warns). */
-function firstDynamicEntry(lsp: nb.Logical_Switch_Port): DynamicEntry | undefined {
-  for (const a of lsp.addresses) {
-    const entry = parseDynamicEntry(a);
-    if (entry !== undefined) return entry;
-  }
-  return undefined;
 }
 
 function holdsDynamic(db: Database, lspUuid: Uuid): boolean {
@@ -533,14 +575,13 @@ function facesRouterPort(db: Database, lspUuid: Uuid, names: ReadonlySet<string>
  * at once) and what must be chosen (dynamic_addresses_check_for_updates, or for a port with
  * none yet, set_dynamic_updates).
  */
-function decide(lsp: nb.Logical_Switch_Port, currentText: string | undefined, entry: DynamicEntry, config: SwitchConfig, pool: Pool | undefined, prefix: number): Pending {
+function decide(lsp: nb.Logical_Switch_Port, currentText: string | undefined, current: Current | undefined, entry: DynamicEntry, config: SwitchConfig, pool: Pool | undefined, prefix: number): Pending {
   if (currentText === undefined) {
     return { lsp, currentText, pool, config, entry, current: undefined, mac: entry.mac === undefined ? 'dynamic' : 'static', ipv4: pool === undefined ? 'none' : 'dynamic', ipv6: config.prefix6 === undefined ? 'none' : 'dynamic' };
   }
-  const current = extractLspAddresses(currentText);
-  const curMac = current === undefined ? 0 : macValue(current.ea);
-  const mac: Decision = entry.mac !== undefined ? (current !== undefined && entry.mac === current.ea ? 'none' : 'static') : Math.floor(curMac / MAC_SUFFIX_SPAN) === prefix ? 'none' : 'dynamic';
-  const curIpv4 = current?.ipv4[0]?.addr;
+  const curMac = current?.mac ?? 0;
+  const mac: Decision = entry.mac !== undefined ? (current !== undefined && macValue(entry.mac) === curMac ? 'none' : 'static') : Math.floor(curMac / MAC_SUFFIX_SPAN) === prefix ? 'none' : 'dynamic';
+  const curIpv4 = current?.ipv4;
   let ipv4: Decision;
   if (pool === undefined) ipv4 = curIpv4 !== undefined ? 'remove' : 'none';
   else if (curIpv4 === undefined || !pool.free(curIpv4)) ipv4 = 'dynamic';
@@ -555,7 +596,7 @@ function decide(lsp: nb.Logical_Switch_Port, currentText: string | undefined, en
     // One it cannot give: ovn-northd then takes the lowest free address, on every pass.
     ipv4 = 'dynamic';
   }
-  const curIpv6 = current?.ipv6[0]?.addr;
+  const curIpv6 = current?.ipv6;
   let ipv6: Decision = 'none';
   if (config.prefix6 === undefined) ipv6 = curIpv6 !== undefined ? 'remove' : 'none';
   else if (curIpv6 === undefined || entry.mac !== undefined) ipv6 = 'dynamic';
@@ -577,10 +618,10 @@ function sameGroups(a: readonly number[], b: readonly number[]): boolean {
   return a.every((g, i) => g === b[i]);
 }
 
-/** The second phase for one port (update_dynamic_addresses): its new dynamic_addresses. */
-function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean): string {
+/** The second phase for one port (update_dynamic_addresses): its new dynamic_addresses, and the IPv4 address in it. */
+function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean): { text: string; ipv4: number | undefined } {
   const { pool, entry, current } = p;
-  const curIpv4 = current?.ipv4[0]?.addr;
+  const curIpv4 = current?.ipv4;
   let ipv4: number | undefined;
   // The IPv4 address ovn-northd's one pass gives (a new MAC follows from it, and stays when
   // its next pass moves the address): a new port's fixed one, valid or not; else the lowest
@@ -604,7 +645,7 @@ function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean):
   if (ipv4 !== undefined && pool !== undefined) pool.take(ipv4);
 
   let mac: number;
-  if (p.mac === 'none') mac = macValue((current as LportAddresses).ea);
+  if (p.mac === 'none') mac = (current as Current).mac;
   else if (p.mac === 'static') mac = macValue(entry.mac as string);
   else {
     const base = (firstPass ?? 0) & 0xffffff;
@@ -614,7 +655,7 @@ function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean):
   }
 
   let ipv6: readonly number[] | undefined;
-  if (p.ipv6 === 'none') ipv6 = current?.ipv6[0]?.addr;
+  if (p.ipv6 === 'none') ipv6 = current?.ipv6;
   else if (p.ipv6 === 'static') ipv6 = fixedIpv6(entry.ipv6 as string, p.config.prefix6 as number[]);
   else if (p.ipv6 === 'dynamic' && p.config.prefix6 !== undefined) {
     const fixed = entry.ipv6 === undefined ? undefined : fixedIpv6(entry.ipv6, p.config.prefix6);
@@ -623,7 +664,7 @@ function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean):
   let text = macText(mac);
   if (ipv4 !== undefined) text += ` ${ipv4Text(ipv4)}`;
   if (ipv6 !== undefined) text += ` ${formatIpv6(ipv6)}`;
-  return text;
+  return { text, ipv4 };
 }
 
 /** in6_generate_eui64: the prefix's first 64 bits, then the MAC with its U/L bit flipped around ff:fe. */
