@@ -54,9 +54,17 @@ export function formatIpv6(groups: readonly number[]): string {
 
 /** The IPv6 link-local address OVN derives from a MAC (fe80::/64 with the EUI-64 of it). */
 export function linkLocalOf(mac: string): string {
+  return formatIpv6(eui64In([0xfe80, 0, 0, 0], mac));
+}
+
+/**
+ * in6_generate_eui64: the first four groups of `prefix`, then the MAC (xx:xx:xx:xx:xx:xx) with
+ * its universal/local bit flipped around ff:fe.
+ */
+export function eui64In(prefix: readonly number[], mac: string): number[] {
   const b = mac.split(':').map((h) => Number.parseInt(h, 16));
   const byte = (i: number): number => b[i] ?? 0;
-  return formatIpv6([0xfe80, 0, 0, 0, ((byte(0) ^ 0x02) << 8) | byte(1), (byte(2) << 8) | 0xff, 0xfe00 | byte(3), (byte(4) << 8) | byte(5)]);
+  return [prefix[0] ?? 0, prefix[1] ?? 0, prefix[2] ?? 0, prefix[3] ?? 0, ((byte(0) ^ 0x02) << 8) | byte(1), (byte(2) << 8) | 0xff, 0xfe00 | byte(3), (byte(4) << 8) | byte(5)];
 }
 
 export interface RouterPortAddresses {

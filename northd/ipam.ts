@@ -29,9 +29,10 @@
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import { sortedDifference } from '../ovsdb/datum.js';
 import type * as nb from '../ovsdb/rows/nb.js';
-import { formatIpv6, parseIpv6Groups } from './addresses.js';
+import { eui64In, formatIpv6, parseIpv6Groups } from './addresses.js';
 import { hashUuid } from './hash.js';
 import { nbGet, nbRows, ownerOf } from './nb.js';
+import { nbGlobalOf } from './sb-global.js';
 import type { DynamicEntry, LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, ipv4Mask, ipv4Text, ipv4Value, parseDynamicEntry, parseIpv6Masked, parseMac } from './netaddr.js';
 
@@ -47,13 +48,7 @@ const MAC_SUFFIX_SPAN = 0x1000000;
 
 /** The three bytes of the MAC prefix, as a number (the MAC's value divided by 2^24). */
 export function macPrefixOf(db: Database): number {
-  const global = firstNbGlobal(db);
-  return prefixFrom(global);
-}
-
-function firstNbGlobal(db: Database): nb.NB_Global | undefined {
-  for (const g of nbRows<nb.NB_Global>(db, 'NB_Global').values()) return g;
-  return undefined;
+  return prefixFrom(nbGlobalOf(db));
 }
 
 function prefixFrom(global: nb.NB_Global | undefined): number {
@@ -659,17 +654,10 @@ function assign(p: Pending, prefix: number, macTaken: (mac: number) => boolean):
   else if (p.ipv6 === 'static') ipv6 = fixedIpv6(entry.ipv6 as string, p.config.prefix6 as number[]);
   else if (p.ipv6 === 'dynamic' && p.config.prefix6 !== undefined) {
     const fixed = entry.ipv6 === undefined ? undefined : fixedIpv6(entry.ipv6, p.config.prefix6);
-    ipv6 = fixed ?? eui64(p.config.prefix6, mac);
+    ipv6 = fixed ?? eui64In(p.config.prefix6, macText(mac));
   }
   let text = macText(mac);
   if (ipv4 !== undefined) text += ` ${ipv4Text(ipv4)}`;
   if (ipv6 !== undefined) text += ` ${formatIpv6(ipv6)}`;
   return { text, ipv4 };
-}
-
-/** in6_generate_eui64: the prefix's first 64 bits, then the MAC with its U/L bit flipped around ff:fe. */
-function eui64(prefix: readonly number[], mac: number): number[] {
-  const b = macText(mac).split(':').map((h) => Number.parseInt(h, 16));
-  const byte = (i: number): number => b[i] as number;
-  return [prefix[0] as number, prefix[1] as number, prefix[2] as number, prefix[3] as number, ((byte(0) ^ 0x02) << 8) | byte(1), (byte(2) << 8) | 0xff, 0xfe00 | byte(3), (byte(4) << 8) | byte(5)];
 }

@@ -19,7 +19,8 @@ export interface SbGlobalData {
   readonly table: SbTable;
 }
 
-function nbGlobalOf(db: Database): nb.NB_Global | undefined {
+/** The NB_Global row, if any. */
+export function nbGlobalOf(db: Database): nb.NB_Global | undefined {
   // NB_Global has at most one row (maxRows 1); iteration is over at most one.
   for (const g of nbRows<nb.NB_Global>(db, 'NB_Global').values()) return g;
   return undefined;
