@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import grpc from '@grpc/grpc-js';
 import type { Message, NodeId } from './types.js';
-import type { Transport, TransportHandlers, TransportReport, TransportStats } from './transport.js';
+import { checkMemberInfo, MEMBER_INFO_CHARS_MAX, type Transport, type TransportHandlers, type TransportReport, type TransportStats } from './transport.js';
 import { isWireError, RaftCodec } from './grpc-codec.js';
 import { listenGrpc, type GrpcListener } from './grpc-listen.js';
 import type { RaftPeerMethod } from './grpc-codec.js';
@@ -82,6 +82,8 @@ const METADATA_CLUSTER_ID = 'ovnts-cluster-id';
 const METADATA_FROM = 'ovnts-from';
 /** '<sender incarnation>.<stream sequence number>' */
 const METADATA_STREAM = 'ovnts-stream';
+/** The sender's member info (Transport.setMemberInfo), on its Messages streams. */
+const METADATA_MEMBER_INFO = 'ovnts-member-info';
 
 export interface GrpcTransportStats extends TransportStats {
   /** Messages dropped because no address is known for the peer, per peer. */
@@ -206,6 +208,8 @@ interface SenderContext {
    * anew for a peer (setPeers) still numbers its streams above the ones before it.
    */
   nextStreamSeq(): number;
+  /** What this node tells its peers on each Messages stream it opens (setMemberInfo). */
+  memberInfo(): string | undefined;
   noteUnreachable(to: NodeId): void;
   report(r: TransportReport): void;
 }
@@ -345,6 +349,8 @@ class PeerSender {
     assert(this.stream === null, 'a second message stream to one peer');
     const md = this.metadata();
     md.set(METADATA_STREAM, `${this.ctx.incarnation}.${this.ctx.nextStreamSeq()}`);
+    const info = this.ctx.memberInfo();
+    if (info !== undefined) md.set(METADATA_MEMBER_INFO, info);
     const method = this.ctx.codec.messagesMethod.path;
     const call: grpc.ClientWritableStream<Buffer> = this.client.makeClientStreamRequest<Buffer, Buffer>(
       method,
@@ -522,6 +528,9 @@ export class GrpcTransport implements Transport {
   private readonly unreachableReportIntervalMs: number;
   private snapshotsIncoming = 0;
   private streamSeq = 0;
+  /** setMemberInfo's text, and each peer's as its newest stream told it. */
+  private ownInfo: string | undefined;
+  private readonly peerInfos = new Map<NodeId, string>();
   private handlers: TransportHandlers | null = null;
   private server: grpc.Server | null = null;
   private listener: GrpcListener | null = null;
@@ -561,6 +570,7 @@ export class GrpcTransport implements Transport {
       limits,
       nowMs,
       nextStreamSeq: () => ++this.streamSeq,
+      memberInfo: () => this.ownInfo,
       noteUnreachable: (to) => this.noteUnreachable(to),
       report: (r) => this.report(r),
     };
@@ -636,6 +646,14 @@ export class GrpcTransport implements Transport {
       touched.add(sender);
     }
     for (const s of touched) s.pump();
+  }
+
+  setMemberInfo(info: string): void {
+    this.ownInfo = checkMemberInfo(info);
+  }
+
+  peerInfo(id: NodeId): string | undefined {
+    return this.peerInfos.get(id);
   }
 
   setPeers(peers: ReadonlyMap<NodeId, string>): void {
@@ -736,6 +754,15 @@ export class GrpcTransport implements Transport {
     }
     const mine = { incarnation, seq };
     this.newestStream.set(from, mine);
+    // The newest stream's info is the sender's now (a restart with other software tells anew).
+    // Bounded as the stream numbers are: by STREAM_SENDERS_MAX senders, and in length.
+    const info = call.metadata.get(METADATA_MEMBER_INFO)[0];
+    if (typeof info === 'string' && info.length <= MEMBER_INFO_CHARS_MAX) this.peerInfos.set(from, info);
+    else this.peerInfos.delete(from);
+    if (this.peerInfos.size > STREAM_SENDERS_MAX) {
+      const oldest = this.peerInfos.keys().next();
+      if (oldest.done !== true) this.peerInfos.delete(oldest.value);
+    }
 
     call.on('data', (buf: Buffer) => {
       if (done) return;

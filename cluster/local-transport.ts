@@ -6,7 +6,7 @@
 // reported failed to its sender (a real transport sees its stream break).
 
 import assert from 'node:assert';
-import type { Transport, TransportHandlers, TransportStats } from './transport.js';
+import { checkMemberInfo, type Transport, type TransportHandlers, type TransportStats } from './transport.js';
 import type { Message, NodeId } from './types.js';
 
 export interface LocalNetworkOptions {
@@ -99,7 +99,7 @@ export class LocalNetwork {
         from.report(msg, 'lost');
         continue;
       }
-      to.receive(msg);
+      to.receive(msg, from.memberInfo);
       from.report(msg, 'delivered');
     }
   }
@@ -113,6 +113,9 @@ export class LocalTransport implements Transport {
   private refusedForeign = 0;
   private sent = 0;
   private received = 0;
+  /** @internal What this node tells its peers (setMemberInfo). */
+  memberInfo: string | undefined;
+  private readonly peerInfos = new Map<NodeId, string>();
 
   constructor(
     private readonly network: LocalNetwork,
@@ -149,6 +152,14 @@ export class LocalTransport implements Transport {
     this.peers = new Map(peers);
   }
 
+  setMemberInfo(info: string): void {
+    this.memberInfo = checkMemberInfo(info);
+  }
+
+  peerInfo(id: NodeId): string | undefined {
+    return this.peerInfos.get(id);
+  }
+
   stats(): TransportStats {
     return {
       droppedQueueFull: new Map(this.droppedQueueFull),
@@ -173,7 +184,7 @@ export class LocalTransport implements Transport {
   }
 
   /** @internal The network delivers `m` to this node. */
-  receive(m: Message): void {
+  receive(m: Message, senderInfo: string | undefined): void {
     const h = this.handlers;
     if (h === undefined) return;
     if (m.clusterId !== this.clusterId || m.to !== this.id) {
@@ -181,6 +192,9 @@ export class LocalTransport implements Transport {
       return;
     }
     this.received++;
+    // As over gRPC, where a sender's info travels with its stream: the newest heard wins.
+    if (senderInfo === undefined) this.peerInfos.delete(m.from);
+    else this.peerInfos.set(m.from, senderInfo);
     h.onMessage(m);
   }
 

@@ -36,8 +36,8 @@ import type { RaftConfig } from './config.js';
 import type { ProposeResult, RaftCounters, TransferResult } from './raft.js';
 import { RawNode, type NodeStatus } from './raw-node.js';
 import { ClientSessions } from './session.js';
-import type { StateMachine } from './state-machine.js';
 import { RaftStorage, StorageCorruptError, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
+import { ApplyRefusedError, type StateMachine } from './state-machine.js';
 import type { Transport, TransportReport, TransportStats } from './transport.js';
 import {
   NONE,
@@ -54,6 +54,14 @@ import {
 } from './types.js';
 
 /** What the node needs of its disk: RaftStorage, or a test double that fails on demand. */
+
+/** What stops a node for good: its storage failed, or its state machine refused an entry. */
+export type FatalError = StorageError | ApplyRefusedError;
+
+function fatalWhy(err: FatalError): string {
+  return err instanceof ApplyRefusedError ? `cannot apply: ${err.message}` : `storage failed: ${err.message}`;
+}
+
 export interface NodeStorage {
   readonly warnings: readonly StorageWarning[];
   load(): PersistedState;
@@ -127,8 +135,8 @@ export interface RaftNodeOptions {
   readonly raft?: RaftTuning;
   /** Opens the disk; defaults to RaftStorage.open. */
   readonly openStorage?: (dir: string) => Promise<NodeStorage>;
-  /** Told once when a storage error stops the node. Defaults to logging it. */
-  readonly onFatalError?: (err: StorageError) => void;
+  /** Told once when a storage error or a refused apply stops the node. Defaults to logging it. */
+  readonly onFatalError?: (err: FatalError) => void;
   /** Where the node reports what a person should know (recovery warnings, the fatal error). */
   readonly log?: (line: string) => void;
   /** Told how long each durable write and each snapshot took (for metrics). Must not throw. */
@@ -268,7 +276,7 @@ export interface RaftNodeStatus extends NodeStatus {
   readonly counters: Readonly<NodeCounters>;
   readonly raftCounters: Readonly<RaftCounters>;
   readonly transport: TransportStats;
-  readonly fatalError: StorageError | undefined;
+  readonly fatalError: FatalError | undefined;
 }
 
 interface PendingProposal {
@@ -354,7 +362,7 @@ export const snapshotFailureLogIntervalMs = 60_000;
 
 export class RaftNode {
   readonly id: NodeId;
-  private fatal: StorageError | undefined;
+  private fatal: FatalError | undefined;
 
   private readonly limits: Resolved;
   private readonly proposals = new Map<number, PendingProposal>();
@@ -404,7 +412,7 @@ export class RaftNode {
   /** Per peer: when a failed snapshot was last logged, and the failures since (see onReport). */
   private readonly snapshotFailures = new Map<NodeId, { loggedAtMs: number; unlogged: number }>();
   private readonly log: (line: string) => void;
-  private readonly onFatalError: (err: StorageError) => void;
+  private readonly onFatalError: (err: FatalError) => void;
 
   private constructor(
     private readonly options: RaftNodeOptions,
@@ -555,7 +563,15 @@ export class RaftNode {
       }
       // 4. Apply: install the snapshot, apply committed entries in order (settling the
       //    proposals waiting on them), then serve reads whose index is now applied.
-      this.applyReady(rd);
+      try {
+        this.applyReady(rd);
+      } catch (err) {
+        // Entries this build cannot apply as the others do: stop before them (their Ready
+        // is never advanced; a restart replays them, and refuses again until upgraded).
+        if (!(err instanceof ApplyRefusedError)) throw err;
+        this.fail(err);
+        return;
+      }
       // 5. Tell the core all of it is done; conf changes take effect in there.
       this.raw.advance();
       this.settleConfChanges();
@@ -629,8 +645,8 @@ export class RaftNode {
     this.raw.lingerCommit(false);
   }
 
-  /** The storage error that stopped this node, if one did. */
-  get fatalError(): StorageError | undefined {
+  /** The storage error or refused apply that stopped this node, if one did. */
+  get fatalError(): FatalError | undefined {
     return this.fatal;
   }
 
@@ -892,11 +908,11 @@ export class RaftNode {
     this.options.observe?.snapshotTaken?.(this.lastSnapshotMs, data.byteLength, encodeMs);
   }
 
-  /** A storage error: stop for good, and say so. Never retried, never ignored. */
-  private fail(err: StorageError): void {
+  /** A storage error or a refused apply: stop for good, and say so. Never retried, never ignored. */
+  private fail(err: FatalError): void {
     if (this.fatal !== undefined) return;
     this.fatal = err;
-    this.halt(`storage failed: ${err.message}`, err);
+    this.halt(fatalWhy(err), err);
     this.transportClosed = this.options.transport.close();
     this.onFatalError(err);
   }
@@ -1144,7 +1160,7 @@ export class RaftNode {
 
   private refuse(pending: number, max: number, what: string): ProposalError | undefined {
     if (this.stopping) {
-      const why = this.fatalError === undefined ? 'stopped' : `stopped by a storage error: ${this.fatalError.message}`;
+      const why = this.fatalError === undefined ? 'stopped' : `stopped: ${fatalWhy(this.fatalError)}`;
       return new ProposalError('stopped', `raft node ${this.id} is ${why}`);
     }
     if (pending >= max) {

@@ -51,6 +51,29 @@ export interface Transport {
   /** The current address of every peer (membership changes call this again). */
   setPeers(peers: ReadonlyMap<NodeId, string>): void;
   stats(): TransportStats;
+  /**
+   * A short text this node's owner tells every peer with its messages (the central node's
+   * apply versions, server/apply-version.ts); opaque to the transport and to Raft, at most
+   * MEMBER_INFO_CHARS_MAX characters. Set it before the node starts: a transport may carry it
+   * only on the connections it opens afterwards.
+   */
+  setMemberInfo?(info: string): void;
+  /**
+   * What `id` last told (setMemberInfo on its side), learned from its messages: undefined
+   * until one arrived. A peer restarted with other software tells its new text.
+   */
+  peerInfo?(id: NodeId): string | undefined;
   /** Stops listening, drops queued messages, closes connections. */
   close(): Promise<void>;
+}
+
+/** The longest text setMemberInfo takes. */
+export const MEMBER_INFO_CHARS_MAX = 256;
+
+/** Checks a member info text: printable ASCII, at most MEMBER_INFO_CHARS_MAX characters. */
+export function checkMemberInfo(info: string): string {
+  if (info.length > MEMBER_INFO_CHARS_MAX || !/^[\x20-\x7e]*$/.test(info)) {
+    throw new Error(`member info must be printable ASCII of at most ${MEMBER_INFO_CHARS_MAX} characters`);
+  }
+  return info;
 }

@@ -9,7 +9,7 @@ export { findColumn, parseDatabaseSchema, schemaToJson } from './schema.js';
 export type { Datum, Row, Value } from './datum.js';
 export { SmallMap, datumFromJson, datumToJson, forEachRefChange, isMapValue, valueFromJson, valueToJson, valuesEqual } from './datum.js';
 export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './database.js';
-export { Database, dumpDatabaseJson, rowToJson } from './database.js';
+export { Database, dumpDatabaseJson, insertChange, rowToJson } from './database.js';
 export type { TransactContext, TransactOutcome } from './transaction.js';
 export { answerRefused, precheckTransaction, refusalIsStateFree, transact, tryTransaction } from './transaction.js';
 export { COMPACT_ELEMENTS_MIN, compactTransaction } from './compact.js';

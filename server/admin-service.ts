@@ -48,7 +48,7 @@ export interface StatusReplyJson {
   removed: number[];
   electionTicks: number;
   tickMs: number;
-  peers: { id: number; address: string; hasProgress: boolean; match: number; next: number; state: string; learner: boolean; lastContactMsAgo: number }[];
+  peers: { id: number; address: string; hasProgress: boolean; match: number; next: number; state: string; learner: boolean; lastContactMsAgo: number; applyVersionMax: number }[];
   revision: number;
   proposalsPending: number;
   readsPending: number;
@@ -63,6 +63,9 @@ export interface StatusReplyJson {
   lastSnapshotMs: number;
   snapshotsTaken: number;
   snapshotHandoffs: number;
+  /** 0 from a member that predates apply versions. */
+  applyVersion: number;
+  applyVersionMax: number;
 }
 
 /** A value with its set elements and map entries in atom order, whatever order it was built in. */
@@ -144,6 +147,7 @@ export function statusOfCentral(central: CentralNode, digests = false): StatusRe
       state: p.state ?? '',
       learner: p.learner ?? false,
       lastContactMsAgo: p.lastContactMsAgo ?? -1,
+      applyVersionMax: central.peerApplyVersionMax(p.id) ?? 0,
     })),
     revision: central.revision,
     proposalsPending: s.proposalsPending,
@@ -155,6 +159,8 @@ export function statusOfCentral(central: CentralNode, digests = false): StatusRe
     lastSnapshotMs: s.lastSnapshotMs ?? -1,
     snapshotsTaken: s.counters.snapshotsTaken,
     snapshotHandoffs: s.counters.snapshotHandoffs,
+    applyVersion: central.sm.applyVersion,
+    applyVersionMax: central.sm.applyVersionMax,
   };
 }
 

@@ -3,14 +3,14 @@
 // NbStateMachine: it draws UUID seeds, prechecks requests, forwards writes to the leader,
 // retries blocked "wait"s, and serves reads at the consistency asked for.
 import { randomFillSync, randomUUID } from 'node:crypto';
-import type { StorageError } from '../cluster/storage.js';
-import { RaftNode, ProposalError, type NodeObserver } from '../cluster/node.js';
+import { RaftNode, ProposalError, type FatalError, type NodeObserver } from '../cluster/node.js';
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
 import { OvsdbError, answerRefused, compactTransaction, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
+import { applyVersionMaxOf, applyVersionTarget, memberInfoOf } from './apply-version.js';
 import { clientTables } from './chassis-store.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
@@ -55,7 +55,12 @@ export interface CentralNodeOptions {
   readonly projection?: Projection | null;
   /** How a follower hands a write to the leader (the service layer knows the addresses). */
   readonly forward?: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>;
-  readonly onFatalError?: (err: StorageError) => void;
+  readonly onFatalError?: (err: FatalError) => void;
+  /**
+   * The highest apply version this member implements (server/apply-version.ts): all this build
+   * has unless lowered, which tests do to stand for a member on an older build.
+   */
+  readonly applyVersionMax?: number;
   /** Told the durations of writes, snapshots, transactions and projection runs (metrics). */
   readonly observe?: CentralObserver;
 }
@@ -232,7 +237,14 @@ export class CentralNode {
     const schema = parseDatabaseSchema(NB_SCHEMA_JSON);
     const projection = options.projection === null ? undefined : (options.projection ?? new NorthdProjection());
     const projected = options.observe?.projected?.bind(options.observe);
-    const sm = new NbStateMachine({ schema, ...(projection ? { projection } : {}), ...(projected ? { observeProjection: projected } : {}) });
+    const sm = new NbStateMachine({
+      schema,
+      ...(projection ? { projection } : {}),
+      ...(projected ? { observeProjection: projected } : {}),
+      ...(options.applyVersionMax !== undefined ? { applyVersionMax: options.applyVersionMax } : {}),
+    });
+    // Every member tells its peers how far it can apply; a leader moves the cluster that far.
+    options.transport.setMemberInfo?.(memberInfoOf(sm.applyVersionMax));
     const history = new History(options.history ?? historyDefaults);
     const node = await RaftNode.start({
       id: options.id,
@@ -278,11 +290,45 @@ export class CentralNode {
       central.resetHistories(revision);
       for (const l of central.restoreListeners) l(revision);
     });
+    node.onProgress(() => central.moveApplyVersion());
     return central;
   }
 
   get id(): NodeId {
     return this.options.id;
+  }
+
+  /** A leader's apply-version entry on its way (moveApplyVersion); writes wait for it. */
+  private versionMove: Promise<void> | undefined;
+
+  /**
+   * The highest apply version each other member told this one (undefined: not heard, or a
+   * build from before apply versions). A transport that carries no member info is taken to
+   * connect members of this same build (in-process clusters).
+   */
+  peerApplyVersionMax(id: NodeId): number | undefined {
+    const transport = this.options.transport;
+    return transport.peerInfo === undefined ? this.sm.applyVersionMax : applyVersionMaxOf(transport.peerInfo(id));
+  }
+
+  /**
+   * On the leader, after each step of the node: when every member has told how far it can
+   * apply and all can go further than the cluster is, the entry that moves it there
+   * (server/apply-version.ts). One at a time; a lost one is proposed again at the next step.
+   */
+  private moveApplyVersion(): void {
+    if (this.versionMove !== undefined || this.sm.applyVersion >= this.sm.applyVersionMax) return;
+    if (this.node.leadership().role !== 'leader') return;
+    const target = applyVersionTarget(this.sm.applyVersion, this.sm.applyVersionMax, this.node.otherMembers(), (id) => this.peerApplyVersionMax(id));
+    if (target === undefined) return;
+    const data = encodeCommand({ kind: 'apply-version', version: target, seed: randomSeed() });
+    this.versionMove = this.node.propose(data, undefined, { broadcastCommit: true }).then(
+      () => undefined,
+      () => undefined,
+    );
+    void this.versionMove.finally(() => {
+      this.versionMove = undefined;
+    });
   }
 
   /** Retained SB view changes (northd's and the chassis tables'), for SB monitors that resume. */
@@ -480,6 +526,9 @@ export class CentralNode {
         if (out !== undefined) return out;
         continue;
       }
+      // A write the leader takes while it moves the cluster's apply version goes after the move
+      // (a new cluster's first writes then apply as its members can).
+      if (this.versionMove !== undefined) await this.versionMove;
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {

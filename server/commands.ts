@@ -23,7 +23,13 @@ export type Command =
    * the transactions that reach it in one turn of its event loop, so one entry, one persist and
    * one projection serve them all. Each member is an encoded nb-txn command.
    */
-  | { readonly kind: 'nb-group'; readonly txns: readonly NbTxnCommand[] };
+  | { readonly kind: 'nb-group'; readonly txns: readonly NbTxnCommand[] }
+  /**
+   * Moves the cluster to apply version `version` (server/apply-version.ts): entries after it
+   * are applied the way that version says. Proposed by a leader once every member told it can;
+   * `seed` makes the UUIDs of the NB writes the move itself makes.
+   */
+  | { readonly kind: 'apply-version'; readonly version: number; readonly seed: UuidSeed };
 
 export type NbTxnCommand = Extract<Command, { kind: 'nb-txn' }>;
 
@@ -44,6 +50,8 @@ export function encodeCommand(c: Command): Uint8Array {
       return packr.pack([c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs]);
     case 'nb-group':
       return encodeNbGroup(c.txns.map(encodeCommand));
+    case 'apply-version':
+      return packr.pack([c.kind, c.version, [...c.seed]]);
   }
 }
 
@@ -67,9 +75,7 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
       const kind = raw[0];
       const [, ops, seed, elapsedMs, timestampMs = 0] = raw as [string, unknown, unknown, unknown, unknown];
       if (!Array.isArray(ops)) return { kind: 'malformed', reason: `${kind}: ops is not an array` };
-      if (!Array.isArray(seed) || seed.length !== 4 || !seed.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) || seed.every((w) => w === 0)) {
-        return { kind: 'malformed', reason: `${kind}: bad uuid seed` };
-      }
+      if (!isSeed(seed)) return { kind: 'malformed', reason: `${kind}: bad uuid seed` };
       if (typeof elapsedMs !== 'number' || !(elapsedMs >= 0)) return { kind: 'malformed', reason: `${kind}: bad elapsedMs` };
       if (typeof timestampMs !== 'number' || !Number.isSafeInteger(timestampMs) || timestampMs < 0) return { kind: 'malformed', reason: `${kind}: bad timestampMs` };
       return (kind === 'nb-txn' ? nbTxn : sbTxn)(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
@@ -87,7 +93,18 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
       }
       return { kind: 'nb-group', txns };
     }
+    case 'apply-version': {
+      const [, version, seed] = raw as [string, unknown, unknown];
+      if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) return { kind: 'malformed', reason: 'apply-version: bad version' };
+      if (!isSeed(seed)) return { kind: 'malformed', reason: 'apply-version: bad uuid seed' };
+      return { kind: 'apply-version', version, seed: seed as unknown as UuidSeed };
+    }
     default:
       return { kind: 'malformed', reason: `unknown command kind ${JSON.stringify(raw[0])}` };
   }
+}
+
+/** Four 32-bit words, not all zero. */
+function isSeed(seed: unknown): boolean {
+  return Array.isArray(seed) && seed.length === 4 && seed.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff) && !seed.every((w) => w === 0);
 }

@@ -103,6 +103,8 @@ export class CentralMetrics implements CentralObserver {
     gauge('ovnts_raft_proposals_timed_out', 'Proposals that timed out since start', () => status()?.counters.proposalsTimedOut);
     gauge('ovnts_raft_snapshots_taken', 'Snapshots taken here since start', () => status()?.counters.snapshotsTaken);
     gauge('ovnts_raft_snapshot_handoffs', 'Times this member handed leadership away rather than take a slow snapshot while leading', () => status()?.counters.snapshotHandoffs);
+    gauge('ovnts_apply_version', 'The apply version in force here: how entries are applied, as the log has moved the cluster (docs/operations.md, Upgrades)', () => this.central?.sm.applyVersion);
+    gauge('ovnts_apply_version_max', 'The highest apply version this member\'s software implements (or --apply-version-max)', () => this.central?.sm.applyVersionMax);
     gauge('ovnts_nb_group_entries', 'Group-commit entries this member proposed (each carrying several NB transactions)', () => this.central?.nbGroups.counters.groups);
     gauge('ovnts_nb_grouped_txns', 'NB transactions this member proposed inside group-commit entries', () => this.central?.nbGroups.counters.groupedTxns);
     gauge('ovnts_nb_single_txns', 'NB transactions this member proposed as an entry of their own', () => this.central?.nbGroups.counters.single);

@@ -4,13 +4,14 @@
 // revision (the log index of the last applied transaction).
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
-import type { StateMachine } from '../cluster/state-machine.js';
+import { ApplyRefusedError, type StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpackBinHeader, streamDatabase, type EncodingStream } from '../ovsdb/codec.js';
 import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
-import { Database, transact, uuidSource } from '../ovsdb/index.js';
-import type { ChassisOwnedColumns } from '../northd/index.js';
+import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js';
+import type { ChassisOwnedColumns, DynamicAddressWrite, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
+import { APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -94,6 +95,11 @@ export interface NbStateMachineOptions {
    * on it.
    */
   readonly observeProjection?: (ms: number) => void;
+  /**
+   * The highest apply version this state machine implements (server/apply-version.ts):
+   * APPLY_VERSION_MAX unless lowered, which tests do to stand for an older build.
+   */
+  readonly applyVersionMax?: number;
 }
 
 const packr = new Packr({ useRecords: false });
@@ -107,12 +113,14 @@ function portNameIsUnique(schema: DatabaseSchema): boolean {
 }
 
 /**
- * 3: [3, revision, NB database, projection state or null, chassis-owned SB database].
+ * 4: [4, revision, NB database, projection state or null, chassis-owned SB database, apply version].
+ * 3 (still read): the same without the apply version (1 then).
  * 2 (still read): the same without the chassis database (none was registered then).
  * 1 (still read): [1, revision, database], from before the projection carried history; the
  * projection starts over then.
  */
-const snapshotFormat = 3;
+const snapshotFormat = 4;
+const snapshotFormatV3 = 3;
 const snapshotFormatV2 = 2;
 const snapshotFormatV1 = 1;
 
@@ -133,6 +141,9 @@ export class NbStateMachine implements StateMachine {
    * the tags of northd/tags.ts).
    */
   private readonly ipam: Ipam | undefined;
+  /** How entries are applied now (server/apply-version.ts), as the log has moved it. */
+  private version = APPLY_VERSION_INITIAL;
+  private readonly versionMax: number;
   private readonly listeners = new Set<(e: CommitEvent) => void>();
   private readonly restoreListeners = new Set<(revision: number) => void>();
 
@@ -145,7 +156,32 @@ export class NbStateMachine implements StateMachine {
   constructor(private readonly options: NbStateMachineOptions) {
     this.db = new Database(options.schema, this.databaseOptions());
     this.ipam = options.projection === undefined ? undefined : new Ipam();
+    this.versionMax = checkApplyVersionMax(options.applyVersionMax ?? APPLY_VERSION_MAX);
     options.projection?.reset(this.db, 0);
+  }
+
+  /** The apply version in force: what the log has moved the cluster to (server/apply-version.ts). */
+  get applyVersion(): number {
+    return this.version;
+  }
+
+  /** The highest apply version this state machine implements. */
+  get applyVersionMax(): number {
+    return this.versionMax;
+  }
+
+  /** The allocator of northd's NB writes, when the version in force has them. */
+  private get northdWrites(): Ipam | undefined {
+    return this.version >= APPLY_VERSION_NORTHD_WRITES ? this.ipam : undefined;
+  }
+
+  /** Refuses, before anything changes, what this build cannot apply as its peers do. */
+  private refuseAbove(version: number, what: string): void {
+    if (version <= this.versionMax) return;
+    throw new ApplyRefusedError(
+      `${what} is at apply version ${version}, and this build applies versions up to ${this.versionMax}: ` +
+        `start this member on software that implements version ${version} (a cluster never moves back to an older version)`,
+    );
   }
 
   get nb(): Database {
@@ -170,11 +206,13 @@ export class NbStateMachine implements StateMachine {
 
   apply(entry: Entry, duplicate: boolean): ApplyResult {
     assert.ok(entry.index > this.rev, `entry ${entry.index} applied after revision ${this.rev}`);
+    const command = duplicate ? undefined : decodeCommand(entry.data);
+    if (command?.kind === 'apply-version') this.refuseAbove(command.version, `the cluster from entry ${entry.index} on`);
     this.rev = entry.index;
-    if (duplicate) return { kind: 'duplicate', revision: this.rev };
-    const command = decodeCommand(entry.data);
+    if (command === undefined) return { kind: 'duplicate', revision: this.rev };
     if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
     if (command.kind === 'sb-txn') return this.applySb(command.ops, command.seed, command.elapsedMs, command.timestampMs);
+    if (command.kind === 'apply-version') return this.moveVersion(command.version, command.seed);
     const txns = command.kind === 'nb-group' ? command.txns : [command];
     // Each transaction of a group commits or fails on its own, in order, as if it had its own
     // entry; what they changed together is projected once, at this revision.
@@ -206,7 +244,7 @@ export class NbStateMachine implements StateMachine {
       const written = mergeAllDeltas(deltas);
       const merged = mergeDeltas(written, this.syncNorthdWrites(written, last.seed));
       const cfg = this.options.projection === undefined || cfgFrom === undefined ? { changes: [] } : this.syncCfg(cfgFrom.seed, cfgFrom.timestampMs);
-      this.ipam?.observe(cfg);
+      this.northdWrites?.observe(cfg);
       const delta = mergeDeltas(merged, cfg);
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
@@ -242,7 +280,7 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
-        this.ipam?.observe(nbDelta);
+        this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
         if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
@@ -311,17 +349,22 @@ export class NbStateMachine implements StateMachine {
    * a "dynamic" port or a nested container already holds its addresses and tag.
    */
   private syncNorthdWrites(delta: DbDelta, seed: UuidSeed): DbDelta {
-    const ipam = this.ipam;
+    const ipam = this.northdWrites;
     if (ipam === undefined) return { changes: [] };
     ipam.observe(delta);
+    return this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed);
+  }
+
+  /** syncNorthdWrites's transaction: `addresses` and `tags` written into their ports. */
+  private writeSwitchPorts(ipam: Ipam, addresses: readonly DynamicAddressWrite[], tags: readonly TagWrite[], seed: UuidSeed): DbDelta {
     const rows = new Map<Uuid, Record<string, unknown>>();
     const rowOf = (lsp: Uuid): Record<string, unknown> => {
       let row = rows.get(lsp);
       if (row === undefined) rows.set(lsp, (row = {}));
       return row;
     };
-    for (const w of ipam.writes(this.db, delta)) rowOf(w.lsp).dynamic_addresses = w.dynamicAddresses ?? ['set', []];
-    for (const w of tagWrites(this.db, delta)) rowOf(w.lsp).tag = w.tag;
+    for (const w of addresses) rowOf(w.lsp).dynamic_addresses = w.dynamicAddresses ?? ['set', []];
+    for (const w of tags) rowOf(w.lsp).tag = w.tag;
     if (rows.size === 0) return { changes: [] };
     const ops = [...rows].map(([lsp, row]) => ({ op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', lsp]]], row }));
     // A stream of its own for the _version these updates take (syncCfg's is another).
@@ -330,6 +373,30 @@ export class NbStateMachine implements StateMachine {
     assert.ok(out.kind === 'committed', `northd's writes of switch ports cannot fail: ${JSON.stringify(out)}`);
     ipam.observe(out.delta);
     return out.delta;
+  }
+
+  /**
+   * An apply-version entry (already checked against versionMax): from here on entries apply as
+   * `version` says. Moving to the version with northd's NB writes brings every switch port up
+   * to date at once (ovn-northd's next full pass would), so ports written before the move are
+   * not left without addresses or tags until they are next written.
+   */
+  private moveVersion(version: number, seed: UuidSeed): ApplyResult {
+    const was = this.version;
+    if (version <= was) return { kind: 'committed', results: [], revision: this.rev };
+    this.version = version;
+    const ipam = this.northdWrites;
+    if (ipam !== undefined && was < APPLY_VERSION_NORTHD_WRITES) {
+      ipam.reset();
+      const ports = [...this.db.rows('Logical_Switch_Port').values()].map((row) => insertChange('Logical_Switch_Port', row));
+      const delta = this.writeSwitchPorts(ipam, ipam.recompute(this.db), tagWrites(this.db, { changes: ports }), seed);
+      if (delta.changes.length > 0) {
+        this.project(delta);
+        const event: CommitEvent = { revision: this.rev, delta };
+        for (const l of this.listeners) l(event);
+      }
+    }
+    return { kind: 'committed', results: [], revision: this.rev };
   }
 
   /** Logical_Switch_Port.up as northd keeps it: true once the chassis reports the port up. */
@@ -481,7 +548,7 @@ export class NbStateMachine implements StateMachine {
 
   snapshot(): Uint8Array {
     const projection = this.options.projection?.snapshot() ?? null;
-    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection, encodeDatabase(this.sb)]);
+    return packr.pack([snapshotFormat, this.rev, encodeDatabase(this.db), projection, encodeDatabase(this.sb), this.version]);
   }
 
   /**
@@ -498,8 +565,9 @@ export class NbStateMachine implements StateMachine {
     const middle = projection === null ? [packr.pack(null)] : [msgpackBinHeader(projection.byteLength), projection];
     // The byte-string headers of both databases, once measured.
     let heads: { nb: Uint8Array; sb: Uint8Array } | undefined;
+    const version = packr.pack(this.version);
     function* parts(pieceBytes: number, h: { nb: Uint8Array; sb: Uint8Array }): Generator<Uint8Array> {
-      yield msgpackArrayHeader(5);
+      yield msgpackArrayHeader(6);
       yield packr.pack(snapshotFormat);
       yield packr.pack(revision);
       yield h.nb;
@@ -507,6 +575,7 @@ export class NbStateMachine implements StateMachine {
       yield* middle;
       yield h.sb;
       yield* sb.pieces(pieceBytes);
+      yield version;
     }
     return {
       revision,
@@ -514,7 +583,7 @@ export class NbStateMachine implements StateMachine {
         const nbBytes = yield* nb.measure(rowsPerStep);
         const sbBytes = yield* sb.measure(rowsPerStep);
         heads = { nb: msgpackBinHeader(nbBytes), sb: msgpackBinHeader(sbBytes) };
-        const fixed = [msgpackArrayHeader(5), packr.pack(snapshotFormat), packr.pack(revision), heads.nb, ...middle, heads.sb];
+        const fixed = [msgpackArrayHeader(6), packr.pack(snapshotFormat), packr.pack(revision), heads.nb, ...middle, heads.sb, version];
         return fixed.reduce((n, x) => n + x.byteLength, 0) + nbBytes + sbBytes;
       },
       pieces(pieceBytes) {
@@ -527,8 +596,10 @@ export class NbStateMachine implements StateMachine {
   restore(data: Uint8Array): void {
     const image: unknown = packr.unpack(data);
     assert.ok(Array.isArray(image), 'NB snapshot: not an array');
-    const [format, revision, dbBytes, projection, sbBytes] = image as [unknown, unknown, unknown, unknown, unknown];
-    assert.ok(format === snapshotFormat || format === snapshotFormatV2 || format === snapshotFormatV1, `unknown NB snapshot format ${String(format)}`);
+    const [format, revision, dbBytes, projection, sbBytes, version = APPLY_VERSION_INITIAL] = image as [unknown, unknown, unknown, unknown, unknown, unknown];
+    assert.ok(format === snapshotFormat || format === snapshotFormatV3 || format === snapshotFormatV2 || format === snapshotFormatV1, `unknown NB snapshot format ${String(format)}`);
+    assert.ok(typeof version === 'number' && Number.isSafeInteger(version) && version >= APPLY_VERSION_INITIAL, 'NB snapshot: malformed apply version');
+    this.refuseAbove(version, `the snapshot at revision ${String(revision)}`);
     assert.ok(typeof revision === 'number' && dbBytes instanceof Uint8Array, 'NB snapshot: malformed');
     assert.ok(projection === undefined || projection === null || projection instanceof Uint8Array, 'NB snapshot: malformed projection state');
     assert.ok(sbBytes === undefined || sbBytes instanceof Uint8Array, 'NB snapshot: malformed chassis database');
@@ -536,6 +607,7 @@ export class NbStateMachine implements StateMachine {
     this.sb = sbBytes === undefined ? new Database(chassisSchema()) : decodeDatabase(chassisSchema(), sbBytes);
     this.ackCounts = undefined;
     this.ipam?.reset();
+    this.version = version;
     this.rev = revision;
     const chassis = new Map<string, Uuid>();
     for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);

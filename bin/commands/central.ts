@@ -7,7 +7,9 @@ import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
+import { ApplyRefusedError } from '../../cluster/state-machine.js';
 import type { NodeId } from '../../cluster/types.js';
+import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import { passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
@@ -46,6 +48,7 @@ interface CentralOptions {
   snapshotLogBytes?: string;
   snapshotLogRatio?: string;
   snapshotHandoffMs?: string;
+  applyVersionMax?: string;
   optimizeForSize?: boolean;
 }
 
@@ -91,6 +94,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--snapshot-log-ratio <r>', '...once their data is also R times the last snapshot\'s size (default 1; 0: every N entries)')
     .option('--snapshot-log-bytes <n>', 'and regardless once the entries applied since the last snapshot hold N bytes (default 67108864)')
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
+    .option('--apply-version-max <n>', `the highest apply version this member offers its cluster (default: the most this software implements, ${APPLY_VERSION_MAX}); a lower one holds the whole cluster at that version until this member is restarted without it (docs/central.md, Upgrades)`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
@@ -142,7 +146,12 @@ export function registerCentralCommand(program: Command): void {
         ...(o.snapshotHandoffMs !== undefined ? { snapshotHandoffMs: positiveInteger('--snapshot-handoff-ms', o.snapshotHandoffMs) } : {}),
         forward: fwd.forward,
         observe: metrics,
+        ...(o.applyVersionMax !== undefined ? { applyVersionMax: positiveInteger('--apply-version-max', o.applyVersionMax) } : {}),
         onFatalError: (err) => {
+          if (err instanceof ApplyRefusedError) {
+            process.stderr.write(`central ${o.name}: stopping: ${err.message}\n`);
+            process.exit(4);
+          }
           process.stderr.write(`central ${o.name}: stopping on storage error: ${err.message}\n`);
           process.exit(3);
         },

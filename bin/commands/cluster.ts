@@ -25,7 +25,7 @@ function table(rows: string[][]): string {
 }
 
 function formatStatus(all: readonly MemberStatus[]): string {
-  const rows: string[][] = [['member', 'address', 'role', 'term', 'leader', 'commit', 'applied', 'log', 'snapshot', 'revision', 'election', 'clients', 'agents']];
+  const rows: string[][] = [['member', 'address', 'role', 'term', 'leader', 'commit', 'applied', 'log', 'snapshot', 'revision', 'election', 'clients', 'agents', 'apply version']];
   for (const m of all) {
     if ('error' in m) {
       rows.push(['?', m.address, `unreachable: ${m.error}`]);
@@ -47,6 +47,8 @@ function formatStatus(all: readonly MemberStatus[]): string {
       // Watch streams and OVSDB sessions; a member that predates the counts shows '?'.
       s.sessions === null || s.sessions === undefined ? '?' : String(s.sessions.watch + s.sessions.ovsdb),
       s.sessions === null || s.sessions === undefined ? '?' : String(s.sessions.agent),
+      // In force / the most this member's software applies (0: a member from before them).
+      s.applyVersion > 0 ? `${s.applyVersion} (max ${s.applyVersionMax})` : '?',
     ]);
   }
   let out = table(rows);
@@ -55,9 +57,10 @@ function formatStatus(all: readonly MemberStatus[]): string {
     const s = leader.status;
     out += `\ncluster ${s.clusterId}: voters ${s.voters.join(',') || '-'}; learners ${s.learners.join(',') || '-'}; removed ${s.removed.join(',') || '-'}\n`;
     out += `as seen by the leader (member ${s.id}):\n`;
-    const peerRows: string[][] = [['peer', 'address', 'state', 'match', 'next', 'last contact']];
+    const peerRows: string[][] = [['peer', 'address', 'state', 'match', 'next', 'last contact', 'apply max']];
     for (const p of s.peers) {
-      peerRows.push([String(p.id) + (p.learner ? ' (learner)' : ''), p.address, p.state || '-', String(p.match), String(p.next), p.lastContactMsAgo < 0 ? 'never' : `${p.lastContactMsAgo} ms ago`]);
+      const applyMax = p.applyVersionMax > 0 ? String(p.applyVersionMax) : 'not told';
+      peerRows.push([String(p.id) + (p.learner ? ' (learner)' : ''), p.address, p.state || '-', String(p.match), String(p.next), p.lastContactMsAgo < 0 ? 'never' : `${p.lastContactMsAgo} ms ago`, applyMax]);
     }
     out += table(peerRows);
   } else {

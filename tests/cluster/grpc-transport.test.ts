@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
 import type { GrpcTransportOptions } from '../../cluster/grpc-transport.js';
 import { isWireError, RaftCodec } from '../../cluster/grpc-codec.js';
-import type { TransportHandlers, TransportReport } from '../../cluster/transport.js';
+import { MEMBER_INFO_CHARS_MAX, type TransportHandlers, type TransportReport } from '../../cluster/transport.js';
 import type { Message, NodeId } from '../../cluster/types.js';
 import { freePort } from '../helpers/raft-kv-cluster.js';
 
@@ -551,4 +551,30 @@ t.test('throughput: 100k app messages one way (printed, not asserted)', async (t
       `${Math.round(n / seconds)} messages/s`,
   );
   t.equal(b.inbox.messages.length, n);
+});
+
+t.test('member info travels with a sender\'s stream; a restarted sender tells its new one', async (t) => {
+  const { a, b } = await startPair(t);
+  t.equal(b.tr.peerInfo(1), undefined, 'nothing known before a message arrives');
+  a.tr.setMemberInfo('apply-max=2');
+  a.tr.send([heartbeat(1, 2, 1)]);
+  await b.inbox.until(() => b.inbox.messages.length === 1, 'B to hear from A');
+  t.equal(b.tr.peerInfo(1), 'apply-max=2', 'B knows what A tells');
+  t.equal(a.tr.peerInfo(2), undefined, 'A has heard nothing from B');
+  // A restarts as another process: its new stream tells its new info.
+  await a.tr.close();
+  const again = await startNode(t, 1);
+  again.tr.setMemberInfo('apply-max=1');
+  again.tr.setPeers(new Map([[2, b.tr.address()]]));
+  again.tr.send([heartbeat(1, 2, 2)]);
+  await b.inbox.until(() => b.inbox.messages.length === 2, 'B to hear from the restarted A');
+  t.equal(b.tr.peerInfo(1), 'apply-max=1', 'B now knows the restarted A\'s info');
+  // One that says nothing leaves nothing behind.
+  const silent = await startNode(t, 3);
+  silent.tr.setPeers(new Map([[2, b.tr.address()]]));
+  silent.tr.send([heartbeat(3, 2, 1)]);
+  await b.inbox.until(() => b.inbox.messages.length === 3, 'B to hear from 3');
+  t.equal(b.tr.peerInfo(3), undefined, 'a sender without info has none');
+  t.throws(() => a.tr.setMemberInfo('x'.repeat(MEMBER_INFO_CHARS_MAX + 1)), /at most 256 characters/, 'too long is refused');
+  t.throws(() => a.tr.setMemberInfo('tab\there'), /printable ASCII/, 'so is what metadata cannot carry');
 });

@@ -6,9 +6,9 @@
 import t from 'tap';
 import { bootstrapState } from '../../cluster/bootstrap.js';
 import { KvStateMachine } from '../../cluster/kv-state-machine.js';
-import { RaftNode } from '../../cluster/node.js';
+import { RaftNode, type FatalError } from '../../cluster/node.js';
 import { RawNode } from '../../cluster/raw-node.js';
-import { RaftStorage, StorageCorruptError, type StorageError } from '../../cluster/storage.js';
+import { RaftStorage, StorageCorruptError } from '../../cluster/storage.js';
 import type { Transport, TransportHandlers } from '../../cluster/transport.js';
 import type { Entry, Message, PersistedState } from '../../cluster/types.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -54,7 +54,7 @@ t.test('the node stops on it with a storage error that says what to do', async (
     stats: () => ({ droppedQueueFull: new Map(), refusedForeign: 0, sent: 0, received: 0 }),
     close: async () => undefined,
   };
-  const fatal: StorageError[] = [];
+  const fatal: FatalError[] = [];
   const node = await RaftNode.start({
     id: 2,
     clusterId,

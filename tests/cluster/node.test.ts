@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import { KvStateMachine, encodeKvCommand, type KvResult, type KvValue } from '../../cluster/kv-state-machine.js';
 import { LocalNetwork } from '../../cluster/local-transport.js';
-import { ProposalError, RaftNode, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
+import { ProposalError, RaftNode, type FatalError, type NodeStorage, type RaftNodeOptions } from '../../cluster/node.js';
 import { RaftStorage, StorageError } from '../../cluster/storage.js';
 import type { Transport, TransportHandlers } from '../../cluster/transport.js';
 import type { Entry, NodeId } from '../../cluster/types.js';
@@ -562,14 +562,14 @@ t.test('a proposal lost to a leader change rejects dropped', async (t) => {
 
 t.test('a storage error stops the node: fatalError set, pending proposals rejected stopped', async (t) => {
   const disks = new Map<NodeId, FailingStorage>();
-  const fatal = new Map<NodeId, StorageError>();
+  const fatal = new Map<NodeId, FatalError>();
   const c = await Cluster.start(t, [1, 2, 3], (id) => ({
     openStorage: async (dir: string) => {
       const s = await FailingStorage.open(dir);
       disks.set(id, s);
       return s;
     },
-    onFatalError: (err: StorageError) => fatal.set(id, err),
+    onFatalError: (err: FatalError) => fatal.set(id, err),
   }));
   const leader = await c.leader();
   await leader.node.propose(put('before', 'ok'));

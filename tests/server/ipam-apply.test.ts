@@ -8,6 +8,7 @@ import type { Entry } from '../../cluster/types.js';
 import type { Row } from '../../ovsdb/index.js';
 import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
 import { encodeCommand, nbTxn } from '../../server/commands.js';
 import type { CommitEvent } from '../../server/nb-state-machine.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
@@ -34,6 +35,8 @@ function machine(withProjection: boolean): Machine {
   // Entries follow the state machine's revision (a restored one goes on from its snapshot's),
   // and their seeds follow the index: two machines handed the same ops agree.
   const entry = (data: Uint8Array): Entry => ({ term: 1, index: sm.revision + 1, type: 'normal', data }) as Entry;
+  // As a cluster's leader does first: northd's NB writes come with apply version 2.
+  sm.apply(entry(encodeCommand({ kind: 'apply-version', version: APPLY_VERSION_MAX, seed: [9, 9, 9, 9] })), false);
   return {
     sm,
     projection,

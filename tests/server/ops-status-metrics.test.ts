@@ -4,6 +4,7 @@
 // (add-learner included) answering --format json.
 // Method: central nodes in this process with real gRPC and OVSDB listeners on loopback, real
 // clients, the metrics HTTP server, and the real command line as a child process.
+import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
 import { join } from 'node:path';
 import net from 'node:net';
 import t from 'tap';
@@ -107,8 +108,9 @@ t.test('connected clients in status and /metrics: watch streams, OVSDB sessions,
   t.equal(sample(await scrape(`http://127.0.0.1:${small.port}`), 'ovnts_connections_refused{listener="metrics"}'), 1, '/metrics counts the client the full HTTP listener refused');
   await until('the holding client gone', async () => ((await counts()).ovsdb === 1 ? true : undefined), 10_000);
   const table = await ovnts('cluster', 'status', `--endpoints=${cluster.members.map((m) => m.address).join(',')}`);
-  t.match(table.stdout, /election\s+clients\s+agents\n/, 'status has clients and agents columns');
-  t.match(table.stdout, new RegExp(`${member.address.replace(/\./g, '\\.')} .* ms\\s+2\\s+1\\n`), 'this member: 2 clients (a watch, an OVSDB session), 1 agent');
+  t.match(table.stdout, /election\s+clients\s+agents\s+apply version\n/, 'status has clients, agents and apply version columns');
+  t.match(table.stdout, new RegExp(`${member.address.replace(/\./g, '\\.')} .* ms\\s+2\\s+1\\s+${APPLY_VERSION_MAX} \\(max ${APPLY_VERSION_MAX}\\)\\n`), 'this member: 2 clients (a watch, an OVSDB session), 1 agent, at its highest apply version');
+  t.match(table.stdout, /last contact\s+apply max\n/, 'the leader\'s view of its peers has the highest version each told');
 
   watch.cancel();
   await rpc.close();
@@ -189,6 +191,8 @@ t.test('/metrics: proposal latency, snapshot duration and encode time, snapshots
   t.ok((sample(text, 'ovnts_raft_snapshot_seconds_count') ?? 0) >= 2);
   t.ok(sample(text, 'ovnts_raft_log_bytes_since_snapshot') !== undefined, 'the byte threshold\'s measure is exported');
   t.equal(sample(text, 'ovnts_raft_snapshot_handoffs'), 0, 'a single member never hands off');
+  t.equal(sample(text, 'ovnts_apply_version'), APPLY_VERSION_MAX, 'a single member moved itself to its highest apply version');
+  t.equal(sample(text, 'ovnts_apply_version_max'), APPLY_VERSION_MAX);
 });
 
 t.test('every cluster subcommand answers --format json; add-learner adds a learner', async (t) => {

@@ -1,0 +1,74 @@
+// Apply versions: how the members of a cluster stay identical while they are upgraded one at a
+// time. Every replica must turn the same log into the same state, but a newer build may apply
+// an entry differently from an older one (it writes something into the NB the older one does
+// not). So the way entries are applied is itself replicated: the log carries "from here on,
+// apply as version N" entries, and a build applies each entry as the version in force at it
+// says, never as it would like to.
+//
+// - Each build implements versions 1..APPLY_VERSION_MAX, the older ones kept as they were.
+// - Each member tells its peers its highest version with its Raft messages (the transport's
+//   member info). A leader that has heard every member of the configuration moves the
+//   cluster to the lowest of their highest versions, when that is above the cluster's, with
+//   one `apply-version` entry. A member down or not yet heard from holds the move back.
+// - A member asked to apply a version above its own stops there (ApplyRefusedError) rather
+//   than diverge, and says which version it needs: a member started on an older build after the
+//   cluster moved on, or a new member of an older build. The cluster never moves back.
+//
+// The same idea as etcd's cluster version, decided by the leader from what the members run.
+import type { NodeId } from '../cluster/types.js';
+
+/**
+ * What each version changes, in order. A log or snapshot from before apply versions existed
+ * is at version 1.
+ *  1. The NB as clients write it, plus what the state machine has always written itself:
+ *     NB_Global's sb_cfg, hv_cfg and their timestamps, Logical_Switch_Port.up.
+ *  2. Also what ovn-northd writes into the NB switch ports: dynamic_addresses (northd/ipam.ts)
+ *     and tag (northd/tags.ts). Moving to 2 brings every port up to date in that entry.
+ */
+export const APPLY_VERSION_MAX = 2;
+
+/** The version of a state machine whose log has moved it nowhere yet. */
+export const APPLY_VERSION_INITIAL = 1;
+
+/** The first version with ovn-northd's writes into Logical_Switch_Port (IPAM, tags). */
+export const APPLY_VERSION_NORTHD_WRITES = 2;
+
+const INFO_PREFIX = 'apply-max=';
+
+/** The member info a member tells its peers: its highest apply version. */
+export function memberInfoOf(applyVersionMax: number): string {
+  return `${INFO_PREFIX}${applyVersionMax}`;
+}
+
+/** The highest apply version a member's info names; undefined for none (or a build before them). */
+export function applyVersionMaxOf(info: string | undefined): number | undefined {
+  if (info === undefined || !info.startsWith(INFO_PREFIX)) return undefined;
+  const text = info.slice(INFO_PREFIX.length);
+  const n = Number(text);
+  return /^[1-9][0-9]{0,8}$/.test(text) && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * The version a leader should move the cluster to now, or undefined for none: the lowest
+ * highest version over itself and every other member, once every one of them has told its
+ * own (`maxOf`), when that is above `current`. A member never heard from, or one whose info
+ * names no version (software from before apply versions, which applies as version 1), holds it
+ * back.
+ */
+export function applyVersionTarget(current: number, ownMax: number, others: readonly NodeId[], maxOf: (id: NodeId) => number | undefined): number | undefined {
+  let target = ownMax;
+  for (const id of others) {
+    const max = maxOf(id);
+    if (max === undefined) return undefined;
+    if (max < target) target = max;
+  }
+  return target > current ? target : undefined;
+}
+
+/** Checks an apply-version bound given to a state machine (tests simulate older builds with it). */
+export function checkApplyVersionMax(max: number): number {
+  if (!Number.isSafeInteger(max) || max < APPLY_VERSION_INITIAL || max > APPLY_VERSION_MAX) {
+    throw new Error(`apply version bound ${max} is not one this build implements (${APPLY_VERSION_INITIAL}..${APPLY_VERSION_MAX})`);
+  }
+  return max;
+}
