@@ -129,6 +129,12 @@ export class SbStream implements SbSource {
   private paused = false;
   /** The to_revision of the last update handed to the runtime. */
   private deliveredRevision = 0;
+  /**
+   * The SB view id of the member whose Resume began the view delivered so far (proto
+   * Resume.view): given back in Hello, so that a member deriving the view otherwise (other
+   * software, during an upgrade) sends a snapshot rather than its changes.
+   */
+  private view = '';
   /** What the delivered updates hold: Datapath_Bindings, and each Port_Binding's port and datapath. */
   private readonly heldDatapaths = new Set<string>();
   private readonly heldPorts = new Map<string, { port: string; datapath: string }>();
@@ -276,6 +282,7 @@ export class SbStream implements SbSource {
         ifaceIds: [...this.helloIfaceIds],
         monitorAll: hello.monitorAll === true,
         setDifferenceTables: [...setDifferenceTables],
+        view: this.deliveredRevision > 0 ? this.view : '',
       },
     });
     let done = false;
@@ -333,6 +340,7 @@ export class SbStream implements SbSource {
     if (r.toRevision < r.fromRevision) throw new ProtocolError(`Resume to revision ${r.toRevision} before ${r.fromRevision}`);
     if (r.mode === 'SNAPSHOT') this.counters.snapshots++;
     else this.counters.resumes++;
+    this.view = r.view ?? '';
     this.resumed = true;
     this.failures = 0;
     this.onState?.({ state: 'connected', endpoint: this.callEndpoint, resumedBy: r.mode === 'SNAPSHOT' ? 'snapshot' : 'delta' });

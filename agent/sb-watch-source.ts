@@ -43,6 +43,8 @@ interface WatchEvent {
   readonly changes: readonly WireChange[];
   readonly initial: boolean;
   readonly progress: boolean;
+  /** The member's SB view id (proto WatchEvent.sb_view). */
+  readonly sbView?: string;
 }
 
 let sbSchemaCache: DatabaseSchema | undefined;
@@ -79,6 +81,8 @@ export class SbWatchSource implements SbSource {
   private closed = false;
   /** The last revision delivered to the agent (what a reconnect resumes after). */
   private delivered = 0;
+  /** The SB view id of the member whose events built what was delivered (WatchEvent.sb_view). */
+  private view = '';
   private readonly queue: WatchEvent[] = [];
   /** The drain applying updates now, if any. */
   private draining: Promise<void> | undefined;
@@ -168,7 +172,7 @@ export class SbWatchSource implements SbSource {
     const client = this.clients[this.endpointIndex] as NorthboundClient;
     this.initial = undefined;
     this.queue.length = 0;
-    const stream = client.watch([], this.delivered, 'OVN_Southbound') as unknown as grpc.ClientReadableStream<WatchEvent>;
+    const stream = client.watch([], this.delivered, 'OVN_Southbound', this.delivered > 0 ? this.view : '') as unknown as grpc.ClientReadableStream<WatchEvent>;
     this.stream = stream;
     let announced = false;
     stream.on('data', (e: WatchEvent) => {
@@ -182,12 +186,15 @@ export class SbWatchSource implements SbSource {
         this.reconnect(`the agent fell more than ${this.queue.length} events behind; resuming from revision ${this.delivered}`, false);
         return;
       }
+      // The view the events to come build on: given back when resuming.
+      if (e.sbView !== undefined && e.sbView !== '') this.view = e.sbView;
       this.queue.push(e);
       this.drain(stream);
     });
     stream.on('error', (err: Error & { code?: number }) => {
       if (this.stream !== stream) return;
-      // OUT_OF_RANGE: the revision is compacted (or unknown here): start over with a snapshot.
+      // OUT_OF_RANGE: the revision is compacted (or unknown here), or the member derives the
+      // SB view with other software: start over with a snapshot.
       if (err.code === 11) this.delivered = 0;
       this.reconnect(err.message, true);
     });

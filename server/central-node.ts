@@ -12,6 +12,7 @@ import { OvsdbError, answerRefused, compactTransaction, findColumn, parseDatabas
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { applyVersionMaxOf, applyVersionTarget, memberInfoOf } from './apply-version.js';
 import { clientTables } from './chassis-store.js';
+import { sbViewId } from './sb-view-id.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, databaseBytes, historyDefaults } from './history.js';
@@ -61,6 +62,11 @@ export interface CentralNodeOptions {
    * has unless lowered, which tests do to stand for a member on an older build.
    */
   readonly applyVersionMax?: number;
+  /**
+   * The id of the software deriving this member's SB view (server/sb-view-id.ts), which the SB
+   * view's resume tokens carry; by default this build's.
+   */
+  readonly sbViewId?: string;
   /** Told the durations of writes, snapshots, transactions and projection runs (metrics). */
   readonly observe?: CentralObserver;
 }
@@ -296,6 +302,11 @@ export class CentralNode {
 
   get id(): NodeId {
     return this.options.id;
+  }
+
+  /** The id of the software that derives this member's SB view (server/sb-view-id.ts). */
+  get sbViewId(): string {
+    return this.options.sbViewId ?? sbViewId();
   }
 
   /** A leader's apply-version entry on its way (moveApplyVersion); writes wait for it. */

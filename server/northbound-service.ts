@@ -183,7 +183,7 @@ function changesOf(feed: DbFeed, delta: DbDelta, tables: ReadonlySet<string> | u
   return out;
 }
 
-function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>): void {
+function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string; sbView?: string }, unknown>): void {
   const malformed = malformedReason(call.request);
   if (malformed !== undefined) {
     call.emit('error', statusOf(new MalformedRequestError(malformed)));
@@ -227,10 +227,12 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
     clearInterval(progress);
     call.emit('error', statusOf(new WatchCut(code, message)));
   };
+  // An SB watch's events name the view they come from (WatchRequest.sb_view).
+  const sbView = dbName === 'OVN_Southbound' ? central.sbViewId : undefined;
   const send = (event: object): void => {
     if (ended) return;
     queued++;
-    const ok = call.write(event, () => {
+    const ok = call.write(sbView === undefined ? event : { ...event, sbView }, () => {
       queued--;
     });
     // Backpressure: gRPC buffers what write() could not send; past the limit the watcher is
@@ -292,6 +294,11 @@ function watch(central: CentralNode, call: grpc.ServerWritableStream<{ tables: s
     }
     flush();
   } else {
+    const theirs = call.request.sbView ?? '';
+    if (sbView !== undefined && theirs !== '' && theirs !== sbView) {
+      cut(grpc.status.OUT_OF_RANGE, `view: the watcher's copy of the SB view was derived by other software (view ${quote(theirs)}, this member's ${quote(sbView)}); re-read with since_revision 0`);
+      return;
+    }
     const since = feed.history.since(sinceRevision);
     if (since.kind === 'compacted') {
       cut(grpc.status.OUT_OF_RANGE, `compacted: revision ${sinceRevision} is no longer retained; the oldest revision to resume from is ${since.minRevision}; re-read with since_revision 0`);
@@ -515,7 +522,7 @@ export function northboundHandlers(central: CentralNode): grpc.UntypedServiceImp
       return { rowsJson: JSON.stringify(out.rows), revision: out.revision };
     }),
     getSchema: unary(async () => ({ schemaJson: JSON.stringify(schemaToJson(central.schema)) })),
-    watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string }, unknown>) => watch(central, call),
+    watch: (call: grpc.ServerWritableStream<{ tables: string[]; sinceRevision: number; db?: string; sbView?: string }, unknown>) => watch(central, call),
     wait: unary((req: WireWaitRequest) => waitOne(central, req)),
   };
 }
@@ -597,9 +604,9 @@ export class NorthboundClient {
   }
 
   /** Opens a watch; events arrive on the returned stream ('data', 'error', 'end'). */
-  watch(tables: readonly string[], sinceRevision: number, db: TransactDb = 'OVN_Northbound'): grpc.ClientReadableStream<{ revision: number; changes: WireChange[]; initial: boolean; progress: boolean }> {
+  watch(tables: readonly string[], sinceRevision: number, db: TransactDb = 'OVN_Northbound', sbView = ''): grpc.ClientReadableStream<{ revision: number; changes: WireChange[]; initial: boolean; progress: boolean; sbView?: string }> {
     const c = this.client as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<never>>;
-    return (c.watch as (req: unknown) => grpc.ClientReadableStream<never>).call(c, { tables, sinceRevision, db });
+    return (c.watch as (req: unknown) => grpc.ClientReadableStream<never>).call(c, { tables, sinceRevision, db, ...(sbView !== '' ? { sbView } : {}) });
   }
 
   close(): void {

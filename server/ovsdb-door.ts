@@ -117,17 +117,31 @@ const SERVER_SCHEMA_JSON = {
   },
 } as const;
 
-const ZERO_TXN_PREFIX = '00000000-0000-0000-0000-';
+/** The view tag of the NB's transaction ids: every member holds the same NB (apply versions). */
+const NB_TXN_TAG = '00000000';
 
-/** The last-txn-id of a revision: UUID-shaped, the same on every member. */
-export function txnIdOf(revision: number): string {
-  return ZERO_TXN_PREFIX + revision.toString(16).padStart(12, '0');
+/** The tag of the SB view's transaction ids: the SB view id's first 8 hex digits (never all zero). */
+export function sbTxnTag(viewId: string): string {
+  const tag = viewId.slice(0, 8).padEnd(8, '0');
+  return /^[0-9a-f]{8}$/.test(tag) && tag !== NB_TXN_TAG ? tag : 'ffffffff';
 }
 
-/** The revision a last-txn-id names, or undefined (foreign, or the all-zero "none"). */
-export function revisionOfTxnId(id: unknown): number | undefined {
-  if (typeof id !== 'string' || !id.startsWith(ZERO_TXN_PREFIX)) return undefined;
-  const hex = id.slice(ZERO_TXN_PREFIX.length);
+/**
+ * The last-txn-id of a revision: UUID-shaped, the same on every member that holds the same data
+ * at that revision. `tag` (8 hex digits) says which data: zeros for the NB; for the SB view,
+ * the start of the member's SB view id (server/sb-view-id.ts), since members on different
+ * software may derive different views, and a client resuming on a member of another view must
+ * read it anew rather than apply that member's changes to a view it never had.
+ */
+export function txnIdOf(revision: number, tag = NB_TXN_TAG): string {
+  return `${tag}-0000-0000-0000-${revision.toString(16).padStart(12, '0')}`;
+}
+
+/** The revision a last-txn-id of `tag` names, or undefined (foreign, another tag, or the all-zero "none"). */
+export function revisionOfTxnId(id: unknown, tag = NB_TXN_TAG): number | undefined {
+  const prefix = `${tag}-0000-0000-0000-`;
+  if (typeof id !== 'string' || !id.startsWith(prefix)) return undefined;
+  const hex = id.slice(prefix.length);
   if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;
   const r = parseInt(hex, 16);
   return r > 0 ? r : undefined;
@@ -336,6 +350,8 @@ class Door {
   readonly serverId: string;
   /** The database this door serves, as a feed (rows, history, changes). */
   readonly feed: DbFeed;
+  /** The tag of its last-txn-ids (txnIdOf): the SB view id's start for the SB. */
+  readonly txnTag: string;
   readonly mainSchemaJson: unknown;
   readonly serverSchemaJson: unknown;
 
@@ -346,6 +362,7 @@ class Door {
     readonly dbName: TransactDb,
   ) {
     this.feed = central.feed(dbName);
+    this.txnTag = dbName === 'OVN_Southbound' ? sbTxnTag(central.sbViewId) : NB_TXN_TAG;
     this.serverId = uuidFrom(`server:${clusterId}:${central.id}:${dbName}`);
     this.mainSchemaJson = asClustered(schemaToJson(this.feed.schema));
     this.serverSchemaJson = SERVER_SCHEMA_JSON;
@@ -739,15 +756,16 @@ class Connection {
     const revision = isMain ? this.door.central.revision : 0;
     this.monitors.set(key, monitor);
     if (version !== 3) return initialUpdates(monitor, db);
-    const since = isMain ? revisionOfTxnId(params[3]) : undefined;
+    const tag = this.door.txnTag;
+    const since = isMain ? revisionOfTxnId(params[3], tag) : undefined;
     if (since !== undefined && since <= revision) {
       const h = this.door.feed.history.since(since);
       if (h.kind === 'ok') {
         const updates = changeUpdates(monitor, netChanges(db, h.items.map((i) => i.delta))) ?? {};
-        return [true, txnIdOf(revision), updates];
+        return [true, txnIdOf(revision, tag), updates];
       }
     }
-    return [false, txnIdOf(revision), initialUpdates(monitor, db)];
+    return [false, txnIdOf(revision, tag), initialUpdates(monitor, db)];
   }
 
   private monitorCondChange(params: unknown[]): unknown {
@@ -809,7 +827,7 @@ class Connection {
   private sendUpdates(m: Monitor, updates: TableUpdates, revision: number): void {
     if (m.version === 1) this.notify('update', [m.id, updates]);
     else if (m.version === 2) this.notify('update2', [m.id, updates]);
-    else this.notify('update3', [m.id, txnIdOf(revision), updates]);
+    else this.notify('update3', [m.id, txnIdOf(revision, this.door.txnTag), updates]);
   }
 
   private onMainCommit(revision: number, delta: DbDelta): void {

@@ -87,10 +87,17 @@ export interface SessionHello {
   readonly monitorAll: boolean;
   /** Tables whose set columns the agent accepts as differences (proto Hello.set_difference_tables). */
   readonly setDifferenceTables?: readonly string[];
+  /** The SB view id its view was derived with (proto Hello.view; '' when not told). */
+  readonly view?: string;
 }
 
 export interface FanoutOptions {
   readonly member: number;
+  /**
+   * This member's SB view id (server/sb-view-id.ts): an agent whose view was derived with
+   * another gets a snapshot, not the changes after its revision. '' when not given.
+   */
+  readonly view?: string;
   readonly limits?: Partial<FanoutLimits>;
   /** Runs a function soon, outside the caller's stack (setImmediate unless a test injects one). */
   readonly defer?: (f: () => void) => void;
@@ -192,6 +199,8 @@ export class Session {
   state: 'syncing' | 'live' | 'closed' = 'syncing';
   /** The to_revision of the last step written (what the agent will hold once it read it). */
   revision: number;
+  /** The SB view id its Hello gave (SessionHello.view). */
+  readonly helloView: string;
   /** The interest the agent's view is built with at `revision`. */
   held: Interest;
   ifaceIds: ReadonlySet<string>;
@@ -228,6 +237,7 @@ export class Session {
     this.diffTables = new Set([...(hello.setDifferenceTables ?? [])].filter((t) => schemaTables.has(t)).sort());
     this.diffKey = [...this.diffTables].join(',');
     this.revision = hello.lastRevision;
+    this.helloView = hello.view ?? '';
     this.ifaceIds = new Set(hello.ifaceIds);
     this.held = { chassis, monitorAll, datapaths: hello.lastRevision === 0 ? noDatapaths : new Set(hello.heldDatapaths), ifaceIds: new Set(hello.ifaceIds) };
   }
@@ -800,7 +810,7 @@ export class Fanout {
       this.counters.snapshots++;
       const parts = this.cached(`S|${revision}|${groupKeyOf(gi)}`, () => visibleRows(this.index, this.rows, this.source.schema.tables.keys(), after, 'group'));
       const personal = encodeParts(this.source.schema, visibleRows(this.index, this.rows, this.source.schema.tables.keys(), after, 'personal'), Number.MAX_SAFE_INTEGER)[0] ?? [];
-      const resume: WireResume | undefined = s.resumed ? undefined : { mode: 'SNAPSHOT', fromRevision: s.revision, toRevision: revision, reason: plan.reason, member: this.options.member };
+      const resume: WireResume | undefined = s.resumed ? undefined : { mode: 'SNAPSHOT', fromRevision: s.revision, toRevision: revision, reason: plan.reason, member: this.options.member, view: this.options.view ?? '' };
       backlog = { from: s.revision, to: revision, reset: true, parts, personal, resume, bytes: partsBytes(parts), next: 0 };
     } else {
       this.counters.catchUps++;
@@ -820,7 +830,7 @@ export class Fanout {
       // upsert of a row it has changes nothing), so none it lacks is missing.
       if (!s.resumed) mine = [...mine, ...visibleRows(this.index, this.rows, this.source.schema.tables.keys(), after, 'personal')];
       const personal = encodeParts(this.source.schema, mine, Number.MAX_SAFE_INTEGER)[0] ?? [];
-      const resume: WireResume | undefined = s.resumed ? undefined : { mode: 'DELTA', fromRevision: s.revision, toRevision: revision, reason: plan.reason, member: this.options.member };
+      const resume: WireResume | undefined = s.resumed ? undefined : { mode: 'DELTA', fromRevision: s.revision, toRevision: revision, reason: plan.reason, member: this.options.member, view: this.options.view ?? '' };
       backlog = { from: s.revision, to: revision, reset: false, parts, personal, resume, bytes: partsBytes(parts), next: 0 };
     }
     s.resumed = true;
@@ -834,6 +844,8 @@ export class Fanout {
 
   private plan(s: Session): { kind: 'snapshot'; reason: string } | { kind: 'delta'; reason: string; cands: Candidate[] } {
     if (s.revision === 0) return { kind: 'snapshot', reason: 'the agent holds nothing yet' };
+    const view = this.options.view ?? '';
+    if (!s.resumed && s.helloView !== view) return { kind: 'snapshot', reason: `the agent's view was derived by other software (view ${JSON.stringify(s.helloView)}, this member's ${JSON.stringify(view)})` };
     const since = this.source.history.since(s.revision);
     if (since.kind === 'compacted') return { kind: 'snapshot', reason: `compacted: revision ${s.revision} is no longer retained here (the oldest is ${since.minRevision})` };
     let changes = 0;

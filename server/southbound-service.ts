@@ -45,6 +45,8 @@ export const southboundLimits = {
   /** Hello.set_difference_tables: names, and characters per name. */
   setDifferenceTablesMax: 64,
   tableNameCharsMax: 64,
+  /** Hello.view (an SB view id is 16 characters). */
+  viewCharsMax: 64,
 } as const;
 
 interface AgentMessage {
@@ -58,6 +60,7 @@ interface AgentMessage {
     ifaceIds: string[];
     monitorAll: boolean;
     setDifferenceTables?: string[];
+    view?: string;
   };
   readonly ack?: { revision: number; nbCfg: number; error: string };
   readonly interest?: { ifaceIds: string[] };
@@ -92,9 +95,11 @@ export function validateHello(h: NonNullable<AgentMessage['hello']>): SessionHel
   const diffTables = h.setDifferenceTables ?? [];
   if (diffTables.length > southboundLimits.setDifferenceTablesMax) throw invalid(`Hello.set_difference_tables: at most ${southboundLimits.setDifferenceTablesMax} tables, got ${diffTables.length}`);
   for (const t of diffTables) if (t.length === 0 || t.length > southboundLimits.tableNameCharsMax) throw invalid(`Hello.set_difference_tables: a table name is 1 to ${southboundLimits.tableNameCharsMax} characters`);
+  const view = h.view ?? '';
+  if (view.length > southboundLimits.viewCharsMax) throw invalid(`Hello.view is at most ${southboundLimits.viewCharsMax} characters`);
   return {
     chassis: name, hostname: h.hostname, encaps: h.encaps, lastRevision: h.lastRevision, heldDatapaths: h.heldDatapaths, ifaceIds: h.ifaceIds, monitorAll: h.monitorAll,
-    setDifferenceTables: diffTables,
+    setDifferenceTables: diffTables, view,
   };
 }
 
@@ -128,7 +133,7 @@ export class SouthboundService {
     this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
     this.fanout = new Fanout(
       { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
-      { member: central.id, onAck: (chassis, nbCfg) => this.onAck(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
+      { member: central.id, view: central.sbViewId, onAck: (chassis, nbCfg) => this.onAck(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
     );
     const peers = options.relayPeers;
     this.relay = peers === undefined ? undefined : new AckRelay({ peers, member: central.id, makeClient: (address) => new (southboundClient())(address, grpc.credentials.createInsecure()) });

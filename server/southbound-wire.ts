@@ -60,6 +60,8 @@ export interface WireResume {
   readonly toRevision: number;
   readonly reason: string;
   readonly member: number;
+  /** The member's SB view id (server/sb-view-id.ts); absent from a member that predates it. */
+  readonly view?: string;
 }
 
 /** A ServerMessage as grpc-proto decodes it (longs as numbers, bytes as Uint8Array). */

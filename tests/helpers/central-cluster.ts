@@ -34,6 +34,8 @@ export interface CentralClusterOptions {
   /** Raft timing (see RaftNodeOptions); tickMs defaults to 10 here. */
   readonly tickMs?: number;
   readonly commitLingerMs?: number;
+  /** Each member's SB view id (CentralNodeOptions.sbViewId): members standing for other software. */
+  readonly sbViewId?: (id: number) => string;
 }
 
 export async function startCentralCluster(dir: string, options: CentralClusterOptions = {}): Promise<CentralCluster> {
@@ -45,7 +47,7 @@ export async function startCentralCluster(dir: string, options: CentralClusterOp
   const fwd = forwarder(addresses);
   const members: CentralMember[] = [];
   for (const id of ids) {
-    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: options.tickMs ?? 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}), ...(options.commitLingerMs !== undefined ? { commitLingerMs: options.commitLingerMs } : {}) });
+    const central = await CentralNode.start({ id, clusterId: 'central-test', dataDir: join(dir, `n${id}`), transport: net.transport(id), peers, bootstrap: ids, tickMs: options.tickMs ?? 10, forward: fwd.forward, ...(options.history ? { history: options.history } : {}), ...(options.commitLingerMs !== undefined ? { commitLingerMs: options.commitLingerMs } : {}), ...(options.sbViewId ? { sbViewId: options.sbViewId(id) } : {}) });
     const server = new grpc.Server(northboundServerOptions);
     server.addService(northboundDefinition(), northboundHandlers(central));
     server.addService(adminDefinition(), adminHandlers(central));
