@@ -86,7 +86,7 @@ async function saveFrom(address: string, file: string): Promise<SnapshotHeader> 
 }
 
 /** Row counts of the NB database in a snapshot, and of the SB view northd derives from it. */
-export function inspectSnapshot(data: Uint8Array): { nb: Map<string, number>; sb: Map<string, number> } {
+export function inspectSnapshot(data: Uint8Array): { nb: Map<string, number>; sb: Map<string, number>; applyVersion: number } {
   const projection = new NorthdProjection();
   const sm = new NbStateMachine({ schema: parseDatabaseSchema(NB_SCHEMA_JSON), projection });
   sm.restore(data);
@@ -94,7 +94,7 @@ export function inspectSnapshot(data: Uint8Array): { nb: Map<string, number>; sb
   for (const [name, t] of sm.nb.tables) if (t.rows.size > 0) nb.set(name, t.rows.size);
   const sb = new Map<string, number>();
   for (const [name, rows] of projection.view()) if (rows.size > 0) sb.set(name, rows.size);
-  return { nb, sb };
+  return { nb, sb, applyVersion: sm.applyVersion };
 }
 
 interface RestoreOptions {
@@ -133,15 +133,16 @@ export function registerSnapshotCommand(program: Command): void {
     .description('verify the checksum; print the header and row counts')
     .action((file: string, o: { format: string }) => {
       const { header, data, fileBytes } = readSnapshotFile(file);
-      const { nb, sb } = inspectSnapshot(data);
+      const { nb, sb, applyVersion } = inspectSnapshot(data);
       if (o.format === 'json') {
-        process.stdout.write(JSON.stringify({ header, fileBytes, nbRows: Object.fromEntries(nb), sbRows: Object.fromEntries(sb) }, null, 2) + '\n');
+        process.stdout.write(JSON.stringify({ header, fileBytes, applyVersion, nbRows: Object.fromEntries(nb), sbRows: Object.fromEntries(sb) }, null, 2) + '\n');
         return;
       }
       const lines = [
         `checksum: ok (${fileBytes} bytes)`,
         `cluster ${header.clusterId}, revision ${header.revision}, taken ${header.createdAt}`,
         `schemas: ${header.nbSchema.name} ${header.nbSchema.version}, ${header.sbSchema.name} ${header.sbSchema.version}`,
+        `apply version ${applyVersion} (docs/operations.md, Upgrades)`,
         'OVN_Northbound rows:',
         ...[...nb].map(([t, n]) => `  ${t.padEnd(28)} ${n}`),
         'OVN_Southbound rows (derived by northd from the above):',

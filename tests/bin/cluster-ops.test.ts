@@ -3,6 +3,7 @@
 // a running cluster, `snapshot inspect` (and a damaged copy refused), `snapshot restore` of
 // every member of a NEW cluster, which starts with the data, a new cluster id, revisions above
 // the snapshot's, and tells an old watcher its revision is gone.
+import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -89,8 +90,9 @@ t.test('cluster status, transfer-leader, change-election-timer, snapshot save/in
   t.ok(revision > 0, saved.stdout);
   const inspected = await ovnts('snapshot', 'inspect', file, '--format=json');
   t.equal(inspected.code, 0, inspected.stderr);
-  const info = JSON.parse(inspected.stdout) as { header: { revision: number; clusterId: string }; nbRows: Record<string, number>; sbRows: Record<string, number> };
+  const info = JSON.parse(inspected.stdout) as { header: { revision: number; clusterId: string }; applyVersion: number; nbRows: Record<string, number>; sbRows: Record<string, number> };
   t.equal(info.header.revision, revision);
+  t.equal(info.applyVersion, APPLY_VERSION_MAX, 'the snapshot carries the apply version the cluster moved to');
   t.equal(info.nbRows.Logical_Switch, 3);
   t.equal(info.nbRows.Logical_Switch_Port, 1);
   t.equal(info.sbRows.Datapath_Binding, 3, 'northd derives the SB view from the snapshot');
