@@ -131,6 +131,11 @@ export function registerCentralCommand(program: Command): void {
       const started: { central?: CentralNode } = {};
       const fwd = forwarder((leader) => started.central?.node.clientAddressOf(leader) ?? nbAddresses.get(leader));
       const metrics = new CentralMetrics();
+      const stopOnRefusal = (err: ApplyRefusedError): never => {
+        process.stderr.write(`central ${o.name}: stopping: ${err.message}\n`);
+        process.exit(4);
+      };
+      // A snapshot past this build's apply version is refused as the node starts, before any entry.
       const central = await CentralNode.start({
         id,
         clusterId,
@@ -148,14 +153,11 @@ export function registerCentralCommand(program: Command): void {
         observe: metrics,
         ...(o.applyVersionMax !== undefined ? { applyVersionMax: positiveInteger('--apply-version-max', o.applyVersionMax) } : {}),
         onFatalError: (err) => {
-          if (err instanceof ApplyRefusedError) {
-            process.stderr.write(`central ${o.name}: stopping: ${err.message}\n`);
-            process.exit(4);
-          }
+          if (err instanceof ApplyRefusedError) stopOnRefusal(err);
           process.stderr.write(`central ${o.name}: stopping on storage error: ${err.message}\n`);
           process.exit(3);
         },
-      });
+      }).catch((err: unknown) => (err instanceof ApplyRefusedError ? stopOnRefusal(err) : Promise.reject(err)));
       const server = new grpc.Server(northboundServerOptions);
       started.central = central;
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
