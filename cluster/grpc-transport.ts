@@ -523,14 +523,14 @@ export class GrpcTransport implements Transport {
   private readonly senders = new Map<NodeId, PeerSender>();
   private readonly lastUnreachableReportMs = new Map<NodeId, number>();
   /** Per sender id: the incarnation and sequence number of its newest Messages stream. */
-  private readonly newestStream = new Map<NodeId, { incarnation: string; seq: number }>();
+  /** Each sender's newest Messages stream, with the member info it told on it (setMemberInfo). */
+  private readonly newestStream = new Map<NodeId, { incarnation: string; seq: number; info: string | undefined }>();
   private readonly snapshotBytesMax: number;
   private readonly unreachableReportIntervalMs: number;
   private snapshotsIncoming = 0;
   private streamSeq = 0;
-  /** setMemberInfo's text, and each peer's as its newest stream told it. */
+  /** setMemberInfo's text. */
   private ownInfo: string | undefined;
-  private readonly peerInfos = new Map<NodeId, string>();
   private handlers: TransportHandlers | null = null;
   private server: grpc.Server | null = null;
   private listener: GrpcListener | null = null;
@@ -653,7 +653,7 @@ export class GrpcTransport implements Transport {
   }
 
   peerInfo(id: NodeId): string | undefined {
-    return this.peerInfos.get(id);
+    return this.newestStream.get(id)?.info;
   }
 
   setPeers(peers: ReadonlyMap<NodeId, string>): void {
@@ -752,17 +752,10 @@ export class GrpcTransport implements Transport {
       const oldest = this.newestStream.keys().next();
       if (oldest.done !== true) this.newestStream.delete(oldest.value);
     }
-    const mine = { incarnation, seq };
-    this.newestStream.set(from, mine);
     // The newest stream's info is the sender's now (a restart with other software tells anew).
-    // Bounded as the stream numbers are: by STREAM_SENDERS_MAX senders, and in length.
-    const info = call.metadata.get(METADATA_MEMBER_INFO)[0];
-    if (typeof info === 'string' && info.length <= MEMBER_INFO_CHARS_MAX) this.peerInfos.set(from, info);
-    else this.peerInfos.delete(from);
-    if (this.peerInfos.size > STREAM_SENDERS_MAX) {
-      const oldest = this.peerInfos.keys().next();
-      if (oldest.done !== true) this.peerInfos.delete(oldest.value);
-    }
+    const told = call.metadata.get(METADATA_MEMBER_INFO)[0];
+    const mine = { incarnation, seq, info: typeof told === 'string' && told.length <= MEMBER_INFO_CHARS_MAX ? told : undefined };
+    this.newestStream.set(from, mine);
 
     call.on('data', (buf: Buffer) => {
       if (done) return;
