@@ -177,7 +177,10 @@ t.test('inactivity probes: a silent peer is dropped, an answering one kept', asy
   silent.on('data', (d: Buffer) => got.push(d.toString()));
   await new Promise<void>((resolve) => silent.on('close', () => resolve()));
   t.match(got.join(''), /"method":"echo"/, 'the server probed before dropping');
-  const polite = await rawSocket(port);
+  // The answering peer on a door with a longer probe: with 30 ms, a loaded machine's pause of
+  // this one process (client and server both) between a probe and its answer dropped it.
+  const patient = await startDoor(t, { inactivityProbeMs: 250 });
+  const polite = await rawSocket(patient.port);
   t.teardown(() => polite.destroy());
   let answered = 0;
   await new Promise<void>((resolve, reject) => {
