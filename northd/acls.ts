@@ -232,8 +232,14 @@ function portGroupRowUuid(name: string): Uuid {
   return hashUuid(['Port_Group', name]);
 }
 
-/** Writes the SB Port_Group rows of the dirty (port group, switch) pairs. */
+/**
+ * Writes the SB Port_Group rows of the dirty (port group, switch) pairs. A row's name (hence
+ * its UUID) carries its switch's tunnel key, and two switches can trade keys (a requested key):
+ * every row that goes is removed before any is written, so that one switch's new row is not
+ * taken for another's old one.
+ */
 function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChangeSet): void {
+  const puts: sb.Port_Group[] = [];
   for (const pgUuid of [...dirty.rows.keys()].sort()) {
     const pg = data.pgs.get(pgUuid);
     let written = data.rows.get(pgUuid);
@@ -249,13 +255,13 @@ function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChan
         written?.delete(dp);
       }
       if (!keep || name === undefined || uuid === undefined) continue;
-      const row: sb.Port_Group = { _uuid: uuid, _version: setVersion('Port_Group', uuid, names.size, names.sum), name, ports: names.copy() };
-      data.table.put(row, out);
+      puts.push({ _uuid: uuid, _version: setVersion('Port_Group', uuid, names.size, names.sum), name, ports: names.copy() });
       if (written === undefined) data.rows.set(pgUuid, (written = new Map()));
       written.set(dp, uuid);
     }
     if (written !== undefined && written.size === 0) data.rows.delete(pgUuid);
   }
+  for (const row of puts) data.table.put(row, out);
 }
 
 /** Derives the ACL state of the dirty switches again, reporting those that changed. */

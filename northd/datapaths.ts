@@ -1,16 +1,20 @@
 // Datapath_Binding: one per Logical_Switch and Logical_Router, with a tunnel key that is the
 // lowest free key when the datapath first appears (datapaths appearing together take keys in
-// NB UUID order) and never changes while the datapath lives. external_ids carry the NB UUID
-// under logical-switch / logical-router and the name, as ovn-northd 23.03 writes them.
+// NB UUID order) and never changes while the datapath lives, unless requested: a switch's
+// other_config:requested-tnl-key or a router's options:requested-tnl-key takes that key, from
+// whichever datapath held it without asking (which takes the lowest free one); two asking for
+// one key: the one holding it keeps it, else the lowest NB UUID (tunnel-keys.ts, KeySpace).
+// external_ids carry the NB UUID under logical-switch / logical-router and the name, as
+// ovn-northd 23.03 writes them.
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
-import { nbGet, nbRows } from './nb.js';
+import { boolOption, nbGet, nbRows, optionInt } from './nb.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
-import { DATAPATH_KEY_MAX, DATAPATH_KEY_MIN, KeyAllocator } from './tunnel-keys.js';
+import { DATAPATH_KEY_LIMIT, DATAPATH_KEY_MAX, DATAPATH_KEY_MIN, KeySpace } from './tunnel-keys.js';
 
 export interface DatapathInfo {
   readonly nbUuid: Uuid;
@@ -27,7 +31,8 @@ export interface DatapathInfo {
 export interface DatapathsData {
   readonly byNb: Map<Uuid, DatapathInfo>;
   readonly bySb: Map<Uuid, DatapathInfo>;
-  readonly keys: KeyAllocator;
+  /** Keys by NB UUID. */
+  readonly keys: KeySpace;
   readonly table: SbTable;
   /** Keys to reuse for datapaths first seen by a recompute (the oracle's view of history). */
   readonly preferredKeys: Map<Uuid, number>;
@@ -52,18 +57,50 @@ interface Desired {
   readonly name: string;
   readonly vlanPassthru: boolean;
   readonly externalIds: ReadonlyMap<string, string>;
+  /** options:requested-tnl-key (other_config on a switch), 0 when none. */
+  readonly requestedKey: number;
+  /** The binding's external_ids beyond the NB UUID, name and name2 (bindingIds). */
+  readonly moreIds: readonly (readonly [string, string])[];
+}
+
+const NO_IDS: readonly (readonly [string, string])[] = Object.freeze([]);
+
+/** A switch's other_config:interconn-ts (ovn-ic's transit switches). */
+function switchIds(ls: nb.Logical_Switch): readonly (readonly [string, string])[] {
+  const ts = ls.other_config.get('interconn-ts');
+  return ts === undefined ? NO_IDS : [['interconn-ts', ts]];
+}
+
+/**
+ * A router's options:snat-ct-zone (as an integer >= 0) and always_learn_from_arp_request=false,
+ * which ovn-controller reads from the binding.
+ */
+function routerIds(lr: nb.Logical_Router): readonly (readonly [string, string])[] {
+  const zone = optionInt(lr.options, 'snat-ct-zone', -1);
+  const learn = boolOption(lr.options, 'always_learn_from_arp_request', true);
+  if (zone < 0 && learn) return NO_IDS;
+  const ids: [string, string][] = [];
+  if (zone >= 0) ids.push(['snat-ct-zone', String(zone)]);
+  if (!learn) ids.push(['always_learn_from_arp_request', 'false']);
+  return ids;
 }
 
 function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefined {
   if (table === 'Logical_Switch') {
     const ls = nbGet<nb.Logical_Switch>(db, table, nbUuid);
     if (ls === undefined) return undefined;
-    return { nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids };
+    return {
+      nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids,
+      requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), moreIds: switchIds(ls),
+    };
   }
   const lr = nbGet<nb.Logical_Router>(db, table, nbUuid);
   // A disabled router has no datapath at all in ovn-northd (lrouter_is_enabled).
   if (lr === undefined || lr.enabled[0] === false) return undefined;
-  return { nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids };
+  return {
+    nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids, requestedKey: optionInt(lr.options, 'requested-tnl-key', 0),
+    moreIds: routerIds(lr),
+  };
 }
 
 /** external_ids:name2, from the Neutron name when there is one. */
@@ -72,88 +109,129 @@ function name2Of(d: Desired): string | undefined {
   return name2 === undefined || name2 === '' ? undefined : name2;
 }
 
-function bindingRow(d: Desired, sbUuid: Uuid, key: number): sb.Datapath_Binding {
-  const idKey = d.kind === 'switch' ? 'logical-switch' : 'logical-router';
-  const ids = new Map<string, string>([[idKey, d.nbUuid], ['name', d.name]]);
+/** The binding's external_ids as ovn-northd 23.03 writes them, in key order (as the SB keeps maps). */
+function bindingIds(d: Desired): (readonly [string, string])[] {
+  const ids: (readonly [string, string])[] = [[d.kind === 'switch' ? 'logical-switch' : 'logical-router', d.nbUuid], ['name', d.name]];
   const name2 = name2Of(d);
-  if (name2 !== undefined) ids.set('name2', name2);
-  const row: sb.Datapath_Binding = { _uuid: sbUuid, _version: '', tunnel_key: key, load_balancers: NO_UUIDS, external_ids: ids };
-  (row as { _version: Uuid })._version = hashUuidOfWritten('version', { row, idKey, name2 }, writeBindingText);
+  if (name2 !== undefined) ids.push(['name2', name2]);
+  if (d.moreIds.length > 0) {
+    ids.push(...d.moreIds);
+    ids.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+  return ids;
+}
+
+function sameIds(row: sb.Datapath_Binding | undefined, ids: readonly (readonly [string, string])[]): boolean {
+  if (row === undefined || row.external_ids.size !== ids.length) return false;
+  for (const [k, v] of ids) if (row.external_ids.get(k) !== v) return false;
+  return true;
+}
+
+function bindingRow(d: Desired, sbUuid: Uuid, key: number, ids: readonly (readonly [string, string])[] = bindingIds(d)): sb.Datapath_Binding {
+  const row: sb.Datapath_Binding = { _uuid: sbUuid, _version: '', tunnel_key: key, load_balancers: NO_UUIDS, external_ids: new Map(ids) };
+  (row as { _version: Uuid })._version = hashUuidOfWritten('version', { row, ids }, writeBindingText);
   return row;
 }
 
 /**
  * The canonical text of a binding's columns, spelled out for the one shape bindingRow builds
- * (no load balancers; external_ids with the NB UUID, the name and maybe name2, whose keys sort
- * in that order): the text `versioned` would write, put piece by piece into the hash. Versioning a
- * new switch's binding through the generic walk was a tenth of what the projection spent on
- * the switch. tests/northd/projections.test.ts checks every row against contentVersion.
+ * (no load balancers; external_ids in key order): the text `versioned` would write, put piece
+ * by piece into the hash. Versioning a new switch's binding through the generic walk was a
+ * tenth of what the projection spent on the switch. tests/northd/projections.test.ts checks
+ * every row against contentVersion.
  */
-function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; readonly idKey: string; readonly name2: string | undefined }): void {
+function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; readonly ids: readonly (readonly [string, string])[] }): void {
   const q = JSON.stringify;
-  const r = b.row;
   w.put('{"tunnel_key":');
-  w.put(String(r.tunnel_key));
-  w.put(',"load_balancers":[],"external_ids":[["');
-  w.put(b.idKey);
-  w.put('",');
-  w.put(q(r.external_ids.get(b.idKey)));
-  w.put('],["name",');
-  w.put(q(r.external_ids.get('name')));
-  if (b.name2 !== undefined) {
-    w.put('],["name2",');
-    w.put(q(b.name2));
+  w.put(String(b.row.tunnel_key));
+  w.put(',"load_balancers":[],"external_ids":[');
+  for (let i = 0; i < b.ids.length; i++) {
+    const [k, v] = b.ids[i] as readonly [string, string];
+    w.put(i === 0 ? '[' : ',[');
+    w.put(q(k));
+    w.put(',');
+    w.put(q(v));
+    w.put(']');
   }
-  w.put(']]}');
+  w.put(']}');
 }
 
 /**
  * Applies the desired state of the datapaths in `touched` (NB UUID → desired or undefined):
- * removals first, then updates, then new datapaths in NB UUID order, so an incremental run and
- * a recompute allocate the same keys.
+ * removals first, then every request and kept key, then the keys (KeySpace.settle: new
+ * datapaths take the lowest free keys in NB UUID order), so an incremental run and a recompute
+ * give the same keys. A datapath whose key a request took, or that took a requested key freed
+ * here, is rewritten too.
  */
-function applyDesired(data: DatapathsData, touched: ReadonlyMap<Uuid, Desired | undefined>, out: DatapathsChange): void {
+function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uuid, Desired | undefined>, out: DatapathsChange): void {
   const note = (sbUuid: Uuid, old: DatapathInfo | undefined, now: DatapathInfo | undefined): void => {
     const prev = out.datapaths.get(sbUuid);
     out.datapaths.set(sbUuid, { old: prev === undefined ? old : prev.old, new: now });
   };
-  const fresh: Desired[] = [];
+  const gone = (old: DatapathInfo): void => {
+    data.byNb.delete(old.nbUuid);
+    data.bySb.delete(old.sbUuid);
+    data.table.remove(old.sbUuid, out.sb);
+    note(old.sbUuid, old, undefined);
+  };
+  const fresh = new Map<Uuid, Desired>();
+  const updated = new Map<Uuid, Desired>();
   for (const [nbUuid, d] of touched) {
     const old = data.byNb.get(nbUuid);
-    if (old !== undefined && (d === undefined || d.kind !== old.kind)) {
-      data.keys.release(old.key);
-      data.byNb.delete(nbUuid);
-      data.bySb.delete(old.sbUuid);
-      data.table.remove(old.sbUuid, out.sb);
-      note(old.sbUuid, old, undefined);
+    if ((old !== undefined || data.keys.has(nbUuid)) && (d === undefined || (old !== undefined && d.kind !== old.kind))) {
+      data.keys.remove(nbUuid);
+      if (old !== undefined) gone(old);
     }
     if (d === undefined) continue;
-    if (old !== undefined && d.kind === old.kind) {
-      // Most changes of a switch or router (its ports, say) leave its binding as it is.
-      const current = data.table.rows.get(old.sbUuid) as unknown as sb.Datapath_Binding | undefined;
-      if (d.name === old.name && d.vlanPassthru === old.vlanPassthru && current?.external_ids.get('name2') === name2Of(d)) continue;
-      const info: DatapathInfo = { ...old, name: d.name, vlanPassthru: d.vlanPassthru };
-      data.byNb.set(nbUuid, info);
-      data.bySb.set(info.sbUuid, info);
-      data.table.put(bindingRow(d, old.sbUuid, old.key), out.sb);
-      if (info.name !== old.name || info.vlanPassthru !== old.vlanPassthru) note(old.sbUuid, old, info);
+    if (!data.keys.has(nbUuid)) {
+      data.keys.add(nbUuid);
+      const k = data.preferredKeys.get(nbUuid);
+      if (k !== undefined) data.keys.keep(nbUuid, k);
+      fresh.set(nbUuid, d);
     } else {
-      fresh.push(d);
+      updated.set(nbUuid, d);
     }
+    data.keys.request(nbUuid, d.requestedKey);
   }
-  fresh.sort((a, b) => (a.nbUuid < b.nbUuid ? -1 : a.nbUuid > b.nbUuid ? 1 : 0));
-  const keyOf = new Map<Uuid, number>();
-  for (const d of fresh) {
-    const k = data.preferredKeys.get(d.nbUuid);
-    if (k !== undefined && k >= DATAPATH_KEY_MIN && k <= DATAPATH_KEY_MAX && !data.keys.has(k)) {
-      data.keys.claim(k);
-      keyOf.set(d.nbUuid, k);
+  // Datapaths left without a key (the space exhausted) have no binding: ovn-northd leaves
+  // them out too, until a key is free.
+  data.keys.settle();
+  const moved = new Set(data.keys.takeChanged());
+  // Untouched datapaths whose key a request took are rewritten as they are; one that waited
+  // for a key (the space exhausted) and has one now is new.
+  for (const nbUuid of moved) {
+    if (touched.has(nbUuid)) continue;
+    const old = data.byNb.get(nbUuid);
+    const d = old === undefined
+      ? desiredOf(db, 'Logical_Switch', nbUuid) ?? desiredOf(db, 'Logical_Router', nbUuid)
+      : desiredOf(db, old.kind === 'switch' ? 'Logical_Switch' : 'Logical_Router', nbUuid);
+    if (d !== undefined) updated.set(nbUuid, d);
+  }
+  for (const [nbUuid, d] of updated) {
+    const old = data.byNb.get(nbUuid);
+    const key = data.keys.keyOf(nbUuid);
+    if (old === undefined) {
+      fresh.set(nbUuid, d); // Without a key so far (the space exhausted): new once it has one.
+      continue;
     }
+    if (key === undefined) {
+      gone(old);
+      continue;
+    }
+    // Most changes of a switch or router (its ports, say) leave its binding as it is.
+    const current = data.table.rows.get(old.sbUuid) as unknown as sb.Datapath_Binding | undefined;
+    const ids = bindingIds(d);
+    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameIds(current, ids)) continue;
+    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru };
+    data.byNb.set(nbUuid, info);
+    data.bySb.set(info.sbUuid, info);
+    data.table.put(bindingRow(d, old.sbUuid, key, ids), out.sb);
+    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru) note(old.sbUuid, old, info);
   }
-  for (const d of fresh) {
-    let key = keyOf.get(d.nbUuid);
-    if (key === undefined) key = data.keys.allocate();
-    if (key === undefined) continue; // Key space exhausted: ovn-northd also leaves the datapath out.
+  for (const nbUuid of [...fresh.keys()].sort()) {
+    const d = fresh.get(nbUuid) as Desired;
+    const key = data.keys.keyOf(nbUuid);
+    if (key === undefined) continue;
     const sbUuid = datapathSbUuid(d.nbUuid);
     const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru };
     data.byNb.set(d.nbUuid, info);
@@ -167,18 +245,18 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
   return {
     name: 'datapaths',
     inputs: ['nb'],
-    init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeyAllocator(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX), table: new SbTable('Datapath_Binding'), preferredKeys: new Map() }),
+    init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map() }),
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.datapaths.size === 0,
     recompute(data: DatapathsData, inputs: NodeInputs, out: DatapathsChange): void {
       out.sb.maybeTrackWhole(data.table);
       const db = inputs.data<Database>('nb');
       const touched = new Map<Uuid, Desired | undefined>();
-      for (const nbUuid of data.byNb.keys()) touched.set(nbUuid, undefined);
+      for (const nbUuid of data.keys.owners()) touched.set(nbUuid, undefined);
       for (const table of DP_TABLES) {
         for (const nbUuid of nbRows(db, table).keys()) touched.set(nbUuid, desiredOf(db, table, nbUuid));
       }
-      applyDesired(data, touched, out);
+      applyDesired(data, db, touched, out);
     },
     handlers: {
       nb(data: DatapathsData, change: unknown, inputs: NodeInputs, out: DatapathsChange) {
@@ -189,7 +267,7 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
           touched.set(c.uuid, desiredOf(db, c.table, c.uuid));
         }
         if (touched.size === 0) return 'unchanged';
-        applyDesired(data, touched, out);
+        applyDesired(data, db, touched, out);
         return 'handled';
       },
     },

@@ -20,7 +20,7 @@ import type * as nb from '../ovsdb/rows/nb.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { formatIpv6, parseIpv6Groups } from './addresses.js';
-import { nbGet, nbRows } from './nb.js';
+import { boolOption, nbGet, nbRows } from './nb.js';
 import { chunkCount, chunkOfKey } from './hash.js';
 import { sameData, sortedDifference } from './same-data.js';
 import type { LbHealth, SvcArp, SvcMonitorsChange, SvcMonitorsData } from './service-monitors.js';
@@ -280,12 +280,6 @@ function templateSbVips(lb: nb.Load_Balancer, vips: readonly [string, LbVip][], 
   }
   // A map value's keys in order, as every SB map here keeps them.
   return new Map(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
-export function boolOption(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {
-  const v = (options.get(key) ?? '').toLowerCase();
-  return def ? v !== 'false' : v === 'true';
 }
 
 function uintOption(options: ReadonlyMap<string, string>, key: string): number {

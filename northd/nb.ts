@@ -80,3 +80,9 @@ export function optionInt(options: ReadonlyMap<string, string>, key: string, def
   const n = Number(m[1]);
   return n >= -0x80000000 && n <= 0x7fffffff ? n + 0 : def;
 }
+
+/** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
+export function boolOption(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {
+  const v = (options.get(key) ?? '').toLowerCase();
+  return def ? v !== 'false' : v === 'true';
+}

@@ -2,7 +2,8 @@
 // named by logical_port. Types as ovn-northd 23.03 sets them (router LSP → "patch" with
 // options:peer = router-port; LRP → "patch" with options:peer = its peer), mac, options,
 // parent_port/tag, and a tunnel key per datapath: the lowest free key when the port first
-// appears there (ports appearing together take keys in name order), kept while it stays.
+// appears there (ports appearing together take keys in name order), kept while it stays,
+// unless the port or another asks for a key (options:requested-tnl-key; tunnel-keys.ts).
 // Chassis-owned columns (chassis, encap, up, ...) are never computed here: they come from the
 // `sb_owned` input (agents' claims), which may be empty; up defaults to [false] as in OVN.
 // The SB HA_Chassis_Group and HA_Chassis rows the bindings name are written here too: a
@@ -30,15 +31,15 @@ import type { RefContribution } from './ha-ref-chassis.js';
 import { HaRefChassis } from './ha-ref-chassis.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
-import { findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
-import { boolOption, lbFacts } from './load-balancers.js';
+import { boolOption, findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
+import { lbFacts } from './load-balancers.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress } from './netaddr.js';
 import { ssetOrder } from './ovs-hash.js';
 import { fitted } from './fitted.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
-import { KeyAllocator, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
+import { KeySpace, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
 import type { VirtualPortFacts } from './virtual-ports.js';
 import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
 
@@ -155,7 +156,10 @@ export interface RouterPeer {
 export interface PortsData {
   readonly byName: Map<string, PortInfo>;
   readonly byDp: Map<Uuid, Set<string>>;
-  readonly keys: Map<Uuid, KeyAllocator>;
+  /** Per datapath (Datapath_Binding UUID): its ports' keys, by port name. */
+  readonly keys: Map<Uuid, KeySpace>;
+  /** Ports waiting for a key (their datapath's keys exhausted): name → datapath. */
+  readonly keyless: Map<string, Uuid>;
   readonly table: SbTable;
   /** LSP name → its options:router-port, and the reverse. */
   readonly routerPortOf: Map<string, string>;
@@ -840,10 +844,55 @@ function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | un
   }
 }
 
-function allocatorFor(data: PortsData, dp: Uuid): KeyAllocator {
+function spaceFor(data: PortsData, dp: Uuid): KeySpace {
   let a = data.keys.get(dp);
-  if (a === undefined) data.keys.set(dp, (a = new KeyAllocator(PORT_KEY_MIN, PORT_KEY_MAX)));
+  if (a === undefined) data.keys.set(dp, (a = new KeySpace(PORT_KEY_MIN, PORT_KEY_MAX)));
   return a;
+}
+
+/** options:requested-tnl-key of an LSP or LRP (a chassisredirect port asks for none). */
+function requestedKeyOf(d: Desired): number {
+  return d.info.type === 'chassisredirect' ? 0 : optionInt(d.info.options, 'requested-tnl-key', 0);
+}
+
+/**
+ * The key spaces' part of `project`, before anything else changes: the ports in `names` leave
+ * the datapath they leave, join the one they join (with their key from before, in a recompute)
+ * and state their requests; then each space touched settles (KeySpace). Returns the ports
+ * whose key changed.
+ */
+function settleKeys(data: PortsData, names: readonly string[], desired: readonly (Desired | undefined)[]): string[] {
+  const touched = new Set<Uuid>();
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    const d = desired[i];
+    const was = data.byName.get(name)?.dp ?? data.keyless.get(name);
+    if (was !== undefined && was !== d?.info.dp) {
+      spaceFor(data, was).remove(name);
+      data.keyless.delete(name);
+      touched.add(was);
+    }
+    if (d === undefined) continue;
+    const space = spaceFor(data, d.info.dp);
+    if (!space.has(name)) {
+      space.add(name);
+      const k = data.preferredKeys.get(`${d.info.dp} ${name}`);
+      if (k !== undefined) space.keep(name, k);
+    }
+    space.request(name, requestedKeyOf(d));
+    touched.add(d.info.dp);
+  }
+  const changed: string[] = [];
+  for (const dp of touched) {
+    const space = data.keys.get(dp) as KeySpace;
+    for (const name of space.settle()) data.keyless.set(name, dp);
+    for (const name of space.takeChanged()) {
+      if (space.keyOf(name) !== undefined) data.keyless.delete(name);
+      changed.push(name);
+    }
+    if (space.size === 0) data.keys.delete(dp);
+  }
+  return changed;
 }
 
 /**
@@ -918,17 +967,31 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
     for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
   }
-  const names = [...dirty].sort();
   const facts = new ProjectFacts(db);
-  // desired[i] is what names[i] should be bound as (undefined: not bound).
-  const desired: (Desired | undefined)[] = names.map((name) => {
+  const desiredOf = (name: string): Desired | undefined => {
     const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
     if (lsp !== undefined) return desiredLsp(db, facts, dps, lsp, owned.get(name));
     const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
     if (lrp !== undefined) return desiredLrp(db, facts, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
     return gatewayPort === undefined ? undefined : desiredCr(db, facts, dps, data, name, gatewayPort);
-  });
+  };
+  let names = [...dirty].sort();
+  // desired[i] is what names[i] should be bound as (undefined: not bound).
+  let desired: (Desired | undefined)[] = names.map(desiredOf);
+  // Keys first: a port whose key another's request took is projected too (rewritten with its
+  // new key), and one left without a key (its datapath's keys exhausted) is not bound.
+  const rekeyed = settleKeys(data, names, desired).filter((name) => !dirty.has(name));
+  if (rekeyed.length > 0) {
+    const known = new Map(names.map((name, i) => [name, desired[i]] as const));
+    for (const name of rekeyed) dirty.add(name);
+    names = [...dirty].sort();
+    desired = names.map((name) => (known.has(name) ? known.get(name) : desiredOf(name)));
+  }
+  for (let i = 0; i < names.length; i++) {
+    const d = desired[i];
+    if (d !== undefined && spaceFor(data, d.info.dp).keyOf(names[i] as string) === undefined) desired[i] = undefined;
+  }
   const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
     const prev = out.ports.get(name);
     out.ports.set(name, { old: prev === undefined ? old : prev.old, new: now });
@@ -940,7 +1003,6 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     const old = data.byName.get(name);
     const d = desired[i];
     if (old === undefined || (d !== undefined && d.info.dp === old.dp)) continue;
-    allocatorFor(data, old.dp).release(old.key);
     data.byName.delete(name);
     setRouterMember(data, old, false);
     setVirtualRefs(data, old, false);
@@ -953,27 +1015,12 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     } else moved.add(name);
     note(name, old, undefined);
   }
-  // Preferred keys (a recompute's memory of history) are claimed before any allocation.
-  const claimed = new Map<string, number>();
-  for (let i = 0; i < names.length && data.preferredKeys.size > 0; i++) {
-    const name = names[i] as string;
-    const d = desired[i];
-    if (d === undefined || data.byName.has(name)) continue;
-    const k = data.preferredKeys.get(`${d.info.dp} ${name}`);
-    const alloc = allocatorFor(data, d.info.dp);
-    if (k !== undefined && k >= PORT_KEY_MIN && k <= PORT_KEY_MAX && !alloc.has(k)) {
-      alloc.claim(k);
-      claimed.set(name, k);
-    }
-  }
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     const d = desired[i];
     if (d === undefined) continue;
     const old = data.byName.get(name);
-    const key = old?.key ?? claimed.get(name) ?? allocatorFor(data, d.info.dp).allocate();
-    if (key === undefined) continue; // Port keys exhausted in this datapath: the port is left out.
-    const info = withKey(d.info, key);
+    const info = withKey(d.info, spaceFor(data, d.info.dp).keyOf(name) as number);
     if (old !== undefined) {
       setRouterMember(data, old, false);
       setVirtualRefs(data, old, false);
@@ -1071,7 +1118,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
     name: 'ports',
     inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis'],
     init: () => ({
-      byName: new Map(), byDp: new Map(), keys: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
+      byName: new Map(), byDp: new Map(), keys: new Map(), keyless: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
       allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
       haGroupUsers: new Map(), haMembers: new Map(), haDesired: new Map(), haGroupsByChassisName: new Map(), refChassis: new HaRefChassis(),

@@ -12,7 +12,7 @@ import type * as nb from '../ovsdb/rows/nb.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
-import { nbGet, ownerOf } from './nb.js';
+import { boolOption, nbGet, ownerOf } from './nb.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractIpAddresses } from './netaddr.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
@@ -133,11 +133,6 @@ export interface RoutersChange {
   readonly routers: Map<Uuid, { readonly old: RouterFacts | undefined; readonly new: RouterFacts | undefined }>;
 }
 
-function optionTrue(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {
-  const v = options.get(key);
-  return v === undefined ? def : v === 'true';
-}
-
 /** The one IP of a force-SNAT option (extract_ip_address: at most one of each family, host addresses). */
 function forceSnatIps(options: ReadonlyMap<string, string>, key: string): string[] {
   const text = options.get(key);
@@ -245,8 +240,8 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     nbUuid: dp.nbUuid, sbUuid: dp.sbUuid, logicalDatapath: dp.logicalDatapath, name: lr.name, options: lr.options, chassis,
     ports: portFacts, routes, policies, nats, lbs,
     portFacing: {
-      isGwRouter: chassis !== undefined, l3dgwPorts, snatIps, lbForceSnatRouterIp, learnFromArpRequest: optionTrue(lr.options, 'always_learn_from_arp_request', true),
-      dynamicNeighRouters: optionTrue(lr.options, 'dynamic_neigh_routers', false), nats, hasLbVip: lbs.some((lb) => lb.hasVips), lbIps: lbIpsOf(lbs, portFacts),
+      isGwRouter: chassis !== undefined, l3dgwPorts, snatIps, lbForceSnatRouterIp, learnFromArpRequest: boolOption(lr.options, 'always_learn_from_arp_request', true),
+      dynamicNeighRouters: boolOption(lr.options, 'dynamic_neigh_routers', false), nats, hasLbVip: lbs.some((lb) => lb.hasVips), lbIps: lbIpsOf(lbs, portFacts),
     },
   };
 }

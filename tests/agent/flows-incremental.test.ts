@@ -137,8 +137,11 @@ function step(rng: Rng, w: World): SbRowChange[] {
       put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch), ...ps } : ps));
       break;
     }
-    case 2: // Delete or re-create a port (new tunnel key sometimes).
-      if (pb !== undefined) put(w, c, 'Port_Binding', undefined, pbu);
+    case 2: // Delete or re-create a port (new tunnel key sometimes), or give it another key in place (a requested key).
+      if (pb !== undefined && rng.bool()) put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), (pb.tunnel_key as number) === p + 1 ? p + 11 : p + 1, {
+        ...((pb.chassis as string[]).length > 0 ? { chassis: (pb.chassis as string[])[0] as string } : {}), mac: pb.mac as string[], port_security: pb.port_security as string[],
+      }));
+      else if (pb !== undefined) put(w, c, 'Port_Binding', undefined, pbu);
       else put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), p + 1 + 10 * rng.int(2), { chassis: chassisUuid(rng.int(3)) }));
       break;
     case 3: { // Connect or disconnect switch s to the router (a patch pair).

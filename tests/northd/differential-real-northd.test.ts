@@ -1428,3 +1428,50 @@ t.test('(v) ECMP symmetric replies on a gateway router (options:ecmp_symmetric_r
   await real.nbctl(['remove', 'Logical_Router', 'gw4', 'options', 'chassis']);
   await compareWithReal(t, real);
 });
+
+t.test('(w) requested tunnel keys (taken from holders, in ovn-ic\'s range, kept when no longer asked for, bad ones ignored), and the other external_ids of a binding', { skip }, async (t) => {
+  const real = await startRealSandbox(t);
+  const keyOf = async (table: string, name: string): Promise<unknown> => {
+    const rows = await real.sbList(table);
+    return table === 'Datapath_Binding'
+      ? rows.find((r) => (r['external_ids'] as Record<string, string>)['name'] === name)?.['tunnel_key']
+      : rows.find((r) => r['logical_port'] === name)?.['tunnel_key'];
+  };
+  for (const ls of ['sw0', 'sw1', 'sw2']) await real.nbctl(['ls-add', ls]);
+  // sw2 asks for sw0's key: sw0 takes the lowest free one (sw2's old 3).
+  await real.nbctl(['set', 'Logical_Switch', 'sw2', 'other_config:requested-tnl-key=1']);
+  await compareWithReal(t, real);
+  t.same([await keyOf('Datapath_Binding', 'sw2'), await keyOf('Datapath_Binding', 'sw0')], [1, 3], 'the real keys are the ones this case expects');
+  // A transit switch's key from ovn-ic's range; a router asking for sw1's key as it is made.
+  await real.nbctl(['ls-add', 'ts', '--', 'set', 'Logical_Switch', 'ts', 'other_config:requested-tnl-key=16711681', 'other_config:interconn-ts=ts']);
+  await real.nbctl(['lr-add', 'lr0', '--', 'set', 'Logical_Router', 'lr0', 'options:requested-tnl-key=2']);
+  await compareWithReal(t, real);
+  t.same([await keyOf('Datapath_Binding', 'ts'), await keyOf('Datapath_Binding', 'lr0'), await keyOf('Datapath_Binding', 'sw1')], [16711681, 2, 4]);
+  // No longer asked for: kept. Asked for badly: ignored.
+  await real.nbctl(['remove', 'Logical_Switch', 'sw2', 'other_config', 'requested-tnl-key']);
+  await real.nbctl(['set', 'Logical_Switch', 'sw1', 'other_config:requested-tnl-key=abc']);
+  await real.nbctl(['set', 'Logical_Switch', 'sw0', 'other_config:requested-tnl-key=0']);
+  await compareWithReal(t, real);
+  t.equal(await keyOf('Datapath_Binding', 'sw2'), 1);
+  // Ports: c asks for a's key, a takes c's old one; a router port asks for a key of its own.
+  for (const p of ['a', 'b', 'c']) await real.nbctl(['lsp-add', 'sw0', p]);
+  await real.nbctl(['lsp-set-options', 'c', 'requested-tnl-key=1']);
+  await real.nbctl(['lrp-add', 'lr0', 'lrp0', '00:00:00:00:ff:01', '10.0.0.1/24', '--', 'set', 'Logical_Router_Port', 'lrp0', 'options:requested-tnl-key=7']);
+  await real.nbctl(['lsp-add', 'ts', 'ts-p', '--', 'lsp-set-options', 'ts-p', 'requested-tnl-key=100']);
+  await compareWithReal(t, real);
+  t.same([await keyOf('Port_Binding', 'c'), await keyOf('Port_Binding', 'a'), await keyOf('Port_Binding', 'lrp0'), await keyOf('Port_Binding', 'ts-p')], [1, 3, 7, 100]);
+  // The port asking no more keeps its key; a new port takes the lowest free one.
+  await real.nbctl(['lsp-set-options', 'c']);
+  await real.nbctl(['lsp-add', 'sw0', 'd']);
+  await compareWithReal(t, real);
+  t.equal(await keyOf('Port_Binding', 'd'), 2 + 2, 'keys 1-3 are held: d takes 4');
+  // The binding's other external_ids: a router's SNAT zone and ARP learning (ovn-controller
+  // reads them there), a transit switch's interconn-ts (above).
+  await real.nbctl(['lr-add', 'lr1', '--', 'set', 'Logical_Router', 'lr1', 'options:snat-ct-zone=10', 'options:always_learn_from_arp_request=false']);
+  await real.nbctl(['lr-add', 'lr2', '--', 'set', 'Logical_Router', 'lr2', 'options:snat-ct-zone=-1', 'options:always_learn_from_arp_request=FALSE']);
+  // smap_get_bool: only "false" (any case) turns a default-true option off; only "true" (any case) turns one on.
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:snat-ct-zone=x', 'options:always_learn_from_arp_request=no', 'options:dynamic_neigh_routers=TRUE']);
+  await compareWithReal(t, real);
+  await real.nbctl(['remove', 'Logical_Router', 'lr1', 'options', 'snat-ct-zone']);
+  await compareWithReal(t, real);
+});

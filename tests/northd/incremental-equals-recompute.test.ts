@@ -9,7 +9,8 @@
 // Service_Monitor status chassis report, and chassis registered, renamed and deleted
 // (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), the
 // incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
-// objects never change, and no change (nor a chassis report, nor a Chassis coming or going)
+// objects change only where a requested-tnl-key changed, every valid request is held by one
+// of its requesters, and no change (nor a chassis report, nor a Chassis coming or going)
 // recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npm run test:one -- tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
@@ -34,14 +35,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -234,12 +235,50 @@ function randomLspColumns(rng: Rng, vrng: Rng, lrps: readonly string[], lsps: re
   return row;
 }
 
+/** The keys a requested-tnl-key names: low ones (held by others), ovn-ic's range, bad ones. */
+const DP_KEY_REQUESTS = ['1', '2', '3', '4', '16711681', '16711682', '16777215', '16777216', '0', '-3', ' 5', '5 ', 'x'];
+const PORT_KEY_REQUESTS = ['1', '2', '3', '32767', '32768', '0', 'x'];
+
+/**
+ * A requested-tnl-key set, changed or cleared on a switch, router or port (its own stream,
+ * `krng`, so the other kinds' choices stay as they were).
+ */
+function randomKeyRequest(krng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
+  const targets: [string, string, Uuid][] = [];
+  for (const [table, column] of [['Logical_Switch', 'other_config'], ['Logical_Router', 'options'], ['Logical_Switch_Port', 'options'], ['Logical_Router_Port', 'options']] as const) {
+    for (const uuid of [...db.rows(table).keys()].sort()) targets.push([table, column, uuid]);
+  }
+  if (targets.length === 0) return undefined;
+  const [table, column, uuid] = krng.pick(targets);
+  const values = table === 'Logical_Switch' || table === 'Logical_Router' ? DP_KEY_REQUESTS : PORT_KEY_REQUESTS;
+  // Sometimes the other keys a datapath's binding carries in its external_ids instead.
+  const option = table === 'Logical_Switch' && krng.chance(0.25) ? 'interconn-ts' : table === 'Logical_Router' && krng.chance(0.25) ? 'snat-ct-zone' : 'requested-tnl-key';
+  const value = option === 'interconn-ts' ? krng.pick(['ts1', 'ts2']) : option === 'snat-ct-zone' ? krng.pick(['0', '7', '-1', 'x']) : krng.pick(values);
+  const mutations: unknown[] = [[column, 'delete', set([option])]];
+  if (krng.chance(0.8)) mutations.push([column, 'insert', map({ [option]: value })]);
+  return { kind: 'tnl-key', ops: [{ op: 'mutate', table, where: byUuid(uuid), mutations }] };
+}
+
+/** Every requested-tnl-key in the NB, by row (a port's with the rows it belongs to). */
+function keyRequests(db: Database): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [table, column] of [['Logical_Switch', 'other_config'], ['Logical_Router', 'options'], ['Logical_Switch_Port', 'options'], ['Logical_Router_Port', 'options']] as const) {
+    for (const [uuid, row] of db.rows(table)) {
+      const v = (row[column] as ReadonlyMap<string, string>).get('requested-tnl-key');
+      const owners = table.endsWith('_Port') ? [...db.strongReferrers(uuid).keys()].sort().join(',') : '';
+      if (v !== undefined) out.set(`${uuid} ${owners}`, v);
+    }
+  }
+  return out;
+}
+
 /**
  * One random transaction's ops for the current database, or undefined when nothing fits.
  * Virtual ports draw from their own stream (`vrng`), so that adding them left the other kinds'
  * choices (and the coverage counted below) as they were.
  */
-function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
+function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: number; v: number }, monitors: number): { kind: Kind; ops: unknown[] } | undefined {
+  if (krng.chance(0.04)) return randomKeyRequest(krng, db);
   if (rng.chance(0.08)) return { kind: 'claim', ops: [] };
   if (rng.chance(0.05)) return { kind: 'chassis', ops: [] };
   if (rng.chance(monitors > 0 ? 0.15 : 0.02)) return { kind: 'svc-status', ops: [] };
@@ -308,6 +347,7 @@ function randomTxn(rng: Rng, vrng: Rng, db: Database, counter: { n: number; v: n
     case 'ls-add':
       return { kind, ops: [{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${n}` } }] };
     case 'vport':
+    case 'tnl-key':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -750,6 +790,54 @@ function chassisChange(rng: Rng, registered: Map<string, Uuid>, owned: ReadonlyM
   return { ports, chassis };
 }
 
+/** Transactions that moved a live object's key; after which a datapath held a key of ovn-ic's range, and a port a requested key. */
+const keySeen = { moved: 0, globalRange: 0, port: 0 };
+
+/**
+ * Every valid request is held by a requester: for each requested key, some datapath (port, in
+ * the same datapath) asking for it holds it. Bad requests (out of range, not a number) are
+ * ignored.
+ */
+function requestedKeysHonoured(db: Database, view: SbView): string | undefined {
+  const dpKey = new Map<Uuid, number>();
+  for (const r of view.get('Datapath_Binding')?.values() ?? []) {
+    const d = r as unknown as sb.Datapath_Binding;
+    dpKey.set(d.external_ids.get('logical-switch') ?? d.external_ids.get('logical-router') ?? '', d.tunnel_key);
+  }
+  const portKey = new Map<string, { dp: Uuid; key: number }>();
+  for (const r of view.get('Port_Binding')?.values() ?? []) {
+    const p = r as unknown as sb.Port_Binding;
+    portKey.set(p.logical_port, { dp: p.datapath, key: p.tunnel_key });
+  }
+  const valid = (v: string, max: number): number | undefined => (/^[ \t]*\+?[0-9]+$/.test(v) && Number(v) >= 1 && Number(v) <= max ? Number(v) : undefined);
+  const dpWant = new Map<number, Uuid[]>();
+  for (const [table, column] of [['Logical_Switch', 'other_config'], ['Logical_Router', 'options']] as const) {
+    for (const [uuid, row] of db.rows(table)) {
+      const k = valid((row[column] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', 16777215);
+      if (k !== undefined && dpKey.has(uuid)) dpWant.set(k, [...(dpWant.get(k) ?? []), uuid]);
+    }
+  }
+  for (const [k, uuids] of dpWant) {
+    if (!uuids.some((u) => dpKey.get(u) === k)) return `datapath key ${k} requested by ${uuids.join(', ')} is held by none of them`;
+    if (k > 16711680) keySeen.globalRange++;
+  }
+  const portWant = new Map<string, string[]>();
+  for (const table of ['Logical_Switch_Port', 'Logical_Router_Port'] as const) {
+    for (const row of db.rows(table).values()) {
+      const name = row['name'] as string;
+      const k = valid((row['options'] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', 32767);
+      const bound = portKey.get(name);
+      if (k !== undefined && bound !== undefined) portWant.set(`${bound.dp} ${k}`, [...(portWant.get(`${bound.dp} ${k}`) ?? []), name]);
+    }
+  }
+  for (const [dpAndKey, ports] of portWant) {
+    const k = Number(dpAndKey.split(' ')[1]);
+    if (!ports.some((n) => portKey.get(n)?.key === k)) return `port key ${dpAndKey} requested by ${ports.join(', ')} is held by none of them`;
+    keySeen.port++;
+  }
+  return undefined;
+}
+
 /** Transactions after which a bind_vport flow existed, and a virtual port's VIP resolved to a parent's MAC. */
 const virtualSeen = { bind: 0, bound: 0, unbound: 0 };
 
@@ -777,17 +865,22 @@ function runSequence(seed: number): string | undefined {
   routeAddWeight.value = seed % 2 === 1 ? 6 : 1.5;
   const rng = new Rng(seed);
   const vrng = new Rng(seed + 0x5eed0000);
+  const krng = new Rng(seed + 0x7e770000);
   const fx = nbFixture(() => rng.uuid());
   const northd = createNorthd();
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
   const counter = { n: 0, v: 0 };
   const registered = new Map<string, Uuid>();
-  for (let i = 0; i < TXNS; i++) {
-    const txn = randomTxn(rng, vrng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+  // Key requests come on top of the TXNS others (their own stream leaves those as they were).
+  let requests = 0;
+  for (let i = 0; i < TXNS + requests; i++) {
+    const txn = randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
+    if (txn.kind === 'tnl-key') requests++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
+    const requestsBefore = keyRequests(fx.db);
     const statsBefore = northd.stats();
     let sbDelta;
     if (txn.kind === 'claim') {
@@ -869,10 +962,19 @@ function runSequence(seed: number): string | undefined {
       chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
     }));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
+    // Keys move only where a request changed (or a row with one came or went).
+    const requestsAfter = keyRequests(fx.db);
+    const requestsSame = requestsAfter.size === requestsBefore.size && [...requestsAfter].every(([u, v]) => requestsBefore.get(u) === v);
+    let moves = 0;
     for (const [k, key] of keysOf(northd.view())) {
       const old = beforeKeys.get(k);
-      if (old !== undefined && old !== key) return `txn ${i} (${txn.kind}): tunnel key of ${k} changed ${old} -> ${key}`;
+      if (old === undefined || old === key) continue;
+      if (requestsSame) return `txn ${i} (${txn.kind}): tunnel key of ${k} changed ${old} -> ${key} with no request changed`;
+      moves++;
     }
+    if (moves > 0) keySeen.moved++;
+    const problem = requestedKeysHonoured(fx.db, northd.view());
+    if (problem !== undefined) return `txn ${i} (${txn.kind}): ${problem}`;
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
     for (const [node, s] of Object.entries(statsAfter)) {
       if (s.recomputes !== statsBefore[node]?.recomputes) return `txn ${i} (${txn.kind}): node ${node} recomputed`;
@@ -911,6 +1013,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(lbSeen.chunked >= SEQUENCES && lbSeen.vipsOnChunked >= SEQUENCES / 20, 'load balancers with VIPs in chunks (and VIPs added and removed on them) were exercised');
     t.comment(`route transactions on a router with its route flows in chunks: ${routeSeen.chunked}`);
     t.ok(routeSeen.chunked >= SEQUENCES / 4, 'static routes in chunks were added, removed and changed');
+    t.comment(`transactions moving a key: ${keySeen.moved}; requested keys held in ovn-ic's range: ${keySeen.globalRange}, by ports: ${keySeen.port}`);
+    t.ok(keySeen.moved >= SEQUENCES / 5 && keySeen.globalRange >= SEQUENCES / 5 && keySeen.port >= SEQUENCES / 2, 'requested tunnel keys (taken from holders, in ovn-ic\'s range, on ports) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
