@@ -3,45 +3,6 @@
 // by a request; the key spaces are part of a node's materialized data.
 import assert from 'node:assert/strict';
 
-export class KeyAllocator {
-  private readonly used = new Set<number>();
-  /** Every key below this one is in use. */
-  private lowestFreeHint: number;
-
-  constructor(readonly min: number, readonly max: number) {
-    this.lowestFreeHint = min;
-  }
-
-  get size(): number {
-    return this.used.size;
-  }
-
-  has(key: number): boolean {
-    return this.used.has(key);
-  }
-
-  /** Takes the lowest free key up to `upTo`; undefined when those are exhausted. */
-  allocate(upTo: number = this.max): number | undefined {
-    let k = this.lowestFreeHint;
-    while (k <= upTo && this.used.has(k)) k++;
-    if (k > upTo) return undefined;
-    this.used.add(k);
-    this.lowestFreeHint = k + 1;
-    return k;
-  }
-
-  /** Marks a key kept from before as in use. */
-  claim(key: number): void {
-    if (key < this.min || key > this.max || this.used.has(key)) assert.fail(`tunnel key ${key} claimed twice or out of range`);
-    this.used.add(key);
-  }
-
-  release(key: number): void {
-    if (!this.used.delete(key)) assert.fail(`tunnel key ${key} released but not in use`);
-    if (key < this.lowestFreeHint) this.lowestFreeHint = key;
-  }
-}
-
 /**
  * The tunnel keys of one key space (every datapath, or the ports of one datapath), with the
  * keys their owners request (options:requested-tnl-key), decided as ovn-northd 23.03 decides
@@ -59,8 +20,10 @@ export class KeyAllocator {
  * leaving (max, limit] to requests (the datapath keys ovn-ic gives transit switches).
  */
 export class KeySpace {
-  private readonly used: KeyAllocator;
+  /** Key → its owner: the keys in use. */
   private readonly holderOf = new Map<number, string>();
+  /** Every key below this one is in use. */
+  private lowestFreeHint: number;
   private readonly keyOfOwner = new Map<string, number>();
   /** Owners present without a key: added and not yet given one, or displaced by a request. */
   private readonly pending = new Set<string>();
@@ -73,7 +36,7 @@ export class KeySpace {
 
   constructor(readonly min: number, readonly max: number, readonly limit: number = max) {
     assert.ok(min <= max && max <= limit, `key space [${min}, ${max}] up to ${limit}`);
-    this.used = new KeyAllocator(min, limit);
+    this.lowestFreeHint = min;
   }
 
   /** Owners present (with a key or waiting for one). */
@@ -168,9 +131,14 @@ export class KeySpace {
     if (this.pending.size === 0) return [];
     const left: string[] = [];
     for (const owner of [...this.pending].sort()) {
-      const key = this.used.allocate(this.max);
-      if (key === undefined) left.push(owner);
-      else this.take(owner, key, false);
+      let k = this.lowestFreeHint;
+      while (k <= this.max && this.holderOf.has(k)) k++;
+      if (k > this.max) {
+        left.push(owner);
+        continue;
+      }
+      this.take(owner, k);
+      this.lowestFreeHint = k + 1;
     }
     return left;
   }
@@ -183,8 +151,8 @@ export class KeySpace {
     return out;
   }
 
-  private take(owner: string, key: number, claim = true): void {
-    if (claim) this.used.claim(key);
+  private take(owner: string, key: number): void {
+    assert.ok(key >= this.min && key <= this.limit && !this.holderOf.has(key), `tunnel key ${key} taken twice or out of range`);
     this.pending.delete(owner);
     this.holderOf.set(key, owner);
     this.keyOfOwner.set(owner, key);
@@ -196,7 +164,7 @@ export class KeySpace {
     if (key === undefined) return;
     this.keyOfOwner.delete(owner);
     this.holderOf.delete(key);
-    this.used.release(key);
+    if (key < this.lowestFreeHint) this.lowestFreeHint = key;
     this.changed.add(owner);
     this.unsettled.add(key);
   }
