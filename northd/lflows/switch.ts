@@ -19,7 +19,7 @@ import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
-import { ethAddrFromString, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ethAddrFromString, extractIpAddresses, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { ssetOrder } from '../ovs-hash.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
@@ -288,6 +288,20 @@ function arpNdResponder(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_F
       );
     }
   }
+  if (p.routerPeer !== undefined) arpProxyFlow(p, p.routerPeer, dp, flows, hint);
+}
+
+/**
+ * ls_in_arp_rsp 50 for a router port's options:arp_proxy (its IPv4 addresses): its router
+ * port's MAC answers ARP requests for them, as if it held them.
+ */
+function arpProxyFlow(p: PortInfo, peer: RouterPeer, dp: readonly Uuid[], flows: sb.Logical_Flow[], hint: FlowHints): void {
+  const text = p.options.get('arp_proxy');
+  const ips = text === undefined ? undefined : extractIpAddresses(text)?.ipv4;
+  if (ips === undefined || ips.length === 0) return;
+  const ea = peer.networks.ea;
+  flows.push(lflow(dp, 'ls_in_arp_rsp', 50, `arp.op == 1 && arp.tpa == {${ips.map((ip) => ip.addrS).join(',')}}`,
+    `eth.dst = eth.src; eth.src = ${ea}; arp.op = 2; /* ARP reply */ arp.tha = arp.sha; arp.sha = ${ea}; arp.tpa <-> arp.spa; outport = inport; flags.loopback = 1; output;`, hint));
 }
 
 /**

@@ -1475,3 +1475,31 @@ t.test('(w) requested tunnel keys (taken from holders, in ovn-ic\'s range, kept 
   await real.nbctl(['remove', 'Logical_Router', 'lr1', 'options', 'snat-ct-zone']);
   await compareWithReal(t, real);
 });
+
+t.test('(x) ARP proxy on router ports (options:arp_proxy)', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'sw0'],
+    ['ls-add', 'sw1'],
+    ['lr-add', 'lr0'],
+    ['lrp-add', 'lr0', 'lr0-sw0', '00:00:00:00:ff:01', '10.0.0.1/24'],
+    ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:02', '10.0.1.1/24'],
+    routerLsp('sw0', 'sw0-lr0', 'lr0-sw0'),
+    routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
+    ['lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.10'],
+    // IPv4 addresses (a prefix's address too) answer; IPv6 ones do not; parsing stops at a bad one.
+    ['lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0', 'arp_proxy=10.0.0.50 10.0.0.60/32 fd00::5 169.254.0.0/16 bad 10.0.0.70'],
+    // Only IPv6: no flow.
+    ['lsp-set-options', 'sw1-lr0', 'router-port=lr0-sw1', 'arp_proxy=fd00::7'],
+    // A VIF's arp_proxy means nothing.
+    ['lsp-set-options', 'vm1', 'arp_proxy=10.0.0.80'],
+  ]);
+  t.ok(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').some((f) => f.external_ids.get('stage-name') === 'ls_in_arp_rsp' && f.actions.includes('arp.tpa <-> arp.spa')),
+    'the proxy flow is there');
+  // The option changed and removed; a switch passing VLANs through answers nothing.
+  await real.nbctl(['lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0', 'arp_proxy=10.0.0.51']);
+  await real.nbctl(['lsp-set-options', 'sw1-lr0', 'router-port=lr0-sw1', 'arp_proxy=10.0.1.51']);
+  await real.nbctl(['set', 'Logical_Switch', 'sw1', 'other_config:vlan-passthru=true']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0']);
+  await compareWithReal(t, real);
+});

@@ -240,8 +240,9 @@ const DP_KEY_REQUESTS = ['1', '2', '3', '4', '16711681', '16711682', '16777215',
 const PORT_KEY_REQUESTS = ['1', '2', '3', '32767', '32768', '0', 'x'];
 
 /**
- * A requested-tnl-key set, changed or cleared on a switch, router or port (its own stream,
- * `krng`, so the other kinds' choices stay as they were).
+ * A requested-tnl-key set, changed or cleared on a switch, router or port, or sometimes
+ * another option the bindings or their flows read (interconn-ts, snat-ct-zone, arp_proxy); its
+ * own stream, `krng`, so the other kinds' choices stay as they were.
  */
 function randomKeyRequest(krng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const targets: [string, string, Uuid][] = [];
@@ -249,10 +250,18 @@ function randomKeyRequest(krng: Rng, db: Database): { kind: Kind; ops: unknown[]
     for (const uuid of [...db.rows(table).keys()].sort()) targets.push([table, column, uuid]);
   }
   if (targets.length === 0) return undefined;
+  // An ARP proxy on a router port (an LSP of type router naming its router port).
+  const routerLsps = [...db.rows('Logical_Switch_Port')].filter(([, r]) => r['type'] === 'router' && (r['options'] as ReadonlyMap<string, string>).has('router-port')).map(([u]) => u).sort();
+  if (routerLsps.length > 0 && krng.chance(0.2)) {
+    const mutations: unknown[] = [['options', 'delete', set(['arp_proxy'])]];
+    if (krng.chance(0.8)) mutations.push(['options', 'insert', map({ arp_proxy: krng.pick(['10.0.0.50', '10.0.0.50 10.0.0.51/32', 'fd00::1', 'bad 10.0.0.52']) })]);
+    return { kind: 'tnl-key', ops: [{ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(krng.pick(routerLsps)), mutations }] };
+  }
   const [table, column, uuid] = krng.pick(targets);
   const values = table === 'Logical_Switch' || table === 'Logical_Router' ? DP_KEY_REQUESTS : PORT_KEY_REQUESTS;
   // Sometimes the other keys a datapath's binding carries in its external_ids instead.
-  const option = table === 'Logical_Switch' && krng.chance(0.25) ? 'interconn-ts' : table === 'Logical_Router' && krng.chance(0.25) ? 'snat-ct-zone' : 'requested-tnl-key';
+  const other = krng.chance(0.25);
+  const option = !other ? 'requested-tnl-key' : table === 'Logical_Switch' ? 'interconn-ts' : table === 'Logical_Router' ? 'snat-ct-zone' : 'requested-tnl-key';
   const value = option === 'interconn-ts' ? krng.pick(['ts1', 'ts2']) : option === 'snat-ct-zone' ? krng.pick(['0', '7', '-1', 'x']) : krng.pick(values);
   const mutations: unknown[] = [[column, 'delete', set([option])]];
   if (krng.chance(0.8)) mutations.push([column, 'insert', map({ [option]: value })]);
@@ -790,8 +799,8 @@ function chassisChange(rng: Rng, registered: Map<string, Uuid>, owned: ReadonlyM
   return { ports, chassis };
 }
 
-/** Transactions that moved a live object's key; after which a datapath held a key of ovn-ic's range, and a port a requested key. */
-const keySeen = { moved: 0, globalRange: 0, port: 0 };
+/** Transactions that moved a live object's key; after which a datapath held a key of ovn-ic's range, a port a requested key, and a router port answered ARP as a proxy. */
+const keySeen = { moved: 0, globalRange: 0, port: 0, arpProxy: 0 };
 
 /**
  * Every valid request is held by a requester: for each requested key, some datapath (port, in
@@ -973,6 +982,7 @@ function runSequence(seed: number): string | undefined {
       moves++;
     }
     if (moves > 0) keySeen.moved++;
+    if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.includes('arp.tpa <-> arp.spa'))) keySeen.arpProxy++;
     const problem = requestedKeysHonoured(fx.db, northd.view());
     if (problem !== undefined) return `txn ${i} (${txn.kind}): ${problem}`;
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
@@ -1015,6 +1025,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(routeSeen.chunked >= SEQUENCES / 4, 'static routes in chunks were added, removed and changed');
     t.comment(`transactions moving a key: ${keySeen.moved}; requested keys held in ovn-ic's range: ${keySeen.globalRange}, by ports: ${keySeen.port}`);
     t.ok(keySeen.moved >= SEQUENCES / 5 && keySeen.globalRange >= SEQUENCES / 5 && keySeen.port >= SEQUENCES / 2, 'requested tunnel keys (taken from holders, in ovn-ic\'s range, on ports) were exercised');
+    t.comment(`transactions with an ARP proxy flow: ${keySeen.arpProxy}`);
+    t.ok(keySeen.arpProxy >= SEQUENCES / 20, 'ARP proxies on router ports were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
