@@ -990,7 +990,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   }
   for (let i = 0; i < names.length; i++) {
     const d = desired[i];
-    if (d !== undefined && spaceFor(data, d.info.dp).keyOf(names[i] as string) === undefined) desired[i] = undefined;
+    if (d !== undefined && data.keys.get(d.info.dp)?.keyOf(names[i] as string) === undefined) desired[i] = undefined;
   }
   const note = (name: string, old: PortInfo | undefined, now: PortInfo | undefined): void => {
     const prev = out.ports.get(name);
@@ -1020,7 +1020,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     const d = desired[i];
     if (d === undefined) continue;
     const old = data.byName.get(name);
-    const info = withKey(d.info, spaceFor(data, d.info.dp).keyOf(name) as number);
+    const info = withKey(d.info, data.keys.get(d.info.dp)?.keyOf(name) as number);
     if (old !== undefined) {
       setRouterMember(data, old, false);
       setVirtualRefs(data, old, false);
