@@ -1,6 +1,6 @@
 // The SB view is a pure function of the log prefix on every replica, restarts included.
 // Method: random NB transaction sequences (deletes that free tunnel keys, re-adds of the same
-// names) applied by replicas that never restart, restore mid-way from a snapshot, or start
+// names, requested tunnel keys that move others' keys) applied by replicas that never restart, restore mid-way from a snapshot, or start
 // late; then three central nodes with compaction and a restart. Views compared as canonical text.
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -69,6 +69,7 @@ function randomOps(rng: Rng, db: Database, n: number): unknown[] {
     ['ls-add', lss.length < 4 ? 2 : 0], ['ls-del', lss.length > 1 ? 0.7 : 0], ['lsp-add', lss.length > 0 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 4 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0], ['lr-add', lrs.length < 2 ? 1 : 0],
     ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 ? 1.5 : 0], ['lrp-del', lrps.length > 0 ? 1 : 0], ['nb-cfg', 0.3],
+    ['key-request', lss.length + lsps.length > 0 ? 1.5 : 0],
   ]);
   switch (kind) {
     case 'ls-add': {
@@ -114,6 +115,13 @@ function randomOps(rng: Rng, db: Database, n: number): unknown[] {
     }
     case 'lrp-del':
       return [{ op: 'mutate', table: 'Logical_Router', where: [], mutations: [['ports', 'delete', set([uuidAtom(rng.pick(lrps).uuid)])]] }];
+    case 'key-request': {
+      // A requested tunnel key set or cleared: low keys, held by others, move them.
+      const [table, column, rows] = lsps.length > 0 && rng.chance(0.5) ? ['Logical_Switch_Port', 'options', lsps] as const : ['Logical_Switch', 'other_config', lss] as const;
+      const mutations: unknown[] = [[column, 'delete', set(['requested-tnl-key'])]];
+      if (rng.chance(0.8)) mutations.push([column, 'insert', ['map', [['requested-tnl-key', String(rng.int(1, 4))]]]]);
+      return [{ op: 'mutate', table, where: byUuid(rng.pick(rows).uuid), mutations }];
+    }
     default:
       return [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: n } }, { op: 'delete', table: 'NB_Global', where: [] }];
   }
@@ -153,20 +161,32 @@ function strictlyIncreasing(xs: readonly number[]): boolean {
   return xs.every((x, i) => i === 0 || x > (xs[i - 1] as number));
 }
 
+/** Tunnel keys of live datapaths and ports, by SB UUID. */
+function keysOf(view: SbView): Map<Uuid, number> {
+  const out = new Map<Uuid, number>();
+  for (const table of ['Datapath_Binding', 'Port_Binding']) for (const [u, r] of view.get(table) ?? []) out.set(u, (r as unknown as { tunnel_key: number }).tunnel_key);
+  return out;
+}
+
 t.test('determinism across restore: never restarted, restored mid-way, from scratch', async (t) => {
   let restoredWithKeys = 0;
+  let keysMoved = 0;
   for (let s = 1; s <= SEQUENCES; s++) {
     const rng = new Rng(s * 7919);
     const a = replica();
     const entries: Entry[] = [];
     const snapshotAt = rng.int(5, TXNS - 5);
     let snapshot: Uint8Array | undefined;
+    let moved = false;
     for (let i = 1; i <= TXNS; i++) {
       const e: Entry = { term: 1, index: i, type: 'normal', data: encodeCommand(nbTxn(randomOps(rng, a.sm.nb, i), seedOf(rng))) };
       entries.push(e);
+      const before = keysOf(a.projection.view());
       a.sm.apply(e, false);
+      for (const [k, key] of keysOf(a.projection.view())) if (before.has(k) && before.get(k) !== key) moved = true;
       if (i === snapshotAt) snapshot = a.sm.snapshot();
     }
+    if (moved) keysMoved++;
     if (snapshot === undefined) throw new Error('no snapshot taken');
     const b = replica();
     b.sm.restore(snapshot);
@@ -201,6 +221,7 @@ t.test('determinism across restore: never restarted, restored mid-way, from scra
     if (b.projection.history().portKeys.length > 0) restoredWithKeys++;
   }
   t.ok(restoredWithKeys > SEQUENCES / 2, `most sequences end with ports (${restoredWithKeys}/${SEQUENCES})`);
+  t.ok(keysMoved > SEQUENCES / 4, `requested keys moved keys of live objects in many sequences (${keysMoved}/${SEQUENCES})`);
   t.pass(`${SEQUENCES} sequences of ${TXNS} transactions agree`);
 });
 
