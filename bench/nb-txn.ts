@@ -5,7 +5,7 @@
 // Then the 10,000-port NB topology is loaded into both, and on fresh clusters holding only it,
 // and each member's RSS is read.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,45 @@ interface Run {
   readonly rows: number;
   readonly wallS: number;
   readonly latMs: readonly number[];
+  /** The members' CPU during the run, summed over them (ms): main threads, and their other threads. */
+  readonly cpu?: CpuMs;
+}
+
+interface CpuMs {
+  readonly main: number;
+  readonly other: number;
+}
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const ticksPerS = 100;
+
+/**
+ * CPU used so far by these processes (user + system, ms), split into each one's main thread
+ * (the event loop) and its other threads (V8's compiler and GC helpers, libuv's pool; for
+ * ovsdb-server its few helpers). Threads that ended are not counted.
+ */
+function cpuOf(pids: readonly number[]): CpuMs {
+  let main = 0;
+  let other = 0;
+  for (const pid of pids) {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerS;
+      if (Number(tid) === pid) main += ms;
+      else other += ms;
+    }
+  }
+  return { main, other };
+}
+
+/** drive, with the members' CPU over the run. */
+async function driveMeasured(pids: readonly number[] | undefined, ...args: Parameters<typeof drive>): Promise<Run> {
+  const before = pids === undefined ? undefined : cpuOf(pids);
+  const r = await drive(...args);
+  if (pids === undefined || before === undefined) return r;
+  const after = cpuOf(pids);
+  return { ...r, cpu: { main: after.main - before.main, other: after.other - before.other } };
 }
 
 const insert = (name: string): unknown => ({ op: 'insert', table: 'Logical_Switch', row: { name } });
@@ -82,14 +121,14 @@ interface Side extends Pass {
   readonly loadS: number;
 }
 
-/** The anchor's drivers A, A', B, C in order; `pass` names their rows apart. */
-async function passOf(leader: Txn, follower: Txn | undefined, pass: string, before?: (driver: 'B' | 'C') => Promise<void>): Promise<Pass> {
-  const serial = await drive(leader, serialN, 1, 1, `${pass}A`);
-  const serialFollower = follower ? await drive(follower, serialN, 1, 1, `${pass}Af`) : undefined;
+/** The anchor's drivers A, A', B, C in order; `pass` names their rows apart. CPU of `pids` per driver. */
+async function passOf(pids: readonly number[] | undefined, leader: Txn, follower: Txn | undefined, pass: string, before?: (driver: 'B' | 'C') => Promise<void>): Promise<Pass> {
+  const serial = await driveMeasured(pids, leader, serialN, 1, 1, `${pass}A`);
+  const serialFollower = follower ? await driveMeasured(pids, follower, serialN, 1, 1, `${pass}Af`) : undefined;
   await before?.('B');
-  const pipelined = await drive(leader, serialN, inFlight, 1, `${pass}B`);
+  const pipelined = await driveMeasured(pids, leader, serialN, inFlight, 1, `${pass}B`);
   await before?.('C');
-  const batched = await drive(leader, batchTxns, 1, batchOps, `${pass}C`);
+  const batched = await driveMeasured(pids, leader, batchTxns, 1, batchOps, `${pass}C`);
   return { serial, serialFollower, pipelined, batched };
 }
 
@@ -101,10 +140,10 @@ async function passOf(leader: Txn, follower: Txn | undefined, pass: string, befo
  * past most of that; ovsdb-server, compiled ahead of time, has no such phase, and runs both
  * passes too.
  */
-async function runDrivers(leader: Txn, follower: Txn | undefined, before?: (driver: 'B' | 'C') => Promise<void>): Promise<Omit<Side, 'rssMiB' | 'loadS'>> {
+async function runDrivers(pids: readonly number[], leader: Txn, follower: Txn | undefined, before?: (driver: 'B' | 'C') => Promise<void>): Promise<Omit<Side, 'rssMiB' | 'loadS'>> {
   await drive(leader, 200, 1, 1, 'warm');
-  const first = await passOf(leader, follower, '', before);
-  const second = await passOf(leader, follower, '2');
+  const first = await passOf(pids, leader, follower, '', before);
+  const second = await passOf(pids, leader, follower, '2');
   return { ...first, second };
 }
 
@@ -194,7 +233,7 @@ async function ours(): Promise<Side & { leaderIndex: number; probeP50Ms: number[
     const follower = clients[(leaderIndex + 1) % clients.length] as NorthboundClient;
     const metricsUrl = metrics[leaderIndex] as string;
     const at = new Map<string, GroupCounts>();
-    const drivers = await runDrivers(oursTxn(leader), oursTxn(follower), async (driver) => {
+    const drivers = await runDrivers(pids, oursTxn(leader), oursTxn(follower), async (driver) => {
       at.set(driver, await groupCounts(metricsUrl));
     });
     const b0 = at.get('B') as GroupCounts;
@@ -233,7 +272,7 @@ async function real(withDrivers: boolean, raftPortBase: number): Promise<Side | 
   const followerMember = cluster.members.find((m) => m.socket !== leaderSocket);
   const follower = followerMember ? await JsonRpcClient.connect({ path: followerMember.socket }) : undefined;
   try {
-    const drivers = withDrivers ? await runDrivers(realTxn(leader), follower ? realTxn(follower) : undefined) : undefined;
+    const drivers = withDrivers ? await runDrivers(cluster.members.map((m) => m.pid), realTxn(leader), follower ? realTxn(follower) : undefined) : undefined;
     const t0 = performance.now();
     await loadTopology(async (ops) => (await leader.request('transact', ['OVN_Northbound', ...ops])) as unknown[], tenThousandPorts);
     const loadS = (performance.now() - t0) / 1000;
@@ -254,6 +293,9 @@ const rowsPerS = (r: Run): number => r.rows / r.wallS;
 const ms = (x: number): string => fmt(x, 2);
 const latRow = (r: Run | undefined): string => (r === undefined ? '' : `${ms(percentile(r.latMs, 50))} / ${ms(percentile(r.latMs, 90))} / ${ms(percentile(r.latMs, 99))} / ${ms(Math.max(...r.latMs))}`);
 const ratio = (x: number, y: number | undefined): string => (y === undefined || !Number.isFinite(x) ? '' : `${fmt(x / y, 2)}x`);
+/** The members' CPU per transaction (ms, summed over the three): main threads / other threads. */
+const cpuRow = (r: Run | undefined): string => (r?.cpu === undefined ? '' : `${ms(r.cpu.main / r.txns)} / ${ms(r.cpu.other / r.txns)}`);
+const cpuPerTxn = (r: Run | undefined): number | string => (r?.cpu === undefined ? 'na' : Number(((r.cpu.main + r.cpu.other) / r.txns).toFixed(3)));
 
 const floor = await measureCommitFloor(serialN);
 const hopsFloor = await measureTransportCommitFloor(serialN, 'grpc');
@@ -274,11 +316,17 @@ printTable(
     ['B p50 / p90 / p99 / max ms', latRow(a.pipelined), latRow(b?.pipelined), '', ''],
     [`C batched ${fmt(batchOps)} ops: rows/s`, fmt(rowsPerS(a.batched)), b ? fmt(rowsPerS(b.batched)) : na, ratio(rowsPerS(a.batched), b && rowsPerS(b.batched)), '>= 1x'],
     ['C per-txn p50 / p90 / p99 / max ms', latRow(a.batched), latRow(b?.batched), '', ''],
+    ['members\' CPU ms per txn, main / other threads: A', cpuRow(a.serial), cpuRow(b?.serial), '', ''],
+    ['  B', cpuRow(a.pipelined), cpuRow(b?.pipelined), '', ''],
+    ['  C', cpuRow(a.batched), cpuRow(b?.batched), '', ''],
     ['second pass, same cluster: A serial txn/s', fmt(perS(a.second.serial)), b ? fmt(perS(b.second.serial)) : na, ratio(perS(a.second.serial), b && perS(b.second.serial)), '>= 2x'],
     ['  A p50 / p90 / p99 / max ms', latRow(a.second.serial), latRow(b?.second.serial), '', ''],
     ["  A' serial, follower: txn/s", a.second.serialFollower ? fmt(perS(a.second.serialFollower)) : '', b?.second.serialFollower ? fmt(perS(b.second.serialFollower)) : na, ratio(a.second.serialFollower ? perS(a.second.serialFollower) : NaN, b?.second.serialFollower && perS(b.second.serialFollower)), ''],
     [`  B ${inFlight} in flight: txn/s`, fmt(perS(a.second.pipelined)), b ? fmt(perS(b.second.pipelined)) : na, ratio(perS(a.second.pipelined), b && perS(b.second.pipelined)), '>= 5x'],
     [`  C batched ${fmt(batchOps)} ops: rows/s`, fmt(rowsPerS(a.second.batched)), b ? fmt(rowsPerS(b.second.batched)) : na, ratio(rowsPerS(a.second.batched), b && rowsPerS(b.second.batched)), '>= 1x'],
+    ['  members\' CPU ms per txn, main / other threads: A', cpuRow(a.second.serial), cpuRow(b?.second.serial), '', ''],
+    ['    B', cpuRow(a.second.pipelined), cpuRow(b?.second.pipelined), '', ''],
+    ['    C', cpuRow(a.second.batched), cpuRow(b?.second.batched), '', ''],
     ['10,000-port NB alone, fresh cluster: load s', fmt(aTopology.loadS, 2), bTopology ? fmt(bTopology.loadS, 2) : na, '', ''],
     ['  then RSS MiB per member, at once', aTopology.rssMiB.map((x) => fmt(x)).join(' / '), bTopology ? bTopology.rssMiB.map((x) => fmt(x)).join(' / ') : na, '', ''],
     [`  and after ${rssIdleS} s idle`, aTopology.idleRssMiB.map((x) => fmt(x)).join(' / '), bTopology?.idleRssMiB ? bTopology.idleRssMiB.map((x) => fmt(x)).join(' / ') : na, '', `<= ${rssGoalMiB}`],
@@ -306,7 +354,11 @@ process.stdout.write(
     'nb-workload.ts) is loaded on top. The RSS goal is read on a fresh cluster holding only that\n' +
     `topology, at once and again after ${rssIdleS} s idle (a member keeps the load's garbage until V8's\n` +
     'memory reducer runs, which it does once the process is idle; RSS_IDLE_S sets the wait).\n' +
-    'RSS from /proc. Machines are shared and noisy: differences under ~15 % are noise.\n',
+    'RSS from /proc. Machines are shared and noisy: differences under ~15 % are noise.\n' +
+    'Members\' CPU: user + system time of the three member processes over each driver, from\n' +
+    '/proc/PID/task (10 ms ticks), per transaction: the main threads (the event loops) and the\n' +
+    'rest (V8\'s compiler and GC helpers, libuv\'s pool; ovsdb-server\'s helpers). Two cores hold\n' +
+    'all three and the driver: CPU per transaction bounds the rate.\n',
 );
 const fig = (r: Run | undefined, f: (r: Run) => number, digits = 0): number | string => (r === undefined ? 'na' : Number(f(r).toFixed(digits)));
 printFigures({
@@ -339,6 +391,13 @@ printFigures({
   real_second_serial_per_s: fig(b?.second.serial, perS),
   real_second_pipelined_per_s: fig(b?.second.pipelined, perS),
   real_second_batched_rows_per_s: fig(b?.second.batched, rowsPerS),
+  serial_cpu_ms_per_txn: cpuPerTxn(a.serial),
+  pipelined_cpu_ms_per_txn: cpuPerTxn(a.pipelined),
+  batched_cpu_ms_per_txn: cpuPerTxn(a.batched),
+  second_serial_cpu_ms_per_txn: cpuPerTxn(a.second.serial),
+  real_serial_cpu_ms_per_txn: cpuPerTxn(b?.serial),
+  real_pipelined_cpu_ms_per_txn: cpuPerTxn(b?.pipelined),
+  real_batched_cpu_ms_per_txn: cpuPerTxn(b?.batched),
   serial_ratio: b ? Number((perS(a.serial) / perS(b.serial)).toFixed(3)) : 'na',
   pipelined_ratio: b ? Number((perS(a.pipelined) / perS(b.pipelined)).toFixed(3)) : 'na',
   batched_ratio: b ? Number((rowsPerS(a.batched) / rowsPerS(b.batched)).toFixed(3)) : 'na',
