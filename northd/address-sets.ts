@@ -21,7 +21,7 @@ import { EMPTY_SET_SUM, hashUuid, setSumWith, setVersion, textWords, type SetSum
 import { nbGet, nbRows } from './nb.js';
 import { extractLspIps, isDynamicAddress } from './netaddr.js';
 import { sameData, sortedDifference } from './same-data.js';
-import type { DatapathsData } from './datapaths.js';
+import type { DatapathsChange, DatapathsData } from './datapaths.js';
 import type { RoutersChange, RoutersData } from './routers.js';
 import { routerLbAddressSetName } from './lflows/router.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
@@ -415,8 +415,18 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
         write(inputs.data<Database>('nb'), data, dirty, out);
         return 'handled';
       },
-      // Tunnel keys never change while a datapath lives; its router facts come and go with it.
-      datapaths: () => 'unchanged',
+      // A router's sets are named after its tunnel key, which a requested key can change while
+      // it lives (its router facts come and go with the router itself).
+      datapaths(data: AddressSetsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
+        const dirty = new Set<string>();
+        for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
+          if (old === undefined || now === undefined || old.key === now.key || now.kind !== 'router') continue;
+          syncRouter(inputs, data, sbUuid, dirty);
+        }
+        if (dirty.size === 0) return 'unchanged';
+        write(inputs.data<Database>('nb'), data, dirty, out);
+        return 'handled';
+      },
     },
   };
 }

@@ -1235,8 +1235,9 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         const dirty = new Dirty();
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
           dirty.datapaths.add(sbUuid);
-          // A switch's ARP responder flows depend on vlan-passthru.
-          if (old !== undefined && now !== undefined && old.vlanPassthru !== now.vlanPassthru) dirty.allPortsOf(src, sbUuid);
+          // A switch's ARP responder flows depend on vlan-passthru; a router's ports' flows name
+          // its load balancer VIP sets, whose names carry its tunnel key (a requested key moves it).
+          if (old !== undefined && now !== undefined && (old.vlanPassthru !== now.vlanPassthru || old.key !== now.key)) dirty.allPortsOf(src, sbUuid);
         }
         dirty.regen(data, src, out);
         return 'handled';
