@@ -1,4 +1,4 @@
-// Port groups and the ACLs that apply to each logical switch.
+// Port groups and the ACLs and QoS rules that apply to each logical switch.
 //
 // A port group applies to a switch when one of its ports is bound there (ovn-northd's
 // build_port_group_lswitches); the switch's ACLs are its own plus those of every port group
@@ -10,6 +10,11 @@
 // diffed, a port's binding moves its membership), and only the (port group, switch) rows and
 // the switches whose ACL sets may have changed are derived again; a switch's ACL state is
 // reported only when it differs.
+//
+// QoS rules are a switch's own (Logical_Switch.qos_rules). An ACL's log meter is read here too:
+// an ACL logging through a fair meter (NB Meter.fair) names its own copy of it,
+// "<meter>__<ACL UUID>" (build_acl_log_meter), so a meter turning fair or unfair, or appearing
+// or going, changes the flows of the ACLs naming it.
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
@@ -17,6 +22,7 @@ import type { DatapathsChange, DatapathsData } from './datapaths.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid, setVersion, SummedSet, textWords } from './hash.js';
+import { fairCopyName } from './meters.js';
 import { nbGet, nbRows } from './nb.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { sameData, sortedDifference } from './same-data.js';
@@ -32,12 +38,27 @@ export interface AclFacts {
   readonly log: boolean;
   readonly name: string | undefined;
   readonly severity: string | undefined;
+  /** The meter its log() names: the ACL's own copy when the NB meter of that name is fair. */
   readonly meter: string | undefined;
   readonly label: number;
   readonly options: ReadonlyMap<string, string>;
 }
 
-/** What a switch's ACL flows read: its ACLs (own and port groups') and two flags. */
+/** A QoS rule as its flows read it (build_qos). */
+export interface QosFacts {
+  readonly uuid: Uuid;
+  readonly priority: number;
+  readonly direction: 'from-lport' | 'to-lport';
+  readonly match: string;
+  /** action:dscp, when set. */
+  readonly dscp: number | undefined;
+  /** bandwidth:rate (kbps) when set and not 0: the rule meters. */
+  readonly rate: number | undefined;
+  /** bandwidth:burst (kbit), 0 when unset. */
+  readonly burst: number;
+}
+
+/** What a switch's ACL and QoS flows read: its ACLs (own and port groups'), two flags, its QoS rules. */
 export interface SwitchAcls {
   /** By ACL UUID. */
   readonly acls: ReadonlyMap<Uuid, AclFacts>;
@@ -45,6 +66,8 @@ export interface SwitchAcls {
   readonly hasAcls: boolean;
   /** An allow-related ACL applies: traffic goes through conntrack (od->has_stateful_acl). */
   readonly hasStateful: boolean;
+  /** Its QoS rules, by UUID. */
+  readonly qos: readonly QosFacts[];
 }
 
 interface Member {
@@ -71,6 +94,8 @@ export interface AclsData {
    * it, and comparing a switch's ACLs before and after is mostly identity checks.
    */
   readonly facts: Map<Uuid, AclFacts>;
+  /** The facts of each QoS rule in use, likewise. */
+  readonly qosFacts: Map<Uuid, QosFacts>;
   readonly pgs: Map<Uuid, PortGroupState>;
   /** Switch datapath → the port groups with members bound there. */
   readonly switchPgs: Map<Uuid, Set<Uuid>>;
@@ -86,11 +111,33 @@ export interface AclsChange {
 }
 
 const NO_ACLS: ReadonlyMap<Uuid, AclFacts> = new Map();
+const NO_QOS: readonly QosFacts[] = Object.freeze([]);
 
-function aclFacts(a: nb.ACL): AclFacts {
+/** Whether NB Meter `name` exists and is fair (fair_meter_lookup_by_name). */
+function isFairMeter(db: Database, name: string): boolean {
+  const m = db.findUnique('Meter', ['name'], [name]) as nb.Meter | undefined;
+  return m?.fair[0] === true;
+}
+
+/** The name of the SB Meter an ACL's log() uses: its own copy of a fair meter. */
+function aclLogMeterName(db: Database, a: Pick<nb.ACL, '_uuid' | 'meter'>): string | undefined {
+  const meter = a.meter[0];
+  if (meter === undefined) return undefined;
+  return isFairMeter(db, meter) ? fairCopyName(meter, a._uuid) : meter;
+}
+
+function aclFacts(db: Database, a: nb.ACL): AclFacts {
   return {
     uuid: a._uuid, priority: a.priority, direction: a.direction, match: a.match, action: a.action, log: a.log, name: a.name[0],
-    severity: a.severity[0], meter: a.meter[0], label: a.label, options: a.options,
+    severity: a.severity[0], meter: aclLogMeterName(db, a), label: a.label, options: a.options,
+  };
+}
+
+function qosFacts(q: nb.QoS): QosFacts {
+  const rate = q.bandwidth.get('rate');
+  return {
+    uuid: q._uuid, priority: q.priority, direction: q.direction, match: q.match, dscp: q.action.get('dscp'),
+    rate: rate === undefined || rate === 0 ? undefined : rate, burst: q.bandwidth.get('burst') ?? 0,
   };
 }
 
@@ -210,22 +257,39 @@ function switchAclsOf(db: Database, dps: DatapathsData, data: AclsData, dp: Uuid
   if (info === undefined || info.kind !== 'switch') return undefined;
   const ls = nbGet<nb.Logical_Switch>(db, 'Logical_Switch', info.nbUuid);
   if (ls === undefined) return undefined;
+  const qos = switchQosOf(db, data, ls);
   const uuids: Uuid[] = [...ls.acls];
   for (const pg of [...(data.switchPgs.get(dp) ?? [])].sort()) uuids.push(...(nbGet<nb.Port_Group>(db, 'Port_Group', pg)?.acls ?? []));
-  if (uuids.length === 0) return { acls: NO_ACLS, hasAcls: false, hasStateful: false };
+  if (uuids.length === 0) return { acls: NO_ACLS, hasAcls: false, hasStateful: false, qos };
   const acls = new Map<Uuid, AclFacts>();
   for (const u of uuids.sort()) {
     let f = facts.get(u);
     if (f === undefined) {
       const row = nbGet<nb.ACL>(db, 'ACL', u);
       if (row === undefined) continue;
-      facts.set(u, (f = aclFacts(row)));
+      facts.set(u, (f = aclFacts(db, row)));
     }
     acls.set(u, f);
   }
   let hasStateful = false;
   for (const f of acls.values()) if (f.action === 'allow-related') hasStateful = true;
-  return { acls, hasAcls: acls.size > 0, hasStateful };
+  return { acls, hasAcls: acls.size > 0, hasStateful, qos };
+}
+
+/** A switch's QoS rules (qos_rules is a set: in UUID order). */
+function switchQosOf(db: Database, data: AclsData, ls: nb.Logical_Switch): readonly QosFacts[] {
+  if (ls.qos_rules.length === 0) return NO_QOS;
+  const out: QosFacts[] = [];
+  for (const u of ls.qos_rules) {
+    let f = data.qosFacts.get(u);
+    if (f === undefined) {
+      const row = nbGet<nb.QoS>(db, 'QoS', u);
+      if (row === undefined) continue;
+      data.qosFacts.set(u, (f = qosFacts(row)));
+    }
+    out.push(f);
+  }
+  return out;
 }
 
 function portGroupRowUuid(name: string): Uuid {
@@ -264,6 +328,15 @@ function writeRows(dps: DatapathsData, data: AclsData, dirty: Dirty, out: SbChan
   for (const row of puts) data.table.put(row, out);
 }
 
+/** ACL `uuid` changed: the switches it applies to (through port groups too) read it again. */
+function aclChanged(db: Database, data: AclsData, uuid: Uuid, dirty: Dirty): void {
+  // A live ACL names its switches or port groups; a deleted one changed their rows.
+  for (const owner of db.strongReferrers(uuid).keys()) {
+    if (db.get('Logical_Switch', owner) !== undefined) dirty.switches.add(datapathSbUuid(owner));
+    else if (data.pgs.has(owner)) dirty.pgSwitches(data, owner);
+  }
+}
+
 /** Derives the ACL state of the dirty switches again, reporting those that changed. */
 function refreshSwitches(db: Database, dps: DatapathsData, data: AclsData, dirty: Dirty, out: AclsChange): void {
   for (const dp of [...dirty.switches].sort()) {
@@ -289,7 +362,7 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
   return {
     name: 'acls',
     inputs: ['nb', 'datapaths', 'ports'],
-    init: () => ({ bySwitch: new Map(), facts: new Map(), pgs: new Map(), switchPgs: new Map(), rows: new Map(), table: new SbTable('Port_Group') }),
+    init: () => ({ bySwitch: new Map(), facts: new Map(), qosFacts: new Map(), pgs: new Map(), switchPgs: new Map(), rows: new Map(), table: new SbTable('Port_Group') }),
     newChange: () => ({ sb: new SbChangeSet(), switches: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.switches.size === 0,
     recompute(data: AclsData, inputs: NodeInputs, out: AclsChange): void {
@@ -299,6 +372,7 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
       const ports = inputs.data<PortsData>('ports');
       const dirty = new Dirty();
       data.facts.clear();
+      data.qosFacts.clear();
       const pgUuids = new Set<Uuid>([...data.pgs.keys(), ...nbRows<nb.Port_Group>(db, 'Port_Group').keys()]);
       for (const pg of [...pgUuids].sort()) {
         // Every member afresh (a member's binding may have moved without its row changing).
@@ -319,7 +393,7 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
           if (c.table === 'Logical_Switch') {
             // Only its acls column (and whether it exists) reaches its ACL state: a port added
             // to a switch of a thousand ACLs must not read them all again.
-            if (c.kind !== 'modify' || c.columns.includes('acls')) dirty.switches.add(datapathSbUuid(c.uuid));
+            if (c.kind !== 'modify' || c.columns.includes('acls') || c.columns.includes('qos_rules')) dirty.switches.add(datapathSbUuid(c.uuid));
           } else if (c.table === 'Port_Group') {
             const oldRow = c.kind === 'insert' ? undefined : (c.old as unknown as nb.Port_Group);
             const newRow = c.kind === 'delete' ? undefined : (c.new as unknown as nb.Port_Group);
@@ -330,10 +404,22 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
             if (aclsChanged) dirty.pgSwitches(data, c.uuid);
           } else if (c.table === 'ACL') {
             data.facts.delete(c.uuid);
-            // A live ACL names its switches or port groups; a deleted one changed their rows.
-            for (const owner of db.strongReferrers(c.uuid).keys()) {
-              if (db.get('Logical_Switch', owner) !== undefined) dirty.switches.add(datapathSbUuid(owner));
-              else if (data.pgs.has(owner)) dirty.pgSwitches(data, owner);
+            aclChanged(db, data, c.uuid, dirty);
+          } else if (c.table === 'QoS') {
+            data.qosFacts.delete(c.uuid);
+            // A live rule names its switches; a deleted one changed their rows.
+            for (const owner of db.strongReferrers(c.uuid).keys()) if (db.get('Logical_Switch', owner) !== undefined) dirty.switches.add(datapathSbUuid(owner));
+          } else if (c.table === 'Meter') {
+            // Whether a name is a fair meter: the ACLs in use that log through that name.
+            if (c.kind === 'modify' && !c.columns.includes('name') && !c.columns.includes('fair')) continue;
+            const names = new Set<string>();
+            if (c.kind !== 'insert') names.add((c.old as unknown as nb.Meter).name);
+            if (c.kind !== 'delete') names.add((c.new as unknown as nb.Meter).name);
+            for (const acl of [...data.facts.keys()]) {
+              const meter = nbGet<nb.ACL>(db, 'ACL', acl)?.meter[0];
+              if (meter === undefined || !names.has(meter)) continue;
+              data.facts.delete(acl);
+              aclChanged(db, data, acl, dirty);
             }
           }
         }

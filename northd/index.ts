@@ -43,6 +43,8 @@ import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
 import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
 import { svcMonitorsNode } from './service-monitors.js';
+import type { MetersData } from './meters.js';
+import { metersNode } from './meters.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -127,7 +129,7 @@ function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
-    erase(dhcpCodesNode()), erase(templateVarsNode()),
+    erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
   ]);
 }
 
@@ -150,6 +152,8 @@ function viewOf(engine: Engine): SbView {
     engine.data<StaticMacBindingsData>('static_mac_bindings').table,
     engine.data<SvcMonitorsData>('svc_monitors').table,
     engine.data<TemplateVarsData>('template_vars').table,
+    engine.data<MetersData>('meters').meters,
+    engine.data<MetersData>('meters').bands,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -157,7 +161,7 @@ function viewOf(engine: Engine): SbView {
 }
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
-const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'template_vars']);
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'template_vars', 'meters']);
 const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {

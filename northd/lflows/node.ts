@@ -41,6 +41,7 @@ import { fitted } from '../fitted.js';
 import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, setVersion, type SetSum } from '../hash.js';
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
+import { qosFlows } from './qos.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { templateLineages } from './flow.js';
 import type { RoutePlan } from './router.js';
@@ -969,6 +970,11 @@ function aclOwner(dp: Uuid, acl: Uuid): string {
   return `a ${dp} ${acl}`;
 }
 
+/** The owner of a switch's QoS rule flows. */
+function qosOwner(dp: Uuid): string {
+  return `q ${dp}`;
+}
+
 /** The owner of one load balancer's flows on one datapath (of its first chunk of VIPs). */
 function lbOwner(dp: Uuid, lb: Uuid): string {
   return `b ${dp} ${lb}`;
@@ -997,6 +1003,7 @@ function ownerExists(owner: string, src: Sources): boolean {
     return src.acls.bySwitch.get(dp)?.acls.has(acl) === true;
   }
   if (owner.startsWith('r ')) return src.routers.bySb.has(id.slice(0, id.indexOf(' ')));
+  if (owner.startsWith('q ')) return (src.acls.bySwitch.get(id)?.qos.length ?? 0) > 0;
   return owner.startsWith('d ') || owner.startsWith('h ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
 }
 
@@ -1088,6 +1095,14 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   setOwner(data, owner, flows, out);
 }
 
+function regenQos(data: LflowsData, src: Sources, dp: Uuid, out: FlowChanges): void {
+  const owner = qosOwner(dp);
+  if (!out.claim(owner)) return;
+  const rules = src.acls.bySwitch.get(dp)?.qos;
+  const ld = src.dps.bySb.get(dp)?.logicalDatapath;
+  setOwner(data, owner, rules === undefined || rules.length === 0 || ld === undefined ? NO_FLOWS : qosFlows(ld, rules), out);
+}
+
 /**
  * A load balancer's flows on one datapath, one owner per chunk of its VIPs (LbFacts.chunks):
  * chunk 0's owner is `lbOwner(dp, lb)`, chunk i's that with " i". A chunk whose VIPs did not
@@ -1154,6 +1169,8 @@ class Dirty {
   readonly ports = new Set<string>();
   /** [switch, ACL] pairs, as "<dp> <acl>". */
   readonly acls = new Set<string>();
+  /** Switches whose QoS rules changed. */
+  readonly qos = new Set<Uuid>();
   /** [switch, load balancer] pairs, as "<dp> <lb>". */
   readonly lbs = new Set<string>();
   /** Load balancers whose SB row to write again. */
@@ -1174,6 +1191,7 @@ class Dirty {
       const [dp, acl] = pair.split(' ') as [Uuid, Uuid];
       regenAcl(data, src, dp, acl, out);
     }
+    for (const dp of [...this.qos].sort()) regenQos(data, src, dp, out);
     for (const pair of [...this.lbs].sort()) {
       const [dp, lb] = pair.split(' ') as [Uuid, Uuid];
       regenLb(data, src, dp, lb, out);
@@ -1222,6 +1240,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       for (const name of [...src.ports.byName.keys()].sort()) regenPort(data, src, name, out);
       for (const dp of [...src.acls.bySwitch.keys()].sort()) {
         for (const acl of [...(src.acls.bySwitch.get(dp) as SwitchAcls).acls.keys()].sort()) regenAcl(data, src, dp, acl, out);
+        if ((src.acls.bySwitch.get(dp) as SwitchAcls).qos.length > 0) regenQos(data, src, dp, out);
       }
       for (const [dp, state] of [...src.lbs.byDp].sort(([a], [b]) => (a < b ? -1 : 1))) {
         for (const lb of [...state.counts.keys()].sort()) regenLb(data, src, dp, lb, out);
@@ -1282,6 +1301,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           }
           for (const [acl, facts] of old?.acls ?? []) if (flagsChanged || !sameData(facts, now?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
           for (const [acl, facts] of now?.acls ?? []) if (flagsChanged || !sameData(facts, old?.acls.get(acl))) dirty.acls.add(`${dp} ${acl}`);
+          if (!sameData(old?.qos, now?.qos)) dirty.qos.add(dp);
         }
         dirty.regen(data, src, out);
         return 'handled';

@@ -143,6 +143,16 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     (await real.sbList('Service_Monitor')).map(smFacts).sort(),
     'Service_Monitor',
   );
+  // Meter: name, unit and bands (action, rate, burst) by name.
+  const meterText = (m: Record<string, unknown>, bands: ReadonlyMap<string, Record<string, unknown>>): string =>
+    `${String(m['name'])} ${String(m['unit'])} ${asArray(m['bands']).map((u) => {
+      const b = bands.get(u as string);
+      return b === undefined ? `? ${String(u)}` : `${String(b['action'])}/${String(b['rate'])}/${String(b['burst_size'])}`;
+    }).sort().join(' ')}`;
+  const realBands = new Map((await real.sbList('Meter_Band')).map((b) => [b['_uuid'] as string, b]));
+  const ourBands = new Map(ourRows('Meter_Band').map((b) => [b['_uuid'] as string, b]));
+  t.same(ourRows('Meter').map((m) => meterText(m, ourBands)).sort(), (await real.sbList('Meter')).map((m) => meterText(m, realBands)).sort(), 'Meter');
+  t.equal(ourBands.size, realBands.size, 'Meter_Band: as many rows');
   const realFlowRows = await real.sbList('Logical_Flow');
   const names = datapaths ?? [...new Set(realDpName.values())].sort();
   // Per datapath name, per flow text: the stage-hints of the NB switches and routers holding it.
@@ -1501,5 +1511,46 @@ t.test('(x) ARP proxy on router ports (options:arp_proxy)', { skip }, async (t) 
   await real.nbctl(['set', 'Logical_Switch', 'sw1', 'other_config:vlan-passthru=true']);
   await compareWithReal(t, real);
   await real.nbctl(['lsp-set-options', 'sw0-lr0', 'router-port=lr0-sw0']);
+  await compareWithReal(t, real);
+});
+
+t.test('(y) QoS rules (DSCP marking, metering) and meters (NB Meter copies, fair meters\' per-ACL copies for ACL logs)', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'sw0'],
+    ['ls-add', 'sw1'],
+    ['lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:00:01 10.0.0.10'],
+    ['qos-add', 'sw0', 'from-lport', '100', 'ip4.src == 10.0.0.10', 'dscp=10'],
+    ['qos-add', 'sw0', 'to-lport', '200', 'ip4.dst == 10.0.0.10', 'rate=1000', 'burst=200'],
+    ['qos-add', 'sw0', 'from-lport', '300', 'udp', 'rate=500', 'dscp=46'],
+    ['qos-add', 'sw1', 'to-lport', '100', 'tcp', 'rate=64'],
+    ['meter-add', 'm-drop', 'drop', '100', 'pktps', '10'],
+    ['--fair', 'meter-add', 'm-fair', 'drop', '200', 'kbps'],
+    ['--log', '--meter=m-drop', '--name=a1', '--severity=alert', 'acl-add', 'sw0', 'to-lport', '1000', 'tcp', 'drop'],
+    ['--log', '--meter=m-fair', '--name=a2', 'acl-add', 'sw0', 'from-lport', '1001', 'udp', 'allow-related'],
+    ['--log', '--meter=m-fair', 'acl-add', 'sw1', 'to-lport', '1002', 'icmp4', 'allow'],
+    // A meter nothing names yet, and an ACL naming a meter that does not exist.
+    ['meter-add', 'm-idle', 'drop', '5', 'kbps', '1'],
+    ['--log', '--meter=m-none', 'acl-add', 'sw1', 'to-lport', '1003', 'arp', 'drop'],
+  ]);
+  const view = (): Map<string, sb.Meter> => new Map(ours<sb.Meter>(real.northd.view(), 'Meter').map((m) => [m.name, m]));
+  t.equal([...view().keys()].filter((n) => n.startsWith('m-fair__')).length, 2, 'each ACL logging through the fair meter has its own copy');
+  t.ok(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').some((f) => f.actions.startsWith('set_meter(1000, 200);')), 'a metering flow is there');
+  // The fair meter turns unfair (the ACLs name it, the copies go), the other fair; a band's
+  // rate changes; a QoS rule goes; the idle meter goes.
+  await real.nbctl(['set', 'Meter', 'm-fair', 'fair=false']);
+  await real.nbctl(['set', 'Meter', 'm-drop', 'fair=true']);
+  const band = (real.fx.db.findUnique('Meter', ['name'], ['m-drop']) as unknown as { bands: string[] }).bands[0] as string;
+  await real.nbctl(['set', 'Meter_Band', band, 'rate=150', 'burst_size=0']);
+  await real.nbctl(['qos-del', 'sw0', 'to-lport']);
+  await real.nbctl(['meter-del', 'm-idle']);
+  await compareWithReal(t, real);
+  t.same([...view().keys()].filter((n) => n.includes('__')).map((n) => n.split('__')[0]), ['m-drop'], 'the copies follow fairness');
+  // The ACL stops logging; the meter it named goes; the switch's QoS rules go.
+  await real.nbctl(['--log', '--meter=m-none', 'acl-add', 'sw0', 'to-lport', '1004', 'arp', 'drop']);
+  await real.nbctl(['set', 'ACL', (real.fx.db.rows('ACL').values().next().value as { _uuid: string })._uuid, 'log=false']);
+  await real.nbctl(['meter-del', 'm-drop']);
+  await real.nbctl(['qos-del', 'sw1']);
+  await compareWithReal(t, real);
+  await real.nbctl(['meter-add', 'm-none', 'drop', '7', 'pktps']);
   await compareWithReal(t, real);
 });

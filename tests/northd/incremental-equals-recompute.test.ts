@@ -35,14 +35,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -268,6 +268,74 @@ function randomKeyRequest(krng: Rng, db: Database): { kind: Kind; ops: unknown[]
   return { kind: 'tnl-key', ops: [{ op: 'mutate', table, where: byUuid(uuid), mutations }] };
 }
 
+const METER_NAMES = ['m1', 'm2', 'm3'] as const;
+
+function randomBand(qrng: Rng): Record<string, unknown> {
+  return { action: 'drop', rate: qrng.pick([10, 100, 1000]), burst_size: qrng.pick([0, 0, 5, 50]) };
+}
+
+/**
+ * QoS rules added to, changed on or taken from switches; NB meters (fair or not) made, changed
+ * (their bands too) or deleted; an ACL made to log through one of them or not. Their own stream,
+ * `qrng`, so the other kinds' choices stay as they were.
+ */
+function randomQosOrMeter(qrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
+  const lss = [...db.rows('Logical_Switch').keys()].sort();
+  const qos = [...db.rows('QoS').keys()].sort();
+  const meters = [...db.rows('Meter').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as { _uuid: Uuid; name: string; bands: readonly Uuid[] }[];
+  const acls = [...db.rows('ACL').keys()].sort();
+  const what = qrng.weighted<string>([['qos-add', lss.length > 0 ? 4 : 0], ['qos-update', qos.length > 0 ? 2 : 0], ['qos-del', qos.length > 0 ? 2 : 0],
+    ['meter-add', 3], ['meter-update', meters.length > 0 ? 2 : 0], ['band-update', meters.length > 0 ? 2 : 0], ['meter-del', meters.length > 0 ? 1 : 0],
+    ['acl-meter', acls.length > 0 ? 4 : 0]]);
+  const qosRow = (): Record<string, unknown> => {
+    const bandwidth: Record<string, number> = {};
+    if (qrng.chance(0.6)) bandwidth['rate'] = qrng.pick([64, 1000]);
+    if (qrng.chance(0.4)) bandwidth['burst'] = qrng.pick([10, 200]);
+    return {
+      priority: qrng.pick([100, 200]), direction: qrng.pick(['from-lport', 'to-lport']), match: qrng.pick(['ip4', 'udp', 'tcp.dst == 80']),
+      action: ['map', qrng.chance(0.6) ? [['dscp', qrng.pick([0, 10, 46])]] : []], bandwidth: ['map', Object.entries(bandwidth)],
+    };
+  };
+  switch (what) {
+    case 'qos-add':
+      return { kind: 'qos', ops: [{ op: 'insert', table: 'QoS', 'uuid-name': 'q', row: qosRow() }, { op: 'mutate', table: 'Logical_Switch', where: byUuid(qrng.pick(lss)), mutations: [['qos_rules', 'insert', set([['named-uuid', 'q']])]] }] };
+    case 'qos-update': {
+      const row = qosRow();
+      const update: Record<string, unknown> = {};
+      for (const c of qrng.subset(Object.keys(row), 2)) update[c] = row[c];
+      return { kind: 'qos', ops: [{ op: 'update', table: 'QoS', where: byUuid(qrng.pick(qos)), row: update }] };
+    }
+    case 'qos-del':
+      return { kind: 'qos', ops: [{ op: 'mutate', table: 'Logical_Switch', where: [], mutations: [['qos_rules', 'delete', set([uuidAtom(qrng.pick(qos))])]] }] };
+    case 'meter-add': {
+      const bands = qrng.chance(0.3) ? ['b0', 'b1'] : ['b0'];
+      return {
+        kind: 'meter',
+        ops: [
+          ...bands.map((b) => ({ op: 'insert', table: 'Meter_Band', 'uuid-name': b, row: randomBand(qrng) })),
+          { op: 'insert', table: 'Meter', row: { name: qrng.pick(METER_NAMES), unit: qrng.pick(['kbps', 'pktps']), bands: set(bands.map((b) => ['named-uuid', b])), fair: qrng.chance(0.5) ? set([qrng.chance(0.7)]) : set([]) } },
+        ],
+      };
+    }
+    case 'meter-update': {
+      const m = qrng.pick(meters);
+      const row: Record<string, unknown> = qrng.chance(0.6) ? { fair: set([qrng.chance(0.5)]) } : qrng.chance(0.5) ? { unit: qrng.pick(['kbps', 'pktps']) } : { name: qrng.pick(METER_NAMES) };
+      return { kind: 'meter', ops: [{ op: 'update', table: 'Meter', where: byUuid(m._uuid), row }] };
+    }
+    case 'band-update': {
+      const m = qrng.pick(meters);
+      if (qrng.chance(0.3)) {
+        return { kind: 'meter', ops: [{ op: 'insert', table: 'Meter_Band', 'uuid-name': 'b', row: randomBand(qrng) }, { op: 'update', table: 'Meter', where: byUuid(m._uuid), row: { bands: set([['named-uuid', 'b']]) } }] };
+      }
+      return { kind: 'meter', ops: [{ op: 'update', table: 'Meter_Band', where: byUuid(qrng.pick([...m.bands])), row: randomBand(qrng) }] };
+    }
+    case 'meter-del':
+      return { kind: 'meter', ops: [{ op: 'delete', table: 'Meter', where: byUuid(qrng.pick(meters)._uuid) }] };
+    default:
+      return { kind: 'meter', ops: [{ op: 'update', table: 'ACL', where: byUuid(qrng.pick(acls)), row: { log: qrng.chance(0.8), meter: qrng.chance(0.8) ? set([qrng.pick(METER_NAMES)]) : set([]) } }] };
+  }
+}
+
 /** Every requested-tnl-key in the NB, by row (a port's with the rows it belongs to). */
 function keyRequests(db: Database): Map<string, string> {
   const out = new Map<string, string>();
@@ -357,6 +425,8 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
       return { kind, ops: [{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${n}` } }] };
     case 'vport':
     case 'tnl-key':
+    case 'qos':
+    case 'meter':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -863,6 +933,8 @@ const defaultRouteChunkLimits = { ...routeChunkLimits };
 const smallRouteChunkLimits = { groupsMin: 2, groupsPerChunk: 1, chunksMax: 4 };
 /** How often routes are added: more on odd seeds, whose routers hold their route flows in chunks. */
 const routeAddWeight = { value: 1.5 };
+/** Transactions with a metering QoS flow, a fair meter's ACL copy, an ACL log naming one. */
+const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -875,17 +947,21 @@ function runSequence(seed: number): string | undefined {
   const rng = new Rng(seed);
   const vrng = new Rng(seed + 0x5eed0000);
   const krng = new Rng(seed + 0x7e770000);
-  const fx = nbFixture(() => rng.uuid());
+  const qrng = new Rng(seed + 0x9050000);
+  // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
+  let uuidRng = rng;
+  const fx = nbFixture(() => uuidRng.uuid());
   const northd = createNorthd();
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
   const counter = { n: 0, v: 0 };
   const registered = new Map<string, Uuid>();
-  // Key requests come on top of the TXNS others (their own stream leaves those as they were).
-  let requests = 0;
-  for (let i = 0; i < TXNS + requests; i++) {
-    const txn = randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+  // Key requests, QoS rules and meters come on top of the TXNS others (their own streams leave
+  // those as they were).
+  let extra = 0;
+  for (let i = 0; i < TXNS + extra; i++) {
+    const txn = qrng.chance(0.1) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
-    if (txn.kind === 'tnl-key') requests++;
+    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter') extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -926,10 +1002,13 @@ function runSequence(seed: number): string | undefined {
       sbDelta = northd.setServiceMonitorStatus(fx.db, updates);
     } else {
       let delta;
+      uuidRng = txn.kind === 'qos' || txn.kind === 'meter' ? qrng : rng;
       try {
         delta = fx.run(txn.ops);
       } catch {
         continue; // A generated transaction the NB schema refuses (e.g. duplicate name) is skipped.
+      } finally {
+        uuidRng = rng;
       }
       sbDelta = northd.apply(fx.db, delta);
     }
@@ -983,6 +1062,9 @@ function runSequence(seed: number): string | undefined {
     }
     if (moves > 0) keySeen.moved++;
     if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.includes('arp.tpa <-> arp.spa'))) keySeen.arpProxy++;
+    if (flows.some((f) => f.actions.startsWith('set_meter('))) qosSeen.metered++;
+    if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
+    if (flows.some((f) => /meter="m\d__/.test(f.actions))) qosSeen.fairLogs++;
     const problem = requestedKeysHonoured(fx.db, northd.view());
     if (problem !== undefined) return `txn ${i} (${txn.kind}): ${problem}`;
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
@@ -1027,6 +1109,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(keySeen.moved >= SEQUENCES / 5 && keySeen.globalRange >= SEQUENCES / 5 && keySeen.port >= SEQUENCES / 2, 'requested tunnel keys (taken from holders, in ovn-ic\'s range, on ports) were exercised');
     t.comment(`transactions with an ARP proxy flow: ${keySeen.arpProxy}`);
     t.ok(keySeen.arpProxy >= SEQUENCES / 20, 'ARP proxies on router ports were exercised');
+    t.comment(`transactions with a metering QoS flow: ${qosSeen.metered}, with a fair meter's ACL copy: ${qosSeen.fairCopies}, with an ACL log naming one: ${qosSeen.fairLogs}`);
+    t.ok(qosSeen.metered >= SEQUENCES && qosSeen.fairCopies >= SEQUENCES / 4 && qosSeen.fairLogs >= SEQUENCES / 10, 'QoS metering and fair meters\' ACL copies were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
