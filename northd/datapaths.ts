@@ -9,11 +9,15 @@
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
+import type { CoppMeters } from './copp.js';
+import { coppMetersOf } from './copp.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { boolOption, nbGet, nbRows, optionInt } from './nb.js';
+import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
+import { addTo, removeFrom } from './static-mac-bindings.js';
 import { DATAPATH_KEY_LIMIT, DATAPATH_KEY_MAX, DATAPATH_KEY_MIN, KeySpace } from './tunnel-keys.js';
 
 export interface DatapathInfo {
@@ -26,6 +30,8 @@ export interface DatapathInfo {
   readonly name: string;
   /** Logical_Switch other_config:vlan-passthru=true (switches only). */
   readonly vlanPassthru: boolean;
+  /** Its CoPP (copp.ts): the meters its controller actions name, by kind; undefined = none. */
+  readonly copp: CoppMeters | undefined;
 }
 
 export interface DatapathsData {
@@ -36,6 +42,10 @@ export interface DatapathsData {
   readonly table: SbTable;
   /** Keys to reuse for datapaths first seen by a recompute (the oracle's view of history). */
   readonly preferredKeys: Map<Uuid, number>;
+  /** NB Copp → the datapaths (NB UUIDs) whose copp names it, for a Copp or Meter change. */
+  readonly coppUsers: Map<Uuid, Set<Uuid>>;
+  /** Datapath (NB UUID) → the NB Copp its copp column names. */
+  readonly coppRowOf: Map<Uuid, Uuid>;
 }
 
 export interface DatapathsChange {
@@ -56,6 +66,9 @@ interface Desired {
   readonly kind: 'switch' | 'router';
   readonly name: string;
   readonly vlanPassthru: boolean;
+  readonly copp: CoppMeters | undefined;
+  /** The NB Copp its copp column names, if any. */
+  readonly coppRow: Uuid | undefined;
   readonly externalIds: ReadonlyMap<string, string>;
   /** options:requested-tnl-key (other_config on a switch), 0 when none. */
   readonly requestedKey: number;
@@ -91,7 +104,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
     if (ls === undefined) return undefined;
     return {
       nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids,
-      requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), moreIds: switchIds(ls),
+      requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), moreIds: switchIds(ls), copp: coppMetersOf(db, ls.copp), coppRow: ls.copp[0],
     };
   }
   const lr = nbGet<nb.Logical_Router>(db, table, nbUuid);
@@ -99,7 +112,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
   if (lr === undefined || lr.enabled[0] === false) return undefined;
   return {
     nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids, requestedKey: optionInt(lr.options, 'requested-tnl-key', 0),
-    moreIds: routerIds(lr),
+    moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0],
   };
 }
 
@@ -156,6 +169,18 @@ function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; r
   w.put(']}');
 }
 
+/** Notes the NB Copp datapath `nbUuid` names now (undefined: none, or the datapath is gone). */
+function trackCopp(data: DatapathsData, nbUuid: Uuid, copp: Uuid | undefined): void {
+  const was = data.coppRowOf.get(nbUuid);
+  if (was === copp) return;
+  if (was !== undefined) removeFrom(data.coppUsers, was, nbUuid);
+  if (copp === undefined) data.coppRowOf.delete(nbUuid);
+  else {
+    data.coppRowOf.set(nbUuid, copp);
+    addTo(data.coppUsers, copp, nbUuid);
+  }
+}
+
 /**
  * Applies the desired state of the datapaths in `touched` (NB UUID → desired or undefined):
  * removals first, then every request and kept key, then the keys (KeySpace.settle: new
@@ -177,6 +202,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
   const fresh = new Map<Uuid, Desired>();
   const updated = new Map<Uuid, Desired>();
   for (const [nbUuid, d] of touched) {
+    trackCopp(data, nbUuid, d?.coppRow);
     const old = data.byNb.get(nbUuid);
     if ((old !== undefined || data.keys.has(nbUuid)) && (d === undefined || (old !== undefined && d.kind !== old.kind))) {
       data.keys.remove(nbUuid);
@@ -221,19 +247,20 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     // Most changes of a switch or router (its ports, say) leave its binding as it is.
     const current = data.table.rows.get(old.sbUuid) as unknown as sb.Datapath_Binding | undefined;
     const ids = bindingIds(d);
-    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameIds(current, ids)) continue;
-    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru };
+    const sameCopp = sameData(d.copp, old.copp);
+    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameIds(current, ids)) continue;
+    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp };
     data.byNb.set(nbUuid, info);
     data.bySb.set(info.sbUuid, info);
     data.table.put(bindingRow(d, old.sbUuid, key, ids), out.sb);
-    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru) note(old.sbUuid, old, info);
+    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru || !sameCopp) note(old.sbUuid, old, info);
   }
   for (const nbUuid of [...fresh.keys()].sort()) {
     const d = fresh.get(nbUuid) as Desired;
     const key = data.keys.keyOf(nbUuid);
     if (key === undefined) continue;
     const sbUuid = datapathSbUuid(d.nbUuid);
-    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru };
+    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp };
     data.byNb.set(d.nbUuid, info);
     data.bySb.set(sbUuid, info);
     data.table.put(bindingRow(d, sbUuid, key), out.sb);
@@ -245,7 +272,8 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
   return {
     name: 'datapaths',
     inputs: ['nb'],
-    init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map() }),
+    init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map(),
+      coppUsers: new Map(), coppRowOf: new Map() }),
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.datapaths.size === 0,
     recompute(data: DatapathsData, inputs: NodeInputs, out: DatapathsChange): void {
@@ -262,9 +290,25 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
       nb(data: DatapathsData, change: unknown, inputs: NodeInputs, out: DatapathsChange) {
         const db = inputs.data<Database>('nb');
         const touched = new Map<Uuid, Desired | undefined>();
+        const coppChanged = new Set<Uuid>();
+        let metersChanged = false;
         for (const c of (change as DbDelta).changes) {
+          if (c.table === 'Copp') coppChanged.add(c.uuid);
+          else if (c.table === 'Meter') metersChanged ||= c.kind !== 'modify' || c.columns.includes('name');
           if (c.table !== 'Logical_Switch' && c.table !== 'Logical_Router') continue;
           touched.set(c.uuid, desiredOf(db, c.table, c.uuid));
+        }
+        // A meter appearing, going or renamed changes every CoPP that may name it (there are
+        // few Copp rows); a Copp row changing, the datapaths naming it.
+        if (metersChanged) for (const copp of data.coppUsers.keys()) coppChanged.add(copp);
+        for (const copp of [...coppChanged].sort()) {
+          for (const nbUuid of [...(data.coppUsers.get(copp) ?? [])].sort()) {
+            if (touched.has(nbUuid)) continue;
+            const kind = data.byNb.get(nbUuid)?.kind;
+            const d = kind === 'switch' ? desiredOf(db, 'Logical_Switch', nbUuid) : kind === 'router' ? desiredOf(db, 'Logical_Router', nbUuid)
+              : desiredOf(db, 'Logical_Switch', nbUuid) ?? desiredOf(db, 'Logical_Router', nbUuid);
+            touched.set(nbUuid, d);
+          }
         }
         if (touched.size === 0) return 'unchanged';
         applyDesired(data, db, touched, out);

@@ -107,8 +107,10 @@ export function shardOf(dp: Uuid): number {
  * Logical_DP_Group). The stage name keeps switch and router flows apart, as ovn-northd's stage
  * does.
  */
-export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string): Uuid {
-  return hashUuid6('Logical_Flow', String(shard), stageName, String(priority), match, actions);
+export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string, controllerMeter?: string): Uuid {
+  // A metered flow (copp.ts) is another row than the same flow unmetered, as in ovn-northd.
+  const what = controllerMeter === undefined ? 'Logical_Flow' : `Logical_Flow meter=${controllerMeter}`;
+  return hashUuid6(what, String(shard), stageName, String(priority), match, actions);
 }
 
 /**

@@ -42,6 +42,7 @@ import { EMPTY_SET_SUM, hashUuid, hashUuid5, setSumWith, setVersion, type SetSum
 import { SbChangeSet, SbTable } from '../sb-changes.js';
 import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { qosFlows } from './qos.js';
+import { withCopp } from '../copp.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
 import { templateLineages } from './flow.js';
 import type { RoutePlan } from './router.js';
@@ -1017,7 +1018,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) };
     // Its shard's templates, held in its own datapath; its hairpin flows are its own.
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
-    setOwner(data, owner, flows, out, info.logicalDatapath);
+    setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
     setOwner(data, hairpinOwner(sbUuid), flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS, out);
     return;
   }
@@ -1026,7 +1027,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   const previous = data.routePlans.get(sbUuid);
   const plan = facts === undefined ? undefined : planRoutes(facts, previous);
   if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
-  setOwner(data, owner, flows, out);
+  setOwner(data, owner, metered(src, flows), out);
   // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
   const chunks = plan?.chunks ?? [];
   chunks.forEach((chunk, i) => {
@@ -1082,7 +1083,16 @@ function regenPort(data: LflowsData, src: Sources, name: string, out: FlowChange
     if (dp === undefined) assert.fail(`port ${name} is bound to datapath ${p.dp}, which does not exist`);
     flows = p.kind === 'lsp' ? lspFlows(src, p, dp) : lrpFlows(src, p);
   }
-  setOwner(data, owner, flows, out);
+  setOwner(data, owner, metered(src, flows), out);
+}
+
+/**
+ * `flows` with the controller meters their datapaths' CoPP gives them (copp.ts); `ld`: the
+ * datapath an owner's flows are held in, when not their own logical_datapath (a template).
+ */
+function metered(src: Sources, flows: readonly sb.Logical_Flow[], ld?: readonly Uuid[]): readonly sb.Logical_Flow[] {
+  if (src.dps.coppRowOf.size === 0) return flows;
+  return withCopp(flows, ld?.[0], (dp) => src.dps.bySb.get(dp)?.copp);
 }
 
 function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: FlowChanges): void {
@@ -1092,7 +1102,7 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
   const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
-  setOwner(data, owner, flows, out);
+  setOwner(data, owner, metered(src, flows), out);
 }
 
 function regenQos(data: LflowsData, src: Sources, dp: Uuid, out: FlowChanges): void {
@@ -1119,12 +1129,12 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   if (applies && info.kind === 'switch') {
     // Its shard's templates for this load balancer, held in the switch's datapath.
     chunks = facts.chunks.length;
-    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbSwitchFlows(info.logicalDatapath, facts, chunk, i), out, info.logicalDatapath));
+    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbSwitchFlows(info.logicalDatapath, facts, chunk, i), info.logicalDatapath), out, info.logicalDatapath));
   } else if (applies) {
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) {
       chunks = facts.chunks.length;
-      facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), lbRouterFlows(router, facts, chunk, i === 0), out));
+      facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbRouterFlows(router, facts, chunk, i === 0)), out));
     }
   }
   for (let i = chunks; i < held; i++) setOwner(data, lbChunkOwner(owner, i), NO_FLOWS, out);
@@ -1177,6 +1187,16 @@ class Dirty {
   readonly lbRows = new Set<Uuid>();
   /** Load balancers whose health check ARP/ND responders to build again. */
   readonly svcArps = new Set<Uuid>();
+  /** Every owner whose flows may sit in datapath `dp` (its CoPP changed). */
+  everythingIn(src: Sources, dp: Uuid): void {
+    for (const name of src.ports.byDp.get(dp) ?? []) {
+      this.ports.add(name);
+      for (const other of src.ports.peerRefs.get(name) ?? []) this.ports.add(other);
+      for (const lsp of src.ports.routerPortRefs.get(name) ?? []) this.ports.add(lsp);
+    }
+    for (const acl of src.acls.bySwitch.get(dp)?.acls.keys() ?? []) this.acls.add(`${dp} ${acl}`);
+    for (const lb of src.lbs.byDp.get(dp)?.counts.keys() ?? []) this.lbs.add(`${dp} ${lb}`);
+  }
   /** Every port bound to switch `dp` (their flows read the switch's router ports). */
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
@@ -1257,6 +1277,9 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           // A switch's ARP responder flows depend on vlan-passthru; a router's ports' flows name
           // its load balancer VIP sets, whose names carry its tunnel key (a requested key moves it).
           if (old !== undefined && now !== undefined && (old.vlanPassthru !== now.vlanPassthru || old.key !== now.key)) dirty.allPortsOf(src, sbUuid);
+          // Its CoPP meters the controller actions of every flow it holds: its ports' (and those
+          // its router ports' peers emit into it), its ACLs' and its load balancers'.
+          if (old !== undefined && now !== undefined && !sameData(old.copp, now.copp)) dirty.everythingIn(src, sbUuid);
         }
         dirty.regen(data, src, out);
         return 'handled';

@@ -9,9 +9,8 @@
 // MAC, reg0/xxreg0 the IPv4/IPv6 next hop, reg1/xxreg1 the source IP, reg7 the route table,
 // reg8[0..15]/reg8[16..31] ECMP group/member.
 //
-// Load balancers' router flows are in lb.ts. Not yet: multicast relay, BFD, ECMP symmetric
-// reply, IPv6 prefix delegation, copp meters (no flow carries a controller_meter, the gateway
-// MTU's ICMP errors included).
+// Load balancers' router flows are in lb.ts; CoPP meters are put on the flows as the lflows node
+// takes them in (copp.ts). Not yet: multicast relay, BFD.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { ethAddrFromString, findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';

@@ -19,8 +19,8 @@ function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
 }
 
-const flowText = (pipeline: unknown, table: unknown, priority: unknown, match: unknown, actions: unknown): string =>
-  `${String(pipeline)} ${String(table)} ${String(priority)} (${String(match)}) (${String(actions)})`;
+const flowText = (pipeline: unknown, table: unknown, priority: unknown, match: unknown, actions: unknown, meter: unknown): string =>
+  `${String(pipeline)} ${String(table)} ${String(priority)} (${String(match)}) (${String(actions)})${asArray(meter).length > 0 ? ` meter=${String(asArray(meter)[0])}` : ''}`;
 
 interface CompareOptions {
   /** The datapaths whose flows must be equal (all when omitted). */
@@ -164,7 +164,7 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   for (const f of realFlowRows) {
     const dps = [...asArray(f['logical_datapath']), ...asArray(f['logical_dp_group']).flatMap((g) => groups.get(g as string) ?? [])] as string[];
     const hints = new Set(dps.map((d) => nbHint.get(d) ?? ''));
-    const text = flowText(f['pipeline'], f['table_id'], f['priority'], f['match'], f['actions']);
+    const text = flowText(f['pipeline'], f['table_id'], f['priority'], f['match'], f['actions'], f['controller_meter']);
     for (const d of dps) {
       const name = realDpName.get(d) ?? '';
       let m = realHolderHints.get(name);
@@ -178,11 +178,11 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
       const dps = [...asArray(f['logical_datapath']), ...asArray(f['logical_dp_group']).flatMap((g) => groups.get(g as string) ?? [])] as string[];
       if (!dps.some((d) => realDpName.get(d) === dp)) continue;
       const ids = f['external_ids'] as Record<string, string>;
-      realFlows.set(flowText(f['pipeline'], f['table_id'], f['priority'], f['match'], f['actions']), `${ids['stage-name'] ?? ''} ${ids['stage-hint'] ?? ''}`);
+      realFlows.set(flowText(f['pipeline'], f['table_id'], f['priority'], f['match'], f['actions'], f['controller_meter']), `${ids['stage-name'] ?? ''} ${ids['stage-hint'] ?? ''}`);
     }
     const ourFlows = new Map(ours<sb.Logical_Flow>(view, 'Logical_Flow')
       .filter((f) => flowDatapaths(view, f).some((d) => ourDpName.get(d) === dp))
-      .map((f) => [flowText(f.pipeline, f.table_id, f.priority, f.match, f.actions), `${f.external_ids.get('stage-name') ?? ''} ${f.external_ids.get('stage-hint') ?? ''}`]));
+      .map((f) => [flowText(f.pipeline, f.table_id, f.priority, f.match, f.actions, f.controller_meter), `${f.external_ids.get('stage-name') ?? ''} ${f.external_ids.get('stage-hint') ?? ''}`]));
     const extra = [...ourFlows.keys()].filter((f) => !realFlows.has(f)).sort();
     const missing = [...realFlows.keys()].filter((f) => !ourFlows.has(f)).sort();
     t.comment(`${dp}: ${ourFlows.size} flows, real ${realFlows.size}`);
@@ -1552,5 +1552,53 @@ t.test('(y) QoS rules (DSCP marking, metering) and meters (NB Meter copies, fair
   await real.nbctl(['qos-del', 'sw1']);
   await compareWithReal(t, real);
   await real.nbctl(['meter-add', 'm-none', 'drop', '7', 'pktps']);
+  await compareWithReal(t, real);
+});
+
+t.test('(z) control plane protection: a Copp naming every kind on switches and routers (controller_meter)', { skip }, async (t) => {
+  const kinds = ['arp', 'arp-resolve', 'dhcpv4-opts', 'dhcpv6-opts', 'dns', 'event-elb', 'icmp4-error', 'icmp6-error', 'igmp', 'nd-na', 'nd-ns',
+    'nd-ns-resolve', 'nd-ra-opts', 'tcp-reset', 'reject', 'svc-monitor', 'bfd'];
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['meter-add', 'cm', 'drop', '100', 'pktps'],
+    ['meter-add', 'cm2', 'drop', '10', 'pktps'],
+    // Every kind through cm, but arp and icmp4-error through cm2 on the router's Copp, and one
+    // kind naming a meter that does not exist (not metered).
+    ...kinds.map((k) => ['copp-add', 'cp-ls', k, 'cm']),
+    ...kinds.map((k) => ['copp-add', 'cp-lr', k, k === 'arp' || k === 'icmp4-error' ? 'cm2' : 'cm']),
+    ['copp-add', 'cp-lr', 'nd-ns', 'no-such-meter'],
+    // Flows of many kinds: DHCPv4 and DHCPv6 on a port, DNS, reject ACLs, a load balancer
+    // rejecting without backends on a switch and the router, a gateway MTU, IPv6 RAs, a
+    // static route through an IPv6 next hop.
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.1.0/24', 'options={server_id="10.0.1.1", server_mac="00:00:00:00:ff:01", lease_time="3600", router="10.0.1.1"}',
+      '--', 'set', 'Logical_Switch_Port', 'vm1', 'dhcpv4_options=@d'],
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr="fd00:1::/64"', 'options={server_id="00:00:00:00:ff:01"}', '--', 'set', 'Logical_Switch_Port', 'vm1', 'dhcpv6_options=@d'],
+    ['--', '--id=@d', 'create', 'DNS', 'records={vm1="10.0.1.10"}', '--', 'add', 'Logical_Switch', 'sw1', 'dns_records', '@d'],
+    ['acl-add', 'sw1', 'to-lport', '1001', 'tcp.dst == 23', 'reject'],
+    ['acl-add', 'sw2', 'from-lport', '1002', 'udp', 'allow-related'],
+    ['acl-add', 'sw2', 'to-lport', '1003', 'tcp.dst == 24', 'reject'],
+    ['create', 'Load_Balancer', 'name=lb-rej', 'vips:"10.0.0.102:80"=""', 'protocol=tcp', 'options:reject=true'],
+    ['ls-lb-add', 'sw1', 'lb-rej'],
+    ['ls-lb-add', 'sw2', 'lb-rej'],
+    ['lr-lb-add', 'lr0', 'lb-rej'],
+    ['set', 'Logical_Router_Port', 'lr0-sw2', 'ipv6_ra_configs:address_mode=slaac'],
+    ['lr-route-add', 'lr0', 'fd00:3::/64', 'fd00:2::99'],
+    ['ls-copp-add', 'cp-ls', 'sw1'],
+    ['lr-copp-add', 'cp-lr', 'lr0'],
+  ]);
+  const metered = (): number => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.controller_meter.length > 0).length;
+  t.ok(metered() > 20, `flows carry controller meters (${metered()})`);
+  // sw2 takes the switches' Copp too; the router's meter cm2 goes (its kinds unmetered); a kind
+  // dropped from the switches' Copp; cm2 made again.
+  await real.nbctl(['ls-copp-add', 'cp-ls', 'sw2']);
+  await real.nbctl(['meter-del', 'cm2']);
+  await real.nbctl(['copp-del', 'cp-ls', 'reject']);
+  await compareWithReal(t, real);
+  await real.nbctl(['meter-add', 'cm2', 'drop', '20', 'pktps']);
+  await real.nbctl(['copp-add', 'cp-lr', 'nd-ns', 'cm2']);
+  await compareWithReal(t, real);
+  // The Copp taken off sw1, then the router's deleted (the router's copp column loses it).
+  await real.nbctl(['clear', 'Logical_Switch', 'sw1', 'copp']);
+  await real.nbctl(['copp-del', 'cp-lr']);
   await compareWithReal(t, real);
 });

@@ -35,14 +35,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -269,6 +269,9 @@ function randomKeyRequest(krng: Rng, db: Database): { kind: Kind; ops: unknown[]
 }
 
 const METER_NAMES = ['m1', 'm2', 'm3'] as const;
+/** The kinds of controller action a Copp meters (its meters column's keys). */
+const COPP_KINDS = ['arp', 'arp-resolve', 'dhcpv4-opts', 'dhcpv6-opts', 'dns', 'icmp4-error', 'icmp6-error', 'nd-na', 'nd-ns', 'nd-ns-resolve',
+  'nd-ra-opts', 'tcp-reset', 'reject', 'svc-monitor'] as const;
 
 function randomBand(qrng: Rng): Record<string, unknown> {
   return { action: 'drop', rate: qrng.pick([10, 100, 1000]), burst_size: qrng.pick([0, 0, 5, 50]) };
@@ -284,9 +287,14 @@ function randomQosOrMeter(qrng: Rng, db: Database): { kind: Kind; ops: unknown[]
   const qos = [...db.rows('QoS').keys()].sort();
   const meters = [...db.rows('Meter').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as { _uuid: Uuid; name: string; bands: readonly Uuid[] }[];
   const acls = [...db.rows('ACL').keys()].sort();
+  const copps = [...db.rows('Copp').keys()].sort();
+  const dps = [...[...db.rows('Logical_Switch').keys()].map((u) => ['Logical_Switch', u] as const), ...[...db.rows('Logical_Router').keys()].map((u) => ['Logical_Router', u] as const)]
+    .sort((a, b) => (a[1] < b[1] ? -1 : 1));
   const what = qrng.weighted<string>([['qos-add', lss.length > 0 ? 4 : 0], ['qos-update', qos.length > 0 ? 2 : 0], ['qos-del', qos.length > 0 ? 2 : 0],
     ['meter-add', 3], ['meter-update', meters.length > 0 ? 2 : 0], ['band-update', meters.length > 0 ? 2 : 0], ['meter-del', meters.length > 0 ? 1 : 0],
-    ['acl-meter', acls.length > 0 ? 4 : 0]]);
+    ['acl-meter', acls.length > 0 ? 4 : 0], ['copp-add', copps.length < 2 ? 3 : 0], ['copp-update', copps.length > 0 ? 2 : 0], ['copp-del', copps.length > 0 ? 0.5 : 0],
+    ['copp-set', copps.length > 0 && dps.length > 0 ? 8 : 0]]);
+  const coppMeters = (): unknown => ['map', qrng.subset([...COPP_KINDS], 11).map((k) => [k, qrng.pick(METER_NAMES)])];
   const qosRow = (): Record<string, unknown> => {
     const bandwidth: Record<string, number> = {};
     if (qrng.chance(0.6)) bandwidth['rate'] = qrng.pick([64, 1000]);
@@ -328,6 +336,16 @@ function randomQosOrMeter(qrng: Rng, db: Database): { kind: Kind; ops: unknown[]
         return { kind: 'meter', ops: [{ op: 'insert', table: 'Meter_Band', 'uuid-name': 'b', row: randomBand(qrng) }, { op: 'update', table: 'Meter', where: byUuid(m._uuid), row: { bands: set([['named-uuid', 'b']]) } }] };
       }
       return { kind: 'meter', ops: [{ op: 'update', table: 'Meter_Band', where: byUuid(qrng.pick([...m.bands])), row: randomBand(qrng) }] };
+    }
+    case 'copp-add':
+      return { kind: 'copp', ops: [{ op: 'insert', table: 'Copp', row: { name: qrng.pick(['c1', 'c2']), meters: coppMeters() } }] };
+    case 'copp-update':
+      return { kind: 'copp', ops: [{ op: 'update', table: 'Copp', where: byUuid(qrng.pick(copps)), row: { meters: coppMeters() } }] };
+    case 'copp-del':
+      return { kind: 'copp', ops: [{ op: 'delete', table: 'Copp', where: byUuid(qrng.pick(copps)) }] };
+    case 'copp-set': {
+      const [table, uuid] = qrng.pick(dps);
+      return { kind: 'copp', ops: [{ op: 'update', table, where: byUuid(uuid), row: { copp: qrng.chance(0.8) ? set([uuidAtom(qrng.pick(copps))]) : set([]) } }] };
     }
     case 'meter-del':
       return { kind: 'meter', ops: [{ op: 'delete', table: 'Meter', where: byUuid(qrng.pick(meters)._uuid) }] };
@@ -427,6 +445,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     case 'tnl-key':
     case 'qos':
     case 'meter':
+    case 'copp':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -934,7 +953,7 @@ const smallRouteChunkLimits = { groupsMin: 2, groupsPerChunk: 1, chunksMax: 4 };
 /** How often routes are added: more on odd seeds, whose routers hold their route flows in chunks. */
 const routeAddWeight = { value: 1.5 };
 /** Transactions with a metering QoS flow, a fair meter's ACL copy, an ACL log naming one. */
-const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0 };
+const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -959,9 +978,9 @@ function runSequence(seed: number): string | undefined {
   // those as they were).
   let extra = 0;
   for (let i = 0; i < TXNS + extra; i++) {
-    const txn = qrng.chance(0.1) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+    const txn = qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) continue;
-    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter') extra++;
+    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp') extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -1002,7 +1021,7 @@ function runSequence(seed: number): string | undefined {
       sbDelta = northd.setServiceMonitorStatus(fx.db, updates);
     } else {
       let delta;
-      uuidRng = txn.kind === 'qos' || txn.kind === 'meter' ? qrng : rng;
+      uuidRng = txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' ? qrng : rng;
       try {
         delta = fx.run(txn.ops);
       } catch {
@@ -1065,6 +1084,9 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => f.actions.startsWith('set_meter('))) qosSeen.metered++;
     if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
     if (flows.some((f) => /meter="m\d__/.test(f.actions))) qosSeen.fairLogs++;
+    const meteredKinds = new Set(flows.filter((f) => f.controller_meter.length > 0).map((f) => f.external_ids.get('stage-name')));
+    if (meteredKinds.size > 0) qosSeen.copp++;
+    if (meteredKinds.size >= 4) qosSeen.coppWide++;
     const problem = requestedKeysHonoured(fx.db, northd.view());
     if (problem !== undefined) return `txn ${i} (${txn.kind}): ${problem}`;
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
@@ -1110,7 +1132,9 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.comment(`transactions with an ARP proxy flow: ${keySeen.arpProxy}`);
     t.ok(keySeen.arpProxy >= SEQUENCES / 20, 'ARP proxies on router ports were exercised');
     t.comment(`transactions with a metering QoS flow: ${qosSeen.metered}, with a fair meter's ACL copy: ${qosSeen.fairCopies}, with an ACL log naming one: ${qosSeen.fairLogs}`);
-    t.ok(qosSeen.metered >= SEQUENCES && qosSeen.fairCopies >= SEQUENCES / 4 && qosSeen.fairLogs >= SEQUENCES / 10, 'QoS metering and fair meters\' ACL copies were exercised');
+    t.ok(qosSeen.metered >= SEQUENCES && qosSeen.fairCopies >= SEQUENCES / 6 && qosSeen.fairLogs >= SEQUENCES / 10, 'QoS metering and fair meters\' ACL copies were exercised');
+    t.comment(`transactions with a flow metered by a CoPP: ${qosSeen.copp}, in four stages or more: ${qosSeen.coppWide}`);
+    t.ok(qosSeen.copp >= SEQUENCES * 2 && qosSeen.coppWide >= SEQUENCES / 10, 'CoPP meters on flows were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
