@@ -1,5 +1,8 @@
 // SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row) and
-// NB_Global.options, as ovn-northd copies them. ovn-northd picks svc_monitor_mac at random when
+// NB_Global.options, as ovn-northd copies them, with what ovn-northd adds: mac_prefix (the
+// prefix of dynamic MACs, ipam.ts), max_tunid (the highest datapath key it allocates) and
+// northd_internal_version (the OVN release whose logical flows these are, which ovn-controller
+// compares with its own when told to: external_ids:ovn-match-northd-version). ovn-northd picks svc_monitor_mac at random when
 // NB_Global has none (or one that is no Ethernet address); here it is derived from NB_Global's
 // UUID (itself drawn by the leader and replicated), so every replica agrees and it stays put
 // while NB_Global lives. ovn-controller needs it: a flow matching $svc_monitor_mac does not
@@ -10,8 +13,10 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid } from './hash.js';
 import { nbRows } from './nb.js';
+import { macPrefixOf } from './ipam.js';
 import { ethAddrFromString } from './netaddr.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
+import { DATAPATH_KEY_MAX } from './tunnel-keys.js';
 
 export const SB_GLOBAL_UUID = hashUuid(['SB_Global']);
 
@@ -41,10 +46,22 @@ function nbSvcMonitorMac(g: nb.NB_Global): string | undefined {
   return bytes?.map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
-function optionsOf(g: nb.NB_Global | undefined): Map<string, string> {
+/**
+ * ovn-northd 23.03.1's internal version: its release, the SB schema version, its number of
+ * logical actions and its internal minor version (ovn_get_internal_version).
+ */
+export const NORTHD_INTERNAL_VERSION = '23.03.1-20.27.0-70.6';
+
+function optionsOf(db: Database, g: nb.NB_Global | undefined): Map<string, string> {
   const options = new Map<string, string>(g?.options ?? []);
-  // A value that parses is copied as written; ovn-northd replaces one that does not.
-  if (g !== undefined && nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
+  if (g !== undefined) {
+    // A value that parses is copied as written; ovn-northd replaces one that does not.
+    if (nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
+    const prefix = macPrefixOf(db);
+    options.set('mac_prefix', [16, 8, 0].map((shift) => ((prefix >>> shift) & 0xff).toString(16).padStart(2, '0')).join(':'));
+    options.set('max_tunid', String(DATAPATH_KEY_MAX));
+    options.set('northd_internal_version', NORTHD_INTERNAL_VERSION);
+  }
   return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 
@@ -61,7 +78,7 @@ export function svcMonitorMacOf(db: Database): string | undefined {
 
 function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {
   const g = nbGlobalOf(db);
-  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(g), ipsec: g?.ipsec ?? false });
+  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(db, g), ipsec: g?.ipsec ?? false });
   data.table.put(row, out);
 }
 

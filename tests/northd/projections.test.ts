@@ -4,7 +4,7 @@
 import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
+import { Ipam, createNorthd, flowDatapaths, hashUuid } from '../../northd/index.js';
 import { contentVersion } from '../../northd/sb-changes.js';
 import { EMPTY_SET_SUM, setSumWith, setVersion, textWords } from '../../northd/hash.js';
 import { multicastGroupUuid } from '../../northd/multicast.js';
@@ -69,6 +69,22 @@ t.test('SB_Global.ipsec follows NB_Global.ipsec, as ovn-northd copies it', async
   t.same(rows<sb.SB_Global>(northd.view(), 'SB_Global').map((g) => g.ipsec), [true]);
   northd.apply(fx.db, fx.run([{ op: 'update', table: 'NB_Global', where: [], row: { ipsec: false } }]));
   t.same(rows<sb.SB_Global>(northd.view(), 'SB_Global').map((g) => g.ipsec), [false]);
+});
+
+t.test('SB_Global options: NB_Global\'s, with the MAC prefix dynamic addresses use, max_tunid and northd_internal_version', async (t) => {
+  const { fx, northd } = build();
+  const options = (): Record<string, string> => Object.fromEntries((rows<sb.SB_Global>(northd.view(), 'SB_Global')[0] as sb.SB_Global).options);
+  const o = options();
+  t.match(o, { max_tunid: '16711680', northd_internal_version: '23.03.1-20.27.0-70.6', svc_monitor_mac: /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/ });
+  t.match(o['mac_prefix'], /^[0-9a-f]{2}:[0-9a-f]{2}:[0-9a-f]{2}$/);
+  // A port's dynamic MAC starts with the prefix written there.
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw0']], row: { other_config: map({ mac_only: 'true' }) } }]));
+  northd.apply(fx.db, fx.run(addLsp('sw0', 'dyn', { addresses: set(['dynamic']) })));
+  const macs = new Ipam().recompute(fx.db).map((w) => w.dynamicAddresses?.slice(0, 8));
+  t.same(macs, [o['mac_prefix']], 'the prefix of the MACs IPAM gives');
+  // NB's own prefix (any case, single digits) is written as ovn-northd formats it; other options are copied.
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'NB_Global', where: [], row: { options: map({ mac_prefix: '0A:b:c', foo: 'bar' }) } }]));
+  t.match(options(), { mac_prefix: '0a:0b:0c', foo: 'bar', max_tunid: '16711680' });
 });
 
 t.test('Port_Binding', async (t) => {
