@@ -12,6 +12,7 @@ import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_
 import type { FieldRef, LearnSpec, NatSpec, OfAction } from '../openflow/types.js';
 import { parseLbAddress, type LbBackend } from './lb-key.js';
 import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
+import { setMeterName } from './set-meter.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -35,8 +36,13 @@ export interface ActionContext {
   readonly groupId?: ((description: string) => number | undefined) | undefined;
   /** The meter of controller() actions (Logical_Flow.controller_meter, resolved); absent = none. */
   readonly ctrlMeterId?: number | undefined;
-  /** Meter name (log(meter="…")) → meter id; absent or undefined = no meter. */
+  /**
+   * Meter name → meter id, for log(meter="…") (absent or undefined: the log has no meter) and
+   * for the meter set_meter names (absent or undefined: the flow is an error).
+   */
   readonly meterId?: ((name: string) => number | undefined) | undefined;
+  /** The logical flow's UUID: set_meter's meter is the flow's own, named after it. */
+  readonly lflowUuid?: string | undefined;
   /** The datapath can commit with an all-zero SNAT (OVS_CT_ZERO_SNAT_SUPPORT): ct_commit adds nat(src). */
   readonly ctZeroSnat?: boolean | undefined;
   /** The zone of ct_dnat_in_czone/ct_snat_in_czone: reg12 when the router has snat-ct-zone set. */
@@ -75,6 +81,14 @@ const IP_PROTO = { tcp: 6, udp: 17, sctp: 132 } as const;
 /** How long commit_ecmp_nh's learned flows live: idle, and at most (seconds). */
 const ECMP_NH_IDLE_S = 20;
 const ECMP_NH_HARD_S = 30;
+/**
+ * Fields Open vSwitch carries in more bits than they have, where a constant written to all of
+ * their bits is still a masked set_field, as ovn-controller 23.03.1 installs it (`ip.dscp = 10`
+ * is set_field:10/0x3f->ip_dscp; ip_ecn takes no mask in Open vSwitch).
+ */
+const wireBits: Readonly<Record<string, number>> = { ip_dscp: 8 };
+/** The UUID set_meter names its meter after when the context gives no logical flow. */
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 /** OFP_DEFAULT_PRIORITY: the priority of flows learn() adds. */
 const OFP_DEFAULT_PRIORITY = 0x8000;
 /** Where an IP argument of the MAC-binding actions goes: reg0, or xxreg0 for IPv6. */
@@ -413,6 +427,7 @@ class ActionCompiler {
         out.push(this.controller(ACTION_OPCODE.BFD_MSG, []));
         return;
       case 'log': this.advance(); out.push(this.parseLog()); return;
+      case 'set_meter': this.advance(); out.push(this.parseSetMeter()); return;
       case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
       case 'commit_ecmp_nh': this.advance(); out.push(...this.parseCommitEcmpNh()); return;
       default:
@@ -782,6 +797,31 @@ class ActionCompiler {
     return { kind: 'controller', userdata: ud, ...(meterId === undefined ? {} : { meterId }) };
   }
 
+  /**
+   * set_meter(rate[, burst]) as parse_set_meter_action reads it: a token that is not a plain
+   * decimal integer counts as 0 and is skipped all the same; a rate of 0 is an error. The action
+   * is meter:N, N the id of the flow's own meter (a kbps drop band of the rate and burst). A rate
+   * or burst beyond a band's 32 bits is an error here (ovn-controller would allocate the id,
+   * fail to make the meter and install a flow the switch refuses).
+   */
+  private parseSetMeter(): OfAction {
+    this.forceMatch('(');
+    const number = (): bigint => {
+      const t = this.tok;
+      const v = t.kind === 'integer' && t.format === 'decimal' && t.mask === null ? t.value & ones(64) : 0n;
+      this.advance();
+      return v;
+    };
+    const rate = number();
+    const burst = this.match(',') ? number() : 0n;
+    this.forceMatch(')');
+    if (rate === 0n) this.fail('Rate 0 for set_meter is not in valid.');
+    if (rate > 0xffffffffn || burst > 0xffffffffn) this.fail(`set_meter(${rate}, ${burst}): a meter band holds at most 4294967295.`);
+    const id = this.ctx.meterId?.(setMeterName(this.ctx.lflowUuid ?? ZERO_UUID, rate, burst));
+    if (id === undefined) this.fail('set_meter needs a meter id, and none was given (no meter allocator or the meter table is full).');
+    return { kind: 'meter', meterId: id };
+  }
+
   /** OVN's encode_setup_args / encode_restore_args around 'body': save what the arguments
    *  overwrite, move each argument into its fixed field through the stack, restore after. */
   private withArgs(out: OfAction[], args: readonly Arg[], body: () => OfAction[]): void {
@@ -853,7 +893,7 @@ class ActionCompiler {
     this.advance();
     const w = constantWidth(t.value, t.mask, t.format);
     if (w > lhs.nBits) this.fail(`${w}-bit constant is not compatible with ${lhs.nBits}-bit field ${lhs.symbol.name}.`);
-    const width = ofWidth(dst.field) ?? 0;
+    const width = wireBits[dst.field] ?? ofWidth(dst.field) ?? 0;
     const shift = BigInt(dst.start);
     const value = (t.value & ones(lhs.nBits)) << shift;
     const mask = ((t.mask ?? ones(lhs.nBits)) & ones(lhs.nBits)) << shift;

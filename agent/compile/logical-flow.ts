@@ -54,7 +54,13 @@ export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 
    */
   readonly conjIdOfs?: (n: number, lflowUuid: string, dp: string) => number;
   readonly groupId?: ActionContext['groupId'];
-  /** Meter name → id for controller_meter and log(meter=…). */
+  /**
+   * Meter name → id for controller_meter, log(meter=…) and set_meter's own meter (named after
+   * the row: actions/set-meter.ts). Called for controller_meter on every local datapath the
+   * row compiles on, whether or not its actions punt to the controller, as ovn-controller
+   * assigns the id when it reads the row. Bodies whose actions asked for a meter are not
+   * memoized, so that every row's compile asks for its own.
+   */
   readonly meterId?: (name: string) => number | undefined;
   readonly ctZeroSnat?: boolean;
   readonly dhcpOpts?: ActionContext['dhcpOpts'];
@@ -188,19 +194,23 @@ function memoFind(entries: readonly MemoEntry[] | undefined, row: LogicalFlowRow
   return undefined;
 }
 
-function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx: FlowCompileContext): Body {
+function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrlMeterId: number | undefined, ctx: FlowCompileContext): Body {
   const memo = ctx.memo;
   const sameMatch = memo?.bodies.get(row.match);
   const hit = memoFind(sameMatch, row, dp);
   if (hit !== undefined) return hit;
-  // Whether the result depends on the datapath beyond its kind (a port or port group lookup).
+  // Whether the result depends on the datapath beyond its kind (a port or port group lookup), or
+  // on the row itself (a meter its actions asked for).
   let dpDependent = false;
   const lookupPort = (name: string): number | undefined => {
     dpDependent = true;
     return name === NONE_PORT ? 0 : ctx.lookupPort?.(dpUuid, name);
   };
-  const meterName = row.controller_meter?.[0];
-  const ctrlMeterId = meterName === undefined ? undefined : ctx.meterId?.(meterName);
+  const meterIdOf = ctx.meterId;
+  const meterId = meterIdOf === undefined ? undefined : (name: string): number | undefined => {
+    dpDependent = true;
+    return meterIdOf(name);
+  };
   const body = ((): Body => {
     // Every property present (some undefined): one object shape for every call.
     const acts = compileActions(row.actions, {
@@ -211,7 +221,8 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx:
       lookupPort,
       groupId: ctx.groupId,
       ctrlMeterId,
-      meterId: ctx.meterId,
+      meterId,
+      lflowUuid: row._uuid,
       ctZeroSnat: ctx.ctZeroSnat,
       commonNatZone: dp.snatCtZone === true ? LOG_REG.SNAT_ZONE : LOG_REG.DNAT_ZONE,
       dhcpOpts: ctx.dhcpOpts,
@@ -266,7 +277,9 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctx:
 function compileForDatapath(row: LogicalFlowRow, dpUuid: string, ctx: FlowCompileContext): LogicalFlowResult {
   const dp = ctx.datapath(dpUuid);
   if (dp === undefined) return fail(row, `unknown datapath ${dpUuid}.`);
-  const m = compileBody(row, dpUuid, dp, ctx);
+  const meterName = row.controller_meter?.[0];
+  const ctrlMeterId = meterName === undefined ? undefined : ctx.meterId?.(meterName);
+  const m = compileBody(row, dpUuid, dp, ctrlMeterId, ctx);
   if ('error' in m) return fail(row, m.error);
   const acts = m;
   const base = (row.pipeline === 'ingress' ? OFTABLE.LOG_INGRESS_PIPELINE : OFTABLE.LOG_EGRESS_PIPELINE);

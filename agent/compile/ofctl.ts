@@ -164,6 +164,11 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'resubmit': return `resubmit(${a.inPort ?? ''},${a.table})`;
     case 'set_field': {
       const name = setFieldNames[a.field] ?? a.field;
+      // Open vSwitch calls a mask whole when it covers the field's bytes (ip_dscp's six bits
+      // are one byte on the wire), and writes a masked decimal field as decimal/hex.
+      const bits = ofWidth(a.field);
+      const bytesMask = bits === undefined ? undefined : (1n << BigInt(Math.ceil(bits / 8) * 8)) - 1n;
+      if (a.mask !== undefined && a.mask !== bytesMask && decimalFields.has(a.field)) return `set_field:${a.value}/${hex(a.mask)}->${name}`;
       return `set_field:${formatValue(a.field, { value: a.value, mask: a.mask ?? full(a.field) })}->${name}`;
     }
     case 'load': return `load:${hex(a.value)}->${formatFieldRef(a.dst)}`;
@@ -196,6 +201,7 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
       return formatController(bytesText(header), a.pause, a.meterId, [`nested(${formatActions(a.nested, opts)})`]);
     }
     case 'group': return `group:${a.groupId}`;
+    case 'meter': return `meter:${a.meterId}`;
     case 'clone': return `clone(${a.actions.map((x) => formatAction(x, opts)).join(',')})`;
     case 'check_pkt_larger': return `check_pkt_larger(${a.pktLen})->${formatFieldRef(a.dst)}`;
     case 'note': return `note:${bytesText(a.data)}`;

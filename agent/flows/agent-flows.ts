@@ -5,12 +5,16 @@
 // resolved without errors, so `--wait=hv` means "every chassis has the flows".
 //
 // After a new switch connection (or a failed batch) the next apply reconciles: the switch's
-// flows are dumped and only the difference is sent, so a restarted agent or switch never goes
-// through a moment without flows.
+// flows, groups and meters are dumped and only the difference is sent, so a restarted agent or
+// switch never goes through a moment without flows. (ovn-controller instead deletes every meter
+// and adds them again after a reconnection; in Open vSwitch deleting a meter deletes the flows
+// that meter through it, so that would both drop the QoS flows for a moment and leave our
+// record of the switch's flows wrong.)
 
 import assert from 'node:assert';
 import type { LocalView } from '../local-view.js';
-import type { FlowSpec, GroupSpec } from '../openflow/types.js';
+import { usesControllerMeter } from '../openflow/reconcile.js';
+import type { FlowSpec, GroupSpec, MeterSpec } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
 import { DesiredFlows, type DesiredFlowsOptions, type UpdateStats } from './desired.js';
 import { deepEqual, sameFlowContent } from './flow-table.js';
@@ -32,7 +36,7 @@ export interface ApplyResult {
   readonly errors: readonly string[];
   /** Whether the switch was reconciled (dump and difference) rather than sent a batch. */
   readonly reconciled: boolean;
-  /** Flow and group changes sent. */
+  /** Flow, group and meter changes sent. */
   readonly changes: number;
   readonly stats: UpdateStats;
 }
@@ -42,6 +46,7 @@ export class AgentFlows {
   /** What the switch holds, as far as we know: key → flow, id → group. */
   private readonly installed = new Map<string, FlowSpec>();
   private readonly installedGroups = new Map<number, GroupSpec>();
+  private readonly installedMeters = new Map<number, MeterSpec>();
   private syncedGeneration: number | undefined;
   private installedPorts: ReadonlySet<string> = new Set();
   private busy = false;
@@ -148,13 +153,18 @@ export class AgentFlows {
     const flows: FlowSpec[] = [];
     this.desired.table.takeDirty();
     this.desired.takeDirtyGroups();
+    this.desired.takeDirtyMeters();
     for (const [, f] of this.desired.table.flows()) flows.push(f);
     const groups = [...this.desired.groupSpecs().values()];
-    const r = await this.sw.reconcile({ flows, groups });
+    const meters = [...this.desired.meterSpecs().values()];
+    const r = await this.sw.reconcile({ flows, groups, meters });
     this.installed.clear();
     for (const [k, f] of this.desired.table.flows()) this.installed.set(k, f);
     this.installedGroups.clear();
     for (const g of groups) this.installedGroups.set(g.groupId, g);
+    this.installedMeters.clear();
+    for (const m of meters) this.installedMeters.set(m.meterId, m);
+    this.desired.settleMeters();
     this.syncedGeneration = generation;
     return r.added + r.modified + r.deleted;
   }
@@ -162,6 +172,21 @@ export class AgentFlows {
   private async installDifference(): Promise<number> {
     const keys = this.desired.table.takeDirty();
     const groupIds = this.desired.takeDirtyGroups();
+    const meterIds = this.desired.takeDirtyMeters();
+    const putMeters: MeterSpec[] = [];
+    const deleteMeters: number[] = [];
+    const addedMeters = new Set<number>();
+    const meterSpecs = this.desired.meterSpecs();
+    for (const id of meterIds) {
+      const want = meterSpecs.get(id);
+      const have = this.installedMeters.get(id);
+      if (want === undefined) {
+        if (have !== undefined) deleteMeters.push(id);
+      } else if (have === undefined || !deepEqual(have, want)) {
+        putMeters.push(want);
+        if (have === undefined) addedMeters.add(id);
+      }
+    }
     const putGroups: GroupSpec[] = [];
     const deleteGroups: number[] = [];
     const specs = this.desired.groupSpecs();
@@ -192,9 +217,17 @@ export class AgentFlows {
       }
       next.set(k, want);
     }
-    const batch: SwitchBatch = { putGroups, deleteFlows, modifyFlows, addFlows, deleteGroups };
+    // Open vSwitch binds a controller() to its meter when the flow is installed: a flow already
+    // installed whose controller() names a meter added now is sent again to pick it up (an ACL
+    // logged through a meter the CMS creates after the ACL).
+    if (addedMeters.size > 0) {
+      for (const [k, f] of this.installed) {
+        if (!next.has(k) && usesControllerMeter(f.actions, addedMeters)) modifyFlows.push(f);
+      }
+    }
+    const batch: SwitchBatch = { putMeters, putGroups, deleteFlows, modifyFlows, addFlows, deleteGroups, deleteMeters };
     const n = batchSize(batch);
-    // A refused batch changed nothing; the caller then reconciles everything next time.
+    // A refused batch changed no flow; the caller then reconciles everything next time.
     if (n > 0) await this.sw.install(batch);
     for (const [k, f] of next) {
       if (f === undefined) this.installed.delete(k);
@@ -202,6 +235,9 @@ export class AgentFlows {
     }
     for (const g of putGroups) this.installedGroups.set(g.groupId, g);
     for (const id of deleteGroups) this.installedGroups.delete(id);
+    for (const m of putMeters) this.installedMeters.set(m.meterId, m);
+    for (const id of deleteMeters) this.installedMeters.delete(id);
+    this.desired.settleMeters();
     return n;
   }
 }

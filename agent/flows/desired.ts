@@ -7,6 +7,9 @@
 //   mb:<uuid>  a MAC_Binding's, smb:<uuid> a Static_MAC_Binding's, fdb:<uuid> an FDB row's,
 //   lb:<uuid>  a Load_Balancer's hairpin flows (tables 68..70, lb-hairpin.ts),
 //   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
+// Beside the flows: the groups ct_lb's backends need (by description) and the meters the logical
+// flows name (controller_meter, log(meter=…), set_meter's own), with their ids (meter-table.ts)
+// and what each is, from the SB Meter rows.
 // An update marks dirty exactly the sources whose inputs changed and recomputes only those; a
 // full recompute marks every source dirty and runs the same code. Each change handler below
 // names what its input feeds. The oracle (tests/agent/flows-incremental.test.ts): after any
@@ -18,15 +21,16 @@ import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathI
 import { buildSymtab, type Symtab } from '../expr/index.js';
 import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
 import { sameActiveTunnels, type LocalView } from '../local-view.js';
-import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
+import type { FlowSpec, GroupSpec, MeterSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
 import { addressSetDiff, isPlainAddress, matchesOneOf, PlainAddressSets, sentinels, setFieldIsolated, type AddressSetChange } from './address-set-edits.js';
 import { adaptCached, type SharedCompileCache } from './compile-cache.js';
 import { assignCtZones, changedZones, ctZoneUsers } from './ct-zones.js';
-import { canonicalMatch, FlowTable } from './flow-table.js';
+import { canonicalMatch, deepEqual, FlowTable } from './flow-table.js';
 import { flowKey } from '../openflow/reconcile.js';
 import { parseGroupDescription } from './group-desc.js';
 import { IdSpace } from './id-space.js';
+import { METER_IDS_MAX, MeterTable, meterSpecOf } from './meter-table.js';
 import { lbHairpinFlows, lbHairpinUseCtMark } from './lb-hairpin.js';
 import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
@@ -207,6 +211,8 @@ class Dirty {
   readonly lbs = new Set<string>();
   readonly names = new Set<string>();
   readonly tunnels = new Set<string>();
+  /** Names of SB Meters that changed (the meter, or one of its bands). */
+  readonly meters = new Set<string>();
   /**
    * Address sets whose row changed in place (same name): their addresses before and after,
    * for the logical flows that can take the difference (address-set-edits.ts); null when a set
@@ -264,6 +270,10 @@ export class DesiredFlows {
   /** Multicast_Group uuid → its members' shares (see McShares); only groups of local datapaths. */
   private readonly mcShares = new Map<string, McShares>();
   private readonly plainSets = new PlainAddressSets();
+  private readonly meters = new MeterTable();
+  /** Meter id → the meter to install, for the ids in use that have one. */
+  private readonly meterById = new Map<number, MeterSpec>();
+  private readonly dirtyMeters = new Set<number>();
   /** Lifetime counters: how many sources each kind of recompute touched. */
   readonly counters = {
     updates: 0, fullRecomputes: 0, logicalFlowsCompiled: 0,
@@ -321,6 +331,33 @@ export class DesiredFlows {
     const out = [...this.dirtyGroups];
     this.dirtyGroups.clear();
     return out;
+  }
+
+  /** Every meter the flows need that has something to install, by id. */
+  meterSpecs(): ReadonlyMap<number, MeterSpec> {
+    return this.meterById;
+  }
+
+  /** The name meter id `id` stands for now (undefined: not in use). */
+  meterName(id: number): string | undefined {
+    return this.meters.nameOf(id);
+  }
+
+  /**
+   * Meter ids added, changed or removed since the last call. The caller is about to bring the
+   * switch's meters to meterSpecs(); once the switch confirmed it, settleMeters() lets the ids
+   * of meters gone be handed out again.
+   */
+  takeDirtyMeters(): number[] {
+    const out = [...this.dirtyMeters];
+    this.dirtyMeters.clear();
+    this.meters.markSent();
+    return out;
+  }
+
+  /** The switch holds meterSpecs() as of the last takeDirtyMeters(). */
+  settleMeters(): void {
+    this.meters.settle();
   }
 
   /**
@@ -491,6 +528,16 @@ export class DesiredFlows {
       case 'Port_Group':
         // Logical flows depend on "<key>_<name>" of each of their datapaths and on "<name>".
         noteSetChange(d, 'pg', d.portGroups, old as unknown as sb.Port_Group | undefined, row as unknown as sb.Port_Group | undefined, (r) => r.ports);
+        return;
+      case 'Meter':
+        // What the meter of that name is; flows name meters by name, so none compiles again.
+        for (const r of [old, row]) if (r !== undefined) d.meters.add((r as unknown as sb.Meter).name);
+        return;
+      case 'Meter_Band':
+        for (const m of this.sb.metersOfBand(delta.uuid)) {
+          const r = this.sb.get<sb.Meter>('Meter', m);
+          if (r !== undefined) d.meters.add(r.name);
+        }
         return;
       default:
         return;
@@ -718,6 +765,7 @@ export class DesiredFlows {
       if (set !== undefined && this.editLflowAddresses(u, set, d.addressSets.get(set) as AddressSetChange, cctx)) continue;
       this.recompileLflow(u, cctx);
     }
+    this.refreshMeters(d);
     return {
       full: d.full, logicalFlows: d.lflows.size, ports: d.ports.size, multicastGroups: d.mcs.size,
       neighbors: d.mbs.size + d.smbs.size + d.fdbs.size, tunnels: d.tunnels.size,
@@ -842,6 +890,28 @@ export class DesiredFlows {
     kept.remote = remote;
     this.mcShares.set(mc._uuid, kept);
     return kept;
+  }
+
+  /**
+   * Brings meterById up to date for the ids whose name came or went and the names whose SB
+   * Meter changed (every name on a full recompute), and marks the ids whose meter changed.
+   */
+  private refreshMeters(d: Dirty): void {
+    const ids = new Set(this.meters.takeChanged());
+    if (d.full) for (const [, e] of this.meters.entries()) ids.add(e.id);
+    for (const name of d.meters) {
+      const id = this.meters.idOf(name);
+      if (id !== undefined) ids.add(id);
+    }
+    for (const id of ids) {
+      const name = this.meters.nameOf(id);
+      const want = name === undefined ? undefined : meterSpecOf(id, name, this.sb);
+      const have = this.meterById.get(id);
+      if (deepEqual(have, want)) continue;
+      if (want === undefined) this.meterById.delete(id);
+      else this.meterById.set(id, want);
+      this.dirtyMeters.add(id);
+    }
   }
 
   private setSource(source: string, flows: readonly FlowSpec[]): void {
@@ -997,6 +1067,8 @@ export class DesiredFlows {
     this.setDeps(uuid, row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row), this.rowNames));
     const used = new Set<string>();
     const groupsUsed: string[] = [];
+    const metersUsed = new Set<string>();
+    let meterRefused: string | undefined;
     let flows: FlowSpec[] = [];
     let error: string | undefined;
     const viaCache = row !== undefined && this.inOutPortRelated(row) ? this.compileThroughCache(row, ctx, used) : undefined;
@@ -1013,8 +1085,15 @@ export class DesiredFlows {
           const first = this.conjIds.allocate(owner, n);
           return first === undefined ? 0 : first - 1;
         },
+        meterId: (name) => {
+          const id = this.meters.use(name);
+          if (id === undefined) meterRefused ??= name;
+          else metersUsed.add(name);
+          return id;
+        },
       });
       if ('error' in r) error = r.error;
+      else if (meterRefused !== undefined) error = `Logical_Flow ${uuid}: no meter id for ${JSON.stringify(meterRefused)}: ${METER_IDS_MAX} meters are in use.`;
       else {
         flows = r.flows;
         for (const g of r.groups) groupsUsed.push(g.description);
@@ -1024,7 +1103,8 @@ export class DesiredFlows {
     if (used.size > 0) this.conjOwners.set(uuid, used);
     else this.conjOwners.delete(uuid);
     this.setGroups(source, error === undefined ? groupsUsed : []);
-    this.setSource(source, flows);
+    this.meters.setUses(source, error === undefined ? metersUsed : []);
+    this.setSource(source, error === undefined ? flows : []);
     if (error !== undefined) this.errors.set(source, error);
   }
 
@@ -1035,8 +1115,9 @@ export class DesiredFlows {
    */
   private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
     const cache = this.sharedCache;
-    // Residency and template variables are this chassis's own: such rows are not shared.
-    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|\^/.test(row.actions)) return undefined;
+    // Residency, template variables and meter ids are this chassis's own: such rows are not shared.
+    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|\^|set_meter|meter\s*=/.test(row.actions)
+      || row.controller_meter.length > 0) return undefined;
     const dps = [...row.logical_datapath];
     for (const g of row.logical_dp_group) {
       const group = this.sb.dpGroup(g);
@@ -1217,6 +1298,8 @@ export class DesiredFlows {
         return pb !== undefined && isRelatedPort(sbs, pb, chassisUuid);
       },
       groupId: (desc) => this.groupId(desc),
+      // The ids the rows hold (a compile that may allocate overrides this: recompileLflow).
+      meterId: (name) => this.meters.idOf(name),
     };
   }
 

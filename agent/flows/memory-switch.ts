@@ -1,16 +1,18 @@
 // A FlowSwitch that is a table in memory: the same contract as OfSwitch (atomic batches, a group
-// must exist while a flow outputs to it, a failed batch changes nothing), cheap enough that one
-// process holds hundreds of simulated chassis. Tests can make the next batch fail or "restart"
-// the switch (it loses everything and its generation moves, as a restarted ovs-vswitchd would).
+// must exist while a flow outputs to it, a meter while a flow meters through it, a failed batch
+// changes nothing), cheap enough that one process holds hundreds of simulated chassis. As in
+// Open vSwitch, deleting a meter deletes the flows that meter through it, and a controller()
+// may name a meter that does not exist. Tests can make the next batch fail or "restart" the
+// switch (it loses everything and its generation moves, as a restarted ovs-vswitchd would).
 
-import { flowKey } from '../openflow/reconcile.js';
-import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
+import { flowKey, metersUsed } from '../openflow/reconcile.js';
+import type { FlowSpec, GroupSpec, MeterSpec, OfAction } from '../openflow/types.js';
 import { sameFlowContent, deepEqual } from './flow-table.js';
 import type { FlowSwitch, ReconcileResult, SwitchBatch, SwitchContents } from './switch.js';
 
 export class MemorySwitchError extends Error {
   override readonly name = 'MemorySwitchError';
-  constructor(readonly kind: 'injected' | 'missing_group', message: string) {
+  constructor(readonly kind: 'injected' | 'missing_group' | 'missing_meter', message: string) {
     super(`${kind}: ${message}`);
   }
 }
@@ -25,10 +27,11 @@ function groupsUsed(actions: readonly OfAction[], out: Set<number>): void {
 export class MemorySwitch implements FlowSwitch {
   private flows = new Map<string, FlowSpec>();
   private groups = new Map<number, GroupSpec>();
+  private meters = new Map<number, MeterSpec>();
   private failures: string[] = [];
   generation = 1;
-  /** Batches applied, and flow/group modifications in them (for tests and benchmarks). */
-  readonly counters = { batches: 0, flowMods: 0, groupMods: 0, reconciles: 0 };
+  /** Batches applied, and flow/group/meter modifications in them (for tests and benchmarks). */
+  readonly counters = { batches: 0, flowMods: 0, groupMods: 0, meterMods: 0, reconciles: 0 };
   /** Every zone flushed, in order (for tests). */
   readonly flushedZones: number[] = [];
 
@@ -47,6 +50,7 @@ export class MemorySwitch implements FlowSwitch {
   restart(): void {
     this.flows = new Map();
     this.groups = new Map();
+    this.meters = new Map();
     this.generation++;
   }
 
@@ -68,7 +72,10 @@ export class MemorySwitch implements FlowSwitch {
     const groups = new Map(this.groups);
     for (const g of batch.putGroups) groups.set(g.groupId, g);
     for (const id of batch.deleteGroups) groups.delete(id);
+    const meters = new Map(this.meters);
+    for (const m of batch.putMeters) meters.set(m.meterId, m);
     this.checkGroups(groups, [...batch.modifyFlows, ...batch.addFlows]);
+    this.checkMeters(meters, [...batch.modifyFlows, ...batch.addFlows]);
     if (batch.deleteGroups.length > 0) {
       const replaced = new Set<string>();
       for (const f of [...batch.deleteFlows, ...batch.modifyFlows, ...batch.addFlows]) replaced.add(flowKey(f.table, f.priority, f.match));
@@ -85,9 +92,32 @@ export class MemorySwitch implements FlowSwitch {
     }
     for (const f of batch.addFlows) this.flows.set(flowKey(f.table, f.priority, f.match), f);
     this.groups = groups;
+    this.meters = meters;
+    this.deleteMeters(batch.deleteMeters);
     this.counters.batches++;
     this.counters.flowMods += batch.deleteFlows.length + batch.modifyFlows.length + batch.addFlows.length;
     this.counters.groupMods += batch.putGroups.length + batch.deleteGroups.length;
+    this.counters.meterMods += batch.putMeters.length + batch.deleteMeters.length;
+  }
+
+  /** Deletes meters and, as Open vSwitch does, every flow that meters through one of them. */
+  private deleteMeters(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) this.meters.delete(id);
+    const gone = new Set(ids);
+    for (const [k, f] of this.flows) {
+      const used = new Set<number>();
+      metersUsed(f.actions, used);
+      if ([...used].some((id) => gone.has(id))) this.flows.delete(k);
+    }
+  }
+
+  private checkMeters(meters: ReadonlyMap<number, MeterSpec>, which: readonly FlowSpec[]): void {
+    const used = new Set<number>();
+    for (const f of which) metersUsed(f.actions, used);
+    for (const id of used) {
+      if (!meters.has(id)) throw new MemorySwitchError('missing_meter', `a flow meters through meter ${id}, which does not exist`);
+    }
   }
 
   private checkGroups(groups: ReadonlyMap<number, GroupSpec>, which: readonly FlowSpec[]): void {
@@ -104,7 +134,7 @@ export class MemorySwitch implements FlowSwitch {
   }
 
   async dumpAll(): Promise<SwitchContents> {
-    return { flows: [...this.flows.values()], groups: [...this.groups.values()] };
+    return { flows: [...this.flows.values()], groups: [...this.groups.values()], meters: [...this.meters.values()] };
   }
 
   async reconcile(want: SwitchContents): Promise<ReconcileResult> {
@@ -130,12 +160,20 @@ export class MemorySwitch implements FlowSwitch {
     let groupMods = 0;
     for (const [id, g] of groups) if (!deepEqual(this.groups.get(id), g)) groupMods++;
     for (const id of this.groups.keys()) if (!groups.has(id)) groupMods++;
+    const meters = new Map<number, MeterSpec>();
+    for (const m of want.meters) if (!meters.has(m.meterId)) meters.set(m.meterId, m);
+    let meterMods = 0;
+    for (const [id, m] of meters) if (!deepEqual(this.meters.get(id), m)) meterMods++;
+    for (const id of this.meters.keys()) if (!meters.has(id)) meterMods++;
     this.checkGroups(groups, [...next.values()]);
+    this.checkMeters(meters, [...next.values()]);
     this.flows = next;
     this.groups = groups;
+    this.meters = meters;
     this.counters.reconciles++;
     this.counters.flowMods += added + modified + deleted;
     this.counters.groupMods += groupMods;
+    this.counters.meterMods += meterMods;
     return { added, modified, deleted, unchanged };
   }
 }

@@ -1,6 +1,8 @@
 // The FlowSwitch of a real ovs-vswitchd, over our OpenFlow 1.5 channel. Each batch is one
 // atomic bundle (group adds/modifications, flow deletions, modifications, additions, group
-// deletions, in that order) closed by a barrier. On every new connection it first finds or
+// deletions, in that order) closed by a barrier, between the batch's meter_mods: adds and
+// modifications before the bundle, deletions after it (Open vSwitch takes no meter_mod in a
+// bundle, as ovn-controller's ofctrl notes). On every new connection it first finds or
 // creates the Geneve TLV mapping for OVN's option (class 0x0102, type 0x80, 4 bytes), as
 // ovn-controller's ofctrl does, and moves its generation so that the owner reconciles: the
 // installed flows are dumped and only the difference is sent, never a clear-and-reinstall.
@@ -8,8 +10,8 @@
 import type { OfChannel } from '../openflow/channel.js';
 import { ChannelError } from '../openflow/channel.js';
 import { NX_VENDOR_ID } from '../openflow/fields.js';
-import type { FlowMod, GroupMod, OfMessage } from '../openflow/messages.js';
-import type { FlowSpec, GroupSpec, OfAction } from '../openflow/types.js';
+import type { FlowMod, GroupMod, MeterMod, OfMessage } from '../openflow/messages.js';
+import type { FlowSpec, GroupSpec, MeterSpec, OfAction } from '../openflow/types.js';
 import { OVN_GENEVE } from './physical.js';
 import type { FlowSwitch, ReconcileResult, SwitchBatch, SwitchContents } from './switch.js';
 
@@ -39,6 +41,8 @@ export class OfSwitch implements FlowSwitch {
   private field = 'tun_metadata0';
   /** Group ids the switch holds, as far as this switch object knows. */
   private readonly groupIds = new Set<number>();
+  /** Meter ids likewise. */
+  private readonly meterIds = new Set<number>();
 
   /**
    * readyTimeoutMs: how long prepare() waits for a connection before it gives up (the owner then
@@ -114,6 +118,15 @@ export class OfSwitch implements FlowSwitch {
   async install(batch: SwitchBatch): Promise<void> {
     await this.prepare();
     this.checkConnection();
+    if (batch.putMeters.length > 0) {
+      const put: MeterMod[] = batch.putMeters.map((m) => ({ command: this.meterIds.has(m.meterId) ? 'modify' : 'add', meter: m }));
+      try {
+        await this.channel.installMeterMods(put);
+      } finally {
+        // What took effect is not known after a refusal; the owner reconciles, which resets this.
+        for (const m of batch.putMeters) this.meterIds.add(m.meterId);
+      }
+    }
     const mods: (FlowMod | GroupMod)[] = [];
     for (const g of batch.putGroups) mods.push({ command: this.groupIds.has(g.groupId) ? 'modify' : 'add', group: g });
     for (const f of batch.deleteFlows) {
@@ -127,6 +140,10 @@ export class OfSwitch implements FlowSwitch {
     await this.channel.installBatch(mods);
     for (const g of batch.putGroups) this.groupIds.add(g.groupId);
     for (const id of batch.deleteGroups) this.groupIds.delete(id);
+    if (batch.deleteMeters.length > 0) {
+      await this.channel.installMeterMods(batch.deleteMeters.map((id): MeterMod => ({ command: 'delete', meter: { meterId: id, flags: 0, bands: [] } })));
+      for (const id of batch.deleteMeters) this.meterIds.delete(id);
+    }
   }
 
   async flushCtZones(zones: readonly number[]): Promise<void> {
@@ -145,15 +162,18 @@ export class OfSwitch implements FlowSwitch {
       flows.push({ table: f.table, priority: f.priority, match: f.match, actions: f.actions as readonly OfAction[], cookie: f.cookie });
     }
     const groups: GroupSpec[] = await this.channel.dumpGroups();
-    return { flows, groups };
+    const meters: MeterSpec[] = await this.channel.dumpMeters();
+    return { flows, groups, meters };
   }
 
   async reconcile(want: SwitchContents): Promise<ReconcileResult> {
     await this.prepare();
     this.checkConnection();
-    const r = await this.channel.reconcile(want.flows, { groups: want.groups });
+    const r = await this.channel.reconcile(want.flows, { groups: want.groups, meters: want.meters });
     this.groupIds.clear();
     for (const g of want.groups) this.groupIds.add(g.groupId);
+    this.meterIds.clear();
+    for (const m of want.meters) this.meterIds.add(m.meterId);
     return { added: r.added, modified: r.modified, deleted: r.deleted, unchanged: r.unchanged };
   }
 }

@@ -2,7 +2,8 @@
 // ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
 // member; logical flows and load balancers by datapath and datapath group; MAC bindings by
 // port; DNS rows by datapath (for pinctrl's dns_lookup; no flow reads them); Service_Monitor
-// rows, unindexed (pinctrl's health checks scan them; no flow reads them). apply() folds one
+// rows, unindexed (pinctrl's health checks scan them; no flow reads them); meters by name and by
+// band (the meters the flows name are installed from them). apply() folds one
 // SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
 // the flow engine derives its dirty sets from that list and nothing else.
 
@@ -129,7 +130,7 @@ class Multi {
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
-  'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var',
+  'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var', 'Meter', 'Meter_Band',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 
@@ -167,6 +168,9 @@ export class SbStore implements SbLookups {
   private readonly pgName = new Map<string, string>();
   /** Port name → Port_Group uuids listing it. */
   private readonly pgOfPort = new Multi();
+  private readonly meterName = new Map<string, string>();
+  /** Meter_Band uuid → Meter uuids listing it. */
+  private readonly meterOfBand = new Multi();
 
   table(name: string): ReadonlyMap<string, Row> {
     return this.tables.get(name) ?? new Map();
@@ -358,6 +362,12 @@ export class SbStore implements SbLookups {
       case 'Port_Group':
         single(this.pgName, (r as unknown as sb.Port_Group).name);
         return;
+      case 'Meter': {
+        const m = r as unknown as sb.Meter;
+        single(this.meterName, m.name);
+        for (const b of new Set(m.bands)) multi(this.meterOfBand, b);
+        return;
+      }
       default:
         return;
     }
@@ -449,6 +459,17 @@ export class SbStore implements SbLookups {
   }
   dpGroup(uuid: string): sb.Logical_DP_Group | undefined {
     return this.get('Logical_DP_Group', uuid);
+  }
+  meter(name: string): sb.Meter | undefined {
+    const u = this.meterName.get(name);
+    return u === undefined ? undefined : this.get('Meter', u);
+  }
+  meterBand(uuid: string): sb.Meter_Band | undefined {
+    return this.get('Meter_Band', uuid);
+  }
+  /** Meters that list this Meter_Band uuid. */
+  metersOfBand(band: string): ReadonlySet<string> {
+    return this.meterOfBand.get(band);
   }
   /** Logical flows naming this datapath directly. */
   logicalFlowsOfDatapath(dp: string): ReadonlySet<string> {

@@ -4,14 +4,19 @@
 // one process can simulate hundreds of agents). A flow's identity is (table, priority, match);
 // its content is its cookie and actions.
 
-import type { FlowSpec, GroupSpec } from '../openflow/types.js';
+import type { FlowSpec, GroupSpec, MeterSpec } from '../openflow/types.js';
 
 /**
- * One atomic change. The switch applies it in this order so that no flow ever points at a
- * missing group: groups added or replaced, flows deleted, flows modified, flows added, groups
- * deleted. Either all of it takes effect or none of it.
+ * One change. The switch applies it in this order so that no flow ever points at a missing
+ * group or meter: meters added or replaced, then in one atomic step groups added or replaced,
+ * flows deleted, flows modified, flows added, groups deleted, and last meters deleted. The
+ * atomic step takes effect whole or not at all; the meters around it are not part of it (Open
+ * vSwitch has no meter_mod in a bundle), so after a refused batch the meters added before it
+ * may be there: the owner reconciles then, as after any failure.
  */
 export interface SwitchBatch {
+  /** Meters to add, or to replace whole when the id exists. */
+  readonly putMeters: readonly MeterSpec[];
   /** Groups to add, or to replace whole when the id exists. */
   readonly putGroups: readonly GroupSpec[];
   /** Flows to remove, by identity (their actions and cookie are ignored). */
@@ -21,11 +26,14 @@ export interface SwitchBatch {
   /** Flows to add, or to replace whole (a changed cookie is a replacement). */
   readonly addFlows: readonly FlowSpec[];
   readonly deleteGroups: readonly number[];
+  /** Meters to delete, once no flow meters through them. */
+  readonly deleteMeters: readonly number[];
 }
 
 export interface SwitchContents {
   readonly flows: readonly FlowSpec[];
   readonly groups: readonly GroupSpec[];
+  readonly meters: readonly MeterSpec[];
 }
 
 export interface ReconcileResult {
@@ -35,10 +43,11 @@ export interface ReconcileResult {
   readonly unchanged: number;
 }
 
-export const emptyBatch = (): SwitchBatch => ({ putGroups: [], deleteFlows: [], modifyFlows: [], addFlows: [], deleteGroups: [] });
+export const emptyBatch = (): SwitchBatch => ({ putMeters: [], putGroups: [], deleteFlows: [], modifyFlows: [], addFlows: [], deleteGroups: [], deleteMeters: [] });
 
 export function batchSize(b: SwitchBatch): number {
-  return b.putGroups.length + b.deleteFlows.length + b.modifyFlows.length + b.addFlows.length + b.deleteGroups.length;
+  return b.putMeters.length + b.putGroups.length + b.deleteFlows.length + b.modifyFlows.length + b.addFlows.length + b.deleteGroups.length
+    + b.deleteMeters.length;
 }
 
 export interface FlowSwitch {
@@ -48,8 +57,9 @@ export interface FlowSwitch {
    */
   prepare(): Promise<void>;
   /**
-   * Applies the batch in one transaction (an OpenFlow bundle) and resolves once the switch has
-   * confirmed it (barrier). A rejection means nothing was applied.
+   * Applies the batch, its flows and groups in one transaction (an OpenFlow bundle), and
+   * resolves once the switch has confirmed it (barrier). A rejection means none of the flows and
+   * groups were applied (meters put before them may have been).
    */
   install(batch: SwitchBatch): Promise<void>;
   /**
@@ -62,9 +72,9 @@ export interface FlowSwitch {
   /** Everything the switch holds now. */
   dumpAll(): Promise<SwitchContents>;
   /**
-   * Brings the switch to exactly 'want', sending only the difference: flows that are already
-   * right are left alone (never a clear-then-reinstall, so a restarted agent does not blackhole
-   * traffic).
+   * Brings the switch to exactly 'want', sending only the difference: flows, groups and meters
+   * that are already right are left alone (never a clear-then-reinstall, so a restarted agent
+   * does not blackhole traffic, and a meter keeps its flows and counters).
    */
   reconcile(want: SwitchContents): Promise<ReconcileResult>;
   /**

@@ -15,7 +15,7 @@ import type { FieldRef, LearnSpec, NatSpec, OfAction } from './types.js';
 import { Reader, Writer, decodeFail, onesBits } from './wire.js';
 
 export const OFPAT = {
-  OUTPUT: 0, PUSH_VLAN: 17, POP_VLAN: 18, GROUP: 22, DEC_NW_TTL: 24, SET_FIELD: 25, COPY_FIELD: 28, EXPERIMENTER: 0xffff,
+  OUTPUT: 0, PUSH_VLAN: 17, POP_VLAN: 18, GROUP: 22, DEC_NW_TTL: 24, SET_FIELD: 25, COPY_FIELD: 28, METER: 29, EXPERIMENTER: 0xffff,
 } as const;
 
 export const NXAST = {
@@ -176,7 +176,9 @@ function writeSetField(w: Writer, field: string, value: bigint, mask: bigint | u
   const at = w.length;
   w.u16(OFPAT.SET_FIELD).u16(0);
   const full = s.bytes === 0 ? undefined : onesBits(s.bytes * 8);
-  writeOxm(w, field, { value, mask: mask ?? full ?? onesBits(Math.max(4, Math.ceil(value.toString(16).length / 8) * 4) * 8) });
+  // A mask given is written unless it covers the field's bytes (Open vSwitch keeps a set-field
+  // masked to all of ip_dscp's six bits masked, and reports it so).
+  writeOxm(w, field, { value, mask: mask ?? full ?? onesBits(Math.max(4, Math.ceil(value.toString(16).length / 8) * 4) * 8) }, mask !== undefined);
   finish(w, at);
 }
 
@@ -189,6 +191,9 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
     }
     case 'group':
       w.u16(OFPAT.GROUP).u16(8).u32(a.groupId);
+      return;
+    case 'meter':
+      w.u16(OFPAT.METER).u16(8).u32(a.meterId);
       return;
     case 'push_vlan':
       w.u16(OFPAT.PUSH_VLAN).u16(8).u16(a.ethertype).zeros(2);
@@ -682,6 +687,8 @@ function readOne(r: Reader, type: number, depth: number, inCt: boolean): Decoded
     }
     case OFPAT.GROUP:
       return [{ kind: 'group', groupId: r.u32() }];
+    case OFPAT.METER:
+      return [{ kind: 'meter', meterId: r.u32() }];
     case OFPAT.PUSH_VLAN:
       return [{ kind: 'push_vlan', ethertype: r.u16() }];
     case OFPAT.POP_VLAN:

@@ -1,7 +1,8 @@
 // The OpenFlow channel to ovs-vswitchd: a thin shell around the codec. It connects to a bridge's
 // management socket (unix:PATH) or tcp:HOST:PORT, negotiates OpenFlow 1.5, answers echo requests
 // and sends its own, correlates replies with requests by xid, reconnects with exponential backoff,
-// and installs batches of flow_mods atomically inside a bundle.
+// and installs batches of flow_mods atomically inside a bundle (meter_mods, which Open vSwitch
+// takes only outside bundles, go in batches of their own closed by a barrier).
 //
 // Bounds: a message is at most 65,535 bytes (OpenFlow's length field); at most
 // PENDING_REQUESTS_MAX requests wait for replies; a multipart reply has at most
@@ -14,11 +15,11 @@ import net from 'node:net';
 import { describeError } from './error-names.js';
 import { OfEncodeError } from './fields.js';
 import {
-  OFPBF, OFPG_ALL, OFPG_ANY, OFPTT_ALL, OFP_HEADER_BYTES, OFP_VERSION, decodeMessage, writeMessage,
-  type FlowMod, type FlowStats, type GroupMod, type OfMessage,
+  OFPBF, OFPG_ALL, OFPG_ANY, OFPM_ALL, OFPTT_ALL, OFP_HEADER_BYTES, OFP_VERSION, decodeMessage, writeMessage,
+  type FlowMod, type FlowStats, type GroupMod, type MeterMod, type OfMessage,
 } from './messages.js';
-import { diffFlows, diffGroups, type DiffOptions, type FlowDiff, type GroupDiff } from './reconcile.js';
-import type { FlowSpec, GroupSpec } from './types.js';
+import { diffFlows, diffGroups, diffMeters, usesControllerMeter, type DiffOptions, type FlowDiff, type GroupDiff, type MeterDiff } from './reconcile.js';
+import type { FlowSpec, GroupSpec, MeterSpec } from './types.js';
 import { OfDecodeError, Writer, tryDecode } from './wire.js';
 
 export const PENDING_REQUESTS_MAX = 1024;
@@ -337,7 +338,7 @@ export class OfChannel {
       return;
     }
     p.parts.push(msg);
-    const more = (msg.kind === 'flow_stats_reply' || msg.kind === 'group_desc_reply' || msg.kind === 'multipart_reply') && msg.more;
+    const more = (msg.kind === 'flow_stats_reply' || msg.kind === 'group_desc_reply' || msg.kind === 'meter_config_reply' || msg.kind === 'multipart_reply') && msg.more;
     if (!more) this.settle(xid, p);
     else if (p.parts.length >= MULTIPART_PARTS_MAX) this.settle(xid, p, new ChannelError('overloaded', `multipart reply exceeds ${MULTIPART_PARTS_MAX} parts`));
   }
@@ -550,6 +551,46 @@ export class OfChannel {
     return flows;
   }
 
+  /** Every installed meter, from a meter-config multipart request. */
+  async dumpMeters(): Promise<MeterSpec[]> {
+    const parts = await this.request({ kind: 'meter_config_request', meterId: OFPM_ALL });
+    const meters: MeterSpec[] = [];
+    for (const p of parts) {
+      if (p.kind !== 'meter_config_reply') throw new ChannelError('protocol', `expected a meter config reply, got ${p.kind}`);
+      meters.push(...p.meters);
+    }
+    return meters;
+  }
+
+  /**
+   * Sends meter_mods (Open vSwitch takes no meter_mod inside a bundle: each takes effect as it
+   * is processed) followed by a barrier; resolves once the switch has processed them all.
+   * Rejects with kind 'batch_failed' naming the refused ones; the others took effect then.
+   */
+  async installMeterMods(mods: readonly MeterMod[]): Promise<void> {
+    if (mods.length === 0) return;
+    if (mods.length > BATCH_MESSAGES_MAX) throw new ChannelError('bad_request', `${mods.length} meter mods exceed ${BATCH_MESSAGES_MAX}`);
+    this.checkReady();
+    const sock = this.socket as net.Socket;
+    if (this.nextXid + mods.length + 2 >= 0xfffffff0) this.nextXid = 1;
+    const watch: BatchWatch = { firstXid: this.nextXid, count: mods.length, errors: [], errorsN: 0 };
+    this.nextXid += mods.length;
+    this.batches.add(watch);
+    try {
+      const w = new Writer(64 + mods.length * 32);
+      mods.forEach((mod, i) => writeMessage(w, { kind: 'meter_mod', mod }, watch.firstXid + i));
+      const barrierXid = this.takeXid();
+      const judged = this.expect(barrierXid, this.requestTimeoutMs);
+      judged.catch(() => undefined);
+      writeMessage(w, { kind: 'barrier_request' }, barrierXid);
+      await this.writeChunk(sock, w.finish());
+      await judged;
+      if (watch.errorsN > 0) throw new ChannelError('batch_failed', `${watch.errorsN} of ${mods.length} meter mods refused: ${watch.errors.join('; ')}`);
+    } finally {
+      this.batches.delete(watch);
+    }
+  }
+
   /** Every installed group, from a group-desc multipart request. */
   async dumpGroups(): Promise<GroupSpec[]> {
     const parts = await this.request({ kind: 'group_desc_request', groupId: OFPG_ALL });
@@ -564,19 +605,32 @@ export class OfChannel {
   /**
    * Brings the switch's flows to 'desired': dump, diff, one atomic batch of the difference.
    * With options.groups, groups are reconciled too, in three atomic steps so that no flow ever
-   * points at a missing group: group adds and modifications, then the flows, then group deletions.
+   * points at a missing group: group adds and modifications, then the flows, then group
+   * deletions. With options.meters, meters are too, around all of that: meters added and changed
+   * first, meters deleted last (a deleted meter takes the flows that meter through it along).
+   * A flow left as it is whose controller() names a meter just added is sent again (a modify
+   * with the same actions): Open vSwitch binds a controller action to its meter when the flow
+   * is installed, and a flow installed before its meter existed would otherwise never use it.
    */
-  async reconcile(desired: readonly FlowSpec[], options: DiffOptions & { readonly groups?: readonly GroupSpec[] } = {}): Promise<FlowDiff & { readonly groupDiff?: GroupDiff }> {
+  async reconcile(desired: readonly FlowSpec[], options: DiffOptions & { readonly groups?: readonly GroupSpec[]; readonly meters?: readonly MeterSpec[] } = {}):
+  Promise<FlowDiff & { readonly groupDiff?: GroupDiff; readonly meterDiff?: MeterDiff }> {
+    let meterDiff: MeterDiff | undefined;
+    if (options.meters !== undefined) {
+      meterDiff = diffMeters(options.meters, await this.dumpMeters());
+      await this.installMeterMods(meterDiff.before);
+    }
     let groupDiff: GroupDiff | undefined;
     if (options.groups !== undefined) {
       groupDiff = diffGroups(options.groups, await this.dumpGroups());
       await this.installBatch(groupDiff.before);
     }
     const installed = await this.dumpFlows();
-    const diff = diffFlows(desired, installed, options);
+    const added = meterDiff?.added;
+    const diff = diffFlows(desired, installed, added === undefined || added.size === 0 ? options
+      : { ...options, refresh: (f) => usesControllerMeter(f.actions, added) });
     await this.installBatch(diff.mods);
-    if (groupDiff === undefined) return diff;
-    await this.installBatch(groupDiff.after);
-    return { ...diff, groupDiff };
+    if (groupDiff !== undefined) await this.installBatch(groupDiff.after);
+    if (meterDiff !== undefined) await this.installMeterMods(meterDiff.after);
+    return { ...diff, ...(groupDiff === undefined ? {} : { groupDiff }), ...(meterDiff === undefined ? {} : { meterDiff }) };
   }
 }

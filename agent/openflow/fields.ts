@@ -204,7 +204,7 @@ export function readFieldHeader(r: Reader): FieldSpec {
 
 /** One OXM TLV: header, value, optional mask. A mask covering every meaningful bit of the field
  *  is left out (an exact match); mask bits beyond the field's width are dropped. */
-export function writeOxm(w: Writer, name: string, v: MaskedValue): void {
+export function writeOxm(w: Writer, name: string, v: MaskedValue, wholeBytes = false): void {
   const s = byName.get(name);
   if (s === undefined) throw new OfEncodeError(`unknown OpenFlow field ${name}`);
   const bytes = s.bytes !== 0 ? s.bytes : varBytes(v.mask | v.value);
@@ -214,7 +214,9 @@ export function writeOxm(w: Writer, name: string, v: MaskedValue): void {
   if (v.value < 0n || v.mask < 0n || (v.value & v.mask & ~full) !== 0n) {
     throw new OfEncodeError(`${name}: value or mask wider than ${s.bits} bits`);
   }
-  const masked = mask !== full;
+  // A mask is left out when it covers the field's bits, or with wholeBytes only when it covers
+  // its bytes (a set-field of ip_dscp's six bits is masked 0x3f, as Open vSwitch writes it).
+  const masked = mask !== (wholeBytes ? onesBits(bytes * 8) : full);
   writeHeader(w, s, masked, masked ? bytes * 2 : bytes);
   w.uint(value, bytes);
   if (masked) w.uint(mask, bytes);

@@ -5,7 +5,7 @@
 
 import { readActions, writeActions } from './actions.js';
 import { NX_VENDOR_ID, OfEncodeError, fieldSpec, readMatch, readOxmList, writeMatch, writeOxm } from './fields.js';
-import type { GroupSpec, MaskedValue, OfAction } from './types.js';
+import type { GroupSpec, MaskedValue, MeterBand, MeterSpec, OfAction } from './types.js';
 import { Reader, Writer, decodeFail, tryDecode } from './wire.js';
 
 export const OFP_VERSION = 0x06;
@@ -16,7 +16,7 @@ export const OFP_MESSAGE_BYTES_MAX = 0xffff;
 export const OFPT = {
   HELLO: 0, ERROR: 1, ECHO_REQUEST: 2, ECHO_REPLY: 3, EXPERIMENTER: 4, FEATURES_REQUEST: 5, FEATURES_REPLY: 6,
   SET_CONFIG: 9, PACKET_IN: 10, FLOW_REMOVED: 11, PORT_STATUS: 12, PACKET_OUT: 13, FLOW_MOD: 14, GROUP_MOD: 15,
-  MULTIPART_REQUEST: 18, MULTIPART_REPLY: 19, BARRIER_REQUEST: 20, BARRIER_REPLY: 21,
+  MULTIPART_REQUEST: 18, MULTIPART_REPLY: 19, BARRIER_REQUEST: 20, BARRIER_REPLY: 21, METER_MOD: 29,
   BUNDLE_CONTROL: 33, BUNDLE_ADD_MESSAGE: 34,
 } as const;
 
@@ -25,7 +25,13 @@ export const NXPIF = { STANDARD: 0, NXT_PACKET_IN: 1, NXT_PACKET_IN2: 2 } as con
 const NXPINT = { PACKET: 0, FULL_LEN: 1, BUFFER_ID: 2, TABLE_ID: 3, COOKIE: 4, REASON: 5, METADATA: 6, USERDATA: 7, CONTINUATION: 8 } as const;
 const OFPMP_FLOW_DESC = 1;
 const OFPMP_GROUP_DESC = 7;
-const OFPMPF_MORE = 1;
+const OFPMP_METER_CONFIG = 10;
+/** A meter band as OpenFlow 1.3+ lays it out: type, len, rate, burst_size, then 4 bytes (the
+ *  precedence level of a dscp_remark band, else padding). Every band type is this long. */
+const METER_BAND_BYTES = 16;
+const meterBandTypes = { drop: 1, dscp_remark: 2 } as const;
+/** OFPM13_ALL: every meter (in a delete or a request). */
+export const OFPM_ALL = 0xffffffff;const OFPMPF_MORE = 1;
 const OFPHET_VERSIONBITMAP = 1;
 export const OFPTT_ALL = 0xff;
 export const OFPG_ANY = 0xffffffff;
@@ -100,6 +106,16 @@ export interface GroupMod {
   readonly group: GroupSpec;
 }
 
+export const meterModCommands = ['add', 'modify', 'delete'] as const;
+export type MeterModCommand = (typeof meterModCommands)[number];
+
+export interface MeterMod {
+  readonly command: MeterModCommand;
+  /** For delete only meterId matters (OFPM_ALL deletes every meter); flags and bands go out as
+   *  zero and none. */
+  readonly meter: MeterSpec;
+}
+
 export const bundleCtrlTypes = [
   'open_request', 'open_reply', 'close_request', 'close_reply', 'commit_request', 'commit_reply', 'discard_request', 'discard_reply',
 ] as const;
@@ -155,6 +171,11 @@ export type OfMessage =
   /** OFPMP_GROUP_DESC: the installed groups (OFPG_ALL for every group). */
   | { readonly kind: 'group_desc_request'; readonly groupId: number }
   | { readonly kind: 'group_desc_reply'; readonly more: boolean; readonly groups: readonly GroupSpec[] }
+  /** OFPT_METER_MOD. Not a bundle message in Open vSwitch: it takes effect on its own. */
+  | { readonly kind: 'meter_mod'; readonly mod: MeterMod }
+  /** OFPMP_METER_CONFIG: the installed meters (OFPM_ALL for every meter). */
+  | { readonly kind: 'meter_config_request'; readonly meterId: number }
+  | { readonly kind: 'meter_config_reply'; readonly more: boolean; readonly meters: readonly MeterSpec[] }
   | { readonly kind: 'multipart_reply'; readonly mpType: number; readonly more: boolean; readonly body: Buffer }
   | {
       readonly kind: 'packet_in'; readonly bufferId: number; readonly totalLen: number; readonly reason: number;
@@ -276,6 +297,18 @@ function writeGroupDesc(w: Writer, g: GroupSpec): void {
   w.patchU16(at, w.length - at);
 }
 
+function writeMeterBands(w: Writer, bands: readonly MeterBand[]): void {
+  for (const b of bands) {
+    w.u16(meterBandTypes[b.type]).u16(METER_BAND_BYTES).u32(b.rate).u32(b.burstSize).u8(b.precLevel ?? 0).zeros(3);
+  }
+}
+
+function writeMeterMod(w: Writer, m: MeterMod): void {
+  const del = m.command === 'delete';
+  w.u16(meterModCommands.indexOf(m.command)).u16(del ? 0 : m.meter.flags).u32(m.meter.meterId);
+  if (!del) writeMeterBands(w, m.meter.bands);
+}
+
 function writeTlvMaps(w: Writer, maps: readonly TlvMapping[]): void {
   for (const m of maps) w.u16(m.optClass).u8(m.optType).u8(m.optLen).u16(m.index).zeros(2);
 }
@@ -372,6 +405,22 @@ export function writeMessage(w: Writer, msg: OfMessage, xid: number): void {
       at = startMessage(w, OFPT.MULTIPART_REPLY, xid);
       w.u16(OFPMP_GROUP_DESC).u16(msg.more ? OFPMPF_MORE : 0).zeros(4);
       for (const g of msg.groups) writeGroupDesc(w, g);
+      break;
+    case 'meter_mod':
+      at = startMessage(w, OFPT.METER_MOD, xid);
+      writeMeterMod(w, msg.mod);
+      break;
+    case 'meter_config_request':
+      at = startMessage(w, OFPT.MULTIPART_REQUEST, xid);
+      w.u16(OFPMP_METER_CONFIG).u16(0).zeros(4).u32(msg.meterId).zeros(4);
+      break;
+    case 'meter_config_reply':
+      at = startMessage(w, OFPT.MULTIPART_REPLY, xid);
+      w.u16(OFPMP_METER_CONFIG).u16(msg.more ? OFPMPF_MORE : 0).zeros(4);
+      for (const m of msg.meters) {
+        w.u16(8 + METER_BAND_BYTES * m.bands.length).u16(m.flags).u32(m.meterId);
+        writeMeterBands(w, m.bands);
+      }
       break;
     case 'multipart_reply':
       at = startMessage(w, OFPT.MULTIPART_REPLY, xid);
@@ -654,6 +703,39 @@ function readFlowStats(r: Reader): FlowStats {
   return fs;
 }
 
+/** Bands filling all of 'r'. */
+function readMeterBands(r: Reader): MeterBand[] {
+  const bands: MeterBand[] = [];
+  while (r.remaining > 0) {
+    const type = r.u16('meter band type');
+    const len = r.u16('meter band length');
+    if (len !== METER_BAND_BYTES) decodeFail('bad_length', `meter band of ${len} bytes`);
+    const rate = r.u32();
+    const burstSize = r.u32();
+    const precLevel = r.u8();
+    r.skip(3);
+    if (type === meterBandTypes.drop) bands.push({ type: 'drop', rate, burstSize });
+    else if (type === meterBandTypes.dscp_remark) bands.push({ type: 'dscp_remark', rate, burstSize, precLevel });
+    else decodeFail('unsupported', `meter band type ${type}`);
+  }
+  return bands;
+}
+
+function readMeterMod(r: Reader): MeterMod {
+  const command = commandName(meterModCommands, r.u16(), 'meter_mod command');
+  const flags = r.u16();
+  const meterId = r.u32();
+  return { command, meter: { meterId, flags, bands: readMeterBands(r) } };
+}
+
+function readMeterConfig(r: Reader): MeterSpec {
+  const length = r.u16('meter config length');
+  if (length < 8) decodeFail('bad_length', `meter config of ${length} bytes`);
+  const flags = r.u16();
+  const meterId = r.u32();
+  return { meterId, flags, bands: readMeterBands(r.sub(length - 8, 'meter bands')) };
+}
+
 function readTlvMaps(r: Reader): TlvMapping[] {
   if (r.remaining % 8 !== 0) decodeFail('bad_length', `TLV mappings of ${r.remaining} bytes`);
   const out: TlvMapping[] = [];
@@ -783,6 +865,8 @@ function readBody(type: number, r: Reader): OfMessage {
       return { kind: 'flow_mod', mod: readFlowMod(r) };
     case OFPT.GROUP_MOD:
       return { kind: 'group_mod', mod: readGroupMod(r) };
+    case OFPT.METER_MOD:
+      return { kind: 'meter_mod', mod: readMeterMod(r) };
     case OFPT.BUNDLE_CONTROL: {
       const bundleId = r.u32();
       const ctrl = commandName(bundleCtrlTypes, r.u16(), 'bundle control type');
@@ -796,6 +880,11 @@ function readBody(type: number, r: Reader): OfMessage {
         const groupId = r.u32();
         r.skip(4);
         return { kind: 'group_desc_request', groupId };
+      }
+      if (mpType === OFPMP_METER_CONFIG) {
+        const meterId = r.u32();
+        r.skip(4);
+        return { kind: 'meter_config_request', meterId };
       }
       if (mpType !== OFPMP_FLOW_DESC) return { kind: 'unknown', ofType: type, body: Buffer.from(r.buf.subarray(r.offset - 8, r.offset + r.remaining)) };
       const table = r.u8();
@@ -815,6 +904,11 @@ function readBody(type: number, r: Reader): OfMessage {
         const groups: GroupSpec[] = [];
         while (r.remaining > 0) groups.push(readGroupDesc(r));
         return { kind: 'group_desc_reply', more, groups };
+      }
+      if (mpType === OFPMP_METER_CONFIG) {
+        const meters: MeterSpec[] = [];
+        while (r.remaining > 0) meters.push(readMeterConfig(r));
+        return { kind: 'meter_config_reply', more, meters };
       }
       if (mpType !== OFPMP_FLOW_DESC) return { kind: 'multipart_reply', mpType, more, body: Buffer.from(r.bytes(r.remaining)) };
       const flows: FlowStats[] = [];

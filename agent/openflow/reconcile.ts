@@ -5,8 +5,8 @@
 // (Open vSwitch re-encodes what it was given) count as equal.
 
 import { encodeActions, writeActions } from './actions.js';
-import { encodeMessage, type FlowMod, type FlowStats, type GroupMod } from './messages.js';
-import type { FlowSpec, GroupSpec, MaskedValue, OfAction } from './types.js';
+import { encodeMessage, type FlowMod, type FlowStats, type GroupMod, type MeterMod } from './messages.js';
+import type { FlowSpec, GroupSpec, MaskedValue, MeterSpec, OfAction } from './types.js';
 import { Writer } from './wire.js';
 
 /** The identity of a flow: table, priority and the canonical match. */
@@ -42,6 +42,9 @@ export interface FlowDiff {
 export interface DiffOptions {
   /** Only installed flows in these tables are candidates for deletion; absent = every table. */
   readonly tables?: ReadonlySet<number>;
+  /** Desired flows the switch holds as they are that must be sent again all the same (a
+   *  modify with the same actions); absent = none. */
+  readonly refresh?: (f: FlowSpec) => boolean;
 }
 
 export function diffFlows(desired: readonly FlowSpec[], installed: readonly FlowStats[], options: DiffOptions = {}): FlowDiff {
@@ -75,7 +78,7 @@ export function diffFlows(desired: readonly FlowSpec[], installed: readonly Flow
       // OpenFlow 1.5's modify cannot change a cookie; an add over the same identity replaces
       // the flow whole.
       adds.push({ command: 'add', table: d.table, priority: d.priority, match: d.match, actions: d.actions, cookie: d.cookie });
-    } else if (!same) {
+    } else if (!same || options.refresh?.(d) === true) {
       modifies.push({ command: 'modify_strict', table: d.table, priority: d.priority, match: d.match, actions: d.actions, cookie: d.cookie, cookieMask: 0n });
     } else {
       unchanged++;
@@ -128,4 +131,65 @@ export function diffGroups(desired: readonly GroupSpec[], installed: readonly Gr
   }
   for (const [id, h] of have) if (!want.has(id)) after.push({ command: 'delete', group: { groupId: id, type: h.type, buckets: [] } });
   return { before, after, unchanged };
+}
+
+/**
+ * Canonical bytes of a meter: its add meter_mod, a band's burst size of 0 spelled as its rate.
+ * Open vSwitch's datapaths take 0 to mean the rate (the userspace one stores and reports the
+ * rate; the kernel one passes the rate down), so both are the same meter.
+ */
+function meterBytes(m: MeterSpec): Buffer {
+  const bands = m.bands.map((b) => (b.burstSize === 0 ? { ...b, burstSize: b.rate } : b));
+  return encodeMessage({ kind: 'meter_mod', mod: { command: 'add', meter: { ...m, bands } } }, 0);
+}
+
+export interface MeterDiff {
+  /** Adds and modifications: send before the flows that use them. */
+  readonly before: readonly MeterMod[];
+  /** Deletions: send after the flows that used them are gone. */
+  readonly after: readonly MeterMod[];
+  /** The ids of the meters added (not modified). */
+  readonly added: ReadonlySet<number>;
+  readonly unchanged: number;
+}
+
+/** Meter reconciliation by meter id: add the missing, modify the changed, delete the extra. */
+export function diffMeters(desired: readonly MeterSpec[], installed: readonly MeterSpec[]): MeterDiff {
+  const have = new Map(installed.map((m) => [m.meterId, m]));
+  const want = new Map<number, MeterSpec>();
+  for (const m of desired) if (!want.has(m.meterId)) want.set(m.meterId, m);
+  const before: MeterMod[] = [];
+  const after: MeterMod[] = [];
+  const added = new Set<number>();
+  let unchanged = 0;
+  for (const [id, m] of want) {
+    const h = have.get(id);
+    if (h === undefined) {
+      before.push({ command: 'add', meter: m });
+      added.add(id);
+    } else if (!meterBytes(m).equals(meterBytes(h))) {
+      before.push({ command: 'modify', meter: m });
+    } else {
+      unchanged++;
+    }
+  }
+  for (const id of have.keys()) if (!want.has(id)) after.push({ command: 'delete', meter: { meterId: id, flags: 0, bands: [] } });
+  return { before, after, added, unchanged };
+}
+
+/** Whether a controller() among the actions (or nested in clone) names one of these meters. */
+export function usesControllerMeter(actions: readonly OfAction[], meters: ReadonlySet<number>): boolean {
+  for (const a of actions) {
+    if ((a.kind === 'controller' || a.kind === 'controller_op') && a.meterId !== undefined && meters.has(a.meterId)) return true;
+    if (a.kind === 'clone' && usesControllerMeter(a.actions, meters)) return true;
+  }
+  return false;
+}
+
+/** The meters meter:N actions among the actions (or nested in clone) pass through. */
+export function metersUsed(actions: readonly OfAction[], out: Set<number>): void {
+  for (const a of actions) {
+    if (a.kind === 'meter') out.add(a.meterId);
+    else if (a.kind === 'clone') metersUsed(a.actions, out);
+  }
 }

@@ -84,6 +84,9 @@ export type OfAction =
       readonly controllerId?: number;
     }
   | { readonly kind: 'group'; readonly groupId: number }
+  /** meter:N (OpenFlow 1.5's OFPAT_METER): the packet passes meter N, which may drop it. The
+   *  meter must exist when the flow is installed. */
+  | { readonly kind: 'meter'; readonly meterId: number }
   | { readonly kind: 'clone'; readonly actions: readonly OfAction[] }
   /** check_pkt_larger(len)->dst: dst is a 1-bit field. */
   | { readonly kind: 'check_pkt_larger'; readonly pktLen: number; readonly dst: FieldRef }
@@ -158,4 +161,26 @@ export interface GroupSpec {
   readonly selectionMethod?: 'dp_hash' | 'hash';
   readonly fields?: readonly string[];
   readonly buckets: readonly { readonly weight?: number; readonly actions: readonly OfAction[] }[];
+}
+
+/** OFPMF13_* meter flags: the rate unit (exactly one of KBPS and PKTPS), whether bands have a
+ *  burst size, whether the switch keeps statistics. */
+export const OFPMF = { KBPS: 1, PKTPS: 2, BURST: 4, STATS: 8 } as const;
+
+/** One band of a meter: above `rate` (in the meter's unit), with `burstSize` of slack, drop
+ *  (or, for a band some other controller made, lower the DSCP by `precLevel`). */
+export interface MeterBand {
+  readonly type: 'drop' | 'dscp_remark';
+  readonly rate: number;
+  readonly burstSize: number;
+  readonly precLevel?: number;
+}
+
+/** An OpenFlow meter as the agent installs it (meter_mod) and the switch reports it
+ *  (OFPMP_METER_CONFIG). */
+export interface MeterSpec {
+  readonly meterId: number;
+  /** OFPMF bits. */
+  readonly flags: number;
+  readonly bands: readonly MeterBand[];
 }

@@ -13,6 +13,7 @@ import { formatFlow } from '../../agent/compile/index.js';
 import type { DesiredFlows } from '../../agent/flows/desired.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { LocalView } from '../../agent/local-view.js';
+import type { FlowSpec, OfAction } from '../../agent/openflow/types.js';
 import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 
 let versionN = 0;
@@ -102,6 +103,19 @@ export function logicalFlow(uuid: string, dp: string | { group: string }, pipeli
   });
 }
 
+/** The row with Logical_Flow.controller_meter set to `name` (a new version). */
+export function withControllerMeter(r: Row, name: string): Row {
+  return row(r._uuid, { ...(r as unknown as RowIn), controller_meter: [name] });
+}
+
+export function meter(uuid: string, name: string, unit: 'kbps' | 'pktps', bands: string[]): Row {
+  return row(uuid, { name, unit, bands: [...bands].sort() });
+}
+
+export function meterBand(uuid: string, rate: number, burstSize = 0): Row {
+  return row(uuid, { action: 'drop', rate, burst_size: burstSize });
+}
+
 export function dpGroup(uuid: string, dps: string[]): Row {
   return row(uuid, { datapaths: [...dps].sort() });
 }
@@ -189,16 +203,42 @@ export function snapshotOf(w: { readonly rows: ReadonlyMap<string, ReadonlyMap<s
 }
 
 /** The first difference between two engines' tables (flows, their sources, groups, errors), or undefined. */
+/**
+ * A flow with each meter id replaced by the meter's name: two engines give ids in the order
+ * their histories asked for meters (lowest free first, as ovn-controller), so the same flows
+ * may name different ids for the same meters.
+ */
+export function meterNeutral(d: DesiredFlows, f: FlowSpec): unknown {
+  const named = (id: number): string => d.meterName(id) ?? `? ${id}`;
+  const actions = (as: readonly OfAction[]): unknown[] => as.map((a) => {
+    if (a.kind === 'meter') return { ...a, meterId: named(a.meterId) };
+    if ((a.kind === 'controller' || a.kind === 'controller_op') && a.meterId !== undefined) return { ...a, meterId: named(a.meterId) };
+    if (a.kind === 'clone') return { ...a, actions: actions(a.actions) };
+    return a;
+  });
+  return { ...f, actions: actions(f.actions) };
+}
+
+/** The meters of an engine by name, their ids left out (see meterNeutral). */
+export function metersByName(d: DesiredFlows): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [id, m] of d.meterSpecs()) out.set(d.meterName(id) ?? `? ${id}`, { flags: m.flags, bands: m.bands });
+  return new Map([...out].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+}
+
 export function difference(a: DesiredFlows, b: DesiredFlows): string | undefined {
   const ka = new Set(a.table.keys());
   const kb = new Set(b.table.keys());
   for (const k of ka) {
     if (!kb.has(k)) return `incremental has ${formatFlow(a.table.flow(k) as never)} (from ${a.table.refs(k).join(' ')}), recompute does not`;
-    if (!deepEqual(a.table.flow(k), b.table.flow(k))) return `flow ${k} differs:\n  inc ${formatFlow(a.table.flow(k) as never)}\n  full ${formatFlow(b.table.flow(k) as never)}`;
+    const fa = a.table.flow(k) as FlowSpec;
+    const fb = b.table.flow(k) as FlowSpec;
+    if (!deepEqual(fa, fb) && !deepEqual(meterNeutral(a, fa), meterNeutral(b, fb))) return `flow ${k} differs:\n  inc ${formatFlow(fa)}\n  full ${formatFlow(fb)}`;
     if (!deepEqual(a.table.refs(k), b.table.refs(k))) return `refs of ${k} differ: ${a.table.refs(k).join(' ')} / ${b.table.refs(k).join(' ')}`;
   }
   for (const k of kb) if (!ka.has(k)) return `recompute has ${formatFlow(b.table.flow(k) as never)} (from ${b.table.refs(k).join(' ')}), incremental does not`;
   if (!deepEqual([...a.groupSpecs()].sort((x, y) => x[0] - y[0]), [...b.groupSpecs()].sort((x, y) => x[0] - y[0]))) return 'groups differ';
+  if (!deepEqual(metersByName(a), metersByName(b))) return `meters differ: ${JSON.stringify([...metersByName(a)])} / ${JSON.stringify([...metersByName(b)])}`;
   if (!deepEqual(new Map([...a.sourceErrors()].sort()), new Map([...b.sourceErrors()].sort()))) return 'errors differ';
   return undefined;
 }

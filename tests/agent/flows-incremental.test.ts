@@ -4,7 +4,8 @@
 // residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
 // datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels,
 // VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
-// Chassis rows coming and going); and the common case recomputes a few sources, not all. Method: a seeded generator
+// Chassis rows coming and going, meters of set_meter, log(meter=…) and controller_meter with their
+// SB Meter and Meter_Band rows); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -18,8 +19,8 @@ import type { SbRowChange, SbUpdate } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { Rng as SeededRng } from '../helpers/seeded-rng.js';
 import {
-  addressSet, chassis, datapath, dpGroup, fdb, haChassis, haChassisGroup, loadBalancer, logicalFlow, macBinding, multicastGroup, port, portGroup, sbGlobal,
-  staticMacBinding, U, difference, snapshotOf,
+  addressSet, chassis, datapath, dpGroup, fdb, haChassis, haChassisGroup, loadBalancer, logicalFlow, macBinding, meter, meterBand, multicastGroup, port, portGroup,
+  sbGlobal, staticMacBinding, U, difference, snapshotOf, withControllerMeter,
 } from './flows-fixtures.js';
 
 const long = process.env.OVNTS_LONG === '1';
@@ -58,6 +59,10 @@ const pbName = (s: number, p: number): string => `s${s}p${p}`;
 const crUuid = U(990, 0xa);
 const haGroupUuid = U(1, 0x8);
 const haMemberUuid = (i: number): string => U(i + 1, 0x9);
+/** Meter names the logical flows use; the SB has rows for some of them at a time. */
+const METERS = ['m0', 'm1', 'm2'];
+const meterUuid = (i: number): string => U(i + 1, 0x10);
+const bandUuid = (i: number, j: number): string => U(i * 10 + j + 1, 0x11);
 
 function get(w: World, table: string, uuid: string): Record<string, unknown> | undefined {
   return w.rows.get(table)?.get(uuid) as unknown as Record<string, unknown> | undefined;
@@ -77,7 +82,7 @@ function lflowRow(rng: Rng, uuid: string, sw: number): Row {
   const dp = swUuid(sw);
   const p = pbName(sw, rng.int(PORTS_PER_SWITCH));
   const q = pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH));
-  const kind = rng.int(11);
+  const kind = rng.int(13);
   switch (kind) {
     case 0: return logicalFlow(uuid, dp, 'ingress', 1, 50, `inport == "${p}"`, 'next;');
     case 1: return logicalFlow(uuid, dp, 'egress', 9, 50, `outport == "${p}"`, 'output;', { in_out_port: p });
@@ -90,6 +95,12 @@ function lflowRow(rng: Rng, uuid: string, sw: number): Row {
     case 8: return logicalFlow(uuid, dp, 'ingress', 12, 100, `ip4.dst == 10.9.9.${rng.int(3)} && tcp.dst == 80`,
       `ct_lb_mark(backends=10.0.0.${rng.int(3) + 1}:80,10.0.0.9:80);`);
     case 9: return logicalFlow(uuid, { group: U(1, 0xf) }, 'ingress', 0, 100, 'vlan.present', 'drop;');
+    case 10: return logicalFlow(uuid, rng.bool() ? dp : { group: U(1, 0xf) }, 'ingress', 7, 100 + rng.int(3), `inport == "${p}"`,
+      rng.bool() ? `set_meter(${1000 * (1 + rng.int(2))}); next;` : `set_meter(1000, ${100 * rng.int(3)}); next;`);
+    case 11: {
+      const lf = logicalFlow(uuid, dp, 'ingress', 9, 1000, `ip4 && tcp.dst == ${80 + rng.int(3)}`, `log(name="a", severity=info, verdict=drop, meter="${METERS[rng.int(3)]}"); next;`);
+      return rng.bool() ? withControllerMeter(lf, METERS[rng.int(3)] as string) : lf;
+    }
     default: return logicalFlow(uuid, dp, 'egress', 8, 100 + rng.int(3), `outport == "${p}" && ip4.dst == $as1`, 'next;');
   }
 }
@@ -111,6 +122,8 @@ function initialWorld(rng: Rng): { w: World; changes: SbRowChange[] } {
   put(w, c, 'Address_Set', addressSet(U(1, 0x5), 'as1', ['10.0.0.1', '10.0.0.2']));
   put(w, c, 'Port_Group', portGroup(U(1, 0x6), 'pg1', [pbName(0, 0), pbName(1, 1)]));
   put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), [swUuid(0), swUuid(1)]));
+  put(w, c, 'Meter_Band', meterBand(bandUuid(0, 0), 10));
+  put(w, c, 'Meter', meter(meterUuid(0), 'm0', 'pktps', [bandUuid(0, 0)]));
   for (let i = 0; i < 60; i++) put(w, c, 'Logical_Flow', lflowRow(rng, U(i + 1, 0x1f), rng.int(SWITCHES)));
   CHASSIS.forEach((n, i) => put(w, c, 'HA_Chassis', haChassis(haMemberUuid(i), n, 10 * (i + 1))));
   put(w, c, 'HA_Chassis_Group', haChassisGroup(haGroupUuid, 'lrp0', CHASSIS.map((_, i) => haMemberUuid(i))));
@@ -129,7 +142,7 @@ function step(rng: Rng, w: World): SbRowChange[] {
   const p = rng.int(PORTS_PER_SWITCH);
   const pbu = pbUuid(s, p);
   const pb = get(w, 'Port_Binding', pbu);
-  switch (rng.int(19)) {
+  switch (rng.int(20)) {
     case 0: case 1: { // Bind, move or release a port.
       if (pb === undefined) break;
       const ch = rng.int(4);
@@ -260,6 +273,24 @@ function step(rng: Rng, w: World): SbRowChange[] {
       }
       break;
     }
+    case 18: { // A meter comes, goes, or changes its unit or a band (in place or for another band row).
+      const i = rng.int(METERS.length);
+      const m = get(w, 'Meter', meterUuid(i));
+      const k = rng.int(4);
+      if (m !== undefined && k === 0) {
+        put(w, c, 'Meter', undefined, meterUuid(i));
+        for (const b of m.bands as string[]) put(w, c, 'Meter_Band', undefined, b);
+      } else if (m !== undefined && k === 1) {
+        const b = (m.bands as string[])[0] as string;
+        put(w, c, 'Meter_Band', meterBand(b, 10 * (1 + rng.int(5)), rng.int(2) * 50));
+      } else {
+        const bands = Array.from({ length: 1 + rng.int(2) }, (_, j) => bandUuid(i, j + 2 * rng.int(2)));
+        for (const b of bands) if (get(w, 'Meter_Band', b) === undefined) put(w, c, 'Meter_Band', meterBand(b, 10 * (1 + rng.int(5)), rng.int(2) * 50));
+        put(w, c, 'Meter', meter(meterUuid(i), METERS[i] as string, rng.bool() ? 'kbps' : 'pktps', bands));
+        for (const b of (m?.bands as string[] | undefined) ?? []) if (!bands.includes(b)) put(w, c, 'Meter_Band', undefined, b);
+      }
+      break;
+    }
     default: // Datapath group membership.
       put(w, c, 'Logical_DP_Group', dpGroup(U(1, 0xf), Array.from({ length: SWITCHES }, (_, i) => swUuid(i)).filter(() => rng.bool())));
       break;
@@ -274,6 +305,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
   let sourcesTotal = 0;
   let flowsSeen = 0;
   let groupsSeen = 0;
+  let metersSeen = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const rng = new Rng(seed);
     const { w, changes } = initialWorld(rng);
@@ -296,6 +328,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
       if (inc.sourceErrors().size > 0) failed = `errors: ${[...inc.sourceErrors().values()].join('; ')}`;
       flowsSeen = Math.max(flowsSeen, inc.table.size);
       groupsSeen = Math.max(groupsSeen, inc.groupSpecs().size);
+      metersSeen = Math.max(metersSeen, inc.meterSpecs().size);
       failed ??= difference(inc, full);
       if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
     }
@@ -305,7 +338,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
     }
   }
   t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
-  t.ok(flowsSeen > 100 && groupsSeen > 0, `the tables were not trivial (up to ${flowsSeen} flows, ${groupsSeen} groups)`);
+  t.ok(flowsSeen > 100 && groupsSeen > 0 && metersSeen > 1, `the tables were not trivial (up to ${flowsSeen} flows, ${groupsSeen} groups, ${metersSeen} meters)`);
   t.ok(partial > steps * 0.8, `most updates are incremental (${partial} of ${steps})`);
   t.ok(sourcesRecomputed < sourcesTotal / 3, `incremental updates recomputed ${sourcesRecomputed} sources, a fraction of the ${sourcesTotal} a recompute would`);
 });

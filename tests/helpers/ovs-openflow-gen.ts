@@ -4,8 +4,8 @@
 import { formatIpv4, formatIpv6 } from '../../agent/expr/to-matches.js';
 import { encodeActions } from '../../agent/openflow/actions.js';
 import { fieldBits, fieldSpec } from '../../agent/openflow/fields.js';
-import type { FlowMod, FlowStats, GroupMod, OfMessage, PacketIn2, TlvMapping } from '../../agent/openflow/messages.js';
-import type { FieldRef, LearnSpec, MaskedValue, NatSpec, OfAction } from '../../agent/openflow/types.js';
+import type { FlowMod, FlowStats, GroupMod, MeterMod, OfMessage, PacketIn2, TlvMapping } from '../../agent/openflow/messages.js';
+import type { FieldRef, LearnSpec, MaskedValue, MeterBand, MeterSpec, NatSpec, OfAction } from '../../agent/openflow/types.js';
 import type { Rng } from './seeded-rng.js';
 
 /** Match fields that decode under their own name (xreg/xxreg split into regs, so they are left out). */
@@ -87,7 +87,7 @@ function genLoad(rng: Rng, fields: readonly string[]): OfAction {
 
 export const actionKinds = [
   'output', 'output_reg', 'resubmit', 'set_field', 'load', 'move', 'push', 'pop', 'dec_ttl', 'ct', 'ct_clear',
-  'conjunction', 'controller', 'group', 'clone', 'check_pkt_larger', 'note', 'push_vlan', 'pop_vlan', 'exit', 'dec_ttl_cnt_ids',
+  'conjunction', 'controller', 'group', 'meter', 'clone', 'check_pkt_larger', 'note', 'push_vlan', 'pop_vlan', 'exit', 'dec_ttl_cnt_ids',
   'learn',
 ] as const;
 
@@ -136,6 +136,7 @@ export function genAction(rng: Rng, kind: (typeof actionKinds)[number], depth = 
       return c;
     }
     case 'group': return { kind, groupId: rng.u32() };
+    case 'meter': return { kind, meterId: rng.u32() };
     case 'clone': return { kind, actions: depth >= 2 ? [] : genActions(rng, 3, depth + 1) };
     case 'check_pkt_larger': return { kind, pktLen: rng.int(0, 65535), dst: genRef(rng, ['reg9', 'reg10', 'pkt_mark'], 1) };
     case 'note': return { kind, data: Buffer.from(Array.from({ length: 6 + 8 * rng.int(0, 3) }, () => rng.int(0, 255))) };
@@ -198,6 +199,19 @@ function genGroupMod(rng: Rng, only?: 'add'): GroupMod {
   return { command, group };
 }
 
+function genMeter(rng: Rng): MeterSpec {
+  const bands = Array.from({ length: rng.int(0, 3) }, (): MeterBand => (rng.chance(0.8)
+    ? { type: 'drop', rate: rng.u32(), burstSize: rng.u32() }
+    : { type: 'dscp_remark', rate: rng.u32(), burstSize: rng.u32(), precLevel: rng.int(0, 255) }));
+  return { meterId: rng.u32(), flags: rng.int(0, 15), bands };
+}
+
+function genMeterMod(rng: Rng): MeterMod {
+  const command = rng.pick(['add', 'modify', 'delete'] as const);
+  const meter = genMeter(rng);
+  return { command, meter: command === 'delete' ? { meterId: meter.meterId, flags: 0, bands: [] } : meter };
+}
+
 function genFlowStats(rng: Rng): FlowStats {
   const actions = genActions(rng);
   const fs: { -readonly [K in keyof FlowStats]: FlowStats[K] } = {
@@ -239,7 +253,7 @@ function genTlvMaps(rng: Rng): TlvMapping[] {
 export const messageKinds = [
   'hello', 'error', 'echo_request', 'echo_reply', 'features_request', 'features_reply', 'barrier_request', 'barrier_reply',
   'flow_mod', 'group_mod', 'bundle_control', 'bundle_add', 'flow_stats_request', 'flow_stats_reply', 'group_desc_request',
-  'group_desc_reply', 'multipart_reply',
+  'group_desc_reply', 'meter_mod', 'meter_config_request', 'meter_config_reply', 'multipart_reply',
   'packet_in', 'packet_in2', 'resume', 'packet_out', 'set_config', 'set_packet_in_format', 'tlv_table_mod', 'tlv_table_request',
   'tlv_table_reply', 'experimenter', 'unknown',
 ] as const satisfies readonly OfMessage['kind'][];
@@ -259,9 +273,12 @@ export function genMessage(rng: Rng, kind: (typeof messageKinds)[number]): OfMes
     case 'bundle_add': return { kind, bundleId: rng.u32(), flags: rng.int(0, 3), message: rng.chance(0.7) ? { kind: 'flow_mod', mod: genFlowMod(rng) } : { kind: 'group_mod', mod: genGroupMod(rng) } };
     case 'flow_stats_request': return { kind, table: rng.int(0, 255), outPort: rng.u32(), outGroup: rng.u32(), cookie: bigRandom(rng, 64), cookieMask: bigRandom(rng, 64), match: genMatch(rng) };
     case 'flow_stats_reply': return { kind, more: rng.chance(0.5), flows: Array.from({ length: rng.int(0, 4) }, () => genFlowStats(rng)) };
-    case 'multipart_reply': return { kind, mpType: rng.pick([0, 2, 3, 4, 5, 6, 8, 11, 12, 13, 20]), more: rng.chance(0.5), body: genBytes(rng, 40) };
+    case 'multipart_reply': return { kind, mpType: rng.pick([0, 2, 3, 4, 5, 6, 8, 9, 11, 12, 13, 20]), more: rng.chance(0.5), body: genBytes(rng, 40) };
     case 'group_desc_request': return { kind, groupId: rng.u32() };
     case 'group_desc_reply': return { kind, more: rng.chance(0.5), groups: Array.from({ length: rng.int(0, 3) }, () => genGroupMod(rng, 'add').group) };
+    case 'meter_mod': return { kind, mod: genMeterMod(rng) };
+    case 'meter_config_request': return { kind, meterId: rng.u32() };
+    case 'meter_config_reply': return { kind, more: rng.chance(0.5), meters: Array.from({ length: rng.int(0, 3) }, () => genMeter(rng)) };
     case 'packet_in': return { kind, bufferId: rng.u32(), totalLen: rng.int(0, 65535), reason: rng.int(0, 5), table: rng.int(0, 254), cookie: bigRandom(rng, 64), match: genMatch(rng), data: genBytes(rng, 80) };
     case 'packet_in2': return { kind, ...genPacketIn2(rng) };
     case 'resume': return { kind, ...genPacketIn2(rng) };
@@ -271,6 +288,6 @@ export function genMessage(rng: Rng, kind: (typeof messageKinds)[number]): OfMes
     case 'tlv_table_mod': return { kind, command: rng.pick(['add', 'delete', 'clear'] as const), mappings: genTlvMaps(rng) };
     case 'tlv_table_reply': return { kind, maxOptionSpace: rng.u32(), maxFields: rng.int(0, 65535), mappings: genTlvMaps(rng) };
     case 'experimenter': return { kind, experimenter: rng.u32() === 0x2320 ? 1 : rng.int(1, 0x2000), expType: rng.u32(), data: genBytes(rng, 40) };
-    case 'unknown': return { kind, ofType: rng.pick([7, 8, 11, 12, 16, 17, 24, 25, 26, 29, 30, 31, 35]), body: genBytes(rng, 40) };
+    case 'unknown': return { kind, ofType: rng.pick([7, 8, 11, 12, 16, 17, 24, 25, 26, 30, 31, 35]), body: genBytes(rng, 40) };
   }
 }
