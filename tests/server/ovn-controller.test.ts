@@ -29,7 +29,9 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   const sw = await startOvsSwitch();
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv1', `external_ids:ovn-remote=${env.sbOvsdb.join(',')}`,
-    'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev');
+    'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev',
+    // It installs no flow unless SB_Global's northd_internal_version is its own.
+    'external_ids:ovn-match-northd-version=true');
   const ovnEnv = { ...sw.env, OVN_RUNDIR: sw.dir, OVN_LOGDIR: sw.dir, OVN_DBDIR: sw.dir };
   await run('ovn-controller', [`unix:${join(sw.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${join(sw.dir, 'ovn-controller.pid')}`, `--log-file=${join(sw.dir, 'ovn-controller.log')}`], { env: ovnEnv });
   const controllerPid = Number(readFileSync(join(sw.dir, 'ovn-controller.pid'), 'utf8').trim());
@@ -56,7 +58,13 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   t.ok(flows.split('\n').length > 50, `it compiled our logical flows into OpenFlow (${flows.split('\n').length} flows)`);
   const fullLog = readFileSync(join(sw.dir, 'ovn-controller.log'), 'utf8');
   t.notMatch(fullLog, /error parsing match/, `every logical flow parsed (SB_Global carries svc_monitor_mac): ${(/.*error parsing.*/.exec(fullLog) ?? [''])[0]}`);
-  t.match((await sb('SB_Global'))[0]?.options, ['map', [['svc_monitor_mac', /^[0-9a-f]{1}[26ae](:[0-9a-f]{2}){5}$/]]]);
+  // The options ovn-northd writes: the MAC prefix, the highest datapath key, its version (which
+  // this ovn-controller, being 23.03.1, would accept under ovn-match-northd-version) and a
+  // unicast, locally administered service monitor MAC.
+  t.match((await sb('SB_Global'))[0]?.options, ['map', [
+    ['mac_prefix', /^[0-9a-f]{2}(:[0-9a-f]{2}){2}$/], ['max_tunid', '16711680'], ['northd_internal_version', '23.03.1-20.27.0-70.6'],
+    ['svc_monitor_mac', /^[0-9a-f]{1}[26ae](:[0-9a-f]{2}){5}$/],
+  ]]);
 
   // --wait=hv: nb_cfg goes up, and only the chassis' acknowledgement in Chassis_Private moves hv_cfg.
   const waited = await nbctl('--wait=hv', 'lsp-add', 'sw0', 'vm2');
