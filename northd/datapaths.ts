@@ -169,6 +169,14 @@ function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; r
   w.put(']}');
 }
 
+/** The desired state of a datapath an NB change did not name (by its kind when it has a binding). */
+function desiredNow(db: Database, data: DatapathsData, nbUuid: Uuid): Desired | undefined {
+  const old = data.byNb.get(nbUuid);
+  return old === undefined
+    ? desiredOf(db, 'Logical_Switch', nbUuid) ?? desiredOf(db, 'Logical_Router', nbUuid)
+    : desiredOf(db, old.kind === 'switch' ? 'Logical_Switch' : 'Logical_Router', nbUuid);
+}
+
 /** Notes the NB Copp datapath `nbUuid` names now (undefined: none, or the datapath is gone). */
 function trackCopp(data: DatapathsData, nbUuid: Uuid, copp: Uuid | undefined): void {
   const was = data.coppRowOf.get(nbUuid);
@@ -227,10 +235,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
   // for a key (the space exhausted) and has one now is new.
   for (const nbUuid of moved) {
     if (touched.has(nbUuid)) continue;
-    const old = data.byNb.get(nbUuid);
-    const d = old === undefined
-      ? desiredOf(db, 'Logical_Switch', nbUuid) ?? desiredOf(db, 'Logical_Router', nbUuid)
-      : desiredOf(db, old.kind === 'switch' ? 'Logical_Switch' : 'Logical_Router', nbUuid);
+    const d = desiredNow(db, data, nbUuid);
     if (d !== undefined) updated.set(nbUuid, d);
   }
   for (const [nbUuid, d] of updated) {
@@ -304,10 +309,7 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
         for (const copp of [...coppChanged].sort()) {
           for (const nbUuid of [...(data.coppUsers.get(copp) ?? [])].sort()) {
             if (touched.has(nbUuid)) continue;
-            const kind = data.byNb.get(nbUuid)?.kind;
-            const d = kind === 'switch' ? desiredOf(db, 'Logical_Switch', nbUuid) : kind === 'router' ? desiredOf(db, 'Logical_Router', nbUuid)
-              : desiredOf(db, 'Logical_Switch', nbUuid) ?? desiredOf(db, 'Logical_Router', nbUuid);
-            touched.set(nbUuid, d);
+            touched.set(nbUuid, desiredNow(db, data, nbUuid));
           }
         }
         if (touched.size === 0) return 'unchanged';
