@@ -14,6 +14,8 @@ import { coppMetersOf } from './copp.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
+import type { McastConfig } from './ip-multicast.js';
+import { ipMulticastUuid, putIpMulticast, routerMcastOf, switchMcastOf } from './ip-multicast.js';
 import { boolOption, nbGet, nbRows, optionInt } from './nb.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
@@ -32,6 +34,8 @@ export interface DatapathInfo {
   readonly vlanPassthru: boolean;
   /** Its CoPP (copp.ts): the meters its controller actions name, by kind; undefined = none. */
   readonly copp: CoppMeters | undefined;
+  /** Its IP multicast settings (ip-multicast.ts): a switch's snooping, a router's relay. */
+  readonly mcast: McastConfig;
 }
 
 export interface DatapathsData {
@@ -46,6 +50,8 @@ export interface DatapathsData {
   readonly coppUsers: Map<Uuid, Set<Uuid>>;
   /** Datapath (NB UUID) → the NB Copp its copp column names. */
   readonly coppRowOf: Map<Uuid, Uuid>;
+  /** SB IP_Multicast: one row per switch (ip-multicast.ts). */
+  readonly ipMulticast: SbTable;
 }
 
 export interface DatapathsChange {
@@ -69,6 +75,7 @@ interface Desired {
   readonly copp: CoppMeters | undefined;
   /** The NB Copp its copp column names, if any. */
   readonly coppRow: Uuid | undefined;
+  readonly mcast: McastConfig;
   readonly externalIds: ReadonlyMap<string, string>;
   /** options:requested-tnl-key (other_config on a switch), 0 when none. */
   readonly requestedKey: number;
@@ -105,6 +112,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
     return {
       nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids,
       requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), moreIds: switchIds(ls), copp: coppMetersOf(db, ls.copp), coppRow: ls.copp[0],
+      mcast: switchMcastOf(ls.other_config),
     };
   }
   const lr = nbGet<nb.Logical_Router>(db, table, nbUuid);
@@ -112,7 +120,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
   if (lr === undefined || lr.enabled[0] === false) return undefined;
   return {
     nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids, requestedKey: optionInt(lr.options, 'requested-tnl-key', 0),
-    moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0],
+    moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0], mcast: routerMcastOf(lr.options),
   };
 }
 
@@ -205,6 +213,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     data.byNb.delete(old.nbUuid);
     data.bySb.delete(old.sbUuid);
     data.table.remove(old.sbUuid, out.sb);
+    data.ipMulticast.remove(ipMulticastUuid(old.sbUuid), out.sb);
     note(old.sbUuid, old, undefined);
   };
   const fresh = new Map<Uuid, Desired>();
@@ -253,22 +262,25 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     const current = data.table.rows.get(old.sbUuid) as unknown as sb.Datapath_Binding | undefined;
     const ids = bindingIds(d);
     const sameCopp = sameData(d.copp, old.copp);
-    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameIds(current, ids)) continue;
-    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp };
+    const sameMcast = sameData(d.mcast, old.mcast);
+    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameMcast && sameIds(current, ids)) continue;
+    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp, mcast: sameMcast ? old.mcast : d.mcast };
     data.byNb.set(nbUuid, info);
     data.bySb.set(info.sbUuid, info);
     data.table.put(bindingRow(d, old.sbUuid, key, ids), out.sb);
-    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru || !sameCopp) note(old.sbUuid, old, info);
+    if (!sameMcast) putIpMulticast(data.ipMulticast, info, out.sb);
+    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru || !sameCopp || !sameMcast) note(old.sbUuid, old, info);
   }
   for (const nbUuid of [...fresh.keys()].sort()) {
     const d = fresh.get(nbUuid) as Desired;
     const key = data.keys.keyOf(nbUuid);
     if (key === undefined) continue;
     const sbUuid = datapathSbUuid(d.nbUuid);
-    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp };
+    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp, mcast: d.mcast };
     data.byNb.set(d.nbUuid, info);
     data.bySb.set(sbUuid, info);
     data.table.put(bindingRow(d, sbUuid, key), out.sb);
+    putIpMulticast(data.ipMulticast, info, out.sb);
     note(sbUuid, undefined, info);
   }
 }
@@ -278,11 +290,12 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
     name: 'datapaths',
     inputs: ['nb'],
     init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map(),
-      coppUsers: new Map(), coppRowOf: new Map() }),
+      coppUsers: new Map(), coppRowOf: new Map(), ipMulticast: new SbTable('IP_Multicast') }),
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.datapaths.size === 0,
     recompute(data: DatapathsData, inputs: NodeInputs, out: DatapathsChange): void {
       out.sb.maybeTrackWhole(data.table);
+      out.sb.maybeTrackWhole(data.ipMulticast);
       const db = inputs.data<Database>('nb');
       const touched = new Map<Uuid, Desired | undefined>();
       for (const nbUuid of data.keys.owners()) touched.set(nbUuid, undefined);

@@ -136,6 +136,7 @@ function buildEngine(): Engine {
 function viewOf(engine: Engine): SbView {
   const tables: SbTable[] = [
     engine.data<DatapathsData>('datapaths').table,
+    engine.data<DatapathsData>('datapaths').ipMulticast,
     engine.data<LflowsData>('lflows').table,
     engine.data<LflowsData>('lflows').groupTable,
     engine.data<LflowsData>('lflows').lbTable,

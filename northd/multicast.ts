@@ -1,7 +1,11 @@
-// Multicast_Group rows of logical switches, as ovn-northd 23.03 builds them: _MC_flood (key
-// 32768) holds every enabled LSP; _MC_flood_l2 (32772) every enabled LSP that is not of type
-// router; _MC_unknown (32769) every enabled, non-external LSP whose addresses include
-// "unknown". A group with no ports has no row.
+// Multicast_Group rows, as ovn-northd 23.03 builds them (build_mcast_groups). A switch's:
+// _MC_flood (key 32768) holds every enabled LSP; _MC_flood_l2 (32772) every enabled LSP that is
+// not of type router; _MC_unknown (32769) every enabled, non-external LSP whose addresses include
+// "unknown"; _MC_mrouter_flood (32770) every enabled router LSP whose router relays IP multicast
+// and every enabled LSP with options:mcast_flood_reports; _MC_static (32771) every enabled LSP
+// with options:mcast_flood. A router's _MC_static holds its enabled ports with
+// options:mcast_flood (a gateway port's chassisredirect port too, as it carries the LRP's
+// options). A group with no ports has no row.
 //
 // A row's _version follows its ports through their set sum (northd/hash.ts), as a
 // Logical_DP_Group's does: one port joining a switch of thousands is a constant-time change to
@@ -10,13 +14,16 @@ import type * as sb from '../ovsdb/rows/sb.js';
 import type { Uuid } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid, setVersion, SummedSet, uuidWords } from './hash.js';
+import { boolOption } from './nb.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
 
 export const MC_FLOOD = { name: '_MC_flood', key: 32768 } as const;
 export const MC_UNKNOWN = { name: '_MC_unknown', key: 32769 } as const;
+export const MC_MROUTER_FLOOD = { name: '_MC_mrouter_flood', key: 32770 } as const;
+export const MC_STATIC = { name: '_MC_static', key: 32771 } as const;
 export const MC_FLOOD_L2 = { name: '_MC_flood_l2', key: 32772 } as const;
-const GROUPS = [MC_FLOOD, MC_UNKNOWN, MC_FLOOD_L2] as const;
+const GROUPS = [MC_FLOOD, MC_UNKNOWN, MC_MROUTER_FLOOD, MC_STATIC, MC_FLOOD_L2] as const;
 type GroupName = (typeof GROUPS)[number]['name'];
 
 export interface MulticastData {
@@ -25,32 +32,67 @@ export interface MulticastData {
    * with their set sum: one port joining or leaving sorts and hashes nothing again.
    */
   readonly members: Map<Uuid, Map<GroupName, SummedSet>>;
+  /**
+   * Switch datapath → how many of its router LSPs face a router relaying IP multicast, enabled
+   * or not (a positive count is ovn-northd's mcast_sw_info.flood_relay).
+   */
+  readonly relayLinks: Map<Uuid, number>;
   readonly table: SbTable;
 }
 
 export interface MulticastChange {
   readonly sb: SbChangeSet;
-  /** Datapaths whose _MC_unknown went from empty to non-empty or back. */
-  readonly unknownFlipped: Set<Uuid>;
+  /** Datapaths whose flags (`datapathFlags`: unknown, static flood, relay flood) changed. */
+  readonly flagsChanged: Set<Uuid>;
 }
 
 export function multicastGroupUuid(dp: Uuid, name: string): Uuid {
   return hashUuid(['Multicast_Group', dp, name]);
 }
 
-function groupsOf(p: PortInfo): GroupName[] {
-  if (p.kind !== 'lsp' || !p.enabled) return [];
+const STATIC_ONLY: readonly GroupName[] = Object.freeze([MC_STATIC.name]);
+const NONE: readonly GroupName[] = Object.freeze([]);
+
+function groupsOf(p: PortInfo): readonly GroupName[] {
+  if (!p.enabled) return NONE;
+  if (p.kind === 'lrp') return boolOption(p.options, 'mcast_flood', false) ? STATIC_ONLY : NONE;
   const out: GroupName[] = [MC_FLOOD.name];
   if (p.type !== 'router') out.push(MC_FLOOD_L2.name);
   if (p.hasUnknown && p.type !== 'external') out.push(MC_UNKNOWN.name);
+  if (p.routerPeer?.mcastRelay === true || boolOption(p.options, 'mcast_flood_reports', false)) out.push(MC_MROUTER_FLOOD.name);
+  if (boolOption(p.options, 'mcast_flood', false)) out.push(MC_STATIC.name);
   return out;
 }
 
+function hasMembers(data: MulticastData, dp: Uuid, g: GroupName): boolean {
+  return (data.members.get(dp)?.get(g)?.size ?? 0) > 0;
+}
+
 export function hasUnknown(data: MulticastData, dp: Uuid): boolean {
-  return (data.members.get(dp)?.get(MC_UNKNOWN.name)?.size ?? 0) > 0;
+  return hasMembers(data, dp, MC_UNKNOWN.name);
+}
+
+/** Some enabled port of the datapath floods all IP multicast (mcast_flood): flood_static. */
+export function floodStatic(data: MulticastData, dp: Uuid): boolean {
+  return hasMembers(data, dp, MC_STATIC.name);
+}
+
+/** A router port of the switch faces a router relaying IP multicast: flood_relay. */
+export function floodRelay(data: MulticastData, dp: Uuid): boolean {
+  return data.relayLinks.has(dp);
+}
+
+/** The facts of a datapath's groups its flows read, as bits (compared before and after a change). */
+function datapathFlags(data: MulticastData, dp: Uuid): number {
+  return (hasUnknown(data, dp) ? 1 : 0) | (floodStatic(data, dp) ? 2 : 0) | (floodRelay(data, dp) ? 4 : 0);
 }
 
 function setMembership(data: MulticastData, p: PortInfo, present: boolean): void {
+  if (p.routerPeer?.mcastRelay === true) {
+    const n = (data.relayLinks.get(p.dp) ?? 0) + (present ? 1 : -1);
+    if (n > 0) data.relayLinks.set(p.dp, n);
+    else data.relayLinks.delete(p.dp);
+  }
   for (const g of groupsOf(p)) {
     let groups = data.members.get(p.dp);
     if (groups === undefined) data.members.set(p.dp, (groups = new Map()));
@@ -84,22 +126,24 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
   return {
     name: 'multicast',
     inputs: ['ports'],
-    init: () => ({ members: new Map(), table: new SbTable('Multicast_Group') }),
-    newChange: () => ({ sb: new SbChangeSet(), unknownFlipped: new Set() }),
-    isEmpty: (c) => c.sb.size === 0 && c.unknownFlipped.size === 0,
+    init: () => ({ members: new Map(), relayLinks: new Map(), table: new SbTable('Multicast_Group') }),
+    newChange: () => ({ sb: new SbChangeSet(), flagsChanged: new Set() }),
+    isEmpty: (c) => c.sb.size === 0 && c.flagsChanged.size === 0,
     recompute(data: MulticastData, inputs: NodeInputs, out: MulticastChange): void {
       out.sb.maybeTrackWhole(data.table);
       const ports = inputs.data<PortsData>('ports');
-      const before = new Set([...data.members.keys()].filter((dp) => hasUnknown(data, dp)));
-      const dps = new Set(data.members.keys());
+      const dps = new Set([...data.members.keys(), ...data.relayLinks.keys()]);
+      const before = new Map([...dps].map((dp) => [dp, datapathFlags(data, dp)]));
       data.members.clear();
+      data.relayLinks.clear();
       // Every list afresh (a SummedSet sorts once when read after many joins).
       for (const p of ports.byName.values()) setMembership(data, p, true);
       for (const dp of data.members.keys()) dps.add(dp);
+      for (const dp of data.relayLinks.keys()) dps.add(dp);
       for (const row of data.table.rows.values()) dps.add((row as unknown as sb.Multicast_Group).datapath);
       for (const dp of [...dps].sort()) {
         writeRows(data, dp, out.sb);
-        if (before.has(dp) !== hasUnknown(data, dp)) out.unknownFlipped.add(dp);
+        if ((before.get(dp) ?? 0) !== datapathFlags(data, dp)) out.flagsChanged.add(dp);
       }
     },
     handlers: {
@@ -111,9 +155,9 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
           if (groups === undefined) dirty.set(p.dp, (groups = new Set()));
           for (const g of groupsOf(p)) groups.add(g);
         };
-        const before = new Map<Uuid, boolean>();
+        const before = new Map<Uuid, number>();
         for (const { old, new: now } of (change as PortsChange).ports.values()) {
-          for (const p of [old, now]) if (p !== undefined && !before.has(p.dp)) before.set(p.dp, hasUnknown(data, p.dp));
+          for (const p of [old, now]) if (p !== undefined && !before.has(p.dp)) before.set(p.dp, datapathFlags(data, p.dp));
           if (old !== undefined) {
             setMembership(data, old, false);
             touch(old);
@@ -123,11 +167,9 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
             touch(now);
           }
         }
-        if (dirty.size === 0) return 'unchanged';
-        for (const dp of [...dirty.keys()].sort()) {
-          writeRows(data, dp, out.sb, dirty.get(dp));
-          if (before.get(dp) !== hasUnknown(data, dp)) out.unknownFlipped.add(dp);
-        }
+        for (const [dp, flags] of before) if (flags !== datapathFlags(data, dp)) out.flagsChanged.add(dp);
+        if (dirty.size === 0) return out.flagsChanged.size === 0 ? 'unchanged' : 'handled';
+        for (const dp of [...dirty.keys()].sort()) writeRows(data, dp, out.sb, dirty.get(dp));
         return 'handled';
       },
     },

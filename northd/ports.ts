@@ -33,6 +33,7 @@ import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { boolOption, findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
 import { lbFacts } from './load-balancers.js';
+import { relaying } from './ip-multicast.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress } from './netaddr.js';
 import { ssetOrder } from './ovs-hash.js';
@@ -151,6 +152,8 @@ export interface RouterPeer {
   readonly nbUuid: Uuid;
   /** The router's options:chassis: a gateway router's ports are l3gateway ports. */
   readonly chassis: string | undefined;
+  /** The router relays IP multicast (options:mcast_relay). */
+  readonly mcastRelay: boolean;
 }
 
 export interface PortsData {
@@ -378,6 +381,7 @@ function routerPeerOf(db: Database, dps: DatapathsData, name: string | undefined
   return {
     name, mac: networks.ea, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4: networks.ipv4.map((a) => a.addrS),
     ipv6: networks.ipv6.map((a) => a.addrS), networks, dp: dp.sbUuid, nbUuid: lrp._uuid, chassis: routerChassis(db, dp.nbUuid),
+    mcastRelay: relaying(dp.mcast),
   };
 }
 
@@ -1219,11 +1223,13 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
         return 'handled';
       },
       datapaths(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
-        // A port's binding depends on its datapath's existence and vlan-passthru; ports of a
-        // datapath that appeared or went away are reprojected (usually already done above).
+        // A port's binding depends on its datapath's existence and vlan-passthru, a router LSP's
+        // facts on whether its peer's router relays multicast (the router's LRPs bring their
+        // LSPs); ports of a datapath that appeared or went away are reprojected (usually
+        // already done above).
         const dirty = new Set<string>();
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
-          if (old !== undefined && now !== undefined && old.vlanPassthru === now.vlanPassthru) continue;
+          if (old !== undefined && now !== undefined && old.vlanPassthru === now.vlanPassthru && relaying(old.mcast) === relaying(now.mcast)) continue;
           for (const name of data.byDp.get(sbUuid) ?? []) dirty.add(name);
           if (now !== undefined && old === undefined) {
             const db = inputs.data<Database>('nb');

@@ -18,6 +18,7 @@ import { extractIpAddresses } from './netaddr.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import type { LbFacts, LbsChange, LbsData } from './load-balancers.js';
 import { lbFactsOfDatapath } from './load-balancers.js';
+import { relaying } from './ip-multicast.js';
 import { findLportAddress } from './netaddr.js';
 import { sameData } from './same-data.js';
 
@@ -120,6 +121,8 @@ export interface PortFacingFacts {
   readonly nats: readonly NatFacts[];
   /** A load balancer with VIPs applies (od->has_lb_vip). */
   readonly hasLbVip: boolean;
+  /** It relays IP multicast (options:mcast_relay): its ports rewrite multicast's eth.src. */
+  readonly mcastRelay: boolean;
   readonly lbIps: RouterLbIps;
 }
 
@@ -242,6 +245,7 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     portFacing: {
       isGwRouter: chassis !== undefined, l3dgwPorts, snatIps, lbForceSnatRouterIp, learnFromArpRequest: boolOption(lr.options, 'always_learn_from_arp_request', true),
       dynamicNeighRouters: boolOption(lr.options, 'dynamic_neigh_routers', false), nats, hasLbVip: lbs.some((lb) => lb.hasVips), lbIps: lbIpsOf(lbs, portFacts),
+      mcastRelay: relaying(dp.mcast),
     },
   };
 }

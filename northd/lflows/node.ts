@@ -29,7 +29,10 @@ import { lowerBound } from '../../ovsdb/atom.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from '../datapaths.js';
 import type { EngineNode, NodeInputs } from '../engine.js';
 import type { MulticastChange, MulticastData } from '../multicast.js';
-import { hasUnknown } from '../multicast.js';
+import { floodRelay, floodStatic, hasUnknown } from '../multicast.js';
+import { relaying, snooping } from '../ip-multicast.js';
+import type { McastFloodFlags } from './multicast.js';
+import { routerMcastFlows, switchMcastFlows } from './multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
 import type { DnsChange, DnsData } from '../dns.js';
@@ -933,6 +936,11 @@ function hairpinOwner(sbUuid: Uuid): string {
   return `h ${sbUuid}`;
 }
 
+/** A datapath's IP multicast flows (lflows/multicast.ts). */
+function mcastOwner(sbUuid: Uuid): string {
+  return `m ${sbUuid}`;
+}
+
 function portOwner(name: string): string {
   return `p ${name}`;
 }
@@ -1005,7 +1013,18 @@ function ownerExists(owner: string, src: Sources): boolean {
   }
   if (owner.startsWith('r ')) return src.routers.bySb.has(id.slice(0, id.indexOf(' ')));
   if (owner.startsWith('q ')) return (src.acls.bySwitch.get(id)?.qos.length ?? 0) > 0;
-  return owner.startsWith('d ') || owner.startsWith('h ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
+  return owner.startsWith('d ') || owner.startsWith('h ') || owner.startsWith('m ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
+}
+
+function mcastFlags(src: Sources, sbUuid: Uuid): McastFloodFlags {
+  return { floodStatic: floodStatic(src.mc, sbUuid), floodRelay: floodRelay(src.mc, sbUuid) };
+}
+
+/** A switch's ports of type remote (ovn-ic's), by name. */
+function remotePortsOf(src: Sources, sbUuid: Uuid): string[] {
+  const out: string[] = [];
+  for (const name of src.ports.byDp.get(sbUuid) ?? []) if (src.ports.byName.get(name)?.type === 'remote') out.push(name);
+  return out.sort();
 }
 
 function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges): void {
@@ -1020,6 +1039,8 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
     setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
     setOwner(data, hairpinOwner(sbUuid), flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS, out);
+    const mcast = snooping(info.mcast) ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid)) : NO_FLOWS;
+    setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
     return;
   }
   setOwner(data, hairpinOwner(sbUuid), NO_FLOWS, out);
@@ -1028,6 +1049,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   const plan = facts === undefined ? undefined : planRoutes(facts, previous);
   if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
   setOwner(data, owner, metered(src, flows), out);
+  setOwner(data, mcastOwner(sbUuid), facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid)), out);
   // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
   const chunks = plan?.chunks ?? [];
   chunks.forEach((chunk, i) => {
@@ -1296,6 +1318,9 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
             if (p.kind === 'lsp' && p.routerPeer !== undefined) dirty.allPortsOf(src, p.dp);
             // An LRP: the LRPs peering with it emit flows into its router.
             if (p.kind === 'lrp') for (const other of src.ports.peerRefs.get(name) ?? []) dirty.ports.add(other);
+            // A transit switch's remote ports have their IGMP snooped (the switch's multicast flows).
+            const mcast = p.type === 'remote' ? src.dps.bySb.get(p.dp)?.mcast : undefined;
+            if (mcast !== undefined && snooping(mcast)) dirty.datapaths.add(p.dp);
           }
         }
         // Router ports' ARP/ND flows depend on whether their switch has only router ports.
@@ -1304,7 +1329,8 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         return 'handled';
       },
       multicast(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
-        const flipped = (change as MulticastChange).unknownFlipped;
+        // Its switch flows read whether _MC_unknown has ports, its multicast flows the flood flags.
+        const flipped = (change as MulticastChange).flagsChanged;
         if (flipped.size === 0) return 'unchanged';
         const src = sourcesOf(inputs);
         for (const sbUuid of [...flipped].sort()) regenDatapath(data, src, sbUuid, out);

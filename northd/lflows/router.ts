@@ -70,7 +70,7 @@ export function routerDatapathFlows(r: RouterFacts, plan: RoutePlan = planRoutes
   checkPktLen(f, r);
   gatewayRedirect(f, r);
   arpRequest(f, r);
-  localTrafficDrops(f);
+  localTrafficDrops(f, r.portFacing.mcastRelay);
   natArpNd(f, r);
   gatewayPortNatArpNd(f, r);
   natDefaults(f, r);
@@ -104,12 +104,13 @@ function neighborLearning(f: Emit, learn: boolean): void {
   f('lr_in_learn_neighbor', 0, '1', DROP);
 }
 
-function localTrafficDrops(f: Emit): void {
+function localTrafficDrops(f: Emit, relay: boolean): void {
   f('lr_in_ip_input', 100, 'ip4.src_mcast ||ip4.src == 255.255.255.255 || ip4.src == 127.0.0.0/8 || ip4.dst == 127.0.0.0/8 || ip4.src == 0.0.0.0/8 || ip4.dst == 0.0.0.0/8', DROP);
   f('lr_in_ip_input', 85, 'arp || nd', DROP);
   f('lr_in_ip_input', 84, 'nd_rs || nd_ra', NEXT);
   f('lr_in_ip_input', 83, 'ip6.mcast_rsvd', DROP);
-  f('lr_in_ip_input', 82, 'ip4.mcast || ip6.mcast', DROP);
+  // Other multicast goes on to routing when the router relays it.
+  f('lr_in_ip_input', 82, 'ip4.mcast || ip6.mcast', relay ? NEXT : DROP);
   f('lr_in_ip_input', 50, 'eth.bcast', DROP);
   f('lr_in_ip_input', 32, 'ip.ttl == {0, 1} && !ip.later_frag && (ip4.mcast || ip6.mcast)', DROP);
   f('lr_in_ip_input', 30, 'ip.ttl == {0, 1}', DROP);
@@ -923,6 +924,8 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   }
   dropOwnDestination(f, p, r, 'lr_in_arp_resolve', 2, true);
   if (p.enabled) {
+    // With multicast relay, multicast leaves with the port's own MAC as its source.
+    if (pf.mcastRelay) f('lr_out_delivery', 110, `(ip4.mcast || ip6.mcast) && outport == ${key}`, `eth.src = ${nets.ea}; output;`);
     f('lr_out_delivery', 100, `outport == ${key}`, 'output;');
     f('lr_out_delivery', 0, '1', DROP);
   }

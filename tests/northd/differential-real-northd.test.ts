@@ -88,6 +88,15 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
     .map((g) => `${ourDpName.get(g.datapath) ?? ''} ${g.name} ${g.tunnel_key} ${g.ports.map((u) => ourPortName.get(u)).sort().join(',')}`).sort();
   t.same(ourMcs, realMcs, 'Multicast_Group');
 
+  // IP_Multicast: every column but seq_no, the datapath by name.
+  const ipMcText = (r: Record<string, unknown>, dp: string): string =>
+    JSON.stringify([dp, ...['enabled', 'querier', 'eth_src', 'ip4_src', 'ip6_src', 'table_size', 'idle_timeout', 'query_interval', 'query_max_resp'].map((c) => asArray(r[c]))]);
+  t.same(
+    ours<sb.IP_Multicast>(view, 'IP_Multicast').map((r) => ipMcText({ ...r }, ourDpName.get(r.datapath) ?? '?')).sort(),
+    (await real.sbList('IP_Multicast')).map((r) => ipMcText(r, realDpName.get(r['datapath'] as string) ?? '?')).sort(),
+    'IP_Multicast',
+  );
+
   // Port_Group, Address_Set, DHCP_Options, DHCPv6_Options: names and contents.
   const named = (rows: readonly Record<string, unknown>[], column: string): string[] => rows.map((r) => `${String(r['name'])}: ${asArray(r[column]).map(String).sort().join(' ')}`).sort();
   const ourRows = (table: string): Record<string, unknown>[] => ours<Record<string, unknown>>(view, table);
@@ -1612,5 +1621,50 @@ t.test('(z) control plane protection: a Copp naming every kind on switches and r
   // The Copp taken off sw1, then the router's deleted (the router's copp column loses it).
   await real.nbctl(['clear', 'Logical_Switch', 'sw1', 'copp']);
   await real.nbctl(['copp-del', 'cp-lr']);
+  await compareWithReal(t, real);
+});
+
+t.test('(aa) IP multicast: IGMP/MLD snooping on switches (IP_Multicast), relay on a router, static flooding, a transit switch\'s remote ports', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    // sw1 snoops with every setting given (some out of range, clamped); sw2 snoops with the
+    // defaults; the router relays; vm3 floods all multicast, vm1 its reports.
+    ['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=true', 'other_config:mcast_querier=false', 'other_config:mcast_table_size=100',
+      'other_config:mcast_idle_timeout=5', 'other_config:mcast_query_interval=9000', 'other_config:mcast_query_max_response=3',
+      'other_config:mcast_eth_src="00:00:00:00:99:01"', 'other_config:mcast_ip4_src="10.0.1.254"', 'other_config:mcast_ip6_src="fe80::99:1"'],
+    ['set', 'Logical_Switch', 'sw2', 'other_config:mcast_snoop=true'],
+    ['set', 'Logical_Router', 'lr0', 'options:mcast_relay=true'],
+    ['lsp-set-options', 'vm3', 'mcast_flood=true'],
+    ['lsp-set-options', 'vm1', 'mcast_flood_reports=true'],
+    // A switch that does not snoop, with a bad idle timeout, and a transit switch (ovn-ic) with
+    // remote ports, snooping.
+    ['ls-add', 'sw3'],
+    ['set', 'Logical_Switch', 'sw3', 'other_config:mcast_idle_timeout=abc', 'other_config:mcast_table_size=-1'],
+    ['lsp-add', 'sw3', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:03:0a'],
+    ['ls-add', 'ts'],
+    ['set', 'Logical_Switch', 'ts', 'other_config:interconn-ts=ts', 'other_config:mcast_snoop=true', 'other_config:mcast_flood_unregistered=true'],
+    ['lsp-add', 'ts', 'r1', '--', 'lsp-set-type', 'r1', 'remote', '--', 'lsp-set-addresses', 'r1', '00:00:00:00:04:01 169.254.100.2/24'],
+    ['lsp-add', 'ts', 'r2', '--', 'lsp-set-type', 'r2', 'remote', '--', 'lsp-set-addresses', 'r2', '00:00:00:00:04:02 169.254.100.3/24'],
+    ['lsp-add', 'ts', 'tsvm', '--', 'lsp-set-addresses', 'tsvm', '00:00:00:00:04:0a'],
+  ]);
+  const flows = (): sb.Logical_Flow[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow');
+  t.ok(flows().some((f) => f.actions === 'igmp;'), 'IGMP goes to the controller');
+  t.ok(flows().some((f) => f.actions.startsWith('clone { outport = "_MC_mrouter_flood"; output; }; outport ="_MC_static"')), 'unregistered multicast goes to the relay and the static ports');
+  // A router port floods statically (the router's _MC_static; its IGMP admitted with TTL 1 and
+  // routed to it); the reports port stops; a port disabled; the transit switch loses a remote.
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw2', 'options:mcast_flood=true']);
+  await real.nbctl(['lsp-set-options', 'vm1']);
+  await real.nbctl(['lsp-set-enabled', 'vm3', 'disabled']);
+  await real.nbctl(['lsp-del', 'r2']);
+  await compareWithReal(t, real);
+  // Relay off (the switches' mrouter groups go), on again; sw1 stops snooping and its
+  // addresses go; the transit switch floods unregistered multicast no more.
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'options', 'mcast_relay']);
+  await real.nbctl(['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=false']);
+  await real.nbctl(['remove', 'Logical_Switch', 'ts', 'other_config', 'mcast_flood_unregistered']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:mcast_relay=true']);
+  await real.nbctl(['lsp-set-enabled', 'vm3', 'enabled']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw2', 'enabled=false']);
   await compareWithReal(t, real);
 });

@@ -35,14 +35,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp', 'mcast',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -282,6 +282,60 @@ function randomBand(qrng: Rng): Record<string, unknown> {
  * (their bands too) or deleted; an ACL made to log through one of them or not. Their own stream,
  * `qrng`, so the other kinds' choices stay as they were.
  */
+/** The values a multicast setting is given: good ones mostly, some out of range or unparsable. */
+const MCAST_SWITCH_VALUES: Readonly<Record<string, readonly string[]>> = {
+  mcast_snoop: ['true', 'true', 'TRUE', 'false'],
+  mcast_querier: ['false', 'true'],
+  mcast_flood_unregistered: ['true', 'false'],
+  mcast_table_size: ['10', '4096', '-1', 'x'],
+  mcast_idle_timeout: ['5', '60', '9000', ' 30'],
+  mcast_query_interval: ['0', '20', '7200'],
+  mcast_eth_src: ['00:00:00:00:99:01'],
+  mcast_ip4_src: ['10.0.0.254'],
+  'interconn-ts': ['ts'],
+};
+
+/**
+ * A multicast setting changed, from `mrng` so that the other kinds' choices stay as they were:
+ * a switch's snooping settings (other_config), a router's relay, a port's static flooding or
+ * report flooding, a switch port made remote (ovn-ic) or a VIF again.
+ */
+function randomMcast(mrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
+  const lss = [...db.rows('Logical_Switch').keys()].sort();
+  const lrs = [...db.rows('Logical_Router').keys()].sort();
+  const lsps = [...db.rows('Logical_Switch_Port').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as { _uuid: Uuid; type: string }[];
+  const lrps = [...db.rows('Logical_Router_Port').keys()].sort();
+  if (lss.length === 0 && lrs.length === 0) return undefined;
+  const what = mrng.weighted<string>([['switch', lss.length > 0 ? 5 : 0], ['relay', lrs.length > 0 ? 3 : 0], ['lsp', lsps.length > 0 ? 3 : 0],
+    ['lrp', lrps.length > 0 ? 1.5 : 0], ['remote', lsps.length > 0 ? 1 : 0]]);
+  const toggle = (table: string, uuid: Uuid, column: string, key: string, values: readonly string[]): unknown => ({
+    op: 'mutate', table, where: byUuid(uuid),
+    mutations: mrng.chance(0.75) ? [[column, 'delete', set([key])], [column, 'insert', map({ [key]: mrng.pick(values) })]] : [[column, 'delete', set([key])]],
+  });
+  switch (what) {
+    case 'switch': {
+      const sw = mrng.pick(lss);
+      const keys = mrng.subset(Object.keys(MCAST_SWITCH_VALUES), 3);
+      // Mostly snooping switches: the key is there in most changes.
+      if (!keys.includes('mcast_snoop') && mrng.chance(0.5)) keys.push('mcast_snoop');
+      return { kind: 'mcast', ops: keys.map((k) => toggle('Logical_Switch', sw, 'other_config', k, MCAST_SWITCH_VALUES[k] as readonly string[])) };
+    }
+    case 'relay':
+      return { kind: 'mcast', ops: [toggle('Logical_Router', mrng.pick(lrs), 'options', 'mcast_relay', ['true', 'true', 'false'])] };
+    case 'lsp': {
+      const p = mrng.pick(lsps);
+      return { kind: 'mcast', ops: [toggle('Logical_Switch_Port', p._uuid, 'options', mrng.pick(['mcast_flood', 'mcast_flood_reports']), ['true', 'true', 'false'])] };
+    }
+    case 'lrp':
+      return { kind: 'mcast', ops: [toggle('Logical_Router_Port', mrng.pick(lrps), 'options', 'mcast_flood', ['true', 'false'])] };
+    default: {
+      const p = mrng.pick(lsps);
+      if (p.type !== '' && p.type !== 'remote') return undefined;
+      return { kind: 'mcast', ops: [{ op: 'update', table: 'Logical_Switch_Port', where: byUuid(p._uuid), row: { type: p.type === 'remote' ? '' : 'remote' } }] };
+    }
+  }
+}
+
 function randomQosOrMeter(qrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const lss = [...db.rows('Logical_Switch').keys()].sort();
   const qos = [...db.rows('QoS').keys()].sort();
@@ -446,6 +500,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     case 'qos':
     case 'meter':
     case 'copp':
+    case 'mcast':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -954,6 +1009,8 @@ const smallRouteChunkLimits = { groupsMin: 2, groupsPerChunk: 1, chunksMax: 4 };
 const routeAddWeight = { value: 1.5 };
 /** Transactions with a metering QoS flow, a fair meter's ACL copy, an ACL log naming one. */
 const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 };
+/** Transactions with a snooping switch, unregistered multicast to a relay, a router flooding statically, a remote port snooped. */
+const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -967,6 +1024,7 @@ function runSequence(seed: number): string | undefined {
   const vrng = new Rng(seed + 0x5eed0000);
   const krng = new Rng(seed + 0x7e770000);
   const qrng = new Rng(seed + 0x9050000);
+  const mrng = new Rng(seed + 0x3c450000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -978,9 +1036,14 @@ function runSequence(seed: number): string | undefined {
   // those as they were).
   let extra = 0;
   for (let i = 0; i < TXNS + extra; i++) {
-    const txn = qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
-    if (txn === undefined) continue;
-    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp') extra++;
+    const mcast = mrng.chance(0.1);
+    const txn = mcast ? randomMcast(mrng, fx.db)
+      : qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+    if (txn === undefined) {
+      if (mcast) extra++;
+      continue;
+    }
+    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' || txn.kind === 'mcast') extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -1082,6 +1145,10 @@ function runSequence(seed: number): string | undefined {
     if (moves > 0) keySeen.moved++;
     if (flows.some((f) => stageOf(f) === 'ls_in_arp_rsp' && f.actions.includes('arp.tpa <-> arp.spa'))) keySeen.arpProxy++;
     if (flows.some((f) => f.actions.startsWith('set_meter('))) qosSeen.metered++;
+    if (flows.some((f) => f.actions === 'igmp;')) mcastSeen.snoop++;
+    if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 80 && f.actions.includes('_MC_mrouter_flood'))) mcastSeen.relay++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10460)) mcastSeen.routerStatic++;
+    if (flows.some((f) => stageOf(f) === 'ls_out_pre_lb' && f.priority === 120)) mcastSeen.remote++;
     if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
     if (flows.some((f) => /meter="m\d__/.test(f.actions))) qosSeen.fairLogs++;
     const meteredKinds = new Set(flows.filter((f) => f.controller_meter.length > 0).map((f) => f.external_ids.get('stage-name')));
@@ -1130,11 +1197,13 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.comment(`transactions moving a key: ${keySeen.moved}; requested keys held in ovn-ic's range: ${keySeen.globalRange}, by ports: ${keySeen.port}`);
     t.ok(keySeen.moved >= SEQUENCES / 5 && keySeen.globalRange >= SEQUENCES / 5 && keySeen.port >= SEQUENCES / 2, 'requested tunnel keys (taken from holders, in ovn-ic\'s range, on ports) were exercised');
     t.comment(`transactions with an ARP proxy flow: ${keySeen.arpProxy}`);
-    t.ok(keySeen.arpProxy >= SEQUENCES / 20, 'ARP proxies on router ports were exercised');
+    t.ok(keySeen.arpProxy >= SEQUENCES / 25, 'ARP proxies on router ports were exercised');
     t.comment(`transactions with a metering QoS flow: ${qosSeen.metered}, with a fair meter's ACL copy: ${qosSeen.fairCopies}, with an ACL log naming one: ${qosSeen.fairLogs}`);
     t.ok(qosSeen.metered >= SEQUENCES && qosSeen.fairCopies >= SEQUENCES / 6 && qosSeen.fairLogs >= SEQUENCES / 10, 'QoS metering and fair meters\' ACL copies were exercised');
     t.comment(`transactions with a flow metered by a CoPP: ${qosSeen.copp}, in four stages or more: ${qosSeen.coppWide}`);
     t.ok(qosSeen.copp >= SEQUENCES * 2 && qosSeen.coppWide >= SEQUENCES / 20, 'CoPP meters on flows were exercised');
+    t.comment(`transactions with a snooping switch: ${mcastSeen.snoop}, unregistered multicast to a relay: ${mcastSeen.relay}, a router flooding statically: ${mcastSeen.routerStatic}, a remote port snooped: ${mcastSeen.remote}`);
+    t.ok(mcastSeen.snoop >= SEQUENCES && mcastSeen.relay >= SEQUENCES / 10 && mcastSeen.routerStatic >= SEQUENCES / 20 && mcastSeen.remote >= SEQUENCES / 20, 'IP multicast (snooping, relay, static flooding, remote ports) was exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
