@@ -11,7 +11,10 @@
 // chassis-owned columns per logical port (`setChassisOwned`) and Service_Monitor.status per
 // row (`setServiceMonitorStatus`). Both are history too, kept in `history()`, as is the third
 // thing chassis bring: the SB Chassis rows registered (name → UUID, also given to
-// `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name.
+// `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name. The
+// IGMP_Group rows chassis write (what their snooping learned, `setIgmpGroups`) are not history
+// here: they live in the chassis database, which a restore hands back (`createNorthd`); the
+// tunnel keys of the multicast groups made from them are.
 import type { Database, DbDelta, Row, RowChange, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -20,8 +23,8 @@ import type { NodeStats } from './engine.js';
 import { Engine, erase } from './engine.js';
 import type { LflowsData } from './lflows/node.js';
 import { lflowsNode } from './lflows/node.js';
-import type { MulticastData } from './multicast.js';
-import { multicastNode } from './multicast.js';
+import type { IgmpGroupReport, MulticastData, SbIgmpChange, SbIgmpData } from './multicast.js';
+import { igmpKeysOf, MC_IP_MULTICAST_MIN, multicastNode } from './multicast.js';
 import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from './ports.js';
 import { portsNode } from './ports.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
@@ -75,7 +78,10 @@ export interface NorthdHistory {
   readonly serviceMonitorStatus: readonly (readonly [Uuid, string])[];
   /** [Chassis name, Chassis UUID] of every registered chassis, by name. */
   readonly chassis: readonly (readonly [string, Uuid])[];
+  /** [Datapath_Binding UUID, group name, tunnel key] of the IP multicast groups, by datapath and name. */
+  readonly igmpKeys: readonly (readonly [Uuid, string, number])[];
 }
+
 
 /**
  * What chassis wrote, for `recompute`. Named rather than positional: the status and Chassis
@@ -85,6 +91,7 @@ export interface NorthdReports {
   readonly chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>;
   readonly serviceMonitorStatus?: ReadonlyMap<Uuid, string>;
   readonly chassis?: ReadonlyMap<string, Uuid>;
+  readonly igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>;
 }
 
 export interface Northd {
@@ -106,6 +113,12 @@ export interface Northd {
    */
   setServiceMonitorStatus(nb: Database, updates: ReadonlyMap<Uuid, string | undefined>): SbDelta;
   /**
+   * Records the IGMP_Group rows chassis inserted, changed or deleted (by UUID; undefined =
+   * deleted) and returns the SB changes: the multicast groups of the switches (and relaying
+   * routers) they name, and those groups' flows.
+   */
+  setIgmpGroups(nb: Database, updates: ReadonlyMap<Uuid, IgmpGroupReport | undefined>): SbDelta;
+  /**
    * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and what
    * chassis wrote comes from `reported` (none when absent): chassis-owned columns, Service_Monitor
    * statuses and the registered Chassis.
@@ -117,6 +130,8 @@ export interface Northd {
   serviceMonitorStatus(): ReadonlyMap<Uuid, string>;
   /** The registered Chassis as last reported: name → UUID. */
   chassis(): ReadonlyMap<string, Uuid>;
+  /** The IGMP_Group rows as last reported, by UUID. */
+  igmpGroups(): ReadonlyMap<Uuid, IgmpGroupReport>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -126,7 +141,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis'], [
+  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_igmp'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
@@ -182,6 +197,11 @@ function seedKeys(engine: Engine, previous: SbView): void {
     const nbUuid = r.external_ids.get('logical-switch') ?? r.external_ids.get('logical-router');
     if (nbUuid !== undefined) dps.preferredKeys.set(nbUuid, r.tunnel_key);
   }
+  const mc = engine.data<MulticastData>('multicast');
+  for (const row of previous.get('Multicast_Group')?.values() ?? []) {
+    const r = row as unknown as sb.Multicast_Group;
+    if (r.tunnel_key >= MC_IP_MULTICAST_MIN) mc.preferredKeys.set(`${r.datapath} ${r.name}`, r.tunnel_key);
+  }
   const ports = engine.data<PortsData>('ports');
   for (const row of previous.get('Port_Binding')?.values() ?? []) {
     const r = row as unknown as sb.Port_Binding;
@@ -192,6 +212,7 @@ function seedKeys(engine: Engine, previous: SbView): void {
 const byFirst = <T extends readonly [string, ...unknown[]]>(a: T, b: T): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
 function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumns>, svcStatus: ReadonlyMap<Uuid, string>, chassis: ReadonlyMap<string, Uuid>): NorthdHistory {
+  const igmpKeys = igmpKeysOf(engine.data<MulticastData>('multicast'));
   const datapathKeys = [...engine.data<DatapathsData>('datapaths').byNb.values()].map((d) => [d.nbUuid, d.key] as const).sort(byFirst);
   const portKeys = [...engine.data<PortsData>('ports').byName.values()]
     .map((p) => [p.name, p.dp, p.key] as const)
@@ -199,19 +220,25 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
   const serviceMonitorStatus = [...svcStatus].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst) };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst), igmpKeys };
 }
 
 /**
  * A northd whose first run (a full computation) keeps the tunnel keys and chassis-owned
  * columns of `history`, so a replica restored from a snapshot continues exactly where the
- * others are. Without `history` it starts empty.
+ * others are, with the IGMP_Group rows of the chassis database restored beside it. Without
+ * `history` it starts empty.
  */
-export function createNorthd(history?: NorthdHistory): Northd {
+export type { IgmpGroupReport } from './multicast.js';
+
+export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
   const svcStatus = new Map<Uuid, string>(history?.serviceMonitorStatus ?? []);
   const chassis = new Map<string, Uuid>(history?.chassis ?? []);
+  const igmp = new Map<Uuid, IgmpGroupReport>(igmpGroups ?? []);
+  const igmpPreferred = engine.data<MulticastData>('multicast').preferredKeys;
+  for (const [dp, name, key] of history?.igmpKeys ?? []) igmpPreferred.set(`${dp} ${name}`, key);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
@@ -224,12 +251,14 @@ export function createNorthd(history?: NorthdHistory): Northd {
     ownedChange: ReadonlySet<string> | undefined,
     statusChange: ReadonlySet<Uuid> | undefined,
     chassisChange: ReadonlySet<string> | undefined,
+    igmpChange?: SbIgmpChange,
   ): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
       ['svc_status', { data: svcStatus satisfies SvcStatusData, change: statusChange }],
       ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
+      ['sb_igmp', { data: igmp satisfies SbIgmpData, change: igmpChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
@@ -239,6 +268,7 @@ export function createNorthd(history?: NorthdHistory): Northd {
       // never restarted.
       dpPreferred.clear();
       portPreferred.clear();
+      igmpPreferred.clear();
     }
     started = true;
     return delta;
@@ -312,23 +342,35 @@ export function createNorthd(history?: NorthdHistory): Northd {
       }
       return run(nb, undefined, undefined, touched.size === 0 ? undefined : touched, undefined);
     },
+    setIgmpGroups(nb, updates): SbDelta {
+      // The rows as they were, for the node to find the groups they were in.
+      const change: SbIgmpChange = new Map([...updates.keys()].map((uuid) => [uuid, igmp.get(uuid)]));
+      for (const [uuid, row] of updates) {
+        if (row === undefined) igmp.delete(uuid);
+        else igmp.set(uuid, row);
+      }
+      return run(nb, undefined, undefined, undefined, undefined, change.size > 0 ? change : undefined);
+    },
     recompute(nb, previous, reported): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
       const ownedData: SbOwnedData = reported?.chassisOwned ?? new Map();
       const statusData: SvcStatusData = reported?.serviceMonitorStatus ?? new Map();
       const chassisData: SbChassisData = reported?.chassis ?? new Map();
+      const igmpData: SbIgmpData = reported?.igmpGroups ?? new Map();
       fresh.run(new Map([
         ['nb', { data: nb, change: undefined }],
         ['sb_owned', { data: ownedData, change: undefined }],
         ['svc_status', { data: statusData, change: undefined }],
         ['sb_chassis', { data: chassisData, change: undefined }],
+        ['sb_igmp', { data: igmpData, change: undefined }],
       ]));
       return viewOf(fresh);
     },
     chassisOwned: () => owned,
     serviceMonitorStatus: () => svcStatus,
     chassis: () => chassis,
+    igmpGroups: () => igmp,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
     history: () => historyOf(engine, owned, svcStatus, chassis),

@@ -24,14 +24,19 @@ import type { NodeId } from '../cluster/types.js';
  *     NB_Global's sb_cfg, hv_cfg and their timestamps, Logical_Switch_Port.up.
  *  2. Also what ovn-northd writes into the NB switch ports: dynamic_addresses (northd/ipam.ts)
  *     and tag (northd/tags.ts). Moving to 2 brings every port up to date in that entry.
+ *  3. Also SB IGMP_Group rows written by chassis (what ovn-controller's IGMP/MLD snooping
+ *     learned), which northd turns into multicast groups; refused as northd's table before.
  */
-export const APPLY_VERSION_MAX = 2;
+export const APPLY_VERSION_MAX = 3;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
 
 /** The first version with ovn-northd's writes into Logical_Switch_Port (IPAM, tags). */
 export const APPLY_VERSION_NORTHD_WRITES = 2;
+
+/** The first version where chassis write IGMP_Group. */
+export const APPLY_VERSION_IGMP_GROUPS = 3;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -1,6 +1,6 @@
 // What the chassis write into the Southbound database, kept in the replicated state machine
-// beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB)
-// as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
+// beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB,
+// IGMP_Group) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
 // additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
 // derived Port_Binding rows and reach northd as per-port reports; and Service_Monitor.status,
 // the health a chassis's probes found, which reaches northd per row.
@@ -20,15 +20,15 @@
 // Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
 // a row that does not exist (or is deleted later) is dropped. Pure and deterministic.
 import assert from 'node:assert/strict';
-import type { ColumnType, DatabaseSchema, DbDelta, Row, TableSchema, Uuid, Value } from '../ovsdb/index.js';
+import type { ColumnType, DatabaseSchema, DbDelta, Row, RowChange, TableSchema, Uuid, Value } from '../ovsdb/index.js';
 import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, transact, valueFromJson } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
-import type { ChassisOwnedColumns } from '../northd/index.js';
+import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
-export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB'];
+export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group'];
 /** Port_Binding's columns that belong to the chassis that binds the port. */
 export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
 /** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
@@ -95,8 +95,14 @@ export type MonitorUpdates = Map<Uuid, string | undefined>;
 /** Chassis names whose Chassis row came, went or changed: name → the UUID holding it now. */
 export type ChassisUpdates = Map<string, Uuid | undefined>;
 
+/** IGMP_Group rows a transaction inserted, changed (their new contents) or deleted (undefined). */
+export type IgmpUpdates = Map<Uuid, IgmpGroupReport | undefined>;
+
 export type SbTxnOutcome =
-  | { readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates }
+  | {
+    readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates;
+    readonly igmp: IgmpUpdates;
+  }
   | { readonly kind: 'failed'; readonly results: unknown[] }
   | { readonly kind: 'blocked'; readonly timeoutMs: number };
 
@@ -111,6 +117,8 @@ export interface SbTxnContext {
   readonly serviceMonitors: ReadonlyMap<Uuid, Row>;
   /** The UUID of northd's SB_Global row, when there is one (the row its operator columns join). */
   readonly sbGlobal?: Uuid;
+  /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
+  readonly igmpGroups?: boolean;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -171,6 +179,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; 'uuid-name'?: unknown };
     if (o === null || typeof o !== 'object' || typeof o.op !== 'string') {
       return failedAt(i, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, 'an operation is an object with an "op"'));
+    }
+    if (o.table === 'IGMP_Group' && ctx.igmpGroups !== true) {
+      return failedAt(i, ops.length, permission('table IGMP_Group is read-only until every member of the cluster runs a build where chassis write it (apply version 3)'));
     }
     if (o.op === 'comment' || o.op === 'commit' || o.op === 'abort' || (typeof o.table === 'string' && ownedTableSet.has(o.table))) {
       if (o.op === 'insert' && typeof o['uuid-name'] === 'string' && typeof o.table === 'string') inserted.set(o['uuid-name'], o.table);
@@ -235,8 +246,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   const smParsed = parseUpdates(derivedSchema('Service_Monitor'), smOps);
   if (!Array.isArray(smParsed)) return smParsed;
 
-  const out = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
-  if (out.kind === 'blocked') return out;
+  const committed = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
+  if (committed.kind === 'blocked') return committed;
+  const out = committed.kind === 'committed' ? { ...committed, delta: withoutOrphanGroups(store, committed.delta) } : committed;
   /** The owned ops' results in their places among all ops (the hidden SB_Global insert has none). */
   const placed = (owned: readonly unknown[]): unknown[] => {
     const results: unknown[] = ops.map(() => null);
@@ -311,7 +323,47 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     results[p.index] = { count };
   }
-  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta) };
+  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), igmp: igmpUpdates(out.delta) };
+}
+
+/**
+ * IGMP_Group rows left without a chassis (its Chassis deleted: the weak reference dropped at
+ * commit) are deleted, as ovn-northd deletes them: a chassis gone for good leaves no groups
+ * behind. Done here, after the transaction, and folded into its delta (a row it modified is
+ * deleted, one it inserted was never there).
+ */
+function withoutOrphanGroups(store: Database, delta: DbDelta): DbDelta {
+  const orphans = delta.changes.filter((c) => c.table === 'IGMP_Group' && c.kind !== 'delete' && (c.new.chassis as readonly Uuid[]).length === 0).map((c) => c.uuid);
+  if (orphans.length === 0) return delta;
+  const gone = transact(store, orphans.map((u) => ({ op: 'delete', table: 'IGMP_Group', where: [['_uuid', '==', ['uuid', u]]] })), { newUuid: () => NAMED_PLACEHOLDER });
+  assert.ok(gone.kind === 'committed', 'deleting IGMP_Group rows cannot fail');
+  const dead = new Set(orphans);
+  const changes: RowChange[] = [];
+  for (const c of delta.changes) {
+    if (c.table !== 'IGMP_Group' || !dead.has(c.uuid)) changes.push(c);
+    else if (c.kind === 'modify') changes.push({ kind: 'delete', table: c.table, uuid: c.uuid, old: c.old });
+  }
+  return { changes };
+}
+
+/** An IGMP_Group row as northd reads it. */
+export function igmpReportOf(row: Row): IgmpGroupReport {
+  return {
+    address: row.address as string,
+    datapath: (row.datapath as readonly Uuid[])[0],
+    chassis: (row.chassis as readonly Uuid[])[0],
+    ports: row.ports as readonly Uuid[],
+  };
+}
+
+/** The IGMP_Group rows a transaction changed. */
+function igmpUpdates(delta: DbDelta): IgmpUpdates {
+  const out: IgmpUpdates = new Map();
+  for (const c of delta.changes) {
+    if (c.table !== 'IGMP_Group') continue;
+    out.set(c.uuid, c.kind === 'delete' ? undefined : igmpReportOf(c.new));
+  }
+  return out;
 }
 
 /**

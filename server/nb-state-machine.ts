@@ -9,10 +9,10 @@ import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpackBinHeader, streamDatabase, type EncodingStream } from '../ovsdb/codec.js';
 import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
 import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js';
-import type { ChassisOwnedColumns, DynamicAddressWrite, TagWrite } from '../northd/index.js';
+import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
-import { APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
-import { applySbTxn, chassisSchema, portIsUp } from './chassis-store.js';
+import { APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { applySbTxn, chassisSchema, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
 /**
@@ -39,7 +39,7 @@ export interface Projection {
    * the restored chassis database (name → UUID), for projection state older than its reading
    * them.
    */
-  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>): void;
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): void;
   /** northd's Port_Binding rows now, by UUID (what a chassis's Port_Binding "where" is matched against). */
   portBindings?(): ReadonlyMap<string, Row>;
   /** The chassis-owned Port_Binding columns reported so far, by logical_port. */
@@ -54,6 +54,8 @@ export interface Projection {
   serviceMonitors?(): ReadonlyMap<string, Row>;
   /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
   setServiceMonitorStatus?(nb: Database, updates: ReadonlyMap<string, string | undefined>, revision: number): void;
+  /** Chassis wrote these IGMP_Group rows (by UUID; undefined: deleted). */
+  setIgmpGroups?(nb: Database, updates: ReadonlyMap<Uuid, IgmpGroupReport | undefined>, revision: number): void;
   /** The UUID of northd's SB_Global row, when there is one (an operator's SB_Global writes join it). */
   sbGlobalUuid?(): Uuid | undefined;
 }
@@ -269,6 +271,7 @@ export class NbStateMachine implements StateMachine {
       owned: projection?.chassisOwned?.() ?? new Map(),
       serviceMonitors: projection?.serviceMonitors?.() ?? new Map(),
       ...(sbGlobal !== undefined ? { sbGlobal } : {}),
+      igmpGroups: this.version >= APPLY_VERSION_IGMP_GROUPS,
     });
     switch (out.kind) {
       case 'blocked':
@@ -279,6 +282,7 @@ export class NbStateMachine implements StateMachine {
         this.noteAcks(out.delta);
         if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
+        if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
         this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
@@ -611,7 +615,9 @@ export class NbStateMachine implements StateMachine {
     this.rev = revision;
     const chassis = new Map<string, Uuid>();
     for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);
-    this.options.projection?.restore(this.db, projection ?? undefined, revision, chassis);
+    const igmp = new Map<Uuid, IgmpGroupReport>();
+    for (const row of this.sb.rows('IGMP_Group').values()) igmp.set(row._uuid, igmpReportOf(row));
+    this.options.projection?.restore(this.db, projection ?? undefined, revision, chassis, igmp);
     for (const l of this.restoreListeners) l(revision);
   }
 }

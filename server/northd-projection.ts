@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { Packr } from 'msgpackr';
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
-import type { ChassisOwnedColumns, NodeStats, Northd, NorthdHistory, SbDelta, SbView } from '../northd/index.js';
+import type { ChassisOwnedColumns, IgmpGroupReport, NodeStats, Northd, NorthdHistory, SbDelta, SbView } from '../northd/index.js';
 import { createNorthd } from '../northd/index.js';
 import { SbChangeSet } from '../northd/sb-changes.js';
 import type { Projection } from './nb-state-machine.js';
@@ -31,13 +31,18 @@ export interface NorthdProjectionStats {
 
 const packr = new Packr({ useRecords: false });
 /**
- * 2: [2, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses, registered
- *    Chassis (name, UUID)].
+ * 3: [3, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses, registered
+ *    Chassis (name, UUID), learned multicast groups' keys (datapath, name, key)]. Written only
+ *    when there are such keys (chassis write IGMP_Group from apply version 3 on, when every
+ *    member reads this format); format 2 otherwise, which the builds before it read.
+ * 2 (still written): [2, datapath keys, port keys, chassis-owned columns, Service_Monitor
+ *    statuses, registered Chassis (name, UUID)].
  * 1 (still read, the last released): [1, datapath keys, port keys, chassis-owned columns],
  *    from before health checks and before northd read Chassis: no statuses were reported then,
  *    and the restore takes the Chassis from the chassis database restored beside it.
  */
-const historyFormat = 2;
+const historyFormat = 3;
+const historyFormatV2 = 2;
 const historyFormatV1 = 1;
 const emptyDelta: DbDelta = { changes: [] };
 
@@ -52,25 +57,28 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
   const owned = h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]);
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis]);
+  if (h.igmpKeys.length === 0) return packr.pack([historyFormatV2, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis]);
+  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis, h.igmpKeys]);
 }
 
 /** `legacyChassis`: the registered Chassis for a format-1 history, which has none. */
 export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (readonly [string, Uuid])[] = []): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  const known = Array.isArray(v) && ((v.length === 6 && v[0] === historyFormat) || (v.length === 4 && v[0] === historyFormatV1));
+  const known = Array.isArray(v) && ((v.length === 7 && v[0] === historyFormat) || (v.length === 6 && v[0] === historyFormatV2) || (v.length === 4 && v[0] === historyFormatV1));
   assert.ok(known, 'northd snapshot: unknown format');
-  const [, datapathKeys, portKeys, owned, statuses, registered] = v as [
+  const [, datapathKeys, portKeys, owned, statuses, registered, learned] = v as [
     number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined, (readonly [string, Uuid])[] | undefined,
+    [Uuid, string, number][] | undefined,
   ];
   const serviceMonitorStatus = statuses ?? [];
   const chassis = registered ?? legacyChassis;
+  const igmpKeys = learned ?? [];
   assert.ok(
-    Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus) && Array.isArray(chassis),
+    Array.isArray(datapathKeys) && Array.isArray(portKeys) && Array.isArray(owned) && Array.isArray(serviceMonitorStatus) && Array.isArray(chassis) && Array.isArray(igmpKeys),
     'northd snapshot: malformed',
   );
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis };
+  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis, igmpKeys };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */
@@ -151,10 +159,10 @@ export class NorthdProjection implements Projection {
     return encodeNorthdHistory(this.northd.history());
   }
 
-  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>): void {
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): void {
     this.restores++;
     const legacy = [...(chassis ?? [])].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy)), revision);
+    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy), igmpGroups), revision);
   }
 
   portBindings(): ReadonlyMap<Uuid, Row> {
@@ -188,6 +196,12 @@ export class NorthdProjection implements Projection {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
     this.emit(revision, this.northd.setServiceMonitorStatus(nb, updates));
+  }
+
+  setIgmpGroups(nb: Database, updates: ReadonlyMap<Uuid, IgmpGroupReport | undefined>, revision: number): void {
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.setIgmpGroups(nb, updates));
   }
 
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */

@@ -29,7 +29,7 @@ import { lowerBound } from '../../ovsdb/atom.js';
 import type { DatapathInfo, DatapathsChange, DatapathsData } from '../datapaths.js';
 import type { EngineNode, NodeInputs } from '../engine.js';
 import type { MulticastChange, MulticastData } from '../multicast.js';
-import { floodRelay, floodStatic, hasUnknown } from '../multicast.js';
+import { floodRelay, floodStatic, hasUnknown, learnedGroups } from '../multicast.js';
 import { relaying, snooping } from '../ip-multicast.js';
 import type { McastFloodFlags } from './multicast.js';
 import { routerMcastFlows, switchMcastFlows } from './multicast.js';
@@ -1039,7 +1039,8 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
     setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
     setOwner(data, hairpinOwner(sbUuid), flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS, out);
-    const mcast = snooping(info.mcast) ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid)) : NO_FLOWS;
+    const groups = learnedGroups(src.mc, sbUuid);
+    const mcast = snooping(info.mcast) || groups !== undefined ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid), groups) : NO_FLOWS;
     setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
     return;
   }
@@ -1049,7 +1050,7 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   const plan = facts === undefined ? undefined : planRoutes(facts, previous);
   if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
   setOwner(data, owner, metered(src, flows), out);
-  setOwner(data, mcastOwner(sbUuid), facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid)), out);
+  setOwner(data, mcastOwner(sbUuid), facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid), learnedGroups(src.mc, sbUuid)), out);
   // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
   const chunks = plan?.chunks ?? [];
   chunks.forEach((chunk, i) => {

@@ -19,7 +19,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { createNorthd } from '../../northd/index.js';
 import { chunkCountFor, lbChunkLimits } from '../../northd/load-balancers.js';
 import { routeChunkLimits } from '../../northd/lflows/router.js';
-import type { ChassisOwnedColumns, SbView } from '../../northd/index.js';
+import type { ChassisOwnedColumns, IgmpGroupReport, SbView } from '../../northd/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
 
@@ -35,14 +35,14 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast' | 'igmp';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
   'acl-add', 'acl-del', 'acl-update', 'pg-add', 'pg-del', 'pg-ports', 'as-add', 'as-update', 'as-del',
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
-  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp', 'mcast',
+  'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -336,6 +336,36 @@ function randomMcast(mrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | 
   }
 }
 
+const IGMP_ADDRESSES = ['239.1.1.1', '239.1.1.2', '224.0.0.5', 'ff0e::1', 'ff02::1:3', 'mrouters', 'bad'] as const;
+
+/**
+ * What chassis' snooping writes: IGMP_Group rows inserted, changed or deleted (from `mrng`),
+ * mostly naming a switch and ports of it, sometimes a router, a datapath that does not exist,
+ * no chassis, or ports elsewhere.
+ */
+function randomIgmp(mrng: Rng, view: SbView, rows: ReadonlyMap<Uuid, IgmpGroupReport>): Map<Uuid, IgmpGroupReport | undefined> {
+  const dps = [...(view.get('Datapath_Binding')?.values() ?? [])] as unknown as sb.Datapath_Binding[];
+  const switches = dps.filter((d) => d.external_ids.has('logical-switch')).map((d) => d._uuid).sort();
+  const all = dps.map((d) => d._uuid).sort();
+  const pbs = ([...(view.get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[]).sort((a, b) => (a._uuid < b._uuid ? -1 : 1));
+  const out = new Map<Uuid, IgmpGroupReport | undefined>();
+  const row = (): IgmpGroupReport => {
+    const dp = switches.length > 0 && mrng.chance(0.85) ? mrng.pick(switches) : all.length > 0 && mrng.chance(0.7) ? mrng.pick(all) : mrng.uuid();
+    const local = pbs.filter((p) => p.datapath === dp).map((p) => p._uuid);
+    const ports = mrng.subset(local.length > 0 && mrng.chance(0.9) ? local : pbs.map((p) => p._uuid), 3);
+    return { address: mrng.pick(IGMP_ADDRESSES), datapath: mrng.chance(0.95) ? dp : undefined, chassis: mrng.chance(0.9) ? mrng.pick(['c-1', 'c-2', 'c-3']) : undefined, ports };
+  };
+  const existing = [...rows.keys()].sort();
+  const n = mrng.int(1, 3);
+  for (let i = 0; i < n; i++) {
+    const what = mrng.weighted<string>([['insert', 4], ['update', existing.length > 0 ? 2 : 0], ['delete', existing.length > 0 ? 2 : 0]]);
+    if (what === 'insert') out.set(mrng.uuid(), row());
+    else if (what === 'update') out.set(mrng.pick(existing), row());
+    else out.set(mrng.pick(existing), undefined);
+  }
+  return out;
+}
+
 function randomQosOrMeter(qrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const lss = [...db.rows('Logical_Switch').keys()].sort();
   const qos = [...db.rows('QoS').keys()].sort();
@@ -501,6 +531,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     case 'meter':
     case 'copp':
     case 'mcast':
+    case 'igmp':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -1010,7 +1041,7 @@ const routeAddWeight = { value: 1.5 };
 /** Transactions with a metering QoS flow, a fair meter's ACL copy, an ACL log naming one. */
 const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 };
 /** Transactions with a snooping switch, unregistered multicast to a relay, a router flooding statically, a remote port snooped. */
-const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0 };
+const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, relayed: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1025,6 +1056,7 @@ function runSequence(seed: number): string | undefined {
   const krng = new Rng(seed + 0x7e770000);
   const qrng = new Rng(seed + 0x9050000);
   const mrng = new Rng(seed + 0x3c450000);
+  const irng = new Rng(seed + 0x16470000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1036,14 +1068,17 @@ function runSequence(seed: number): string | undefined {
   // those as they were).
   let extra = 0;
   for (let i = 0; i < TXNS + extra; i++) {
-    const mcast = mrng.chance(0.1);
-    const txn = mcast ? randomMcast(mrng, fx.db)
+    // IGMP_Group reports change no NB row: with a stream of their own, the NB evolves as it
+    // did without them.
+    const igmpReport = irng.chance(0.06);
+    const mcast = !igmpReport && mrng.chance(0.1);
+    const txn = igmpReport ? { kind: 'igmp' as const, ops: [] } : mcast ? randomMcast(mrng, fx.db)
       : qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) {
       if (mcast) extra++;
       continue;
     }
-    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' || txn.kind === 'mcast') extra++;
+    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' || txn.kind === 'mcast' || txn.kind === 'igmp') extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -1076,6 +1111,8 @@ function runSequence(seed: number): string | undefined {
     } else if (txn.kind === 'chassis') {
       const { ports, chassis } = chassisChange(rng, registered, northd.chassisOwned());
       sbDelta = northd.setChassisOwned(fx.db, ports, chassis);
+    } else if (txn.kind === 'igmp') {
+      sbDelta = northd.setIgmpGroups(fx.db, randomIgmp(irng, northd.view(), northd.igmpGroups()));
     } else if (txn.kind === 'svc-status') {
       // A chassis's probes report some rows' health (or clear it); a report for no row is ignored.
       const rows = [...(northd.view().get('Service_Monitor')?.keys() ?? []), rng.uuid()];
@@ -1130,6 +1167,7 @@ function runSequence(seed: number): string | undefined {
     }
     const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, {
       chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
+      igmpGroups: new Map(northd.igmpGroups()),
     }));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     // Keys move only where a request changed (or a row with one came or went).
@@ -1149,6 +1187,8 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 80 && f.actions.includes('_MC_mrouter_flood'))) mcastSeen.relay++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10460)) mcastSeen.routerStatic++;
     if (flows.some((f) => stageOf(f) === 'ls_out_pre_lb' && f.priority === 120)) mcastSeen.remote++;
+    if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 90)) mcastSeen.learned++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10500)) mcastSeen.relayed++;
     if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
     if (flows.some((f) => /meter="m\d__/.test(f.actions))) qosSeen.fairLogs++;
     const meteredKinds = new Set(flows.filter((f) => f.controller_meter.length > 0).map((f) => f.external_ids.get('stage-name')));
@@ -1204,6 +1244,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(qosSeen.copp >= SEQUENCES * 2 && qosSeen.coppWide >= SEQUENCES / 20, 'CoPP meters on flows were exercised');
     t.comment(`transactions with a snooping switch: ${mcastSeen.snoop}, unregistered multicast to a relay: ${mcastSeen.relay}, a router flooding statically: ${mcastSeen.routerStatic}, a remote port snooped: ${mcastSeen.remote}`);
     t.ok(mcastSeen.snoop >= SEQUENCES && mcastSeen.relay >= SEQUENCES / 10 && mcastSeen.routerStatic >= SEQUENCES / 20 && mcastSeen.remote >= SEQUENCES / 20, 'IP multicast (snooping, relay, static flooding, remote ports) was exercised');
+    t.comment(`transactions with a learned group's flow: ${mcastSeen.learned}, relayed by a router: ${mcastSeen.relayed}`);
+    t.ok(mcastSeen.learned >= SEQUENCES && mcastSeen.relayed >= SEQUENCES / 20, 'groups learned by snooping (and relayed) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }

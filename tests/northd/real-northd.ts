@@ -178,10 +178,12 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
     const out = applySbTxn(chassisDb, [...ops], {
       newUuid: uuidSource([0x5b, ++sbSeed, 0, 1]), portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
+      igmpGroups: true,
     });
     if (out.kind !== 'committed') return out;
     if (out.ports.size > 0 || out.chassis.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis);
     if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
+    if (out.igmp.size > 0) northd.setIgmpGroups(fx.db, out.igmp);
     return out;
   };
   /** The same, for the steps that must succeed. */

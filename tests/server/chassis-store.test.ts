@@ -29,7 +29,7 @@ class Log {
   private index = 0;
   private seed = 1;
   constructor(private readonly replicas: readonly Replica[]) {}
-  private push(data: Uint8Array): ApplyResult {
+  push(data: Uint8Array): ApplyResult {
     const e: Entry = { term: 1, index: ++this.index, type: 'normal', data };
     const results = this.replicas.map((r) => r.sm.apply(e, false));
     return results[0] as ApplyResult;
@@ -344,4 +344,59 @@ t.test("an operator's Connection, SSL and SB_Global columns: kept beside northd'
   // ovn-sbctl del-connection: no longer named, the Connection row is collected.
   t.match(log.sb([{ op: 'update', table: 'SB_Global', where: [['_uuid', '==', ['uuid', uuid]]], row: { connections: ['set', []] } }]), { kind: 'committed' });
   t.equal(a.sm.chassis.rows('Connection').size, 0, 'collected, as OVSDB collects a row nothing names');
+});
+
+t.test('IGMP_Group: refused before apply version 3, then chassis write it and northd makes multicast groups; replicas and a restore agree', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  log.nb([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', other_config: ['map', [['mcast_snoop', 'true']]], ports: ['set', [['named-uuid', 'v1'], ['named-uuid', 'v2']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'v1', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1' } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'v2', row: { name: 'vm2', addresses: '00:00:00:00:00:02 10.0.0.2' } },
+  ]);
+  log.sb(registerChassis('hv1', '192.0.2.1'));
+  const dp = [...a.projection.view().get('Datapath_Binding')?.keys() ?? []][0] as string;
+  const pbUuid = (port: string): string => pb(a, port)?._uuid as string;
+  const join = (address: string, ports: string[], chassis = 'hv1'): unknown[] => [{
+    op: 'insert', table: 'IGMP_Group',
+    row: { address, datapath: ['uuid', dp], chassis: ['uuid', chassisUuid(a, chassis)], ports: ['set', ports.map((p) => ['uuid', pbUuid(p)])] },
+  }];
+  const out = log.sb(join('239.1.1.1', ['vm1']));
+  t.match(out, { kind: 'failed' }, 'at apply version 1 the table is northd\'s');
+  t.match(JSON.stringify(out), /IGMP_Group is read-only until every member/, 'with a clear reason');
+  t.equal(a.sm.chassis.rows('IGMP_Group').size, 0, 'nothing written');
+
+  log.push(encodeCommand({ kind: 'apply-version', version: 3, seed: [9, 9, 9, 9] }));
+  t.equal(a.sm.applyVersion, 3);
+  t.match(log.sb(join('239.1.1.1', ['vm1'])), { kind: 'committed' });
+  t.match(log.sb(join('239.1.1.1', ['vm2'])), { kind: 'failed' }, 'one row per address, datapath and chassis (the table\'s index)');
+  log.sb(registerChassis('hv2', '192.0.2.2'));
+  t.match(log.sb(join('239.1.1.1', ['vm2'], 'hv2')), { kind: 'committed' }, 'another chassis\'s row for the group');
+  const groups = (r: Replica): string[] => [...(r.projection.view().get('Multicast_Group')?.values() ?? [])]
+    .filter((g) => (g.tunnel_key as number) >= 32773)
+    .map((g) => `${String(g.name)} ${String(g.tunnel_key)} ${(g.ports as string[]).length}`);
+  t.same(groups(a), ['239.1.1.1 32773 2'], 'one group of both ports, key 32773');
+  const flow = [...(a.projection.view().get('Logical_Flow')?.values() ?? [])].find((f) => f.priority === 90 && (f.match as string).includes('239.1.1.1'));
+  t.equal(flow?.actions, 'outport = "239.1.1.1"; output; ', 'its ls_in_l2_lkup flow');
+  t.match(log.sb(join('239.2.2.2', ['vm2'])), { kind: 'committed' });
+  t.same(groups(a).sort(), ['239.1.1.1 32773 2', '239.2.2.2 32774 1']);
+  // The first group leaves; a restored replica keeps the second's key (history), a new one takes the lowest free.
+  log.sb([{ op: 'delete', table: 'IGMP_Group', where: [['address', '==', '239.1.1.1']] }]);
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.same(groups(c), groups(a), 'restored: the same groups and keys');
+  t.same(groups(b), groups(a), 'replicas agree');
+  // From here every entry goes to the restored replica too.
+  const log2 = new Log([a, b, c]);
+  Object.assign(log2, { index: (log as unknown as { index: number }).index, seed: (log as unknown as { seed: number }).seed });
+  log2.sb(join('239.3.3.3', ['vm1']));
+  t.same(groups(c).sort(), groups(a).sort(), 'and go on alike');
+  t.same(groups(a).sort(), ['239.2.2.2 32774 1', '239.3.3.3 32773 1'], 'the freed key reused');
+  // The Chassis goes: its rows lose their chassis (a weak reference) and northd drops them.
+  log2.sb([{ op: 'delete', table: 'Chassis', where: [['name', '==', 'hv1']] }]);
+  t.equal(a.sm.chassis.rows('IGMP_Group').size, 0, 'its rows go with it, as ovn-northd deletes them');
+  t.same(groups(a), [], 'rows without a chassis make no group');
+  t.same(groups(c), groups(a), 'the restored replica agrees');
 });

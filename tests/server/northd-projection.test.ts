@@ -253,13 +253,19 @@ t.test('northd history: Service_Monitor statuses and the registered Chassis roun
   const h = {
     datapathKeys: [['00000000-0000-4000-8000-000000000001', 1]] as const, portKeys: [['00000000-0000-4000-8000-000000000002', 'vm1', 1]] as const,
     chassisOwned: [['vm1', { chassis: ['c1-uuid'], up: [true] }]] as const, serviceMonitorStatus: [['00000000-0000-4000-8000-000000000003', 'offline']] as const,
-    chassis: [['hv1', 'c1-uuid']] as const,
+    chassis: [['hv1', 'c1-uuid']] as const, igmpKeys: [] as const,
   };
   t.same(decodeNorthdHistory(encodeNorthdHistory(h)), h, 'format 2 round trip: statuses and Chassis both');
   t.same(packr.unpack(encodeNorthdHistory(h)), [2, h.datapathKeys, h.portKeys, [['vm1', [['chassis', ['c1-uuid']], ['up', [true]]]]], h.serviceMonitorStatus, h.chassis],
     'format 2 is [2, datapath keys, port keys, chassis-owned columns, statuses, Chassis]');
   const v1 = packr.pack([1, h.datapathKeys, h.portKeys, [['vm1', [['chassis', ['c1-uuid']], ['up', [true]]]]]]);
   t.same(decodeNorthdHistory(v1, [['hv9', 'u9']]), { ...h, serviceMonitorStatus: [], chassis: [['hv9', 'u9']] }, 'format 1: no statuses, the Chassis given beside it');
+  // Learned multicast groups' keys: format 3, written only when there are some.
+  const h3 = { ...h, igmpKeys: [['00000000-0000-4000-8000-000000000001', '239.1.1.1', 32773]] as const };
+  t.same(decodeNorthdHistory(encodeNorthdHistory(h3)), h3, 'format 3 round trip: the learned groups\' keys');
+  t.equal((packr.unpack(encodeNorthdHistory(h3)) as unknown[])[0], 3, 'with learned groups, format 3');
+  t.throws(() => decodeNorthdHistory(packr.pack([3, [], [], [], [], []])), /unknown format/, 'format 3 has seven parts');
+  t.throws(() => decodeNorthdHistory(packr.pack([3, [], [], [], [], [], 'x'])), /malformed/, 'the learned keys must be a list');
   t.same(decodeNorthdHistory(v1), { ...h, serviceMonitorStatus: [], chassis: [] }, 'format 1 without a chassis database: no Chassis');
   t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], []])), /unknown format/, 'format 2 has six parts');
   t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], [], []])), /unknown format/, 'a five-part format 2 (statuses or Chassis alone, never released) is refused');
