@@ -3,7 +3,8 @@
 // OVS interface carries its iface-id, compiles our logical flows into its bridge, and
 // acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up; it claims the
 // chassisredirect port of a distributed gateway port whose gateway chassis it is, and probes a
-// health-checked backend and writes its Service_Monitor.status. Method: `ovnts up`
+// health-checked backend and writes its Service_Monitor.status, and with IGMP snooping on its
+// switch it writes the group a report joined into IGMP_Group. Method: `ovnts up`
 // (real processes), a real ovs-vswitchd with dummy devices (nothing on the host's network),
 // the real ovn-controller; everything stopped by pid.
 import { execFile } from 'node:child_process';
@@ -110,4 +111,45 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   const monitor = await until(() => `ovn-controller writes the status (log: ${log()})`, async () => (await sb('Service_Monitor')).find((r) => r.logical_port === 'vm1' && r.status === 'offline'));
   t.match(monitor, { ip: '10.0.0.1', port: 80, src_ip: '10.0.0.254', status: 'offline' }, 'the real ovn-controller wrote status offline through the SB door');
   t.equal(await until('the backend out of ct_lb_mark', async () => ((await lbActions()) === 'drop;' ? 'drop;' : undefined)), 'drop;', 'and the VIP drops: no backend is online');
+
+  // IGMP snooping: sw0 snoops; an IGMPv2 report for 239.1.1.1 arrives on vif1 (vm1). The real
+  // ovn-controller learns it and writes an IGMP_Group row through the SB door (the cluster
+  // applies version 3, which lets chassis write it); our northd makes the group
+  // 239.1.1.1 of vm1 and its flow.
+  t.equal((await nbctl('set', 'Logical_Switch', 'sw0', 'other_config:mcast_snoop=true')).code, 0);
+  await until('IP_Multicast enabled for sw0', async () => ((await sb('IP_Multicast')).some((r) => r.enabled === true) ? true : undefined));
+  const report = igmpV2Report('00:00:00:00:00:01', '10.0.0.1', '239.1.1.1');
+  const learned = await until(() => `an IGMP_Group row (ovn-controller log: ${log()})`, async () => {
+    await sw.appctl('netdev-dummy/receive', 'vif1', report);
+    return (await sb('IGMP_Group')).find((r) => r.address === '239.1.1.1');
+  });
+  t.same(learned.chassis, chassis?._uuid, 'ovn-controller wrote the group it learned, naming its Chassis');
+  t.same(learned.ports, pb?._uuid, 'with vm1, the port the report came from');
+  const mc = await until('the learned Multicast_Group', async () => (await sb('Multicast_Group')).find((r) => r.name === '239.1.1.1'));
+  t.same(mc.ports, pb?._uuid, 'northd made the group of vm1');
+  t.ok((mc.tunnel_key as number) >= 32773, `with a learned group's key (${String(mc.tunnel_key)})`);
+  t.ok((await sb('Logical_Flow')).some((f) => f.priority === 90 && String(f.match).includes('ip4.dst == 239.1.1.1')), 'and its ls_in_l2_lkup flow');
 });
+
+/** An IGMPv2 membership report from (mac, ip) for `group`, as the hex ovs-appctl netdev-dummy/receive takes. */
+function igmpV2Report(mac: string, ip: string, group: string): string {
+  const octets = (a: string): number[] => a.split('.').map(Number);
+  const sum = (b: number[]): number => {
+    let s = 0;
+    for (let i = 0; i < b.length; i += 2) s += ((b[i] as number) << 8) + (b[i + 1] ?? 0);
+    while (s > 0xffff) s = (s & 0xffff) + (s >>> 16);
+    return ~s & 0xffff;
+  };
+  const g = octets(group);
+  const igmp = [0x16, 0, 0, 0, ...g];
+  const c = sum(igmp);
+  igmp[2] = c >> 8;
+  igmp[3] = c & 0xff;
+  // IPv4 with the router alert option (RFC 2236), TTL 1, protocol 2.
+  const ipHeader = [0x46, 0, 0, 32, 0, 0, 0x40, 0, 1, 2, 0, 0, ...octets(ip), ...g, 0x94, 0x04, 0, 0];
+  const h = sum(ipHeader);
+  ipHeader[10] = h >> 8;
+  ipHeader[11] = h & 0xff;
+  const eth = [0x01, 0x00, 0x5e, (g[1] as number) & 0x7f, g[2] as number, g[3] as number, ...mac.split(':').map((x) => Number.parseInt(x, 16)), 0x08, 0x00];
+  return Buffer.from([...eth, ...ipHeader, ...igmp]).toString('hex');
+}
