@@ -22,6 +22,7 @@ import { crPortName, lrpOfCrName } from './gateway-ports.js';
 import { boolOption } from './nb.js';
 import { ipv4Value } from './netaddr.js';
 import type { PortInfo, PortsData } from './ports.js';
+import { addTo, removeFrom } from './static-mac-bindings.js';
 import { KeySpace } from './tunnel-keys.js';
 
 /** OVN_MIN_IP_MULTICAST .. OVN_MAX_IP_MULTICAST: the keys of learned groups. */
@@ -77,19 +78,6 @@ export interface IgmpState {
 
 export function newIgmpState(): IgmpState {
   return { rowsByDp: new Map(), rowsByPort: new Map(), portsBySb: new Map(), groups: new Map(), mrouters: new Map(), feeds: new Map(), fedBy: new Map(), keys: new Map(), preferredKeys: new Map() };
-}
-
-function addTo<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
-  let s = m.get(k);
-  if (s === undefined) m.set(k, (s = new Set()));
-  s.add(v);
-}
-
-function removeFrom<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
-  const s = m.get(k);
-  if (s === undefined) return;
-  s.delete(v);
-  if (s.size === 0) m.delete(k);
 }
 
 /** Files a row under its datapath and ports (present) or takes it out. */
