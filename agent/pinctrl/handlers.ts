@@ -21,6 +21,9 @@
 //   bind_vport: the virtual port's tunnel key (32 bits, big-endian); the parent is reg14, the
 //     datapath metadata. Nothing goes back to the switch: the claim (this chassis, the parent as
 //     virtual_parent) is written to the SB by the vport writer.
+//   igmp: no arguments. The IGMP or MLD message (igmp-packet.ts) goes to the snooping, with the
+//     datapath (metadata) and the logical input port (reg14) it came from; a bad checksum or a
+//     message cut short is a bad packet.
 //   handle_svc_check: nothing to send; the reply of a load balancer backend to a health check
 //     (svc-probe.ts reads it) goes to the health-check monitors.
 //
@@ -43,6 +46,7 @@ import type { VportBinding } from './vport-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
 import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
 import { parseSvcReply, type SvcReply } from './svc-probe.js';
+import { parseMcastMessage, type McastMessage } from './igmp-packet.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
 const OFPR_ACTION = 1;
@@ -66,6 +70,10 @@ export type PacketInDecision =
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
   | { readonly kind: 'bind_vport'; readonly opcode: number; readonly binding: VportBinding }
   | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
+  | {
+      readonly kind: 'igmp'; readonly opcode: number; readonly dpKey: number; readonly inportKey: number;
+      readonly message: McastMessage; readonly packet: Uint8Array;
+    }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason; readonly message: string };
 
 const ignored = (reason: IgnoreReason, message: string, opcode?: number): PacketInDecision =>
@@ -111,6 +119,12 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     }
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
+    case ACTION_OPCODE.IGMP: {
+      const message = parseMcastMessage(pin.packet);
+      if (isPacketError(message)) return ignored('bad_packet', `igmp: ${message.message}`, opcode);
+      const md = pin.metadata ?? new Map();
+      return { kind: 'igmp', opcode, dpKey: readDatapathKey(md), inportKey: readReg(md, 14), message, packet: pin.packet };
+    }
     case ACTION_OPCODE.BIND_VPORT: {
       if (args.length < 4) return ignored('bad_userdata', 'bind_vport: the userdata lacks the virtual port\'s key', ACTION_OPCODE.BIND_VPORT);
       const md = pin.metadata ?? new Map();

@@ -3,7 +3,11 @@
 // virtual port claim writers, and the load balancer health checks.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
-export { sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
+export { sbIgmpLookup, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
+export {
+  IgmpSnooping, igmpLimits, igmpSyncOps, mcastForwardPacketOut, mcastSnoopConfig, MC_FLOOD_L2_KEY, MC_MROUTER_FLOOD_KEY,
+  type IgmpGroupRow, type IgmpLookup, type IgmpOutcome, type IgmpStats, type McastSnoopConfig,
+} from './igmp-snooping.js';
 export { Pinctrl, type MacBindingRow, type PacketInOutcome, type PinctrlChannel, type PinctrlOptions, type PinctrlStats, type PortKeys } from './pinctrl.js';
 export { BufferedPackets, bufferLimits, hopKey } from './buffered-packets.js';
 export {

@@ -9,6 +9,10 @@
 //
 // It also runs this chassis's load balancer health checks (svc-monitors.ts): the SB rows come in
 // through serviceMonitorsChanged, the backends' replies through handle_svc_check packet-ins.
+//
+// And IGMP/MLD snooping (igmp-snooping.ts): igmp packet-ins feed per-switch group tables, the
+// message goes on to the multicast routers or the L2 domain, and the groups are written to the
+// SB as this chassis's IGMP_Group rows.
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
@@ -29,6 +33,7 @@ import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
 import { Garps, type GarpSpec } from './garp.js';
 import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
 import { realTimers } from './batch-writer.js';
+import { IgmpSnooping, type IgmpLookup, type IgmpOutcome, type IgmpSnoopingOptions, type IgmpStats } from './igmp-snooping.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
@@ -64,6 +69,13 @@ export interface PinctrlOptions {
   readonly nowMs?: () => number;
   /** Limits of the health checks (monitorsMax, probesInFlightMax) and of their status writer. */
   readonly serviceMonitors?: Pick<SvcMonitorsOptions, 'limits' | 'writer'>;
+  /**
+   * What IGMP snooping reads of the SB view; without it the igmp action is not handled. When
+   * absent, a vportLookup that also is an IgmpLookup (sbVportLookup builds one) serves.
+   */
+  readonly igmpLookup?: IgmpLookup;
+  /** Limits of the snooping's SB writer and its recheck period. */
+  readonly igmpLimits?: IgmpSnoopingOptions['limits'];
 }
 
 export interface PortKeys {
@@ -85,6 +97,7 @@ export type PacketInOutcome =
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
   | { readonly kind: 'vport_claim'; readonly opcode: number; readonly put: VportPutResult }
   | { readonly kind: 'svc_checked'; readonly opcode: number; readonly outcome: ReplyOutcome }
+  | { readonly kind: 'snooped'; readonly opcode: number; readonly outcome: IgmpOutcome; readonly sent: boolean }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
 export interface PinctrlStats {
@@ -100,6 +113,12 @@ export interface PinctrlStats {
   readonly buffered: BufferStats;
   /** Absent without a vport lookup. */
   readonly vportBindings: VportBindingStats | undefined;
+  /** Absent without an IGMP lookup. */
+  readonly igmp?: IgmpStats;
+}
+
+function isIgmpLookup(x: unknown): x is IgmpLookup {
+  return typeof x === 'object' && x !== null && typeof (x as Partial<IgmpLookup>).igmpGroups === 'function' && typeof (x as Partial<IgmpLookup>).ipMulticast === 'function';
 }
 
 /** An IPv6 next hop as MAC_Binding.ip spells it (an IPv4-mapped one as the IPv4 address). */
@@ -130,6 +149,8 @@ export class Pinctrl {
   readonly routerAdvertisements: PeriodicRas;
   /** The gratuitous ARPs it announces on localnet networks (their stats are its stats). */
   readonly garps: Garps;
+  /** IGMP/MLD snooping; absent without an IGMP lookup. */
+  readonly igmp: IgmpSnooping | undefined;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -162,12 +183,20 @@ export class Pinctrl {
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
     });
+    const igmpLookup = options.igmpLookup ?? (isIgmpLookup(options.vportLookup) ? options.vportLookup : undefined);
+    this.igmp = igmpLookup === undefined ? undefined : new IgmpSnooping({
+      sb: options.sb, lookup: igmpLookup,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.igmpLimits === undefined ? {} : { limits: options.igmpLimits }),
+      ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
+    });
     this.stats = {
       packetIns: 0, packetOuts: 0, resumes: 0, learned: 0, vportClaims: 0,
       ignored: { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 },
       macBindings: this.writer.stats,
       buffered: this.buffers.stats,
       vportBindings: this.vportWriter?.stats,
+      ...(this.igmp === undefined ? {} : { igmp: this.igmp.stats }),
     };
   }
 
@@ -198,6 +227,27 @@ export class Pinctrl {
       }
       case 'svc_check':
         return { kind: 'svc_checked', opcode: d.opcode, outcome: this.serviceMonitors.handleReply(d.reply) };
+      case 'igmp': {
+        if (this.igmp === undefined) {
+          this.stats.ignored.unsupported_opcode++;
+          const message = 'igmp is not handled without an IGMP lookup';
+          this.onProblem?.(`packet-in ignored (unsupported_opcode): ${message}`);
+          return { kind: 'ignored', opcode: d.opcode, reason: 'unsupported_opcode', message };
+        }
+        const outcome = this.igmp.handle(d.dpKey, d.inportKey, d.message, d.packet);
+        const forward = outcome.kind === 'snooped' ? outcome.forward : undefined;
+        if (forward === undefined) return { kind: 'snooped', opcode: d.opcode, outcome, sent: false };
+        try {
+          this.channel.send(forward);
+        } catch (err) {
+          if (!(err instanceof ChannelError)) throw err;
+          this.stats.ignored.not_sent++;
+          this.onProblem?.(`igmp: the snooped message not sent on: ${err.message}`);
+          return { kind: 'snooped', opcode: d.opcode, outcome, sent: false };
+        }
+        this.stats.packetOuts++;
+        return { kind: 'snooped', opcode: d.opcode, outcome, sent: true };
+      }
       case 'packet_out':
       case 'resume': {
         try {
@@ -297,5 +347,6 @@ export class Pinctrl {
     this.serviceMonitors.close();
     this.routerAdvertisements.close();
     this.garps.close();
+    this.igmp?.close();
   }
 }

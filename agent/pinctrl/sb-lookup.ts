@@ -9,6 +9,7 @@ import type { PacketInContext } from './handlers.js';
 import type { MacBindingLookup } from './mac-binding-writer.js';
 import type { PortKeys } from './pinctrl.js';
 import type { VportLookup } from './vport-binding-writer.js';
+import { mcastSnoopConfig, type IgmpLookup } from './igmp-snooping.js';
 
 function datapathOfKey(s: SbStore, key: number): sb.Datapath_Binding | undefined {
   for (const row of s.table('Datapath_Binding').values()) {
@@ -64,9 +65,14 @@ export function sbPortKeys(store: () => SbStore): (logicalPort: string) => PortK
   };
 }
 
-/** Ports by tunnel keys and this chassis's row, for bind_vport claims. */
-export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | undefined): VportLookup {
+/**
+ * Ports by tunnel keys and this chassis's row, for bind_vport claims; and, from the same two
+ * inputs, what IGMP snooping reads (sbIgmpLookup), so that a runtime that builds this one lookup
+ * gets both.
+ */
+export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | undefined): VportLookup & IgmpLookup {
   return {
+    ...sbIgmpLookup(store, chassisUuid),
     port(dpKey, portKey) {
       const s = store();
       const dp = datapathOfKey(s, dpKey);
@@ -75,5 +81,46 @@ export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | 
       return { uuid: pb._uuid, logicalPort: pb.logical_port, type: pb.type, chassis: pb.chassis[0], virtualParent: pb.virtual_parent[0] };
     },
     chassisUuid,
+  };
+}
+
+/** IP_Multicast settings, ports and this chassis's IGMP_Group rows by tunnel keys, for IGMP snooping. */
+export function sbIgmpLookup(store: () => SbStore, chassisUuid: () => string | undefined): IgmpLookup {
+  return {
+    chassisUuid,
+    ipMulticast(dpKey) {
+      const s = store();
+      const dp = datapathOfKey(s, dpKey);
+      if (dp === undefined) return undefined;
+      for (const row of s.table('IP_Multicast').values()) {
+        const r = row as unknown as sb.IP_Multicast;
+        if (r.datapath === dp._uuid) return mcastSnoopConfig(r);
+      }
+      return undefined;
+    },
+    datapathUuid: (dpKey) => datapathOfKey(store(), dpKey)?._uuid,
+    portUuid(dpKey, portKey) {
+      const s = store();
+      const dp = datapathOfKey(s, dpKey);
+      return dp === undefined ? undefined : s.portByKey(dp._uuid, portKey)?._uuid;
+    },
+    igmpGroups(dpUuid, us) {
+      const out = [];
+      for (const row of store().table('IGMP_Group').values()) {
+        const g = row as unknown as sb.IGMP_Group;
+        if (g.datapath[0] === dpUuid && g.chassis[0] === us) out.push({ uuid: g._uuid, address: g.address, ports: g.ports });
+      }
+      return out;
+    },
+    igmpGroupDatapaths(us) {
+      const s = store();
+      const keys = new Set<number>();
+      for (const row of s.table('IGMP_Group').values()) {
+        const g = row as unknown as sb.IGMP_Group;
+        const dp = g.chassis[0] === us && g.datapath[0] !== undefined ? s.datapath(g.datapath[0]) : undefined;
+        if (dp !== undefined) keys.add(dp.tunnel_key);
+      }
+      return [...keys];
+    },
   };
 }
