@@ -69,10 +69,7 @@ export interface PinctrlOptions {
   readonly nowMs?: () => number;
   /** Limits of the health checks (monitorsMax, probesInFlightMax) and of their status writer. */
   readonly serviceMonitors?: Pick<SvcMonitorsOptions, 'limits' | 'writer'>;
-  /**
-   * What IGMP snooping reads of the SB view; without it the igmp action is not handled. When
-   * absent, a vportLookup that also is an IgmpLookup (sbVportLookup builds one) serves.
-   */
+  /** What IGMP snooping reads of the SB view (sbIgmpLookup); without it the igmp action is not handled. */
   readonly igmpLookup?: IgmpLookup;
   /** Limits of the snooping's SB writer and its recheck period. */
   readonly igmpLimits?: IgmpSnoopingOptions['limits'];
@@ -117,9 +114,6 @@ export interface PinctrlStats {
   readonly igmp?: IgmpStats;
 }
 
-function isIgmpLookup(x: unknown): x is IgmpLookup {
-  return typeof x === 'object' && x !== null && typeof (x as Partial<IgmpLookup>).igmpGroups === 'function' && typeof (x as Partial<IgmpLookup>).ipMulticast === 'function';
-}
 
 /** An IPv6 next hop as MAC_Binding.ip spells it (an IPv4-mapped one as the IPv4 address). */
 function formatHopIpv6(v: bigint): string {
@@ -183,7 +177,7 @@ export class Pinctrl {
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
     });
-    const igmpLookup = options.igmpLookup ?? (isIgmpLookup(options.vportLookup) ? options.vportLookup : undefined);
+    const igmpLookup = options.igmpLookup;
     this.igmp = igmpLookup === undefined ? undefined : new IgmpSnooping({
       sb: options.sb, lookup: igmpLookup,
       ...(options.timers === undefined ? {} : { timers: options.timers }),

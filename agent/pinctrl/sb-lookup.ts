@@ -65,14 +65,9 @@ export function sbPortKeys(store: () => SbStore): (logicalPort: string) => PortK
   };
 }
 
-/**
- * Ports by tunnel keys and this chassis's row, for bind_vport claims; and, from the same two
- * inputs, what IGMP snooping reads (sbIgmpLookup), so that a runtime that builds this one lookup
- * gets both.
- */
-export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | undefined): VportLookup & IgmpLookup {
+/** Ports by tunnel keys and this chassis's row, for bind_vport claims. */
+export function sbVportLookup(store: () => SbStore, chassisUuid: () => string | undefined): VportLookup {
   return {
-    ...sbIgmpLookup(store, chassisUuid),
     port(dpKey, portKey) {
       const s = store();
       const dp = datapathOfKey(s, dpKey);

@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
@@ -92,6 +92,7 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
       channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
       portKeys: sbPortKeys(() => flows.engine.sb),
       vportLookup: sbVportLookup(() => flows.engine.sb, () => flows.engine.chassis()),
+      igmpLookup: sbIgmpLookup(() => flows.engine.sb, () => flows.engine.chassis()),
       onProblem: (m) => log('warn', `pinctrl: ${m}`),
       onVportClaim: (vport, parent) => log('info', `pinctrl: claimed virtual port ${vport} for this chassis with the virtual parent ${parent}`),
     });
