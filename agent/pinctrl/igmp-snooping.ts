@@ -19,7 +19,8 @@
 // Departures from ovn-controller: the "mrouters" row exists only while there are router ports
 // (ovn-controller keeps an empty one); a group none of whose ports the SB view knows is not
 // written; rows of this chassis on a datapath that has no table here (after a restart, or on a
-// datapath no longer local) are deleted when the timer next compares. No querier yet.
+// datapath no longer local) are deleted when the timer next compares. The querier that keeps
+// memberships alive is igmp-querier.ts.
 
 import { OFTABLE_OUTPUT_INIT } from '../compile/tables.js';
 import { OFPP } from '../openflow/actions.js';

@@ -16,6 +16,7 @@ export {
 export { serviceMonitorSpecs, type SvcMonitorLookups, type SvcMonitorSpecs } from './svc-monitor-specs.js';
 export { SvcMonitors, type SvcMonitorStats } from './svc-monitors.js';
 export { Garps, garpPacket, garpPacketOut, garpSpecs, parseNatAddresses, type GarpSpec, type GarpStats } from './garp.js';
+export { IgmpQueriers, igmpQueryPacket, igmpQueryPacketOut, MC_FLOOD_KEY, querierSpecs, type QuerierSpec } from './igmp-querier.js';
 export { PeriodicRaInputs, PeriodicRas, periodicRaPacket, periodicRaPacketOut, periodicRaSpecs, type PeriodicRaLookups, type PeriodicRaSpec, type PeriodicRaStats } from './periodic-ra.js';
 export { svcMonitorDefaults, svcMonitorLimits, type SvcMonitorLimits, type SvcMonitorSpec, type SvcStatus } from './svc-monitor-table.js';
 export {

@@ -33,6 +33,7 @@ import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
 import { Garps, type GarpSpec } from './garp.js';
 import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
 import { realTimers } from './batch-writer.js';
+import { IgmpQueriers, type QuerierSpec } from './igmp-querier.js';
 import { IgmpSnooping, type IgmpLookup, type IgmpOutcome, type IgmpSnoopingOptions, type IgmpStats } from './igmp-snooping.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
@@ -143,6 +144,8 @@ export class Pinctrl {
   readonly routerAdvertisements: PeriodicRas;
   /** The gratuitous ARPs it announces on localnet networks (their stats are its stats). */
   readonly garps: Garps;
+  /** IGMP general queries on the local snooping switches that ask for a querier (igmp-querier.ts). */
+  readonly queriers: IgmpQueriers;
   /** IGMP/MLD snooping; absent without an IGMP lookup. */
   readonly igmp: IgmpSnooping | undefined;
   readonly stats: PinctrlStats;
@@ -171,6 +174,7 @@ export class Pinctrl {
       channel: options.channel, timers: options.timers ?? realTimers, random: options.random ?? Math.random, onProblem: options.onProblem,
     });
     this.garps = new Garps({ channel: options.channel, timers: options.timers ?? realTimers, onProblem: options.onProblem });
+    this.queriers = new IgmpQueriers({ channel: options.channel, timers: options.timers ?? realTimers, onProblem: options.onProblem });
     this.serviceMonitors = new SvcMonitors({
       channel: options.channel, sb: options.sb, ...options.serviceMonitors,
       ...(options.timers === undefined ? {} : { timers: options.timers }),
@@ -319,6 +323,11 @@ export class Pinctrl {
     this.garps.sync(specs);
   }
 
+  /** The local switches this chassis sends IGMP queries on now (querierSpecs of the SB view). */
+  queriersChanged(specs: readonly QuerierSpec[]): void {
+    this.queriers.sync(specs);
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -342,5 +351,6 @@ export class Pinctrl {
     this.routerAdvertisements.close();
     this.garps.close();
     this.igmp?.close();
+    this.queriers.close();
   }
 }

@@ -12,8 +12,9 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, querierSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { chassisExternalId } from '../../agent/local/ovs-config.js';
@@ -71,6 +72,7 @@ export function ovsRundir(flag: string | undefined, ovsDb: string): string {
 const serviceMonitorInputs: ReadonlySet<string> = new Set(['Service_Monitor', 'Port_Binding', 'Chassis', 'Datapath_Binding']);
 /** The SB tables the gratuitous ARPs read (agent/pinctrl/garp.ts); the local view is read on every update. */
 const garpInputs: ReadonlySet<string> = new Set(['Port_Binding', 'Datapath_Binding', 'Chassis', 'HA_Chassis_Group', 'HA_Chassis']);
+const querierInputs: ReadonlySet<string> = new Set(['IP_Multicast', 'Port_Binding', 'Datapath_Binding']);
 
 /**
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
@@ -124,6 +126,11 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
         // Gratuitous ARPs follow the bindings, the local datapaths and which gateway is active.
         if (u === null || u.reset || u.changes.some((c) => garpInputs.has(c.table))) {
           late.pinctrl?.garpsChanged(garpSpecs(flows.engine.sb, flows.engine.chassis(), view, flows.engine.localDatapaths()));
+        }
+        // IGMP queries follow the switches' IP_Multicast rows and which datapaths are local.
+        if (u === null || u.reset || u.changes.some((c) => querierInputs.has(c.table))) {
+          const rows = flows.engine.sb.table('IP_Multicast').values() as Iterable<unknown> as Iterable<sb.IP_Multicast>;
+          late.pinctrl?.queriersChanged(querierSpecs(rows, (uuid) => flows.engine.sb.datapath(uuid), flows.engine.localDatapaths()));
         }
         return r;
       },

@@ -4,7 +4,8 @@
 // report): the agent learns it and writes this chassis's IGMP_Group row through the central,
 // northd makes the group 239.1.1.1 of vm1, and multicast pings from vm3 to the group reach vm1
 // (it answers) and not vm2 (its port transmits none of them). vm1 leaves (an IGMPv3
-// leave): the row and the group go.
+// leave): the row and the group go. With the switch's querier addresses set, the agent's
+// queries keep a membership alive past idle_timeout.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,4 +77,15 @@ t.test('a snooping switch forwards a group\'s multicast to the port that joined 
   await until('the row goes when vm1 leaves', async () => ((await sb('IGMP_Group')).some((r) => r.address === '239.1.1.1') ? undefined : true), 20_000);
   await until('and the group', async () => ((await sb('Multicast_Group')).some((r) => r.name === '239.1.1.1') ? undefined : true), 10_000);
   t.pass('vm1 left: its IGMP_Group row and the group are gone');
+
+  // A membership lives idle_timeout (15 s here) after its last report; the kernel reports again
+  // only when queried. With the switch's querier addresses set, the agent queries every 7 s
+  // (idle_timeout / 2) and vm1's membership outlives the timeout.
+  await nbctl('set', 'Logical_Switch', 'sw0', 'other_config:mcast_idle_timeout=15', 'other_config:mcast_eth_src="0a:00:00:00:42:fe"', 'other_config:mcast_ip4_src="10.42.0.254"');
+  await nbctl('--wait=hv', 'sync');
+  await vm1.exec('ip', 'addr', 'add', '239.1.1.1/32', 'dev', 'eth0', 'autojoin');
+  await until('vm1 joins again', async () => (await sb('IGMP_Group')).find((r) => r.address === '239.1.1.1'), 20_000);
+  await new Promise((r) => setTimeout(r, 25_000));
+  t.ok((await sb('IGMP_Group')).some((r) => r.address === '239.1.1.1'), 'the membership outlives idle_timeout: the querier\'s queries keep it');
+  t.ok(await multicastReplies(vm3, '239.1.1.1') > 0, 'and vm1 still gets the group\'s traffic');
 });

@@ -1,0 +1,108 @@
+// The IGMP querier (agent/pinctrl/igmp-querier.ts): which local switches get queries (enabled,
+// querier, an eth_src and an ip4_src that parse; not a switch that is not local), the interval
+// (query_interval, else idle_timeout / 2), the query itself (an IGMPv3 general query our own
+// IGMP parser reads as a query, checksums right, TTL 1 to 224.0.0.1, CS6, don't-fragment, max
+// response and QQIC in tenths of a second), the packet-out (metadata, _MC_flood, MLF_LOCAL_ONLY,
+// the local output table) and the schedule (at once, then every interval; a switch that goes
+// stops; a shorter interval takes effect at once; a refused send is counted).
+
+import t from 'tap';
+import { LOG_REG, MLF, OFTABLE } from '../../agent/compile/tables.js';
+import type { Locality, LocalDatapath } from '../../agent/flows/local-datapaths.js';
+import { ChannelError } from '../../agent/openflow/channel.js';
+import type { OfMessage } from '../../agent/openflow/messages.js';
+import { igmpQueryPacket, igmpQueryPacketOut, IgmpQueriers, MC_FLOOD_KEY, querierSpecs, type QuerierSpec } from '../../agent/pinctrl/igmp-querier.js';
+import { parseMcastMessage } from '../../agent/pinctrl/igmp-packet.js';
+import { internetChecksum, isPacketError } from '../../agent/pinctrl/packet.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
+
+const DP = '00000000-0000-4000-8000-0000000000d1';
+const OTHER = '00000000-0000-4000-8000-0000000000d2';
+const FAR = '00000000-0000-4000-8000-0000000000d3';
+
+function row(datapath: string, extra: Partial<sb.IP_Multicast> = {}): sb.IP_Multicast {
+  return {
+    _uuid: `${datapath.slice(0, -2)}aa`, _version: '', datapath, enabled: [true], querier: [true], eth_src: '00:00:00:00:99:01', ip4_src: '10.0.0.254', ip6_src: '',
+    table_size: [2048], idle_timeout: [300], query_interval: [], query_max_resp: [1], seq_no: 0, ...extra,
+  };
+}
+
+const locality: Locality = { datapaths: new Map([[DP, {} as LocalDatapath], [OTHER, {} as LocalDatapath]]), byKey: new Map() };
+const datapath = (uuid: string): sb.Datapath_Binding | undefined =>
+  ({ [DP]: 5, [OTHER]: 6, [FAR]: 7 } as Record<string, number>)[uuid] === undefined ? undefined
+    : { _uuid: uuid, _version: '', tunnel_key: ({ [DP]: 5, [OTHER]: 6, [FAR]: 7 } as Record<string, number>)[uuid] as number, load_balancers: [], external_ids: new Map() };
+
+t.test('which switches are queried, and how often', async (t) => {
+  const specs = querierSpecs([
+    row(DP),
+    row(OTHER, { query_interval: [20], query_max_resp: [3], eth_src: '0A:00:00:00:99:02', ip4_src: '10.0.1.254' }),
+    row(FAR),
+  ], datapath, locality);
+  t.same(specs.map((s) => [s.dpKey, s.intervalS, s.maxRespS, s.ethSrc]), [[5, 150, 1, '00:00:00:00:99:01'], [6, 20, 3, '0a:00:00:00:99:02']],
+    'local switches only; the interval is query_interval, else idle_timeout / 2');
+  for (const [what, extra] of [
+    ['snooping off', { enabled: [false] }], ['querier off', { querier: [false] }], ['no eth_src', { eth_src: '' }], ['a bad eth_src', { eth_src: 'zz' }],
+    ['no ip4_src', { ip4_src: '' }], ['a bad ip4_src', { ip4_src: '10.0.0' }],
+  ] as const) {
+    t.same(querierSpecs([row(DP, extra as Partial<sb.IP_Multicast>)], datapath, locality), [], `no querier with ${what}`);
+  }
+  t.same(querierSpecs([row(DP, { idle_timeout: [], query_interval: [] })], datapath, locality)[0]?.intervalS, 150, 'the default idle timeout (300 s) halved');
+});
+
+t.test('the query: an IGMPv3 general query to 224.0.0.1, and its packet-out', async (t) => {
+  const spec: QuerierSpec = { key: DP, dpKey: 5, ethSrc: '00:00:00:00:99:01', ip4Src: 0x0a0000fe, intervalS: 150, maxRespS: 2 };
+  const p = igmpQueryPacket(spec);
+  t.equal(p.subarray(0, 12).toString('hex'), '01005e000001' + '000000009901', 'from eth_src to 01:00:5e:00:00:01');
+  t.equal(p.readUInt16BE(12), 0x0800);
+  const ip = p.subarray(14, 34);
+  t.same([ip[1], ip.readUInt16BE(6), ip[8], ip[9], ip.readUInt32BE(12), ip.readUInt32BE(16)], [0xc0, 0x4000, 1, 2, 0x0a0000fe, 0xe0000001], 'CS6, DF, TTL 1, IGMP, ip4_src to 224.0.0.1');
+  t.equal(internetChecksum(ip), 0, 'the IPv4 checksum holds');
+  const igmp = p.subarray(34);
+  t.equal(igmp.length, 12, 'a 12-byte IGMPv3 query without sources');
+  t.same([igmp[0], igmp[1], igmp.readUInt32BE(4), igmp[8], igmp[9], igmp.readUInt16BE(10)], [0x11, 20, 0, 0, 20, 0], 'type 0x11, max response and QQIC 2 s in tenths, group 0');
+  t.equal(internetChecksum(igmp), 0, 'the IGMP checksum holds');
+  const parsed = parseMcastMessage(p);
+  t.notOk(isPacketError(parsed), 'our snooping parser reads it');
+  t.match(parsed, { kind: 'query', proto: 'igmp' }, 'as a query');
+  const po = igmpQueryPacketOut(spec);
+  const localOnly = 1n << BigInt(MLF.LOCAL_ONLY);
+  t.same(po.actions, [
+    { kind: 'set_field', field: 'metadata', value: 5n },
+    { kind: 'set_field', field: LOG_REG.OUTPORT, value: BigInt(MC_FLOOD_KEY) },
+    { kind: 'set_field', field: LOG_REG.FLAGS, value: localOnly, mask: localOnly },
+    { kind: 'resubmit', table: OFTABLE.LOCAL_OUTPUT, inPort: 0xfffd },
+  ], 'flooded from the local output table, to this chassis\'s ports only');
+});
+
+t.test('the schedule: at once, every interval, stopped when the switch goes', async (t) => {
+  const timers = new FakeTimers();
+  const sent: { at: number; dp: bigint }[] = [];
+  let refuse = false;
+  const problems: string[] = [];
+  const q = new IgmpQueriers({
+    channel: {
+      send: (m: OfMessage): void => {
+        if (refuse) throw new ChannelError('overloaded', 'full');
+        if (m.kind === 'packet_out') sent.push({ at: timers.now(), dp: (m.actions[0] as { value: bigint }).value });
+      },
+    },
+    timers, onProblem: (m) => problems.push(m),
+  });
+  const t0 = timers.now();
+  const a: QuerierSpec = { key: DP, dpKey: 5, ethSrc: '00:00:00:00:99:01', ip4Src: 0x0a0000fe, intervalS: 10, maxRespS: 1 };
+  const b: QuerierSpec = { ...a, key: OTHER, dpKey: 6, intervalS: 25 };
+  q.sync([a, b]);
+  await timers.advance(60_000);
+  t.same(sent.filter((s) => s.dp === 5n).map((s) => s.at - t0), [0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000], 'every 10 s from the start');
+  t.same(sent.filter((s) => s.dp === 6n).map((s) => s.at - t0), [0, 25_000, 50_000], 'every 25 s');
+  sent.length = 0;
+  q.sync([{ ...b, intervalS: 5 }]);
+  await timers.advance(12_000);
+  t.same(sent.map((s) => [Number(s.dp), s.at - t0]), [[6, 65_000], [6, 70_000]], 'the first switch stopped; the second\'s shorter interval at once');
+  refuse = true;
+  await timers.advance(5_000);
+  t.equal(q.stats.notSent, 1, 'a query the channel refused is counted');
+  t.match(problems, [/IGMP query on datapath 6 not sent/]);
+  q.close();
+});
