@@ -60,8 +60,6 @@ export interface IgmpState {
   /** IGMP_Group rows by the datapath they name, and by the ports they name. */
   readonly rowsByDp: Map<Uuid, Set<Uuid>>;
   readonly rowsByPort: Map<Uuid, Set<Uuid>>;
-  /** Every port by its Port_Binding UUID (the rows name ports so). */
-  readonly portsBySb: Map<Uuid, PortInfo>;
   /** Datapath → its learned groups, by name. */
   readonly groups: Map<Uuid, ReadonlyMap<string, IpGroup>>;
   /** Switch → the ports its "mrouters" rows name (sorted). */
@@ -77,7 +75,7 @@ export interface IgmpState {
 }
 
 export function newIgmpState(): IgmpState {
-  return { rowsByDp: new Map(), rowsByPort: new Map(), portsBySb: new Map(), groups: new Map(), mrouters: new Map(), feeds: new Map(), fedBy: new Map(), keys: new Map(), preferredKeys: new Map() };
+  return { rowsByDp: new Map(), rowsByPort: new Map(), groups: new Map(), mrouters: new Map(), feeds: new Map(), fedBy: new Map(), keys: new Map(), preferredKeys: new Map() };
 }
 
 /** Files a row under its datapath and ports (present) or takes it out. */
@@ -110,6 +108,12 @@ interface Pending {
   readonly ports: Set<Uuid>;
 }
 
+/** The port whose Port_Binding has UUID `u` (the rows name ports so), through the bindings' own table. */
+function portBySb(ports: PortsData, u: Uuid): PortInfo | undefined {
+  const row = ports.table.rows.get(u);
+  return row === undefined ? undefined : ports.byName.get(row.logical_port as string);
+}
+
 /** A port a row names that the group takes: a switch port not flooding multicast anyway. */
 function memberOf(p: PortInfo | undefined): boolean {
   if (p === undefined || p.kind !== 'lsp') return false;
@@ -126,7 +130,7 @@ function switchGroups(state: IgmpState, igmp: SbIgmpData, dps: DatapathsData, po
   for (const uuid of [...(state.rowsByDp.get(sw) ?? [])].sort()) {
     const row = igmp.get(uuid);
     if (row === undefined || row.chassis === undefined || row.datapath !== sw) continue;
-    const members = row.ports.filter((u) => memberOf(state.portsBySb.get(u)));
+    const members = row.ports.filter((u) => memberOf(portBySb(ports, u)));
     if (members.length === 0) continue;
     if (row.address === IGMP_GROUP_MROUTERS) {
       for (const u of members) mrouters.add(u);

@@ -200,14 +200,10 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
       const before = new Map([...dps].map((dp) => [dp, datapathFlags(data, dp)]));
       data.members.clear();
       data.relayLinks.clear();
-      data.igmp.portsBySb.clear();
       data.igmp.rowsByDp.clear();
       data.igmp.rowsByPort.clear();
       // Every list afresh (a SummedSet sorts once when read after many joins).
-      for (const p of ports.byName.values()) {
-        setMembership(data, p, true);
-        data.igmp.portsBySb.set(p.sbUuid, p);
-      }
+      for (const p of ports.byName.values()) setMembership(data, p, true);
       for (const [uuid, row] of igmp) indexRow(data.igmp, uuid, row, true);
       // Learned groups afresh (their keys kept): every switch with rows, and every one that had groups.
       const switches = new Set([...data.igmp.rowsByDp.keys(), ...data.igmp.feeds.keys(), ...[...data.igmp.groups.keys()].filter((dp) => !data.igmp.fedBy.has(dp))]);
@@ -242,12 +238,10 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
           for (const p of [old, now]) if (p !== undefined && !before.has(p.dp)) before.set(p.dp, datapathFlags(data, p.dp));
           if (old !== undefined) {
             setMembership(data, old, false);
-            data.igmp.portsBySb.delete(old.sbUuid);
             touch(old);
           }
           if (now !== undefined) {
             setMembership(data, now, true);
-            data.igmp.portsBySb.set(now.sbUuid, now);
             touch(now);
           }
           for (const p of [old, now]) if (p !== undefined) switchesTouchedByPort(data.igmp, igmp, ports, p, learned);
