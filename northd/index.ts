@@ -12,9 +12,10 @@
 // row (`setServiceMonitorStatus`). Both are history too, kept in `history()`, as is the third
 // thing chassis bring: the SB Chassis rows registered (name → UUID, also given to
 // `setChassisOwned`), which HA_Chassis.chassis and HA_Chassis_Group.ref_chassis name. The
-// IGMP_Group rows chassis write (what their snooping learned, `setIgmpGroups`) are not history
-// here: they live in the chassis database, which a restore hands back (`createNorthd`); the
-// tunnel keys of the multicast groups made from them are.
+// IGMP_Group rows chassis write (what their snooping learned, `setIgmpGroups`) and the Chassis
+// rows' hostnames (which options:requested-chassis may name) are not history here: they live in
+// the chassis database, which a restore hands back (`createNorthd`); the tunnel keys of the
+// multicast groups made from those rows are.
 import type { Database, DbDelta, Row, RowChange, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -27,6 +28,8 @@ import type { IgmpGroupReport, MulticastData, SbIgmpChange, SbIgmpData } from '.
 import { igmpKeysOf, MC_IP_MULTICAST_MIN, multicastNode } from './multicast.js';
 import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from './ports.js';
 import { portsNode } from './ports.js';
+import type { SbHostnamesData } from './requested-chassis.js';
+import { applyHostnameUpdates } from './requested-chassis.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
 import { SbChangeSet as ChangeSet } from './sb-changes.js';
 import type { SbGlobalData } from './sb-global.js';
@@ -92,6 +95,15 @@ export interface NorthdReports {
   readonly serviceMonitorStatus?: ReadonlyMap<Uuid, string>;
   readonly chassis?: ReadonlyMap<string, Uuid>;
   readonly igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>;
+  /** Chassis UUID → its hostname (Chassis without one are left out). */
+  readonly hostnames?: ReadonlyMap<Uuid, string>;
+}
+
+/** What the chassis database restored beside a history holds that northd reads (createNorthd). */
+export interface NorthdRestored {
+  readonly igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>;
+  /** Chassis UUID → its hostname (Chassis without one are left out). */
+  readonly hostnames?: ReadonlyMap<Uuid, string>;
 }
 
 export interface Northd {
@@ -101,10 +113,15 @@ export interface Northd {
    * Records what agents reported for some ports' chassis-owned Port_Binding columns (chassis,
    * encap, up, ...; undefined = forget the port's report) and, in `chassis`, the SB Chassis
    * rows that registered, left or were renamed (name → the UUID of the Chassis of that name
-   * now, undefined when there is none), and returns the SB changes. `nb` is the current NB
-   * database. Reports for ports without a binding are kept for when it appears.
+   * now, undefined when there is none), in `hostnames` the Chassis rows whose hostname came,
+   * went or changed (UUID → the hostname now, undefined when the row is gone or has none), and
+   * returns the SB changes. `nb` is the current NB database. Reports for ports without a
+   * binding are kept for when it appears.
    */
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, chassis?: ReadonlyMap<string, Uuid | undefined>): SbDelta;
+  setChassisOwned(
+    nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, chassis?: ReadonlyMap<string, Uuid | undefined>,
+    hostnames?: ReadonlyMap<Uuid, string | undefined>,
+  ): SbDelta;
   /**
    * Records the status chassis reported for some Service_Monitor rows (by UUID; undefined =
    * cleared) and returns the SB changes: the rows, and the flows of the load balancers whose
@@ -121,7 +138,7 @@ export interface Northd {
   /**
    * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and what
    * chassis wrote comes from `reported` (none when absent): chassis-owned columns, Service_Monitor
-   * statuses and the registered Chassis.
+   * statuses, the registered Chassis and their hostnames.
    */
   recompute(nb: Database, previous?: SbView, reported?: NorthdReports): SbView;
   /** The chassis-owned columns as last reported, by logical port. */
@@ -132,6 +149,8 @@ export interface Northd {
   chassis(): ReadonlyMap<string, Uuid>;
   /** The IGMP_Group rows as last reported, by UUID. */
   igmpGroups(): ReadonlyMap<Uuid, IgmpGroupReport>;
+  /** The registered Chassis's hostnames as last reported: UUID → hostname. */
+  hostnames(): ReadonlyMap<Uuid, string>;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -141,7 +160,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_igmp'], [
+  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
@@ -223,20 +242,23 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
   return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst), igmpKeys };
 }
 
+export type { IgmpGroupReport } from './multicast.js';
+
 /**
  * A northd whose first run (a full computation) keeps the tunnel keys and chassis-owned
  * columns of `history`, so a replica restored from a snapshot continues exactly where the
- * others are, with the IGMP_Group rows of the chassis database restored beside it. Without
- * `history` it starts empty.
+ * others are, with what the chassis database restored beside it holds (`restored`: its
+ * IGMP_Group rows and Chassis hostnames). Without `history` it starts empty.
  */
-export type { IgmpGroupReport } from './multicast.js';
-
-export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): Northd {
+export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored): Northd {
   const engine = buildEngine();
   const owned = new Map<string, ChassisOwnedColumns>(history?.chassisOwned ?? []);
   const svcStatus = new Map<Uuid, string>(history?.serviceMonitorStatus ?? []);
   const chassis = new Map<string, Uuid>(history?.chassis ?? []);
-  const igmp = new Map<Uuid, IgmpGroupReport>(igmpGroups ?? []);
+  const igmp = new Map<Uuid, IgmpGroupReport>(restored?.igmpGroups ?? []);
+  const hostnameOf = new Map<Uuid, string>();
+  const byHostname = new Map<string, readonly Uuid[]>();
+  applyHostnameUpdates(byHostname, hostnameOf, restored?.hostnames ?? []);
   const igmpPreferred = engine.data<MulticastData>('multicast').preferredKeys;
   for (const [dp, name, key] of history?.igmpKeys ?? []) igmpPreferred.set(`${dp} ${name}`, key);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
@@ -252,12 +274,14 @@ export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<U
     statusChange: ReadonlySet<Uuid> | undefined,
     chassisChange: ReadonlySet<string> | undefined,
     igmpChange?: SbIgmpChange,
+    hostnameChange?: ReadonlySet<string>,
   ): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
       ['sb_owned', { data: owned satisfies SbOwnedData, change: ownedChange }],
       ['svc_status', { data: svcStatus satisfies SvcStatusData, change: statusChange }],
       ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
+      ['sb_hostnames', { data: byHostname satisfies SbHostnamesData, change: hostnameChange }],
       ['sb_igmp', { data: igmp satisfies SbIgmpData, change: igmpChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
@@ -317,7 +341,7 @@ export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<U
   };
   return {
     apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined, undefined, undefined)),
-    setChassisOwned(nb, updates, chassisUpdates): SbDelta {
+    setChassisOwned(nb, updates, chassisUpdates, hostnameUpdates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
         else owned.set(name, columns);
@@ -329,7 +353,11 @@ export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<U
         else chassis.set(name, uuid);
         renamed.add(name);
       }
-      return forgetDeleted(run(nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, undefined, renamed.size > 0 ? renamed : undefined));
+      const rehosted = applyHostnameUpdates(byHostname, hostnameOf, hostnameUpdates ?? []);
+      return forgetDeleted(run(
+        nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, undefined, renamed.size > 0 ? renamed : undefined, undefined,
+        rehosted.size > 0 ? rehosted : undefined,
+      ));
     },
     setServiceMonitorStatus(nb, updates): SbDelta {
       const rows = engine.data<SvcMonitorsData>('svc_monitors').table.rows;
@@ -358,11 +386,14 @@ export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<U
       const statusData: SvcStatusData = reported?.serviceMonitorStatus ?? new Map();
       const chassisData: SbChassisData = reported?.chassis ?? new Map();
       const igmpData: SbIgmpData = reported?.igmpGroups ?? new Map();
+      const hostnameData = new Map<string, readonly Uuid[]>();
+      applyHostnameUpdates(hostnameData, new Map(), reported?.hostnames ?? []);
       fresh.run(new Map([
         ['nb', { data: nb, change: undefined }],
         ['sb_owned', { data: ownedData, change: undefined }],
         ['svc_status', { data: statusData, change: undefined }],
         ['sb_chassis', { data: chassisData, change: undefined }],
+        ['sb_hostnames', { data: hostnameData satisfies SbHostnamesData, change: undefined }],
         ['sb_igmp', { data: igmpData, change: undefined }],
       ]));
       return viewOf(fresh);
@@ -371,6 +402,7 @@ export function createNorthd(history?: NorthdHistory, igmpGroups?: ReadonlyMap<U
     serviceMonitorStatus: () => svcStatus,
     chassis: () => chassis,
     igmpGroups: () => igmp,
+    hostnames: () => hostnameOf,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
     history: () => historyOf(engine, owned, svcStatus, chassis),

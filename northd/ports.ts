@@ -8,7 +8,9 @@
 // `sb_owned` input (agents' claims), which may be empty; up defaults to [false] as in OVN.
 // The SB HA_Chassis_Group and HA_Chassis rows the bindings name are written here too: a
 // member's chassis column from the `sb_chassis` input (the registered Chassis by name), a
-// group's ref_chassis from the bindings' chassis (ha-ref-chassis.ts).
+// group's ref_chassis from the bindings' chassis (ha-ref-chassis.ts). A switch port's
+// requested chassis come from its options and the Chassis by name or hostname (`sb_chassis`,
+// `sb_hostnames`; requested-chassis.ts).
 //
 // Dependencies between names: a router LRP's peer option and a router LSP's "router" MAC
 // depend on each other's rows, and an LRP's peer on the LRP it names; `project` follows them
@@ -40,6 +42,8 @@ import { ssetOrder } from './ovs-hash.js';
 import { fitted } from './fitted.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
+import type { ChassisRegistry, SbHostnamesChange, SbHostnamesData } from './requested-chassis.js';
+import { requestedChassis, requestedEntries } from './requested-chassis.js';
 import { KeySpace, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
 import type { VirtualPortFacts } from './virtual-ports.js';
 import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
@@ -191,6 +195,9 @@ export interface PortsData {
   readonly refChassis: HaRefChassis;
   /** Port name → the virtual ports whose facts name it as a parent (listed or bound). */
   readonly virtualRefs: Map<string, Set<string>>;
+  /** LSP name → the entries of its options:requested-chassis; entry → the LSPs naming it. */
+  readonly requestedOf: Map<string, readonly string[]>;
+  readonly requestedRefs: Map<string, Set<string>>;
 }
 
 export interface PortsChange {
@@ -215,6 +222,8 @@ interface BindingColumns {
   readonly port_security: readonly string[];
   readonly external_ids: ReadonlyMap<string, string>;
   readonly ha_chassis_group?: readonly Uuid[];
+  readonly requested_chassis?: readonly Uuid[];
+  readonly requested_additional_chassis?: readonly Uuid[];
 }
 
 interface Desired {
@@ -261,8 +270,8 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
   const row = {
     _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: c.ha_chassis_group ?? NO_UUIDS,
     options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: NO_UUIDS,
-    mac: c.mac, port_security: c.port_security, nat_addresses: c.nat_addresses ?? NO_STRINGS, external_ids: c.external_ids, requested_chassis: NO_UUIDS,
-    requested_additional_chassis: NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
+    mac: c.mac, port_security: c.port_security, nat_addresses: c.nat_addresses ?? NO_STRINGS, external_ids: c.external_ids, requested_chassis: c.requested_chassis ?? NO_UUIDS,
+    requested_additional_chassis: c.requested_additional_chassis ?? NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
     encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
     up: owned?.up ?? UP_FALSE,
   };
@@ -278,8 +287,8 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
  */
 function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
-  // gateway_chassis, mirror_rules, requested_chassis and requested_additional_chassis are
-  // always empty here (bindingRow); the rest go through the cheap forms of canonicalText below.
+  // gateway_chassis and mirror_rules are always empty here (bindingRow); the rest go through
+  // the cheap forms of canonicalText below.
   // Runs of columns that are usually empty are one piece when they are (a VIF's parent_port
   // and tag, an unclaimed port's chassis-owned columns): each piece costs a call and a copy.
   w.put('{"logical_port":');
@@ -315,12 +324,20 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
     w.put(',"external_ids":');
   }
   w.put(mapText(r.external_ids));
-  if (r.chassis.length === 0 && r.additional_chassis.length === 0 && r.encap.length === 0 && r.additional_encap.length === 0 && r.virtual_parent.length === 0 &&
-    r.up.length === 1 && r.up[0] === false) {
+  const unrequested = r.requested_chassis.length === 0 && r.requested_additional_chassis.length === 0;
+  if (unrequested && r.chassis.length === 0 && r.additional_chassis.length === 0 && r.encap.length === 0 && r.additional_encap.length === 0 &&
+    r.virtual_parent.length === 0 && r.up.length === 1 && r.up[0] === false) {
     w.put(UNCLAIMED_TAIL);
     return;
   }
-  w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
+  if (unrequested) w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
+  else {
+    w.put(',"requested_chassis":');
+    w.put(atomsText(r.requested_chassis));
+    w.put(',"requested_additional_chassis":');
+    w.put(atomsText(r.requested_additional_chassis));
+    w.put(',"chassis":');
+  }
   w.put(atomsText(r.chassis));
   w.put(',"additional_chassis":');
   w.put(atomsText(r.additional_chassis));
@@ -335,7 +352,7 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put('}');
 }
 
-/** The text of a binding's columns from requested_chassis on, for a port no chassis claimed. */
+/** The text of a binding's columns from requested_chassis on, for a port no chassis claimed nor was requested for. */
 const UNCLAIMED_TAIL = ',"requested_chassis":[],"requested_additional_chassis":[],"chassis":[],"additional_chassis":[],"encap":[],"additional_encap":[],"virtual_parent":[],"up":[false]}';
 
 /** canonicalText of an array of strings, numbers or booleans: JSON.stringify writes it so. */
@@ -456,7 +473,7 @@ function dhcpOptionsOf(db: Database, uuid: Uuid | undefined): DhcpOptionsFacts |
 const NO_MAP: ReadonlyMap<string, string> = new Map();
 const NO_ADDRS: readonly LportAddresses[] = Object.freeze([]);
 
-function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: nb.Logical_Switch_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
+function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, registry: ChassisRegistry, lsp: nb.Logical_Switch_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Switch', lsp._uuid));
   if (dp === undefined) return undefined;
   const name = lsp.name;
@@ -554,12 +571,15 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, lsp: 
   }
   // An external port's HA_Chassis_Group is copied to the SB.
   const haGroup = lsp.type === 'external' ? haGroupOf(db, name, lsp.ha_chassis_group, NO_UUIDS) : undefined;
+  // Where the CMS wants the port bound; not for router ports, which no chassis claims.
+  const requested = isRouter ? undefined : requestedChassis(lsp.options.get('requested-chassis'), registry);
   return {
     info,
     columns: {
       type: isRouter ? (gatewayChassis !== undefined ? 'l3gateway' : 'patch') : lsp.type, options, nat_addresses: natAddresses.length === 0 ? NO_STRINGS : natAddresses.sort(),
       parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids,
       ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
+      ...(requested !== undefined && requested.main.length > 0 ? { requested_chassis: requested.main, requested_additional_chassis: requested.additional } : {}),
     },
     haGroup,
     link: routerPeer?.dp,
@@ -828,7 +848,7 @@ function refContribution(info: PortInfo, d: Desired, owned: ChassisOwnedColumns 
   };
 }
 
-/** Keeps the router-port and peer reverse indexes in step with the NB rows named `name`. */
+/** Keeps the router-port, peer and requested-chassis reverse indexes in step with the NB rows named `name`. */
 function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | undefined, lrp: nb.Logical_Router_Port | undefined): void {
   const oldTarget = data.routerPortOf.get(name);
   if (oldTarget !== undefined) dropRef(data.routerPortRefs, oldTarget, name);
@@ -845,6 +865,13 @@ function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | un
   if (peer !== undefined) {
     data.peerOf.set(name, peer);
     addRef(data.peerRefs, peer, name);
+  }
+  for (const entry of data.requestedOf.get(name) ?? []) dropRef(data.requestedRefs, entry, name);
+  data.requestedOf.delete(name);
+  const entries = requestedEntries(lsp?.options.get('requested-chassis'));
+  if (entries.length > 0) {
+    data.requestedOf.set(name, entries);
+    for (const entry of entries) addRef(data.requestedRefs, entry, name);
   }
 }
 
@@ -904,7 +931,7 @@ function settleKeys(data: PortsData, names: readonly string[], desired: readonly
  * port a router LSP names, the router ports that name them as peer). Releases come before
  * allocations, and new ports take keys in name order.
  */
-function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: SbChassisData, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
+function project(db: Database, dps: DatapathsData, owned: SbOwnedData, registry: ChassisRegistry, data: PortsData, primary: ReadonlySet<string>, out: PortsChange, switchesTouched: ReadonlySet<Uuid> = new Set()): void {
   const dirty = new Set(primary);
   // An array, iterated by index: this runs once per run over every name of a full run, too
   // rarely to be optimized, and an unoptimized for-of over a set allocates a result per step.
@@ -974,7 +1001,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
   const facts = new ProjectFacts(db);
   const desiredOf = (name: string): Desired | undefined => {
     const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
-    if (lsp !== undefined) return desiredLsp(db, facts, dps, lsp, owned.get(name));
+    if (lsp !== undefined) return desiredLsp(db, facts, dps, registry, lsp, owned.get(name));
     const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
     if (lrp !== undefined) return desiredLrp(db, facts, dps, data, lrp);
     const gatewayPort = lrpOfCrName(name);
@@ -1015,7 +1042,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     data.refChassis.setPort(name, undefined);
     if (d === undefined) {
       data.table.remove(old.sbUuid, out.sb);
-      setHaGroup(data, chassis, name, undefined, out);
+      setHaGroup(data, registry.byName, name, undefined, out);
     } else moved.add(name);
     note(name, old, undefined);
   }
@@ -1040,7 +1067,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, chassis: 
     const row = bindingRow(info, d.columns, reported);
     if (old === undefined && !moved.has(name)) data.table.insert(row, out.sb);
     else data.table.put(row, out.sb);
-    setHaGroup(data, chassis, name, d.haGroup, out);
+    setHaGroup(data, registry.byName, name, d.haGroup, out);
     data.refChassis.setPort(name, refContribution(info, d, reported));
     if (old === undefined || !samePortInfo(old, info)) note(name, old, info);
   }
@@ -1117,16 +1144,28 @@ function switchPortsFacingRouter(db: Database, data: PortsData, nbUuid: Uuid, in
   for (const lrp of lrps) for (const lsp of data.routerPortRefs.get(lrp) ?? []) into.add(lsp);
 }
 
+/** The registered Chassis, by name and by hostname, as the node's inputs hold them. */
+function registryOf(inputs: NodeInputs): ChassisRegistry {
+  return { byName: inputs.data<SbChassisData>('sb_chassis'), byHostname: inputs.data<SbHostnamesData>('sb_hostnames') };
+}
+
+/** The LSPs whose options:requested-chassis names one of `entries` (Chassis names or hostnames). */
+function requestingPorts(data: PortsData, entries: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) for (const name of data.requestedRefs.get(e) ?? []) out.add(name);
+  return out;
+}
+
 export function portsNode(): EngineNode<PortsData, PortsChange> {
   return {
     name: 'ports',
-    inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis'],
+    inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis', 'sb_hostnames'],
     init: () => ({
       byName: new Map(), byDp: new Map(), keys: new Map(), keyless: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
       allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
       haGroupUsers: new Map(), haMembers: new Map(), haDesired: new Map(), haGroupsByChassisName: new Map(), refChassis: new HaRefChassis(),
-      virtualRefs: new Map(),
+      virtualRefs: new Map(), requestedOf: new Map(), requestedRefs: new Map(),
     }),
     newChange: () => ({ sb: new SbChangeSet(), ports: new Map(), allRouterFlipped: new Set() }),
     isEmpty: (c) => c.sb.size === 0 && c.ports.size === 0 && c.allRouterFlipped.size === 0,
@@ -1143,7 +1182,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
       const dps = inputs.data<DatapathsData>('datapaths');
       const switches = new Set<Uuid>(data.allRouter.keys());
       for (const info of dps.byNb.values()) if (info.kind === 'switch') switches.add(info.sbUuid);
-      project(db, dps, inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, all, out, switches);
+      project(db, dps, inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, all, out, switches);
     },
     handlers: {
       nb(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
@@ -1219,7 +1258,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
           }
         }
         if (dirty.size === 0 && switchesTouched.size === 0) return 'unchanged';
-        project(db, inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, dirty, out, switchesTouched);
+        project(db, inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, dirty, out, switchesTouched);
         return 'handled';
       },
       datapaths(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
@@ -1239,28 +1278,39 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
           }
         }
         if (dirty.size === 0) return 'unchanged';
-        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, dirty, out);
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, dirty, out);
         return 'handled';
       },
       sb_owned(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
         const names = change as SbOwnedChange;
         if (names.size === 0) return 'unchanged';
-        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), inputs.data<SbChassisData>('sb_chassis'), data, new Set(names), out);
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, new Set(names), out);
         return 'handled';
       },
       sb_chassis(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
         // A Chassis registering, leaving or renamed: the members naming it get (or lose) it in
-        // their chassis column. ref_chassis follows the ports' bindings, which the chassis
-        // transaction updates itself (a deleted Chassis's weak references are dropped there).
+        // their chassis column, the ports asking for it their requested chassis. ref_chassis
+        // follows the ports' bindings, which the chassis transaction updates itself (a deleted
+        // Chassis's weak references are dropped there).
+        const names = change as SbChassisChange;
         const groups = new Set<string>();
-        for (const name of change as SbChassisChange) for (const g of data.haGroupsByChassisName.get(name) ?? []) groups.add(g);
-        if (groups.size === 0) return 'unchanged';
+        for (const name of names) for (const g of data.haGroupsByChassisName.get(name) ?? []) groups.add(g);
+        const ports = requestingPorts(data, names);
+        if (groups.size === 0 && ports.size === 0) return 'unchanged';
         const chassis = inputs.data<SbChassisData>('sb_chassis');
         for (const g of [...groups].sort()) {
           const desired = data.haDesired.get(g);
           assert.ok(desired !== undefined, `HA_Chassis_Group ${g} is indexed by a member's chassis name but not written`);
           writeHaGroup(data, chassis, desired, out);
         }
+        if (ports.size > 0) project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, ports, out);
+        return 'handled';
+      },
+      sb_hostnames(data: PortsData, change: unknown, inputs: NodeInputs, out: PortsChange) {
+        // A Chassis's hostname came, went or changed: the ports asking for that hostname.
+        const ports = requestingPorts(data, change as SbHostnamesChange);
+        if (ports.size === 0) return 'unchanged';
+        project(inputs.data<Database>('nb'), inputs.data<DatapathsData>('datapaths'), inputs.data<SbOwnedData>('sb_owned'), registryOf(inputs), data, ports, out);
         return 'handled';
       },
     },

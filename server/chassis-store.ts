@@ -95,13 +95,16 @@ export type MonitorUpdates = Map<Uuid, string | undefined>;
 /** Chassis names whose Chassis row came, went or changed: name → the UUID holding it now. */
 export type ChassisUpdates = Map<string, Uuid | undefined>;
 
+/** Chassis rows whose hostname came, went or changed: UUID → the hostname now (undefined: none). */
+export type HostnameUpdates = Map<Uuid, string | undefined>;
+
 /** IGMP_Group rows a transaction inserted, changed (their new contents) or deleted (undefined). */
 export type IgmpUpdates = Map<Uuid, IgmpGroupReport | undefined>;
 
 export type SbTxnOutcome =
   | {
     readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates;
-    readonly igmp: IgmpUpdates;
+    readonly hostnames: HostnameUpdates; readonly igmp: IgmpUpdates;
   }
   | { readonly kind: 'failed'; readonly results: unknown[] }
   | { readonly kind: 'blocked'; readonly timeoutMs: number };
@@ -323,7 +326,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     results[p.index] = { count };
   }
-  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), igmp: igmpUpdates(out.delta) };
+  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), hostnames: hostnameUpdates(out.delta), igmp: igmpUpdates(out.delta) };
 }
 
 /**
@@ -405,6 +408,24 @@ export function chassisUpdates(delta: DbDelta): ChassisUpdates {
   }
   for (const c of delta.changes) {
     if (c.table === 'Chassis' && c.kind !== 'delete' && (c.kind === 'insert' || c.old.name !== c.new.name)) out.set(c.new.name as string, c.uuid);
+  }
+  return out;
+}
+
+/** A Chassis row's hostname as northd reads it: an empty one is none. */
+export function hostnameOf(row: Row | undefined): string | undefined {
+  const h = row === undefined ? undefined : (row as unknown as { hostname: string }).hostname;
+  return h === undefined || h === '' ? undefined : h;
+}
+
+/** The Chassis rows a chassis-database delta gave, changed or took a hostname. */
+export function hostnameUpdates(delta: DbDelta): HostnameUpdates {
+  const out: HostnameUpdates = new Map();
+  for (const c of delta.changes) {
+    if (c.table !== 'Chassis') continue;
+    const before = c.kind === 'insert' ? undefined : hostnameOf(c.old);
+    const now = c.kind === 'delete' ? undefined : hostnameOf(c.new);
+    if (before !== now) out.set(c.uuid, now);
   }
   return out;
 }

@@ -12,8 +12,17 @@ import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js'
 import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
 import { APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
-import { applySbTxn, chassisSchema, igmpReportOf, portIsUp } from './chassis-store.js';
+import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
+
+/** What a restored chassis database holds that the projection reads. */
+export interface RestoredChassisDb {
+  /** The registered Chassis, name → UUID, for projection state older than its reading them. */
+  readonly chassis: ReadonlyMap<string, Uuid>;
+  /** Chassis UUID → its hostname (Chassis without one left out). */
+  readonly hostnames: ReadonlyMap<Uuid, string>;
+  readonly igmpGroups: ReadonlyMap<Uuid, IgmpGroupReport>;
+}
 
 /**
  * The seam northd plugs into. Called synchronously inside apply, so it must be pure and
@@ -35,11 +44,10 @@ export interface Projection {
   /**
    * The NB database was replaced by a snapshot taken at `revision`; `data` is what
    * `snapshot()` returned then (undefined for a snapshot without projection state: the
-   * projection starts over from `nb` without history). `chassis` is the registered Chassis of
-   * the restored chassis database (name → UUID), for projection state older than its reading
-   * them.
+   * projection starts over from `nb` without history). `chassisDb` is what the chassis
+   * database restored beside it holds that the projection reads.
    */
-  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): void;
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassisDb?: RestoredChassisDb): void;
   /** northd's Port_Binding rows now, by UUID (what a chassis's Port_Binding "where" is matched against). */
   portBindings?(): ReadonlyMap<string, Row>;
   /** The chassis-owned Port_Binding columns reported so far, by logical_port. */
@@ -49,7 +57,10 @@ export interface Projection {
    * `chassis` names the Chassis rows that registered, left or were renamed (name → the UUID
    * of the Chassis of that name now, undefined when none).
    */
-  setChassisOwned?(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void;
+  setChassisOwned?(
+    nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>,
+    hostnames?: ReadonlyMap<Uuid, string | undefined>,
+  ): void;
   /** northd's Service_Monitor rows now, by UUID (what a chassis's Service_Monitor "where" is matched against). */
   serviceMonitors?(): ReadonlyMap<string, Row>;
   /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
@@ -280,7 +291,7 @@ export class NbStateMachine implements StateMachine {
         return { kind: 'failed', results: out.results, revision: this.rev };
       case 'committed': {
         this.noteAcks(out.delta);
-        if (out.ports.size > 0 || out.chassis.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis));
+        if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis, out.hostnames));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
         const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
@@ -614,10 +625,15 @@ export class NbStateMachine implements StateMachine {
     this.version = version;
     this.rev = revision;
     const chassis = new Map<string, Uuid>();
-    for (const row of this.sb.rows('Chassis').values()) chassis.set(row.name as string, row._uuid);
-    const igmp = new Map<Uuid, IgmpGroupReport>();
-    for (const row of this.sb.rows('IGMP_Group').values()) igmp.set(row._uuid, igmpReportOf(row));
-    this.options.projection?.restore(this.db, projection ?? undefined, revision, chassis, igmp);
+    const hostnames = new Map<Uuid, string>();
+    for (const row of this.sb.rows('Chassis').values()) {
+      chassis.set(row.name as string, row._uuid);
+      const hostname = hostnameOf(row);
+      if (hostname !== undefined) hostnames.set(row._uuid, hostname);
+    }
+    const igmpGroups = new Map<Uuid, IgmpGroupReport>();
+    for (const row of this.sb.rows('IGMP_Group').values()) igmpGroups.set(row._uuid, igmpReportOf(row));
+    this.options.projection?.restore(this.db, projection ?? undefined, revision, { chassis, hostnames, igmpGroups });
     for (const l of this.restoreListeners) l(revision);
   }
 }

@@ -12,7 +12,7 @@ import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport, NodeStats, Northd, NorthdHistory, SbDelta, SbView } from '../northd/index.js';
 import { createNorthd } from '../northd/index.js';
 import { SbChangeSet } from '../northd/sb-changes.js';
-import type { Projection } from './nb-state-machine.js';
+import type { Projection, RestoredChassisDb } from './nb-state-machine.js';
 
 /** Called with every SB change in revision order; a listener must not throw. */
 export type SbChangeListener = (revision: number, delta: SbDelta) => void;
@@ -159,10 +159,10 @@ export class NorthdProjection implements Projection {
     return encodeNorthdHistory(this.northd.history());
   }
 
-  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassis?: ReadonlyMap<string, Uuid>, igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>): void {
+  restore(nb: Database, data: Uint8Array | undefined, revision: number, chassisDb?: RestoredChassisDb): void {
     this.restores++;
-    const legacy = [...(chassis ?? [])].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy), igmpGroups), revision);
+    const legacy = [...(chassisDb?.chassis ?? [])].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.replace(nb, createNorthd(data === undefined ? undefined : decodeNorthdHistory(data, legacy), chassisDb), revision);
   }
 
   portBindings(): ReadonlyMap<Uuid, Row> {
@@ -173,10 +173,13 @@ export class NorthdProjection implements Projection {
     return this.northd.chassisOwned();
   }
 
-  setChassisOwned(nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>): void {
+  setChassisOwned(
+    nb: Database, updates: ReadonlyMap<string, ChassisOwnedColumns | undefined>, revision: number, chassis?: ReadonlyMap<string, Uuid | undefined>,
+    hostnames?: ReadonlyMap<Uuid, string | undefined>,
+  ): void {
     assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
     this.applies++;
-    this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis));
+    this.emit(revision, this.northd.setChassisOwned(nb, updates, chassis, hostnames));
   }
 
   sbGlobalUuid(): Uuid | undefined {

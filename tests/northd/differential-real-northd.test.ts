@@ -67,15 +67,23 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   t.same([...ourHa.values()].sort(), [...realHa.values()].sort(), 'HA_Chassis_Group');
   t.equal(ours<unknown>(view, 'HA_Chassis').length, (await real.sbList('HA_Chassis')).length, 'HA_Chassis: as many rows');
 
-  // Port_Binding: the NB-derived columns (the HA_Chassis_Group as its name and members).
+  // Port_Binding: the NB-derived columns (the HA_Chassis_Group as its name and members, the
+  // requested chassis by name).
   const realPbs = await real.sbList('Port_Binding');
   const pbFacts = (p: Record<string, unknown>): string =>
-    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha']]);
-  const realPbFacts = realPbs.map((p) => pbFacts({ ...p, dp: realDpName.get(p['datapath'] as string), ha: asArray(p['ha_chassis_group']).map((u) => realHa.get(u as string) ?? '?') })).sort();
+    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha'], p['requested']]);
+  const realChassisName = chassisNames(await real.sbList('Chassis'));
+  const ourChassisName = chassisNames(real.chassisDb.rows('Chassis').values());
+  const requested = (main: unknown, additional: unknown, names: ReadonlyMap<string, string>): string[] =>
+    [...asArray(main), ...asArray(additional).map((u) => `+${String(u)}`)].map((u) => (String(u).startsWith('+') ? `+${names.get(String(u).slice(1)) ?? '?'}` : names.get(String(u)) ?? '?'));
+  const realPbFacts = realPbs.map((p) => pbFacts({
+    ...p, dp: realDpName.get(p['datapath'] as string), ha: asArray(p['ha_chassis_group']).map((u) => realHa.get(u as string) ?? '?'),
+    requested: requested(p['requested_chassis'], p['requested_additional_chassis'], realChassisName),
+  })).sort();
   const ourPbFacts = ours<sb.Port_Binding>(view, 'Port_Binding').map((p) => pbFacts({
     logical_port: p.logical_port, type: p.type, options: Object.fromEntries(p.options), tunnel_key: p.tunnel_key, mac: p.mac,
     port_security: p.port_security, dp: ourDpName.get(p.datapath), parent_port: p.parent_port, tag: p.tag, nat_addresses: p.nat_addresses,
-    ha: p.ha_chassis_group.map((u) => ourHa.get(u) ?? '?'),
+    ha: p.ha_chassis_group.map((u) => ourHa.get(u) ?? '?'), requested: requested(p.requested_chassis, p.requested_additional_chassis, ourChassisName),
   })).sort();
   t.same(ourPbFacts, realPbFacts, 'Port_Binding');
 
@@ -232,7 +240,7 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   // The view built transaction by transaction equals a fresh computation.
   const difference = viewDifference(real.northd.view(), real.northd.recompute(real.fx.db, view, {
     chassisOwned: new Map(real.northd.chassisOwned()), serviceMonitorStatus: new Map(real.northd.serviceMonitorStatus()), chassis: new Map(real.northd.chassis()),
-    igmpGroups: new Map(real.northd.igmpGroups()),
+    igmpGroups: new Map(real.northd.igmpGroups()), hostnames: new Map(real.northd.hostnames()),
   }));
   t.equal(difference, undefined, 'incremental view equals a recompute');
 }
@@ -1756,4 +1764,49 @@ t.test('(bb) IP multicast groups learned by snooping (SB IGMP_Group rows): switc
   const ourSw1 = ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === 'sw1')?._uuid as string;
   const ourCount = ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.priority === 90 && flowDatapaths(real.northd.view(), f).includes(ourSw1) && f.match.includes('ip4.dst')).length;
   t.same([ourCount, realCount], [1, 1], 'one IPv4 group flow under mcast_table_size=1');
+});
+
+t.test('(cc) requested chassis (options:requested-chassis): by name or hostname, additional chassis, unknown entries, chassis coming, going and renamed', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lsp-add', 'sw2', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:02:0b 10.0.2.11'],
+    ['lsp-add', 'sw2', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:02:0c 10.0.2.12'],
+  ]);
+  const chassisAdd = (name: string, ip: string, hostname: string): string[] => ['chassis-add', name, 'geneve', ip, '--', 'set', 'Chassis', name,
+    `hostname=${hostname}`, 'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
+  await real.chassisCtl(chassisAdd('hv1', '192.0.2.1', 'host-a'));
+  await real.chassisCtl(chassisAdd('hv2', '192.0.2.2', 'host-b'));
+  const request = async (port: string, value: string | undefined): Promise<void> => {
+    await real.nbctl(value === undefined ? ['remove', 'Logical_Switch_Port', port, 'options', 'requested-chassis'] : ['lsp-set-options', port, `requested-chassis=${value}`]);
+  };
+  // By name; by hostname; a migration (main and additional, a hostname among them); an unknown
+  // entry before a known one; empty entries; a router port (never requested).
+  await request('vm1', 'hv1');
+  await request('vm2', 'host-b');
+  await request('vm3', 'hv1,host-b');
+  await request('vm4', 'hv9,hv2');
+  await request('vm5', ',hv2,,hv1,hv2,');
+  await real.nbctl(['lsp-set-options', 'sw1-lr0', 'router-port=lr0-sw1', 'requested-chassis=hv1']);
+  await compareWithReal(t, real);
+  const requestedOf = (port: string): string[] => {
+    const pb = ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === port);
+    const name = (u: string): string => [...real.chassisDb.rows('Chassis').values()].find((c) => c._uuid === u)?.['name'] as string;
+    return [...(pb?.requested_chassis ?? []).map(name), ...(pb?.requested_additional_chassis ?? []).map((u) => `+${name(u)}`).sort()];
+  };
+  t.same(['vm1', 'vm2', 'vm3', 'vm4', 'vm5'].map(requestedOf), [['hv1'], ['hv2'], ['hv1', '+hv2'], ['hv2'], ['hv2', '+hv1', '+hv2']], 'as requested');
+  // A chassis registering under the unknown name; another's hostname changing; one going.
+  await real.chassisCtl(chassisAdd('hv9', '192.0.2.9', 'host-9'));
+  await compareWithReal(t, real);
+  await real.chassisCtl(['set', 'Chassis', 'hv2', 'hostname=host-c']);
+  await compareWithReal(t, real);
+  t.same(requestedOf('vm2'), [], 'a hostname no Chassis has any more: none requested');
+  await real.chassisCtl(['chassis-del', 'hv1']);
+  await compareWithReal(t, real);
+  t.same(requestedOf('vm3'), [], 'the main chassis gone and the hostname changed: none');
+  // The hostname comes back on another chassis; requests edited and removed.
+  await real.chassisCtl(['set', 'Chassis', 'hv9', 'hostname=host-b']);
+  await request('vm1', 'host-c');
+  await request('vm4', undefined);
+  await compareWithReal(t, real);
+  t.same(requestedOf('vm2'), ['hv9'], 'the hostname, now hv9\'s');
 });

@@ -7,7 +7,8 @@
 // (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), virtual ports (virtual-ip,
 // virtual-parents, claims through a parent), chassis claims (Port_Binding.up), the
 // Service_Monitor status chassis report, and chassis registered, renamed and deleted
-// (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), the
+// (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), their
+// hostnames set, changed and cleared with ports' requested-chassis naming them, the
 // incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
 // objects change only where a requested-tnl-key changed, every valid request is held by one
 // of its requesters, and no change (nor a chassis report, nor a Chassis coming or going)
@@ -35,7 +36,7 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast' | 'igmp';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast' | 'igmp' | 'req-chassis' | 'hostname';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
@@ -43,10 +44,29 @@ const KINDS: readonly Kind[] = [
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
   'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp',
+  'req-chassis', 'hostname',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
 const CHASSIS_NAMES: readonly string[] = ['hv1', 'hv2', 'hv3', 'hv4', 'c1', 'c2'];
+/** Chassis hostnames: few, so that chassis share them, and one a Chassis name ("c1") too. */
+const HOSTNAMES: readonly string[] = ['host-a', 'host-b', 'c1'];
+
+/**
+ * From the requested-chassis stream (`hrng`): an LSP's options:requested-chassis set to a list
+ * of Chassis names, hostnames, unknown and empty entries, or removed.
+ */
+function randomRequestedChassis(hrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
+  const lsps = names(db, 'Logical_Switch_Port');
+  if (lsps.length === 0) return undefined;
+  const port = hrng.pick(lsps);
+  const mutations: unknown[] = [['options', 'delete', set(['requested-chassis'])]];
+  if (hrng.chance(0.85)) {
+    const entries = Array.from({ length: hrng.int(1, 3) }, () => hrng.pick([...CHASSIS_NAMES, ...HOSTNAMES, 'ghost', '']));
+    mutations.push(['options', 'insert', map({ 'requested-chassis': entries.join(',') })]);
+  }
+  return { kind: 'req-chassis', ops: [{ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(port.uuid), mutations }] };
+}
 
 /** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
 const HC_VIPS = ['10.0.0.100:80', '10.0.0.101', '10.0.0.102:53', '[fd00::100]:80', 'fd00::101', '10.0.0.103:80', '10.0.0.105:443', '10.0.0.199:80'] as const;
@@ -501,7 +521,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     ['nat-del', nats.length > 0 ? 0.7 : 0], ['lr-update', lrs.length > 0 ? 0.8 : 0],
     ['acl-add', lss.length + pgs.length > 0 ? 2 : 0], ['acl-del', acls.length > 0 ? 1 : 0], ['acl-update', acls.length > 0 ? 0.7 : 0],
     ['pg-add', pgs.length < 3 ? 1 : 0], ['pg-del', pgs.length > 0 ? 0.3 : 0], ['pg-ports', pgs.length > 0 && lsps.length > 0 ? 1.5 : 0],
-    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.45 : 0],
+    ['as-add', ases.length < 2 ? 0.5 : 0], ['as-update', ases.length > 0 ? 0.5 : 0], ['as-del', ases.length > 0 ? 0.6 : 0],
     ['dhcp-add', lsps.length > 0 ? 1 : 0], ['dhcp-update', dhcps.length > 0 ? 0.7 : 0], ['dhcp-del', dhcps.length > 0 ? 0.5 : 0],
     ['dhcp-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dhcp6-add', lsps.length > 0 ? 1 : 0],
     ['dhcp6-set', lsps.length > 0 && dhcps.length > 0 ? 0.7 : 0], ['dns-add', dnss.length < 4 ? 1 : 0], ['dns-update', dnss.length > 0 ? 0.7 : 0],
@@ -532,6 +552,8 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     case 'copp':
     case 'mcast':
     case 'igmp':
+    case 'req-chassis':
+    case 'hostname':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -1042,6 +1064,8 @@ const routeAddWeight = { value: 1.5 };
 const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 };
 /** Transactions with a snooping switch, unregistered multicast to a relay, a router flooding statically, a remote port snooped. */
 const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, relayed: 0 };
+/** Transactions after which a binding had a requested chassis, additional ones, one found by hostname. */
+const requestedSeen = { main: 0, additional: 0, byHostname: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1057,6 +1081,7 @@ function runSequence(seed: number): string | undefined {
   const qrng = new Rng(seed + 0x9050000);
   const mrng = new Rng(seed + 0x3c450000);
   const irng = new Rng(seed + 0x16470000);
+  const hrng = new Rng(seed + 0x40570000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1064,6 +1089,8 @@ function runSequence(seed: number): string | undefined {
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
   const counter = { n: 0, v: 0 };
   const registered = new Map<string, Uuid>();
+  /** The registered Chassis's hostnames, as the chassis database would hold them. */
+  const hostnames = new Map<Uuid, string>();
   // Key requests, QoS rules and meters come on top of the TXNS others (their own streams leave
   // those as they were).
   let extra = 0;
@@ -1072,13 +1099,16 @@ function runSequence(seed: number): string | undefined {
     // did without them.
     const igmpReport = irng.chance(0.06);
     const mcast = !igmpReport && mrng.chance(0.1);
+    // Requested chassis and hostnames from a stream of their own too.
+    const requesting = !igmpReport && !mcast && hrng.chance(0.07);
     const txn = igmpReport ? { kind: 'igmp' as const, ops: [] } : mcast ? randomMcast(mrng, fx.db)
+      : requesting ? (hrng.chance(0.4) ? { kind: 'hostname' as const, ops: [] } : randomRequestedChassis(hrng, fx.db))
       : qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) {
-      if (mcast) extra++;
+      if (mcast || requesting) extra++;
       continue;
     }
-    if (txn.kind === 'tnl-key' || txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' || txn.kind === 'mcast' || txn.kind === 'igmp') extra++;
+    if (['tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp', 'req-chassis', 'hostname'].includes(txn.kind)) extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -1110,7 +1140,28 @@ function runSequence(seed: number): string | undefined {
       sbDelta = northd.setChassisOwned(fx.db, updates);
     } else if (txn.kind === 'chassis') {
       const { ports, chassis } = chassisChange(rng, registered, northd.chassisOwned());
-      sbDelta = northd.setChassisOwned(fx.db, ports, chassis);
+      // A chassis registering may come with a hostname; one leaving takes its hostname along.
+      const hostnameUpdates = new Map<Uuid, string | undefined>();
+      const live = new Set(registered.values());
+      for (const uuid of chassis.values()) if (uuid !== undefined && !hostnames.has(uuid) && hrng.chance(0.7)) hostnameUpdates.set(uuid, hrng.pick(HOSTNAMES));
+      for (const uuid of hostnames.keys()) if (!live.has(uuid)) hostnameUpdates.set(uuid, undefined);
+      for (const [uuid, h] of hostnameUpdates) {
+        if (h === undefined) hostnames.delete(uuid);
+        else hostnames.set(uuid, h);
+      }
+      sbDelta = northd.setChassisOwned(fx.db, ports, chassis, hostnameUpdates);
+    } else if (txn.kind === 'hostname') {
+      // A registered chassis's hostname set, changed or cleared.
+      const known = [...registered.values()].sort();
+      const updates = new Map<Uuid, string | undefined>();
+      if (known.length > 0) {
+        const uuid = hrng.pick(known);
+        const h = hrng.chance(0.8) ? hrng.pick(HOSTNAMES) : undefined;
+        updates.set(uuid, h);
+        if (h === undefined) hostnames.delete(uuid);
+        else hostnames.set(uuid, h);
+      }
+      sbDelta = northd.setChassisOwned(fx.db, new Map(), new Map(), updates);
     } else if (txn.kind === 'igmp') {
       sbDelta = northd.setIgmpGroups(fx.db, randomIgmp(irng, northd.view(), northd.igmpGroups()));
     } else if (txn.kind === 'svc-status') {
@@ -1167,7 +1218,7 @@ function runSequence(seed: number): string | undefined {
     }
     const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, {
       chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
-      igmpGroups: new Map(northd.igmpGroups()),
+      igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()),
     }));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     // Keys move only where a request changed (or a row with one came or went).
@@ -1189,6 +1240,10 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'ls_out_pre_lb' && f.priority === 120)) mcastSeen.remote++;
     if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 90)) mcastSeen.learned++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10500)) mcastSeen.relayed++;
+    if (bindings.some((b) => b.requested_chassis.length > 0)) requestedSeen.main++;
+    if (bindings.some((b) => b.requested_additional_chassis.length > 0)) requestedSeen.additional++;
+    const nameOf = new Map([...registered].map(([name, uuid]) => [uuid, name]));
+    if (bindings.some((b) => b.requested_chassis.some((u) => !(b.options.get('requested-chassis') ?? '').split(',').includes(nameOf.get(u) ?? '')))) requestedSeen.byHostname++;
     if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
     if (flows.some((f) => /meter="m\d__/.test(f.actions))) qosSeen.fairLogs++;
     const meteredKinds = new Set(flows.filter((f) => f.controller_meter.length > 0).map((f) => f.external_ids.get('stage-name')));
@@ -1246,6 +1301,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(mcastSeen.snoop >= SEQUENCES && mcastSeen.relay >= SEQUENCES / 10 && mcastSeen.routerStatic >= SEQUENCES / 20 && mcastSeen.remote >= SEQUENCES / 20, 'IP multicast (snooping, relay, static flooding, remote ports) was exercised');
     t.comment(`transactions with a learned group's flow: ${mcastSeen.learned}, relayed by a router: ${mcastSeen.relayed}`);
     t.ok(mcastSeen.learned >= SEQUENCES && mcastSeen.relayed >= SEQUENCES / 20, 'groups learned by snooping (and relayed) were exercised');
+    t.comment(`transactions with a requested chassis: ${requestedSeen.main}, additional ones: ${requestedSeen.additional}, found by hostname: ${requestedSeen.byHostname}`);
+    t.ok(requestedSeen.main >= SEQUENCES && requestedSeen.additional >= SEQUENCES / 2 && requestedSeen.byHostname >= SEQUENCES / 4, 'requested chassis (additional, by hostname) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }

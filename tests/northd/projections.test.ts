@@ -246,6 +246,14 @@ t.test("every row's _version follows its content", async (t) => {
   const { fx, northd } = build();
   northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw1']], row: { other_config: map({ 'vlan-passthru': 'true' }) } }]));
   northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
+  // Requested chassis, on a claimed port and on one no chassis claimed (two text paths).
+  northd.setChassisOwned(fx.db, new Map(), new Map([['hv1', '00000000-0000-4000-8000-0000000000aa'], ['hv2', '00000000-0000-4000-8000-0000000000cc']]),
+    new Map([['00000000-0000-4000-8000-0000000000cc', 'node-2']]));
+  for (const [port, value] of [['p1', 'hv1,node-2'], ['p2', 'node-2']] as const) {
+    northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Logical_Switch_Port', where: [['name', '==', port]], mutations: [['options', 'insert', map({ 'requested-chassis': value })]] }]));
+  }
+  const requested = rows<sb.Port_Binding>(northd.view(), 'Port_Binding').filter((b) => b.requested_chassis.length > 0).map((b) => `${b.logical_port} ${b.requested_additional_chassis.length}`).sort();
+  t.same(requested, ['p1 1', 'p2 0'], 'p1 and p2 have requested chassis, p1 an additional one');
   // A port group over both switches (one SB row each), then a member out and another in.
   const lsp = (name: string): string => (fx.db.findUnique('Logical_Switch_Port', ['name'], [name]) as { _uuid: string })._uuid;
   northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Port_Group', row: { name: 'pg', ports: set([['uuid', lsp('p1')], ['uuid', lsp('p2')], ['uuid', lsp('q1')]]) } }]));

@@ -181,7 +181,7 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
       igmpGroups: true,
     });
     if (out.kind !== 'committed') return out;
-    if (out.ports.size > 0 || out.chassis.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis);
+    if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis, out.hostnames);
     if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
     if (out.igmp.size > 0) northd.setIgmpGroups(fx.db, out.igmp);
     return out;

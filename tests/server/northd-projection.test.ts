@@ -16,7 +16,7 @@ import type { SbDelta, SbView } from '../../northd/index.js';
 import { canonicalText } from '../../northd/sb-changes.js';
 import type { CentralNode } from '../../server/central-node.js';
 import { CentralNode as Central } from '../../server/central-node.js';
-import { encodeCommand, nbTxn } from '../../server/commands.js';
+import { encodeCommand, nbTxn, sbTxn } from '../../server/commands.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthboundClient, northboundDefinition, northboundHandlers } from '../../server/northbound-service.js';
 import { NorthdProjection, decodeNorthdHistory, encodeNorthdHistory } from '../../server/northd-projection.js';
@@ -246,6 +246,47 @@ t.test('a port deleted and added again after a restore takes the lowest free key
   t.equal(keyOf(a, 'p3'), 1, 'the lowest free key');
   t.equal(keyOf(b, 'p3'), 1, 'the restored replica agrees (its restore-time key preferences are gone)');
   t.equal(viewText(b.projection.view()), viewText(a.projection.view()));
+});
+
+t.test('requested chassis by hostname: a replica restored from a snapshot takes the hostnames from the chassis database beside it', async (t) => {
+  let n = 0;
+  const nbEntry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(nbTxn(ops, [n, 1, 2, 3])) });
+  const sbEntry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(sbTxn(ops, [n, 4, 5, 6])) });
+  const chassis = (name: string, hostname: string, ip: string): unknown[] => [
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip, chassis_name: name, options: ['map', [['csum', 'true']]] } },
+    { op: 'insert', table: 'Chassis', row: { name, hostname, encaps: ['named-uuid', 'e'] } },
+  ];
+  const a = replica();
+  const before = [
+    nbEntry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw' } }]),
+    nbEntry([...addLsp('sw', 'p1', { options: ['map', [['requested-chassis', 'node-a']]] }), ...addLsp('sw', 'p2', { options: ['map', [['requested-chassis', 'hv2,node-a']]] })]),
+    sbEntry(chassis('hv1', 'node-a', '192.0.2.1')),
+    sbEntry(chassis('hv2', 'node-b', '192.0.2.2')),
+  ];
+  for (const e of before) t.equal(a.sm.apply(e, false).kind, 'committed');
+  const b = replica();
+  b.sm.restore(a.sm.snapshot());
+  const after = [
+    sbEntry([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1']], row: { hostname: 'node-c' } }]),
+    sbEntry([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv2']], row: { hostname: 'node-a' } }]),
+  ];
+  const bindings = (r: { projection: NorthdProjection }): sb.Port_Binding[] =>
+    ([...(r.projection.view().get('Port_Binding')?.values() ?? [])] as unknown as sb.Port_Binding[]).sort((x, y) => (x.logical_port < y.logical_port ? -1 : 1));
+  const requested = (r: { projection: NorthdProjection }): string[] =>
+    bindings(r).map((p) => `${p.logical_port}:${p.requested_chassis.length}+${p.requested_additional_chassis.length}`);
+  t.same(requested(a), ['p1:1+0', 'p2:1+1'], 'p1 asks for hv1 by hostname; p2 for hv2, then hv1 by hostname');
+  t.same(requested(b), requested(a), 'the restored replica agrees');
+  for (const e of after) {
+    t.equal(a.sm.apply(e, false).kind, 'committed');
+    b.sm.apply(e, false);
+  }
+  const main = (r: { projection: NorthdProjection }, port: string): readonly string[] => bindings(r).find((p) => p.logical_port === port)?.requested_chassis ?? [];
+  t.same(main(a, 'p1'), main(a, 'p2'), 'node-a is hv2\'s hostname now (p2 names hv2 first)');
+  t.same(bindings(a).find((p) => p.logical_port === 'p2')?.requested_additional_chassis, main(a, 'p2'), 'and p2\'s additional chassis is hv2 too');
+  t.equal(viewText(b.projection.view()), viewText(a.projection.view()), 'and the restored replica follows the hostnames it restored');
+  const c = replica();
+  for (const e of [...before, ...after]) c.sm.apply(e, false);
+  t.equal(viewText(c.projection.view()), viewText(a.projection.view()), 'as does one that applied the whole log');
 });
 
 t.test('northd history: Service_Monitor statuses and the registered Chassis round-trip; a format 1 history (from before both) still restores', async (t) => {
