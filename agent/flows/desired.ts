@@ -450,7 +450,10 @@ export class DesiredFlows {
         // Locality reads bound ports, patch and gateway edges, localnet and external ports.
         const bound = (pb: sb.Port_Binding | undefined): boolean => pb !== undefined && isBoundHere(pb, this.chassisUuid);
         const edge = (pb: sb.Port_Binding | undefined): boolean => pb !== undefined && localityTypes.has(pb.type);
-        if (bound(was) !== bound(now) || edge(was) || edge(now) || (was !== undefined && now !== undefined && bound(now) && was.datapath !== now.datapath)) {
+        // A local datapath lists its ports bound on several chassis.
+        const multi = (pb: sb.Port_Binding | undefined): boolean => pb !== undefined && pb.additional_chassis.length > 0;
+        if (bound(was) !== bound(now) || edge(was) || edge(now) || (was !== undefined && now !== undefined && bound(now) && was.datapath !== now.datapath)
+          || multi(was) !== multi(now) || (multi(now) && was !== undefined && was.datapath !== now?.datapath)) {
           d.locality = true;
         }
         if (bound(was) || bound(now)) d.zones = true;

@@ -29,6 +29,8 @@ export interface LocalDatapath {
   readonly localnetPort?: string;
   /** Port_Binding uuids of the datapath's ports of type external, sorted. */
   readonly externalPorts: readonly string[];
+  /** Port_Binding uuids of the datapath's ports bound on several chassis (additional_chassis set), sorted. */
+  readonly multichassisPorts: readonly string[];
   /** Patch-port pairs through which the datapath was reached or reaches, sorted by local. */
   readonly peerPorts: readonly PeerPort[];
 }
@@ -136,9 +138,11 @@ export function computeLocality(sbl: SbLookups, chassisUuid: string | undefined,
     const row = sbl.datapath(dp) as sb.Datapath_Binding;
     let localnet: sb.Port_Binding | undefined;
     const external: string[] = [];
+    const multichassis: string[] = [];
     for (const u of sbl.portsOfDatapath(dp)) {
       const pb = sbl.portBinding(u);
       if (pb === undefined) continue;
+      if (pb.additional_chassis.length > 0) multichassis.push(u);
       if (pb.type === 'localnet') {
         const net = pb.options.get('network_name');
         if (net !== undefined && view.localnetPatches.has(net) && (localnet === undefined || pb.logical_port < localnet.logical_port)) localnet = pb;
@@ -153,6 +157,7 @@ export function computeLocality(sbl: SbLookups, chassisUuid: string | undefined,
       isTransitSwitch: row.external_ids.get('interconn-ts') !== undefined,
       ...(localnet === undefined ? {} : { localnetPort: localnet._uuid }),
       externalPorts: external.sort(),
+      multichassisPorts: multichassis.sort(),
       peerPorts: (peers.get(dp) ?? []).sort((a, b) => (a.local < b.local ? -1 : a.local > b.local ? 1 : 0)),
     };
     datapaths.set(dp, ld);
@@ -166,6 +171,7 @@ export function sameLocalDatapath(a: LocalDatapath, b: LocalDatapath): boolean {
   return a.tunnelKey === b.tunnelKey && a.isSwitch === b.isSwitch && a.isTransitSwitch === b.isTransitSwitch
     && a.localnetPort === b.localnetPort && a.externalPorts.length === b.externalPorts.length
     && a.externalPorts.every((x, i) => x === b.externalPorts[i])
+    && a.multichassisPorts.length === b.multichassisPorts.length && a.multichassisPorts.every((x, i) => x === b.multichassisPorts[i])
     && a.peerPorts.length === b.peerPorts.length
     && a.peerPorts.every((p, i) => p.local === b.peerPorts[i]?.local && p.remote === b.peerPorts[i]?.remote);
 }

@@ -244,15 +244,18 @@ function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[
 
   const att = attachment(ctx, pb);
   if (att === 'skip') return [];
-  if (att !== undefined) return localPortFlows(ctx, ld, pb, att);
+  // Attached here, and copied over tunnels to the port's other chassis while it is bound on
+  // several (a live migration: the main chassis and the additional ones).
+  if (att !== undefined) return [...localPortFlows(ctx, ld, pb, att), ...remotePortFlows(ctx, dpKey, pb)];
 
-  // Not attached here: through the datapath's localnet port, or over a tunnel.
+  // Not attached here: through the datapath's localnet port, or over a tunnel. A port bound on
+  // several chassis is reached over tunnels (a physical switch would deliver to one of them).
   const localnet = ld.localnetPort === undefined ? undefined : ctx.sb.portBinding(ld.localnetPort);
   if (localnet !== undefined && pb.additional_chassis.length === 0) {
     const net = localnet.options.get('network_name');
     if (net === undefined || !ctx.view.localnetPatches.has(net)) return [];
     return [flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key),
-      [setField(LOG_REG.OUTPORT, localnet.tunnel_key), resubmit(OFTABLE.LOCAL_OUTPUT)], cookie)];
+      [setField(LOG_REG.OUTPORT, localnet.tunnel_key), resubmit(OFTABLE.LOCAL_OUTPUT)], cookie), ...multichassisTunnelFlows(ctx, ld, pb)];
   }
   if (pb.options.get('redirect-type')?.toLowerCase() === 'bridged') return bridgedRedirectFlows(ctx, ld, pb);
   const members = orderedHaMembers(ctx.sb, pb.ha_chassis_group[0]);
@@ -376,8 +379,8 @@ function chassisMacFlows(ctx: PhysicalContext, ld: LocalDatapath, localnet: sb.P
   return out;
 }
 
-/** put_remote_port_redirect_overlay: a port on other chassis, through their tunnels. */
-function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Binding): FlowSpec[] {
+/** The tunnels to a port's chassis other than this one: its main chassis, then its additional ones (get_remote_tunnels). */
+function tunnelsToPort(ctx: PhysicalContext, pb: sb.Port_Binding): number[] {
   const ports: number[] = [];
   const main = pb.chassis[0];
   if (main !== undefined && main !== ctx.chassisUuid) {
@@ -389,6 +392,38 @@ function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Bindin
     const t = tunnelTo(ctx, ctx.sb.chassis(c)?.name);
     if (t !== undefined) ports.push(t);
   }
+  return ports;
+}
+
+/**
+ * enforce_tunneling_for_multichassis_ports: on a switch with a localnet port, traffic from a
+ * port bound on several chassis to a port reached through the localnet goes over the tunnels
+ * instead (table 39, priority 110), so that the copies the multichassis port's chassis make of
+ * it meet no physical switch that would drop or misdeliver them. One flow per such port of the
+ * datapath (`LocalDatapath.multichassisPorts`). The path MTU flows ovn-controller adds beside
+ * them for a local multichassis port are not made here.
+ */
+function multichassisTunnelFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Binding): FlowSpec[] {
+  if (ld.multichassisPorts.length === 0) return [];
+  const ports = tunnelsToPort(ctx, pb);
+  if (ports.length === 0) return [];
+  const out: FlowSpec[] = [];
+  for (const u of ld.multichassisPorts) {
+    const mcp = ctx.sb.portBinding(u);
+    if (mcp === undefined) continue;
+    const actions: OfAction[] = [];
+    if (pb.type === 'vtep') actions.push(...setInPortNone);
+    for (const p of ports) actions.push(...geneveEncap(ctx, ld.tunnelKey, pb.tunnel_key), output(p));
+    const m = matchOutport(ld.tunnelKey, pb.tunnel_key);
+    m.set(LOG_REG.INPORT, exact(mcp.tunnel_key, 32));
+    out.push(flow(OFTABLE.REMOTE_OUTPUT, 110, m, actions, cookieOf(pb._uuid)));
+  }
+  return out;
+}
+
+/** put_remote_port_redirect_overlay: a port on other chassis, through their tunnels. */
+function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Binding): FlowSpec[] {
+  const ports = tunnelsToPort(ctx, pb);
   if (ports.length === 0) return [];
   const actions: OfAction[] = [];
   if (pb.type === 'vtep') actions.push(...setInPortNone);

@@ -1,5 +1,6 @@
 // Goal: the desired-flow table maintained incrementally equals the table computed from scratch,
-// after every step of random SB and LocalView changes (ports bound and moved, patch ports,
+// after every step of random SB and LocalView changes (ports bound and moved, some on two
+// chassis at once, patch ports,
 // localnet ports, port security, multicast groups, logical flows with port, group, set,
 // residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
 // datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels,
@@ -147,7 +148,9 @@ function step(rng: Rng, w: World): SbRowChange[] {
       if (pb === undefined) break;
       const ch = rng.int(4);
       const ps = rng.bool() ? { port_security: [`00:00:00:00:0${s}:0${p} 10.0.${s}.${p}${rng.bool() ? ' fd00::1' : ''}`] } : {};
-      put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch), ...ps } : ps));
+      // Sometimes on a second chassis too (a live migration), maybe this one.
+      const more = rng.int(4) === 0 ? { additional_chassis: [chassisUuid(rng.int(3))] } : {};
+      put(w, c, 'Port_Binding', port(pbu, swUuid(s), pbName(s, p), pb.tunnel_key as number, ch < 3 ? { chassis: chassisUuid(ch), ...ps, ...more } : ps));
       break;
     }
     case 2: // Delete or re-create a port (new tunnel key sometimes), or give it another key in place (a requested key).

@@ -2,9 +2,11 @@
 // installs: tables 0 (VIFs, localnet, tunnels), 37-41 (output, loopback), 64-65 (hairpin,
 // delivery, patch ports), 66-67 and 71-72 (MAC bindings, FDB), 73-75 (port security). Method: an ovnts cluster (real
 // processes) serves the SB; a real ovn-controller as chassis hv1 on a real ovs-vswitchd binds
-// two VIFs, two containers (one on its parent's switch, one on another) and a localport, tunnels to a second chassis hv2 (registered through
-// the SB door, owning a third port), bridges a localnet network, routes through a router, and
-// knows a MAC binding and an FDB entry; we read the same SB rows,
+// three VIFs, two containers (one on its parent's switch, one on another) and a localport, tunnels to a second chassis hv2 (registered through
+// the SB door, owning a third port), bridges a localnet network, routes through a router, has
+// two ports bound on hv2 too as an additional chassis (a live migration: one on the tunnelled
+// switch, one on the localnet one, whose traffic to a port of hv2 is tunnelled rather than
+// bridged), and knows a MAC binding and an FDB entry; we read the same SB rows,
 // the same LocalView (ofports from OVS) and its ct zones (br-int external_ids), compute ours,
 // and compare flow by flow with what ovn-controller installed (dumped over OpenFlow), in
 // OpenFlow's canonical wire form. The one spelling our codec cannot produce (OVN's 16-bit
@@ -78,6 +80,12 @@ async function compare(t: Test): Promise<void> {
   await nbctl('lrp-add', 'lr0', 'lrp-pub', '00:00:00:00:ff:02', '172.16.0.1/24');
   await nbctl('lsp-add', 'pub', 'rp-pub', '--', 'lsp-set-type', 'rp-pub', 'router', '--', 'lsp-set-addresses', 'rp-pub', 'router',
     '--', 'lsp-set-options', 'rp-pub', 'router-port=lrp-pub');
+  // Live migrations: vm2 (sw0, tunnels) and vm4 (pub, a localnet network) are bound here and
+  // on hv2 as an additional chassis; vm5 is on hv2, reached through the localnet but over the
+  // tunnel from vm4.
+  await nbctl('lsp-set-options', 'vm2', 'requested-chassis=hv1,hv2');
+  await nbctl('lsp-add', 'pub', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:00:04 172.16.0.4', '--', 'lsp-set-options', 'vm4', 'requested-chassis=hv1,hv2');
+  await nbctl('lsp-add', 'pub', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:00:05 172.16.0.5');
   // A container in vm1 on VLAN 42; one in vm2 on VLAN 43 on another switch (a trunk subport:
   // only its parent_port brings it to the chassis).
   await nbctl('lsp-add', 'sw0', 'c1', 'vm1', '42', '--', 'lsp-set-addresses', 'c1', '00:00:00:00:00:c1 10.0.0.21');
@@ -90,6 +98,7 @@ async function compare(t: Test): Promise<void> {
   await sbctl('chassis-add', 'hv2', 'geneve', '127.0.0.2');
   await until('vm3 in the SB', async () => ((await sbctl('--bare', '--columns=logical_port', 'find', 'Port_Binding', 'logical_port=vm3')).trim() === 'vm3' ? true : undefined));
   await sbctl('lsp-bind', 'vm3', 'hv2');
+  await sbctl('lsp-bind', 'vm5', 'hv2');
   // What chassis learn: a MAC binding on the router's outside port, an FDB entry on sw0.
   const lr0 = (await sbctl('--bare', '--columns=_uuid', 'find', 'Datapath_Binding', 'external_ids:name=lr0')).trim();
   await sbctl('create', 'MAC_Binding', 'logical_port=lrp-pub', 'ip=172.16.0.9', 'mac="0a:00:00:00:00:09"', `datapath=${lr0}`);
@@ -110,12 +119,17 @@ async function compare(t: Test): Promise<void> {
   const controllerPid = Number(readFileSync(join(sw.dir, 'ovn-controller.pid'), 'utf8').trim());
   t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
   const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-1500) : '');
-  for (const [i, p] of [[1, 'vm1'], [2, 'vm2'], [3, 'lp']] as const) {
+  for (const [i, p] of [[1, 'vm1'], [2, 'vm2'], [3, 'lp'], [4, 'vm4']] as const) {
     await sw.vsctl('add-port', 'br-int', `vif${i}`, '--', 'set', 'interface', `vif${i}`, 'type=dummy', `external_ids:iface-id=${p}`);
   }
-  for (const p of ['vm1', 'vm2', 'c1', 'c2']) {
+  for (const p of ['vm1', 'vm2', 'c1', 'c2', 'vm4']) {
     await until(() => `${p} up (ovn-controller log: ${log()})`, async () => ((await nbctl('lsp-get-up', p)).trim() === 'up' ? true : undefined), 60_000);
   }
+  // hv2 takes vm2 and vm4 as their additional chassis, as its ovn-controller would.
+  const hv2 = (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2')).trim();
+  for (const p of ['vm2', 'vm4']) await sbctl('set', 'Port_Binding', p, `additional_chassis=${hv2}`);
+  t.same((await sbctl('--bare', '--columns=requested_chassis', 'find', 'Port_Binding', 'logical_port=vm4')).trim(),
+    (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1')).trim(), 'northd wrote vm4\'s requested chassis');
   await nbctl('--wait=hv', 'sync');
   // The tunnel to hv2 and the patch port to br-phys are ovn-controller's to make; wait for both.
   await until(() => `tunnel and patch ports (log: ${log()})`, async () => {
@@ -158,7 +172,7 @@ async function compare(t: Test): Promise<void> {
     if (net !== undefined && onBrInt.has(i.name)) localnetPatches.set(net, i.ofport);
   }
   const view: LocalView = { chassis: 'hv1', vifs, tunnels, localnetPatches };
-  t.ok(tunnels.has('hv2') && localnetPatches.has('physnet') && vifs.size === 3, `ovn-controller made the tunnel, the patch port and we see the VIFs: ${JSON.stringify([...tunnels.keys(), ...localnetPatches.keys(), ...vifs.keys()])}`);
+  t.ok(tunnels.has('hv2') && localnetPatches.has('physnet') && vifs.size === 4, `ovn-controller made the tunnel, the patch port and we see the VIFs: ${JSON.stringify([...tunnels.keys(), ...localnetPatches.keys(), ...vifs.keys()])}`);
   const brExt = (JSON.parse(await sw.vsctl('--format=json', '--columns=external_ids', 'list', 'Bridge', 'br-int')) as { data: [[string, [string, string][]]][] }).data[0]?.[0];
   const ctZones = new Map<string, number>();
   for (const [k, v] of brExt?.[1] ?? []) if (k.startsWith('ct-zone-')) ctZones.set(k.slice('ct-zone-'.length), Number(v));
@@ -174,8 +188,17 @@ async function compare(t: Test): Promise<void> {
   const ch = await OfChannel.connect({ target: sw.mgmtTarget });
   t.teardown(() => ch.close());
   const theirs = new Map<string, FlowSpec>();
+  // ovn-controller's path MTU flows for a local port bound on several chassis (tables 37 and
+  // 38: packets too big for the tunnels it is copied over get an ICMP error) are not made by
+  // our agent: set aside, and counted so that we know what is left out.
+  const pmtu: string[] = [];
+  const pmtuKeys = new Set(['vm4'].map((p) => Number(sb.find((c) => c.table === 'Port_Binding' && c.row?.['logical_port'] === p)?.row?.['tunnel_key'])));
   for (const f of await ch.dumpFlows()) {
     if (!PHYSICAL_TABLES.has(f.table)) continue;
+    if ((f.table === 37 || f.table === 38) && [f.match.get('reg14'), f.match.get('reg15')].some((m) => m !== undefined && pmtuKeys.has(Number(m.value)))) {
+      pmtu.push(`table=${f.table} priority=${f.priority}`);
+      continue;
+    }
     t.ok(Array.isArray(f.actions), `their flow in table ${f.table} decodes`);
     theirs.set(flowKey(f.table, f.priority, f.match), { table: f.table, priority: f.priority, match: f.match, cookie: f.cookie, actions: normalizeHairpin(f.actions as OfAction[]) });
   }
@@ -196,6 +219,12 @@ async function compare(t: Test): Promise<void> {
   for (const l of extra) t.comment(`extra: ${l}`);
   for (const l of different) t.comment(`different:\n  ${l}`);
   t.ok(theirs.size > 40, 'ovn-controller installed a fair physical table');
+  t.equal(pmtu.length, 8, `ovn-controller's path MTU flows for vm4, set aside: ${pmtu.length}`);
+  const vm = (name: string): number => Number((sb.find((c) => c.table === 'Port_Binding' && c.row?.['logical_port'] === name)?.row?.['tunnel_key']) ?? -1);
+  t.ok([...theirs.values()].some((f) => f.table === 39 && f.priority === 100 && new RegExp(`reg15=0x${vm('vm2').toString(16)} actions=.*output:`).test(formatFlow(f))),
+    'ovn-controller copies vm2\'s traffic to hv2, so it is compared');
+  t.ok([...theirs.values()].some((f) => f.table === 39 && f.priority === 110 && formatFlow(f).includes(`reg14=0x${vm('vm4').toString(16)},`)),
+    'ovn-controller tunnels vm4\'s traffic to vm5, so it is compared');
   for (const tag of [42, 43]) {
     const vlan = `vlan_tci=0x${(0x1000 | tag).toString(16)}/0x1fff`;
     t.ok([...theirs.values()].some((f) => f.table === 0 && f.priority === 150 && formatFlow(f).includes(vlan)), `ovn-controller has the table-0 entry of the container on VLAN ${tag}, so it is compared`);
