@@ -26,8 +26,10 @@ import type { NodeId } from '../cluster/types.js';
  *     and tag (northd/tags.ts). Moving to 2 brings every port up to date in that entry.
  *  3. Also SB IGMP_Group rows written by chassis (what ovn-controller's IGMP/MLD snooping
  *     learned), which northd turns into multicast groups; refused as northd's table before.
+ *  4. Also "mutate" of Port_Binding's chassis-owned columns (ovsdb-idl inserts a chassis into
+ *     additional_chassis so when it binds a migrating port); refused before ("update" only).
  */
-export const APPLY_VERSION_MAX = 3;
+export const APPLY_VERSION_MAX = 4;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -37,6 +39,9 @@ export const APPLY_VERSION_NORTHD_WRITES = 2;
 
 /** The first version where chassis write IGMP_Group. */
 export const APPLY_VERSION_IGMP_GROUPS = 3;
+
+/** The first version where chassis mutate Port_Binding's chassis-owned columns. */
+export const APPLY_VERSION_PB_MUTATE = 4;
 
 const INFO_PREFIX = 'apply-max=';
 

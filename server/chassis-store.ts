@@ -14,15 +14,20 @@
 //
 // An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
 //   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
-//   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only,
-//     its "where" evaluated against northd's current rows; every other op on a table northd
-//     derives is refused as a permission error, and the whole transaction changes nothing.
+//   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only
+//     (from apply version 4, a Port_Binding "mutate" of them too: ovsdb-idl inserts a chassis
+//     into additional_chassis so), its "where" evaluated against northd's current rows; every
+//     other op on a table northd derives is refused as a permission error, and the whole
+//     transaction changes nothing.
 // Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
 // a row that does not exist (or is deleted later) is dropped. Pure and deterministic.
 import assert from 'node:assert/strict';
 import type { ColumnType, DatabaseSchema, DbDelta, Row, RowChange, TableSchema, Uuid, Value } from '../ovsdb/index.js';
 import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, transact, valueFromJson } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
+import { fromDatum, toDatum } from '../ovsdb/datum.js';
+import type { Mutation } from '../ovsdb/mutation.js';
+import { applyMutation, parseMutations } from '../ovsdb/mutation.js';
 import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
@@ -122,6 +127,8 @@ export interface SbTxnContext {
   readonly sbGlobal?: Uuid;
   /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
   readonly igmpGroups?: boolean;
+  /** Chassis may mutate Port_Binding's owned columns (version 4 or later); refused otherwise. */
+  readonly portBindingMutate?: boolean;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -135,12 +142,24 @@ function permission(details: string): OvsdbError {
   return new OvsdbError(OvsdbErrorName.permissionError, details);
 }
 
-/** An update of chassis-owned columns of a table northd derives, parsed before anything runs. */
+/**
+ * An update (row) or mutate (mutations) of chassis-owned columns of a table northd derives,
+ * parsed before anything runs.
+ */
 interface DerivedUpdate {
   readonly index: number;
   readonly where: unknown;
   readonly clauses: ReturnType<typeof parseConditions>;
   readonly row: Record<string, unknown>;
+  readonly mutations?: unknown;
+}
+
+interface DerivedOp {
+  readonly index: number;
+  readonly where: unknown;
+  readonly row: Record<string, unknown>;
+  /** A mutate's mutations (Port_Binding only), as sent. */
+  readonly mutations?: unknown;
 }
 
 /** The UUID when `where` is exactly [["_uuid", "==", ["uuid", U]]] (already validated). */
@@ -169,17 +188,59 @@ function selected(rows: ReadonlyMap<Uuid, Row>, where: unknown): Iterable<Row> {
 
 const NAMED_PLACEHOLDER = '00000000-0000-0000-0000-000000000000';
 
+/**
+ * The chassis-owned columns the Port_Binding updates and mutates write, per port, each op
+ * seeing what the ones before it wrote (a mutation applies to the column as it is then);
+ * each op's row count goes into `results`. A mutation whose result breaks the column's
+ * constraints fails the op.
+ */
+function portUpdates(
+  parsed: readonly DerivedUpdate[], ctx: SbTxnContext, resolve: (name: string) => Uuid, results: unknown[],
+): { readonly ports: PortUpdates } | { readonly failedOp: number; readonly error: OvsdbError } {
+  const pbSchema = derivedSchema('Port_Binding');
+  const ports: PortUpdates = new Map();
+  const current = (port: string): ChassisOwnedColumns => (ports.has(port) ? ports.get(port) : ctx.owned.get(port)) ?? {};
+  for (const p of parsed) {
+    let count = 0;
+    const mutations: Mutation[] = p.mutations === undefined ? [] : parseMutations(pbSchema, p.mutations, resolve);
+    for (const row of selected(ctx.portBindings, p.where)) {
+      if (!evaluateConditions(p.clauses, row)) continue;
+      count++;
+      const port = row.logical_port as string;
+      const next: Record<string, unknown> = { ...current(port) };
+      for (const [col, json] of Object.entries(p.row)) {
+        const column = pbSchema.columns.get(col);
+        if (column === undefined) continue;
+        next[col] = valueFromJson(column.type, json, resolve);
+      }
+      for (const m of mutations) {
+        const col = m.column.name;
+        const now = (next[col] ?? (row as unknown as Record<string, unknown>)[col]) as Value;
+        try {
+          next[col] = fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, now)));
+        } catch (err) {
+          if (err instanceof OvsdbError) return { failedOp: p.index, error: err };
+          throw err;
+        }
+      }
+      ports.set(port, next as ChassisOwnedColumns);
+    }
+    results[p.index] = { count };
+  }
+  return { ports };
+}
+
 export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): SbTxnOutcome {
   if (!Array.isArray(ops)) return failedAt(0, 1, new OvsdbError(OvsdbErrorName.syntaxError, 'a transaction is an array of operations'));
   const ownedOps: unknown[] = [];
   const ownedIndex: number[] = [];
-  const pbOps: { index: number; where: unknown; row: Record<string, unknown> }[] = [];
-  const smOps: { index: number; where: unknown; row: Record<string, unknown> }[] = [];
+  const pbOps: DerivedOp[] = [];
+  const smOps: DerivedOp[] = [];
   /** uuid-name → table, for inserts into the chassis-owned tables. */
   const inserted = new Map<string, string>();
   let needsGlobalRow = false;
   for (const [i, op] of ops.entries()) {
-    const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; 'uuid-name'?: unknown };
+    const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; mutations?: unknown; 'uuid-name'?: unknown };
     if (o === null || typeof o !== 'object' || typeof o.op !== 'string') {
       return failedAt(i, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, 'an operation is an object with an "op"'));
     }
@@ -210,6 +271,18 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       derived.into.push({ index: i, where: o.where, row: o.row as Record<string, unknown> });
       continue;
     }
+    if (o.table === 'Port_Binding' && o.op === 'mutate') {
+      if (ctx.portBindingMutate !== true) {
+        return failedAt(i, ops.length, permission('Port_Binding\'s chassis-owned columns take "mutate" once every member of the cluster runs a build that applies it (apply version 4); "update" them until then'));
+      }
+      const named = Array.isArray(o.mutations) ? o.mutations.map((m: unknown) => (Array.isArray(m) ? m[0] : undefined)) : [];
+      const bad = named.filter((c) => typeof c !== 'string' || !ownedColumnSet.has(c));
+      if (bad.length > 0) {
+        return failedAt(i, ops.length, permission(`Port_Binding column ${bad.map(String).join(', ')} is written by northd; a chassis may change only ${portBindingOwnedColumns.join(', ')}`));
+      }
+      pbOps.push({ index: i, where: o.where, row: {}, mutations: o.mutations });
+      continue;
+    }
     const what = typeof o.table === 'string' ? `table ${o.table}` : 'this operation';
     return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a client writes ${clientTables.join(', ')}, SB_Global's ${sbGlobalOperatorColumns.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} and Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} (by "update")`));
   }
@@ -227,6 +300,15 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     const parsed: DerivedUpdate[] = [];
     for (const p of list) {
       try {
+        for (const m of p.mutations === undefined ? [] : (p.mutations as unknown[])) {
+          const col = (m as unknown[])[0] as string;
+          for (const name of namedUuids((m as unknown[])[2])) {
+            if (inserted.get(name) !== refTableOf[col]) {
+              return failedAt(p.index, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, `named-uuid "${name}" in ${table.name}.${col} is not a row this transaction inserts into ${refTableOf[col] ?? 'a referenced table'}`));
+            }
+          }
+        }
+        if (p.mutations !== undefined) parseMutations(table, p.mutations, () => NAMED_PLACEHOLDER);
         for (const [col, json] of Object.entries(p.row)) {
           for (const name of namedUuids(json)) {
             if (inserted.get(name) !== refTableOf[col]) {
@@ -236,7 +318,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
           const column = table.columns.get(col);
           if (column !== undefined) valueFromJson(column.type, json, () => NAMED_PLACEHOLDER);
         }
-        parsed.push({ index: p.index, where: p.where, clauses: parseConditions(table, p.where ?? []), row: p.row });
+        parsed.push({ index: p.index, where: p.where, clauses: parseConditions(table, p.where ?? []), row: p.row, ...(p.mutations !== undefined ? { mutations: p.mutations } : {}) });
       } catch (err) {
         if (err instanceof OvsdbError) return failedAt(p.index, ops.length, err);
         throw err;
@@ -246,6 +328,16 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   };
   const pbParsed = parseUpdates(derivedSchema('Port_Binding'), pbOps);
   if (!Array.isArray(pbParsed)) return pbParsed;
+  // A mutation can fail on what it finds (a second chassis inserted into chassis): tried first,
+  // each name standing for a distinct new row as it will, so that a failure changes nothing.
+  const standIns = new Map<string, Uuid>();
+  const standIn = (name: string): Uuid => {
+    let u = standIns.get(name);
+    if (u === undefined) standIns.set(name, (u = `00000000-0000-4000-8000-${(standIns.size + 1).toString(16).padStart(12, '0')}`));
+    return u;
+  };
+  const tried = portUpdates(pbParsed, ctx, standIn, []);
+  if ('error' in tried) return failedAt(tried.failedOp, ops.length, tried.error);
   const smParsed = parseUpdates(derivedSchema('Service_Monitor'), smOps);
   if (!Array.isArray(smParsed)) return smParsed;
 
@@ -269,25 +361,10 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   });
   const results = placed(out.results);
 
-  const pbSchema = derivedSchema('Port_Binding');
-  const ports: PortUpdates = new Map();
+  const applied = portUpdates(pbParsed, ctx, (n) => names.get(n) as Uuid, results);
+  assert.ok('ports' in applied, 'Port_Binding updates that passed a trial cannot fail');
+  const ports = applied.ports;
   const current = (port: string): ChassisOwnedColumns => (ports.has(port) ? ports.get(port) : ctx.owned.get(port)) ?? {};
-  for (const p of pbParsed) {
-    let count = 0;
-    for (const row of selected(ctx.portBindings, p.where)) {
-      if (!evaluateConditions(p.clauses, row)) continue;
-      count++;
-      const port = row.logical_port as string;
-      const next: Record<string, unknown> = { ...current(port) };
-      for (const [col, json] of Object.entries(p.row)) {
-        const column = pbSchema.columns.get(col);
-        if (column === undefined) continue;
-        next[col] = valueFromJson(column.type, json, (n) => names.get(n) as Uuid);
-      }
-      ports.set(port, next as ChassisOwnedColumns);
-    }
-    results[p.index] = { count };
-  }
   // Weak references: drop those to Chassis or Encap rows that do not exist (now). Every port
   // reported before this transaction referred only to rows that existed then, so unless it
   // deleted such rows, only the ports it wrote can refer to a missing one: an ack transaction

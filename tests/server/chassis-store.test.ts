@@ -400,3 +400,63 @@ t.test('IGMP_Group: refused before apply version 3, then chassis write it and no
   t.same(groups(a), [], 'rows without a chassis make no group');
   t.same(groups(c), groups(a), 'the restored replica agrees');
 });
+
+t.test('Port_Binding "mutate" of chassis-owned columns: refused before apply version 4, then applied in order; a result the column cannot hold fails whole', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  log.nb([
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'v1']]] } },
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'v1', row: { name: 'vm1', addresses: '00:00:00:00:00:01 10.0.0.1', options: ['map', [['requested-chassis', 'hv1,hv2']]] } },
+  ]);
+  log.sb(registerChassis('hv1', '192.0.2.1'));
+  log.sb(registerChassis('hv2', '192.0.2.2'));
+  const hv1 = chassisUuid(a, 'hv1');
+  const hv2 = chassisUuid(a, 'hv2');
+  const vm1 = pb(a, 'vm1')?._uuid as string;
+  t.same([pb(a, 'vm1')?.requested_chassis, pb(a, 'vm1')?.requested_additional_chassis], [[hv1], [hv2]], 'northd resolved requested-chassis');
+  const byUuid = [['_uuid', '==', ['uuid', vm1]]];
+  const addHv2 = { op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['additional_chassis', 'insert', ['set', [['uuid', hv2]]]]] };
+  const refused = log.sb([addHv2]);
+  t.match(refused, { kind: 'failed' }, 'at apply version 1 only "update" writes a binding');
+  t.match(JSON.stringify(refused), /apply version 4/, 'with a clear reason');
+  t.same(pb(a, 'vm1')?.additional_chassis, [], 'nothing written');
+
+  log.push(encodeCommand({ kind: 'apply-version', version: 4, seed: [9, 9, 9, 9] }));
+  t.equal(a.sm.applyVersion, 4);
+  // As ovn-controller binds: hv1 the main chassis (update), hv2 an additional one (mutate).
+  t.match(log.sb([{ op: 'update', table: 'Port_Binding', where: byUuid, row: { chassis: ['uuid', hv1], up: true } }]), { kind: 'committed' });
+  const added = log.sb([addHv2]);
+  t.match(added, { kind: 'committed' });
+  t.same(pb(a, 'vm1')?.additional_chassis, [hv2], 'hv2 is an additional chassis');
+  t.same(pb(a, 'vm1')?.chassis, [hv1], 'the main chassis kept');
+  // Two mutations of one column in one op, and a second op seeing the first's result.
+  t.match(log.sb([
+    { op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['additional_chassis', 'insert', ['uuid', hv1]], ['additional_chassis', 'delete', ['uuid', hv2]]] },
+    { op: 'mutate', table: 'Port_Binding', where: [['additional_chassis', 'includes', ['uuid', hv2]]], mutations: [['up', 'delete', true]] },
+  ]), { kind: 'committed', results: [{ count: 1 }, { count: 1 }] });
+  t.same([pb(a, 'vm1')?.additional_chassis, pb(a, 'vm1')?.up], [[hv1], []], 'applied in order (the where sees the binding as it was before the transaction)');
+  // A second main chassis: the column holds one. The whole transaction fails, the Encap insert too.
+  const encaps = a.sm.chassis.rows('Encap').size;
+  const over = log.sb([
+    { op: 'insert', table: 'Encap', row: { type: 'geneve', ip: '192.0.2.9', chassis_name: 'hv1', options: ['map', [['csum', 'true']]] } },
+    { op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['chassis', 'insert', ['uuid', hv2]]] },
+  ]);
+  t.match(over, { kind: 'failed' });
+  t.match(JSON.stringify(over), /constraint violation/, 'a constraint violation');
+  t.equal(a.sm.chassis.rows('Encap').size, encaps, 'the Encap insert did not happen');
+  t.same(pb(a, 'vm1')?.chassis, [hv1], 'nor the mutation');
+  // An Encap the same transaction inserts (and hv2 takes, or it would be collected), by name; a
+  // column northd writes is refused.
+  t.match(log.sb([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e9', row: { type: 'geneve', ip: '192.0.2.9', chassis_name: 'hv2', options: ['map', [['csum', 'true']]] } },
+    { op: 'mutate', table: 'Chassis', where: [['name', '==', 'hv2']], mutations: [['encaps', 'insert', ['named-uuid', 'e9']]] },
+    { op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['additional_encap', 'insert', ['named-uuid', 'e9']]] },
+  ]), { kind: 'committed' });
+  t.equal((pb(a, 'vm1')?.additional_encap as string[]).length, 1, 'the new Encap in additional_encap');
+  const northds = log.sb([{ op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['options', 'insert', ['map', [['x', 'y']]]]] }]);
+  t.match(JSON.stringify(northds), /column options is written by northd/);
+  t.same(dumpDatabaseJson(b.sm.chassis), dumpDatabaseJson(a.sm.chassis), 'replicas agree');
+  t.same([...b.projection.portBindings().values()].map((r) => r.additional_chassis), [...a.projection.portBindings().values()].map((r) => r.additional_chassis));
+});
