@@ -13,7 +13,15 @@
 //     moves it elsewhere, conditionally on still being bound here;
 //   - when another chassis binds it while the interface that held (or last claimed) it here
 //     remains, this chassis yields (it drops ovn-installed and does not claim back). That is the move of a
-//     port: the newer interface wins, once, and two chassis never take turns.
+//     port: the newer interface wins, once, and two chassis never take turns;
+//   - when requested-chassis names this chassis after the first (a live migration's
+//     destination), it is bound as an additional chassis: this chassis joins additional_chassis
+//     (and additional_encap), leaves the main chassis alone, never sets up, marks ovn-installed
+//     once its flows are installed, and leaves additional_chassis when the interface goes or the
+//     request drops it; named first later (the migration done), it claims the port as main and
+//     leaves additional_chassis in the same transaction. Those writes replace the sets under a
+//     condition that they are as this chassis saw them, so that two chassis writing at once
+//     never lose each other's entry (the loser's write matches nothing and is decided again).
 // ovn-controller 23.03 instead claims back after 500 ms when both chassis have the interface;
 // yielding keeps the moved port still.
 //
@@ -78,22 +86,72 @@ export interface BindingInputs {
   readonly activeTunnels?: ReadonlySet<string> | undefined;
 }
 
+/** A binding's additional chassis and encaps. */
+export interface AdditionalSets {
+  readonly chassis: readonly string[];
+  readonly encaps: readonly string[];
+}
+
+/** A write of a binding's additional sets, guarded by what this chassis saw of them. */
+export interface AdditionalWrite {
+  readonly seen: AdditionalSets;
+  readonly next: AdditionalSets;
+}
+
 export type BindingAction =
-  | { readonly kind: 'claim'; readonly port: string; readonly pbUuid: string; readonly from: string | undefined; readonly encap: string | undefined; readonly up: boolean; readonly clearIface: string | undefined }
+  | {
+    readonly kind: 'claim'; readonly port: string; readonly pbUuid: string; readonly from: string | undefined; readonly encap: string | undefined; readonly up: boolean;
+    readonly clearIface: string | undefined;
+    /** This chassis was an additional chassis of the port: it leaves that set in the same transaction. */
+    readonly leaveAdditional?: AdditionalWrite;
+  }
+  /** Joins the port's additional chassis (and its encap the additional encaps); `dropMain`: it was the main chassis. */
+  | { readonly kind: 'claim-additional'; readonly port: string; readonly pbUuid: string; readonly write: AdditionalWrite; readonly dropMain: boolean }
+  | { readonly kind: 'release-additional'; readonly port: string; readonly pbUuid: string; readonly write: AdditionalWrite; readonly clearIface: string | undefined }
+  | { readonly kind: 'set-additional-encap'; readonly port: string; readonly pbUuid: string; readonly write: AdditionalWrite }
   | { readonly kind: 'release'; readonly port: string; readonly pbUuid: string; readonly clearIface: string | undefined }
   | { readonly kind: 'set-up'; readonly port: string; readonly pbUuid: string; readonly sbUp: boolean; readonly markIface: string | undefined }
   | { readonly kind: 'set-encap'; readonly port: string; readonly pbUuid: string; readonly encap: string | undefined }
   | { readonly kind: 'clear-installed'; readonly port: string; readonly clearIface: string };
 
-/** Whether requested-chassis lets this chassis be the port's main chassis (lport.c). */
-export function canBindHere(pb: sb.Port_Binding, chassis: BindingChassis): boolean {
-  if (chassis.uuid !== undefined && pb.requested_chassis[0] === chassis.uuid) return true;
+/**
+ * How requested-chassis lets this chassis bind a port (lport.c's lport_can_bind_on_this_chassis):
+ * as its main chassis (the requested_chassis column names it, or no chassis is requested, or
+ * the option's first entry is its name or hostname), as an additional chassis (the
+ * requested_additional_chassis column, or a later entry of the option), or not at all.
+ */
+export function bindRole(pb: sb.Port_Binding, chassis: BindingChassis): 'main' | 'additional' | 'none' {
+  if (chassis.uuid !== undefined && pb.requested_chassis[0] === chassis.uuid) return 'main';
+  if (chassis.uuid !== undefined && pb.requested_additional_chassis.includes(chassis.uuid)) return 'additional';
   const requested = pb.options.get('requested-chassis');
-  if (requested === undefined || requested === '') return true;
-  // The first name is the main chassis; later ones would be additional chassis, which this
-  // agent does not bind as.
-  const main = requested.split(',')[0];
-  return main === chassis.name || main === chassis.hostname;
+  if (requested === undefined || requested === '') return 'main';
+  // strtok_r's entries: empty ones are none.
+  const entries = requested.split(',').filter((e) => e !== '');
+  const i = entries.findIndex((e) => e === chassis.name || e === chassis.hostname);
+  return i < 0 ? 'none' : i === 0 ? 'main' : 'additional';
+}
+
+/** Whether requested-chassis lets this chassis be the port's main chassis. */
+export function canBindHere(pb: sb.Port_Binding, chassis: BindingChassis): boolean {
+  return bindRole(pb, chassis) === 'main';
+}
+
+/**
+ * The write that puts this chassis in (`joining`) or out of a binding's additional chassis,
+ * with `encap` (when joining) as its one additional encap among this chassis's encaps.
+ */
+function additionalWrite(pb: sb.Port_Binding, chassis: BindingChassis, us: string, joining: boolean, encap: string | undefined): AdditionalWrite {
+  const ours = new Set(chassis.encapByIp.values());
+  const others = pb.additional_chassis.filter((u) => u !== us);
+  const otherEncaps = pb.additional_encap.filter((u) => !ours.has(u));
+  return {
+    seen: { chassis: pb.additional_chassis, encaps: pb.additional_encap },
+    next: { chassis: joining ? [...others, us].sort() : others, encaps: joining && encap !== undefined ? [...otherEncaps, encap].sort() : otherEncaps },
+  };
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
 }
 
 /** A container port (OVN's "nested" port): a VIF whose parent_port names the VIF it rides on. */
@@ -161,13 +219,33 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
     const iface = ifaces.get(port);
     const held = state.heldWith.get(port);
     const clear = iface?.ovnInstalled === true ? iface.ifaceUuid : undefined;
-    if (iface === undefined || us === undefined || !canBindHere(pb, chassis)) {
+    const role = bindRole(pb, chassis);
+    const extra = us !== undefined && pb.additional_chassis.includes(us);
+    if (iface === undefined || us === undefined || role === 'none') {
       if (here) actions.push({ kind: 'release', port, pbUuid: pb._uuid, clearIface: clear });
-      else if (clear !== undefined) actions.push({ kind: 'clear-installed', port, clearIface: clear });
+      if (extra && us !== undefined) actions.push({ kind: 'release-additional', port, pbUuid: pb._uuid, write: additionalWrite(pb, chassis, us, false, undefined), clearIface: here ? undefined : clear });
+      else if (!here && clear !== undefined) actions.push({ kind: 'clear-installed', port, clearIface: clear });
       continue;
     }
     const encap = iface.encapIp === undefined ? undefined : chassis.encapByIp.get(iface.encapIp);
+    if (role === 'additional') {
+      // A migration's destination: beside the main chassis, whoever that is.
+      const write = additionalWrite(pb, chassis, us, true, encap);
+      if (!extra || here) {
+        actions.push({ kind: 'claim-additional', port, pbUuid: pb._uuid, write, dropMain: here });
+        continue;
+      }
+      if (!sameSet(write.next.encaps, pb.additional_encap)) actions.push({ kind: 'set-additional-encap', port, pbUuid: pb._uuid, write });
+      const inst = state.installed.get(port);
+      if (inst === iface.ofport) {
+        installed.set(port, inst);
+        if (!iface.ovnInstalled) actions.push({ kind: 'set-up', port, pbUuid: pb._uuid, sbUp: false, markIface: iface.ifaceUuid });
+      }
+      continue;
+    }
+    const leaveAdditional = extra ? additionalWrite(pb, chassis, us, false, undefined) : undefined;
     if (here) {
+      if (leaveAdditional !== undefined) actions.push({ kind: 'release-additional', port, pbUuid: pb._uuid, write: leaveAdditional, clearIface: undefined });
       heldWith.set(port, iface.ifaceUuid);
       holding.set(port, iface);
       if (pb.encap[0] !== encap) actions.push({ kind: 'set-encap', port, pbUuid: pb._uuid, encap });
@@ -190,7 +268,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
     // stale views two chassis could otherwise each claim back a port they never saw bound.
     heldWith.set(port, iface.ifaceUuid);
     holding.set(port, iface);
-    actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap, up: false, clearIface: clear });
+    actions.push({ kind: 'claim', port, pbUuid: pb._uuid, from: owner, encap, up: false, clearIface: clear, ...(leaveAdditional !== undefined ? { leaveAdditional } : {}) });
   }
   // Container ports follow their parent VIF (consider_container_lport): bound where the parent
   // is held, through the parent's interface, released when the parent goes, moves or stops
@@ -241,6 +319,15 @@ export function markInstalled(state: BindingState, port: string, ofport: number)
 
 const whereBoundHere = (pbUuid: string, us: string): unknown[] => [['_uuid', '==', uuidJson(pbUuid)], ['chassis', '==', uuidJson(us)]];
 
+/** The additional sets replaced, where they are still as this chassis saw them. */
+function additionalOp(pbUuid: string, w: AdditionalWrite): OpJson {
+  return {
+    op: 'update', table: 'Port_Binding',
+    where: [['_uuid', '==', uuidJson(pbUuid)], ['additional_chassis', '==', setJson(w.seen.chassis.map(uuidJson))], ['additional_encap', '==', setJson(w.seen.encaps.map(uuidJson))]],
+    row: { additional_chassis: setJson(w.next.chassis.map(uuidJson)), additional_encap: setJson(w.next.encaps.map(uuidJson)) },
+  };
+}
+
 /**
  * The SB operations of the actions, one per action that writes the SB (in action order).
  * Releases and updates apply only while the port is still bound here, so a late release never
@@ -251,7 +338,17 @@ export function bindingSbOps(actions: readonly BindingAction[], us: string): { p
   for (const a of actions) {
     switch (a.kind) {
       case 'claim':
+        // Leaving the additional chassis first: the claim's update changes no additional set.
+        if (a.leaveAdditional !== undefined) out.push({ port: a.port, op: additionalOp(a.pbUuid, a.leaveAdditional) });
         out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: [['_uuid', '==', uuidJson(a.pbUuid)]], row: { chassis: uuidJson(us), up: a.up, encap: setJson(a.encap === undefined ? [] : [uuidJson(a.encap)]) } } });
+        break;
+      case 'claim-additional':
+        out.push({ port: a.port, op: additionalOp(a.pbUuid, a.write) });
+        if (a.dropMain) out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: whereBoundHere(a.pbUuid, us), row: { chassis: setJson([]), encap: setJson([]) } } });
+        break;
+      case 'release-additional':
+      case 'set-additional-encap':
+        out.push({ port: a.port, op: additionalOp(a.pbUuid, a.write) });
         break;
       case 'release':
         out.push({ port: a.port, op: { op: 'update', table: 'Port_Binding', where: whereBoundHere(a.pbUuid, us), row: { chassis: setJson([]), up: false, encap: setJson([]) } } });
@@ -277,7 +374,7 @@ export function bindingOvsOps(actions: readonly BindingAction[], nowMs: number):
   const out: { port: string; key: string; op: OpJson }[] = [];
   const clearKeys = ['external_ids', 'delete', setJson([OVN_INSTALLED, OVN_INSTALLED_TS])];
   for (const a of actions) {
-    const iface = a.kind === 'set-up' ? a.markIface : a.kind === 'set-encap' ? undefined : a.clearIface;
+    const iface = a.kind === 'set-up' ? a.markIface : a.kind === 'claim' || a.kind === 'release' || a.kind === 'clear-installed' || a.kind === 'release-additional' ? a.clearIface : undefined;
     if (iface === undefined) continue;
     const where = [['_uuid', '==', uuidJson(iface)]];
     const key = `${a.kind === 'set-up' ? 'mark' : 'clear'}:${a.port}:${iface}`;

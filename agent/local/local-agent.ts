@@ -57,7 +57,7 @@ export const localAgentDefaults = { resendMs: 3_000 } as const;
 
 /** The columns of a Port_Binding this chassis writes, as one comparable string. */
 function ownedKey(pb: sb.Port_Binding): string {
-  return `${pb.chassis.join(',')}|${pb.up.join(',')}|${pb.encap.join(',')}`;
+  return `${pb.chassis.join(',')}|${pb.up.join(',')}|${pb.encap.join(',')}|${pb.additional_chassis.join(',')}|${pb.additional_encap.join(',')}`;
 }
 
 export class LocalAgent {

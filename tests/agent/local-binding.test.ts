@@ -7,7 +7,7 @@
 import t from 'tap';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { BindingAction, BindingChassis, BindingState, LocalIface } from '../../agent/local/binding.js';
-import { bindingOvsOps, bindingSbOps, canBindHere, decideBindings, initialBindingState, markInstalled } from '../../agent/local/binding.js';
+import { bindingOvsOps, bindingSbOps, bindRole, canBindHere, decideBindings, initialBindingState, markInstalled } from '../../agent/local/binding.js';
 import type { HaLookups } from '../../agent/ha-chassis.js';
 import { Rng } from '../helpers/seeded-rng.js';
 
@@ -81,6 +81,57 @@ t.test('requested-chassis: the first name (or hostname) only', async (t) => {
   t.ok(canBindHere(pb({ requested_chassis: [CH_A], options: new Map([['requested-chassis', 'elsewhere']]) }), ch), 'the requested_chassis column wins');
   const bound = pb({ chassis: [CH_A], up: [true], options: new Map([['requested-chassis', 'hv-b']]) });
   t.same(decide(initialBindingState(), bound, new Map([['vm1', iface({ ovnInstalled: true })]])).actions, [{ kind: 'release', port: 'vm1', pbUuid: PB, clearIface: 'if-1' }], 'a port requested elsewhere is released and its mark cleared');
+});
+
+t.test('bindRole: main, additional or none, as lport.c decides', async (t) => {
+  const ch = chassisA;
+  const role = (over: Partial<Record<keyof sb.Port_Binding, unknown>>): string => bindRole(pb(over), ch);
+  t.equal(role({}), 'main', 'nothing requested');
+  t.equal(role({ options: new Map([['requested-chassis', '']]) }), 'main', 'an empty request');
+  t.equal(role({ options: new Map([['requested-chassis', 'hv-b,host-a']]) }), 'additional', 'named after the first, by hostname');
+  t.equal(role({ options: new Map([['requested-chassis', ',,hv-a,hv-b']]) }), 'main', 'empty entries are none');
+  t.equal(role({ options: new Map([['requested-chassis', 'hv-b,hv-c']]) }), 'none');
+  t.equal(role({ requested_chassis: [CH_B], requested_additional_chassis: [CH_A], options: new Map([['requested-chassis', 'hv-a']]) }), 'additional', 'the columns first');
+  t.equal(role({ requested_chassis: [CH_B], options: new Map([['requested-chassis', 'hv-a']]) }), 'main', 'then the option');
+});
+
+t.test('an additional chassis: joins additional_chassis beside the main one, marks ovn-installed without up, leaves; named first later, claims as main', async (t) => {
+  const migrating = { options: new Map([['requested-chassis', 'hv-b,hv-a']]) };
+  const ifaces = new Map([['vm1', iface({ encapIp: '10.0.0.1' })]]);
+  // hv-b holds the port; hv-a (us) has the destination interface.
+  let r = decide(initialBindingState(), pb({ ...migrating, chassis: [CH_B], up: [true], additional_chassis: ['x-other'] }), ifaces);
+  t.same(r.actions, [{
+    kind: 'claim-additional', port: 'vm1', pbUuid: PB, dropMain: false,
+    write: { seen: { chassis: ['x-other'], encaps: [] }, next: { chassis: [CH_A, 'x-other'].sort(), encaps: ['e-a'] } },
+  }], 'joins the additional chassis with its encap, the main chassis left alone');
+  t.same(bindingSbOps(r.actions, CH_A).map((o) => o.op), [{
+    op: 'update', table: 'Port_Binding',
+    where: [['_uuid', '==', ['uuid', PB]], ['additional_chassis', '==', ['set', [['uuid', 'x-other']]]], ['additional_encap', '==', ['set', []]]],
+    row: { additional_chassis: ['set', [CH_A, 'x-other'].sort().map((u) => ['uuid', u])], additional_encap: ['set', [['uuid', 'e-a']]] },
+  }], 'a guarded replace of both sets: a concurrent writer makes it match nothing');
+  const joined = pb({ ...migrating, chassis: [CH_B], up: [true], additional_chassis: [CH_A], additional_encap: ['e-a'] });
+  r = decide(r.state, joined, ifaces);
+  t.same(r.actions, [], 'joined, flows not installed yet: nothing');
+  r = decide(markInstalled(r.state, 'vm1', 5), joined, ifaces);
+  t.same(r.actions, [{ kind: 'set-up', port: 'vm1', pbUuid: PB, sbUp: false, markIface: 'if-1' }], 'flows installed: ovn-installed, never up (the main chassis reports it)');
+  t.same(bindingSbOps(r.actions, CH_A), [], 'no SB write for it');
+  t.equal(bindingOvsOps(r.actions, 1).length, 1);
+  t.same(decide(r.state, joined, new Map([['vm1', iface({ ovnInstalled: true })]])).actions.map((a) => a.kind), ['set-additional-encap'], 'the interface loses its encap-ip: the encap goes');
+  // The migration is done: hv-a is named first. It claims the port as main and leaves the set.
+  const done = pb({ options: new Map([['requested-chassis', 'hv-a']]), chassis: [CH_B], up: [true], additional_chassis: [CH_A], additional_encap: ['e-a'] });
+  const claim = decide(r.state, done, ifaces).actions;
+  t.match(claim, [{ kind: 'claim', from: CH_B, leaveAdditional: { next: { chassis: [], encaps: [] } } }]);
+  t.same(bindingSbOps(claim, CH_A).map((o) => o.op.row), [{ additional_chassis: ['set', []], additional_encap: ['set', []] }, { chassis: ['uuid', CH_A], up: false, encap: ['set', [['uuid', 'e-a']]] }]);
+  // Cancelled instead: hv-a is no longer requested. It leaves, and its mark goes.
+  const cancelled = pb({ options: new Map([['requested-chassis', 'hv-b']]), chassis: [CH_B], additional_chassis: [CH_A], additional_encap: ['e-a'] });
+  const left = decide(r.state, cancelled, new Map([['vm1', iface({ ovnInstalled: true })]])).actions;
+  t.same(left, [{ kind: 'release-additional', port: 'vm1', pbUuid: PB, write: { seen: { chassis: [CH_A], encaps: ['e-a'] }, next: { chassis: [], encaps: [] } }, clearIface: 'if-1' }]);
+  t.equal(bindingOvsOps(left, 1).length, 1, 'the ovn-installed mark is cleared');
+  t.same(decide(r.state, joined, new Map()).actions.map((a) => a.kind), ['release-additional'], 'and when the interface goes');
+  // This chassis was main and is now requested as additional: it moves into the set.
+  const demoted = decide(initialBindingState(), pb({ ...migrating, chassis: [CH_A], up: [true] }), ifaces).actions;
+  t.match(demoted, [{ kind: 'claim-additional', dropMain: true }]);
+  t.same(bindingSbOps(demoted, CH_A).map((o) => (o.op.where as unknown[]).length), [3, 2], 'the set guarded, the main chassis cleared only while it is this one');
 });
 
 t.test('up and ovn-installed follow the installed flows of the current OpenFlow port', async (t) => {

@@ -87,7 +87,9 @@ t.test('portBindingsFor: deciding over its ports is deciding over them all (rand
         chassis: pick([[], [], [US], [CH2]]), additional_chassis: next(10) === 0 ? [US] : [],
         parent_port: container ? [pick(names)] : [], virtual_parent: type === 'virtual' ? [pick(names)] : [],
         options: new Map(type === 'patch' ? [['peer', pick(names.filter((_, k) => k % 4 === 0))]] : type === 'localnet' ? [['network_name', 'phys']] : type === 'l3gateway' ? [['l3gateway-chassis', pick(['hv1', 'hv2'])]] : []),
-        up: pick([[], [true], [false]]), encap: [], requested_chassis: [], ha_chassis_group: [],
+        up: pick([[], [true], [false]]), encap: [], additional_encap: [], ha_chassis_group: [],
+        // Sometimes requested here as an additional chassis (a migration's destination).
+        requested_chassis: [], requested_additional_chassis: next(8) === 0 ? [US] : [],
       };
       live.set(uuid, row);
       rows.apply(update('Port_Binding', uuid, row));
