@@ -205,8 +205,9 @@ export function multicastNode(): EngineNode<MulticastData, MulticastChange> {
       // Every list afresh (a SummedSet sorts once when read after many joins).
       for (const p of ports.byName.values()) setMembership(data, p, true);
       for (const [uuid, row] of igmp) indexRow(data.igmp, uuid, row, true);
-      // Learned groups afresh (their keys kept): every switch with rows, and every one that had groups.
-      const switches = new Set([...data.igmp.rowsByDp.keys(), ...data.igmp.feeds.keys(), ...[...data.igmp.groups.keys()].filter((dp) => !data.igmp.fedBy.has(dp))]);
+      // Learned groups afresh (their keys kept): every switch with rows, every one that fed a
+      // router, and every datapath that had groups (refreshGroups takes routers as routers).
+      const switches = new Set([...data.igmp.rowsByDp.keys(), ...data.igmp.feeds.keys(), ...data.igmp.groups.keys()]);
       refreshGroups(data.igmp, igmp, inputs.data<DatapathsData>('datapaths'), ports, switches);
       for (const dp of data.igmp.groups.keys()) dps.add(dp);
       for (const dp of data.igmp.mrouters.keys()) dps.add(dp);
