@@ -306,23 +306,9 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put(q(r.datapath));
   w.put(',"tunnel_key":');
   w.put(String(r.tunnel_key));
-  if (r.parent_port.length === 0 && r.tag.length === 0) w.put(',"parent_port":[],"tag":[],"mirror_rules":[],"mac":');
-  else {
-    w.put(',"parent_port":');
-    w.put(atomsText(r.parent_port));
-    w.put(',"tag":');
-    w.put(atomsText(r.tag));
-    w.put(',"mirror_rules":[],"mac":');
-  }
+  putPair(w, PARENT_TAG, r.parent_port, r.tag);
   w.put(atomsText(r.mac));
-  if (r.port_security.length === 0 && r.nat_addresses.length === 0) w.put(',"port_security":[],"nat_addresses":[],"external_ids":');
-  else {
-    w.put(',"port_security":');
-    w.put(atomsText(r.port_security));
-    w.put(',"nat_addresses":');
-    w.put(atomsText(r.nat_addresses));
-    w.put(',"external_ids":');
-  }
+  putPair(w, SECURITY_NAT, r.port_security, r.nat_addresses);
   w.put(mapText(r.external_ids));
   const unrequested = r.requested_chassis.length === 0 && r.requested_additional_chassis.length === 0;
   if (unrequested && r.chassis.length === 0 && r.additional_chassis.length === 0 && r.encap.length === 0 && r.additional_encap.length === 0 &&
@@ -330,14 +316,7 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
     w.put(UNCLAIMED_TAIL);
     return;
   }
-  if (unrequested) w.put(',"requested_chassis":[],"requested_additional_chassis":[],"chassis":');
-  else {
-    w.put(',"requested_chassis":');
-    w.put(atomsText(r.requested_chassis));
-    w.put(',"requested_additional_chassis":');
-    w.put(atomsText(r.requested_additional_chassis));
-    w.put(',"chassis":');
-  }
+  putPair(w, REQUESTED, r.requested_chassis, r.requested_additional_chassis);
   w.put(atomsText(r.chassis));
   w.put(',"additional_chassis":');
   w.put(atomsText(r.additional_chassis));
@@ -350,6 +329,37 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put(',"up":');
   w.put(atomsText(r.up));
   w.put('}');
+}
+
+/**
+ * Two set columns that are usually both empty, and the text up to the next column's value:
+ * the whole text as one piece for the usual case.
+ */
+interface PairText {
+  readonly first: string;
+  readonly second: string;
+  readonly after: string;
+  readonly empty: string;
+}
+
+function pairText(first: string, second: string, after: string): PairText {
+  return { first: `,"${first}":`, second: `,"${second}":`, after, empty: `,"${first}":[],"${second}":[]${after}` };
+}
+
+const PARENT_TAG = pairText('parent_port', 'tag', ',"mirror_rules":[],"mac":');
+const SECURITY_NAT = pairText('port_security', 'nat_addresses', ',"external_ids":');
+const REQUESTED = pairText('requested_chassis', 'requested_additional_chassis', ',"chassis":');
+
+function putPair(w: TextSink, p: PairText, a: readonly (string | number)[], b: readonly (string | number)[]): void {
+  if (a.length === 0 && b.length === 0) {
+    w.put(p.empty);
+    return;
+  }
+  w.put(p.first);
+  w.put(atomsText(a));
+  w.put(p.second);
+  w.put(atomsText(b));
+  w.put(p.after);
 }
 
 /** The text of a binding's columns from requested_chassis on, for a port no chassis claimed nor was requested for. */

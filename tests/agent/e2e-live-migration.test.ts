@@ -10,8 +10,11 @@
 // are the test's own.
 import { existsSync } from 'node:fs';
 import t from 'tap';
+import type { Agent } from '../helpers/agent-e2e.js';
 import { chassisWithOvnController, e2eSkip, nbctlOf, pingBecomes, sbctlOf, startChassisWithAgents, untilLogged } from '../helpers/agent-e2e.js';
+import type { ChassisHost } from '../helpers/chassis-host.js';
 import { createUnderlay } from '../helpers/chassis-host.js';
+import type { UpEnv } from '../helpers/ovnts-cli.js';
 import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -35,6 +38,21 @@ async function receivedDuringPings(from: NsHost, ip: string, vms: readonly NsHos
   return after.map((n, i) => n - (before[i] as number));
 }
 
+/**
+ * sw0 with vm1 (requested on hv1, its VM there) and vm2 (its VM on `clientHost`), 10.N.0.1 and
+ * .2, once vm2 pings vm1; with hv1's Chassis UUID.
+ */
+async function vmOnHv1(env: UpEnv, n: number, hv1: ChassisHost, clientHost: ChassisHost, agents: readonly Agent[]): Promise<{ source: NsHost; client: NsHost; hv1Uuid: string }> {
+  const nbctl = nbctlOf(env);
+  await nbctl('ls-add', 'sw0');
+  await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', `0a:00:00:00:${n}:01 10.${n}.0.1`, '--', 'lsp-set-options', 'vm1', 'requested-chassis=hv1');
+  await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', `0a:00:00:00:${n}:02 10.${n}.0.2`);
+  const source = await hv1.addVm('vm1', { mac: `0a:00:00:00:${n}:01`, cidr: `10.${n}.0.1/24` });
+  const client = await clientHost.addVm('vm2', { mac: `0a:00:00:00:${n}:02`, cidr: `10.${n}.0.2/24` });
+  await pingBecomes(client, `10.${n}.0.1`, true, `vm2 on ${clientHost.name} pings vm1 on hv1`, agents);
+  return { source, client, hv1Uuid: await sbctlOf(env)('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1') };
+}
+
 t.test('our agents: the port bound on both chassis while it migrates, its traffic reaching both VMs, then moved', { skip }, async (t) => {
   const env = await upCluster(t, testdirAfterTeardowns(t));
   const ul = await createUnderlay('172.30.43');
@@ -42,13 +60,7 @@ t.test('our agents: the port bound on both chassis while it migrates, its traffi
   const { hosts: [hv1, hv2], agents } = await startChassisWithAgents(t, env, ul, ['hv1', 'hv2']);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
-  await nbctl('ls-add', 'sw0');
-  await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:43:01 10.43.0.1', '--', 'lsp-set-options', 'vm1', 'requested-chassis=hv1');
-  await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:43:02 10.43.0.2');
-  const source = await hv1.addVm('vm1', { mac: '0a:00:00:00:43:01', cidr: '10.43.0.1/24' });
-  const client = await hv2.addVm('vm2', { mac: '0a:00:00:00:43:02', cidr: '10.43.0.2/24' });
-  await pingBecomes(client, '10.43.0.1', true, 'vm2 on hv2 pings vm1 on hv1', agents);
-  const hv1Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1');
+  const { source, client, hv1Uuid } = await vmOnHv1(env, 43, hv1, hv2, agents);
   const hv2Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2');
 
   // The destination VM starts on hv2 (same MAC and IP) and the CMS asks for both chassis.
@@ -87,13 +99,7 @@ t.test('the real ovn-controller as the destination: it joins additional_chassis 
   const { host: hv2, log } = await chassisWithOvnController(t, env, ul, 'hv2', 2);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
-  await nbctl('ls-add', 'sw0');
-  await nbctl('lsp-add', 'sw0', 'vm1', '--', 'lsp-set-addresses', 'vm1', '0a:00:00:00:44:01 10.44.0.1', '--', 'lsp-set-options', 'vm1', 'requested-chassis=hv1');
-  await nbctl('lsp-add', 'sw0', 'vm2', '--', 'lsp-set-addresses', 'vm2', '0a:00:00:00:44:02 10.44.0.2');
-  const source = await hv1.addVm('vm1', { mac: '0a:00:00:00:44:01', cidr: '10.44.0.1/24' });
-  const client = await hv1.addVm('vm2', { mac: '0a:00:00:00:44:02', cidr: '10.44.0.2/24' });
-  await pingBecomes(client, '10.44.0.1', true, 'vm2 pings vm1 on hv1', agents);
-  const hv1Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1');
+  const { source, client, hv1Uuid } = await vmOnHv1(env, 44, hv1, hv1, agents);
   const hv2Uuid = await until(() => `hv2 registered (log: ${log()})`, async () => (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2')) || undefined, 60_000);
 
   const destination = await hv2.addVm('vm1', { mac: '0a:00:00:00:44:01', cidr: '10.44.0.1/24' });
