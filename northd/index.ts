@@ -27,7 +27,7 @@ import { lflowsNode } from './lflows/node.js';
 import type { IgmpGroupReport, MulticastData, SbIgmpChange, SbIgmpData } from './multicast.js';
 import { igmpKeysOf, MC_IP_MULTICAST_MIN, multicastNode } from './multicast.js';
 import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from './ports.js';
-import { portsNode } from './ports.js';
+import { portSbUuid, portsNode } from './ports.js';
 import type { SbHostnamesData } from './requested-chassis.js';
 import { applyHostnameUpdates } from './requested-chassis.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
@@ -55,6 +55,7 @@ import { metersNode } from './meters.js';
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
 export type { ChassisOwnedColumns } from './ports.js';
+export { ACTIVATED_OPTION } from './ports.js';
 export { hashUuid } from './hash.js';
 export { Ipam } from './ipam.js';
 export type { DynamicAddressWrite } from './ipam.js';
@@ -339,8 +340,31 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
     }
     return names;
   };
+  /**
+   * A port left without additional chassis forgets which chassis activated it, as ovn-northd
+   * drops the key from its options then: a later migration starts unactivated. Its binding
+   * shows the key only while it has additional chassis, so the view is the same either way.
+   */
+  const forgetActivations = (delta: SbDelta, reported: Iterable<string> = []): SbDelta => {
+    const rows = engine.data<PortsData>('ports').table.rows;
+    const check = (name: string): void => {
+      const c = owned.get(name);
+      if (c?.additional_chassis_activated === undefined) return;
+      const pb = rows.get(portSbUuid(name)) as unknown as sb.Port_Binding | undefined;
+      if (pb === undefined || pb.requested_additional_chassis.length > 0) return;
+      const rest: Record<string, unknown> = { ...c };
+      delete rest['additional_chassis_activated'];
+      owned.set(name, rest as ChassisOwnedColumns);
+    };
+    for (let i = 0; i < delta.changes.length; i++) {
+      const c = delta.changes[i] as RowChange;
+      if (c.table === 'Port_Binding' && c.kind !== 'delete') check(c.new.logical_port as string);
+    }
+    for (const name of reported) check(name);
+    return delta;
+  };
   return {
-    apply: (nb, delta) => forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined, undefined, undefined)),
+    apply: (nb, delta) => forgetActivations(forgetDeleted(run(nb, delta, started ? forgetVirtualTypeChanges(delta) : undefined, undefined, undefined))),
     setChassisOwned(nb, updates, chassisUpdates, hostnameUpdates): SbDelta {
       for (const [name, columns] of updates) {
         if (columns === undefined) owned.delete(name);
@@ -354,10 +378,10 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
         renamed.add(name);
       }
       const rehosted = applyHostnameUpdates(byHostname, hostnameOf, hostnameUpdates ?? []);
-      return forgetDeleted(run(
+      return forgetActivations(forgetDeleted(run(
         nb, undefined, updates.size > 0 ? new Set(updates.keys()) : undefined, undefined, renamed.size > 0 ? renamed : undefined, undefined,
         rehosted.size > 0 ? rehosted : undefined,
-      ));
+      )), updates.keys());
     },
     setServiceMonitorStatus(nb, updates): SbDelta {
       const rows = engine.data<SvcMonitorsData>('svc_monitors').table.rows;

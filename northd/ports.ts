@@ -48,6 +48,9 @@ import { KeySpace, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
 import type { VirtualPortFacts } from './virtual-ports.js';
 import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
 
+/** The options key chassis write (server/chassis-store.ts), shown while a port has additional chassis. */
+export const ACTIVATED_OPTION = 'additional-chassis-activated';
+
 /** The chassis-owned columns of a Port_Binding, as agents report them (by logical_port). */
 export interface ChassisOwnedColumns {
   readonly chassis?: readonly Uuid[];
@@ -56,6 +59,12 @@ export interface ChassisOwnedColumns {
   readonly additional_encap?: readonly Uuid[];
   readonly virtual_parent?: readonly string[];
   readonly up?: readonly boolean[];
+  /**
+   * options:additional-chassis-activated as the chassis wrote it (the chassis that activated a
+   * migrating port, comma-separated); shown in the binding's options while it has additional
+   * chassis.
+   */
+  readonly additional_chassis_activated?: string;
 }
 
 /** The sb_owned source: data is logical_port → columns; a change is the set of names touched. */
@@ -508,6 +517,13 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
   } else if (dp.vlanPassthru) {
     options = new Map(lsp.options).set('vlan-passthru', 'true');
   }
+  // Where the CMS wants the port bound; not for router ports, which no chassis claims.
+  const requested = isRouter ? undefined : requestedChassis(lsp.options.get('requested-chassis'), registry);
+  // The chassis that activated the port (a migration's destination) while it has additional chassis.
+  const activated = owned?.additional_chassis_activated;
+  if (activated !== undefined && requested !== undefined && requested.additional.length > 0) {
+    options = new Map([...options, [ACTIVATED_OPTION, activated] as const].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  }
   let ids: ReadonlyMap<string, string> = lsp.external_ids;
   const neutronName = lsp.external_ids.get('neutron:port_name');
   if (neutronName !== undefined && neutronName !== '') ids = new Map(lsp.external_ids).set('name', neutronName);
@@ -581,8 +597,6 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
   }
   // An external port's HA_Chassis_Group is copied to the SB.
   const haGroup = lsp.type === 'external' ? haGroupOf(db, name, lsp.ha_chassis_group, NO_UUIDS) : undefined;
-  // Where the CMS wants the port bound; not for router ports, which no chassis claims.
-  const requested = isRouter ? undefined : requestedChassis(lsp.options.get('requested-chassis'), registry);
   return {
     info,
     columns: {

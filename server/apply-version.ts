@@ -26,8 +26,9 @@ import type { NodeId } from '../cluster/types.js';
  *     and tag (northd/tags.ts). Moving to 2 brings every port up to date in that entry.
  *  3. Also SB IGMP_Group rows written by chassis (what ovn-controller's IGMP/MLD snooping
  *     learned), which northd turns into multicast groups; refused as northd's table before.
- *  4. Also "mutate" of Port_Binding's chassis-owned columns (ovsdb-idl inserts a chassis into
- *     additional_chassis so when it binds a migrating port); refused before ("update" only).
+ *  4. Also what a chassis writes while a port migrates: "mutate" of Port_Binding's
+ *     chassis-owned columns (ovsdb-idl inserts a chassis into additional_chassis so) and
+ *     options:additional-chassis-activated (activation-strategy=rarp); refused before.
  */
 export const APPLY_VERSION_MAX = 4;
 
@@ -40,8 +41,8 @@ export const APPLY_VERSION_NORTHD_WRITES = 2;
 /** The first version where chassis write IGMP_Group. */
 export const APPLY_VERSION_IGMP_GROUPS = 3;
 
-/** The first version where chassis mutate Port_Binding's chassis-owned columns. */
-export const APPLY_VERSION_PB_MUTATE = 4;
+/** The first version where chassis mutate Port_Binding's chassis-owned columns and set options:additional-chassis-activated. */
+export const APPLY_VERSION_MIGRATION_WRITES = 4;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -31,6 +31,9 @@ import { applyMutation, parseMutations } from '../ovsdb/mutation.js';
 import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
+// The one key of Port_Binding.options a chassis writes (from apply version 4): the chassis that
+// activated a migrating port (activation-strategy=rarp), kept while the port has additional chassis.
+import { ACTIVATED_OPTION } from '../northd/index.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
 export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group'];
@@ -128,7 +131,7 @@ export interface SbTxnContext {
   /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
   readonly igmpGroups?: boolean;
   /** Chassis may mutate Port_Binding's owned columns (version 4 or later); refused otherwise. */
-  readonly portBindingMutate?: boolean;
+  readonly migrationWrites?: boolean;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -188,6 +191,33 @@ function selected(rows: ReadonlyMap<Uuid, Row>, where: unknown): Iterable<Row> {
 
 const NAMED_PLACEHOLDER = '00000000-0000-0000-0000-000000000000';
 
+/** The report field that carries a binding's options:additional-chassis-activated. */
+const ACTIVATED_FIELD = 'additional_chassis_activated';
+
+/** `options` with the activation key set to `activated` (or without it). */
+function withActivated(options: ReadonlyMap<string, string>, activated: string | undefined): ReadonlyMap<string, string> {
+  const out = new Map(options);
+  if (activated === undefined) out.delete(ACTIVATED_OPTION);
+  else out.set(ACTIVATED_OPTION, activated);
+  return out;
+}
+
+/**
+ * A chassis wrote `after` as a binding's options, which were `before`: only the activation key
+ * may differ; its value becomes the report.
+ */
+function setActivated(next: Record<string, unknown>, before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): void {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  keys.delete(ACTIVATED_OPTION);
+  const changed = [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
+  if (changed.length > 0) {
+    throw permission(`Port_Binding options are written by northd; a chassis may set only options:${ACTIVATED_OPTION} (not ${changed.join(', ')})`);
+  }
+  const v = after.get(ACTIVATED_OPTION);
+  if (v === undefined) delete next[ACTIVATED_FIELD];
+  else next[ACTIVATED_FIELD] = v;
+}
+
 /**
  * The chassis-owned columns the Port_Binding updates and mutates write, per port, each op
  * seeing what the ones before it wrote (a mutation applies to the column as it is then);
@@ -208,20 +238,28 @@ function portUpdates(
       count++;
       const port = row.logical_port as string;
       const next: Record<string, unknown> = { ...current(port) };
-      for (const [col, json] of Object.entries(p.row)) {
-        const column = pbSchema.columns.get(col);
-        if (column === undefined) continue;
-        next[col] = valueFromJson(column.type, json, resolve);
-      }
-      for (const m of mutations) {
-        const col = m.column.name;
-        const now = (next[col] ?? (row as unknown as Record<string, unknown>)[col]) as Value;
-        try {
-          next[col] = fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, now)));
-        } catch (err) {
-          if (err instanceof OvsdbError) return { failedOp: p.index, error: err };
-          throw err;
+      // options as this op finds them: northd's, with the activation key as reported so far.
+      const options = (): ReadonlyMap<string, string> => withActivated(row.options as ReadonlyMap<string, string>, next[ACTIVATED_FIELD] as string | undefined);
+      try {
+        for (const [col, json] of Object.entries(p.row)) {
+          const column = pbSchema.columns.get(col);
+          if (column === undefined) continue;
+          const value = valueFromJson(column.type, json, resolve);
+          if (col === 'options') setActivated(next, options(), value as ReadonlyMap<string, string>);
+          else next[col] = value;
         }
+        for (const m of mutations) {
+          const col = m.column.name;
+          if (col === 'options') {
+            setActivated(next, options(), fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, options()))) as ReadonlyMap<string, string>);
+            continue;
+          }
+          const now = (next[col] ?? (row as unknown as Record<string, unknown>)[col]) as Value;
+          next[col] = fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, now)));
+        }
+      } catch (err) {
+        if (err instanceof OvsdbError) return { failedOp: p.index, error: err };
+        throw err;
       }
       ports.set(port, next as ChassisOwnedColumns);
     }
@@ -263,8 +301,10 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     const derived = o.table === 'Port_Binding' ? { columns: ownedColumnSet, list: portBindingOwnedColumns, into: pbOps }
       : o.table === 'Service_Monitor' ? { columns: monitorColumnSet, list: serviceMonitorOwnedColumns, into: smOps } : undefined;
+    // options (its activation key alone, checked once the values are known) from version 4.
+    const optionsToo = (c: unknown): boolean => o.table === 'Port_Binding' && c === 'options' && ctx.migrationWrites === true;
     if (derived !== undefined && o.op === 'update' && o.row !== null && typeof o.row === 'object' && !Array.isArray(o.row)) {
-      const bad = Object.keys(o.row).filter((c) => !derived.columns.has(c));
+      const bad = Object.keys(o.row).filter((c) => !derived.columns.has(c) && !optionsToo(c));
       if (bad.length > 0) {
         return failedAt(i, ops.length, permission(`${o.table as string} column ${bad.join(', ')} is written by northd; a chassis may set only ${derived.list.join(', ')}`));
       }
@@ -272,11 +312,11 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       continue;
     }
     if (o.table === 'Port_Binding' && o.op === 'mutate') {
-      if (ctx.portBindingMutate !== true) {
+      if (ctx.migrationWrites !== true) {
         return failedAt(i, ops.length, permission('Port_Binding\'s chassis-owned columns take "mutate" once every member of the cluster runs a build that applies it (apply version 4); "update" them until then'));
       }
       const named = Array.isArray(o.mutations) ? o.mutations.map((m: unknown) => (Array.isArray(m) ? m[0] : undefined)) : [];
-      const bad = named.filter((c) => typeof c !== 'string' || !ownedColumnSet.has(c));
+      const bad = named.filter((c) => typeof c !== 'string' || (!ownedColumnSet.has(c) && !optionsToo(c)));
       if (bad.length > 0) {
         return failedAt(i, ops.length, permission(`Port_Binding column ${bad.map(String).join(', ')} is written by northd; a chassis may change only ${portBindingOwnedColumns.join(', ')}`));
       }

@@ -11,7 +11,7 @@ import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, Uu
 import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
-import { APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_PB_MUTATE, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -283,7 +283,7 @@ export class NbStateMachine implements StateMachine {
       serviceMonitors: projection?.serviceMonitors?.() ?? new Map(),
       ...(sbGlobal !== undefined ? { sbGlobal } : {}),
       igmpGroups: this.version >= APPLY_VERSION_IGMP_GROUPS,
-      portBindingMutate: this.version >= APPLY_VERSION_PB_MUTATE,
+      migrationWrites: this.version >= APPLY_VERSION_MIGRATION_WRITES,
     });
     switch (out.kind) {
       case 'blocked':

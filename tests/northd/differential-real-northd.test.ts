@@ -1809,4 +1809,22 @@ t.test('(cc) requested chassis (options:requested-chassis): by name or hostname,
   await request('vm4', undefined);
   await compareWithReal(t, real);
   t.same(requestedOf('vm2'), ['hv9'], 'the hostname, now hv9\'s');
+  // hv2 activates vm5, where it is an additional chassis (options:additional-chassis-activated,
+  // as ovn-controller writes it for activation-strategy=rarp): kept while vm5 has additional
+  // chassis, gone for good once it has none.
+  const activate = async (port: string, value: string): Promise<void> => {
+    await real.sbctl(['set', 'Port_Binding', port, `options:additional-chassis-activated=${value}`]);
+    const out = real.chassisTxn([{ op: 'mutate', table: 'Port_Binding', where: [['logical_port', '==', port]], mutations: [['options', 'insert', ['map', [['additional-chassis-activated', value]]]]] }]);
+    t.equal(out.kind, 'committed', `our ${port} activated by ${value}`);
+    await real.nbctl(['sync']);
+  };
+  await request('vm5', 'hv2,hv9');
+  await activate('vm5', 'hv9');
+  await compareWithReal(t, real);
+  t.equal(ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === 'vm5')?.options.get('additional-chassis-activated'), 'hv9', 'shown while vm5 has an additional chassis');
+  await request('vm5', 'hv2');
+  await compareWithReal(t, real);
+  await request('vm5', 'hv2,hv9');
+  await compareWithReal(t, real);
+  t.equal(ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === 'vm5')?.options.get('additional-chassis-activated'), undefined, 'forgotten once it had none');
 });

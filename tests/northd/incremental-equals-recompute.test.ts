@@ -1065,7 +1065,7 @@ const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 }
 /** Transactions with a snooping switch, unregistered multicast to a relay, a router flooding statically, a remote port snooped. */
 const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, relayed: 0 };
 /** Transactions after which a binding had a requested chassis, additional ones, one found by hostname. */
-const requestedSeen = { main: 0, additional: 0, byHostname: 0 };
+const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1151,17 +1151,29 @@ function runSequence(seed: number): string | undefined {
       }
       sbDelta = northd.setChassisOwned(fx.db, ports, chassis, hostnameUpdates);
     } else if (txn.kind === 'hostname') {
-      // A registered chassis's hostname set, changed or cleared.
+      // A registered chassis's hostname set, changed or cleared; or a port activated by a
+      // chassis (options:additional-chassis-activated), or its activation withdrawn.
       const known = [...registered.values()].sort();
       const updates = new Map<Uuid, string | undefined>();
-      if (known.length > 0) {
+      const ports = new Map<string, ChassisOwnedColumns | undefined>();
+      const lsps = names(fx.db, 'Logical_Switch_Port');
+      // Mostly a port that asks for several chassis (the only ones that show it).
+      const migrating = [...fx.db.rows('Logical_Switch_Port').values()]
+        .filter((r) => ((r['options'] as ReadonlyMap<string, string>).get('requested-chassis') ?? '').includes(',')).map((r) => r['name'] as string).sort();
+      if (lsps.length > 0 && hrng.chance(0.4)) {
+        const name = migrating.length > 0 && hrng.chance(0.8) ? hrng.pick(migrating) : hrng.pick(lsps).name;
+        const c: Record<string, unknown> = { ...(northd.chassisOwned().get(name) ?? {}) };
+        if (hrng.chance(0.8)) c['additional_chassis_activated'] = hrng.pick(['hv1', 'c1', 'hv2,c2']);
+        else delete c['additional_chassis_activated'];
+        ports.set(name, c as ChassisOwnedColumns);
+      } else if (known.length > 0) {
         const uuid = hrng.pick(known);
         const h = hrng.chance(0.8) ? hrng.pick(HOSTNAMES) : undefined;
         updates.set(uuid, h);
         if (h === undefined) hostnames.delete(uuid);
         else hostnames.set(uuid, h);
       }
-      sbDelta = northd.setChassisOwned(fx.db, new Map(), new Map(), updates);
+      sbDelta = northd.setChassisOwned(fx.db, ports, new Map(), updates);
     } else if (txn.kind === 'igmp') {
       sbDelta = northd.setIgmpGroups(fx.db, randomIgmp(irng, northd.view(), northd.igmpGroups()));
     } else if (txn.kind === 'svc-status') {
@@ -1242,6 +1254,7 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10500)) mcastSeen.relayed++;
     if (bindings.some((b) => b.requested_chassis.length > 0)) requestedSeen.main++;
     if (bindings.some((b) => b.requested_additional_chassis.length > 0)) requestedSeen.additional++;
+    if (bindings.some((b) => b.options.has('additional-chassis-activated'))) requestedSeen.activated++;
     const nameOf = new Map([...registered].map(([name, uuid]) => [uuid, name]));
     if (bindings.some((b) => b.requested_chassis.some((u) => !(b.options.get('requested-chassis') ?? '').split(',').includes(nameOf.get(u) ?? '')))) requestedSeen.byHostname++;
     if ([...(northd.view().get('Meter')?.values() ?? [])].some((m) => (m['name'] as string).includes('__'))) qosSeen.fairCopies++;
@@ -1301,8 +1314,9 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(mcastSeen.snoop >= SEQUENCES && mcastSeen.relay >= SEQUENCES / 10 && mcastSeen.routerStatic >= SEQUENCES / 20 && mcastSeen.remote >= SEQUENCES / 20, 'IP multicast (snooping, relay, static flooding, remote ports) was exercised');
     t.comment(`transactions with a learned group's flow: ${mcastSeen.learned}, relayed by a router: ${mcastSeen.relayed}`);
     t.ok(mcastSeen.learned >= SEQUENCES && mcastSeen.relayed >= SEQUENCES / 20, 'groups learned by snooping (and relayed) were exercised');
-    t.comment(`transactions with a requested chassis: ${requestedSeen.main}, additional ones: ${requestedSeen.additional}, found by hostname: ${requestedSeen.byHostname}`);
-    t.ok(requestedSeen.main >= SEQUENCES && requestedSeen.additional >= SEQUENCES / 2 && requestedSeen.byHostname >= SEQUENCES / 4, 'requested chassis (additional, by hostname) were exercised');
+    t.comment(`transactions with a requested chassis: ${requestedSeen.main}, additional ones: ${requestedSeen.additional}, found by hostname: ${requestedSeen.byHostname}, an activated port: ${requestedSeen.activated}`);
+    t.ok(requestedSeen.main >= SEQUENCES && requestedSeen.additional >= SEQUENCES / 2 && requestedSeen.byHostname >= SEQUENCES / 4 && requestedSeen.activated >= SEQUENCES / 20,
+      'requested chassis (additional, by hostname, activated) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }

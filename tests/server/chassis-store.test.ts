@@ -401,7 +401,7 @@ t.test('IGMP_Group: refused before apply version 3, then chassis write it and no
   t.same(groups(c), groups(a), 'the restored replica agrees');
 });
 
-t.test('Port_Binding "mutate" of chassis-owned columns: refused before apply version 4, then applied in order; a result the column cannot hold fails whole', async (t) => {
+t.test('Port_Binding "mutate" of chassis-owned columns and options:additional-chassis-activated: refused before apply version 4, then applied in order; a result the column cannot hold fails whole', async (t) => {
   const a = new Replica();
   const b = new Replica();
   const log = new Log([a, b]);
@@ -418,6 +418,8 @@ t.test('Port_Binding "mutate" of chassis-owned columns: refused before apply ver
   t.same([pb(a, 'vm1')?.requested_chassis, pb(a, 'vm1')?.requested_additional_chassis], [[hv1], [hv2]], 'northd resolved requested-chassis');
   const byUuid = [['_uuid', '==', ['uuid', vm1]]];
   const addHv2 = { op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['additional_chassis', 'insert', ['set', [['uuid', hv2]]]]] };
+  t.match(JSON.stringify(log.sb([{ op: 'update', table: 'Port_Binding', where: byUuid, row: { options: ['map', [['additional-chassis-activated', 'hv2']]] } }])),
+    /column options is written by northd/, 'nor the activation key before version 4');
   const refused = log.sb([addHv2]);
   t.match(refused, { kind: 'failed' }, 'at apply version 1 only "update" writes a binding');
   t.match(JSON.stringify(refused), /apply version 4/, 'with a clear reason');
@@ -456,7 +458,27 @@ t.test('Port_Binding "mutate" of chassis-owned columns: refused before apply ver
   ]), { kind: 'committed' });
   t.equal((pb(a, 'vm1')?.additional_encap as string[]).length, 1, 'the new Encap in additional_encap');
   const northds = log.sb([{ op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['options', 'insert', ['map', [['x', 'y']]]]] }]);
-  t.match(JSON.stringify(northds), /column options is written by northd/);
+  t.match(JSON.stringify(northds), /a chassis may set only options:additional-chassis-activated \(not x\)/, 'of options, one key only');
+  t.match(JSON.stringify(log.sb([{ op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [['tag', 'insert', ['set', [5]]]] }])), /column tag is written by northd/);
+  // That key, as ovn-controller sets it (setkey: delete, then insert) and by a whole-map update.
+  const activate = (value: string): unknown[] => [{ op: 'mutate', table: 'Port_Binding', where: byUuid, mutations: [
+    ['options', 'delete', ['set', ['additional-chassis-activated']]], ['options', 'insert', ['map', [['additional-chassis-activated', value]]]],
+  ] }];
+  t.match(log.sb(activate('hv2')), { kind: 'committed' });
+  const options = (): Record<string, string> => Object.fromEntries(pb(a, 'vm1')?.options as Map<string, string>);
+  t.same(options(), { 'additional-chassis-activated': 'hv2', 'requested-chassis': 'hv1,hv2' }, 'northd shows it while vm1 has an additional chassis');
+  t.match(log.sb([{ op: 'update', table: 'Port_Binding', where: byUuid, row: { options: ['map', [['requested-chassis', 'hv1,hv2']]] } }]), { kind: 'committed' }, 'a whole map without it withdraws it');
+  t.same(options(), { 'requested-chassis': 'hv1,hv2' });
+  t.match(JSON.stringify(log.sb([{ op: 'update', table: 'Port_Binding', where: byUuid, row: { options: ['map', []] } }])), /not requested-chassis/, 'a whole map must keep northd\'s keys');
+  log.sb(activate('hv2'));
+  // The migration ends: the key goes, and is not back for the next one.
+  log.nb([{ op: 'mutate', table: 'Logical_Switch_Port', where: [['name', '==', 'vm1']], mutations: [['options', 'delete', ['set', ['requested-chassis']]], ['options', 'insert', ['map', [['requested-chassis', 'hv2']]]]] }]);
+  t.same(options(), { 'requested-chassis': 'hv2' });
+  log.nb([{ op: 'mutate', table: 'Logical_Switch_Port', where: [['name', '==', 'vm1']], mutations: [['options', 'delete', ['set', ['requested-chassis']]], ['options', 'insert', ['map', [['requested-chassis', 'hv2,hv1']]]]] }]);
+  t.same(options(), { 'requested-chassis': 'hv2,hv1' }, 'a new migration starts unactivated');
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.same(Object.fromEntries(pb(c, 'vm1')?.options as Map<string, string>), options(), 'a restored replica agrees');
   t.same(dumpDatabaseJson(b.sm.chassis), dumpDatabaseJson(a.sm.chassis), 'replicas agree');
   t.same([...b.projection.portBindings().values()].map((r) => r.additional_chassis), [...a.projection.portBindings().values()].map((r) => r.additional_chassis));
 });
