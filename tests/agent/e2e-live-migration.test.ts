@@ -5,10 +5,14 @@
 // chassis, the destination as an additional one, and what is sent to the port reaches the VM on
 // both (each answers: the ping sees duplicates). Named alone at the destination, the port moves
 // there whole. First with our agent on both chassis, then with the real ovn-controller 23.03 as
-// the destination: it joins additional_chassis by a "mutate" through our SB door, and our
-// agent on the source copies the port's traffic to it. Processes are stopped by pid, namespaces
-// are the test's own.
+// the destination under activation-strategy=rarp: it joins additional_chassis by a "mutate"
+// through our SB door, keeps the VM off the port until the VM sends a RARP, then writes
+// options:additional-chassis-activated through our door, and our agent on the source copies the
+// port's traffic to it. Processes are stopped by pid, namespaces are the test's own.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
 import type { Agent } from '../helpers/agent-e2e.js';
 import { chassisWithOvnController, e2eSkip, nbctlOf, pingBecomes, sbctlOf, startChassisWithAgents, untilLogged } from '../helpers/agent-e2e.js';
@@ -19,11 +23,25 @@ import type { NsHost } from '../helpers/netns.js';
 import { until, upCluster } from '../helpers/ovnts-cli.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
+const run = promisify(execFile);
 const skip = e2eSkip !== false ? e2eSkip : existsSync('/usr/bin/ovn-controller') ? false : 'ovn-controller (ovn-host) is not installed';
 
 async function binding(sbctl: (...args: string[]) => Promise<string>, port: string): Promise<{ chassis: string; additional: string }> {
   const column = (name: string): Promise<string> => sbctl('--bare', `--columns=${name}`, 'find', 'Port_Binding', `logical_port=${port}`);
   return { chassis: await column('chassis'), additional: await column('additional_chassis') };
+}
+
+/** A RARP request from `vm`'s eth0 for its own MAC, as a resumed VM announces itself. */
+async function sendRarp(vm: NsHost, mac: string): Promise<void> {
+  const script = [
+    'import socket, struct',
+    's = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)',
+    's.bind(("eth0", 0))',
+    `m = bytes.fromhex("${mac.replaceAll(':', '')}")`,
+    'f = b"\\xff" * 6 + m + struct.pack("!H", 0x8035) + struct.pack("!HHBBH", 1, 0x0800, 6, 4, 3) + m + bytes(4) + m + bytes(4)',
+    's.send(f.ljust(60, bytes(1)))',
+  ].join('\n');
+  await vm.exec('python3', '-c', script);
 }
 
 async function rxPackets(vm: NsHost): Promise<number> {
@@ -103,13 +121,27 @@ t.test('the real ovn-controller as the destination: it joins additional_chassis 
   const hv2Uuid = await until(() => `hv2 registered (log: ${log()})`, async () => (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2')) || undefined, 60_000);
 
   const destination = await hv2.addVm('vm1', { mac: '0a:00:00:00:44:01', cidr: '10.44.0.1/24' });
-  await nbctl('lsp-set-options', 'vm1', 'requested-chassis=hv1,hv2');
+  await nbctl('lsp-set-options', 'vm1', 'requested-chassis=hv1,hv2', 'activation-strategy=rarp');
   await until(() => `ovn-controller joins vm1's additional chassis (log: ${log()})`, async () => {
     const b = await binding(sbctl, 'vm1');
     return b.chassis === hv1Uuid && b.additional === hv2Uuid ? true : undefined;
   }, 60_000);
   t.pass('its mutate of additional_chassis went through our SB door');
   await untilLogged('hv1 has a tunnel to hv2', async () => ((await hv1.ovs.vsctl('--bare', '--columns=name', 'find', 'Interface', 'type=geneve')) !== '' ? true : undefined), 60_000, agents);
+  // activation-strategy=rarp: ovn-controller keeps the destination VM off the port until the VM
+  // sends a RARP (as QEMU does when it resumes), then writes options:additional-chassis-activated.
+  let table0 = '';
+  await until(() => `ovn-controller installs the blocking flows (table 0: ${table0}; log: ${log()})`, async () => {
+    table0 = (await run('ovs-ofctl', ['-O', 'OpenFlow15', 'dump-flows', '--no-stats', join(hv2.ovs.dir, 'br-int.mgmt'), 'table=0'])).stdout;
+    return /priority=1010,.*(rarp|0x8035)/.test(table0) ? true : undefined;
+  }, 20_000);
+  const [, blocked] = await receivedDuringPings(client, '10.44.0.1', [source, destination]);
+  t.equal(blocked, 0, 'before its RARP the destination VM gets nothing');
+  await sendRarp(destination, '0a:00:00:00:44:01');
+  await until(() => `ovn-controller's activation through our SB door (log: ${log()})`, async () => (
+    (await sbctl('--bare', '--columns=options', 'find', 'Port_Binding', 'logical_port=vm1')).includes('additional-chassis-activated=hv2') ? true : undefined), 60_000);
+  t.pass('options:additional-chassis-activated=hv2 written by ovn-controller and shown by our northd');
+  t.notMatch(log(), /additional-chassis-activated[^\n]*(error|denied)|permission error/, 'and no refused transaction in its log');
   // Our agent on hv1 (the main chassis) copies what it delivers to vm1 over to hv2.
   const counts = await until(() => `the copy reaches the destination VM (log: ${log()})`, async () => {
     const c = await receivedDuringPings(client, '10.44.0.1', [source, destination]);
