@@ -15,8 +15,9 @@
 // An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
 //   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
 //   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only
-//     (from apply version 4, a Port_Binding "mutate" of them too: ovsdb-idl inserts a chassis
-//     into additional_chassis so), its "where" evaluated against northd's current rows; every
+//     (from apply version 4, a Port_Binding "mutate" of them too, as ovsdb-idl inserts a
+//     chassis into additional_chassis, and options' one key a chassis writes,
+//     additional-chassis-activated), its "where" evaluated against northd's current rows; every
 //     other op on a table northd derives is refused as a permission error, and the whole
 //     transaction changes nothing.
 // Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
@@ -31,8 +32,6 @@ import { applyMutation, parseMutations } from '../ovsdb/mutation.js';
 import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
-// The one key of Port_Binding.options a chassis writes (from apply version 4): the chassis that
-// activated a migrating port (activation-strategy=rarp), kept while the port has additional chassis.
 import { ACTIVATED_OPTION } from '../northd/index.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
@@ -130,7 +129,10 @@ export interface SbTxnContext {
   readonly sbGlobal?: Uuid;
   /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
   readonly igmpGroups?: boolean;
-  /** Chassis may mutate Port_Binding's owned columns (version 4 or later); refused otherwise. */
+  /**
+   * Chassis may mutate Port_Binding's owned columns and write options:additional-chassis-activated
+   * (the cluster applies version 4 or later); refused otherwise.
+   */
   readonly migrationWrites?: boolean;
 }
 
@@ -191,7 +193,10 @@ function selected(rows: ReadonlyMap<Uuid, Row>, where: unknown): Iterable<Row> {
 
 const NAMED_PLACEHOLDER = '00000000-0000-0000-0000-000000000000';
 
-/** The report field that carries a binding's options:additional-chassis-activated. */
+/**
+ * The report field that carries a binding's options:additional-chassis-activated, the one key
+ * of options a chassis writes: which chassis activated a migrating port (activation-strategy=rarp).
+ */
 const ACTIVATED_FIELD = 'additional_chassis_activated';
 
 /** `options` with the activation key set to `activated` (or without it). */
