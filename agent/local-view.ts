@@ -32,9 +32,14 @@ export interface LocalView {
    * Absent: the flow side's own setting.
    */
   readonly ctZeroSnat?: boolean;
+  /**
+   * Ports this chassis has as an additional chassis whose VM sent the RARP that activates them
+   * here (activation-strategy=rarp), before the SB shows it in options:additional-chassis-activated.
+   */
+  readonly activatedPorts?: ReadonlySet<string>;
 }
 
-/** Whether two views' activeTunnels are the same (both undefined, or the same names). */
+/** Whether two views' name sets (activeTunnels, activatedPorts) are the same (both undefined, or the same names). */
 export function sameActiveTunnels(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a.size === b.size && [...a].every((x) => b.has(x));

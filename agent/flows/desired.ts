@@ -626,6 +626,12 @@ export class DesiredFlows {
     if (changedKeys(prev.localnetPatches, next.localnetPatches, () => true).length > 0) d.locality = true;
     // A BFD session up or down may change which member of an HA group is active here: rare,
     // recomputed as a change of the HA rows is.
+    // A migrating port activated here by its RARP: its blocking flows go.
+    for (const name of new Set([...(prev.activatedPorts ?? []), ...(next.activatedPorts ?? [])])) {
+      if ((prev.activatedPorts?.has(name) === true) === (next.activatedPorts?.has(name) === true)) continue;
+      const pb = this.sb.portByName(name);
+      if (pb !== undefined) d.ports.add(pb._uuid);
+    }
     if (!sameActiveTunnels(prev.activeTunnels, next.activeTunnels)) {
       d.locality = true;
       d.full = true;

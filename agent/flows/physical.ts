@@ -15,7 +15,7 @@
 
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
-import { LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
+import { ACTION_OPCODE, LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
 import { orderedHaMembers, type HaMember } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FieldRef, FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
@@ -319,6 +319,7 @@ function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Bin
   deliver.push(output(att.ofport));
   if (att.tag !== 0) deliver.push({ kind: 'pop_vlan' });
   out.push(flow(OFTABLE.LOG_TO_PHY, 100, matchOutport(dpKey, pb.tunnel_key), deliver, cookie));
+  if (blockedUntilRarp(ctx, pb)) out.push(...rarpActivationFlows(dpKey, pb, att.ofport, z));
 
   if (pb.type === 'localnet') {
     // Table 41: a localport's traffic and LOCAL_ONLY traffic never leave through the localnet.
@@ -350,6 +351,35 @@ function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Bin
       [resubmit(OFTABLE.LOCAL_OUTPUT)], cookie));
   }
   return out;
+}
+
+/**
+ * A port this chassis has as an additional chassis under options:activation-strategy=rarp,
+ * not activated here yet: neither in options:additional-chassis-activated nor by a RARP this
+ * agent saw (LocalView.activatedPorts). Other strategies block nothing (ovn-controller warns).
+ */
+function blockedUntilRarp(ctx: PhysicalContext, pb: sb.Port_Binding): boolean {
+  if (ctx.chassisUuid === undefined || !pb.additional_chassis.includes(ctx.chassisUuid)) return false;
+  if (pb.options.get('activation-strategy') !== 'rarp') return false;
+  if ((pb.options.get('additional-chassis-activated') ?? '').split(',').includes(ctx.view.chassis)) return false;
+  return ctx.view.activatedPorts?.has(pb.logical_port) !== true;
+}
+
+/**
+ * setup_rarp_activation_strategy: until the VM sends a RARP (as a hypervisor does when the
+ * migrated VM resumes) its traffic is dropped both ways; the RARP itself goes to the agent
+ * (activation_strategy_rarp, not paused), which activates the port, and on into the pipeline.
+ */
+function rarpActivationFlows(dpKey: number, pb: sb.Port_Binding, ofport: number, z: ZoneIds): FlowSpec[] {
+  const cookie = cookieOf(pb._uuid);
+  const header = new Uint8Array(8);
+  new DataView(header.buffer).setUint32(0, ACTION_OPCODE.ACTIVATION_STRATEGY_RARP);
+  return [
+    flow(OFTABLE.PHY_TO_LOG, 1010, new Map([['in_port', exact(ofport, 32)], ['eth_type', exact(0x8035, 16)]]),
+      [...ingressMetadata(dpKey, pb, z), { kind: 'controller', userdata: header }, resubmit(OFTABLE.LOG_INGRESS_PIPELINE)], cookie),
+    flow(OFTABLE.PHY_TO_LOG, 1000, new Map([['in_port', exact(ofport, 32)]]), [], cookie),
+    flow(OFTABLE.LOG_TO_PHY, 1000, matchOutport(dpKey, pb.tunnel_key), [], cookie),
+  ];
 }
 
 /**

@@ -107,6 +107,11 @@ export class AgentRuntime {
     });
   }
 
+  /** A migrating port's VM sent its RARP here (activation-strategy=rarp; LocalAgent.activate). */
+  activate(port: string): void {
+    this.local.activate(port);
+  }
+
   /** The source's connection state as last reported. */
   get state(): SbSourceState | undefined {
     return this.sourceState;

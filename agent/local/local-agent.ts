@@ -76,6 +76,8 @@ export class LocalAgent {
   private readonly sent = new Map<string, number>();
   /** Ports with an SB write in flight: port → (its owned columns when sent, when). */
   private readonly inflight = new Map<string, { key: string; atMs: number }>();
+  /** Migrating ports activated here by their VM's RARP (activation-strategy=rarp), by name. */
+  private readonly activated = new Set<string>();
   private dirty = false;
   private running = false;
   private stopped = false;
@@ -152,6 +154,43 @@ export class LocalAgent {
       this.bindings = next;
     }
     if (changed) this.schedule();
+  }
+
+  /**
+   * A migrating port's VM sent its RARP here (activation-strategy=rarp): its traffic flows from
+   * now on, and options:additional-chassis-activated gets this chassis.
+   */
+  activate(port: string): void {
+    if (this.activated.has(port)) return;
+    this.activated.add(port);
+    this.schedule();
+  }
+
+  /**
+   * The SB writes that record the ports activated here, as ovn-controller's pinctrl writes them
+   * (this chassis appended to the key); a port the SB shows activated here, or no longer has
+   * this chassis as an additional one, leaves the set.
+   */
+  private activationWrites(name: string, us: string | undefined): { port: string; op: OpJson }[] {
+    const out: { port: string; op: OpJson }[] = [];
+    for (const port of [...this.activated].sort()) {
+      const pb = this.sb.portBinding(port);
+      const was = pb?.options.get('additional-chassis-activated');
+      if (pb === undefined || us === undefined || !pb.additional_chassis.includes(us) || (was ?? '').split(',').includes(name)) {
+        this.activated.delete(port);
+        continue;
+      }
+      out.push({
+        port,
+        op: {
+          op: 'mutate', table: 'Port_Binding', where: [['_uuid', '==', uuidJson(pb._uuid)]], mutations: [
+            ['options', 'delete', setJson(['additional-chassis-activated'])],
+            ['options', 'insert', ['map', [['additional-chassis-activated', was === undefined ? name : `${was},${name}`]]]],
+          ],
+        },
+      });
+    }
+    return out;
   }
 
   /** Resolves once a pass has run with nothing left to do right now. */
@@ -337,11 +376,15 @@ export class LocalAgent {
       await this.send('ovs', [...tunnels, ...patches.groups, ...bfd]);
     }
 
-    // 5. The LocalView, from the replica as it is now (the writes above show up in a later pass).
+    // 5. The LocalView, from the replica as it is now (the writes above show up in a later pass),
+    // with the ports activated here that the SB does not show activated yet.
     const built = buildLocalView(config.systemId, tables, bridgeByName(tables, config.integrationBridge), new Map(localnet.map((l) => [l.logicalPort, l.network])));
     for (const c of built.conflicts) this.problem(c);
-    this.setView(built.view);
+    const activation = sbReady ? this.activationWrites(config.systemId, us?._uuid) : [];
+    this.setView(this.activated.size === 0 ? built.view : { ...built.view, activatedPorts: new Set(this.activated) });
     if (!sbReady) return;
+    // Resent after resendMs until the SB shows it (send holds back a repeat until then).
+    if (activation.length > 0) await this.send('sb', [{ what: `activated by RARP: ${activation.map((a) => a.port).join(', ')}`, ops: activation.map((a) => a.op) }]);
 
     // 6. Port bindings.
     const encapByIp = new Map<string, string>();

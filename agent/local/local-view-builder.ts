@@ -88,6 +88,7 @@ export function localViewsEqual(a: LocalView, b: LocalView): boolean {
   return a.chassis === b.chassis
     && sameActiveTunnels(a.activeTunnels, b.activeTunnels)
     && a.ctZeroSnat === b.ctZeroSnat
+    && sameActiveTunnels(a.activatedPorts, b.activatedPorts)
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)
     && mapEqual(a.localnetPatches, b.localnetPatches, (x, y) => x === y)
     && mapEqual(a.tunnels, b.tunnels, (x, y) => x.ofport === y.ofport && x.type === y.type && x.remoteIp === y.remoteIp);

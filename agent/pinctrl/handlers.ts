@@ -26,6 +26,8 @@
 //     message cut short is a bad packet.
 //   handle_svc_check: nothing to send; the reply of a load balancer backend to a health check
 //     (svc-probe.ts reads it) goes to the health-check monitors.
+//   activation_strategy_rarp: no arguments, not paused. A migrating port's RARP on its
+//     destination chassis (reg14 in metadata's datapath): the port is activated there.
 //
 // Anything else, or anything malformed, is ignored with a reason (ovn-controller logs and drops).
 
@@ -70,6 +72,7 @@ export type PacketInDecision =
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
   | { readonly kind: 'bind_vport'; readonly opcode: number; readonly binding: VportBinding }
   | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
+  | { readonly kind: 'activate'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
   | {
       readonly kind: 'igmp'; readonly opcode: number; readonly dpKey: number; readonly inportKey: number;
       readonly message: McastMessage; readonly packet: Uint8Array;
@@ -119,6 +122,10 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     }
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);
+    case ACTION_OPCODE.ACTIVATION_STRATEGY_RARP: {
+      const md = pin.metadata ?? new Map();
+      return { kind: 'activate', opcode, dpKey: readDatapathKey(md), portKey: readReg(md, 14) };
+    }
     case ACTION_OPCODE.IGMP: {
       const message = parseMcastMessage(pin.packet);
       if (isPacketError(message)) return ignored('bad_packet', `igmp: ${message.message}`, opcode);

@@ -56,6 +56,8 @@ export interface PinctrlOptions {
   readonly vportLookup?: VportLookup;
   /** Told of each virtual port claimed (for logs). */
   readonly onVportClaim?: (vport: string, parent: string) => void;
+  /** Told of a migrating port's RARP here (activation-strategy=rarp); without it the RARP is ignored. */
+  readonly onActivate?: (dpKey: number, portKey: number) => void;
   readonly timers?: WriterTimers;
   readonly wallClockMs?: () => number;
   readonly random?: () => number;
@@ -95,6 +97,7 @@ export type PacketInOutcome =
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
   | { readonly kind: 'vport_claim'; readonly opcode: number; readonly put: VportPutResult }
   | { readonly kind: 'svc_checked'; readonly opcode: number; readonly outcome: ReplyOutcome }
+  | { readonly kind: 'activated'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
   | { readonly kind: 'snooped'; readonly opcode: number; readonly outcome: IgmpOutcome; readonly sent: boolean }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
@@ -135,6 +138,7 @@ export class Pinctrl {
   private readonly vportWriter: VportBindingWriter | undefined;
   private readonly context: PacketInContext;
   private readonly onProblem: ((message: string) => void) | undefined;
+  private readonly onActivate: ((dpKey: number, portKey: number) => void) | undefined;
   private readonly buffers = new BufferedPackets();
   private readonly portKeys: ((logicalPort: string) => PortKeys | undefined) | undefined;
   private readonly nowMs: () => number;
@@ -154,6 +158,7 @@ export class Pinctrl {
     this.channel = options.channel;
     this.context = options.context ?? emptyPacketInContext;
     this.onProblem = options.onProblem;
+    this.onActivate = options.onActivate;
     this.portKeys = options.portKeys;
     this.nowMs = options.nowMs ?? (() => performance.now());
     this.writer = new MacBindingWriter({
@@ -225,6 +230,14 @@ export class Pinctrl {
       }
       case 'svc_check':
         return { kind: 'svc_checked', opcode: d.opcode, outcome: this.serviceMonitors.handleReply(d.reply) };
+      case 'activate': {
+        if (this.onActivate === undefined) {
+          this.stats.ignored.unsupported_opcode++;
+          return { kind: 'ignored', opcode: d.opcode, reason: 'unsupported_opcode', message: 'activation_strategy_rarp is not handled here' };
+        }
+        this.onActivate(d.dpKey, d.portKey);
+        return { kind: 'activated', opcode: d.opcode, dpKey: d.dpKey, portKey: d.portKey };
+      }
       case 'igmp': {
         if (this.igmp === undefined) {
           this.stats.ignored.unsupported_opcode++;

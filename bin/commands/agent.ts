@@ -78,7 +78,9 @@ const querierInputs: ReadonlySet<string> = new Set(['IP_Multicast', 'Port_Bindin
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
  * bridge's management socket. The channel reconnects by itself; `closers` gets its close.
  */
-function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSource, log: (level: string, message: string) => void): (bridge: string, ctZones: ReadonlyMap<string, number>) => Promise<FlowHook> {
+function flowSideOpener(
+  rundir: string, closers: (() => void)[], source: SbSource, log: (level: string, message: string) => void, activate: (port: string) => void,
+): (bridge: string, ctZones: ReadonlyMap<string, number>) => Promise<FlowHook> {
   return async (bridge, ctZones) => {
     // The channel's packet-ins go to pinctrl, which needs the channel and the flow side's SB
     // store: both exist only once the channel is up, so the handler looks them up late.
@@ -90,13 +92,20 @@ function flowSideOpener(rundir: string, closers: (() => void)[], source: SbSourc
     const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
     const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
     const raInputs = new PeriodicRaInputs();
+    const vports = sbVportLookup(() => flows.engine.sb, () => flows.engine.chassis());
     late.pinctrl = new Pinctrl({
       channel, sb: source, lookup: sbPinctrlLookup(() => flows.engine.sb), context: sbPacketInContext(() => flows.engine.sb),
       portKeys: sbPortKeys(() => flows.engine.sb),
-      vportLookup: sbVportLookup(() => flows.engine.sb, () => flows.engine.chassis()),
+      vportLookup: vports,
       igmpLookup: sbIgmpLookup(() => flows.engine.sb, () => flows.engine.chassis()),
       onProblem: (m) => log('warn', `pinctrl: ${m}`),
       onVportClaim: (vport, parent) => log('info', `pinctrl: claimed virtual port ${vport} for this chassis with the virtual parent ${parent}`),
+      onActivate: (dpKey, portKey) => {
+        const port = vports.port(dpKey, portKey)?.logicalPort;
+        if (port === undefined) return;
+        log('info', `pinctrl: ${port} activated by its RARP`);
+        activate(port);
+      },
     });
     closers.push(() => {
       late.pinctrl?.close();
@@ -199,7 +208,7 @@ export function registerAgentCommand(program: Command): void {
           else throw new AgentConfigError(`--sb-source must be stream or watch, not "${o.sbSource}"`);
           runtime = new AgentRuntime({
             ovs, source, hostname, log,
-            ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers, source, log) } : {}),
+            ...(o.flows ? { openFlows: flowSideOpener(ovsRundir(o.ovsRundir, o.ovsDb), closers, source, log, (port) => runtime?.activate(port)) } : {}),
             ...(o.datapathType !== undefined ? { datapathType: o.datapathType } : {}),
             ...(o.monitorAll === true ? { monitorAll: true } : {}),
           });

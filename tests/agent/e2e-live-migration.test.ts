@@ -4,7 +4,9 @@
 // requested-chassis is "source,destination" the port is bound on both: the source as its main
 // chassis, the destination as an additional one, and what is sent to the port reaches the VM on
 // both (each answers: the ping sees duplicates). Named alone at the destination, the port moves
-// there whole. First with our agent on both chassis, then with the real ovn-controller 23.03 as
+// there whole. First with our agent on both chassis (without and with activation-strategy=rarp:
+// the destination VM kept off the port until its RARP, which our agent records in the SB),
+// then with the real ovn-controller 23.03 as
 // the destination under activation-strategy=rarp: it joins additional_chassis by a "mutate"
 // through our SB door, keeps the VM off the port until the VM sends a RARP, then writes
 // options:additional-chassis-activated through our door, and our agent on the source copies the
@@ -107,6 +109,36 @@ t.test('our agents: the port bound on both chassis while it migrates, its traffi
   await pingBecomes(client, '10.43.0.1', true, 'vm2 pings vm1, now beside it on hv2', agents);
   const [after] = await receivedDuringPings(client, '10.43.0.1', [source]);
   t.equal(after, 0, 'the source VM gets nothing any more');
+});
+
+t.test('our agents under activation-strategy=rarp: the destination VM is kept off the port until its RARP, which our agent records in the SB', { skip }, async (t) => {
+  const env = await upCluster(t, testdirAfterTeardowns(t));
+  const ul = await createUnderlay('172.30.45');
+  t.teardown(() => ul.remove());
+  const { hosts: [hv1, hv2], agents } = await startChassisWithAgents(t, env, ul, ['hv1', 'hv2']);
+  const nbctl = nbctlOf(env);
+  const sbctl = sbctlOf(env);
+  const { source, client, hv1Uuid } = await vmOnHv1(env, 45, hv1, hv1, agents);
+  const hv2Uuid = await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2');
+  const destination = await hv2.addVm('vm1', { mac: '0a:00:00:00:45:01', cidr: '10.45.0.1/24' });
+  await nbctl('lsp-set-options', 'vm1', 'requested-chassis=hv1,hv2', 'activation-strategy=rarp');
+  await untilLogged('vm1 bound on hv1 and, as an additional chassis, on hv2', async () => {
+    const b = await binding(sbctl, 'vm1');
+    return b.chassis === hv1Uuid && b.additional === hv2Uuid ? true : undefined;
+  }, 60_000, agents);
+  await untilLogged('ovn-installed on the destination interface', async () => ((await hv2.ovs.vsctl('--bare', '--columns=external_ids', 'find', 'Interface', 'external_ids:iface-id=vm1')).includes('ovn-installed=true') ? true : undefined), 30_000, agents);
+  const [toSource, blocked] = await receivedDuringPings(client, '10.45.0.1', [source, destination]);
+  t.ok((toSource as number) >= 5, `the source VM gets the port's traffic (${String(toSource)} packets)`);
+  t.equal(blocked, 0, 'the destination VM gets nothing before its RARP');
+  await sendRarp(destination, '0a:00:00:00:45:01');
+  await untilLogged('the activation in the SB', async () => (
+    (await sbctl('--bare', '--columns=options', 'find', 'Port_Binding', 'logical_port=vm1')).includes('additional-chassis-activated=hv2') ? true : undefined), 30_000, agents);
+  t.pass('our agent wrote options:additional-chassis-activated=hv2');
+  const counts = await untilLogged('the destination VM gets the traffic', async () => {
+    const c = await receivedDuringPings(client, '10.45.0.1', [source, destination]);
+    return (c[0] as number) >= 5 && (c[1] as number) >= 5 ? c : undefined;
+  }, 30_000, agents);
+  t.ok(counts.every((n) => n >= 5), `after its RARP both VMs receive the port's traffic (${counts.join(', ')} packets)`);
 });
 
 t.test('the real ovn-controller as the destination: it joins additional_chassis through our SB door and gets the port\'s traffic', { skip }, async (t) => {

@@ -86,6 +86,9 @@ async function compare(t: Test): Promise<void> {
   await nbctl('lsp-set-options', 'vm2', 'requested-chassis=hv1,hv2');
   await nbctl('lsp-add', 'pub', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:00:04 172.16.0.4', '--', 'lsp-set-options', 'vm4', 'requested-chassis=hv1,hv2');
   await nbctl('lsp-add', 'pub', 'vm5', '--', 'lsp-set-addresses', 'vm5', '00:00:00:00:00:05 172.16.0.5');
+  // vm6 migrates to hv1 under activation-strategy=rarp: hv1 is its additional chassis, and keeps
+  // the VM off the port until its RARP.
+  await nbctl('lsp-add', 'sw0', 'vm6', '--', 'lsp-set-addresses', 'vm6', '00:00:00:00:00:06 10.0.0.6', '--', 'lsp-set-options', 'vm6', 'requested-chassis=hv2,hv1', 'activation-strategy=rarp');
   // A container in vm1 on VLAN 42; one in vm2 on VLAN 43 on another switch (a trunk subport:
   // only its parent_port brings it to the chassis).
   await nbctl('lsp-add', 'sw0', 'c1', 'vm1', '42', '--', 'lsp-set-addresses', 'c1', '00:00:00:00:00:c1 10.0.0.21');
@@ -119,7 +122,7 @@ async function compare(t: Test): Promise<void> {
   const controllerPid = Number(readFileSync(join(sw.dir, 'ovn-controller.pid'), 'utf8').trim());
   t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
   const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-1500) : '');
-  for (const [i, p] of [[1, 'vm1'], [2, 'vm2'], [3, 'lp'], [4, 'vm4']] as const) {
+  for (const [i, p] of [[1, 'vm1'], [2, 'vm2'], [3, 'lp'], [4, 'vm4'], [6, 'vm6']] as const) {
     await sw.vsctl('add-port', 'br-int', `vif${i}`, '--', 'set', 'interface', `vif${i}`, 'type=dummy', `external_ids:iface-id=${p}`);
   }
   for (const p of ['vm1', 'vm2', 'c1', 'c2', 'vm4']) {
@@ -128,6 +131,9 @@ async function compare(t: Test): Promise<void> {
   // hv2 takes vm2 and vm4 as their additional chassis, as its ovn-controller would.
   const hv2 = (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv2')).trim();
   for (const p of ['vm2', 'vm4']) await sbctl('set', 'Port_Binding', p, `additional_chassis=${hv2}`);
+  const hv1 = (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1')).trim();
+  await until(() => `ovn-controller takes vm6 as its additional chassis (log: ${log()})`, async () => (
+    (await sbctl('--bare', '--columns=additional_chassis', 'find', 'Port_Binding', 'logical_port=vm6')).trim() === hv1 ? true : undefined), 60_000);
   t.same((await sbctl('--bare', '--columns=requested_chassis', 'find', 'Port_Binding', 'logical_port=vm4')).trim(),
     (await sbctl('--bare', '--columns=_uuid', 'find', 'Chassis', 'name=hv1')).trim(), 'northd wrote vm4\'s requested chassis');
   await nbctl('--wait=hv', 'sync');
@@ -172,7 +178,7 @@ async function compare(t: Test): Promise<void> {
     if (net !== undefined && onBrInt.has(i.name)) localnetPatches.set(net, i.ofport);
   }
   const view: LocalView = { chassis: 'hv1', vifs, tunnels, localnetPatches };
-  t.ok(tunnels.has('hv2') && localnetPatches.has('physnet') && vifs.size === 4, `ovn-controller made the tunnel, the patch port and we see the VIFs: ${JSON.stringify([...tunnels.keys(), ...localnetPatches.keys(), ...vifs.keys()])}`);
+  t.ok(tunnels.has('hv2') && localnetPatches.has('physnet') && vifs.size === 5, `ovn-controller made the tunnel, the patch port and we see the VIFs: ${JSON.stringify([...tunnels.keys(), ...localnetPatches.keys(), ...vifs.keys()])}`);
   const brExt = (JSON.parse(await sw.vsctl('--format=json', '--columns=external_ids', 'list', 'Bridge', 'br-int')) as { data: [[string, [string, string][]]][] }).data[0]?.[0];
   const ctZones = new Map<string, number>();
   for (const [k, v] of brExt?.[1] ?? []) if (k.startsWith('ct-zone-')) ctZones.set(k.slice('ct-zone-'.length), Number(v));
@@ -220,6 +226,7 @@ async function compare(t: Test): Promise<void> {
   for (const l of different) t.comment(`different:\n  ${l}`);
   t.ok(theirs.size > 40, 'ovn-controller installed a fair physical table');
   t.equal(pmtu.length, 8, `ovn-controller's path MTU flows for vm4, set aside: ${pmtu.length}`);
+  t.ok([...theirs.values()].some((f) => f.table === 0 && f.priority === 1010), 'ovn-controller holds vm6 until its RARP, so that is compared');
   const vm = (name: string): number => Number((sb.find((c) => c.table === 'Port_Binding' && c.row?.['logical_port'] === name)?.row?.['tunnel_key']) ?? -1);
   t.ok([...theirs.values()].some((f) => f.table === 39 && f.priority === 100 && new RegExp(`reg15=0x${vm('vm2').toString(16)} actions=.*output:`).test(formatFlow(f))),
     'ovn-controller copies vm2\'s traffic to hv2, so it is compared');
