@@ -457,6 +457,12 @@ export class DesiredFlows {
           d.locality = true;
         }
         if (bound(was) || bound(now)) d.zones = true;
+        // On a switch with a localnet port the remote ports tunnel a multichassis port's
+        // traffic by its key (table 39, priority 110): a multichassis port that comes, goes,
+        // moves or changes key rewrites theirs (its coming and going changes the locality too).
+        if ((multi(was) || multi(now)) && (was === undefined || now === undefined || was.tunnel_key !== now.tunnel_key || was.datapath !== now.datapath)) {
+          for (const pb of [was, now]) if (pb !== undefined && this.locality.datapaths.has(pb.datapath)) this.markDatapath(pb.datapath, d, false);
+        }
         for (const pb of [was, now]) {
           if (pb === undefined) continue;
           const r = d.portsRelated.get(pb.logical_port) ?? { before: false, now: false };
