@@ -21,6 +21,7 @@ import { lbFactsOfDatapath } from './load-balancers.js';
 import { relaying } from './ip-multicast.js';
 import { findLportAddress } from './netaddr.js';
 import { sameData } from './same-data.js';
+import type { BfdData } from './bfd.js';
 
 export interface StaticRouteFacts {
   readonly uuid: Uuid;
@@ -30,6 +31,8 @@ export interface StaticRouteFacts {
   readonly srcIp: boolean;
   readonly routeTable: string;
   readonly options: ReadonlyMap<string, string>;
+  /** The BFD session it names (its NB row's dst_ip and status), when it names one. */
+  readonly bfd: { readonly dstIp: string; readonly status: string | undefined } | undefined;
 }
 
 export interface PolicyFacts {
@@ -78,6 +81,8 @@ export interface RouterPortFacts {
   readonly peerHasVtep: boolean;
   /** Its peer switch has a VLAN-tagged localnet port (PortInfo.peerVlanLocalnet). */
   readonly peerVlanLocalnet: boolean;
+  /** A BFD session names it (op->has_bfd): its BFD messages go to the chassis, routes out of it pass them on. */
+  readonly hasBfd: boolean;
 }
 
 export interface RouterFacts {
@@ -189,9 +194,33 @@ function lbIpsOf(lbs: readonly LbFacts[], ports: readonly RouterPortFacts[]): Ro
  * tell that their routes are as they were.
  */
 const routeFacts = new WeakMap<nb.Logical_Router_Static_Route, StaticRouteFacts>();
+/** Those of routes naming a BFD session, which are also the same for as long as the session's row is. */
+const bfdRouteFacts = new WeakMap<nb.Logical_Router_Static_Route, { readonly session: nb.BFD; readonly facts: StaticRouteFacts }>();
+
+/** A static route's facts (the same object while its row, and its BFD session's, are the same). */
+function staticRouteFacts(db: Database, u: Uuid, r: nb.Logical_Router_Static_Route): StaticRouteFacts {
+  const bfdUuid = r.bfd[0];
+  const session = bfdUuid === undefined ? undefined : nbGet<nb.BFD>(db, 'BFD', bfdUuid);
+  if (session === undefined) {
+    let facts = routeFacts.get(r);
+    if (facts === undefined) {
+      facts = { uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options, bfd: undefined };
+      routeFacts.set(r, facts);
+    }
+    return facts;
+  }
+  const known = bfdRouteFacts.get(r);
+  if (known !== undefined && known.session === session) return known.facts;
+  const facts: StaticRouteFacts = {
+    uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options,
+    bfd: { dstIp: session.dst_ip, status: session.status[0] },
+  };
+  bfdRouteFacts.set(r, { session, facts });
+  return facts;
+}
 
 /** The facts of the router bound to datapath `dp`, from the NB and the ports' bindings. */
-export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, lbsData: LbsData): RouterFacts | undefined {
+export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, lbsData: LbsData, bfd: BfdData): RouterFacts | undefined {
   const lr = nbGet<nb.Logical_Router>(db, 'Logical_Router', dp.nbUuid);
   if (lr === undefined) return undefined;
   const portFacts: RouterPortFacts[] = [];
@@ -201,19 +230,13 @@ export function routerFactsOf(db: Database, dp: DatapathInfo, ports: PortsData, 
     if (p === undefined || p.kind !== 'lrp' || p.dp !== dp.sbUuid || p.networks === undefined) continue;
     portFacts.push({
       name: p.name, key: p.key, nbUuid: p.nbUuid, networks: p.networks, enabled: p.enabled, gateway: p.gateway, options: p.options, ipv6RaConfigs: p.ipv6RaConfigs, residentCr: p.residentCr, peerHasVtep: p.peerHasVtep,
-      peerVlanLocalnet: p.peerVlanLocalnet,
+      peerVlanLocalnet: p.peerVlanLocalnet, hasBfd: bfd.portSessions.has(p.name),
     });
   }
   const routes: StaticRouteFacts[] = [];
   for (const u of lr.static_routes) {
     const r = nbGet<nb.Logical_Router_Static_Route>(db, 'Logical_Router_Static_Route', u);
-    if (r === undefined) continue;
-    let facts = routeFacts.get(r);
-    if (facts === undefined) {
-      facts = { uuid: u, ipPrefix: r.ip_prefix, nexthop: r.nexthop, outputPort: r.output_port[0], srcIp: r.policy[0] === 'src-ip', routeTable: r.route_table, options: r.options };
-      routeFacts.set(r, facts);
-    }
-    routes.push(facts);
+    if (r !== undefined) routes.push(staticRouteFacts(db, u, r));
   }
   const policies: PolicyFacts[] = [];
   for (const u of lr.policies) {
@@ -267,10 +290,11 @@ function refresh(inputs: NodeInputs, data: RoutersData, touched: Iterable<Uuid>,
   const dps = inputs.data<DatapathsData>('datapaths');
   const ports = inputs.data<PortsData>('ports');
   const lbs = inputs.data<LbsData>('lbs');
+  const bfd = inputs.data<BfdData>('bfd');
   for (const sbUuid of [...new Set(touched)].sort()) {
     const old = data.bySb.get(sbUuid);
     const dp = dps.bySb.get(sbUuid);
-    const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports, lbs);
+    const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports, lbs, bfd);
     if (old !== undefined && now !== undefined && sameData(old, now)) continue;
     if (now === undefined) data.bySb.delete(sbUuid);
     else data.bySb.set(sbUuid, now);
@@ -287,7 +311,7 @@ const ROUTER_CHILD_TABLES = ['Logical_Router_Static_Route', 'Logical_Router_Poli
 export function routersNode(): EngineNode<RoutersData, RoutersChange> {
   return {
     name: 'routers',
-    inputs: ['nb', 'datapaths', 'ports', 'lbs'],
+    inputs: ['nb', 'datapaths', 'ports', 'lbs', 'bfd'],
     init: () => ({ bySb: new Map(), natPortRefs: new Map() }),
     newChange: () => ({ routers: new Map() }),
     isEmpty: (c) => c.routers.size === 0,
@@ -300,6 +324,7 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
     handlers: {
       nb(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
         const db = inputs.data<Database>('nb');
+        const ports = inputs.data<PortsData>('ports');
         const touched = new Set<Uuid>();
         for (const c of (change as DbDelta).changes) {
           if (c.table === 'Logical_Router') {
@@ -308,6 +333,17 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
             // A deleted child changed its router's set column too; a live one names its router.
             const owner = ownerOf(db, 'Logical_Router', c.uuid);
             if (owner !== undefined) touched.add(datapathSbUuid(owner));
+          } else if (c.table === 'BFD') {
+            // The routes naming the session read its dst_ip and status; the port it names has
+            // BFD flows while any session names it.
+            for (const referrer of db.weakReferrers(c.uuid).keys()) {
+              const owner = db.get('Logical_Router_Static_Route', referrer) === undefined ? undefined : ownerOf(db, 'Logical_Router', referrer);
+              if (owner !== undefined) touched.add(datapathSbUuid(owner));
+            }
+            for (const row of [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new]) {
+              const port = row === undefined ? undefined : ports.byName.get((row as unknown as nb.BFD).logical_port);
+              if (port?.kind === 'lrp') touched.add(port.dp);
+            }
           } else if (c.table === 'Address_Set') {
             // NAT allowed/exempted external IPs name an address set.
             for (const referrer of [...db.strongReferrers(c.uuid).keys(), ...db.weakReferrers(c.uuid).keys()]) {
@@ -322,6 +358,8 @@ export function routersNode(): EngineNode<RoutersData, RoutersChange> {
         refresh(inputs, data, touched, out);
         return 'handled';
       },
+      // What the bfd node holds changes only with the NB, whose handler above reads it.
+      bfd: () => 'unchanged',
       datapaths(data: RoutersData, change: unknown, inputs: NodeInputs, out: RoutersChange) {
         const touched: Uuid[] = [];
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {

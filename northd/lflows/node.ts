@@ -1391,7 +1391,13 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           dirty.datapaths.add(sbUuid);
           // Its load balancers' flows read its force-SNAT setting, NAT addresses and gateway ports.
           if (routerLbContext(old) !== routerLbContext(now)) for (const lb of src.lbs.byDp.get(sbUuid)?.counts.keys() ?? []) dirty.lbs.add(`${sbUuid} ${lb}`);
-          // A port's own facts changing regenerates it through the ports input.
+          // A port's own facts changing regenerates it through the ports input, but for whether a
+          // BFD session names it, which the router's facts hold.
+          if (old !== undefined && now !== undefined) {
+            const hadBfd = new Set(old.ports.filter((rp) => rp.hasBfd).map((rp) => rp.name));
+            for (const rp of now.ports) if (rp.hasBfd !== hadBfd.delete(rp.name)) dirty.ports.add(rp.name);
+            for (const name of hadBfd) dirty.ports.add(name);
+          }
           if (old !== undefined && now !== undefined && sameData(old.portFacing, now.portFacing)) continue;
           // Its ports' flows, and the switch side of the router LSPs facing them, read the
           // router's port-facing facts.

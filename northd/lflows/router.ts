@@ -10,11 +10,14 @@
 // reg8[0..15]/reg8[16..31] ECMP group/member.
 //
 // Load balancers' router flows are in lb.ts; CoPP meters are put on the flows as the lflows node
-// takes them in (copp.ts). Not yet: multicast relay, BFD.
+// takes them in (copp.ts).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import { ethAddrFromString, findLportAddress, ipv4Mask, ipv4Text, ipv6Masked, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import { ethAddrFromString, findLportAddress, ipv4Text, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
+import type { ParsedPrefix, RouteText } from '../static-routes.js';
+import { parseRouteText, staticRouteOutport } from '../static-routes.js';
+import { BFD_DST_PORT, bfdStatusOf } from '../bfd.js';
 import { crPortName } from '../gateway-ports.js';
 import { chunkCount, chunkOfKey } from '../hash.js';
 import { optionInt } from '../nb.js';
@@ -119,25 +122,6 @@ function localTrafficDrops(f: Emit, relay: boolean): void {
 
 // --- Routing ---------------------------------------------------------------------------------
 
-interface ParsedPrefix {
-  readonly v4: boolean;
-  /** The prefix as given (host bits kept): two routes are ECMP peers only if these are equal. */
-  readonly key: string;
-  /** The network, masked, as build_route_prefix_s prints it. */
-  readonly network: string;
-  readonly plen: number;
-  readonly isLla: boolean;
-}
-
-function parsePrefix(text: string): ParsedPrefix | undefined {
-  const v4 = parseIpv4Cidr(text);
-  if (v4 !== undefined) return { v4: true, key: `${ipv4Text(v4.addr)}/${v4.plen}`, network: ipv4Text((v4.addr & ipv4Mask(v4.plen)) >>> 0), plen: v4.plen, isLla: false };
-  const v6 = parseIpv6Cidr(text);
-  if (v6 === undefined) return undefined;
-  const net = ipv6Masked(v6.addr, v6.plen);
-  return { v4: false, key: `${formatIpv6(v6.addr)}/${v6.plen}`, network: formatIpv6(net), plen: v6.plen, isLla: net[0] === 0xfe80 && net[1] === 0 && net[2] === 0 && net[3] === 0 };
-}
-
 /** Route table ids: from 1, in order of first use, ports' options:route_table first. */
 class RouteTables {
   private readonly ids = new Map<string, number>();
@@ -159,30 +143,23 @@ function routeMatch(inport: string | undefined, rtbId: number, network: string, 
 
 /** The port and source address a static route leaves by (find_static_route_outport). */
 function routeOutport(r: RouterFacts, route: StaticRouteFacts, v4: boolean): { port: RouterPortFacts; addr: string } | undefined {
-  if (route.outputPort !== undefined) {
-    const port = r.ports.find((p) => p.name === route.outputPort);
-    if (port === undefined) return undefined;
-    let addr = route.nexthop === '' ? undefined : findLportAddress(port.networks, route.nexthop);
-    addr ??= v4 ? port.networks.ipv4[0]?.addrS : port.networks.ipv6[0]?.addrS;
-    return addr === undefined ? undefined : { port, addr };
-  }
-  for (const port of r.ports) {
-    const addr = route.nexthop === '' ? undefined : findLportAddress(port.networks, route.nexthop);
-    if (addr !== undefined) return { port, addr };
-  }
-  return undefined;
+  return staticRouteOutport(r.ports, route.outputPort, route.nexthop, v4);
 }
 
 /** One route's flow in lr_in_ip_routing (add_route). */
 function addRoute(f: Emit, port: RouterPortFacts | undefined, srcAddr: string | undefined, network: string, plen: number, gateway: string, srcRoute: boolean, rtbId: number, hint: Uuid, discard: boolean, offset: number, lla: boolean): void {
   const v4 = network.includes('.');
   const { match, priority } = routeMatch(!v4 && lla ? port?.name : undefined, rtbId, network, plen, srcRoute, v4, offset);
-  let actions = DROP;
-  if (!discard && port !== undefined) {
-    const nh = gateway !== '' ? gateway : v4 ? 'ip4.dst' : 'ip6.dst';
-    actions = `ip.ttl--; ${ECMP_GROUP} = 0; ${v4 ? 'reg0' : 'xxreg0'} = ${nh}; ${v4 ? 'reg1' : 'xxreg1'} = ${srcAddr ?? ''}; eth.src = ${port.networks.ea}; outport = ${jsonKey(port.name)}; flags.loopback = 1; next;`;
+  if (discard || port === undefined) {
+    f('lr_in_ip_routing', priority, match, DROP, hint);
+    return;
   }
-  f('lr_in_ip_routing', priority, match, actions, hint);
+  const nh = gateway !== '' ? gateway : v4 ? 'ip4.dst' : 'ip6.dst';
+  const common = `${ECMP_GROUP} = 0; ${v4 ? 'reg0' : 'xxreg0'} = ${nh}; ${v4 ? 'reg1' : 'xxreg1'} = ${srcAddr ?? ''}; eth.src = ${port.networks.ea}; outport = ${jsonKey(port.name)}; flags.loopback = 1; next;`;
+  f('lr_in_ip_routing', priority, match, `ip.ttl--; ${common}`, hint);
+  // The port's BFD messages (the chassis sends them in as if they came in by the port) leave
+  // with their TTL of 255 kept, as RFC 5881 asks.
+  if (port.hasBfd) f('lr_in_ip_routing', priority + 1, `${match} && udp.dst == ${BFD_DST_PORT}`, common, hint);
 }
 
 interface ParsedRoute {
@@ -242,6 +219,8 @@ export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
     if (text === undefined) continue;
     const { prefix, discard } = text;
     if (!discard && routeOutport(r, route, prefix.v4) === undefined) continue;
+    // A route watched by BFD is out while its session is down.
+    if (route.bfd !== undefined && route.bfd.dstIp === route.nexthop && bfdStatusOf(route.bfd.status, true) === 'down') continue;
     const parsed: ParsedRoute = { route, prefix, rtbId: tables.id(route.routeTable), discard };
     const key = `${prefix.key} ${route.srcIp} ${parsed.rtbId}`;
     const g = byKey.get(key);
@@ -259,7 +238,7 @@ export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
   const dealt: RouteGroup[][] = Array.from({ length: count }, () => []);
   for (const g of groups) (dealt[chunkOfKey(g.flowPrefix, count)] as RouteGroup[]).push(g);
   // Route flows read the router's ports (output port, its addresses, MAC and key) and chassis.
-  const ports = r.ports.map((p) => `${p.name} ${p.key} ${p.networks.ea} ${p.networks.ipv4.map((a) => `${a.addrS}/${a.plen}`).join(',')} ${p.networks.ipv6.map((a) => `${a.addrS}/${a.plen}`).join(',')}`).join(' | ');
+  const ports = r.ports.map((p) => `${p.name} ${p.key} ${p.hasBfd} ${p.networks.ea} ${p.networks.ipv4.map((a) => `${a.addrS}/${a.plen}`).join(',')} ${p.networks.ipv6.map((a) => `${a.addrS}/${a.plen}`).join(',')}`).join(' | ');
   const reuse = previous !== undefined && previous.chunks.length === count ? previous.chunks : undefined;
   const chunks = dealt.map((chunkGroups, i): RouteChunk => {
     const signature: unknown[] = [ports, r.chassis, r.logicalDatapath];
@@ -278,33 +257,16 @@ export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
 }
 
 /** What a route's own text says (parsed_routes_add): its prefix, and whether it discards; undefined when it is not valid. */
-function routeText(route: StaticRouteFacts): { readonly prefix: ParsedPrefix; readonly discard: boolean } | undefined {
+function routeText(route: StaticRouteFacts): RouteText | undefined {
   const known = routeTexts.get(route);
   if (known !== undefined) return known ?? undefined;
-  const parsed = parseRouteText(route);
+  const parsed = parseRouteText(route.nexthop, route.ipPrefix);
   routeTexts.set(route, parsed ?? null);
   return parsed;
 }
 
 /** routeText by route facts, which stay the same object while the NB row does (routers.ts). */
-const routeTexts = new WeakMap<StaticRouteFacts, { readonly prefix: ParsedPrefix; readonly discard: boolean } | null>();
-
-function parseRouteText(route: StaticRouteFacts): { readonly prefix: ParsedPrefix; readonly discard: boolean } | undefined {
-  const discard = route.nexthop === 'discard';
-  const validNexthop = route.nexthop !== '' && !discard;
-  let nexthopV4 = false;
-  if (validNexthop) {
-    const v4 = parseIpv4Cidr(route.nexthop);
-    const v6 = v4 === undefined ? parseIpv6Cidr(route.nexthop) : undefined;
-    if (v4 === undefined && v6 === undefined) return undefined;
-    if ((v4 !== undefined && v4.plen !== 32) || (v6 !== undefined && v6.plen !== 128)) return undefined;
-    nexthopV4 = v4 !== undefined;
-  }
-  const prefix = parsePrefix(route.ipPrefix);
-  if (prefix === undefined) return undefined;
-  if (validNexthop && prefix.v4 !== nexthopV4) return undefined;
-  return { prefix, discard };
-}
+const routeTexts = new WeakMap<StaticRouteFacts, RouteText | null>();
 
 /** Static routes: ECMP groups (same prefix, policy and table) and unique routes; the groups' own flows here only when not chunked. */
 function staticRoutes(f: Emit, r: RouterFacts, plan: RoutePlan): void {
@@ -932,6 +894,7 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   for (const a of nets.ipv6) f('lr_in_ip_input', 100, `ip6.dst == ${a.addrS} && udp.src == 547 && udp.dst == 546`, 'reg0 = 0; handle_dhcpv6_reply;');
   ipv6Input(f, p, r, hint, l3dgw, crKey);
   ipv4Input(f, p, r, hint, l3dgw);
+  bfdInput(f, p, hint);
   lbVipArpNd(f, p, r, ctx, l3dgw, crKey);
   if (ctx.hasPeer && pf.lbForceSnatRouterIp) {
     const v4 = nets.ipv4[0];
@@ -1012,6 +975,26 @@ function ipv4Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dg
     }
   }
   if (!r.portFacing.lbForceSnatRouterIp) dropOwnDestination(f, p, r, 'lr_in_ip_input', 60, false);
+}
+
+/**
+ * A port a BFD session names (build_lrouter_bfd_flows): BFD messages to its addresses go to the
+ * chassis (handle_bfd_msg), and those from them (the chassis sends them in by the port) are
+ * kept from the drop of packets from the router's own addresses.
+ */
+function bfdInput(f: Emit, p: RouterPortFacts, hint: Uuid): void {
+  if (!p.hasBfd) return;
+  const udp = `udp.dst == ${BFD_DST_PORT}`;
+  if (p.networks.ipv4.length > 0) {
+    const nets = v4NetworksText(p.networks, false);
+    f('lr_in_ip_input', 110, `ip4.src == ${nets} && ${udp}`, 'next; ', hint);
+    f('lr_in_ip_input', 110, `ip4.dst == ${nets} && ${udp}`, 'handle_bfd_msg(); ', hint);
+  }
+  if (p.networks.ipv6.length > 0) {
+    const nets = v6NetworksText(p.networks);
+    f('lr_in_ip_input', 110, `ip6.src == ${nets} && ${udp}`, 'next; ', hint);
+    f('lr_in_ip_input', 110, `ip6.dst == ${nets} && ${udp}`, 'handle_bfd_msg(); ', hint);
+  }
 }
 
 /** IPv6 router advertisements for a port facing a switch (ipv6_ra_configs:address_mode). */

@@ -14,6 +14,8 @@ import { flowDatapaths } from '../../northd/index.js';
 import type { RealSandbox } from './real-northd.js';
 import { asArray, missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-northd.js';
 import { viewDifference } from './nb-fixture.js';
+import type { DbDelta } from '../../ovsdb/index.js';
+import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -1827,4 +1829,82 @@ t.test('(cc) requested chassis (options:requested-chassis): by name or hostname,
   await request('vm5', 'hv2,hv9');
   await compareWithReal(t, real);
   t.equal(ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === 'vm5')?.options.get('additional-chassis-activated'), undefined, 'forgotten once it had none');
+});
+
+t.test('(dd) BFD: sessions from router ports, routes watched by them, statuses as ovn-northd settles them, the chassis\'s reports', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lr-route-add', 'lr0', '192.168.9.0/24', '10.0.2.10'],
+    ['--bfd', 'lr-route-add', 'lr0', '192.168.10.0/24', '10.0.2.20', 'lr0-sw2'],
+    ['--bfd', 'lr-route-add', 'lr0', '2001:db8:10::/64', 'fd00:2::20', 'lr0-sw2'],
+  ]);
+  // ovn-northd settles a session over several passes (each of its own writes sets off the next):
+  // two syncs after a change let them finish before the mirror is read.
+  const settle = async (): Promise<void> => {
+    await real.nbctl(['sync']);
+    await real.nbctl(['sync']);
+  };
+  const sessions = async (): Promise<void> => {
+    await settle();
+    await compareWithReal(t, real);
+    const text = (r: Record<string, unknown>): string => JSON.stringify([r['logical_port'], r['dst_ip'], r['min_tx'], r['min_rx'], r['detect_mult'], r['status'], r['options'], r['external_ids']]);
+    const ourRows = ours<sb.BFD>(real.northd.view(), 'BFD');
+    t.same(ourRows.map((r) => text({ ...r, options: Object.fromEntries(r.options), external_ids: Object.fromEntries(r.external_ids) })).sort(), (await real.sbList('BFD')).map(text).sort(), 'BFD rows');
+    // src_port and disc are drawn by ovn-northd: ours only in form.
+    t.ok(ourRows.every((r) => r.src_port >= 49152 && r.src_port <= 65534 && r.disc > 0 && r.disc <= 0xffffffff), 'src_port and disc in range');
+    t.equal(new Set(ourRows.map((r) => r.src_port)).size, ourRows.length, 'src_port distinct');
+    // The NB statuses ovn-northd left are where our rules settle too: nothing to write.
+    const all: DbDelta = { changes: [...real.fx.db.rows('BFD').values()].map((row) => ({ kind: 'insert', table: 'BFD', uuid: row._uuid, new: row })) };
+    t.same(bfdStatusWrites(real.fx.db, all), [], 'NB statuses: ovn-northd\'s are a fixed point of ours');
+  };
+  await sessions();
+  // Sessions no route uses: on another port, with timers; on a port that does not exist.
+  await real.nbctl(['create', 'BFD', 'logical_port=lr0-sw1', 'dst_ip=10.0.1.30', 'min_tx=250', 'min_rx=300', 'detect_mult=3']);
+  await real.nbctl(['create', 'BFD', 'logical_port=nowhere', 'dst_ip=10.9.9.9']);
+  await sessions();
+  const realBfd = async (dstIp: string): Promise<string> => (await real.sbctl(['--bare', '--columns=_uuid', 'find', 'BFD', `dst_ip="${dstIp}"`])).trim();
+  const nbStatus = (dstIp: string): string | undefined => ([...real.fx.db.rows('BFD').values()].find((r) => r['dst_ip'] === dstIp)?.['status'] as string[] | undefined)?.[0];
+  // The chassis reports a session up, then down: ovn-northd copies it into the NB, and the route
+  // watched by it comes and goes. Ours: the NB write our rules make of the same report.
+  const report = async (dstIp: string, status: 'up' | 'down' | 'init'): Promise<void> => {
+    const ourSb = ours<sb.BFD>(real.northd.view(), 'BFD').find((r) => r.dst_ip === dstIp);
+    const writes = ourSb === undefined ? [] : bfdReportWrites(real.fx.db, new Map([[ourSb._uuid, status]]));
+    const before = nbStatus(dstIp);
+    await real.sbctl(['set', 'BFD', await realBfd(dstIp), `status=${status}`]);
+    await settle();
+    t.equal(nbStatus(dstIp), writes[0]?.status ?? before, `${dstIp} reported ${status}: our NB write is ovn-northd's`);
+  };
+  await report('10.0.2.20', 'up');
+  await report('fd00:2::20', 'init');
+  await sessions();
+  t.equal(nbStatus('10.0.2.20'), 'up', 'the session is up in the NB');
+  await report('10.0.2.20', 'down');
+  await sessions();
+  // A report on a session no route uses changes nothing (ovn-northd puts admin_down back).
+  await report('10.0.1.30', 'up');
+  await sessions();
+  t.equal(nbStatus('10.0.1.30'), 'admin_down', 'unused: admin_down');
+  await report('10.0.2.20', 'up');
+  // A client moving an up session to down gets it back; to admin_down, it goes down.
+  const nbUuidOf = (dstIp: string): string => [...real.fx.db.rows('BFD').values()].find((r) => r['dst_ip'] === dstIp)?._uuid as string;
+  await real.nbctl(['set', 'BFD', nbUuidOf('10.0.2.20'), 'status=down']);
+  await sessions();
+  t.equal(nbStatus('10.0.2.20'), 'up', 'a client\'s down over up: up again');
+  await real.nbctl(['set', 'BFD', nbUuidOf('10.0.2.20'), 'status=admin_down']);
+  await sessions();
+  t.equal(nbStatus('10.0.2.20'), 'down', 'a client\'s admin_down on a used session: down');
+  // The route taken off the router (the session stays): unused, admin_down; its port keeps its flows.
+  await report('10.0.2.20', 'up');
+  const route = [...real.fx.db.rows('Logical_Router_Static_Route').values()].find((r) => r['nexthop'] === '10.0.2.20')?._uuid as string;
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'static_routes', route]);
+  await sessions();
+  // Its timers changed; the router port's networks changed so that the IPv6 route has no way out.
+  await real.nbctl(['set', 'BFD', nbUuidOf('10.0.2.20'), 'min_tx=100', 'detect_mult=10']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw2', 'networks="10.0.2.1/24"']);
+  await sessions();
+  // Sessions deleted (the route's weak reference goes with them); the port loses its flows.
+  await real.nbctl(['destroy', 'BFD', nbUuidOf('fd00:2::20')]);
+  await real.nbctl(['destroy', 'BFD', nbUuidOf('10.0.2.20')]);
+  await sessions();
+  t.same(ours<sb.BFD>(real.northd.view(), 'BFD').map((r) => r.dst_ip).sort(), ['10.0.1.30', '10.9.9.9'], 'what is left');
 });

@@ -15,8 +15,10 @@
 // recomputes any node.
 // Replay one seed: NORTHD_SEED=<seed> npm run test:one -- tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
-import type { Database, Uuid } from '../../ovsdb/index.js';
+import type { Database, DbDelta, Row, Uuid } from '../../ovsdb/index.js';
+import type * as nb from '../../ovsdb/rows/nb.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import { bfdReportWrites, bfdSbUuid, bfdStatusWrites } from '../../northd/bfd.js';
 import { createNorthd } from '../../northd/index.js';
 import { chunkCountFor, lbChunkLimits } from '../../northd/load-balancers.js';
 import { routeChunkLimits } from '../../northd/lflows/router.js';
@@ -36,7 +38,7 @@ type Kind =
   | 'dhcp-add' | 'dhcp-update' | 'dhcp-del' | 'dhcp-set' | 'dhcp6-add' | 'dhcp6-set' | 'dns-add' | 'dns-update' | 'dns-del' | 'dns-set'
   | 'lb-add' | 'lb-update' | 'lb-vips' | 'lb-del' | 'lbg-add' | 'lbg-update' | 'lbg-del' | 'dp-lb' | 'dp-lbg' | 'smb-add' | 'smb-update' | 'smb-del'
   | 'gw-set' | 'gw-update' | 'ha-set' | 'ha-update' | 'nat-distributed' | 'gw-mtu' | 'gw-link' | 'chassis' | 'hc-add' | 'hc-update' | 'hc-del' | 'ipm-set'
-  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast' | 'igmp' | 'req-chassis' | 'hostname';
+  | 'svc-status' | 'vport' | 'tv-set' | 'tnl-key' | 'qos' | 'meter' | 'copp' | 'mcast' | 'igmp' | 'req-chassis' | 'hostname' | 'bfd';
 const KINDS: readonly Kind[] = [
   'claim', 'ls-add', 'ls-del', 'lsp-add', 'lsp-del', 'lsp-update', 'lsp-move', 'lr-add', 'lr-del', 'lrp-add', 'lrp-del', 'lrp-update', 'ls-update', 'nb-cfg',
   'route-add', 'route-del', 'route-update', 'policy-add', 'policy-del', 'nat-add', 'nat-del', 'lr-update',
@@ -44,7 +46,7 @@ const KINDS: readonly Kind[] = [
   'dhcp-add', 'dhcp-update', 'dhcp-del', 'dhcp-set', 'dhcp6-add', 'dhcp6-set', 'dns-add', 'dns-update', 'dns-del', 'dns-set',
   'lb-add', 'lb-update', 'lb-vips', 'lb-del', 'lbg-add', 'lbg-update', 'lbg-del', 'dp-lb', 'dp-lbg', 'smb-add', 'smb-update', 'smb-del',
   'gw-set', 'gw-update', 'ha-set', 'ha-update', 'nat-distributed', 'gw-mtu', 'gw-link', 'chassis', 'hc-add', 'hc-update', 'hc-del', 'ipm-set', 'svc-status', 'vport', 'tv-set', 'tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp',
-  'req-chassis', 'hostname',
+  'req-chassis', 'hostname', 'bfd',
 ];
 
 /** Chassis names: the HA members' the generator writes (hv1..hv4) and two hypervisors'. */
@@ -66,6 +68,70 @@ function randomRequestedChassis(hrng: Rng, db: Database): { kind: Kind; ops: unk
     mutations.push(['options', 'insert', map({ 'requested-chassis': entries.join(',') })]);
   }
   return { kind: 'req-chassis', ops: [{ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(port.uuid), mutations }] };
+}
+
+/**
+ * From the BFD stream (`brng`): a session added (on a router port, often to a route's next hop,
+ * now and then on no port), changed or deleted; a route made to name a session (often with its
+ * next hop); or the NB statuses ovn-northd's passes would write (bfdStatusWrites), then a
+ * chassis's report of one. Undefined when there is nothing to do.
+ */
+function randomBfd(brng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
+  const sessions = [...db.rows('BFD').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.BFD[];
+  const routes = [...db.rows('Logical_Router_Static_Route').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.Logical_Router_Static_Route[];
+  const what = brng.weighted<string>([['add', 3], ['update', 2], ['del', 1], ['route', 3], ['settle', 3], ['report', 2]]);
+  const kind: Kind = 'bfd';
+  switch (what) {
+    case 'add': {
+      // Often a next hop on one of the port's networks, watched by a new route of its router.
+      const lrps = [...db.rows('Logical_Router_Port').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.Logical_Router_Port[];
+      const lrp = lrps.length > 0 && brng.chance(0.8) ? brng.pick(lrps) : undefined;
+      const network = lrp === undefined || lrp.networks.length === 0 ? undefined : brng.pick(lrp.networks);
+      const onNetwork = network === undefined ? undefined : network.includes(':') ? network.replace(/::1\/\d+$/, '::7') : network.replace(/\.1\/\d+$/, '.7');
+      const dst = onNetwork !== undefined && brng.chance(0.7) ? onNetwork : routes.length > 0 && brng.chance(0.5) ? brng.pick(routes).nexthop : randomIp(brng);
+      const row: Record<string, unknown> = { logical_port: lrp?.name ?? 'ghost', dst_ip: dst };
+      if (brng.chance(0.3)) row['status'] = brng.pick(['admin_down', 'down', 'init', 'up']);
+      if (brng.chance(0.3)) row['min_tx'] = brng.int(1, 3) * 100;
+      if (brng.chance(0.2)) row['detect_mult'] = brng.int(1, 9);
+      const ops: unknown[] = [{ op: 'insert', table: 'BFD', 'uuid-name': 'b', row }];
+      const router = lrp === undefined ? undefined : [...db.rows('Logical_Router').values()].find((r) => (r['ports'] as readonly string[]).includes(lrp._uuid));
+      if (router !== undefined && brng.chance(0.6)) {
+        const prefix = dst.includes(':') ? `fd00:${brng.int(7, 9)}::/64` : `10.${brng.int(7, 9)}.0.0/16`;
+        ops.push({ op: 'insert', table: 'Logical_Router_Static_Route', 'uuid-name': 'r', row: { ip_prefix: prefix, nexthop: dst, bfd: set([['named-uuid', 'b']]) } });
+        ops.push({ op: 'mutate', table: 'Logical_Router', where: byUuid(router._uuid), mutations: [['static_routes', 'insert', set([['named-uuid', 'r']])]] });
+      }
+      return { kind, ops };
+    }
+    case 'update': {
+      if (sessions.length === 0) return undefined;
+      const b = brng.pick(sessions);
+      const row = brng.weighted<Record<string, unknown>>([
+        [{ status: brng.pick(['admin_down', 'down', 'init', 'up']) }, 4], [{ min_rx: brng.int(0, 3) * 500 }, 1], [{ dst_ip: randomIp(brng) }, 1],
+        [{ logical_port: brng.pick([...names(db, 'Logical_Router_Port').map((p) => p.name), 'ghost']) }, 1],
+      ]);
+      return { kind, ops: [{ op: 'update', table: 'BFD', where: byUuid(b._uuid), row }] };
+    }
+    case 'del':
+      return sessions.length === 0 ? undefined : { kind, ops: [{ op: 'delete', table: 'BFD', where: byUuid(brng.pick(sessions)._uuid) }] };
+    case 'route': {
+      if (routes.length === 0 || sessions.length === 0) return undefined;
+      const b = brng.pick(sessions);
+      const row: Record<string, unknown> = { bfd: brng.chance(0.85) ? set([uuidAtom(b._uuid)]) : set([]) };
+      if (brng.chance(0.6)) row['nexthop'] = b.dst_ip;
+      return { kind, ops: [{ op: 'update', table: 'Logical_Router_Static_Route', where: byUuid(brng.pick(routes)._uuid), row }] };
+    }
+    case 'settle': {
+      const all: DbDelta = { changes: sessions.map((b) => ({ kind: 'insert', table: 'BFD', uuid: b._uuid, new: b as unknown as Row })) };
+      const writes = bfdStatusWrites(db, all);
+      return writes.length === 0 ? undefined : { kind, ops: writes.map((w) => ({ op: 'update', table: 'BFD', where: byUuid(w.bfd), row: { status: w.status } })) };
+    }
+    default: {
+      if (sessions.length === 0) return undefined;
+      const b = brng.pick(sessions);
+      const writes = bfdReportWrites(db, new Map([[bfdSbUuid(b.logical_port, b.dst_ip), brng.pick(['down', 'init', 'up', 'up'] as const)]]));
+      return writes.length === 0 ? undefined : { kind, ops: writes.map((w) => ({ op: 'update', table: 'BFD', where: byUuid(w.bfd), row: { status: w.status } })) };
+    }
+  }
 }
 
 /** The VIP keys randomLb writes (and one no load balancer has), for health checks to name. */
@@ -554,6 +620,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
     case 'igmp':
     case 'req-chassis':
     case 'hostname':
+    case 'bfd':
       return undefined;
     case 'ls-del':
       return { kind, ops: [{ op: 'delete', table: 'Logical_Switch', where: byUuid(rng.pick(lss).uuid) }] };
@@ -1066,6 +1133,7 @@ const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 }
 const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, relayed: 0 };
 /** Transactions after which a binding had a requested chassis, additional ones, one found by hostname. */
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
+const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1082,6 +1150,7 @@ function runSequence(seed: number): string | undefined {
   const mrng = new Rng(seed + 0x3c450000);
   const irng = new Rng(seed + 0x16470000);
   const hrng = new Rng(seed + 0x40570000);
+  const brng = new Rng(seed + 0x0bfd0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1101,14 +1170,17 @@ function runSequence(seed: number): string | undefined {
     const mcast = !igmpReport && mrng.chance(0.1);
     // Requested chassis and hostnames from a stream of their own too.
     const requesting = !igmpReport && !mcast && hrng.chance(0.07);
+    // BFD sessions from a stream of their own.
+    const bfding = !igmpReport && !mcast && !requesting && brng.chance(0.1);
     const txn = igmpReport ? { kind: 'igmp' as const, ops: [] } : mcast ? randomMcast(mrng, fx.db)
       : requesting ? (hrng.chance(0.4) ? { kind: 'hostname' as const, ops: [] } : randomRequestedChassis(hrng, fx.db))
+      : bfding ? randomBfd(brng, fx.db)
       : qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) {
-      if (mcast || requesting) extra++;
+      if (mcast || requesting || bfding) extra++;
       continue;
     }
-    if (['tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp', 'req-chassis', 'hostname'].includes(txn.kind)) extra++;
+    if (['tnl-key', 'qos', 'meter', 'copp', 'mcast', 'igmp', 'req-chassis', 'hostname', 'bfd'].includes(txn.kind)) extra++;
     // The view is live: keep a copy of its tables as they are before the transaction.
     const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
     const beforeKeys = keysOf(before);
@@ -1252,6 +1324,11 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'ls_out_pre_lb' && f.priority === 120)) mcastSeen.remote++;
     if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 90)) mcastSeen.learned++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10500)) mcastSeen.relayed++;
+    const bfds = [...(northd.view().get('BFD')?.values() ?? [])] as unknown as sb.BFD[];
+    if (bfds.length > 0) bfdSeen.sessions++;
+    if (bfds.some((b) => b.status !== 'admin_down')) bfdSeen.used++;
+    if (flows.some((f) => f.actions.startsWith('handle_bfd_msg('))) bfdSeen.portFlows++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.match.endsWith('udp.dst == 3784'))) bfdSeen.routeFlows++;
     if (bindings.some((b) => b.requested_chassis.length > 0)) requestedSeen.main++;
     if (bindings.some((b) => b.requested_additional_chassis.length > 0)) requestedSeen.additional++;
     if (bindings.some((b) => b.options.has('additional-chassis-activated'))) requestedSeen.activated++;
@@ -1317,6 +1394,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.comment(`transactions with a requested chassis: ${requestedSeen.main}, additional ones: ${requestedSeen.additional}, found by hostname: ${requestedSeen.byHostname}, an activated port: ${requestedSeen.activated}`);
     t.ok(requestedSeen.main >= SEQUENCES && requestedSeen.additional >= SEQUENCES / 2 && requestedSeen.byHostname >= SEQUENCES / 4 && requestedSeen.activated >= SEQUENCES / 20,
       'requested chassis (additional, by hostname, activated) were exercised');
+    t.comment(`transactions with BFD sessions: ${bfdSeen.sessions}, one a route uses: ${bfdSeen.used}, a port's BFD flows: ${bfdSeen.portFlows}, a route's: ${bfdSeen.routeFlows}`);
+    t.ok(bfdSeen.sessions >= SEQUENCES && bfdSeen.used >= SEQUENCES / 10 && bfdSeen.portFlows >= SEQUENCES / 2 && bfdSeen.routeFlows >= SEQUENCES / 4, 'BFD sessions (used by routes, their ports\' and routes\' flows) were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
