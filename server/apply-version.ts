@@ -29,8 +29,12 @@ import type { NodeId } from '../cluster/types.js';
  *  4. Also what a chassis writes while a port migrates: "mutate" of Port_Binding's
  *     chassis-owned columns (ovsdb-idl inserts a chassis into additional_chassis so) and
  *     options:additional-chassis-activated (activation-strategy=rarp); refused before.
+ *  5. Also BFD: what ovn-northd writes into NB BFD.status (admin_down for a session no route
+ *     uses, down for one a route starts using, a client's change between down/init/up undone),
+ *     and SB BFD.status written by the chassis running a session, which is copied into the NB
+ *     row (northd/bfd.ts); refused before. Moving to 5 settles every session's NB status.
  */
-export const APPLY_VERSION_MAX = 4;
+export const APPLY_VERSION_MAX = 5;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -43,6 +47,9 @@ export const APPLY_VERSION_IGMP_GROUPS = 3;
 
 /** The first version where chassis mutate Port_Binding's chassis-owned columns and set options:additional-chassis-activated. */
 export const APPLY_VERSION_MIGRATION_WRITES = 4;
+
+/** The first version with BFD status writes (ovn-northd's into the NB, the chassis's into the SB). */
+export const APPLY_VERSION_BFD = 5;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -2,8 +2,10 @@
 // beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB,
 // IGMP_Group) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
 // additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
-// derived Port_Binding rows and reach northd as per-port reports; and Service_Monitor.status,
-// the health a chassis's probes found, which reaches northd per row.
+// derived Port_Binding rows and reach northd as per-port reports; Service_Monitor.status,
+// the health a chassis's probes found, which reaches northd per row; and BFD.status, the state
+// of a session a chassis runs, which the state machine writes into the NB BFD row as
+// ovn-northd copies it there (northd/bfd.ts), from apply version 5.
 //
 // The same database holds what an operator writes (ovn-sbctl set-connection, set-ssl, set
 // Connection . inactivity_probe=...): the Connection and SSL tables, which northd never
@@ -14,7 +16,7 @@
 //
 // An SB transaction (`applySbTxn`) is an ordinary OVSDB transaction with two rules on top:
 //   - ops on the chassis-owned tables run on the chassis database with full OVSDB semantics;
-//   - a Port_Binding or Service_Monitor op must be an "update" of chassis-owned columns only
+//   - a Port_Binding, Service_Monitor or BFD op must be an "update" of chassis-owned columns only
 //     (from apply version 4, a Port_Binding "mutate" of them too, as ovsdb-idl inserts a
 //     chassis into additional_chassis, and options' one key a chassis writes,
 //     additional-chassis-activated), its "where" evaluated against northd's current rows; every
@@ -33,6 +35,8 @@ import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
 import { ACTIVATED_OPTION } from '../northd/index.js';
+import type { BfdStatus } from '../northd/bfd.js';
+import { isBfdStatus } from '../northd/bfd.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
 export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group'];
@@ -40,6 +44,8 @@ export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chass
 export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
 /** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
 export const serviceMonitorOwnedColumns: readonly string[] = ['status'];
+/** BFD's column that belongs to the chassis running the session (its state). */
+export const bfdOwnedColumns: readonly string[] = ['status'];
 
 /** The SB tables an operator writes (ovn-sbctl set-connection, set-ssl); northd never does. */
 export const operatorTables: readonly string[] = ['Connection', 'SSL'];
@@ -52,6 +58,7 @@ const ownedTableSet = new Set(clientTables);
 const sbGlobalColumnSet = new Set(sbGlobalOperatorColumns);
 const ownedColumnSet = new Set<string>(portBindingOwnedColumns);
 const monitorColumnSet = new Set<string>(serviceMonitorOwnedColumns);
+const bfdColumnSet = new Set<string>(bfdOwnedColumns);
 /** Which owned table each Port_Binding reference column points into. */
 const refTableOf: Readonly<Record<string, string>> = { chassis: 'Chassis', additional_chassis: 'Chassis', encap: 'Encap', additional_encap: 'Encap' };
 /** The tables those columns refer to. */
@@ -88,7 +95,7 @@ export function chassisSchema(): DatabaseSchema {
 let sbSchemaCache: DatabaseSchema | undefined;
 
 /** The full SB schema's table `name` (a table northd derives, whose owned columns chassis update). */
-function derivedSchema(name: 'Port_Binding' | 'Service_Monitor'): TableSchema {
+function derivedSchema(name: 'Port_Binding' | 'Service_Monitor' | 'BFD'): TableSchema {
   sbSchemaCache ??= parseDatabaseSchema(SB_SCHEMA_JSON);
   const t = sbSchemaCache.tables.get(name);
   assert(t !== undefined, `the SB schema has no ${name}`);
@@ -98,6 +105,9 @@ function derivedSchema(name: 'Port_Binding' | 'Service_Monitor'): TableSchema {
 export type PortUpdates = Map<string, ChassisOwnedColumns | undefined>;
 /** Service_Monitor UUID → the status a chassis set (undefined: cleared). */
 export type MonitorUpdates = Map<Uuid, string | undefined>;
+
+/** SB BFD UUID → the status a chassis reported for the session. */
+export type BfdReports = Map<Uuid, BfdStatus>;
 
 /** Chassis names whose Chassis row came, went or changed: name → the UUID holding it now. */
 export type ChassisUpdates = Map<string, Uuid | undefined>;
@@ -111,7 +121,7 @@ export type IgmpUpdates = Map<Uuid, IgmpGroupReport | undefined>;
 export type SbTxnOutcome =
   | {
     readonly kind: 'committed'; readonly results: unknown[]; readonly delta: DbDelta; readonly ports: PortUpdates; readonly monitors: MonitorUpdates; readonly chassis: ChassisUpdates;
-    readonly hostnames: HostnameUpdates; readonly igmp: IgmpUpdates;
+    readonly hostnames: HostnameUpdates; readonly igmp: IgmpUpdates; readonly bfd: BfdReports;
   }
   | { readonly kind: 'failed'; readonly results: unknown[] }
   | { readonly kind: 'blocked'; readonly timeoutMs: number };
@@ -134,6 +144,10 @@ export interface SbTxnContext {
    * (the cluster applies version 4 or later); refused otherwise.
    */
   readonly migrationWrites?: boolean;
+  /** northd's BFD rows as they are now, by UUID. */
+  readonly bfdSessions?: ReadonlyMap<Uuid, Row>;
+  /** Chassis may report BFD.status (the cluster applies version 5 or later); refused otherwise. */
+  readonly bfdWrites?: boolean;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -279,6 +293,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   const ownedIndex: number[] = [];
   const pbOps: DerivedOp[] = [];
   const smOps: DerivedOp[] = [];
+  const bfdOps: DerivedOp[] = [];
   /** uuid-name → table, for inserts into the chassis-owned tables. */
   const inserted = new Map<string, string>();
   let needsGlobalRow = false;
@@ -304,8 +319,12 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       ownedIndex.push(i);
       continue;
     }
+    if (o.table === 'BFD' && ctx.bfdWrites !== true) {
+      return failedAt(i, ops.length, permission('table BFD is derived by northd, and its status is read-only until every member of the cluster runs a build where chassis report it (apply version 5)'));
+    }
     const derived = o.table === 'Port_Binding' ? { columns: ownedColumnSet, list: portBindingOwnedColumns, into: pbOps }
-      : o.table === 'Service_Monitor' ? { columns: monitorColumnSet, list: serviceMonitorOwnedColumns, into: smOps } : undefined;
+      : o.table === 'Service_Monitor' ? { columns: monitorColumnSet, list: serviceMonitorOwnedColumns, into: smOps }
+      : o.table === 'BFD' ? { columns: bfdColumnSet, list: bfdOwnedColumns, into: bfdOps } : undefined;
     // options (its activation key alone, checked once the values are known) from version 4.
     const optionsToo = (c: unknown): boolean => o.table === 'Port_Binding' && c === 'options' && ctx.migrationWrites === true;
     if (derived !== undefined && o.op === 'update' && o.row !== null && typeof o.row === 'object' && !Array.isArray(o.row)) {
@@ -329,7 +348,7 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
       continue;
     }
     const what = typeof o.table === 'string' ? `table ${o.table}` : 'this operation';
-    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a client writes ${clientTables.join(', ')}, SB_Global's ${sbGlobalOperatorColumns.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} and Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} (by "update")`));
+    return failedAt(i, ops.length, permission(`${what} is derived by northd and read-only here; a client writes ${clientTables.join(', ')}, SB_Global's ${sbGlobalOperatorColumns.join(', ')}, Port_Binding's ${portBindingOwnedColumns.join(', ')} Service_Monitor's ${serviceMonitorOwnedColumns.join(', ')} and BFD's ${bfdOwnedColumns.join(', ')} (by "update")`));
   }
   // The operator's half of SB_Global is made on first use, with northd's row's UUID (so the
   // client's "where" names it), inside this transaction: if the transaction fails, so does this.
@@ -385,6 +404,8 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   if ('error' in tried) return failedAt(tried.failedOp, ops.length, tried.error);
   const smParsed = parseUpdates(derivedSchema('Service_Monitor'), smOps);
   if (!Array.isArray(smParsed)) return smParsed;
+  const bfdParsed = parseUpdates(derivedSchema('BFD'), bfdOps);
+  if (!Array.isArray(bfdParsed)) return bfdParsed;
 
   const committed = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
   if (committed.kind === 'blocked') return committed;
@@ -448,7 +469,23 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     results[p.index] = { count };
   }
-  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), hostnames: hostnameUpdates(out.delta), igmp: igmpUpdates(out.delta) };
+  // BFD.status likewise (a required column: an update always names a status the schema admits).
+  const bfdStatusType = (derivedSchema('BFD').columns.get('status') as { type: ColumnType }).type;
+  const bfd: BfdReports = new Map();
+  for (const p of bfdParsed) {
+    let count = 0;
+    for (const row of selected(ctx.bfdSessions ?? new Map<Uuid, Row>(), p.where)) {
+      const reported = bfd.get(row._uuid);
+      const now = reported !== undefined ? { ...row, status: reported } : row;
+      if (!evaluateConditions(p.clauses, now as Row)) continue;
+      count++;
+      if (!('status' in p.row)) continue;
+      const value = valueFromJson(bfdStatusType, p.row.status);
+      if (isBfdStatus(value)) bfd.set(row._uuid, value);
+    }
+    results[p.index] = { count };
+  }
+  return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), hostnames: hostnameUpdates(out.delta), igmp: igmpUpdates(out.delta), bfd };
 }
 
 /**

@@ -11,7 +11,9 @@ import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, Uu
 import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
-import { APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import type { BfdStatusWrite } from '../northd/bfd.js';
+import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -63,6 +65,8 @@ export interface Projection {
   ): void;
   /** northd's Service_Monitor rows now, by UUID (what a chassis's Service_Monitor "where" is matched against). */
   serviceMonitors?(): ReadonlyMap<string, Row>;
+  /** northd's BFD rows now, by UUID (what a chassis's BFD "where" is matched against). */
+  bfdSessions?(): ReadonlyMap<string, Row>;
   /** Chassis set the status of these Service_Monitor rows (undefined: cleared). */
   setServiceMonitorStatus?(nb: Database, updates: ReadonlyMap<string, string | undefined>, revision: number): void;
   /** Chassis wrote these IGMP_Group rows (by UUID; undefined: deleted). */
@@ -284,6 +288,8 @@ export class NbStateMachine implements StateMachine {
       ...(sbGlobal !== undefined ? { sbGlobal } : {}),
       igmpGroups: this.version >= APPLY_VERSION_IGMP_GROUPS,
       migrationWrites: this.version >= APPLY_VERSION_MIGRATION_WRITES,
+      bfdSessions: projection?.bfdSessions?.() ?? new Map(),
+      bfdWrites: this.version >= APPLY_VERSION_BFD,
     });
     switch (out.kind) {
       case 'blocked':
@@ -295,10 +301,11 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis, out.hostnames));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
-        const nbDelta = mergeDeltas(this.syncPortsUp(out.ports, seed), this.syncCfg(seed, timestampMs));
+        const reported = this.writeBfdStatus(bfdReportWrites(this.db, out.bfd), seed);
+        const nbDelta = mergeDeltas(mergeDeltas(this.syncPortsUp(out.ports, seed), reported), this.syncCfg(seed, timestampMs));
         this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
-        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0) {
+        if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0 || out.bfd.size > 0) {
           const event: CommitEvent = { revision: this.rev, delta: nbDelta, chassisDelta: out.delta };
           for (const l of this.listeners) l(event);
         }
@@ -368,7 +375,24 @@ export class NbStateMachine implements StateMachine {
     const ipam = this.northdWrites;
     if (ipam === undefined) return { changes: [] };
     ipam.observe(delta);
-    return this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed);
+    const ports = this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed);
+    if (this.version < APPLY_VERSION_BFD) return ports;
+    return mergeDeltas(ports, this.writeBfdStatus(bfdStatusWrites(this.db, delta), seed));
+  }
+
+  /**
+   * NB BFD.status as ovn-northd writes it (northd/bfd.ts: where its passes settle, or a chassis's
+   * report copied in), in the entry that calls for it.
+   */
+  private writeBfdStatus(writes: readonly BfdStatusWrite[], seed: UuidSeed): DbDelta {
+    if (writes.length === 0) return { changes: [] };
+    const ops = writes.map((w) => ({ op: 'update', table: 'BFD', where: [['_uuid', '==', ['uuid', w.bfd]]], row: { status: w.status } }));
+    // A stream of its own for the _version these updates take.
+    const bfdSeed: UuidSeed = [seed[0], (seed[1] ^ 0x0bfd5eed) >>> 0, seed[2], seed[3] || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(bfdSeed) });
+    assert.ok(out.kind === 'committed', `northd's writes of BFD.status cannot fail: ${JSON.stringify(out)}`);
+    this.ipam?.observe(out.delta);
+    return out.delta;
   }
 
   /** syncNorthdWrites's transaction: `addresses` and `tags` written into their ports. */
@@ -395,22 +419,29 @@ export class NbStateMachine implements StateMachine {
    * An apply-version entry (already checked against versionMax): from here on entries apply as
    * `version` says. Moving to the version with northd's NB writes brings every switch port up
    * to date at once (ovn-northd's next full pass would), so ports written before the move are
-   * not left without addresses or tags until they are next written.
+   * not left without addresses or tags until they are next written; moving to the version with
+   * BFD settles every session's NB status likewise.
    */
   private moveVersion(version: number, seed: UuidSeed): ApplyResult {
     const was = this.version;
     if (version <= was) return { kind: 'committed', results: [], revision: this.rev };
     this.version = version;
     const ipam = this.northdWrites;
+    let delta: DbDelta = { changes: [] };
     if (ipam !== undefined && was < APPLY_VERSION_NORTHD_WRITES) {
       ipam.reset();
       const ports = [...this.db.rows('Logical_Switch_Port').values()].map((row) => insertChange('Logical_Switch_Port', row));
-      const delta = this.writeSwitchPorts(ipam, ipam.recompute(this.db), tagWrites(this.db, { changes: ports }), seed);
-      if (delta.changes.length > 0) {
-        this.project(delta);
-        const event: CommitEvent = { revision: this.rev, delta };
-        for (const l of this.listeners) l(event);
-      }
+      delta = this.writeSwitchPorts(ipam, ipam.recompute(this.db), tagWrites(this.db, { changes: ports }), seed);
+    }
+    // Every session's NB status settled at once, as ovn-northd's next pass would.
+    if (ipam !== undefined && was < APPLY_VERSION_BFD && version >= APPLY_VERSION_BFD) {
+      const sessions = [...this.db.rows('BFD').values()].map((row) => insertChange('BFD', row));
+      delta = mergeDeltas(delta, this.writeBfdStatus(bfdStatusWrites(this.db, { changes: sessions }), seed));
+    }
+    if (delta.changes.length > 0) {
+      this.project(delta);
+      const event: CommitEvent = { revision: this.rev, delta };
+      for (const l of this.listeners) l(event);
     }
     return { kind: 'committed', results: [], revision: this.rev };
   }

@@ -191,6 +191,10 @@ export class NorthdProjection implements Projection {
     return this.northd.view().get('Service_Monitor') ?? new Map<Uuid, Row>();
   }
 
+  bfdSessions(): ReadonlyMap<Uuid, Row> {
+    return this.northd.view().get('BFD') ?? new Map<Uuid, Row>();
+  }
+
   serviceMonitorStatus(): ReadonlyMap<Uuid, string> {
     return this.northd.serviceMonitorStatus();
   }
