@@ -97,7 +97,7 @@ function randomBfd(brng: Rng, db: Database): { kind: Kind; ops: unknown[] } | un
       const router = lrp === undefined ? undefined : [...db.rows('Logical_Router').values()].find((r) => (r['ports'] as readonly string[]).includes(lrp._uuid));
       if (router !== undefined && brng.chance(0.6)) {
         const prefix = dst.includes(':') ? `fd00:${brng.int(7, 9)}::/64` : `10.${brng.int(7, 9)}.0.0/16`;
-        ops.push({ op: 'insert', table: 'Logical_Router_Static_Route', 'uuid-name': 'r', row: { ip_prefix: prefix, nexthop: dst, bfd: set([['named-uuid', 'b']]) } });
+        ops.push({ op: 'insert', table: 'Logical_Router_Static_Route', 'uuid-name': 'r', row: { ip_prefix: prefix, nexthop: dst, bfd: set([['named-uuid', 'b']]), external_ids: map({ 'bfd-stream': 'true' }) } });
         ops.push({ op: 'mutate', table: 'Logical_Router', where: byUuid(router._uuid), mutations: [['static_routes', 'insert', set([['named-uuid', 'r']])]] });
       }
       return { kind, ops };
@@ -551,7 +551,8 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
   const lsps = names(db, 'Logical_Switch_Port');
   const lrs = names(db, 'Logical_Router');
   const lrps = names(db, 'Logical_Router_Port');
-  const routes = [...db.rows('Logical_Router_Static_Route').keys()].sort();
+  // Routes the BFD stream added are its own: the other kinds pick as they did before it.
+  const routes = [...db.rows('Logical_Router_Static_Route').values()].filter((r) => !(r['external_ids'] as ReadonlyMap<string, string>).has('bfd-stream')).map((r) => r._uuid).sort();
   const policies = [...db.rows('Logical_Router_Policy').keys()].sort();
   const nats = [...db.rows('NAT').keys()].sort();
   const pgs = names(db, 'Port_Group');
@@ -1256,7 +1257,7 @@ function runSequence(seed: number): string | undefined {
       sbDelta = northd.setServiceMonitorStatus(fx.db, updates);
     } else {
       let delta;
-      uuidRng = txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' ? qrng : rng;
+      uuidRng = txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' ? qrng : txn.kind === 'bfd' ? brng : rng;
       try {
         delta = fx.run(txn.ops);
       } catch {
