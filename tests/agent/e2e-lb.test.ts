@@ -5,23 +5,18 @@
 // of its own port); with session affinity a client keeps to one backend; a backend removed gets
 // no more connections; the load balancer detached, the
 // VIP answers no more. Servers and clients are small Node scripts run inside the namespaces.
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged, type Agent } from '../helpers/agent-e2e.js';
+import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, untilLogged, type Agent, nodeInNs } from '../helpers/agent-e2e.js';
 import type { ChassisHost } from '../helpers/chassis-host.js';
 import type { NsHost } from '../helpers/netns.js';
-import { stopPid } from '../helpers/process.js';
 import { connectMany } from '../helpers/vm-clients.js';
 
 const VIP = '10.16.9.100';
 
 /** A TCP server in `vm`'s namespace answering every connection with "<name> <peer address>". */
 function serve(t: Test, vm: NsHost, name: string, port: number): void {
-  const script = `require('net').createServer((s) => s.end(${JSON.stringify(name)} + ' ' + s.remoteAddress + '\\n')).listen(${port}, '0.0.0.0')`;
-  const child = spawn('ip', ['netns', 'exec', vm.ns, process.execPath, '-e', script], { stdio: 'ignore' });
-  const pid = child.pid as number;
-  t.teardown(() => stopPid(pid, (argv) => argv.includes('-e')));
+  nodeInNs(t, vm, `require('net').createServer((s) => s.end(${JSON.stringify(name)} + ' ' + s.remoteAddress + '\\n')).listen(${port}, '0.0.0.0')`);
 }
 
 /**

@@ -4,12 +4,10 @@
 // `ovnts agent` with a userspace ovs-vswitchd; backends are namespaces, one with a TCP server
 // (a small Node script), one without (its kernel answers the SYN with an RST); the server is
 // stopped and started again by pid.
-import { spawn } from 'node:child_process';
 import t from 'tap';
 import type { Test } from 'tap';
-import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, untilLogged } from '../helpers/agent-e2e.js';
+import { chassisWithAgent, e2eSkip, linkSwitchToRouter, nbctlOf, pingBecomes, sbctlOf, untilLogged, nodeInNs } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
-import { stopPid } from '../helpers/process.js';
 import { connectMany } from '../helpers/vm-clients.js';
 
 const VIP = '10.41.9.100';
@@ -17,12 +15,7 @@ const WAIT_MS = 90_000;
 
 /** A TCP server in `vm`'s namespace answering every connection with `name`; returns its stop. */
 function serve(t: Test, vm: NsHost, name: string, port: number): () => Promise<void> {
-  const script = `require('net').createServer((s) => s.end(${JSON.stringify(name)} + '\\n')).listen(${port}, '0.0.0.0')`;
-  const child = spawn('ip', ['netns', 'exec', vm.ns, process.execPath, '-e', script], { stdio: 'ignore' });
-  const pid = child.pid as number;
-  const stop = (): Promise<void> => stopPid(pid, (argv) => argv.includes('-e'));
-  t.teardown(stop);
-  return stop;
+  return nodeInNs(t, vm, `require('net').createServer((s) => s.end(${JSON.stringify(name)} + '\\n')).listen(${port}, '0.0.0.0')`);
 }
 
 t.test('health checks: the backend with a server goes online, the other offline; only live backends are balanced to', { skip: e2eSkip }, async (t) => {

@@ -139,3 +139,15 @@ export async function chassisWithOvnController(t: Test, env: UpEnv, ul: Underlay
   await until(() => `ovn-controller creates br-int (log: ${log()})`, () => brIntExists(host).then((b) => (b ? true : undefined)), 90_000);
   return { host, log };
 }
+
+/**
+ * A Node script (`node -e`) in `host`'s namespace, a server or speaker a test plays the outside
+ * world with; returns its stop (by pid, also run at teardown).
+ */
+export function nodeInNs(t: Test, host: NsHost, script: string): () => Promise<void> {
+  const child = spawn('ip', ['netns', 'exec', host.ns, process.execPath, '-e', script], { stdio: 'ignore' });
+  const pid = child.pid as number;
+  const stop = (): Promise<void> => stopPid(pid, (argv) => argv.includes('-e'));
+  t.teardown(stop);
+  return stop;
+}
