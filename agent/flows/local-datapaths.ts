@@ -61,6 +61,18 @@ export function isRedirectActiveHere(sbl: SbLookups, pb: sb.Port_Binding, chassi
   return haActiveHere(sbl, pb.ha_chassis_group[0], chassisUuid, activeTunnels);
 }
 
+/**
+ * Whether the port named `name` is resident on this chassis (lport_is_chassis_resident, what
+ * is_chassis_resident() asks): a port bound nowhere is resident nowhere; a chassisredirect port
+ * is where it is active (isRedirectActiveHere); any other port where it is bound.
+ */
+export function isChassisResident(sbl: SbLookups, name: string, chassisUuid: string | undefined, activeTunnels: ReadonlySet<string> | undefined): boolean {
+  const pb = sbl.portByName(name);
+  if (pb === undefined || pb.chassis.length === 0 || chassisUuid === undefined) return false;
+  if (pb.type !== 'chassisredirect') return pb.chassis[0] === chassisUuid;
+  return isRedirectActiveHere(sbl, pb, chassisUuid, activeTunnels);
+}
+
 /** The peer of a patch or l3gateway port: the port its options:peer names, when that port has the
  *  same type and names it back (get_binding_peer). */
 export function bindingPeer(sbl: SbLookups, pb: sb.Port_Binding): sb.Port_Binding | undefined {

@@ -2,10 +2,10 @@
 // ports by name, by datapath, by chassis and by peer; multicast groups by datapath and by
 // member; logical flows and load balancers by datapath and datapath group; MAC bindings by
 // port; DNS rows by datapath (for pinctrl's dns_lookup; no flow reads them); Service_Monitor
-// rows, unindexed (pinctrl's health checks scan them; no flow reads them); meters by name and by
-// band (the meters the flows name are installed from them). apply() folds one
-// SbUpdate in (a reset replaces everything) and returns what changed, row by row, old and new:
-// the flow engine derives its dirty sets from that list and nothing else.
+// and BFD rows, unindexed (pinctrl's health checks and BFD sessions scan them; no flow reads
+// them); meters by name and by band (the meters the flows name are installed from them).
+// apply() folds one SbUpdate in (a reset replaces everything) and returns what changed, row by
+// row, old and new: the flow engine derives its dirty sets from that list and nothing else.
 
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
@@ -130,7 +130,7 @@ class Multi {
 export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
-  'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var', 'Meter', 'Meter_Band', 'IP_Multicast', 'IGMP_Group',
+  'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var', 'Meter', 'Meter_Band', 'IP_Multicast', 'IGMP_Group', 'BFD',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 

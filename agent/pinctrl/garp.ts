@@ -23,7 +23,7 @@
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { LOG_REG, OFTABLE } from '../compile/tables.js';
 import type { Locality } from '../flows/local-datapaths.js';
-import { isRedirectActiveHere } from '../flows/local-datapaths.js';
+import { isChassisResident } from '../flows/local-datapaths.js';
 import type { SbLookups } from '../flows/sb-store.js';
 import type { LocalView } from '../local-view.js';
 import { OFPP } from '../openflow/actions.js';
@@ -86,14 +86,6 @@ export function parseNatAddresses(text: string): { mac: Mac; ipv4: Ipv4[]; port:
   return { mac: a.mac, ipv4: a.ipv4, port: (m[1] as string).replace(/\\(.)/g, '$1') };
 }
 
-/** lport_is_chassis_resident: bound here, or for a chassisredirect port, its active member here. */
-function residentHere(sbl: SbLookups, name: string, chassisUuid: string, activeTunnels: ReadonlySet<string> | undefined): boolean {
-  const pb = sbl.portByName(name);
-  if (pb === undefined || pb.chassis.length === 0) return false;
-  if (pb.type !== 'chassisredirect') return pb.chassis[0] === chassisUuid;
-  return isRedirectActiveHere(sbl, pb, chassisUuid, activeTunnels);
-}
-
 /** What to announce now (send_garp_rarp_prepare), sorted by key. */
 export function garpSpecs(sbl: SbLookups, chassisUuid: string | undefined, view: LocalView, locality: Locality): GarpSpec[] {
   if (chassisUuid === undefined) return [];
@@ -127,7 +119,7 @@ export function garpSpecs(sbl: SbLookups, chassisUuid: string | undefined, view:
       for (const entry of entries) {
         const a = parseNatAddresses(entry);
         if (a === undefined || (a.port === undefined && pb.type === 'patch')) continue;
-        if (a.port !== undefined && !residentHere(sbl, a.port, chassisUuid, view.activeTunnels)) continue;
+        if (a.port !== undefined && !isChassisResident(sbl, a.port, chassisUuid, view.activeTunnels)) continue;
         const base = { mac: a.mac, dpKey: ld.tunnelKey, portKey: pb.tunnel_key };
         for (const ip of a.ipv4) {
           const key = `${pb.logical_port}-${formatIpv4(ip)}`;

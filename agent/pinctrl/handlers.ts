@@ -26,6 +26,8 @@
 //     message cut short is a bad packet.
 //   handle_svc_check: nothing to send; the reply of a load balancer backend to a health check
 //     (svc-probe.ts reads it) goes to the health-check monitors.
+//   handle_bfd_msg: no arguments; a BFD control packet from a router port's next hop
+//     (bfd-packet.ts reads and checks it) goes to the BFD sessions.
 //   activation_strategy_rarp: no arguments, not paused. A migrating port's RARP on its
 //     destination chassis (reg14 in metadata's datapath): the port is activated there.
 //
@@ -48,6 +50,7 @@ import type { VportBinding } from './vport-binding-writer.js';
 import { parseResultBit, readDatapathKey, readReg, readXxreg, reloadActions, writeResultBit } from './metadata.js';
 import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, type Frame, type PacketError } from './packet.js';
 import { parseSvcReply, type SvcReply } from './svc-probe.js';
+import { parseBfdMessage, type BfdMessage } from './bfd-packet.js';
 import { parseMcastMessage, type McastMessage } from './igmp-packet.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
@@ -72,6 +75,7 @@ export type PacketInDecision =
   | { readonly kind: 'learn'; readonly opcode: number; readonly binding: LearnedBinding }
   | { readonly kind: 'bind_vport'; readonly opcode: number; readonly binding: VportBinding }
   | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
+  | { readonly kind: 'bfd'; readonly opcode: number; readonly message: BfdMessage }
   | { readonly kind: 'activate'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
   | {
       readonly kind: 'igmp'; readonly opcode: number; readonly dpKey: number; readonly inportKey: number;
@@ -119,6 +123,10 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
     case ACTION_OPCODE.HANDLE_SVC_CHECK: {
       const reply = parseSvcReply(pin);
       return isPacketError(reply) ? ignored('bad_packet', `handle_svc_check: ${reply.message}`, opcode) : { kind: 'svc_check', opcode, reply };
+    }
+    case ACTION_OPCODE.BFD_MSG: {
+      const message = parseBfdMessage(pin.packet);
+      return message.kind === 'reject' ? ignored('bad_packet', `bfd_msg: ${message.reason}: ${message.message}`, opcode) : { kind: 'bfd', opcode, message };
     }
     case ACTION_OPCODE.PUT_DHCP_OPTS:
       return putDhcpOpts(pin, args);

@@ -1,6 +1,6 @@
 // The agent's packet-in handlers (OVN's pinctrl): the Pinctrl service the runtime wires to its
 // OpenFlow channel and SB stream, the pure decision it is built on, the MAC-binding and
-// virtual port claim writers, and the load balancer health checks.
+// virtual port claim writers, the load balancer health checks and the BFD sessions.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
 export { sbIgmpLookup, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
@@ -15,6 +15,9 @@ export {
 } from './handlers.js';
 export { serviceMonitorSpecs, type SvcMonitorLookups, type SvcMonitorSpecs } from './svc-monitor-specs.js';
 export { SvcMonitors, type SvcMonitorStats } from './svc-monitors.js';
+export { bfdSessionSpecs, type BfdLookups, type BfdSessionSpec, type BfdSessionSpecs } from './bfd-specs.js';
+export { BfdSessions, type BfdSessionStats } from './bfd-sessions.js';
+export { bfdSessionLimits, type BfdSessionLimits } from './bfd-session-table.js';
 export { Garps, garpPacket, garpPacketOut, garpSpecs, parseNatAddresses, type GarpSpec, type GarpStats } from './garp.js';
 export { IgmpQueriers, igmpQueryPacket, igmpQueryPacketOut, MC_FLOOD_KEY, querierSpecs, type QuerierSpec } from './igmp-querier.js';
 export { PeriodicRaInputs, PeriodicRas, periodicRaPacket, periodicRaPacketOut, periodicRaSpecs, type PeriodicRaLookups, type PeriodicRaSpec, type PeriodicRaStats } from './periodic-ra.js';

@@ -10,6 +10,10 @@
 // It also runs this chassis's load balancer health checks (svc-monitors.ts): the SB rows come in
 // through serviceMonitorsChanged, the backends' replies through handle_svc_check packet-ins.
 //
+// And the BFD sessions of the router ports whose traffic leaves through this chassis
+// (bfd-sessions.ts): the SB BFD rows come in through bfdChanged, the peers' packets through
+// handle_bfd_msg packet-ins, and the sessions' states go out to BFD.status.
+//
 // And IGMP/MLD snooping (igmp-snooping.ts): igmp packet-ins feed per-switch group tables, the
 // message goes on to the multicast routers or the L2 domain, and the groups are written to the
 // SB as this chassis's IGMP_Group rows.
@@ -30,6 +34,9 @@ import {
 import { VportBindingWriter, type VportBindingStats, type VportLookup, type VportPutResult } from './vport-binding-writer.js';
 import type { ReplyOutcome, SvcMonitorSpec } from './svc-monitor-table.js';
 import { SvcMonitors, type SvcMonitorsOptions } from './svc-monitors.js';
+import type { BfdMessageOutcome } from './bfd-session-table.js';
+import { BfdSessions, type BfdSessionsOptions } from './bfd-sessions.js';
+import type { BfdSessionSpec } from './bfd-specs.js';
 import { Garps, type GarpSpec } from './garp.js';
 import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
 import { realTimers } from './batch-writer.js';
@@ -72,6 +79,8 @@ export interface PinctrlOptions {
   readonly nowMs?: () => number;
   /** Limits of the health checks (monitorsMax, probesInFlightMax) and of their status writer. */
   readonly serviceMonitors?: Pick<SvcMonitorsOptions, 'limits' | 'writer'>;
+  /** Limits of the BFD sessions (sessionsMax) and of their status writer. */
+  readonly bfd?: Pick<BfdSessionsOptions, 'limits' | 'writer'>;
   /** What IGMP snooping reads of the SB view (sbIgmpLookup); without it the igmp action is not handled. */
   readonly igmpLookup?: IgmpLookup;
   /** Limits of the snooping's SB writer and its recheck period. */
@@ -97,6 +106,7 @@ export type PacketInOutcome =
   | { readonly kind: 'learned'; readonly opcode: number; readonly put: PutResult }
   | { readonly kind: 'vport_claim'; readonly opcode: number; readonly put: VportPutResult }
   | { readonly kind: 'svc_checked'; readonly opcode: number; readonly outcome: ReplyOutcome }
+  | { readonly kind: 'bfd'; readonly opcode: number; readonly outcome: BfdMessageOutcome }
   | { readonly kind: 'activated'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
   | { readonly kind: 'snooped'; readonly opcode: number; readonly outcome: IgmpOutcome; readonly sent: boolean }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
@@ -144,6 +154,8 @@ export class Pinctrl {
   private readonly nowMs: () => number;
   /** The health checks this chassis runs (their stats are its stats). */
   readonly serviceMonitors: SvcMonitors;
+  /** The BFD sessions of the router ports whose traffic leaves here (their stats are its stats). */
+  readonly bfd: BfdSessions;
   /** The router advertisements it sends unasked (their stats are its stats). */
   readonly routerAdvertisements: PeriodicRas;
   /** The gratuitous ARPs it announces on localnet networks (their stats are its stats). */
@@ -182,6 +194,12 @@ export class Pinctrl {
     this.queriers = new IgmpQueriers({ channel: options.channel, timers: options.timers ?? realTimers, onProblem: options.onProblem });
     this.serviceMonitors = new SvcMonitors({
       channel: options.channel, sb: options.sb, ...options.serviceMonitors,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.random === undefined ? {} : { random: options.random }),
+      ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
+    });
+    this.bfd = new BfdSessions({
+      channel: options.channel, sb: options.sb, ...options.bfd,
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.random === undefined ? {} : { random: options.random }),
       ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
@@ -230,6 +248,8 @@ export class Pinctrl {
       }
       case 'svc_check':
         return { kind: 'svc_checked', opcode: d.opcode, outcome: this.serviceMonitors.handleReply(d.reply) };
+      case 'bfd':
+        return { kind: 'bfd', opcode: d.opcode, outcome: this.bfd.handleMessage(d.message) };
       case 'activate': {
         if (this.onActivate === undefined) {
           this.stats.ignored.unsupported_opcode++;
@@ -322,6 +342,11 @@ export class Pinctrl {
     this.serviceMonitors.sync(specs, skipped);
   }
 
+  /** The BFD rows this chassis runs now (bfdSessionSpecs of the SB view), and those it cannot. */
+  bfdChanged(specs: readonly BfdSessionSpec[], skipped: readonly string[] = []): void {
+    this.bfd.sync(specs, skipped);
+  }
+
   /**
    * The router ports this chassis advertises for unasked (periodicRaSpecs of the SB view), and
    * the bindings that ask for it but cannot be advertised, with why.
@@ -356,11 +381,12 @@ export class Pinctrl {
     return this.vportWriter?.flush() ?? Promise.resolve();
   }
 
-  /** Stops the writers' and the health checks' timers; what still waits is not written. */
+  /** Stops the writers', the health checks' and the BFD sessions' timers; what still waits is not written. */
   close(): void {
     this.writer.close();
     this.vportWriter?.close();
     this.serviceMonitors.close();
+    this.bfd.close();
     this.routerAdvertisements.close();
     this.garps.close();
     this.igmp?.close();

@@ -1,129 +1,18 @@
-// Service_Monitor.status writes: the health this chassis's probes found, written into the SB
-// through the agent's chassis-side transactions (an "update" of that one column by _uuid, the
-// only write the central accepts on a Service_Monitor row).
-//
-// Written only on change: a status is queued when it differs from what the SB view shows, and a
-// status already asked for (waiting, in flight, or committed but not yet seen in the SB view) is
-// not asked for again. Batched and bounded by the shared BatchWriter (batch-writer.ts), as the
-// MAC-binding writer is: at most pendingMax rows wait (a newer status for a waiting row replaces
-// it), batchMax rows per transaction, one transaction at a time; a failed transaction puts its
-// rows back to retry after retryDelayMs, each at most attemptsMax times, and a row given up is
-// asked for again at the next change of the SB view (the caller reconciles then). Time is
-// injected.
+// Service_Monitor.status writes: the health this chassis's probes found, written by the shared
+// status-column writer (status-column-writer.ts: only on change, batched, bounded, retried).
 
-import assert from 'node:assert/strict';
-import type { SbSource } from '../sb-source.js';
-import { BatchWriter, type BatchEntry, type BatchPlan, type WriterTimers } from './batch-writer.js';
+import { StatusColumnWriter, statusBatchMax, statusPendingMax, type StatusColumnWriterOptions, type StatusWriterStats } from './status-column-writer.js';
 import type { SvcStatus } from './svc-monitor-table.js';
 
-export interface SvcStatusWriterOptions {
-  readonly sb: Pick<SbSource, 'transact'>;
-  readonly timers: WriterTimers;
-  /** Rows whose status may wait at once (the monitor table's monitorsMax is enough). */
-  readonly pendingMax?: number;
-  readonly batchMax?: number;
-  readonly retryDelayMs?: number;
-  readonly attemptsMax?: number;
-  readonly onError?: (message: string) => void;
-}
+export type { SetResult } from './status-column-writer.js';
+export type SvcStatusWriterOptions = StatusColumnWriterOptions;
+export type SvcStatusStats = StatusWriterStats;
 
-export const svcStatusPendingMax = 1000;
-export const svcStatusBatchMax = 100;
+export const svcStatusPendingMax = statusPendingMax;
+export const svcStatusBatchMax = statusBatchMax;
 
-export type SetResult = 'queued' | 'replaced' | 'unchanged' | 'full';
-
-export interface SvcStatusStats {
-  queued: number;
-  replaced: number;
-  /** Statuses already asked for. */
-  unchanged: number;
-  droppedFull: number;
-  /** Rows updated by committed transactions. */
-  written: number;
-  transactions: number;
-  failedTransactions: number;
-  gaveUp: number;
-}
-
-export class SvcStatusWriter {
-  private readonly timers: WriterTimers;
-  private readonly pendingMax: number;
-  private readonly onError: ((message: string) => void) | undefined;
-  /** Row _uuid → the status to write, due now or, after a failed transaction, at its retry. */
-  private readonly batches: BatchWriter<SvcStatus>;
-  /** Row → the status last asked for, until the SB view shows it (or it is given up). */
-  private readonly asked = new Map<string, SvcStatus>();
-  readonly stats: SvcStatusStats = { queued: 0, replaced: 0, unchanged: 0, droppedFull: 0, written: 0, transactions: 0, failedTransactions: 0, gaveUp: 0 };
-
+export class SvcStatusWriter extends StatusColumnWriter<SvcStatus> {
   constructor(options: SvcStatusWriterOptions) {
-    this.timers = options.timers;
-    this.pendingMax = options.pendingMax ?? svcStatusPendingMax;
-    this.onError = options.onError;
-    this.batches = new BatchWriter({
-      name: 'SvcStatusWriter', sb: options.sb, timers: this.timers, stats: this.stats,
-      pendingMax: this.pendingMax, batchMax: options.batchMax ?? svcStatusBatchMax, flushBatchesMax: this.pendingMax + 2,
-      retryDelayMs: options.retryDelayMs ?? 1000, attemptsMax: options.attemptsMax ?? 3,
-      plan: (batch) => this.plan(batch),
-      // A status superseded or forgotten while its transaction was in flight is not retried.
-      stillWanted: (p) => this.asked.get(p.key) === p.item,
-      onGaveUp: (p) => {
-        this.asked.delete(p.key);
-        this.stats.gaveUp++;
-      },
-    });
-  }
-
-  get pendingN(): number {
-    return this.batches.pendingN;
-  }
-
-  /** Asks for row `uuid`'s status to be `status` (the caller saw the SB view say otherwise). */
-  set(uuid: string, status: SvcStatus): SetResult {
-    assert(!this.batches.closed, 'set on a closed SvcStatusWriter');
-    if (this.asked.get(uuid) === status) {
-      this.stats.unchanged++;
-      return 'unchanged';
-    }
-    // Rows asked for but not yet seen in the SB view are bounded too (twice the waiting rows).
-    if (!this.batches.has(uuid) && !this.asked.has(uuid) && this.asked.size >= 2 * this.pendingMax) {
-      this.stats.droppedFull++;
-      return 'full';
-    }
-    const result = this.batches.put(uuid, status, () => this.timers.now());
-    if (result !== 'full') this.asked.set(uuid, status);
-    return result;
-  }
-
-  /** The SB view shows `sbStatus` for the row: a status it confirms need not be remembered. */
-  observed(uuid: string, sbStatus: string | undefined): void {
-    if (!this.batches.has(uuid) && this.asked.get(uuid) === sbStatus) this.asked.delete(uuid);
-  }
-
-  /** The row is no longer probed here: what waits for it is dropped. */
-  forget(uuid: string): void {
-    this.batches.delete(uuid);
-    this.asked.delete(uuid);
-  }
-
-  /** Writes everything due now, batch after batch; resolves when done. */
-  flush(): Promise<void> {
-    return this.batches.flush();
-  }
-
-  /** Stops the timer; what still waits is not written. */
-  close(): void {
-    this.batches.close();
-  }
-
-  /** An update of the status column of each row, by _uuid. */
-  private plan(batch: readonly BatchEntry<SvcStatus>[]): BatchPlan {
-    const ops = batch.map((p) => ({ op: 'update', table: 'Service_Monitor', where: [['_uuid', '==', ['uuid', p.key]]], row: { status: p.item } }));
-    return {
-      ops,
-      committed: () => {
-        this.stats.written += batch.length;
-      },
-      failed: (failure) => this.onError?.(`Service_Monitor status transaction of ${ops.length} rows failed: ${failure}`),
-    };
+    super({ table: 'Service_Monitor', name: 'SvcStatusWriter' }, options);
   }
 }

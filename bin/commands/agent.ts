@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, querierSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { bfdSessionSpecs, garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, querierSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
@@ -73,6 +73,8 @@ const serviceMonitorInputs: ReadonlySet<string> = new Set(['Service_Monitor', 'P
 /** The SB tables the gratuitous ARPs read (agent/pinctrl/garp.ts); the local view is read on every update. */
 const garpInputs: ReadonlySet<string> = new Set(['Port_Binding', 'Datapath_Binding', 'Chassis', 'HA_Chassis_Group', 'HA_Chassis']);
 const querierInputs: ReadonlySet<string> = new Set(['IP_Multicast', 'Port_Binding', 'Datapath_Binding']);
+/** The SB tables that decide which BFD rows this chassis runs (agent/pinctrl/bfd-specs.ts); the local view's live tunnels too. */
+const bfdInputs: ReadonlySet<string> = new Set(['BFD', 'Port_Binding', 'Datapath_Binding', 'Chassis', 'HA_Chassis_Group', 'HA_Chassis']);
 
 /**
  * The flow side's plug: agent/flows/ AgentFlows over an OpenFlow 1.5 channel to the integration
@@ -126,6 +128,12 @@ function flowSideOpener(
         if (u === null || u.reset || u.changes.some((c) => serviceMonitorInputs.has(c.table))) {
           const { specs, skipped } = serviceMonitorSpecs(flows.engine.sb, view.chassis);
           late.pinctrl?.serviceMonitorsChanged(specs, skipped);
+        }
+        // BFD sessions run where their router port's traffic leaves: the gateway router's chassis,
+        // or the active chassis of the distributed gateway port, which the live tunnels decide.
+        if (u === null || u.reset || u.changes.some((c) => bfdInputs.has(c.table))) {
+          const { specs, skipped } = bfdSessionSpecs(flows.engine.sb, flows.engine.chassis(), view.activeTunnels);
+          late.pinctrl?.bfdChanged(specs, skipped);
         }
         // Router advertisements sent unasked follow the router ports' bindings and their peers.
         if (u === null || u.reset || raInputs.concerns(u.changes)) {
