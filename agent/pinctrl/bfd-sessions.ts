@@ -12,7 +12,6 @@
 // still waiting replaces it) in the shared bounded writer (status-column-writer.ts), so that
 // northd moves the routes of a failed next hop at once.
 
-import { ChannelError } from '../openflow/channel.js';
 import type { OfMessage } from '../openflow/messages.js';
 import type { SbSource } from '../sb-source.js';
 import { realTimers, type WriterTimers } from './batch-writer.js';
@@ -20,6 +19,7 @@ import type { BfdMessage, BfdStatus } from './bfd-packet.js';
 import { BfdSessionTable, bfdSessionLimits, type BfdMessageOutcome, type BfdSessionLimits, type BfdStatusChange } from './bfd-session-table.js';
 import type { BfdSessionSpec } from './bfd-specs.js';
 import type { PinctrlChannel } from './pinctrl.js';
+import { RowProblems, sendPacketOut } from './row-driver-parts.js';
 import { StatusColumnWriter, type StatusColumnWriterOptions, type StatusWriterStats } from './status-column-writer.js';
 
 export interface BfdSessionsOptions {
@@ -58,8 +58,7 @@ export class BfdSessions {
   private timer: unknown;
   private closed = false;
   /** The rows refused and the unusable rows at the last sync, so that each is reported once. */
-  private refusedN = 0;
-  private skippedText = '';
+  private readonly problems: RowProblems;
   readonly stats: BfdSessionStats;
 
   constructor(options: BfdSessionsOptions) {
@@ -75,6 +74,7 @@ export class BfdSessions {
       packetsSent: 0, notSent: 0, finalsSent: 0, stateChanges: 0, refused: 0, skipped: 0,
       messages: { handled: 0, no_session: 0 }, writes: this.writer.stats,
     };
+    this.problems = new RowProblems('BFD rows not run', this.stats, this.onProblem);
   }
 
   /**
@@ -86,17 +86,7 @@ export class BfdSessions {
     const r = this.table.sync(specs, this.timers.now());
     for (const uuid of [...r.removed, ...r.overruled]) this.writer.forget(uuid);
     for (const s of specs) this.writer.observed(s.uuid, s.sbStatus);
-    if (r.refused !== this.refusedN) {
-      this.refusedN = r.refused;
-      this.stats.refused = r.refused;
-      if (r.refused > 0) this.onProblem?.(`${r.refused} BFD rows not run: ${this.table.size} sessions is the limit`);
-    }
-    const skippedText = skipped.join('\n');
-    if (skippedText !== this.skippedText) {
-      this.skippedText = skippedText;
-      this.stats.skipped += skipped.length;
-      if (skipped.length > 0) this.onProblem?.(`BFD rows not run: ${skipped.slice(0, 3).join('; ')}${skipped.length > 3 ? ` and ${skipped.length - 3} more` : ''}`);
-    }
+    this.problems.note(r.refused, () => `${this.table.size} sessions is the limit`, skipped);
     this.write(this.table.statusWrites());
     this.run();
   }
@@ -144,15 +134,9 @@ export class BfdSessions {
       this.stats.notSent++;
       return false;
     }
-    try {
-      this.channel.send(m);
-      return true;
-    } catch (err) {
-      if (!(err instanceof ChannelError)) throw err;
-      this.stats.notSent++;
-      this.onProblem?.(`BFD packet-out not sent: ${err.message}`);
-      return false;
-    }
+    if (sendPacketOut(this.channel, m, 'BFD packet-out', this.onProblem)) return true;
+    this.stats.notSent++;
+    return false;
   }
 
   private write(changes: readonly BfdStatusChange[]): void {

@@ -11,10 +11,10 @@
 import { realTimers, type WriterTimers } from './batch-writer.js';
 import type { PinctrlChannel } from './pinctrl.js';
 import type { OfMessage } from '../openflow/messages.js';
-import { ChannelError } from '../openflow/channel.js';
 import type { SbSource } from '../sb-source.js';
 import { SvcMonitorTable, type ReplyOutcome, type SvcMonitorLimits, type SvcMonitorSpec, type SvcStatusChange } from './svc-monitor-table.js';
 import type { SvcReply } from './svc-probe.js';
+import { RowProblems, sendPacketOut } from './row-driver-parts.js';
 import { SvcStatusWriter, type SvcStatusStats, type SvcStatusWriterOptions } from './svc-status-writer.js';
 
 /** How often a run is tried again while the channel is not ready. */
@@ -56,8 +56,7 @@ export class SvcMonitors {
   private timer: unknown;
   private closed = false;
   /** The rows refused and the unusable rows at the last sync, so that each is reported once. */
-  private refusedN = 0;
-  private skippedText = '';
+  private readonly problems: RowProblems;
   readonly stats: SvcMonitorStats;
 
   constructor(options: SvcMonitorsOptions) {
@@ -74,6 +73,7 @@ export class SvcMonitors {
       replies: { success: 0, failure: 0, no_monitor: 0, not_ours: 0, not_decisive: 0 },
       writes: this.writer.stats,
     };
+    this.problems = new RowProblems('Service_Monitor rows not probed', this.stats, this.onProblem);
   }
 
   /**
@@ -85,17 +85,7 @@ export class SvcMonitors {
     const r = this.table.sync(specs);
     for (const uuid of r.removed) this.writer.forget(uuid);
     for (const s of specs) this.writer.observed(s.uuid, s.sbStatus);
-    if (r.refused !== this.refusedN) {
-      this.refusedN = r.refused;
-      this.stats.refused = r.refused;
-      if (r.refused > 0) this.onProblem?.(`${r.refused} Service_Monitor rows not probed: ${this.table.size} monitors is the limit`);
-    }
-    const skippedText = skipped.join('\n');
-    if (skippedText !== this.skippedText) {
-      this.skippedText = skippedText;
-      this.stats.skipped += skipped.length;
-      if (skipped.length > 0) this.onProblem?.(`Service_Monitor rows not probed: ${skipped.slice(0, 3).join('; ')}${skipped.length > 3 ? ` and ${skipped.length - 3} more` : ''}`);
-    }
+    this.problems.note(r.refused, () => `${this.table.size} monitors is the limit`, skipped);
     this.write(this.table.statusWrites());
     this.run();
   }
@@ -148,15 +138,9 @@ export class SvcMonitors {
   }
 
   private send(m: OfMessage): boolean {
-    try {
-      this.channel.send(m);
-      return true;
-    } catch (err) {
-      if (!(err instanceof ChannelError)) throw err;
-      this.stats.notSent++;
-      this.onProblem?.(`health check packet-out not sent: ${err.message}`);
-      return false;
-    }
+    if (sendPacketOut(this.channel, m, 'health check packet-out', this.onProblem)) return true;
+    this.stats.notSent++;
+    return false;
   }
 
   private write(changes: readonly SvcStatusChange[]): void {
