@@ -106,21 +106,30 @@ function routerPorts(db: Database, router: nb.Logical_Router): { name: string; n
   return out;
 }
 
+/**
+ * Routers' ports as routerPorts reads them, for one pass over the sessions: a router with many
+ * ports and many watched routes has its ports' networks parsed once, not once per route.
+ */
+export type RouterPortsMemo = Map<Uuid, { name: string; networks: LportAddresses }[]>;
+
 /** Whether static route `route` of `router` is valid (parsed_routes_add before its BFD check). */
-function routeIsValid(db: Database, router: nb.Logical_Router, route: nb.Logical_Router_Static_Route): boolean {
+function routeIsValid(db: Database, router: nb.Logical_Router, route: nb.Logical_Router_Static_Route, memo: RouterPortsMemo): boolean {
   const text = parseRouteText(route.nexthop, route.ip_prefix);
   if (text === undefined) return false;
-  return text.discard || staticRouteOutport(routerPorts(db, router), route.output_port[0], route.nexthop, text.prefix.v4) !== undefined;
+  if (text.discard) return true;
+  let ports = memo.get(router._uuid);
+  if (ports === undefined) memo.set(router._uuid, (ports = routerPorts(db, router)));
+  return staticRouteOutport(ports, route.output_port[0], route.nexthop, text.prefix.v4) !== undefined;
 }
 
 /** Whether a valid static route of some router uses BFD row `bfd` (names it, with its dst_ip as nexthop). */
-export function bfdIsUsed(db: Database, bfd: nb.BFD): boolean {
+export function bfdIsUsed(db: Database, bfd: nb.BFD, memo: RouterPortsMemo = new Map()): boolean {
   for (const referrer of db.weakReferrers(bfd._uuid).keys()) {
     const route = nbGet<nb.Logical_Router_Static_Route>(db, 'Logical_Router_Static_Route', referrer);
     if (route === undefined || route.bfd[0] !== bfd._uuid || route.nexthop !== bfd.dst_ip) continue;
     const owner = ownerOf(db, 'Logical_Router', referrer);
     const router = owner === undefined ? undefined : nbGet<nb.Logical_Router>(db, 'Logical_Router', owner);
-    if (router !== undefined && routeIsValid(db, router, route)) return true;
+    if (router !== undefined && routeIsValid(db, router, route, memo)) return true;
   }
   return false;
 }
@@ -150,9 +159,10 @@ export function bfdStatusWrites(db: Database, delta: DbDelta): BfdStatusWrite[] 
     if (c.table === 'BFD' && c.kind === 'modify' && c.columns.includes('status')) was.set(c.uuid, (c.old as unknown as nb.BFD).status[0]);
   }
   const out: BfdStatusWrite[] = [];
+  const memo: RouterPortsMemo = new Map();
   for (const row of [...nbRows<nb.BFD>(db, 'BFD').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1))) {
     const now = row.status[0];
-    const used = bfdIsUsed(db, row);
+    const used = bfdIsUsed(db, row, memo);
     let status = bfdStatusOf(now, used);
     const before = was.get(row._uuid);
     if (used && before !== undefined && before !== 'admin_down' && isBfdStatus(before) && now !== undefined && now !== 'admin_down') status = before;
@@ -175,9 +185,10 @@ export function bfdReportWrites(db: Database, reports: ReadonlyMap<Uuid, BfdStat
     if (held === undefined || row._uuid < held._uuid) bySb.set(sbUuid, row);
   }
   const out: BfdStatusWrite[] = [];
+  const memo: RouterPortsMemo = new Map();
   for (const [sbUuid, status] of [...reports].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const row = bySb.get(sbUuid);
-    if (row === undefined || status === 'admin_down' || !bfdIsUsed(db, row)) continue;
+    if (row === undefined || status === 'admin_down' || !bfdIsUsed(db, row, memo)) continue;
     if (row.status[0] !== status) out.push({ bfd: row._uuid, status });
   }
   return out;
@@ -230,6 +241,7 @@ function track(db: Database, data: BfdData, uuid: Uuid): boolean {
 /** Writes every session's SB row as the NB has it now (rows unchanged in content record nothing). */
 function writeAll(db: Database, data: BfdData, out: SbChangeSet): void {
   const keep = new Set<Uuid>();
+  const memo: RouterPortsMemo = new Map();
   for (const key of [...data.byKey.keys()].sort()) {
     const winner = [...(data.byKey.get(key) ?? [])].sort()[0];
     const row = winner === undefined ? undefined : nbGet<nb.BFD>(db, 'BFD', winner);
@@ -240,7 +252,7 @@ function writeAll(db: Database, data: BfdData, out: SbChangeSet): void {
     data.table.put(versioned<sb.BFD>({
       _uuid: uuid, _version: '', src_port: srcPort, disc: bfdDisc(row.logical_port, row.dst_ip), logical_port: row.logical_port, dst_ip: row.dst_ip,
       min_tx: row.min_tx[0] ?? BFD_DEFAULT_MIN_TX_MS, min_rx: row.min_rx[0] ?? BFD_DEFAULT_MIN_RX_MS, detect_mult: row.detect_mult[0] ?? BFD_DEFAULT_DETECT_MULT,
-      status: bfdStatusOf(row.status[0], bfdIsUsed(db, row)), external_ids: new Map(), options: new Map(),
+      status: bfdStatusOf(row.status[0], bfdIsUsed(db, row, memo)), external_ids: new Map(), options: new Map(),
     }), out);
   }
   for (const uuid of [...data.table.rows.keys()]) if (!keep.has(uuid)) data.table.remove(uuid, out);
