@@ -26,7 +26,8 @@ const tables = [
   'DHCP_Options', 'BFD', 'HA_Chassis_Group', 'HA_Chassis', 'Gateway_Chassis', 'Load_Balancer_Group', 'ACL', 'Port_Group', 'Address_Set', 'QoS', 'Meter', 'Meter_Band',
   'Static_MAC_Binding', 'NB_Global', 'Connection', 'SSL', 'Mirror', 'Forwarding_Group', 'Copp',
 ];
-const projected = new Set(['up', 'dynamic_addresses', 'tag']);
+const projected = new Set(['up', 'dynamic_addresses', 'tag', 'BFD.status']);
+const isProjected = (table: string, column: string): boolean => projected.has(column) || projected.has(`${table}.${column}`);
 
 type Row = Record<string, unknown>;
 type Dump = Map<string, Row[]>;
@@ -890,7 +891,7 @@ function canonical(dump: Dump): Map<string, string[]> {
     const known = memo.get(id);
     if (known !== undefined) return known;
     const e = rows.get(id);
-    const s = e === undefined ? 'dangling' : `${e.table}{${content(e.row)}}`;
+    const s = e === undefined ? 'dangling' : `${e.table}{${content(e.table, e.row)}}`;
     memo.set(id, s);
     return s;
   };
@@ -900,13 +901,13 @@ function canonical(dump: Dump): Map<string, string[]> {
     if (Array.isArray(v) && v[0] === 'map') return `{${(v[1] as [unknown, unknown][]).map(([k, x]) => `${atom(k)}=${atom(x)}`).sort().join(',')}}`;
     return `[${atom(v)}]`;
   };
-  const content = (row: Row): string =>
+  const content = (table: string, row: Row): string =>
     Object.keys(row)
-      .filter((k) => k !== '_uuid' && k !== '_version' && !projected.has(k))
+      .filter((k) => k !== '_uuid' && k !== '_version' && !isProjected(table, k))
       .sort()
       .map((k) => `${k}=${value(row[k])}`)
       .join(' ');
-  return new Map([...dump].map(([table, rs]) => [table, rs.map((r) => content(r)).sort()]));
+  return new Map([...dump].map(([table, rs]) => [table, rs.map((r) => content(table, r)).sort()]));
 }
 
 function realSide(socket: string): Side & { close(): Promise<void> } {
