@@ -13,8 +13,11 @@ import {
   buildNdBody, macToBytes, packetError, type EthHeader, type Frame, type Ipv6, type Mac, type PacketError,
 } from './packet.js';
 
-/** IP_DSCP_CS6 in the TOS byte: what ovn-controller marks its own IPv4 packets with. */
-const TOS_CS6 = 0xc0;
+/**
+ * The TOS byte of the IPv4 packets ovn-controller makes: 0. pinctrl_compose_ipv4 sets
+ * IP_DSCP_CS6, and the packet_set_ipv4 call after it writes the tos it is given, 0, over it.
+ */
+const TOS_COMPOSED = 0;
 const TTL_MAX = 255;
 /** RFC 1812 §4.3.2.3: an ICMPv4 error is at most 576 bytes, Ethernet header included as OVN counts. */
 const ICMP4_ERROR_BYTES_MAX = 576;
@@ -62,7 +65,7 @@ export function composeIcmpError(f: Frame, raw: Uint8Array, opts: IcmpErrorOptio
     const code = opts.portUnreachForUdp && f.ipv4.protocol === IP_PROTO.UDP ? ICMP4_CODE.PORT_UNREACH : ICMP4_CODE.HOST_UNREACH;
     const icmp = buildIcmp4({ type: ICMP4_TYPE.DST_UNREACH, code, rest: 0 }, quoted);
     const ip = buildIpv4({
-      tos: TOS_CS6, id: 0, flagsFragment: IPV4_FLAG_DF, ttl: TTL_MAX, protocol: IP_PROTO.ICMP, src: f.ipv4.src, dst: f.ipv4.dst,
+      tos: TOS_COMPOSED, id: 0, flagsFragment: IPV4_FLAG_DF, ttl: TTL_MAX, protocol: IP_PROTO.ICMP, src: f.ipv4.src, dst: f.ipv4.dst,
     }, icmp);
     return buildEthernet(ethLike(f, f.eth.dst, f.eth.src, ETH_TYPE.IPV4), ip);
   }

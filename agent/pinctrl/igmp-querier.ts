@@ -28,8 +28,11 @@ const ALL_HOSTS: Ipv4 = 0xe0000001;
 const ALL_HOSTS_MAC: Mac = '01:00:5e:00:00:01';
 const IPPROTO_IGMP = 2;
 const IGMP_QUERY = 0x11;
-/** IP_DSCP_CS6 in the TOS byte, and the don't-fragment flag, as pinctrl_compose_ipv4 sets them. */
-const TOS_CS6 = 0xc0;
+/**
+ * The TOS byte and the don't-fragment flag as pinctrl_compose_ipv4 leaves them: it sets
+ * IP_DSCP_CS6, then packet_set_ipv4 writes the tos it is given, 0, over it.
+ */
+const TOS_COMPOSED = 0;
 const IP_DF = 0x4000;
 const OFPP10_CONTROLLER = 0xfffd;
 
@@ -69,7 +72,7 @@ export function igmpQueryPacket(spec: Pick<QuerierSpec, 'ethSrc' | 'ip4Src' | 'm
   // group 0.0.0.0, S/QRV 0, QQIC, no sources.
   igmp[9] = tenths;
   igmp.writeUInt16BE(internetChecksum(igmp), 2);
-  const ip = buildIpv4({ tos: TOS_CS6, id: 0, flagsFragment: IP_DF, ttl: 1, protocol: IPPROTO_IGMP, src: spec.ip4Src, dst: ALL_HOSTS }, igmp);
+  const ip = buildIpv4({ tos: TOS_COMPOSED, id: 0, flagsFragment: IP_DF, ttl: 1, protocol: IPPROTO_IGMP, src: spec.ip4Src, dst: ALL_HOSTS }, igmp);
   return buildEthernet({ dst: ALL_HOSTS_MAC, src: spec.ethSrc, ethType: ETH_TYPE.IPV4 }, ip);
 }
 

@@ -1,7 +1,7 @@
 // The IGMP querier (agent/pinctrl/igmp-querier.ts): which local switches get queries (enabled,
 // querier, an eth_src and an ip4_src that parse; not a switch that is not local), the interval
 // (query_interval, else idle_timeout / 2), the query itself (an IGMPv3 general query our own
-// IGMP parser reads as a query, checksums right, TTL 1 to 224.0.0.1, CS6, don't-fragment, max
+// IGMP parser reads as a query, checksums right, TTL 1 to 224.0.0.1, TOS 0, don't-fragment, max
 // response and QQIC in tenths of a second), the packet-out (metadata, _MC_flood, MLF_LOCAL_ONLY,
 // the local output table) and the schedule (at once, then every interval; a switch that goes
 // stops; a shorter interval takes effect at once; a refused send is counted).
@@ -56,7 +56,7 @@ t.test('the query: an IGMPv3 general query to 224.0.0.1, and its packet-out', as
   t.equal(p.subarray(0, 12).toString('hex'), '01005e000001' + '000000009901', 'from eth_src to 01:00:5e:00:00:01');
   t.equal(p.readUInt16BE(12), 0x0800);
   const ip = p.subarray(14, 34);
-  t.same([ip[1], ip.readUInt16BE(6), ip[8], ip[9], ip.readUInt32BE(12), ip.readUInt32BE(16)], [0xc0, 0x4000, 1, 2, 0x0a0000fe, 0xe0000001], 'CS6, DF, TTL 1, IGMP, ip4_src to 224.0.0.1');
+  t.same([ip[1], ip.readUInt16BE(6), ip[8], ip[9], ip.readUInt32BE(12), ip.readUInt32BE(16)], [0, 0x4000, 1, 2, 0x0a0000fe, 0xe0000001], 'TOS 0 (as ovn-controller leaves it), DF, TTL 1, IGMP, ip4_src to 224.0.0.1');
   t.equal(internetChecksum(ip), 0, 'the IPv4 checksum holds');
   const igmp = p.subarray(34);
   t.equal(igmp.length, 12, 'a 12-byte IGMPv3 query without sources');
