@@ -178,7 +178,8 @@ def script(remote):
         r = tb.insert(b.tables['Logical_Switch'])
         r.name = name
     out(step='two more switches', status=commit(tb)[0])
-    run_until([a, b], lambda: find(b, 'Logical_Switch', 'cond-y') is not None)
+    # Both clients see both (a renames cond-y below; under load its update can lag b's).
+    run_until([a, b], lambda: all(find(idl, 'Logical_Switch', n) is not None for idl in (a, b) for n in ('cond-x', 'cond-y')))
     b.cond_change('Logical_Switch', [['name', '==', 'cond-x']])
     run_until([b], lambda: sorted(r.name for r in rows(b, 'Logical_Switch')) == ['cond-x'], 5)
     out(step='condition name == cond-x', names=sorted(r.name for r in rows(b, 'Logical_Switch')))
