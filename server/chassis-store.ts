@@ -1,6 +1,6 @@
 // What the chassis write into the Southbound database, kept in the replicated state machine
 // beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB,
-// IGMP_Group) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
+// IGMP_Group, Controller_Event) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
 // additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
 // derived Port_Binding rows and reach northd as per-port reports; Service_Monitor.status,
 // the health a chassis's probes found, which reaches northd per row; and BFD.status, the state
@@ -39,7 +39,7 @@ import type { BfdStatus } from '../northd/bfd.js';
 import { isBfdStatus } from '../northd/bfd.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
-export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group'];
+export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group', 'Controller_Event'];
 /** Port_Binding's columns that belong to the chassis that binds the port. */
 export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
 /** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
@@ -139,6 +139,8 @@ export interface SbTxnContext {
   readonly sbGlobal?: Uuid;
   /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
   readonly igmpGroups?: boolean;
+  /** Chassis and clients may write Controller_Event (version 6 or later); refused otherwise. */
+  readonly controllerEvents?: boolean;
   /**
    * Chassis may mutate Port_Binding's owned columns and write options:additional-chassis-activated
    * (the cluster applies version 4 or later); refused otherwise.
@@ -304,6 +306,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     }
     if (o.table === 'IGMP_Group' && ctx.igmpGroups !== true) {
       return failedAt(i, ops.length, permission('table IGMP_Group is read-only until every member of the cluster runs a build where chassis write it (apply version 3)'));
+    }
+    if (o.table === 'Controller_Event' && ctx.controllerEvents !== true) {
+      return failedAt(i, ops.length, permission('table Controller_Event is read-only until every member of the cluster runs a build where chassis write it (apply version 6)'));
     }
     if (o.op === 'comment' || o.op === 'commit' || o.op === 'abort' || (typeof o.table === 'string' && ownedTableSet.has(o.table))) {
       if (o.op === 'insert' && typeof o['uuid-name'] === 'string' && typeof o.table === 'string') inserted.set(o['uuid-name'], o.table);
