@@ -143,6 +143,8 @@ export interface PortInfo {
    * binding names once a chassis claimed it (the one chassis-owned fact a port's flows read).
    */
   readonly virtual: VirtualPortFacts | undefined;
+  /** LSP: its ha_chassis_group column names a group (an external port's DHCP is served only then). */
+  readonly haGroupSet: boolean;
 }
 
 /** A DHCP_Options row as the flows read it. */
@@ -571,7 +573,7 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
     peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
     residentCr: peerCr !== undefined && facts.switchPortTypes(dp.nbUuid).localnet ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
     vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && facts.switchPortTypes(dp.nbUuid).vtep ? crPortName(peerLrp.name) : undefined,
-    virtual: virtualPortFacts(lsp, owned),
+    virtual: virtualPortFacts(lsp, owned), haGroupSet: lsp.ha_chassis_group.length > 0,
   };
   // GARPs for the peer router port's MAC and IPv4s: from the chassis of its distributed gateway
   // port (whatever the switch), or from a gateway router's chassis on a switch with a localnet port.
@@ -715,7 +717,7 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks, peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
-    peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined,
+    peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined, haGroupSet: false,
   };
   return {
     info,
@@ -801,7 +803,7 @@ function desiredCr(db: Database, facts: ProjectFacts, dps: DatapathsData, data: 
     hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
     peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
-    virtual: undefined,
+    virtual: undefined, haGroupSet: false,
   };
   return {
     info,

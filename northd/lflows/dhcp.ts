@@ -11,8 +11,10 @@
 //   stateful); these need only valid server options, not an address in the CIDR.
 // Options that cannot be served (a bad CIDR, a missing or malformed server_id, ...) are
 // skipped, as ovn-northd skips them.
-//
-// Not yet: external ports (answered on the chassis of their HA group).
+// - An external port (a VM or bare-metal host outside OVN, on a localnet network) is served
+//   where it resides, on the active member of its HA_Chassis_Group: its requests come in by
+//   each localnet port of the switch and the flows add is_chassis_resident of the port; none
+//   without a localnet port or a group, and no ls_out_acl flows.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { formatIpv6, linkLocalOf } from '../addresses.js';
@@ -78,16 +80,18 @@ function v6OptionsAction(d: DhcpOptionsFacts, offer: Ipv6NetAddr, cidr: ReturnTy
   return `reg0[3] = put_dhcpv6_opts(${list.join(', ')}); next;`;
 }
 
-/** The DHCPv4 and DHCPv6 flows of one switch port (`ld`: its switch's logical_datapath). */
-export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean): sb.Logical_Flow[] {
+/**
+ * The DHCPv4 and DHCPv6 flows of one switch port (`ld`: its switch's logical_datapath;
+ * `localnets`: its switch's localnet ports, read for an external port).
+ */
+export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean, localnets: readonly string[]): sb.Logical_Flow[] {
   const d = p.dhcpv4;
   const d6 = p.dhcpv6;
-  if (p.kind !== 'lsp' || (d === undefined && d6 === undefined) || p.type === 'external') return [];
+  if (p.kind !== 'lsp' || (d === undefined && d6 === undefined)) return [];
+  if (p.type === 'external') return p.enabled && p.haGroupSet ? localnets.flatMap((l) => requestFlows(p, ld, l, ` && is_chassis_resident(${jsonKey(p.name)})`)) : [];
   const flows: sb.Logical_Flow[] = [];
-  const tags = portTags(p.name);
-  const ids = new StageIds();
-  const hints: FlowHints | undefined = d === undefined ? undefined : { hint: d.uuid, tags, ids };
-  const hints6: FlowHints | undefined = d6 === undefined ? undefined : { hint: d6.uuid, tags, ids };
+  const hints: FlowHints | undefined = d === undefined ? undefined : { hint: d.uuid, tags: portTags(p.name), ids: new StageIds() };
+  const hints6: FlowHints | undefined = d6 === undefined ? undefined : { hint: d6.uuid, tags: hints?.tags ?? portTags(p.name), ids: hints?.ids ?? new StageIds() };
   const commit = hasStateful ? 'ct_commit; next;' : 'next;';
   // The servers' replies pass the egress ACLs (for every port of the switch with options).
   const serverId = d?.options.get('server_id');
@@ -101,7 +105,25 @@ export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean
     flows.push(lflow(ld, 'ls_out_acl', 34000, `outport == "${p.name}" && eth.src == ${server6.mac} && ip6.src == ${server6.ip} && udp && udp.src == 547 && udp.dst == 546`, commit, hints6));
   }
   if (!p.enabled || p.type === 'router') return flows;
-  const key = jsonKey(p.name);
+  flows.push(...requestFlows(p, ld, p.name, ''));
+  return flows;
+}
+
+/**
+ * ls_in_dhcp_options and ls_in_dhcp_response for the requests of port `p` coming in by port
+ * `inport` (the port itself, or for an external port a localnet port), each match ending with
+ * `resident` (for an external port, where it resides).
+ */
+function requestFlows(p: PortInfo, ld: readonly Uuid[], inport: string, resident: string): sb.Logical_Flow[] {
+  const d = p.dhcpv4;
+  const d6 = p.dhcpv6;
+  const flows: sb.Logical_Flow[] = [];
+  const tags = portTags(inport);
+  const ids = new StageIds();
+  const hints: FlowHints | undefined = d === undefined ? undefined : { hint: d.uuid, tags, ids };
+  const hints6: FlowHints | undefined = d6 === undefined ? undefined : { hint: d6.uuid, tags, ids };
+  const server6 = d6 === undefined ? undefined : v6ServerOf(d6);
+  const key = jsonKey(inport);
   const cidr6 = d6 === undefined || server6 === undefined ? undefined : parseIpv6Masked(d6.cidr);
   for (const a of p.lspAddrs) {
     const base = `inport == ${key} && eth.src == ${a.ea}`;
@@ -110,9 +132,9 @@ export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean
       const offer = offerOf(p, d as DhcpOptionsFacts, ipv4Value(ip.addrS));
       if (offer === undefined) continue;
       flows.push(
-        lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ip4.src == 0.0.0.0 && ip4.dst == 255.255.255.255 && udp.src == 68 && udp.dst == 67`, offer.options, hints),
-        lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ${offer.addrMatch} && udp.src == 68 && udp.dst == 67`, offer.options, hints),
-        lflow(ld, 'ls_in_dhcp_response', 100, `${base} && ip4 && udp.src == 68 && udp.dst == 67 && reg0[3]`, offer.response, hints),
+        lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ip4.src == 0.0.0.0 && ip4.dst == 255.255.255.255 && udp.src == 68 && udp.dst == 67${resident}`, offer.options, hints),
+        lflow(ld, 'ls_in_dhcp_options', 100, `${base} && ${offer.addrMatch} && udp.src == 68 && udp.dst == 67${resident}`, offer.options, hints),
+        lflow(ld, 'ls_in_dhcp_response', 100, `${base} && ip4 && udp.src == 68 && udp.dst == 67 && reg0[3]${resident}`, offer.response, hints),
       );
       break;
     }
@@ -120,7 +142,7 @@ export function dhcpFlows(p: PortInfo, ld: readonly Uuid[], hasStateful: boolean
     for (const ip of server6 === undefined ? [] : a.ipv6) {
       const options = v6OptionsAction(d6 as DhcpOptionsFacts, ip, cidr6);
       if (options === undefined || server6 === undefined) continue;
-      const match = `${base} && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547`;
+      const match = `${base} && ip6.dst == ff02::1:2 && udp.src == 546 && udp.dst == 547${resident}`;
       flows.push(
         lflow(ld, 'ls_in_dhcp_options', 100, match, options, hints6),
         lflow(ld, 'ls_in_dhcp_response', 100, `${match} && reg0[3]`,

@@ -157,6 +157,7 @@ interface Variant {
 
 const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
+const NO_NAMES: readonly string[] = Object.freeze([]);
 
 function dpOf(flow: sb.Logical_Flow): Uuid {
   return flow.logical_datapath[0] as Uuid;
@@ -965,11 +966,14 @@ interface Sources {
    * the node runs, and every port of a switch reads them.
    */
   readonly routerPorts: Map<Uuid, readonly SwitchRouterPort[]>;
+  /** Each switch's localnet ports as `localnetPortsOf` found them. */
+  readonly localnetPorts: Map<Uuid, readonly string[]>;
 }
 
 function sourcesOf(inputs: NodeInputs): Sources {
   return {
     routerPorts: new Map(),
+    localnetPorts: new Map(),
     dps: inputs.data<DatapathsData>('datapaths'),
     ports: inputs.data<PortsData>('ports'),
     mc: inputs.data<MulticastData>('multicast'),
@@ -1073,19 +1077,30 @@ function routerPortsOf(src: Sources, dp: Uuid): readonly SwitchRouterPort[] {
   if (known !== undefined) return known;
   const out: SwitchRouterPort[] = [];
   for (const name of [...(src.ports.routersByDp.get(dp) ?? [])].sort()) {
-    const peer = src.ports.byName.get(name)?.routerPeer;
+    const p = src.ports.byName.get(name);
+    const peer = p?.routerPeer;
     const routerLd = peer === undefined ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
-    if (peer !== undefined && routerLd !== undefined) out.push({ lsp: name, peer, routerLd });
+    if (p !== undefined && peer !== undefined && routerLd !== undefined) out.push({ lsp: name, peer, routerLd, addrs: p.lspAddrs });
   }
   src.routerPorts.set(dp, out);
   return out;
+}
+
+/** The localnet ports of a switch, in name order. */
+function localnetPortsOf(src: Sources, dp: Uuid): readonly string[] {
+  let known = src.localnetPorts.get(dp);
+  if (known === undefined) {
+    known = [...(src.ports.byDp.get(dp) ?? [])].filter((name) => src.ports.byName.get(name)?.type === 'localnet').sort();
+    src.localnetPorts.set(dp, known);
+  }
+  return known;
 }
 
 function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logical_Flow[] {
   return switchPortFlows(p, {
     dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
     hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
-    routerPorts: routerPortsOf(src, p.dp), peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
+    routerPorts: routerPortsOf(src, p.dp), localnetPorts: p.type === 'external' ? localnetPortsOf(src, p.dp) : NO_NAMES, peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
     virtualLookup: p.virtual === undefined ? undefined : { port: (name) => src.ports.byName.get(name), routerPorts: (d) => routerPortsOf(src, d) },
   });
 }
@@ -1323,6 +1338,8 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
             if (p === undefined) continue;
             // A router port of a switch: every port there resolves addresses through it.
             if (p.kind === 'lsp' && p.routerPeer !== undefined) dirty.allPortsOf(src, p.dp);
+            // A localnet port: the switch's external ports are reached through it.
+            if (p.type === 'localnet') for (const other of src.ports.byDp.get(p.dp) ?? []) if (src.ports.byName.get(other)?.type === 'external') dirty.ports.add(other);
             // An LRP: the LRPs peering with it emit flows into its router.
             if (p.kind === 'lrp') for (const other of src.ports.peerRefs.get(name) ?? []) dirty.ports.add(other);
             // A transit switch's remote ports have their IGMP snooped (the switch's multicast flows).

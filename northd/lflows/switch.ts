@@ -20,6 +20,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
 import { ethAddrFromString, extractIpAddresses, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
+import type { LportAddresses } from '../netaddr.js';
 import { ssetOrder } from '../ovs-hash.js';
 import type { RouterFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
@@ -163,6 +164,8 @@ export interface SwitchRouterPort {
   readonly peer: RouterPeer;
   /** The peer router's logical_datapath value. */
   readonly routerLd: readonly Uuid[];
+  /** The router LSP's addresses (its peer's networks for "router"). */
+  readonly addrs: readonly LportAddresses[];
 }
 
 /** What a switch port's flows read beyond the port itself: its switch and the routers on it. */
@@ -178,6 +181,8 @@ export interface SwitchPortContext {
   readonly hasLbVip: boolean;
   /** The router ports of the switch (OVN's od->router_ports). */
   readonly routerPorts: readonly SwitchRouterPort[];
+  /** For an external port: the localnet ports of the switch, through which it is reached. */
+  readonly localnetPorts: readonly string[];
   /** For a router LSP: its peer router's facts (NAT addresses, options). */
   readonly peerRouter: RouterFacts | undefined;
   /** For a virtual port: its parents and their switches (no flows of a virtual port without it). */
@@ -224,8 +229,11 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   arpNdResponder(p, ctx, flows, lport, hint);
   if (p.virtual !== undefined && ctx.virtualLookup !== undefined) flows.push(...virtualBindFlows(p, p.virtual, dp, ctx.virtualLookup));
   routerArpResolve(p, ctx, flows, hint);
-  flows.push(...dhcpFlows(p, dp, ctx.hasStateful || ctx.hasLbVip));
-  if (p.type === 'external') return flows;
+  flows.push(...dhcpFlows(p, dp, ctx.hasStateful || ctx.hasLbVip, ctx.localnetPorts));
+  if (p.type === 'external') {
+    externalPortFlows(p, ctx, flows);
+    return flows;
+  }
   if (!p.enabled) {
     flows.push(
       lflow(dp, 'ls_in_check_port_sec', 100, `inport == ${key}`, 'reg0[15] = 1; next;', lport()),
@@ -258,6 +266,33 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   }
   if (p.routerPeer !== undefined && p.routerPeer.enabled) flows.push(...routerArpNdFlows(p, p.routerPeer, ctx, hint));
   return flows;
+}
+
+/**
+ * ls_in_external_port 100 (build_drop_arp_nd_flows_for_unbound_router_ports): an external
+ * port's ARP and ND requests for the switch's router ports' addresses, and its frames to their
+ * MACs, coming in by a localnet port, are dropped where the port does not reside, so that the
+ * router pipeline runs only on the chassis that binds it.
+ */
+function externalPortFlows(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[]): void {
+  const key = jsonKey(p.name);
+  const ids = new StageIds();
+  for (const localnet of ctx.localnetPorts) {
+    const hints: FlowHints = { hint: p.nbUuid, tags: portTags(localnet), ids };
+    const inport = jsonKey(localnet);
+    for (const a of p.lspAddrs) {
+      for (const rp of ctx.routerPorts) {
+        for (const r of rp.addrs) {
+          const from = `inport == ${inport} && eth.src == ${a.ea}`;
+          for (const ip of r.ipv4) flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && arp.tpa == ${ip.addrS} && arp.op == 1`, DROP, hints));
+          for (const ip of r.ipv6) {
+            flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && nd_ns && ip6.dst == {${ip.addrS}, ${ip.snAddrS}} && nd.target == ${ip.addrS}`, DROP, hints));
+          }
+          flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && eth.dst == ${r.ea} && !is_chassis_resident(${key})`, DROP, hints));
+        }
+      }
+    }
+  }
 }
 
 /**

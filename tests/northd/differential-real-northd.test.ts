@@ -1949,3 +1949,38 @@ t.test('(ee) empty load balancer events (options:event, NB_Global options:contro
   await compareWithReal(t, real);
   t.equal(events().length, 4, 'lb-ev\'s two VIPs still empty, on sw1 and lr0');
 });
+
+t.test('(ff) external ports: DHCPv4 and DHCPv6 through the localnet ports where the port resides, ARP/ND to the routers dropped elsewhere', { skip }, async (t) => {
+  const v4 = 'options={server_id="10.0.1.1", server_mac="00:00:00:00:ff:01", lease_time="3600", router="10.0.1.1"}';
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-addresses', 'ln1', 'unknown', '--', 'lsp-set-options', 'ln1', 'network_name=phys'],
+    // A bare-metal host on the provider network, served from its HA group's active chassis.
+    ['lsp-add', 'sw1', 'ext1', '--', 'lsp-set-type', 'ext1', 'external', '--', 'lsp-set-addresses', 'ext1', '00:00:00:00:01:50 10.0.1.50 fd00:1::50'],
+    ['--', '--id=@g', 'create', 'HA_Chassis_Group', 'name=ext-grp', '--', 'set', 'Logical_Switch_Port', 'ext1', 'ha_chassis_group=@g'],
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.1.0/24', v4, '--', 'set', 'Logical_Switch_Port', 'ext1', 'dhcpv4_options=@d'],
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr="fd00:1::/64"', 'options={server_id="00:00:00:00:ff:01"}', '--', 'set', 'Logical_Switch_Port', 'ext1', 'dhcpv6_options=@d'],
+    // One without a group (no DHCP, its drops all the same), one without options.
+    ['lsp-add', 'sw1', 'ext2', '--', 'lsp-set-type', 'ext2', 'external', '--', 'lsp-set-addresses', 'ext2', '00:00:00:00:01:51 10.0.1.51'],
+    ['--', '--id=@d', 'create', 'DHCP_Options', 'cidr=10.0.1.0/24', v4, '--', 'set', 'Logical_Switch_Port', 'ext2', 'dhcpv4_options=@d'],
+    ['lsp-add', 'sw2', 'ext3', '--', 'lsp-set-type', 'ext3', 'external', '--', 'lsp-set-addresses', 'ext3', '00:00:00:00:02:52 10.0.2.52'],
+  ]);
+  const external = (): sb.Logical_Flow[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.external_ids.get('stage-name') === 'ls_in_external_port' && f.priority === 100);
+  t.ok(external().length >= 8, `ARP, ND and MAC drops for ext1 and ext2 facing lr0-sw1 (${external().length})`);
+  t.ok(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').some((f) => f.match.startsWith('inport == "ln1" && eth.src == 00:00:00:00:01:50 && ip4.src == 0.0.0.0') && f.match.endsWith('is_chassis_resident("ext1")')), 'ext1\'s DISCOVER comes in by ln1, answered where it resides');
+  // A second localnet port; sw2 gets one (ext3's drops appear); the router port's networks change.
+  await real.nbctl(['lsp-add', 'sw1', 'ln2', '--', 'lsp-set-type', 'ln2', 'localnet', '--', 'lsp-set-addresses', 'ln2', 'unknown', '--', 'lsp-set-options', 'ln2', 'network_name=phys2']);
+  await real.nbctl(['lsp-add', 'sw2', 'ln3', '--', 'lsp-set-type', 'ln3', 'localnet', '--', 'lsp-set-addresses', 'ln3', 'unknown', '--', 'lsp-set-options', 'ln3', 'network_name=phys']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'networks="10.0.1.1/24" "10.0.5.1/24" "fd00:1::1/64"']);
+  await compareWithReal(t, real);
+  // ext2 gets a group; ext1 loses its own (its DHCP goes); ext1 disabled, then a localnet port deleted.
+  await real.nbctl(['--', '--id=@g', 'create', 'HA_Chassis_Group', 'name=ext-grp2', '--', 'set', 'Logical_Switch_Port', 'ext2', 'ha_chassis_group=@g']);
+  await real.nbctl(['clear', 'Logical_Switch_Port', 'ext1', 'ha_chassis_group']);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-set-enabled', 'ext2', 'disabled']);
+  await real.nbctl(['lsp-del', 'ln1']);
+  await compareWithReal(t, real);
+  // The router leaves sw1: no more drops there.
+  await real.nbctl(['lsp-del', 'sw1-lr0']);
+  await compareWithReal(t, real);
+});
