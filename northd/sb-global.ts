@@ -1,5 +1,6 @@
 // SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row) and
-// NB_Global.options, as ovn-northd copies them, with what ovn-northd adds: mac_prefix (the
+// NB_Global.options, as ovn-northd copies them, with what ovn-northd adds (and writes back into
+// NB_Global.options too: `nbGlobalOptionsWrite`, which the central applies from apply version 7): mac_prefix (the
 // prefix of dynamic MACs, ipam.ts), max_tunid (the highest datapath key it allocates) and
 // northd_internal_version (the OVN release whose logical flows these are, which ovn-controller
 // compares with its own when told to: external_ids:ovn-match-northd-version). ovn-northd picks svc_monitor_mac at random when
@@ -63,6 +64,20 @@ function optionsOf(db: Database, g: nb.NB_Global | undefined): Map<string, strin
     options.set('northd_internal_version', NORTHD_INTERNAL_VERSION);
   }
   return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+}
+
+/**
+ * NB_Global.options as ovn-northd writes them back (ovnnb_db_run): its own, with mac_prefix,
+ * max_tunid and northd_internal_version set and svc_monitor_mac added when it has none that
+ * parses; the SB_Global options are then the same map. Undefined when NB_Global has them so
+ * already, or when there is no NB_Global: writing them is a fixed point.
+ */
+export function nbGlobalOptionsWrite(db: Database): Map<string, string> | undefined {
+  const g = nbGlobalOf(db);
+  if (g === undefined) return undefined;
+  const options = optionsOf(db, g);
+  if (options.size === g.options.size && [...options].every(([k, v]) => g.options.get(k) === v)) return undefined;
+  return options;
 }
 
 /**

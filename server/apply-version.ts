@@ -36,8 +36,11 @@ import type { NodeId } from '../cluster/types.js';
  *  6. Also SB Controller_Event rows: a chassis inserts one for a packet that reached a load
  *     balancer VIP without backends (an empty_lb_backends event), the CMS deletes it once
  *     handled; refused as an unknown part of the SB before.
+ *  7. Also NB_Global.options as ovn-northd writes them back: mac_prefix, svc_monitor_mac (when
+ *     the NB has none that parses), max_tunid and northd_internal_version, in the entry that
+ *     changes NB_Global (northd/sb-global.ts). Moving to 7 writes them once.
  */
-export const APPLY_VERSION_MAX = 6;
+export const APPLY_VERSION_MAX = 7;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -56,6 +59,9 @@ export const APPLY_VERSION_BFD = 5;
 
 /** The first version where chassis and clients write Controller_Event. */
 export const APPLY_VERSION_CONTROLLER_EVENTS = 6;
+
+/** The first version where the central writes ovn-northd's keys into NB_Global.options. */
+export const APPLY_VERSION_NB_GLOBAL_OPTIONS = 7;
 
 const INFO_PREFIX = 'apply-max=';
 

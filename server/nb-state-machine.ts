@@ -13,7 +13,8 @@ import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrit
 import { Ipam, tagWrites } from '../northd/index.js';
 import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -378,7 +379,23 @@ export class NbStateMachine implements StateMachine {
     ipam.observe(delta);
     const ports = this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed);
     if (this.version < APPLY_VERSION_BFD) return ports;
-    return mergeDeltas(ports, this.writeBfdStatus(bfdStatusWrites(this.db, delta), seed));
+    const written = mergeDeltas(ports, this.writeBfdStatus(bfdStatusWrites(this.db, delta), seed));
+    if (this.version < APPLY_VERSION_NB_GLOBAL_OPTIONS || !delta.changes.some((c) => c.table === 'NB_Global')) return written;
+    return mergeDeltas(written, this.writeNbGlobalOptions(seed));
+  }
+
+  /** NB_Global.options with ovn-northd's keys (northd/sb-global.ts), when they are not so already. */
+  private writeNbGlobalOptions(seed: UuidSeed): DbDelta {
+    const options = nbGlobalOptionsWrite(this.db);
+    const g = [...this.db.rows('NB_Global').values()][0];
+    if (options === undefined || g === undefined) return { changes: [] };
+    const ops = [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', g._uuid]]], row: { options: ['map', [...options]] } }];
+    // A stream of its own for the _version this update takes.
+    const optionsSeed: UuidSeed = [(seed[0] ^ 0x6e6f7074) >>> 0, seed[1], seed[2], seed[3] || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(optionsSeed) });
+    assert.ok(out.kind === 'committed', `northd's write of NB_Global.options cannot fail: ${JSON.stringify(out)}`);
+    this.ipam?.observe(out.delta);
+    return out.delta;
   }
 
   /**
@@ -439,6 +456,8 @@ export class NbStateMachine implements StateMachine {
       const sessions = [...this.db.rows('BFD').values()].map((row) => insertChange('BFD', row));
       delta = mergeDeltas(delta, this.writeBfdStatus(bfdStatusWrites(this.db, { changes: sessions }), seed));
     }
+    // NB_Global.options brought up to date at once, as ovn-northd's next pass would.
+    if (was < APPLY_VERSION_NB_GLOBAL_OPTIONS && version >= APPLY_VERSION_NB_GLOBAL_OPTIONS) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
     if (delta.changes.length > 0) {
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };

@@ -1,5 +1,6 @@
 // Goal: what an ovnts central writes into switch ports in ovn-northd's place (dynamic_addresses,
-// tag) is what the real ovn-northd 23.03 writes. Method: one script of ovn-nbctl commands (each
+// tag), and into NB_Global.options (mac_prefix, svc_monitor_mac, max_tunid,
+// northd_internal_version), is what the real ovn-northd 23.03 writes. Method: one script of ovn-nbctl commands (each
 // with --wait=sb, then a sync, so ovn-northd has also run on its own writes) against the real NB,
 // SB and ovn-northd, and against an OVSDB door on an in-process central with its projection;
 // after every command, every port's dynamic_addresses and tag must be equal on both sides. Where
@@ -34,6 +35,13 @@ async function portColumns(db: string): Promise<{ dynamic: Map<string, string>; 
   const cell = (v: unknown): string => (Array.isArray(v) ? '' : String(v));
   const rows = (JSON.parse(out) as { data: unknown[][] }).data.map((r) => r.map(cell)).sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
   return { dynamic: new Map(rows.map(([name, dyn]) => [name as string, dyn as string])), tags: Object.fromEntries(rows.filter(([, , tag]) => tag !== '').map(([name, , tag]) => [name, tag])) };
+}
+
+/** NB_Global.options. */
+async function globalOptions(db: string): Promise<Record<string, string>> {
+  return JSON.parse(await nbctl(db, ['--format=json', 'get', 'NB_Global', '.', 'options'], []).then((out) => JSON.stringify(Object.fromEntries(
+    [...out.trim().replace(/^\{|\}$/g, '').matchAll(/([\w-]+)="?([^",]*)"?/g)].map((m) => [m[1] as string, m[2] as string]),
+  )))) as Record<string, string>;
 }
 
 interface Step {
@@ -85,6 +93,11 @@ const script: readonly Step[] = [
   // The subnet is full: x6 has a MAC and an IPv6 address only, until x2's address is free.
   { args: ['lsp-del', 'x2'] },
   { args: ['remove', 'Logical_Switch', 'sw3', 'other_config', 'ipv6_prefix'] },
+  // svc_monitor_mac as a client writes it: kept in its own spelling when it parses, replaced
+  // (ovn-northd draws one at random, ours is derived) when it does not.
+  { args: ['set', 'NB_Global', '.', 'options:svc_monitor_mac="0A:00:00:00:00:99"'] },
+  { args: ['set', 'NB_Global', '.', 'options:svc_monitor_mac=bogus', 'options:note=kept'] },
+  { args: ['remove', 'NB_Global', '.', 'options', 'max_tunid'] },
   // Tags: a nested container asking for 0 gets its parent's lowest free one, once; any other
   // tag_request is copied (a localnet port's VLAN too).
   { args: ['ls-add', 'swt', '--', 'lsp-add', 'swt', 'vm'] },
@@ -147,9 +160,15 @@ t.test('dynamic_addresses and tags after every command, against the real ovn-nor
       t.same(Object.fromEntries(got.dynamic), Object.fromEntries(want.dynamic), `${label}: dynamic_addresses`);
       t.same(got.tags, want.tags, `${label}: tags`);
     }
+    // NB_Global.options: the same keys and values, but a drawn svc_monitor_mac (in form only).
+    const wantOptions = await globalOptions(realDb);
+    const gotOptions = await globalOptions(oursDb);
+    const drawn = (o: Record<string, string>): Record<string, string> => ({ ...o, svc_monitor_mac: /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(o.svc_monitor_mac ?? '') ? '(drawn)' : o.svc_monitor_mac ?? '(none)' });
+    t.same(drawn(gotOptions), drawn(wantOptions), `${label}: NB_Global options`);
     allocated = Math.max(allocated, [...want.dynamic.values()].filter((v) => v !== '').length);
     tagged = Math.max(tagged, Object.keys(want.tags).length);
   }
+  t.match(await globalOptions(oursDb), { mac_prefix: '0a:00:01', max_tunid: '16711680', northd_internal_version: /^23\.03\./, note: 'kept', svc_monitor_mac: /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/ }, 'ours ends with ovn-northd\'s keys beside the client\'s');
   t.ok(allocated > 15, `up to ${allocated} ports held dynamic addresses at once`);
   t.ok(tagged >= 8, `up to ${tagged} ports held tags at once`);
 });
