@@ -23,6 +23,7 @@ import { formatIpv6, parseIpv6Groups } from './addresses.js';
 import { boolOption, nbGet, nbRows } from './nb.js';
 import { chunkCount, chunkOfKey } from './hash.js';
 import { sameData, sortedDifference } from './same-data.js';
+import { nbGlobalOf } from './sb-global.js';
 import type { LbHealth, SvcArp, SvcMonitorsChange, SvcMonitorsData } from './service-monitors.js';
 
 /**
@@ -80,6 +81,12 @@ export interface LbFacts {
   readonly options: ReadonlyMap<string, string>;
   /** options:reject: a VIP without backends rejects rather than drops. */
   readonly reject: boolean;
+  /**
+   * A VIP without backends (and without reject) reports the packets that reach it to the CMS as
+   * an empty_lb_backends controller event: options:event, or NB_Global options:controller_event
+   * (deprecated in OVN, still read by ovn-northd 23.03).
+   */
+  readonly event: boolean;
   /** The hash_fields of ct_lb_mark (from selection_fields), or undefined. */
   readonly hashFields: string | undefined;
   /** options:affinity_timeout, at most 65535 (0: no affinity). */
@@ -122,6 +129,8 @@ export interface LbsData {
   /** Load_Balancer_Group → its load balancers as last read, and the datapaths using it. */
   readonly groupLbs: Map<Uuid, readonly Uuid[]>;
   readonly groupDps: Map<Uuid, Set<Uuid>>;
+  /** NB_Global options:controller_event as last read: every load balancer's `event`. */
+  controllerEvent: boolean;
 }
 
 export interface LbsChange {
@@ -306,7 +315,7 @@ const NO_ARP: readonly SvcArp[] = Object.freeze([]);
  * and active backends are as they were is the same object, and so is a chunk of such VIPs, so
  * adding one VIP to thousands parses one.
  */
-export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFacts): LbFacts {
+export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFacts, controllerEvent = false): LbFacts {
   const protocol = lb.protocol;
   const p = protocol[0];
   const proto = p === 'udp' ? 'udp' : p === 'sctp' ? 'sctp' : 'tcp';
@@ -345,7 +354,7 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFa
   }
   const facts: LbFacts = {
     uuid: lb._uuid, name: lb.name, protocol, proto, vips, chunks, hasVips: lb.vips.size > 0, options: lb.options,
-    reject: boolOption(lb.options, 'reject', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
+    reject: boolOption(lb.options, 'reject', false), event: controllerEvent || boolOption(lb.options, 'event', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
     skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder'), template),
     routable: !template && boolOption(lb.options, 'add_route', false), template, sbVips: template ? templateSbVips(lb, parsed, family6) : lb.vips,
     svcArp: health?.arp ?? NO_ARP, svcMac: health?.mac ?? '',
@@ -445,7 +454,7 @@ class Run {
   lb(db: Database, uuid: Uuid): void {
     const row = nbGet<nb.Load_Balancer>(db, 'Load_Balancer', uuid);
     const old = this.data.lbs.get(uuid);
-    const now = row === undefined ? undefined : lbFacts(row, this.svc.lbs.get(uuid)?.health, old);
+    const now = row === undefined ? undefined : lbFacts(row, this.svc.lbs.get(uuid)?.health, old, this.data.controllerEvent);
     if (old !== undefined && now !== undefined && sameData(old, now)) return;
     this.out.facts.add(uuid);
     this.out.membership.add(uuid);
@@ -533,15 +542,22 @@ function applyNb(
   return isEmpty(out) ? 'unchanged' : 'handled';
 }
 
+/** NB_Global options:controller_event (controller_event_en). */
+function controllerEventOn(db: Database): boolean {
+  const g = nbGlobalOf(db);
+  return g !== undefined && boolOption(g.options, 'controller_event', false);
+}
+
 export function lbsNode(): EngineNode<LbsData, LbsChange> {
   return {
     name: 'lbs',
     inputs: ['nb', 'svc_monitors'],
-    init: () => ({ lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map() }),
+    init: () => ({ lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map(), controllerEvent: false }),
     newChange: () => ({ facts: new Set(), pairs: new Set(), membership: new Set(), hasVipFlipped: new Map() }),
     isEmpty,
     recompute(data: LbsData, inputs: NodeInputs, out: LbsChange): void {
       const db = inputs.data<Database>('nb');
+      data.controllerEvent = controllerEventOn(db);
       // Everything known and everything in the database, through the same steps as a change.
       const lbs = new Set([...data.lbs.keys(), ...nbRows<nb.Load_Balancer>(db, 'Load_Balancer').keys()]);
       const groups = new Set([...data.groupLbs.keys(), ...nbRows<nb.Load_Balancer_Group>(db, 'Load_Balancer_Group').keys()]);
@@ -557,14 +573,20 @@ export function lbsNode(): EngineNode<LbsData, LbsChange> {
         const groups = new Set<Uuid>();
         const switches = new Set<Uuid>();
         const routers = new Set<Uuid>();
+        const db = inputs.data<Database>('nb');
         for (const c of (change as DbDelta).changes) {
+          if (c.table === 'NB_Global' && controllerEventOn(db) !== data.controllerEvent) {
+            // Every load balancer's facts read the flag.
+            data.controllerEvent = !data.controllerEvent;
+            for (const uuid of data.lbs.keys()) lbs.add(uuid);
+          }
           if (c.table === 'Load_Balancer') lbs.add(c.uuid);
           else if (c.table === 'Load_Balancer_Group') groups.add(c.uuid);
           else if (c.table === 'Logical_Switch') switches.add(c.uuid);
           else if (c.table === 'Logical_Router') routers.add(c.uuid);
         }
         if (lbs.size + groups.size + switches.size + routers.size === 0) return 'unchanged';
-        return applyNb(inputs.data<Database>('nb'), inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, groups, switches, routers, out);
+        return applyNb(db, inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, groups, switches, routers, out);
       },
       svc_monitors(data: LbsData, change: unknown, inputs: NodeInputs, out: LbsChange) {
         // Load balancers whose health changed: their facts, read again.

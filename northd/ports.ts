@@ -674,23 +674,28 @@ function routerGarpAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Rou
   return out;
 }
 
+/**
+ * The port router port `lrp` is connected to: a peer column naming another attached router
+ * port wins (`peerDp` is that port's datapath); otherwise the router LSP that names this port
+ * in options:router-port.
+ */
+function lrpPeerOf(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): { peer: string | undefined; peerIsLrp: boolean; peerDp: Uuid | undefined } {
+  const peerName = lrp.peer[0];
+  if (peerName !== undefined && findLsp(db, peerName) === undefined) {
+    const other = findLrp(db, peerName);
+    const peerDp = other === undefined ? undefined : datapathOf(dps, ownerOf(db, 'Logical_Router', other._uuid))?.sbUuid;
+    if (peerDp !== undefined) return { peer: peerName, peerIsLrp: true, peerDp };
+  }
+  return { peer: lspPeerOf(db, data, lrp.name), peerIsLrp: false, peerDp: undefined };
+}
+
 function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
   if (dp === undefined) return undefined;
   const name = lrp.name;
   const sbUuid = portSbUuid(name);
-  // A peer column naming another attached router port wins; otherwise the router LSP that
-  // names this port in options:router-port.
-  let peer: string | undefined;
-  let peerDp: Uuid | undefined;
+  const { peer, peerIsLrp, peerDp } = lrpPeerOf(db, dps, data, lrp);
   const peerName = lrp.peer[0];
-  if (peerName !== undefined && findLsp(db, peerName) === undefined) {
-    const other = findLrp(db, peerName);
-    peerDp = other === undefined ? undefined : datapathOf(dps, ownerOf(db, 'Logical_Router', other._uuid))?.sbUuid;
-    if (peerDp !== undefined) peer = peerName;
-  }
-  const peerIsLrp = peer !== undefined;
-  peer ??= lspPeerOf(db, data, name);
   // A gateway router's ports are l3gateway ports bound to its chassis; a gateway port with a
   // peer names its chassisredirect port (even on a gateway router). Keys in sorted order.
   const options = new Map<string, string>();
@@ -782,10 +787,8 @@ function desiredCr(db: Database, facts: ProjectFacts, dps: DatapathsData, data: 
   if (dp === undefined || routerChassis(db, dp.nbUuid) !== undefined) return undefined;
   const gw = facts.routerGateways(dp.nbUuid);
   // Its peer's switch (an LRP peer is a router: no vtep ports there).
-  const peerName = lrp.peer[0];
-  const lrpPeer = peerName !== undefined && findLsp(db, peerName) === undefined && findLrp(db, peerName) !== undefined;
-  const peerLsp = lrpPeer ? undefined : lspPeerOf(db, data, lrpName);
-  const peerLspRow = peerLsp === undefined ? undefined : findLsp(db, peerLsp);
+  const { peer, peerIsLrp } = lrpPeerOf(db, dps, data, lrp);
+  const peerLspRow = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLspRow === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLspRow._uuid);
   const redirectType = lrp.options.get('redirect-type');
   const options = new Map<string, string>();
@@ -1019,7 +1022,9 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, registry:
     const name = primaryNames[i] as string;
     const after = data.routerPortOf.get(name);
     if (after !== undefined) dirty.add(after).add(crPortName(after));
-    for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp);
+    // A router port naming this one as peer: its chassisredirect port's redirect options
+    // read the peer's switch.
+    for (const lrp of data.peerRefs.get(name) ?? []) dirty.add(lrp).add(crPortName(lrp));
     for (const lsp of data.routerPortRefs.get(name) ?? []) dirty.add(lsp);
   }
   const facts = new ProjectFacts(db);

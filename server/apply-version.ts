@@ -33,8 +33,11 @@ import type { NodeId } from '../cluster/types.js';
  *     uses, down for one a route starts using, a client's change between down/init/up undone),
  *     and SB BFD.status written by the chassis running a session, which is copied into the NB
  *     row (northd/bfd.ts); refused before. Moving to 5 settles every session's NB status.
+ *  6. Also SB Controller_Event rows: a chassis inserts one for a packet that reached a load
+ *     balancer VIP without backends (an empty_lb_backends event), the CMS deletes it once
+ *     handled; refused as an unknown part of the SB before.
  */
-export const APPLY_VERSION_MAX = 5;
+export const APPLY_VERSION_MAX = 6;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -50,6 +53,9 @@ export const APPLY_VERSION_MIGRATION_WRITES = 4;
 
 /** The first version with BFD status writes (ovn-northd's into the NB, the chassis's into the SB). */
 export const APPLY_VERSION_BFD = 5;
+
+/** The first version where chassis and clients write Controller_Event. */
+export const APPLY_VERSION_CONTROLLER_EVENTS = 6;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -1,6 +1,6 @@
 // What the chassis write into the Southbound database, kept in the replicated state machine
 // beside the NB: the chassis-owned tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB,
-// IGMP_Group) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
+// IGMP_Group, Controller_Event) as an OVSDB database of their own; Port_Binding's chassis-owned columns (chassis,
 // additional_chassis, encap, additional_encap, virtual_parent, up), which live in northd's
 // derived Port_Binding rows and reach northd as per-port reports; Service_Monitor.status,
 // the health a chassis's probes found, which reaches northd per row; and BFD.status, the state
@@ -39,7 +39,7 @@ import type { BfdStatus } from '../northd/bfd.js';
 import { isBfdStatus } from '../northd/bfd.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
-export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group'];
+export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group', 'Controller_Event'];
 /** Port_Binding's columns that belong to the chassis that binds the port. */
 export const portBindingOwnedColumns: readonly (keyof ChassisOwnedColumns)[] = ['chassis', 'additional_chassis', 'encap', 'additional_encap', 'virtual_parent', 'up'];
 /** Service_Monitor's column that belongs to the chassis probing the backend (its health). */
@@ -139,6 +139,8 @@ export interface SbTxnContext {
   readonly sbGlobal?: Uuid;
   /** Chassis may write IGMP_Group (the cluster applies version 3 or later); refused otherwise. */
   readonly igmpGroups?: boolean;
+  /** Chassis and clients may write Controller_Event (version 6 or later); refused otherwise. */
+  readonly controllerEvents?: boolean;
   /**
    * Chassis may mutate Port_Binding's owned columns and write options:additional-chassis-activated
    * (the cluster applies version 4 or later); refused otherwise.
@@ -305,6 +307,9 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     if (o.table === 'IGMP_Group' && ctx.igmpGroups !== true) {
       return failedAt(i, ops.length, permission('table IGMP_Group is read-only until every member of the cluster runs a build where chassis write it (apply version 3)'));
     }
+    if (o.table === 'Controller_Event' && ctx.controllerEvents !== true) {
+      return failedAt(i, ops.length, permission('table Controller_Event is read-only until every member of the cluster runs a build where chassis write it (apply version 6)'));
+    }
     if (o.op === 'comment' || o.op === 'commit' || o.op === 'abort' || (typeof o.table === 'string' && ownedTableSet.has(o.table))) {
       if (o.op === 'insert' && typeof o['uuid-name'] === 'string' && typeof o.table === 'string') inserted.set(o['uuid-name'], o.table);
       ownedOps.push(op);
@@ -453,38 +458,12 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     if (changed) ports.set(port, next as ChassisOwnedColumns);
   }
 
-  // Service_Monitor.status: a later op of the transaction sees what an earlier one set.
-  const smSchema = derivedSchema('Service_Monitor');
-  const statusType = (smSchema.columns.get('status') as { type: ColumnType }).type;
-  const monitors: MonitorUpdates = new Map();
-  for (const p of smParsed) {
-    let count = 0;
-    for (const row of selected(ctx.serviceMonitors, p.where)) {
-      const now = monitors.has(row._uuid) ? { ...row, status: statusValue(monitors.get(row._uuid)) } : row;
-      if (!evaluateConditions(p.clauses, now as Row)) continue;
-      count++;
-      if (!('status' in p.row)) continue;
-      const value = valueFromJson(statusType, p.row.status) as readonly string[];
-      monitors.set(row._uuid, value[0]);
-    }
-    results[p.index] = { count };
-  }
-  // BFD.status likewise (a required column: an update always names a status the schema admits).
-  const bfdStatusType = (derivedSchema('BFD').columns.get('status') as { type: ColumnType }).type;
-  const bfd: BfdReports = new Map();
-  for (const p of bfdParsed) {
-    let count = 0;
-    for (const row of selected(ctx.bfdSessions ?? new Map<Uuid, Row>(), p.where)) {
-      const reported = bfd.get(row._uuid);
-      const now = reported !== undefined ? { ...row, status: reported } : row;
-      if (!evaluateConditions(p.clauses, now as Row)) continue;
-      count++;
-      if (!('status' in p.row)) continue;
-      const value = valueFromJson(bfdStatusType, p.row.status);
-      if (isBfdStatus(value)) bfd.set(row._uuid, value);
-    }
-    results[p.index] = { count };
-  }
+  // Service_Monitor.status (optional: a report may clear it) and BFD.status (required: always
+  // one the schema admits).
+  const monitors: MonitorUpdates = statusReports(smParsed, ctx.serviceMonitors, 'Service_Monitor', results,
+    (v) => ({ status: (v as readonly string[])[0] }), (status) => statusValue(status));
+  const bfd: BfdReports = statusReports(bfdParsed, ctx.bfdSessions ?? new Map<Uuid, Row>(), 'BFD', results,
+    (v) => (isBfdStatus(v) ? { status: v } : undefined), (status) => status);
   return { kind: 'committed', results, delta: out.delta, ports, monitors, chassis: chassisUpdates(out.delta), hostnames: hostnameUpdates(out.delta), igmp: igmpUpdates(out.delta), bfd };
 }
 
@@ -546,6 +525,33 @@ function sbGlobalRefusal(op: unknown): string | undefined {
   const bad = [...new Set(named.filter((c) => typeof c !== 'string' || !(sbGlobalColumnSet.has(c) || c === '_uuid' || c === '_version')))];
   if (bad.length === 0) return undefined;
   return `SB_Global column ${bad.map(String).join(', ')} is written by northd; a client may set and read here only ${sbGlobalOperatorColumns.join(', ')}`;
+}
+
+/**
+ * What the status updates of a derived table (Service_Monitor, BFD) report, by row UUID: each
+ * update's where is evaluated against the rows as the transaction's earlier updates left their
+ * status, and its count goes into `results`. `read` turns the column value an update names into
+ * the report (undefined: not one to keep); `column` turns a report back into the column value.
+ */
+function statusReports<T>(
+  parsed: readonly DerivedUpdate[], rows: ReadonlyMap<Uuid, Row>, table: 'Service_Monitor' | 'BFD', results: unknown[],
+  read: (value: Value) => { status: T } | undefined, column: (status: T) => Value,
+): Map<Uuid, T> {
+  const type = (derivedSchema(table).columns.get('status') as { type: ColumnType }).type;
+  const reports = new Map<Uuid, T>();
+  for (const p of parsed) {
+    let count = 0;
+    for (const row of selected(rows, p.where)) {
+      const now = reports.has(row._uuid) ? { ...row, status: column(reports.get(row._uuid) as T) } : row;
+      if (!evaluateConditions(p.clauses, now as Row)) continue;
+      count++;
+      if (!('status' in p.row)) continue;
+      const report = read(valueFromJson(type, p.row.status));
+      if (report !== undefined) reports.set(row._uuid, report.status);
+    }
+    results[p.index] = { count };
+  }
+  return reports;
 }
 
 function statusValue(status: string | undefined): readonly string[] {

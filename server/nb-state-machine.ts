@@ -13,7 +13,7 @@ import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrit
 import { Ipam, tagWrites } from '../northd/index.js';
 import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -287,6 +287,7 @@ export class NbStateMachine implements StateMachine {
       serviceMonitors: projection?.serviceMonitors?.() ?? new Map(),
       ...(sbGlobal !== undefined ? { sbGlobal } : {}),
       igmpGroups: this.version >= APPLY_VERSION_IGMP_GROUPS,
+      controllerEvents: this.version >= APPLY_VERSION_CONTROLLER_EVENTS,
       migrationWrites: this.version >= APPLY_VERSION_MIGRATION_WRITES,
       bfdSessions: projection?.bfdSessions?.() ?? new Map(),
       bfdWrites: this.version >= APPLY_VERSION_BFD,

@@ -31,7 +31,7 @@ const levels = new WeakMap<LbFacts, string>();
 /** What a switch's load balancer flows read of the load balancer beyond its VIPs. */
 function switchLevel(lb: LbFacts): string {
   let level = levels.get(lb);
-  if (level === undefined) levels.set(lb, (level = JSON.stringify([lb.uuid, lb.proto, lb.reject, lb.hashFields ?? null, lb.affinityTimeout])));
+  if (level === undefined) levels.set(lb, (level = JSON.stringify([lb.uuid, lb.proto, lb.reject, lb.event, lb.hashFields ?? null, lb.affinityTimeout])));
   return level;
 }
 
@@ -51,6 +51,23 @@ export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly 
     templateLineages.set(template, `lb ${lb.uuid} ${lb.chunks.length} ${index} ${shard}`);
   }
   return template;
+}
+
+/**
+ * The flow that reports a packet to a VIP without backends as an empty_lb_backends controller
+ * event (build_empty_lb_event_flow): ls_in_pre_lb and lr_in_dnat at priority 130, CoPP meter
+ * event-elb (copp.ts). None unless the load balancer asks for events, and none for a VIP that
+ * has backends (whether or not any is healthy) or that rejects.
+ */
+function emptyLbEvent(lb: LbFacts, v: LbVip): { match: string; action: string } | undefined {
+  if (!lb.event || v.backends.length > 0 || lb.reject) return undefined;
+  const ip = v.v6 ? 'ip6' : 'ip4';
+  const l4 = v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`;
+  const vip = v.port === undefined ? v.ip : v.v6 ? `[${v.ip}]:${v.port}` : `${v.ip}:${v.port}`;
+  return {
+    match: `${ip}.dst == ${v.ip} && ${lb.proto}${l4}`,
+    action: `trigger_event(event = "empty_lb_backends", vip = "${vip}", protocol = "${lb.proto}", load_balancer = "${lb.uuid}");`,
+  };
 }
 
 /** A backend as the affinity flows spell one: "ip:port" or "[ip6]:port" (a template's: its address alone). */
@@ -90,6 +107,8 @@ function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly Lb
     // Pre-stateful: keep the original destination for the hairpin flows, then conntrack.
     const keep = `${v.v6 ? 'xxreg1' : 'reg1'} = ${v.ip}; ${v.port === undefined ? '' : `reg2[0..15] = ${v.port}; `}ct_lb_mark;`;
     flows.push(lflow(ld, 'ls_in_pre_stateful', 120, `reg0[2] == 1 && ${ip}.dst == ${v.ip}${l4}`, keep, hint));
+    const event = emptyLbEvent(lb, v);
+    if (event !== undefined) flows.push(lflow(ld, 'ls_in_pre_lb', 130, event.match, event.action, hint));
     affinityFlows(ld, lb, v, hint, flows);
     flows.push(lflow(ld, 'ls_in_lb', v.port === undefined ? 110 : 120, `ct.new && ${ip}.dst == ${v.ip}${l4}`, lbAction(lb, v), hint));
   }
@@ -186,6 +205,8 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip
       flows.push(lflow(ld, 'lr_in_unsnat', 120, `${ip} && ${ip}.dst == ${v.ip} && ${lb.proto}${v.port === undefined ? '' : ` && ${lb.proto}.dst == ${v.port}`}`, 'next;', hint));
     }
     routerAffinityFlows(ld, lb, v, match, force ? 'force' : lb.skipSnat ? 'skip' : 'normal', hint, flows);
+    const event = emptyLbEvent(lb, v);
+    if (event !== undefined) flows.push(lflow(ld, 'lr_in_dnat', 130, event.match, event.action, hint));
   }
   if (first && lb.skipSnat) flows.push(lflow(ld, 'lr_out_snat', 120, 'flags.skip_snat_for_lb == 1 && ip', 'next;'));
   return flows;

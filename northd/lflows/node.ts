@@ -408,13 +408,19 @@ class FlowClass {
   }
 }
 
-/** Template arrays → their content name (their flows' UUIDs and hints, in order). */
+/**
+ * Template arrays → their name: their flows' UUIDs and hints, in order, and their lineage if
+ * they have one. Two templates of equal content and other lineages (a load balancer's VIP alone
+ * in chunk 0 of 2, then in chunk 4 of 8 once VIPs were added) are two templates, so the class
+ * the later one makes is named by its own lineage, as a full run names it.
+ */
 const templateIds = new WeakMap<readonly sb.Logical_Flow[], Uuid>();
 
 function templateId(flows: readonly sb.Logical_Flow[]): Uuid {
   let id = templateIds.get(flows);
   if (id === undefined) {
-    const parts = ['lflow template'];
+    const lineage = templateLineages.get(flows);
+    const parts = lineage === undefined ? ['lflow template'] : ['lflow template', lineage];
     for (const f of flows) parts.push(f._uuid, hintsKey(f));
     id = hashUuid(parts);
     templateIds.set(flows, id);

@@ -1908,3 +1908,44 @@ t.test('(dd) BFD: sessions from router ports, routes watched by them, statuses a
   await sessions();
   t.same(ours<sb.BFD>(real.northd.view(), 'BFD').map((r) => r.dst_ip).sort(), ['10.0.1.30', '10.9.9.9'], 'what is left');
 });
+
+t.test('(ee) empty load balancer events (options:event, NB_Global options:controller_event) on switches and routers, metered by a Copp', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    // VIPs without backends (IPv4 with and without a port, IPv6, UDP) on a load balancer that
+    // asks for events; one VIP of it with backends; one that rejects instead; one that does not ask.
+    ['create', 'Load_Balancer', 'name=lb-ev', 'vips:"10.0.0.100:80"=""', 'vips:"10.0.0.101"=""', 'vips:"[fd00::100]:8080"=""', 'vips:"10.0.0.103:80"="10.0.1.10:80"', 'protocol=tcp', 'options:event=true'],
+    ['create', 'Load_Balancer', 'name=lb-ev-udp', 'vips:"10.0.0.53:53"=""', 'protocol=udp', 'options:event=true'],
+    ['create', 'Load_Balancer', 'name=lb-ev-rej', 'vips:"10.0.0.104:80"=""', 'protocol=tcp', 'options:event=true', 'options:reject=true'],
+    ['create', 'Load_Balancer', 'name=lb-quiet', 'vips:"10.0.0.105:80"=""', 'protocol=tcp'],
+    ['ls-lb-add', 'sw1', 'lb-ev'],
+    ['ls-lb-add', 'sw1', 'lb-ev-udp'],
+    ['ls-lb-add', 'sw2', 'lb-ev-rej'],
+    ['ls-lb-add', 'sw2', 'lb-quiet'],
+    ['lr-lb-add', 'lr0', 'lb-ev'],
+    ['lr-lb-add', 'lr0', 'lb-quiet'],
+    ['meter-add', 'elb', 'drop', '100', 'pktps'],
+    ['copp-add', 'cp', 'event-elb', 'elb'],
+    ['ls-copp-add', 'cp', 'sw1'],
+  ]);
+  const events = (): sb.Logical_Flow[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.actions.startsWith('trigger_event('));
+  t.equal(events().length, 7, 'an event flow per VIP without backends: lb-ev\'s three on sw1 and on lr0, lb-ev-udp\'s on sw1');
+  t.ok(events().some((f) => f.actions.includes('vip = "[fd00::100]:8080"') && f.controller_meter[0] === 'elb'), 'an IPv6 VIP in brackets, metered on sw1');
+  // The real ovn-trace on both SBs: a SYN from vm1 to the empty VIP reaches trigger_event.
+  const oursSb = await realSbOf(t, real.northd.view());
+  const syn = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == 00:00:00:00:ff:01 && ip4.src == 10.0.1.10 && ip4.dst == 10.0.0.100 && ip.ttl == 64 && tcp && tcp.src == 40000 && tcp.dst == 80';
+  const trace = await ovnTrace(oursSb.socketPath, 'sw1', syn, ['--ct=new', '--summary']);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', syn, ['--ct=new', '--summary']), 'ovn-trace: the same verdict for a SYN to an empty VIP');
+  t.match(trace, /trigger_event/, `the event is triggered:\n${trace}`);
+  // The global switch: every load balancer's empty VIPs report (lb-quiet too, not lb-ev-rej).
+  await real.nbctl(['set', 'NB_Global', '.', 'options:controller_event=true']);
+  await compareWithReal(t, real);
+  t.equal(events().length, 9, 'with controller_event, lb-quiet\'s VIP on sw2 and lr0 too');
+  // A backend for an empty VIP; the option taken off one load balancer, then the global one.
+  await real.nbctl(['set', 'Load_Balancer', 'lb-ev', 'vips:"10.0.0.100:80"="10.0.1.11:80"']);
+  await real.nbctl(['remove', 'Load_Balancer', 'lb-ev-udp', 'options', 'event']);
+  await compareWithReal(t, real);
+  await real.nbctl(['remove', 'NB_Global', '.', 'options', 'controller_event']);
+  await compareWithReal(t, real);
+  t.equal(events().length, 4, 'lb-ev\'s two VIPs still empty, on sw1 and lr0');
+});

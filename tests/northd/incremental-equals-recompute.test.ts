@@ -30,6 +30,8 @@ const LONG = process.env.OVNTS_LONG !== undefined;
 const SEQUENCES = Number(process.env.NORTHD_SEQUENCES ?? (LONG ? 5000 : 300));
 const TXNS = 50;
 const ONLY = process.env.NORTHD_SEED;
+/** With NORTHD_TRACE set, every NB transaction of a replayed sequence is printed (stderr). */
+const TRACE = process.env.NORTHD_TRACE !== undefined;
 
 type Kind =
   | 'claim' | 'ls-add' | 'ls-del' | 'lsp-add' | 'lsp-del' | 'lsp-update' | 'lsp-move' | 'lr-add' | 'lr-del' | 'lrp-add' | 'lrp-del' | 'lrp-update'
@@ -76,6 +78,61 @@ function randomRequestedChassis(hrng: Rng, db: Database): { kind: Kind; ops: unk
  * next hop); or the NB statuses ovn-northd's passes would write (bfdStatusWrites), then a
  * chassis's report of one. Undefined when there is nothing to do.
  */
+/** The load balancers the event stream made: the other kinds leave them alone (randomTxn). */
+function isEventStreamLb(row: Row): boolean {
+  return (row['external_ids'] as ReadonlyMap<string, string>).has('event-stream');
+}
+
+/**
+ * Empty load balancer events asked for or no longer: NB_Global options:controller_event (in the
+ * forms smap_get_bool reads and some it does not), any load balancer's options:event, or load
+ * balancers of the stream's own (tagged, so that the other kinds pick as they did before it)
+ * with VIPs without backends, on switches and routers, their VIPs emptied or given backends.
+ */
+function randomLbEvent(erng: Rng, db: Database): unknown[] | undefined {
+  const toggle = (key: string, value: string | undefined): unknown[] =>
+    value === undefined ? [['options', 'delete', set([key])]] : [['options', 'delete', set([key])], ['options', 'insert', map({ [key]: value })]];
+  const value = (): string | undefined => erng.weighted<string | undefined>([['true', 4], [undefined, 3], ['false', 1], ['TRUE', 1], ['yes', 1]]);
+  const all = [...db.rows('Load_Balancer').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1));
+  const own = all.filter(isEventStreamLb);
+  const dps: [string, Uuid][] = [...['Logical_Switch', 'Logical_Router'].flatMap((table) => [...db.rows(table).keys()].sort().map((u): [string, Uuid] => [table, u]))];
+  const vipChoices = ['10.0.0.106:80', '10.0.0.107', '[fd00::106]:8080', '10.0.0.100:80', '^V5:80'];
+  const what = erng.weighted<string>([['global', 3], ['option', 3], ['add', own.length < 3 && dps.length > 0 ? 3 : 0], ['vip', own.length > 0 ? 2 : 0], ['del', own.length > 0 ? 1 : 0]]);
+  switch (what) {
+    case 'global':
+      return [{ op: 'mutate', table: 'NB_Global', where: [], mutations: toggle('controller_event', value()) }];
+    case 'option':
+      return all.length === 0 ? undefined : [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(erng.pick(all)._uuid), mutations: toggle('event', value()) }];
+    case 'add': {
+      const vips: Record<string, string> = {};
+      for (const k of erng.subset(vipChoices, 3)) vips[k] = erng.chance(0.7) ? '' : '10.0.1.5:8080';
+      const options: Record<string, string> = {};
+      if (erng.chance(0.7)) options['event'] = 'true';
+      if (erng.chance(0.15)) options['reject'] = 'true';
+      if (erng.chance(0.1)) options['template'] = 'true';
+      const row: Record<string, unknown> = { name: 'lb-ev', vips: map(vips), options: map(options), external_ids: map({ 'event-stream': 'true' }) };
+      if (erng.chance(0.5)) row['protocol'] = set([erng.pick(['tcp', 'udp', 'sctp'])]);
+      const ops: unknown[] = [{ op: 'insert', table: 'Load_Balancer', 'uuid-name': 'ev', row }];
+      for (const [table, uuid] of erng.subset(dps, 2)) ops.push({ op: 'mutate', table, where: byUuid(uuid), mutations: [['load_balancer', 'insert', set([['named-uuid', 'ev']])]] });
+      return ops;
+    }
+    case 'vip': {
+      const vip = erng.pick(vipChoices);
+      return [{ op: 'mutate', table: 'Load_Balancer', where: byUuid(erng.pick(own)._uuid), mutations: [['vips', 'delete', set([vip])], ['vips', 'insert', map({ [vip]: erng.chance(0.6) ? '' : '10.0.1.6:80' })]] }];
+    }
+    default: {
+      // Taken off every datapath naming it, then deleted.
+      const lb = erng.pick(own)._uuid;
+      const ops: unknown[] = [];
+      for (const [table, uuid] of dps) {
+        if ((db.get(table, uuid)?.['load_balancer'] as readonly Uuid[]).includes(lb)) ops.push({ op: 'mutate', table, where: byUuid(uuid), mutations: [['load_balancer', 'delete', set([uuidAtom(lb)])]] });
+      }
+      ops.push({ op: 'delete', table: 'Load_Balancer', where: byUuid(lb) });
+      return ops;
+    }
+  }
+}
+
 function randomBfd(brng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const sessions = [...db.rows('BFD').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.BFD[];
   const routes = [...db.rows('Logical_Router_Static_Route').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.Logical_Router_Static_Route[];
@@ -559,7 +616,7 @@ function randomTxn(rng: Rng, vrng: Rng, krng: Rng, db: Database, counter: { n: n
   const ases = names(db, 'Address_Set');
   const acls = [...db.rows('ACL').keys()].sort();
   const dhcps = [...db.rows('DHCP_Options').keys()].sort();
-  const lbs = [...db.rows('Load_Balancer').keys()].sort();
+  const lbs = [...db.rows('Load_Balancer').values()].filter((r) => !isEventStreamLb(r)).map((r) => r._uuid).sort();
   // Load balancers in chunks that a switch names: where a VIP mutation changes chunks' flows.
   const onSwitches = new Set<Uuid>();
   for (const ls of db.rows('Logical_Switch').values()) for (const u of (ls as unknown as { load_balancer: readonly Uuid[] }).load_balancer) onSwitches.add(u);
@@ -1135,6 +1192,7 @@ const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, 
 /** Transactions after which a binding had a requested chassis, additional ones, one found by hostname. */
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
+const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1152,6 +1210,7 @@ function runSequence(seed: number): string | undefined {
   const irng = new Rng(seed + 0x16470000);
   const hrng = new Rng(seed + 0x40570000);
   const brng = new Rng(seed + 0x0bfd0000);
+  const erng = new Rng(seed + 0x0e7e0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1164,7 +1223,34 @@ function runSequence(seed: number): string | undefined {
   // Key requests, QoS rules and meters come on top of the TXNS others (their own streams leave
   // those as they were).
   let extra = 0;
+  /** The view a full run makes of the database now (keeping what it keeps of `before`). */
+  const recomputed = (before: SbView): SbView => northd.recompute(fx.db, before, {
+    chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
+    igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()),
+  });
   for (let i = 0; i < TXNS + extra; i++) {
+    // Empty load balancer events: now and then a transaction of their own stream, checked on its
+    // own, ahead of the step's (so the other streams' steps come where they came before it).
+    if (erng.chance(0.06)) {
+      const ops = randomLbEvent(erng, fx.db);
+      if (TRACE && ops !== undefined) process.stderr.write(`txn ${i} (lb-event): ${JSON.stringify(ops)}\n`);
+      let delta;
+      uuidRng = erng;
+      try {
+        delta = ops === undefined ? undefined : fx.run(ops);
+      } catch {
+        delta = undefined; // refused by the NB schema: skipped
+      } finally {
+        uuidRng = rng;
+      }
+      if (delta !== undefined) {
+        const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
+        northd.apply(fx.db, delta);
+        eventSeen.txns++;
+        const difference = viewDifference(northd.view(), recomputed(before));
+        if (difference !== undefined) return `txn ${i} (lb-event): incremental view (first) differs from recompute (second): ${difference}`;
+      }
+    }
     // IGMP_Group reports change no NB row: with a stream of their own, the NB evolves as it
     // did without them.
     const igmpReport = irng.chance(0.06);
@@ -1258,6 +1344,7 @@ function runSequence(seed: number): string | undefined {
     } else {
       let delta;
       uuidRng = txn.kind === 'qos' || txn.kind === 'meter' || txn.kind === 'copp' ? qrng : txn.kind === 'bfd' ? brng : rng;
+      if (TRACE) process.stderr.write(`txn ${i} (${txn.kind}): ${JSON.stringify(txn.ops)}\n`);
       try {
         delta = fx.run(txn.ops);
       } catch {
@@ -1301,10 +1388,7 @@ function runSequence(seed: number): string | undefined {
     for (const uuid of northd.serviceMonitorStatus().keys()) {
       if (northd.view().get('Service_Monitor')?.has(uuid) !== true) return `txn ${i} (${txn.kind}): a status is kept for Service_Monitor ${uuid}, which does not exist`;
     }
-    const difference = viewDifference(northd.view(), northd.recompute(fx.db, before, {
-      chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
-      igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()),
-    }));
+    const difference = viewDifference(northd.view(), recomputed(before));
     if (difference !== undefined) return `txn ${i} (${txn.kind}): incremental view (first) differs from recompute (second): ${difference}`;
     // Keys move only where a request changed (or a row with one came or went).
     const requestsAfter = keyRequests(fx.db);
@@ -1330,6 +1414,8 @@ function runSequence(seed: number): string | undefined {
     if (bfds.some((b) => b.status !== 'admin_down')) bfdSeen.used++;
     if (flows.some((f) => f.actions.startsWith('handle_bfd_msg('))) bfdSeen.portFlows++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.match.endsWith('udp.dst == 3784'))) bfdSeen.routeFlows++;
+    if (flows.some((f) => stageOf(f) === 'ls_in_pre_lb' && f.actions.startsWith('trigger_event('))) eventSeen.switchFlows++;
+    if (flows.some((f) => stageOf(f) === 'lr_in_dnat' && f.actions.startsWith('trigger_event('))) eventSeen.routerFlows++;
     if (bindings.some((b) => b.requested_chassis.length > 0)) requestedSeen.main++;
     if (bindings.some((b) => b.requested_additional_chassis.length > 0)) requestedSeen.additional++;
     if (bindings.some((b) => b.options.has('additional-chassis-activated'))) requestedSeen.activated++;
@@ -1397,6 +1483,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
       'requested chassis (additional, by hostname, activated) were exercised');
     t.comment(`transactions with BFD sessions: ${bfdSeen.sessions}, one a route uses: ${bfdSeen.used}, a port's BFD flows: ${bfdSeen.portFlows}, a route's: ${bfdSeen.routeFlows}`);
     t.ok(bfdSeen.sessions >= SEQUENCES && bfdSeen.used >= SEQUENCES / 10 && bfdSeen.portFlows >= SEQUENCES / 2 && bfdSeen.routeFlows >= SEQUENCES / 4, 'BFD sessions (used by routes, their ports\' and routes\' flows) were exercised');
+    t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
+    t.ok(eventSeen.txns >= SEQUENCES && eventSeen.switchFlows >= SEQUENCES && eventSeen.routerFlows >= SEQUENCES / 2, 'empty load balancer events on switches and routers were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }

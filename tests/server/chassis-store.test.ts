@@ -482,3 +482,39 @@ t.test('Port_Binding "mutate" of chassis-owned columns and options:additional-ch
   t.same(dumpDatabaseJson(b.sm.chassis), dumpDatabaseJson(a.sm.chassis), 'replicas agree');
   t.same([...b.projection.portBindings().values()].map((r) => r.additional_chassis), [...a.projection.portBindings().values()].map((r) => r.additional_chassis));
 });
+
+t.test('Controller_Event: refused before apply version 6, then a chassis reports events and the CMS deletes them; the Chassis going leaves them without one', async (t) => {
+  const a = new Replica();
+  const b = new Replica();
+  const log = new Log([a, b]);
+  log.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  log.sb(registerChassis('hv1', '192.0.2.1'));
+  const lb = '6f0e4c1a-0000-4000-8000-000000000001';
+  const report = (vip: string, seq: number): unknown[] => [{
+    op: 'insert', table: 'Controller_Event',
+    row: { event_type: 'empty_lb_backends', event_info: ['map', [['vip', vip], ['protocol', 'tcp'], ['load_balancer', lb]]], chassis: ['uuid', chassisUuid(a, 'hv1')], seq_num: seq },
+  }];
+  const out = log.sb(report('10.0.0.100:80', 1));
+  t.match(out, { kind: 'failed' }, 'at apply version 1 the table is not writable');
+  t.match(JSON.stringify(out), /Controller_Event is read-only until every member of the cluster runs a build where chassis write it \(apply version 6\)/, 'with a clear reason');
+  t.equal(a.sm.chassis.rows('Controller_Event').size, 0, 'nothing written');
+
+  log.push(encodeCommand({ kind: 'apply-version', version: 6, seed: [6, 6, 6, 6] }));
+  t.equal(a.sm.applyVersion, 6);
+  t.match(log.sb(report('10.0.0.100:80', 1)), { kind: 'committed' });
+  t.match(log.sb(report('[fd00::100]:8080', 2)), { kind: 'committed' });
+  const events = (r: Replica): string[] => [...r.sm.chassis.rows('Controller_Event').values()]
+    .map((e) => `${String(e.event_type)} ${(e.event_info as ReadonlyMap<string, string>).get('vip') ?? '?'} ${String(e.seq_num)} ${(e.chassis as string[]).length}`).sort();
+  t.same(events(a), ['empty_lb_backends 10.0.0.100:80 1 1', 'empty_lb_backends [fd00::100]:8080 2 1']);
+  t.match(log.sb([{ ...(report('x', 3)[0] as object), row: { event_type: 'no_such_event', seq_num: 3 } }]), { kind: 'failed' }, 'an event type the schema does not name is a constraint violation');
+  // The CMS handles one and deletes it (ovn-sbctl destroy, or its IDL).
+  t.match(log.sb([{ op: 'delete', table: 'Controller_Event', where: [['seq_num', '==', 1]] }]), { kind: 'committed', results: [{ count: 1 }] });
+  t.same(events(a), ['empty_lb_backends [fd00::100]:8080 2 1']);
+  // The Chassis goes: the weak reference empties, the event stays for the CMS.
+  log.sb([{ op: 'delete', table: 'Chassis', where: [['name', '==', 'hv1']] }]);
+  t.same(events(a), ['empty_lb_backends [fd00::100]:8080 2 0'], 'kept, without its chassis');
+  const c = new Replica();
+  c.sm.restore(a.sm.snapshot());
+  t.same(events(c), events(a), 'a restore agrees');
+  t.same(events(b), events(a), 'replicas agree');
+});
