@@ -9,13 +9,8 @@
 // empty VIP sent after, whose row can only come once the agent has dealt with the earlier packet.
 import t from 'tap';
 import type { Test } from 'tap';
-import type { Agent } from '../helpers/agent-e2e.js';
-import { chassisWithOvnController, e2eSkip, nbctlOf, pingBecomes, sbctlOf, startChassisWithAgents, untilLogged } from '../helpers/agent-e2e.js';
-import type { ChassisHost } from '../helpers/chassis-host.js';
-import { createUnderlay } from '../helpers/chassis-host.js';
+import { clusterWithHv1, e2eSkip, nbctlOf, pingBecomes, sbctlOf, untilLogged, type ChassisRunner } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
-import { upCluster } from '../helpers/ovnts-cli.js';
-import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const WAIT_MS = 60_000;
 
@@ -45,22 +40,8 @@ async function syn(vm: NsHost, ip: string, port: number): Promise<void> {
   await vm.exec('bash', '-c', `timeout 0.5 bash -c ': </dev/tcp/${ip}/${port}' 2>/dev/null; exit 0`);
 }
 
-/** The chassis the VMs are on: hv1 with our agent, or with the real ovn-controller 23.03. */
-type Runner = 'ovnts agent' | 'ovn-controller';
-
-async function emptyVipEvents(t: Test, runner: Runner, prefix: string, n: number): Promise<void> {
-  const env = await upCluster(t, testdirAfterTeardowns(t));
-  const ul = await createUnderlay(prefix);
-  t.teardown(() => ul.remove());
-  let hv1: ChassisHost;
-  let agents: Agent[] = [];
-  if (runner === 'ovnts agent') {
-    const started = await startChassisWithAgents(t, env, ul, ['hv1']);
-    hv1 = started.hosts[0];
-    agents = [started.agents[0]];
-  } else {
-    hv1 = (await chassisWithOvnController(t, env, ul, 'hv1', 1)).host;
-  }
+async function emptyVipEvents(t: Test, runner: ChassisRunner, prefix: string, n: number): Promise<void> {
+  const { env, hv1, agents } = await clusterWithHv1(t, runner, prefix);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
   const hex = n.toString(16).padStart(2, '0');
