@@ -12,6 +12,7 @@ import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_
 import type { FieldRef, LearnSpec, NatSpec, OfAction } from '../openflow/types.js';
 import { parseLbAddress, type LbBackend } from './lb-key.js';
 import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
+import { checkEmptyLbBackendsOptions, controllerEventTypes, encodeControllerEvent, eventNameBytesMax } from './controller-event.js';
 import { setMeterName } from './set-meter.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
@@ -426,6 +427,7 @@ class ActionCompiler {
         this.forceMatch(')');
         out.push(this.controller(ACTION_OPCODE.BFD_MSG, []));
         return;
+      case 'trigger_event': this.advance(); out.push(this.parseTriggerEvent()); return;
       case 'log': this.advance(); out.push(this.parseLog()); return;
       case 'set_meter': this.advance(); out.push(this.parseSetMeter()); return;
       case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
@@ -752,6 +754,28 @@ class ActionCompiler {
     return [learn(true), learn(false)];
   }
 
+  /**
+   * trigger_event(event = "NAME", option = "value", ...): the event first, then its options
+   * (agent/actions/controller-event.ts) in any order, each checked as OVN checks them. Not
+   * paused; metered by the flow's controller meter (CoPP's event-elb).
+   */
+  private parseTriggerEvent(): OfAction {
+    this.forceMatch('(');
+    if (!this.matchId('event')) this.syntaxError("Expecting 'event' option");
+    this.forceMatch('=');
+    const t = this.tok;
+    if (t.kind !== 'string' || new TextEncoder().encode(t.value).length > eventNameBytesMax) this.syntaxError('Expecting string');
+    const event = controllerEventTypes.get(t.value);
+    // OVN prints the code string_to_event gave back for a name it does not know.
+    if (event === undefined) this.syntaxError("Unknown event '-1'");
+    this.advance();
+    this.match(',');
+    const options = this.parseDhcpOptionList(event.opts, t.value);
+    const bad = checkEmptyLbBackendsOptions(options);
+    if (bad !== undefined) this.fail(bad);
+    return this.controller(ACTION_OPCODE.EVENT, encodeControllerEvent(event.code, options));
+  }
+
   private parseLog(): OfAction {
     let verdict: number | null = null;
     let severity = 6;
@@ -1065,8 +1089,11 @@ class ActionCompiler {
     return this.controller(ACTION_OPCODE.PUT_ND_RA_OPTS, [...header, ...be32(dst.start), ...encodeNdRa(options)], true);
   }
 
-  /** `name = value, ...)` after put_dhcp_opts(, put_dhcpv6_opts( or put_nd_ra_opts( (OVN's parse_put_opts). */
-  private parseDhcpOptionList(table: ReadonlyMap<string, DhcpOpt>, kind: 'DHCPv4' | 'DHCPv6' | 'IPv6 ND RA'): DhcpOption[] {
+  /**
+   * `name = value, ...)` after put_dhcp_opts(, put_dhcpv6_opts( or put_nd_ra_opts( (OVN's
+   * parse_put_opts), and after trigger_event's event (`kind` is then the event's name).
+   */
+  private parseDhcpOptionList(table: ReadonlyMap<string, DhcpOpt>, kind: string): DhcpOption[] {
     const options: DhcpOption[] = [];
     while (!this.match(')')) {
       const t = this.tok;

@@ -131,6 +131,7 @@ export const storedTables = [
   'SB_Global', 'Chassis', 'Encap', 'Datapath_Binding', 'Port_Binding', 'Multicast_Group', 'Logical_DP_Group',
   'Logical_Flow', 'Address_Set', 'Port_Group', 'MAC_Binding', 'Static_MAC_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'FDB', 'DNS',
   'Load_Balancer', 'Service_Monitor', 'Chassis_Template_Var', 'Meter', 'Meter_Band', 'IP_Multicast', 'IGMP_Group', 'BFD',
+  'Controller_Event',
 ] as const;
 const stored: ReadonlySet<string> = new Set(storedTables);
 

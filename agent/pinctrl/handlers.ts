@@ -28,6 +28,9 @@
 //     (svc-probe.ts reads it) goes to the health-check monitors.
 //   handle_bfd_msg: no arguments; a BFD control packet from a router port's next hop
 //     (bfd-packet.ts reads and checks it) goes to the BFD sessions.
+//   trigger_event: the event type (32 bits, big-endian), then its options (controller-event.ts):
+//     an empty_lb_backends event, which the Controller_Event writer records. Nothing goes back to
+//     the switch; the packet is dropped, as northd's flow drops it.
 //   activation_strategy_rarp: no arguments, not paused. A migrating port's RARP on its
 //     destination chassis (reg14 in metadata's datapath): the port is activated there.
 //
@@ -52,6 +55,7 @@ import { formatIpv4, isMulticastMac, isPacketError, parseEthernet, parseFrame, t
 import { parseSvcReply, type SvcReply } from './svc-probe.js';
 import { parseBfdMessage, type BfdMessage } from './bfd-packet.js';
 import { parseMcastMessage, type McastMessage } from './igmp-packet.js';
+import { readControllerEvent, type EmptyLbBackendsEvent } from './controller-event.js';
 
 /** OFPR_ACTION: the only packet-in reason OVN's actions produce. */
 const OFPR_ACTION = 1;
@@ -59,7 +63,7 @@ const OFPR_ACTION = 1;
 export const ACTION_HEADER_BYTES = 8;
 const OFP_NO_BUFFER = 0xffffffff;
 
-export const ignoreReasons = ['not_action', 'no_header', 'unknown_opcode', 'unsupported_opcode', 'bad_packet', 'bad_userdata', 'no_continuation'] as const;
+export const ignoreReasons = ['not_action', 'no_header', 'unknown_opcode', 'unsupported_opcode', 'unknown_event', 'bad_packet', 'bad_userdata', 'no_continuation'] as const;
 export type IgnoreReason = (typeof ignoreReasons)[number];
 
 /** The answer to one packet-in. */
@@ -77,6 +81,7 @@ export type PacketInDecision =
   | { readonly kind: 'svc_check'; readonly opcode: number; readonly reply: SvcReply }
   | { readonly kind: 'bfd'; readonly opcode: number; readonly message: BfdMessage }
   | { readonly kind: 'activate'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
+  | { readonly kind: 'controller_event'; readonly opcode: number; readonly event: EmptyLbBackendsEvent }
   | {
       readonly kind: 'igmp'; readonly opcode: number; readonly dpKey: number; readonly inportKey: number;
       readonly message: McastMessage; readonly packet: Uint8Array;
@@ -139,6 +144,12 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
       if (isPacketError(message)) return ignored('bad_packet', `igmp: ${message.message}`, opcode);
       const md = pin.metadata ?? new Map();
       return { kind: 'igmp', opcode, dpKey: readDatapathKey(md), inportKey: readReg(md, 14), message, packet: pin.packet };
+    }
+    case ACTION_OPCODE.EVENT: {
+      const r = readControllerEvent(args);
+      if (r.kind === 'malformed') return ignored('bad_userdata', `trigger_event: ${r.message}`, opcode);
+      if (r.kind === 'unknown_event') return ignored('unknown_event', `trigger_event: event type ${r.eventType} is not handled`, opcode);
+      return { kind: 'controller_event', opcode, event: r.event };
     }
     case ACTION_OPCODE.BIND_VPORT: {
       if (args.length < 4) return ignored('bad_userdata', 'bind_vport: the userdata lacks the virtual port\'s key', ACTION_OPCODE.BIND_VPORT);

@@ -1,9 +1,9 @@
 // The agent's packet-in handlers (OVN's pinctrl): the Pinctrl service the runtime wires to its
 // OpenFlow channel and SB stream, the pure decision it is built on, the MAC-binding and
-// virtual port claim writers, the load balancer health checks and the BFD sessions.
+// virtual port claim and Controller_Event writers, the load balancer health checks and the BFD sessions.
 // Each export is chosen; the packet codec (packet.ts) stays internal, imported by tests directly.
 
-export { sbIgmpLookup, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
+export { sbControllerEventLookup, sbIgmpLookup, sbPacketInContext, sbPinctrlLookup, sbPortKeys, sbVportLookup } from './sb-lookup.js';
 export {
   IgmpSnooping, igmpLimits, igmpSyncOps, mcastForwardPacketOut, mcastSnoopConfig, MC_FLOOD_L2_KEY, MC_MROUTER_FLOOD_KEY,
   type IgmpGroupRow, type IgmpLookup, type IgmpOutcome, type IgmpStats, type McastSnoopConfig,
@@ -30,3 +30,8 @@ export {
   VportBindingWriter, vportBindingPendingMax,
   type VportBinding, type VportBindingStats, type VportBindingWriterOptions, type VportLookup, type VportPort, type VportPutResult,
 } from './vport-binding-writer.js';
+export {
+  ControllerEventWriter, controllerEventLimits,
+  type ControllerEventLimits, type ControllerEventLookup, type ControllerEventPutResult, type ControllerEventRow, type ControllerEventStats,
+} from './controller-event-writer.js';
+export { readControllerEvent, type ControllerEventRead, type EmptyLbBackendsEvent } from './controller-event.js';

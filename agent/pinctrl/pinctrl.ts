@@ -17,6 +17,9 @@
 // And IGMP/MLD snooping (igmp-snooping.ts): igmp packet-ins feed per-switch group tables, the
 // message goes on to the multicast routers or the L2 domain, and the groups are written to the
 // SB as this chassis's IGMP_Group rows.
+//
+// And empty load balancer events (controller-event-writer.ts): trigger_event packet-ins, from
+// the flows of VIPs without backends, become this chassis's Controller_Event rows for the CMS.
 
 import { ACTION_OPCODE } from '../compile/tables.js';
 import { formatIpv6 } from '../expr/to-matches.js';
@@ -42,6 +45,9 @@ import { PeriodicRas, type PeriodicRaSpec } from './periodic-ra.js';
 import { realTimers } from './batch-writer.js';
 import { IgmpQueriers, type QuerierSpec } from './igmp-querier.js';
 import { IgmpSnooping, type IgmpLookup, type IgmpOutcome, type IgmpSnoopingOptions, type IgmpStats } from './igmp-snooping.js';
+import {
+  ControllerEventWriter, type ControllerEventLimits, type ControllerEventLookup, type ControllerEventPutResult, type ControllerEventStats,
+} from './controller-event-writer.js';
 
 /** The part of the OpenFlow channel pinctrl uses; OfChannel has it. send throws ChannelError
  *  ('disconnected', 'overloaded') when the message cannot go out now. */
@@ -85,6 +91,9 @@ export interface PinctrlOptions {
   readonly igmpLookup?: IgmpLookup;
   /** Limits of the snooping's SB writer and its recheck period. */
   readonly igmpLimits?: IgmpSnoopingOptions['limits'];
+  /** This chassis and its Controller_Event rows (sbControllerEventLookup); without it trigger_event is not handled. */
+  readonly controllerEventLookup?: ControllerEventLookup;
+  readonly controllerEventLimits?: Partial<ControllerEventLimits>;
 }
 
 export interface PortKeys {
@@ -109,6 +118,7 @@ export type PacketInOutcome =
   | { readonly kind: 'bfd'; readonly opcode: number; readonly outcome: BfdMessageOutcome }
   | { readonly kind: 'activated'; readonly opcode: number; readonly dpKey: number; readonly portKey: number }
   | { readonly kind: 'snooped'; readonly opcode: number; readonly outcome: IgmpOutcome; readonly sent: boolean }
+  | { readonly kind: 'controller_event'; readonly opcode: number; readonly put: ControllerEventPutResult }
   | { readonly kind: 'ignored'; readonly opcode?: number; readonly reason: IgnoreReason | 'not_sent'; readonly message: string };
 
 export interface PinctrlStats {
@@ -126,6 +136,8 @@ export interface PinctrlStats {
   readonly vportBindings: VportBindingStats | undefined;
   /** Absent without an IGMP lookup. */
   readonly igmp?: IgmpStats;
+  /** Absent without a Controller_Event lookup. */
+  readonly controllerEvents?: ControllerEventStats;
 }
 
 
@@ -164,6 +176,8 @@ export class Pinctrl {
   readonly queriers: IgmpQueriers;
   /** IGMP/MLD snooping; absent without an IGMP lookup. */
   readonly igmp: IgmpSnooping | undefined;
+  /** The Controller_Event writer; absent without its lookup. */
+  readonly controllerEvents: ControllerEventWriter | undefined;
   readonly stats: PinctrlStats;
 
   constructor(options: PinctrlOptions) {
@@ -211,13 +225,23 @@ export class Pinctrl {
       ...(options.igmpLimits === undefined ? {} : { limits: options.igmpLimits }),
       ...(options.onProblem === undefined ? {} : { onProblem: options.onProblem }),
     });
+    const eventLookup = options.controllerEventLookup;
+    this.controllerEvents = eventLookup === undefined ? undefined : new ControllerEventWriter({
+      sb: options.sb, lookup: eventLookup,
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
+      ...(options.controllerEventLimits === undefined ? {} : { limits: options.controllerEventLimits }),
+      ...(options.onProblem === undefined ? {} : { onError: options.onProblem }),
+    });
     this.stats = {
       packetIns: 0, packetOuts: 0, resumes: 0, learned: 0, vportClaims: 0,
-      ignored: { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 },
+      ignored: {
+        not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, unknown_event: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0,
+      },
       macBindings: this.writer.stats,
       buffered: this.buffers.stats,
       vportBindings: this.vportWriter?.stats,
       ...(this.igmp === undefined ? {} : { igmp: this.igmp.stats }),
+      ...(this.controllerEvents === undefined ? {} : { controllerEvents: this.controllerEvents.stats }),
     };
   }
 
@@ -236,12 +260,7 @@ export class Pinctrl {
         return { kind: 'learned', opcode: d.opcode, put };
       }
       case 'bind_vport': {
-        if (this.vportWriter === undefined) {
-          this.stats.ignored.unsupported_opcode++;
-          const message = 'bind_vport is not handled without port lookups';
-          this.onProblem?.(`packet-in ignored (unsupported_opcode): ${message}`);
-          return { kind: 'ignored', opcode: d.opcode, reason: 'unsupported_opcode', message };
-        }
+        if (this.vportWriter === undefined) return this.notHandled(d.opcode, 'bind_vport is not handled without port lookups');
         const put = this.vportWriter.put(d.binding);
         this.stats.vportClaims++;
         return { kind: 'vport_claim', opcode: d.opcode, put };
@@ -258,13 +277,12 @@ export class Pinctrl {
         this.onActivate(d.dpKey, d.portKey);
         return { kind: 'activated', opcode: d.opcode, dpKey: d.dpKey, portKey: d.portKey };
       }
+      case 'controller_event': {
+        if (this.controllerEvents === undefined) return this.notHandled(d.opcode, 'trigger_event is not handled without a Controller_Event lookup');
+        return { kind: 'controller_event', opcode: d.opcode, put: this.controllerEvents.put(d.event) };
+      }
       case 'igmp': {
-        if (this.igmp === undefined) {
-          this.stats.ignored.unsupported_opcode++;
-          const message = 'igmp is not handled without an IGMP lookup';
-          this.onProblem?.(`packet-in ignored (unsupported_opcode): ${message}`);
-          return { kind: 'ignored', opcode: d.opcode, reason: 'unsupported_opcode', message };
-        }
+        if (this.igmp === undefined) return this.notHandled(d.opcode, 'igmp is not handled without an IGMP lookup');
         const outcome = this.igmp.handle(d.dpKey, d.inportKey, d.message, d.packet);
         const forward = outcome.kind === 'snooped' ? outcome.forward : undefined;
         if (forward === undefined) return { kind: 'snooped', opcode: d.opcode, outcome, sent: false };
@@ -303,6 +321,13 @@ export class Pinctrl {
         return { kind: 'sent', opcode: d.opcode, message: d.message, result: d.result };
       }
     }
+  }
+
+  /** A packet-in whose handler this Pinctrl was built without (its lookup was not given). */
+  private notHandled(opcode: number, message: string): PacketInOutcome {
+    this.stats.ignored.unsupported_opcode++;
+    this.onProblem?.(`packet-in ignored (unsupported_opcode): ${message}`);
+    return { kind: 'ignored', opcode, reason: 'unsupported_opcode', message };
   }
 
   /**
@@ -366,6 +391,11 @@ export class Pinctrl {
     this.queriers.sync(specs);
   }
 
+  /** The SB view's Controller_Event rows changed (see ControllerEventWriter.rowsChanged). */
+  controllerEventsChanged(): void {
+    this.controllerEvents?.rowsChanged();
+  }
+
   /** Writes every MAC binding that is due now; resolves when its transactions are done. */
   flushMacBindings(): Promise<void> {
     return this.writer.flush();
@@ -391,5 +421,6 @@ export class Pinctrl {
     this.garps.close();
     this.igmp?.close();
     this.queriers.close();
+    this.controllerEvents?.close();
   }
 }

@@ -1,6 +1,7 @@
 // What pinctrl asks of the SB, answered from the flow side's SB store: tunnel keys back to
 // names and UUIDs (a packet-in carries only keys), the MAC_Binding already known for a
-// (port, IP), the DNS records of a datapath, and the ports a bind_vport names. The store holds this chassis's interest only,
+// (port, IP), the DNS records of a datapath, the ports a bind_vport names, and this chassis's
+// Controller_Event rows. The store holds this chassis's interest only,
 // so the scans are short.
 
 import type { SbStore } from '../flows/sb-store.js';
@@ -10,6 +11,8 @@ import type { MacBindingLookup } from './mac-binding-writer.js';
 import type { PortKeys } from './pinctrl.js';
 import type { VportLookup } from './vport-binding-writer.js';
 import { mcastSnoopConfig, type IgmpLookup } from './igmp-snooping.js';
+import type { ControllerEventLookup, ControllerEventRow } from './controller-event-writer.js';
+import { EMPTY_LB_BACKENDS } from '../actions/controller-event.js';
 
 function datapathOfKey(s: SbStore, key: number): sb.Datapath_Binding | undefined {
   for (const row of s.table('Datapath_Binding').values()) {
@@ -116,6 +119,21 @@ export function sbIgmpLookup(store: () => SbStore, chassisUuid: () => string | u
         if (dp !== undefined) keys.add(dp.tunnel_key);
       }
       return [...keys];
+    },
+  };
+}
+
+/** This chassis's empty_lb_backends Controller_Event rows, for the event writer. The CMS deletes
+ *  the rows it has handled, so the scan stays short. */
+export function sbControllerEventLookup(store: () => SbStore, chassisUuid: () => string | undefined): ControllerEventLookup {
+  return {
+    chassisUuid,
+    *emptyLbBackendsRows(us): Iterable<ControllerEventRow> {
+      for (const row of store().table('Controller_Event').values()) {
+        const e = row as unknown as sb.Controller_Event;
+        if (e.event_type !== EMPTY_LB_BACKENDS || e.chassis[0] !== us) continue;
+        yield { vip: e.event_info.get('vip'), protocol: e.event_info.get('protocol'), loadBalancer: e.event_info.get('load_balancer'), seqNum: e.seq_num };
+      }
     },
   };
 }

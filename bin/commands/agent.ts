@@ -12,7 +12,7 @@ import { AgentFlows } from '../../agent/flows/agent-flows.js';
 import { OfSwitch } from '../../agent/flows/ofswitch.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage } from '../../agent/openflow/messages.js';
-import { bfdSessionSpecs, garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, querierSpecs, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
+import { bfdSessionSpecs, garpSpecs, PeriodicRaInputs, Pinctrl, periodicRaSpecs, querierSpecs, sbControllerEventLookup, sbPacketInContext, sbPinctrlLookup, sbIgmpLookup, sbPortKeys, sbVportLookup, serviceMonitorSpecs, type MacBindingRow } from '../../agent/pinctrl/index.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
@@ -100,6 +100,7 @@ function flowSideOpener(
       portKeys: sbPortKeys(() => flows.engine.sb),
       vportLookup: vports,
       igmpLookup: sbIgmpLookup(() => flows.engine.sb, () => flows.engine.chassis()),
+      controllerEventLookup: sbControllerEventLookup(() => flows.engine.sb, () => flows.engine.chassis()),
       onProblem: (m) => log('warn', `pinctrl: ${m}`),
       onVportClaim: (vport, parent) => log('info', `pinctrl: claimed virtual port ${vport} for this chassis with the virtual parent ${parent}`),
       onActivate: (dpKey, portKey) => {
@@ -122,6 +123,8 @@ function flowSideOpener(
           const rows: MacBindingRow[] = [];
           for (const c of u.changes) if (c.table === 'MAC_Binding' && c.row !== undefined) rows.push(c.row as unknown as MacBindingRow);
           if (rows.length > 0) late.pinctrl?.macBindingsChanged(rows);
+          // A row the event writer inserted, seen now, no longer holds back a new event for its VIP.
+          if (u.changes.some((c) => c.table === 'Controller_Event')) late.pinctrl?.controllerEventsChanged();
         }
         // Health checks follow the rows of the ports bound here (ovn-controller's
         // sync_svc_monitors), once their flows are installed.

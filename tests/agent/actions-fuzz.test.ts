@@ -22,7 +22,7 @@ const ctx: ActionContext = {
 const alphabet = [
   'next', 'output', 'drop', 'ct_next', 'ct_commit', 'ct_lb', 'ct_lb_mark', 'ct_dnat', 'ct_snat', 'ct_clear', 'clone', 'arp',
   'nd_na', 'icmp4', 'reject', 'put_arp', 'get_arp', 'lookup_arp', 'put_dhcp_opts', 'check_pkt_larger', 'log', 'backends',
-  'hash_fields', 'bind_vport', 'offerip', 'router', 'verdict', 'severity', 'pipeline', 'table', 'egress', 'inport', 'outport', 'reg0',
+  'hash_fields', 'bind_vport', 'trigger_event', 'event', '"empty_lb_backends"', 'vip', 'protocol', 'load_balancer', '"tcp"', '"10.0.0.1:80"', 'offerip', 'router', 'verdict', 'severity', 'pipeline', 'table', 'egress', 'inport', 'outport', 'reg0',
   'reg9', 'xxreg1', 'ct_mark', 'ct_label', 'eth.dst', 'ip4.src', 'ip.ttl', 'flags.loopback', 'tcp.dst', 'arp.spa', 'ip',
   '=', '<->', '--', ';', '{', '}', '(', ')', '[', ']', ',', ':', '..', '-', '"lsp1"', '"x"', '0', '1', '80', '1500',
   '10.0.0.1', 'fd00::1', '00:00:00:00:00:01', '0xff', '0x1/0x1', '10.0.0.0/24', '65536', '18446744073709551616', '^t', '$as',
@@ -37,6 +37,7 @@ const valid = [
   'reg0[0] = lookup_arp(inport, arp.spa, arp.sha); get_nd(outport, xxreg0); ct_dnat(10.0.0.1, 100-200); log(verdict=drop);',
   'reg9[1] = check_pkt_larger(1500); ip.ttl--; reg0 <-> reg1; eth.src = eth.dst; ct_snat_in_czone;',
   'bind_vport("lsp1", inport); bind_vport("x", outport); next;',
+  'trigger_event(event = "empty_lb_backends", vip = "[fd00::1]:80", protocol = "tcp", load_balancer = "12345678-abcd-9876-fedc-11119f8e7d6c");',
 ];
 
 function checkOne(t: Test, text: string, label: string): boolean {

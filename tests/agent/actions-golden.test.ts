@@ -311,6 +311,26 @@ const cases: readonly Case[] = [
   { actions: 'ip.dscp = 64;', expected: 'error: 7-bit constant is not compatible with 6-bit field ip.dscp.' },
   { actions: 'log(severity=notice);', expected: "error: Syntax error at `;' expecting verdict." },
   { actions: 'igmp;', expected: 'controller(userdata=00.00.00.10.00.00.00.00)', ofctlMatch: '' },
+  // trigger_event (OVN's ovn.at cases, then the VIP forms northd writes and the parse errors):
+  // the event type, then each option's code, length and bytes in the order written.
+  {
+    actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1:80", protocol = "tcp", load_balancer = "12345678-abcd-9876-fedc-11119f8e7d6c");',
+    expected: 'controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00.00.01.00.0b.31.30.2e.30.2e.30.2e.31.3a.38.30.00.02.00.03.74.63.70.00.03.00.24.31.32.33.34.35.36.37.38.2d.61.62.63.64.2d.39.38.37.36.2d.66.65.64.63.2d.31.31.31.31.39.66.38.65.37.64.36.63)',
+    ofctlMatch: '',
+  },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1:80", protocol = "aarp", load_balancer = "12345678-abcd-9876-fedc-11119f8e7d6c");', expected: "error: Load balancer protocol 'aarp' is not 'tcp', 'udp', or 'sctp'" },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1:80", protocol = "tcp", load_balancer = "bacon");', expected: "error: Load balancer 'bacon' is not a UUID" },
+  { actions: 'trigger_event(event = "empty_lb_backends", load_balancer = "12345678-ABCD-9876-FEDC-11119F8E7D6C", vip = "10.0.0.1");', expected: 'controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00.00.03.00.24.31.32.33.34.35.36.37.38.2d.41.42.43.44.2d.39.38.37.36.2d.46.45.44.43.2d.31.31.31.31.39.46.38.45.37.44.36.43.00.01.00.08.31.30.2e.30.2e.30.2e.31)', ofctlMatch: '' },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "[fd00::1]:80", protocol = "udp");', expected: 'controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00.00.01.00.0c.5b.66.64.30.30.3a.3a.31.5d.3a.38.30.00.02.00.03.75.64.70)', ofctlMatch: '' },
+  { actions: 'trigger_event(event = "empty_lb_backends");', expected: 'controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00)', ofctlMatch: '' },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1:http");', expected: "error: Invalid load balancer VIP '10.0.0.1:http'" },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "fd00::1:80:x");', expected: "error: Invalid load balancer VIP 'fd00::1:80:x'" },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = 10.0.0.1);', expected: 'error: empty_lb_backends option vip requires string value.' },
+  { actions: 'trigger_event(event = "empty_lb_backends", port = "80");', expected: "error: Syntax error at `port' expecting empty_lb_backends option name." },
+  { actions: 'trigger_event(event = "empty_lb_backend");', expected: 'error: Syntax error at `"empty_lb_backend"\' Unknown event \'-1\'.' },
+  { actions: 'trigger_event(vip = "10.0.0.1");', expected: "error: Syntax error at `vip' Expecting 'event' option." },
+  { actions: 'trigger_event(event = empty_lb_backends);', expected: "error: Syntax error at `empty_lb_backends' Expecting string." },
+  { actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1"', expected: "error: Syntax error at end of input expecting `)'." },
   { actions: 'handle_dhcpv6_reply;', expected: 'controller(userdata=00.00.00.13.00.00.00.00)', ofctlMatch: '' },
   { actions: 'handle_bfd_msg();', expected: 'controller(userdata=00.00.00.17.00.00.00.00)', ofctlMatch: '' },
   { actions: 'reg0[3] = dns_lookup(); next;', expected: 'controller(userdata=00.00.00.06.00.00.00.00.00.01.de.10.00.00.00.63,pause),resubmit(,19)', prereqs: 'udp', ofctlMatch: 'udp' },
@@ -390,6 +410,8 @@ t.test('zero-SNAT datapaths commit with nat(src); controller meters are carried'
   t.equal(compiled({ actions: 'bind_vport("eth0", inport);', expected: '' }, metered).text, 'controller(userdata=00.00.00.11.00.00.00.00.00.00.00.05,meter_id=7)');
   t.equal(compiled({ actions: 'log(verdict=drop, meter="m1");', expected: '' }, metered).text, 'controller(userdata=00.00.00.07.00.00.00.00.01.06,meter_id=9)');
   t.equal(compiled({ actions: 'arp { };', expected: '' }, metered).text, 'controller(userdata=00.00.00.00.00.00.00.00,meter_id=7)');
+  t.equal(compiled({ actions: 'trigger_event(event = "empty_lb_backends", protocol = "sctp");', expected: '' }, metered).text,
+    'controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00.00.02.00.04.73.63.74.70,meter_id=7)');
 });
 
 t.test('set_meter asks for the logical flow\'s own meter, named as ovn-controller names it', async (t) => {

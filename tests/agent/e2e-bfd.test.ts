@@ -8,12 +8,7 @@
 // its loopback, the network the route leads to.
 import t from 'tap';
 import type { Test } from 'tap';
-import type { Agent } from '../helpers/agent-e2e.js';
-import { chassisWithOvnController, e2eSkip, linkSwitchToRouter, nbctlOf, nodeInNs, pingBecomes, sbctlOf, startChassisWithAgents, untilLogged } from '../helpers/agent-e2e.js';
-import type { ChassisHost } from '../helpers/chassis-host.js';
-import { createUnderlay } from '../helpers/chassis-host.js';
-import { upCluster } from '../helpers/ovnts-cli.js';
-import { testdirAfterTeardowns } from '../helpers/testdir.js';
+import { clusterWithHv1, e2eSkip, linkSwitchToRouter, nbctlOf, nodeInNs, pingBecomes, sbctlOf, untilLogged, type ChassisRunner } from '../helpers/agent-e2e.js';
 
 const WAIT_MS = 90_000;
 
@@ -57,22 +52,8 @@ rx.bind(3784, '0.0.0.0');
 tx.bind(49152, '0.0.0.0', () => tx.setTTL(255));
 `;
 
-/** The chassis the router is on: hv1 with our agent, or with the real ovn-controller 23.03. */
-type Runner = 'ovnts agent' | 'ovn-controller';
-
-async function watchedRoute(t: Test, runner: Runner, prefix: string, n: number): Promise<void> {
-  const env = await upCluster(t, testdirAfterTeardowns(t));
-  const ul = await createUnderlay(prefix);
-  t.teardown(() => ul.remove());
-  let hv1: ChassisHost;
-  let agents: Agent[] = [];
-  if (runner === 'ovnts agent') {
-    const started = await startChassisWithAgents(t, env, ul, ['hv1']);
-    hv1 = started.hosts[0];
-    agents = [started.agents[0]];
-  } else {
-    hv1 = (await chassisWithOvnController(t, env, ul, 'hv1', 1)).host;
-  }
+async function watchedRoute(t: Test, runner: ChassisRunner, prefix: string, n: number): Promise<void> {
+  const { env, hv1, agents } = await clusterWithHv1(t, runner, prefix);
   const nbctl = nbctlOf(env);
   const sbctl = sbctlOf(env);
   // A gateway router on hv1 between sw0 (10.N.0.0/24, vm1) and ext (172.31.N.0/24, the next

@@ -1,7 +1,8 @@
 // Goal: the meters a chassis installs, and the flows that use them, are the real ovn-controller
 // 23.03.1's: QoS rules with a rate (set_meter, with and without burst) and a DSCP mark, ACLs
 // logging through a meter and through a fair meter (a copy of it per ACL), CoPP's
-// controller_meter; and again after a band changes, a QoS rule goes, a meter is deleted and
+// controller_meter (a reject ACL's, and the trigger_event of load balancer VIPs without
+// backends); and again after a band changes, a QoS rule goes, a meter is deleted and
 // created again after the ACLs that name it. Method: real NB and SB ovsdb-servers and the real
 // ovn-northd; the real ovn-controller as hv1 with two VMs on bridge A. Our DesiredFlows, fed
 // the same SB as incremental steps with hv1's view, installs the flows of the logical flows that
@@ -78,6 +79,13 @@ async function differential(t: Test): Promise<void> {
   await nbctl('meter-add', 'copp-meter', 'drop', '5', 'pktps');
   await nbctl('copp-add', 'copp0', 'reject', 'copp-meter');
   await nbctl('ls-copp-add', 'copp0', 'sw0');
+  // CoPP again: a VIP without backends raises the empty_lb_backends event (trigger_event), its
+  // packets punted through the event-elb meter; IPv4 with a port, IPv6 with one, and one without.
+  await nbctl('--event', 'lb-add', 'lb-idle', '10.0.0.100:80', '', 'tcp');
+  await nbctl('--event', 'lb-add', 'lb-idle6', '[fd00::64]:8080', '', 'udp');
+  await nbctl('--event', 'lb-add', 'lb-idle-noport', '10.0.0.101', '');
+  for (const lb of ['lb-idle', 'lb-idle6', 'lb-idle-noport']) await nbctl('ls-lb-add', 'sw0', lb);
+  await nbctl('copp-add', 'copp0', 'event-elb', 'copp-meter');
 
   const { sw: swA, log } = await startRealController(t, sb.socketPath, twoVms, nbctl);
   const { sw: swB, channel: ch, follower } = await oursBesideReal(t, sb.socketPath, twoVms, swA);
@@ -99,7 +107,9 @@ async function differential(t: Test): Promise<void> {
 
   await step('QoS, ACL log and CoPP meters', both(has('meter kbps burst stats bands= type=drop rate=1000 burst_size=200'), has('meter kbps stats bands= type=drop rate=300'),
     has('meter pktps stats bands= type=drop rate=10'), has('meter kbps burst stats bands= type=drop rate=100 burst_size=50'), has('meter pktps stats bands= type=drop rate=5'),
-    has('set_field:10/0x3f->ip_dscp'), has('meter_id={pktps stats bands= type=drop rate=5}')));
+    has('set_field:10/0x3f->ip_dscp'), has('meter_id={pktps stats bands= type=drop rate=5}'),
+    has('controller(userdata=00.00.00.0f.00.00.00.00.00.00.00.00.00.01.00.0d.31.30.2e.30.2e.30.2e.31.30.30.3a.38.30.00.02.00.03.74.63.70'),
+    has('udp6,metadata=0x1,ipv6_dst=fd00::64,tp_dst=8080 actions=controller(userdata=00.00.00.0f'), has('tcp,metadata=0x1,nw_dst=10.0.0.101 actions=controller(userdata=00.00.00.0f')));
   const band = (await nbctl('--bare', '--columns=bands', 'find', 'Meter', 'name=acl-meter')).trim();
   await nbctl('set', 'Meter_Band', band, 'rate=20');
   await nbctl('--wait=hv', 'sync');

@@ -321,7 +321,7 @@ t.test('Pinctrl sends answers on the channel, counts refusals, and hands binding
   p.handlePacketIn({ packet: udpPacket(), userdata: hex('0000') });
   t.same({ ...p.stats, ignored: { ...p.stats.ignored }, macBindings: undefined, buffered: undefined }, {
     packetIns: 5, packetOuts: 1, resumes: 1, learned: 1, vportClaims: 0, macBindings: undefined, vportBindings: undefined, buffered: undefined,
-    ignored: { not_action: 0, no_header: 1, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 1 },
+    ignored: { not_action: 0, no_header: 1, unknown_opcode: 0, unsupported_opcode: 0, unknown_event: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 1 },
   });
   t.equal(p.stats.macBindings.inserted, 1);
   t.equal(problems.length, 2, 'the refusal and the ignored packet-in were reported');

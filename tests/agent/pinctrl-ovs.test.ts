@@ -200,7 +200,7 @@ async function main(): Promise<void> {
   });
 
   t.test('nothing was ignored on the way', async (t) => {
-    t.same(pinctrl.stats.ignored, { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 });
+    t.same(pinctrl.stats.ignored, { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, unknown_event: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 });
     t.same([pinctrl.stats.packetOuts, pinctrl.stats.resumes, pinctrl.stats.learned], [2, 3, 1]);
   });
 }

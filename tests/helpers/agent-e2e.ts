@@ -140,6 +140,24 @@ export async function chassisWithOvnController(t: Test, env: UpEnv, ul: Underlay
   return { host, log };
 }
 
+/** Who runs a test's chassis: our agent, or the real ovn-controller 23.03 as the oracle. */
+export type ChassisRunner = 'ovnts agent' | 'ovn-controller';
+
+/**
+ * A cluster (`ovnts up`), an underlay on prefix.0/24 and the chassis hv1 run by `runner`; all
+ * torn down with t. `agents` is empty with ovn-controller (whose log the waits cannot show).
+ */
+export async function clusterWithHv1(t: Test, runner: ChassisRunner, prefix: string): Promise<{ env: UpEnv; hv1: ChassisHost; agents: Agent[] }> {
+  if (runner === 'ovnts agent') {
+    const { env, hv1, agent } = await chassisWithAgent(t, prefix);
+    return { env, hv1, agents: [agent] };
+  }
+  const env = await upCluster(t, testdirAfterTeardowns(t));
+  const ul = await createUnderlay(prefix);
+  t.teardown(() => ul.remove());
+  return { env, hv1: (await chassisWithOvnController(t, env, ul, 'hv1', 1)).host, agents: [] };
+}
+
 /**
  * A Node script (`node -e`) in `host`'s namespace, a server or speaker a test plays the outside
  * world with; returns its stop (by pid, also run at teardown).
