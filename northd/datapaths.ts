@@ -5,7 +5,9 @@
 // whichever datapath held it without asking (which takes the lowest free one); two asking for
 // one key: the one holding it keeps it, else the lowest NB UUID (tunnel-keys.ts, KeySpace).
 // external_ids carry the NB UUID under logical-switch / logical-router and the name, as
-// ovn-northd 23.03 writes them.
+// ovn-northd 23.03 writes them. In VXLAN mode (`sb_encaps`: a Chassis has a vxlan encap) new
+// datapaths take keys up to 4095 and a request above that is ignored (but a transit switch's),
+// while the keys held stay.
 import type { Database, DbDelta, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
@@ -20,7 +22,8 @@ import { boolOption, nbGet, nbRows, optionInt } from './nb.js';
 import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
 import { addTo, removeFrom } from './static-mac-bindings.js';
-import { DATAPATH_KEY_LIMIT, DATAPATH_KEY_MAX, DATAPATH_KEY_MIN, KeySpace } from './tunnel-keys.js';
+import type { SbEncapsData } from './tunnel-keys.js';
+import { DATAPATH_KEY_LIMIT, DATAPATH_KEY_MAX, DATAPATH_KEY_MAX_VXLAN, DATAPATH_KEY_MIN, KeySpace } from './tunnel-keys.js';
 
 export interface DatapathInfo {
   readonly nbUuid: Uuid;
@@ -79,6 +82,8 @@ interface Desired {
   readonly externalIds: ReadonlyMap<string, string>;
   /** options:requested-tnl-key (other_config on a switch), 0 when none. */
   readonly requestedKey: number;
+  /** other_config:interconn-ts (options on a router): its requested key holds in VXLAN mode too. */
+  readonly interconnTs: boolean;
   /** The binding's external_ids beyond the NB UUID, name and name2 (bindingIds). */
   readonly moreIds: readonly (readonly [string, string])[];
 }
@@ -111,7 +116,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
     if (ls === undefined) return undefined;
     return {
       nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids,
-      requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), moreIds: switchIds(ls), copp: coppMetersOf(db, ls.copp), coppRow: ls.copp[0],
+      requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), interconnTs: ls.other_config.has('interconn-ts'), moreIds: switchIds(ls), copp: coppMetersOf(db, ls.copp), coppRow: ls.copp[0],
       mcast: switchMcastOf(ls.other_config),
     };
   }
@@ -120,6 +125,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
   if (lr === undefined || lr.enabled[0] === false) return undefined;
   return {
     nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids, requestedKey: optionInt(lr.options, 'requested-tnl-key', 0),
+    interconnTs: lr.options.has('interconn-ts'),
     moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0], mcast: routerMcastOf(lr.options),
   };
 }
@@ -204,7 +210,8 @@ function trackCopp(data: DatapathsData, nbUuid: Uuid, copp: Uuid | undefined): v
  * give the same keys. A datapath whose key a request took, or that took a requested key freed
  * here, is rewritten too.
  */
-function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uuid, Desired | undefined>, out: DatapathsChange): void {
+function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uuid, Desired | undefined>, out: DatapathsChange, vxlan: boolean): void {
+  data.keys.setMax(vxlan ? DATAPATH_KEY_MAX_VXLAN : DATAPATH_KEY_MAX);
   const note = (sbUuid: Uuid, old: DatapathInfo | undefined, now: DatapathInfo | undefined): void => {
     const prev = out.datapaths.get(sbUuid);
     out.datapaths.set(sbUuid, { old: prev === undefined ? old : prev.old, new: now });
@@ -234,7 +241,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     } else {
       updated.set(nbUuid, d);
     }
-    data.keys.request(nbUuid, d.requestedKey);
+    data.keys.request(nbUuid, vxlan && !d.interconnTs && d.requestedKey > DATAPATH_KEY_MAX_VXLAN ? 0 : d.requestedKey);
   }
   // Datapaths left without a key (the space exhausted) have no binding: ovn-northd leaves
   // them out too, until a key is free.
@@ -288,7 +295,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
 export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
   return {
     name: 'datapaths',
-    inputs: ['nb'],
+    inputs: ['nb', 'sb_encaps'],
     init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map(),
       coppUsers: new Map(), coppRowOf: new Map(), ipMulticast: new SbTable('IP_Multicast') }),
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
@@ -302,7 +309,7 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
       for (const table of DP_TABLES) {
         for (const nbUuid of nbRows(db, table).keys()) touched.set(nbUuid, desiredOf(db, table, nbUuid));
       }
-      applyDesired(data, db, touched, out);
+      applyDesired(data, db, touched, out, inputs.data<SbEncapsData>('sb_encaps').vxlan);
     },
     handlers: {
       nb(data: DatapathsData, change: unknown, inputs: NodeInputs, out: DatapathsChange) {
@@ -326,7 +333,15 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
           }
         }
         if (touched.size === 0) return 'unchanged';
-        applyDesired(data, db, touched, out);
+        applyDesired(data, db, touched, out, inputs.data<SbEncapsData>('sb_encaps').vxlan);
+        return 'handled';
+      },
+      sb_encaps(data: DatapathsData, _change: unknown, inputs: NodeInputs, out: DatapathsChange) {
+        // VXLAN mode came or went: every request is read again (held keys stay).
+        const db = inputs.data<Database>('nb');
+        const touched = new Map<Uuid, Desired | undefined>();
+        for (const nbUuid of [...data.keys.owners()].sort()) touched.set(nbUuid, desiredNow(db, data, nbUuid));
+        applyDesired(data, db, touched, out, inputs.data<SbEncapsData>('sb_encaps').vxlan);
         return 'handled';
       },
     },

@@ -30,6 +30,7 @@ import type { ChassisOwnedColumns, PortsData, SbChassisData, SbOwnedData } from 
 import { portSbUuid, portsNode } from './ports.js';
 import type { SbHostnamesData } from './requested-chassis.js';
 import { applyHostnameUpdates } from './requested-chassis.js';
+import type { SbEncapsData } from './tunnel-keys.js';
 import type { SbChangeSet, SbDelta, SbTable, SbView } from './sb-changes.js';
 import { SbChangeSet as ChangeSet } from './sb-changes.js';
 import type { SbGlobalData } from './sb-global.js';
@@ -100,6 +101,8 @@ export interface NorthdReports {
   readonly igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>;
   /** Chassis UUID → its hostname (Chassis without one are left out). */
   readonly hostnames?: ReadonlyMap<Uuid, string>;
+  /** A Chassis has a vxlan encap (VXLAN mode). */
+  readonly vxlan?: boolean;
 }
 
 /** What the chassis database restored beside a history holds that northd reads (createNorthd). */
@@ -107,6 +110,8 @@ export interface NorthdRestored {
   readonly igmpGroups?: ReadonlyMap<Uuid, IgmpGroupReport>;
   /** Chassis UUID → its hostname (Chassis without one are left out). */
   readonly hostnames?: ReadonlyMap<Uuid, string>;
+  /** A Chassis has a vxlan encap (VXLAN mode). */
+  readonly vxlan?: boolean;
 }
 
 export interface Northd {
@@ -139,6 +144,14 @@ export interface Northd {
    */
   setIgmpGroups(nb: Database, updates: ReadonlyMap<Uuid, IgmpGroupReport | undefined>): SbDelta;
   /**
+   * Records whether a Chassis has a vxlan encap (ovn-northd's is_vxlan_mode) and returns the SB
+   * changes: in VXLAN mode new datapaths take keys up to 4095 and new ports up to 2047, requests
+   * above are ignored (the keys held stay), and max_tunid says 4095.
+   */
+  setVxlanMode(nb: Database, vxlan: boolean): SbDelta;
+  /** VXLAN mode as last reported. */
+  vxlanMode(): boolean;
+  /**
    * A fresh full computation; tunnel keys of objects alive in `previous` are kept, and what
    * chassis wrote comes from `reported` (none when absent): chassis-owned columns, Service_Monitor
    * statuses, the registered Chassis and their hostnames.
@@ -163,7 +176,7 @@ export interface Northd {
 }
 
 function buildEngine(): Engine {
-  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp'], [
+  return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp', 'sb_encaps'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(bfdNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
     erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
@@ -263,6 +276,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
   const hostnameOf = new Map<Uuid, string>();
   const byHostname = new Map<string, readonly Uuid[]>();
   applyHostnameUpdates(byHostname, hostnameOf, restored?.hostnames ?? []);
+  const encaps: SbEncapsData = { vxlan: restored?.vxlan ?? false };
   const igmpPreferred = engine.data<MulticastData>('multicast').preferredKeys;
   for (const [dp, name, key] of history?.igmpKeys ?? []) igmpPreferred.set(`${dp} ${name}`, key);
   const dpPreferred = engine.data<DatapathsData>('datapaths').preferredKeys;
@@ -279,6 +293,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
     chassisChange: ReadonlySet<string> | undefined,
     igmpChange?: SbIgmpChange,
     hostnameChange?: ReadonlySet<string>,
+    encapsChange?: true,
   ): SbDelta => {
     const sources = new Map<string, { data: unknown; change: unknown }>([
       ['nb', { data: nb, change: nbChange }],
@@ -287,6 +302,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
       ['sb_chassis', { data: chassis satisfies SbChassisData, change: chassisChange }],
       ['sb_hostnames', { data: byHostname satisfies SbHostnamesData, change: hostnameChange }],
       ['sb_igmp', { data: igmp satisfies SbIgmpData, change: igmpChange }],
+      ['sb_encaps', { data: encaps, change: encapsChange }],
     ]);
     // The first run recomputes everything from the database, so its delta is not needed.
     const delta = mergedDelta(engine.run(sources, !started));
@@ -406,6 +422,12 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
       }
       return run(nb, undefined, undefined, undefined, undefined, change.size > 0 ? change : undefined);
     },
+    setVxlanMode(nb, vxlan): SbDelta {
+      if (encaps.vxlan === vxlan) return run(nb, undefined, undefined, undefined, undefined);
+      encaps.vxlan = vxlan;
+      return run(nb, undefined, undefined, undefined, undefined, undefined, undefined, true);
+    },
+    vxlanMode: () => encaps.vxlan,
     recompute(nb, previous, reported): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
@@ -422,6 +444,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
         ['sb_chassis', { data: chassisData, change: undefined }],
         ['sb_hostnames', { data: hostnameData satisfies SbHostnamesData, change: undefined }],
         ['sb_igmp', { data: igmpData, change: undefined }],
+        ['sb_encaps', { data: { vxlan: reported?.vxlan ?? false } satisfies SbEncapsData, change: undefined }],
       ]));
       return viewOf(fresh);
     },

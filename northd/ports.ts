@@ -44,7 +44,8 @@ import { sameData } from './same-data.js';
 import { SbChangeSet, SbTable, canonicalText } from './sb-changes.js';
 import type { ChassisRegistry, SbHostnamesChange, SbHostnamesData } from './requested-chassis.js';
 import { requestedChassis, requestedEntries } from './requested-chassis.js';
-import { KeySpace, PORT_KEY_MAX, PORT_KEY_MIN } from './tunnel-keys.js';
+import type { SbEncapsData } from './tunnel-keys.js';
+import { KeySpace, PORT_KEY_MAX, PORT_KEY_MAX_VXLAN, PORT_KEY_MIN } from './tunnel-keys.js';
 import type { VirtualPortFacts } from './virtual-ports.js';
 import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
 
@@ -172,6 +173,11 @@ export interface RouterPeer {
 }
 
 export interface PortsData {
+  /**
+   * VXLAN mode (`sb_encaps`) as this run reads it: new ports take keys up to 2047 and requests
+   * from 2048 are ignored. Its change recomputes the node (no handler for it).
+   */
+  vxlan: boolean;
   readonly byName: Map<string, PortInfo>;
   readonly byDp: Map<Uuid, Set<string>>;
   /** Per datapath (Datapath_Binding UUID): its ports' keys, by port name. */
@@ -907,12 +913,14 @@ function reindex(data: PortsData, name: string, lsp: nb.Logical_Switch_Port | un
 function spaceFor(data: PortsData, dp: Uuid): KeySpace {
   let a = data.keys.get(dp);
   if (a === undefined) data.keys.set(dp, (a = new KeySpace(PORT_KEY_MIN, PORT_KEY_MAX)));
+  a.setMax(data.vxlan ? PORT_KEY_MAX_VXLAN : PORT_KEY_MAX);
   return a;
 }
 
-/** options:requested-tnl-key of an LSP or LRP (a chassisredirect port asks for none). */
-function requestedKeyOf(d: Desired): number {
-  return d.info.type === 'chassisredirect' ? 0 : optionInt(d.info.options, 'requested-tnl-key', 0);
+/** options:requested-tnl-key of an LSP or LRP (a chassisredirect port asks for none; in VXLAN mode, none from 2048). */
+function requestedKeyOf(d: Desired, vxlan: boolean): number {
+  const key = d.info.type === 'chassisredirect' ? 0 : optionInt(d.info.options, 'requested-tnl-key', 0);
+  return vxlan && key > PORT_KEY_MAX_VXLAN ? 0 : key;
 }
 
 /**
@@ -939,7 +947,7 @@ function settleKeys(data: PortsData, names: readonly string[], desired: readonly
       const k = data.preferredKeys.get(`${d.info.dp} ${name}`);
       if (k !== undefined) space.keep(name, k);
     }
-    space.request(name, requestedKeyOf(d));
+    space.request(name, requestedKeyOf(d, data.vxlan));
     touched.add(d.info.dp);
   }
   const changed: string[] = [];
@@ -1190,8 +1198,9 @@ function requestingPorts(data: PortsData, entries: Iterable<string>): Set<string
 export function portsNode(): EngineNode<PortsData, PortsChange> {
   return {
     name: 'ports',
-    inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis', 'sb_hostnames'],
+    inputs: ['nb', 'datapaths', 'sb_owned', 'sb_chassis', 'sb_hostnames', 'sb_encaps'],
     init: () => ({
+      vxlan: false,
       byName: new Map(), byDp: new Map(), keys: new Map(), keyless: new Map(), table: new SbTable('Port_Binding'), routerPortOf: new Map(),
       routerPortRefs: new Map(), peerOf: new Map(), peerRefs: new Map(), preferredKeys: new Map(), routersByDp: new Map(),
       allRouter: new Map(), haGroupTable: new SbTable('HA_Chassis_Group'), haChassisTable: new SbTable('HA_Chassis'), haGroupOfPort: new Map(),
@@ -1205,6 +1214,7 @@ export function portsNode(): EngineNode<PortsData, PortsChange> {
       out.sb.maybeTrackWhole(data.haGroupTable);
       out.sb.maybeTrackWhole(data.haChassisTable);
       const db = inputs.data<Database>('nb');
+      data.vxlan = inputs.data<SbEncapsData>('sb_encaps').vxlan;
       const all = new Set<string>(data.byName.keys());
       for (const n of data.routerPortOf.keys()) all.add(n);
       for (const n of data.peerOf.keys()) all.add(n);

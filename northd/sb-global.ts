@@ -1,7 +1,8 @@
 // SB_Global: the one row, mirroring NB_Global.nb_cfg (0 when there is no NB_Global row) and
 // NB_Global.options, as ovn-northd copies them, with what ovn-northd adds (and writes back into
 // NB_Global.options too: `nbGlobalOptionsWrite`, which the central applies from apply version 7): mac_prefix (the
-// prefix of dynamic MACs, ipam.ts), max_tunid (the highest datapath key it allocates) and
+// prefix of dynamic MACs, ipam.ts), max_tunid (the highest datapath key it allocates: 4095 in
+// VXLAN mode) and
 // northd_internal_version (the OVN release whose logical flows these are, which ovn-controller
 // compares with its own when told to: external_ids:ovn-match-northd-version). ovn-northd picks svc_monitor_mac at random when
 // NB_Global has none (or one that is no Ethernet address); here it is derived from NB_Global's
@@ -17,7 +18,8 @@ import { nbRows } from './nb.js';
 import { macPrefixOf } from './ipam.js';
 import { ethAddrFromString } from './netaddr.js';
 import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
-import { DATAPATH_KEY_MAX } from './tunnel-keys.js';
+import type { SbEncapsData } from './tunnel-keys.js';
+import { DATAPATH_KEY_MAX, DATAPATH_KEY_MAX_VXLAN } from './tunnel-keys.js';
 
 export const SB_GLOBAL_UUID = hashUuid(['SB_Global']);
 
@@ -53,14 +55,14 @@ function nbSvcMonitorMac(g: nb.NB_Global): string | undefined {
  */
 export const NORTHD_INTERNAL_VERSION = '23.03.1-20.27.0-70.6';
 
-function optionsOf(db: Database, g: nb.NB_Global | undefined): Map<string, string> {
+function optionsOf(db: Database, g: nb.NB_Global | undefined, vxlan: boolean): Map<string, string> {
   const options = new Map<string, string>(g?.options ?? []);
   if (g !== undefined) {
     // A value that parses is copied as written; ovn-northd replaces one that does not.
     if (nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
     const prefix = macPrefixOf(db);
     options.set('mac_prefix', [16, 8, 0].map((shift) => ((prefix >>> shift) & 0xff).toString(16).padStart(2, '0')).join(':'));
-    options.set('max_tunid', String(DATAPATH_KEY_MAX));
+    options.set('max_tunid', String(vxlan ? DATAPATH_KEY_MAX_VXLAN : DATAPATH_KEY_MAX));
     options.set('northd_internal_version', NORTHD_INTERNAL_VERSION);
   }
   return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
@@ -72,10 +74,10 @@ function optionsOf(db: Database, g: nb.NB_Global | undefined): Map<string, strin
  * parses; the SB_Global options are then the same map. Undefined when NB_Global has them so
  * already, or when there is no NB_Global: writing them is a fixed point.
  */
-export function nbGlobalOptionsWrite(db: Database): Map<string, string> | undefined {
+export function nbGlobalOptionsWrite(db: Database, vxlan: boolean): Map<string, string> | undefined {
   const g = nbGlobalOf(db);
   if (g === undefined) return undefined;
-  const options = optionsOf(db, g);
+  const options = optionsOf(db, g, vxlan);
   if (options.size === g.options.size && [...options].every(([k, v]) => g.options.get(k) === v)) return undefined;
   return options;
 }
@@ -91,26 +93,27 @@ export function svcMonitorMacOf(db: Database): string | undefined {
   return nbSvcMonitorMac(g) ?? derivedSvcMonitorMac(g._uuid);
 }
 
-function write(data: SbGlobalData, db: Database, out: SbChangeSet): void {
+function write(data: SbGlobalData, db: Database, vxlan: boolean, out: SbChangeSet): void {
   const g = nbGlobalOf(db);
-  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(db, g), ipsec: g?.ipsec ?? false });
+  const row = versioned<sb.SB_Global>({ _uuid: SB_GLOBAL_UUID, _version: '', nb_cfg: g?.nb_cfg ?? 0, external_ids: new Map<string, string>(), connections: [], ssl: [], options: optionsOf(db, g, vxlan), ipsec: g?.ipsec ?? false });
   data.table.put(row, out);
 }
 
 export function sbGlobalNode(): EngineNode<SbGlobalData, SbChangeSet> {
   return {
     name: 'sb_global',
-    inputs: ['nb'],
+    // VXLAN mode (max_tunid) has no handler: its change recomputes the row.
+    inputs: ['nb', 'sb_encaps'],
     init: () => ({ table: new SbTable('SB_Global') }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: SbGlobalData, inputs: NodeInputs, out: SbChangeSet): void {
-      write(data, inputs.data<Database>('nb'), out);
+      write(data, inputs.data<Database>('nb'), inputs.data<SbEncapsData>('sb_encaps').vxlan, out);
     },
     handlers: {
       nb(data: SbGlobalData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
         if (!(change as DbDelta).changes.some((c) => c.table === 'NB_Global')) return 'unchanged';
-        write(data, inputs.data<Database>('nb'), out);
+        write(data, inputs.data<Database>('nb'), inputs.data<SbEncapsData>('sb_encaps').vxlan, out);
         return 'handled';
       },
     },

@@ -34,9 +34,26 @@ export class KeySpace {
   /** Owners whose key changed since the last takeChanged (given, moved or lost). */
   private readonly changed = new Set<string>();
 
-  constructor(readonly min: number, readonly max: number, readonly limit: number = max) {
+  private maxKey: number;
+
+  constructor(readonly min: number, max: number, readonly limit: number = max) {
     assert.ok(min <= max && max <= limit, `key space [${min}, ${max}] up to ${limit}`);
+    this.maxKey = max;
     this.lowestFreeHint = min;
+  }
+
+  /** The highest key allocation gives (requests may go up to `limit`). */
+  get max(): number {
+    return this.maxKey;
+  }
+
+  /**
+   * Moves the highest key allocation gives (VXLAN mode narrows it): owners keep the keys they
+   * hold, above it or not, as ovn-northd keeps the keys the SB has; only new ones stay below.
+   */
+  setMax(max: number): void {
+    assert.ok(this.min <= max && max <= this.limit, `key space [${this.min}, ${max}] up to ${this.limit}`);
+    this.maxKey = max;
   }
 
   /** Owners present (with a key or waiting for one). */
@@ -173,6 +190,18 @@ export class KeySpace {
 /** Datapath keys that ovn-northd 23.03 allocates locally (without VXLAN): 1..2^24-1-(2^16-1). */
 export const DATAPATH_KEY_MIN = 1;
 export const DATAPATH_KEY_MAX = (1 << 24) - 1 - ((1 << 16) - 1);
+/**
+ * In VXLAN mode (a Chassis has a vxlan encap: the VNI carries the datapath key in 12 bits and the
+ * port key in 12), datapath keys up to 4095, and requests above refused but for a transit
+ * switch's (interconn-ts); port keys up to 2047, and requests from 2048 refused.
+ */
+export const DATAPATH_KEY_MAX_VXLAN = (1 << 12) - 1;
+export const PORT_KEY_MAX_VXLAN = (1 << 11) - 1;
+
+/** Whether a Chassis has a vxlan encap (ovn-northd's is_vxlan_mode); a source of the engine. */
+export interface SbEncapsData {
+  vxlan: boolean;
+}
 /** The highest datapath key at all (the SB's tunnel_key column): the keys above
  *  DATAPATH_KEY_MAX are ovn-ic's, for the transit switches it makes, which request them. */
 export const DATAPATH_KEY_LIMIT = (1 << 24) - 1;

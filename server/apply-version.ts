@@ -39,8 +39,11 @@ import type { NodeId } from '../cluster/types.js';
  *  7. Also NB_Global.options as ovn-northd writes them back: mac_prefix, svc_monitor_mac (when
  *     the NB has none that parses), max_tunid and northd_internal_version, in the entry that
  *     changes NB_Global (northd/sb-global.ts). Moving to 7 writes them once.
+ *  8. Also VXLAN mode: while a Chassis has a vxlan encap, northd gives new datapaths keys up to
+ *     4095 and new ports up to 2047 and ignores requests above them (ovn-northd's
+ *     is_vxlan_mode), and max_tunid says 4095. Before 8 northd reads no encap.
  */
-export const APPLY_VERSION_MAX = 7;
+export const APPLY_VERSION_MAX = 8;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -62,6 +65,9 @@ export const APPLY_VERSION_CONTROLLER_EVENTS = 6;
 
 /** The first version where the central writes ovn-northd's keys into NB_Global.options. */
 export const APPLY_VERSION_NB_GLOBAL_OPTIONS = 7;
+
+/** The first version where northd reads VXLAN mode from the Chassis' encaps. */
+export const APPLY_VERSION_VXLAN_MODE = 8;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -487,6 +487,14 @@ function withoutOrphanGroups(store: Database, delta: DbDelta): DbDelta {
   return { changes };
 }
 
+/** Whether a Chassis row has an encap of type vxlan (ovn-northd's is_vxlan_mode). */
+export function vxlanModeOf(store: Database): boolean {
+  for (const chassis of store.rows('Chassis').values()) {
+    for (const encap of chassis.encaps as readonly Uuid[]) if (store.get('Encap', encap)?.type === 'vxlan') return true;
+  }
+  return false;
+}
+
 /** An IGMP_Group row as northd reads it. */
 export function igmpReportOf(row: Row): IgmpGroupReport {
   return {

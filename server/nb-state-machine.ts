@@ -14,8 +14,8 @@ import { Ipam, tagWrites } from '../northd/index.js';
 import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
 import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
-import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp } from './chassis-store.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp, vxlanModeOf } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
 /** What a restored chassis database holds that the projection reads. */
@@ -25,6 +25,8 @@ export interface RestoredChassisDb {
   /** Chassis UUID → its hostname (Chassis without one left out). */
   readonly hostnames: ReadonlyMap<Uuid, string>;
   readonly igmpGroups: ReadonlyMap<Uuid, IgmpGroupReport>;
+  /** A Chassis has a vxlan encap and the apply version reads it (VXLAN mode). */
+  readonly vxlan?: boolean;
 }
 
 /**
@@ -72,6 +74,8 @@ export interface Projection {
   setServiceMonitorStatus?(nb: Database, updates: ReadonlyMap<string, string | undefined>, revision: number): void;
   /** Chassis wrote these IGMP_Group rows (by UUID; undefined: deleted). */
   setIgmpGroups?(nb: Database, updates: ReadonlyMap<Uuid, IgmpGroupReport | undefined>, revision: number): void;
+  /** VXLAN mode came or went (a Chassis with a vxlan encap registered, or the last one left). */
+  setVxlanMode?(nb: Database, vxlan: boolean, revision: number): void;
   /** The UUID of northd's SB_Global row, when there is one (an operator's SB_Global writes join it). */
   sbGlobalUuid?(): Uuid | undefined;
 }
@@ -146,6 +150,8 @@ export class NbStateMachine implements StateMachine {
   private db: Database;
   /** The chassis-owned SB tables (Chassis, Encap, Chassis_Private, MAC_Binding, FDB). */
   private sb: Database = new Database(chassisSchema());
+  /** VXLAN mode as northd was last told (from apply version 8): a Chassis has a vxlan encap. */
+  private vxlan = false;
   private rev = 0;
   /**
    * How many counted chassis (hvCfg's) acknowledged each nb_cfg value, so that the lowest is
@@ -303,7 +309,8 @@ export class NbStateMachine implements StateMachine {
         if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) this.timed(() => projection?.setChassisOwned?.(this.db, out.ports, this.rev, out.chassis, out.hostnames));
         if (out.monitors.size > 0) this.timed(() => projection?.setServiceMonitorStatus?.(this.db, out.monitors, this.rev));
         if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
-        const reported = this.writeBfdStatus(bfdReportWrites(this.db, out.bfd), seed);
+        const vxlanOptions = this.syncVxlanMode(out.delta, seed);
+        const reported = mergeDeltas(this.writeBfdStatus(bfdReportWrites(this.db, out.bfd), seed), vxlanOptions);
         const nbDelta = mergeDeltas(mergeDeltas(this.syncPortsUp(out.ports, seed), reported), this.syncCfg(seed, timestampMs));
         this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
@@ -384,9 +391,23 @@ export class NbStateMachine implements StateMachine {
     return mergeDeltas(written, this.writeNbGlobalOptions(seed));
   }
 
+  /**
+   * VXLAN mode after a chassis transaction that changed Chassis or Encap rows, from version 8:
+   * northd hears of a change (and, from version 7, NB_Global.options's max_tunid follows).
+   */
+  private syncVxlanMode(delta: DbDelta, seed: UuidSeed): DbDelta {
+    if (this.version < APPLY_VERSION_VXLAN_MODE || !delta.changes.some((c) => c.table === 'Chassis' || c.table === 'Encap')) return { changes: [] };
+    const vxlan = vxlanModeOf(this.sb);
+    if (vxlan === this.vxlan) return { changes: [] };
+    this.vxlan = vxlan;
+    this.timed(() => this.options.projection?.setVxlanMode?.(this.db, vxlan, this.rev));
+    return this.writeNbGlobalOptions(seed);
+  }
+
   /** NB_Global.options with ovn-northd's keys (northd/sb-global.ts), when they are not so already. */
   private writeNbGlobalOptions(seed: UuidSeed): DbDelta {
-    const options = nbGlobalOptionsWrite(this.db);
+    if (this.version < APPLY_VERSION_NB_GLOBAL_OPTIONS) return { changes: [] };
+    const options = nbGlobalOptionsWrite(this.db, this.vxlan);
     const g = [...this.db.rows('NB_Global').values()][0];
     if (options === undefined || g === undefined) return { changes: [] };
     const ops = [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', g._uuid]]], row: { options: ['map', [...options]] } }];
@@ -456,8 +477,14 @@ export class NbStateMachine implements StateMachine {
       const sessions = [...this.db.rows('BFD').values()].map((row) => insertChange('BFD', row));
       delta = mergeDeltas(delta, this.writeBfdStatus(bfdStatusWrites(this.db, { changes: sessions }), seed));
     }
+    // VXLAN mode read from the Chassis registered, as ovn-northd's next pass would.
+    if (was < APPLY_VERSION_VXLAN_MODE && version >= APPLY_VERSION_VXLAN_MODE && vxlanModeOf(this.sb)) {
+      this.vxlan = true;
+      this.timed(() => this.options.projection?.setVxlanMode?.(this.db, true, this.rev));
+    }
     // NB_Global.options brought up to date at once, as ovn-northd's next pass would.
     if (was < APPLY_VERSION_NB_GLOBAL_OPTIONS && version >= APPLY_VERSION_NB_GLOBAL_OPTIONS) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
+    else if (was < APPLY_VERSION_VXLAN_MODE && version >= APPLY_VERSION_VXLAN_MODE && this.vxlan) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
     if (delta.changes.length > 0) {
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
@@ -685,7 +712,8 @@ export class NbStateMachine implements StateMachine {
     }
     const igmpGroups = new Map<Uuid, IgmpGroupReport>();
     for (const row of this.sb.rows('IGMP_Group').values()) igmpGroups.set(row._uuid, igmpReportOf(row));
-    this.options.projection?.restore(this.db, projection ?? undefined, revision, { chassis, hostnames, igmpGroups });
+    this.vxlan = version >= APPLY_VERSION_VXLAN_MODE && vxlanModeOf(this.sb);
+    this.options.projection?.restore(this.db, projection ?? undefined, revision, { chassis, hostnames, igmpGroups, vxlan: this.vxlan });
     for (const l of this.restoreListeners) l(revision);
   }
 }

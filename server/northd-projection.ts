@@ -211,6 +211,12 @@ export class NorthdProjection implements Projection {
     this.emit(revision, this.northd.setIgmpGroups(nb, updates));
   }
 
+  setVxlanMode(nb: Database, vxlan: boolean, revision: number): void {
+    assert.ok(revision >= this.rev, `northd projection: revision ${revision} after ${this.rev}`);
+    this.applies++;
+    this.emit(revision, this.northd.setVxlanMode(nb, vxlan));
+  }
+
   /** Swaps in `fresh`, runs its first (full) computation and reports the difference. */
   private replace(nb: Database, fresh: Northd, revision: number): void {
     const before = this.northd.view();

@@ -242,9 +242,9 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   // The view built transaction by transaction equals a fresh computation.
   const difference = viewDifference(real.northd.view(), real.northd.recompute(real.fx.db, view, {
     chassisOwned: new Map(real.northd.chassisOwned()), serviceMonitorStatus: new Map(real.northd.serviceMonitorStatus()), chassis: new Map(real.northd.chassis()),
-    igmpGroups: new Map(real.northd.igmpGroups()), hostnames: new Map(real.northd.hostnames()),
+    igmpGroups: new Map(real.northd.igmpGroups()), hostnames: new Map(real.northd.hostnames()), vxlan: real.northd.vxlanMode(),
   }));
-  t.equal(difference, undefined, 'incremental view equals a recompute');
+  t.equal(difference, undefined, `incremental view equals a recompute${difference === undefined ? '' : `: ${difference.slice(0, 600)}`}`);
 }
 
 /** Builds a topology step by step on both sides, then compares. */
@@ -254,6 +254,14 @@ async function scenario(t: Test, steps: readonly (readonly string[])[]): Promise
   await compareWithReal(t, real);
   return real;
 }
+
+/**
+ * ovn-sbctl's arguments that add a chassis as ovn-controller 23.03 registers it, with the
+ * features ovn-northd reads (our northd takes them as present; without them ovn-northd writes
+ * flows for older chassis).
+ */
+const chassisAdd = (name: string, ip: string, encaps = 'geneve'): string[] => ['chassis-add', name, encaps, ip, '--', 'set', 'Chassis', name,
+  'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
 
 const routerLsp = (sw: string, name: string, lrp: string): string[] =>
   ['lsp-add', sw, name, '--', 'lsp-set-type', name, 'router', '--', 'lsp-set-addresses', name, 'router', '--', 'lsp-set-options', name, `router-port=${lrp}`];
@@ -1294,10 +1302,6 @@ t.test('(s) HA_Chassis.chassis and HA_Chassis_Group.ref_chassis follow the Chass
     ['ha-chassis-group-add-chassis', 'grp-ext', 'gw4', '20'],
     ['lsp-add', 'sw1', 'ext1', '--', 'lsp-set-type', 'ext1', 'external', '--', 'lsp-set-addresses', 'ext1', '00:00:00:00:01:0e 10.0.1.14'],
   ]);
-  // A chassis as ovn-controller 23.03 registers it, with the features ovn-northd reads (our
-  // northd takes them as present; without them ovn-northd writes other flows).
-  const chassisAdd = (name: string, ip: string): string[] => ['chassis-add', name, 'geneve', ip, '--', 'set', 'Chassis', name,
-    'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
   const grpExt = [...real.fx.db.rows('HA_Chassis_Group').values()].find((r) => r['name'] === 'grp-ext')?._uuid ?? '?';
   await real.nbctl(['set', 'Logical_Switch_Port', 'ext1', `ha_chassis_group=${grpExt}`]);
   const chassisNames = (): Map<string, string> => new Map([...real.chassisDb.rows('Chassis').values()].map((c) => [c._uuid, c['name'] as string]));
@@ -1693,8 +1697,6 @@ t.test('(bb) IP multicast groups learned by snooping (SB IGMP_Group rows): switc
     ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
     ['lsp-add', 'sw2', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:02:0b 10.0.2.11'],
   ]);
-  const chassisAdd = (name: string, ip: string): string[] => ['chassis-add', name, 'geneve', ip, '--', 'set', 'Chassis', name,
-    'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
   await real.chassisCtl(chassisAdd('hv1', '192.0.2.1'));
   await real.chassisCtl(chassisAdd('hv2', '192.0.2.2'));
   const settle = async (): Promise<void> => {
@@ -1983,4 +1985,49 @@ t.test('(ff) external ports: DHCPv4 and DHCPv6 through the localnet ports where 
   // The router leaves sw1: no more drops there.
   await real.nbctl(['lsp-del', 'sw1-lr0']);
   await compareWithReal(t, real);
+});
+
+t.test('(gg) VXLAN mode: a Chassis with a vxlan encap narrows new tunnel keys and refuses requests above them; held keys stay', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['ls-add', 'sw9', '--', 'set', 'Logical_Switch', 'sw9', 'other_config:requested-tnl-key=5000'],
+    ['lsp-add', 'sw1', 'vm9', '--', 'lsp-set-addresses', 'vm9', '00:00:00:00:01:99 10.0.1.99', '--', 'lsp-set-options', 'vm9', 'requested-tnl-key=3000'],
+  ]);
+  const keyOf = (name: string): number | undefined => (ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === name)?.tunnel_key);
+  const portKeyOf = (name: string): number | undefined => ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name)?.tunnel_key;
+  const maxTunid = (): string | undefined => ours<sb.SB_Global>(real.northd.view(), 'SB_Global')[0]?.options.get('max_tunid');
+  t.equal(keyOf('sw9'), 5000, 'requests honoured without VXLAN');
+  t.equal(portKeyOf('vm9'), 3000);
+  t.equal(maxTunid(), '16711680');
+  await real.chassisCtl(chassisAdd('hv1', '192.0.2.1', 'vxlan'));
+  await compareWithReal(t, real);
+  t.equal(maxTunid(), '4095', 'VXLAN mode: max_tunid 4095');
+  t.equal(keyOf('sw9'), 5000, 'a key held above 4095 stays');
+  t.equal(portKeyOf('vm9'), 3000, 'a port key held above 2047 stays');
+  // New requests above the VXLAN ranges are ignored (a transit switch's is not); a request changed is too.
+  await real.nbctl(['ls-add', 'sw10', '--', 'set', 'Logical_Switch', 'sw10', 'other_config:requested-tnl-key=6000']);
+  await real.nbctl(['ls-add', 'sw11', '--', 'set', 'Logical_Switch', 'sw11', 'other_config:requested-tnl-key=7000', 'other_config:interconn-ts=ts1']);
+  await real.nbctl(['lsp-add', 'sw1', 'vm10', '--', 'lsp-set-addresses', 'vm10', '00:00:00:00:01:9a 10.0.1.98', '--', 'lsp-set-options', 'vm10', 'requested-tnl-key=2500']);
+  await real.nbctl(['lsp-add', 'sw1', 'vm11', '--', 'lsp-set-options', 'vm11', 'requested-tnl-key=2000']);
+  await real.nbctl(['set', 'Logical_Switch', 'sw9', 'other_config:requested-tnl-key=5001']);
+  await compareWithReal(t, real);
+  t.ok((keyOf('sw10') ?? 0) <= 4095, `a request above 4095 ignored: the lowest free key (${keyOf('sw10')})`);
+  t.equal(keyOf('sw11'), 7000, 'a transit switch\'s request holds');
+  t.ok((portKeyOf('vm10') ?? 0) <= 2047, `a port request from 2048 ignored (${portKeyOf('vm10')})`);
+  t.equal(portKeyOf('vm11'), 2000, 'a port request below 2048 holds');
+  t.equal(keyOf('sw9'), 5000, 'a changed request above 4095 moves nothing');
+  // The vxlan chassis leaves: the requests hold again.
+  await real.chassisCtl(['chassis-del', 'hv1']);
+  await compareWithReal(t, real);
+  t.equal(maxTunid(), '16711680');
+  t.equal(keyOf('sw10'), 6000, 'without VXLAN the request is honoured');
+  t.equal(keyOf('sw9'), 5001);
+  t.equal(portKeyOf('vm10'), 2500);
+  // A Geneve chassis does not turn it on; one with both encaps does.
+  await real.chassisCtl(chassisAdd('hv2', '192.0.2.2'));
+  await compareWithReal(t, real);
+  t.equal(maxTunid(), '16711680', 'geneve: no VXLAN mode');
+  await real.chassisCtl(chassisAdd('hv3', '192.0.2.3', 'geneve,vxlan'));
+  await compareWithReal(t, real);
+  t.equal(maxTunid(), '4095', 'a chassis with geneve and vxlan: VXLAN mode');
 });

@@ -588,7 +588,9 @@ function keyRequests(db: Database): Map<string, string> {
     for (const [uuid, row] of db.rows(table)) {
       const v = (row[column] as ReadonlyMap<string, string>).get('requested-tnl-key');
       const owners = table.endsWith('_Port') ? [...db.strongReferrers(uuid).keys()].sort().join(',') : '';
-      if (v !== undefined) out.set(`${uuid} ${owners}`, v);
+      // A transit switch's request holds in VXLAN mode too: interconn-ts is part of it.
+      const transit = table.endsWith('_Port') || !(row[column] as ReadonlyMap<string, string>).has('interconn-ts') ? '' : ' (transit)';
+      if (v !== undefined) out.set(`${uuid} ${owners}`, `${v}${transit}`);
     }
   }
   return out;
@@ -1129,7 +1131,8 @@ const keySeen = { moved: 0, globalRange: 0, port: 0, arpProxy: 0 };
  * the same datapath) asking for it holds it. Bad requests (out of range, not a number) are
  * ignored.
  */
-function requestedKeysHonoured(db: Database, view: SbView): string | undefined {
+/** Whether every valid key request is honoured (in VXLAN mode, those within its ranges, or a transit switch's). */
+function requestedKeysHonoured(db: Database, view: SbView, vxlan: boolean): string | undefined {
   const dpKey = new Map<Uuid, number>();
   for (const r of view.get('Datapath_Binding')?.values() ?? []) {
     const d = r as unknown as sb.Datapath_Binding;
@@ -1144,7 +1147,8 @@ function requestedKeysHonoured(db: Database, view: SbView): string | undefined {
   const dpWant = new Map<number, Uuid[]>();
   for (const [table, column] of [['Logical_Switch', 'other_config'], ['Logical_Router', 'options']] as const) {
     for (const [uuid, row] of db.rows(table)) {
-      const k = valid((row[column] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', 16777215);
+      const transit = (row[column] as ReadonlyMap<string, string>).has('interconn-ts');
+      const k = valid((row[column] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', vxlan && !transit ? 4095 : 16777215);
       if (k !== undefined && dpKey.has(uuid)) dpWant.set(k, [...(dpWant.get(k) ?? []), uuid]);
     }
   }
@@ -1156,7 +1160,7 @@ function requestedKeysHonoured(db: Database, view: SbView): string | undefined {
   for (const table of ['Logical_Switch_Port', 'Logical_Router_Port'] as const) {
     for (const row of db.rows(table).values()) {
       const name = row['name'] as string;
-      const k = valid((row['options'] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', 32767);
+      const k = valid((row['options'] as ReadonlyMap<string, string>).get('requested-tnl-key') ?? '', vxlan ? 2047 : 32767);
       const bound = portKey.get(name);
       if (k !== undefined && bound !== undefined) portWant.set(`${bound.dp} ${k}`, [...(portWant.get(`${bound.dp} ${k}`) ?? []), name]);
     }
@@ -1193,6 +1197,7 @@ const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, 
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
+const vxlanSeen = { flips: 0, steps: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1211,6 +1216,7 @@ function runSequence(seed: number): string | undefined {
   const hrng = new Rng(seed + 0x40570000);
   const brng = new Rng(seed + 0x0bfd0000);
   const erng = new Rng(seed + 0x0e7e0000);
+  const xrng = new Rng(seed + 0x0e8e0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1226,7 +1232,7 @@ function runSequence(seed: number): string | undefined {
   /** The view a full run makes of the database now (keeping what it keeps of `before`). */
   const recomputed = (before: SbView): SbView => northd.recompute(fx.db, before, {
     chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
-    igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()),
+    igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()), vxlan: northd.vxlanMode(),
   });
   for (let i = 0; i < TXNS + extra; i++) {
     // Empty load balancer events: now and then a transaction of their own stream, checked on its
@@ -1251,6 +1257,16 @@ function runSequence(seed: number): string | undefined {
         if (difference !== undefined) return `txn ${i} (lb-event): incremental view (first) differs from recompute (second): ${difference}`;
       }
     }
+    // VXLAN mode coming or going (a Chassis with a vxlan encap), now and then, checked on its
+    // own: the keys held stay, new ones and requests narrow (the key requests' stream makes many).
+    if (xrng.chance(0.03)) {
+      const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
+      northd.setVxlanMode(fx.db, !northd.vxlanMode());
+      vxlanSeen.flips++;
+      const difference = viewDifference(northd.view(), recomputed(before));
+      if (difference !== undefined) return `txn ${i} (vxlan ${northd.vxlanMode() ? 'on' : 'off'}): incremental view (first) differs from recompute (second): ${difference}`;
+    }
+    if (northd.vxlanMode()) vxlanSeen.steps++;
     // IGMP_Group reports change no NB row: with a stream of their own, the NB evolves as it
     // did without them.
     const igmpReport = irng.chance(0.06);
@@ -1426,7 +1442,7 @@ function runSequence(seed: number): string | undefined {
     const meteredKinds = new Set(flows.filter((f) => f.controller_meter.length > 0).map((f) => f.external_ids.get('stage-name')));
     if (meteredKinds.size > 0) qosSeen.copp++;
     if (meteredKinds.size >= 4) qosSeen.coppWide++;
-    const problem = requestedKeysHonoured(fx.db, northd.view());
+    const problem = requestedKeysHonoured(fx.db, northd.view(), northd.vxlanMode());
     if (problem !== undefined) return `txn ${i} (${txn.kind}): ${problem}`;
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
     for (const [node, s] of Object.entries(statsAfter)) {
@@ -1483,6 +1499,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
       'requested chassis (additional, by hostname, activated) were exercised');
     t.comment(`transactions with BFD sessions: ${bfdSeen.sessions}, one a route uses: ${bfdSeen.used}, a port's BFD flows: ${bfdSeen.portFlows}, a route's: ${bfdSeen.routeFlows}`);
     t.ok(bfdSeen.sessions >= SEQUENCES && bfdSeen.used >= SEQUENCES / 10 && bfdSeen.portFlows >= SEQUENCES / 2 && bfdSeen.routeFlows >= SEQUENCES / 4, 'BFD sessions (used by routes, their ports\' and routes\' flows) were exercised');
+    t.comment(`VXLAN mode flips: ${vxlanSeen.flips}, steps taken in VXLAN mode: ${vxlanSeen.steps}`);
+    t.ok(vxlanSeen.flips >= SEQUENCES && vxlanSeen.steps >= SEQUENCES * 5, 'VXLAN mode was exercised');
     t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
     t.ok(eventSeen.txns >= SEQUENCES && eventSeen.switchFlows >= SEQUENCES && eventSeen.routerFlows >= SEQUENCES / 2, 'empty load balancer events on switches and routers were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);

@@ -19,7 +19,7 @@ import { createNorthd } from '../../northd/index.js';
 import type { ColumnType, Row, Value } from '../../ovsdb/index.js';
 import { Database, parseDatabaseSchema, uuidSource, valueToJson } from '../../ovsdb/index.js';
 import type { SbTxnOutcome } from '../../server/chassis-store.js';
-import { applySbTxn, chassisSchema } from '../../server/chassis-store.js';
+import { applySbTxn, chassisSchema, vxlanModeOf } from '../../server/chassis-store.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
 import { dumpReal, realTransact } from '../helpers/differential.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
@@ -184,6 +184,7 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis, out.hostnames);
     if (out.monitors.size > 0) northd.setServiceMonitorStatus(fx.db, out.monitors);
     if (out.igmp.size > 0) northd.setIgmpGroups(fx.db, out.igmp);
+    if (out.delta.changes.some((c) => c.table === 'Chassis' || c.table === 'Encap')) northd.setVxlanMode(fx.db, vxlanModeOf(chassisDb));
     return out;
   };
   /** The same, for the steps that must succeed. */
