@@ -11,10 +11,11 @@
 //
 // POSIX drops every lock a process holds on a file when it closes any descriptor of that file:
 // this process must never open its own pidfile once it holds it.
-import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Level } from 'level';
+import { isAlive } from './pids.js';
 
 export class PidfileError extends Error {
   constructor(readonly kind: 'running' | 'io', message: string) {
@@ -34,8 +35,28 @@ interface FileLock {
   readonly db: Level<string, string>;
 }
 
+/** The lock folders' names: the prefix, the pid of the process that made one, a dash. */
+const LOCK_DIR_PREFIX = 'ovnts-pidlock-';
+
+/**
+ * Removes the lock folders of processes that are gone (a process killed with SIGKILL leaves
+ * its own): their pid is in the name. Folders of other users are left alone.
+ */
+function sweepLockDirs(): void {
+  const base = tmpdir();
+  for (const name of readdirSync(base)) {
+    const m = new RegExp(`^${LOCK_DIR_PREFIX}(\\d+)-`).exec(name);
+    if (m === null || isAlive(Number(m[1]))) continue;
+    try {
+      rmSync(join(base, name), { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EACCES' && (err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+    }
+  }
+}
+
 async function lockThrough(target: string): Promise<FileLock | 'held'> {
-  const dir = mkdtempSync(join(tmpdir(), 'ovnts-pidlock-'));
+  const dir = mkdtempSync(join(tmpdir(), `${LOCK_DIR_PREFIX}${process.pid}-`));
   try {
     symlinkSync(resolve(target), join(dir, 'LOCK'));
     // Small buffers: nothing is ever written to this database.
@@ -69,6 +90,7 @@ function inodeOf(path: string): number | undefined {
  * one is replaced.
  */
 export async function createPidfile(path: string): Promise<Pidfile> {
+  sweepLockDirs();
   // The pid a running holder wrote, read before this process opens any lock on the file.
   let existing: string | undefined;
   try {

@@ -4,7 +4,7 @@
 // and close() removes the file. Method: holders are child processes (a POSIX lock belongs to a
 // process), each with a unixctl server at the name ovs-appctl derives.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -82,11 +82,14 @@ t.test('ovs-appctl -t NAME finds a process through its pidfile', { skip }, async
   process.kill(first.pid, 'SIGKILL');
   await waitForExit(first.pid, 10_000);
   t.ok(existsSync(join(dir, 'thing.pid')), 'a killed holder leaves its pidfile');
+  const lockDirsOf = (pid: number): string[] => readdirSync(tmpdir()).filter((n) => n.startsWith(`ovnts-pidlock-${pid}-`));
+  t.equal(lockDirsOf(first.pid).length, 1, 'and its lock folder');
   const stale = await appctl(dir, '-t', 'thing', 'whoami');
   t.equal(stale.code, 1, 'ovs-appctl refuses an unlocked pidfile');
   t.match(stale.err, /cannot read pidfile/, stale.err);
   const third = holder(t, dir);
   t.equal(await third.said, 'ready', 'a stale pidfile is taken over');
+  t.same(lockDirsOf(first.pid), [], 'the dead holder\'s lock folder was swept');
   t.same(await appctl(dir, '-t', 'thing', 'whoami'), { code: 0, out: `${third.pid}\n`, err: '' });
   process.kill(third.pid, 'SIGTERM');
   await waitForExit(third.pid, 10_000);
