@@ -14,8 +14,9 @@
 // no request while a reply is still waiting to go out, and a connection with nothing in
 // progress that stays silent for idleMs is closed.
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, lstatSync, openSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
+import { basename, dirname } from 'node:path';
 import { capConnections } from '../cluster/connection-cap.js';
 import { JsonValueSplitter } from './json-stream.js';
 
@@ -63,9 +64,13 @@ export const unixctlDefaults: UnixctlLimits = {
 
 /**
  * The longest path a unix socket can be bound to: sockaddr_un's sun_path is 108 bytes with the
- * terminating NUL. (Open vSwitch gets around it by binding through /proc/self/fd; Node cannot.)
+ * terminating NUL. A longer one is bound as Open vSwitch binds it (lib/socket-util-unix.c):
+ * through /proc/self/fd/N/NAME, N a descriptor of its folder.
  */
 export const UNIX_SOCKET_PATH_BYTES_MAX = 107;
+
+/** How long close() lets a client finish reading before it cuts the connection. */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface UnixctlServerOptions {
   readonly path: string;
@@ -110,6 +115,8 @@ export class UnixctlServer {
   private lastProblemMs = -Infinity;
   private problemsUnreported = 0;
   private closed: Promise<void> | undefined;
+  /** The folder's descriptor a long path was bound through, held until the server is closed. */
+  private folderFd: number | undefined;
 
   private constructor(
     private readonly server: net.Server,
@@ -129,9 +136,6 @@ export class UnixctlServer {
    */
   static async listen(options: UnixctlServerOptions): Promise<UnixctlServer> {
     const path = options.path;
-    if (Buffer.byteLength(path) > UNIX_SOCKET_PATH_BYTES_MAX) {
-      throw new UnixctlListenError(`${path}: a unix socket path is at most ${UNIX_SOCKET_PATH_BYTES_MAX} bytes`);
-    }
     let stale: boolean;
     try {
       stale = lstatSync(path).isSocket();
@@ -145,22 +149,43 @@ export class UnixctlServer {
     const server = new UnixctlServer(netServer, path, options);
     capConnections(netServer, server.limits.connectionsMax, () => server.problem(`a connection refused: ${server.limits.connectionsMax} are open`));
     netServer.on('connection', (socket) => server.accept(socket));
-    // Bound with umask 077, so that no other user can connect before the mode is set.
-    await new Promise<void>((resolve, reject) => {
-      const failed = (err: Error): void => reject(new UnixctlListenError(`${path}: could not initialize control socket: ${err.message}`));
-      netServer.once('error', failed);
-      const umask = process.umask(0o077);
-      try {
-        netServer.listen(path, () => {
-          netServer.off('error', failed);
-          resolve();
-        });
-      } finally {
-        process.umask(umask);
+    let bindPath = path;
+    if (Buffer.byteLength(path) > UNIX_SOCKET_PATH_BYTES_MAX) {
+      // libuv unlinks the bound name when the server closes, so the folder's descriptor stays
+      // open until then: the name keeps meaning this folder.
+      server.folderFd = openSync(dirname(path), 'r');
+      bindPath = `/proc/self/fd/${server.folderFd}/${basename(path)}`;
+      if (Buffer.byteLength(bindPath) > UNIX_SOCKET_PATH_BYTES_MAX) {
+        server.closeFolder();
+        throw new UnixctlListenError(`${path}: the socket's name is too long for a unix socket`);
       }
-    });
+    }
+    // Bound with umask 077, so that no other user can connect before the mode is set.
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const failed = (err: Error): void => reject(new UnixctlListenError(`${path}: could not initialize control socket: ${err.message}`));
+        netServer.once('error', failed);
+        const umask = process.umask(0o077);
+        try {
+          netServer.listen(bindPath, () => {
+            netServer.off('error', failed);
+            resolve();
+          });
+        } finally {
+          process.umask(umask);
+        }
+      });
+    } catch (err) {
+      server.closeFolder();
+      throw err;
+    }
     chmodSync(path, 0o750);
     return server;
+  }
+
+  private closeFolder(): void {
+    if (this.folderFd !== undefined) closeSync(this.folderFd);
+    this.folderFd = undefined;
   }
 
   /** Adds a command; a name may be registered once. */
@@ -173,9 +198,15 @@ export class UnixctlServer {
   /** Stops listening, ends every connection and removes the socket file. Idempotent. */
   close(): Promise<void> {
     this.closed ??= new Promise<void>((resolve) => {
-      for (const s of this.connections) s.destroy();
+      // Ended rather than destroyed, so that a reply being written (exit's) still goes out;
+      // a client that does not close its end is cut a moment later.
+      for (const s of this.connections) {
+        s.end();
+        setTimeout(() => s.destroy(), CLOSE_GRACE_MS).unref();
+      }
       this.server.close(() => resolve());
     }).then(() => {
+      this.closeFolder();
       try {
         unlinkSync(this.path);
       } catch (err) {

@@ -5,7 +5,7 @@
 // leaves the server answering ovs-appctl. Method: a server in this process, ovs-appctl as a
 // child process, raw sockets for what ovs-appctl never sends.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,7 +106,7 @@ t.test('ovs-appctl: built-in commands, replies and lib/unixctl.c\'s errors', { s
   t.match(failed.err, /^it failed\n/, 'a command\'s error text, newline added');
 });
 
-t.test('the socket file: mode 0750, a stale socket replaced, a regular file refused, removed on close', { skip }, async (t) => {
+t.test('the socket file: mode 0750, a stale socket replaced, a regular file refused, a path past sun_path bound through /proc/self/fd, removed on close', { skip }, async (t) => {
   const dir = shortDir(t);
   const path = join(dir, 'a.ctl');
   // A socket file left by a process that was killed (bound, never unlinked).
@@ -120,7 +120,18 @@ t.test('the socket file: mode 0750, a stale socket replaced, a regular file refu
   const file = join(dir, 'file.ctl');
   writeFileSync(file, 'not a socket');
   await t.rejects(UnixctlServer.listen({ path: file, version: 'v' }), { kind: 'listen', message: /exists and is not a socket/ }, 'a regular file is never replaced');
-  await t.rejects(UnixctlServer.listen({ path: join(dir, 'x'.repeat(120)), version: 'v' }), /at most 107 bytes/, 'a path too long for sun_path');
+  // Past sun_path's 107 bytes: bound through /proc/self/fd/N/NAME as Open vSwitch binds it;
+  // ovs-appctl connects to such a path the same way.
+  const deep = join(dir, 'd'.repeat(60), 'e'.repeat(60));
+  mkdirSync(deep, { recursive: true });
+  const long = join(deep, 'long.ctl');
+  t.ok(Buffer.byteLength(long) > 107, `a ${Buffer.byteLength(long)}-byte path`);
+  const far = await UnixctlServer.listen({ path: long, version: 'far' });
+  t.ok(lstatSync(long).isSocket(), 'the socket is at the long path');
+  t.equal((await appctl(long, 'version')).out, 'far\n', 'ovs-appctl reaches it');
+  await far.close();
+  t.notOk(existsSync(long), 'and close() removes it');
+  await t.rejects(UnixctlServer.listen({ path: join(dir, 'x'.repeat(120)), version: 'v' }), { kind: 'listen', message: /too long/ }, 'a name too long even through /proc/self/fd');
 });
 
 t.test('hostile clients leave the server answering', { skip }, async (t) => {
