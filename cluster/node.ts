@@ -38,7 +38,7 @@ import { RawNode, type NodeStatus } from './raw-node.js';
 import { ClientSessions } from './session.js';
 import { RaftStorage, StorageCorruptError, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
 import { ApplyRefusedError, type StateMachine } from './state-machine.js';
-import type { Transport, TransportReport, TransportStats } from './transport.js';
+import type { PeerLinks, Transport, TransportReport, TransportStats } from './transport.js';
 import {
   NONE,
   type ClientTag,
@@ -1112,6 +1112,11 @@ export class RaftNode {
   /** The Raft address of `id` (learned from the log, else configured). */
   addressOf(id: NodeId): string | undefined {
     return this.learned.get(id)?.address ?? this.options.peers.get(id);
+  }
+
+  /** The transport's connections with each peer (undefined: a transport without connections). */
+  links(): ReadonlyMap<NodeId, PeerLinks> | undefined {
+    return this.options.transport.links?.();
   }
 
   /** The client address a conf change gave for `id`, if one did. */
