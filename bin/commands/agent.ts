@@ -237,7 +237,7 @@ export function registerAgentCommand(program: Command): void {
           commands: agentUnixctlCommands({ runtime: () => runtime, exit: (restart) => exitRequested(restart) }),
           warn: (m) => log('warn', m),
         });
-        if (control.server !== undefined) log('info', `control socket ${control.server.path}${control.pidfile !== undefined ? `, pidfile ${control.pidfile.path}` : ''}`);
+        for (const server of control.servers) log('info', `control socket ${server.path}${control.pidfile !== undefined ? `, pidfile ${control.pidfile.path}` : ''}`);
       } catch (err) {
         if (!(err instanceof ControlSocketError)) throw err;
         process.stderr.write(`ovnts agent: ${err.message}\n`);

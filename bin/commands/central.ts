@@ -102,7 +102,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--apply-version-max <n>', `the highest apply version this member offers its cluster (default: the most this software implements, ${APPLY_VERSION_MAX}); a lower one holds the whole cluster at that version until this member is restarted without it (docs/central.md, Upgrades)`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
-    .option('--unixctl <path>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; "none": no socket)')
+    .option('--unixctl <paths>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; several, comma-separated, answer alike, e.g. ovn-ctl\'s /var/run/ovn/ovnnb_db.ctl,/var/run/ovn/ovnsb_db.ctl; "none": no socket)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
       if (o.optimizeForSize === true) for (const flag of memberV8Flags) v8.setFlagsFromString(flag);
@@ -220,7 +220,7 @@ export function registerCentralCommand(program: Command): void {
       const doors: Awaited<ReturnType<typeof startOvsdbDoor>>[] = [];
       if (o.ovsdb !== undefined || fromDb) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));
       if (o.ovsdbSb !== undefined || fromDb) doors.push(await openDoor(o.ovsdbSb, '--ovsdb-sb', 'OVN_Southbound'));
-      process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid, ...(control.server !== undefined ? { unixctl: control.server.path } : {}) } }) + '\n');
+      process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid, unixctl: control.servers.map((c) => c.path) } }) + '\n');
       await stopped;
       await control.close();
       for (const door of doors) await door.close();

@@ -2,7 +2,9 @@
 // pidfile, as the commands open them. A path given on the command line must work: the process
 // refuses to start without it. A default one (in OVN_RUNDIR, which may be missing or not
 // writable on a development machine) is best effort: the process warns and runs without it.
-// "none" turns either off, as Open vSwitch's --unixctl=none does.
+// "none" turns either off, as Open vSwitch's --unixctl=none does. Several socket paths,
+// comma-separated, give the same commands at each: a central member can answer at both names
+// ovn-ctl gives OVN's databases (ovnnb_db.ctl, ovnsb_db.ctl).
 import { UnixctlServer, type UnixctlCommand } from '../../ovsdb/unixctl-server.js';
 import { createPidfile, type Pidfile } from './pidfile.js';
 
@@ -18,7 +20,7 @@ export function ovnRundir(env: NodeJS.ProcessEnv = process.env): string {
 export class ControlSocketError extends Error {}
 
 export interface ControlOptions {
-  /** --unixctl as given (undefined: defaultPath). */
+  /** --unixctl as given: a path, several comma-separated, or none (undefined: defaultUnixctl). */
   readonly unixctl: string | undefined;
   readonly defaultUnixctl: string;
   /** --pidfile as given (undefined: defaultPidfile, if any). */
@@ -30,7 +32,8 @@ export interface ControlOptions {
 }
 
 export interface Control {
-  readonly server: UnixctlServer | undefined;
+  /** The sockets open (none: "none", or the default could not be opened). */
+  readonly servers: readonly UnixctlServer[];
   readonly pidfile: Pidfile | undefined;
   /** Stops the socket and removes it and the pidfile. */
   close(): Promise<void>;
@@ -49,22 +52,24 @@ async function attempt<T>(given: string | undefined, fallback: string | undefine
   }
 }
 
-/** Writes the pidfile (first: a running holder refuses the start), then opens the socket. */
+/** Writes the pidfile (first: a running holder refuses the start), then opens the sockets. */
 export async function openControl(o: ControlOptions): Promise<Control> {
   const pidfile = await attempt(o.pidfile, o.defaultPidfile, 'pidfile', createPidfile, o.warn);
-  let server: UnixctlServer | undefined;
-  try {
-    server = await attempt(o.unixctl, o.defaultUnixctl, 'control socket', (path) => UnixctlServer.listen({ path, version: o.version, commands: o.commands, onProblem: o.warn }), o.warn);
-  } catch (err) {
+  const commands = [...o.commands];
+  const servers: UnixctlServer[] = [];
+  const close = async (): Promise<void> => {
+    for (const s of servers) await s.close();
     await pidfile?.close();
+  };
+  try {
+    const given = o.unixctl === undefined || o.unixctl === NONE ? [o.unixctl] : o.unixctl.split(',').filter((p) => p !== '');
+    for (const path of given) {
+      const server = await attempt(path, o.defaultUnixctl, 'control socket', (p) => UnixctlServer.listen({ path: p, version: o.version, commands, onProblem: o.warn }), o.warn);
+      if (server !== undefined) servers.push(server);
+    }
+  } catch (err) {
+    await close();
     throw err;
   }
-  return {
-    server,
-    pidfile,
-    async close() {
-      await server?.close();
-      await pidfile?.close();
-    },
-  };
+  return { servers, pidfile, close };
 }

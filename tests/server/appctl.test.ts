@@ -6,8 +6,9 @@
 // against each other member's, its field names against a real clustered ovsdb-server's
 // (ovsdb-tool create-cluster); status and inc-engine/show-stats against `ovnts sbctl
 // engine-stats`; then a leadership transfer, a protocol fuzz and a flood of connections on a
-// member (which keeps serving), and exit.
-import { execFile, execFileSync } from 'node:child_process';
+// member (which keeps serving), and exit. And a member started by hand at ovn-ctl's two socket
+// names answers at both.
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,8 @@ import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
-import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
+import { freeBasePort, ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
+import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
@@ -242,4 +244,35 @@ t.test('a 3-member cluster answers ovs-appctl as OVN\'s central daemons', { skip
     t.notOk(existsSync(sock), 'the socket is gone');
     t.equal((await ovnts('nbctl', `--endpoints=${env.nbGrpc[0]}`, 'ls-list')).code, 0, 'two members still serve');
   });
+});
+
+t.test('a member started by hand answers at ovn-ctl\'s socket names, both alike', { skip }, async (t) => {
+  const run = mkdtempSync(join(tmpdir(), 'ovn-run-'));
+  t.teardown(() => rmSync(run, { recursive: true, force: true }));
+  const base = await freeBasePort();
+  const nb = join(run, 'ovnnb_db.ctl');
+  const sb = join(run, 'ovnsb_db.ctl');
+  const child = spawn(...ovntsArgv('central', '--name=n1', `--data-dir=${testdirAfterTeardowns(t)}`, `--peers=n1=127.0.0.1:${base + 11}`, `--nb-peers=n1=127.0.0.1:${base + 1}`, `--unixctl=${nb},${sb}`), { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pid = child.pid as number;
+  t.teardown(() => stopPid(pid, (argv) => argv.includes('central')));
+  const ready = await new Promise<{ unixctl: string[] }>((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line !== undefined) resolve((JSON.parse(line) as { ready: { unixctl: string[] } }).ready);
+    });
+  });
+  t.same(ready.unixctl, [nb, sb], 'its ready line names both sockets');
+  for (const [sock, db] of [[nb, 'OVN_Northbound'], [sb, 'OVN_Southbound']] as const) {
+    const s = await until(`${db} leads`, async () => {
+      const st = parseStatus((await appctl(sock, 'cluster/status', db)).out);
+      return st.fields.get('Role') === 'leader' ? st : undefined;
+    }, 20_000);
+    t.equal(s.servers.length, 1, `${sock}: cluster/status ${db}, one server`);
+  }
+  t.equal((await appctl(nb, 'status')).out, (await appctl(sb, 'status')).out, 'the same commands at both');
+  process.kill(pid, 'SIGTERM');
+  await waitForExit(pid, 30_000);
+  t.notOk(existsSync(nb) || existsSync(sb), 'a stopped member removes both');
 });
