@@ -7,13 +7,13 @@
 // external_ids, meters and groups installed) and against ovn-controller's answers (same zone
 // users, meter names and group descriptions); then pause/resume, recompute, resync, the
 // protocol errors, and exit with and without --restart.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { persistedCtZones } from '../../agent/local/agent-runtime.js';
 import { existsSync } from 'node:fs';
 import { spawnAgent } from '../helpers/agent-e2e.js';
+import { runAppctl, type AppctlReply } from '../helpers/appctl.js';
 import { until } from '../helpers/ovnts-cli.js';
 import { startOvsSwitch, type OvsSwitch } from '../helpers/ovs-switch.js';
 import { waitForExit } from '../helpers/process.js';
@@ -33,22 +33,8 @@ const topology: readonly (readonly string[])[] = [
   ['qos-add', 'sw0', 'from-lport', '100', 'inport == "vm1"', 'rate=1000', 'burst=200'],
 ];
 
-interface Reply {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
 /** The real ovn-appctl with OVN_RUNDIR=rundir: `-t ovn-controller` goes through rundir's pidfile. */
-function appctl(rundir: string, ...args: string[]): Promise<Reply> {
-  return new Promise((resolve) => {
-    execFile('ovn-appctl', ['--timeout=30', ...args], { env: { ...process.env, OVN_RUNDIR: rundir } }, (error, out, err) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, out, err });
-    });
-  });
-}
-
-const controller = (rundir: string, ...args: string[]): Promise<Reply> => appctl(rundir, '-t', 'ovn-controller', ...args);
+const controller = (rundir: string, ...args: string[]): Promise<AppctlReply> => runAppctl('ovn-appctl', ['-t', 'ovn-controller', ...args], { OVN_RUNDIR: rundir });
 
 /** "NAME: ID" lines (meter-table-list, group-table-list) as a map; refuses any other line. */
 function parseTable(t: Test, text: string, what: string): Map<string, number> {

@@ -3,7 +3,7 @@
 // a second process is refused while the holder lives, takes over a stale file once it is gone,
 // and close() removes the file. Method: holders are child processes (a POSIX lock belongs to a
 // process), each with a unixctl server at the name ovs-appctl derives.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,17 +11,11 @@ import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import type { Test } from 'tap';
 import { repoRoot } from '../helpers/source-tree.js';
+import { runAppctl, toolInstalled, type AppctlReply } from '../helpers/appctl.js';
 import { stopPid, waitForExit } from '../helpers/process.js';
 import { until } from '../helpers/ovnts-cli.js';
 
-const skip = ((): string | false => {
-  try {
-    execFileSync('ovs-appctl', ['--version'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'ovs-appctl is not installed';
-  }
-})();
+const skip = toolInstalled('ovs-appctl') ? false : 'ovs-appctl is not installed';
 
 const lib = (p: string): string => pathToFileURL(join(repoRoot, 'dist', p)).href;
 
@@ -59,13 +53,7 @@ function holder(t: Test, dir: string): { pid: number; said: Promise<string> } {
   return { pid, said };
 }
 
-function appctl(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile('ovs-appctl', ['--timeout=10', ...args], { env: { ...process.env, OVS_RUNDIR: dir } }, (error, out, err) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, out, err });
-    });
-  });
-}
+const appctl = (dir: string, ...args: string[]): Promise<AppctlReply> => runAppctl('ovs-appctl', args, { OVS_RUNDIR: dir });
 
 t.test('ovs-appctl -t NAME finds a process through its pidfile', { skip }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'pidf-'));

@@ -4,7 +4,7 @@
 // piled ahead of their replies, more connections than allowed, a client that never reads)
 // leaves the server answering ovs-appctl. Method: a server in this process, ovs-appctl as a
 // child process, raw sockets for what ovs-appctl never sends.
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,26 +12,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import type { UnixctlCommand } from '../../ovsdb/unixctl-server.js';
+import { runAppctl, toolInstalled, type AppctlReply } from '../helpers/appctl.js';
 import { UnixctlServer, unixctlError, unixctlOk } from '../../ovsdb/unixctl-server.js';
 
-const appctlInstalled = ((): boolean => {
-  try {
-    execFileSync('ovs-appctl', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const skip = appctlInstalled ? false : 'ovs-appctl is not installed';
+const skip = toolInstalled('ovs-appctl') ? false : 'ovs-appctl is not installed';
 
-/** ovs-appctl's exit code, stdout and stderr. */
-function appctl(path: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile('ovs-appctl', ['--timeout=10', '-t', path, ...args], (error, out, err) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, out, err });
-    });
-  });
-}
+const appctl = (path: string, ...args: string[]): Promise<AppctlReply> => runAppctl('ovs-appctl', ['-t', path, ...args]);
 
 /** A folder with a short path: a unix socket's path is at most 107 bytes. */
 function shortDir(t: Test): string {

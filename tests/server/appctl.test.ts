@@ -8,42 +8,24 @@
 // engine-stats`; then a leadership transfer, a protocol fuzz and a flood of connections on a
 // member (which keeps serving), and exit. And a member started by hand at ovn-ctl's two socket
 // names answers at both.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
+import { runAppctl, toolInstalled, type AppctlReply } from '../helpers/appctl.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { freeBasePort, ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
-const skip = ((): string | false => {
-  try {
-    execFileSync('ovs-appctl', ['--version'], { stdio: 'ignore' });
-    execFileSync('ovsdb-tool', ['--version'], { stdio: 'ignore' });
-    return existsSync('/usr/share/ovn/ovn-nb.ovsschema') ? false : 'OVN\'s schemas are not installed';
-  } catch {
-    return 'Open vSwitch is not installed';
-  }
-})();
+const skip = !toolInstalled('ovs-appctl') || !toolInstalled('ovsdb-tool') ? 'Open vSwitch is not installed'
+  : existsSync('/usr/share/ovn/ovn-nb.ovsschema') ? false : 'OVN\'s schemas are not installed';
 
-interface Reply {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
-function appctl(target: string, ...args: string[]): Promise<Reply> {
-  return new Promise((resolve) => {
-    execFile('ovs-appctl', ['--timeout=30', '-t', target, ...args], (error, out, err) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, out, err });
-    });
-  });
-}
+const appctl = (target: string, ...args: string[]): Promise<AppctlReply> => runAppctl('ovs-appctl', ['-t', target, ...args]);
 
 /** cluster/status parsed: the nickname line, "Field: value" lines, the server lines. */
 interface ClusterStatus {
