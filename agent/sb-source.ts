@@ -88,5 +88,11 @@ export interface SbSource {
    * source that sends every row (monitor-all) may omit it.
    */
   setIfaceIds?(ifaceIds: readonly string[]): void;
+  /**
+   * Starts over (ovn-controller's sb-cluster-state-reset): the source drops its connection,
+   * reconnects without claiming any revision, and its next update is a reset holding the whole
+   * view. Updates already handed over are acknowledged as usual.
+   */
+  resync?(): void;
   close(): Promise<void>;
 }

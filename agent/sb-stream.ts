@@ -166,6 +166,10 @@ export class SbStream implements SbSource {
   /** The last Ack written to a stream. */
   private lastAck: { revision: number; nbCfg: number; error: string } | undefined;
   private readonly counters = { connects: 0, resumes: 0, snapshots: 0, steps: 0, delivered: 0, protocolErrors: 0 };
+  /** The next connection claims no revision, so the member sends the whole view (resync). */
+  private resyncNext = false;
+  /** Ends the current stream and connects again at once (resync), while there is one. */
+  private endCall: ((reason: string) => void) | undefined;
 
   constructor(private readonly options: SbStreamOptions) {
     assert.ok(options.endpoints.length > 0, 'SbStream: at least one endpoint');
@@ -211,6 +215,13 @@ export class SbStream implements SbSource {
   setIfaceIds(ifaceIds: readonly string[]): void {
     this.ifaceIds = [...ifaceIds];
     if (this.resumed) this.call?.write({ interest: { ifaceIds: [...this.ifaceIds] } });
+  }
+
+  resync(): void {
+    if (this.closed) return;
+    this.resyncNext = true;
+    // Not connected now: the next connection resyncs.
+    this.endCall?.('a resync was asked for');
   }
 
   async transact(ops: readonly unknown[]): Promise<unknown[]> {
@@ -267,36 +278,47 @@ export class SbStream implements SbSource {
     this.assembly = undefined;
     this.pending = undefined;
     this.paused = false;
-    this.expected = this.deliveredRevision;
+    // A resync claims nothing: the member sends a snapshot from revision 0, delivered as a
+    // reset. Acks of what was delivered before wait until this stream has reached them.
+    const lastRevision = this.resyncNext ? 0 : this.deliveredRevision;
+    this.resyncNext = false;
+    this.expected = lastRevision;
     // The Port_Bindings held by iface-id: those not on a held datapath.
     const heldByIface = new Set<string>();
-    if (this.deliveredRevision > 0) for (const p of this.heldPorts.values()) if (!this.heldDatapaths.has(p.datapath)) heldByIface.add(p.port);
-    this.helloIfaceIds = this.deliveredRevision > 0 ? heldByIface : new Set(this.ifaceIds);
+    if (lastRevision > 0) for (const p of this.heldPorts.values()) if (!this.heldDatapaths.has(p.datapath)) heldByIface.add(p.port);
+    this.helloIfaceIds = lastRevision > 0 ? heldByIface : new Set(this.ifaceIds);
     call.write({
       hello: {
         chassis: hello.chassis,
         hostname: hello.hostname,
         encaps: hello.encaps.map((e) => ({ type: e.type, ip: e.ip })),
-        lastRevision: this.deliveredRevision,
-        heldDatapaths: this.deliveredRevision > 0 ? [...this.heldDatapaths] : [],
+        lastRevision,
+        heldDatapaths: lastRevision > 0 ? [...this.heldDatapaths] : [],
         ifaceIds: [...this.helloIfaceIds],
         monitorAll: hello.monitorAll === true,
         setDifferenceTables: [...setDifferenceTables],
-        view: this.deliveredRevision > 0 ? this.view : '',
+        view: lastRevision > 0 ? this.view : '',
       },
     });
     let done = false;
-    const finish = (reason: string): void => {
+    const finish = (reason: string, again: 'backoff' | 'now' = 'backoff'): void => {
       if (done) return;
       done = true;
       if (this.call === call) this.call = undefined;
+      if (this.endCall === end) this.endCall = undefined;
       this.resumed = false;
       this.pending = undefined;
       this.assembly = undefined;
       if (this.closed) return;
       this.onState?.({ state: 'disconnected', endpoint, reason });
-      this.scheduleReconnect();
+      if (again === 'backoff') this.scheduleReconnect();
+      else this.reconnectNow();
     };
+    const end = (reason: string): void => {
+      finish(reason, 'now');
+      call.cancel();
+    };
+    this.endCall = end;
     call.on('data', (m: WireServerMessage) => {
       if (done) return;
       try {
@@ -310,6 +332,15 @@ export class SbStream implements SbSource {
     });
     call.on('error', (err: grpc.ServiceError) => finish(`${grpc.status[err.code] ?? err.code}: ${err.details}`));
     call.on('end', () => finish('the member ended the stream'));
+  }
+
+  /** Connects again to the same member without waiting (resync). */
+  private reconnectNow(): void {
+    if (this.closed || this.reconnectTimer !== undefined) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect();
+    }, 0);
   }
 
   private scheduleReconnect(): void {
@@ -357,6 +388,9 @@ export class SbStream implements SbSource {
   private sendAck(): void {
     const a = this.unsentAck;
     if (a === undefined || !this.resumed || this.call === undefined) return;
+    // The member refuses an Ack beyond what this stream sent, which only an Ack from before a
+    // resync can be: it waits until this stream has reached its revision (or a newer one replaces it).
+    if (a.revision > this.expected) return;
     this.unsentAck = undefined;
     this.lastAck = a;
     this.call.write({ ack: a });
@@ -381,6 +415,7 @@ export class SbStream implements SbSource {
     this.assembly = undefined;
     this.expected = cur.to;
     this.counters.steps++;
+    this.sendAck();
     this.enqueue(cur);
   }
 

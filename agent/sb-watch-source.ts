@@ -92,6 +92,8 @@ export class SbWatchSource implements SbSource {
   private lastAckedNbCfg: number | undefined;
   private pendingNbCfg: number | undefined;
   private acking: Promise<void> | undefined;
+  /** The next watch starts from revision 0: the whole view again (resync). */
+  private resyncNext = false;
 
   constructor(private readonly options: SbWatchSourceOptions) {
     if (options.endpoints.length === 0) throw new Error('SbWatchSource needs at least one endpoint');
@@ -140,6 +142,13 @@ export class SbWatchSource implements SbSource {
     }
   }
 
+  resync(): void {
+    if (this.closed) return;
+    this.resyncNext = true;
+    // Not watching now: the next watch starts over.
+    if (this.stream !== undefined) this.reconnect('a resync was asked for', false);
+  }
+
   async transact(ops: readonly unknown[]): Promise<unknown[]> {
     // Any member serves a write (followers forward it); on an unreachable one, the next.
     let lastErr: unknown;
@@ -170,6 +179,9 @@ export class SbWatchSource implements SbSource {
   private connect(): void {
     if (this.closed) return;
     const client = this.clients[this.endpointIndex] as NorthboundClient;
+    // Called once no update is being applied, so nothing sets `delivered` after this.
+    if (this.resyncNext) this.delivered = 0;
+    this.resyncNext = false;
     this.initial = undefined;
     this.queue.length = 0;
     const stream = client.watch([], this.delivered, 'OVN_Southbound', this.delivered > 0 ? this.view : '') as unknown as grpc.ClientReadableStream<WatchEvent>;

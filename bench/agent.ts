@@ -249,7 +249,7 @@ async function oursOneAgent(runIndex: number): Promise<OneAgent> {
     await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv1', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1');
     const fd = openSync(logFile, 'a');
     const child = spawn(ovntsCmd[0] as string, [...ovntsCmd.slice(1), 'agent', `--ovs-db=${sw.dbTarget}`, `--central=${env.sbGrpc.join(',')}`, '--datapath-type=netdev'],
-      { stdio: ['ignore', fd, fd] });
+      { stdio: ['ignore', fd, fd], env: { ...process.env, OVN_RUNDIR: sw.dir } });
     closeSync(fd);
     agentPid = child.pid as number;
     await plugVif(sw, agentLog);

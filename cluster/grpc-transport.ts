@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import grpc from '@grpc/grpc-js';
 import type { Message, NodeId } from './types.js';
-import { checkMemberInfo, MEMBER_INFO_CHARS_MAX, type Transport, type TransportHandlers, type TransportReport, type TransportStats } from './transport.js';
+import { checkMemberInfo, MEMBER_INFO_CHARS_MAX, type PeerLinks, type Transport, type TransportHandlers, type TransportReport, type TransportStats } from './transport.js';
 import { isWireError, RaftCodec } from './grpc-codec.js';
 import { listenGrpc, type GrpcListener } from './grpc-listen.js';
 import type { RaftPeerMethod } from './grpc-codec.js';
@@ -253,6 +253,12 @@ class PeerSender {
 
   queuedMessages(): number {
     return this.queue.length - this.queueHead;
+  }
+
+  /** Its message stream: open, wanted (messages wait for it) but not open, or not needed now. */
+  link(): PeerLinks['outgoing'] {
+    if (this.stream !== null) return 'open';
+    return this.queuedMessages() > 0 ? 'down' : undefined;
   }
 
   /** Queues one encoded message; false when the queue is full (the caller counts the drop). */
@@ -528,6 +534,8 @@ export class GrpcTransport implements Transport {
   private readonly snapshotBytesMax: number;
   private readonly unreachableReportIntervalMs: number;
   private snapshotsIncoming = 0;
+  /** Messages streams open from each sender now. */
+  private readonly incomingStreams = new Map<NodeId, number>();
   private streamSeq = 0;
   /** setMemberInfo's text. */
   private ownInfo: string | undefined;
@@ -671,6 +679,17 @@ export class GrpcTransport implements Transport {
     }
   }
 
+  links(): ReadonlyMap<NodeId, PeerLinks> {
+    const out = new Map<NodeId, PeerLinks>();
+    for (const [id, sender] of this.senders) {
+      const incoming = this.incomingStreams.get(id) ?? 0;
+      const outgoing = sender.link();
+      if (outgoing !== undefined || incoming > 0) out.set(id, { outgoing, incoming });
+    }
+    for (const [id, incoming] of this.incomingStreams) if (!out.has(id)) out.set(id, { outgoing: undefined, incoming });
+    return out;
+  }
+
   stats(): GrpcTransportStats {
     const c = this.counters;
     return {
@@ -717,13 +736,17 @@ export class GrpcTransport implements Transport {
     callback: grpc.sendUnaryData<Buffer>,
   ): void {
     let done = false;
+    /** Uncounts the stream in incomingStreams once it was counted. */
+    let uncount = (): void => undefined;
     const finish = (err: StatusResponse | null): void => {
+      uncount();
       if (done) return;
       done = true;
       callback(err, err === null ? this.codec.encodeAck() : null);
     };
     // A sender that goes away cancels the call; its side counts and reports the failure.
     const abandon = (): void => {
+      uncount();
       done = true;
     };
     call.on('close', abandon);
@@ -756,6 +779,16 @@ export class GrpcTransport implements Transport {
     const told = call.metadata.get(METADATA_MEMBER_INFO)[0];
     const mine = { incarnation, seq, info: typeof told === 'string' && told.length <= MEMBER_INFO_CHARS_MAX ? told : undefined };
     this.newestStream.set(from, mine);
+    // Counted while open, for links(): once, whichever way it ends.
+    this.incomingStreams.set(from, (this.incomingStreams.get(from) ?? 0) + 1);
+    let counted = true;
+    uncount = (): void => {
+      if (!counted) return;
+      counted = false;
+      const n = (this.incomingStreams.get(from) ?? 1) - 1;
+      if (n > 0) this.incomingStreams.set(from, n);
+      else this.incomingStreams.delete(from);
+    };
 
     call.on('data', (buf: Buffer) => {
       if (done) return;

@@ -38,7 +38,7 @@ import { RawNode, type NodeStatus } from './raw-node.js';
 import { ClientSessions } from './session.js';
 import { RaftStorage, StorageCorruptError, StorageError, type ReadyWrites, type StorageWarning } from './storage.js';
 import { ApplyRefusedError, type StateMachine } from './state-machine.js';
-import type { Transport, TransportReport, TransportStats } from './transport.js';
+import type { PeerLinks, Transport, TransportReport, TransportStats } from './transport.js';
 import {
   NONE,
   type ClientTag,
@@ -261,8 +261,20 @@ export interface PeerStatus {
   readonly lastContactMsAgo: number | undefined;
 }
 
+/**
+ * This node's last election, as ovsdb-server's cluster/status reports its own (wall clock,
+ * shell-side bookkeeping): when it last began one (a pre-vote or vote campaign, or a new term
+ * as candidate) and why, and when it last became leader. Undefined before the first.
+ */
+export interface ElectionTimes {
+  readonly startedMsAgo?: number;
+  readonly reason?: 'timeout' | 'leadership_transfer';
+  readonly wonMsAgo?: number;
+}
+
 export interface RaftNodeStatus extends NodeStatus {
   readonly tickMs: number;
+  readonly election: ElectionTimes;
   readonly peers: readonly PeerStatus[];
   /** The last index applied to the state machine. */
   readonly appliedIndex: number;
@@ -691,6 +703,7 @@ export class RaftNode {
     }
     this.noteReadStates(rd.readStates);
     if (rd.softState !== undefined) this.noteLeader(rd.softState.lead);
+    this.noteElection();
     this.serveReads();
   }
 
@@ -965,10 +978,30 @@ export class RaftNode {
 
   /** When a message from each peer last arrived (wall clock; for status only). */
   private readonly lastHeardMs = new Map<NodeId, number>();
+  /** Elections as status reports them (ElectionTimes), from the role and term each Ready leaves. */
+  private readonly elections: { startedAtMs?: number; reason?: 'timeout' | 'leadership_transfer'; wonAtMs?: number; role: string; term: number; transferAsked: boolean } = { role: 'follower', term: 0, transferAsked: false };
+
+  /** Notes an election begun or won since the last Ready (status only). */
+  private noteElection(): void {
+    const e = this.elections;
+    const { role, term } = this.raw.raft;
+    const campaigning = (r: string): boolean => r === 'pre-candidate' || r === 'candidate';
+    // A campaign starts when a node leaves following, and again each new term it stands in.
+    if (campaigning(role) && (!campaigning(e.role) || (role === 'candidate' && e.role === 'candidate' && term !== e.term))) {
+      e.startedAtMs = Date.now();
+      e.reason = e.transferAsked ? 'leadership_transfer' : 'timeout';
+    }
+    if (role === 'leader' && e.role !== 'leader') e.wonAtMs = Date.now();
+    if (role !== e.role || term !== e.term) e.transferAsked = false;
+    e.role = role;
+    e.term = term;
+  }
 
   private onMessage(m: Message): void {
     if (this.stopping) return;
     this.lastHeardMs.set(m.from, Date.now());
+    // The leader hands over: the campaign this starts is a leadership transfer's.
+    if (m.type === 'timeout-now') this.elections.transferAsked = true;
     this.raw.step(m);
     const lost = this.raw.raft.lostAcknowledged;
     if (lost !== undefined) {
@@ -1081,6 +1114,11 @@ export class RaftNode {
     return this.learned.get(id)?.address ?? this.options.peers.get(id);
   }
 
+  /** The transport's connections with each peer (undefined: a transport without connections). */
+  links(): ReadonlyMap<NodeId, PeerLinks> | undefined {
+    return this.options.transport.links?.();
+  }
+
   /** The client address a conf change gave for `id`, if one did. */
   clientAddressOf(id: NodeId): string | undefined {
     return this.learned.get(id)?.clientAddress;
@@ -1125,9 +1163,15 @@ export class RaftNode {
       const base = { id, address: this.addressOf(id), lastContactMsAgo: heard === undefined ? undefined : now - heard };
       return core.role !== 'leader' || pr === undefined ? base : { ...base, match: pr.match, next: pr.next, state: pr.state, learner: pr.isLearner };
     });
+    const e = this.elections;
     return {
       ...core,
       tickMs: this.limits.tickMs,
+      election: {
+        ...(e.startedAtMs !== undefined ? { startedMsAgo: now - e.startedAtMs } : {}),
+        ...(e.reason !== undefined ? { reason: e.reason } : {}),
+        ...(e.wonAtMs !== undefined ? { wonMsAgo: now - e.wonAtMs } : {}),
+      },
       peers,
       appliedIndex: this.applied,
       snapshotIndex: this.snapshotIndex,

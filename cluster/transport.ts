@@ -34,6 +34,14 @@ export interface TransportStats {
   readonly refusedConnections?: number;
 }
 
+/** A transport's connections with one peer. */
+export interface PeerLinks {
+  /** The stream this node sends on: open, or wanted (messages wait) and not open. */
+  readonly outgoing: 'open' | 'down' | undefined;
+  /** Streams the peer sends this node on, open now. */
+  readonly incoming: number;
+}
+
 export interface Transport {
   /** Starts listening and delivering to `handlers`. Resolves once the listener is up. */
   start(handlers: TransportHandlers): Promise<void>;
@@ -63,6 +71,11 @@ export interface Transport {
    * until one arrived. A peer restarted with other software tells its new text.
    */
   peerInfo?(id: NodeId): string | undefined;
+  /**
+   * The connections with each peer now (for status: ovsdb-server's "Connections" line), for
+   * a transport that has connections; peers with none, and nothing to send, are left out.
+   */
+  links?(): ReadonlyMap<NodeId, PeerLinks>;
   /** Stops listening, drops queued messages, closes connections. */
   close(): Promise<void>;
 }

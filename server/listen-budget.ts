@@ -3,11 +3,15 @@
 // the gRPC API) holds at most a share of the process's open-files limit, and closes a
 // connection past it as soon as it is accepted. This file sizes the shares; every listener
 // applies its cap through capConnections (cluster/connection-cap.ts): the doors, the gRPC API
-// (through listenGrpc), the metrics listener (a small fixed number, server/metrics.ts) and the
-// Raft port (a small fixed number, grpc-transport.ts).
+// (through listenGrpc), the metrics listener (a small fixed number, server/metrics.ts), the
+// Raft port (a small fixed number, grpc-transport.ts) and the control socket (a small fixed
+// number, ovsdb/unixctl-server.ts).
 import { readFileSync } from 'node:fs';
 
-/** File descriptors a member keeps for itself: LevelDB, the Raft port (64), metrics, its own clients. */
+/**
+ * File descriptors a member keeps for itself: LevelDB, the Raft port (64), metrics (32), the
+ * control socket (64, ovsdb/unixctl-server.ts), its own clients.
+ */
 const FDS_RESERVED = 512;
 /** Listeners clients reach on one member: the NB and SB OVSDB doors and the gRPC API. */
 const LISTENERS_PER_MEMBER = 3;

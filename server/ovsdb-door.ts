@@ -152,6 +152,19 @@ function uuidFrom(text: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * The cluster's UUID as `_Server`'s Database.cid and cluster/cid give it: derived from the
+ * cluster id, the same on every member and for both databases (they are one Raft group).
+ */
+export function ovsdbClusterUuid(clusterId: string): string {
+  return uuidFrom(`cid:${clusterId}`);
+}
+
+/** A member's server UUID for one database, as `_Server`'s Database.sid, get_server_id and cluster/sid give it. */
+export function ovsdbServerId(clusterId: string, member: number, db: TransactDb): string {
+  return uuidFrom(`server:${clusterId}:${member}:${db}`);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -363,10 +376,10 @@ class Door {
   ) {
     this.feed = central.feed(dbName);
     this.txnTag = dbName === 'OVN_Southbound' ? sbTxnTag(central.sbViewId) : NB_TXN_TAG;
-    this.serverId = uuidFrom(`server:${clusterId}:${central.id}:${dbName}`);
+    this.serverId = ovsdbServerId(clusterId, central.id, dbName);
     this.mainSchemaJson = asClustered(schemaToJson(this.feed.schema));
     this.serverSchemaJson = SERVER_SCHEMA_JSON;
-    this.serverDb = new ServerDb(central, dbName, uuidFrom(`cid:${clusterId}`), this.serverId, JSON.stringify(this.mainSchemaJson));
+    this.serverDb = new ServerDb(central, dbName, ovsdbClusterUuid(clusterId), this.serverId, JSON.stringify(this.mainSchemaJson));
     this.serverDb.refresh(true);
   }
 

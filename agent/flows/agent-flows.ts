@@ -63,6 +63,19 @@ export class AgentFlows {
     return this.desired.ctZones();
   }
 
+  /**
+   * The meters and groups the flows in force use, by name, with their ids: what
+   * ovn-controller's meter-table-list and group-table-list print (its extend tables).
+   */
+  extendTables(): { readonly meters: ReadonlyMap<string, number>; readonly groups: ReadonlyMap<string, number> } {
+    return { meters: this.desired.meterTable(), groups: this.desired.groupTable() };
+  }
+
+  /** The next apply recomputes every flow and installs the difference. */
+  forceRecompute(): void {
+    this.desired.forceRecompute();
+  }
+
   /** SB_Global.nb_cfg of the rows applied so far: what the runtime acknowledges with the revision. */
   get nbCfg(): number {
     return this.desired.sb.nbCfg;

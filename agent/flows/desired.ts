@@ -298,6 +298,28 @@ export class DesiredFlows {
     this.forceFull = true;
   }
 
+  /** The next update recomputes every flow, whatever it carries (ovn-controller's `recompute`). */
+  forceRecompute(): void {
+    this.forceFull = true;
+  }
+
+  /**
+   * The groups the flows use, by description (the text `group-table-list` prints, as
+   * ovn-controller's group table names them), with their ids.
+   */
+  groupTable(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [desc, g] of this.groups) if (!('error' in g.spec)) out.set(desc, g.id);
+    return out;
+  }
+
+  /** The meters the flows use, by name (an SB Meter's, or a set_meter description), with their ids. */
+  meterTable(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [name, e] of this.meters.entries()) out.set(name, e.id);
+    return out;
+  }
+
   /** The ct zone assignments now in force (persist them to keep zones across restarts). */
   ctZones(): ReadonlyMap<string, number> {
     return this.zones;

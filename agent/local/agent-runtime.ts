@@ -28,6 +28,10 @@ export interface FlowHook {
   apply(u: SbUpdate | null, view: LocalView): Promise<{ readonly installedPorts: Iterable<string>; readonly errors: readonly string[] }>;
   /** The conntrack zones in force, by user (port name, "<datapath>_dnat"/"_snat"): persisted. */
   ctZones?(): ReadonlyMap<string, number>;
+  /** The meters and groups the flows use, by name, with their ids (meter-table-list, group-table-list). */
+  extendTables?(): { readonly meters: ReadonlyMap<string, number>; readonly groups: ReadonlyMap<string, number> };
+  /** The next apply recomputes every flow (the `recompute` command). */
+  forceRecompute?(): void;
 }
 
 /** The integration bridge's external_ids key of a zone user, as ovn-controller names it. */
@@ -93,6 +97,8 @@ export class AgentRuntime {
   /** The integration bridge, and the zones last read from or written to its external_ids. */
   private bridge: string | undefined;
   private persistedZones = new Map<string, number>();
+  /** Set while paused (debug/pause): SB updates and flow-side work wait until it is released. */
+  private pausedGate: { readonly until: Promise<void>; readonly release: () => void } | undefined;
 
   constructor(private readonly options: AgentRuntimeOptions) {
     this.log = options.log ?? ((level, message) => process.stderr.write(`agent ${level}: ${message}\n`));
@@ -115,6 +121,69 @@ export class AgentRuntime {
   /** The source's connection state as last reported. */
   get state(): SbSourceState | undefined {
     return this.sourceState;
+  }
+
+  /** The flow side, once open (undefined before, and with none). */
+  get flowSide(): FlowHook | undefined {
+    return this.flows;
+  }
+
+  get paused(): boolean {
+    return this.pausedGate !== undefined;
+  }
+
+  /**
+   * ovn-controller's debug/pause: nothing is processed until resume(). SB updates wait (the
+   * source holds the ones that follow, within its bounds), no flow is computed or installed, no
+   * revision acknowledged, and the local side makes no pass (no port claimed or released).
+   * Packet-ins are still answered, as ovn-controller's pinctrl thread answers them.
+   */
+  pause(): void {
+    if (this.pausedGate !== undefined) return;
+    let release = (): void => undefined;
+    const until = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.pausedGate = { until, release };
+    this.local.pause();
+  }
+
+  /** debug/resume: what waited goes on. */
+  resume(): void {
+    const gate = this.pausedGate;
+    if (gate === undefined) return;
+    this.pausedGate = undefined;
+    gate.release();
+    this.local.resume();
+  }
+
+  /**
+   * ovn-controller's `recompute`: the flow side computes every flow again and installs the
+   * difference. Resolves once that is installed, or at once while paused (it runs on resume)
+   * and without a flow side.
+   */
+  async recompute(): Promise<void> {
+    const flows = this.flows;
+    if (flows?.forceRecompute === undefined) return;
+    flows.forceRecompute();
+    const done = this.enqueue(null);
+    if (!this.paused) await done;
+  }
+
+  /**
+   * ovn-controller's sb-cluster-state-reset: the SB source starts over, and the reset it
+   * delivers recomputes every flow. False when the source cannot.
+   */
+  resync(): boolean {
+    const source = this.options.source;
+    if (source.resync === undefined) return false;
+    source.resync();
+    return true;
+  }
+
+  /** Resolves once not paused. */
+  private async whileRunning(): Promise<void> {
+    while (this.pausedGate !== undefined) await this.pausedGate.until;
   }
 
   /**
@@ -161,6 +230,10 @@ export class AgentRuntime {
   /** Stops; with cleanup, first releases this chassis's ports and unregisters it (--cleanup). */
   async stop(cleanup: boolean): Promise<void> {
     this.offView?.();
+    // Work held by a pause finishes (the local side stays paused: it is stopping).
+    const gate = this.pausedGate;
+    this.pausedGate = undefined;
+    gate?.release();
     if (cleanup) {
       try {
         await this.local.cleanup();
@@ -217,6 +290,7 @@ export class AgentRuntime {
   }
 
   private async onUpdate(u: SbUpdate): Promise<void> {
+    await this.whileRunning();
     this.local.applySbUpdate(u);
     this.trackNbCfg(u);
     const nbCfg = this.nbCfg;
@@ -229,6 +303,7 @@ export class AgentRuntime {
   private enqueue(u: SbUpdate | null): Promise<readonly string[]> {
     const flows = this.flows as FlowHook;
     const run = this.chain.then(async () => {
+      await this.whileRunning();
       const view = this.local.view;
       const r = await flows.apply(u, view);
       this.local.markInstalled(r.installedPorts, view);

@@ -81,6 +81,8 @@ export class LocalAgent {
   private dirty = false;
   private running = false;
   private stopped = false;
+  /** Paused (debug/pause): changes are noted, no pass runs until resume(). */
+  private paused = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastProblem = '';
   private offOvs: (() => void) | undefined;
@@ -193,6 +195,16 @@ export class LocalAgent {
     return out;
   }
 
+  /** No pass runs until resume() (the one running, if any, finishes). */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (this.dirty) this.schedule();
+  }
+
   /** Resolves once a pass has run with nothing left to do right now. */
   whenIdle(): Promise<void> {
     if (!this.running && !this.dirty) return Promise.resolve();
@@ -251,13 +263,13 @@ export class LocalAgent {
 
   private schedule(): void {
     this.dirty = true;
-    if (!this.running && !this.stopped) void this.loop();
+    if (!this.running && !this.stopped && !this.paused) void this.loop();
   }
 
   private async loop(): Promise<void> {
     this.running = true;
     try {
-      while (this.dirty && !this.stopped) {
+      while (this.dirty && !this.stopped && !this.paused) {
         this.dirty = false;
         await this.reconcile();
       }

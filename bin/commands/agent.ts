@@ -5,6 +5,10 @@
 // logical ports whose interfaces carry an iface-id, and installs the flows through the flow side
 // (agent/flows/ AgentFlows over OpenFlow to <rundir>/<bridge>.mgmt; --no-flows leaves it out).
 // SIGTERM or SIGINT stop it; with --cleanup it first releases its ports and unregisters.
+// Like ovn-controller it answers `ovn-appctl -t ovn-controller` (agent/unixctl-commands.ts): a
+// control socket <rundir>/ovn-controller.<pid>.ctl and a pidfile <rundir>/ovn-controller.pid,
+// where <rundir> is $OVN_RUNDIR or /var/run/ovn; `exit` there stops it as ovn-controller stops
+// (with cleanup; `exit --restart` without).
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -22,6 +26,9 @@ import { OVS_MONITOR, openVswitchRow } from '../../agent/local/ovs-rows.js';
 import type { SbSource } from '../../agent/sb-source.js';
 import { SbStream } from '../../agent/sb-stream.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
+import { agentUnixctlCommands } from '../../agent/unixctl-commands.js';
+import { ControlSocketError, openControl, ovnRundir } from '../lib/control-socket.js';
+import { ovntsVersion } from '../lib/version.js';
 
 interface AgentOptions {
   ovsDb: string;
@@ -33,6 +40,8 @@ interface AgentOptions {
   ovsRundir?: string;
   flows: boolean;
   sbSource: string;
+  unixctl?: string;
+  pidfile?: string;
 }
 
 export class AgentConfigError extends Error {}
@@ -155,6 +164,8 @@ function flowSideOpener(
         return r;
       },
       ctZones: () => flows.ctZones(),
+      extendTables: () => flows.extendTables(),
+      forceRecompute: () => flows.forceRecompute(),
     };
   };
 }
@@ -191,6 +202,8 @@ export function registerAgentCommand(program: Command): void {
     .option('--ovs-rundir <dir>', 'where ovs-vswitchd puts the bridges\' OpenFlow management sockets (default: the folder of a unix: --ovs-db)')
     .option('--no-flows', 'do not install flows (bindings and tunnels only): ports are claimed but never marked up')
     .option('--sb-source <kind>', 'how the Southbound arrives: "stream" (the per-chassis agent stream) or "watch" (a Northbound Watch of every SB row)', 'stream')
+    .option('--unixctl <path>', 'the control socket ovn-appctl talks to (default: $OVN_RUNDIR/ovn-controller.<pid>.ctl, OVN_RUNDIR defaulting to /var/run/ovn; "none": no socket)')
+    .option('--pidfile <path>', 'the pidfile by which `ovn-appctl -t ovn-controller` finds the socket (default: $OVN_RUNDIR/ovn-controller.pid; "none": no pidfile)')
     .action(async (o: AgentOptions) => {
       const hostname = o.hostname ?? os.hostname();
       const log = (level: string, message: string): void => {
@@ -202,13 +215,36 @@ export function registerAgentCommand(program: Command): void {
         tables: OVS_MONITOR,
         onEvent: (e) => log(e.kind === 'connected' ? 'info' : 'warn', e.kind === 'connected' ? `connected to ${e.target}` : `lost ${e.target}: ${e.reason}; retrying in ${e.retryInMs} ms`),
       });
-      ovs.start();
       let runtime: AgentRuntime | undefined;
       const closers: (() => void)[] = [];
-      const stopped = new Promise<NodeJS.Signals>((resolve) => {
-        process.once('SIGTERM', () => resolve('SIGTERM'));
-        process.once('SIGINT', () => resolve('SIGINT'));
+      let exitRequested: (restart: boolean) => void = () => undefined;
+      // A signal stops the agent as --cleanup says; `exit` over the control socket as
+      // ovn-controller's does: with cleanup, unless --restart.
+      const stopped = new Promise<{ reason: string; cleanup: boolean }>((resolve) => {
+        process.once('SIGTERM', () => resolve({ reason: 'SIGTERM', cleanup: o.cleanup === true }));
+        process.once('SIGINT', () => resolve({ reason: 'SIGINT', cleanup: o.cleanup === true }));
+        exitRequested = (restart) => resolve({ reason: `exit${restart ? ' --restart' : ''} (control socket)`, cleanup: !restart });
       });
+      let control: Awaited<ReturnType<typeof openControl>> | undefined;
+      try {
+        const rundir = ovnRundir();
+        control = await openControl({
+          unixctl: o.unixctl,
+          defaultUnixctl: path.join(rundir, `ovn-controller.${process.pid}.ctl`),
+          pidfile: o.pidfile,
+          defaultPidfile: path.join(rundir, 'ovn-controller.pid'),
+          version: `ovnts agent ${ovntsVersion()} (ovn-controller 23.03's commands)`,
+          commands: agentUnixctlCommands({ runtime: () => runtime, exit: (restart) => exitRequested(restart) }),
+          warn: (m) => log('warn', m),
+        });
+        for (const server of control.servers) log('info', `control socket ${server.path}${control.pidfile !== undefined ? `, pidfile ${control.pidfile.path}` : ''}`);
+      } catch (err) {
+        if (!(err instanceof ControlSocketError)) throw err;
+        process.stderr.write(`ovnts agent: ${err.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      ovs.start();
       try {
         const central = await Promise.race([o.central !== undefined ? Promise.resolve(o.central) : centralFromOvs(ovs), stopped.then(() => undefined)]);
         if (central !== undefined) {
@@ -224,9 +260,9 @@ export function registerAgentCommand(program: Command): void {
             ...(o.monitorAll === true ? { monitorAll: true } : {}),
           });
           await Promise.race([runtime.start(), stopped]);
-          const signal = await stopped;
-          log('info', `${signal}: stopping${o.cleanup === true ? ' (cleanup)' : ''}`);
-          await runtime.stop(o.cleanup === true);
+          const stop = await stopped;
+          log('info', `${stop.reason}: stopping${stop.cleanup ? ' (cleanup)' : ''}`);
+          await runtime.stop(stop.cleanup);
         }
       } catch (err) {
         if (!(err instanceof AgentConfigError)) throw err;
@@ -235,6 +271,7 @@ export function registerAgentCommand(program: Command): void {
       } finally {
         for (const close of closers) close();
         await ovs.close();
+        await control.close();
       }
     });
 }

@@ -1,6 +1,8 @@
 // `ovnts central`: run one central node — a Raft member holding the replicated NB database and
 // serving the Northbound gRPC API. Members are named (n1, n2, ...); a member's Raft node id is
 // its position in --peers (1-based), so every member must be given the same --peers list.
+// Its control socket (<data-dir>/ovnts.ctl, or --unixctl) answers ovs-appctl/ovn-appctl with
+// what OVN's ovsdb-servers and ovn-northd answer (server/unixctl-commands.ts).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import v8 from 'node:v8';
@@ -21,6 +23,9 @@ import { defaultConnectionsMax } from '../../server/listen-budget.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 import { flagsNotGiven, nodeOptionsFlags } from '../lib/node-flags.js';
 import { positiveInteger, snapshotLogRatio } from '../lib/numbers.js';
+import { centralUnixctlCommands } from '../../server/unixctl-commands.js';
+import { openControl } from '../lib/control-socket.js';
+import { ovntsVersion } from '../lib/version.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
   return s.split(',').filter((p) => p.length > 0).map((part) => {
@@ -50,6 +55,7 @@ interface CentralOptions {
   snapshotHandoffMs?: string;
   applyVersionMax?: string;
   optimizeForSize?: boolean;
+  unixctl?: string;
 }
 
 /**
@@ -96,6 +102,7 @@ export function registerCentralCommand(program: Command): void {
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--apply-version-max <n>', `the highest apply version this member offers its cluster (default: the most this software implements, ${APPLY_VERSION_MAX}); a lower one holds the whole cluster at that version until this member is restarted without it (docs/central.md, Upgrades)`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
+    .option('--unixctl <paths>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; several, comma-separated, answer alike, e.g. ovn-ctl\'s /var/run/ovn/ovnnb_db.ctl,/var/run/ovn/ovnsb_db.ctl; "none": no socket)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
       if (o.optimizeForSize === true) for (const flag of memberV8Flags) v8.setFlagsFromString(flag);
@@ -158,6 +165,23 @@ export function registerCentralCommand(program: Command): void {
           process.exit(3);
         },
       }).catch((err: unknown) => (err instanceof ApplyRefusedError ? stopOnRefusal(err) : Promise.reject(err)));
+      // SIGTERM, SIGINT, or `exit` over the control socket stop the member.
+      let exitRequested = (): void => undefined;
+      const stopped = new Promise<void>((resolve) => {
+        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => resolve());
+        exitRequested = resolve;
+      });
+      const control = await openControl({
+        unixctl: o.unixctl,
+        defaultUnixctl: join(o.dataDir, 'ovnts.ctl'),
+        version: `ovnts central ${ovntsVersion()} (ovsdb-server's and ovn-northd's commands)`,
+        commands: centralUnixctlCommands(central, { exit: () => exitRequested() }),
+        warn: (m) => void process.stderr.write(`central ${o.name}: ${m}\n`),
+      }).catch(async (err: unknown) => {
+        await central.stop();
+        throw err;
+      });
       const server = new grpc.Server(northboundServerOptions);
       started.central = central;
       if (stored === undefined) writeFileSync(idPath, `${clusterId}\n`);
@@ -196,11 +220,9 @@ export function registerCentralCommand(program: Command): void {
       const doors: Awaited<ReturnType<typeof startOvsdbDoor>>[] = [];
       if (o.ovsdb !== undefined || fromDb) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));
       if (o.ovsdbSb !== undefined || fromDb) doors.push(await openDoor(o.ovsdbSb, '--ovsdb-sb', 'OVN_Southbound'));
-      process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid } }) + '\n');
-      await new Promise<void>((resolve) => {
-        process.once('SIGTERM', resolve);
-        process.once('SIGINT', resolve);
-      });
+      process.stdout.write(JSON.stringify({ ready: { name: o.name, id, nb: listen.replace(/:0$/, `:${port}`), pid: process.pid, unixctl: control.servers.map((c) => c.path) } }) + '\n');
+      await stopped;
+      await control.close();
       for (const door of doors) await door.close();
       await http?.close();
       grpcListener.close();

@@ -1,6 +1,7 @@
 // `ovnts up` and `ovnts down`: a local cluster of central nodes as separate processes, for
 // development and for the README's main command. Members keep their data in DATA_DIR/nK and
-// log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints and pids in shell syntax.
+// log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints, control sockets and pids in
+// shell syntax.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -272,9 +273,11 @@ export function registerUpCommands(program: Command): void {
       const ovsdbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbNb}`).join(',');
       const metricsUrls = ports.map((p) => `http://127.0.0.1:${p.metrics}`).join(',');
       const sbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbSb}`).join(',');
+      // Each member's control socket, where `central` puts it by default (its data folder).
+      const controlSockets = names.map((name) => join(dataDir, name, 'ovnts.ctl')).join(',');
       // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
       // Northbound API, so SB_GRPC is NB_GRPC; it has a line of its own for agents to read.
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nUNIXCTL="${controlSockets}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
       try {
         await waitForLeader(addresses, () => exited);
       } catch (err) {
@@ -284,7 +287,7 @@ export function registerUpCommands(program: Command): void {
       }
       await initNbGlobal(addresses);
       process.stdout.write(
-        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nUNIXCTL=${controlSockets}   (for ovs-appctl -t ...: cluster/status OVN_Northbound, status, ...)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
       );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');

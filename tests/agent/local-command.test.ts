@@ -5,16 +5,16 @@
 // stays. The SB arrives through the agent stream (the default) or, in the restart test, the
 // Watch fallback. Plus the parsing of central endpoints. Method: the real command line
 // (compiled, tests/helpers/ovnts-bin.ts), stopped by pid.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { AgentConfigError, parseCentralEndpoints } from '../../bin/commands/agent.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
-import { isAlive, stopPid, waitForExit } from '../helpers/process.js';
+import { isAlive, waitForExit } from '../helpers/process.js';
 import { boundTo, eventually, startCentral, vsctlFind } from './local-harness.js';
-import { ovntsArgv } from '../helpers/ovnts-bin.js';
+import { spawnAgent } from '../helpers/agent-e2e.js';
 
 const skip = ovsSwitchInstalled() ? false : 'Open vSwitch is not installed';
 const run = promisify(execFile);
@@ -34,16 +34,6 @@ t.test('parseCentralEndpoints', async (t) => {
   t.ok(refused(' , '), 'an empty list');
 });
 
-function startAgent(t: Test, args: string[]): { pid: number; output: () => string } {
-  let output = '';
-  const child = spawn(...ovntsArgv('agent', ...args), { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const pid = child.pid as number;
-  t.teardown(() => stopPid(pid, (argv) => argv.includes('agent')));
-  return { pid, output: () => output };
-}
-
 interface Running {
   readonly central: Awaited<ReturnType<typeof startCentral>>;
   readonly sw: Awaited<ReturnType<typeof startOvsSwitch>>;
@@ -60,7 +50,7 @@ async function runAgent(t: Test, extra: string[] = []): Promise<Running> {
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-cli', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.9',
     `external_ids:ovn-remote=grpc:${central.address}`);
-  const agent = startAgent(t, [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', '--cleanup', ...extra]);
+  const agent = spawnAgent(t, sw.dir, [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', '--cleanup', ...extra]);
   const fail = (err: Error): never => {
     throw new Error(`${err.message}\n--- agent:\n${agent.output().slice(-3000)}`);
   };
@@ -105,12 +95,12 @@ t.test('without --cleanup the registration outlives the agent; a restart reuses 
   t.teardown(() => sw.stop());
   await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-keep', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.10');
   const args = [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', `--central=${central.address}`, '--no-flows', '--sb-source=watch'];
-  const first = startAgent(t, args);
+  const first = spawnAgent(t, sw.dir, args);
   const chassis = await eventually('registered', async () => (await central.sb('Chassis')).find((r) => r.name === 'hv-keep'), [], 90_000);
   process.kill(first.pid, 'SIGTERM');
   await waitForExit(first.pid, 30_000);
   t.equal((await central.sb('Chassis')).length, 1, 'the Chassis stays after a plain stop');
-  const second = startAgent(t, args);
+  const second = spawnAgent(t, sw.dir, args);
   await eventually('the second agent is running', async () => (/SB source connected/.test(second.output()) ? true : undefined), [], 90_000);
   t.match(second.output(), /no flow side/, 'with --no-flows it says plainly that it installs nothing');
   const again = (await central.sb('Chassis')).find((r) => r.name === 'hv-keep');

@@ -486,6 +486,24 @@ t.test('a peer that restarts: the stream is re-opened', async (t) => {
   t.ok(a.tr.stats().streamFailures >= 1);
 });
 
+t.test('links(): the streams open with each peer, as cluster/status shows them', async (t) => {
+  const { a, b } = await startPair(t, { reconnectBackoffMsMin: 20, reconnectBackoffMsMax: 200 });
+  t.same([...a.tr.links()], [], 'nothing sent yet: no link');
+  a.tr.send([heartbeat(1, 2, 1)]);
+  await b.inbox.until(() => b.inbox.messages.length === 1, 'first message');
+  t.same([...a.tr.links()], [[2, { outgoing: 'open', incoming: 0 }]], 'the sender\'s stream is open');
+  t.same([...b.tr.links()], [[1, { outgoing: undefined, incoming: 1 }]], 'the receiver counts one incoming stream');
+  b.tr.send([heartbeat(2, 1, 1)]);
+  await a.inbox.until(() => a.inbox.messages.length === 1, 'the answer');
+  t.same([...a.tr.links()], [[2, { outgoing: 'open', incoming: 1 }]], 'both ways');
+  await b.tr.close();
+  await a.inbox.until(() => a.inbox.reports.some((r) => r.kind === 'unreachable'), 'failure seen');
+  a.tr.send([heartbeat(1, 2, 2)]);
+  const deadline = Date.now() + WAIT_MS_MAX;
+  while (a.tr.links().get(2)?.incoming !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.same(a.tr.links().get(2), { outgoing: 'down', incoming: 0 }, 'the peer gone: its stream is gone, and the one wanted to it is down');
+});
+
 t.test('setPeers: a moved peer and a removed and re-added peer keep receiving', async (t) => {
   const { a, b } = await startPair(t);
   a.tr.send([heartbeat(1, 2, 1)]);

@@ -26,10 +26,14 @@ export interface Agent {
   output(): string;
 }
 
-export function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
+/**
+ * `ovnts agent ARGS` as a process whose control socket and pidfile go to `rundir` (OVN_RUNDIR,
+ * where `ovn-appctl -t ovn-controller` looks); stopped by pid with t.
+ */
+export function spawnAgent(t: Test, rundir: string, args: readonly string[]): Agent {
   let output = '';
-  const [file, argv] = ovntsArgv('agent', `--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`, '--datapath-type=netdev');
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, argv] = ovntsArgv('agent', ...args);
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OVN_RUNDIR: rundir } });
   const keep = (d: Buffer): void => {
     output = (output + d.toString()).slice(-20_000);
   };
@@ -38,6 +42,14 @@ export function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
   const pid = child.pid as number;
   t.teardown(() => stopPid(pid, (argv) => argv.includes('agent')));
   return { pid, output: () => output };
+}
+
+/**
+ * The agent of chassis `ch`, its control socket and pidfile in the chassis's folder, as the real
+ * ovn-controller's are (chassisWithOvnController): every hypervisor has its own run directory.
+ */
+export function startAgent(t: Test, ch: ChassisHost, env: UpEnv): Agent {
+  return spawnAgent(t, ch.ovs.dir, [`--ovs-db=${ch.ovs.dbTarget}`, `--central=${env.sbGrpc.join(',')}`, '--datapath-type=netdev']);
 }
 
 export function nbctlOf(env: UpEnv): (...args: string[]) => Promise<string> {

@@ -88,6 +88,8 @@ export interface UpEnv {
   readonly pids: number[];
   /** http://IP:PORT of each member's /healthz, /readyz and /metrics, member order. */
   readonly metrics: string[];
+  /** Each member's control socket (ovs-appctl -t PATH), member order. */
+  readonly unixctl: string[];
 }
 
 /** Reads the env file `ovnts up` wrote in dataDir. */
@@ -101,6 +103,7 @@ export function readUpEnv(dataDir: string): UpEnv {
     sbOvsdb: field('SB_OVSDB').split(',').filter(Boolean),
     pids: field('MEMBER_PIDS').split(' ').filter(Boolean).map(Number),
     metrics: field('METRICS').split(',').filter(Boolean),
+    unixctl: field('UNIXCTL').split(',').filter(Boolean),
   };
 }
 

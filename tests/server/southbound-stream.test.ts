@@ -4,7 +4,7 @@
 // datapaths of its bound ports), its Acks become Chassis_Private.nb_cfg and `Wait(HV)` returns;
 // when its member dies it resumes on another without a snapshot; when the changes it missed
 // are no longer retained it gets a snapshot; malformed messages end the stream with
-// INVALID_ARGUMENT and change nothing.
+// INVALID_ARGUMENT and change nothing; a resync (sb-cluster-state-reset) brings the whole view.
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import { loadProto } from '../../cluster/grpc-proto.js';
@@ -223,6 +223,39 @@ t.test('changes no longer retained: the agent gets a snapshot', async (t) => {
   t.equal(reset?.fromRevision, before, 'from the revision it held');
   t.ok(a.find('Port_Binding', (r) => r.logical_port === 'vm1'), 'the view after the reset has its rows');
   t.equal(a.source.stats().resumes, 0, 'no resume was possible');
+});
+
+t.test('resync (sb-cluster-state-reset): the whole view again from revision 0, acks go on', async (t) => {
+  const cl = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(cl.stop);
+  const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await setUp(m0);
+  const a = new ViewAgent({ chassis: 'hv1', hostname: 'hv1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m1.address], random: () => 0 }).start();
+  t.teardown(() => a.close());
+  await a.until(() => a.find('Chassis', (r) => r.name === 'hv1') !== undefined && a.find('Port_Binding', (r) => r.logical_port === 'vm1') !== undefined, 'registration');
+  const hv1 = a.find('Chassis', (r) => r.name === 'hv1')?._uuid as string;
+  await a.source.transact([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
+  await a.until(() => a.rows('Datapath_Binding').length === 1, 'sw0 local');
+  // The runtime is busy with an update when the resync comes: its ack follows on the new stream.
+  let release = (): void => undefined;
+  a.stall = new Promise<void>((r) => (release = r));
+  await m0.client.transact(bumpNbCfg);
+  await a.until(() => a.source.stats().delivered > a.applied, 'an update held by the busy runtime');
+  a.source.resync();
+  await until('the new stream', async () => (a.source.stats().connects === 2 ? true : undefined), 10_000);
+  a.stall = undefined;
+  release();
+  await a.until(() => a.source.stats().snapshots === 2, 'a second snapshot', 10_000);
+  await a.until(() => a.updates.filter((u) => u.reset).length === 2, 'a reset update');
+  const reset = a.updates.filter((u) => u.reset)[1];
+  t.equal(reset?.fromRevision, 0, 'the reset claims nothing held: from revision 0');
+  t.ok(a.find('Port_Binding', (r) => r.logical_port === 'vm1') !== undefined && a.rows('Datapath_Binding').length === 1, 'and holds the whole view');
+  t.same(a.states.filter((s) => s.state === 'disconnected').map((s) => s.state === 'disconnected' && s.reason), ['a resync was asked for'], 'one disconnection, the resync\'s: no Ack was refused');
+  t.match(a.states[a.states.length - 1], { state: 'connected', endpoint: m1.address, resumedBy: 'snapshot' }, 'back on the same member at once');
+  // Acks still reach the member: --wait=hv returns.
+  const bumped = await m0.client.transact(bumpNbCfg);
+  const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
+  t.ok((await m0.client.wait(target, 'hv', 20_000)).hvCfg >= target, 'Wait(HV) returns after the resync');
 });
 
 t.test('malformed messages end the stream with INVALID_ARGUMENT and change nothing', async (t) => {
