@@ -210,12 +210,20 @@ async function compareWithOvnController(t: Test, env: UpEnv, sw: OvsSwitch, log:
   return { sb, view, theirs, setAside };
 }
 
-async function compare(t: Test): Promise<void> {
+/** A cluster (`ovnts up`) with the real ovn-nbctl and ovn-sbctl against its OVSDB doors. */
+async function clusterWithTools(t: Test): Promise<{ env: UpEnv; sbdb: string; nbctl: Tool; sbctl: Tool }> {
   const env = await upCluster(t, join(testdirAfterTeardowns(t), 'c'));
   const nbdb = env.nbOvsdb.join(',');
   const sbdb = env.sbOvsdb.join(',');
-  const nbctl = async (...a: string[]): Promise<string> => (await run('ovn-nbctl', [`--db=${nbdb}`, '--timeout=60', ...a])).stdout;
-  const sbctl = async (...a: string[]): Promise<string> => (await run('ovn-sbctl', [`--db=${sbdb}`, '--timeout=60', ...a])).stdout;
+  const nbctl: Tool = async (...a) => (await run('ovn-nbctl', [`--db=${nbdb}`, '--timeout=60', ...a])).stdout;
+  const sbctl: Tool = async (...a) => (await run('ovn-sbctl', [`--db=${sbdb}`, '--timeout=60', ...a])).stdout;
+  return { env, sbdb, nbctl, sbctl };
+}
+
+type Tool = (...args: string[]) => Promise<string>;
+
+async function compare(t: Test): Promise<void> {
+  const { env, sbdb, nbctl, sbctl } = await clusterWithTools(t);
 
   // sw0: vm1, vm2 on hv1, vm3 on hv2, lp (a localport); lr0 routes sw0 to pub; pub bridges physnet.
   await nbctl('ls-add', 'sw0');
@@ -308,11 +316,7 @@ async function compare(t: Test): Promise<void> {
  * HA bundle from hv1). Every remote flow of hv1 is VXLAN.
  */
 async function compareVxlan(t: Test): Promise<void> {
-  const env = await upCluster(t, join(testdirAfterTeardowns(t), 'c'));
-  const nbdb = env.nbOvsdb.join(',');
-  const sbdb = env.sbOvsdb.join(',');
-  const nbctl = async (...a: string[]): Promise<string> => (await run('ovn-nbctl', [`--db=${nbdb}`, '--timeout=60', ...a])).stdout;
-  const sbctl = async (...a: string[]): Promise<string> => (await run('ovn-sbctl', [`--db=${sbdb}`, '--timeout=60', ...a])).stdout;
+  const { env, sbdb, nbctl, sbctl } = await clusterWithTools(t);
 
   for (const [name, ip] of [['hv2', '127.0.0.2'], ['hv3', '127.0.0.3'], ['vtep1', '127.0.0.4']] as const) await sbctl('chassis-add', name, 'vxlan', ip);
   await sbctl('set', 'Chassis', 'vtep1', 'other_config:is-vtep=true');

@@ -66,19 +66,28 @@ t.test('local datapaths: bound ports, then across patch ports; a switch reached 
   t.same([...dgp.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0].sort());
 });
 
-t.test('local datapaths: a standby member of a gateway port\'s HA group holds the router and what it reaches', async (t) => {
-  // hv3 has nothing bound; it is the lower-priority member of cr-lrp-pub's group (bound to hv2,
-  // the active one), as binding.c's consider_ha_lport makes a standby's datapath local.
+/**
+ * smallTopology with a chassis hv3 and cr-lrp-pub (key 7, bound to `boundTo`), the
+ * chassisredirect port of lrp-pub's HA group: hv2 (HA_Chassis U(1, 9), priority 20) and hv3
+ * (U(2, 9), `hv3Priority`).
+ */
+function withHaGroup(hv3Priority: number, boundTo: string): [string, Row][] {
   const group = U(1, 0x8);
   const hv3 = U(3, 0xc);
-  const rows: [string, Row][] = [
+  return [
     ...smallTopology(),
     ['Chassis', chassis(hv3, 'hv3')],
     ['HA_Chassis', haChassis(U(1, 0x9), 'hv2', 20, ids.hv2)],
-    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', 10, hv3)],
+    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', hv3Priority, hv3)],
     ['HA_Chassis_Group', haChassisGroup(group, 'lrp-pub', [U(1, 0x9), U(2, 0x9)])],
-    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: ids.hv2, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
+    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: boundTo, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
   ];
+}
+
+t.test('local datapaths: a standby member of a gateway port\'s HA group holds the router and what it reaches', async (t) => {
+  // hv3 has nothing bound; it is the lower-priority member of cr-lrp-pub's group (bound to hv2,
+  // the active one), as binding.c's consider_ha_lport makes a standby's datapath local.
+  const rows = withHaGroup(10, ids.hv2);
   const standby = context(rows, smallView({ chassis: 'hv3' }));
   t.same([...standby.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub].sort(), 'lr0, and the switches its patch ports reach');
   const noGroup = context(rows.filter(([tb]) => tb !== 'HA_Chassis_Group'), smallView({ chassis: 'hv3' }));
@@ -247,16 +256,7 @@ t.test('a vtep port (a ramp switch behind a VTEP gateway) over VXLAN: out with t
 });
 
 t.test('an HA group\'s bundle over VXLAN tunnels; members with mixed encapsulations get none', async (t) => {
-  const group = U(1, 0x8);
-  const hv3 = U(3, 0xc);
-  const rows: [string, Row][] = [
-    ...smallTopology(),
-    ['Chassis', chassis(hv3, 'hv3')],
-    ['HA_Chassis', haChassis(U(1, 0x9), 'hv2', 20, ids.hv2)],
-    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', 30, hv3)],
-    ['HA_Chassis_Group', haChassisGroup(group, 'lrp-pub', [U(1, 0x9), U(2, 0x9)])],
-    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: hv3, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
-  ];
+  const rows = withHaGroup(30, U(3, 0xc));
   const c = context(rows, smallView({ tunnels: new Map([['hv2', vxlan(10, '192.0.2.2')], ['hv3', vxlan(11, '192.0.2.3')]]) }), zones);
   t.same(text(portBindingFlows(c, pb(c, U(30, 0xa)))), [
     'table=39, priority=100, cookie=0xa, metadata=0x2,reg15=0x7 actions=load:0x7002->tun_id[0..23],bundle(eth_src,0,active_backup,ofport,members:11,10)',
