@@ -17,8 +17,8 @@
 // 2047 (keys held from before, beyond them, lose their high bits here as in ovn-controller). A
 // VXLAN tunnel to a VTEP gateway (a "ramp switch", Chassis other_config:is-vtep) carries only
 // the datapath: its packets enter the ingress pipeline as from the vtep port, flagged
-// MLF_RCV_FROM_RAMP so that table 39 delivers them locally only. STT tunnels are not used
-// (a chassis whose best common type is STT is not reached). Not produced (yet): multichassis
+// MLF_RCV_FROM_RAMP so that table 39 delivers them locally only (docs/agent-bindings.md,
+// Tunnels). STT tunnels are not used (a chassis whose best common type is STT is not reached). Not produced (yet): multichassis
 // path MTU flows, chassis-MAC replacement flows for remote chassis MACs. Port security (tables
 // 73..75) is in port-security.ts.
 
