@@ -5,7 +5,7 @@
 
 export interface TunnelPort {
   readonly ofport: number;
-  /** "geneve" (the only encapsulation the physical flows produce). */
+  /** "geneve" or "vxlan" (the encapsulations the physical flows produce), or "stt" (not used). */
   readonly type: string;
   /** The remote chassis's encap IP. */
   readonly remoteIp: string;

@@ -1,17 +1,26 @@
 // The physical flows of ovn-controller 23.03 (controller/physical.c, and the neighbour flows of
 // lflow.c): how packets enter the logical pipelines (table 0: from a local VIF, a localnet
-// patch port or a Geneve tunnel), leave them (table 39 remote output over tunnels, 40 local
-// output, 41 loopback check, 64 save in_port, 65 logical→physical) and how learned or static
-// MAC bindings answer get_arp/get_nd and lookup_arp (tables 66, 67). Each function computes the
-// flows of one SB row (a Port_Binding, a Multicast_Group, a MAC_Binding) or of the chassis
-// itself (tunnels, the fixed defaults); the desired-flow table keys them by that row.
+// patch port or a Geneve or VXLAN tunnel), leave them (table 39 remote output over tunnels, 40
+// local output, 41 loopback check, 64 save in_port, 65 logical→physical) and how learned or
+// static MAC bindings answer get_arp/get_nd and lookup_arp (tables 66, 67). Each function
+// computes the flows of one SB row (a Port_Binding, a Multicast_Group, a MAC_Binding) or of the
+// chassis itself (tunnels, the fixed defaults); the desired-flow table keys them by that row.
 //
 // Pure. Geneve carries the logical datapath in the tunnel id and, in OVN's option (class 0x0102,
 // type 0x80, 4 bytes, mapped to a tun_metadata field), the ingress port in bits 16..30 and the
-// egress port in bits 0..15. Not produced (yet): HA-chassis-group bundles (a group of two or more
-// chassis is treated as its first chassis' remote port), multichassis port cloning and
-// activation strategies, chassis-MAC replacement flows for remote chassis MACs, VXLAN and STT
-// tunnels. Port security (tables 73..75) is in port-security.ts.
+// egress port in bits 0..15. VXLAN has only its 24-bit VNI: the datapath key in bits 0..11 and
+// the egress port key in bits 12..23 (a multicast group's key, 32768 and up, as 2048 | its low
+// 11 bits: vxlanPortKey), and no ingress port at all. A receiving chassis so delivers a VXLAN
+// packet with no logical inport (reg14 = 0): its egress pipeline cannot match on the inport
+// (ACLs on inport in to-lport direction, as OVN's documentation warns), and its loopback check
+// (table 41) does not apply; northd in VXLAN mode keeps datapath keys to 4095 and port keys to
+// 2047 (keys held from before, beyond them, lose their high bits here as in ovn-controller). A
+// VXLAN tunnel to a VTEP gateway (a "ramp switch", Chassis other_config:is-vtep) carries only
+// the datapath: its packets enter the ingress pipeline as from the vtep port, flagged
+// MLF_RCV_FROM_RAMP so that table 39 delivers them locally only (docs/agent-bindings.md,
+// Tunnels). STT tunnels are not used (a chassis whose best common type is STT is not reached). Not produced (yet): multichassis
+// path MTU flows, chassis-MAC replacement flows for remote chassis MACs. Port security (tables
+// 73..75) is in port-security.ts.
 
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
@@ -112,8 +121,36 @@ function ingressMetadata(dpKey: number, pb: sb.Port_Binding, z: ZoneIds): OfActi
   return [...zoneActions(z), setField('metadata', dpKey), setField(LOG_REG.INPORT, pb.tunnel_key)];
 }
 
-/** put_encapsulation for Geneve: datapath into tun_id, ports into OVN's option. */
-function geneveEncap(ctx: PhysicalContext, dpKey: number, outport: number): OfAction[] {
+/** OVN_MIN_MULTICAST: Multicast_Group tunnel keys start here (16-bit port keys below). */
+export const OVN_MIN_MULTICAST = 32768;
+/** OVN_VXLAN_MIN_MULTICAST: in VXLAN's 12-bit egress port, multicast groups start here. */
+export const OVN_VXLAN_MIN_MULTICAST = 2048;
+
+/**
+ * get_vxlan_port_key: an egress port key as VXLAN carries it. A multicast group's key (32768 and
+ * up) becomes 2048 | its low 11 bits, which table 0 maps back (vxlanTunnelFlows); a port's key is
+ * kept. Groups 2048 apart so share one VXLAN key: 32768 and 34816 both travel as 2048.
+ */
+export function vxlanPortKey(portKey: number): number {
+  return portKey >= OVN_MIN_MULTICAST ? OVN_VXLAN_MIN_MULTICAST | (portKey & (OVN_VXLAN_MIN_MULTICAST - 1)) : portKey;
+}
+
+/** A tunnel the physical flows send through. */
+interface Tunnel {
+  readonly ofport: number;
+  readonly type: 'geneve' | 'vxlan';
+}
+
+/**
+ * put_encapsulation. Geneve: the datapath into tun_id, the ports into OVN's option. VXLAN: the
+ * datapath and the egress port (vxlanPortKey) into the 24-bit VNI, or the datapath alone to a
+ * ramp switch (a VTEP gateway); bits beyond the VNI are dropped, as ovn-controller's load does.
+ */
+function encapsulation(ctx: PhysicalContext, type: Tunnel['type'], dpKey: number, outport: number, isRampSwitch: boolean): OfAction[] {
+  if (type === 'vxlan') {
+    const vni = isRampSwitch ? BigInt(dpKey) : BigInt(dpKey) | (BigInt(vxlanPortKey(outport)) << 12n);
+    return [{ kind: 'load', dst: ref('tun_id', 0, 23), value: vni & ones(24) }];
+  }
   return [
     { kind: 'load', dst: ref('tun_id', 0, 23), value: BigInt(dpKey) },
     { kind: 'load', dst: ref(ctx.geneveField, 0, 31), value: BigInt(outport) },
@@ -121,11 +158,11 @@ function geneveEncap(ctx: PhysicalContext, dpKey: number, outport: number): OfAc
   ];
 }
 
-/** The tunnel port to a chassis, by its name; only Geneve tunnels are used. */
-function tunnelTo(ctx: PhysicalContext, chassisName: string | undefined): number | undefined {
+/** The tunnel to a chassis, by its name, if it is Geneve or VXLAN (STT is not produced). */
+function tunnelTo(ctx: Pick<PhysicalContext, 'view'>, chassisName: string | undefined): Tunnel | undefined {
   if (chassisName === undefined) return undefined;
   const t = ctx.view.tunnels.get(chassisName);
-  return t !== undefined && t.type === 'geneve' ? t.ofport : undefined;
+  return t !== undefined && (t.type === 'geneve' || t.type === 'vxlan') ? { ofport: t.ofport, type: t.type } : undefined;
 }
 
 function firstMac(text: string | undefined): bigint | undefined {
@@ -199,6 +236,7 @@ function attachment(ctx: PhysicalContext, pb: sb.Port_Binding): Attachment | und
  *  virtual parent's (lflow.c's add_port_sec_flows over the local binding lports). */
 export function portBindingFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
   const flows = physicalPortFlows(ctx, pb);
+  if (pb.type === 'vtep') flows.push(...rampSwitchFlows(ctx, pb));
   const ld = ctx.locality.datapaths.get(pb.datapath);
   const parent = pb.type === 'virtual' ? pb.virtual_parent[0] : pb.parent_port[0];
   const own = pb.type !== 'virtual' && ctx.view.vifs.has(pb.logical_port);
@@ -270,13 +308,19 @@ function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[
  * (BFD): traffic leaves a failed gateway at once, before the port's binding moves.
  */
 function haRemoteFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Binding, members: readonly HaMember[]): FlowSpec[] {
+  // One encapsulation for every member: a group whose members' tunnels differ in type gets no
+  // flow ("only uniform encapsulations are supported", ovn-controller logs).
   const ports: number[] = [];
+  let type: Tunnel['type'] | undefined;
   for (const m of members) {
     const t = tunnelTo(ctx, m.name);
-    if (t !== undefined) ports.push(t);
+    if (t === undefined) continue;
+    if (type !== undefined && t.type !== type) return [];
+    type = t.type;
+    ports.push(t.ofport);
   }
-  if (ports.length === 0) return [];
-  const actions: OfAction[] = [...geneveEncap(ctx, dpKey, pb.tunnel_key), { kind: 'bundle_active_backup', members: ports }];
+  if (type === undefined) return [];
+  const actions: OfAction[] = [...encapsulation(ctx, type, dpKey, pb.tunnel_key, pb.type === 'vtep'), { kind: 'bundle_active_backup', members: ports }];
   return [flow(OFTABLE.REMOTE_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookieOf(pb._uuid))];
 }
 
@@ -410,8 +454,8 @@ function chassisMacFlows(ctx: PhysicalContext, ld: LocalDatapath, localnet: sb.P
 }
 
 /** The tunnels to a port's chassis other than this one: its main chassis, then its additional ones (get_remote_tunnels). */
-function tunnelsToPort(ctx: PhysicalContext, pb: sb.Port_Binding): number[] {
-  const ports: number[] = [];
+function tunnelsToPort(ctx: PhysicalContext, pb: sb.Port_Binding): Tunnel[] {
+  const ports: Tunnel[] = [];
   const main = pb.chassis[0];
   if (main !== undefined && main !== ctx.chassisUuid) {
     const t = tunnelTo(ctx, ctx.sb.chassis(main)?.name);
@@ -443,7 +487,7 @@ function multichassisTunnelFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb
     if (mcp === undefined) continue;
     const actions: OfAction[] = [];
     if (pb.type === 'vtep') actions.push(...setInPortNone);
-    for (const p of ports) actions.push(...geneveEncap(ctx, ld.tunnelKey, pb.tunnel_key), output(p));
+    for (const p of ports) actions.push(...encapsulation(ctx, p.type, ld.tunnelKey, pb.tunnel_key, pb.type === 'vtep'), output(p.ofport));
     const m = matchOutport(ld.tunnelKey, pb.tunnel_key);
     m.set(LOG_REG.INPORT, exact(mcp.tunnel_key, 32));
     out.push(flow(OFTABLE.REMOTE_OUTPUT, 110, m, actions, cookieOf(pb._uuid)));
@@ -457,7 +501,7 @@ function remotePortFlows(ctx: PhysicalContext, dpKey: number, pb: sb.Port_Bindin
   if (ports.length === 0) return [];
   const actions: OfAction[] = [];
   if (pb.type === 'vtep') actions.push(...setInPortNone);
-  for (const p of ports) actions.push(...geneveEncap(ctx, dpKey, pb.tunnel_key), output(p));
+  for (const p of ports) actions.push(...encapsulation(ctx, p.type, dpKey, pb.tunnel_key, pb.type === 'vtep'), output(p.ofport));
   actions.push(resubmit(OFTABLE.LOCAL_OUTPUT));
   return [flow(OFTABLE.REMOTE_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), actions, cookieOf(pb._uuid))];
 }
@@ -549,7 +593,7 @@ export function multicastMemberShare(ctx: PhysicalContext, basis: McGroupBasis, 
     if (ch !== undefined) {
       remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key));
       const t = tunnelTo(ctx, ch.name);
-      if (t !== undefined) remote.push(...geneveEncap(ctx, basis.tunnelKey, port.tunnel_key), output(t));
+      if (t !== undefined) remote.push(...encapsulation(ctx, t.type, basis.tunnelKey, port.tunnel_key, false), output(t.ofport));
     }
   } else if (port.type === 'localport') {
     remote.push(setField(LOG_REG.OUTPORT, port.tunnel_key), resubmit(OFTABLE.CHECK_LOOPBACK));
@@ -606,14 +650,16 @@ export function multicastFlowsFrom(
   if (remoteChassis.length > 0 || vtepChassis.length > 0 || remoteActions.length > 0) {
     const remote = [...remoteActions];
     if (remote.length > 0) remote.push(setField(LOG_REG.OUTPORT, mc.tunnel_key));
-    for (const names of [remoteChassis, vtepChassis]) {
-      let encapped = false;
+    // fanout_to_chassis: an encapsulation before the first tunnel and wherever the type
+    // changes; the VTEP gateways' without the egress port (ramp switches).
+    for (const [names, isRampSwitch] of [[remoteChassis, false], [vtepChassis, true]] as const) {
+      let prev: Tunnel['type'] | undefined;
       for (const name of names) {
         const t = tunnelTo(ctx, name);
         if (t === undefined) continue;
-        if (!encapped) remote.push(...geneveEncap(ctx, basis.tunnelKey, mc.tunnel_key));
-        encapped = true;
-        remote.push(output(t));
+        if (t.type !== prev) remote.push(...encapsulation(ctx, t.type, basis.tunnelKey, mc.tunnel_key, isRampSwitch));
+        prev = t.type;
+        remote.push(output(t.ofport));
       }
     }
     if (remote.length > 0) {
@@ -649,16 +695,57 @@ function hasPatchOfport(ctx: PhysicalContext, pb: sb.Port_Binding): boolean {
 
 // ---- Tunnels and the fixed flows -----------------------------------------------------------
 
-/** Table 0, priority 100: a packet from a Geneve tunnel carries datapath, inport and outport. */
+/**
+ * Table 0: what a tunnel from a chassis brings in, delivered on this chassis (table 40). Geneve
+ * (priority 100) carries datapath, inport and outport. VXLAN carries the datapath and the
+ * outport in 12 bits each (priority 100), a multicast group's (VNI bit 23 set, priority 105) as
+ * 2048 | its low 11 bits, mapped back to 32768 | those bits; no inport.
+ */
 export function tunnelFlows(ctx: Pick<PhysicalContext, 'view' | 'geneveField'>, chassisName: string): FlowSpec[] {
-  const t = ctx.view.tunnels.get(chassisName);
-  if (t === undefined || t.type !== 'geneve') return [];
-  return [flow(OFTABLE.PHY_TO_LOG, 100, new Map([['in_port', exact(t.ofport, 32)]]), [
+  const t = tunnelTo(ctx, chassisName);
+  if (t === undefined) return [];
+  const inPort = new Map([['in_port', exact(t.ofport, 32)]]);
+  if (t.type === 'vxlan') {
+    const mcastBit = BigInt(OVN_VXLAN_MIN_MULTICAST) << 12n;
+    return [
+      flow(OFTABLE.PHY_TO_LOG, 100, inPort, [
+        move(ref('tun_id', 12, 23), ref(LOG_REG.OUTPORT, 0, 11)),
+        move(ref('tun_id', 0, 11), ref('metadata', 0, 11)),
+        resubmit(OFTABLE.LOCAL_OUTPUT),
+      ], 0n),
+      flow(OFTABLE.PHY_TO_LOG, 105, new Map([...inPort, ['tun_id', { value: mcastBit, mask: mcastBit }]]), [
+        loadBit(LOG_REG.OUTPORT, 15),
+        move(ref('tun_id', 12, 22), ref(LOG_REG.OUTPORT, 0, 10)),
+        move(ref('tun_id', 0, 11), ref('metadata', 0, 11)),
+        resubmit(OFTABLE.LOCAL_OUTPUT),
+      ], 0n),
+    ];
+  }
+  return [flow(OFTABLE.PHY_TO_LOG, 100, inPort, [
     move(ref('tun_id', 0, 23), ref('metadata', 0, 23)),
     move(ref(ctx.geneveField, 16, 30), ref(LOG_REG.INPORT, 0, 14)),
     move(ref(ctx.geneveField, 0, 15), ref(LOG_REG.OUTPORT, 0, 15)),
     resubmit(OFTABLE.LOCAL_OUTPUT),
   ], 0n)];
+}
+
+/**
+ * Table 0, priority 110: a VTEP gateway (ramp switch) sends over VXLAN with only the datapath
+ * in the VNI, for each of its vtep ports: the packet enters that datapath's ingress pipeline as
+ * from the vtep port, flagged MLF_RCV_FROM_RAMP (table 39 then delivers it locally only, and
+ * northd's ARP responders for router addresses skip it). As physical_run, for every vtep port
+ * bound to a chassis this one has a VXLAN tunnel to, local datapath or not.
+ */
+function rampSwitchFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] {
+  const t = tunnelTo(ctx, pb.chassis[0] === undefined ? undefined : ctx.sb.chassis(pb.chassis[0])?.name);
+  const dp = ctx.sb.datapath(pb.datapath);
+  if (t === undefined || t.type !== 'vxlan' || dp === undefined) return [];
+  return [flow(OFTABLE.PHY_TO_LOG, 110, new Map([['in_port', exact(t.ofport, 32)], ['tun_id', exact(dp.tunnel_key, 64)]]), [
+    move(ref('tun_id', 0, 23), ref('metadata', 0, 23)),
+    { kind: 'load', dst: ref(LOG_REG.INPORT, 0, 14), value: BigInt(pb.tunnel_key) },
+    loadBit(LOG_REG.FLAGS, MLF.RCV_FROM_RAMP),
+    resubmit(OFTABLE.LOG_INGRESS_PIPELINE),
+  ], cookieOf(pb._uuid))];
 }
 
 /** The flows every chassis has whatever its ports: the defaults of the physical tables. */

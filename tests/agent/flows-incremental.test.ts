@@ -3,7 +3,8 @@
 // chassis at once, patch ports,
 // localnet ports, port security, multicast groups, logical flows with port, group, set,
 // residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
-// datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels,
+// datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels
+// (Geneve or VXLAN) and vtep ports behind them,
 // VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
 // Chassis rows coming and going, meters of set_meter, log(meter=…) and controller_meter with their
 // SB Meter and Meter_Band rows); and the common case recomputes a few sources, not all. Method: a seeded generator
@@ -172,7 +173,13 @@ function step(rng: Rng, w: World): SbRowChange[] {
       }
       break;
     }
-    case 4: { // A localnet port on switch s.
+    case 4: { // A localnet port on switch s, or a vtep port of a VTEP gateway (a ramp switch).
+      if (rng.int(3) === 0) {
+        const u = U(750 + s, 0xa);
+        if (get(w, 'Port_Binding', u) !== undefined && rng.bool()) put(w, c, 'Port_Binding', undefined, u);
+        else put(w, c, 'Port_Binding', port(u, swUuid(s), `vtep${s}`, 31, { type: 'vtep', chassis: chassisUuid(1 + rng.int(2)) }));
+        break;
+      }
       const u = U(700 + s, 0xa);
       if (get(w, 'Port_Binding', u) !== undefined) put(w, c, 'Port_Binding', undefined, u);
       else put(w, c, 'Port_Binding', port(u, swUuid(s), `ln${s}`, 30, { type: 'localnet', options: { network_name: rng.bool() ? 'phys' : 'other' }, ...(rng.bool() ? { tag: 5 } : {}) }));
@@ -224,11 +231,11 @@ function step(rng: Rng, w: World): SbRowChange[] {
       w.view = { ...w.view, vifs };
       break;
     }
-    case 13: { // Tunnels come, go, change port.
+    case 13: { // Tunnels come, go, change port or encapsulation.
       const tunnels = new Map(w.view.tunnels);
       const name = CHASSIS[rng.int(3)] as string;
       if (tunnels.has(name) && rng.bool()) tunnels.delete(name);
-      else tunnels.set(name, { ofport: 50 + rng.int(4), type: 'geneve', remoteIp: '192.0.2.9' });
+      else tunnels.set(name, { ofport: 50 + rng.int(4), type: rng.bool() ? 'geneve' : 'vxlan', remoteIp: '192.0.2.9' });
       w.view = { ...w.view, tunnels };
       break;
     }

@@ -1,7 +1,7 @@
 // Goal: a multicast group's flows built from its members' kept shares (DesiredFlows recomputes
 // only the shares of members that are new or whose port is dirty) equal the group's flows
 // computed from scratch, after every step of random port adds, removes, binds, moves, type
-// changes, VIFs, tunnels, Chassis rows, bridge mappings and datapath changes; and a port add
+// changes, VIFs, tunnels (Geneve or VXLAN), Chassis rows, bridge mappings and datapath changes; and a port add
 // recomputes a few shares, not the whole group. Method: a seeded generator; after each step a
 // fresh DesiredFlows fed the same rows as one reset is the oracle (it has no shares to reuse).
 
@@ -144,11 +144,11 @@ function step(rng: Rng, w: World): SbRowChange[] {
       w.view = { ...w.view, vifs };
       break;
     }
-    case 7: { // Tunnels come, go, change port.
+    case 7: { // Tunnels come, go, change port or encapsulation.
       const tunnels = new Map(w.view.tunnels);
       const name = pick(rng, CHASSIS.slice(1));
       if (tunnels.has(name) && coin(rng)) tunnels.delete(name);
-      else tunnels.set(name, { ofport: 50 + rng.int(0, 5), type: 'geneve', remoteIp: '192.0.2.9' });
+      else tunnels.set(name, { ofport: 50 + rng.int(0, 5), type: coin(rng) ? 'geneve' : 'vxlan', remoteIp: '192.0.2.9' });
       w.view = { ...w.view, tunnels };
       break;
     }

@@ -1,20 +1,21 @@
 // Goal: the physical flows, local datapaths and ct zones follow ovn-controller 23.03
 // (physical.c, local_data.c, lflow.c neighbour flows) on a small topology: two VIFs on a
-// switch, a remote port behind a Geneve tunnel, a router joined by patch ports, a localnet
+// switch, a remote port behind a Geneve or VXLAN tunnel, a router joined by patch ports, a localnet
 // switch, multicast fan-out, containers, localports, MAC bindings, port security. Method: SB rows in, flows
-// rendered as ovs-ofctl-like text out, compared with lines written from OVN's rules.
+// rendered as ovs-ofctl-like text out, compared with lines written from OVN's rules; VXLAN's key
+// layout also by running the sender's and the receiver's flows over the VNI (a round trip).
 
 import t from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import { assignCtZones, ctZoneUsers, dnatZoneKey, snatZoneKey } from '../../agent/flows/ct-zones.js';
 import { computeLocality } from '../../agent/flows/local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, type PhysicalContext,
+  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, vxlanPortKey, type PhysicalContext,
 } from '../../agent/flows/physical.js';
 import { parsePortSecurity } from '../../agent/flows/port-security.js';
 import { SbStore } from '../../agent/flows/sb-store.js';
 import type { LocalView } from '../../agent/local-view.js';
-import type { FlowSpec } from '../../agent/openflow/types.js';
+import type { FieldRef, FlowSpec, OfAction } from '../../agent/openflow/types.js';
 import type { Row } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import {
@@ -65,19 +66,28 @@ t.test('local datapaths: bound ports, then across patch ports; a switch reached 
   t.same([...dgp.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0].sort());
 });
 
-t.test('local datapaths: a standby member of a gateway port\'s HA group holds the router and what it reaches', async (t) => {
-  // hv3 has nothing bound; it is the lower-priority member of cr-lrp-pub's group (bound to hv2,
-  // the active one), as binding.c's consider_ha_lport makes a standby's datapath local.
+/**
+ * smallTopology with a chassis hv3 and cr-lrp-pub (key 7, bound to `boundTo`), the
+ * chassisredirect port of lrp-pub's HA group: hv2 (HA_Chassis U(1, 9), priority 20) and hv3
+ * (U(2, 9), `hv3Priority`).
+ */
+function withHaGroup(hv3Priority: number, boundTo: string): [string, Row][] {
   const group = U(1, 0x8);
   const hv3 = U(3, 0xc);
-  const rows: [string, Row][] = [
+  return [
     ...smallTopology(),
     ['Chassis', chassis(hv3, 'hv3')],
     ['HA_Chassis', haChassis(U(1, 0x9), 'hv2', 20, ids.hv2)],
-    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', 10, hv3)],
+    ['HA_Chassis', haChassis(U(2, 0x9), 'hv3', hv3Priority, hv3)],
     ['HA_Chassis_Group', haChassisGroup(group, 'lrp-pub', [U(1, 0x9), U(2, 0x9)])],
-    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: ids.hv2, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
+    ['Port_Binding', port(U(30, 0xa), ids.lr0, 'cr-lrp-pub', 7, { type: 'chassisredirect', chassis: boundTo, ha_chassis_group: group, options: { 'distributed-port': 'lrp-pub' } })],
   ];
+}
+
+t.test('local datapaths: a standby member of a gateway port\'s HA group holds the router and what it reaches', async (t) => {
+  // hv3 has nothing bound; it is the lower-priority member of cr-lrp-pub's group (bound to hv2,
+  // the active one), as binding.c's consider_ha_lport makes a standby's datapath local.
+  const rows = withHaGroup(10, ids.hv2);
   const standby = context(rows, smallView({ chassis: 'hv3' }));
   t.same([...standby.locality.datapaths.keys()].sort(), [ids.sw0, ids.lr0, ids.pub].sort(), 'lr0, and the switches its patch ports reach');
   const noGroup = context(rows.filter(([tb]) => tb !== 'HA_Chassis_Group'), smallView({ chassis: 'hv3' }));
@@ -137,6 +147,122 @@ t.test('a chassisredirect port of an HA group elsewhere: an active-backup bundle
   t.match(text(portBindingFlows(oneTunnel, pb(oneTunnel, U(30, 0xa)))), [/members:10\)$/], 'a member without a tunnel yet is left out');
   const none = context(rows, smallView({ tunnels: new Map() }), zones);
   t.same(portBindingFlows(none, pb(none, U(30, 0xa))), [], 'no tunnel to any member: no flow');
+});
+
+const vxlan = (ofport: number, remoteIp: string): LocalView['tunnels'] extends ReadonlyMap<string, infer T> ? T : never => ({ ofport, type: 'vxlan', remoteIp });
+
+t.test('a port on another chassis over VXLAN: datapath and egress port in the VNI, no ingress port; table 0 splits it', async (t) => {
+  const c = context(smallTopology(), smallView({ tunnels: new Map([['hv2', vxlan(10, '192.0.2.2')]]) }), zones);
+  t.same(text(portBindingFlows(c, pb(c, ids.vif3))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x1,reg15=0x3 actions=load:0x3001->tun_id[0..23],output:10,resubmit(,40)',
+  ], 'VNI = datapath 1 | port 3 << 12');
+  t.same(text(tunnelFlows(c, 'hv2')), [
+    'table=0, priority=100, cookie=0, in_port=0xa/0xffffffff actions=move:tun_id[12..23]->NXM_NX_REG15[0..11],move:tun_id[0..11]->OXM_OF_METADATA[0..11],resubmit(,40)',
+    'table=0, priority=105, cookie=0, in_port=0xa/0xffffffff,tun_id=0x800000/0x800000 actions=load:0x1->NXM_NX_REG15[15],'
+      + 'move:tun_id[12..22]->NXM_NX_REG15[0..10],move:tun_id[0..11]->OXM_OF_METADATA[0..11],resubmit(,40)',
+  ], 'a multicast VNI (bit 23) takes reg15 bit 15 back');
+  const stt = context(smallTopology(), smallView({ tunnels: new Map([['hv2', { ofport: 10, type: 'stt', remoteIp: '192.0.2.2' }]]) }), zones);
+  t.same([...portBindingFlows(stt, pb(stt, ids.vif3)), ...tunnelFlows(stt, 'hv2')], [], 'STT is not produced: no flows either way');
+});
+
+/** Runs load and move actions over a state of whole fields (enough for tun_id, metadata, reg15). */
+function runActions(actions: readonly OfAction[], state: Map<string, bigint>): void {
+  const mask = (r: FieldRef): bigint => ((1n << BigInt(r.end - r.start + 1)) - 1n) << BigInt(r.start);
+  const get = (r: FieldRef): bigint => ((state.get(r.field) ?? 0n) & mask(r)) >> BigInt(r.start);
+  const put = (r: FieldRef, v: bigint): void => {
+    state.set(r.field, ((state.get(r.field) ?? 0n) & ~mask(r)) | ((v << BigInt(r.start)) & mask(r)));
+  };
+  for (const a of actions) {
+    if (a.kind === 'load') put(a.dst, a.value);
+    else if (a.kind === 'move') put(a.dst, get(a.src));
+  }
+}
+
+t.test('VXLAN port keys at the edges: 12 bits each way, multicast groups as 2048 | low 11 bits, and back', async (t) => {
+  t.same([1, 2047, 32768, 32769, 32773, 32774, 34815, 34816, 65535].map(vxlanPortKey), [1, 2047, 2048, 2049, 2053, 2054, 4095, 2048, 4095]);
+  // The sender's table-39 flow for a port or group of key k on datapath d, then the receiver's
+  // table-0 flow that matches the VNI (105 for a multicast one, else 100): what reg15 and
+  // metadata hold when the packet reaches table 40 over there.
+  const tunnels = new Map([['hv2', vxlan(10, '192.0.2.2')]]);
+  const roundTrip = (dpKey: number, key: number): { metadata: bigint; reg15: bigint; vni: bigint } => {
+    const rows = smallTopology().filter(([tb, r]) => tb !== 'Multicast_Group' && r._uuid !== ids.sw0);
+    rows.push(['Datapath_Binding', datapath(ids.sw0, dpKey, 'switch')]);
+    if (key >= 32768) rows.push(['Multicast_Group', multicastGroup(ids.flood, ids.sw0, 'g', key, [ids.vif3])]);
+    else rows.push(['Port_Binding', port(U(60, 0xa), ids.sw0, 'far', key, { chassis: ids.hv2 })]);
+    const c = context(rows, smallView({ tunnels }), zones);
+    const sent = key >= 32768 ? multicastGroupFlows(c, c.store.multicastGroup(ids.flood) as sb.Multicast_Group) : portBindingFlows(c, pb(c, U(60, 0xa)));
+    const out = sent.find((f) => f.table === 39);
+    if (out === undefined) throw new Error(`no table-39 flow for key ${key}`);
+    const wire = new Map<string, bigint>();
+    runActions(out.actions, wire);
+    const vni = wire.get('tun_id') ?? 0n;
+    const recv = tunnelFlows(c, 'hv2').filter((f) => {
+      const m = f.match.get('tun_id');
+      return m === undefined || (vni & m.mask) === m.value;
+    }).sort((a, b) => b.priority - a.priority)[0] as FlowSpec;
+    const there = new Map([['tun_id', vni]]);
+    runActions(recv.actions, there);
+    return { metadata: there.get('metadata') ?? 0n, reg15: there.get('reg15') ?? 0n, vni };
+  };
+  for (const dpKey of [1, 4095]) {
+    for (const key of [1, 2, 2047, 32768, 32769, 32772, 32773, 32774, 34815]) {
+      const r = roundTrip(dpKey, key);
+      t.same([r.metadata, r.reg15], [BigInt(dpKey), BigInt(key)], `datapath ${dpKey}, key ${key}: VNI 0x${r.vni.toString(16)} and back`);
+    }
+  }
+  t.equal(roundTrip(1, 34816).reg15, 32768n, 'group 34816 arrives as 32768: groups 2048 apart share a VXLAN key, as in OVN');
+  t.equal(roundTrip(1, 2048).reg15, 32768n, 'a port key of 2048 (northd gives none in VXLAN mode) sets the multicast bit: read as group 32768');
+  t.same(roundTrip(1, 4097), { metadata: 1n, reg15: 1n, vni: 0x1001n }, 'a port key beyond 12 bits loses its high bits in the 24-bit VNI, as ovn-controller\'s load');
+});
+
+t.test('VXLAN multicast fan-out: one encapsulation per run of a type, ramp switches with the datapath only', async (t) => {
+  const [hv3, hv4, vtep1] = [U(3, 0xc), U(4, 0xc), U(5, 0xc)];
+  const rows: [string, Row][] = [...smallTopology().filter(([tb]) => tb !== 'Multicast_Group'),
+    ['Chassis', chassis(hv3, 'hv3')], ['Chassis', chassis(hv4, 'hv4')], ['Chassis', chassis(vtep1, 'vtep1', { 'is-vtep': 'true' })],
+    ['Port_Binding', port(U(30, 0xa), ids.sw0, 'vif5', 5, { chassis: hv3 })],
+    ['Port_Binding', port(U(31, 0xa), ids.sw0, 'vif6', 6, { chassis: hv4 })],
+    ['Port_Binding', port(U(32, 0xa), ids.sw0, 'vtep0', 7, { type: 'vtep', chassis: vtep1 })],
+    ['Multicast_Group', multicastGroup(ids.flood, ids.sw0, '_MC_flood', 32768, [ids.vif1, ids.vif3, U(30, 0xa), U(31, 0xa), U(32, 0xa)])],
+  ];
+  // hv2 and hv4 over VXLAN, hv3 over Geneve (its best common type), the VTEP gateway over VXLAN.
+  const tunnels = new Map([['hv2', vxlan(10, '192.0.2.2')], ['hv3', { ofport: 11, type: 'geneve', remoteIp: '192.0.2.3' }], ['hv4', vxlan(12, '192.0.2.4')], ['vtep1', vxlan(13, '192.0.2.5')]]);
+  const c = context(rows, smallView({ tunnels }), zones);
+  t.same(text(multicastGroupFlows(c, c.store.multicastGroup(ids.flood) as sb.Multicast_Group)).filter((l) => l.startsWith('table=39')), [
+    'table=39, priority=100, cookie=0xe, metadata=0x1,reg15=0x8000 actions=load:0x800001->tun_id[0..23],output:10,'
+      + 'load:0x1->tun_id[0..23],load:0x8000->tun_metadata0[0..31],move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],output:11,'
+      + 'load:0x800001->tun_id[0..23],output:12,load:0x1->tun_id[0..23],output:13,resubmit(,40)',
+  ], 'hv2 (VXLAN, group 2048), hv3 (Geneve), hv4 (VXLAN again), then the VTEP gateway: VNI = datapath');
+});
+
+t.test('a vtep port (a ramp switch behind a VTEP gateway) over VXLAN: out with the datapath only, in through the ingress pipeline', async (t) => {
+  const vtep1 = U(5, 0xc);
+  const vtepPort = U(32, 0xa);
+  const rows: [string, Row][] = [...smallTopology(), ['Chassis', chassis(vtep1, 'vtep1', { 'is-vtep': 'true' })],
+    ['Port_Binding', port(vtepPort, ids.sw0, 'vtep0', 7, { type: 'vtep', chassis: vtep1 })]];
+  const c = context(rows, smallView({ tunnels: new Map([['vtep1', vxlan(13, '192.0.2.5')]]) }), zones);
+  t.same(text(portBindingFlows(c, pb(c, vtepPort))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x1,reg15=0x7 actions=push:NXM_NX_REG0[],set_field:0xffffffff->reg0,move:NXM_NX_REG0[]->in_port[0..31],pop:NXM_NX_REG0[],'
+      + 'load:0x1->tun_id[0..23],output:13,resubmit(,40)',
+    'table=0, priority=110, cookie=0xa, in_port=0xd/0xffffffff,tun_id=0x1/0xffffffffffffffff actions=move:tun_id[0..23]->OXM_OF_METADATA[0..23],load:0x7->NXM_NX_REG14[0..14],'
+      + 'load:0x1->NXM_NX_REG10[1],resubmit(,8)',
+  ]);
+  // Table 39 then keeps what came from the ramp switch here (a default flow, unless loopback is allowed).
+  t.ok(defaultFlows().some((f) => formatFlow(f) === 'table=39, priority=150, reg10=0x2/0x3 actions=resubmit(,40)'));
+  const geneve = context(rows, smallView({ tunnels: new Map([['vtep1', { ofport: 13, type: 'geneve', remoteIp: '192.0.2.5' }]]) }), zones);
+  t.notOk(text(portBindingFlows(geneve, pb(geneve, vtepPort))).some((l) => l.startsWith('table=0')), 'no ramp entry over a Geneve tunnel');
+  const elsewhere = context(rows, smallView({ chassis: 'hv3', tunnels: new Map([['vtep1', vxlan(13, '192.0.2.5')]]) }), zones);
+  t.equal(elsewhere.locality.datapaths.size, 0, 'a chassis without sw0 locally...');
+  t.match(text(portBindingFlows(elsewhere, pb(elsewhere, vtepPort))), [/^table=0, priority=110, /], '...still has the ramp entry, as physical_run makes it for every vtep port');
+});
+
+t.test('an HA group\'s bundle over VXLAN tunnels; members with mixed encapsulations get none', async (t) => {
+  const rows = withHaGroup(30, U(3, 0xc));
+  const c = context(rows, smallView({ tunnels: new Map([['hv2', vxlan(10, '192.0.2.2')], ['hv3', vxlan(11, '192.0.2.3')]]) }), zones);
+  t.same(text(portBindingFlows(c, pb(c, U(30, 0xa)))), [
+    'table=39, priority=100, cookie=0xa, metadata=0x2,reg15=0x7 actions=load:0x7002->tun_id[0..23],bundle(eth_src,0,active_backup,ofport,members:11,10)',
+  ]);
+  const mixed = context(rows, smallView({ tunnels: new Map([['hv2', vxlan(10, '192.0.2.2')], ['hv3', { ofport: 11, type: 'geneve', remoteIp: '192.0.2.3' }]]) }), zones);
+  t.same(portBindingFlows(mixed, pb(mixed, U(30, 0xa))), [], 'one member over Geneve, one over VXLAN: no flow, as ovn-controller');
 });
 
 t.test('a router joined by patch ports: table 65 clones into the peer datapath with its zones', async (t) => {

@@ -1,5 +1,5 @@
 // Differential: the real ovn-controller 23.03 and our agent as two chassis of one ovnts
-// cluster. Each builds a tunnel to the other and registers itself; what ours writes must look
+// cluster, both on Geneve, then both on VXLAN. Each builds a tunnel to the other and registers itself; what ours writes must look
 // like what the real one writes — the tunnel port's name pattern, interface type and options,
 // its ovn-chassis-id, the Encap options, the Chassis other_config keys both set, and the
 // integration bridge's settings. Method: `ovnts up` (real processes, the OVN_Southbound OVSDB
@@ -40,7 +40,7 @@ async function tunnelPorts(sw: OvsSwitch): Promise<{ name: string; chassisId: st
   return out;
 }
 
-t.test('our agent and the real ovn-controller build the same kind of chassis', { skip }, async (t) => {
+for (const encap of ['geneve', 'vxlan'] as const) t.test(`our agent and the real ovn-controller build the same kind of chassis (${encap})`, { skip }, async (t) => {
   const env = await upCluster(t, path.join(testdirAfterTeardowns(t), 'c'));
   const nb = new NorthboundClient(env.nbGrpc[0] as string);
   t.teardown(() => nb.close());
@@ -51,7 +51,7 @@ t.test('our agent and the real ovn-controller build the same kind of chassis', {
   const a = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => a.stop());
   await a.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-real', `external_ids:ovn-remote=${env.sbOvsdb.join(',')}`,
-    'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-bridge-mappings=physnet1:br-phys');
+    `external_ids:ovn-encap-type=${encap}`, 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-bridge-mappings=physnet1:br-phys');
   const ovnEnv = { ...a.env, OVN_RUNDIR: a.dir, OVN_LOGDIR: a.dir, OVN_DBDIR: a.dir };
   await run('ovn-controller', [`unix:${path.join(a.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${path.join(a.dir, 'ovn-controller.pid')}`, `--log-file=${path.join(a.dir, 'ovn-controller.log')}`], { env: ovnEnv });
   const controllerPid = Number(readFileSync(path.join(a.dir, 'ovn-controller.pid'), 'utf8').trim());
@@ -60,7 +60,7 @@ t.test('our agent and the real ovn-controller build the same kind of chassis', {
   // Ours: hypervisor-ours on switch B.
   const b = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => b.stop());
-  await b.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-ours', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.2',
+  await b.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-ours', `external_ids:ovn-encap-type=${encap}`, 'external_ids:ovn-encap-ip=127.0.0.2',
     'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-bridge-mappings=physnet1:br-phys');
   const logs: string[] = [];
   const ovs = new OvsdbClient({ target: `unix:${path.join(b.dir, 'db.sock')}`, database: 'Open_vSwitch', tables: OVS_MONITOR });
@@ -84,6 +84,7 @@ t.test('our agent and the real ovn-controller build the same kind of chassis', {
   t.equal(ours?.name, 'ovn-hyperv-0', 'ours for hypervisor-real: the same pattern');
   t.equal(theirs?.chassisId, 'hypervisor-ours@127.0.0.2');
   t.equal(ours?.chassisId, 'hypervisor-real@127.0.0.1', 'ovn-chassis-id spelled the same way');
+  t.equal(theirs?.type, encap, `ovn-controller's tunnel is ${encap}`);
   t.equal(ours?.type, theirs?.type, `interface type ${String(theirs?.type)}`);
   const norm = (m: Map<string, string> | undefined): string[] => [...(m ?? new Map<string, string>())].filter(([k]) => k !== 'remote_ip').map(([k, v]) => `${k}=${v}`).sort();
   t.same(norm(ours?.options), norm(theirs?.options), `the same options besides remote_ip (${norm(theirs?.options).join(' ')})`);

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
-import { createChassisHost, createUnderlay, type ChassisHost, type Underlay } from './chassis-host.js';
+import { createChassisHost, createUnderlay, type ChassisHost, type ChassisHostOptions, type Underlay } from './chassis-host.js';
 import type { NsHost } from './netns.js';
 import { netnsAvailable } from './netns.js';
 import { until, upCluster, type UpEnv } from './ovnts-cli.js';
@@ -71,8 +71,11 @@ export async function linkSwitchToRouter(nbctl: (...args: string[]) => Promise<s
     '--', 'lsp-set-options', lsp, `router-port=${lrp}`);
 }
 
+/** Whose last words a failed wait shows: an agent, or the log of a chassis's ovn-controller. */
+export type Logged = Pick<Agent, 'output'>;
+
 /** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
-export async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Agent[]): Promise<void> {
+export async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Logged[]): Promise<void> {
   try {
     await until(what, async () => ((await from.ping(ip, 1)) === want ? true : undefined), PING_WAIT_MS);
   } catch (err) {
@@ -82,7 +85,7 @@ export async function pingBecomes(from: NsHost, ip: string, want: boolean, what:
 }
 
 /** until(), with the agents' last words on a timeout. */
-export async function untilLogged<T>(what: string, f: () => Promise<T | undefined>, ms: number, agents: readonly Agent[]): Promise<T> {
+export async function untilLogged<T>(what: string, f: () => Promise<T | undefined>, ms: number, agents: readonly Logged[]): Promise<T> {
   try {
     return await until(what, f, ms);
   } catch (err) {
@@ -91,19 +94,27 @@ export async function untilLogged<T>(what: string, f: () => Promise<T | undefine
   }
 }
 
+/** ovs-ofctl (OpenFlow 1.5) `cmd` on `ch`'s integration bridge. */
+export async function brIntOfctl(ch: ChassisHost, cmd: string, ...args: string[]): Promise<string> {
+  return (await execFileAsync('ovs-ofctl', ['-O', 'OpenFlow15', cmd, `unix:${path.join(ch.ovs.dir, 'br-int.mgmt')}`, ...args])).stdout;
+}
+
 export async function brIntExists(ch: ChassisHost): Promise<boolean> {
   return (await ch.ovs.vsctl('--bare', '--columns=name', 'find', 'Bridge', 'name=br-int')).trim() === 'br-int';
 }
+
+/** What a test may choose of its chassis hosts besides name and index. */
+export type HostChoices = Pick<ChassisHostOptions, 'encapType'>;
 
 /**
  * Chassis `names` on the underlay (indexes firstIndex, firstIndex + 1, ...), each with its
  * agent, once every agent has created br-int; all torn down with t.
  */
-export async function startChassisWithAgents<const N extends readonly string[]>(t: Test, env: UpEnv, ul: Underlay, names: N, firstIndex = 1): Promise<ChassisWithAgents<N>> {
+export async function startChassisWithAgents<const N extends readonly string[]>(t: Test, env: UpEnv, ul: Underlay, names: N, firstIndex = 1, choices: HostChoices = {}): Promise<ChassisWithAgents<N>> {
   const hosts: ChassisHost[] = [];
   const agents: Agent[] = [];
   for (const [i, name] of names.entries()) {
-    const ch = await createChassisHost(ul, { name, index: firstIndex + i });
+    const ch = await createChassisHost(ul, { ...choices, name, index: firstIndex + i });
     t.teardown(() => ch.stop());
     hosts.push(ch);
     agents.push(startAgent(t, ch, env));
@@ -120,11 +131,11 @@ export interface ChassisWithAgents<N extends readonly string[]> {
 }
 
 /** A cluster (`ovnts up`), an underlay on prefix.0/24, and chassis `names` with their agents (startChassisWithAgents); all torn down with t. */
-export async function clusterWithAgents<const N extends readonly string[]>(t: Test, prefix: string, names: N): Promise<ChassisWithAgents<N> & { env: UpEnv; ul: Underlay }> {
+export async function clusterWithAgents<const N extends readonly string[]>(t: Test, prefix: string, names: N, choices: HostChoices = {}): Promise<ChassisWithAgents<N> & { env: UpEnv; ul: Underlay }> {
   const env = await upCluster(t, testdirAfterTeardowns(t));
   const ul = await createUnderlay(prefix);
   t.teardown(() => ul.remove());
-  return { env, ul, ...(await startChassisWithAgents(t, env, ul, names)) };
+  return { env, ul, ...(await startChassisWithAgents(t, env, ul, names, 1, choices)) };
 }
 
 /** clusterWithAgents with the one chassis hv1. */
@@ -137,8 +148,8 @@ export async function chassisWithAgent(t: Test, prefix: string): Promise<{ env: 
  * Chassis `name` on the underlay run by the real ovn-controller (ovn-host) against the cluster's
  * SB door, once it has created br-int; stopped by pid with t. log() is the tail of its log file.
  */
-export async function chassisWithOvnController(t: Test, env: UpEnv, ul: Underlay, name: string, index: number): Promise<{ host: ChassisHost; log: () => string }> {
-  const host = await createChassisHost(ul, { name, index });
+export async function chassisWithOvnController(t: Test, env: UpEnv, ul: Underlay, name: string, index: number, choices: HostChoices = {}): Promise<{ host: ChassisHost; log: () => string }> {
+  const host = await createChassisHost(ul, { ...choices, name, index });
   t.teardown(() => host.stop());
   await host.ovs.vsctl('set', 'Open_vSwitch', '.', `external_ids:ovn-remote="${env.sbOvsdb.join(',')}"`, 'external_ids:ovn-bridge-datapath-type=netdev');
   const dir = host.ovs.dir;

@@ -56,6 +56,8 @@ export interface ChassisHostOptions {
   readonly index: number;
   /** external_ids:ovn-remote, if the agent is to read it from there. */
   readonly ovnRemote?: string;
+  /** external_ids:ovn-encap-type; geneve unless given. */
+  readonly encapType?: string;
 }
 
 export async function createChassisHost(underlay: Underlay, options: ChassisHostOptions): Promise<ChassisHost> {
@@ -83,7 +85,7 @@ export async function createChassisHost(underlay: Underlay, options: ChassisHost
     await inNs('ip', 'link', 'set', 'br-phy', 'up');
     await inNs('ip', 'addr', 'add', `${encapIp}/24`, 'dev', 'br-phy');
     const ids = [`external_ids:system-id=${options.name}`, `external_ids:hostname=${options.name}`,
-      'external_ids:ovn-encap-type=geneve', `external_ids:ovn-encap-ip=${encapIp}`, 'external_ids:ovn-bridge=br-int'];
+      `external_ids:ovn-encap-type=${options.encapType ?? 'geneve'}`, `external_ids:ovn-encap-ip=${encapIp}`, 'external_ids:ovn-bridge=br-int'];
     if (options.ovnRemote !== undefined) ids.push(`external_ids:ovn-remote="${options.ovnRemote}"`);
     await ovs.vsctl('set', 'Open_vSwitch', '.', ...ids);
   } catch (err) {
