@@ -114,8 +114,8 @@ export class IgmpQueriers extends AnnounceSchedule<QuerierState> {
     this.arm();
   }
 
-  protected packetOf(s: QuerierState): { message: OfMessage; what: string } {
-    return { message: igmpQueryPacketOut(s.spec), what: `IGMP query on datapath ${s.spec.dpKey}` };
+  protected packetsOf(s: QuerierState): { message: OfMessage; what: string }[] {
+    return [{ message: igmpQueryPacketOut(s.spec), what: `IGMP query on datapath ${s.spec.dpKey}` }];
   }
 
   protected reschedule(s: QuerierState, now: number): void {
