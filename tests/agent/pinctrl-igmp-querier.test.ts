@@ -4,7 +4,8 @@
 // queries themselves (an IGMPv3 and an MLDv2 general query, every field and checksum checked, read
 // back by our own snooping parser), the packet-out (metadata, _MC_flood, MLF_LOCAL_ONLY, the
 // local output table) and the schedule (at once, then every interval, IGMP and MLD together; a
-// switch that goes stops; a shorter interval takes effect at once; a refused send is counted).
+// switch that goes stops; a shorter interval takes effect at once; a refused send is counted and
+// does not hold back the switch's other query).
 
 import t from 'tap';
 import { LOG_REG, MLF, OFTABLE } from '../../agent/compile/tables.js';
@@ -143,5 +144,25 @@ t.test('the schedule: at once, every interval, stopped when the switch goes', as
   await timers.advance(5_000);
   t.equal(q.stats.notSent, 1, 'a query the channel refused is counted');
   t.match(problems, [/MLD query on datapath 6 not sent/]);
+  q.close();
+});
+
+t.test('a refused IGMP query does not keep the switch\'s MLD query back', async (t) => {
+  const timers = new FakeTimers();
+  const sent: number[] = [];
+  const q = new IgmpQueriers({
+    channel: {
+      send: (m: OfMessage): void => {
+        if (m.kind !== 'packet_out') return;
+        if (m.data.readUInt16BE(12) === 0x0800) throw new ChannelError('overloaded', 'full');
+        sent.push(m.data.readUInt16BE(12));
+      },
+    },
+    timers,
+  });
+  q.sync([{ key: DP, dpKey: 5, ethSrc: '00:00:00:00:99:01', ip4Src: 0x0a0000fe, ip6Src: 0xfe80n << 112n | 1n, intervalS: 10, maxRespS: 1 }]);
+  await timers.advance(10_000);
+  t.same(sent, [0x86dd, 0x86dd], 'the MLD query went out each time');
+  t.same(q.stats, { sent: 2, notSent: 2 }, 'the IGMP ones are counted as not sent');
   q.close();
 });
