@@ -1,7 +1,8 @@
 // What pinctrl sends unasked on a schedule (periodic router advertisements, gratuitous ARPs):
 // entries by key, each with the time of its next packet, one timer for the earliest due, and the
 // packet-outs counted, those the OpenFlow channel refuses as well. A subclass says what an entry
-// sends and when it is due next; timers are injected.
+// sends (one packet or several, as a querier's IGMP and MLD queries) and when it is due next;
+// timers are injected.
 
 import { ChannelError } from '../openflow/channel.js';
 import type { OfMessage } from '../openflow/messages.js';
@@ -32,8 +33,8 @@ export abstract class AnnounceSchedule<S extends AnnounceState> {
 
   constructor(protected readonly options: AnnounceOptions) {}
 
-  /** What entry `s` sends now, and what to call it in a problem report. */
-  protected abstract packetOf(s: S): { message: OfMessage; what: string };
+  /** What entry `s` sends now, each packet with what to call it in a problem report. */
+  protected abstract packetsOf(s: S): readonly { message: OfMessage; what: string }[];
 
   /** Sets `s.nextMs` after a sending at `now`. */
   protected abstract reschedule(s: S, now: number): void;
@@ -58,14 +59,16 @@ export abstract class AnnounceSchedule<S extends AnnounceState> {
     const now = this.options.timers.now();
     for (const s of this.states.values()) {
       if (s.nextMs > now) continue;
-      const { message, what } = this.packetOf(s);
-      try {
-        this.options.channel.send(message);
-        this.stats.sent++;
-      } catch (err) {
-        if (!(err instanceof ChannelError)) throw err;
-        this.stats.notSent++;
-        this.options.onProblem?.(`${what} not sent: ${err.message}`);
+      // A packet the channel refuses does not keep the entry's others from being sent.
+      for (const { message, what } of this.packetsOf(s)) {
+        try {
+          this.options.channel.send(message);
+          this.stats.sent++;
+        } catch (err) {
+          if (!(err instanceof ChannelError)) throw err;
+          this.stats.notSent++;
+          this.options.onProblem?.(`${what} not sent: ${err.message}`);
+        }
       }
       this.reschedule(s, now);
     }

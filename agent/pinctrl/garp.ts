@@ -181,8 +181,8 @@ export class Garps extends AnnounceSchedule<GarpState> {
     this.arm();
   }
 
-  protected packetOf(s: GarpState): { message: OfMessage; what: string } {
-    return { message: garpPacketOut(s.spec), what: `gratuitous ARP for ${s.spec.key}` };
+  protected packetsOf(s: GarpState): { message: OfMessage; what: string }[] {
+    return [{ message: garpPacketOut(s.spec), what: `gratuitous ARP for ${s.spec.key}` }];
   }
 
   protected reschedule(s: GarpState, now: number): void {

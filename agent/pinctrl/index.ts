@@ -19,7 +19,7 @@ export { bfdSessionSpecs, type BfdLookups, type BfdSessionSpec, type BfdSessionS
 export { BfdSessions, type BfdSessionStats } from './bfd-sessions.js';
 export { bfdSessionLimits, type BfdSessionLimits } from './bfd-session-table.js';
 export { Garps, garpPacket, garpPacketOut, garpSpecs, parseNatAddresses, type GarpSpec, type GarpStats } from './garp.js';
-export { IgmpQueriers, igmpQueryPacket, igmpQueryPacketOut, MC_FLOOD_KEY, querierSpecs, type QuerierSpec } from './igmp-querier.js';
+export { IgmpQueriers, igmpQueryPacket, MC_FLOOD_KEY, mldQueryPacket, querierPacketOuts, querierSpecs, queryPacketOut, type QuerierSpec } from './igmp-querier.js';
 export { PeriodicRaInputs, PeriodicRas, periodicRaPacket, periodicRaPacketOut, periodicRaSpecs, type PeriodicRaLookups, type PeriodicRaSpec, type PeriodicRaStats } from './periodic-ra.js';
 export { svcMonitorDefaults, svcMonitorLimits, type SvcMonitorLimits, type SvcMonitorSpec, type SvcStatus } from './svc-monitor-table.js';
 export {

@@ -232,8 +232,8 @@ export class PeriodicRas extends AnnounceSchedule<RaState> {
     return this.keys;
   }
 
-  protected packetOf(s: RaState): { message: OfMessage; what: string } {
-    return { message: periodicRaPacketOut(s.spec), what: `router advertisement for ${s.spec.port}` };
+  protected packetsOf(s: RaState): { message: OfMessage; what: string }[] {
+    return [{ message: periodicRaPacketOut(s.spec), what: `router advertisement for ${s.spec.port}` }];
   }
 
   protected reschedule(s: RaState): void {

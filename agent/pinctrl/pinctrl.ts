@@ -386,7 +386,7 @@ export class Pinctrl {
     this.garps.sync(specs);
   }
 
-  /** The local switches this chassis sends IGMP queries on now (querierSpecs of the SB view). */
+  /** The local switches this chassis sends IGMP and MLD queries on now (querierSpecs of the SB view). */
   queriersChanged(specs: readonly QuerierSpec[]): void {
     this.queriers.sync(specs);
   }

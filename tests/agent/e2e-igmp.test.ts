@@ -5,11 +5,13 @@
 // northd makes the group 239.1.1.1 of vm1, and multicast pings from vm3 to the group reach vm1
 // (it answers) and not vm2 (its port transmits none of them). vm1 leaves (an IGMPv3
 // leave): the row and the group go. With the switch's querier addresses set, the agent's
-// queries keep a membership alive past idle_timeout.
+// queries keep a membership alive past idle_timeout; with an ip6_src as well, its MLD queries
+// reach the VMs (a Python sniffer in vm2's namespace counts them, IPv6 being off there).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { mldQueryPacket } from '../../agent/pinctrl/igmp-querier.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { clusterWithAgents, e2eSkip as skip, nbctlOf } from '../helpers/agent-e2e.js';
 import type { NsHost } from '../helpers/netns.js';
@@ -19,6 +21,22 @@ const run = promisify(execFile);
 
 /** How many multicast pings each round sends. */
 const PINGS = 8;
+
+/** Prints, as hex, each MLD query (ICMPv6 130 behind a hop-by-hop header) eth0 receives in `argv[1]` seconds. */
+const MLD_QUERY_SNIFF = `
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x86dd))
+s.bind(('eth0', 0))
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    s.settimeout(max(0.01, end - time.time()))
+    try:
+        f, addr = s.recvfrom(65535)
+    except socket.timeout:
+        break
+    if addr[2] != socket.PACKET_OUTGOING and len(f) >= 63 and f[20] == 0 and f[62] == 130:
+        print(f.hex(), flush=True)
+`;
 
 /** Replies to `PINGS` pings from `from` to `group` (ping counts the answers of every member). */
 async function multicastReplies(from: NsHost, group: string): Promise<number> {
@@ -88,4 +106,14 @@ t.test('a snooping switch forwards a group\'s multicast to the port that joined 
   await new Promise((r) => setTimeout(r, 25_000));
   t.ok((await sb('IGMP_Group')).some((r) => r.address === '239.1.1.1'), 'the membership outlives idle_timeout: the querier\'s queries keep it');
   t.ok(await multicastReplies(vm3, '239.1.1.1') > 0, 'and vm1 still gets the group\'s traffic');
+
+  // MLD: with an ip6_src and a 1 s interval, vm2 (no member of anything) receives the agent's
+  // MLD general queries, byte for byte the querier's packet (the real ovn-controller's too, as
+  // tests/server/ovn-controller.test.ts shows).
+  await nbctl('set', 'Logical_Switch', 'sw0', 'other_config:mcast_ip6_src="fe80::42:fe"', 'other_config:mcast_query_interval=1');
+  await nbctl('--wait=hv', 'sync');
+  const heard = (await vm2.exec('python3', '-c', MLD_QUERY_SNIFF, '3.5')).split('\n').filter((l) => l !== '');
+  t.ok(heard.length >= 2 && heard.length <= 5, `vm2 received ${heard.length} MLD queries in 3.5 s (one a second)`);
+  const expected = mldQueryPacket({ ethSrc: '0a:00:00:00:42:fe', ip6Src: (0xfe80n << 112n) | 0x42_00fen, maxRespS: 1 }).toString('hex');
+  t.same([...new Set(heard)], [expected], 'each the querier\'s MLD query from ip6_src to ff02::1');
 });

@@ -4,7 +4,8 @@
 // acknowledges nb_cfg, so `--wait=hv` returns once the chassis caught up; it claims the
 // chassisredirect port of a distributed gateway port whose gateway chassis it is, and probes a
 // health-checked backend and writes its Service_Monitor.status, and with IGMP snooping on its
-// switch it writes the group a report joined into IGMP_Group. Method: `ovnts up`
+// switch it writes the group a report joined into IGMP_Group, and as the switch's querier sends
+// the IGMP and MLD general queries our agent's querier sends, byte for byte. Method: `ovnts up`
 // (real processes), a real ovs-vswitchd with dummy devices (nothing on the host's network),
 // the real ovn-controller; everything stopped by pid.
 import { execFile } from 'node:child_process';
@@ -12,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { igmpQueryPacket, mldQueryPacket } from '../../agent/pinctrl/igmp-querier.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { ovnts, until, upCluster } from '../helpers/ovnts-cli.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
@@ -129,7 +131,40 @@ t.test('a real ovn-controller registers, claims a port, installs flows and ackno
   t.same(mc.ports, pb?._uuid, 'northd made the group of vm1');
   t.ok((mc.tunnel_key as number) >= 32773, `with a learned group's key (${String(mc.tunnel_key)})`);
   t.ok((await sb('Logical_Flow')).some((f) => f.priority === 90 && String(f.match).includes('ip4.dst == 239.1.1.1')), 'and its ls_in_l2_lkup flow');
+
+  // The querier: with sw0's querier addresses set and a 1 s interval, the real ovn-controller
+  // floods an IGMP and an MLD general query to vm1; netdev-dummy writes what vif1 transmits to a
+  // pcap file. Our agent's querier builds the same bytes.
+  const pcap = join(sw.dir, 'vif1-tx.pcap');
+  await sw.vsctl('set', 'interface', 'vif1', `options:tx_pcap=${pcap}`);
+  t.equal((await nbctl('set', 'Logical_Switch', 'sw0', 'other_config:mcast_query_interval=1', 'other_config:mcast_eth_src="00:00:00:00:99:01"',
+    'other_config:mcast_ip4_src="10.0.0.253"', 'other_config:mcast_ip6_src="fe80::99:1"')).code, 0);
+  const queries = await until(() => `both queries on vif1 (ovn-controller log: ${log()})`, async () => {
+    const frames = existsSync(pcap) ? pcapFrames(readFileSync(pcap)) : [];
+    const igmp = frames.find((f) => f.length >= 34 && f.readUInt16BE(12) === 0x0800 && f[23] === 2);
+    const mld = frames.find((f) => f.length >= 63 && f.readUInt16BE(12) === 0x86dd && f[20] === 0 && f[62] === 130);
+    return igmp !== undefined && mld !== undefined ? { igmp, mld } : undefined;
+  }, 20_000);
+  t.equal(queries.mld.toString('hex'), mldQueryPacket({ ethSrc: '00:00:00:00:99:01', ip6Src: 0xfe80000000000000000000000099_0001n, maxRespS: 1 }).toString('hex'),
+    'ovn-controller\'s MLD query is our querier\'s, byte for byte');
+  t.equal(queries.igmp.toString('hex'), igmpQueryPacket({ ethSrc: '00:00:00:00:99:01', ip4Src: 0x0a0000fd, maxRespS: 1 }).toString('hex'),
+    'and so is its IGMP query');
 });
+
+/** The frames of a pcap file (classic format, either byte order), as netdev-dummy's tx_pcap writes it; a record cut short ends the list. */
+function pcapFrames(b: Buffer): Buffer[] {
+  if (b.length < 24) return [];
+  const le = b.readUInt32LE(0) === 0xa1b2c3d4;
+  const u32 = (at: number): number => (le ? b.readUInt32LE(at) : b.readUInt32BE(at));
+  const out: Buffer[] = [];
+  for (let at = 24; at + 16 <= b.length && out.length < 10_000;) {
+    const len = u32(at + 8);
+    if (at + 16 + len > b.length) break;
+    out.push(b.subarray(at + 16, at + 16 + len));
+    at += 16 + len;
+  }
+  return out;
+}
 
 /** An IGMPv2 membership report from (mac, ip) for `group`, as the hex ovs-appctl netdev-dummy/receive takes. */
 function igmpV2Report(mac: string, ip: string, group: string): string {
