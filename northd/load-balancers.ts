@@ -20,7 +20,7 @@ import type * as nb from '../ovsdb/rows/nb.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { formatIpv6, parseIpv6Groups } from './addresses.js';
-import { boolOption, nbGet, nbRows } from './nb.js';
+import { boolOption, findLrp, nbGet, nbRows, ownerOf } from './nb.js';
 import { chunkCount, chunkOfKey } from './hash.js';
 import { sameData, sortedDifference } from './same-data.js';
 import { nbGlobalOf } from './sb-global.js';
@@ -110,13 +110,30 @@ export interface LbFacts {
 export interface DatapathLbs {
   readonly kind: 'switch' | 'router';
   readonly nbUuid: Uuid;
-  /** Load balancer → the number of ways it applies (directly, through each group). */
+  /**
+   * Load balancer → the number of ways it applies: directly, through each group, by the
+   * datapath's own columns and, on a switch, by its peer routers' (install_ls_lb_from_router).
+   */
   readonly counts: Map<Uuid, number>;
+  /**
+   * The part of `counts` by a switch's peer routers' columns (empty unless install_ls_lb_from_router
+   * is on): has_lb_vip counts only the rest (ls_has_lb_vip reads the switch's own columns).
+   */
+  readonly inducedCounts: Map<Uuid, number>;
   /** The datapath's load_balancer and load_balancer_group columns, as last read. */
   direct: readonly Uuid[];
   groups: readonly Uuid[];
-  /** How many of its load balancers have VIPs. */
+  /** A switch's share of its peer routers' columns (install_ls_lb_from_router), as last counted. */
+  inducedDirect: readonly Uuid[];
+  inducedGroups: readonly Uuid[];
+  /** How many of the load balancers its own columns apply have VIPs. */
   withVips: number;
+}
+
+/** How a datapath uses a group: by its own load_balancer_group column, by a peer router's, or both. */
+interface GroupUse {
+  own: boolean;
+  induced: boolean;
 }
 
 export interface LbsData {
@@ -128,9 +145,22 @@ export interface LbsData {
   readonly dpsOf: Map<Uuid, Set<Uuid>>;
   /** Load_Balancer_Group → its load balancers as last read, and the datapaths using it. */
   readonly groupLbs: Map<Uuid, readonly Uuid[]>;
-  readonly groupDps: Map<Uuid, Set<Uuid>>;
+  readonly groupDps: Map<Uuid, Map<Uuid, GroupUse>>;
   /** NB_Global options:controller_event as last read: every load balancer's `event`. */
   controllerEvent: boolean;
+  /**
+   * NB_Global options:install_ls_lb_from_router as last read: a router's load balancers and
+   * groups apply to the switches it is connected to as well (its peer switches: a router LSP there
+   * names one of its ports in options:router-port).
+   */
+  installFromRouter: boolean;
+  /** Switch NB UUID → the routers peering it as last counted (sorted; only while the option is on). */
+  readonly peersOf: Map<Uuid, readonly Uuid[]>;
+  /** Router NB UUID → the switches it peers (the reverse of peersOf). */
+  readonly peerSwitches: Map<Uuid, Set<Uuid>>;
+  /** Router port name → the switches whose router LSPs name it, and the reverse (while the option is on). */
+  readonly lrpSwitches: Map<string, Set<Uuid>>;
+  readonly switchLrps: Map<Uuid, readonly string[]>;
 }
 
 export interface LbsChange {
@@ -404,22 +434,29 @@ class Run {
     return this.data.lbs.get(lb)?.hasVips === true;
   }
 
-  /** Adds `delta` ways in which `lb` applies to datapath `dp`. */
-  count(dp: Uuid, state: DatapathLbs, lb: Uuid, delta: number): void {
+  /** Adds `delta` ways in which `lb` applies to datapath `dp`, by its own columns or not. */
+  count(dp: Uuid, state: DatapathLbs, lb: Uuid, delta: number, own: boolean): void {
     const before = state.counts.get(lb) ?? 0;
     const after = before + delta;
-    if (after < 0) throw new Error(`load balancer ${lb} counted below zero on ${dp}`);
+    const inducedBefore = state.inducedCounts.get(lb) ?? 0;
+    const inducedAfter = own ? inducedBefore : inducedBefore + delta;
+    if (after < 0 || inducedAfter < 0) throw new Error(`load balancer ${lb} counted below zero on ${dp}`);
     if (after === 0) state.counts.delete(lb);
     else state.counts.set(lb, after);
+    if (!own) {
+      if (inducedAfter === 0) state.inducedCounts.delete(lb);
+      else state.inducedCounts.set(lb, inducedAfter);
+    }
+    // has_lb_vip follows the datapath's own ways only.
+    const ownBefore = before - inducedBefore;
+    const ownAfter = after - inducedAfter;
+    if ((ownBefore === 0) !== (ownAfter === 0) && this.vipsOf(lb)) state.withVips += ownAfter > 0 ? 1 : -1;
     if ((before === 0) === (after === 0)) return;
-    const vips = this.vipsOf(lb) ? 1 : 0;
     let dps = this.data.dpsOf.get(lb);
     if (after > 0) {
-      state.withVips += vips;
       if (dps === undefined) this.data.dpsOf.set(lb, (dps = new Set()));
       dps.add(dp);
     } else {
-      state.withVips -= vips;
       dps?.delete(dp);
       if (dps?.size === 0) this.data.dpsOf.delete(lb);
     }
@@ -437,7 +474,9 @@ class Run {
     for (const [dp, was] of this.before) {
       const now = hasLbVip(this.data, dp);
       const state = this.data.byDp.get(dp);
-      if (state !== undefined && state.counts.size === 0 && state.direct.length === 0 && state.groups.length === 0) this.data.byDp.delete(dp);
+      if (state !== undefined && state.counts.size === 0 && state.direct.length === 0 && state.groups.length === 0 && state.inducedDirect.length === 0 && state.inducedGroups.length === 0) {
+        this.data.byDp.delete(dp);
+      }
       if (was !== now) this.out.hasVipFlipped.set(dp, now);
       else this.out.hasVipFlipped.delete(dp);
     }
@@ -446,7 +485,10 @@ class Run {
 
   private stateOf(dp: Uuid, nbUuid: Uuid, kind: 'switch' | 'router'): DatapathLbs {
     let s = this.data.byDp.get(dp);
-    if (s === undefined) this.data.byDp.set(dp, (s = { kind, nbUuid, counts: new Map(), direct: NO_UUIDS, groups: NO_UUIDS, withVips: 0 }));
+    if (s === undefined) {
+      s = { kind, nbUuid, counts: new Map(), inducedCounts: new Map(), direct: NO_UUIDS, groups: NO_UUIDS, inducedDirect: NO_UUIDS, inducedGroups: NO_UUIDS, withVips: 0 };
+      this.data.byDp.set(dp, s);
+    }
     return s;
   }
 
@@ -465,7 +507,7 @@ class Run {
     if (!flip) return;
     for (const dp of this.data.dpsOf.get(uuid) ?? []) {
       const state = this.data.byDp.get(dp);
-      if (state !== undefined) state.withVips += now?.hasVips === true ? 1 : -1;
+      if (state !== undefined && (state.counts.get(uuid) ?? 0) > (state.inducedCounts.get(uuid) ?? 0)) state.withVips += now?.hasVips === true ? 1 : -1;
     }
   }
 
@@ -478,49 +520,127 @@ class Run {
     if (row === undefined) this.data.groupLbs.delete(uuid);
     else this.data.groupLbs.set(uuid, now);
     if (removed.length === 0 && added.length === 0) return;
-    for (const dp of this.data.groupDps.get(uuid) ?? []) {
+    for (const [dp, use] of this.data.groupDps.get(uuid) ?? []) {
       const state = this.data.byDp.get(dp);
       if (state === undefined) continue;
       this.watch(dp);
-      for (const lb of removed) this.count(dp, state, lb, -1);
-      for (const lb of added) this.count(dp, state, lb, 1);
+      for (const own of [true, false]) {
+        if (!(own ? use.own : use.induced)) continue;
+        for (const lb of removed) this.count(dp, state, lb, -1, own);
+        for (const lb of added) this.count(dp, state, lb, 1, own);
+      }
     }
   }
 
-  /** A switch or router row: its direct load balancers and groups, diffed against the last read. */
+  /**
+   * A switch or router row: its direct load balancers and groups, diffed against the last read;
+   * on a switch, while install_ls_lb_from_router is on, its peer routers' too.
+   */
   datapath(db: Database, table: 'Logical_Switch' | 'Logical_Router', nbUuid: Uuid): void {
     const row = nbGet<nb.Logical_Switch | nb.Logical_Router>(db, table, nbUuid);
     const dp = datapathSbUuid(nbUuid);
     const old = this.data.byDp.get(dp);
     const direct = row?.load_balancer ?? NO_UUIDS;
     const groups = row?.load_balancer_group ?? NO_UUIDS;
-    if (old === undefined && direct.length === 0 && groups.length === 0) return;
+    // A switch's ports are read only while the option is on (or its peers are still counted).
+    const induced = table === 'Logical_Switch' && (this.data.installFromRouter || this.data.switchLrps.has(nbUuid))
+      ? this.induced(db, nbUuid, row as nb.Logical_Switch | undefined) : NO_INDUCED;
+    if (old === undefined && direct.length === 0 && groups.length === 0 && induced.direct.length === 0 && induced.groups.length === 0) return;
     const state = old ?? this.stateOf(dp, nbUuid, table === 'Logical_Switch' ? 'switch' : 'router');
-    const d = sortedDifference(state.direct, direct);
-    const g = sortedDifference(state.groups, groups);
-    if (d.removed.length + d.added.length + g.removed.length + g.added.length === 0) return;
-    this.watch(dp);
-    for (const lb of d.removed) this.count(dp, state, lb, -1);
-    for (const group of g.removed) {
-      // What the group was counted with: its content as last read (this run's if it changed).
-      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, -1);
-      const users = this.data.groupDps.get(group);
-      users?.delete(dp);
-      if (users?.size === 0) this.data.groupDps.delete(group);
-    }
-    for (const lb of d.added) this.count(dp, state, lb, 1);
-    for (const group of g.added) {
-      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, 1);
-      let users = this.data.groupDps.get(group);
-      if (users === undefined) this.data.groupDps.set(group, (users = new Set()));
-      users.add(dp);
-    }
+    this.columns(dp, state, state.direct, direct, state.groups, groups, true);
+    this.columns(dp, state, state.inducedDirect, induced.direct, state.inducedGroups, induced.groups, false);
     state.direct = direct;
     state.groups = groups;
+    state.inducedDirect = induced.direct;
+    state.inducedGroups = induced.groups;
+  }
+
+  /** Counts the change of one pair of columns (own or induced) of datapath `dp`. */
+  private columns(dp: Uuid, state: DatapathLbs, oldDirect: readonly Uuid[], direct: readonly Uuid[], oldGroups: readonly Uuid[], groups: readonly Uuid[], own: boolean): void {
+    const d = sortedDifference(oldDirect, direct);
+    const g = sortedDifference(oldGroups, groups);
+    if (d.removed.length + d.added.length + g.removed.length + g.added.length === 0) return;
+    this.watch(dp);
+    for (const lb of d.removed) this.count(dp, state, lb, -1, own);
+    for (const group of g.removed) {
+      // What the group was counted with: its content as last read (this run's if it changed).
+      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, -1, own);
+      const users = this.data.groupDps.get(group);
+      const use = users?.get(dp);
+      if (use !== undefined) {
+        if (own) use.own = false;
+        else use.induced = false;
+        if (!use.own && !use.induced) users?.delete(dp);
+      }
+      if (users?.size === 0) this.data.groupDps.delete(group);
+    }
+    for (const lb of d.added) this.count(dp, state, lb, 1, own);
+    for (const group of g.added) {
+      for (const lb of this.data.groupLbs.get(group) ?? []) this.count(dp, state, lb, 1, own);
+      let users = this.data.groupDps.get(group);
+      if (users === undefined) this.data.groupDps.set(group, (users = new Map()));
+      let use = users.get(dp);
+      if (use === undefined) users.set(dp, (use = { own: false, induced: false }));
+      if (own) use.own = true;
+      else use.induced = true;
+    }
+  }
+
+  /**
+   * A switch's share of its peer routers' columns: the union of the load_balancer and
+   * load_balancer_group columns of the enabled routers one of whose ports a router LSP of the
+   * switch names (ovn-northd's od->ls_peers), recorded with the reverse indexes; none while the
+   * option is off or for a switch that is gone.
+   */
+  private induced(db: Database, nbUuid: Uuid, ls: nb.Logical_Switch | undefined): { readonly direct: readonly Uuid[]; readonly groups: readonly Uuid[] } {
+    const data = this.data;
+    const names: string[] = [];
+    const routers = new Set<Uuid>();
+    for (const u of data.installFromRouter ? ls?.ports ?? [] : []) {
+      const lsp = nbGet<nb.Logical_Switch_Port>(db, 'Logical_Switch_Port', u);
+      const lrpName = lsp?.type === 'router' ? lsp.options.get('router-port') : undefined;
+      if (lrpName === undefined) continue;
+      names.push(lrpName);
+      const lrp = findLrp(db, lrpName);
+      const router = lrp === undefined ? undefined : ownerOf(db, 'Logical_Router', lrp._uuid);
+      const lr = router === undefined ? undefined : nbGet<nb.Logical_Router>(db, 'Logical_Router', router);
+      if (router !== undefined && lr !== undefined && lr.enabled[0] !== false) routers.add(router);
+    }
+    for (const name of data.switchLrps.get(nbUuid) ?? []) removeFromIndex(data.lrpSwitches, name, nbUuid);
+    if (names.length > 0) data.switchLrps.set(nbUuid, names);
+    else data.switchLrps.delete(nbUuid);
+    for (const name of names) addToIndex(data.lrpSwitches, name, nbUuid);
+    const peers = [...routers].sort();
+    for (const r of data.peersOf.get(nbUuid) ?? []) removeFromIndex(data.peerSwitches, r, nbUuid);
+    if (peers.length > 0) data.peersOf.set(nbUuid, peers);
+    else data.peersOf.delete(nbUuid);
+    for (const r of peers) addToIndex(data.peerSwitches, r, nbUuid);
+    if (peers.length === 0) return NO_INDUCED;
+    const direct = new Set<Uuid>();
+    const groups = new Set<Uuid>();
+    for (const r of peers) {
+      const lr = nbGet<nb.Logical_Router>(db, 'Logical_Router', r) as nb.Logical_Router;
+      for (const u of lr.load_balancer) direct.add(u);
+      for (const u of lr.load_balancer_group) groups.add(u);
+    }
+    return { direct: [...direct].sort(), groups: [...groups].sort() };
   }
 }
 
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
+const NO_INDUCED = Object.freeze({ direct: NO_UUIDS, groups: NO_UUIDS });
+
+function addToIndex<K>(index: Map<K, Set<Uuid>>, key: K, value: Uuid): void {
+  let s = index.get(key);
+  if (s === undefined) index.set(key, (s = new Set()));
+  s.add(value);
+}
+
+function removeFromIndex<K>(index: Map<K, Set<Uuid>>, key: K, value: Uuid): void {
+  const s = index.get(key);
+  s?.delete(value);
+  if (s?.size === 0) index.delete(key);
+}
 
 function isEmpty(c: LbsChange): boolean {
   return c.facts.size === 0 && c.pairs.size === 0 && c.membership.size === 0 && c.hasVipFlipped.size === 0;
@@ -542,6 +662,35 @@ function applyNb(
   return isEmpty(out) ? 'unchanged' : 'handled';
 }
 
+/** NB_Global options:install_ls_lb_from_router. */
+function installFromRouterOn(db: Database): boolean {
+  const g = nbGlobalOf(db);
+  return g !== undefined && boolOption(g.options, 'install_ls_lb_from_router', false);
+}
+
+/**
+ * The switches whose share of their peer routers' columns may have changed (while the option is
+ * on): those a changed router peers, those whose router LSPs name a port that came, went or was
+ * renamed (or a port of a router that changed), and the owner of a changed switch port.
+ */
+function peerSwitchesTouched(db: Database, data: LbsData, delta: DbDelta, switches: Set<Uuid>): void {
+  const byName = (name: unknown): void => {
+    if (typeof name === 'string') for (const ls of data.lrpSwitches.get(name) ?? []) switches.add(ls);
+  };
+  for (const c of delta.changes) {
+    const rows = [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new];
+    if (c.table === 'Logical_Router') {
+      for (const ls of data.peerSwitches.get(c.uuid) ?? []) switches.add(ls);
+      for (const row of rows) for (const u of (row?.ports as readonly Uuid[] | undefined) ?? []) byName(nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u)?.name);
+    } else if (c.table === 'Logical_Router_Port') {
+      for (const row of rows) byName(row?.name);
+    } else if (c.table === 'Logical_Switch_Port' && c.kind === 'modify') {
+      const owner = ownerOf(db, 'Logical_Switch', c.uuid);
+      if (owner !== undefined) switches.add(owner);
+    }
+  }
+}
+
 /** NB_Global options:controller_event (controller_event_en). */
 function controllerEventOn(db: Database): boolean {
   const g = nbGlobalOf(db);
@@ -552,12 +701,16 @@ export function lbsNode(): EngineNode<LbsData, LbsChange> {
   return {
     name: 'lbs',
     inputs: ['nb', 'svc_monitors'],
-    init: () => ({ lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map(), controllerEvent: false }),
+    init: () => ({
+      lbs: new Map(), byDp: new Map(), dpsOf: new Map(), groupLbs: new Map(), groupDps: new Map(), controllerEvent: false, installFromRouter: false,
+      peersOf: new Map(), peerSwitches: new Map(), lrpSwitches: new Map(), switchLrps: new Map(),
+    }),
     newChange: () => ({ facts: new Set(), pairs: new Set(), membership: new Set(), hasVipFlipped: new Map() }),
     isEmpty,
     recompute(data: LbsData, inputs: NodeInputs, out: LbsChange): void {
       const db = inputs.data<Database>('nb');
       data.controllerEvent = controllerEventOn(db);
+      data.installFromRouter = installFromRouterOn(db);
       // Everything known and everything in the database, through the same steps as a change.
       const lbs = new Set([...data.lbs.keys(), ...nbRows<nb.Load_Balancer>(db, 'Load_Balancer').keys()]);
       const groups = new Set([...data.groupLbs.keys(), ...nbRows<nb.Load_Balancer_Group>(db, 'Load_Balancer_Group').keys()]);
@@ -580,11 +733,17 @@ export function lbsNode(): EngineNode<LbsData, LbsChange> {
             data.controllerEvent = !data.controllerEvent;
             for (const uuid of data.lbs.keys()) lbs.add(uuid);
           }
+          if (c.table === 'NB_Global' && installFromRouterOn(db) !== data.installFromRouter) {
+            // Every switch's share of its routers' load balancers comes or goes.
+            data.installFromRouter = !data.installFromRouter;
+            for (const ls of nbRows<nb.Logical_Switch>(db, 'Logical_Switch').keys()) switches.add(ls);
+          }
           if (c.table === 'Load_Balancer') lbs.add(c.uuid);
           else if (c.table === 'Load_Balancer_Group') groups.add(c.uuid);
           else if (c.table === 'Logical_Switch') switches.add(c.uuid);
           else if (c.table === 'Logical_Router') routers.add(c.uuid);
         }
+        if (data.installFromRouter || data.lrpSwitches.size > 0) peerSwitchesTouched(db, data, change as DbDelta, switches);
         if (lbs.size + groups.size + switches.size + routers.size === 0) return 'unchanged';
         return applyNb(db, inputs.data<SvcMonitorsData>('svc_monitors'), data, lbs, groups, switches, routers, out);
       },

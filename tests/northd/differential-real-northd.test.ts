@@ -2031,3 +2031,59 @@ t.test('(gg) VXLAN mode: a Chassis with a vxlan encap narrows new tunnel keys an
   await compareWithReal(t, real);
   t.equal(maxTunid(), '4095', 'a chassis with geneve and vxlan: VXLAN mode');
 });
+
+t.test('(hh) NB_Global options:install_ls_lb_from_router: a router\'s load balancers and groups on the switches it is connected to', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['lb-add', 'lb-r', '10.0.0.100:80', '10.0.1.10:8080'],
+    ['lr-lb-add', 'lr0', 'lb-r'],
+    ['lb-add', 'lb-g', '10.0.0.101:80', '10.0.2.10:8080'],
+    ['create', 'Load_Balancer_Group', 'name=grp'],
+    ['lb-add', 'lb-s', '10.0.0.102:80', '10.0.1.11:80'],
+    ['ls-lb-add', 'sw1', 'lb-s'],
+  ]);
+  const uuidNamed = (table: string, name: string): string => [...real.fx.db.rows(table).values()].find((r) => r['name'] === name)?._uuid as string;
+  await real.nbctl(['set', 'Load_Balancer_Group', 'grp', `load_balancer=${uuidNamed('Load_Balancer', 'lb-g')}`]);
+  await real.nbctl(['add', 'Logical_Router', 'lr0', 'load_balancer_group', uuidNamed('Load_Balancer_Group', 'grp')]);
+  await compareWithReal(t, real);
+  // The ls_in_lb flows of the router's VIPs (10.0.0.100, .101, .103, .104) on the switches.
+  const routerVipFlows = (): number => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+    .filter((f) => f.external_ids.get('stage-name') === 'ls_in_lb' && /10\.0\.0\.10[0134]\b/.test(f.match)).length;
+  t.equal(routerVipFlows(), 0, 'the option off: the router\'s VIPs are not load balanced on its switches');
+  await real.nbctl(['set', 'NB_Global', '.', 'options:install_ls_lb_from_router=true']);
+  await compareWithReal(t, real);
+  t.ok(routerVipFlows() > 0, `the option on: they are (${routerVipFlows()} ls_in_lb flows)`);
+  // A VIP added to the router's load balancer, a load balancer added to its group.
+  await real.nbctl(['lb-add', 'lb-r', '10.0.0.103:80', '10.0.1.10:8081']);
+  await real.nbctl(['lb-add', 'lb-g2', '10.0.0.104:80', '10.0.2.10:8082']);
+  await real.nbctl(['add', 'Load_Balancer_Group', 'grp', 'load_balancer', uuidNamed('Load_Balancer', 'lb-g2')]);
+  await compareWithReal(t, real);
+  // A third switch connected, one disconnected; the router disabled and enabled again, a load
+  // balancer taken off it; the group on sw1 itself too (its own use and the router's).
+  await real.nbctl(['ls-add', 'sw3']);
+  await real.nbctl(['lrp-add', 'lr0', 'lr0-sw3', '00:00:00:00:ff:03', '10.0.3.1/24']);
+  await real.nbctl(routerLsp('sw3', 'sw3-lr0', 'lr0-sw3'));
+  await real.nbctl(['add', 'Logical_Switch', 'sw1', 'load_balancer_group', uuidNamed('Load_Balancer_Group', 'grp')]);
+  await compareWithReal(t, real);
+  await real.nbctl(['lsp-del', 'sw2-lr0']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'enabled=false']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'enabled=true']);
+  await real.nbctl(['lr-lb-del', 'lr0', 'lb-r']);
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'load_balancer_group', uuidNamed('Load_Balancer_Group', 'grp')]);
+  // The router's ports came back in one run: ovn-northd keys them in its hash order.
+  await compareWithReal(t, real, { portKeys: false });
+  await real.nbctl(['add', 'Logical_Router', 'lr0', 'load_balancer_group', uuidNamed('Load_Balancer_Group', 'grp')]);
+  await compareWithReal(t, real, { portKeys: false });
+  // The switches lb-g applies to, as its SB row names them: sw1 by its own group, sw3 by the router's.
+  const switchesOf = (name: string): number => {
+    const row = ours<sb.Load_Balancer>(real.northd.view(), 'Load_Balancer').find((r) => r.name === name);
+    const group = row?.datapath_group[0];
+    return group === undefined ? row?.datapaths.length ?? 0 : ((real.northd.view().get('Logical_DP_Group')?.get(group) as unknown as sb.Logical_DP_Group | undefined)?.datapaths.length ?? 0);
+  };
+  t.equal(switchesOf('lb-g'), 2, 'the group\'s load balancer on sw1 (its own) and sw3 (the router\'s)');
+  await real.nbctl(['remove', 'NB_Global', '.', 'options', 'install_ls_lb_from_router']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.equal(switchesOf('lb-g'), 1, 'the option off again: on sw1 only');
+});

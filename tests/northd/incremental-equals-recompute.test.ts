@@ -1198,6 +1198,7 @@ const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
 const vxlanSeen = { flips: 0, steps: 0 };
+const lbFromRouterSeen = { flips: 0, steps: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
 const routeSeen = { chunked: 0 };
 
@@ -1217,6 +1218,7 @@ function runSequence(seed: number): string | undefined {
   const brng = new Rng(seed + 0x0bfd0000);
   const erng = new Rng(seed + 0x0e7e0000);
   const xrng = new Rng(seed + 0x0e8e0000);
+  const lrng = new Rng(seed + 0x0e9e0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1267,6 +1269,24 @@ function runSequence(seed: number): string | undefined {
       if (difference !== undefined) return `txn ${i} (vxlan ${northd.vxlanMode() ? 'on' : 'off'}): incremental view (first) differs from recompute (second): ${difference}`;
     }
     if (northd.vxlanMode()) vxlanSeen.steps++;
+    // NB_Global options:install_ls_lb_from_router set or removed now and then (its own stream,
+    // checked on its own): the routers' load balancers on their switches come and go.
+    if (lrng.chance(0.04)) {
+      const on = (fx.db.rows('NB_Global').values().next().value?.['options'] as ReadonlyMap<string, string> | undefined)?.get('install_ls_lb_from_router') === 'true';
+      const mutations: unknown[] = [['options', 'delete', set(['install_ls_lb_from_router'])]];
+      if (!on) mutations.push(['options', 'insert', map({ install_ls_lb_from_router: 'true' })]);
+      const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
+      uuidRng = lrng;
+      try {
+        northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'NB_Global', where: [], mutations }]));
+      } finally {
+        uuidRng = rng;
+      }
+      lbFromRouterSeen.flips++;
+      const difference = viewDifference(northd.view(), recomputed(before));
+      if (difference !== undefined) return `txn ${i} (install_ls_lb_from_router ${on ? 'off' : 'on'}): incremental view (first) differs from recompute (second): ${difference}`;
+    }
+    if ((fx.db.rows('NB_Global').values().next().value?.['options'] as ReadonlyMap<string, string> | undefined)?.get('install_ls_lb_from_router') === 'true') lbFromRouterSeen.steps++;
     // IGMP_Group reports change no NB row: with a stream of their own, the NB evolves as it
     // did without them.
     const igmpReport = irng.chance(0.06);
@@ -1499,6 +1519,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
       'requested chassis (additional, by hostname, activated) were exercised');
     t.comment(`transactions with BFD sessions: ${bfdSeen.sessions}, one a route uses: ${bfdSeen.used}, a port's BFD flows: ${bfdSeen.portFlows}, a route's: ${bfdSeen.routeFlows}`);
     t.ok(bfdSeen.sessions >= SEQUENCES && bfdSeen.used >= SEQUENCES / 10 && bfdSeen.portFlows >= SEQUENCES / 2 && bfdSeen.routeFlows >= SEQUENCES / 4, 'BFD sessions (used by routes, their ports\' and routes\' flows) were exercised');
+    t.comment(`install_ls_lb_from_router flips: ${lbFromRouterSeen.flips}, steps taken with it on: ${lbFromRouterSeen.steps}`);
+    t.ok(lbFromRouterSeen.flips >= SEQUENCES && lbFromRouterSeen.steps >= SEQUENCES * 5, 'install_ls_lb_from_router was exercised');
     t.comment(`VXLAN mode flips: ${vxlanSeen.flips}, steps taken in VXLAN mode: ${vxlanSeen.steps}`);
     t.ok(vxlanSeen.flips >= SEQUENCES && vxlanSeen.steps >= SEQUENCES * 5, 'VXLAN mode was exercised');
     t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
