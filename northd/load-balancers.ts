@@ -671,8 +671,12 @@ function installFromRouterOn(db: Database): boolean {
 /**
  * The switches whose share of their peer routers' columns may have changed (while the option is
  * on): those a changed router peers, those whose router LSPs name a port that came, went or was
- * renamed (or a port of a router that changed), and the owner of a changed switch port.
+ * renamed (or a port of a router that changed), and the owner of a switch port whose type or
+ * options changed.
  */
+/** A router's columns that its peer switches' share of load balancers reads. */
+const ROUTER_SHARE_COLUMNS: ReadonlySet<string> = new Set(['load_balancer', 'load_balancer_group', 'ports', 'enabled']);
+
 function peerSwitchesTouched(db: Database, data: LbsData, delta: DbDelta, switches: Set<Uuid>): void {
   const byName = (name: unknown): void => {
     if (typeof name === 'string') for (const ls of data.lrpSwitches.get(name) ?? []) switches.add(ls);
@@ -680,11 +684,14 @@ function peerSwitchesTouched(db: Database, data: LbsData, delta: DbDelta, switch
   for (const c of delta.changes) {
     const rows = [c.kind === 'insert' ? undefined : c.old, c.kind === 'delete' ? undefined : c.new];
     if (c.table === 'Logical_Router') {
+      // Only the columns a peer switch's share reads (its NAT rules, say, change far more often).
+      if (c.kind === 'modify' && !c.columns.some((col) => ROUTER_SHARE_COLUMNS.has(col))) continue;
       for (const ls of data.peerSwitches.get(c.uuid) ?? []) switches.add(ls);
       for (const row of rows) for (const u of (row?.ports as readonly Uuid[] | undefined) ?? []) byName(nbGet<nb.Logical_Router_Port>(db, 'Logical_Router_Port', u)?.name);
     } else if (c.table === 'Logical_Router_Port') {
       for (const row of rows) byName(row?.name);
-    } else if (c.table === 'Logical_Switch_Port' && c.kind === 'modify') {
+    } else if (c.table === 'Logical_Switch_Port' && c.kind === 'modify' && (c.columns.includes('type') || c.columns.includes('options'))) {
+      // Only what makes a router LSP (its up, addresses... are written far more often).
       const owner = ownerOf(db, 'Logical_Switch', c.uuid);
       if (owner !== undefined) switches.add(owner);
     }

@@ -477,14 +477,14 @@ export class NbStateMachine implements StateMachine {
       const sessions = [...this.db.rows('BFD').values()].map((row) => insertChange('BFD', row));
       delta = mergeDeltas(delta, this.writeBfdStatus(bfdStatusWrites(this.db, { changes: sessions }), seed));
     }
-    // VXLAN mode read from the Chassis registered, as ovn-northd's next pass would.
-    if (was < APPLY_VERSION_VXLAN_MODE && version >= APPLY_VERSION_VXLAN_MODE && vxlanModeOf(this.sb)) {
+    // VXLAN mode read from the Chassis registered, and NB_Global.options brought up to date (its
+    // max_tunid too), at once, as ovn-northd's next pass would.
+    const reaches = (v: number): boolean => was < v && version >= v;
+    if (reaches(APPLY_VERSION_VXLAN_MODE) && vxlanModeOf(this.sb)) {
       this.vxlan = true;
       this.timed(() => this.options.projection?.setVxlanMode?.(this.db, true, this.rev));
     }
-    // NB_Global.options brought up to date at once, as ovn-northd's next pass would.
-    if (was < APPLY_VERSION_NB_GLOBAL_OPTIONS && version >= APPLY_VERSION_NB_GLOBAL_OPTIONS) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
-    else if (was < APPLY_VERSION_VXLAN_MODE && version >= APPLY_VERSION_VXLAN_MODE && this.vxlan) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
+    if (reaches(APPLY_VERSION_NB_GLOBAL_OPTIONS) || (reaches(APPLY_VERSION_VXLAN_MODE) && this.vxlan)) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
     if (delta.changes.length > 0) {
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
