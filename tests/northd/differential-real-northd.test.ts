@@ -16,6 +16,7 @@ import { asArray, missingTools, ovnTrace, realSbOf, startRealSandbox } from './r
 import { viewDifference } from './nb-fixture.js';
 import type { DbDelta } from '../../ovsdb/index.js';
 import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
+import { agingOps, macBindingAgingPlan, uintOption } from '../../server/mac-binding-aging.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -2153,4 +2154,50 @@ t.test('(ii) port mirroring (SB Mirror, Port_Binding.mirror_rules) and forwardin
   await compareWithReal(t, real);
   t.same(fwdFlows().map((f) => f.actions), ['fwd_group(childports="vm2");'], 'fg3\'s flow alone');
   t.equal(ours<sb.Mirror>(view(), 'Mirror').length, 0, 'no mirrors left');
+});
+
+t.test('(jj) MAC binding aging (options:mac_binding_age_threshold, NB_Global options:mac_binding_removal_limit): the rows ovn-northd deletes', { skip }, async (t) => {
+  // ovn-northd looks again only at the time it scheduled (the earliest expiry), whatever changes
+  // meanwhile, so each case starts from a fresh pair of SBs whose rows nothing has aged yet.
+  const ages: readonly [string, number][] = [['1', 3_600_000], ['2', 60_000], ['3', 10_000], ['4', -3_600_000], ['5', 3_600_000], ['6', 3_600_000]];
+  const agingCase = async (settings: readonly (readonly string[])[]): Promise<{ ours: string[]; real: string[] }> => {
+    const real = await scenario(t, [...twoSwitchesAndARouter, ['lr-add', 'lr1']]);
+    const now = Date.now();
+    const realDps = await real.sbList('Datapath_Binding');
+    const realDp = (router: string): string => realDps.find((d) => (d['external_ids'] as Record<string, string>)['name'] === router)?.['_uuid'] as string;
+    const ourDp = (router: string): string => ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === router)?._uuid as string;
+    // Rows an hour old (three), a minute old, ten seconds old and an hour ahead of the clock, on
+    // both routers; written into both SBs as chassis write them.
+    for (const router of ['lr0', 'lr1']) {
+      const net = router === 'lr0' ? '10.0.5' : '10.0.6';
+      for (const [host, age] of ages) {
+        const row = { logical_port: `${router}-port`, ip: `${net}.${host}`, mac: `00:00:00:00:05:0${host}`, timestamp: now - age };
+        await real.sbctl(['create', 'MAC_Binding', `logical_port=${row.logical_port}`, `ip=${row.ip}`, `mac="${row.mac}"`, `datapath=${realDp(router)}`, `timestamp=${row.timestamp}`]);
+        t.match(real.chassisTxn([{ op: 'insert', table: 'MAC_Binding', row: { ...row, datapath: ['uuid', ourDp(router)] } }]), { kind: 'committed' });
+      }
+    }
+    for (const args of settings) await real.nbctl(args);
+    // Our aging at this moment (the leader's step), its deletions through the chassis write path.
+    const view = real.northd.view();
+    const global = [...real.fx.db.rows('NB_Global').values()][0];
+    const limit = global === undefined ? 0 : uintOption(global['options'] as ReadonlyMap<string, string>, 'mac_binding_removal_limit', 0);
+    const plan = macBindingAgingPlan((table) => real.fx.db.rows(table), (table) => (table === 'MAC_Binding' ? real.chassisDb.rows(table) : view.get(table) ?? new Map()), Date.now(), limit);
+    if (plan.expired.length > 0) t.match(real.chassisTxn(agingOps(plan.expired)), { kind: 'committed' });
+    return {
+      ours: [...real.chassisDb.rows('MAC_Binding').values()].map((r) => String(r['ip'])).sort(),
+      real: (await real.sbList('MAC_Binding')).map((r) => String(r['ip'])).sort(),
+    };
+  };
+  // Ten minutes on lr0: its hour-old rows go; lr1 keeps everything.
+  let left = await agingCase([['set', 'Logical_Router', 'lr0', 'options:mac_binding_age_threshold=600']]);
+  t.same(left.ours, left.real, `the same rows left: ${left.real.join(' ')}`);
+  t.same(left.real.filter((ip) => ip.startsWith('10.0.5.')), ['10.0.5.2', '10.0.5.3', '10.0.5.4'], 'lr0 lost its hour-old rows');
+  // Six seconds, and a threshold on lr1 that does not parse: lr0 keeps only the row ahead of the clock.
+  left = await agingCase([['set', 'Logical_Router', 'lr1', 'options:mac_binding_age_threshold=5s'], ['set', 'Logical_Router', 'lr0', 'options:mac_binding_age_threshold=6']]);
+  t.same(left.ours, left.real, `the same rows left: ${left.real.join(' ')}`);
+  t.same(left.real.filter((ip) => ip.startsWith('10.0.5.')), ['10.0.5.4'], 'lr0 keeps only the row ahead of the clock');
+  // A removal limit of two: two rows go now on each side (which two is each side's order).
+  left = await agingCase([['set', 'NB_Global', '.', 'options:mac_binding_removal_limit=2'], ['set', 'Logical_Router', 'lr0', 'options:mac_binding_age_threshold=6']]);
+  t.equal(left.real.length, 10, `the real ovn-northd removed two rows: ${left.real.join(' ')}`);
+  t.equal(left.ours.length, 10, `so did ours: ${left.ours.join(' ')}`);
 });
