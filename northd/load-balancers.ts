@@ -20,7 +20,7 @@ import type * as nb from '../ovsdb/rows/nb.js';
 import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { formatIpv6, parseIpv6Groups } from './addresses.js';
-import { boolOption, findLrp, nbGet, nbRows, ownerOf } from './nb.js';
+import { boolOption, findLrp, nbGet, nbRows, optionUint, ownerOf } from './nb.js';
 import { chunkCount, chunkOfKey } from './hash.js';
 import { sameData, sortedDifference } from './same-data.js';
 import { nbGlobalOf } from './sb-global.js';
@@ -321,13 +321,6 @@ function templateSbVips(lb: nb.Load_Balancer, vips: readonly [string, LbVip][], 
   return new Map(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-function uintOption(options: ReadonlyMap<string, string>, key: string): number {
-  const v = options.get(key);
-  if (v === undefined || !/^\d{1,10}$/.test(v)) return 0;
-  const n = Number(v);
-  return n > 0xffffffff ? 0 : n;
-}
-
 /**
  * ovn_lb_get_neigh_mode: an unknown mode falls back to the default, "reachable"; a template
  * load balancer's VIPs are not addresses a port can be checked against, so its default is
@@ -384,7 +377,7 @@ export function lbFacts(lb: nb.Load_Balancer, health?: LbHealth, previous?: LbFa
   }
   const facts: LbFacts = {
     uuid: lb._uuid, name: lb.name, protocol, proto, vips, chunks, hasVips: lb.vips.size > 0, options: lb.options,
-    reject: boolOption(lb.options, 'reject', false), event: controllerEvent || boolOption(lb.options, 'event', false), hashFields, affinityTimeout: Math.min(uintOption(lb.options, 'affinity_timeout'), 65535),
+    reject: boolOption(lb.options, 'reject', false), event: controllerEvent || boolOption(lb.options, 'event', false), hashFields, affinityTimeout: Math.min(optionUint(lb.options, 'affinity_timeout', 0), 65535),
     skipSnat: boolOption(lb.options, 'skip_snat', false), neighMode: neighModeOf(lb.options.get('neighbor_responder'), template),
     routable: !template && boolOption(lb.options, 'add_route', false), template, sbVips: template ? templateSbVips(lb, parsed, family6) : lb.vips,
     svcArp: health?.arp ?? NO_ARP, svcMac: health?.mac ?? '',

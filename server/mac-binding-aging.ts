@@ -11,6 +11,7 @@
 // deletes; only the leader ages (ovn-northd: the instance holding the SB lock).
 import type { DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
+import { optionUint } from '../northd/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { CentralNode, TransactOutcome } from './central-node.js';
 import { backgroundTimers, type Timers } from './timers.js';
@@ -27,14 +28,6 @@ export const macBindingAgingLimits = {
 } as const;
 
 type Rows = (table: string) => ReadonlyMap<string, Row>;
-
-/** An unsigned int option as OVS's smap_get_uint reads it: the whole value a decimal in range, else `dflt`. */
-export function uintOption(options: ReadonlyMap<string, string>, key: string, dflt: number): number {
-  const v = options.get(key);
-  if (v === undefined || !/^[ \t\n\v\f\r]*[+-]?\d+$/.test(v)) return dflt;
-  const n = Number(v.trim());
-  return Number.isSafeInteger(n) && n >= 0 && n <= 0xffffffff ? n : dflt;
-}
 
 export interface AgingPlan {
   /** Rows to delete, each with the timestamp it was chosen at; oldest first. */
@@ -58,7 +51,7 @@ export function macBindingAgingPlan(nbRows: Rows, sbRows: Rows, nowMs: number, l
     const lr = dp.external_ids.get('logical-router');
     if (lr === undefined) continue;
     const router = nbRows('Logical_Router').get(lr) as unknown as nb.Logical_Router | undefined;
-    const seconds = router === undefined ? 0 : uintOption(router.options, 'mac_binding_age_threshold', 0);
+    const seconds = router === undefined ? 0 : optionUint(router.options, 'mac_binding_age_threshold', 0);
     if (seconds > 0) thresholdByDp.set(dp._uuid, seconds * 1000);
   }
   if (thresholdByDp.size === 0) return { expired: [], nextMs: undefined };
@@ -159,7 +152,7 @@ export class MacBindingAging {
   private run(): void {
     if (this.closed || this.inFlight || !this.target.isLeader()) return;
     const global = this.target.nbRows('NB_Global').values().next().value as nb.NB_Global | undefined;
-    const limit = global === undefined ? 0 : uintOption(global.options, 'mac_binding_removal_limit', 0);
+    const limit = global === undefined ? 0 : optionUint(global.options, 'mac_binding_removal_limit', 0);
     const plan = macBindingAgingPlan(this.target.nbRows, this.target.sbRows, this.wallClockMs(), limit);
     if (plan.expired.length === 0) {
       if (plan.nextMs !== undefined) this.schedule(plan.nextMs);

@@ -16,7 +16,8 @@ import { asArray, missingTools, ovnTrace, realSbOf, startRealSandbox } from './r
 import { viewDifference } from './nb-fixture.js';
 import type { DbDelta } from '../../ovsdb/index.js';
 import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
-import { agingOps, macBindingAgingPlan, uintOption } from '../../server/mac-binding-aging.js';
+import { optionUint } from '../../northd/nb.js';
+import { agingOps, macBindingAgingPlan } from '../../server/mac-binding-aging.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -2180,7 +2181,7 @@ t.test('(jj) MAC binding aging (options:mac_binding_age_threshold, NB_Global opt
     // Our aging at this moment (the leader's step), its deletions through the chassis write path.
     const view = real.northd.view();
     const global = [...real.fx.db.rows('NB_Global').values()][0];
-    const limit = global === undefined ? 0 : uintOption(global['options'] as ReadonlyMap<string, string>, 'mac_binding_removal_limit', 0);
+    const limit = global === undefined ? 0 : optionUint(global['options'] as ReadonlyMap<string, string>, 'mac_binding_removal_limit', 0);
     const plan = macBindingAgingPlan((table) => real.fx.db.rows(table), (table) => (table === 'MAC_Binding' ? real.chassisDb.rows(table) : view.get(table) ?? new Map()), Date.now(), limit);
     if (plan.expired.length > 0) t.match(real.chassisTxn(agingOps(plan.expired)), { kind: 'committed' });
     return {

@@ -5,7 +5,8 @@
 import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type { TransactOutcome } from '../../server/central-node.js';
-import { MacBindingAging, agingOps, macBindingAgingLimits, macBindingAgingPlan, startMacBindingAging, uintOption } from '../../server/mac-binding-aging.js';
+import { optionUint } from '../../northd/nb.js';
+import { MacBindingAging, agingOps, macBindingAgingLimits, macBindingAgingPlan, startMacBindingAging } from '../../server/mac-binding-aging.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { FakeTimers, settle } from '../helpers/fake-timers.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -29,9 +30,9 @@ function views(routers: Record<string, Record<string, string>>, bindings: readon
   return { nbRows: (table) => nb.get(table) ?? new Map(), sbRows: (table) => sb.get(table) ?? new Map(), bindings: mbs };
 }
 
-t.test('uintOption reads an unsigned int as smap_get_uint does', async (t) => {
+t.test('optionUint reads an unsigned int as smap_get_uint does', async (t) => {
   const o = new Map([['a', '300'], ['b', ' 12'], ['c', '-5'], ['d', '12s'], ['e', ''], ['f', '4294967296'], ['g', '+7']]);
-  t.same(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'none'].map((k) => uintOption(o, k, 0)), [300, 12, 0, 0, 0, 0, 7, 0]);
+  t.same(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'none'].map((k) => optionUint(o, k, 0)), [300, 12, 0, 0, 0, 0, 7, 0]);
 });
 
 t.test('the plan: expired rows oldest first, the next look at the earliest expiry', async (t) => {
