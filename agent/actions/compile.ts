@@ -3,8 +3,8 @@
 // follow what ovn-controller 23.03 installs (checked against ovs-ofctl, see the golden tests).
 // Some actions add prerequisites to the flow's match (ct_next needs `ip`, arp { } needs `ip4`,
 // a field like tcp.dst needs `tcp`); they come back as expression strings for the caller to AND
-// in. Pure: no I/O; a group id for ct_lb's backends comes from the caller's allocator. Bad input
-// is an error value, never an exception.
+// in. Pure: no I/O; the group id of ct_lb's backends and of fwd_group's child ports comes from
+// the caller's allocator. Bad input is an error value, never an exception.
 
 import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js';
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
@@ -14,6 +14,7 @@ import { parseLbAddress, type LbBackend } from './lb-key.js';
 import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
 import { checkEmptyLbBackendsOptions, controllerEventTypes, encodeControllerEvent, eventNameBytesMax } from './controller-event.js';
 import { setMeterName } from './set-meter.js';
+import { fwdGroupDescription, type FwdGroup, type FwdGroupBucket } from './fwd-group.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -35,6 +36,12 @@ export interface ActionContext {
    * (the same text gives the same id). Absent, or undefined returned: the flow is an error.
    */
   readonly groupId?: ((description: string) => number | undefined) | undefined;
+  /**
+   * A logical port of this datapath → the OpenFlow port of the tunnel to the chassis it is bound
+   * on (fwd_group's liveness); undefined when the port has no binding here, no chassis, or no
+   * tunnel to that chassis (the chassis itself has none).
+   */
+  readonly tunnelOfport?: ((name: string) => number | undefined) | undefined;
   /** The meter of controller() actions (Logical_Flow.controller_meter, resolved); absent = none. */
   readonly ctrlMeterId?: number | undefined;
   /**
@@ -54,7 +61,7 @@ export interface ActionContext {
   readonly dhcpv6Opts?: ReadonlyMap<string, DhcpOpt> | undefined;
 }
 
-/** A select group a ct_lb action needs installed, as OVN describes it (ovs-ofctl add-group text). */
+/** A select group a ct_lb or fwd_group action needs installed, as OVN describes it (ovs-ofctl add-group text). */
 export interface GroupRequest {
   readonly groupId: number;
   readonly description: string;
@@ -432,6 +439,7 @@ class ActionCompiler {
       case 'set_meter': this.advance(); out.push(this.parseSetMeter()); return;
       case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
       case 'commit_ecmp_nh': this.advance(); out.push(...this.parseCommitEcmpNh()); return;
+      case 'fwd_group': this.advance(); out.push(...this.encodeFwdGroup(this.parseFwdGroup())); return;
       default:
         this.syntaxError('expecting action');
     }
@@ -638,6 +646,68 @@ class ActionCompiler {
     if (id === undefined) this.fail('ct_lb with backends needs a group id, and none was given (no group allocator or the table is full).');
     this.groups.push({ groupId: id, description: desc });
     return { kind: 'group', groupId: id };
+  }
+
+  /**
+   * fwd_group[(liveness=BOOL, childports="p", ...)] as parse_fwd_group_action reads it: BOOL is
+   * true or false, bare or quoted; the names are strings, a comma between them optional. A `(`
+   * with neither part leaves the `)` to the `;` that must follow.
+   */
+  private parseFwdGroup(): FwdGroup {
+    let liveness = false;
+    const childPorts: string[] = [];
+    if (!this.match('(')) return { liveness, childPorts };
+    if (this.matchId('liveness')) {
+      this.forceMatch('=');
+      const t = this.tok;
+      const text = t.kind === 'string' ? t.value : t.kind === 'id' ? t.text : undefined;
+      if (text !== 'true' && text !== 'false') this.syntaxError('expecting true or false');
+      this.advance();
+      liveness = text === 'true';
+      this.forceMatch(',');
+    }
+    if (this.matchId('childports')) {
+      this.forceMatch('=');
+      // Each turn takes a string or fails, so the loop ends within the tokens.
+      while (!this.match(')')) {
+        const t = this.tok;
+        if (t.kind !== 'string') this.syntaxError('expecting logical switch port');
+        this.advance();
+        this.match(',');
+        childPorts.push(t.value);
+      }
+    }
+    return { liveness, childPorts };
+  }
+
+  /**
+   * encode_FWD_GROUP: `group:N`, N the id of the select group with a bucket per child (see
+   * fwd-group.ts). As ovn-controller, nothing at all (the flow's other actions stand) when there
+   * is no child, when a child is neither a port nor a multicast group of this datapath, or when,
+   * with liveness, a child has no tunnel port (not bound, bound here, or its chassis has no
+   * tunnel yet). Unlike ovn-controller, which leaves the action out when its group table is full,
+   * a group without an id is an error, as for ct_lb.
+   */
+  private encodeFwdGroup(fg: FwdGroup): OfAction[] {
+    if (fg.childPorts.length === 0) return [];
+    const buckets: FwdGroupBucket[] = [];
+    for (const name of fg.childPorts) {
+      const portKey = this.ctx.lookupPort?.(name);
+      if (portKey === undefined) return [];
+      if (!fg.liveness) {
+        buckets.push({ portKey });
+        continue;
+      }
+      const watchPort = this.ctx.tunnelOfport?.(name);
+      if (watchPort === undefined) return [];
+      buckets.push({ portKey, watchPort });
+    }
+    const outputTable = this.ctx.pipeline === 'ingress' ? OFTABLE_OUTPUT_INIT : OFTABLE.SAVE_INPORT;
+    const desc = fwdGroupDescription(buckets, outputTable);
+    const id = this.ctx.groupId?.(desc);
+    if (id === undefined) this.fail('fwd_group needs a group id, and none was given (no group allocator or the table is full).');
+    this.groups.push({ groupId: id, description: desc });
+    return [{ kind: 'group', groupId: id }];
   }
 
   private portNumber(): number {

@@ -49,6 +49,11 @@ export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 
   /** A port or multicast group name → tunnel key within datapath 'dp'. */
   readonly lookupPort?: (dp: string, name: string) => number | undefined;
   /**
+   * A port of datapath 'dp' → the OpenFlow port of the tunnel to the chassis it is bound on
+   * (fwd_group's liveness; ovn-controller's tunnel_ofport_cb); undefined when there is none.
+   */
+  readonly tunnelOfport?: (dp: string, name: string) => number | undefined;
+  /**
    * Allocates 'n' consecutive conjunction ids for this row on datapath 'dp' and returns the first
    * id minus 1 (ovn-controller starts the search at a hash of both UUIDs; absent: ids from 1).
    */
@@ -206,6 +211,11 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
     dpDependent = true;
     return name === NONE_PORT ? 0 : ctx.lookupPort?.(dpUuid, name);
   };
+  const tunnelOfportOf = ctx.tunnelOfport;
+  const tunnelOfport = tunnelOfportOf === undefined ? undefined : (name: string): number | undefined => {
+    dpDependent = true;
+    return tunnelOfportOf(dpUuid, name);
+  };
   const meterIdOf = ctx.meterId;
   const meterId = meterIdOf === undefined ? undefined : (name: string): number | undefined => {
     dpDependent = true;
@@ -219,6 +229,7 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
       table: row.table_id,
       isSwitch: dp.isSwitch,
       lookupPort,
+      tunnelOfport,
       groupId: ctx.groupId,
       ctrlMeterId,
       meterId,

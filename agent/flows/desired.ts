@@ -7,7 +7,7 @@
 //   mb:<uuid>  a MAC_Binding's, smb:<uuid> a Static_MAC_Binding's, fdb:<uuid> an FDB row's,
 //   lb:<uuid>  a Load_Balancer's hairpin flows (tables 68..70, lb-hairpin.ts),
 //   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
-// Beside the flows: the groups ct_lb's backends need (by description) and the meters the logical
+// Beside the flows: the groups ct_lb's backends and fwd_group's child ports need (by description) and the meters the logical
 // flows name (controller_meter, log(meter=…), set_meter's own), with their ids (meter-table.ts)
 // and what each is, from the SB Meter rows.
 // An update marks dirty exactly the sources whose inputs changed and recomputes only those; a
@@ -138,6 +138,9 @@ function countNames(counts: Map<string, number>, names: readonly string[], sign:
 /** A Multicast_Group row change whose members are not known: the sums are added up again. */
 const MEMBERS_UNKNOWN: MemberDiff = { added: [], removed: [] };
 
+/** Rows whose actions may hold fwd_group: they read tunnels, which are this chassis's own. */
+const FWD_GROUP_RE = /\bfwd_group\b/;
+
 /** Group ids: OFPG_MAX is 0xffffff00. Conjunction ids below 1000 are left to fixed users. */
 const GROUP_IDS_IN_USE_MAX = 1_000_000;
 const CONJ_IDS_IN_USE_MAX = 8_000_000;
@@ -145,7 +148,9 @@ const CONJ_IDS_IN_USE_MAX = 8_000_000;
 /**
  * The names a logical flow's text may look up: quoted strings (ports, multicast groups), $sets,
  * @groups — each as the datapath's own SB Port_Group "<tunnel_key>_<name>" and as the plain name
- * it falls back to — and its in_out_port tag. Over-approximate on purpose.
+ * it falls back to — and its in_out_port tag; with fwd_group, the chassis each quoted port is
+ * bound on ("pc:<port>"; the tunnels read are added after the compile, see recompileLflow).
+ * Over-approximate on purpose.
  */
 function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[], memo: WeakMap<object, RowNames>): string[] {
   const names = namesOf(row, memo);
@@ -158,7 +163,7 @@ function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[], memo: WeakMa
 }
 
 interface RowNames {
-  /** "p:<port>" and "as:<set>" dependencies. */
+  /** "p:<port>", "as:<set>" and "pc:<port>" dependencies. */
   readonly fixed: readonly string[];
   /** Port group names (@name). */
   readonly groups: readonly string[];
@@ -177,6 +182,10 @@ function namesOf(row: sb.Logical_Flow, memo: WeakMap<object, RowNames>): RowName
   }
   const io = row.tags.get('in_out_port');
   if (io !== undefined) fixed.add(`p:${io}`);
+  // fwd_group(liveness=true) reads where its child ports are bound (the tunnel it watches).
+  if (FWD_GROUP_RE.test(row.actions)) {
+    for (const m of row.actions.matchAll(/"((?:[^"\\]|\\.)*)"/g)) fixed.add(`pc:${m[1] as string}`);
+  }
   const names = { fixed: [...fixed], groups: [...groups] };
   memo.set(row, names);
   return names;
@@ -497,6 +506,10 @@ export class DesiredFlows {
           this.markPortAndNeighbours(pb, d);
           if (visible) this.markPortName(pb.logical_port, d);
         }
+        // fwd_group's liveness watches the tunnel to the chassis a child port is bound on.
+        if (was?.chassis[0] !== now?.chassis[0] || was?.logical_port !== now?.logical_port) {
+          for (const pb of [was, now]) if (pb !== undefined) d.names.add(`pc:${pb.logical_port}`);
+        }
         return;
       }
       case 'Multicast_Group': {
@@ -517,6 +530,8 @@ export class DesiredFlows {
           if (r === undefined) continue;
           for (const p of this.sb.portsOfChassis((r as unknown as sb.Chassis)._uuid)) d.ports.add(p);
         }
+        // fwd_group's liveness found the tunnel of a bound port by its chassis's name.
+        if (old?.['name'] !== row?.['name']) for (const r of [old, row]) if (r !== undefined) d.names.add(`tunnel:${(r as unknown as sb.Chassis).name}`);
         // HA members name their chassis by name: a member's chassis registering or leaving may
         // change which member of a group is active (agent/ha-chassis.ts). Rare: recompute as
         // for HA rows.
@@ -677,6 +692,8 @@ export class DesiredFlows {
     const tunnels = changedKeys(prev.tunnels, next.tunnels, (a, b) => a.ofport === b.ofport && a.type === b.type && a.remoteIp === b.remoteIp);
     for (const name of tunnels) {
       d.tunnels.add(name);
+      // Logical flows whose fwd_group watched (or looked for) this tunnel.
+      d.names.add(`tunnel:${name}`);
       const ch = this.sb.chassisByName(name);
       if (ch !== undefined) for (const u of this.sb.portsOfChassis(ch._uuid)) d.ports.add(u);
     }
@@ -1101,8 +1118,9 @@ export class DesiredFlows {
   private recompileLflow(uuid: string, ctx: FlowCompileContext): void {
     const source = `lf:${uuid}`;
     const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
-    this.setDeps(uuid, row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row), this.rowNames));
     const used = new Set<string>();
+    /** Chassis whose tunnel fwd_group looked up: the flow depends on those tunnels too. */
+    const tunnelsRead = new Set<string>();
     const groupsUsed: string[] = [];
     const metersUsed = new Set<string>();
     let meterRefused: string | undefined;
@@ -1128,6 +1146,7 @@ export class DesiredFlows {
           else metersUsed.add(name);
           return id;
         },
+        tunnelOfport: (dp, name) => this.tunnelOfport(dp, name, tunnelsRead),
       });
       if ('error' in r) error = r.error;
       else if (meterRefused !== undefined) error = `Logical_Flow ${uuid}: no meter id for ${JSON.stringify(meterRefused)}: ${METER_IDS_MAX} meters are in use.`;
@@ -1136,6 +1155,8 @@ export class DesiredFlows {
         for (const g of r.groups) groupsUsed.push(g.description);
       }
     }
+    const deps = row === undefined ? [] : lflowDeps(row, this.datapathKeysOf(row), this.rowNames);
+    this.setDeps(uuid, tunnelsRead.size === 0 ? deps : [...deps, ...[...tunnelsRead].map((c) => `tunnel:${c}`)]);
     for (const owner of this.conjOwners.get(uuid) ?? []) if (!used.has(owner)) this.conjIds.release(owner);
     if (used.size > 0) this.conjOwners.set(uuid, used);
     else this.conjOwners.delete(uuid);
@@ -1152,8 +1173,8 @@ export class DesiredFlows {
    */
   private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
     const cache = this.sharedCache;
-    // Residency, template variables and meter ids are this chassis's own: such rows are not shared.
-    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|\^|set_meter|meter\s*=/.test(row.actions)
+    // Residency, template variables, meter ids and tunnels are this chassis's own: such rows are not shared.
+    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|fwd_group|\^|set_meter|meter\s*=/.test(row.actions)
       || row.controller_meter.length > 0) return undefined;
     const dps = [...row.logical_datapath];
     for (const g of row.logical_dp_group) {
@@ -1276,6 +1297,20 @@ export class DesiredFlows {
     }
   }
 
+  /**
+   * tunnel_ofport_cb: the tunnel to the chassis port `name` of datapath `dp` is bound on, by the
+   * chassis's name (none to this chassis itself). The chassis looked up goes into `read`.
+   */
+  private tunnelOfport(dp: string, name: string, read: Set<string>): number | undefined {
+    const pb = this.sb.portByName(name);
+    const chassis = pb === undefined || pb.datapath !== dp ? undefined : pb.chassis[0];
+    if (chassis === undefined) return undefined;
+    const ch = this.sb.get<sb.Chassis>('Chassis', chassis);
+    if (ch === undefined) return undefined;
+    read.add(ch.name);
+    return this.view?.tunnels.get(ch.name)?.ofport;
+  }
+
   private groupId(desc: string): number | undefined {
     const have = this.groups.get(desc);
     if (have !== undefined) return 'error' in have.spec ? undefined : have.id;
@@ -1335,6 +1370,8 @@ export class DesiredFlows {
         return pb !== undefined && isRelatedPort(sbs, pb, chassisUuid);
       },
       groupId: (desc) => this.groupId(desc),
+      // recompileLflow overrides this to note the tunnels read; other compiles see the same ports.
+      tunnelOfport: (dp, name) => this.tunnelOfport(dp, name, new Set()),
       // The ids the rows hold (a compile that may allocate overrides this: recompileLflow).
       meterId: (name) => this.meters.idOf(name),
     };

@@ -1,12 +1,16 @@
-// OVN describes the select group a ct_lb/ct_lb_mark action needs as ovs-ofctl group text (the
-// action compiler's GroupRequest.description, keyed by that text as ovn-controller's group
-// table is). This reads exactly that form back into a GroupSpec the switch backends install:
+// OVN describes the select group a ct_lb/ct_lb_mark or fwd_group action needs as ovs-ofctl
+// group text (the action compiler's GroupRequest.description, keyed by that text as
+// ovn-controller's group table is). This reads exactly those forms back into a GroupSpec the
+// switch backends install:
 //   type=select,selection_method=dp_hash|hash[,fields(f,…)],
 //   bucket=bucket_id=N,weight:W,actions=ct(nat(dst=ADDR[:PORT]),commit,table=T,
 //     zone=NXM_NX_REGn[0..15],exec(set_field:V/M->ct_mark|ct_label,…)),bucket=…
+// and fwd_group's (agent/actions/fwd-group.ts), whose buckets name no id and no weight (Open
+// vSwitch numbers them in order and weighs each 1):
+//   bucket=[watch_port:P,]load=0xK->NXM_NX_REG15[0..15],resubmit(,T),bucket=…
 // Anything else is an error naming what could not be read.
 
-import type { GroupSpec, OfAction } from '../openflow/types.js';
+import type { GroupBucket, GroupSpec, OfAction } from '../openflow/types.js';
 
 /** ovs-ofctl's field names in selection fields → ours. */
 const hashFieldNames: Readonly<Record<string, string>> = {
@@ -17,6 +21,9 @@ const hashFieldNames: Readonly<Record<string, string>> = {
 };
 
 const bucketRe = /^bucket_id=(\d+),weight:(\d+),actions=ct\(nat\(dst=([^()]+)\),commit,table=(\d+),zone=NXM_NX_REG(\d+)\[0\.\.15\],exec\(([^()]*)\)\)$/;
+const fwdBucketRe = /^(?:watch_port:(\d+),)?load=0x([0-9a-fA-F]+)->NXM_NX_REG15\[0\.\.15\],resubmit\(,(\d+)\)$/;
+/** The largest OpenFlow port a bucket may watch (OFPP_MAX - 1). */
+const WATCH_PORT_MAX = 0xfeff;
 const setFieldRe = /^set_field:(\d+|0x[0-9a-fA-F]+)\/(\d+|0x[0-9a-fA-F]+)->(ct_mark|ct_label)$/;
 
 function natAddress(text: string): { addr: string; port?: number } | undefined {
@@ -42,8 +49,23 @@ export function parseGroupDescription(groupId: number, desc: string): GroupSpec 
     fields.push(ours);
   }
   if (parts.length === 0) return fail('no buckets');
-  const buckets: { weight: number; actions: OfAction[] }[] = [];
+  const buckets: GroupBucket[] = [];
   for (const b of parts) {
+    const f = fwdBucketRe.exec(b);
+    if (f !== null) {
+      const key = BigInt(`0x${f[2] as string}`);
+      if (key > 0xffffn) return fail(`port key 0x${f[2]} does not fit the 16 bits it is loaded into`);
+      const watchPort = f[1] === undefined ? undefined : Number(f[1]);
+      if (watchPort !== undefined && watchPort > WATCH_PORT_MAX) return fail(`watch_port ${watchPort} is not a port`);
+      buckets.push({
+        ...(watchPort === undefined ? {} : { watchPort }),
+        actions: [
+          { kind: 'set_field', field: 'reg15', value: key, mask: 0xffffn },
+          { kind: 'resubmit', table: Number(f[3]) },
+        ],
+      });
+      continue;
+    }
     const m = bucketRe.exec(b);
     if (m === null) return fail(`cannot read bucket "${b}"`);
     const nat = natAddress(m[3] as string);

@@ -2,7 +2,7 @@
 // channel that installs it into ovs-vswitchd, and the pure pieces a caller may want alone
 // (reconciliation diff, message codec). Everything else in this folder is internal.
 
-export type { FieldRef, FlowSpec, GroupSpec, MaskedValue, MeterBand, MeterSpec, NatSpec, OfAction } from './types.js';
+export type { FieldRef, FlowSpec, GroupBucket, GroupSpec, MaskedValue, MeterBand, MeterSpec, NatSpec, OfAction } from './types.js';
 export { OFPMF } from './types.js';
 export { ChannelError, OfChannel, type ChannelErrorKind, type ChannelOptions, type ChannelTimers } from './channel.js';
 export { diffFlows, diffGroups, diffMeters, flowKey, type DiffOptions, type FlowDiff, type GroupDiff, type MeterDiff } from './reconcile.js';

@@ -39,6 +39,9 @@ export const OFPG_ALL = 0xfffffffc;
 export const OFP_NO_BUFFER = 0xffffffff;
 const OFPG15_BUCKET_ALL = 0xffffffff;
 const OFPGBPT15_WEIGHT = 0;
+const OFPGBPT15_WATCH_PORT = 1;
+/** OFPP_ANY as an OpenFlow 1.1+ port number: a bucket that watches no port. */
+const OFPP11_ANY = 0xffffffff;
 const OFPGPT15_EXPERIMENTER = 0xffff;
 const NTR_VENDOR_ID = 0x0000154d;
 const NTRT_SELECTION_METHOD = 1;
@@ -255,6 +258,7 @@ function writeGroupBody(w: Writer, g: GroupSpec, lenAt: number, withBuckets: boo
       writeActions(w, b.actions.filter((a) => a.kind !== 'drop'));
       w.patchU16(at + 2, w.length - at - 8);
       if (g.type === 'select' && b.weight !== undefined) w.u16(OFPGBPT15_WEIGHT).u16(8).u16(b.weight).zeros(2);
+      if (b.watchPort !== undefined) w.u16(OFPGBPT15_WATCH_PORT).u16(8).u32(b.watchPort);
       w.patchU16(at, w.length - at);
     });
   }
@@ -579,7 +583,7 @@ function readFlowMod(r: Reader): FlowMod {
 
 /** Buckets (in 'br') and the group properties that fill the rest of 'props'. */
 function readGroupBody(groupId: number, type: GroupSpec['type'], br: Reader, props: Reader): GroupSpec {
-  const buckets: { weight?: number; actions: OfAction[] }[] = [];
+  const buckets: { weight?: number; watchPort?: number; actions: OfAction[] }[] = [];
   while (br.remaining > 0) {
     const len = br.u16('bucket length');
     const actionBytes = br.u16('bucket actions length');
@@ -587,13 +591,17 @@ function readGroupBody(groupId: number, type: GroupSpec['type'], br: Reader, pro
     if (len < 8 + actionBytes) decodeFail('bad_length', `bucket of ${len} bytes with ${actionBytes} bytes of actions`);
     const actions = readActions(br.sub(actionBytes, 'bucket actions'));
     const bp = br.sub(len - 8 - actionBytes, 'bucket properties');
-    const bucket: { weight?: number; actions: OfAction[] } = { actions };
+    const bucket: { weight?: number; watchPort?: number; actions: OfAction[] } = { actions };
     while (bp.remaining > 0) {
       const pt = bp.u16('bucket property');
       const pl = bp.u16('bucket property length');
       if (pl < 4 || pl % 8 !== 0) decodeFail('bad_length', `bucket property of ${pl} bytes`);
       const p = bp.sub(pl - 4);
       if (pt === OFPGBPT15_WEIGHT) bucket.weight = p.u16();
+      else if (pt === OFPGBPT15_WATCH_PORT) {
+        const port = p.u32();
+        if (port !== OFPP11_ANY) bucket.watchPort = port;
+      }
     }
     buckets.push(bucket);
   }

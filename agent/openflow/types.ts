@@ -153,14 +153,25 @@ export interface FlowSpec {
   readonly cookie: bigint;
 }
 
-/** An OpenFlow group (select groups carry ct_lb_mark backends). */
+/** One bucket of a group. */
+export interface GroupBucket {
+  readonly weight?: number;
+  /**
+   * The port whose liveness decides whether the bucket may be chosen (OFPGBPT15_WATCH_PORT):
+   * fwd_group(liveness=true) watches the tunnel to the child's chassis. Absent: none (OFPP_ANY).
+   */
+  readonly watchPort?: number;
+  readonly actions: readonly OfAction[];
+}
+
+/** An OpenFlow group (select groups carry ct_lb_mark backends and fwd_group's child ports). */
 export interface GroupSpec {
   readonly groupId: number;
   readonly type: 'all' | 'select' | 'indirect' | 'ff';
   /** selection_method=dp_hash / hash and its fields, as OVN sets them for load balancers. */
   readonly selectionMethod?: 'dp_hash' | 'hash';
   readonly fields?: readonly string[];
-  readonly buckets: readonly { readonly weight?: number; readonly actions: readonly OfAction[] }[];
+  readonly buckets: readonly GroupBucket[];
 }
 
 /** OFPMF13_* meter flags: the rate unit (exactly one of KBPS and PKTPS), whether bands have a

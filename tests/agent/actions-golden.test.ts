@@ -12,9 +12,17 @@ import t from 'tap';
 import { compileActions, type ActionContext } from '../../agent/actions/index.js';
 import { formatActions } from '../../agent/compile/index.js';
 import { buildSymtab } from '../../agent/expr/index.js';
+import { formatFwdGroup, type FwdGroup } from '../../agent/actions/fwd-group.js';
+import { parseGroupDescription } from '../../agent/flows/group-desc.js';
+import type { GroupSpec } from '../../agent/openflow/types.js';
 
 const symtab = buildSymtab();
-const ports: Record<string, number> = { eth0: 5, eth1: 6, LOCAL: 0xfffe, _MC_flood: 0x8000 };
+const ports: Record<string, number> = { eth0: 5, eth1: 6, lsp1: 17, p10: 10, LOCAL: 0xfffe, _MC_flood: 0x8000 };
+/**
+ * Tunnel OpenFlow ports of bound ports, for fwd_group's liveness: as OVN's test driver, the
+ * port's key stands for its tunnel's ofport; eth1 has none (bound here, or not bound).
+ */
+const tunnels: Record<string, number> = { eth0: 5, lsp1: 17, p10: 10 };
 
 function context(over: Partial<ActionContext> = {}): ActionContext {
   const groups = new Map<string, number>();
@@ -22,6 +30,7 @@ function context(over: Partial<ActionContext> = {}): ActionContext {
   return {
     symtab, pipeline: 'ingress', table: 10, isSwitch: true,
     lookupPort: (n) => ports[n],
+    tunnelOfport: (n) => tunnels[n],
     groupId: (d) => {
       if (!groups.has(d)) groups.set(d, groups.size + 1);
       return groups.get(d);
@@ -41,7 +50,12 @@ interface Case {
   readonly prereqs?: string;
   /** A match that satisfies the actions' prerequisites for ovs-ofctl; null = do not check. */
   readonly ofctlMatch?: string | null;
+  /** The descriptions of the groups the actions ask for (ovn.at's "uses group: ... name(...)"). */
+  readonly groups?: readonly string[];
 }
+
+/** fwd_group's group text: the head, then each bucket (fwd-group.ts). */
+const fwdDesc = (...buckets: string[]): string => `type=select,selection_method=dp_hash${buckets.map((b) => `,bucket=${b}`).join('')}`;
 
 const cases: readonly Case[] = [
   // drop, output, next
@@ -331,6 +345,49 @@ const cases: readonly Case[] = [
   { actions: 'trigger_event(vip = "10.0.0.1");', expected: "error: Syntax error at `vip' Expecting 'event' option." },
   { actions: 'trigger_event(event = empty_lb_backends);', expected: "error: Syntax error at `empty_lb_backends' Expecting string." },
   { actions: 'trigger_event(event = "empty_lb_backends", vip = "10.0.0.1"', expected: "error: Syntax error at end of input expecting `)'." },
+  // fwd_group: OVN 23.03.3's ovn.at cases (eth0 has key 5, lsp1 key 17, each's tunnel the same
+  // ofport), then ours. Two departures from ovn.at's texts: the bucket resubmits to the table
+  // `output` goes to (37 from ingress; OVN's test driver passes 64), and lsp1's key 17 is
+  // loaded as 0x11 where ovn-controller writes 0x17 (its "load=0x%d", 23: another port).
+  {
+    actions: 'fwd_group(liveness=true, childports="eth0", "lsp1");', expected: 'group:1', ofctlMatch: '',
+    groups: [fwdDesc('watch_port:5,load=0x5->NXM_NX_REG15[0..15],resubmit(,37)', 'watch_port:17,load=0x11->NXM_NX_REG15[0..15],resubmit(,37)')],
+  },
+  {
+    actions: 'fwd_group(childports="eth0", "lsp1");', expected: 'group:1', ofctlMatch: '',
+    groups: [fwdDesc('load=0x5->NXM_NX_REG15[0..15],resubmit(,37)', 'load=0x11->NXM_NX_REG15[0..15],resubmit(,37)')],
+  },
+  { actions: 'fwd_group(childports=eth0);', expected: "error: Syntax error at `eth0' expecting logical switch port." },
+  { actions: 'fwd_group();', expected: "error: Syntax error at `)' expecting `;'." },
+  { actions: 'fwd_group(liveness=xyzzy, childports="eth0", "lsp1");', expected: "error: Syntax error at `xyzzy' expecting true or false." },
+  { actions: 'fwd_group(liveness=false childports="eth0", "lsp1");', expected: "error: Syntax error at `childports' expecting `,'." },
+  // Ours: a key of 10 or more in hex; the quoted booleans; a comma between ports optional.
+  {
+    actions: 'fwd_group(liveness="true", childports="p10", "eth0");', expected: 'group:1', ofctlMatch: '',
+    groups: [fwdDesc('watch_port:10,load=0xa->NXM_NX_REG15[0..15],resubmit(,37)', 'watch_port:5,load=0x5->NXM_NX_REG15[0..15],resubmit(,37)')],
+  },
+  {
+    actions: 'fwd_group(liveness="false", childports="eth0" "eth1"); next;', expected: 'group:1,resubmit(,19)', ofctlMatch: '',
+    groups: [fwdDesc('load=0x5->NXM_NX_REG15[0..15],resubmit(,37)', 'load=0x6->NXM_NX_REG15[0..15],resubmit(,37)')],
+  },
+  {
+    actions: 'fwd_group(childports="_MC_flood", "eth0", "eth0");', expected: 'group:1', ofctlMatch: '',
+    groups: [fwdDesc('load=0x8000->NXM_NX_REG15[0..15],resubmit(,37)', 'load=0x5->NXM_NX_REG15[0..15],resubmit(,37)', 'load=0x5->NXM_NX_REG15[0..15],resubmit(,37)')],
+  },
+  // Nothing for the action, as ovn-controller: a child it cannot find, a child without a tunnel
+  // under liveness (eth1 without liveness is fine, above), no children at all.
+  { actions: 'fwd_group(childports="eth0", "nope"); next;', expected: 'resubmit(,19)', ofctlMatch: '', groups: [] },
+  { actions: 'fwd_group(liveness=true, childports="eth0", "eth1");', expected: 'drop', ofctlMatch: '', groups: [] },
+  { actions: 'fwd_group;', expected: 'drop', ofctlMatch: '', groups: [] },
+  { actions: 'fwd_group(childports=);', expected: 'drop', ofctlMatch: '', groups: [] },
+  { actions: 'fwd_group(liveness=true, childports=); next;', expected: 'resubmit(,19)', ofctlMatch: '', groups: [] },
+  { actions: 'fwd_group(childports="eth0"', expected: 'error: Syntax error at end of input expecting logical switch port.' },
+  { actions: 'fwd_group(childports="eth0", 5);', expected: "error: Syntax error at `5' expecting logical switch port." },
+  { actions: 'fwd_group(liveness=true);', expected: "error: Syntax error at `)' expecting `,'." },
+  { actions: 'fwd_group(liveness);', expected: "error: Syntax error at `)' expecting `='." },
+  { actions: 'fwd_group(liveness=1, childports="eth0");', expected: "error: Syntax error at `1' expecting true or false." },
+  { actions: 'fwd_group(childports "eth0");', expected: "error: Syntax error at `\"eth0\"' expecting `='." },
+  { actions: 'fwd_group(ports="eth0");', expected: "error: Syntax error at `ports' expecting `;'." },
   { actions: 'handle_dhcpv6_reply;', expected: 'controller(userdata=00.00.00.13.00.00.00.00)', ofctlMatch: '' },
   { actions: 'handle_bfd_msg();', expected: 'controller(userdata=00.00.00.17.00.00.00.00)', ofctlMatch: '' },
   { actions: 'reg0[3] = dns_lookup(); next;', expected: 'controller(userdata=00.00.00.06.00.00.00.00.00.01.de.10.00.00.00.63,pause),resubmit(,19)', prereqs: 'udp', ofctlMatch: 'udp' },
@@ -343,10 +400,10 @@ const cases: readonly Case[] = [
   { actions: 'next; ^tmpl;', expected: 'error: Unexpanded template.' },
 ];
 
-function compiled(c: Case, ctx: ActionContext = context()): { text: string; prereqs: string } {
+function compiled(c: Case, ctx: ActionContext = context()): { text: string; prereqs: string; groups: string[] } {
   const r = compileActions(c.actions, ctx);
-  if ('error' in r) return { text: `error: ${r.error}`, prereqs: '' };
-  return { text: formatActions(r.actions), prereqs: r.prereqs.join(' && ') };
+  if ('error' in r) return { text: `error: ${r.error}`, prereqs: '', groups: [] };
+  return { text: formatActions(r.actions), prereqs: r.prereqs.join(' && '), groups: r.groups.map((g) => g.description) };
 }
 
 t.test('golden actions', async (t) => {
@@ -354,6 +411,7 @@ t.test('golden actions', async (t) => {
     const got = compiled(c);
     t.equal(got.text, c.expected, c.actions);
     if (!c.expected.startsWith('error:')) t.equal(got.prereqs, c.prereqs ?? '', `prereqs of ${c.actions}`);
+    if (c.groups !== undefined) t.same(got.groups, c.groups, `groups of ${c.actions}`);
   }
 });
 
@@ -383,6 +441,80 @@ t.test('ct_lb groups: OVN description text, one id per distinct text', async (t)
   t.same(compileActions('ct_lb(backends=[fd0f::2]:80);', ctx), compileActions('ct_lb(backends=[fd0f::2]:80);', ctx));
   const noAlloc = compileActions('ct_lb(backends=10.0.0.1);', { ...context(), groupId: () => undefined });
   t.ok('error' in noAlloc, 'no group id: an error, not a flow without its group');
+});
+
+t.test('fwd_group formats back as OVN formats it, and the formatted text compiles the same', async (t) => {
+  // ovn.at: the first "formats as" the second; the second formats as itself.
+  const cases: readonly [string, FwdGroup, string][] = [
+    ['fwd_group(liveness=true, childports="eth0", "lsp1");', { liveness: true, childPorts: ['eth0', 'lsp1'] }, 'fwd_group(liveness="true", childports="eth0", "lsp1");'],
+    ['fwd_group(childports="eth0", "lsp1");', { liveness: false, childPorts: ['eth0', 'lsp1'] }, 'fwd_group(childports="eth0", "lsp1");'],
+    ['fwd_group(liveness=false, childports="eth0" "p10");', { liveness: false, childPorts: ['eth0', 'p10'] }, 'fwd_group(childports="eth0", "p10");'],
+    ['fwd_group;', { liveness: false, childPorts: [] }, 'fwd_group();'],
+  ];
+  for (const [text, parsed, formatted] of cases) {
+    t.equal(formatFwdGroup(parsed), formatted, `format of ${text}`);
+    // OVN's format of an empty fwd_group does not parse back (`fwd_group();` is an error there too).
+    if (parsed.childPorts.length === 0) continue;
+    t.same(compileActions(formatted, context()), compileActions(text, context()), `${formatted} compiles as ${text}`);
+  }
+  t.match(compiled({ actions: 'fwd_group();', expected: '' }).text, /^error: /, 'the empty form is refused, as in OVN');
+});
+
+t.test('fwd_group: the output table of each pipeline; no tunnel lookup, no liveness', async (t) => {
+  const eg = context({ pipeline: 'egress', table: 3 });
+  t.same(compiled({ actions: 'fwd_group(childports="eth0");', expected: '' }, eg).groups, [fwdDesc('load=0x5->NXM_NX_REG15[0..15],resubmit(,64)')]);
+  const noTunnels = context({ tunnelOfport: undefined });
+  t.equal(compiled({ actions: 'fwd_group(liveness=true, childports="eth0");', expected: '' }, noTunnels).text, 'drop');
+  t.equal(compiled({ actions: 'fwd_group(childports="eth0");', expected: '' }, noTunnels).text, 'group:1');
+  const noAlloc = compileActions('fwd_group(childports="eth0");', context({ groupId: () => undefined }));
+  t.ok('error' in noAlloc && /fwd_group needs a group id/.test(noAlloc.error), 'no group id: an error, not a flow without its group');
+  // One id per distinct text: the same children share the group, another order is another group.
+  const ctx = context();
+  const ids = ['fwd_group(childports="eth0", "lsp1");', 'fwd_group(childports="eth0", "lsp1"); next;', 'fwd_group(childports="lsp1", "eth0");']
+    .map((a) => compiled({ actions: a, expected: '' }, ctx).text);
+  t.same(ids, ['group:1', 'group:1,resubmit(,19)', 'group:2']);
+});
+
+/** A group as `ovs-ofctl -O OpenFlow15 parse-group` prints it (bucket ids in order, weight 1 left out). */
+function ofctlGroupText(g: GroupSpec): string {
+  const buckets = g.buckets.map((b, i) => `bucket=bucket_id:${i},${b.weight !== undefined && b.weight !== 1 ? `weight:${b.weight},` : ''}`
+    + `${b.watchPort !== undefined ? `watch_port:${b.watchPort},` : ''}actions=${formatActions(b.actions)}`);
+  return `group_id=${g.groupId},type=${g.type}${g.selectionMethod !== undefined ? `,selection_method=${g.selectionMethod}` : ''},${buckets.join(',')}`;
+}
+
+t.test('fwd_group\'s group text reads back as ovs-ofctl reads it', async (t) => {
+  const withGroups = cases.filter((c) => (c.groups?.length ?? 0) > 0);
+  t.ok(withGroups.length >= 5, `${withGroups.length} cases with groups`);
+  const descs = withGroups.flatMap((c) => c.groups ?? []);
+  const specs = descs.map((d, i) => parseGroupDescription(i + 1, d));
+  // What the agent installs: the key loaded into reg15's low 16 bits, the watched port.
+  t.same(specs[0], {
+    groupId: 1, type: 'select', selectionMethod: 'dp_hash', buckets: [
+      { watchPort: 5, actions: [{ kind: 'set_field', field: 'reg15', value: 5n, mask: 0xffffn }, { kind: 'resubmit', table: 37 }] },
+      { watchPort: 17, actions: [{ kind: 'set_field', field: 'reg15', value: 17n, mask: 0xffffn }, { kind: 'resubmit', table: 37 }] },
+    ],
+  });
+  t.match(parseGroupDescription(9, fwdDesc('load=0x10000->NXM_NX_REG15[0..15],resubmit(,37)')), { error: /does not fit the 16 bits/ });
+  t.match(parseGroupDescription(9, fwdDesc('watch_port:65280,load=0x1->NXM_NX_REG15[0..15],resubmit(,37)')), { error: /watch_port 65280 is not a port/ });
+  t.match(parseGroupDescription(9, fwdDesc('load=0x1->NXM_NX_REG14[0..15],resubmit(,37)')), { error: /cannot read bucket/ });
+  const probe = spawnSync('ovs-ofctl', ['--version'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    t.comment('ovs-ofctl is not installed: nothing to compare with');
+    return;
+  }
+  descs.forEach((d, i) => {
+    const spec = specs[i];
+    if (spec === undefined || 'error' in spec) {
+      t.fail(`${d}: ${spec === undefined ? 'missing' : spec.error}`);
+      return;
+    }
+    const r = spawnSync('ovs-ofctl', ['-O', 'OpenFlow15', 'parse-group', `group_id=${i + 1},${d}`], { encoding: 'utf8' });
+    const printed = r.stdout.split('\n').map((l) => l.trim()).find((l) => l.startsWith('ADD '))?.slice('ADD '.length);
+    t.equal(printed, ofctlGroupText(spec), `ovs-ofctl parse-group ${d}`);
+  });
+  // The departure, as Open vSwitch reads ovn-controller's text: "load=0x17" for key 17 is 23.
+  const r = spawnSync('ovs-ofctl', ['-O', 'OpenFlow15', 'parse-group', `group_id=1,${fwdDesc('load=0x17->NXM_NX_REG15[0..15],resubmit(,37)')}`], { encoding: 'utf8' });
+  t.match(r.stdout, /set_field:0x17\/0xffff->reg15/, 'ovn-controller\'s text for key 17 loads 0x17 = 23');
 });
 
 t.test('routers: conntrack in the DNAT zone, common NAT zone from snat-ct-zone', async (t) => {

@@ -2,7 +2,7 @@
 // after every step of random SB and LocalView changes (ports bound and moved, some on two
 // chassis at once, patch ports,
 // localnet ports, port security, multicast groups, logical flows with port, group, set,
-// residency and conjunctive matches, load-balancer groups, load balancers' hairpin flows on
+// residency and conjunctive matches, fwd_group over ports that move and tunnels that change, load-balancer groups, load balancers' hairpin flows on
 // datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels
 // (Geneve or VXLAN) and vtep ports behind them,
 // VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
@@ -84,7 +84,7 @@ function lflowRow(rng: Rng, uuid: string, sw: number): Row {
   const dp = swUuid(sw);
   const p = pbName(sw, rng.int(PORTS_PER_SWITCH));
   const q = pbName(rng.int(SWITCHES), rng.int(PORTS_PER_SWITCH));
-  const kind = rng.int(13);
+  const kind = rng.int(14);
   switch (kind) {
     case 0: return logicalFlow(uuid, dp, 'ingress', 1, 50, `inport == "${p}"`, 'next;');
     case 1: return logicalFlow(uuid, dp, 'egress', 9, 50, `outport == "${p}"`, 'output;', { in_out_port: p });
@@ -102,6 +102,13 @@ function lflowRow(rng: Rng, uuid: string, sw: number): Row {
     case 11: {
       const lf = logicalFlow(uuid, dp, 'ingress', 9, 1000, `ip4 && tcp.dst == ${80 + rng.int(3)}`, `log(name="a", severity=info, verdict=drop, meter="${METERS[rng.int(3)]}"); next;`);
       return rng.bool() ? withControllerMeter(lf, METERS[rng.int(3)] as string) : lf;
+    }
+    case 13: {
+      // A forwarding group: children of this switch (bound, moved, re-keyed by the steps), maybe
+      // one of another switch (unknown here: nothing for the action); liveness reads tunnels.
+      const kids = [p, pbName(sw, rng.int(PORTS_PER_SWITCH)), ...(rng.int(4) === 0 ? [q] : [])];
+      return logicalFlow(uuid, dp, 'ingress', 25, 50, `eth.dst == 00:00:00:00:ff:0${rng.int(3)}`,
+        `fwd_group(${rng.bool() ? 'liveness="true", ' : ''}childports=${kids.map((k) => `"${k}"`).join(', ')});`);
     }
     default: return logicalFlow(uuid, dp, 'egress', 8, 100 + rng.int(3), `outport == "${p}" && ip4.dst == $as1`, 'next;');
   }

@@ -337,6 +337,22 @@ async function main(): Promise<void> {
     t.match(text, /group_id=3,type=select,bucket=bucket_id:0,actions=output:3,bucket=bucket_id:1,actions=output:2/);
     const again = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3] });
     t.same([again.groupDiff?.before.length, again.groupDiff?.after.length], [0, 0], 'default weights do not look like a change');
+    // fwd_group's group: buckets that watch a port and load the outport's low 16 bits.
+    const g4: GroupMod['group'] = {
+      groupId: 4, type: 'select', selectionMethod: 'dp_hash', buckets: [
+        { watchPort: 2, actions: [{ kind: 'set_field', field: 'reg15', value: 10n, mask: 0xffffn }, { kind: 'resubmit', table: 37 }] },
+        { watchPort: 3, actions: [{ kind: 'set_field', field: 'reg15', value: 5n, mask: 0xffffn }, { kind: 'resubmit', table: 37 }] },
+      ],
+    };
+    const watched = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3, g4] });
+    t.same(watched.groupDiff?.before.map((m) => `${m.command} ${m.group.groupId}`), ['add 4']);
+    t.match(await sw.ofctl('dump-groups'), /group_id=4,type=select,selection_method=dp_hash,bucket=bucket_id:0,watch_port:2,actions=set_field:0xa\/0xffff->reg15,resubmit\(,37\),bucket=bucket_id:1,watch_port:3,actions=set_field:0x5\/0xffff->reg15,resubmit\(,37\)/);
+    t.same((await ch.dumpGroups()).find((g) => g.groupId === 4)?.buckets.map((b) => b.watchPort), [2, 3], 'watch_port reads back');
+    const watchedAgain = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3, g4] });
+    t.same([watchedAgain.groupDiff?.before.length, watchedAgain.groupDiff?.after.length], [0, 0], 'watched buckets do not look like a change');
+    const unwatched = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3, { ...g4, buckets: g4.buckets.map((b) => ({ actions: b.actions })) }] });
+    t.same(unwatched.groupDiff?.before.map((m) => `${m.command} ${m.group.groupId}`), ['modify 4'], 'a watch_port gone is a change');
+    await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3] });
     const removed = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2] });
     t.same(removed.groupDiff?.after.map((m) => `${m.command} ${m.group.groupId}`), ['delete 3']);
     t.notMatch(await sw.ofctl('dump-groups'), /group_id=3/);

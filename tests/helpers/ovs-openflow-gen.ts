@@ -189,7 +189,9 @@ function genGroupMod(rng: Rng, only?: 'add'): GroupMod {
   if (command !== 'delete') {
     group.buckets = Array.from({ length: rng.int(0, 4) }, () => {
       const actions = genActions(rng, 3);
-      return type === 'select' && rng.chance(0.8) ? { weight: rng.int(0, 65535), actions } : { actions };
+      // A watched port below OFPP_MAX (0xff00), as fwd_group's liveness sets it.
+      const watch = rng.chance(0.3) ? { watchPort: rng.int(1, 0xfeff) } : {};
+      return type === 'select' && rng.chance(0.8) ? { weight: rng.int(0, 65535), ...watch, actions } : { ...watch, actions };
     });
     if (type === 'select' && rng.chance(0.6)) {
       group.selectionMethod = rng.pick(['hash', 'dp_hash'] as const);
