@@ -23,10 +23,11 @@ import { datapathSbUuid } from './datapaths.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { hashUuid, setVersion, SummedSet, textWords } from './hash.js';
 import { fairCopyName } from './meters.js';
-import { nbGet, nbRows } from './nb.js';
+import { boolOption, nbGet, nbRows } from './nb.js';
 import type { PortInfo, PortsChange, PortsData } from './ports.js';
 import { sameData, sortedDifference } from './same-data.js';
 import { SbChangeSet, SbTable } from './sb-changes.js';
+import { nbGlobalOf } from './sb-global.js';
 
 /** An ACL as its flows read it. */
 export interface AclFacts {
@@ -87,8 +88,35 @@ interface PortGroupState {
   readonly perSwitch: Map<Uuid, SummedSet>;
 }
 
+/**
+ * NB_Global options every switch's flows read: default_acl_drop (ACL stages drop what no ACL
+ * allows), use_ct_inv_match (false: the ACL stages do not match ct.inv, for hardware that
+ * cannot offload it) and ignore_lsp_down (false: a port answers ARP and ND for its addresses
+ * only while it is up).
+ */
+export interface SwitchGlobals {
+  readonly defaultDrop: boolean;
+  readonly ctInvMatch: boolean;
+  readonly ignoreLspDown: boolean;
+}
+
+export const DEFAULT_SWITCH_GLOBALS: SwitchGlobals = Object.freeze({ defaultDrop: false, ctInvMatch: true, ignoreLspDown: true });
+
+/** Those options of NB_Global as ovn-northd reads them (smap_get_bool, with its defaults). */
+export function switchGlobalsOf(db: Database): SwitchGlobals {
+  const g = nbGlobalOf(db);
+  if (g === undefined) return DEFAULT_SWITCH_GLOBALS;
+  const now: SwitchGlobals = {
+    defaultDrop: boolOption(g.options, 'default_acl_drop', false), ctInvMatch: boolOption(g.options, 'use_ct_inv_match', true),
+    ignoreLspDown: boolOption(g.options, 'ignore_lsp_down', true),
+  };
+  return sameData(now, DEFAULT_SWITCH_GLOBALS) ? DEFAULT_SWITCH_GLOBALS : now;
+}
+
 export interface AclsData {
   readonly bySwitch: Map<Uuid, SwitchAcls>;
+  /** NB_Global's options every switch's flows read, as last read (they change with the ACLs'). */
+  globals: SwitchGlobals;
   /**
    * The facts of each ACL in use, one object per ACL until its row changes: switches share
    * it, and comparing a switch's ACLs before and after is mostly identity checks.
@@ -108,6 +136,8 @@ export interface AclsChange {
   readonly sb: SbChangeSet;
   /** By switch datapath: its ACL state before and after (undefined: none). */
   readonly switches: Map<Uuid, { readonly old: SwitchAcls | undefined; readonly new: SwitchAcls | undefined }>;
+  /** NB_Global's switch options changed: `globals` before the change (undefined: unchanged). */
+  globalsWere: SwitchGlobals | undefined;
 }
 
 const NO_ACLS: ReadonlyMap<Uuid, AclFacts> = new Map();
@@ -362,9 +392,11 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
   return {
     name: 'acls',
     inputs: ['nb', 'datapaths', 'ports'],
-    init: () => ({ bySwitch: new Map(), facts: new Map(), qosFacts: new Map(), pgs: new Map(), switchPgs: new Map(), rows: new Map(), table: new SbTable('Port_Group') }),
-    newChange: () => ({ sb: new SbChangeSet(), switches: new Map() }),
-    isEmpty: (c) => c.sb.size === 0 && c.switches.size === 0,
+    init: () => ({
+      bySwitch: new Map(), globals: DEFAULT_SWITCH_GLOBALS, facts: new Map(), qosFacts: new Map(), pgs: new Map(), switchPgs: new Map(), rows: new Map(), table: new SbTable('Port_Group'),
+    }),
+    newChange: () => ({ sb: new SbChangeSet(), switches: new Map(), globalsWere: undefined }),
+    isEmpty: (c) => c.sb.size === 0 && c.switches.size === 0 && c.globalsWere === undefined,
     recompute(data: AclsData, inputs: NodeInputs, out: AclsChange): void {
       out.sb.maybeTrackWhole(data.table);
       const db = inputs.data<Database>('nb');
@@ -373,6 +405,7 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
       const dirty = new Dirty();
       data.facts.clear();
       data.qosFacts.clear();
+      data.globals = switchGlobalsOf(db);
       const pgUuids = new Set<Uuid>([...data.pgs.keys(), ...nbRows<nb.Port_Group>(db, 'Port_Group').keys()]);
       for (const pg of [...pgUuids].sort()) {
         // Every member afresh (a member's binding may have moved without its row changing).
@@ -390,7 +423,13 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
         const ports = inputs.data<PortsData>('ports');
         const dirty = new Dirty();
         for (const c of (change as DbDelta).changes) {
-          if (c.table === 'Logical_Switch') {
+          if (c.table === 'NB_Global') {
+            const globals = switchGlobalsOf(db);
+            if (!sameData(globals, data.globals)) {
+              out.globalsWere ??= data.globals;
+              data.globals = globals;
+            }
+          } else if (c.table === 'Logical_Switch') {
             // Only its acls column (and whether it exists) reaches its ACL state: a port added
             // to a switch of a thousand ACLs must not read them all again.
             if (c.kind !== 'modify' || c.columns.includes('acls') || c.columns.includes('qos_rules')) dirty.switches.add(datapathSbUuid(c.uuid));
@@ -423,7 +462,8 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
             }
           }
         }
-        return finish(db, inputs.data<DatapathsData>('datapaths'), data, dirty, out);
+        const result = finish(db, inputs.data<DatapathsData>('datapaths'), data, dirty, out);
+        return out.globalsWere !== undefined ? 'handled' : result;
       },
       datapaths(data: AclsData, change: unknown, inputs: NodeInputs, out: AclsChange) {
         const dirty = new Dirty();

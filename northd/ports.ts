@@ -94,6 +94,8 @@ export interface PortInfo {
   readonly enabled: boolean;
   /** addresses contains "unknown". */
   readonly hasUnknown: boolean;
+  /** An LSP's NB up column is true (ovn-northd's lsp_is_up); false for an LRP. */
+  readonly nbUp: boolean;
   /** The leading Ethernet address of each addresses entry that has one, in order. */
   readonly macs: readonly string[];
   readonly portSecurityCount: number;
@@ -581,7 +583,7 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
   if (routerPeer !== undefined && lsp.addresses.includes('router')) lspAddrs.push(routerPeer.networks);
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lsp', nbUuid: lsp._uuid, sbUuid, dp: dp.sbUuid, type: lsp.type, enabled: lspIsEnabled(lsp),
-    hasUnknown: lsp.addresses.includes('unknown'), macs: fitted(macs), portSecurityCount: lsp.port_security.length,
+    hasUnknown: lsp.addresses.includes('unknown'), nbUp: lsp.up[0] === true, macs: fitted(macs), portSecurityCount: lsp.port_security.length,
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
     lspAddrs: fitted(lspAddrs), dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
@@ -730,7 +732,7 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
   const residentCr = peerTypes.localnet ? residentCrOf(lrp, facts.routerGateways(dp.nbUuid)) : undefined;
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
-    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
+    hasUnknown: false, nbUp: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks, peer, peerIsLrp, peerColumnSet: peerName !== undefined,
     gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
     peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined, haGroupSet: false,
@@ -816,7 +818,7 @@ function desiredCr(db: Database, facts: ProjectFacts, dps: DatapathsData, data: 
   const haGroup = haGroupOf(db, lrpName, lrp.ha_chassis_group, lrp.gateway_chassis);
   const info: PortInfo = {
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
-    hasUnknown: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
+    hasUnknown: false, nbUp: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
     peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
     virtual: undefined, haGroupSet: false,

@@ -21,6 +21,10 @@ export interface AclFlags {
   readonly hasStateful: boolean;
   /** A load balancer with VIPs applies (od->has_lb_vip): conntrack is used as for stateful ACLs. */
   readonly hasLbVip?: boolean;
+  /** NB_Global options:default_acl_drop (acls.ts SwitchGlobals); absent: false. */
+  readonly defaultDrop?: boolean;
+  /** NB_Global options:use_ct_inv_match; absent: true. */
+  readonly ctInvMatch?: boolean;
 }
 
 export const NO_ACL_FLAGS: AclFlags = Object.freeze({ hasAcls: false, hasStateful: false, hasLbVip: false });
@@ -33,6 +37,9 @@ type Emit = (stage: StageName, priority: number, match: string, actions: string)
 export function aclStageDefaults(f: Emit, flags: AclFlags): void {
   const { hasAcls, hasStateful } = flags;
   const hasLbVip = flags.hasLbVip === true;
+  const inv = flags.ctInvMatch !== false;
+  // What no ACL allows: passed on, or with default_acl_drop dropped (once a switch has ACLs).
+  const byDefault = flags.defaultDrop === true ? 'drop;' : 'next;';
   // Load balancers need the ACL stages' conntrack handling as stateful ACLs do (has_stateful).
   const connTracked = hasStateful || hasLbVip;
   f('ls_in_pre_acl', 110, 'eth.dst == $svc_monitor_mac', 'next;');
@@ -61,20 +68,20 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
     f('ls_in_acl', 65535, '1', 'next;');
     f('ls_out_acl', 65535, '1', 'next;');
   } else {
-    f('ls_in_acl', 0, '1', 'next;');
-    f('ls_out_acl', 0, '1', 'next;');
+    f('ls_in_acl', 0, '1', hasAcls ? byDefault : 'next;');
+    f('ls_out_acl', 0, '1', hasAcls ? byDefault : 'next;');
   }
-  f('ls_in_acl_after_lb', 0, '1', 'next;');
+  f('ls_in_acl_after_lb', 0, '1', hasAcls ? byDefault : 'next;');
   if (connTracked) {
     for (const s of ['ls_in_acl', 'ls_out_acl'] as const) {
       f(s, 1, 'ip && ct.est && ct_mark.blocked == 1', 'reg0[1] = 1; next;');
-      f(s, 1, 'ip && !ct.est', 'reg0[1] = 1; next;');
-      f(s, 65532, 'ct.inv || (ct.est && ct.rpl && ct_mark.blocked == 1)', 'drop;');
+      f(s, 1, 'ip && !ct.est', flags.defaultDrop === true ? 'drop;' : 'reg0[1] = 1; next;');
+      f(s, 65532, `${inv ? 'ct.inv || ' : ''}(ct.est && ct.rpl && ct_mark.blocked == 1)`, 'drop;');
     }
-    const reply = 'ct.est && !ct.rel && !ct.new && !ct.inv && ct.rpl && ct_mark.blocked == 0';
+    const reply = `ct.est && !ct.rel && !ct.new${inv ? ' && !ct.inv' : ''} && ct.rpl && ct_mark.blocked == 0`;
     f('ls_in_acl', 65532, reply, 'reg0[9] = 0; reg0[10] = 0; reg0[17] = 1; next;');
     f('ls_out_acl', 65532, reply, 'next;');
-    const related = '!ct.est && ct.rel && !ct.new && !ct.inv && ct_mark.blocked == 0';
+    const related = `!ct.est && ct.rel && !ct.new${inv ? ' && !ct.inv' : ''} && ct_mark.blocked == 0`;
     f('ls_in_acl', 65532, related, 'reg0[17] = 1; ct_commit_nat;');
     f('ls_out_acl', 65532, related, 'ct_commit_nat;');
     f('ls_in_acl_after_lb', 65532, 'reg0[17] == 1', 'next;');
@@ -116,8 +123,9 @@ function rejectFlow(ld: readonly Uuid[], a: AclFacts, stage: StageName, extraMat
 /**
  * The flows of one ACL on a switch whose state is `hasStateful` (consider_acl): a stateful ACL
  * or a load balancer with VIPs applies there (ovn-northd's has_stateful in build_acls).
+ * `ctInvMatch`: NB_Global options:use_ct_inv_match.
  */
-export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean): sb.Logical_Flow[] {
+export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean, ctInvMatch = true): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: a.uuid, ids: new StageIds() };
   const stage = aclStage(a);
@@ -143,8 +151,9 @@ export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean)
       add(stage, priority, `reg0[8] == 1 && (${a.match})`, `${label !== '' ? `reg0[1] = 1; ${label}` : ''}${log}next;`);
       if (a.log && a.label !== 0 && a.options.get('log-related') === 'true') {
         const related = stage === 'ls_out_acl' ? 'ls_in_acl' : 'ls_out_acl';
-        add(related, 65533, `ct.est && !ct.rel && !ct.new && !ct.inv && ct.rpl && ct_mark.blocked == 0 && ct_label.label == ${a.label}`, `${log}next;`);
-        add(related, 65533, `!ct.est && ct.rel && !ct.new && !ct.inv && ct_mark.blocked == 0 && ct_label.label == ${a.label}`, `${log}next;`);
+        const inv = ctInvMatch ? ' && !ct.inv' : '';
+        add(related, 65533, `ct.est && !ct.rel && !ct.new${inv} && ct.rpl && ct_mark.blocked == 0 && ct_label.label == ${a.label}`, `${log}next;`);
+        add(related, 65533, `!ct.est && ct.rel && !ct.new${inv} && ct_mark.blocked == 0 && ct_label.label == ${a.label}`, `${log}next;`);
       }
       break;
     case 'drop':

@@ -1048,7 +1048,8 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   let flows: readonly sb.Logical_Flow[] = NO_FLOWS;
   if (info !== undefined && info.kind === 'switch') {
     const acl = src.acls.bySwitch.get(sbUuid) ?? NO_ACL_FLAGS;
-    const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid) };
+    const globals = src.acls.globals;
+    const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid), defaultDrop: globals.defaultDrop, ctInvMatch: globals.ctInvMatch };
     // Its shard's templates, held in its own datapath; its hairpin flows are its own.
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
     setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
@@ -1104,7 +1105,7 @@ function localnetPortsOf(src: Sources, dp: Uuid): readonly string[] {
 
 function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logical_Flow[] {
   return switchPortFlows(p, {
-    dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru,
+    dp: dp.logicalDatapath, allRouter: src.ports.allRouter.get(p.dp) === true, vlanPassthru: dp.vlanPassthru, checkLspUp: !src.acls.globals.ignoreLspDown,
     hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
     routerPorts: routerPortsOf(src, p.dp), localnetPorts: p.type === 'external' ? localnetPortsOf(src, p.dp) : NO_NAMES, peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
     virtualLookup: p.virtual === undefined ? undefined : { port: (name) => src.ports.byName.get(name), routerPorts: (d) => routerPortsOf(src, d) },
@@ -1151,7 +1152,7 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
-  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp));
+  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp), src.acls.globals.ctInvMatch);
   setOwner(data, owner, metered(src, flows), out);
 }
 
@@ -1369,7 +1370,17 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
       acls(data: LflowsData, change: unknown, inputs: NodeInputs, out: FlowChanges) {
         const src = sourcesOf(inputs);
         const dirty = new Dirty();
-        for (const [dp, { old, new: now }] of (change as AclsChange).switches) {
+        const c = change as AclsChange;
+        const was = c.globalsWere;
+        const now = src.acls.globals;
+        if (was !== undefined && (was.defaultDrop !== now.defaultDrop || was.ctInvMatch !== now.ctInvMatch)) {
+          // default_acl_drop or use_ct_inv_match: every switch's ACL stages and ACLs.
+          for (const info of src.dps.bySb.values()) if (info.kind === 'switch') dirty.datapaths.add(info.sbUuid);
+          for (const [dp, state] of src.acls.bySwitch) for (const acl of state.acls.keys()) dirty.acls.add(`${dp} ${acl}`);
+        }
+        // ignore_lsp_down: every switch port's ARP and ND responders.
+        if (was !== undefined && was.ignoreLspDown !== now.ignoreLspDown) for (const info of src.dps.bySb.values()) if (info.kind === 'switch') dirty.allPortsOf(src, info.sbUuid);
+        for (const [dp, { old, new: now }] of c.switches) {
           // A switch without ACL state has the default flags (no ACLs, not stateful).
           const flagsChanged = (old?.hasAcls ?? false) !== (now?.hasAcls ?? false) || (old?.hasStateful ?? false) !== (now?.hasStateful ?? false);
           if (flagsChanged) {

@@ -47,10 +47,11 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
  * balancer VIPs has its own hairpin flows besides (`hairpinFlows`).
  */
 export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): readonly sb.Logical_Flow[] {
-  // The flows depend on these six facts only, so they are built (and their UUIDs hashed) once
+  // The flows depend on these eight facts only, so they are built (and their UUIDs hashed) once
   // per combination and shard, and shared by the switches: lflows/node.ts holds them in each
   // switch's datapath, and copies one only when it becomes a row of that switch alone.
-  const key = (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) | (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
+  const key = (acl.ctInvMatch === false ? 128 : 0) | (acl.defaultDrop === true ? 64 : 0) | (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) |
+    (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
   const shard = shardOf(dp.sbUuid);
   let template = SWITCH_TEMPLATES.get(key * FLOW_SHARDS + shard);
   if (template === undefined) {
@@ -197,6 +198,8 @@ export interface SwitchPortContext {
   /** Every port of the switch is a router port with a peer (ARP/ND need not be flooded). */
   readonly allRouter: boolean;
   readonly vlanPassthru: boolean;
+  /** NB_Global options:ignore_lsp_down=false: a port that is not up answers no ARP or ND. */
+  readonly checkLspUp: boolean;
   /** The switch has stateful ACLs (router and localnet ports then skip conntrack in pre-ACL). */
   readonly hasStateful: boolean;
   /** The switch has load balancer VIPs (localnet ports then go through conntrack in pre-LB). */
@@ -319,12 +322,15 @@ function externalPortFlows(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logica
 
 /**
  * ls_in_arp_rsp: ARP and ND replies for the port's own addresses (a router port's are its
- * peer's networks), except to the port itself; localnet ports' requests skip the stage.
+ * peer's networks), except to the port itself; localnet ports' requests skip the stage. With
+ * NB_Global options:ignore_lsp_down=false only while the port is up.
  */
 function arpNdResponder(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[], lport: () => FlowHints, hint: FlowHints): void {
   const dp = ctx.dp;
   const key = jsonKey(p.name);
   if (p.type === 'localnet') flows.push(lflow(dp, 'ls_in_arp_rsp', 100, `inport == ${key}`, 'next;', lport()));
+  // A router's port and a localport answer while down too (ovn-northd's lsp_is_up reads the NB row).
+  if (ctx.checkLspUp && !p.nbUp && p.type !== 'router' && p.type !== 'localport') return;
   if (p.type === 'virtual' || p.type === 'external' || p.hasUnknown || ctx.vlanPassthru) return;
   const na = p.type === 'router' ? 'nd_na_router' : 'nd_na';
   for (const a of p.lspAddrs) {

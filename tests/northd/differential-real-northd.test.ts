@@ -2202,3 +2202,41 @@ t.test('(jj) MAC binding aging (options:mac_binding_age_threshold, NB_Global opt
   t.equal(left.real.length, 10, `the real ovn-northd removed two rows: ${left.real.join(' ')}`);
   t.equal(left.ours.length, 10, `so did ours: ${left.ours.join(' ')}`);
 });
+
+t.test('(kk) NB_Global options default_acl_drop, use_ct_inv_match and ignore_lsp_down', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    // A stateful switch with a logging, labelled allow-related ACL that logs related traffic;
+    // a stateless one; a load balancer on sw2; a localport.
+    ['--log', '--label=7', '--severity=info', 'acl-add', 'sw1', 'to-lport', '1001', 'ip4 && tcp.dst == 80', 'allow-related'],
+    ['acl-add', 'sw2', 'from-lport', '1002', 'ip4.src == 10.0.2.10', 'drop'],
+    ['lb-add', 'lb0', '10.0.0.100:80', '10.0.2.10:80'],
+    ['ls-lb-add', 'sw2', 'lb0'],
+    ['lsp-add', 'sw1', 'lp1', '--', 'lsp-set-type', 'lp1', 'localport', '--', 'lsp-set-addresses', 'lp1', '00:00:00:00:01:99 10.0.1.99'],
+  ]);
+  const acl = [...real.fx.db.rows('ACL').values()].find((r) => r['priority'] === 1001)?._uuid as string;
+  await real.nbctl(['set', 'ACL', acl, 'options:log-related=true']);
+  await compareWithReal(t, real);
+  const flows = (): sb.Logical_Flow[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow');
+  const arpFor = (ip: string): number => flows().filter((f) => f.external_ids.get('stage-name') === 'ls_in_arp_rsp' && f.priority === 50 && f.match === `arp.tpa == ${ip} && arp.op == 1`).length;
+  // Drop by default, no ct.inv: both switches' ACL stages change.
+  await real.nbctl(['set', 'NB_Global', '.', 'options:default_acl_drop=true', 'options:use_ct_inv_match=false']);
+  await compareWithReal(t, real);
+  t.notOk(flows().some((f) => /ct\.inv/.test(f.match) && f.external_ids.get('stage-name')?.includes('acl') === true), 'no ACL stage matches ct.inv');
+  t.ok(flows().some((f) => f.external_ids.get('stage-name') === 'ls_in_acl' && f.priority === 0 && f.actions === 'drop;'), 'what no ACL allows is dropped');
+  // ARP and ND answered only for ports that are up: vm1 bound (up), vm3 not; the router port and
+  // the localport answer regardless.
+  await real.chassisCtl(chassisAdd('hv1', '192.0.2.1'));
+  await real.bind('vm1', 'hv1');
+  await real.nbctl(['set', 'NB_Global', '.', 'options:ignore_lsp_down=false']);
+  await compareWithReal(t, real);
+  t.same([arpFor('10.0.1.10'), arpFor('10.0.1.11'), arpFor('10.0.1.99'), arpFor('10.0.1.1')], [1, 0, 1, 1], 'vm1 (up), not vm3 (down), the localport and the router port answer');
+  // vm3 comes up, vm1 goes down; then the options go back to their defaults.
+  await real.bind('vm3', 'hv1');
+  await real.bind('vm1', undefined);
+  await compareWithReal(t, real);
+  t.same([arpFor('10.0.1.10'), arpFor('10.0.1.11')], [0, 1], 'the responders follow the ports');
+  await real.nbctl(['remove', 'NB_Global', '.', 'options', 'default_acl_drop', 'use_ct_inv_match', 'ignore_lsp_down']);
+  await compareWithReal(t, real);
+  t.equal(arpFor('10.0.1.10'), 1, 'a down port answers again');
+});

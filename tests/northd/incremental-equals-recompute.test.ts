@@ -1275,6 +1275,8 @@ const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, 
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
+/** Flips of NB_Global's switch options; steps taken with one of them away from its default. */
+const globalsSeen = { flips: 0, steps: 0 };
 /** Mirror and forwarding group transactions; steps with a fwd_group flow, with a port naming mirrors. */
 const fwdSeen = { txns: 0, groups: 0, mirrored: 0 };
 const vxlanSeen = { flips: 0, steps: 0 };
@@ -1300,6 +1302,7 @@ function runSequence(seed: number): string | undefined {
   const xrng = new Rng(seed + 0x0e8e0000);
   const lrng = new Rng(seed + 0x0e9e0000);
   const frng = new Rng(seed + 0x0eae0000);
+  const grng = new Rng(seed + 0x0ebe0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1347,6 +1350,19 @@ function runSequence(seed: number): string | undefined {
       if (result === 'applied') eventSeen.txns++;
       else if (result !== 'skipped') return result;
     }
+    // NB_Global's switch options (default_acl_drop, use_ct_inv_match, ignore_lsp_down) set,
+    // changed or removed, from a stream of their own.
+    if (grng.chance(0.03)) {
+      const key = grng.pick(['default_acl_drop', 'use_ct_inv_match', 'ignore_lsp_down']);
+      const value = grng.weighted<string | undefined>([['true', 3], ['false', 3], [undefined, 2], ['TRUE', 1]]);
+      const mutations: unknown[] = [['options', 'delete', set([key])]];
+      if (value !== undefined) mutations.push(['options', 'insert', map({ [key]: value })]);
+      const result = sideStep(i, `nb-global ${key}=${value ?? '(none)'}`, grng, [{ op: 'mutate', table: 'NB_Global', where: [], mutations }]);
+      if (result === 'applied') globalsSeen.flips++;
+      else if (result !== 'skipped') return result;
+    }
+    const globalOptions = fx.db.rows('NB_Global').values().next().value?.['options'] as ReadonlyMap<string, string> | undefined;
+    if (globalOptions?.get('default_acl_drop') === 'true' || globalOptions?.get('use_ct_inv_match') === 'false' || globalOptions?.get('ignore_lsp_down') === 'false') globalsSeen.steps++;
     // Port mirrors and forwarding groups: the same, from a stream of their own.
     if (frng.chance(0.05)) {
       const result = sideStep(i, 'mirror/fwd-group', frng, randomMirrorOrFwd(frng, fx.db));
@@ -1621,6 +1637,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(vxlanSeen.flips >= SEQUENCES && vxlanSeen.steps >= SEQUENCES * 5, 'VXLAN mode was exercised');
     t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
     t.ok(eventSeen.txns >= SEQUENCES && eventSeen.switchFlows >= SEQUENCES && eventSeen.routerFlows >= SEQUENCES / 2, 'empty load balancer events on switches and routers were exercised');
+    t.comment(`NB_Global switch option changes: ${globalsSeen.flips}, steps taken with one away from its default: ${globalsSeen.steps}`);
+    t.ok(globalsSeen.flips >= SEQUENCES && globalsSeen.steps >= SEQUENCES * 5, 'default_acl_drop, use_ct_inv_match and ignore_lsp_down were exercised');
     t.comment(`mirror and forwarding group transactions: ${fwdSeen.txns}; steps with a fwd_group flow: ${fwdSeen.groups}, with a port naming mirrors: ${fwdSeen.mirrored}`);
     t.ok(fwdSeen.txns >= SEQUENCES && fwdSeen.groups >= SEQUENCES * 5 && fwdSeen.mirrored >= SEQUENCES * 5, 'mirrors and forwarding groups were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
