@@ -415,11 +415,17 @@ export class LocalAgent {
     if (activation.length > 0) await this.send('sb', [{ what: `activated by RARP: ${activation.map((a) => a.port).join(', ')}`, ops: activation.map((a) => a.op) }]);
 
     // 6. Port mirrors, for the VIFs bound here as the SB shows them now (a claim in flight
-    // counts once it is there).
-    const mirrors = mirrorOps(tables, br, this.sb.rows<sb.Mirror>('Mirror').values(),
-      mirroredVifs(tables, br, built.ifaces, (name) => this.sb.portBinding(name), us?._uuid));
-    this.noteMirrorProblems(mirrors.problems);
-    if (mirrors.groups.length > 0) await this.send('ovs', mirrors.groups);
+    // counts once it is there), on the bridge as the replica has it now (the writes above were
+    // awaited). Without SB mirrors and mirrors on the bridge there is nothing to compare.
+    const brNow = bridgeByName(tables, config.integrationBridge);
+    const sbMirrors = this.sb.rows<sb.Mirror>('Mirror');
+    if (brNow !== undefined && (sbMirrors.size > 0 || brNow.mirrors.length > 0)) {
+      const mirrors = mirrorOps(tables, brNow, sbMirrors.values(), mirroredVifs(tables, brNow, built.ifaces, (name) => this.sb.portBinding(name), us?._uuid));
+      this.noteMirrorProblems(mirrors.problems);
+      if (mirrors.groups.length > 0) await this.send('ovs', mirrors.groups);
+    } else {
+      this.noteMirrorProblems([]);
+    }
 
     // 7. Port bindings.
     const encapByIp = new Map<string, string>();
