@@ -39,7 +39,21 @@ export interface DatapathInfo {
   readonly copp: CoppMeters | undefined;
   /** Its IP multicast settings (ip-multicast.ts): a switch's snooping, a router's relay. */
   readonly mcast: McastConfig;
+  /** A switch's forwarding groups with child ports, in NB UUID order (lflows/switch.ts). */
+  readonly fwdGroups: readonly FwdGroupFacts[];
 }
+
+/** An NB Forwarding_Group as its flows read it. */
+export interface FwdGroupFacts {
+  readonly uuid: Uuid;
+  readonly vip: string;
+  readonly vmac: string;
+  readonly liveness: boolean;
+  /** Its child_port set, in the set's order. */
+  readonly childPorts: readonly string[];
+}
+
+const NO_FWD_GROUPS: readonly FwdGroupFacts[] = Object.freeze([]);
 
 export interface DatapathsData {
   readonly byNb: Map<Uuid, DatapathInfo>;
@@ -55,6 +69,10 @@ export interface DatapathsData {
   readonly coppRowOf: Map<Uuid, Uuid>;
   /** SB IP_Multicast: one row per switch (ip-multicast.ts). */
   readonly ipMulticast: SbTable;
+  /** NB Forwarding_Group → the switch (NB UUID) whose forwarding_groups last named it. */
+  readonly fwdGroupOwner: Map<Uuid, Uuid>;
+  /** A switch (NB UUID) → the Forwarding_Group rows it names, for switches that name any. */
+  readonly fwdGroupRows: Map<Uuid, readonly Uuid[]>;
 }
 
 export interface DatapathsChange {
@@ -86,6 +104,9 @@ interface Desired {
   readonly interconnTs: boolean;
   /** The binding's external_ids beyond the NB UUID, name and name2 (bindingIds). */
   readonly moreIds: readonly (readonly [string, string])[];
+  readonly fwdGroups: readonly FwdGroupFacts[];
+  /** Every Forwarding_Group the switch names, with child ports or not. */
+  readonly fwdGroupRows: readonly Uuid[];
 }
 
 const NO_IDS: readonly (readonly [string, string])[] = Object.freeze([]);
@@ -110,6 +131,21 @@ function routerIds(lr: nb.Logical_Router): readonly (readonly [string, string])[
   return ids;
 }
 
+/**
+ * A switch's forwarding groups that have child ports (ovn-northd's build_fwd_group_lflows passes
+ * over the others), in the order of its forwarding_groups set.
+ */
+function fwdGroupsOf(db: Database, ls: nb.Logical_Switch): readonly FwdGroupFacts[] {
+  if (ls.forwarding_groups.length === 0) return NO_FWD_GROUPS;
+  const out: FwdGroupFacts[] = [];
+  for (const uuid of ls.forwarding_groups) {
+    const g = nbGet<nb.Forwarding_Group>(db, 'Forwarding_Group', uuid);
+    if (g === undefined || g.child_port.length === 0) continue;
+    out.push({ uuid, vip: g.vip, vmac: g.vmac, liveness: g.liveness, childPorts: g.child_port });
+  }
+  return out.length === 0 ? NO_FWD_GROUPS : out;
+}
+
 function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefined {
   if (table === 'Logical_Switch') {
     const ls = nbGet<nb.Logical_Switch>(db, table, nbUuid);
@@ -117,7 +153,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
     return {
       nbUuid, kind: 'switch', name: ls.name, vlanPassthru: ls.other_config.get('vlan-passthru') === 'true', externalIds: ls.external_ids,
       requestedKey: optionInt(ls.other_config, 'requested-tnl-key', 0), interconnTs: ls.other_config.has('interconn-ts'), moreIds: switchIds(ls), copp: coppMetersOf(db, ls.copp), coppRow: ls.copp[0],
-      mcast: switchMcastOf(ls.other_config),
+      mcast: switchMcastOf(ls.other_config), fwdGroups: fwdGroupsOf(db, ls), fwdGroupRows: ls.forwarding_groups,
     };
   }
   const lr = nbGet<nb.Logical_Router>(db, table, nbUuid);
@@ -126,7 +162,7 @@ function desiredOf(db: Database, table: string, nbUuid: Uuid): Desired | undefin
   return {
     nbUuid, kind: 'router', name: lr.name, vlanPassthru: false, externalIds: lr.external_ids, requestedKey: optionInt(lr.options, 'requested-tnl-key', 0),
     interconnTs: lr.options.has('interconn-ts'),
-    moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0], mcast: routerMcastOf(lr.options),
+    moreIds: routerIds(lr), copp: coppMetersOf(db, lr.copp), coppRow: lr.copp[0], mcast: routerMcastOf(lr.options), fwdGroups: NO_FWD_GROUPS, fwdGroupRows: NO_UUIDS,
   };
 }
 
@@ -203,6 +239,16 @@ function trackCopp(data: DatapathsData, nbUuid: Uuid, copp: Uuid | undefined): v
   }
 }
 
+/** Notes which switch names each of its Forwarding_Group rows (none when it is gone). */
+function trackFwdGroups(data: DatapathsData, nbUuid: Uuid, rows: readonly Uuid[]): void {
+  const was = data.fwdGroupRows.get(nbUuid);
+  if (was === undefined && rows.length === 0) return;
+  for (const g of was ?? NO_UUIDS) if (!rows.includes(g) && data.fwdGroupOwner.get(g) === nbUuid) data.fwdGroupOwner.delete(g);
+  for (const g of rows) data.fwdGroupOwner.set(g, nbUuid);
+  if (rows.length === 0) data.fwdGroupRows.delete(nbUuid);
+  else data.fwdGroupRows.set(nbUuid, rows);
+}
+
 /**
  * Applies the desired state of the datapaths in `touched` (NB UUID → desired or undefined):
  * removals first, then every request and kept key, then the keys (KeySpace.settle: new
@@ -227,6 +273,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
   const updated = new Map<Uuid, Desired>();
   for (const [nbUuid, d] of touched) {
     trackCopp(data, nbUuid, d?.coppRow);
+    trackFwdGroups(data, nbUuid, d?.fwdGroupRows ?? NO_UUIDS);
     const old = data.byNb.get(nbUuid);
     if ((old !== undefined || data.keys.has(nbUuid)) && (d === undefined || (old !== undefined && d.kind !== old.kind))) {
       data.keys.remove(nbUuid);
@@ -270,20 +317,25 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     const ids = bindingIds(d);
     const sameCopp = sameData(d.copp, old.copp);
     const sameMcast = sameData(d.mcast, old.mcast);
-    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameMcast && sameIds(current, ids)) continue;
-    const info: DatapathInfo = { ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp, mcast: sameMcast ? old.mcast : d.mcast };
+    const sameFwd = sameData(d.fwdGroups, old.fwdGroups);
+    if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameMcast && sameFwd && sameIds(current, ids)) continue;
+    const info: DatapathInfo = {
+      ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp, mcast: sameMcast ? old.mcast : d.mcast, fwdGroups: sameFwd ? old.fwdGroups : d.fwdGroups,
+    };
     data.byNb.set(nbUuid, info);
     data.bySb.set(info.sbUuid, info);
     data.table.put(bindingRow(d, old.sbUuid, key, ids), out.sb);
     if (!sameMcast) putIpMulticast(data.ipMulticast, info, out.sb);
-    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru || !sameCopp || !sameMcast) note(old.sbUuid, old, info);
+    if (info.key !== old.key || info.name !== old.name || info.vlanPassthru !== old.vlanPassthru || !sameCopp || !sameMcast || !sameFwd) note(old.sbUuid, old, info);
   }
   for (const nbUuid of [...fresh.keys()].sort()) {
     const d = fresh.get(nbUuid) as Desired;
     const key = data.keys.keyOf(nbUuid);
     if (key === undefined) continue;
     const sbUuid = datapathSbUuid(d.nbUuid);
-    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp, mcast: d.mcast };
+    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp, mcast: d.mcast,
+      fwdGroups: d.fwdGroups,
+    };
     data.byNb.set(d.nbUuid, info);
     data.bySb.set(sbUuid, info);
     data.table.put(bindingRow(d, sbUuid, key), out.sb);
@@ -297,7 +349,7 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
     name: 'datapaths',
     inputs: ['nb', 'sb_encaps'],
     init: () => ({ byNb: new Map(), bySb: new Map(), keys: new KeySpace(DATAPATH_KEY_MIN, DATAPATH_KEY_MAX, DATAPATH_KEY_LIMIT), table: new SbTable('Datapath_Binding'), preferredKeys: new Map(),
-      coppUsers: new Map(), coppRowOf: new Map(), ipMulticast: new SbTable('IP_Multicast') }),
+      coppUsers: new Map(), coppRowOf: new Map(), ipMulticast: new SbTable('IP_Multicast'), fwdGroupOwner: new Map(), fwdGroupRows: new Map() }),
     newChange: () => ({ sb: new SbChangeSet(), datapaths: new Map() }),
     isEmpty: (c) => c.sb.size === 0 && c.datapaths.size === 0,
     recompute(data: DatapathsData, inputs: NodeInputs, out: DatapathsChange): void {
@@ -316,9 +368,11 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
         const db = inputs.data<Database>('nb');
         const touched = new Map<Uuid, Desired | undefined>();
         const coppChanged = new Set<Uuid>();
+        const fwdChanged = new Set<Uuid>();
         let metersChanged = false;
         for (const c of (change as DbDelta).changes) {
           if (c.table === 'Copp') coppChanged.add(c.uuid);
+          else if (c.table === 'Forwarding_Group') fwdChanged.add(c.uuid);
           else if (c.table === 'Meter') metersChanged ||= c.kind !== 'modify' || c.columns.includes('name');
           if (c.table !== 'Logical_Switch' && c.table !== 'Logical_Router') continue;
           touched.set(c.uuid, desiredOf(db, c.table, c.uuid));
@@ -331,6 +385,11 @@ export function datapathsNode(): EngineNode<DatapathsData, DatapathsChange> {
             if (touched.has(nbUuid)) continue;
             touched.set(nbUuid, desiredNow(db, data, nbUuid));
           }
+        }
+        // A forwarding group's own columns changing changes only its switch's flows.
+        for (const g of [...fwdChanged].sort()) {
+          const owner = data.fwdGroupOwner.get(g);
+          if (owner !== undefined && !touched.has(owner)) touched.set(owner, desiredNow(db, data, owner));
         }
         if (touched.size === 0) return 'unchanged';
         applyDesired(data, db, touched, out, inputs.data<SbEncapsData>('sb_encaps').vxlan);

@@ -42,6 +42,8 @@ import { aclsNode } from './acls.js';
 import type { DhcpCodesData } from './dhcp-codes.js';
 import { dhcpCodesNode } from './dhcp-codes.js';
 import { lbsNode } from './load-balancers.js';
+import type { MirrorsData } from './mirrors.js';
+import { mirrorsNode } from './mirrors.js';
 import type { StaticMacBindingsData } from './static-mac-bindings.js';
 import { staticMacBindingsNode } from './static-mac-bindings.js';
 import type { BfdData } from './bfd.js';
@@ -178,7 +180,7 @@ export interface Northd {
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp', 'sb_encaps'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(bfdNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
-    erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()),
+    erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()), erase(mirrorsNode()),
     erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
   ]);
 }
@@ -206,6 +208,7 @@ function viewOf(engine: Engine): SbView {
     engine.data<MetersData>('meters').meters,
     engine.data<MetersData>('meters').bands,
     engine.data<BfdData>('bfd').table,
+    engine.data<MirrorsData>('mirrors').table,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -213,7 +216,7 @@ function viewOf(engine: Engine): SbView {
 }
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
-const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['bfd', 'lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'template_vars', 'meters']);
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['bfd', 'lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'mirrors', 'template_vars', 'meters']);
 const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {

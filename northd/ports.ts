@@ -35,6 +35,7 @@ import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
 import { boolOption, findLrp, findLsp, leadingMac, lspIsEnabled, nbGet, nbRows, optionInt, ownerOf } from './nb.js';
 import { lbFacts } from './load-balancers.js';
+import { mirrorSbUuid } from './mirrors.js';
 import { relaying } from './ip-multicast.js';
 import type { LportAddresses } from './netaddr.js';
 import { extractLrpNetworks, extractLspAddresses, findLportAddress, isDynamicAddress } from './netaddr.js';
@@ -241,6 +242,8 @@ interface BindingColumns {
   readonly ha_chassis_group?: readonly Uuid[];
   readonly requested_chassis?: readonly Uuid[];
   readonly requested_additional_chassis?: readonly Uuid[];
+  /** The SB Mirror rows of the mirrors a switch port is attached to, in UUID order. */
+  readonly mirror_rules?: readonly Uuid[];
 }
 
 interface Desired {
@@ -286,7 +289,7 @@ function datapathOf(dps: DatapathsData, nbUuid: Uuid | undefined): DatapathInfo 
 function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumns | undefined): sb.Port_Binding {
   const row = {
     _uuid: info.sbUuid, _version: '', logical_port: info.name, type: c.type, gateway_chassis: NO_UUIDS, ha_chassis_group: c.ha_chassis_group ?? NO_UUIDS,
-    options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: NO_UUIDS,
+    options: c.options, datapath: info.dp, tunnel_key: info.key, parent_port: c.parent_port, tag: c.tag, mirror_rules: c.mirror_rules ?? NO_UUIDS,
     mac: c.mac, port_security: c.port_security, nat_addresses: c.nat_addresses ?? NO_STRINGS, external_ids: c.external_ids, requested_chassis: c.requested_chassis ?? NO_UUIDS,
     requested_additional_chassis: c.requested_additional_chassis ?? NO_UUIDS, chassis: owned?.chassis ?? NO_UUIDS, additional_chassis: owned?.additional_chassis ?? NO_UUIDS,
     encap: owned?.encap ?? NO_UUIDS, additional_encap: owned?.additional_encap ?? NO_UUIDS, virtual_parent: owned?.virtual_parent ?? NO_STRINGS,
@@ -304,7 +307,7 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
  */
 function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   const q = JSON.stringify;
-  // gateway_chassis and mirror_rules are always empty here (bindingRow); the rest go through
+  // gateway_chassis is always empty here (bindingRow); the rest go through
   // the cheap forms of canonicalText below.
   // Runs of columns that are usually empty are one piece when they are (a VIF's parent_port
   // and tag, an unclaimed port's chassis-owned columns): each piece costs a call and a copy.
@@ -323,7 +326,12 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   w.put(q(r.datapath));
   w.put(',"tunnel_key":');
   w.put(String(r.tunnel_key));
-  putPair(w, PARENT_TAG, r.parent_port, r.tag);
+  if (r.mirror_rules.length === 0) putPair(w, PARENT_TAG, r.parent_port, r.tag);
+  else {
+    putPair(w, PARENT_TAG_MIRRORS, r.parent_port, r.tag);
+    w.put(atomsText(r.mirror_rules));
+    w.put(',"mac":');
+  }
   w.put(atomsText(r.mac));
   putPair(w, SECURITY_NAT, r.port_security, r.nat_addresses);
   w.put(mapText(r.external_ids));
@@ -364,6 +372,7 @@ function pairText(first: string, second: string, after: string): PairText {
 }
 
 const PARENT_TAG = pairText('parent_port', 'tag', ',"mirror_rules":[],"mac":');
+const PARENT_TAG_MIRRORS = pairText('parent_port', 'tag', ',"mirror_rules":');
 const SECURITY_NAT = pairText('port_security', 'nat_addresses', ',"external_ids":');
 const REQUESTED = pairText('requested_chassis', 'requested_additional_chassis', ',"chassis":');
 
@@ -612,6 +621,7 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
       parent_port: lsp.parent_name, tag, mac: lsp.addresses, port_security: lsp.port_security, external_ids: ids,
       ha_chassis_group: haGroup === undefined ? NO_UUIDS : [haGroupSbUuid(haGroup.name)],
       ...(requested !== undefined && requested.main.length > 0 ? { requested_chassis: requested.main, requested_additional_chassis: requested.additional } : {}),
+      ...(lsp.mirror_rules.length > 0 ? { mirror_rules: lsp.mirror_rules.map(mirrorSbUuid).sort() } : {}),
     },
     haGroup,
     link: routerPeer?.dp,

@@ -107,6 +107,9 @@ export function shardOf(dp: Uuid): number {
  * Logical_DP_Group). The stage name keeps switch and router flows apart, as ovn-northd's stage
  * does.
  */
+/** No flows: what a datapath, port or rule without any holds. */
+export const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
+
 export function lflowUuid(shard: number, stageName: string, priority: number, match: string, actions: string, controllerMeter?: string): Uuid {
   // A metered flow (copp.ts) is another row than the same flow unmetered, as in ovn-northd.
   const what = controllerMeter === undefined ? 'Logical_Flow' : `Logical_Flow meter=${controllerMeter}`;

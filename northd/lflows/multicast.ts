@@ -22,10 +22,9 @@ import type { DatapathInfo } from '../datapaths.js';
 import type { IpGroup } from '../igmp-groups.js';
 import { snooping } from '../ip-multicast.js';
 import type { RouterFacts } from '../routers.js';
-import { jsonKey, lflow } from './flow.js';
+import { NO_FLOWS, jsonKey, lflow } from './flow.js';
 
 const DROP = 'drop;';
-const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
 
 /** What a datapath's group memberships say (multicast.ts): mcast_sw_info / mcast_rtr_info flags. */
 export interface McastFloodFlags {

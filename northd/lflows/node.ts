@@ -47,11 +47,11 @@ import { NO_ACL_FLAGS, aclFlows } from './acl.js';
 import { qosFlows } from './qos.js';
 import { withCopp } from '../copp.js';
 import { lbRouterFlows, lbSvcArpFlows, lbSwitchFlows, routerLbContext, sbLoadBalancer, sbLoadBalancerUuid } from './lb.js';
-import { templateLineages } from './flow.js';
+import { NO_FLOWS, templateLineages } from './flow.js';
 import type { RoutePlan } from './router.js';
 import { planRoutes, routerDatapathFlows, routerPortFlows } from './router.js';
 import type { SwitchRouterPort } from './switch.js';
-import { hairpinFlows, switchDatapathFlows, switchPortFlows } from './switch.js';
+import { fwdGroupFlows, hairpinFlows, switchDatapathFlows, switchPortFlows } from './switch.js';
 
 export interface LflowsData {
   /** Owner → its flows (one per (content, datapath)), in the order it produced them. */
@@ -155,7 +155,6 @@ interface Variant {
   count: number;
 }
 
-const NO_FLOWS: readonly sb.Logical_Flow[] = Object.freeze([]);
 const NO_UUIDS: readonly Uuid[] = Object.freeze([]);
 const NO_NAMES: readonly string[] = Object.freeze([]);
 
@@ -948,6 +947,11 @@ function mcastOwner(sbUuid: Uuid): string {
   return `m ${sbUuid}`;
 }
 
+/** A switch's forwarding group flows (fwdGroupFlows). */
+function fwdOwner(sbUuid: Uuid): string {
+  return `f ${sbUuid}`;
+}
+
 function portOwner(name: string): string {
   return `p ${name}`;
 }
@@ -1023,7 +1027,7 @@ function ownerExists(owner: string, src: Sources): boolean {
   }
   if (owner.startsWith('r ')) return src.routers.bySb.has(id.slice(0, id.indexOf(' ')));
   if (owner.startsWith('q ')) return (src.acls.bySwitch.get(id)?.qos.length ?? 0) > 0;
-  return owner.startsWith('d ') || owner.startsWith('h ') || owner.startsWith('m ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
+  return owner.startsWith('d ') || owner.startsWith('h ') || owner.startsWith('m ') || owner.startsWith('f ') ? src.dps.bySb.has(id) : src.ports.byName.has(id);
 }
 
 function mcastFlags(src: Sources, sbUuid: Uuid): McastFloodFlags {
@@ -1052,9 +1056,11 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const groups = learnedGroups(src.mc, sbUuid);
     const mcast = snooping(info.mcast) || groups !== undefined ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid), groups) : NO_FLOWS;
     setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
+    setOwner(data, fwdOwner(sbUuid), fwdGroupFlows(info), out);
     return;
   }
   setOwner(data, hairpinOwner(sbUuid), NO_FLOWS, out);
+  setOwner(data, fwdOwner(sbUuid), NO_FLOWS, out);
   const facts = info === undefined ? undefined : src.routers.bySb.get(sbUuid);
   const previous = data.routePlans.get(sbUuid);
   const plan = facts === undefined ? undefined : planRoutes(facts, previous);

@@ -29,7 +29,7 @@ import type { AclFlags } from './acl.js';
 import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
+import { FLOW_SHARDS, NO_FLOWS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
 import type { VirtualPortLookup } from './virtual.js';
 import { virtualArpResolveFlows, virtualBindFlows } from './virtual.js';
 
@@ -58,6 +58,28 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: 
     SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
   }
   return template;
+}
+
+/**
+ * A switch's forwarding groups (build_fwd_group_lflows): an ARP responder for each group's VIP
+ * with its virtual MAC (ls_in_arp_rsp 50), and the MAC forwarded to one of its child ports
+ * (ls_in_l2_lkup 50, `fwd_group`, which the chassis turns into a select group). Groups without
+ * child ports have none (datapaths.ts leaves them out). VIP, MAC and port names are put in as
+ * the NB row has them, unchecked, as ovn-northd puts them.
+ */
+export function fwdGroupFlows(dp: DatapathInfo): readonly sb.Logical_Flow[] {
+  if (dp.fwdGroups.length === 0) return NO_FLOWS;
+  const d = dp.logicalDatapath;
+  const flows: sb.Logical_Flow[] = [];
+  for (const g of dp.fwdGroups) {
+    const hint: FlowHints = { hint: g.uuid };
+    flows.push(lflow(d, 'ls_in_arp_rsp', 50, `arp.tpa == ${g.vip} && arp.op == 1`,
+      `eth.dst = eth.src; eth.src = ${g.vmac}; arp.op = 2; /* ARP reply */ arp.tha = arp.sha; arp.sha = ${g.vmac}; arp.tpa = arp.spa; arp.spa = ${g.vip}; outport = inport; flags.loopback = 1; output;`,
+      hint));
+    const children = `childports=${g.childPorts.map((p) => `"${p}"`).join(',')}`;
+    flows.push(lflow(d, 'ls_in_l2_lkup', 50, `eth.dst == ${g.vmac}`, `fwd_group(${g.liveness ? 'liveness="true",' : ''}${children});`, hint));
+  }
+  return flows;
 }
 
 /**

@@ -71,9 +71,16 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
 
   // Port_Binding: the NB-derived columns (the HA_Chassis_Group as its name and members, the
   // requested chassis by name).
+  // Mirror: every column; a port's mirror_rules by the mirrors' names.
+  const mirrorFacts = (m: Record<string, unknown>): string => JSON.stringify([m['name'], m['filter'], m['sink'], m['type'], m['index'], m['external_ids']]);
+  const realMirrors = await real.sbList('Mirror');
+  const ourMirrors = ours<sb.Mirror>(view, 'Mirror');
+  t.same(ourMirrors.map((m) => mirrorFacts({ ...m, external_ids: Object.fromEntries(m.external_ids) })).sort(), realMirrors.map(mirrorFacts).sort(), 'Mirror');
+  const realMirrorName = new Map(realMirrors.map((m) => [m['_uuid'] as string, m['name'] as string]));
+  const ourMirrorName = new Map(ourMirrors.map((m) => [m._uuid, m.name]));
   const realPbs = await real.sbList('Port_Binding');
   const pbFacts = (p: Record<string, unknown>): string =>
-    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha'], p['requested']]);
+    JSON.stringify([p['logical_port'], p['type'], p['options'], options.portKeys === false ? 0 : p['tunnel_key'], asArray(p['mac']), asArray(p['port_security']), p['dp'], asArray(p['parent_port']), asArray(p['tag']), asArray(p['nat_addresses']), p['ha'], p['requested'], p['mirrors']]);
   const realChassisName = chassisNames(await real.sbList('Chassis'));
   const ourChassisName = chassisNames(real.chassisDb.rows('Chassis').values());
   const requested = (main: unknown, additional: unknown, names: ReadonlyMap<string, string>): string[] =>
@@ -81,11 +88,13 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   const realPbFacts = realPbs.map((p) => pbFacts({
     ...p, dp: realDpName.get(p['datapath'] as string), ha: asArray(p['ha_chassis_group']).map((u) => realHa.get(u as string) ?? '?'),
     requested: requested(p['requested_chassis'], p['requested_additional_chassis'], realChassisName),
+    mirrors: asArray(p['mirror_rules']).map((u) => realMirrorName.get(u as string) ?? '?').sort(),
   })).sort();
   const ourPbFacts = ours<sb.Port_Binding>(view, 'Port_Binding').map((p) => pbFacts({
     logical_port: p.logical_port, type: p.type, options: Object.fromEntries(p.options), tunnel_key: p.tunnel_key, mac: p.mac,
     port_security: p.port_security, dp: ourDpName.get(p.datapath), parent_port: p.parent_port, tag: p.tag, nat_addresses: p.nat_addresses,
     ha: p.ha_chassis_group.map((u) => ourHa.get(u) ?? '?'), requested: requested(p.requested_chassis, p.requested_additional_chassis, ourChassisName),
+    mirrors: p.mirror_rules.map((u) => ourMirrorName.get(u) ?? '?').sort(),
   })).sort();
   t.same(ourPbFacts, realPbFacts, 'Port_Binding');
 
@@ -2086,4 +2095,62 @@ t.test('(hh) NB_Global options:install_ls_lb_from_router: a router\'s load balan
   await real.nbctl(['remove', 'NB_Global', '.', 'options', 'install_ls_lb_from_router']);
   await compareWithReal(t, real, { portKeys: false });
   t.equal(switchesOf('lb-g'), 1, 'the option off again: on sw1 only');
+});
+
+t.test('(ii) port mirroring (SB Mirror, Port_Binding.mirror_rules) and forwarding groups (ARP responder, fwd_group)', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...twoSwitchesAndARouter,
+    ['mirror-add', 'm-gre', 'gre', '7', 'from-lport', '192.0.2.50'],
+    ['mirror-add', 'm-erspan', 'erspan', '12', 'to-lport', '192.0.2.51'],
+    ['mirror-add', 'm-v6', 'gre', '9', 'to-lport', 'fd00:99::50'],
+    ['lsp-attach-mirror', 'vm1', 'm-gre'],
+    ['lsp-attach-mirror', 'vm1', 'm-erspan'],
+    ['lsp-attach-mirror', 'vm2', 'm-v6'],
+    // A router's port on the switch can be mirrored too; one mirror nothing uses.
+    ['lsp-attach-mirror', 'sw1-lr0', 'm-gre'],
+    ['mirror-add', 'm-idle', 'gre', '3', 'from-lport', '192.0.2.53'],
+    ['lsp-add', 'sw1', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:01:0c 10.0.1.12'],
+    ['fwd-group-add', 'fg1', 'sw1', '10.0.1.100', '00:00:00:00:01:64', 'vm1', 'vm3', 'vm4'],
+    ['--liveness', 'fwd-group-add', 'fg2', 'sw2', '10.0.2.100', '00:00:00:00:02:64', 'vm2'],
+  ]);
+  const view = (): SbView => real.northd.view();
+  // ovn-nbctl finds Mirror and Forwarding_Group rows by UUID only in its generic commands.
+  const uuidNamed = (table: string, name: string): string => [...real.fx.db.rows(table).values()].find((r) => r['name'] === name)?._uuid as string;
+  const fwdFlows = (): sb.Logical_Flow[] => ours<sb.Logical_Flow>(view(), 'Logical_Flow').filter((f) => f.actions.startsWith('fwd_group('));
+  t.same(fwdFlows().map((f) => f.actions).sort(), ['fwd_group(childports="vm1","vm3","vm4");', 'fwd_group(liveness="true",childports="vm2");'], 'a fwd_group flow per group');
+  t.equal(ours<sb.Port_Binding>(view(), 'Port_Binding').find((p) => p.logical_port === 'vm1')?.mirror_rules.length, 2, 'vm1 names two mirrors');
+  // The real ovn-trace on both SBs: an ARP for the group's VIP is answered with its MAC.
+  const oursSb = await realSbOf(t, view());
+  const arp = 'inport == "vm1" && eth.src == 00:00:00:00:01:0a && eth.dst == ff:ff:ff:ff:ff:ff && arp.op == 1 && arp.sha == 00:00:00:00:01:0a && arp.spa == 10.0.1.10 && arp.tha == 00:00:00:00:00:00 && arp.tpa == 10.0.1.100';
+  const trace = await ovnTrace(oursSb.socketPath, 'sw1', arp, ['--summary']);
+  t.equal(trace, await ovnTrace(real.sbSocket, 'sw1', arp, ['--summary']), 'ovn-trace: the same answer to an ARP for the VIP');
+  t.match(trace, /eth.src = 00:00:00:00:01:64/, `answered with the group's MAC:\n${trace}`);
+  // Mirrors edited (sink, index, type, filter), one detached, one renamed; a group's ports and VIP edited.
+  await real.nbctl(['set', 'Mirror', uuidNamed('Mirror', 'm-gre'), 'sink=192.0.2.60', 'index=8']);
+  await real.nbctl(['set', 'Mirror', uuidNamed('Mirror', 'm-erspan'), 'type=gre', 'filter=from-lport']);
+  await real.nbctl(['lsp-detach-mirror', 'vm2', 'm-v6']);
+  await real.nbctl(['set', 'Forwarding_Group', uuidNamed('Forwarding_Group', 'fg1'), 'child_port=vm3,vm4', 'vip=10.0.1.101']);
+  await real.nbctl(['set', 'Forwarding_Group', uuidNamed('Forwarding_Group', 'fg2'), 'liveness=false']);
+  await compareWithReal(t, real);
+  await real.nbctl(['set', 'Mirror', uuidNamed('Mirror', 'm-idle'), 'name=m-renamed']);
+  await real.nbctl(['lsp-attach-mirror', 'vm3', 'm-renamed']);
+  await compareWithReal(t, real);
+  // A mirror deleted while ports use it (their weak references go); a port with mirrors
+  // deleted, one a group names; a group deleted and another made on its switch. (One group per
+  // switch at a time: with several, ovn-northd 23.03's loop over them reuses its index in the
+  // loop over child ports, and skips groups or never ends; ours makes every group's flows.)
+  await real.nbctl(['mirror-del', 'm-gre']);
+  await real.nbctl(['lsp-del', 'vm3']);
+  await real.nbctl(['fwd-group-del', 'fg2']);
+  await real.nbctl(['fwd-group-add', 'fg3', 'sw2', '10.0.2.102', '00:00:00:00:02:65', 'vm2']);
+  await compareWithReal(t, real);
+  // fg1 names vm3 first, which is gone: ovn-nbctl's fwd-group-del finds a group's switch through
+  // its first child port and so does nothing; the row is taken off its switch instead.
+  await real.nbctl(['fwd-group-del', 'fg1']);
+  t.equal(fwdFlows().length, 2, 'fwd-group-del left fg1 in place');
+  await real.nbctl(['remove', 'Logical_Switch', 'sw1', 'forwarding_groups', uuidNamed('Forwarding_Group', 'fg1')]);
+  await real.nbctl(['mirror-del']);
+  await compareWithReal(t, real);
+  t.same(fwdFlows().map((f) => f.actions), ['fwd_group(childports="vm2");'], 'fg3\'s flow alone');
+  t.equal(ours<sb.Mirror>(view(), 'Mirror').length, 0, 'no mirrors left');
 });

@@ -133,6 +133,84 @@ function randomLbEvent(erng: Rng, db: Database): unknown[] | undefined {
   }
 }
 
+/**
+ * Port mirrors and forwarding groups (their own stream): mirrors made (sinks IPv4, IPv6 or
+ * unparsable), edited (renamed too), attached to and detached from switch ports, deleted while
+ * attached; forwarding groups made on a switch (children its ports, or names no port has),
+ * edited, moved to another switch, and taken off their switch (which deletes them).
+ */
+function randomMirrorOrFwd(frng: Rng, db: Database): unknown[] | undefined {
+  const sorted = (table: string): Row[] => [...db.rows(table).values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1));
+  const mirrors = sorted('Mirror');
+  const groups = sorted('Forwarding_Group');
+  const lsps = sorted('Logical_Switch_Port');
+  const switches = sorted('Logical_Switch');
+  const mirrorRow = (): Record<string, unknown> => ({
+    filter: frng.pick(['from-lport', 'to-lport']), type: frng.pick(['gre', 'erspan']), index: frng.int(0, 20),
+    sink: frng.pick(['192.0.2.50', '192.0.2.51', 'fd00:99::50', 'not-an-ip']),
+  });
+  const groupRow = (ls: Row): Record<string, unknown> => {
+    const own = (ls['ports'] as readonly Uuid[]).map((u) => db.get('Logical_Switch_Port', u)?.['name'] as string).filter((n) => n !== undefined).sort();
+    const children = frng.subset([...own, 'ghost-port'], 3);
+    return {
+      vip: frng.pick(['10.0.0.200', '10.0.0.201', 'fd00::200']), vmac: frng.pick(['00:00:00:00:0f:01', '00:00:00:00:0f:02']), liveness: frng.chance(0.3),
+      child_port: set(children.length > 0 ? children : ['ghost-port']),
+    };
+  };
+  const what = frng.weighted<string>([
+    ['mirror-add', mirrors.length < 4 ? 3 : 0], ['mirror-edit', mirrors.length > 0 ? 2 : 0], ['attach', mirrors.length > 0 && lsps.length > 0 ? 4 : 0],
+    ['detach', lsps.length > 0 ? 2 : 0], ['mirror-del', mirrors.length > 0 ? 1 : 0],
+    ['fwd-add', switches.length > 0 && groups.length < 4 ? 3 : 0], ['fwd-edit', groups.length > 0 ? 2 : 0], ['fwd-move', groups.length > 0 && switches.length > 1 ? 1 : 0],
+    ['fwd-del', groups.length > 0 ? 1 : 0],
+  ]);
+  const holderOf = (g: Uuid): Row | undefined => switches.find((ls) => (ls['forwarding_groups'] as readonly Uuid[]).includes(g));
+  switch (what) {
+    case 'mirror-add': {
+      const ops: unknown[] = [{ op: 'insert', table: 'Mirror', 'uuid-name': 'm', row: { name: `mir-${frng.int(0, 1000)}`, ...mirrorRow() } }];
+      for (const p of frng.subset(lsps, 2)) ops.push({ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(p._uuid), mutations: [['mirror_rules', 'insert', set([['named-uuid', 'm']])]] });
+      return ops;
+    }
+    case 'mirror-edit': {
+      const row = frng.chance(0.3) ? { name: `mir-${frng.int(0, 1000)}` } : mirrorRow();
+      return [{ op: 'update', table: 'Mirror', where: byUuid(frng.pick(mirrors)._uuid), row }];
+    }
+    case 'attach':
+      return [{ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(frng.pick(lsps)._uuid), mutations: [['mirror_rules', 'insert', set([uuidAtom(frng.pick(mirrors)._uuid)])]] }];
+    case 'detach': {
+      const attached = lsps.filter((p) => (p['mirror_rules'] as readonly Uuid[]).length > 0);
+      if (attached.length === 0) return undefined;
+      const p = frng.pick(attached);
+      return [{ op: 'mutate', table: 'Logical_Switch_Port', where: byUuid(p._uuid), mutations: [['mirror_rules', 'delete', set([uuidAtom(frng.pick(p['mirror_rules'] as readonly Uuid[]))])]] }];
+    }
+    case 'mirror-del':
+      return [{ op: 'delete', table: 'Mirror', where: byUuid(frng.pick(mirrors)._uuid) }];
+    case 'fwd-add': {
+      const ls = frng.pick(switches);
+      return [
+        { op: 'insert', table: 'Forwarding_Group', 'uuid-name': 'g', row: { name: `fg-${frng.int(0, 1000)}`, ...groupRow(ls) } },
+        { op: 'mutate', table: 'Logical_Switch', where: byUuid(ls._uuid), mutations: [['forwarding_groups', 'insert', set([['named-uuid', 'g']])]] },
+      ];
+    }
+    case 'fwd-edit': {
+      const g = frng.pick(groups);
+      const ls = holderOf(g._uuid);
+      if (ls === undefined) return undefined;
+      const row = groupRow(ls);
+      const keep = frng.subset(Object.keys(row), 2);
+      return [{ op: 'update', table: 'Forwarding_Group', where: byUuid(g._uuid), row: Object.fromEntries(Object.entries(row).filter(([k]) => keep.includes(k))) }];
+    }
+    default: {
+      const g = frng.pick(groups)._uuid;
+      const from = holderOf(g);
+      if (from === undefined) return undefined;
+      const ops: unknown[] = [{ op: 'mutate', table: 'Logical_Switch', where: byUuid(from._uuid), mutations: [['forwarding_groups', 'delete', set([uuidAtom(g)])]] }];
+      const others = switches.filter((ls) => ls._uuid !== from._uuid);
+      if (what === 'fwd-move') ops.push({ op: 'mutate', table: 'Logical_Switch', where: byUuid(frng.pick(others)._uuid), mutations: [['forwarding_groups', 'insert', set([uuidAtom(g)])]] });
+      return ops;
+    }
+  }
+}
+
 function randomBfd(brng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const sessions = [...db.rows('BFD').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.BFD[];
   const routes = [...db.rows('Logical_Router_Static_Route').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as nb.Logical_Router_Static_Route[];
@@ -1197,6 +1275,8 @@ const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, 
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
+/** Mirror and forwarding group transactions; steps with a fwd_group flow, with a port naming mirrors. */
+const fwdSeen = { txns: 0, groups: 0, mirrored: 0 };
 const vxlanSeen = { flips: 0, steps: 0 };
 const lbFromRouterSeen = { flips: 0, steps: 0 };
 /** Route transactions on a router with its route flows in chunks (odd seeds, two groups or more). */
@@ -1219,6 +1299,7 @@ function runSequence(seed: number): string | undefined {
   const erng = new Rng(seed + 0x0e7e0000);
   const xrng = new Rng(seed + 0x0e8e0000);
   const lrng = new Rng(seed + 0x0e9e0000);
+  const frng = new Rng(seed + 0x0eae0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1236,28 +1317,41 @@ function runSequence(seed: number): string | undefined {
     chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
     igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()), vxlan: northd.vxlanMode(),
   });
+  /**
+   * A transaction of a side stream (`stream` also gives its rows' UUIDs), applied and checked
+   * on its own against a recompute: 'applied', 'skipped' (none, or refused by the NB schema),
+   * or the failure's description.
+   */
+  const sideStep = (i: number, label: string, stream: Rng, ops: unknown[] | undefined): string => {
+    if (ops === undefined) return 'skipped';
+    if (TRACE) process.stderr.write(`txn ${i} (${label}): ${JSON.stringify(ops)}\n`);
+    let delta;
+    uuidRng = stream;
+    try {
+      delta = fx.run(ops);
+    } catch {
+      return 'skipped';
+    } finally {
+      uuidRng = rng;
+    }
+    const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
+    northd.apply(fx.db, delta);
+    const difference = viewDifference(northd.view(), recomputed(before));
+    return difference === undefined ? 'applied' : `txn ${i} (${label}): incremental view (first) differs from recompute (second): ${difference}`;
+  };
   for (let i = 0; i < TXNS + extra; i++) {
     // Empty load balancer events: now and then a transaction of their own stream, checked on its
     // own, ahead of the step's (so the other streams' steps come where they came before it).
     if (erng.chance(0.06)) {
-      const ops = randomLbEvent(erng, fx.db);
-      if (TRACE && ops !== undefined) process.stderr.write(`txn ${i} (lb-event): ${JSON.stringify(ops)}\n`);
-      let delta;
-      uuidRng = erng;
-      try {
-        delta = ops === undefined ? undefined : fx.run(ops);
-      } catch {
-        delta = undefined; // refused by the NB schema: skipped
-      } finally {
-        uuidRng = rng;
-      }
-      if (delta !== undefined) {
-        const before: SbView = new Map([...northd.view()].map(([table, rows]) => [table, new Map(rows)]));
-        northd.apply(fx.db, delta);
-        eventSeen.txns++;
-        const difference = viewDifference(northd.view(), recomputed(before));
-        if (difference !== undefined) return `txn ${i} (lb-event): incremental view (first) differs from recompute (second): ${difference}`;
-      }
+      const result = sideStep(i, 'lb-event', erng, randomLbEvent(erng, fx.db));
+      if (result === 'applied') eventSeen.txns++;
+      else if (result !== 'skipped') return result;
+    }
+    // Port mirrors and forwarding groups: the same, from a stream of their own.
+    if (frng.chance(0.05)) {
+      const result = sideStep(i, 'mirror/fwd-group', frng, randomMirrorOrFwd(frng, fx.db));
+      if (result === 'applied') fwdSeen.txns++;
+      else if (result !== 'skipped') return result;
     }
     // VXLAN mode coming or going (a Chassis with a vxlan encap), now and then, checked on its
     // own: the keys held stay, new ones and requests narrow (the key requests' stream makes many).
@@ -1450,6 +1544,8 @@ function runSequence(seed: number): string | undefined {
     if (bfds.some((b) => b.status !== 'admin_down')) bfdSeen.used++;
     if (flows.some((f) => f.actions.startsWith('handle_bfd_msg('))) bfdSeen.portFlows++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.match.endsWith('udp.dst == 3784'))) bfdSeen.routeFlows++;
+    if (flows.some((f) => f.actions.startsWith('fwd_group('))) fwdSeen.groups++;
+    if (bindings.some((b) => b.mirror_rules.length > 0)) fwdSeen.mirrored++;
     if (flows.some((f) => stageOf(f) === 'ls_in_pre_lb' && f.actions.startsWith('trigger_event('))) eventSeen.switchFlows++;
     if (flows.some((f) => stageOf(f) === 'lr_in_dnat' && f.actions.startsWith('trigger_event('))) eventSeen.routerFlows++;
     if (bindings.some((b) => b.requested_chassis.length > 0)) requestedSeen.main++;
@@ -1525,6 +1621,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(vxlanSeen.flips >= SEQUENCES && vxlanSeen.steps >= SEQUENCES * 5, 'VXLAN mode was exercised');
     t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
     t.ok(eventSeen.txns >= SEQUENCES && eventSeen.switchFlows >= SEQUENCES && eventSeen.routerFlows >= SEQUENCES / 2, 'empty load balancer events on switches and routers were exercised');
+    t.comment(`mirror and forwarding group transactions: ${fwdSeen.txns}; steps with a fwd_group flow: ${fwdSeen.groups}, with a port naming mirrors: ${fwdSeen.mirrored}`);
+    t.ok(fwdSeen.txns >= SEQUENCES && fwdSeen.groups >= SEQUENCES * 5 && fwdSeen.mirrored >= SEQUENCES * 5, 'mirrors and forwarding groups were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);
     t.ok(virtualSeen.bind >= SEQUENCES && virtualSeen.bound >= SEQUENCES / 20 && virtualSeen.unbound >= SEQUENCES / 10, 'virtual ports (bind flows, VIPs of claimed and unclaimed ports) were exercised');
   }
