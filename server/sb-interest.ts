@@ -25,7 +25,7 @@
 //     HA_Chassis_Group claims it, and a gateway chassis may have nothing else bound there yet
 //     (ovn-controller monitors these two types on every chassis for the same reason);
 //   - every other table (SB_Global, Chassis, Encap, Address_Set, Port_Group, Meter, DHCP
-//     options, gateway and HA tables, ...) by everyone; Connection, SSL and the RBAC tables by
+//     options, gateway and HA tables, Mirror, ...) by everyone; Connection, SSL and the RBAC tables by
 //     no one.
 // With monitor-all, a chassis sees every row.
 //

@@ -7,7 +7,8 @@
 //   4. add and remove tunnel ports and localnet patch ports, and run BFD on the tunnels to the
 //      chassis that share an HA group with this one (bfd.ts);
 //   5. rebuild the LocalView and tell the flow side if it changed;
-//   6. claim, release and mark up the logical ports, in the SB and on the interfaces (VIFs and
+//   6. make the port mirrors that the VIFs bound here name (mirrors.ts);
+//   7. claim, release and mark up the logical ports, in the SB and on the interfaces (VIFs and
 //      l3gateway ports by binding.ts, virtual ports after their parents by virtual-binding.ts).
 // Every step is a pure planner's output sent as a transaction; the pass never waits for its own
 // writes to come back: the next change runs the next pass. A write that was just sent is not
@@ -35,6 +36,7 @@ import { SbRows } from './sb-rows.js';
 import { decideVirtualBindings, virtualBindingSbOps } from './virtual-binding.js';
 import { CHASSIS_ID_KEY, desiredTunnels, tunnelOps } from './tunnels.js';
 import { bfdChassis, bfdOps, bfdSettings } from './bfd.js';
+import { mirrorOps, mirroredVifs } from './mirrors.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -85,6 +87,7 @@ export class LocalAgent {
   private paused = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private lastProblem = '';
+  private mirrorProblems: ReadonlySet<string> = new Set();
   private offOvs: (() => void) | undefined;
 
   constructor(private readonly options: LocalAgentOptions) {
@@ -214,7 +217,9 @@ export class LocalAgent {
   /**
    * What `--cleanup` does on exit, as ovn-controller's exit path: releases every port bound
    * here, deletes this chassis's SB rows, and removes the tunnel ports from the integration
-   * bridge. Throws when a write fails (the caller reports it; nothing half-done is hidden).
+   * bridge; also the OVN port mirrors and their output ports, which ovn-controller leaves (with
+   * no port bound here, none is wanted: what a pass would do after the release). Throws when a
+   * write fails (the caller reports it; nothing half-done is hidden).
    */
   async cleanup(): Promise<void> {
     this.stopped = true;
@@ -240,11 +245,15 @@ export class LocalAgent {
     const tables = this.tables();
     const br = bridgeByName(tables, config.integrationBridge);
     if (br !== undefined && this.options.ovs.isSynced) {
-      const ovsOps = portsOf(tables, br).filter((p) => p.external_ids.has(CHASSIS_ID_KEY)).flatMap((p) => removePortOps(br, p));
+      const mirrors = mirrorOps(tables, br, [], []);
+      const ovsOps = [
+        ...portsOf(tables, br).filter((p) => p.external_ids.has(CHASSIS_ID_KEY)).flatMap((p) => removePortOps(br, p)),
+        ...mirrors.groups.flatMap((g) => g.ops),
+      ];
       if (ovsOps.length > 0) {
         const results = await this.options.ovs.transact(ovsOps);
         const err = transactionError(ovsOps, results);
-        if (err !== undefined) throw new Error(`removing tunnel ports from ${config.integrationBridge} failed: ${err.message}`);
+        if (err !== undefined) throw new Error(`removing tunnel ports and mirrors from ${config.integrationBridge} failed: ${err.message}`);
       }
     }
   }
@@ -299,6 +308,13 @@ export class LocalAgent {
     if (message === this.lastProblem) return;
     this.lastProblem = message;
     if (message !== '') this.log('warn', message);
+  }
+
+  /** Logs each mirror problem once, when it appears (a pass runs on every change). */
+  private noteMirrorProblems(problems: readonly string[]): void {
+    const now = new Set(problems);
+    for (const p of now) if (!this.mirrorProblems.has(p)) this.log('warn', p);
+    this.mirrorProblems = now;
   }
 
   private setView(view: LocalView): void {
@@ -398,7 +414,20 @@ export class LocalAgent {
     // Resent after resendMs until the SB shows it (send holds back a repeat until then).
     if (activation.length > 0) await this.send('sb', [{ what: `activated by RARP: ${activation.map((a) => a.port).join(', ')}`, ops: activation.map((a) => a.op) }]);
 
-    // 6. Port bindings.
+    // 6. Port mirrors, for the VIFs bound here as the SB shows them now (a claim in flight
+    // counts once it is there), on the bridge as the replica has it now (the writes above were
+    // awaited). Without SB mirrors and mirrors on the bridge there is nothing to compare.
+    const brNow = bridgeByName(tables, config.integrationBridge);
+    const sbMirrors = this.sb.rows<sb.Mirror>('Mirror');
+    if (brNow !== undefined && (sbMirrors.size > 0 || brNow.mirrors.length > 0)) {
+      const mirrors = mirrorOps(tables, brNow, sbMirrors.values(), mirroredVifs(tables, brNow, built.ifaces, (name) => this.sb.portBinding(name), us?._uuid));
+      this.noteMirrorProblems(mirrors.problems);
+      if (mirrors.groups.length > 0) await this.send('ovs', mirrors.groups);
+    } else {
+      this.noteMirrorProblems([]);
+    }
+
+    // 7. Port bindings.
     const encapByIp = new Map<string, string>();
     for (const u of us?.encaps ?? []) {
       const e = this.sb.encap(u);

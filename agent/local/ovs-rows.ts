@@ -7,15 +7,17 @@ import type { Row } from '../../ovsdb/index.js';
 export const OVS_MONITOR = {
   Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges', 'datapaths'],
   Datapath: ['capabilities'],
-  Bridge: ['name', 'ports', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
+  Bridge: ['name', 'ports', 'mirrors', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
   Port: ['name', 'interfaces', 'external_ids'],
   Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'bfd', 'bfd_status'],
+  Mirror: ['name', 'select_src_port', 'select_dst_port', 'output_port', 'external_ids'],
 } as const;
 
 export interface OvsBridge {
   readonly _uuid: string;
   readonly name: string;
   readonly ports: readonly string[];
+  readonly mirrors: readonly string[];
   readonly datapath_type: string;
   readonly fail_mode: readonly string[];
   readonly other_config: ReadonlyMap<string, string>;
@@ -37,6 +39,16 @@ export interface OvsInterface {
   readonly ofport: readonly number[];
   readonly bfd: ReadonlyMap<string, string>;
   readonly bfd_status: ReadonlyMap<string, string>;
+}
+
+export interface OvsMirror {
+  readonly _uuid: string;
+  readonly name: string;
+  readonly select_src_port: readonly string[];
+  readonly select_dst_port: readonly string[];
+  /** The port the mirrored packets go out of (at most one). */
+  readonly output_port: readonly string[];
+  readonly external_ids: ReadonlyMap<string, string>;
 }
 
 /** A read-only view of the replica: OvsdbClient.table fits. */

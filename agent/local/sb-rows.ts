@@ -1,6 +1,7 @@
 // The few Southbound tables the local side reads — Chassis, Encap, Chassis_Private,
 // Port_Binding, the HA tables that decide who binds chassisredirect and external ports and with
-// which chassis to run BFD, and SB_Global (its BFD timers) —
+// which chassis to run BFD, SB_Global (its BFD timers) and Mirror (the port mirrors made on the
+// integration bridge, mirrors.ts) —
 // folded from the agent's SbUpdates, with the lookups it needs. The flow side
 // keeps its own store of everything; this one is small and local to agent/local/.
 import type { Row } from '../../ovsdb/index.js';
@@ -9,7 +10,7 @@ import type { HaLookups } from '../ha-chassis.js';
 import type { SbUpdate } from '../sb-source.js';
 import { mapsEqual } from './ovsdb-json.js';
 
-export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'SB_Global'] as const;
+export const LOCAL_SB_TABLES = ['Chassis', 'Encap', 'Chassis_Private', 'Port_Binding', 'HA_Chassis_Group', 'HA_Chassis', 'SB_Global', 'Mirror'] as const;
 type LocalTable = (typeof LOCAL_SB_TABLES)[number];
 
 const isLocalTable = (t: string): t is LocalTable => (LOCAL_SB_TABLES as readonly string[]).includes(t);

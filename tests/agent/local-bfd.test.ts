@@ -106,7 +106,7 @@ t.test('the tunnels\' Interface.bfd, and which count as alive', async (t) => {
     ['i-vm', iface('vm', on, [['state', 'up']])],
   ]);
   const ports = new Map([['t-gw2', 'gw2'], ['t-hv1', 'hv1'], ['t-hv9', 'hv9'], ['t-hv3', 'hv3'], ['t-hv4', 'hv4'], ['vm', undefined]].map(([n, far]) => [`p-${n}`, port(n as string, far)]));
-  const br = { _uuid: 'b', name: 'br-int', ports: [...ports.keys()], datapath_type: 'netdev', fail_mode: ['secure'], other_config: new Map() } as OvsBridge;
+  const br = { _uuid: 'b', name: 'br-int', ports: [...ports.keys()], datapath_type: 'netdev', fail_mode: ['secure'], other_config: new Map(), mirrors: [] } as OvsBridge;
   const tables: OvsTables = (table) => (table === 'Interface' ? interfaces : table === 'Port' ? ports : new Map());
   const ops = bfdOps(tables, br, new Set(['gw2', 'hv1', 'hv3']), settings);
   t.same(ops.map((g) => g.what), [
