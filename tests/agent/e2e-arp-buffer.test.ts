@@ -29,6 +29,16 @@ t.test('the first packet to an unresolved next hop is delivered once the ARP rep
   t.equal(await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip=10.17.2.2'), '0a:00:00:00:17:02', 'the router learned vm2 from its ARP reply');
   if (/1 received/.test(out)) t.pass('the first ping to vm2 is answered (it waited for the ARP reply instead of being dropped)');
   else t.fail(`the first ping to vm2 was lost:\n${out}\n--- agent:\n${agent.output().slice(-3000)}`);
+  // MAC binding aging (the leader's, server/mac-binding-aging.ts): with a threshold of 2 s the
+  // row goes; the next ping makes the router ask again, and the agent learns it anew.
+  const learnedAt = Number(await sbctl('--bare', '--columns=timestamp', 'find', 'MAC_Binding', 'ip=10.17.2.2'));
+  t.ok(learnedAt > Date.now() - 60_000 && learnedAt <= Date.now(), `the agent stamped the row with its clock (${learnedAt})`);
+  await nbctl('set', 'Logical_Router', 'lr0', 'options:mac_binding_age_threshold=2');
+  await untilLogged('the MAC binding aged out', async () => ((await sbctl('--bare', '--columns=mac', 'find', 'MAC_Binding', 'ip=10.17.2.2')) === '' ? true : undefined), 15_000, [agent]);
+  t.pass('the row went once its threshold passed');
+  await pingBecomes(vm1, '10.17.2.2', true, 'vm1 reaches vm2 again', [agent]);
+  const again = Number(await sbctl('--bare', '--columns=timestamp', 'find', 'MAC_Binding', 'ip=10.17.2.2'));
+  t.ok(again > learnedAt, 'learned anew, with a newer timestamp');
 });
 
 t.test('IPv6: the first packet to an unresolved next hop is delivered once the NDP answer is learned', { skip }, async (t) => {
