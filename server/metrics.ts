@@ -7,7 +7,7 @@ import client from 'prom-client';
 import type { CentralNode, CentralObserver, TransactDb } from './central-node.js';
 import { refusingListeners, sessionKinds } from './sessions.js';
 import type { FanoutStats } from './sb-fanout.js';
-import type { MacBindingAgingStats } from './mac-binding-aging.js';
+import type { SbHousekeepingStats } from './sb-housekeeping.js';
 import type { AckRelayStats } from './live-acks.js';
 import type { RaftCounters } from '../cluster/raft.js';
 import { capConnections } from '../cluster/connection-cap.js';
@@ -41,7 +41,7 @@ export class CentralMetrics implements CentralObserver {
   private readonly projectionSeconds: client.Histogram;
   private central: CentralNode | undefined;
   private fanout: { stats(): FanoutStats } | undefined;
-  private aging: { stats(): MacBindingAgingStats } | undefined;
+  private housekeeping: { stats(): SbHousekeepingStats } | undefined;
   private relay: { stats(): AckRelayStats } | undefined;
 
   constructor() {
@@ -211,8 +211,9 @@ export class CentralMetrics implements CentralObserver {
     counterOf('ovnts_ack_relay_acks_total', 'Agent acks this member relayed to the other members', () => this.relay?.stats().acks);
     counterOf('ovnts_ack_relay_dropped_total', 'Agent acks not relayed because a member\'s relay queue was full', () => this.relay?.stats().dropped);
     counterOf('ovnts_ack_relay_call_errors_total', 'Relay calls to other members that failed (the acks they carried count once committed)', () => this.relay?.stats().callErrors);
-    counterOf('ovnts_mac_binding_aged_total', 'MAC_Binding rows this member removed as their router\'s mac_binding_age_threshold passed', () => this.aging?.stats().removed);
-    counterOf('ovnts_mac_binding_aging_failures_total', 'MAC binding aging transactions that failed (tried again)', () => this.aging?.stats().failures);
+    counterOf('ovnts_mac_binding_aged_total', 'MAC_Binding rows this member removed as their router\'s mac_binding_age_threshold passed', () => this.housekeeping?.stats().removed);
+    counterOf('ovnts_sb_stale_rows_removed_total', 'MAC_Binding, FDB and IGMP_Group rows this member removed as their datapath or port was gone', () => this.housekeeping?.stats().staleRemoved);
+    counterOf('ovnts_sb_housekeeping_failures_total', 'SB housekeeping transactions (aging, stale rows) that failed (tried again)', () => this.housekeeping?.stats().failures);
     gauge('ovnts_sb_rows', 'Rows in the derived SB view', () => {
       const view = this.central?.northd?.view();
       if (view === undefined) return undefined;
@@ -228,9 +229,9 @@ export class CentralMetrics implements CentralObserver {
   }
 
   /** The agent stream fan-out whose counters the ovnts_agent_* metrics read, and the ack relay's. */
-  /** The member's MAC binding aging (mac-binding-aging.ts), whose counters are read when scraped. */
-  attachAging(aging: { stats(): MacBindingAgingStats }): void {
-    this.aging = aging;
+  /** The member's SB housekeeping (sb-housekeeping.ts), whose counters are read when scraped. */
+  attachHousekeeping(housekeeping: { stats(): SbHousekeepingStats }): void {
+    this.housekeeping = housekeeping;
   }
 
   attachFanout(fanout: { stats(): FanoutStats }, relay?: { stats(): AckRelayStats }): void {

@@ -16,7 +16,7 @@ import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import { passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
-import { startMacBindingAging } from '../../server/mac-binding-aging.js';
+import { startSbHousekeeping } from '../../server/sb-housekeeping.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
 import { CentralMetrics, startMetricsServer } from '../../server/metrics.js';
 import { listenGrpc } from '../../cluster/grpc-listen.js';
@@ -206,8 +206,8 @@ export function registerCentralCommand(program: Command): void {
         return out;
       };
       const southbound = new SouthboundService(central, { relayPeers });
-      const aging = startMacBindingAging(central);
-      metrics.attachAging(aging.aging);
+      const housekeeping = startSbHousekeeping(central);
+      metrics.attachHousekeeping(housekeeping.housekeeping);
       metrics.attachFanout(southbound.fanout, southbound.relay);
       server.addService(southboundDefinition(), southbound.handlers());
       const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));
@@ -231,7 +231,7 @@ export function registerCentralCommand(program: Command): void {
       grpcListener.close();
       server.forceShutdown();
       southbound.close();
-      aging.close();
+      housekeeping.close();
       fwd.close();
       await central.stop();
       // Stopped: the log and the database are closed. The gRPC server can still hold the socket

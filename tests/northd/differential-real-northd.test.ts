@@ -17,7 +17,7 @@ import { viewDifference } from './nb-fixture.js';
 import type { DbDelta } from '../../ovsdb/index.js';
 import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
 import { optionUint } from '../../northd/nb.js';
-import { agingOps, macBindingAgingPlan } from '../../server/mac-binding-aging.js';
+import { agingOps, macBindingAgingPlan, staleOps, staleRows } from '../../server/sb-housekeeping.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -2162,7 +2162,7 @@ t.test('(jj) MAC binding aging (options:mac_binding_age_threshold, NB_Global opt
   // meanwhile, so each case starts from a fresh pair of SBs whose rows nothing has aged yet.
   const ages: readonly [string, number][] = [['1', 3_600_000], ['2', 60_000], ['3', 10_000], ['4', -3_600_000], ['5', 3_600_000], ['6', 3_600_000]];
   const agingCase = async (settings: readonly (readonly string[])[]): Promise<{ ours: string[]; real: string[] }> => {
-    const real = await scenario(t, [...twoSwitchesAndARouter, ['lr-add', 'lr1']]);
+    const real = await scenario(t, [...twoSwitchesAndARouter, ['lr-add', 'lr1'], ['lrp-add', 'lr1', 'lr1-p', '00:00:00:00:06:01', '10.0.6.254/24']]);
     const now = Date.now();
     const realDps = await real.sbList('Datapath_Binding');
     const realDp = (router: string): string => realDps.find((d) => (d['external_ids'] as Record<string, string>)['name'] === router)?.['_uuid'] as string;
@@ -2172,7 +2172,7 @@ t.test('(jj) MAC binding aging (options:mac_binding_age_threshold, NB_Global opt
     for (const router of ['lr0', 'lr1']) {
       const net = router === 'lr0' ? '10.0.5' : '10.0.6';
       for (const [host, age] of ages) {
-        const row = { logical_port: `${router}-port`, ip: `${net}.${host}`, mac: `00:00:00:00:05:0${host}`, timestamp: now - age };
+        const row = { logical_port: router === 'lr0' ? 'lr0-sw1' : 'lr1-p', ip: `${net}.${host}`, mac: `00:00:00:00:05:0${host}`, timestamp: now - age };
         await real.sbctl(['create', 'MAC_Binding', `logical_port=${row.logical_port}`, `ip=${row.ip}`, `mac="${row.mac}"`, `datapath=${realDp(router)}`, `timestamp=${row.timestamp}`]);
         t.match(real.chassisTxn([{ op: 'insert', table: 'MAC_Binding', row: { ...row, datapath: ['uuid', ourDp(router)] } }]), { kind: 'committed' });
       }
@@ -2239,4 +2239,53 @@ t.test('(kk) NB_Global options default_acl_drop, use_ct_inv_match and ignore_lsp
   await real.nbctl(['remove', 'NB_Global', '.', 'options', 'default_acl_drop', 'use_ct_inv_match', 'ignore_lsp_down']);
   await compareWithReal(t, real);
   t.equal(arpFor('10.0.1.10'), 1, 'a down port answers again');
+});
+
+t.test('(ll) chassis rows whose port or datapath is gone: MAC_Binding and FDB rows ovn-northd removes', { skip }, async (t) => {
+  const real = await scenario(t, [...twoSwitchesAndARouter, ['lsp-add', 'sw2', 'vm4', '--', 'lsp-set-addresses', 'vm4', 'unknown']]);
+  const realDps = await real.sbList('Datapath_Binding');
+  const realDp = (name: string): string => realDps.find((d) => (d['external_ids'] as Record<string, string>)['name'] === name)?.['_uuid'] as string;
+  const ourDp = (name: string): string => ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === name)?._uuid as string;
+  const key = (port: string): number => ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === port)?.tunnel_key as number;
+  const dpKey = (name: string): number => ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === name)?.tunnel_key as number;
+  // MAC bindings on lr0's two ports; FDB entries of vm2 and vm4 (which learns MACs: unknown).
+  for (const [port, ip] of [['lr0-sw1', '10.0.1.50'], ['lr0-sw2', '10.0.2.50']] as const) {
+    await real.sbctl(['create', 'MAC_Binding', `logical_port=${port}`, `ip=${ip}`, 'mac="00:00:00:00:09:01"', `datapath=${realDp('lr0')}`]);
+    t.match(real.chassisTxn([{ op: 'insert', table: 'MAC_Binding', row: { logical_port: port, ip, mac: '00:00:00:00:09:01', datapath: ['uuid', ourDp('lr0')] } }]), { kind: 'committed' });
+  }
+  for (const [port, mac] of [['vm2', '00:00:00:00:09:02'], ['vm4', '00:00:00:00:09:04']] as const) {
+    // The port keys are the same on both sides (compared by every scenario).
+    await real.sbctl(['create', 'FDB', `mac="${mac}"`, `dp_key=${dpKey('sw2')}`, `port_key=${key(port)}`]);
+    t.match(real.chassisTxn([{ op: 'insert', table: 'FDB', row: { mac, dp_key: dpKey('sw2'), port_key: key(port) } }]), { kind: 'committed' });
+  }
+  /** Our leader's housekeeping at this moment, through the chassis write path. */
+  const ourCleanup = (): void => {
+    const view = real.northd.view();
+    const stale = staleRows((table) => (table === 'MAC_Binding' || table === 'FDB' || table === 'IGMP_Group' ? real.chassisDb.rows(table) : view.get(table) ?? new Map()));
+    if (stale.length > 0) t.match(real.chassisTxn(staleOps(stale)), { kind: 'committed' });
+  };
+  const left = async (): Promise<{ ours: string[]; real: string[] }> => {
+    const text = (table: string, r: Record<string, unknown>): string => (table === 'MAC_Binding' ? `mb ${String(r['logical_port'])} ${String(r['ip'])}` : `fdb ${String(r['mac'])}`);
+    return {
+      ours: ['MAC_Binding', 'FDB'].flatMap((table) => [...real.chassisDb.rows(table).values()].map((r) => text(table, r))).sort(),
+      real: (await Promise.all(['MAC_Binding', 'FDB'].map(async (table) => (await real.sbList(table)).map((r) => text(table, r))))).flat().sort(),
+    };
+  };
+  ourCleanup();
+  let now = await left();
+  t.same(now.ours, now.real, `nothing stale yet: ${now.real.join(', ')}`);
+  t.equal(now.real.length, 4);
+  // A router port and a VIF go: their MAC binding and FDB entry go with them.
+  await real.nbctl(['lrp-del', 'lr0-sw2']);
+  await real.nbctl(['lsp-del', 'vm4']);
+  ourCleanup();
+  now = await left();
+  t.same(now.ours, now.real, `the same rows left: ${now.real.join(', ')}`);
+  t.same(now.real, ['fdb 00:00:00:00:09:02', 'mb lr0-sw1 10.0.1.50'], 'the rows of lr0-sw2 and vm4 went');
+  // The router goes: its other binding goes too.
+  await real.nbctl(['lr-del', 'lr0']);
+  ourCleanup();
+  now = await left();
+  t.same(now.ours, now.real, `the same rows left: ${now.real.join(', ')}`);
+  t.same(now.real, ['fdb 00:00:00:00:09:02'], 'only vm2\'s FDB entry is left');
 });

@@ -1,12 +1,12 @@
-// MAC binding aging (server/mac-binding-aging.ts): which rows expire when, by hand-built views;
-// the driver's scheduling with fake timers; and an in-process 3-member cluster where the leader
-// deletes expired rows through the log, every member ends with the same rows, and a new leader
-// takes over after the old one stops.
+// The leader's SB housekeeping (server/sb-housekeeping.ts): which MAC bindings expire when and
+// which chassis rows are stale, by hand-built views; the driver's scheduling with fake timers;
+// and an in-process 3-member cluster where the leader deletes expired and stale rows through the
+// log, every member ends with the same rows, and a new leader takes over after the old one stops.
 import t from 'tap';
 import type { Row } from '../../ovsdb/index.js';
 import type { TransactOutcome } from '../../server/central-node.js';
 import { optionUint } from '../../northd/nb.js';
-import { MacBindingAging, agingOps, macBindingAgingLimits, macBindingAgingPlan, startMacBindingAging } from '../../server/mac-binding-aging.js';
+import { SbHousekeeping, agingOps, housekeepingLimits, macBindingAgingPlan, startSbHousekeeping, staleOps, staleRows } from '../../server/sb-housekeeping.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { FakeTimers, settle } from '../helpers/fake-timers.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
@@ -23,10 +23,12 @@ function views(routers: Record<string, Record<string, string>>, bindings: readon
     ['Logical_Router', new Map(Object.entries(routers).map(([uuid, options]) => [uuid, { _uuid: uuid, _version: '', options: new Map(Object.entries(options)) } as Row]))],
     ['NB_Global', new Map([['g', { _uuid: 'g', _version: '', options: new Map(Object.entries(global)) } as Row]])],
   ]);
-  const dps = new Map<string, Row>(Object.keys(routers).map((lr) => [`dp-${lr}`, { _uuid: `dp-${lr}`, _version: '', external_ids: new Map([['logical-router', lr]]) } as Row]));
-  dps.set('dp-sw', { _uuid: 'dp-sw', _version: '', external_ids: new Map([['logical-switch', 'sw']]) } as Row);
-  const mbs = new Map<string, Row>(bindings.map((b) => [b.uuid, { _uuid: b.uuid, _version: '', datapath: b.dp, timestamp: b.timestamp } as Row]));
-  const sb = new Map<string, Map<string, Row>>([['Datapath_Binding', dps], ['MAC_Binding', mbs]]);
+  const dps = new Map<string, Row>(Object.keys(routers).map((lr, i) => [`dp-${lr}`, { _uuid: `dp-${lr}`, _version: '', tunnel_key: i + 1, external_ids: new Map([['logical-router', lr]]) } as Row]));
+  dps.set('dp-sw', { _uuid: 'dp-sw', _version: '', tunnel_key: 100, external_ids: new Map([['logical-switch', 'sw']]) } as Row);
+  // A port on every datapath, which the bindings name.
+  const pbs = new Map<string, Row>([...dps.keys()].map((dp) => [`pb-${dp}`, { _uuid: `pb-${dp}`, _version: '', logical_port: `p-${dp}`, datapath: dp, tunnel_key: 1 } as Row]));
+  const mbs = new Map<string, Row>(bindings.map((b) => [b.uuid, { _uuid: b.uuid, _version: '', logical_port: `p-${b.dp}`, datapath: b.dp, timestamp: b.timestamp } as Row]));
+  const sb = new Map<string, Map<string, Row>>([['Datapath_Binding', dps], ['Port_Binding', pbs], ['MAC_Binding', mbs]]);
   return { nbRows: (table) => nb.get(table) ?? new Map(), sbRows: (table) => sb.get(table) ?? new Map(), bindings: mbs };
 }
 
@@ -62,17 +64,45 @@ t.test('the plan under mac_binding_removal_limit, and our own cap per transactio
   const v = views({ lr1: { mac_binding_age_threshold: '1' } }, rows);
   const limited = macBindingAgingPlan(v.nbRows, v.sbRows, NOW, 2);
   t.same(limited.expired.map((e) => e.uuid), ['r4', 'r3'], 'the two oldest');
-  t.equal(limited.nextMs, macBindingAgingLimits.removalDelayMs, 'the rest after the delay');
-  t.equal(macBindingAgingPlan(v.nbRows, v.sbRows, NOW, 5).nextMs, macBindingAgingLimits.removalDelayMs, 'exactly the limit: the delay too (ovn-northd cannot tell)');
+  t.equal(limited.nextMs, housekeepingLimits.removalDelayMs, 'the rest after the delay');
+  t.equal(macBindingAgingPlan(v.nbRows, v.sbRows, NOW, 5).nextMs, housekeepingLimits.removalDelayMs, 'exactly the limit: the delay too (ovn-northd cannot tell)');
   t.equal(macBindingAgingPlan(v.nbRows, v.sbRows, NOW, 6).nextMs, undefined, 'under the limit: nothing left');
-  const many = Array.from({ length: macBindingAgingLimits.rowsPerTxnMax + 3 }, (_, i) => ({ uuid: `m${String(i).padStart(5, '0')}`, dp: 'dp-lr1', timestamp: NOW - 100_000 }));
+  const many = Array.from({ length: housekeepingLimits.rowsPerTxnMax + 3 }, (_, i) => ({ uuid: `m${String(i).padStart(5, '0')}`, dp: 'dp-lr1', timestamp: NOW - 100_000 }));
   const capped = macBindingAgingPlan(views({ lr1: { mac_binding_age_threshold: '1' } }, many).nbRows, views({ lr1: { mac_binding_age_threshold: '1' } }, many).sbRows, NOW, 0);
-  t.equal(capped.expired.length, macBindingAgingLimits.rowsPerTxnMax, 'without a limit, at most rowsPerTxnMax a transaction');
+  t.equal(capped.expired.length, housekeepingLimits.rowsPerTxnMax, 'without a limit, at most rowsPerTxnMax a transaction');
   t.equal(capped.nextMs, 0, 'and the rest at once');
 });
 
+t.test('stale rows: MAC bindings, FDB entries and IGMP groups whose datapath or port is gone', async (t) => {
+  const tables = new Map<string, Map<string, Row>>();
+  const put = (table: string, row: Record<string, unknown>): void => {
+    let m = tables.get(table);
+    if (m === undefined) tables.set(table, (m = new Map()));
+    m.set(row['_uuid'] as string, { _version: '', ...row } as Row);
+  };
+  put('Datapath_Binding', { _uuid: 'dp1', tunnel_key: 1 });
+  put('Datapath_Binding', { _uuid: 'dp2', tunnel_key: 2 });
+  put('Port_Binding', { _uuid: 'pb1', logical_port: 'vm1', datapath: 'dp1', tunnel_key: 5 });
+  put('Port_Binding', { _uuid: 'pb2', logical_port: 'vm2', datapath: 'dp2', tunnel_key: 6 });
+  put('MAC_Binding', { _uuid: 'm-ok', logical_port: 'vm1', datapath: 'dp1' });
+  put('MAC_Binding', { _uuid: 'm-port-gone', logical_port: 'vm9', datapath: 'dp1' });
+  put('MAC_Binding', { _uuid: 'm-dp-gone', logical_port: 'vm1', datapath: 'dp9' });
+  put('FDB', { _uuid: 'f-ok', dp_key: 1, port_key: 5 });
+  put('FDB', { _uuid: 'f-port-key', dp_key: 1, port_key: 6 });
+  put('FDB', { _uuid: 'f-dp-key', dp_key: 9, port_key: 5 });
+  put('IGMP_Group', { _uuid: 'g-ok', datapath: ['dp2'] });
+  put('IGMP_Group', { _uuid: 'g-none', datapath: [] });
+  put('IGMP_Group', { _uuid: 'g-gone', datapath: ['dp9'] });
+  const rows = (table: string): ReadonlyMap<string, Row> => tables.get(table) ?? new Map();
+  t.same(staleRows(rows).map((r) => `${r.table} ${r.uuid}`), [
+    'MAC_Binding m-dp-gone', 'MAC_Binding m-port-gone', 'FDB f-dp-key', 'FDB f-port-key', 'IGMP_Group g-gone', 'IGMP_Group g-none',
+  ], 'each table\'s stale rows, in UUID order; vm2\'s key 6 is not a port of dp1');
+  t.equal(staleRows(rows, 2).length, 2, 'bounded');
+  t.same(staleOps([{ table: 'FDB', uuid: 'f-dp-key' }]), [{ op: 'delete', table: 'FDB', where: [['_uuid', '==', ['uuid', 'f-dp-key']]] }]);
+});
+
 /** A fake target: the view above, a leader flag, transactions applied to the view (or failed). */
-function fakeTarget(v: ReturnType<typeof views>): { target: ConstructorParameters<typeof MacBindingAging>[0]; txns: unknown[][]; leader: { on: boolean }; fail: { next: number } } {
+function fakeTarget(v: ReturnType<typeof views>): { target: ConstructorParameters<typeof SbHousekeeping>[0]; txns: unknown[][]; leader: { on: boolean }; fail: { next: number } } {
   const txns: unknown[][] = [];
   const leader = { on: true };
   const fail = { next: 0 };
@@ -105,9 +135,9 @@ t.test('the driver: deletes when due, sleeps until the next expiry, only while l
     { uuid: 'b', dp: 'dp-lr1', timestamp: NOW - 4_000 },
   ]);
   const f = fakeTarget(v);
-  const aging = new MacBindingAging(f.target, () => wall, timers);
+  const aging = new SbHousekeeping(f.target, () => wall, timers);
   aging.changed();
-  await timers.advance(macBindingAgingLimits.settleMs);
+  await timers.advance(housekeepingLimits.settleMs);
   await settle();
   t.same([...v.bindings.keys()], ['b'], 'the expired row went in one transaction');
   t.equal(f.txns.length, 1);
@@ -120,9 +150,9 @@ t.test('the driver: deletes when due, sleeps until the next expiry, only while l
   await timers.advance(1_000);
   await settle();
   t.same([...v.bindings.keys()], [], 'b went when due');
-  t.same(aging.stats(), { transactions: 2, removed: 2, failures: 0, lastError: undefined });
+  t.same(aging.stats(), { transactions: 2, removed: 2, staleRemoved: 0, failures: 0, lastError: undefined });
   // A follower does nothing; a failed transaction is tried again after retryMs.
-  v.bindings.set('c', { _uuid: 'c', _version: '', datapath: 'dp-lr1', timestamp: wall - 30_000 } as Row);
+  v.bindings.set('c', { _uuid: 'c', _version: '', logical_port: 'p-dp-lr1', datapath: 'dp-lr1', timestamp: wall - 30_000 } as Row);
   f.leader.on = false;
   aging.changed();
   await timers.advance(1_000);
@@ -131,11 +161,11 @@ t.test('the driver: deletes when due, sleeps until the next expiry, only while l
   f.leader.on = true;
   f.fail.next = 1;
   aging.changed();
-  await timers.advance(macBindingAgingLimits.settleMs);
+  await timers.advance(housekeepingLimits.settleMs);
   await settle();
   t.equal(f.txns.length, 3, 'tried');
   t.ok(v.bindings.has('c'), 'the failed transaction changed nothing');
-  await timers.advance(macBindingAgingLimits.retryMs);
+  await timers.advance(housekeepingLimits.retryMs);
   await settle();
   t.notOk(v.bindings.has('c'), 'the retry removed it');
   t.match(aging.stats(), { failures: 1, lastError: /constraint violation/ });
@@ -145,7 +175,7 @@ t.test('the driver: deletes when due, sleeps until the next expiry, only while l
 
 t.test('three members: the leader ages rows through the log, a refreshed row stays, a new leader takes over', async (t) => {
   const cluster = await startCentralCluster(testdirAfterTeardowns(t));
-  const agings = cluster.members.map((m) => startMacBindingAging(m.central));
+  const agings = cluster.members.map((m) => startSbHousekeeping(m.central));
   t.teardown(async () => {
     for (const a of agings) a.close();
     await cluster.stop();
@@ -154,15 +184,17 @@ t.test('three members: the leader ages rows through the log, a refreshed row sta
   if (a === undefined) throw new Error('no member');
   await a.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
   await a.client.transact([
-    { op: 'insert', table: 'Logical_Router', row: { name: 'lr1', options: ['map', [['mac_binding_age_threshold', '1']]] } },
-    { op: 'insert', table: 'Logical_Router', row: { name: 'lr2' } },
+    { op: 'insert', table: 'Logical_Router', row: { name: 'lr1', options: ['map', [['mac_binding_age_threshold', '1']]], ports: ['named-uuid', 'p1'] } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'p1', row: { name: 'lr1-p', mac: '00:00:00:00:01:01', networks: '10.0.0.254/24' } },
+    { op: 'insert', table: 'Logical_Router', row: { name: 'lr2', ports: ['named-uuid', 'p2'] } },
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'p2', row: { name: 'lr2-p', mac: '00:00:00:00:01:02', networks: '10.0.1.254/24' } },
   ]);
   const sb = async (table: string, where: unknown[] = []): Promise<Record<string, unknown>[]> => (await a.client.list(table, where, { db: 'OVN_Southbound' })).rows as Record<string, unknown>[];
   const dpOf = async (name: string): Promise<unknown> => (await sb('Datapath_Binding')).find((d) => JSON.stringify(d['external_ids']).includes(`"${name}"`))?.['_uuid'];
   const lr1 = await dpOf('lr1');
   const lr2 = await dpOf('lr2');
   const now = Date.now();
-  const mb = (ip: string, dp: unknown, timestamp: number): unknown => ({ op: 'insert', table: 'MAC_Binding', row: { logical_port: 'lrp', ip, mac: '00:00:00:00:00:01', datapath: dp, timestamp } });
+  const mb = (ip: string, dp: unknown, timestamp: number): unknown => ({ op: 'insert', table: 'MAC_Binding', row: { logical_port: dp === lr1 ? 'lr1-p' : 'lr2-p', ip, mac: '00:00:00:00:00:01', datapath: dp, timestamp } });
   const inserted = await a.client.transact([mb('10.0.0.1', lr1, now - 60_000), mb('10.0.0.2', lr1, now), mb('10.0.0.3', lr1, now + 3_600_000), mb('10.0.0.4', lr2, now - 60_000)], 'OVN_Southbound');
   t.equal(inserted.failed, false, 'chassis rows written');
   const ips = async (): Promise<string[]> => (await sb('MAC_Binding')).map((r) => r['ip'] as string).sort();
@@ -182,9 +214,9 @@ t.test('three members: the leader ages rows through the log, a refreshed row sta
   t.same(await ips(), ['10.0.0.2', '10.0.0.3', '10.0.0.4'], 'the refreshed row is still there after the first threshold');
   t.same(await until(['10.0.0.3', '10.0.0.4'], 4_000), ['10.0.0.3', '10.0.0.4'], 'and goes a threshold after its new timestamp');
   const leaderIndex = cluster.members.findIndex((m) => m.central.node.leadership().role === 'leader');
-  const removedByLeader = agings[leaderIndex]?.aging.stats().removed;
+  const removedByLeader = agings[leaderIndex]?.housekeeping.stats().removed;
   t.equal(removedByLeader, 2, 'the leader removed both');
-  t.equal(agings.reduce((n, g, i) => n + (i === leaderIndex ? 0 : g.aging.stats().transactions), 0), 0, 'followers proposed nothing');
+  t.equal(agings.reduce((n, g, i) => n + (i === leaderIndex ? 0 : g.housekeeping.stats().transactions), 0), 0, 'followers proposed nothing');
   // The leader stops; a row expires under the new one.
   const oldLeader = cluster.members[leaderIndex];
   if (oldLeader === undefined) throw new Error('no leader');
@@ -202,4 +234,17 @@ t.test('three members: the leader ages rows through the log, a refreshed row sta
     await new Promise((r) => setTimeout(r, 100));
   }
   t.same(left, ['10.0.0.3', '10.0.0.4'], 'the new leader aged the new row');
+  // lr2's port goes: its MAC binding is stale, and goes too.
+  const del = await survivor.client.transact([
+    { op: 'mutate', table: 'Logical_Router', where: [['name', '==', 'lr2']], mutations: [['ports', 'delete', ['set', []]]] },
+    { op: 'update', table: 'Logical_Router', where: [['name', '==', 'lr2']], row: { ports: ['set', []] } },
+  ]);
+  t.equal(del.failed, false);
+  const end2 = Date.now() + 5_000;
+  while (Date.now() < end2) {
+    left = ((await survivor.client.list('MAC_Binding', [], { db: 'OVN_Southbound' })).rows as Record<string, unknown>[]).map((r) => r['ip'] as string).sort();
+    if (!left.includes('10.0.0.4')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.same(left, ['10.0.0.3'], 'the binding of a port that is gone went');
 });
