@@ -42,8 +42,12 @@ import type { NodeId } from '../cluster/types.js';
  *  8. Also VXLAN mode: while a Chassis has a vxlan encap, northd gives new datapaths keys up to
  *     4095 and new ports up to 2047 and ignores requests above them (ovn-northd's
  *     is_vxlan_mode), and max_tunid says 4095. Before 8 northd reads no encap.
+ *  9. Also Logical_Switch_Port.up for every switch port as ovn-northd writes it, not only for
+ *     ports a chassis reported: true for a router port, false for a port no chassis binds (it
+ *     was left empty), from the entry that makes the port or changes its type or name. Moving to
+ *     9 writes every port's.
  */
-export const APPLY_VERSION_MAX = 8;
+export const APPLY_VERSION_MAX = 9;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -68,6 +72,9 @@ export const APPLY_VERSION_NB_GLOBAL_OPTIONS = 7;
 
 /** The first version where northd reads VXLAN mode from the Chassis' encaps. */
 export const APPLY_VERSION_VXLAN_MODE = 8;
+
+/** The first version where every switch port's up is written (a router port's true). */
+export const APPLY_VERSION_PORTS_UP = 9;
 
 const INFO_PREFIX = 'apply-max=';
 

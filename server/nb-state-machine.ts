@@ -14,7 +14,7 @@ import { Ipam, tagWrites } from '../northd/index.js';
 import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
 import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp, vxlanModeOf } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -384,7 +384,7 @@ export class NbStateMachine implements StateMachine {
     const ipam = this.northdWrites;
     if (ipam === undefined) return { changes: [] };
     ipam.observe(delta);
-    const ports = this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed);
+    const ports = this.writeSwitchPorts(ipam, ipam.writes(this.db, delta), tagWrites(this.db, delta), seed, this.upWrites(delta.changes));
     if (this.version < APPLY_VERSION_BFD) return ports;
     const written = mergeDeltas(ports, this.writeBfdStatus(bfdStatusWrites(this.db, delta), seed));
     if (this.version < APPLY_VERSION_NB_GLOBAL_OPTIONS || !delta.changes.some((c) => c.table === 'NB_Global')) return written;
@@ -435,7 +435,33 @@ export class NbStateMachine implements StateMachine {
   }
 
   /** syncNorthdWrites's transaction: `addresses` and `tags` written into their ports. */
-  private writeSwitchPorts(ipam: Ipam, addresses: readonly DynamicAddressWrite[], tags: readonly TagWrite[], seed: UuidSeed): DbDelta {
+  /**
+   * From version 9, the up of the switch ports `changes` made or whose type or name changed, as
+   * ovn-northd writes it (desiredUp), where it is not so already.
+   */
+  private upWrites(changes: readonly RowChange[]): { lsp: Uuid; up: boolean }[] {
+    if (this.version < APPLY_VERSION_PORTS_UP) return [];
+    const owned = this.options.projection?.chassisOwned?.();
+    const out: { lsp: Uuid; up: boolean }[] = [];
+    for (const c of changes) {
+      if (c.table !== 'Logical_Switch_Port' || c.kind === 'delete' || (c.kind === 'modify' && !c.columns.includes('type') && !c.columns.includes('name'))) continue;
+      const lsp = this.db.get('Logical_Switch_Port', c.uuid);
+      if (lsp === undefined) continue;
+      const up = this.desiredUp(lsp, owned?.get(lsp.name as string));
+      if (!isUp(lsp, up)) out.push({ lsp: c.uuid, up });
+    }
+    return out;
+  }
+
+  /**
+   * Logical_Switch_Port.up as ovn-northd keeps it (handle_port_binding_changes): from version 9
+   * a router port is up (its peer router binds it), others as their chassis report.
+   */
+  private desiredUp(lsp: Row, owned: ChassisOwnedColumns | undefined): boolean {
+    return (this.version >= APPLY_VERSION_PORTS_UP && lsp.type === 'router') || portIsUp(owned);
+  }
+
+  private writeSwitchPorts(ipam: Ipam, addresses: readonly DynamicAddressWrite[], tags: readonly TagWrite[], seed: UuidSeed, ups: readonly { lsp: Uuid; up: boolean }[] = []): DbDelta {
     const rows = new Map<Uuid, Record<string, unknown>>();
     const rowOf = (lsp: Uuid): Record<string, unknown> => {
       let row = rows.get(lsp);
@@ -444,6 +470,7 @@ export class NbStateMachine implements StateMachine {
     };
     for (const w of addresses) rowOf(w.lsp).dynamic_addresses = w.dynamicAddresses ?? ['set', []];
     for (const w of tags) rowOf(w.lsp).tag = w.tag;
+    for (const w of ups) rowOf(w.lsp).up = w.up;
     if (rows.size === 0) return { changes: [] };
     const ops = [...rows].map(([lsp, row]) => ({ op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', lsp]]], row }));
     // A stream of its own for the _version these updates take (syncCfg's is another).
@@ -485,6 +512,11 @@ export class NbStateMachine implements StateMachine {
       this.timed(() => this.options.projection?.setVxlanMode?.(this.db, true, this.rev));
     }
     if (reaches(APPLY_VERSION_NB_GLOBAL_OPTIONS) || (reaches(APPLY_VERSION_VXLAN_MODE) && this.vxlan)) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
+    // Every switch port's up written at once, as ovn-northd's next pass would.
+    if (ipam !== undefined && reaches(APPLY_VERSION_PORTS_UP)) {
+      const ports = [...this.db.rows('Logical_Switch_Port').values()].map((row) => insertChange('Logical_Switch_Port', row));
+      delta = mergeDeltas(delta, this.writeSwitchPorts(ipam, [], [], seed, this.upWrites(ports)));
+    }
     if (delta.changes.length > 0) {
       this.project(delta);
       const event: CommitEvent = { revision: this.rev, delta };
@@ -493,7 +525,7 @@ export class NbStateMachine implements StateMachine {
     return { kind: 'committed', results: [], revision: this.rev };
   }
 
-  /** Logical_Switch_Port.up as northd keeps it: true once the chassis reports the port up. */
+  /** Logical_Switch_Port.up as northd keeps it after a chassis's report (desiredUp). */
   private syncPortsUp(ports: ReadonlyMap<string, ChassisOwnedColumns | undefined>, seed: UuidSeed): DbDelta {
     const ops: unknown[] = [];
     if (ports.size === 0) return { changes: [] };
@@ -501,9 +533,8 @@ export class NbStateMachine implements StateMachine {
       // ovn-northd binds the port by name (unique in OVN's schema).
       const lsp = this.portNamed(name);
       if (lsp === undefined) continue;
-      const up = portIsUp(owned);
-      const was = lsp.up as readonly boolean[] | undefined;
-      if (was !== undefined && was.length === 1 && was[0] === up) continue;
+      const up = this.desiredUp(lsp, owned);
+      if (isUp(lsp, up)) continue;
       ops.push({ op: 'update', table: 'Logical_Switch_Port', where: [['_uuid', '==', ['uuid', lsp._uuid]]], row: { up } });
     }
     if (ops.length === 0) return { changes: [] };
@@ -765,4 +796,10 @@ export function mergeAllDeltas(deltas: readonly DbDelta[]): DbDelta {
   const changes = [...merged.values()].filter((c): c is RowChange => c !== undefined);
   changes.sort((x, y) => (x.table < y.table ? -1 : x.table > y.table ? 1 : x.uuid < y.uuid ? -1 : x.uuid > y.uuid ? 1 : 0));
   return { changes };
+}
+
+/** Whether a switch port's up column holds exactly `up`. */
+function isUp(lsp: Row, up: boolean): boolean {
+  const was = lsp.up as readonly boolean[] | undefined;
+  return was !== undefined && was.length === 1 && was[0] === up;
 }

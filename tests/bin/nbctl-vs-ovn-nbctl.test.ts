@@ -927,6 +927,15 @@ function realSide(socket: string): Side & { close(): Promise<void> } {
   return {
     async run(args) {
       const r = await exec('ovn-nbctl', [`--db=unix:${socket}`, '--timeout=20', ...args]);
+      // No ovn-northd runs on this side. What it would write into every switch port's up (no
+      // chassis binds any port here: true for a router port, false for the others;
+      // tests/server/nb-writes-real-northd checks ours against the real ovn-northd's) is
+      // written after each command, as our central writes it in the command's own entry.
+      client ??= JsonRpcClient.connect({ path: socket });
+      await (await client).request('transact', ['OVN_Northbound',
+        { op: 'update', table: 'Logical_Switch_Port', where: [['type', '==', 'router'], ['up', '!=', ['set', [true]]]], row: { up: true } },
+        { op: 'update', table: 'Logical_Switch_Port', where: [['type', '!=', 'router'], ['up', '!=', ['set', [false]]]], row: { up: false } },
+      ]);
       // ovn-nbctl may log (socket_util's complaints about an address) before its own message.
       const last = r.stderr.trimEnd().split('\n').at(-1) ?? '';
       return { ok: r.code === 0, stdout: r.stdout, error: last.replace(/^ovn-nbctl: /, '') };

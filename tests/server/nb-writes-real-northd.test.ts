@@ -1,5 +1,5 @@
 // Goal: what an ovnts central writes into switch ports in ovn-northd's place (dynamic_addresses,
-// tag), and into NB_Global.options (mac_prefix, svc_monitor_mac, max_tunid,
+// tag, up), and into NB_Global.options (mac_prefix, svc_monitor_mac, max_tunid,
 // northd_internal_version), is what the real ovn-northd 23.03 writes. Method: one script of ovn-nbctl commands (each
 // with --wait=sb, then a sync, so ovn-northd has also run on its own writes) against the real NB,
 // SB and ovn-northd, and against an OVSDB door on an in-process central with its projection;
@@ -28,13 +28,16 @@ function nbctl(db: string, args: readonly string[], wait = ['--wait=sb']): Promi
   });
 }
 
-/** Every switch port's dynamic_addresses ('' when it has none), by name; and its tag. */
-async function portColumns(db: string): Promise<{ dynamic: Map<string, string>; tags: Record<string, string> }> {
-  const out = await nbctl(db, ['--format=json', '--data=bare', '--columns=name,dynamic_addresses,tag', 'list', 'Logical_Switch_Port']);
+/** Every switch port's dynamic_addresses ('' when it has none), by name; its tag; and its up. */
+async function portColumns(db: string): Promise<{ dynamic: Map<string, string>; tags: Record<string, string>; up: Record<string, string> }> {
+  const out = await nbctl(db, ['--format=json', '--data=bare', '--columns=name,dynamic_addresses,tag,up', 'list', 'Logical_Switch_Port']);
   // An empty optional column is ["set", []] in ovn-nbctl's JSON.
   const cell = (v: unknown): string => (Array.isArray(v) ? '' : String(v));
   const rows = (JSON.parse(out) as { data: unknown[][] }).data.map((r) => r.map(cell)).sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
-  return { dynamic: new Map(rows.map(([name, dyn]) => [name as string, dyn as string])), tags: Object.fromEntries(rows.filter(([, , tag]) => tag !== '').map(([name, , tag]) => [name, tag])) };
+  return {
+    dynamic: new Map(rows.map(([name, dyn]) => [name as string, dyn as string])), tags: Object.fromEntries(rows.filter(([, , tag]) => tag !== '').map(([name, , tag]) => [name, tag])),
+    up: Object.fromEntries(rows.map(([name, , , up]) => [name, up === '' ? '(empty)' : up])),
+  };
 }
 
 /** NB_Global.options. */
@@ -65,6 +68,9 @@ const script: readonly Step[] = [
   { args: ['set', 'Logical_Switch_Port', 's1', 'addresses="00:00:00:00:00:99 10.0.0.3"'] },
   { args: ['lr-add', 'r0', '--', 'lrp-add', 'r0', 'r0-sw0', '00:00:00:00:ff:01', '10.0.0.11/24', '--', 'lsp-add', 'sw0', 'sw0-r0', '--', 'lsp-set-type', 'sw0-r0', 'router', '--', 'lsp-set-addresses', 'sw0-r0', 'router', '--', 'lsp-set-options', 'sw0-r0', 'router-port=r0-sw0'] },
   lsp('sw0', 'p6', 'dynamic'),
+  // A router port is up; made a VIF it is down (no chassis binds it), then a router port again.
+  { args: ['lsp-set-type', 'sw0-r0', ''] },
+  { args: ['lsp-set-type', 'sw0-r0', 'router'] },
   { args: ['lsp-del', 'p2'] },
   lsp('sw0', 'p7', 'dynamic'),
   // A static MAC on the prefix, where the next port's MAC would go.
@@ -160,6 +166,7 @@ t.test('dynamic_addresses and tags after every command, against the real ovn-nor
       t.same(Object.fromEntries(got.dynamic), Object.fromEntries(want.dynamic), `${label}: dynamic_addresses`);
       t.same(got.tags, want.tags, `${label}: tags`);
     }
+    t.same(got.up, want.up, `${label}: up`);
     // NB_Global.options: the same keys and values, but a drawn svc_monitor_mac (in form only).
     const wantOptions = await globalOptions(realDb);
     const gotOptions = await globalOptions(oursDb);
@@ -171,4 +178,6 @@ t.test('dynamic_addresses and tags after every command, against the real ovn-nor
   t.match(await globalOptions(oursDb), { mac_prefix: '0a:00:01', max_tunid: '16711680', northd_internal_version: /^23\.03\./, note: 'kept', svc_monitor_mac: /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/ }, 'ours ends with ovn-northd\'s keys beside the client\'s');
   t.ok(allocated > 15, `up to ${allocated} ports held dynamic addresses at once`);
   t.ok(tagged >= 8, `up to ${tagged} ports held tags at once`);
+  const up = (await portColumns(oursDb)).up;
+  t.same([up['sw0-r0'], up['p1']], ['true', 'false'], 'a router port is up, an unbound one down');
 });
