@@ -41,7 +41,9 @@ function switchLevel(lb: LbFacts): string {
  */
 export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], index: number): readonly sb.Logical_Flow[] {
   const shard = shardOf(ld[0] as Uuid);
-  const level = switchLevel(lb);
+  // The chunk's place is part of its templates' lineage: a chunk carried over to another place
+  // (other VIPs came or went) gets templates of its new lineage, as a full run makes them.
+  const level = `${switchLevel(lb)} ${lb.chunks.length} ${index}`;
   let cached = TEMPLATES.get(chunk);
   if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS) }));
   let template = cached.perShard[shard];

@@ -798,6 +798,8 @@ function heldDp(f: sb.Logical_Flow, ld: readonly Uuid[] | undefined): Uuid {
 function sameFlows(a: readonly sb.Logical_Flow[], aLd: readonly Uuid[] | undefined, b: readonly sb.Logical_Flow[], bLd: readonly Uuid[] | undefined): boolean {
   if (a.length !== b.length) return false;
   if (a === b && aLd?.[0] === bLd?.[0]) return true;
+  // Templates of other lineages name their classes' groups otherwise (templateLineages).
+  if (templateLineages.get(a) !== templateLineages.get(b)) return false;
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as sb.Logical_Flow;
     const y = b[i] as sb.Logical_Flow;
