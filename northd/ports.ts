@@ -173,6 +173,12 @@ export interface RouterPeer {
   readonly chassis: string | undefined;
   /** The router relays IP multicast (options:mcast_relay). */
   readonly mcastRelay: boolean;
+  /**
+   * A distributed gateway port's routable addresses (ovn-northd's op->routables): its router's
+   * NAT external IPs and load balancer VIPs with options:add_route, as "MAC IP..." entries
+   * parsed; the other routers on its switch route to them through it. Empty for other ports.
+   */
+  readonly routables: readonly LportAddresses[];
 }
 
 export interface PortsData {
@@ -433,12 +439,24 @@ function routerPeerOf(db: Database, dps: DatapathsData, name: string | undefined
   if (dp === undefined) return undefined;
   const networks = extractLrpNetworks(lrp.mac, lrp.networks);
   if (networks === undefined) return undefined;
-  return {
+  const peer: RouterPeer = {
     name, mac: networks.ea, enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true, ipv4: networks.ipv4.map((a) => a.addrS),
     ipv6: networks.ipv6.map((a) => a.addrS), networks, dp: dp.sbUuid, nbUuid: lrp._uuid, chassis: routerChassis(db, dp.nbUuid),
-    mcastRelay: relaying(dp.mcast),
+    mcastRelay: relaying(dp.mcast), routables: NO_ROUTABLES,
   };
+  if (!lrpHasGateway(lrp)) return peer;
+  // assign_routable_addresses: for distributed gateway ports only.
+  const gw = routerGateways(db, dp.nbUuid);
+  if (!gw.l3dgw.includes(name)) return peer;
+  const routables: LportAddresses[] = [];
+  for (const entry of routerNatAddresses(db, peer, lrp, gw, true, true)) {
+    const parsed = extractLspAddresses(entry);
+    if (parsed !== undefined) routables.push(parsed);
+  }
+  return routables.length === 0 ? peer : { ...peer, routables };
 }
+
+const NO_ROUTABLES: readonly LportAddresses[] = Object.freeze([]);
 
 /** Whether switch `nbUuid` has a localnet port (a gateway router's port there sends GARPs). */
 function hasLocalnet(db: Database, nbUuid: Uuid): boolean {
@@ -602,7 +620,7 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
   const natOption = isRouter ? lsp.options.get('nat-addresses') : undefined;
   const dgpCount = peerGw?.l3dgw.length ?? 0;
   if (natOption === 'router' && routerPeer !== undefined && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0)) {
-    natAddresses.push(...routerGarpAddresses(db, routerPeer, peerLrp, peerGw, !boolOption(lsp.options, 'exclude-lb-vips-from-garp', false)));
+    natAddresses.push(...routerNatAddresses(db, routerPeer, peerLrp, peerGw, !boolOption(lsp.options, 'exclude-lb-vips-from-garp', false), false));
   }
   if (natOption !== undefined && natOption !== 'router' && peerLrp !== undefined && peerGw !== undefined && (gatewayChassis !== undefined || dgpCount > 0) &&
     extractLspAddresses(natOption) !== undefined) {
@@ -643,17 +661,18 @@ function isHostIpv4(text: string): boolean {
 }
 
 /**
- * What options:nat-addresses=router announces for the router port `peer` (ovn-northd's
- * get_nat_addresses, not routable-only): each distributed dnat_and_snat rule (on a router with
- * distributed gateway ports, with logical_port and external_mac) as "MAC IP
- * is_chassis_resident("PORT")"; the other rules' external IPs that are not the port's own, and,
- * with `includeLbIps`, the router's load balancer VIPs (IPv4 then IPv6, in ovn-northd's sset
- * order), in one entry after the port's MAC, restricted to the port's chassisredirect port when
- * it is a distributed gateway port. Rules whose gateway_port is another port, or (on a router
- * with several gateway ports) that name none and are outside the port's networks, are left out.
- * External IPs are IPv4 here, as in get_nat_addresses.
+ * The NAT addresses of router port `peer` (ovn-northd's get_nat_addresses): each distributed
+ * dnat_and_snat rule (on a router with distributed gateway ports, with logical_port and
+ * external_mac) as "MAC IP is_chassis_resident("PORT")"; the other rules' external IPs that are
+ * not the port's own, and, with `includeLbIps`, the router's load balancer VIPs (IPv4 then
+ * IPv6, in ovn-northd's sset order), in one entry after the port's MAC, restricted to the port's
+ * chassisredirect port when it is a distributed gateway port. Rules whose gateway_port is
+ * another port, or (on a router with several gateway ports) that name none and are outside the
+ * port's networks, are left out. External IPs are IPv4 here, as in get_nat_addresses. What
+ * options:nat-addresses=router announces; with `routableOnly`, the port's routable addresses:
+ * only rules that are not SNAT with options:add_route, and load balancers with add_route.
  */
-function routerGarpAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Router_Port, gw: RouterGateways, includeLbIps: boolean): string[] {
+function routerNatAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Router_Port, gw: RouterGateways, includeLbIps: boolean, routableOnly: boolean): string[] {
   const router = nbGet<nb.Logical_Router>(db, 'Logical_Router', ownerOf(db, 'Logical_Router', lrp._uuid) ?? '');
   if (router === undefined) return [];
   const lbs: nb.Load_Balancer[] = [];
@@ -669,7 +688,9 @@ function routerGarpAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Rou
   const central: string[] = [];
   for (const u of router.nat) {
     const nat = nbGet<nb.NAT>(db, 'NAT', u);
-    if (nat === undefined || !isHostIpv4(nat.external_ip)) continue;
+    if (nat === undefined) continue;
+    if (routableOnly && (nat.type === 'snat' || !boolOption(nat.options, 'add_route', false))) continue;
+    if (!isHostIpv4(nat.external_ip)) continue;
     const gatewayPort = nat.gateway_port[0];
     if (gw.l3dgw.length > 1 && ((gatewayPort === undefined && findLportAddress(peer.networks, nat.external_ip) === undefined) || (gatewayPort !== undefined && gatewayPort !== lrp._uuid))) continue;
     const logicalPort = nat.logical_port[0];
@@ -684,7 +705,11 @@ function routerGarpAddresses(db: Database, peer: RouterPeer, lrp: nb.Logical_Rou
   if (includeLbIps) {
     const v4: string[] = [];
     const v6: string[] = [];
-    for (const lb of lbs) for (const v of lbFacts(lb).vips) (v.addrV6 ? v6 : v4).push(v.ip);
+    for (const lb of lbs) {
+      const facts = lbFacts(lb);
+      if (routableOnly && !facts.routable) continue;
+      for (const v of facts.vips) (v.addrV6 ? v6 : v4).push(v.ip);
+    }
     central.push(...ssetOrder(v4), ...ssetOrder(v6));
   }
   if (central.length > 0) {

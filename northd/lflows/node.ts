@@ -1435,10 +1435,16 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           if (routerLbContext(old) !== routerLbContext(now)) for (const lb of src.lbs.byDp.get(sbUuid)?.counts.keys() ?? []) dirty.lbs.add(`${sbUuid} ${lb}`);
           // A port's own facts changing regenerates it through the ports input, but for whether a
           // BFD session names it, which the router's facts hold.
+          // The router LSP facing such a port too: its routes to other routers' routable
+          // addresses leave by the port, with the port's BFD pass-through.
           if (old !== undefined && now !== undefined) {
+            const flipped = (name: string): void => {
+              dirty.ports.add(name);
+              for (const lsp of src.ports.routerPortRefs.get(name) ?? []) dirty.ports.add(lsp);
+            };
             const hadBfd = new Set(old.ports.filter((rp) => rp.hasBfd).map((rp) => rp.name));
-            for (const rp of now.ports) if (rp.hasBfd !== hadBfd.delete(rp.name)) dirty.ports.add(rp.name);
-            for (const name of hadBfd) dirty.ports.add(name);
+            for (const rp of now.ports) if (rp.hasBfd !== hadBfd.delete(rp.name)) flipped(rp.name);
+            for (const name of hadBfd) flipped(name);
           }
           if (old !== undefined && now !== undefined && sameData(old.portFacing, now.portFacing)) continue;
           // Its ports' flows, and the switch side of the router LSPs facing them, read the

@@ -13,6 +13,7 @@
 // takes them in (copp.ts).
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import type { LportAddresses } from '../netaddr.js';
 import { ethAddrFromString, findLportAddress, ipv4Text, parseIpv4Cidr, parseIpv6Cidr, solicitedNodeMac, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import { formatIpv6 } from '../addresses.js';
 import type { ParsedPrefix, RouteText } from '../static-routes.js';
@@ -160,6 +161,21 @@ function addRoute(f: Emit, port: RouterPortFacts | undefined, srcAddr: string | 
   // The port's BFD messages (the chassis sends them in as if they came in by the port) leave
   // with their TTL of 255 kept, as RFC 5881 asks.
   if (port.hasBfd) f('lr_in_ip_routing', priority + 1, `${match} && udp.dst == ${BFD_DST_PORT}`, common, hint);
+}
+
+/**
+ * Routes in `port`'s router to another router's routable addresses (RouterPeer.routables: NAT
+ * external IPs and load balancer VIPs with add_route, behind a distributed gateway port on the
+ * same switch), out of `port` from its first IPv4 address, as connected routes
+ * (build_ip_routing_flows_for_lrouter_port for a router's switch port). IPv4 only, as there.
+ */
+export function routableRouteFlows(ld: readonly Uuid[], port: RouterPortFacts, routables: readonly LportAddresses[]): sb.Logical_Flow[] {
+  const src = port.networks.ipv4[0];
+  if (src === undefined) return [];
+  const flows: sb.Logical_Flow[] = [];
+  const f = emitterOf(ld, flows);
+  for (const r of routables) for (const a of r.ipv4) addRoute(f, port, src.addrS, a.networkS, a.plen, '', false, 0, port.nbUuid, false, PRIO_CONNECTED, false);
+  return flows;
 }
 
 interface ParsedRoute {

@@ -22,7 +22,7 @@ import type { PortInfo, RouterPeer } from '../ports.js';
 import { ethAddrFromString, extractIpAddresses, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import type { LportAddresses } from '../netaddr.js';
 import { ssetOrder } from '../ovs-hash.js';
-import type { RouterFacts } from '../routers.js';
+import type { RouterFacts, RouterPortFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import { stage } from '../stages.js';
 import type { AclFlags } from './acl.js';
@@ -32,6 +32,7 @@ import type { FlowHints } from './flow.js';
 import { FLOW_SHARDS, NO_FLOWS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
 import type { VirtualPortLookup } from './virtual.js';
 import { virtualArpResolveFlows, virtualBindFlows } from './virtual.js';
+import { routableRouteFlows } from './router.js';
 
 const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
@@ -254,6 +255,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   arpNdResponder(p, ctx, flows, lport, hint);
   if (p.virtual !== undefined && ctx.virtualLookup !== undefined) flows.push(...virtualBindFlows(p, p.virtual, dp, ctx.virtualLookup));
   routerArpResolve(p, ctx, flows, hint);
+  routableRoutes(p, ctx, flows);
   flows.push(...dhcpFlows(p, dp, ctx.hasStateful || ctx.hasLbVip, ctx.localnetPorts));
   if (p.type === 'external') {
     externalPortFlows(p, ctx, flows);
@@ -395,11 +397,36 @@ function routerArpResolve(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical
   if (p.type !== 'router' || peer === undefined || ctx.peerRouter === undefined || ctx.peerRouter.portFacing.dynamicNeighRouters) return;
   const routerLd = ctx.peerRouter.logicalDatapath;
   const peerKey = jsonKey(peer.name);
+  // Another router's routable addresses (behind its distributed gateway port) resolve to their
+  // MACs in a gateway router, or out of a distributed gateway port (routable_addresses_to_lflows:
+  // no hint there).
+  const pf = ctx.peerRouter.portFacing;
+  const routablesHere = pf.isGwRouter || pf.l3dgwPorts.includes(peer.name);
   for (const rp of ctx.routerPorts) {
     if (rp.peer.name === peer.name) continue;
     const nets = rp.peer.networks;
     if (nets.ipv4.length > 0) flows.push(lflow(routerLd, 'lr_in_arp_resolve', 100, `outport == ${peerKey} && reg0 == ${v4NetworksText(nets, false)}`, `eth.dst = ${nets.ea}; next;`, hint));
     if (nets.ipv6.length > 0) flows.push(lflow(routerLd, 'lr_in_arp_resolve', 100, `outport == ${peerKey} && xxreg0 == ${v6NetworksText(nets)}`, `eth.dst = ${nets.ea}; next;`, hint));
+    if (!routablesHere) continue;
+    for (const r of rp.peer.routables) {
+      flows.push(lflow(routerLd, 'lr_in_arp_resolve', 100, `outport == ${peerKey} && reg0 == {${r.ipv4.map((a) => a.addrS).join(', ')}}`, `eth.dst = ${r.ea}; next;`));
+    }
+  }
+}
+
+/**
+ * Routes in this router port's router to the routable addresses of the other routers on the
+ * switch (RouterPeer.routables), out of this port; dynamic_neigh_routers does not stop them.
+ */
+function routableRoutes(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[]): void {
+  const peer = p.routerPeer;
+  if (peer === undefined || ctx.peerRouter === undefined || peer.ipv4.length === 0) return;
+  let port: RouterPortFacts | undefined;
+  for (const rp of ctx.routerPorts) {
+    if (rp.peer.name === peer.name || rp.peer.routables.length === 0) continue;
+    port ??= ctx.peerRouter.ports.find((q) => q.name === peer.name);
+    if (port === undefined) return;
+    flows.push(...routableRouteFlows(ctx.peerRouter.logicalDatapath, port, rp.peer.routables));
   }
 }
 

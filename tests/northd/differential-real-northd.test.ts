@@ -2289,3 +2289,59 @@ t.test('(ll) chassis rows whose port or datapath is gone: MAC_Binding and FDB ro
   t.same(now.ours, now.real, `the same rows left: ${now.real.join(', ')}`);
   t.same(now.real, ['fdb 00:00:00:00:09:02'], 'only vm2\'s FDB entry is left');
 });
+
+t.test('(mm) routable addresses (options:add_route): another router on a distributed gateway port\'s switch routes to its NAT IPs and VIPs', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'join'],
+    ['ls-add', 'inA'],
+    ['lr-add', 'lrA'],
+    ['lrp-add', 'lrA', 'lrA-join', '00:00:00:00:aa:01', '172.16.0.1/24'],
+    ['lrp-add', 'lrA', 'lrA-in', '00:00:00:00:aa:02', '10.1.0.1/24'],
+    routerLsp('join', 'join-lrA', 'lrA-join'),
+    routerLsp('inA', 'inA-lrA', 'lrA-in'),
+    ['lrp-set-gateway-chassis', 'lrA-join', 'hv1', '10'],
+    ['lsp-add', 'inA', 'vmA', '--', 'lsp-set-addresses', 'vmA', '00:00:00:00:aa:10 10.1.0.10'],
+    ['lsp-add', 'inA', 'vmB', '--', 'lsp-set-addresses', 'vmB', '00:00:00:00:aa:11 10.1.0.11'],
+    // A gateway router and a router with a distributed gateway port on the same switch.
+    ['lr-add', 'lrB', '--', 'set', 'Logical_Router', 'lrB', 'options:chassis=hv2'],
+    ['lrp-add', 'lrB', 'lrB-join', '00:00:00:00:bb:01', '172.16.0.2/24', 'fd00:16::2/64'],
+    routerLsp('join', 'join-lrB', 'lrB-join'),
+    ['lr-add', 'lrC'],
+    ['lrp-add', 'lrC', 'lrC-join', '00:00:00:00:cc:01', '172.16.0.3/24'],
+    routerLsp('join', 'join-lrC', 'lrC-join'),
+    ['lrp-set-gateway-chassis', 'lrC-join', 'hv3', '10'],
+    // lrA's NAT rules and load balancer: routable ones (a centralized and a distributed
+    // dnat_and_snat, a VIP), an SNAT that cannot be, one rule without the option.
+    ['lr-nat-add', 'lrA', 'dnat_and_snat', '172.16.0.100', '10.1.0.10'],
+    ['lr-nat-add', 'lrA', 'dnat_and_snat', '172.16.0.101', '10.1.0.11', 'vmB', '00:00:00:00:aa:21'],
+    ['lr-nat-add', 'lrA', 'snat', '172.16.0.102', '10.1.0.0/24'],
+    ['lr-nat-add', 'lrA', 'dnat', '172.16.0.103', '10.1.0.10'],
+    ['lb-add', 'lbA', '172.16.0.200:80', '10.1.0.10:80'],
+    ['lr-lb-add', 'lrA', 'lbA'],
+  ]);
+  const natOf = (ip: string): string => [...real.fx.db.rows('NAT').values()].find((r) => r['external_ip'] === ip)?._uuid as string;
+  const routed = (router: string): string[] => {
+    const dp = ours<sb.Datapath_Binding>(real.northd.view(), 'Datapath_Binding').find((d) => d.external_ids.get('name') === router)?._uuid;
+    return ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow')
+      .filter((f) => flowDatapaths(real.northd.view(), f).includes(dp as string) && f.external_ids.get('stage-name') === 'lr_in_ip_routing' && /ip4\.dst == 172\.16\.0\.(1\d\d|2\d\d)\/32/.test(f.match))
+      .map((f) => /172\.16\.0\.\d+/.exec(f.match)?.[0] as string).sort();
+  };
+  for (const ip of ['172.16.0.100', '172.16.0.101', '172.16.0.102']) await real.nbctl(['set', 'NAT', natOf(ip), 'options:add_route=true']);
+  await real.nbctl(['set', 'Load_Balancer', [...real.fx.db.rows('Load_Balancer').values()][0]?._uuid as string, 'options:add_route=true']);
+  await compareWithReal(t, real);
+  t.same(routed('lrB'), ['172.16.0.100', '172.16.0.101', '172.16.0.200'], 'lrB routes to lrA\'s routable addresses (not the SNAT, not the rule without the option)');
+  t.same(routed('lrC'), routed('lrB'), 'so does lrC');
+  // The option taken off a rule; the load balancer's VIP changed; lrB no longer a gateway router.
+  await real.nbctl(['remove', 'NAT', natOf('172.16.0.100'), 'options', 'add_route']);
+  await real.nbctl(['lb-add', 'lbA', '172.16.0.201:80', '10.1.0.11:80']);
+  await real.nbctl(['remove', 'Logical_Router', 'lrB', 'options', 'chassis']);
+  await compareWithReal(t, real);
+  t.same(routed('lrB'), ['172.16.0.101', '172.16.0.200', '172.16.0.201'], 'lrB follows');
+  // lrA's port is no longer a distributed gateway port: nothing is routable.
+  await real.nbctl(['lrp-del-gateway-chassis', 'lrA-join', 'hv1']);
+  await compareWithReal(t, real);
+  t.same(routed('lrB'), [], 'no routes without lrA\'s distributed gateway port');
+  await real.nbctl(['lrp-set-gateway-chassis', 'lrA-join', 'hv1', '10']);
+  await real.nbctl(['lsp-del', 'join-lrC']);
+  await compareWithReal(t, real);
+});

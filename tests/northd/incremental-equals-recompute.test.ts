@@ -133,6 +133,104 @@ function randomLbEvent(erng: Rng, db: Database): unknown[] | undefined {
   }
 }
 
+/** Rows of the routable stream's own topology (randomRoutable): names "rt-...", NAT IPs in 172.31.0.0/24. */
+function isRoutableStreamRow(table: string, row: Row): boolean {
+  if (table === 'NAT') return String(row['external_ip']).startsWith('172.31.0.');
+  const name = row['name'];
+  return typeof name === 'string' && name.startsWith('rt-');
+}
+
+/**
+ * The database as the main generator sees it: without the routable stream's rows, so that its
+ * choices (and the other kinds' coverage) are those it made before that stream existed.
+ */
+function withoutRoutableStream(db: Database): Database {
+  const rows = (table: string): ReadonlyMap<Uuid, Row> => {
+    const all = db.rows(table);
+    let out: Map<Uuid, Row> | undefined;
+    for (const [uuid, row] of all) {
+      if (!isRoutableStreamRow(table, row)) continue;
+      out ??= new Map(all);
+      out.delete(uuid);
+    }
+    return out ?? all;
+  };
+  return new Proxy(db, {
+    get(target, prop): unknown {
+      if (prop === 'rows') return rows;
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/**
+ * Routable addresses (options:add_route): a join switch of its own with a router whose port
+ * there is a distributed gateway port (NAT rules of every kind and a load balancer on it) and
+ * another router, a gateway router or not; then add_route set and removed on any NAT rule or
+ * load balancer, the first router's gateway chassis taken away and given back, the second made
+ * a gateway router or not, NAT rules added. (The other streams may change these rows too.)
+ */
+function randomRoutable(arng: Rng, db: Database): unknown[] | undefined {
+  const named = (table: string, name: string): Row | undefined => [...db.rows(table).values()].find((r) => r['name'] === name);
+  const join = named('Logical_Switch', 'rt-join');
+  const ra = named('Logical_Router', 'rt-a');
+  const rb = named('Logical_Router', 'rt-b');
+  const addRoute = (): unknown => map(arng.chance(0.7) ? { add_route: 'true' } : {});
+  const nat = (name: string): Record<string, unknown> => {
+    const kind = arng.pick(['dnat_and_snat', 'dnat_and_snat', 'dnat', 'snat']);
+    const row: Record<string, unknown> = { type: kind, external_ip: `172.31.0.${arng.int(100, 120)}`, logical_ip: kind === 'snat' ? '10.31.0.0/24' : `10.31.0.${arng.int(2, 9)}`, options: addRoute() };
+    if (kind === 'dnat_and_snat' && arng.chance(0.4)) {
+      row['logical_port'] = set([arng.pick(['vm1', 'vm2', 'rt-vm'])]);
+      row['external_mac'] = set([`00:00:00:31:00:${arng.int(10, 99)}`]);
+    }
+    return { op: 'insert', table: 'NAT', 'uuid-name': name, row };
+  };
+  if (join === undefined || ra === undefined || rb === undefined) {
+    if (join !== undefined || ra !== undefined || rb !== undefined) return undefined;
+    return [
+      { op: 'insert', table: 'Logical_Switch', row: { name: 'rt-join', ports: set([['named-uuid', 'pa'], ['named-uuid', 'pb']]) } },
+      { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'pa', row: { name: 'rt-join-a', type: 'router', addresses: set(['router']), options: map({ 'router-port': 'rt-a-join' }) } },
+      { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'pb', row: { name: 'rt-join-b', type: 'router', addresses: set(['router']), options: map({ 'router-port': 'rt-b-join' }) } },
+      { op: 'insert', table: 'Gateway_Chassis', 'uuid-name': 'gc', row: { name: 'rt-a-join-hv1', chassis_name: 'hv1', priority: 10 } },
+      { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'ra', row: { name: 'rt-a-join', mac: '00:00:00:31:00:01', networks: set(['172.31.0.1/24']), gateway_chassis: set([['named-uuid', 'gc']]) } },
+      { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'rb', row: { name: 'rt-b-join', mac: '00:00:00:31:00:02', networks: set(['172.31.0.2/24', 'fd00:31::2/64']) } },
+      nat('n1'), nat('n2'), nat('n3'),
+      { op: 'insert', table: 'Load_Balancer', 'uuid-name': 'lb', row: { name: 'rt-lb', vips: map({ '172.31.0.200:80': '10.31.0.5:80', '[fd00:31::200]:80': '[fd00:31::5]:80' }), options: addRoute() } },
+      { op: 'insert', table: 'Logical_Router', row: { name: 'rt-a', ports: set([['named-uuid', 'ra']]), nat: set([['named-uuid', 'n1'], ['named-uuid', 'n2'], ['named-uuid', 'n3']]), load_balancer: set([['named-uuid', 'lb']]) } },
+      { op: 'insert', table: 'Logical_Router', row: { name: 'rt-b', ports: set([['named-uuid', 'rb']]), options: map(arng.chance(0.5) ? { chassis: 'hv2' } : {}) } },
+    ];
+  }
+  const what = arng.weighted<string>([['option', 6], ['gateway', 1], ['chassis', 1], ['nat', 1]]);
+  switch (what) {
+    case 'option': {
+      const rows = [...db.rows('NAT').values(), ...db.rows('Load_Balancer').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1));
+      const row = arng.pick(rows);
+      const table = db.rows('NAT').has(row._uuid) ? 'NAT' : 'Load_Balancer';
+      const mutations: unknown[] = [['options', 'delete', set(['add_route'])]];
+      if (arng.chance(0.7)) mutations.push(['options', 'insert', map({ add_route: arng.pick(['true', 'true', 'false']) })]);
+      return [{ op: 'mutate', table, where: byUuid(row._uuid), mutations }];
+    }
+    case 'gateway': {
+      const lrp = named('Logical_Router_Port', 'rt-a-join');
+      if (lrp === undefined) return undefined;
+      const held = lrp['gateway_chassis'] as readonly Uuid[];
+      return held.length > 0
+        ? [{ op: 'update', table: 'Logical_Router_Port', where: byUuid(lrp._uuid), row: { gateway_chassis: set([]) } }]
+        : [
+          { op: 'insert', table: 'Gateway_Chassis', 'uuid-name': 'gc', row: { name: `rt-a-join-hv${arng.int(1, 3)}`, chassis_name: 'hv1', priority: 10 } },
+          { op: 'update', table: 'Logical_Router_Port', where: byUuid(lrp._uuid), row: { gateway_chassis: set([['named-uuid', 'gc']]) } },
+        ];
+    }
+    case 'chassis': {
+      const options = rb['options'] as ReadonlyMap<string, string>;
+      return [{ op: 'update', table: 'Logical_Router', where: byUuid(rb._uuid), row: { options: map(options.has('chassis') ? {} : { chassis: 'hv2' }) } }];
+    }
+    default:
+      return [nat('n'), { op: 'mutate', table: 'Logical_Router', where: byUuid(ra._uuid), mutations: [['nat', 'insert', set([['named-uuid', 'n']])]] }];
+  }
+}
+
 /**
  * Port mirrors and forwarding groups (their own stream): mirrors made (sinks IPv4, IPv6 or
  * unparsable), edited (renamed too), attached to and detached from switch ports, deleted while
@@ -1275,6 +1373,8 @@ const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, 
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
 const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
+/** Routable-stream transactions; steps with a route to another router's routable address. */
+const routableSeen = { txns: 0, routes: 0 };
 /** Flips of NB_Global's switch options; steps taken with one of them away from its default. */
 const globalsSeen = { flips: 0, steps: 0 };
 /** Mirror and forwarding group transactions; steps with a fwd_group flow, with a port naming mirrors. */
@@ -1303,6 +1403,7 @@ function runSequence(seed: number): string | undefined {
   const lrng = new Rng(seed + 0x0e9e0000);
   const frng = new Rng(seed + 0x0eae0000);
   const grng = new Rng(seed + 0x0ebe0000);
+  const arng = new Rng(seed + 0x0ece0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1363,6 +1464,13 @@ function runSequence(seed: number): string | undefined {
     }
     const globalOptions = fx.db.rows('NB_Global').values().next().value?.['options'] as ReadonlyMap<string, string> | undefined;
     if (globalOptions?.get('default_acl_drop') === 'true' || globalOptions?.get('use_ct_inv_match') === 'false' || globalOptions?.get('ignore_lsp_down') === 'false') globalsSeen.steps++;
+    // options:add_route set or removed on a NAT rule or a load balancer (routable addresses),
+    // from a stream of their own.
+    if (arng.chance(0.05)) {
+      const result = sideStep(i, 'routable', arng, randomRoutable(arng, fx.db));
+      if (result === 'applied') routableSeen.txns++;
+      else if (result !== 'skipped') return result;
+    }
     // Port mirrors and forwarding groups: the same, from a stream of their own.
     if (frng.chance(0.05)) {
       const result = sideStep(i, 'mirror/fwd-group', frng, randomMirrorOrFwd(frng, fx.db));
@@ -1405,10 +1513,12 @@ function runSequence(seed: number): string | undefined {
     const requesting = !igmpReport && !mcast && hrng.chance(0.07);
     // BFD sessions from a stream of their own.
     const bfding = !igmpReport && !mcast && !requesting && brng.chance(0.1);
-    const txn = igmpReport ? { kind: 'igmp' as const, ops: [] } : mcast ? randomMcast(mrng, fx.db)
-      : requesting ? (hrng.chance(0.4) ? { kind: 'hostname' as const, ops: [] } : randomRequestedChassis(hrng, fx.db))
+    // What the other streams see of the NB (BFD's stream sees the routable stream's ports too).
+    const mainDb = withoutRoutableStream(fx.db);
+    const txn = igmpReport ? { kind: 'igmp' as const, ops: [] } : mcast ? randomMcast(mrng, mainDb)
+      : requesting ? (hrng.chance(0.4) ? { kind: 'hostname' as const, ops: [] } : randomRequestedChassis(hrng, mainDb))
       : bfding ? randomBfd(brng, fx.db)
-      : qrng.chance(0.15) ? randomQosOrMeter(qrng, fx.db) : randomTxn(rng, vrng, krng, fx.db, counter, northd.view().get('Service_Monitor')?.size ?? 0);
+      : qrng.chance(0.15) ? randomQosOrMeter(qrng, mainDb) : randomTxn(rng, vrng, krng, mainDb, counter, northd.view().get('Service_Monitor')?.size ?? 0);
     if (txn === undefined) {
       if (mcast || requesting || bfding) extra++;
       continue;
@@ -1561,6 +1671,8 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => f.actions.startsWith('handle_bfd_msg('))) bfdSeen.portFlows++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.match.endsWith('udp.dst == 3784'))) bfdSeen.routeFlows++;
     if (flows.some((f) => f.actions.startsWith('fwd_group('))) fwdSeen.groups++;
+    // A connected-route priority for a /32 (3 * 32 + 2): a route to a routable address.
+    if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 98 && f.match.endsWith('/32'))) routableSeen.routes++;
     if (bindings.some((b) => b.mirror_rules.length > 0)) fwdSeen.mirrored++;
     if (flows.some((f) => stageOf(f) === 'ls_in_pre_lb' && f.actions.startsWith('trigger_event('))) eventSeen.switchFlows++;
     if (flows.some((f) => stageOf(f) === 'lr_in_dnat' && f.actions.startsWith('trigger_event('))) eventSeen.routerFlows++;
@@ -1637,6 +1749,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(vxlanSeen.flips >= SEQUENCES && vxlanSeen.steps >= SEQUENCES * 5, 'VXLAN mode was exercised');
     t.comment(`event stream transactions: ${eventSeen.txns}; transactions with an empty load balancer event flow on a switch: ${eventSeen.switchFlows}, on a router: ${eventSeen.routerFlows}`);
     t.ok(eventSeen.txns >= SEQUENCES && eventSeen.switchFlows >= SEQUENCES && eventSeen.routerFlows >= SEQUENCES / 2, 'empty load balancer events on switches and routers were exercised');
+    t.comment(`routable stream transactions: ${routableSeen.txns}, steps with a route to another router's routable address: ${routableSeen.routes}`);
+    t.ok(routableSeen.txns >= SEQUENCES && routableSeen.routes >= SEQUENCES / 2, 'routable addresses (add_route) were exercised');
     t.comment(`NB_Global switch option changes: ${globalsSeen.flips}, steps taken with one away from its default: ${globalsSeen.steps}`);
     t.ok(globalsSeen.flips >= SEQUENCES && globalsSeen.steps >= SEQUENCES * 5, 'default_acl_drop, use_ct_inv_match and ignore_lsp_down were exercised');
     t.comment(`mirror and forwarding group transactions: ${fwdSeen.txns}; steps with a fwd_group flow: ${fwdSeen.groups}, with a port naming mirrors: ${fwdSeen.mirrored}`);
