@@ -2315,7 +2315,7 @@ t.test('(mm) routable addresses (options:add_route): another router on a distrib
     ['lr-nat-add', 'lrA', 'dnat_and_snat', '172.16.0.100', '10.1.0.10'],
     ['lr-nat-add', 'lrA', 'dnat_and_snat', '172.16.0.101', '10.1.0.11', 'vmB', '00:00:00:00:aa:21'],
     ['lr-nat-add', 'lrA', 'snat', '172.16.0.102', '10.1.0.0/24'],
-    ['lr-nat-add', 'lrA', 'dnat', '172.16.0.103', '10.1.0.10'],
+    ['lr-nat-add', 'lrA', 'dnat', '172.16.0.103', '10.1.0.12'],
     ['lb-add', 'lbA', '172.16.0.200:80', '10.1.0.10:80'],
     ['lr-lb-add', 'lrA', 'lbA'],
   ]);
