@@ -20,7 +20,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { LocalView } from '../local-view.js';
 import { emptyLocalView } from '../local-view.js';
 import type { SbUpdate } from '../sb-source.js';
-import type { BindingChassis, BindingState } from './binding.js';
+import type { BindingChassis, BindingState, IfaceIdVerMismatch } from './binding.js';
 import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, isContainerPort, markInstalled } from './binding.js';
 import { chassisCleanupOps, chassisRecordOps } from './chassis-record.js';
 import { bridgeDatapathOps, integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
@@ -88,6 +88,7 @@ export class LocalAgent {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastProblem = '';
   private mirrorProblems: ReadonlySet<string> = new Set();
+  private ifaceIdVerProblems: ReadonlySet<string> = new Set();
   private offOvs: (() => void) | undefined;
 
   constructor(private readonly options: LocalAgentOptions) {
@@ -317,6 +318,17 @@ export class LocalAgent {
     this.mirrorProblems = now;
   }
 
+  /** Logs each iface-id-ver mismatch once, when it appears (as ovn-controller, rate-limited, at info). */
+  private noteIfaceIdVerMismatches(mismatches: readonly IfaceIdVerMismatch[]): void {
+    const now = new Set<string>();
+    for (const m of mismatches) {
+      const text = `not binding ${m.port}: its iface-id-ver is ${m.expected}, its interface's ${m.found ?? '<empty>'}`;
+      now.add(text);
+      if (!this.ifaceIdVerProblems.has(text)) this.log('info', text);
+    }
+    this.ifaceIdVerProblems = now;
+  }
+
   private setView(view: LocalView): void {
     if (localViewsEqual(view, this.viewValue)) return;
     this.viewValue = view;
@@ -449,6 +461,7 @@ export class LocalAgent {
     const portBindings = this.sb.portBindingsFor(us?._uuid, [...built.ifaces.keys(), ...inflight]);
     const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb, activeTunnels: built.view.activeTunnels });
     this.bindings = decided.state;
+    this.noteIfaceIdVerMismatches(decided.mismatches);
     const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });
     if (decided.actions.length === 0 && virtual.length === 0) return;
     const sbOps = us === undefined ? [] : [...bindingSbOps(decided.actions, us._uuid), ...virtualBindingSbOps(virtual, us._uuid)];
