@@ -93,6 +93,15 @@ export interface AgentRuntimeOptions {
   readonly heldChangesMax?: number;
 }
 
+type PendingAck = { readonly revision: number; readonly nbCfg: number };
+
+/** The later of two acks due (by revision). */
+function laterAck(a: PendingAck | undefined, b: PendingAck | undefined): PendingAck | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a.revision >= b.revision ? a : b;
+}
+
 export class AgentRuntime {
   readonly local: LocalAgent;
   private nbCfg = 0;
@@ -423,13 +432,15 @@ export class AgentRuntime {
       this.local.markInstalled(r.installedPorts, view);
       for (const e of r.errors) this.log('warn', e);
       await this.persistZones(flows);
-      const due = ack ?? this.pendingAck;
+      // A revision left pending is installed now unless it is held (the gate) or superseded (a resync).
+      const due = ack ?? (this.held === undefined && !this.resyncPending ? this.pendingAck : undefined);
       if (r.waitingUntilMs !== undefined) {
-        this.pendingAck = due;
+        this.pendingAck = laterAck(due, this.pendingAck);
         this.wakeAt(r.waitingUntilMs);
         return r.errors;
       }
-      this.pendingAck = undefined;
+      // A revision held since (the gate closed meanwhile) stays pending: it is not installed.
+      if (this.pendingAck !== undefined && due !== undefined && this.pendingAck.revision <= due.revision) this.pendingAck = undefined;
       if (due !== undefined) this.options.source.ack(due.revision, due.nbCfg, r.errors.length > 0 ? r.errors.join('; ') : undefined);
       return r.errors;
     });
