@@ -94,5 +94,10 @@ export interface SbSource {
    * view. Updates already handed over are acknowledged as usual.
    */
   resync?(): void;
+  /**
+   * The inactivity probe of the connection to the central (ovn-remote-probe-interval), in ms; 0:
+   * none. A source may apply it on its next connection or reconnect to apply it.
+   */
+  setProbeIntervalMs?(ms: number): void;
   close(): Promise<void>;
 }

@@ -10,6 +10,9 @@
 // held by iface-id rather than through a local datapath. That record exists only for what this
 // source delivered, so a source started with ChassisHello.lastRevision > 0 asks for a snapshot.
 //
+// The connection's inactivity probe (ovn-remote-probe-interval) is gRPC keepalive: a ping every
+// interval, the connection dropped when one goes unanswered for an interval (setProbeIntervalMs).
+//
 // Steps that arrive while the runtime is still applying an earlier one are coalesced into one
 // pending update (the latest state of each row; a reset absorbs what came before it), so the
 // source holds at most one update besides the one being applied. Past pendingChangesMax rows it
@@ -168,6 +171,8 @@ export class SbStream implements SbSource {
   private readonly counters = { connects: 0, resumes: 0, snapshots: 0, steps: 0, delivered: 0, protocolErrors: 0 };
   /** The next connection claims no revision, so the member sends the whole view (resync). */
   private resyncNext = false;
+  /** ovn-remote-probe-interval, once set (setProbeIntervalMs); until then no keepalive. */
+  private probeIntervalMs: number | undefined;
   /** Ends the current stream and connects again at once (resync), while there is one. */
   private endCall: ((reason: string) => void) | undefined;
 
@@ -253,11 +258,35 @@ export class SbStream implements SbSource {
     this.clients.clear();
   }
 
+  /**
+   * ovn-remote-probe-interval: gRPC keepalive on the connection to the member, a ping every `ms`
+   * that must be answered within `ms` or the connection is dropped (and the stream resumes on the
+   * next member); 0: no pings. A channel takes its keepalive when it is made, so a change makes
+   * new channels and, with a stream open, reconnects to the same member at once, resuming after
+   * the last revision delivered (no snapshot).
+   */
+  setProbeIntervalMs(ms: number): void {
+    assert.ok(Number.isInteger(ms) && ms >= 0, `SbStream.setProbeIntervalMs: ${ms} is not a count of ms`);
+    if (ms === this.probeIntervalMs) return;
+    this.probeIntervalMs = ms;
+    if (this.clients.size === 0) return;
+    // The stream ends first (it reconnects without backoff), then the channels go.
+    this.endCall?.(`the probe interval is now ${ms} ms`);
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+
+  private keepaliveOptions(): grpc.ChannelOptions {
+    const ms = this.probeIntervalMs ?? 0;
+    if (ms === 0) return {};
+    return { 'grpc.keepalive_time_ms': ms, 'grpc.keepalive_timeout_ms': ms, 'grpc.keepalive_permit_without_calls': 1 };
+  }
+
   private client(endpoint: string): grpc.Client {
     let c = this.clients.get(endpoint);
     if (c === undefined) {
       clientCtor ??= grpc.makeGenericClientConstructor(southboundDefinition(), 'Southbound');
-      c = new clientCtor(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': wireLimits.agentMessageBytesMax, ...this.options.channelOptions });
+      c = new clientCtor(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': wireLimits.agentMessageBytesMax, ...this.keepaliveOptions(), ...this.options.channelOptions });
       this.clients.set(endpoint, c);
     }
     return c;

@@ -6,7 +6,8 @@
 //
 // After a new switch connection (or a failed batch) the next apply reconciles: the switch's
 // flows, groups and meters are dumped and only the difference is sent, so a restarted agent or
-// switch never goes through a moment without flows. (ovn-controller instead deletes every meter
+// switch never goes through a moment without flows; with ovn-ofctrl-wait-before-clear that first
+// install after a new connection waits that long (setWaitBeforeClearMs). (ovn-controller instead deletes every meter
 // and adds them again after a reconnection; in Open vSwitch deleting a meter deletes the flows
 // that meter through it, so that would both drop the QoS flows for a moment and leave our
 // record of the switch's flows wrong.)
@@ -20,7 +21,12 @@ import { DesiredFlows, type DesiredFlowsOptions, type UpdateStats } from './desi
 import { deepEqual, sameFlowContent } from './flow-table.js';
 import { batchSize, type FlowSwitch, type SwitchBatch } from './switch.js';
 
-export type AgentFlowsOptions = Omit<DesiredFlowsOptions, 'geneveField'>;
+export type AgentFlowsOptions = Omit<DesiredFlowsOptions, 'geneveField'> & {
+  /** ovn-ofctrl-wait-before-clear, in ms (setWaitBeforeClearMs changes it); default 0. */
+  readonly waitBeforeClearMs?: number;
+  /** The clock of that wait (tests inject one). */
+  readonly now?: () => number;
+};
 
 /** ApplyResult.errors holds at most this many messages about flows that could not be computed
  *  (the last one then says how many more), plus one about a failed install. */
@@ -36,6 +42,11 @@ export interface ApplyResult {
   readonly errors: readonly string[];
   /** Whether the switch was reconciled (dump and difference) rather than sent a batch. */
   readonly reconciled: boolean;
+  /**
+   * Set when nothing was installed because the first install after a new switch connection
+   * waits until then (ovn-ofctrl-wait-before-clear): apply again at that time.
+   */
+  readonly waitingUntilMs?: number;
   /** Flow, group and meter changes sent. */
   readonly changes: number;
   readonly stats: UpdateStats;
@@ -52,10 +63,41 @@ export class AgentFlows {
   private busy = false;
   /** The zones whose flush the switch confirmed (or that were restored at start): user → zone. */
   private zonesFlushed: Map<string, number>;
+  private waitBeforeClearMs: number;
+  private readonly now: () => number;
+  /** The switch generation (connection) whose wait was started, and when it ends. */
+  private waitGeneration: number | undefined;
+  private waitEndsMs = 0;
 
   constructor(private readonly sw: FlowSwitch, opts: AgentFlowsOptions = {}) {
-    this.desired = new DesiredFlows({ ...opts, geneveField: sw.geneveField });
+    const { waitBeforeClearMs, now, ...desired } = opts;
+    this.desired = new DesiredFlows({ ...desired, geneveField: sw.geneveField });
     this.zonesFlushed = new Map(opts.ctZones ?? []);
+    this.waitBeforeClearMs = waitBeforeClearMs ?? 0;
+    this.now = now ?? Date.now;
+  }
+
+  /**
+   * ovn-ofctrl-wait-before-clear: after a new switch connection the first install waits this
+   * long, while updates are computed, so that it is made from a complete computation (a
+   * restarted agent's first views are partial: ports not yet claimed, their datapaths not yet
+   * received) and does not delete flows the switch still needs. A wait in progress keeps its end,
+   * as in ovn-controller, unless the value becomes 0 (then it ends at once).
+   */
+  setWaitBeforeClearMs(ms: number): void {
+    assert(Number.isInteger(ms) && ms >= 0, `wait-before-clear must be a count of ms, not ${ms}`);
+    this.waitBeforeClearMs = ms;
+  }
+
+  /** When the first install on the current connection may happen; undefined: now. */
+  private waitingUntil(): number | undefined {
+    const generation = this.sw.generation;
+    if (this.waitGeneration !== generation) {
+      this.waitGeneration = generation;
+      this.waitEndsMs = this.now() + this.waitBeforeClearMs;
+    }
+    if (this.waitBeforeClearMs === 0 || this.syncedGeneration === generation) return undefined;
+    return this.now() < this.waitEndsMs ? this.waitEndsMs : undefined;
   }
 
   /** The ct zones in force; persist them to keep zones across restarts (ctZones option). */
@@ -126,6 +168,8 @@ export class AgentFlows {
       let changes = 0;
       try {
         if (prepared !== undefined) throw prepared;
+        const waitingUntilMs = this.waitingUntil();
+        if (waitingUntilMs !== undefined) return { installedPorts: this.installedPorts, flows: this.installed.size, errors, reconciled, changes, stats, waitingUntilMs };
         await this.flushZoneChanges();
         if (this.syncedGeneration !== this.sw.generation) {
           reconciled = true;

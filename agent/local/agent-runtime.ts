@@ -18,6 +18,8 @@ import { bridgeByName } from './ovs-rows.js';
 import { whereUuid } from './ovsdb-json.js';
 import type { LocalAgentOptions, LogLevel } from './local-agent.js';
 import { LocalAgent } from './local-agent.js';
+import type { ChassisConfig } from './ovs-config.js';
+import { HeldUpdates } from '../held-updates.js';
 
 /**
  * Where the flow side plugs in (agent/flows/ AgentFlows fits): apply one SB update (null: only
@@ -25,7 +27,13 @@ import { LocalAgent } from './local-agent.js';
  * logical ports bound here whose flows are installed now and what could not be done.
  */
 export interface FlowHook {
-  apply(u: SbUpdate | null, view: LocalView): Promise<{ readonly installedPorts: Iterable<string>; readonly errors: readonly string[] }>;
+  /**
+   * `waitingUntilMs`: nothing was installed, as ovn-ofctrl-wait-before-clear asks after a new
+   * switch connection; the runtime applies again (null) at that time and acknowledges then.
+   */
+  apply(u: SbUpdate | null, view: LocalView): Promise<{ readonly installedPorts: Iterable<string>; readonly errors: readonly string[]; readonly waitingUntilMs?: number | undefined }>;
+  /** The configuration the flow side applies itself (OpenFlow probe, wait-before-clear, GARP cap), at start and on every change. */
+  configure?(config: ChassisConfig): void;
   /** The conntrack zones in force, by user (port name, "<datapath>_dnat"/"_snat"): persisted. */
   ctZones?(): ReadonlyMap<string, number>;
   /** The meters and groups the flows use, by name, with their ids (meter-table-list, group-table-list). */
@@ -80,7 +88,18 @@ export interface AgentRuntimeOptions {
   readonly datapathType?: string;
   readonly monitorAll?: boolean;
   readonly log?: (level: LogLevel, message: string) => void;
-  readonly localOptions?: Partial<Pick<LocalAgentOptions, 'resendMs' | 'now'>>;
+  readonly localOptions?: Partial<Pick<LocalAgentOptions, 'resendMs' | 'now' | 'internalVersion'>>;
+  /** How many SB rows are held while ovn-match-northd-version's gate is closed before a resync is due instead. */
+  readonly heldChangesMax?: number;
+}
+
+type PendingAck = { readonly revision: number; readonly nbCfg: number };
+
+/** The later of two acks due (by revision). */
+function laterAck(a: PendingAck | undefined, b: PendingAck | undefined): PendingAck | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a.revision >= b.revision ? a : b;
 }
 
 export class AgentRuntime {
@@ -97,6 +116,22 @@ export class AgentRuntime {
   /** The integration bridge, and the zones last read from or written to its external_ids. */
   private bridge: string | undefined;
   private persistedZones = new Map<string, number>();
+  /** SB updates not given to the flow side while ovn-match-northd-version's gate is closed. */
+  private held: HeldUpdates | undefined;
+  /**
+   * The last revision delivered and not acknowledged because the flow side did not install it
+   * (the gate is closed, or it waits before its first install): acknowledged by the next apply
+   * that installs in full.
+   */
+  private pendingAck: { readonly revision: number; readonly nbCfg: number } | undefined;
+  /** The apply due when the flow side's wait before its first install ends. */
+  private waitTimer: NodeJS.Timeout | undefined;
+  private waitUntilMs: number | undefined;
+  /** A resync was asked for (too much held): updates wait for the reset it brings. */
+  private resyncPending = false;
+  private offConfig: (() => void) | undefined;
+  private offGate: (() => void) | undefined;
+  private stopping = false;
   /** Set while paused (debug/pause): SB updates and flow-side work wait until it is released. */
   private pausedGate: { readonly until: Promise<void>; readonly release: () => void } | undefined;
 
@@ -166,7 +201,7 @@ export class AgentRuntime {
     const flows = this.flows;
     if (flows?.forceRecompute === undefined) return;
     flows.forceRecompute();
-    const done = this.enqueue(null);
+    const done = this.enqueue(null, undefined);
     if (!this.paused) await done;
   }
 
@@ -202,6 +237,13 @@ export class AgentRuntime {
       this.log('info', `flow side connected to ${bridge}${this.persistedZones.size > 0 ? ` (${this.persistedZones.size} ct zones kept from before)` : ''}`);
     }
     if (this.flows === undefined) this.log('warn', 'no flow side: ports are claimed but not marked up, and no revision is acknowledged');
+    // The tunables the source and the flow side apply themselves, now and on every change.
+    this.configure(this.local.config ?? config);
+    this.offConfig = this.local.onConfigChange((c) => this.configure(c));
+    // The gate opening without an SB update (the key turned off): what was held goes in now.
+    this.offGate = this.local.onGateChange((gate) => {
+      if (gate.kind === 'open') this.releaseHeld();
+    });
     const hello: ChassisHello = {
       chassis: config.systemId,
       hostname: config.hostname,
@@ -219,7 +261,7 @@ export class AgentRuntime {
         this.lastIfaceIds = ids.join('\n');
         this.options.source.setIfaceIds?.(ids);
       }
-      if (this.flows !== undefined) void this.enqueue(null);
+      if (this.flows !== undefined) void this.enqueue(null, undefined);
     });
     this.options.source.start(hello, (u) => this.onUpdate(u), (s) => {
       this.sourceState = s;
@@ -230,6 +272,10 @@ export class AgentRuntime {
   /** Stops; with cleanup, first releases this chassis's ports and unregisters it (--cleanup). */
   async stop(cleanup: boolean): Promise<void> {
     this.offView?.();
+    this.offConfig?.();
+    this.offGate?.();
+    this.stopping = true;
+    clearTimeout(this.waitTimer);
     // Work held by a pause finishes (the local side stays paused: it is stopping).
     const gate = this.pausedGate;
     this.pausedGate = undefined;
@@ -289,26 +335,113 @@ export class AgentRuntime {
     }
   }
 
+  /** Hands the tunables to the parts that apply them: the SB source's probe, the flow side's own. */
+  private configure(config: ChassisConfig): void {
+    this.options.source.setProbeIntervalMs?.(config.remoteProbeIntervalMs);
+    this.flows?.configure?.(config);
+  }
+
   private async onUpdate(u: SbUpdate): Promise<void> {
     await this.whileRunning();
     this.local.applySbUpdate(u);
     this.trackNbCfg(u);
     const nbCfg = this.nbCfg;
     if (this.flows === undefined) return;
-    const errors = await this.enqueue(u);
-    this.options.source.ack(u.toRevision, nbCfg, errors.length > 0 ? errors.join('; ') : undefined);
+    if (this.local.northdGate.kind === 'closed') {
+      // ovn-controller keeps reading the SB while the versions differ and computes nothing: the
+      // update waits, coalesced with the others, and is not acknowledged (--wait=hv waits too).
+      this.hold(u);
+      this.pendingAck = { revision: u.toRevision, nbCfg };
+      return;
+    }
+    if (this.resyncPending) {
+      // Asked for the whole view: what comes before it is superseded by it.
+      this.pendingAck = { revision: u.toRevision, nbCfg };
+      if (!u.reset) return;
+      this.resyncPending = false;
+    }
+    const held = this.held;
+    this.held = undefined;
+    if (held !== undefined) {
+      held.add(u);
+      await this.applyReleased(held, { revision: u.toRevision, nbCfg });
+      return;
+    }
+    await this.enqueue(u, { revision: u.toRevision, nbCfg });
   }
 
-  /** Runs one flow-side apply after the ones queued before it; resolves with its errors. */
-  private enqueue(u: SbUpdate | null): Promise<readonly string[]> {
+  private hold(u: SbUpdate): void {
+    // A reset held is the whole view a resync asked for.
+    if (u.reset) this.resyncPending = false;
+    if (this.held === undefined) this.held = new HeldUpdates(u, this.options.heldChangesMax);
+    else this.held.add(u);
+  }
+
+  /** The gate opened: what was held goes to the flow side (it was already read by the local side). */
+  private releaseHeld(): void {
+    const held = this.held;
+    if (held === undefined || this.flows === undefined || this.local.northdGate.kind === 'closed') return;
+    this.held = undefined;
+    void this.applyReleased(held, this.pendingAck);
+  }
+
+  /**
+   * Applies what was held with a full recompute (ovn-controller recomputes everything once the
+   * versions match again); too much held to keep: the source sends the whole view again instead.
+   */
+  private applyReleased(held: HeldUpdates, ack: { revision: number; nbCfg: number } | undefined): Promise<readonly string[]> {
+    const flows = this.flows as FlowHook;
+    flows.forceRecompute?.();
+    const source = this.options.source;
+    if (held.overflowed && source.resync !== undefined) {
+      this.log('info', `the SB changes held while the northd version differed were too many: asking for the whole view again (revision ${held.toRevision})`);
+      // The flow side's rows are too old to install anything from: the reset the source sends
+      // next is applied in full and acknowledges what is pending.
+      this.resyncPending = true;
+      source.resync();
+      return Promise.resolve([]);
+    }
+    return this.enqueue(held.update(), ack);
+  }
+
+  /** Applies again when the flow side's wait before its first install ends (one timer). */
+  private wakeAt(untilMs: number): void {
+    if (this.stopping || this.waitUntilMs === untilMs) return;
+    clearTimeout(this.waitTimer);
+    this.waitUntilMs = untilMs;
+    const now = this.options.localOptions?.now?.() ?? Date.now();
+    this.waitTimer = setTimeout(() => {
+      this.waitTimer = undefined;
+      this.waitUntilMs = undefined;
+      if (!this.stopping && this.flows !== undefined) void this.enqueue(null, undefined);
+    }, Math.max(0, untilMs - now));
+  }
+
+  /**
+   * Runs one flow-side apply after the ones queued before it, and acknowledges `ack` (or a
+   * revision left unacknowledged before) once installed: in the chain, so acks go out in order.
+   * Resolves with its errors. While the gate is closed a view change (null) waits too.
+   */
+  private enqueue(u: SbUpdate | null, ack: { revision: number; nbCfg: number } | undefined): Promise<readonly string[]> {
     const flows = this.flows as FlowHook;
     const run = this.chain.then(async () => {
       await this.whileRunning();
+      if (u === null && this.local.northdGate.kind === 'closed') return [];
       const view = this.local.view;
       const r = await flows.apply(u, view);
       this.local.markInstalled(r.installedPorts, view);
       for (const e of r.errors) this.log('warn', e);
       await this.persistZones(flows);
+      // A revision left pending is installed now unless it is held (the gate) or superseded (a resync).
+      const due = ack ?? (this.held === undefined && !this.resyncPending ? this.pendingAck : undefined);
+      if (r.waitingUntilMs !== undefined) {
+        this.pendingAck = laterAck(due, this.pendingAck);
+        this.wakeAt(r.waitingUntilMs);
+        return r.errors;
+      }
+      // A revision held since (the gate closed meanwhile) stays pending: it is not installed.
+      if (this.pendingAck !== undefined && due !== undefined && this.pendingAck.revision <= due.revision) this.pendingAck = undefined;
+      if (due !== undefined) this.options.source.ack(due.revision, due.nbCfg, r.errors.length > 0 ? r.errors.join('; ') : undefined);
       return r.errors;
     });
     this.chain = run.then(() => undefined);

@@ -22,6 +22,9 @@
 //     leaves additional_chassis in the same transaction. Those writes replace the sets under a
 //     condition that they are as this chassis saw them, so that two chassis writing at once
 //     never lose each other's entry (the loser's write matches nothing and is decided again).
+// A Port_Binding with options:iface-id-ver (northd copies it from the LSP's options) is bound
+// only through an interface whose external_ids:iface-id-ver is the same; through any other it is
+// not claimed, and it is released where it is held (ifaceIdVerMismatch).
 // ovn-controller 23.03 instead claims back after 500 ms when both chassis have the interface;
 // yielding keeps the moved port still.
 //
@@ -54,6 +57,20 @@ export interface LocalIface {
   readonly ovnInstalled: boolean;
   /** external_ids:encap-ip: bind the port to this chassis's Encap with that IP. */
   readonly encapIp?: string;
+  /** external_ids:iface-id-ver: what a Port_Binding's options:iface-id-ver must equal. */
+  readonly ifaceIdVer?: string;
+}
+
+/**
+ * An interface whose iface-id names a Port_Binding with options:iface-id-ver must carry the same
+ * external_ids:iface-id-ver to bind it (binding.c's ovs_iface_matches_lport_iface_id_ver). A CMS
+ * sets both, so that an interface left over from an older incarnation of the VM does not take
+ * the port.
+ */
+export function ifaceIdVerMismatch(pb: sb.Port_Binding, iface: LocalIface): { readonly expected: string; readonly found: string | undefined } | undefined {
+  const expected = pb.options.get('iface-id-ver');
+  if (expected === undefined || iface.ifaceIdVer === expected) return undefined;
+  return { expected, found: iface.ifaceIdVer };
 }
 
 export interface BindingChassis {
@@ -163,8 +180,16 @@ export function isContainerPort(pb: sb.Port_Binding): boolean {
 /** Ports whose chassis is the active member of their HA_Chassis_Group. */
 const HA_TYPES: ReadonlySet<string> = new Set(['chassisredirect', 'external']);
 
-export function decideBindings(state: BindingState, inputs: BindingInputs): { state: BindingState; actions: BindingAction[] } {
+/** A VIF whose interface is not bound to it for its iface-id-ver, for the log. */
+export interface IfaceIdVerMismatch {
+  readonly port: string;
+  readonly expected: string;
+  readonly found: string | undefined;
+}
+
+export function decideBindings(state: BindingState, inputs: BindingInputs): { state: BindingState; actions: BindingAction[]; mismatches: IfaceIdVerMismatch[] } {
   const { chassis, ifaces, inflight } = inputs;
+  const mismatches: IfaceIdVerMismatch[] = [];
   const heldWith = new Map<string, string>();
   const installed = new Map<string, number>();
   const actions: BindingAction[] = [];
@@ -216,9 +241,14 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
       continue;
     }
     if (pb.type !== '') continue;
-    const iface = ifaces.get(port);
+    const found = ifaces.get(port);
+    const mismatch = found === undefined ? undefined : ifaceIdVerMismatch(pb, found);
+    if (mismatch !== undefined) mismatches.push({ port, ...mismatch });
+    // An interface of another iface-id-ver counts as no interface: the port is not claimed,
+    // and released (or left as an additional chassis) where it is held.
+    const iface = mismatch === undefined ? found : undefined;
     const held = state.heldWith.get(port);
-    const clear = iface?.ovnInstalled === true ? iface.ifaceUuid : undefined;
+    const clear = found?.ovnInstalled === true ? found.ifaceUuid : undefined;
     const role = bindRole(pb, chassis);
     const extra = us !== undefined && pb.additional_chassis.includes(us);
     if (iface === undefined || us === undefined || role === 'none') {
@@ -303,7 +333,7 @@ export function decideBindings(state: BindingState, inputs: BindingInputs): { st
       if (pb.up[0] !== true && parent.up[0] === true) actions.push({ kind: 'set-up', port, pbUuid: pb._uuid, sbUp: true, markIface: undefined });
     }
   }
-  return { state: { heldWith, installed }, actions };
+  return { state: { heldWith, installed }, actions, mismatches };
 }
 
 /**

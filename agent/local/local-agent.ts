@@ -2,7 +2,8 @@
 // the Open_vSwitch database (through an OvsdbClient replica) and the Southbound rows the
 // runtime hands it, and after every change runs one reconcile pass:
 //   1. read the chassis configuration from the Open_vSwitch row;
-//   2. create or fix the integration bridge;
+//   2. create or fix the integration bridge; then stop there while ovn-match-northd-version
+//      holds everything (northd-version.ts);
 //   3. register or update this chassis in the SB (Chassis, Encap, Chassis_Private);
 //   4. add and remove tunnel ports and localnet patch ports, and run BFD on the tunnels to the
 //      chassis that share an HA group with this one (bfd.ts);
@@ -20,7 +21,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { LocalView } from '../local-view.js';
 import { emptyLocalView } from '../local-view.js';
 import type { SbUpdate } from '../sb-source.js';
-import type { BindingChassis, BindingState } from './binding.js';
+import type { BindingChassis, BindingState, IfaceIdVerMismatch } from './binding.js';
 import { bindingOvsOps, bindingSbOps, decideBindings, initialBindingState, isContainerPort, markInstalled } from './binding.js';
 import { chassisCleanupOps, chassisRecordOps } from './chassis-record.js';
 import { bridgeDatapathOps, integrationBridgeOps, wantedDatapathType } from './integration-bridge.js';
@@ -37,6 +38,8 @@ import { decideVirtualBindings, virtualBindingSbOps } from './virtual-binding.js
 import { CHASSIS_ID_KEY, desiredTunnels, tunnelOps } from './tunnels.js';
 import { bfdChassis, bfdOps, bfdSettings } from './bfd.js';
 import { mirrorOps, mirroredVifs } from './mirrors.js';
+import type { NorthdVersionGate } from './northd-version.js';
+import { AGENT_INTERNAL_VERSION, gateMessage, northdVersionGate } from './northd-version.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -53,9 +56,18 @@ export interface LocalAgentOptions {
   readonly resendMs?: number;
   readonly now?: () => number;
   readonly log?: (level: LogLevel, message: string) => void;
+  /** This agent's version for ovn-match-northd-version (default AGENT_INTERNAL_VERSION; tests pretend to be another). */
+  readonly internalVersion?: string;
 }
 
 export const localAgentDefaults = { resendMs: 3_000 } as const;
+
+const OPEN_GATE: NorthdVersionGate = { kind: 'open' };
+
+/** The configuration keys that other parts of the agent apply (onConfigChange), as one string. */
+function tunablesKey(c: ChassisConfig): string {
+  return [c.remoteProbeIntervalMs, c.openflowProbeIntervalSec, c.matchNorthdVersion, c.ofctrlWaitBeforeClearMs, c.garpMaxTimeoutSec].join('|');
+}
 
 /** The columns of a Port_Binding this chassis writes, as one comparable string. */
 function ownedKey(pb: sb.Port_Binding): string {
@@ -71,6 +83,13 @@ export class LocalAgent {
   private configValue: ChassisConfig | undefined;
   private bindings: BindingState = initialBindingState();
   private readonly viewListeners = new Set<(v: LocalView) => void>();
+  private readonly configListeners = new Set<(c: ChassisConfig) => void>();
+  private readonly gateListeners = new Set<(g: NorthdVersionGate) => void>();
+  /** The tunables of the last configuration read (tunablesKey), for onConfigChange. */
+  private lastTunables = '';
+  /** The gate as the last pass found it, and its log line. */
+  private gateValue: NorthdVersionGate = OPEN_GATE;
+  private gateLogged = '';
   private readonly idleWaiters = new Set<() => void>();
   private readonly configWaiters = new Set<(c: ChassisConfig) => void>();
   private readonly bridgeWaiters = new Set<(name: string) => void>();
@@ -88,6 +107,7 @@ export class LocalAgent {
   private retryTimer: NodeJS.Timeout | undefined;
   private lastProblem = '';
   private mirrorProblems: ReadonlySet<string> = new Set();
+  private ifaceIdVerProblems: ReadonlySet<string> = new Set();
   private offOvs: (() => void) | undefined;
 
   constructor(private readonly options: LocalAgentOptions) {
@@ -129,6 +149,31 @@ export class LocalAgent {
       this.bridgeWaiters.add(resolve);
       this.schedule();
     });
+  }
+
+  /**
+   * Calls `listener` with the configuration after every pass that read one whose tunables (the
+   * probe intervals, ovn-match-northd-version, wait-before-clear, the GARP cap) differ from the
+   * last pass's, and with the first.
+   */
+  onConfigChange(listener: (config: ChassisConfig) => void): () => void {
+    this.configListeners.add(listener);
+    return () => this.configListeners.delete(listener);
+  }
+
+  /**
+   * ovn-match-northd-version's gate as of now (the configuration of the last pass, the SB_Global
+   * row held now): closed, nothing is processed here and the runtime holds the flow side back.
+   */
+  get northdGate(): NorthdVersionGate {
+    if (!this.sb.ready) return OPEN_GATE;
+    return northdVersionGate(this.configValue?.matchNorthdVersion ?? false, this.sb.sbGlobal(), this.options.internalVersion ?? AGENT_INTERNAL_VERSION);
+  }
+
+  /** Calls `listener` after every pass in which the gate opened or closed. */
+  onGateChange(listener: (gate: NorthdVersionGate) => void): () => void {
+    this.gateListeners.add(listener);
+    return () => this.gateListeners.delete(listener);
   }
 
   /** Calls `listener` with every new LocalView (after the pass that built it). */
@@ -317,6 +362,28 @@ export class LocalAgent {
     this.mirrorProblems = now;
   }
 
+  /** Records the gate; a change is logged and told to the listeners. */
+  private noteGate(gate: NorthdVersionGate): NorthdVersionGate {
+    const was = this.gateValue;
+    this.gateValue = gate;
+    const message = gateMessage(gate);
+    if (gate.kind === 'closed' ? message !== this.gateLogged : was.kind === 'closed') this.log(gate.kind === 'closed' ? 'warn' : 'info', message);
+    this.gateLogged = gate.kind === 'closed' ? message : '';
+    if (gate.kind !== was.kind) for (const l of [...this.gateListeners]) l(gate);
+    return gate;
+  }
+
+  /** Logs each iface-id-ver mismatch once, when it appears (as ovn-controller, rate-limited, at info). */
+  private noteIfaceIdVerMismatches(mismatches: readonly IfaceIdVerMismatch[]): void {
+    const now = new Set<string>();
+    for (const m of mismatches) {
+      const text = `not binding ${m.port}: its iface-id-ver is ${m.expected}, its interface's ${m.found ?? '<empty>'}`;
+      now.add(text);
+      if (!this.ifaceIdVerProblems.has(text)) this.log('info', text);
+    }
+    this.ifaceIdVerProblems = now;
+  }
+
   private setView(view: LocalView): void {
     if (localViewsEqual(view, this.viewValue)) return;
     this.viewValue = view;
@@ -364,6 +431,11 @@ export class LocalAgent {
     this.configValue = config;
     for (const w of [...this.configWaiters]) w(config);
     this.configWaiters.clear();
+    const tunables = tunablesKey(config);
+    if (tunables !== this.lastTunables) {
+      this.lastTunables = tunables;
+      for (const l of [...this.configListeners]) l(config);
+    }
 
     // 2. The integration bridge; the rest waits until it exists.
     let br = bridgeByName(tables, config.integrationBridge);
@@ -379,6 +451,11 @@ export class LocalAgent {
     }
     for (const w of [...this.bridgeWaiters]) w(br.name);
     this.bridgeWaiters.clear();
+
+    // ovn-match-northd-version: like ovn-controller, which makes its integration bridge whatever
+    // the versions say and then stops, nothing more while they differ (no chassis update, no
+    // tunnel, no claim or release, no new LocalView).
+    if (this.noteGate(this.northdGate).kind === 'closed') return;
 
     // 3. This chassis in the SB, once the SB rows arrived (so an existing record is known).
     const sbReady = this.sb.ready;
@@ -449,6 +526,7 @@ export class LocalAgent {
     const portBindings = this.sb.portBindingsFor(us?._uuid, [...built.ifaces.keys(), ...inflight]);
     const decided = decideBindings(this.bindings, { chassis, ifaces: built.ifaces, portBindings, inflight, ha: this.sb, activeTunnels: built.view.activeTunnels });
     this.bindings = decided.state;
+    this.noteIfaceIdVerMismatches(decided.mismatches);
     const virtual = decideVirtualBindings({ chassis, ifaces: built.ifaces, portBindings, inflight });
     if (decided.actions.length === 0 && virtual.length === 0) return;
     const sbOps = us === undefined ? [] : [...bindingSbOps(decided.actions, us._uuid), ...virtualBindingSbOps(virtual, us._uuid)];

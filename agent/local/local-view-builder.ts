@@ -60,12 +60,14 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
         }
         vifs.set(ifaceId, ofport);
         const encapIp = iface.external_ids.get('encap-ip');
+        const ifaceIdVer = iface.external_ids.get('iface-id-ver');
         ifaces.set(ifaceId, {
           ifaceUuid: iface._uuid,
           name: iface.name,
           ofport,
           ovnInstalled: iface.external_ids.get('ovn-installed') === 'true',
           ...(encapIp !== undefined ? { encapIp } : {}),
+          ...(ifaceIdVer !== undefined ? { ifaceIdVer } : {}),
         });
       }
     }

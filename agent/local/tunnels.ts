@@ -2,9 +2,11 @@
 // them (controller/encaps.c): for each remote chassis in a shared transport zone, its preferred
 // encapsulation (geneve over stt over vxlan, among the types this chassis has too) and one
 // port per Encap of that type, named "ovn-<first 6 characters of the chassis name>-<n>" with
-// n the first free hex number, interface options key=flow, remote_ip=<Encap.ip> and the
-// Encap's csum and dst_port, Port external_ids:ovn-chassis-id="<chassis>@<ip>". Ports whose
-// chassis or Encap is gone are removed. Pure.
+// n the first free hex number, interface options key=flow, remote_ip=<Encap.ip>, the Encap's
+// csum and dst_port, and from this chassis's configuration tos (ovn-encap-tos), df_default
+// (ovn-encap-df_default) and local_ip (ovn-set-local-ip: this chassis's encap IP), Port
+// external_ids:ovn-chassis-id="<chassis>@<ip>". Ports whose chassis or Encap is gone are
+// removed; a port whose options differ is updated in place. Pure.
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { ChassisConfig } from './ovs-config.js';
 import { TUNNEL_TYPES } from './ovs-config.js';
@@ -55,6 +57,10 @@ function zonesOverlap(ours: readonly string[], theirs: readonly string[]): boole
 export function desiredTunnels(config: ChassisConfig, rows: TunnelRows): TunnelSpec[] {
   const out: TunnelSpec[] = [];
   const ourTypes = new Set(config.encapTypes);
+  // ovn-set-local-ip pins the tunnels' source address to this chassis's encap IP. With several
+  // (ovn-encap-ip a list), ovn-controller logs an error and takes its first Encap's; here the
+  // first of ovn-encap-ip (readChassisConfig warns).
+  const localIp = config.setLocalIp ? config.encapIps[0] : undefined;
   for (const ch of rows.chassis) {
     if (ch.name === config.systemId) continue;
     if (!zonesOverlap(config.transportZones, ch.transport_zones)) continue;
@@ -70,6 +76,9 @@ export function desiredTunnels(config: ChassisConfig, rows: TunnelRows): TunnelS
       if (csum === 'true' || csum === 'false') options.set('csum', csum);
       const dstPort = e.options.get('dst_port');
       if (dstPort !== undefined) options.set('dst_port', dstPort);
+      if (config.encapTos !== undefined) options.set('tos', config.encapTos);
+      if (config.encapDfDefault !== undefined) options.set('df_default', config.encapDfDefault);
+      if (localIp !== undefined) options.set('local_ip', localIp);
       out.push({ chassis: ch.name, id: tunnelId(ch.name, e.ip), type: e.type, remoteIp: e.ip, options });
     }
   }

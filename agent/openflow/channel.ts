@@ -63,7 +63,7 @@ const realTimers: ChannelTimers = {
 export interface ChannelOptions {
   /** unix:/path/to/br-int.mgmt or tcp:host:port. */
   readonly target: string;
-  /** Send an echo request when nothing arrived for this long. */
+  /** Send an echo request when nothing arrived for this long; 0: never (no inactivity probe). */
   readonly echoIntervalMs?: number;
   /** Drop the connection when an echo request gets no reply for this long. */
   readonly echoTimeoutMs?: number;
@@ -109,8 +109,8 @@ function parseTarget(target: string): Target {
 export class OfChannel {
   private readonly target: Target;
   private readonly timers: ChannelTimers;
-  private readonly echoIntervalMs: number;
-  private readonly echoTimeoutMs: number;
+  private echoIntervalMs: number;
+  private echoTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly reconnectMinMs: number;
   private readonly reconnectMaxMs: number;
@@ -171,6 +171,23 @@ export class OfChannel {
     if (this.ready) return Promise.resolve();
     if (this.closed) return Promise.reject(new ChannelError('closed', 'channel closed'));
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * The inactivity probe, as ovn-controller's ovn-openflow-probe-interval sets rconn's: after
+   * `ms` without a message from the switch an echo request goes out, and without a reply within
+   * `ms` more the connection is dropped (and made again); 0 turns the probe off. Takes effect at
+   * once.
+   */
+  setProbeIntervalMs(ms: number): void {
+    if (!Number.isInteger(ms) || ms < 0) throw new ChannelError('bad_request', `probe interval must be a count of ms, not ${ms}`);
+    this.echoIntervalMs = ms;
+    this.echoTimeoutMs = ms;
+    if (this.ready) this.armEcho();
+  }
+
+  get probeIntervalMs(): number {
+    return this.echoIntervalMs;
   }
 
   close(): void {
@@ -247,6 +264,8 @@ export class OfChannel {
 
   private armEcho(): void {
     this.timers.clearTimeout(this.echoTimer);
+    this.echoTimer = undefined;
+    if (this.echoIntervalMs === 0) return;
     this.echoTimer = this.timers.setTimeout(() => this.tickEcho(), this.echoIntervalMs);
   }
 

@@ -13,7 +13,8 @@
 // Each announcement enters the logical ingress pipeline of the port's datapath as if from that
 // port (so the switch floods it, out through the localnet port too). It is sent 1 s after it
 // appears, then after 2, 4, 8 and 16 s more: five times in all, and again only once it has gone
-// and come back (the port rebound, the gateway failed over here).
+// and come back (the port rebound, the gateway failed over here). With garp-max-timeout-sec
+// (ovn-controller 23.03.3's key) they never stop: the wait doubles from 1 s up to that cap.
 //
 // `garpSpecs` reads what to announce (pure); `Garps` keeps the schedule, with injected timers.
 // Left out: ovn-controller also writes a MAC_Binding for each announcement of a VIF or NAT
@@ -164,6 +165,27 @@ interface GarpState extends AnnounceState {
 
 /** The schedule of the announcements: one timer, for the earliest due. */
 export class Garps extends AnnounceSchedule<GarpState> {
+  /** garp-max-timeout-sec: 0, or the cap of the backoff (then the announcements never stop). */
+  private maxTimeoutSec = 0;
+
+  /**
+   * garp-max-timeout-sec, as ovn-controller 23.03.3 reads it (it came with that release; 23.03.1,
+   * whose schedule is kept when it is 0, has no such key): with a cap, every announcement is
+   * repeated forever, 1 s after it appears and then after 1, 2, 4, ... s, the wait doubling up to
+   * the cap. A change starts every current announcement over, as pinctrl resets their backoff.
+   */
+  setMaxTimeoutSec(sec: number): void {
+    if (!Number.isInteger(sec) || sec < 0) throw new RangeError(`garp-max-timeout-sec must be a count of seconds, not ${sec}`);
+    if (sec === this.maxTimeoutSec) return;
+    this.maxTimeoutSec = sec;
+    const now = this.options.timers.now();
+    for (const s of this.states.values()) {
+      s.nextMs = now + GARP_FIRST_DELAY_MS;
+      s.backoff = 1;
+    }
+    this.arm();
+  }
+
   /**
    * What to announce now: a new key starts its five announcements; a known one keeps its
    * schedule and takes the new datapath and port keys (its MAC and address are its key's, as in
@@ -186,6 +208,12 @@ export class Garps extends AnnounceSchedule<GarpState> {
   }
 
   protected reschedule(s: GarpState, now: number): void {
+    if (this.maxTimeoutSec > 0) {
+      // 23.03.3's send_garp_rarp with garp_rarp_continuous: wait the backoff, then double it.
+      s.nextMs = now + s.backoff * 1000;
+      s.backoff = Math.min(this.maxTimeoutSec, s.backoff * 2);
+      return;
+    }
     if (s.backoff < GARP_BACKOFF_LAST) {
       s.backoff *= 2;
       s.nextMs = now + s.backoff * 1000;

@@ -381,6 +381,11 @@ export class Pinctrl {
     this.routerAdvertisements.sync(specs);
   }
 
+  /** garp-max-timeout-sec (Garps.setMaxTimeoutSec). */
+  setGarpMaxTimeoutSec(sec: number): void {
+    this.garps.setMaxTimeoutSec(sec);
+  }
+
   /** The addresses this chassis announces on its localnet networks now (garpSpecs of the SB view). */
   garpsChanged(specs: readonly GarpSpec[]): void {
     this.garps.sync(specs);

@@ -100,8 +100,11 @@ function flowSideOpener(
       if (m.kind === 'packet_in2') late.pinctrl?.handlePacketIn(m);
     };
     // ovs-vswitchd opens the socket shortly after the bridge appears in its database.
-    const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage });
+    // No inactivity probe until the configuration says (ovn-openflow-probe-interval's default is
+    // none, as in ovn-controller: the socket is local, a dead switch closes it).
+    const channel = await OfChannel.connect({ target: `unix:${path.join(rundir, `${bridge}.mgmt`)}`, connectTimeoutMs: 120_000, packetIn2: true, onMessage, echoIntervalMs: 0 });
     const flows = new AgentFlows(new OfSwitch(channel), { ctZones });
+    let waitBeforeClearMs = 0;
     const raInputs = new PeriodicRaInputs();
     const vports = sbVportLookup(() => flows.engine.sb, () => flows.engine.chassis());
     late.pinctrl = new Pinctrl({
@@ -162,6 +165,15 @@ function flowSideOpener(
           late.pinctrl?.queriersChanged(querierSpecs(rows, (uuid) => flows.engine.sb.datapath(uuid), flows.engine.localDatapaths()));
         }
         return r;
+      },
+      configure(c) {
+        channel.setProbeIntervalMs(c.openflowProbeIntervalSec * 1000);
+        if (c.ofctrlWaitBeforeClearMs !== waitBeforeClearMs) {
+          log('info', `ofctrl-wait-before-clear is now ${c.ofctrlWaitBeforeClearMs} ms (was ${waitBeforeClearMs} ms)`);
+          waitBeforeClearMs = c.ofctrlWaitBeforeClearMs;
+          flows.setWaitBeforeClearMs(waitBeforeClearMs);
+        }
+        late.pinctrl?.setGarpMaxTimeoutSec(c.garpMaxTimeoutSec);
       },
       ctZones: () => flows.ctZones(),
       extendTables: () => flows.extendTables(),

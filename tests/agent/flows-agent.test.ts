@@ -111,6 +111,52 @@ t.test('a restarted switch is reconciled, not left empty', async (t) => {
   t.equal(r2.changes, 0, 'a restarted agent with the same zones finds everything in place');
 });
 
+t.test('ovn-ofctrl-wait-before-clear: a new connection\'s first install waits, so a partial first view does not delete flows', async (t) => {
+  const sw = new MemorySwitch();
+  const af = new AgentFlows(sw);
+  await af.apply(resetOf([...smallTopology(), ...lflows()]), smallView());
+  const n = sw.flowCount;
+  // Without the wait, a restarted agent whose first view lacks the logical flows deletes theirs.
+  const hasty = new MemorySwitch();
+  await new AgentFlows(hasty).apply(resetOf([...smallTopology(), ...lflows()]), smallView());
+  const full = hasty.flowCount;
+  await new AgentFlows(hasty, { ctZones: af.ctZones() }).apply(resetOf(smallTopology()), smallView());
+  t.ok(hasty.flowCount < full, `without it, the partial view's reconcile removed ${full - hasty.flowCount} flows`);
+
+  let now = 50_000;
+  const af2 = new AgentFlows(sw, { ctZones: af.ctZones(), waitBeforeClearMs: 8000, now: () => now });
+  const r1 = await af2.apply(resetOf(smallTopology()), smallView());
+  t.equal(r1.waitingUntilMs, 58_000, 'the first apply waits 8 s from now');
+  t.match(r1, { reconciled: false, changes: 0, errors: [] });
+  t.same([...r1.installedPorts], [], 'nothing counts as installed yet');
+  t.equal(sw.flowCount, n, 'the switch keeps every flow meanwhile');
+  now = 53_000;
+  const r2 = await af2.apply(upd(lflows().map(([table, r]) => rowChange(table, r))), smallView());
+  t.equal(r2.waitingUntilMs, 58_000, 'updates meanwhile are computed, not installed: the wait keeps its end');
+  now = 58_000;
+  const r3 = await af2.applyView(smallView());
+  t.equal(r3.waitingUntilMs, undefined, 'at its end');
+  t.match(r3, { reconciled: true, changes: 0 }, 'the complete view reconciles and finds every flow in place');
+  t.same([...r3.installedPorts].sort(), ['vif1', 'vif2']);
+
+  sw.failNext('switch said no');
+  const failed = await af2.apply(upd([rowChange('Logical_Flow', logicalFlow(U(4, 0x1f), ids.sw0, 'ingress', 3, 10, 'ip6', 'next;'))]), smallView());
+  t.match(failed.errors, [/install failed/]);
+  const repaired = await af2.applyView(smallView());
+  t.match(repaired, { waitingUntilMs: undefined, reconciled: true }, 'a failed batch on the same connection reconciles at once: no new wait');
+
+  sw.restart();
+  now = 60_000;
+  const again = await af2.applyView(smallView());
+  t.equal(again.waitingUntilMs, 68_000, 'a new connection (the switch restarted) waits again, as ovn-controller does after any reconnection');
+  t.equal(sw.flowCount, 0);
+  af2.setWaitBeforeClearMs(0);
+  const now0 = await af2.applyView(smallView());
+  t.match(now0, { waitingUntilMs: undefined, reconciled: true }, 'the wait set to 0 ends it at once');
+  t.equal(sw.flowCount, n + 1, 'every flow back (and the one added since)');
+  t.throws(() => af2.setWaitBeforeClearMs(-1));
+});
+
 t.test('ct_lb groups are installed before and removed after the flows that use them', async (t) => {
   const sw = new MemorySwitch();
   const af = new AgentFlows(sw);

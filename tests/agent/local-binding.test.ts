@@ -72,6 +72,27 @@ t.test('an unbound port with a local interface is claimed, up=false', async (t) 
   t.match(withEncap, [{ kind: 'claim', encap: 'e-a' }], 'external_ids:encap-ip picks the Encap with that IP');
 });
 
+t.test('iface-id-ver: a port that names one is bound only through an interface of that version', async (t) => {
+  const ver = (v: string): Map<string, string> => new Map([['iface-id-ver', v]]);
+  const claim = (p: sb.Port_Binding, i: LocalIface): ReturnType<typeof decideBindings> =>
+    decideBindings(initialBindingState(), { chassis: chassisA, ifaces: new Map([['vm1', i]]), portBindings: [p], inflight: new Set(), ha: noHa });
+  t.match(claim(pb({ options: ver('v2') }), iface({ ifaceIdVer: 'v2' })), { actions: [{ kind: 'claim', port: 'vm1' }], mismatches: [] }, 'the same version: claimed');
+  const older = claim(pb({ options: ver('v2') }), iface({ ifaceIdVer: 'v1' }));
+  t.same(older.actions, [], 'another version: not claimed');
+  t.same(older.mismatches, [{ port: 'vm1', expected: 'v2', found: 'v1' }], 'and said, for the log');
+  t.same(claim(pb({ options: ver('v2') }), iface()).mismatches, [{ port: 'vm1', expected: 'v2', found: undefined }], 'an interface without one does not match a port with one');
+  t.same(claim(pb({ options: ver('v2') }), iface()).actions, []);
+  t.match(claim(pb(), iface({ ifaceIdVer: 'v1' })), { actions: [{ kind: 'claim' }], mismatches: [] }, 'a port without one takes any interface');
+  const held = claim(pb({ options: ver('v3'), chassis: [CH_A], up: [true] }), iface({ ifaceIdVer: 'v2', ovnInstalled: true }));
+  t.same(held.actions, [{ kind: 'release', port: 'vm1', pbUuid: PB, clearIface: 'if-1' }], 'bound here and the port moves to another version: released, the interface\'s mark cleared');
+  const migrating = pb({ options: new Map([['requested-chassis', 'hv-b,hv-a'], ['iface-id-ver', 'v2']]), chassis: [CH_B], additional_chassis: [CH_A] });
+  t.match(claim(migrating, iface({ ifaceIdVer: 'v1' })).actions, [{ kind: 'release-additional' }], 'an additional chassis leaves likewise');
+  const parent = pb({ options: ver('v2'), chassis: [CH_A], up: [true] });
+  const child = pb({ _uuid: 'child', logical_port: 'c1', parent_port: ['vm1'], tag: [7], chassis: [CH_A] });
+  const both = decideBindings(initialBindingState(), { chassis: chassisA, ifaces: new Map([['vm1', iface({ ifaceIdVer: 'v1' })]]), portBindings: [parent, child], inflight: new Set(), ha: noHa });
+  t.same(both.actions.map((a) => `${a.kind} ${a.port}`), ['release vm1', 'release c1'], 'and the parent\'s container ports go with it');
+});
+
 t.test('requested-chassis: the first name (or hostname) only', async (t) => {
   const ch = chassisA;
   t.ok(canBindHere(pb({ options: new Map([['requested-chassis', 'hv-a']]) }), ch));

@@ -80,10 +80,14 @@ export interface ChassisOptions {
   /** The SB source: the per-chassis agent stream (default, as `ovnts agent` uses) or the
    * monitor-all Watch. OVNTS_AGENT_SOURCE=watch switches the default. */
   readonly source?: 'stream' | 'watch';
+  /** The agent's version for ovn-match-northd-version (default: its own). */
+  readonly internalVersion?: string;
+  /** Another flow side than the double below (which it may wrap: reportBoundVifs). */
+  readonly flowHook?: (runtime: () => AgentRuntime) => FlowHook;
 }
 
 /** A FlowHook double: every VIF bound to this chassis counts as installed. */
-function reportBoundVifs(runtime: () => AgentRuntime): FlowHook {
+export function reportBoundVifs(runtime: () => AgentRuntime): FlowHook {
   return {
     async apply(_u, view) {
       const rows = runtime().local.sbRows;
@@ -115,8 +119,8 @@ export async function startChassis(t: Test, central: Central, options: ChassisOp
     const rt: AgentRuntime = new AgentRuntime({
       ovs, source, hostname: `${options.name}-host`, datapathType: 'netdev',
       log: (level, m) => logs.push(`${level}: ${m}`),
-      localOptions: { resendMs: 1_000 },
-      ...(options.noFlows === true ? {} : { flows: reportBoundVifs(() => rt) }),
+      localOptions: { resendMs: 1_000, ...(options.internalVersion !== undefined ? { internalVersion: options.internalVersion } : {}) },
+      ...(options.noFlows === true ? {} : { flows: (options.flowHook ?? reportBoundVifs)(() => rt) }),
     });
     return rt;
   };

@@ -37,6 +37,39 @@ t.test('readChassisConfig', async (t) => {
   t.same(config({ 'ovn-transport-zones': 'tz1,tz2' }).transportZones, ['tz1', 'tz2']);
 });
 
+t.test('readChassisConfig: the tunables, with ovn-controller\'s defaults, bounds and per-chassis keys', async (t) => {
+  const c = config({});
+  t.match(c, {
+    encapTos: undefined, encapDfDefault: undefined, setLocalIp: false, remoteProbeIntervalMs: 5000, openflowProbeIntervalSec: 0,
+    matchNorthdVersion: false, ofctrlWaitBeforeClearMs: 0, garpMaxTimeoutSec: 0, warnings: [],
+  }, 'defaults: a 5 s SB probe (a TCP remote), no OpenFlow probe, nothing else');
+  t.equal(config({ 'ovn-encap-tos': 'none' }).encapTos, undefined, 'tos "none" is no tos');
+  t.equal(config({ 'ovn-encap-tos': 'inherit', 'ovn-encap-tos-hv1': '46' }).encapTos, '46', 'ovn-encap-tos-<chassis> wins');
+  t.equal(config({ 'ovn-encap-df_default': 'false' }).encapDfDefault, 'false');
+  t.equal(config({ 'ovn-set-local-ip': 'TRUE' }).setLocalIp, true, 'booleans: "true" in any case');
+  t.equal(config({ 'ovn-set-local-ip': 'yes' }).setLocalIp, false, 'anything else is false');
+  t.equal(config({ 'ovn-match-northd-version': 'false', 'ovn-match-northd-version-hv1': 'true' }).matchNorthdVersion, true);
+  t.equal(config({ 'ovn-match-northd-version-hv2': 'true' }).matchNorthdVersion, false, 'another chassis\'s key is not ours');
+  t.equal(config({ 'ovn-remote-probe-interval': '0' }).remoteProbeIntervalMs, 0, '0 disables the SB probe');
+  t.equal(config({ 'ovn-remote-probe-interval': '200' }).remoteProbeIntervalMs, 1000, 'a nonzero SB probe is at least 1000 ms');
+  t.equal(config({ 'ovn-remote-probe-interval': ' +30000' }).remoteProbeIntervalMs, 30000, 'read as strtoll reads: leading blanks and a sign');
+  t.equal(config({ 'ovn-remote-probe-interval': '-7' }).remoteProbeIntervalMs, 1000, 'a negative one is forced up too, as reconnect.c does');
+  t.equal(config({ 'ovn-openflow-probe-interval': '2' }).openflowProbeIntervalSec, 5, 'a nonzero OpenFlow probe is at least 5 s');
+  t.equal(config({ 'ovn-openflow-probe-interval': '30', 'ovn-openflow-probe-interval-hv1': '60' }).openflowProbeIntervalSec, 60);
+  const bad = config({ 'ovn-openflow-probe-interval': '10', 'ovn-openflow-probe-interval-hv1': '10s' });
+  t.equal(bad.openflowProbeIntervalSec, 10, 'a per-chassis value that does not parse falls back to the plain key (smap_get_int)');
+  t.match(bad.warnings, [/ovn-openflow-probe-interval-hv1="10s" is not an integer/], 'and is logged');
+  t.equal(config({ 'ovn-remote-probe-interval': '5e3' }).remoteProbeIntervalMs, 5000, 'not an integer: the default');
+  t.equal(config({ 'ovn-ofctrl-wait-before-clear': '8000' }).ofctrlWaitBeforeClearMs, 8000);
+  t.equal(config({ 'ovn-ofctrl-wait-before-clear-hv1': '8000' }).ofctrlWaitBeforeClearMs, 0, 'wait-before-clear has no per-chassis key (ofctrl.c reads the plain one)');
+  const negative = config({ 'ovn-ofctrl-wait-before-clear': '-1' });
+  t.equal(negative.ofctrlWaitBeforeClearMs, 0, 'an unsigned key refuses a negative value (smap_get_uint): 0');
+  t.match(negative.warnings, [/ovn-ofctrl-wait-before-clear="-1"/]);
+  t.equal(config({ 'garp-max-timeout-sec': '4' }).garpMaxTimeoutSec, 4);
+  t.match(config({ 'garp-max-timeout-sec': '86401' }), { garpMaxTimeoutSec: 0, warnings: [/garp-max-timeout-sec="86401" is not an integer in \[0, 86400\]/] }, 'at most a day');
+  t.match(config({ 'ovn-set-local-ip': 'true', 'ovn-encap-ip': '10.0.0.1,10.0.0.2' }).warnings, [/ovn-set-local-ip does not support several addresses/]);
+});
+
 t.test('parseBridgeMappings', async (t) => {
   t.same([...parseBridgeMappings('physnet1:br-eth1,physnet2:br-eth2').mappings], [['physnet1', 'br-eth1'], ['physnet2', 'br-eth2']]);
   t.same([...parseBridgeMappings('').mappings], []);
@@ -91,6 +124,9 @@ t.test('desiredTunnels: preferred type, transport zones, is-remote', async (t) =
   ], 'geneve preferred over vxlan, vxlan where it is all they share; none to itself or to a remote chassis');
   const zoned = desiredTunnels(config({ 'ovn-transport-zones': 'tz1' }), { chassis: [chassisRow('h2', 'hv2', ['a2'], { transport_zones: ['tz2'] })], encap: (u) => encaps.find((e) => e._uuid === u) });
   t.same(zoned, [], 'no tunnel across transport zones');
+  const tuned = desiredTunnels(config({ 'ovn-encap-tos': 'inherit', 'ovn-encap-df_default': 'false', 'ovn-set-local-ip': 'true', 'ovn-encap-ip': '10.0.0.1,10.0.0.9' }), { chassis: [chassisRow('h2', 'hv2', ['a2'])], encap: (u) => encaps.find((e) => e._uuid === u) });
+  t.same(tuned.map((x) => Object.fromEntries(x.options)), [{ key: 'flow', remote_ip: '10.0.0.2', csum: 'false', tos: 'inherit', df_default: 'false', local_ip: '10.0.0.1' }],
+    'ovn-encap-tos, ovn-encap-df_default and ovn-set-local-ip (the first encap IP) in the tunnel\'s options');
   t.equal(tunnelPortName('hypervisor-2', new Set()), 'ovn-hyperv-0');
   t.equal(tunnelPortName('hv2', new Set(['ovn-hv2-0', 'ovn-hv2-1'])), 'ovn-hv2-2');
   t.same(parseTunnelId('a@b@10.0.0.1'), { chassis: 'a@b', ip: '10.0.0.1' });

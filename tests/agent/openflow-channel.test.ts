@@ -11,6 +11,7 @@ import t from 'tap';
 import { ChannelError, OfChannel, PENDING_REQUESTS_MAX } from '../../agent/openflow/channel.js';
 import { decodeMessage, encodeMessage, type FlowStats, type OfMessage } from '../../agent/openflow/messages.js';
 import type { OfDecodeError } from '../../agent/openflow/wire.js';
+import { FakeTimers } from '../helpers/fake-timers.js';
 
 interface Received {
   readonly xid: number;
@@ -158,6 +159,40 @@ t.test('sends echo requests when idle and reconnects when they go unanswered', a
   answerEchoes = false;
   await sw.until(() => sw.connections >= 2 && ch.connectionsN >= 2, 'a reconnect');
   t.same(states.slice(0, 3), ['ready', 'disconnected', 'ready']);
+});
+
+t.test('the probe interval (ovn-openflow-probe-interval): 0 sends no echo however long the line is idle; set later, it probes and drops a silent switch', async (t) => {
+  const sw = await FakeSwitch.start();
+  let answerEchoes = true;
+  sw.script = (r, reply) => {
+    if (r.msg.kind === 'echo_request' && !answerEchoes) return;
+    standardScript(r, reply);
+  };
+  const timers = new FakeTimers();
+  const ch = await OfChannel.connect({ target: sw.target, echoIntervalMs: 0, timers });
+  t.teardown(async () => { ch.close(); await sw.close(); });
+  t.equal(timers.pending, 0, 'no probe timer armed');
+  await timers.advance(3_600_000);
+  // A request and its reply: whatever the channel sent before it has reached the switch.
+  await ch.request({ kind: 'features_request' });
+  t.notOk(sw.received.some((r) => r.msg.kind === 'echo_request'), 'an hour idle: no echo request');
+  t.throws(() => ch.setProbeIntervalMs(-1), /probe interval must be a count of ms/);
+  ch.setProbeIntervalMs(5000);
+  t.equal(ch.probeIntervalMs, 5000);
+  await timers.advance(4_999);
+  await ch.request({ kind: 'features_request' });
+  t.notOk(sw.received.some((r) => r.msg.kind === 'echo_request'), 'not before the interval');
+  await timers.advance(10_001);
+  await sw.until(() => sw.received.some((r) => r.msg.kind === 'echo_request'), 'an echo request once idle for the interval');
+  t.equal(ch.connectionsN, 1, 'answered: the connection stays');
+  answerEchoes = false;
+  const before = sw.received.filter((r) => r.msg.kind === 'echo_request').length;
+  await timers.advance(10_000);
+  await sw.until(() => sw.received.filter((r) => r.msg.kind === 'echo_request').length > before, 'another probe');
+  await timers.advance(5_000);
+  await sw.until(() => sw.connections >= 2, 'an unanswered probe drops the connection after the interval');
+  ch.setProbeIntervalMs(0);
+  t.equal(timers.pending <= 1, true, 'turned off again: at most the reconnect timer is armed');
 });
 
 t.test('a lost connection fails what is in flight, then comes back with backoff', async (t) => {

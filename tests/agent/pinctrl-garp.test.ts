@@ -115,3 +115,28 @@ t.test('five announcements, then none, and a new round after the key comes back'
   t.match(problems[0], /gratuitous ARP for vm-pub not sent/);
   g.close();
 });
+
+t.test('garp-max-timeout-sec: the backoff doubles from 1 s up to the cap and the announcements never stop; a change starts them over', async (t) => {
+  const timers = new FakeTimers();
+  const sent: number[] = [];
+  const g = new Garps({ channel: { send: (): void => void sent.push(timers.now()) }, timers });
+  const t0 = timers.now();
+  g.setMaxTimeoutSec(4);
+  g.sync([{ key: 'vm-pub', mac: '00:00:00:00:aa:01', ipv4: 0xac10000a, dpKey: 3, portKey: 4 }]);
+  await timers.advance(30_000);
+  t.same(sent.map((x) => x - t0), [1000, 2000, 4000, 8000, 12000, 16000, 20000, 24000, 28000], '1 s, then waits of 1, 2, 4, 4, 4... s (23.03.3\'s schedule)');
+  await timers.advance(3_600_000);
+  t.equal(sent.filter((x) => x > t0 + 30_000).length, 900, 'and on: every 4 s for the next hour');
+  sent.length = 0;
+  g.setMaxTimeoutSec(4);
+  await timers.advance(8_000);
+  t.equal(sent.length, 2);
+  t.ok(sent.every((x) => (x - t0 - 28_000) % 4000 === 0), 'the same value changes nothing: still every 4 s in step');
+  sent.length = 0;
+  const t2 = timers.now();
+  g.setMaxTimeoutSec(0);
+  await timers.advance(60_000);
+  t.same(sent.map((x) => x - t2), [1000, 3000, 7000, 15000, 31000], 'back to 0: started over, five announcements on 23.03.1\'s schedule');
+  t.throws(() => g.setMaxTimeoutSec(-1), /count of seconds/);
+  g.close();
+});

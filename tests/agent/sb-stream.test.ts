@@ -4,6 +4,7 @@
 // reconnect rather than a corrupt view, that steps arriving while the runtime is busy are
 // coalesced into one update (a snapshot absorbing what came before it), that an Ack made while
 // disconnected is sent after the next Resume, and that the backoff is bounded and jittered.
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { Test } from 'tap';
@@ -336,4 +337,77 @@ t.test('a row larger than gRPC\'s default 4 MiB message reaches the agent', asyn
   await rt.nth(1);
   t.equal(rt.states.filter((s) => s.state === 'disconnected').length, 0, 'no reconnect');
   t.match(rt.updates[0], { reset: true, toRevision: 5 });
+});
+
+/** A TCP proxy to `upstream` that can stall: while stalled it forwards nothing either way and closes nothing. */
+async function stallingProxy(t: Test, upstream: string): Promise<{ address: string; stall: (on: boolean) => void }> {
+  const [host, port] = [upstream.slice(0, upstream.lastIndexOf(':')), Number(upstream.slice(upstream.lastIndexOf(':') + 1))];
+  let stalled = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const up = net.createConnection({ host, port });
+    sockets.add(client);
+    sockets.add(up);
+    const drop = (): void => {
+      client.destroy();
+      up.destroy();
+    };
+    client.on('error', drop);
+    up.on('error', drop);
+    client.on('close', drop);
+    up.on('close', drop);
+    client.on('data', (b: Buffer) => void (stalled || up.write(b)));
+    up.on('data', (b: Buffer) => void (stalled || client.write(b)));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  return { address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`, stall: (on) => void (stalled = on) };
+}
+
+t.test('ovn-remote-probe-interval: keepalive pings find a member that stopped answering; a new interval reconnects and resumes', async (t) => {
+  const member = await scriptedMember(t);
+  const proxy = await stallingProxy(t, member.address);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [proxy.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.setProbeIntervalMs(1000);
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c1 = await member.next();
+  c1.call.write(resume('SNAPSHOT', 0, 5));
+  c1.call.write(step(0, 5, [{ table: 'SB_Global', uuid: uuid(1), row: row('SB_Global', uuid(1)) }], true));
+  await rt.nth(1);
+  // A new interval: the stream reconnects to the same member at once and resumes after revision 5.
+  src.setProbeIntervalMs(2000);
+  const c2 = await member.next();
+  t.equal(c2.hello.lastRevision, 5, 'the new connection resumes after the last revision delivered');
+  t.match(await rt.disconnected(1), { state: 'disconnected', reason: /the probe interval is now 2000 ms/ });
+  c2.call.write(resume('DELTA', 5, 5));
+  await until(() => rt.states.at(-1)?.state === 'connected', 'connected again');
+  const stalledAt = Date.now();
+  proxy.stall(true);
+  const lost = await rt.disconnected(2);
+  const tookMs = Date.now() - stalledAt;
+  t.ok(tookMs < 8000, `the silent member is noticed after ${tookMs} ms (a ping every 2 s, 2 s to answer)`);
+  const reason = lost.state === 'disconnected' ? lost.reason : '';
+  t.notMatch(reason, /probe interval/, `by the keepalive: ${reason}`);
+});
+
+t.test('ovn-remote-probe-interval 0: no pings, a silent member goes unnoticed', async (t) => {
+  const member = await scriptedMember(t);
+  const proxy = await stallingProxy(t, member.address);
+  const rt = runtime();
+  const src = new SbStream({ endpoints: [proxy.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
+  t.teardown(() => src.close());
+  src.setProbeIntervalMs(0);
+  src.start(hello, rt.onUpdate, rt.onState);
+  const c1 = await member.next();
+  c1.call.write(resume('SNAPSHOT', 0, 5));
+  await until(() => rt.states.at(-1)?.state === 'connected', 'connected');
+  proxy.stall(true);
+  // What the previous test noticed within a few seconds stays unnoticed here.
+  await new Promise((r) => setTimeout(r, 5000));
+  t.notOk(rt.states.some((s) => s.state === 'disconnected'), 'still connected after 5 s of silence');
 });

@@ -27,7 +27,7 @@ function build(): { view: SbView; fx: ReturnType<typeof nbFixture>; northd: Retu
     [{ op: 'insert', table: 'Logical_Router', row: { name: 'lr0' } }],
     addLsp('sw0', 'p1', { addresses: set(['00:00:00:00:00:01 10.0.0.1']) }),
     addLsp('sw0', 'p2', { addresses: set(['00:00:00:00:00:02 10.0.0.2']), port_security: set(['00:00:00:00:00:02 10.0.0.2']) }),
-    addLsp('sw0', 'p3', { addresses: set(['unknown']) }),
+    addLsp('sw0', 'p3', { addresses: set(['unknown']), options: map({ 'iface-id-ver': 'v7' }) }),
     addLrp('lr0', 'lrp0', '00:00:00:00:ff:01', ['10.0.0.254/24']),
     addLsp('sw0', 'sw0-lr0', { type: 'router', addresses: set(['router']), options: map({ 'router-port': 'lrp0' }) }),
     addLsp('sw1', 'q1', { addresses: set(['00:00:00:00:01:01 20.0.0.1']) }),
@@ -98,7 +98,8 @@ t.test('Port_Binding', async (t) => {
   t.same(pbs, {
     p1: { ...base, dp: 'sw0', type: '', key: 1, options: {}, mac: ['00:00:00:00:00:01 10.0.0.1'] },
     p2: { ...base, dp: 'sw0', type: '', key: 2, options: {}, mac: ['00:00:00:00:00:02 10.0.0.2'], ps: ['00:00:00:00:00:02 10.0.0.2'] },
-    p3: { ...base, dp: 'sw0', type: '', key: 3, options: {}, mac: ['unknown'] },
+    // A VIF's options are copied, options:iface-id-ver among them (the agent binds by it).
+    p3: { ...base, dp: 'sw0', type: '', key: 3, options: { 'iface-id-ver': 'v7' }, mac: ['unknown'] },
     'sw0-lr0': { ...base, dp: 'sw0', type: 'patch', key: 4, options: { peer: 'lrp0' }, mac: ['router'] },
     lrp0: { ...base, dp: 'lr0', type: 'patch', key: 1, options: { peer: 'sw0-lr0' }, mac: ['00:00:00:00:ff:01 10.0.0.254/24'] },
     q1: { ...base, dp: 'sw1', type: '', key: 1, options: {}, mac: ['00:00:00:00:01:01 20.0.0.1'] },
