@@ -60,7 +60,7 @@ import { metersNode } from './meters.js';
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
 export type { ChassisOwnedColumns } from './ports.js';
-export { ACTIVATED_OPTION } from './ports.js';
+export { ACTIVATED_OPTION, PD_LIST_OPTION } from './ports.js';
 export { hashUuid } from './hash.js';
 export { Ipam } from './ipam.js';
 export type { DynamicAddressWrite } from './ipam.js';

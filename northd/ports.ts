@@ -53,6 +53,9 @@ import { virtualPortFacts, virtualPortRefs } from './virtual-ports.js';
 /** The options key chassis write (server/chassis-store.ts), shown while a port has additional chassis. */
 export const ACTIVATED_OPTION = 'additional-chassis-activated';
 
+/** The key of a router port's binding options its chassis writes the delegated IPv6 prefix under. */
+export const PD_LIST_OPTION = 'ipv6_ra_pd_list';
+
 /** The chassis-owned columns of a Port_Binding, as agents report them (by logical_port). */
 export interface ChassisOwnedColumns {
   readonly chassis?: readonly Uuid[];
@@ -67,6 +70,12 @@ export interface ChassisOwnedColumns {
    * chassis.
    */
   readonly additional_chassis_activated?: string;
+  /**
+   * options:ipv6_ra_pd_list as the chassis wrote it ("aid:prefix/plen", what a router port's
+   * DHCPv6 prefix delegation obtained): kept in the router port's binding options and
+   * advertised after its own prefixes.
+   */
+  readonly ipv6_ra_pd_list?: string;
 }
 
 /** The sb_owned source: data is logical_port → columns; a change is the set of names touched. */
@@ -734,7 +743,7 @@ function lrpPeerOf(db: Database, dps: DatapathsData, data: PortsData, lrp: nb.Lo
   return { peer: lspPeerOf(db, data, lrp.name), peerIsLrp: false, peerDp: undefined };
 }
 
-function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port): Desired | undefined {
+function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data: PortsData, lrp: nb.Logical_Router_Port, owned: ChassisOwnedColumns | undefined): Desired | undefined {
   const dp = datapathOf(dps, ownerOf(db, 'Logical_Router', lrp._uuid));
   if (dp === undefined) return undefined;
   const name = lrp.name;
@@ -749,7 +758,10 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
   if (chassis !== undefined) options.set('l3gateway-chassis', chassis);
   if (peer !== undefined) options.set('peer', peer);
   const networks = extractLrpNetworks(lrp.mac, lrp.networks);
-  if (peer !== undefined && peerName === undefined && networks !== undefined && networks.ipv6.length > 0) ipv6Options(lrp, networks, options);
+  const pdList = owned?.ipv6_ra_pd_list;
+  if (peer !== undefined && peerName === undefined && networks !== undefined && networks.ipv6.length > 0) ipv6Options(lrp, networks, options, pdList);
+  // What the chassis's prefix delegation wrote stays, on any router port (ovn-northd keeps it).
+  if (pdList !== undefined) options.set(PD_LIST_OPTION, pdList);
   // Its ARP replies come from one chassis when its link's switch has a localnet port.
   const peerLsp = peer === undefined || peerIsLrp ? undefined : findLsp(db, peer);
   const peerSwitch = peerLsp === undefined ? undefined : ownerOf(db, 'Logical_Switch', peerLsp._uuid);
@@ -780,7 +792,7 @@ const RA_MIN_INTERVAL_MIN = 3;
  * (copy_ra_to_sb): mode, intervals, MTU, prefixes, source MAC and link-local address, DNS
  * servers and search list, preference and route information.
  */
-function ipv6Options(lrp: nb.Logical_Router_Port, networks: LportAddresses, options: Map<string, string>): void {
+function ipv6Options(lrp: nb.Logical_Router_Port, networks: LportAddresses, options: Map<string, string>, pdList: string | undefined): void {
   const enabled = lrp.enabled.length === 0 || lrp.enabled[0] === true;
   if (enabled && boolOption(lrp.options, 'prefix_delegation', false)) options.set('ipv6_prefix_delegation', 'true');
   if (enabled && boolOption(lrp.options, 'prefix', false)) options.set('ipv6_prefix', 'true');
@@ -801,7 +813,11 @@ function ipv6Options(lrp: nb.Logical_Router_Port, networks: LportAddresses, opti
     if (a.isLla) options.set('ipv6_ra_src_addr', a.addrS);
     else prefixes.push(`${a.networkS}/${a.plen}`);
   }
-  options.set('ipv6_ra_prefixes', prefixes.join(' '));
+  // The delegated prefix is advertised too, as the chassis wrote it; one trailing space goes
+  // (ds_chomp).
+  let text = prefixes.map((x) => `${x} `).join('') + (pdList ?? '');
+  if (text.endsWith(' ')) text = text.slice(0, -1);
+  options.set('ipv6_ra_prefixes', text);
   for (const [from, to] of [['rdnss', 'ipv6_ra_rdnss'], ['dnssl', 'ipv6_ra_dnssl']] as const) {
     const v = ra.get(from);
     if (v !== undefined) options.set(to, v);
@@ -1079,7 +1095,7 @@ function project(db: Database, dps: DatapathsData, owned: SbOwnedData, registry:
     const lsp = lspOf.has(name) ? lspOf.get(name) : findLsp(db, name);
     if (lsp !== undefined) return desiredLsp(db, facts, dps, registry, lsp, owned.get(name));
     const lrp = lrpOf.has(name) ? lrpOf.get(name) : findLrp(db, name);
-    if (lrp !== undefined) return desiredLrp(db, facts, dps, data, lrp);
+    if (lrp !== undefined) return desiredLrp(db, facts, dps, data, lrp, owned.get(name));
     const gatewayPort = lrpOfCrName(name);
     return gatewayPort === undefined ? undefined : desiredCr(db, facts, dps, data, name, gatewayPort);
   };

@@ -46,8 +46,12 @@ import type { NodeId } from '../cluster/types.js';
  *     ports a chassis reported: true for a router port, false for a port no chassis binds (it
  *     was left empty), from the entry that makes the port or changes its type or name. Moving to
  *     9 writes every port's.
+ * 10. Also DHCPv6 prefix delegation: a chassis writes options:ipv6_ra_pd_list into a router
+ *     port's binding (the prefix its pinctrl obtained), which northd keeps there and advertises,
+ *     and from which the central writes the router port's NB ipv6_prefix when the port asks for
+ *     a prefix (options:prefix=true); refused before.
  */
-export const APPLY_VERSION_MAX = 9;
+export const APPLY_VERSION_MAX = 10;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -75,6 +79,9 @@ export const APPLY_VERSION_VXLAN_MODE = 8;
 
 /** The first version where every switch port's up is written (a router port's true). */
 export const APPLY_VERSION_PORTS_UP = 9;
+
+/** The first version where chassis write options:ipv6_ra_pd_list and the NB router port's ipv6_prefix follows. */
+export const APPLY_VERSION_PREFIX_DELEGATION = 10;
 
 const INFO_PREFIX = 'apply-max=';
 

@@ -34,7 +34,7 @@ import { applyMutation, parseMutations } from '../ovsdb/mutation.js';
 import type { Database } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
-import { ACTIVATED_OPTION } from '../northd/index.js';
+import { ACTIVATED_OPTION, PD_LIST_OPTION } from '../northd/index.js';
 import type { BfdStatus } from '../northd/bfd.js';
 import { isBfdStatus } from '../northd/bfd.js';
 
@@ -146,6 +146,11 @@ export interface SbTxnContext {
    * (the cluster applies version 4 or later); refused otherwise.
    */
   readonly migrationWrites?: boolean;
+  /**
+   * Chassis may write options:ipv6_ra_pd_list (the prefix a router port's DHCPv6 prefix
+   * delegation obtained; the cluster applies version 10 or later); refused otherwise.
+   */
+  readonly pdWrites?: boolean;
   /** northd's BFD rows as they are now, by UUID. */
   readonly bfdSessions?: ReadonlyMap<Uuid, Row>;
   /** Chassis may report BFD.status (the cluster applies version 5 or later); refused otherwise. */
@@ -210,33 +215,45 @@ function selected(rows: ReadonlyMap<Uuid, Row>, where: unknown): Iterable<Row> {
 const NAMED_PLACEHOLDER = '00000000-0000-0000-0000-000000000000';
 
 /**
- * The report field that carries a binding's options:additional-chassis-activated, the one key
- * of options a chassis writes: which chassis activated a migrating port (activation-strategy=rarp).
+ * The keys of a binding's options a chassis writes, each with the report field that carries it
+ * and the apply version from which it may: which chassis activated a migrating port
+ * (activation-strategy=rarp), and the prefix a router port's DHCPv6 prefix delegation obtained
+ * (ovn-controller's pinctrl writes "aid:prefix/plen").
  */
-const ACTIVATED_FIELD = 'additional_chassis_activated';
+const chassisOptionKeys = [
+  { key: ACTIVATED_OPTION, field: 'additional_chassis_activated', version: 4 },
+  { key: PD_LIST_OPTION, field: 'ipv6_ra_pd_list', version: 10 },
+] as const;
 
-/** `options` with the activation key set to `activated` (or without it). */
-function withActivated(options: ReadonlyMap<string, string>, activated: string | undefined): ReadonlyMap<string, string> {
+/** `options` with the chassis's keys as `next` reports them (each set or removed). */
+function withChassisOptions(options: ReadonlyMap<string, string>, next: Record<string, unknown>): ReadonlyMap<string, string> {
   const out = new Map(options);
-  if (activated === undefined) out.delete(ACTIVATED_OPTION);
-  else out.set(ACTIVATED_OPTION, activated);
+  for (const { key, field } of chassisOptionKeys) {
+    const v = next[field] as string | undefined;
+    if (v === undefined) out.delete(key);
+    else out.set(key, v);
+  }
   return out;
 }
 
 /**
- * A chassis wrote `after` as a binding's options, which were `before`: only the activation key
- * may differ; its value becomes the report.
+ * A chassis wrote `after` as a binding's options, which were `before`: only the chassis's keys
+ * may differ (each from its apply version on); their values become the report.
  */
-function setActivated(next: Record<string, unknown>, before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): void {
+function setChassisOptions(next: Record<string, unknown>, before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>, pdWrites: boolean): void {
   const keys = new Set([...before.keys(), ...after.keys()]);
-  keys.delete(ACTIVATED_OPTION);
   const changed = [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
-  if (changed.length > 0) {
-    throw permission(`Port_Binding options are written by northd; a chassis may set only options:${ACTIVATED_OPTION} (not ${changed.join(', ')})`);
+  const allowed = (k: string): boolean => k === ACTIVATED_OPTION || (k === PD_LIST_OPTION && pdWrites);
+  const refused = changed.filter((k) => !allowed(k));
+  if (refused.length > 0) {
+    const pd = refused.includes(PD_LIST_OPTION) ? `; options:${PD_LIST_OPTION} once every member of the cluster runs a build that takes it (apply version 10)` : '';
+    throw permission(`Port_Binding options are written by northd; a chassis may set only options:${ACTIVATED_OPTION}${pdWrites ? ` and options:${PD_LIST_OPTION}` : ''} (not ${refused.join(', ')})${pd}`);
   }
-  const v = after.get(ACTIVATED_OPTION);
-  if (v === undefined) delete next[ACTIVATED_FIELD];
-  else next[ACTIVATED_FIELD] = v;
+  for (const { key, field } of chassisOptionKeys) {
+    const v = after.get(key);
+    if (v === undefined) delete next[field];
+    else next[field] = v;
+  }
 }
 
 /**
@@ -259,20 +276,20 @@ function portUpdates(
       count++;
       const port = row.logical_port as string;
       const next: Record<string, unknown> = { ...current(port) };
-      // options as this op finds them: northd's, with the activation key as reported so far.
-      const options = (): ReadonlyMap<string, string> => withActivated(row.options as ReadonlyMap<string, string>, next[ACTIVATED_FIELD] as string | undefined);
+      // options as this op finds them: northd's, with the chassis's keys as reported so far.
+      const options = (): ReadonlyMap<string, string> => withChassisOptions(row.options as ReadonlyMap<string, string>, next);
       try {
         for (const [col, json] of Object.entries(p.row)) {
           const column = pbSchema.columns.get(col);
           if (column === undefined) continue;
           const value = valueFromJson(column.type, json, resolve);
-          if (col === 'options') setActivated(next, options(), value as ReadonlyMap<string, string>);
+          if (col === 'options') setChassisOptions(next, options(), value as ReadonlyMap<string, string>, ctx.pdWrites === true);
           else next[col] = value;
         }
         for (const m of mutations) {
           const col = m.column.name;
           if (col === 'options') {
-            setActivated(next, options(), fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, options()))) as ReadonlyMap<string, string>);
+            setChassisOptions(next, options(), fromDatum(m.column.type, applyMutation(m, toDatum(m.column.type, options()))) as ReadonlyMap<string, string>, ctx.pdWrites === true);
             continue;
           }
           const now = (next[col] ?? (row as unknown as Record<string, unknown>)[col]) as Value;

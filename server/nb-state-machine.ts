@@ -13,8 +13,9 @@ import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrit
 import { Ipam, tagWrites } from '../northd/index.js';
 import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
+import { boolOption } from '../northd/nb.js';
 import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_PREFIX_DELEGATION, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp, vxlanModeOf } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -296,6 +297,7 @@ export class NbStateMachine implements StateMachine {
       igmpGroups: this.version >= APPLY_VERSION_IGMP_GROUPS,
       controllerEvents: this.version >= APPLY_VERSION_CONTROLLER_EVENTS,
       migrationWrites: this.version >= APPLY_VERSION_MIGRATION_WRITES,
+      pdWrites: this.version >= APPLY_VERSION_PREFIX_DELEGATION,
       bfdSessions: projection?.bfdSessions?.() ?? new Map(),
       bfdWrites: this.version >= APPLY_VERSION_BFD,
     });
@@ -311,7 +313,7 @@ export class NbStateMachine implements StateMachine {
         if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
         const vxlanOptions = this.syncVxlanMode(out.delta, seed);
         const reported = mergeDeltas(this.writeBfdStatus(bfdReportWrites(this.db, out.bfd), seed), vxlanOptions);
-        const nbDelta = mergeDeltas(mergeDeltas(this.syncPortsUp(out.ports, seed), reported), this.syncCfg(seed, timestampMs));
+        const nbDelta = mergeDeltas(mergeDeltas(mergeDeltas(this.syncPortsUp(out.ports, seed), reported), this.syncPrefixes(out.ports, seed)), this.syncCfg(seed, timestampMs));
         this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
         if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0 || out.bfd.size > 0) {
@@ -541,6 +543,30 @@ export class NbStateMachine implements StateMachine {
     const upSeed: UuidSeed = [seed[0], seed[1], (seed[2] ^ 0x27d4eb2f) >>> 0, seed[3] || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(upSeed) });
     assert.ok(out.kind === 'committed', `updating Logical_Switch_Port.up cannot fail: ${JSON.stringify(out)}`);
+    return out.delta;
+  }
+
+  /**
+   * From version 10, a router port's NB ipv6_prefix from the prefix its chassis's delegation
+   * wrote into the binding (ovn_update_ipv6_prefix): for a port with options:prefix=true whose
+   * options:ipv6_ra_pd_list reads "aid:prefix", the prefix; never cleared, as ovn-northd leaves it.
+   */
+  private syncPrefixes(ports: ReadonlyMap<string, ChassisOwnedColumns | undefined>, seed: UuidSeed): DbDelta {
+    if (this.version < APPLY_VERSION_PREFIX_DELEGATION || ports.size === 0) return { changes: [] };
+    const ops: unknown[] = [];
+    for (const [name, owned] of [...ports].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      const prefix = delegatedPrefix(owned?.ipv6_ra_pd_list);
+      if (prefix === undefined) continue;
+      const lrp = this.db.findUnique('Logical_Router_Port', ['name'], [name]);
+      if (lrp === undefined || !boolOption(lrp.options as ReadonlyMap<string, string>, 'prefix', false)) continue;
+      const was = lrp.ipv6_prefix as readonly string[];
+      if (was.length === 1 && was[0] === prefix) continue;
+      ops.push({ op: 'update', table: 'Logical_Router_Port', where: [['_uuid', '==', ['uuid', lrp._uuid]]], row: { ipv6_prefix: prefix } });
+    }
+    if (ops.length === 0) return { changes: [] };
+    const prefixSeed: UuidSeed = [seed[0], (seed[1] ^ 0x70726566) >>> 0, seed[2], seed[3] || 1];
+    const out = transact(this.db, ops, { newUuid: uuidSource(prefixSeed) });
+    assert.ok(out.kind === 'committed', `writing Logical_Router_Port.ipv6_prefix cannot fail: ${JSON.stringify(out)}`);
     return out.delta;
   }
 
@@ -802,4 +828,15 @@ export function mergeAllDeltas(deltas: readonly DbDelta[]): DbDelta {
 function isUp(lsp: Row, up: boolean): boolean {
   const was = lsp.up as readonly boolean[] | undefined;
   return was !== undefined && was.length === 1 && was[0] === up;
+}
+
+/**
+ * The prefix of a chassis's options:ipv6_ra_pd_list, "aid:prefix" as ovn-northd scans it
+ * ("%u:%s": a decimal, a colon, then the text up to the first blank); undefined when it does
+ * not read so.
+ */
+export function delegatedPrefix(pdList: string | undefined): string | undefined {
+  if (pdList === undefined) return undefined;
+  const m = /^[ \t\n\v\f\r]*\+?\d+:[ \t\n\v\f\r]*([^ \t\n\v\f\r]+)/.exec(pdList);
+  return m === null ? undefined : m[1];
 }

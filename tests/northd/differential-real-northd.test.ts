@@ -18,6 +18,7 @@ import type { DbDelta } from '../../ovsdb/index.js';
 import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
 import { optionUint } from '../../northd/nb.js';
 import { agingOps, macBindingAgingPlan, staleOps, staleRows } from '../../server/sb-housekeeping.js';
+import { delegatedPrefix } from '../../server/nb-state-machine.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -2343,5 +2344,45 @@ t.test('(mm) routable addresses (options:add_route): another router on a distrib
   t.same(routed('lrB'), [], 'no routes without lrA\'s distributed gateway port');
   await real.nbctl(['lrp-set-gateway-chassis', 'lrA-join', 'hv1', '10']);
   await real.nbctl(['lsp-del', 'join-lrC']);
+  await compareWithReal(t, real);
+});
+
+t.test('(nn) DHCPv6 prefix delegation: the prefix a chassis writes into a router port\'s binding (options:ipv6_ra_pd_list)', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ['ls-add', 'sw1'],
+    ['ls-add', 'sw2'],
+    ['lr-add', 'lr0'],
+    ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:01', 'fd00:1::1/64', '10.0.1.1/24'],
+    routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
+    ['lrp-add', 'lr0', 'lr0-sw2', '00:00:00:00:ff:02', 'fd00:2::1/64'],
+    routerLsp('sw2', 'sw2-lr0', 'lr0-sw2'),
+    // lr0-sw1 advertises periodically; lr0-sw2 asks its upstream for a prefix.
+    ['set', 'Logical_Router_Port', 'lr0-sw1', 'ipv6_ra_configs:address_mode=slaac', 'ipv6_ra_configs:send_periodic=true'],
+    ['set', 'Logical_Router_Port', 'lr0-sw2', 'ipv6_ra_configs:address_mode=dhcpv6_stateful', 'options:prefix_delegation=true', 'options:prefix=true'],
+  ]);
+  /** What a chassis's pinctrl writes: the key into the binding's options, on both SBs. */
+  const delegate = async (port: string, value: string): Promise<void> => {
+    await real.sbctl(['set', 'Port_Binding', port, `options:ipv6_ra_pd_list="${value}"`]);
+    t.match(real.chassisTxn([{ op: 'mutate', table: 'Port_Binding', where: [['logical_port', '==', port]], mutations: [['options', 'delete', ['set', ['ipv6_ra_pd_list']]], ['options', 'insert', ['map', [['ipv6_ra_pd_list', value]]]]] }]), { kind: 'committed' });
+    await real.nbctl(['sync']);
+  };
+  const options = (name: string): ReadonlyMap<string, string> | undefined => ours<sb.Port_Binding>(real.northd.view(), 'Port_Binding').find((p) => p.logical_port === name)?.options;
+  // The real NB as mirrored after each command (the real ovn-northd's writes included).
+  const realPrefix = async (port: string): Promise<string> => {
+    await real.nbctl(['sync']);
+    const row = [...real.fx.db.rows('Logical_Router_Port').values()].find((r) => r['name'] === port);
+    return JSON.stringify(row?.['ipv6_prefix']);
+  };
+  await delegate('lr0-sw1', '1:2001:db8:1::/48');
+  await delegate('lr0-sw2', '2:2001:db8:2::/56');
+  await compareWithReal(t, real);
+  t.equal(options('lr0-sw1')?.get('ipv6_ra_prefixes'), 'fd00:1::/64 1:2001:db8:1::/48', 'the delegated prefix advertised after the port\'s own');
+  t.equal(options('lr0-sw2')?.get('ipv6_ra_pd_list'), '2:2001:db8:2::/56', 'kept in the binding\'s options');
+  // The NB ipv6_prefix the central writes (nb-state-machine's syncPrefixes) is the real ovn-northd's.
+  t.equal(await realPrefix('lr0-sw2'), JSON.stringify([delegatedPrefix('2:2001:db8:2::/56')]), 'lr0-sw2 (options:prefix=true): the prefix');
+  t.equal(await realPrefix('lr0-sw1'), '[]', 'lr0-sw1 asks for none: nothing written');
+  // A new prefix, and the port's own network changed.
+  await delegate('lr0-sw1', '1:2001:db8:9::/48');
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'networks="fd00:1::1/64" "fd00:5::1/64"']);
   await compareWithReal(t, real);
 });

@@ -178,7 +178,7 @@ export async function startRealSandbox(t: Test): Promise<RealSandbox> {
     const rows = (table: string): ReadonlyMap<string, Row> => northd.view().get(table) ?? new Map<string, Row>();
     const out = applySbTxn(chassisDb, [...ops], {
       newUuid: uuidSource([0x5b, ++sbSeed, 0, 1]), portBindings: rows('Port_Binding'), owned: northd.chassisOwned(), serviceMonitors: rows('Service_Monitor'),
-      igmpGroups: true, migrationWrites: true, controllerEvents: true,
+      igmpGroups: true, migrationWrites: true, controllerEvents: true, pdWrites: true,
     });
     if (out.kind !== 'committed') return out;
     if (out.ports.size > 0 || out.chassis.size > 0 || out.hostnames.size > 0) northd.setChassisOwned(fx.db, out.ports, out.chassis, out.hostnames);
