@@ -204,16 +204,15 @@ function bindingRow(d: Desired, sbUuid: Uuid, key: number, ids: readonly (readon
  * every row against contentVersion.
  */
 function writeBindingText(w: TextSink, b: { readonly row: sb.Datapath_Binding; readonly ids: readonly (readonly [string, string])[] }): void {
-  const q = JSON.stringify;
   w.put('{"tunnel_key":');
   w.put(String(b.row.tunnel_key));
   w.put(',"load_balancers":[],"external_ids":[');
   for (let i = 0; i < b.ids.length; i++) {
     const [k, v] = b.ids[i] as readonly [string, string];
     w.put(i === 0 ? '[' : ',[');
-    w.put(q(k));
+    w.putString(k);
     w.put(',');
-    w.put(q(v));
+    w.putString(v);
     w.put(']');
   }
   w.put(']}');

@@ -273,7 +273,12 @@ function uuidOfScratch(len: number): string {
 /** Receives, piece by piece, a text being hashed. */
 export interface TextSink {
   put(piece: string): void;
+  /** Puts `JSON.stringify(text)`, without building it when it needs no escapes. */
+  putString(text: string): void;
 }
+
+const QUOTE = 34;
+const BACKSLASH = 92;
 
 /** The sink writing into the scratch area, from `at`; `ok` false once a piece did not fit or was not ASCII. */
 class ScratchSink implements TextSink {
@@ -291,6 +296,29 @@ class ScratchSink implements TextSink {
     const at = putAscii(piece, this.at);
     if (at < 0) this.ok = false;
     else this.at = at;
+  }
+
+  putString(text: string): void {
+    if (!this.ok) return;
+    const n = text.length;
+    // Room for the quotes and the closing ';'.
+    if (this.at + n + 3 > scratchBytes) {
+      this.ok = false;
+      return;
+    }
+    let at = this.at;
+    scratch[at++] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c === QUOTE || c === BACKSLASH || c >= 0x80) {
+        // Escaped (or not ASCII, which the general path takes): JSON.stringify's text.
+        this.put(JSON.stringify(text));
+        return;
+      }
+      scratch[at++] = c;
+    }
+    scratch[at++] = QUOTE;
+    this.at = at;
   }
 }
 
@@ -325,7 +353,7 @@ export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextS
     }
   }
   const pieces: string[] = [];
-  write({ put: (piece) => void pieces.push(piece) }, value);
+  write({ put: (piece) => void pieces.push(piece), putString: (text) => void pieces.push(JSON.stringify(text)) }, value);
   return hashUuid([head, pieces.join('')]);
 }
 

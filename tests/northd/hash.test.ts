@@ -59,7 +59,7 @@ function hashUuidReference(parts: readonly string[]): string {
 }
 
 t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definition', async (t) => {
-  const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`];
+  const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`, 'ctl\u0001\n', 'q"uote\\d', 'w'.repeat(4090)];
   for (let n = 0; n < 40; n++) samples.push(Array.from({ length: n * 3 }, (_, i) => String.fromCharCode(32 + ((i * 11 + n) % 95))).join(''));
   let checked = 0;
   for (let i = 0; i < samples.length; i++) {
@@ -72,6 +72,9 @@ t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definiti
       t.equal(hashUuid6(six[0] as string, six[1] as string, six[2] as string, six[3] as string, six[4] as string, six[5] as string), hashUuidReference(six));
       // A written text: the parts after the first as its pieces.
       t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p) => sink.put(p))), hashUuidReference([parts[0] as string, parts.slice(1).join('')]));
+      // Every other piece as a JSON string (putString): escapes and non-ASCII text included.
+      const quoted = parts.slice(1).map((p, k) => (k % 2 === 1 ? JSON.stringify(p) : p)).join('');
+      t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p, k) => (k % 2 === 1 ? sink.putString(p) : sink.put(p)))), hashUuidReference([parts[0] as string, quoted]));
       checked++;
     }
   }
