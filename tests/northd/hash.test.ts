@@ -97,6 +97,29 @@ t.test('setSumWith: the word-wise sum of a set, whatever the order, undone by ta
   t.not(setSumWith(EMPTY_SET_SUM, uuids.slice(1), 1).join(), all.join(), 'a member more or less changes the sum');
 });
 
+t.test('setSumWith reads UUIDs in place as uuidWords reads them, odd spellings included', async (t) => {
+  // The reference: each member's words from uuidWords, added one by one.
+  const reference = (sum: readonly number[], members: readonly string[], sign: 1 | -1): number[] => {
+    const w = [...sum];
+    for (const m of members) {
+      const x = uuidWords(m);
+      for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * (x[i] as number)) >>> 0;
+    }
+    return w;
+  };
+  const members = [
+    ...Array.from({ length: 200 }, (_, i) => hashUuid(['member', String(i)])),
+    'FFFFFFFF-ABCD-Ef01-8000-00000000000A', // upper case, as parseInt reads it
+    '0000000g-0000-0000-0000-000000000000', // not hex: parseInt's prefix
+    '00000001-0002-0003-0004-000000000005-', // too long
+    'not a uuid',
+    '',
+  ];
+  const start = [7, 0xfffffff0, 0x80000000, 1];
+  t.same(setSumWith(start as unknown as typeof EMPTY_SET_SUM, members, 1), reference(start, members, 1));
+  t.same(setSumWith(start as unknown as typeof EMPTY_SET_SUM, members, -1), reference(start, members, -1));
+});
+
 t.test('SummedSet: sorted members and their sum, read after a few changes or many', async (t) => {
   // A fixed linear congruential sequence: the same run every time.
   let state = 12345;
