@@ -114,6 +114,7 @@ export function switchGlobalsOf(db: Database): SwitchGlobals {
 }
 
 export interface AclsData {
+  /** Switches with ACLs or QoS rules: a switch without either has no entry. */
   readonly bySwitch: Map<Uuid, SwitchAcls>;
   /** NB_Global's options every switch's flows read, as last read (they change with the ACLs'). */
   globals: SwitchGlobals;
@@ -288,11 +289,19 @@ function switchAclsOf(db: Database, dps: DatapathsData, data: AclsData, dp: Uuid
   const ls = nbGet<nb.Logical_Switch>(db, 'Logical_Switch', info.nbUuid);
   if (ls === undefined) return undefined;
   const qos = switchQosOf(db, data, ls);
-  const uuids: Uuid[] = [...ls.acls];
-  for (const pg of [...(data.switchPgs.get(dp) ?? [])].sort()) uuids.push(...(nbGet<nb.Port_Group>(db, 'Port_Group', pg)?.acls ?? []));
-  if (uuids.length === 0) return { acls: NO_ACLS, hasAcls: false, hasStateful: false, qos };
+  const pgs = data.switchPgs.get(dp);
+  // Its own ACLs are a set column, sorted already: copied only to add its port groups' ACLs.
+  let uuids: readonly Uuid[] = ls.acls;
+  if (pgs !== undefined) {
+    const all = [...ls.acls];
+    for (const pg of [...pgs].sort()) all.push(...(nbGet<nb.Port_Group>(db, 'Port_Group', pg)?.acls ?? []));
+    uuids = all.sort();
+  }
+  // A switch without ACLs or QoS rules has no state: its flows read the defaults (no ACLs, not
+  // stateful), and a new switch is not reported to the flows for a state that changes nothing.
+  if (uuids.length === 0) return qos.length === 0 ? undefined : { acls: NO_ACLS, hasAcls: false, hasStateful: false, qos };
   const acls = new Map<Uuid, AclFacts>();
-  for (const u of uuids.sort()) {
+  for (const u of uuids) {
     let f = facts.get(u);
     if (f === undefined) {
       const row = nbGet<nb.ACL>(db, 'ACL', u);
@@ -372,10 +381,10 @@ function refreshSwitches(db: Database, dps: DatapathsData, data: AclsData, dirty
   for (const dp of [...dirty.switches].sort()) {
     const old = data.bySwitch.get(dp);
     const now = switchAclsOf(db, dps, data, dp);
+    if (old === undefined && now === undefined) continue;
     if (old !== undefined && now !== undefined && sameData(old, now)) continue;
     if (now === undefined) data.bySwitch.delete(dp);
     else data.bySwitch.set(dp, now);
-    if (old === undefined && now === undefined) continue;
     const prev = out.switches.get(dp);
     out.switches.set(dp, { old: prev === undefined ? old : prev.old, new: now });
   }
@@ -430,9 +439,10 @@ export function aclsNode(): EngineNode<AclsData, AclsChange> {
               data.globals = globals;
             }
           } else if (c.table === 'Logical_Switch') {
-            // Only its acls column (and whether it exists) reaches its ACL state: a port added
-            // to a switch of a thousand ACLs must not read them all again.
-            if (c.kind !== 'modify' || c.columns.includes('acls') || c.columns.includes('qos_rules')) dirty.switches.add(datapathSbUuid(c.uuid));
+            // Only its acls and qos_rules columns reach its ACL state: a port added to a switch
+            // of a thousand ACLs must not read them all again. A switch inserted or deleted
+            // comes or goes with its datapath, through the datapaths input.
+            if (c.kind === 'modify' && (c.columns.includes('acls') || c.columns.includes('qos_rules'))) dirty.switches.add(datapathSbUuid(c.uuid));
           } else if (c.table === 'Port_Group') {
             const oldRow = c.kind === 'insert' ? undefined : (c.old as unknown as nb.Port_Group);
             const newRow = c.kind === 'delete' ? undefined : (c.new as unknown as nb.Port_Group);

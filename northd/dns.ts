@@ -90,10 +90,12 @@ function dnsRow(db: Database, data: DnsData, nbUuid: Uuid): sb.DNS | undefined {
 function derive(db: Database, dps: DatapathsData, data: DnsData, dirty: Dirty, out: DnsChange): void {
   const flagged = new Set<Uuid>();
   for (const nbUuid of [...dirty.switches].sort()) {
-    flagged.add(nbUuid);
     const old = data.refsBySwitch.get(nbUuid) ?? NO_UUIDS;
     const now = refsOf(db, dps, nbUuid);
+    // With the same rows named, only a change of those rows (below) can flip its flag: a new
+    // switch naming none is not looked at again.
     if (sameUuids(old, now)) continue;
+    flagged.add(nbUuid);
     for (const dns of old) {
       dirty.dns.add(dns);
       const s = data.switchesByDns.get(dns);

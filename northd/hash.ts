@@ -273,7 +273,12 @@ function uuidOfScratch(len: number): string {
 /** Receives, piece by piece, a text being hashed. */
 export interface TextSink {
   put(piece: string): void;
+  /** Puts `JSON.stringify(text)`, without building it when it needs no escapes. */
+  putString(text: string): void;
 }
+
+const QUOTE = 34;
+const BACKSLASH = 92;
 
 /** The sink writing into the scratch area, from `at`; `ok` false once a piece did not fit or was not ASCII. */
 class ScratchSink implements TextSink {
@@ -291,6 +296,29 @@ class ScratchSink implements TextSink {
     const at = putAscii(piece, this.at);
     if (at < 0) this.ok = false;
     else this.at = at;
+  }
+
+  putString(text: string): void {
+    if (!this.ok) return;
+    const n = text.length;
+    // Room for the quotes and the closing ';'.
+    if (this.at + n + 3 > scratchBytes) {
+      this.ok = false;
+      return;
+    }
+    let at = this.at;
+    scratch[at++] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c === QUOTE || c === BACKSLASH || c >= 0x80) {
+        // Escaped (or not ASCII, which the general path takes): JSON.stringify's text.
+        this.put(JSON.stringify(text));
+        return;
+      }
+      scratch[at++] = c;
+    }
+    scratch[at++] = QUOTE;
+    this.at = at;
   }
 }
 
@@ -325,7 +353,7 @@ export function hashUuidOfWritten<T>(head: string, value: T, write: (sink: TextS
     }
   }
   const pieces: string[] = [];
-  write({ put: (piece) => void pieces.push(piece) }, value);
+  write({ put: (piece) => void pieces.push(piece), putString: (text) => void pieces.push(JSON.stringify(text)) }, value);
   return hashUuid([head, pieces.join('')]);
 }
 
@@ -361,10 +389,55 @@ export function setVersion(table: string, uuid: string, count: number, sum: SetS
   return hashUuid([table, uuid, String(count), ...sum.map(String)]);
 }
 
-/** `sum` with `members` added (sign 1) or taken away (sign -1). */
+/** The value of a hex digit (either case), or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+
+/**
+ * Adds `sign` times the words of `uuid` (uuidWords) into `w`, read digit by digit from the
+ * text: no digits-only copy, slices or array per member. False, with `w` untouched, when `uuid`
+ * is not 36 characters with its 32 hex digits in place: the caller takes uuidWords then.
+ */
+function addUuidWords(w: number[], uuid: string, sign: 1 | -1): boolean {
+  if (uuid.length !== 36 || uuid.charCodeAt(8) !== 45 || uuid.charCodeAt(13) !== 45 || uuid.charCodeAt(18) !== 45 || uuid.charCodeAt(23) !== 45) return false;
+  let w0 = 0;
+  let w1 = 0;
+  let w2 = 0;
+  let w3 = 0;
+  for (let d = 0; d < 8; d++) {
+    const a = hexDigit(uuid.charCodeAt(UUID_DIGIT_AT[d] as number));
+    const b = hexDigit(uuid.charCodeAt(UUID_DIGIT_AT[d + 8] as number));
+    const c = hexDigit(uuid.charCodeAt(UUID_DIGIT_AT[d + 16] as number));
+    const e = hexDigit(uuid.charCodeAt(UUID_DIGIT_AT[d + 24] as number));
+    if ((a | b | c | e) < 0) return false;
+    // Multiplied, not shifted: a shift would wrap words of 2^31 and more to negative numbers.
+    w0 = w0 * 16 + a;
+    w1 = w1 * 16 + b;
+    w2 = w2 * 16 + c;
+    w3 = w3 * 16 + e;
+  }
+  w[0] = ((w[0] as number) + sign * w0) >>> 0;
+  w[1] = ((w[1] as number) + sign * w1) >>> 0;
+  w[2] = ((w[2] as number) + sign * w2) >>> 0;
+  w[3] = ((w[3] as number) + sign * w3) >>> 0;
+  return true;
+}
+
+/**
+ * `sum` with `members` added (sign 1) or taken away (sign -1). UUID members are read in place
+ * (addUuidWords): a new switch joins every class of its shard's template flows, and the words
+ * array, digits-only copy and slices of each join were 0.8 of the 11.3 MB an entry of 1,000
+ * new switches allocated.
+ */
 export function setSumWith(sum: SetSum, members: Iterable<string>, sign: 1 | -1, words: (member: string) => SetSum = uuidWords): SetSum {
-  const w = [...sum];
+  const w = [sum[0], sum[1], sum[2], sum[3]];
   for (const m of members) {
+    if (words === uuidWords && addUuidWords(w, m, sign)) continue;
     const x = words(m);
     for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * (x[i] as number)) >>> 0;
   }

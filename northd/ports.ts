@@ -323,15 +323,14 @@ function bindingRow(info: PortInfo, c: BindingColumns, owned: ChassisOwnedColumn
  * tests/northd/projections.test.ts checks every row against contentVersion.
  */
 function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
-  const q = JSON.stringify;
   // gateway_chassis is always empty here (bindingRow); the rest go through
   // the cheap forms of canonicalText below.
   // Runs of columns that are usually empty are one piece when they are (a VIF's parent_port
   // and tag, an unclaimed port's chassis-owned columns): each piece costs a call and a copy.
   w.put('{"logical_port":');
-  w.put(q(r.logical_port));
+  w.putString(r.logical_port);
   w.put(',"type":');
-  w.put(q(r.type));
+  w.putString(r.type);
   if (r.ha_chassis_group.length === 0) w.put(',"gateway_chassis":[],"ha_chassis_group":[],"options":');
   else {
     w.put(',"gateway_chassis":[],"ha_chassis_group":');
@@ -340,7 +339,7 @@ function writeBindingText(w: TextSink, r: sb.Port_Binding): void {
   }
   w.put(mapText(r.options));
   w.put(',"datapath":');
-  w.put(q(r.datapath));
+  w.putString(r.datapath);
   w.put(',"tunnel_key":');
   w.put(String(r.tunnel_key));
   if (r.mirror_rules.length === 0) putPair(w, PARENT_TAG, r.parent_port, r.tag);

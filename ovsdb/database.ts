@@ -204,7 +204,11 @@ export class Database {
         this.rowTable.delete(ch.uuid);
       } else {
         t.rows.set(ch.uuid, ch.new);
+        const rows = this.rowTable.size;
         this.rowTable.set(ch.uuid, t);
+        // Row UUIDs are unique across the database: an insert adds one (the transaction engine
+        // checks a UUID an op gives; the ones it draws are asserted here).
+        if (ch.kind === 'insert' && this.rowTable.size !== rows + 1) assert.fail(`row ${ch.uuid} of ${ch.table} inserted but already present`);
         this.indexRow(t, ch.new, ch.kind === 'insert');
         if (ch.kind === 'modify') this.reindexRefs(t, ch.old, ch.new);
       }

@@ -305,6 +305,9 @@ export function valueToJson(type: ColumnType, value: Value): unknown {
 }
 
 export function valueFromJson(type: ColumnType, json: unknown, resolve?: NamedUuidResolver): Value {
+  // A scalar given bare (not as a one-element set) is its one atom: datumFromJson's element
+  // list and datum are not made for it (a row's name, say, in every insert).
+  if (type.kind === 'scalar' && !isTagged(json, 'set')) return atomFromJson(type.key, json, resolve);
   return fromDatum(type, datumFromJson(type, json, resolve));
 }
 

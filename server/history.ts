@@ -40,7 +40,10 @@ export type SinceResult =
 /** A cheap, deterministic size estimate of a row: enough to bound memory, not exact. */
 function rowBytes(row: Row): number {
   let n = 64;
-  for (const v of Object.values(row)) {
+  // for-in over a row (a plain object) reads its values without the array Object.values
+  // makes: every member counts every row of every delta, NB and SB.
+  for (const k in row) {
+    const v = (row as Record<string, unknown>)[k];
     if (typeof v === 'string') n += 16 + v.length * 2;
     else if (Array.isArray(v)) n += 16 + v.length * 24;
     else if (isMapValue(v)) n += 32 + v.size * 48;

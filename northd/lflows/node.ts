@@ -1043,7 +1043,14 @@ function remotePortsOf(src: Sources, sbUuid: Uuid): string[] {
   return out.sort();
 }
 
-function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges): void {
+/**
+ * Regenerates a datapath's owners. `fresh`: the datapath did not exist when the run began, so
+ * its owners hold no flows (a datapath that goes has its owners emptied in the run it goes,
+ * and one that goes and comes back in a run is not fresh): an owner it gives no flows is
+ * passed over, not looked up in the map of every owner. A new switch's hairpin, multicast and
+ * forwarding group owners were three such look-ups, a name built and hashed for each.
+ */
+function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowChanges, fresh = false): void {
   const owner = datapathOwner(sbUuid);
   if (!out.claim(owner)) return;
   const info = src.dps.bySb.get(sbUuid);
@@ -1055,21 +1062,26 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     // Its shard's templates, held in its own datapath; its hairpin flows are its own.
     flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
     setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
-    setOwner(data, hairpinOwner(sbUuid), flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS, out);
+    const hairpin = flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS;
+    if (!fresh || hairpin.length > 0) setOwner(data, hairpinOwner(sbUuid), hairpin, out);
     const groups = learnedGroups(src.mc, sbUuid);
     const mcast = snooping(info.mcast) || groups !== undefined ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid), groups) : NO_FLOWS;
-    setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
-    setOwner(data, fwdOwner(sbUuid), fwdGroupFlows(info), out);
+    if (!fresh || mcast.length > 0) setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
+    const fwd = fwdGroupFlows(info);
+    if (!fresh || fwd.length > 0) setOwner(data, fwdOwner(sbUuid), fwd, out);
     return;
   }
-  setOwner(data, hairpinOwner(sbUuid), NO_FLOWS, out);
-  setOwner(data, fwdOwner(sbUuid), NO_FLOWS, out);
+  if (!fresh) {
+    setOwner(data, hairpinOwner(sbUuid), NO_FLOWS, out);
+    setOwner(data, fwdOwner(sbUuid), NO_FLOWS, out);
+  }
   const facts = info === undefined ? undefined : src.routers.bySb.get(sbUuid);
   const previous = data.routePlans.get(sbUuid);
   const plan = facts === undefined ? undefined : planRoutes(facts, previous);
   if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
   setOwner(data, owner, metered(src, flows), out);
-  setOwner(data, mcastOwner(sbUuid), facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid), learnedGroups(src.mc, sbUuid)), out);
+  const mcast = facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid), learnedGroups(src.mc, sbUuid));
+  if (!fresh || mcast.length > 0) setOwner(data, mcastOwner(sbUuid), mcast, out);
   // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
   const chunks = plan?.chunks ?? [];
   chunks.forEach((chunk, i) => {
@@ -1229,6 +1241,8 @@ function writeLbRow(data: LflowsData, src: Sources, lb: Uuid, out: FlowChanges):
 /** Owners to regenerate in one handler, gathered first so each is regenerated once, in order. */
 class Dirty {
   readonly datapaths = new Set<Uuid>();
+  /** Datapaths that did not exist when the run began (regenDatapath's `fresh`). */
+  readonly fresh = new Set<Uuid>();
   readonly ports = new Set<string>();
   /** [switch, ACL] pairs, as "<dp> <acl>". */
   readonly acls = new Set<string>();
@@ -1258,7 +1272,7 @@ class Dirty {
     // A virtual port's flows read its parents (their switch, NB row, addresses and, through the
     // parent's switch, its router ports): whatever regenerates a parent regenerates them too.
     for (const name of [...this.ports]) for (const v of src.ports.virtualRefs.get(name) ?? []) this.ports.add(v);
-    for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out);
+    for (const sbUuid of [...this.datapaths].sort()) regenDatapath(data, src, sbUuid, out, this.fresh.has(sbUuid));
     for (const name of [...this.ports].sort()) regenPort(data, src, name, out);
     for (const pair of [...this.acls].sort()) {
       const [dp, acl] = pair.split(' ') as [Uuid, Uuid];
@@ -1327,6 +1341,7 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
         const dirty = new Dirty();
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
           dirty.datapaths.add(sbUuid);
+          if (old === undefined) dirty.fresh.add(sbUuid);
           // A switch's ARP responder flows depend on vlan-passthru; a router's ports' flows name
           // its load balancer VIP sets, whose names carry its tunnel key (a requested key moves it).
           if (old !== undefined && now !== undefined && (old.vlanPassthru !== now.vlanPassthru || old.key !== now.key)) dirty.allPortsOf(src, sbUuid);

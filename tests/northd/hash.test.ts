@@ -59,7 +59,7 @@ function hashUuidReference(parts: readonly string[]): string {
 }
 
 t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definition', async (t) => {
-  const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`];
+  const samples = ['', 'a', 'Logical_Flow', '15', 'ls_in_arp_rsp', 'é', 'naïve-port-π', '\u{1F600}', 'x'.repeat(9), 'y'.repeat(10), 'z'.repeat(100), 'w'.repeat(1000), 'v'.repeat(1500), `${'u'.repeat(700)}é`, 'ctl\u0001\n', 'q"uote\\d', 'w'.repeat(4090)];
   for (let n = 0; n < 40; n++) samples.push(Array.from({ length: n * 3 }, (_, i) => String.fromCharCode(32 + ((i * 11 + n) % 95))).join(''));
   let checked = 0;
   for (let i = 0; i < samples.length; i++) {
@@ -72,6 +72,9 @@ t.test('hashUuid, hashUuid5, hashUuid6 and hashUuidOfWritten follow the definiti
       t.equal(hashUuid6(six[0] as string, six[1] as string, six[2] as string, six[3] as string, six[4] as string, six[5] as string), hashUuidReference(six));
       // A written text: the parts after the first as its pieces.
       t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p) => sink.put(p))), hashUuidReference([parts[0] as string, parts.slice(1).join('')]));
+      // Every other piece as a JSON string (putString): escapes and non-ASCII text included.
+      const quoted = parts.slice(1).map((p, k) => (k % 2 === 1 ? JSON.stringify(p) : p)).join('');
+      t.equal(hashUuidOfWritten(parts[0] as string, parts.slice(1), (sink, pieces) => pieces.forEach((p, k) => (k % 2 === 1 ? sink.putString(p) : sink.put(p)))), hashUuidReference([parts[0] as string, quoted]));
       checked++;
     }
   }
@@ -92,6 +95,29 @@ t.test('setSumWith: the word-wise sum of a set, whatever the order, undone by ta
   t.same(setSumWith(all, uuids.slice(10), -1), setSumWith(EMPTY_SET_SUM, uuids.slice(0, 10), 1), 'taking members away leaves the sum of the rest');
   t.same(setSumWith(all, uuids, -1), [0, 0, 0, 0], 'and all of them, the empty sum');
   t.not(setSumWith(EMPTY_SET_SUM, uuids.slice(1), 1).join(), all.join(), 'a member more or less changes the sum');
+});
+
+t.test('setSumWith reads UUIDs in place as uuidWords reads them, odd spellings included', async (t) => {
+  // The reference: each member's words from uuidWords, added one by one.
+  const reference = (sum: readonly number[], members: readonly string[], sign: 1 | -1): number[] => {
+    const w = [...sum];
+    for (const m of members) {
+      const x = uuidWords(m);
+      for (let i = 0; i < 4; i++) w[i] = ((w[i] as number) + sign * (x[i] as number)) >>> 0;
+    }
+    return w;
+  };
+  const members = [
+    ...Array.from({ length: 200 }, (_, i) => hashUuid(['member', String(i)])),
+    'FFFFFFFF-ABCD-Ef01-8000-00000000000A', // upper case, as parseInt reads it
+    '0000000g-0000-0000-0000-000000000000', // not hex: parseInt's prefix
+    '00000001-0002-0003-0004-000000000005-', // too long
+    'not a uuid',
+    '',
+  ];
+  const start = [7, 0xfffffff0, 0x80000000, 1];
+  t.same(setSumWith(start as unknown as typeof EMPTY_SET_SUM, members, 1), reference(start, members, 1));
+  t.same(setSumWith(start as unknown as typeof EMPTY_SET_SUM, members, -1), reference(start, members, -1));
 });
 
 t.test('SummedSet: sorted members and their sum, read after a few changes or many', async (t) => {

@@ -318,6 +318,26 @@ t.test("every row's _version follows its content", async (t) => {
   t.ok(asRows >= 2, `${asRows} address set rows checked`);
 });
 
+t.test('IP_Multicast _version is the hash of its columns, with snooping options and JSON escapes', async (t) => {
+  const fx = nbFixture();
+  const northd = createNorthd();
+  const configs: Record<string, string>[] = [
+    {},
+    { mcast_snoop: 'true', mcast_querier: 'false', mcast_table_size: '100', mcast_idle_timeout: '5', mcast_query_interval: '-1', mcast_query_max_response: '18446744073709551615' },
+    { mcast_snoop: 'true', mcast_eth_src: '00:00:00:00:00:01', mcast_ip4_src: '10.0.0.1', mcast_ip6_src: 'fe80::1' },
+    { mcast_eth_src: 'quote"d \\ \u0001 ünï', mcast_idle_timeout: '99999999999999999999', 'interconn-ts': 'ts' },
+  ];
+  for (const [i, oc] of configs.entries()) {
+    northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name: `ls${i}`, other_config: map(oc) } }]));
+  }
+  const mcast = rows<sb.IP_Multicast>(northd.view(), 'IP_Multicast');
+  t.equal(mcast.length, configs.length);
+  for (const m of mcast) {
+    const { _uuid, _version, ...columns } = m;
+    t.equal(_version, contentVersion(columns), `${_uuid}: ${JSON.stringify(m.eth_src)}`);
+  }
+});
+
 t.test('Datapath_Binding _version is the hash of its columns, with name2 and names JSON escapes', async (t) => {
   const fx = nbFixture();
   const northd = createNorthd();
