@@ -136,6 +136,8 @@ export interface AddressSetsData {
   readonly routerSets: Map<string, readonly string[]>;
   /** Router datapath → the names of its sets, as last written. */
   readonly routerSetNames: Map<Uuid, readonly string[]>;
+  /** Set name → the router that wrote it last: only that router's change takes it away. */
+  readonly routerSetOwner: Map<string, Uuid>;
   /** Each written row's addresses as summed for its version (by row UUID). */
   readonly sums: Map<Uuid, WrittenSum>;
 }
@@ -328,32 +330,46 @@ function write(db: Database, data: AddressSetsData, names: Iterable<string>, out
 }
 
 /** A router's load balancer VIP sets (en-sync-sb's lr_lb_address_set_name), by its facts now. */
-function syncRouter(inputs: NodeInputs, data: AddressSetsData, sbUuid: Uuid, dirty: Set<string>): void {
-  for (const name of data.routerSetNames.get(sbUuid) ?? []) {
-    data.routerSets.delete(name);
-    dirty.add(name);
+/**
+ * The load balancer VIP sets of routers `sbUuids`, derived again: every one's old sets go before
+ * any is written, since their names carry tunnel keys, and routers that trade keys in one run
+ * (a requested key taken from its holder) trade names too.
+ */
+function syncRouters(inputs: NodeInputs, data: AddressSetsData, sbUuids: Iterable<Uuid>, dirty: Set<string>): void {
+  const routers = [...sbUuids];
+  for (const sbUuid of routers) {
+    for (const name of data.routerSetNames.get(sbUuid) ?? []) {
+      // A name another router took meanwhile (through another input of this run) is its own.
+      if (data.routerSetOwner.get(name) !== sbUuid) continue;
+      data.routerSets.delete(name);
+      data.routerSetOwner.delete(name);
+      dirty.add(name);
+    }
+    data.routerSetNames.delete(sbUuid);
   }
-  data.routerSetNames.delete(sbUuid);
-  const facts = inputs.data<RoutersData>('routers').bySb.get(sbUuid);
-  const key = inputs.data<DatapathsData>('datapaths').bySb.get(sbUuid)?.key;
-  if (facts === undefined || key === undefined) return;
-  const names: string[] = [];
-  const lb = facts.portFacing.lbIps;
-  for (const [v6, ips] of [[false, lb.v4Reachable], [true, lb.v6Reachable]] as const) {
-    if (ips.length === 0) continue;
-    const name = routerLbAddressSetName(key, v6);
-    data.routerSets.set(name, ips);
-    names.push(name);
-    dirty.add(name);
+  for (const sbUuid of routers) {
+    const facts = inputs.data<RoutersData>('routers').bySb.get(sbUuid);
+    const key = inputs.data<DatapathsData>('datapaths').bySb.get(sbUuid)?.key;
+    if (facts === undefined || key === undefined) continue;
+    const names: string[] = [];
+    const lb = facts.portFacing.lbIps;
+    for (const [v6, ips] of [[false, lb.v4Reachable], [true, lb.v6Reachable]] as const) {
+      if (ips.length === 0) continue;
+      const name = routerLbAddressSetName(key, v6);
+      data.routerSets.set(name, ips);
+      data.routerSetOwner.set(name, sbUuid);
+      names.push(name);
+      dirty.add(name);
+    }
+    if (names.length > 0) data.routerSetNames.set(sbUuid, names);
   }
-  if (names.length > 0) data.routerSetNames.set(sbUuid, names);
 }
 
 export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
   return {
     name: 'address_sets',
     inputs: ['nb', 'datapaths', 'routers'],
-    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map(), routerSets: new Map(), routerSetNames: new Map(), sums: new Map() }),
+    init: () => ({ table: new SbTable('Address_Set'), pgs: new Map(), pgByName: new Map(), routerSets: new Map(), routerSetNames: new Map(), routerSetOwner: new Map(), sums: new Map() }),
     newChange: () => new SbChangeSet(),
     isEmpty: (c) => c.size === 0,
     recompute(data: AddressSetsData, inputs: NodeInputs, out: SbChangeSet): void {
@@ -365,7 +381,7 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
       data.pgByName.clear();
       for (const pg of [...nbRows<nb.Port_Group>(db, 'Port_Group').keys()].sort()) syncPortGroup(db, data, pg, undefined, names);
       const routers = inputs.data<RoutersData>('routers');
-      for (const sbUuid of [...new Set([...data.routerSetNames.keys(), ...routers.bySb.keys()])].sort()) syncRouter(inputs, data, sbUuid, names);
+      syncRouters(inputs, data, [...new Set([...data.routerSetNames.keys(), ...routers.bySb.keys()])].sort(), names);
       write(db, data, names, out);
     },
     handlers: {
@@ -407,10 +423,12 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
       },
       routers(data: AddressSetsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
         const dirty = new Set<string>();
+        const touched: Uuid[] = [];
         for (const [sbUuid, { old, new: now }] of (change as RoutersChange).routers) {
           if (old !== undefined && now !== undefined && sameData(old.portFacing.lbIps, now.portFacing.lbIps)) continue;
-          syncRouter(inputs, data, sbUuid, dirty);
+          touched.push(sbUuid);
         }
+        syncRouters(inputs, data, touched, dirty);
         if (dirty.size === 0) return 'unchanged';
         write(inputs.data<Database>('nb'), data, dirty, out);
         return 'handled';
@@ -419,10 +437,12 @@ export function addressSetsNode(): EngineNode<AddressSetsData, SbChangeSet> {
       // it lives (its router facts come and go with the router itself).
       datapaths(data: AddressSetsData, change: unknown, inputs: NodeInputs, out: SbChangeSet) {
         const dirty = new Set<string>();
+        const moved: Uuid[] = [];
         for (const [sbUuid, { old, new: now }] of (change as DatapathsChange).datapaths) {
           if (old === undefined || now === undefined || old.key === now.key || now.kind !== 'router') continue;
-          syncRouter(inputs, data, sbUuid, dirty);
+          moved.push(sbUuid);
         }
+        syncRouters(inputs, data, moved, dirty);
         if (dirty.size === 0) return 'unchanged';
         write(inputs.data<Database>('nb'), data, dirty, out);
         return 'handled';
