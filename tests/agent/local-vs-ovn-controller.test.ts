@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import type { Test } from 'tap';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { OVS_MONITOR } from '../../agent/local/ovs-rows.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
@@ -29,6 +30,27 @@ function ovnControllerInstalled(): boolean {
   return existsSync('/usr/bin/ovn-controller');
 }
 const skip = ovsSwitchInstalled() && ovnControllerInstalled() ? false : 'Open vSwitch or ovn-controller is not installed';
+
+/** The real ovn-controller on switch `sw` (its external_ids already set), stopped by pid with the test. */
+async function startRealController(t: Test, sw: OvsSwitch): Promise<void> {
+  const env = { ...sw.env, OVN_RUNDIR: sw.dir, OVN_LOGDIR: sw.dir, OVN_DBDIR: sw.dir };
+  await run('ovn-controller', [`unix:${path.join(sw.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${path.join(sw.dir, 'ovn-controller.pid')}`, `--log-file=${path.join(sw.dir, 'ovn-controller.log')}`], { env });
+  const pid = Number(readFileSync(path.join(sw.dir, 'ovn-controller.pid'), 'utf8').trim());
+  t.teardown(() => stopPid(pid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+}
+
+/** Our agent runtime on switch `sw` (its external_ids already set), stopped with the test; its log lines. */
+function startOurAgent(t: Test, sw: OvsSwitch, endpoints: readonly string[]): string[] {
+  const logs: string[] = [];
+  const ovs = new OvsdbClient({ target: `unix:${path.join(sw.dir, 'db.sock')}`, database: 'Open_vSwitch', tables: OVS_MONITOR });
+  const runtime = new AgentRuntime({ ovs, source: new SbWatchSource({ endpoints: [...endpoints] }), hostname: 'ours-host', log: (l, m) => logs.push(`${l}: ${m}`) });
+  void runtime.start();
+  t.teardown(async () => {
+    await runtime.stop(false);
+    await ovs.close();
+  });
+  return logs;
+}
 
 async function tunnelPorts(sw: OvsSwitch): Promise<{ name: string; chassisId: string; type: string; options: Map<string, string> }[]> {
   const ports = await vsctlFind(sw, 'port');
@@ -55,24 +77,14 @@ for (const encap of ['geneve', 'vxlan'] as const) t.test(`our agent and the real
   t.teardown(() => a.stop());
   await a.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-real', `external_ids:ovn-remote=${env.sbOvsdb.join(',')}`,
     `external_ids:ovn-encap-type=${encap}`, 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-bridge-mappings=physnet1:br-phys');
-  const ovnEnv = { ...a.env, OVN_RUNDIR: a.dir, OVN_LOGDIR: a.dir, OVN_DBDIR: a.dir };
-  await run('ovn-controller', [`unix:${path.join(a.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${path.join(a.dir, 'ovn-controller.pid')}`, `--log-file=${path.join(a.dir, 'ovn-controller.log')}`], { env: ovnEnv });
-  const controllerPid = Number(readFileSync(path.join(a.dir, 'ovn-controller.pid'), 'utf8').trim());
-  t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+  await startRealController(t, a);
 
   // Ours: hypervisor-ours on switch B.
   const b = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => b.stop());
   await b.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-ours', `external_ids:ovn-encap-type=${encap}`, 'external_ids:ovn-encap-ip=127.0.0.2',
     'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-bridge-mappings=physnet1:br-phys');
-  const logs: string[] = [];
-  const ovs = new OvsdbClient({ target: `unix:${path.join(b.dir, 'db.sock')}`, database: 'Open_vSwitch', tables: OVS_MONITOR });
-  const runtime = new AgentRuntime({ ovs, source: new SbWatchSource({ endpoints: env.nbGrpc }), hostname: 'ours-host', log: (l, m) => logs.push(`${l}: ${m}`) });
-  void runtime.start();
-  t.teardown(async () => {
-    await runtime.stop(false);
-    await ovs.close();
-  });
+  const logs = startOurAgent(t, b, env.nbGrpc);
 
   const theirs = await eventually('ovn-controller builds a tunnel to our chassis', async () => {
     const ports = await tunnelPorts(a);
@@ -126,23 +138,13 @@ t.test('the tunnel tunables and iface-id-ver, beside the real ovn-controller', {
   t.teardown(() => a.stop());
   await a.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-real', `external_ids:ovn-remote=${env.sbOvsdb.join(',')}`,
     'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.1', 'external_ids:ovn-bridge-datapath-type=netdev', ...tunables('hypervisor-real'));
-  const ovnEnv = { ...a.env, OVN_RUNDIR: a.dir, OVN_LOGDIR: a.dir, OVN_DBDIR: a.dir };
-  await run('ovn-controller', [`unix:${path.join(a.dir, 'db.sock')}`, '--detach', '--no-chdir', '-vconsole:off', `--pidfile=${path.join(a.dir, 'ovn-controller.pid')}`, `--log-file=${path.join(a.dir, 'ovn-controller.log')}`], { env: ovnEnv });
-  const controllerPid = Number(readFileSync(path.join(a.dir, 'ovn-controller.pid'), 'utf8').trim());
-  t.teardown(() => stopPid(controllerPid, (argv) => (argv[0] ?? '').endsWith('ovn-controller')));
+  await startRealController(t, a);
 
   const b = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => b.stop());
   await b.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hypervisor-ours', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=127.0.0.2',
     'external_ids:ovn-bridge-datapath-type=netdev', 'external_ids:ovn-encap-tos=inherit', 'external_ids:ovn-encap-df_default=false', 'external_ids:ovn-set-local-ip=true');
-  const logs: string[] = [];
-  const ovs = new OvsdbClient({ target: `unix:${path.join(b.dir, 'db.sock')}`, database: 'Open_vSwitch', tables: OVS_MONITOR });
-  const runtime = new AgentRuntime({ ovs, source: new SbWatchSource({ endpoints: env.nbGrpc }), hostname: 'ours-host', log: (l, m) => logs.push(`${l}: ${m}`) });
-  void runtime.start();
-  t.teardown(async () => {
-    await runtime.stop(false);
-    await ovs.close();
-  });
+  const logs = startOurAgent(t, b, env.nbGrpc);
 
   const theirs = await eventually('ovn-controller builds a tunnel to our chassis', async () => (await tunnelPorts(a))[0], [], 90_000);
   const ours = await eventually('our agent builds a tunnel to the real chassis', async () => (await tunnelPorts(b))[0], [], 90_000)

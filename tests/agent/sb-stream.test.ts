@@ -4,7 +4,6 @@
 // reconnect rather than a corrupt view, that steps arriving while the runtime is busy are
 // coalesced into one update (a snapshot absorbing what came before it), that an Ack made while
 // disconnected is sent after the next Resume, and that the backoff is bounded and jittered.
-import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { Test } from 'tap';
@@ -16,6 +15,7 @@ import type { SbSourceState, SbUpdate } from '../../agent/sb-source.js';
 import { SbStream, backoffDelayMs, sbStreamLimits, setDifferenceTables } from '../../agent/sb-stream.js';
 import type { ViewChange } from '../../server/sb-interest.js';
 import { encodeParts, encodeServerMessage, southboundDefinition } from '../../server/southbound-wire.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
 
@@ -339,37 +339,9 @@ t.test('a row larger than gRPC\'s default 4 MiB message reaches the agent', asyn
   t.match(rt.updates[0], { reset: true, toRevision: 5 });
 });
 
-/** A TCP proxy to `upstream` that can stall: while stalled it forwards nothing either way and closes nothing. */
-async function stallingProxy(t: Test, upstream: string): Promise<{ address: string; stall: (on: boolean) => void }> {
-  const [host, port] = [upstream.slice(0, upstream.lastIndexOf(':')), Number(upstream.slice(upstream.lastIndexOf(':') + 1))];
-  let stalled = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const up = net.createConnection({ host, port });
-    sockets.add(client);
-    sockets.add(up);
-    const drop = (): void => {
-      client.destroy();
-      up.destroy();
-    };
-    client.on('error', drop);
-    up.on('error', drop);
-    client.on('close', drop);
-    up.on('close', drop);
-    client.on('data', (b: Buffer) => void (stalled || up.write(b)));
-    up.on('data', (b: Buffer) => void (stalled || client.write(b)));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    server.close();
-  });
-  return { address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`, stall: (on) => void (stalled = on) };
-}
-
 t.test('ovn-remote-probe-interval: keepalive pings find a member that stopped answering; a new interval reconnects and resumes', async (t) => {
   const member = await scriptedMember(t);
-  const proxy = await stallingProxy(t, member.address);
+  const proxy = await startTcpProxy(t, member.address);
   const rt = runtime();
   const src = new SbStream({ endpoints: [proxy.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
   t.teardown(() => src.close());
@@ -397,7 +369,7 @@ t.test('ovn-remote-probe-interval: keepalive pings find a member that stopped an
 
 t.test('ovn-remote-probe-interval 0: no pings, a silent member goes unnoticed', async (t) => {
   const member = await scriptedMember(t);
-  const proxy = await stallingProxy(t, member.address);
+  const proxy = await startTcpProxy(t, member.address);
   const rt = runtime();
   const src = new SbStream({ endpoints: [proxy.address], limits: { backoffMsInitial: 10, backoffMsMax: 50 } });
   t.teardown(() => src.close());

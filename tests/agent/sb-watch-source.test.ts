@@ -3,44 +3,17 @@
 // revision order; a cut stream is resumed after the last delivered revision (a delta, not a
 // new snapshot); ack writes Chassis_Private.nb_cfg; transact reaches the chassis tables.
 // Method: a TCP proxy between the source and the gRPC server, cut by the test.
-import net from 'node:net';
 import t from 'tap';
-import type { Test } from 'tap';
 import type { SbUpdate } from '../../agent/sb-source.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { eventually, startCentral } from './local-harness.js';
-
-async function tcpProxy(t: Test, target: string): Promise<{ address: string; cut: () => void }> {
-  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const up = net.createConnection({ host, port });
-    sockets.add(client);
-    sockets.add(up);
-    const drop = (): void => {
-      client.destroy();
-      up.destroy();
-      sockets.delete(client);
-      sockets.delete(up);
-    };
-    client.on('error', drop).on('close', drop);
-    up.on('error', drop).on('close', drop);
-    client.pipe(up);
-    up.pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(() => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server.close(() => resolve());
-  }));
-  return { address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`, cut: () => { for (const s of [...sockets]) s.destroy(); } };
-}
 
 t.test('snapshot, deltas, resume after a cut, ack and transact', async (t) => {
   const central = await startCentral(t);
   await central.nbctl('ls-add', 'sw0');
   await central.nbctl('lsp-add', 'sw0', 'p1');
-  const proxy = await tcpProxy(t, central.address);
+  const proxy = await startTcpProxy(t, central.address);
   const source = new SbWatchSource({ endpoints: [proxy.address], reconnectMsMin: 20, reconnectMsMax: 200 });
   t.teardown(() => source.close());
   const updates: SbUpdate[] = [];
