@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { lowerBound } from '../ovsdb/atom.js';
 import { recordSetEdit } from '../ovsdb/datum.js';
+import { uuidFromCodes } from '../ovsdb/uuid-source.js';
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789;
@@ -154,16 +155,7 @@ function uuidOfDigest(): string {
     uuidCodes[UUID_DIGIT_AT[d + 16] as number] = HEX_CODES[(w3 >>> shift) & 0xf] as number;
     uuidCodes[UUID_DIGIT_AT[d + 24] as number] = HEX_CODES[(w4 >>> shift) & 0xf] as number;
   }
-  // One flat string, made from the codes as arguments: no array of them (as `apply` would
-  // make), and no template of 20 pieces, which would be a tree of pieces (about 490 bytes
-  // instead of about 56) until something flattens it.
-  const u = uuidCodes;
-  return String.fromCharCode(
-    u[0] as number, u[1] as number, u[2] as number, u[3] as number, u[4] as number, u[5] as number, u[6] as number, u[7] as number, u[8] as number,
-    u[9] as number, u[10] as number, u[11] as number, u[12] as number, u[13] as number, u[14] as number, u[15] as number, u[16] as number, u[17] as number,
-    u[18] as number, u[19] as number, u[20] as number, u[21] as number, u[22] as number, u[23] as number, u[24] as number, u[25] as number, u[26] as number,
-    u[27] as number, u[28] as number, u[29] as number, u[30] as number, u[31] as number, u[32] as number, u[33] as number, u[34] as number, u[35] as number,
-  );
+  return uuidFromCodes(uuidCodes);
 }
 
 /** MurmurHash3 x86-128 of the UTF-8 bytes of `text`. */

@@ -14,4 +14,4 @@ export type { TransactContext, TransactOutcome } from './transaction.js';
 export { answerRefused, precheckTransaction, refusalIsStateFree, transact, tryTransaction } from './transaction.js';
 export { COMPACT_ELEMENTS_MIN, compactTransaction } from './compact.js';
 export type { UuidSeed } from './uuid-source.js';
-export { uuidSource } from './uuid-source.js';
+export { uuidFromCodes, uuidSource } from './uuid-source.js';

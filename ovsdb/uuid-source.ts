@@ -58,14 +58,20 @@ export function uuidSource(seed: UuidSeed): () => Uuid {
     writeHex(codes, 23, c >>> 16, 4);
     writeHex(codes, 28, c, 4);
     writeHex(codes, 36, d, 8);
-    // The codes as 36 arguments: spread, they were first copied into an arguments array
-    // (~300 bytes per UUID, two UUIDs per inserted row), as northd/hash.ts's uuidOfDigest notes.
-    const u = codes;
-    return String.fromCharCode(
-      u[0] as number, u[1] as number, u[2] as number, u[3] as number, u[4] as number, u[5] as number, u[6] as number, u[7] as number, u[8] as number,
-      u[9] as number, u[10] as number, u[11] as number, u[12] as number, u[13] as number, u[14] as number, u[15] as number, u[16] as number, u[17] as number,
-      u[18] as number, u[19] as number, u[20] as number, u[21] as number, u[22] as number, u[23] as number, u[24] as number, u[25] as number, u[26] as number,
-      u[27] as number, u[28] as number, u[29] as number, u[30] as number, u[31] as number, u[32] as number, u[33] as number, u[34] as number, u[35] as number,
-    );
+    return uuidFromCodes(codes);
   };
+}
+
+/**
+ * The UUID text of 36 character codes, as one flat string: the codes passed as 36 arguments.
+ * Spread or through `apply` they would first be copied into an arguments array (about 300 bytes
+ * a UUID), and a template of pieces would be a tree of strings until something flattens it.
+ */
+export function uuidFromCodes(u: ArrayLike<number>): Uuid {
+  return String.fromCharCode(
+    u[0] as number, u[1] as number, u[2] as number, u[3] as number, u[4] as number, u[5] as number, u[6] as number, u[7] as number, u[8] as number,
+    u[9] as number, u[10] as number, u[11] as number, u[12] as number, u[13] as number, u[14] as number, u[15] as number, u[16] as number, u[17] as number,
+    u[18] as number, u[19] as number, u[20] as number, u[21] as number, u[22] as number, u[23] as number, u[24] as number, u[25] as number, u[26] as number,
+    u[27] as number, u[28] as number, u[29] as number, u[30] as number, u[31] as number, u[32] as number, u[33] as number, u[34] as number, u[35] as number,
+  );
 }
