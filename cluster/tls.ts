@@ -42,7 +42,7 @@ function readPem(path: string, what: string): Buffer {
   try {
     size = statSync(path).size;
   } catch (err) {
-    throw new Error(`cannot read the ${what} ${path}: ${(err as Error).message}`);
+    throw new Error(`cannot read the ${what} ${path}: ${(err as Error).message}`, { cause: err });
   }
   if (size > TLS_FILE_BYTES_MAX) throw new Error(`the ${what} ${path} is ${size} bytes, more than ${TLS_FILE_BYTES_MAX}`);
   const data = readFileSync(path);
