@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
+import tls from 'node:tls';
 import type { CentralNode, DbFeed, TransactDb } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 import { JSON_DEPTH_MAX_DEFAULT, JSON_VALUE_BYTES_MAX_DEFAULT, JsonValueSplitter } from './json-stream.js';
@@ -19,6 +20,7 @@ import type { DbDelta, Row } from '../ovsdb/index.js';
 import { Database, OvsdbError, OvsdbErrorName, findColumn, parseDatabaseSchema, rowToJson, schemaToJson, transact } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import { capConnections } from '../cluster/connection-cap.js';
+import { DoorSsl, SSL_FILES_POLL_MS, sslRowSettings, type OvsdbSslSettings } from './ovsdb-ssl.js';
 
 /** Named limits of the door; each bounds a queue or a wait. */
 export interface OvsdbDoorLimits {
@@ -60,7 +62,8 @@ export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   serverStatusMs: 250,
 };
 
-export type DoorListen = { readonly host: string; readonly port: number } | { readonly path: string };
+/** Where a listener listens: TCP (with SSL for a pssl: remote) or a unix socket. */
+export type DoorListen = { readonly host: string; readonly port: number; readonly ssl?: boolean } | { readonly path: string };
 
 export interface OvsdbDoorOptions {
   readonly central: CentralNode;
@@ -79,6 +82,11 @@ export interface OvsdbDoorOptions {
   readonly clusterId?: string;
   /** Which database this listener serves (default OVN_Northbound). */
   readonly db?: TransactDb;
+  /**
+   * The SSL of pssl: listeners, as given on the command line; without it a door that follows
+   * its database (remotesFromDb) takes the database's SSL row (server/ovsdb-ssl.ts).
+   */
+  readonly ssl?: OvsdbSslSettings;
 }
 
 export interface OvsdbDoor {
@@ -367,14 +375,19 @@ class Door {
   readonly txnTag: string;
   readonly mainSchemaJson: unknown;
   readonly serverSchemaJson: unknown;
+  /** What pssl: listeners serve with. */
+  readonly ssl: DoorSsl;
 
   constructor(
     readonly central: CentralNode,
     readonly limits: OvsdbDoorLimits,
     clusterId: string,
     readonly dbName: TransactDb,
+    sslFlags: OvsdbSslSettings | undefined,
+    sslFromRow: boolean,
   ) {
     this.feed = central.feed(dbName);
+    this.ssl = new DoorSsl(sslFlags, sslFromRow ? () => sslRowSettings(this.main()) : undefined);
     this.txnTag = dbName === 'OVN_Southbound' ? sbTxnTag(central.sbViewId) : NB_TXN_TAG;
     this.serverId = ovsdbServerId(clusterId, central.id, dbName);
     this.mainSchemaJson = asClustered(schemaToJson(this.feed.schema));
@@ -458,6 +471,23 @@ class Door {
         this.remoteFailed(target, `cannot listen: ${(err as Error).message}`);
       }
     }
+  }
+
+  /**
+   * The SSL settings, or the files they name, may have changed: pssl: listeners serve with the
+   * new context from their next handshake (connections made keep theirs), and pssl: remotes that
+   * could not open without SSL are tried again. Settings that make no context leave the
+   * listeners with the one they have, and are reported.
+   */
+  sslChanged(): void {
+    if (this.closing || !this.ssl.refresh()) return;
+    const context = this.ssl.current();
+    for (const l of this.listeners) {
+      if (!(l.server instanceof tls.Server)) continue;
+      if ('error' in context) this.onRemoteError?.(l.target, `keeps serving with its SSL settings as they were: ${context.error}`);
+      else l.server.setSecureContext(context.options);
+    }
+    if ('options' in context) this.connectionsChanged();
   }
 
   private remoteFailed(target: string, reason: string): void {
@@ -899,10 +929,10 @@ export function connectionOptions(rows: Iterable<Row>, listen: DoorListen): List
 }
 
 /**
- * Where a Connection row's target asks the door to listen, or why it cannot: ptcp:PORT[:IP]
- * (`defaultHost` when IP is left out: every IPv4 address, as ovsdb-server reads a row; an IPv6
- * address in brackets) and punix:PATH are served. pssl: needs the SSL this door does not have, and the
- * active targets (tcp:, ssl:, unix:) would have the server connect out, which it does not do.
+ * Where a Connection row's target asks the door to listen, or why it cannot: ptcp:PORT[:IP] and
+ * pssl:PORT[:IP] (`defaultHost` when IP is left out: every IPv4 address, as ovsdb-server reads a
+ * row; an IPv6 address in brackets) and punix:PATH are served. The active targets (tcp:, ssl:,
+ * unix:) would have the server connect out, which it does not do.
  */
 export function passiveTarget(target: string, defaultHost = '0.0.0.0'): DoorListen | string {
   const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
@@ -912,11 +942,17 @@ export function passiveTarget(target: string, defaultHost = '0.0.0.0'): DoorList
     const host = ptcp[2] === undefined ? defaultHost : ptcp[2].replace(/^\[(.*)\]$/, '$1');
     return { host, port };
   }
+  const pssl = /^pssl:(\d+)(?::(.+))?$/.exec(target);
+  if (pssl !== null) {
+    const port = Number(pssl[1]);
+    if (port > 65535) return `port ${port} is out of range`;
+    const host = pssl[2] === undefined ? defaultHost : pssl[2].replace(/^\[(.*)\]$/, '$1');
+    return { host, port, ssl: true };
+  }
   const punix = /^punix:(.+)$/.exec(target);
   if (punix !== null) return { path: punix[1] as string };
-  if (/^pssl:/.test(target)) return 'pssl: remotes need SSL, which this server does not serve';
   if (/^(tcp|ssl|unix):/.test(target)) return 'active remotes (the server connecting out) are not supported';
-  return 'not a remote: expected ptcp:PORT[:IP] or punix:PATH';
+  return 'not a remote: expected ptcp:PORT[:IP], pssl:PORT[:IP] or punix:PATH';
 }
 
 /** One listening socket of a door, with the options its Connection rows give it. */
@@ -961,18 +997,30 @@ class Listener {
 
 /** The target a command-line listener answers to in the Connection rows (as ovsdb-server keys remotes). */
 function targetOf(listen: DoorListen): string {
-  return 'path' in listen ? `punix:${listen.path}` : `ptcp:${listen.port}:${listen.host.includes(':') ? `[${listen.host}]` : listen.host}`;
+  return 'path' in listen ? `punix:${listen.path}` : `${listen.ssl === true ? 'pssl' : 'ptcp'}:${listen.port}:${listen.host.includes(':') ? `[${listen.host}]` : listen.host}`;
 }
 
 /** Opens one listener of `door`; resolves once it listens (with its options read). */
 async function openListener(door: Door, target: string, where: DoorListen, fromDb: boolean): Promise<Listener> {
-  const server = net.createServer();
+  const ssl = !('path' in where) && where.ssl === true;
+  let server: net.Server;
+  if (ssl) {
+    const context = door.ssl.current();
+    if ('error' in context) throw new Error(context.error);
+    server = tls.createServer(context.options);
+  } else {
+    server = net.createServer();
+  }
   const listener = new Listener(door, target, server, fromDb);
-  server.on('connection', (socket) => {
-    // A reply and the update it caused are written one after the other, each small: with
-    // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
-    // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
-    socket.setNoDelay(true);
+  // A reply and the update it caused are written one after the other, each small: with
+  // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
+  // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
+  if (ssl) server.on('connection', (socket: net.Socket) => socket.setNoDelay(true));
+  // A client whose handshake fails (no certificate, another CA's) is dropped by the TLS server;
+  // the listener only has to hear of it so that the error is not unhandled.
+  if (ssl) server.on('tlsClientError', () => undefined);
+  server.on(ssl ? 'secureConnection' : 'connection', (socket: net.Socket) => {
+    if (!ssl) socket.setNoDelay(true);
     // connectionsMax bounds the door as a whole, whatever number of listeners it has.
     if (door.connections.size >= door.limits.connectionsMax) {
       socket.destroy();
@@ -991,7 +1039,7 @@ async function openListener(door: Door, target: string, where: DoorListen, fromD
   });
   server.on('error', () => undefined);
   const bound = server.address();
-  listener.address = 'path' in where ? where : { host: where.host, port: typeof bound === 'object' && bound !== null ? bound.port : where.port };
+  listener.address = 'path' in where ? where : { ...where, port: typeof bound === 'object' && bound !== null ? bound.port : where.port };
   door.listeners.add(listener);
   listener.optionsChanged(door.connectionRows());
   return listener;
@@ -1001,17 +1049,23 @@ async function openListener(door: Door, target: string, where: DoorListen, fromD
 export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDoor> {
   if (options.listen === undefined && options.remotesFromDb !== true) throw new Error('an OVSDB door needs a listener or remotesFromDb');
   const limits: OvsdbDoorLimits = { ...ovsdbDoorDefaults, ...options.limits };
-  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound');
+  const door = new Door(options.central, limits, options.clusterId ?? options.central.schema.name, options.db ?? 'OVN_Northbound', options.ssl, options.remotesFromDb === true);
   door.onRemoteError = options.onRemoteError;
   const main = options.listen === undefined ? undefined : await openListener(door, targetOf(options.listen), options.listen, false);
   const offCommit = options.central.onCommit(() => door.refreshServer(false));
   const offConnections = door.feed.onChange((e) => {
     if (e.delta.changes.some((c) => c.table === 'Connection')) door.connectionsChanged();
+    if (e.delta.changes.some((c) => c.table === 'SSL')) door.sslChanged();
   });
   // A snapshot installed from the leader replaces the rows without a change to read.
-  const offRestore = options.central.onRestore(() => door.connectionsChanged());
+  const offRestore = options.central.onRestore(() => {
+    door.sslChanged();
+    door.connectionsChanged();
+  });
   const statusTimer = setInterval(() => door.refreshServer(true), limits.serverStatusMs);
   statusTimer.unref();
+  const sslTimer = setInterval(() => door.sslChanged(), SSL_FILES_POLL_MS);
+  sslTimer.unref();
   door.remotesFromDb = options.remotesFromDb === true;
   door.connectionsChanged();
   await door.settled();
@@ -1020,6 +1074,7 @@ export async function startOvsdbDoor(options: OvsdbDoorOptions): Promise<OvsdbDo
     remotes: () => door.remotes(),
     close: async () => {
       clearInterval(statusTimer);
+      clearInterval(sslTimer);
       offCommit();
       offConnections();
       offRestore();

@@ -258,9 +258,11 @@ t.test('passiveTarget: where a Connection row asks to listen, or why it cannot',
   t.same(passiveTarget('ptcp:6641:[::1]'), { host: '::1', port: 6641 });
   t.same(passiveTarget('punix:/run/ovn/ovnnb_db.sock'), { path: '/run/ovn/ovnnb_db.sock' });
   t.match(passiveTarget('ptcp:70000'), /out of range/);
-  t.match(passiveTarget('pssl:6641'), /SSL/);
+  t.same(passiveTarget('pssl:6641'), { host: '0.0.0.0', port: 6641, ssl: true }, 'pssl: listens as ptcp: does, with SSL');
+  t.same(passiveTarget('pssl:6641:127.0.0.1'), { host: '127.0.0.1', port: 6641, ssl: true });
+  t.match(passiveTarget('pssl:99999'), /out of range/);
   t.match(passiveTarget('tcp:192.0.2.1:6641'), /active remotes/);
-  t.match(passiveTarget('bogus'), /expected ptcp:PORT\[:IP\] or punix:PATH/);
+  t.match(passiveTarget('bogus'), /expected ptcp:PORT\[:IP\], pssl:PORT\[:IP\] or punix:PATH/);
 });
 
 t.test('limits and hostile input: errors or a closed connection, never a crash or a change', async (t) => {

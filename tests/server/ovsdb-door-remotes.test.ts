@@ -181,7 +181,7 @@ t.test('targets the door cannot serve are reported once each and change nothing 
   t.equal(out.failed, false);
   const r = await remotesUntil(nb, (x) => x.length === targets.length);
   const byTarget = new Map(r.map((x) => [x.target, x]));
-  t.match(byTarget.get('pssl:6641')?.error, /SSL/);
+  t.match(byTarget.get('pssl:6641')?.error, /pssl: needs a private key, a certificate and a CA certificate.*or the database's SSL row/, 'pssl: without SSL settings (no flags, no SSL row)');
   t.match(byTarget.get('tcp:192.0.2.1:6641')?.error, /active remotes/);
   t.match(byTarget.get(`ptcp:${taken}:127.0.0.1`)?.error, /cannot listen: .*EADDRINUSE/);
   t.match(byTarget.get('nonsense')?.error, /expected ptcp/);
@@ -250,7 +250,7 @@ t.test('ovnts central --ovsdb-remotes-from-db: a member with no --ovsdb listens 
   t.same(await c.request('list_dbs', []), ['OVN_Northbound', '_Server'], 'the NB door answers there');
   await c.close();
   await until('the pssl: target to be reported', () => stderr.includes('pssl:6641'));
-  t.match(stderr, /central n1: OVN_Northbound Connection pssl:6641: pssl: remotes need SSL/, 'the target it cannot serve, on stderr');
+  t.match(stderr, /central n1: OVN_Northbound Connection pssl:6641: cannot listen: pssl: needs a private key/, 'the target it cannot serve (no SSL settings), on stderr');
   await nb.transact([{ op: 'update', table: 'NB_Global', where: [], row: { connections: ['set', []] } }]);
   await until('the listener to close', async () => !(await accepts(rowPort)));
   t.pass('the listener closes when the row goes');
