@@ -10,7 +10,11 @@ import type { TlsFiles } from '../../cluster/tls.js';
 export interface TestPki {
   /** The CA certificate every certificate made here chains to. */
   readonly caCert: string;
-  /** Makes (once) a key and a certificate signed by this CA for `name`; the files as the flags take them. */
+  /**
+   * Makes (once) a key and a certificate signed by this CA for `name`, whose common name is
+   * `name` exactly (ovs-pki -u, as OVN's RBAC tutorial makes a chassis's); the files as the
+   * flags take them.
+   */
   identity(name: string): TlsFiles;
 }
 
@@ -31,7 +35,7 @@ export function makePki(dir: string): TestPki {
       if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new Error(`a certificate name of letters, digits, _ . - only: ${name}`);
       const have = made.get(name);
       if (have !== undefined) return have;
-      pki('req+sign', name, 'switch');
+      pki('-u', 'req+sign', name, 'switch');
       const files = { privateKey: join(dir, `${name}-privkey.pem`), certificate: join(dir, `${name}-cert.pem`), caCert };
       made.set(name, files);
       return files;
