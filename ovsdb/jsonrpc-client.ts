@@ -3,6 +3,7 @@
 // answered, and every message without an id handed to a notification callback. It does not
 // reconnect: ovsdb/client.ts builds the reconnecting, replicating session on top of it.
 import net from 'node:net';
+import tls from 'node:tls';
 import { JsonStreamSyntaxError, JsonValueSplitter } from './json-stream.js';
 
 /** Default bound on one incoming JSON value; a server that sends more is broken or hostile. */
@@ -44,25 +45,26 @@ export class RequestFailedError extends Error {
   }
 }
 
-export type Endpoint = { readonly path: string } | { readonly host: string; readonly port: number };
+/** A server to connect to: a unix socket, or TCP (with SSL for an ssl: target). */
+export type Endpoint = { readonly path: string } | { readonly host: string; readonly port: number; readonly ssl?: boolean };
 
 /**
- * Parses an OVSDB active connection target as ovs-vsctl --db takes one: "unix:PATH" or
- * "tcp:HOST:PORT" (an IPv6 host in brackets: "tcp:[::1]:6640"). Throws on anything else,
- * with a message that names the accepted forms.
+ * Parses an OVSDB active connection target as ovs-vsctl --db takes one: "unix:PATH",
+ * "tcp:HOST:PORT" or "ssl:HOST:PORT" (an IPv6 host in brackets: "tcp:[::1]:6640"). Throws on
+ * anything else, with a message that names the accepted forms.
  */
 export function parseEndpoint(target: string): Endpoint {
   if (target.startsWith('unix:') && target.length > 5) return { path: target.slice(5) };
-  const m = /^tcp:(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(target);
+  const m = /^(tcp|ssl):(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(target);
   if (m !== null) {
-    const port = Number(m[3]);
-    if (port > 0 && port < 65536) return { host: (m[1] ?? m[2]) as string, port };
+    const port = Number(m[4]);
+    if (port > 0 && port < 65536) return { host: (m[2] ?? m[3]) as string, port, ...(m[1] === 'ssl' ? { ssl: true } : {}) };
   }
-  throw new Error(`bad OVSDB target "${target}": expected unix:PATH or tcp:HOST:PORT`);
+  throw new Error(`bad OVSDB target "${target}": expected unix:PATH, tcp:HOST:PORT or ssl:HOST:PORT`);
 }
 
 export function endpointToString(e: Endpoint): string {
-  return 'path' in e ? `unix:${e.path}` : `tcp:${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
+  return 'path' in e ? `unix:${e.path}` : `${e.ssl === true ? 'ssl' : 'tcp'}:${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
 }
 
 export interface JsonRpcClientOptions {
@@ -75,6 +77,12 @@ export interface JsonRpcClientOptions {
   readonly onNotification?: (method: string, params: unknown) => void;
   /** Called once when the connection is gone, with the reason (a protocol error, or closed). */
   readonly onClose?: (reason: Error) => void;
+  /**
+   * The key, certificate and CA certificate (PEM) for an ssl: endpoint, as ovsdb-client's -p, -c
+   * and -C give them: the server's certificate must chain to the CA; its name is not checked,
+   * as Open vSwitch does not check it.
+   */
+  readonly tls?: { readonly key: Buffer; readonly cert: Buffer; readonly ca: Buffer };
 }
 
 interface Pending {
@@ -116,9 +124,15 @@ export class JsonRpcClient {
 
   /** Connects; resolves once the socket is connected, rejects on a connect error or timeout. */
   static connect(endpoint: Endpoint, options: JsonRpcClientOptions = {}): Promise<JsonRpcClient> {
+    const ssl = !('path' in endpoint) && endpoint.ssl === true;
+    if (ssl && options.tls === undefined) return Promise.reject(new Error(`${endpointToString(endpoint)} needs a private key, a certificate and a CA certificate`));
     return new Promise((resolve, reject) => {
       const socket =
-        'path' in endpoint ? net.createConnection({ path: endpoint.path }) : net.createConnection({ host: endpoint.host, port: endpoint.port });
+        'path' in endpoint
+          ? net.createConnection({ path: endpoint.path })
+          : ssl
+            ? tls.connect({ host: endpoint.host, port: endpoint.port, ...options.tls, checkServerIdentity: () => undefined })
+            : net.createConnection({ host: endpoint.host, port: endpoint.port });
       const timeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS_DEFAULT;
       const timer = setTimeout(() => {
         socket.destroy();
@@ -130,7 +144,8 @@ export class JsonRpcClient {
         reject(err);
       };
       socket.once('error', onError);
-      socket.once('connect', () => {
+      // An SSL connection is usable once its handshake is done (and the server's certificate checked).
+      socket.once(ssl ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         socket.off('error', onError);
         resolve(new JsonRpcClient(socket, options));

@@ -34,11 +34,12 @@ t.test('applyColumnDiff: scalar replaced, set symmetric difference, map add/remo
   t.equal(applyColumnDiff(scalar, 'x', 'y'), 'y');
 });
 
-t.test('parseEndpoint: unix:PATH and tcp:HOST:PORT, nothing else', async (t) => {
+t.test('parseEndpoint: unix:PATH, tcp:HOST:PORT and ssl:HOST:PORT, nothing else', async (t) => {
   t.same(parseEndpoint('unix:/run/db.sock'), { path: '/run/db.sock' });
   t.same(parseEndpoint('tcp:127.0.0.1:6640'), { host: '127.0.0.1', port: 6640 });
   t.same(parseEndpoint('tcp:[::1]:6640'), { host: '::1', port: 6640 });
-  for (const bad of ['unix:', 'tcp:127.0.0.1', 'tcp:h:0', 'tcp:h:70000', 'ssl:h:1', '/run/db.sock', 'tcp:::1:5']) t.throws(() => parseEndpoint(bad), `${bad} is refused`);
+  t.same(parseEndpoint('ssl:h:1'), { host: 'h', port: 1, ssl: true });
+  for (const bad of ['unix:', 'tcp:127.0.0.1', 'tcp:h:0', 'tcp:h:70000', 'ssl:h:0', 'pssl:6640', '/run/db.sock', 'tcp:::1:5']) t.throws(() => parseEndpoint(bad), `${bad} is refused`);
 });
 
 /** Every monitored row as a fresh select returns it, decoded with the same schema. */

@@ -17,6 +17,7 @@ import { CentralNode } from '../../server/central-node.js';
 import type { OvsdbDoor, RemoteStatus } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { DoorSsl, sslContext, tlsVersionRange } from '../../server/ovsdb-ssl.js';
+import { JsonRpcClient, parseEndpoint } from '../../ovsdb/jsonrpc-client.js';
 import { makePki } from '../helpers/pki.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl') && existsSync('/usr/bin/ovs-pki');
@@ -155,6 +156,15 @@ t.test('a pssl: listener serves ovn-nbctl with certificates and refuses every ot
     'nothing but what the good client wrote',
   );
   t.same(await listDbs(port, client), ['OVN_Northbound', '_Server'], 'the door still answers afterwards');
+
+  // Our own OVSDB client speaks ssl: targets too (ovsdb-client's -p/-c/-C).
+  const endpoint = parseEndpoint(`ssl:127.0.0.1:${port}`);
+  t.same(endpoint, { host: '127.0.0.1', port, ssl: true });
+  await t.rejects(JsonRpcClient.connect(endpoint), /needs a private key, a certificate and a CA certificate/, 'an ssl: target without an identity');
+  const c = await JsonRpcClient.connect(endpoint, { tls: readTlsFiles(client) });
+  t.same(await c.request('list_dbs', []), ['OVN_Northbound', '_Server'], 'JsonRpcClient over ssl:');
+  await c.close();
+  await t.rejects(JsonRpcClient.connect(endpoint, { tls: readTlsFiles({ ...client, caCert: other.caCert }) }), /certificate/, 'it refuses a server of another CA');
 });
 
 t.test('set-ssl and set-connection pssl: open an SSL listener; bad settings keep the one in force', { skip: haveTools ? false : 'ovn-nbctl or ovs-pki is not installed' }, async (t) => {
