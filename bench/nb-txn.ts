@@ -14,6 +14,7 @@ import { NorthboundClient } from '../server/northbound-service.js';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { measureCommitFloor, serialGoalBesideFloor } from './lib/commit-floor.js';
 import { measureTransportCommitFloor } from './lib/grpc-commit-floor.js';
+import { drive, insert, type CpuMs, type Run, type Txn } from './lib/nb-drivers.js';
 import { loadTopology, tenThousandPorts } from './lib/nb-workload.js';
 import { ovsdbServerInstalled } from './lib/ovs.js';
 import { startRealNbCluster } from './lib/real-ovsdb-cluster.js';
@@ -33,23 +34,6 @@ const rssGoalMiB = 150;
  */
 const rssIdleS = Number(process.env.RSS_IDLE_S ?? 45);
 const ovntsJs = fileURLToPath(new URL('../bin/ovnts.js', import.meta.url));
-
-/** One transaction of OVSDB operations; resolves once committed, throws if it failed. */
-type Txn = (ops: unknown[]) => Promise<void>;
-
-interface Run {
-  readonly txns: number;
-  readonly rows: number;
-  readonly wallS: number;
-  readonly latMs: readonly number[];
-  /** The members' CPU during the run, summed over them (ms): main threads, and their other threads. */
-  readonly cpu?: CpuMs;
-}
-
-interface CpuMs {
-  readonly main: number;
-  readonly other: number;
-}
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
 const ticksPerS = 100;
@@ -83,26 +67,6 @@ async function driveMeasured(pids: readonly number[] | undefined, ...args: Param
   return { ...r, cpu: { main: after.main - before.main, other: after.other - before.other } };
 }
 
-const insert = (name: string): unknown => ({ op: 'insert', table: 'Logical_Switch', row: { name } });
-
-/** The anchor's driver: `parallel` workers take the next index until n transactions are done. */
-async function drive(txn: Txn, n: number, parallel: number, opsPerTxn: number, prefix: string): Promise<Run> {
-  const latMs: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < n) {
-        const k = next++;
-        const ops = Array.from({ length: opsPerTxn }, (_, j) => insert(`${prefix}-${k * opsPerTxn + j}`));
-        const s = performance.now();
-        await txn(ops);
-        latMs.push(performance.now() - s);
-      }
-    }),
-  );
-  return { txns: n, rows: n * opsPerTxn, wallS: (performance.now() - t0) / 1000, latMs };
-}
 
 interface Pass {
   readonly serial: Run;
