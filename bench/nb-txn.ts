@@ -14,7 +14,7 @@ import { NorthboundClient } from '../server/northbound-service.js';
 import { JsonRpcClient } from '../tests/helpers/jsonrpc-client.js';
 import { measureCommitFloor, serialGoalBesideFloor } from './lib/commit-floor.js';
 import { measureTransportCommitFloor } from './lib/grpc-commit-floor.js';
-import { drive, insert, type CpuMs, type Run, type Txn } from './lib/nb-drivers.js';
+import { drive, insert, ovsdbTxn as realTxn, type CpuMs, type Run, type Txn } from './lib/nb-drivers.js';
 import { loadTopology, tenThousandPorts } from './lib/nb-workload.js';
 import { ovsdbServerInstalled } from './lib/ovs.js';
 import { startRealNbCluster } from './lib/real-ovsdb-cluster.js';
@@ -219,15 +219,6 @@ async function oursTopologyOnly(): Promise<{ rssMiB: number[]; idleRssMiB: numbe
   });
 }
 
-function realTxn(client: JsonRpcClient): Txn {
-  return async (ops) => {
-    const results = (await client.request('transact', ['OVN_Northbound', ...ops])) as unknown[];
-    for (const r of results) {
-      if (r !== null && typeof r === 'object' && 'error' in r) throw new Error(`transaction failed: ${JSON.stringify(results).slice(0, 500)}`);
-    }
-  };
-}
-
 async function real(withDrivers: boolean, raftPortBase: number): Promise<Side | { rssMiB: number[]; idleRssMiB: number[]; loadS: number } | undefined> {
   if (!ovsdbServerInstalled()) return undefined;
   const cluster = await startRealNbCluster('/usr/share/ovn/ovn-nb.ovsschema', raftPortBase);
@@ -266,7 +257,7 @@ const hopsFloor = await measureTransportCommitFloor(serialN, 'grpc');
 const a = await ours();
 const aTopology = await oursTopologyOnly();
 const b = (await real(true, 26_750)) as Side | undefined;
-const bTopology = await real(false, 26_760);
+const bTopology = await real(false, 26_780);
 const na = b === undefined ? 'not installed' : '';
 printTable(
   `bench/nb-txn — 3-node ovnts up (Northbound gRPC) beside real clustered OVN_Northbound (JSON-RPC, same drivers in this process); N=${fmt(serialN)}, W=${inFlight}, ${batchTxns} x ${fmt(batchOps)}-op batches`,

@@ -1,6 +1,7 @@
 // The anchor's NB write drivers (../shared/anchors/bench-nb-txn.sh: single-row Logical_Switch
 // inserts, serial, N in flight, or many per transaction), over any transport that can run one
 // OVSDB transaction.
+import type { JsonRpcClient } from '../../ovsdb/jsonrpc-client.js';
 
 /** One transaction of OVSDB operations; resolves once committed, throws if it failed. */
 export type Txn = (ops: unknown[]) => Promise<void>;
@@ -38,4 +39,14 @@ export async function drive(txn: Txn, n: number, parallel: number, opsPerTxn: nu
     }),
   );
   return { txns: n, rows: n * opsPerTxn, wallS: (performance.now() - t0) / 1000, latMs };
+}
+
+/** A transaction on OVN_Northbound over an OVSDB JSON-RPC connection (any server: ours or the real one). */
+export function ovsdbTxn(client: JsonRpcClient): Txn {
+  return async (ops) => {
+    const results = (await client.request('transact', ['OVN_Northbound', ...ops])) as unknown[];
+    for (const r of results) {
+      if (r !== null && typeof r === 'object' && 'error' in r) throw new Error(`transaction failed: ${JSON.stringify(results).slice(0, 500)}`);
+    }
+  };
 }

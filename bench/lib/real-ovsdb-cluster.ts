@@ -14,7 +14,7 @@ const run = promisify(execFile);
 
 export interface RealCluster {
   readonly dir: string;
-  readonly members: readonly { readonly name: string; readonly socket: string; readonly ctl: string; readonly pid: number; readonly db: string; readonly sslPort?: number }[];
+  readonly members: readonly { readonly name: string; readonly socket: string; readonly ctl: string; readonly pid: number; readonly db: string; readonly clientPort: number }[];
   /** The unix socket of the member that is leader now. */
   leaderSocket(): Promise<string>;
   /** Starts a stopped (or killed) member again on its database file; `members` shows its new pid. */
@@ -37,9 +37,10 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
 }
 
 /**
- * With `ssl`, the members are deployed as an encrypted OVN central is: Raft between them over
- * ssl: and each also serving clients on pssl: (port raftPortBase + 10 + i, loopback), all with
- * that key, certificate and CA (ovsdb-server's -p, -c, -C).
+ * Each member serves clients on its unix socket and on TCP port raftPortBase + 10 + i
+ * (loopback). With `ssl`, the members are deployed as an encrypted OVN central is: Raft between
+ * them over ssl: and that port pssl:, all with that key, certificate and CA (ovsdb-server's -p,
+ * -c, -C); without, both are plain.
  */
 export interface RealClusterOptions {
   readonly ssl?: TlsFiles;
@@ -49,20 +50,20 @@ export interface RealClusterOptions {
 export async function startRealNbCluster(schemaPath: string, raftPortBase = 26650, options: RealClusterOptions = {}): Promise<RealCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-raft-'));
   const dbName = 'OVN_Northbound';
-  const members: { name: string; socket: string; ctl: string; pid: number; db: string; sslPort?: number }[] = [];
+  const members: { name: string; socket: string; ctl: string; pid: number; db: string; clientPort: number }[] = [];
   const ssl = options.ssl;
   const raft = (i: number): string => `${ssl === undefined ? 'tcp' : 'ssl'}:127.0.0.1:${raftPortBase + i}`;
   const sslArgs = ssl === undefined ? [] : [`--private-key=${ssl.privateKey}`, `--certificate=${ssl.certificate}`, `--ca-cert=${ssl.caCert}`];
   /** Starts member `name`'s ovsdb-server on its database file; resolves with its pid. */
-  const serve = async (name: string, i: number): Promise<{ name: string; socket: string; ctl: string; pid: number; db: string; sslPort?: number }> => {
+  const serve = async (name: string, i: number): Promise<{ name: string; socket: string; ctl: string; pid: number; db: string; clientPort: number }> => {
     const db = join(dir, `${name}.db`);
     const socket = join(dir, `${name}.sock`);
     const ctl = join(dir, `${name}.ctl`);
     const pidfile = join(dir, `${name}.pid`);
-    const sslPort = ssl === undefined ? undefined : raftPortBase + 10 + i;
-    const remotes = [`--remote=punix:${socket}`, ...(sslPort === undefined ? [] : [`--remote=pssl:${sslPort}:127.0.0.1`])];
+    const clientPort = raftPortBase + 10 + i;
+    const remotes = [`--remote=punix:${socket}`, `--remote=${ssl === undefined ? 'ptcp' : 'pssl'}:${clientPort}:127.0.0.1`];
     await run('ovsdb-server', ['--detach', '--no-chdir', '-vconsole:off', `--pidfile=${pidfile}`, `--log-file=${join(dir, `${name}.log`)}`, `--unixctl=${ctl}`, ...remotes, ...sslArgs, db]);
-    return { name, socket, ctl, pid: Number(readFileSync(pidfile, 'utf8').trim()), db, ...(sslPort === undefined ? {} : { sslPort }) };
+    return { name, socket, ctl, pid: Number(readFileSync(pidfile, 'utf8').trim()), db, clientPort };
   };
   for (let i = 0; i < 3; i++) {
     const name = `nb${i + 1}`;
