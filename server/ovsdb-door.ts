@@ -49,6 +49,8 @@ export interface OvsdbDoorLimits {
   readonly connectionsMax: number;
   /** How often the `_Server` row (leader, connected, index) is refreshed. */
   readonly serverStatusMs: number;
+  /** A pssl: client that has not finished its TLS handshake after this long is dropped. */
+  readonly tlsHandshakeMs: number;
 }
 
 export const ovsdbDoorDefaults: OvsdbDoorLimits = {
@@ -60,6 +62,7 @@ export const ovsdbDoorDefaults: OvsdbDoorLimits = {
   monitorsMax: 1000,
   connectionsMax: defaultConnectionsMax,
   serverStatusMs: 250,
+  tlsHandshakeMs: 10_000,
 };
 
 /** Where a listener listens: TCP (with SSL for a pssl: remote) or a unix socket. */
@@ -1007,7 +1010,7 @@ async function openListener(door: Door, target: string, where: DoorListen, fromD
   if (ssl) {
     const context = door.ssl.current();
     if ('error' in context) throw new Error(context.error);
-    server = tls.createServer(context.options);
+    server = tls.createServer({ ...context.options, handshakeTimeout: door.limits.tlsHandshakeMs });
   } else {
     server = net.createServer();
   }
@@ -1016,9 +1019,10 @@ async function openListener(door: Door, target: string, where: DoorListen, fromD
   // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
   // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
   if (ssl) server.on('connection', (socket: net.Socket) => socket.setNoDelay(true));
-  // A client whose handshake fails (no certificate, another CA's) is dropped by the TLS server;
-  // the listener only has to hear of it so that the error is not unhandled.
-  if (ssl) server.on('tlsClientError', () => undefined);
+  // A client whose handshake fails (no certificate, another CA's, garbage, too slow) is dropped.
+  // Node leaves the socket to this listener once it listens for the event (a handshake that
+  // timed out would otherwise stay open), so it is destroyed here.
+  if (ssl) server.on('tlsClientError', (_err: Error, socket: tls.TLSSocket) => socket.destroy());
   server.on(ssl ? 'secureConnection' : 'connection', (socket: net.Socket) => {
     if (!ssl) socket.setNoDelay(true);
     // connectionsMax bounds the door as a whole, whatever number of listeners it has.

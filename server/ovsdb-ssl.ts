@@ -15,8 +15,6 @@ import type { ReadableDb } from './ovsdb-monitor.js';
 
 /** How often a door with pssl: listeners looks at its files for a renewed key or certificate. */
 export const SSL_FILES_POLL_MS = 2000;
-/** A client that has not finished its TLS handshake after this long is dropped. */
-export const TLS_HANDSHAKE_MS_MAX = 10_000;
 
 export interface OvsdbSslSettings {
   readonly files: TlsFiles;
@@ -64,7 +62,6 @@ export function sslContext(s: OvsdbSslSettings): SslContext {
     ca: id.ca,
     requestCert: true,
     rejectUnauthorized: true,
-    handshakeTimeout: TLS_HANDSHAKE_MS_MAX,
   };
   if (s.protocols !== undefined && s.protocols !== '') {
     const range = tlsVersionRange(s.protocols);

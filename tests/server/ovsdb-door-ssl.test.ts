@@ -157,6 +157,49 @@ t.test('a pssl: listener serves ovn-nbctl with certificates and refuses every ot
   );
   t.same(await listDbs(port, client), ['OVN_Northbound', '_Server'], 'the door still answers afterwards');
 
+  // Garbage where a handshake should be, and handshakes cut short: each is dropped, the door
+  // goes on, and no socket of the door's is left behind (a socket the server kept would show
+  // in the kernel's table for its port until the handshake timeout at most).
+  let seed = 7;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) => new Promise<void>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        const bytes = Buffer.from(Array.from({ length: 3 + Math.floor(random() * 600) }, () => Math.floor(random() * 256)));
+        // Every fourth starts like a TLS handshake record, so it gets past the record layer.
+        if (i % 4 === 0) bytes.set([0x16, 0x03, 0x01], 0);
+        s.write(bytes);
+        // Half of them stay (a handshake never finished), the others leave at once.
+        setTimeout(() => s.destroy(), i % 2 === 0 ? 300 : 0);
+      });
+      s.on('error', () => resolve());
+      s.on('close', () => resolve());
+    })),
+  );
+  t.same(await listDbs(port, client), ['OVN_Northbound', '_Server'], '200 connections of garbage later, the door still answers');
+  // The door's accepted sockets still open (its listener, and TIME-WAIT entries the kernel keeps
+  // after a close, are not sockets it holds).
+  const sockets = (): Promise<string> =>
+    run('ss', ['-tnH', 'state', 'all', `( sport = :${port} )`]).then((r) => r.stdout.split('\n').filter((l) => l.trim() !== '' && !/^(LISTEN|TIME-WAIT)\s/.test(l)).join('\n'));
+  t.equal(await until('the door to drop what it accepted', sockets, (v) => v === '', 15_000), '', 'none of those connections is held by the door');
+
+  // Clients that start a handshake and never finish it are dropped at the door's bound.
+  const slow = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0, ssl: true }, ssl: { files: pki.identity('server') }, limits: { tlsHandshakeMs: 300 } });
+  t.teardown(() => slow.close());
+  const started = Date.now();
+  const heldMs = await Promise.all(
+    Array.from({ length: 20 }, () => new Promise<number>((resolve) => {
+      const s = net.connect(portOf(slow), '127.0.0.1', () => s.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x40, 0x01])));
+      const giveUp = setTimeout(() => s.destroy(), 10_000);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        clearTimeout(giveUp);
+        resolve(Date.now() - started);
+      });
+    })),
+  );
+  t.ok(Math.max(...heldMs) < 5000, `a handshake left unfinished is dropped by the door (the last after ${Math.max(...heldMs)} ms; bound 300 ms)`);
+
   // Our own OVSDB client speaks ssl: targets too (ovsdb-client's -p/-c/-C).
   const endpoint = parseEndpoint(`ssl:127.0.0.1:${port}`);
   t.same(endpoint, { host: '127.0.0.1', port, ssl: true });
