@@ -215,8 +215,8 @@ export class TlsCredentials implements grpc.experimental.CertificateProvider {
   // only after asking for the CA and key pair, and an answer given at once would not reach it.
 
   addCaCertificateListener(listener: CaListener): void {
-    this.caListeners.add(listener);
     this.watch();
+    this.caListeners.add(listener);
     process.nextTick(() => {
       if (this.caListeners.has(listener)) listener({ caCertificate: this.current.ca });
     });
@@ -228,8 +228,8 @@ export class TlsCredentials implements grpc.experimental.CertificateProvider {
   }
 
   addIdentityCertificateListener(listener: IdentityListener): void {
-    this.identityListeners.add(listener);
     this.watch();
+    this.identityListeners.add(listener);
     process.nextTick(() => {
       if (this.identityListeners.has(listener)) listener({ certificate: this.current.cert, privateKey: this.current.key });
     });
@@ -242,6 +242,9 @@ export class TlsCredentials implements grpc.experimental.CertificateProvider {
 
   private watch(): void {
     if (this.timer !== undefined) return;
+    // Nothing looked at the files while nothing used them (a command's channel closed and the
+    // next one opens): look now, so that the new one starts from the files as they are.
+    this.reloadIfChanged();
     // Unref'd: the files being watched never keeps a process alive on its own.
     this.timer = setInterval(() => this.reloadIfChanged(), this.options.reloadIntervalMs ?? tlsLimits.reloadIntervalMs);
     this.timer.unref();
