@@ -23,6 +23,7 @@ import type { DatabaseSchema, Row } from '../ovsdb/index.js';
 import { parseDatabaseSchema } from '../ovsdb/index.js';
 import { SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
 import { malformedReason } from '../cluster/grpc-proto.js';
+import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import type { HeldRow, WireDelta, WireResume, WireServerMessage } from '../server/southbound-wire.js';
 import { WireError, decodeTableRows, southboundDefinition, wireLimits } from '../server/southbound-wire.js';
 import type { ChassisHello, SbRowChange, SbSource, SbSourceState, SbUpdate } from './sb-source.js';
@@ -48,6 +49,8 @@ export interface SbStreamOptions {
   /** Randomness for the first endpoint and the backoff jitter (tests inject a seeded one). */
   readonly random?: () => number;
   readonly channelOptions?: grpc.ChannelOptions;
+  /** The chassis's TLS identity (cluster/tls.ts); without, the members are reached in plaintext. */
+  readonly tls?: TlsCredentials;
 }
 
 /**
@@ -286,7 +289,7 @@ export class SbStream implements SbSource {
     let c = this.clients.get(endpoint);
     if (c === undefined) {
       clientCtor ??= grpc.makeGenericClientConstructor(southboundDefinition(), 'Southbound');
-      c = new clientCtor(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': wireLimits.agentMessageBytesMax, ...this.keepaliveOptions(), ...this.options.channelOptions });
+      c = new clientCtor(endpoint, channelCredentials(this.options.tls), { ...tlsChannelOptions(this.options.tls, endpoint), 'grpc.max_receive_message_length': wireLimits.agentMessageBytesMax, ...this.keepaliveOptions(), ...this.options.channelOptions });
       this.clients.set(endpoint, c);
     }
     return c;

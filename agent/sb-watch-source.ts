@@ -10,6 +10,7 @@
 // resumes after the last revision it delivered, or starts over with a reset when the server no
 // longer retains that revision.
 import type * as grpc from '@grpc/grpc-js';
+import type { TlsCredentials } from '../cluster/tls.js';
 import type { ColumnType, DatabaseSchema, Row, TableSchema, Value } from '../ovsdb/index.js';
 import { parseDatabaseSchema, valueFromJson } from '../ovsdb/index.js';
 import { defaultValue } from '../ovsdb/datum.js';
@@ -29,6 +30,8 @@ export interface SbWatchSourceOptions {
   readonly callTimeoutMs?: number;
   readonly random?: () => number;
   readonly log?: (message: string) => void;
+  /** The chassis's TLS identity (cluster/tls.ts); without, the members are reached in plaintext. */
+  readonly tls?: TlsCredentials;
 }
 
 export const sbWatchSourceDefaults = {
@@ -98,7 +101,7 @@ export class SbWatchSource implements SbSource {
   constructor(private readonly options: SbWatchSourceOptions) {
     if (options.endpoints.length === 0) throw new Error('SbWatchSource needs at least one endpoint');
     const timeoutMs = options.callTimeoutMs ?? sbWatchSourceDefaults.callTimeoutMs;
-    this.clients = options.endpoints.map((e) => new NorthboundClient(e, timeoutMs));
+    this.clients = options.endpoints.map((e) => new NorthboundClient(e, timeoutMs, options.tls));
   }
 
   start(hello: ChassisHello, onUpdate: (u: SbUpdate) => Promise<void>, onState?: (s: SbSourceState) => void): void {

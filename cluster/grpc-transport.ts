@@ -16,6 +16,7 @@ import type { Message, NodeId } from './types.js';
 import { checkMemberInfo, MEMBER_INFO_CHARS_MAX, type PeerLinks, type Transport, type TransportHandlers, type TransportReport, type TransportStats } from './transport.js';
 import { isWireError, RaftCodec } from './grpc-codec.js';
 import { listenGrpc, type GrpcListener } from './grpc-listen.js';
+import { channelCredentials, tlsChannelOptions, type TlsCredentials } from './tls.js';
 import type { RaftPeerMethod } from './grpc-codec.js';
 
 const MiB = 1024 * 1024;
@@ -50,6 +51,11 @@ export interface GrpcTransportOptions {
    * from taking the file descriptors the node's storage needs (cluster/grpc-listen.ts).
    */
   readonly connectionsMax?: number;
+  /**
+   * This member's TLS identity (cluster/tls.ts): its port then takes only peers whose
+   * certificate chains to the CA, and it reaches its peers with it. Without, plaintext.
+   */
+  readonly tls?: TlsCredentials;
 }
 
 const DEFAULTS = {
@@ -203,6 +209,7 @@ interface SenderContext {
     >
   >;
   readonly nowMs: () => number;
+  readonly tls: TlsCredentials | undefined;
   /**
    * Numbers this transport's Messages streams. Shared by all senders, so that a sender made
    * anew for a peer (setPeers) still numbers its streams above the ones before it.
@@ -239,7 +246,8 @@ class PeerSender {
     readonly address: string,
   ) {
     this.backoffMs = ctx.limits.reconnectBackoffMsMin;
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+    this.client = new grpc.Client(address, channelCredentials(ctx.tls), {
+      ...tlsChannelOptions(ctx.tls, address),
       'grpc.max_send_message_length': ctx.limits.messageBytesMax,
       'grpc.max_receive_message_length': ctx.limits.messageBytesMax,
       'grpc.initial_reconnect_backoff_ms': ctx.limits.reconnectBackoffMsMin,
@@ -577,6 +585,7 @@ export class GrpcTransport implements Transport {
       counters: this.counters,
       limits,
       nowMs,
+      tls: o.tls,
       nextStreamSeq: () => ++this.streamSeq,
       memberInfo: () => this.ownInfo,
       noteUnreachable: (to) => this.noteUnreachable(to),
@@ -604,7 +613,7 @@ export class GrpcTransport implements Transport {
         this.receiveSnapshot(call, cb),
     });
     this.server = server;
-    this.listener = await listenGrpc(server, this.o.listenAddress, this.o.connectionsMax ?? DEFAULTS.connectionsMax, () => this.counters.refusedConnections++);
+    this.listener = await listenGrpc(server, this.o.listenAddress, this.o.connectionsMax ?? DEFAULTS.connectionsMax, () => this.counters.refusedConnections++, this.o.tls);
     this.boundPort = this.listener.port;
   }
 

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import { applyConfChange, type ConfChange } from '../cluster/conf-change.js';
+import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import { ProposalError } from '../cluster/node.js';
 import type { NodeId } from '../cluster/types.js';
 import { compareAtoms, isMapValue, type Atom, type Row, type Value } from '../ovsdb/index.js';
@@ -346,12 +347,14 @@ export class AdminClient {
   private static ctor: grpc.ServiceClientConstructor | undefined;
   private readonly client: grpc.Client;
 
+  /** With `tls`, the member is reached over TLS with that identity (cluster/tls.ts). */
   constructor(
     readonly address: string,
     private readonly callTimeoutMs = 15_000,
+    tls?: TlsCredentials,
   ) {
     AdminClient.ctor ??= grpc.makeGenericClientConstructor(adminDefinition(), 'Admin');
-    this.client = new AdminClient.ctor(address, grpc.credentials.createInsecure());
+    this.client = new AdminClient.ctor(address, channelCredentials(tls), tlsChannelOptions(tls, address));
   }
 
   private call(method: string, req: unknown): Promise<unknown> {

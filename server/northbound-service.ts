@@ -3,6 +3,7 @@
 // Every error becomes a gRPC status in exactly one place (statusOf).
 import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
+import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import type { NodeId } from '../cluster/types.js';
 import type { DbDelta, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
@@ -537,12 +538,15 @@ export class NorthboundClient {
   /** Whether transactions go on TransactStreamBatched (until a server says it has none). */
   private batched = true;
 
+  /** With `tls`, the member is reached over TLS with that identity (cluster/tls.ts). */
   constructor(
     readonly address: string,
     private readonly callTimeoutMs = 30_000,
+    tls?: TlsCredentials,
   ) {
     NorthboundClient.ctor ??= grpc.makeGenericClientConstructor(northboundDefinition(), 'Northbound');
-    this.client = new NorthboundClient.ctor(address, grpc.credentials.createInsecure(), {
+    this.client = new NorthboundClient.ctor(address, channelCredentials(tls), {
+      ...tlsChannelOptions(tls, address),
       'grpc.max_receive_message_length': northboundLimits.clientReplyBytesMax,
       'grpc.max_send_message_length': northboundLimits.requestBytesMax,
     });
@@ -737,8 +741,11 @@ class TransactChannel {
   }
 }
 
-/** Builds the forwarder a follower uses: one client per peer's Northbound address. */
-export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId) => string | undefined)): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
+/**
+ * Builds the forwarder a follower uses: one client per peer's Northbound address, reached with
+ * the member's own TLS identity when it has one.
+ */
+export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId) => string | undefined), tls?: TlsCredentials): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
   const clients = new Map<NodeId, NorthboundClient>();
   return {
     forward: async (leader, ops, db) => {
@@ -746,7 +753,7 @@ export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId)
       if (address === undefined) throw new CentralNodeError('unavailable', `no Northbound address known for leader ${leader}`);
       let c = clients.get(leader);
       if (c === undefined) {
-        c = new NorthboundClient(address);
+        c = new NorthboundClient(address, undefined, tls);
         clients.set(leader, c);
       }
       return c.transact(ops, db, { forwarded: true });

@@ -11,6 +11,7 @@ import { AckWriter, type AckWriterTarget, registrationOps } from './agent-writes
 import type { CentralNode } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 import type { NodeId } from '../cluster/types.js';
+import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import { AckRelay, type AckRelayMessage, malformedRelay } from './live-acks.js';
 import { statusOf } from './northbound-service.js';
 import type { FanoutLimits, Session, SessionHello, StreamSink } from './sb-fanout.js';
@@ -113,6 +114,8 @@ export interface SouthboundServiceOptions {
   readonly relayPeers?: () => ReadonlyMap<NodeId, string>;
   /** Writes the acks' Chassis_Private updates (default: this member's transact; tests hold it back). */
   readonly ackTransact?: AckWriterTarget['transact'];
+  /** The member's TLS identity, with which acks are relayed to the other members. */
+  readonly tls?: TlsCredentials;
 }
 
 /** The agent streams and chassis writes of one member. */
@@ -136,7 +139,8 @@ export class SouthboundService {
       { member: central.id, view: central.sbViewId, onAck: (chassis, nbCfg) => this.onAck(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
     );
     const peers = options.relayPeers;
-    this.relay = peers === undefined ? undefined : new AckRelay({ peers, member: central.id, makeClient: (address) => new (southboundClient())(address, grpc.credentials.createInsecure()) });
+    const tls = options.tls;
+    this.relay = peers === undefined ? undefined : new AckRelay({ peers, member: central.id, makeClient: (address) => new (southboundClient())(address, channelCredentials(tls), tlsChannelOptions(tls, address)) });
     this.off.push(feed.onChange((e) => this.fanout.commit(e.revision, e.delta)));
     this.off.push(central.onRestore((revision) => this.fanout.restore(revision)));
     this.timer = setInterval(() => this.fanout.progress(), options.progressIntervalMs ?? southboundLimits.progressIntervalMs);

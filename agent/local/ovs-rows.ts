@@ -5,12 +5,14 @@ import type { Row } from '../../ovsdb/index.js';
 
 /** The monitored tables and columns the local side needs, for OvsdbClient. */
 export const OVS_MONITOR = {
-  Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges', 'datapaths'],
+  Open_vSwitch: ['external_ids', 'other_config', 'iface_types', 'bridges', 'datapaths', 'ssl'],
   Datapath: ['capabilities'],
   Bridge: ['name', 'ports', 'mirrors', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
   Port: ['name', 'interfaces', 'external_ids'],
   Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'bfd', 'bfd_status'],
   Mirror: ['name', 'select_src_port', 'select_dst_port', 'output_port', 'external_ids'],
+  // What `ovs-vsctl set-ssl KEY CERT CA` writes: the agent's TLS identity when not given one.
+  SSL: ['private_key', 'certificate', 'ca_cert'],
 } as const;
 
 export interface OvsBridge {
@@ -57,6 +59,17 @@ export type OvsTables = (table: keyof typeof OVS_MONITOR) => ReadonlyMap<string,
 export function openVswitchRow(ovs: OvsTables): Row | undefined {
   for (const r of ovs('Open_vSwitch').values()) return r;
   return undefined;
+}
+
+/**
+ * The SSL row the Open_vSwitch row points to (`ovs-vsctl set-ssl`), as ovn-controller reads it
+ * for its SSL remotes: undefined when there is none, the columns as they are otherwise.
+ */
+export function sslOfOpenVswitch(ovs: OvsTables): { readonly private_key: string; readonly certificate: string; readonly ca_cert: string } | undefined {
+  const ref = (openVswitchRow(ovs)?.ssl as readonly string[] | undefined)?.[0];
+  const row = ref === undefined ? undefined : ovs('SSL').get(ref);
+  if (row === undefined) return undefined;
+  return { private_key: row.private_key as string, certificate: row.certificate as string, ca_cert: row.ca_cert as string };
 }
 
 export function bridgeByName(ovs: OvsTables, name: string): OvsBridge | undefined {

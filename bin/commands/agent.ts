@@ -9,6 +9,8 @@
 // control socket <rundir>/ovn-controller.<pid>.ctl and a pidfile <rundir>/ovn-controller.pid,
 // where <rundir> is $OVN_RUNDIR or /var/run/ovn; `exit` there stops it as ovn-controller stops
 // (with cleanup; `exit --restart` without).
+// With -p/-c/-C, or else the SSL row of the Open_vSwitch table (`ovs-vsctl set-ssl KEY CERT CA`,
+// which ovn-controller reads too), it reaches the central members over TLS (docs/tls.md).
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -22,15 +24,17 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { chassisExternalId } from '../../agent/local/ovs-config.js';
-import { OVS_MONITOR, openVswitchRow } from '../../agent/local/ovs-rows.js';
+import { OVS_MONITOR, openVswitchRow, sslOfOpenVswitch } from '../../agent/local/ovs-rows.js';
+import { TlsCredentials, TlsError, type TlsFiles } from '../../cluster/tls.js';
 import type { SbSource } from '../../agent/sb-source.js';
 import { SbStream } from '../../agent/sb-stream.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
 import { agentUnixctlCommands } from '../../agent/unixctl-commands.js';
 import { ControlSocketError, openControl, ovnRundir } from '../lib/control-socket.js';
+import { tlsFilesOfFlags, tlsOption, type TlsFlagValues } from '../lib/tls-flags.js';
 import { ovntsVersion } from '../lib/version.js';
 
-interface AgentOptions {
+interface AgentOptions extends TlsFlagValues {
   ovsDb: string;
   central?: string;
   cleanup?: boolean;
@@ -201,6 +205,27 @@ function centralFromOvs(ovs: OvsdbClient): Promise<string> {
   });
 }
 
+/**
+ * The TLS files of the SSL row the Open_vSwitch row points to, once the replica holds the
+ * database (undefined when there is no such row). A row without one of them is refused, naming
+ * what it lacks, rather than the agent reaching the central in plaintext.
+ */
+function tlsFromOvs(ovs: OvsdbClient): Promise<TlsFiles | undefined> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!ovs.isSynced) return;
+      off();
+      const ssl = sslOfOpenVswitch((t) => ovs.table(t));
+      if (ssl === undefined) return resolve(undefined);
+      const missing = (['private_key', 'certificate', 'ca_cert'] as const).filter((c) => ssl[c] === '');
+      if (missing.length > 0) return reject(new AgentConfigError(`the Open_vSwitch table's SSL row has no ${missing.join(' and ')} (ovs-vsctl set-ssl KEY CERT CA sets all three)`));
+      resolve({ privateKey: ssl.private_key, certificate: ssl.certificate, caCert: ssl.ca_cert });
+    };
+    const off = ovs.onChange(check);
+    check();
+  });
+}
+
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
@@ -215,6 +240,10 @@ export function registerAgentCommand(program: Command): void {
     .option('--no-flows', 'do not install flows (bindings and tunnels only): ports are claimed but never marked up')
     .option('--sb-source <kind>', 'how the Southbound arrives: "stream" (the per-chassis agent stream) or "watch" (a Northbound Watch of every SB row)', 'stream')
     .option('--unixctl <path>', 'the control socket ovn-appctl talks to (default: $OVN_RUNDIR/ovn-controller.<pid>.ctl, OVN_RUNDIR defaulting to /var/run/ovn; "none": no socket)')
+    // The chassis's TLS identity for the central members (default: the Open_vSwitch table's SSL row).
+    .addOption(tlsOption.privateKey('this chassis\'s', ' to the central members (default: the SSL row of the Open_vSwitch table, as ovs-vsctl set-ssl writes it and ovn-controller reads it)'))
+    .addOption(tlsOption.certificate('this chassis\'s'))
+    .addOption(tlsOption.caCert())
     .option('--pidfile <path>', 'the pidfile by which `ovn-appctl -t ovn-controller` finds the socket (default: $OVN_RUNDIR/ovn-controller.pid; "none": no pidfile)')
     .action(async (o: AgentOptions) => {
       const hostname = o.hostname ?? os.hostname();
@@ -258,12 +287,20 @@ export function registerAgentCommand(program: Command): void {
       }
       ovs.start();
       try {
+        const flagged = tlsFilesOfFlags(o);
         const central = await Promise.race([o.central !== undefined ? Promise.resolve(o.central) : centralFromOvs(ovs), stopped.then(() => undefined)]);
+        // Without the flags, the SSL row once the replica holds the database.
+        const tlsFiles = central === undefined || flagged !== undefined ? flagged : await Promise.race([tlsFromOvs(ovs), stopped.then(() => undefined)]);
         if (central !== undefined) {
           const endpoints = parseCentralEndpoints(central);
+          const tls = tlsFiles === undefined ? undefined : new TlsCredentials(tlsFiles, {
+            onReload: (e) => log(e.kind === 'reloaded' ? 'info' : 'warn', e.kind === 'reloaded' ? 'TLS: took the renewed identity' : `TLS: kept the identity in use: ${e.reason}`),
+          });
+          if (tlsFiles !== undefined) log('info', `TLS to the central with ${tlsFiles.privateKey}, ${tlsFiles.certificate}, CA ${tlsFiles.caCert}${flagged === undefined ? ' (the Open_vSwitch table\'s SSL row)' : ''}`);
+          const withTls = tls === undefined ? {} : { tls };
           let source: SbSource;
-          if (o.sbSource === 'stream') source = new SbStream({ endpoints });
-          else if (o.sbSource === 'watch') source = new SbWatchSource({ endpoints, log: (m) => log('warn', m) });
+          if (o.sbSource === 'stream') source = new SbStream({ endpoints, ...withTls });
+          else if (o.sbSource === 'watch') source = new SbWatchSource({ endpoints, log: (m) => log('warn', m), ...withTls });
           else throw new AgentConfigError(`--sb-source must be stream or watch, not "${o.sbSource}"`);
           runtime = new AgentRuntime({
             ovs, source, hostname, log,
@@ -277,7 +314,7 @@ export function registerAgentCommand(program: Command): void {
           await runtime.stop(stop.cleanup);
         }
       } catch (err) {
-        if (!(err instanceof AgentConfigError)) throw err;
+        if (!(err instanceof AgentConfigError) && !(err instanceof TlsError)) throw err;
         process.stderr.write(`ovnts agent: ${err.message}\n`);
         process.exitCode = 1;
       } finally {

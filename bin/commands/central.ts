@@ -2,13 +2,17 @@
 // serving the Northbound gRPC API. Members are named (n1, n2, ...); a member's Raft node id is
 // its position in --peers (1-based), so every member must be given the same --peers list.
 // Its control socket (<data-dir>/ovnts.ctl, or --unixctl) answers ovs-appctl/ovn-appctl with
-// what OVN's ovsdb-servers and ovn-northd answer (server/unixctl-commands.ts).
+// what OVN's ovsdb-servers and ovn-northd answer (server/unixctl-commands.ts). With
+// -p/-c/-C (ovsdb-server's --private-key, --certificate, --ca-cert) every gRPC listener of the
+// member takes only TLS connections that show a certificate chaining to the CA, and the member
+// reaches its peers with that identity (docs/tls.md).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import type { Command } from 'commander';
 import { GrpcTransport } from '../../cluster/grpc-transport.js';
+import { TlsCredentials, tlsFilesFrom, type TlsReloadEvent } from '../../cluster/tls.js';
 import { ApplyRefusedError } from '../../cluster/state-machine.js';
 import type { NodeId } from '../../cluster/types.js';
 import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
@@ -26,6 +30,7 @@ import { flagsNotGiven, nodeOptionsFlags } from '../lib/node-flags.js';
 import { positiveInteger, snapshotLogRatio } from '../lib/numbers.js';
 import { centralUnixctlCommands } from '../../server/unixctl-commands.js';
 import { openControl } from '../lib/control-socket.js';
+import { tlsFlagNames, tlsOption, type TlsFlagValues } from '../lib/tls-flags.js';
 import { ovntsVersion } from '../lib/version.js';
 
 export function parseNamedList(flag: string, s: string): { name: string; address: string }[] {
@@ -36,7 +41,7 @@ export function parseNamedList(flag: string, s: string): { name: string; address
   });
 }
 
-interface CentralOptions {
+interface CentralOptions extends TlsFlagValues {
   name: string;
   dataDir: string;
   peers: string;
@@ -103,6 +108,10 @@ export function registerCentralCommand(program: Command): void {
     .option('--optimize-for-size', `run V8 with ${memberV8Flags.join(' ')}: less memory, slower applies and loads`)
     .option('--apply-version-max <n>', `the highest apply version this member offers its cluster (default: the most this software implements, ${APPLY_VERSION_MAX}); a lower one holds the whole cluster at that version until this member is restarted without it (docs/central.md, Upgrades)`)
     .option('--snapshot-handoff-ms <n>', 'a leader whose last snapshot encode held the event loop this long hands leadership to a voter before the next (default: a quarter of the election timeout)')
+    // This member's TLS identity: every gRPC listener requires it, its peers are reached with it.
+    .addOption(tlsOption.privateKey('this member\'s', ': its Raft, Northbound, admin and agent-stream gRPC ports take only TLS clients whose certificate chains to -C\'s CA, and it reaches its peers with this identity'))
+    .addOption(tlsOption.certificate('this member\'s'))
+    .addOption(tlsOption.caCert())
     .option('--unixctl <paths>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; several, comma-separated, answer alike, e.g. ovn-ctl\'s /var/run/ovn/ovnnb_db.ctl,/var/run/ovn/ovnsb_db.ctl; "none": no socket)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
@@ -134,10 +143,16 @@ export function registerCentralCommand(program: Command): void {
       const clusterId = o.clusterId ?? stored ?? defaultClusterId;
       const listen = o.grpc ?? nbAddresses.get(id);
       if (listen === undefined) throw new Error('give --grpc or list this member in --nb-peers');
-      const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers });
+      // The files are read and checked here, before anything starts: one that cannot be used
+      // stops the member with a message naming it. Renewed files are taken while it runs.
+      const tls = tlsFilesFrom(o, tlsFlagNames);
+      const onTlsReload = (e: TlsReloadEvent): void =>
+        void process.stderr.write(`central ${o.name}: ${e.kind === 'reloaded' ? `TLS: took the renewed identity in ${e.files.privateKey}, ${e.files.certificate}, ${e.files.caCert}` : `TLS: kept the identity in use: ${e.reason}`}\n`);
+      const grpcTls = tls === undefined ? undefined : new TlsCredentials(tls, { onReload: onTlsReload });
+      const transport = new GrpcTransport({ id, clusterId, listenAddress: raftPeers.get(id) as string, peers: raftPeers, ...(grpcTls !== undefined ? { tls: grpcTls } : {}) });
       // A member added later is known by the address its conf change carried.
       const started: { central?: CentralNode } = {};
-      const fwd = forwarder((leader) => started.central?.node.clientAddressOf(leader) ?? nbAddresses.get(leader));
+      const fwd = forwarder((leader) => started.central?.node.clientAddressOf(leader) ?? nbAddresses.get(leader), grpcTls);
       const metrics = new CentralMetrics();
       const stopOnRefusal = (err: ApplyRefusedError): never => {
         process.stderr.write(`central ${o.name}: stopping: ${err.message}\n`);
@@ -205,12 +220,12 @@ export function registerCentralCommand(program: Command): void {
         }
         return out;
       };
-      const southbound = new SouthboundService(central, { relayPeers });
+      const southbound = new SouthboundService(central, { relayPeers, ...(grpcTls !== undefined ? { tls: grpcTls } : {}) });
       const housekeeping = startSbHousekeeping(central);
       metrics.attachHousekeeping(housekeeping.housekeeping);
       metrics.attachFanout(southbound.fanout, southbound.relay);
       server.addService(southboundDefinition(), southbound.handlers());
-      const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'));
+      const grpcListener = await listenGrpc(server, listen, defaultConnectionsMax, () => central.sessions.refuse('grpc'), grpcTls);
       const port = grpcListener.port;
       const fromDb = o.ovsdbRemotesFromDb === true;
       const openDoor = async (target: string | undefined, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {

@@ -1,17 +1,22 @@
 // `ovnts up` and `ovnts down`: a local cluster of central nodes as separate processes, for
 // development and for the README's main command. Members keep their data in DATA_DIR/nK and
 // log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints, control sockets and pids in
-// shell syntax.
+// shell syntax. With -p/-c/-C every member runs with that TLS identity (docs/tls.md), and the
+// env file names the files (OVNTS_PRIVATE_KEY, OVNTS_CERTIFICATE, OVNTS_CA_CERT) for the
+// commands run beside it; a later `up` on the folder keeps them unless given others.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { TlsCredentials, type TlsFiles } from '../../cluster/tls.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 import { flagsNotGiven } from '../lib/node-flags.js';
 import { isAlive, processArgv } from '../lib/pids.js';
+import { tlsEnvNames } from '../lib/endpoints.js';
+import { tlsFilesOfFlags, tlsOption, type TlsFlagValues } from '../lib/tls-flags.js';
 
 const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
 
@@ -45,6 +50,8 @@ function isOurMember(pid: number, dataDir: string): boolean {
 interface EnvFile {
   readonly NB_GRPC: string;
   readonly MEMBER_PIDS: string;
+  /** The TLS identity the members were started with, if any. */
+  readonly tls: TlsFiles | undefined;
 }
 
 function readEnv(dataDir: string): EnvFile | undefined {
@@ -55,7 +62,17 @@ function readEnv(dataDir: string): EnvFile | undefined {
     const m = /^(\w+)="?([^"]*)"?$/.exec(line.trim());
     if (m) env[m[1] as string] = m[2] as string;
   }
-  return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '' };
+  const privateKey = env[tlsEnvNames.privateKey];
+  const certificate = env[tlsEnvNames.certificate];
+  const caCert = env[tlsEnvNames.caCert];
+  const tls = privateKey !== undefined && certificate !== undefined && caCert !== undefined ? { privateKey, certificate, caCert } : undefined;
+  return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '', tls };
+}
+
+/** The env file's lines that name the TLS files (none without TLS). */
+function tlsEnvLines(files: TlsFiles | undefined): string {
+  if (files === undefined) return '';
+  return `${tlsEnvNames.privateKey}="${files.privateKey}"\n${tlsEnvNames.certificate}="${files.certificate}"\n${tlsEnvNames.caCert}="${files.caCert}"\n`;
 }
 
 /** The members of `dataDir` that run now, by name (nK), from the pids its env file lists. */
@@ -84,8 +101,8 @@ async function stopMembers(dataDir: string, pids: number[]): Promise<number> {
   return stopped;
 }
 
-async function waitForLeader(addresses: string[], failure: () => string | undefined): Promise<void> {
-  const clients = addresses.map((a) => new NorthboundClient(a, 1000));
+async function waitForLeader(addresses: string[], tls: TlsCredentials | undefined, failure: () => string | undefined): Promise<void> {
+  const clients = addresses.map((a) => new NorthboundClient(a, 1000, tls));
   try {
     const deadline = Date.now() + upLimits.leaderWaitMs;
     for (;;) {
@@ -191,8 +208,8 @@ async function checkPortsFree(names: readonly string[], ports: readonly MemberPo
  * Creates the NB_Global row if the database has none, as `ovn-nbctl init` does: OVN's tools
  * expect it. maxRows 1 makes a concurrent second insert fail instead of duplicating it.
  */
-async function initNbGlobal(addresses: string[]): Promise<void> {
-  const client = new NorthboundClient(addresses[0] as string, 10_000);
+async function initNbGlobal(addresses: string[], tls: TlsCredentials | undefined): Promise<void> {
+  const client = new NorthboundClient(addresses[0] as string, 10_000, tls);
   try {
     if ((await client.list('NB_Global')).rows.length > 0) return;
     await client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
@@ -201,7 +218,7 @@ async function initNbGlobal(addresses: string[]): Promise<void> {
   }
 }
 
-interface UpOptions {
+interface UpOptions extends TlsFlagValues {
   dataDir: string;
   nodes: string;
   basePort: string;
@@ -216,6 +233,10 @@ export function registerUpCommands(program: Command): void {
     .option('--nodes <n>', 'number of members of a new cluster (a folder that holds one keeps its members)', '3')
     .option('--base-port <p>', 'Northbound gRPC on P+1..P+n, Raft on P+11..P+10+n, OVSDB (OVN_Northbound) on P+21..P+20+n, HTTP metrics on P+31..P+30+n, OVSDB (OVN_Southbound) on P+41..P+40+n', '16700')
     .option('--detach', 'return once there is a leader and leave the members running')
+    // Every member's TLS identity (one for all: they are one service), as `central` takes it.
+    .addOption(tlsOption.privateKey('the members\'', ', as ovnts central -p/-c/-C, and the files are named in DATA_DIR/env for the commands run beside it (default: those it names, from the last up)'))
+    .addOption(tlsOption.certificate('the members\''))
+    .addOption(tlsOption.caCert())
     .action(async (o: UpOptions, command: Command) => {
       const dataDir = resolve(o.dataDir);
       const nodesGiven = command.getOptionValueSource('nodes') !== 'default';
@@ -227,6 +248,11 @@ export function registerUpCommands(program: Command): void {
       const previous = readEnv(dataDir);
       const running = runningMembers(dataDir, previous);
       const { names, clusterId } = upClusterOf(dataDir, nodesGiven ? requested : undefined);
+      // Paths made absolute: members and commands read them from other folders. Read and
+      // checked here, so that a file that cannot be used is named before any member starts.
+      const given = tlsFilesOfFlags(o);
+      const tlsFiles = given === undefined ? previous?.tls : { privateKey: resolve(given.privateKey), certificate: resolve(given.certificate), caCert: resolve(given.caCert) };
+      const tls = tlsFiles === undefined ? undefined : new TlsCredentials(tlsFiles);
       const n = names.length;
       if (running.size === n) throw new Error(`the cluster in ${dataDir} is already running (pids ${[...running.values()].join(' ')}); run ovnts down --data-dir ${o.dataDir} to stop it`);
       if (running.size > 0) {
@@ -258,7 +284,7 @@ export function registerUpCommands(program: Command): void {
         }
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const p = ports[i] as MemberPorts;
-        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`], {
+        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`, ...(tlsFiles === undefined ? [] : [`--private-key=${tlsFiles.privateKey}`, `--certificate=${tlsFiles.certificate}`, `--ca-cert=${tlsFiles.caCert}`])], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -277,21 +303,21 @@ export function registerUpCommands(program: Command): void {
       const controlSockets = names.map((name) => join(dataDir, name, 'ovnts.ctl')).join(',');
       // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
       // Northbound API, so SB_GRPC is NB_GRPC; it has a line of its own for agents to read.
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nUNIXCTL="${controlSockets}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n`);
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nUNIXCTL="${controlSockets}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n${tlsEnvLines(tlsFiles)}`);
       try {
-        await waitForLeader(addresses, () => exited);
+        await waitForLeader(addresses, tls, () => exited);
       } catch (err) {
         // Only what this run started: members that were running stay as they were.
         await stopMembers(dataDir, started);
         throw new Error(`${(err as Error).message}; see the logs in ${dataDir}`, { cause: err });
       }
-      await initNbGlobal(addresses);
+      await initNbGlobal(addresses, tls);
       process.stdout.write(
-        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nUNIXCTL=${controlSockets}   (for ovs-appctl -t ...: cluster/status OVN_Northbound, status, ...)\nMEMBER_PIDS=${pids.join(' ')}\n(also in ${join(dataDir, 'env')})\n`,
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nUNIXCTL=${controlSockets}   (for ovs-appctl -t ...: cluster/status OVN_Northbound, status, ...)\nMEMBER_PIDS=${pids.join(' ')}\n${tlsFiles === undefined ? '' : `TLS: gRPC with ${tlsFiles.privateKey}, ${tlsFiles.certificate}, CA ${tlsFiles.caCert}   (commands that take their endpoints from the env file use them too)\n`}(also in ${join(dataDir, 'env')})\n`,
       );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');
-      const clients = addresses.map((a) => new NorthboundClient(a, 1000));
+      const clients = addresses.map((a) => new NorthboundClient(a, 1000, tls));
       const timer = setInterval(() => {
         void Promise.all(clients.map((c) => c.list('NB_Global', [], { consistency: 'serializable' }).then((r) => `rev ${r.revision}`, () => 'down'))).then((states) =>
           process.stdout.write(`${new Date().toISOString()} ${names.map((nm, i) => `${nm}: ${states[i]}`).join('  ')}\n`),

@@ -4,19 +4,20 @@
 // partitioned shows as such rather than hiding. Every subcommand takes --format json.
 import type { Command } from 'commander';
 import { AdminClient, type StatusReplyJson } from '../../server/admin-service.js';
-import { endpointsFrom } from '../lib/endpoints.js';
+import { clusterFrom, type ClusterTarget } from '../lib/endpoints.js';
 import type { MemberAnswer } from '../lib/members.js';
 import { askEveryMember } from '../lib/members.js';
+import { addTlsFlags, clientTlsDefaults, type TlsFlagValues } from '../lib/tls-flags.js';
 
-interface Common {
+interface Common extends TlsFlagValues {
   endpoints?: string;
   format: string;
 }
 
 type MemberStatus = MemberAnswer<'status', StatusReplyJson>;
 
-function statusOfAll(endpoints: readonly string[]): Promise<MemberStatus[]> {
-  return askEveryMember(endpoints, 'status', (c) => c.status());
+function statusOfAll(target: ClusterTarget): Promise<MemberStatus[]> {
+  return askEveryMember(target, 'status', (c) => c.status());
 }
 
 function table(rows: string[][]): string {
@@ -70,8 +71,8 @@ function formatStatus(all: readonly MemberStatus[]): string {
 }
 
 /** The address of the member that leads, asking each in turn. */
-async function leaderAddress(endpoints: readonly string[]): Promise<{ address: string; status: StatusReplyJson }> {
-  const all = await statusOfAll(endpoints);
+async function leaderAddress(target: ClusterTarget): Promise<{ address: string; status: StatusReplyJson }> {
+  const all = await statusOfAll(target);
   const leader = all.find((m): m is { address: string; status: StatusReplyJson } => 'status' in m && m.status.role === 'leader');
   if (leader === undefined) throw new Error(`no member reports itself leader (${all.map((m) => ('error' in m ? `${m.address}: ${m.error}` : `${m.address}: ${m.status.role}`)).join('; ')})`);
   return leader;
@@ -80,10 +81,10 @@ async function leaderAddress(endpoints: readonly string[]): Promise<{ address: s
 export function registerClusterCommand(program: Command): void {
   const cluster = program.command('cluster').description('status and operations of a running cluster');
   const common = (c: Command): Command =>
-    c.option('--endpoints <list>', 'members\' gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)').option('--format <f>', 'table or json', 'table');
+    addTlsFlags(c.option('--endpoints <list>', 'members\' gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)').option('--format <f>', 'table or json', 'table'), 'the client\'s', clientTlsDefaults);
 
   common(cluster.command('status').description('every member\'s role, term, leader, commit/applied index, log range, snapshot, and the leader\'s view of its peers')).action(async (o: Common) => {
-    const all = await statusOfAll(endpointsFrom(o.endpoints));
+    const all = await statusOfAll(clusterFrom(o));
     process.stdout.write(o.format === 'json' ? JSON.stringify(all, null, 2) + '\n' : formatStatus(all));
     if (all.every((m) => 'error' in m)) process.exitCode = 1;
   });
@@ -91,8 +92,9 @@ export function registerClusterCommand(program: Command): void {
   common(cluster.command('transfer-leader').argument('<member>', 'the member id to hand leadership to').description('move leadership to another voter')).action(async (member: string, o: Common) => {
     const to = Number(member);
     if (!Number.isInteger(to) || to < 1) throw new Error(`member must be a positive member id, got "${member}"`);
-    const leader = await leaderAddress(endpointsFrom(o.endpoints));
-    const c = new AdminClient(leader.address);
+    const target = clusterFrom(o);
+    const leader = await leaderAddress(target);
+    const c = new AdminClient(leader.address, undefined, target.tls);
     try {
       const now = await c.transferLeader(to);
       process.stdout.write(o.format === 'json' ? JSON.stringify({ leader: now }) + '\n' : `member ${now} leads\n`);
@@ -108,10 +110,10 @@ export function registerClusterCommand(program: Command): void {
     id?: string;
   }
   const addMember = async (o: AddOptions, learner: boolean): Promise<void> => {
-    const endpoints = endpointsFrom(o.endpoints);
-    const all = await statusOfAll(endpoints);
-    const leader = await leaderAddress(endpoints);
-    const c = new AdminClient(leader.address);
+    const target = clusterFrom(o);
+    const all = await statusOfAll(target);
+    const leader = await leaderAddress(target);
+    const c = new AdminClient(leader.address, undefined, target.tls);
     try {
       const r = await c.addMember({ raftAddress: o.raftAddress, ...(o.nbAddress !== undefined ? { nbAddress: o.nbAddress } : {}), learner, ...(o.id !== undefined ? { id: Number(o.id) } : {}) });
       // The new member's command line: every current member by id (raft addresses from the
@@ -144,8 +146,9 @@ export function registerClusterCommand(program: Command): void {
     common(cluster.command(name).argument('<member>', 'the member id').description(what)).action(async (member: string, o: Common) => {
       const id = Number(member);
       if (!Number.isInteger(id) || id < 1) throw new Error(`member must be a positive member id, got "${member}"`);
-      const leader = await leaderAddress(endpointsFrom(o.endpoints));
-      const c = new AdminClient(leader.address);
+      const target = clusterFrom(o);
+      const leader = await leaderAddress(target);
+      const c = new AdminClient(leader.address, undefined, target.tls);
       try {
         const r = name === 'promote' ? await c.promoteMember(id) : await c.removeMember(id);
         process.stdout.write(o.format === 'json' ? JSON.stringify(r) + '\n' : `${name === 'promote' ? `member ${id} is a voter` : `member ${id} removed`} (log index ${r.index}); voters ${r.voters.join(',')}${r.learners.length > 0 ? `; learners ${r.learners.join(',')}` : ''}\n`);
@@ -158,8 +161,9 @@ export function registerClusterCommand(program: Command): void {
   common(cluster.command('change-election-timer').argument('<ms>', 'the new election timeout in milliseconds').description('change every member\'s election timeout through the log')).action(async (ms: string, o: Common) => {
     const electionMs = Number(ms);
     if (!Number.isInteger(electionMs) || electionMs < 1) throw new Error(`the election timer must be a positive number of ms, got "${ms}"`);
-    const leader = await leaderAddress(endpointsFrom(o.endpoints));
-    const c = new AdminClient(leader.address);
+    const target = clusterFrom(o);
+    const leader = await leaderAddress(target);
+    const c = new AdminClient(leader.address, undefined, target.tls);
     try {
       const r = await c.changeElectionTimer(electionMs);
       process.stdout.write(o.format === 'json' ? JSON.stringify(r) + '\n' : `election timer is ${r.electionTicks * leader.status.tickMs} ms (${r.electionTicks} ticks), from log index ${r.index}\n`);

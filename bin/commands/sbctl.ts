@@ -4,11 +4,12 @@
 // (the common NB changes should only ever add to the second column).
 import type { Command } from 'commander';
 import type { EngineStatsJson } from '../../server/admin-service.js';
-import { endpointsFrom } from '../lib/endpoints.js';
+import { clusterFrom } from '../lib/endpoints.js';
 import type { MemberAnswer } from '../lib/members.js';
 import { askEveryMember } from '../lib/members.js';
+import { addTlsFlags, clientTlsDefaults, type TlsFlagValues } from '../lib/tls-flags.js';
 
-interface Common {
+interface Common extends TlsFlagValues {
   endpoints?: string;
   format: string;
 }
@@ -32,13 +33,12 @@ function formatStats(all: readonly MemberStats[]): string {
 
 export function registerSbctlCommand(program: Command): void {
   const sbctl = program.command('sbctl').description('the derived Southbound view: its engine\'s counters');
-  sbctl
-    .command('engine-stats')
+  addTlsFlags(sbctl.command('engine-stats'), 'the client\'s', clientTlsDefaults)
     .description('per member and northd engine node: the runs that recomputed it and the incremental ones')
     .option('--endpoints <list>', 'members\' gRPC addresses, comma-separated (default: $OVNTS_NB or ./.ovnts/env)')
     .option('--format <f>', 'table or json', 'table')
     .action(async (o: Common) => {
-      const all = await askEveryMember(endpointsFrom(o.endpoints), 'stats', (c) => c.engineStats());
+      const all = await askEveryMember(clusterFrom(o), 'stats', (c) => c.engineStats());
       process.stdout.write(o.format === 'json' ? JSON.stringify(all, null, 2) + '\n' : formatStats(all));
       if (all.every((m) => 'error' in m)) process.exitCode = 1;
     });

@@ -15,7 +15,9 @@ import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthdProjection } from '../../server/northd-projection.js';
 import { SnapshotFileWriter, readSnapshotFile, type SnapshotHeader } from '../../server/snapshot-file.js';
 import { clusterIdFile } from '../lib/cluster-id.js';
-import { endpointsFrom } from '../lib/endpoints.js';
+import type { TlsCredentials } from '../../cluster/tls.js';
+import { clusterFrom } from '../lib/endpoints.js';
+import { addTlsFlags, clientTlsDefaults, type TlsFlagValues } from '../lib/tls-flags.js';
 
 /** How far a save has come, shown on a terminal only: a script reading stderr sees nothing. */
 interface SaveProgress {
@@ -47,8 +49,8 @@ function progressOn(stream: NodeJS.WriteStream, address: string): SaveProgress {
  * Streams a snapshot from one member into FILE.partial, chunk by chunk as it arrives (never
  * held whole), and renames it once the member's checksum matches what arrived.
  */
-async function saveFrom(address: string, file: string): Promise<SnapshotHeader> {
-  const c = new AdminClient(address);
+async function saveFrom(address: string, file: string, tls: TlsCredentials | undefined): Promise<SnapshotHeader> {
+  const c = new AdminClient(address, undefined, tls);
   const writer = new SnapshotFileWriter(file);
   const progress = progressOn(process.stderr, address);
   try {
@@ -107,16 +109,16 @@ interface RestoreOptions {
 export function registerSnapshotCommand(program: Command): void {
   const snapshot = program.command('snapshot').description('back up a running cluster, check a backup, make a new cluster from one');
 
-  snapshot
-    .command('save')
+  addTlsFlags(snapshot.command('save'), 'the client\'s', clientTlsDefaults)
     .argument('<file>', 'where to write the snapshot')
     .option('--endpoints <list>', 'members\' gRPC addresses (default: $OVNTS_NB or ./.ovnts/env); the first that answers serves it')
     .description('a consistent copy of the database at a linearizable revision')
-    .action(async (file: string, o: { endpoints?: string }) => {
+    .action(async (file: string, o: { endpoints?: string } & TlsFlagValues) => {
       let last: unknown;
-      for (const address of endpointsFrom(o.endpoints)) {
+      const target = clusterFrom(o);
+      for (const address of target.endpoints) {
         try {
-          const h = await saveFrom(address, file);
+          const h = await saveFrom(address, file, target.tls);
           process.stdout.write(`saved revision ${h.revision} of cluster ${h.clusterId} (${h.dataBytes} bytes of data) from ${address} to ${file}\n`);
           return;
         } catch (err) {

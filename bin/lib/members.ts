@@ -2,6 +2,7 @@
 // listed with its error rather than failing the whole command, so a down or partitioned member
 // shows as such (`cluster status`, `sbctl engine-stats`).
 import { AdminClient } from '../../server/admin-service.js';
+import type { ClusterTarget } from './endpoints.js';
 
 /** One member's answer under `key`, or why it gave none. */
 export type MemberAnswer<K extends string, T> = ({ address: string } & { [k in K]: T }) | { address: string; error: string };
@@ -9,10 +10,11 @@ export type MemberAnswer<K extends string, T> = ({ address: string } & { [k in K
 /** Timeout of each member's answer. */
 const ASK_TIMEOUT_MS = 5_000;
 
-export async function askEveryMember<K extends string, T>(endpoints: readonly string[], key: K, ask: (c: AdminClient) => Promise<T>): Promise<MemberAnswer<K, T>[]> {
+/** Asks every member of `target` (bin/lib/endpoints.ts: its endpoints, reached with its TLS identity, if any). */
+export async function askEveryMember<K extends string, T>(target: ClusterTarget, key: K, ask: (c: AdminClient) => Promise<T>): Promise<MemberAnswer<K, T>[]> {
   return Promise.all(
-    endpoints.map(async (address): Promise<MemberAnswer<K, T>> => {
-      const c = new AdminClient(address, ASK_TIMEOUT_MS);
+    target.endpoints.map(async (address): Promise<MemberAnswer<K, T>> => {
+      const c = new AdminClient(address, ASK_TIMEOUT_MS, target.tls);
       try {
         return { address, [key]: await ask(c) } as MemberAnswer<K, T>;
       } catch (err) {

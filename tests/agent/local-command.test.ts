@@ -3,14 +3,19 @@
 // (the flow side over OpenFlow), sets it up, acknowledges so that --wait=hv returns, and on
 // SIGTERM with --cleanup releases it and unregisters; without --cleanup its registration
 // stays. The SB arrives through the agent stream (the default) or, in the restart test, the
-// Watch fallback. Plus the parsing of central endpoints. Method: the real command line
+// Watch fallback. Over TLS, with the identity of the Open_vSwitch table's SSL row (ovs-vsctl
+// set-ssl), as ovn-controller takes it. Plus the parsing of central endpoints. Method: the real command line
 // (compiled, tests/helpers/ovnts-bin.ts), stopped by pid.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { AgentConfigError, parseCentralEndpoints } from '../../bin/commands/agent.js';
+import { TlsCredentials } from '../../cluster/tls.js';
+import { makePki } from '../helpers/pki.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 import { isAlive, waitForExit } from '../helpers/process.js';
 import { boundTo, eventually, startCentral, vsctlFind } from './local-harness.js';
@@ -59,6 +64,28 @@ async function runAgent(t: Test, extra: string[] = []): Promise<Running> {
   await sw.vsctl('add-port', 'br-int', 'vif1', '--', 'set', 'interface', 'vif1', 'type=dummy', 'external_ids:iface-id=vm1');
   return { central, sw, agent, fail };
 }
+
+t.test("ovnts agent reaches a TLS central with the identity of the Open_vSwitch table's SSL row (ovs-vsctl set-ssl)", { skip }, async (t) => {
+  // A folder of its own: startCentral's test folder is made (and emptied) when it starts.
+  const pkiDir = mkdtempSync(path.join(os.tmpdir(), 'ovnts-pki-'));
+  t.teardown(() => rmSync(pkiDir, { recursive: true, force: true }));
+  const pki = makePki(pkiDir);
+  const central = await startCentral(t, { tls: new TlsCredentials(pki.identity('member')) });
+  const sw = await startOvsSwitch({ bridge: 'br-test' });
+  t.teardown(() => sw.stop());
+  const hv = pki.identity('hv-tls');
+  await sw.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-tls', 'external_ids:ovn-encap-type=geneve', 'external_ids:ovn-encap-ip=192.0.2.9', `external_ids:ovn-remote=grpc:${central.address}`);
+  await sw.vsctl('set-ssl', hv.privateKey, hv.certificate, hv.caCert);
+  const agent = spawnAgent(t, sw.dir, [`--ovs-db=unix:${path.join(sw.dir, 'db.sock')}`, '--datapath-type=netdev', '--no-flows', '--cleanup']);
+  await eventually('the agent registers over TLS', async () => ((await central.sb('Chassis')).some((r) => r.name === 'hv-tls') ? true : undefined), [], 90_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n--- agent:\n${agent.output().slice(-3000)}`);
+  });
+  t.pass('it registers its chassis through a member that takes only TLS clients of the CA');
+  t.match(agent.output(), `TLS to the central with ${hv.privateKey}, ${hv.certificate}, CA ${hv.caCert} (the Open_vSwitch table's SSL row)`, 'it says where its identity came from');
+  process.kill(agent.pid, 'SIGTERM');
+  await waitForExit(agent.pid, 30_000);
+  t.same(await central.sb('Chassis'), [], 'its --cleanup reached the central over TLS too');
+});
 
 t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, async (t) => {
   const { central, sw, agent, fail } = await runAgent(t);

@@ -9,6 +9,7 @@ import type { FlowHook } from '../../agent/local/agent-runtime.js';
 import { AgentRuntime } from '../../agent/local/agent-runtime.js';
 import { OVS_MONITOR } from '../../agent/local/ovs-rows.js';
 import type { SbSource } from '../../agent/sb-source.js';
+import type { TlsCredentials } from '../../cluster/tls.js';
 import { SbStream } from '../../agent/sb-stream.js';
 import { SbWatchSource } from '../../agent/sb-watch-source.js';
 import { OvsdbClient } from '../../ovsdb/client.js';
@@ -33,8 +34,9 @@ export interface Central {
   sb(table: string): Promise<SbRow[]>;
 }
 
-export async function startCentral(t: Test): Promise<Central> {
-  const cluster = await startCentralCluster(path.join(testdirAfterTeardowns(t), 'central'), { size: 1 });
+/** One in-process member; with `tls`, its gRPC server takes only that CA's clients (tests/helpers/central-cluster.ts). */
+export async function startCentral(t: Test, options: { tls?: TlsCredentials } = {}): Promise<Central> {
+  const cluster = await startCentralCluster(path.join(testdirAfterTeardowns(t), 'central'), { size: 1, ...options });
   t.teardown(() => cluster.stop());
   const member = cluster.members[0]!;
   return {

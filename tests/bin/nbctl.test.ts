@@ -4,7 +4,7 @@
 // command functions in-process against three central nodes (real gRPC on loopback).
 import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
-import { runNbctl } from '../../bin/lib/nbctl/commands.js';
+import { runNbctl, tlsFlagsOf } from '../../bin/lib/nbctl/commands.js';
 import { Nb, NbctlError, setOf } from '../../bin/lib/nbctl/nb.js';
 import { fixUuids } from '../../bin/lib/nbctl/transaction.js';
 import type { TableRead } from '../../bin/lib/nbctl/nb.js';
@@ -216,7 +216,7 @@ t.test('--wait=sb and --wait=hv bump nb_cfg and return once the cluster caught u
   const bad = nbFor();
   await t.rejects(runNbctl(bad, ['--wait=later', 'sync']), { message: 'argument to --wait must be "none", "sb", or "hv"' });
   // ovn-nbctl's logging, daemon and SSL options are refused by name, and the line runs nothing.
-  const refused: [string, string[]][] = [['--verbose', ['--verbose']], ['--verbose', ['-v']], ['--log-file', ['--log-file=/tmp/x']], ['--pidfile', ['--pidf']], ['--private-key', ['-p', 'key.pem']]];
+  const refused: [string, string[]][] = [['--verbose', ['--verbose']], ['--verbose', ['-v']], ['--log-file', ['--log-file=/tmp/x']], ['--pidfile', ['--pidf']], ['--ssl-protocols', ['--ssl-protocols=TLSv1.2']], ['--bootstrap-ca-cert', ['--bootstrap-ca-cert', 'ca.pem']]];
   for (const [name, options] of refused) {
     const words = [...options, 'ls-add', 'sw6'];
     await t.rejects(runNbctl(bad, words), { message: `option '${name}' is one of ovn-nbctl's help, logging, daemon and SSL options, which this nbctl does not have` }, words.join(' '));
@@ -543,6 +543,20 @@ t.test('set-connection and set-ssl make the NB_Global row they hang off when the
   t.same([(await client.list('Connection')).rows, (await client.list('SSL')).rows], [[], []], 'del-connection and del-ssl remove the rows');
   t.equal(await runNbctl(nb, ['init']), '');
   t.equal((await client.list('NB_Global')).rows.length, 1, 'init keeps the row there is');
+});
+
+t.test('-p/-c/-C before the command give the TLS files, read as getopt reads them; the commands ignore them', async (t) => {
+  t.same(tlsFlagsOf(['-p', 'k.pem', '--certificate=c.pem', '-Cca.pem', 'ls-add', 'sw0']), { privateKey: 'k.pem', certificate: 'c.pem', caCert: 'ca.pem' });
+  t.same(tlsFlagsOf(['--priv=k.pem', '--cert', 'c.pem', '--ca-c=ca.pem', '--wait=sb', 'show']), { privateKey: 'k.pem', certificate: 'c.pem', caCert: 'ca.pem' }, 'abbreviated');
+  t.same(tlsFlagsOf(['-p', 'old.pem', '-p', 'new.pem', 'show']), { privateKey: 'new.pem' }, 'the last one given wins');
+  t.same(tlsFlagsOf(['ls-add', 'sw0', '-p', 'k.pem']), {}, 'after the command, a word is an argument');
+  t.throws(() => tlsFlagsOf(['-p']), { message: "option '-p' requires an argument" });
+  const cluster = await startCentralCluster(testdirAfterTeardowns(t));
+  t.teardown(() => cluster.stop());
+  const nb = new Nb([new NorthboundClient((cluster.members[0] as { address: string }).address)]);
+  t.teardown(() => nb.close());
+  t.equal(await runNbctl(nb, ['-p', 'k.pem', '-c', 'c.pem', '-C', 'ca.pem', 'ls-add', 'sw0']), '', 'the command runs');
+  t.match(await runNbctl(nb, ['ls-list']), /\(sw0\)/);
 });
 
 t.test('with no member reachable, the error names each endpoint and why, as ovn-nbctl does', async (t) => {

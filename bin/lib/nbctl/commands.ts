@@ -34,6 +34,9 @@ const globalOptions: Readonly<Record<string, OptionArgument>> = {
   '--db': 'required', '--options': 'none', '--timeout': 'required', '--wait': 'required', '--no-wait': 'none', '--dry-run': 'none', '--oneline': 'none',
   '--print-wait-time': 'none', '--leader-only': 'none', '--no-leader-only': 'none', '--shuffle-remotes': 'none', '--no-shuffle-remotes': 'none',
   '--format': 'required', '--data': 'required', '--no-headings': 'none', '--pretty': 'none', '--bare': 'none', '--max-column-width': 'required',
+  // The identity to reach the cluster over TLS with (bin/lib/tls-flags.ts): read by `ovnts
+  // nbctl` before it connects (tlsFlagsOf), ignored by the commands.
+  '--private-key': 'required', '--certificate': 'required', '--ca-cert': 'required',
 };
 
 /**
@@ -770,6 +773,21 @@ function parseCommand(words: CommandWords, options: string[], globals: readonly 
 /** --options lists the options getopt knows, as ovn-nbctl prints them, and runs nothing. */
 function listingOf(line: CommandLine): string | undefined {
   return line.leading.some((f) => f === '--options') ? getoptTableListing() : undefined;
+}
+
+/**
+ * The TLS files the leading options give (-p/--private-key, -c/--certificate, -C/--ca-cert, as
+ * ovn-nbctl reads them; the last of each wins, as getopt's does). Throws getopt's complaints as
+ * runNbctl would.
+ */
+export function tlsFlagsOf(given: readonly string[]): { privateKey?: string; certificate?: string; caCert?: string } {
+  const out: { privateKey?: string; certificate?: string; caCert?: string } = {};
+  const keys = { '--private-key': 'privateKey', '--certificate': 'certificate', '--ca-cert': 'caCert' } as const;
+  for (const f of parseCommandLine(given).leading) {
+    const name = optionName(f);
+    if (Object.hasOwn(keys, name)) out[keys[name as keyof typeof keys]] = f.slice(name.length + 1);
+  }
+  return out;
 }
 
 /**

@@ -1,0 +1,73 @@
+// Goal: the agent stream and the members' ack relay over mutual TLS. An agent with a certificate
+// of the members' CA registers and receives the SB deltas of what the CMS adds after it came;
+// its acks, relayed over TLS, make a Wait(HV) on a member it is not on return before they are
+// committed; an agent whose certificate another CA signed gets no connection, no view and no
+// Chassis row. Method: three in-process members whose gRPC servers and clients run with one
+// identity (tests/helpers/central-cluster.ts), agents on the real stream client (SbStream).
+import { join } from 'node:path';
+import t from 'tap';
+import { TlsCredentials } from '../../cluster/tls.js';
+import type { TransactOutcome } from '../../server/central-node.js';
+import type { CentralCluster, CentralMember } from '../helpers/central-cluster.js';
+import { startCentralCluster } from '../helpers/central-cluster.js';
+import { makePki } from '../helpers/pki.js';
+import { ViewAgent, geneve } from '../helpers/sb-agents.js';
+import { testdirAfterTeardowns } from '../helpers/testdir.js';
+
+const bump = [
+  { op: 'mutate', table: 'NB_Global', where: [], mutations: [['nb_cfg', '+=', 1]] },
+  { op: 'select', table: 'NB_Global', where: [], columns: ['nb_cfg'] },
+];
+
+t.test('the agent stream over TLS delivers deltas, its acks are relayed over TLS; an agent of another CA gets nothing', async (t) => {
+  const dir = testdirAfterTeardowns(t);
+  const a = makePki(join(dir, 'pki-a'));
+  const b = makePki(join(dir, 'pki-b'));
+  // The acks' Chassis_Private writes wait for `release`: a Wait(HV) on another member that
+  // returns meanwhile learned of the ack through the relay.
+  let release: () => void = () => undefined;
+  let held = Promise.resolve();
+  const box: { cl?: CentralCluster } = {};
+  const ackTransact = async (ops: readonly unknown[], db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<TransactOutcome> => {
+    await held;
+    return (box.cl as CentralCluster).members[0]?.client.transact(ops, db) as Promise<TransactOutcome>;
+  };
+  const cl = await startCentralCluster(join(dir, 'central'), { tls: new TlsCredentials(a.identity('member')), southbound: { ackTransact } });
+  box.cl = cl;
+  t.teardown(cl.stop);
+  const [m0, m1, m2] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await m0.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+
+  const agent = new ViewAgent({ chassis: 'hv1', hostname: 'host1', encaps: geneve('192.0.2.1'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m1.address], tls: new TlsCredentials(a.identity('hv1')) }).start();
+  t.teardown(() => agent.close());
+  await agent.until(() => agent.rows('Chassis_Private').length === 1, 'its registration');
+  t.ok(agent.states.some((s) => s.state === 'connected'), 'an agent of the members\' CA connects');
+
+  // What the CMS adds after the agent came arrives as deltas on its stream.
+  const updatesBefore = agent.updates.length;
+  await m0.client.transact([
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1', addresses: ['set', ['00:00:00:00:00:01 10.0.0.1']] } },
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'p']]] } },
+  ]);
+  await agent.until(() => agent.find('Port_Binding', (r) => r.logical_port === 'vm1') !== undefined, 'vm1\'s Port_Binding');
+  t.ok(agent.updates.slice(updatesBefore).some((u) => !u.reset && u.changes.some((c) => c.table === 'Port_Binding')), 'vm1\'s Port_Binding came as a delta, not a resync');
+
+  // An ack relayed from m1 to m2 over TLS: Wait(HV) on m2 returns while the write is held.
+  held = new Promise<void>((r) => (release = r));
+  const out = await m0.client.transact(bump);
+  const target = (out.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
+  const waited = await m2.client.wait(target, 'hv', 20_000, out.revision);
+  t.equal(waited.hvCfg, target, 'Wait(HV) on a member the agent is not on returned before the ack was written');
+  t.ok((m1.southbound.relay?.stats().acks ?? 0) >= 1, 'm1 relayed it');
+  release();
+
+  // An agent whose certificate another CA signed (trusting the members' CA): refused.
+  const foreign = new ViewAgent({ chassis: 'hv2', hostname: 'host2', encaps: geneve('192.0.2.2'), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m0.address, m1.address], tls: new TlsCredentials({ ...b.identity('hv2'), caCert: a.caCert }) }).start();
+  t.teardown(() => foreign.close());
+  await foreign.until(() => foreign.states.filter((s) => s.state === 'disconnected').length >= 3, 'three failed connections');
+  t.notOk(foreign.states.some((s) => s.state === 'connected'), 'it never connects');
+  t.equal(foreign.updates.length, 0, 'it receives nothing');
+  const chassis = (await m0.client.list('Chassis', [], { db: 'OVN_Southbound' })).rows.map((r) => r.name);
+  t.same(chassis, ['hv1'], 'and registers nothing');
+  t.match(foreign.states.find((s) => s.state === 'disconnected'), { reason: /UNAVAILABLE/ }, 'each attempt fails as unavailable');
+});
