@@ -188,3 +188,28 @@ t.test('a follower\'s door forwards the session with the write; the leader holds
   const nb = await follower.client.transact([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw9' } }], 'OVN_Northbound', { rbac: { role: 'ovn-controller' } });
   t.equal(nb.failed, false, 'the NB has no RBAC: a session on an NB write changes nothing');
 });
+
+t.test('below apply version 11 a restricted write is refused before it reaches the log', { skip: haveTools ? false : 'ovn-sbctl or ovs-pki is not installed' }, async (t) => {
+  const network = new LocalNetwork('door-rbac-old');
+  const dir = testdirAfterTeardowns(t);
+  // A member that offers version 10 at most stands for a cluster with a member of an older build.
+  const central = await CentralNode.start({ id: 1, clusterId: 'door-rbac-old', dataDir: join(dir, 'n1'), transport: network.transport(1), peers: new Map([[1, 'local:1']]), bootstrap: [1], tickMs: 10, applyVersionMax: APPLY_VERSION_RBAC - 1 });
+  t.teardown(() => central.stop());
+  await until('apply version 10', () => central.sm.applyVersion, (v) => v === APPLY_VERSION_RBAC - 1);
+  const pki = makePki(join(dir, 'ca'));
+  const hv1 = pki.identity('hv1');
+  const sslDoor = await startOvsdbDoor({ central, db: 'OVN_Southbound', listen: { host: '127.0.0.1', port: 0, ssl: true }, ssl: { files: pki.identity('server') } });
+  t.teardown(() => sslDoor.close());
+  const adminDoor = await startOvsdbDoor({ central, db: 'OVN_Southbound', listen: { host: '127.0.0.1', port: 0 } });
+  t.teardown(() => adminDoor.close());
+  t.equal((await sbctlTcp(portOf(adminDoor), 'set-connection', 'role=ovn-controller', `pssl:${portOf(sslDoor)}`)).code, 0);
+
+  const revision = central.revision;
+  const add = await sbctlAs(portOf(sslDoor), hv1, 'chassis-add', 'hv1', 'geneve', '127.0.0.1');
+  t.not(add.code, 0, 'hv1 may not register, not even itself');
+  t.ok(add.stderr.includes('cannot be enforced until every member of the cluster runs a build that enforces them (apply version 11)'), `saying what the cluster needs: ${add.stderr.trim().split('\n').pop() ?? ''}`);
+  t.equal(central.revision, revision, 'nothing was logged');
+  t.same(chassisNames(central), []);
+  t.match((await sbctlAs(portOf(sslDoor), hv1, 'list', 'Connection')).stdout, /role\s+: ovn-controller/, 'it still reads');
+  t.equal((await sbctlTcp(portOf(adminDoor), 'chassis-add', 'hv1', 'geneve', '127.0.0.1')).code, 0, 'and a remote without a role writes as before');
+});
