@@ -6,10 +6,16 @@
 // its own Chassis, Chassis_Private and Encap rows, the chassis-owned columns of the rows northd
 // derives, and the tables every chassis shares (MAC_Binding, FDB, IGMP_Group, Controller_Event).
 //
-// ovnts enforces this set as it stands here (server/chassis-store.ts), whatever an operator
-// might write into the RBAC tables: the set is part of the OVN release ovnts follows, as it is
-// of ovn-northd, which writes it back over any change.
+// ovnts enforces this set as it stands here (server/chassis-store.ts). The SB view shows it as
+// ovn-northd writes it, one RBAC_Role row and an RBAC_Permission row per table (`rbacNode`), with
+// UUIDs derived from their names so every replica names them alike; like every row northd
+// derives, they are read-only to clients. ovn-northd writes its rows back over any change an
+// operator makes, so the set in force is always its own: here it cannot be changed at all.
 import type { RbacPermission } from '../ovsdb/index.js';
+import type * as sb from '../ovsdb/rows/sb.js';
+import type { EngineNode } from './engine.js';
+import { hashUuid } from './hash.js';
+import { SbChangeSet, SbTable, versioned } from './sb-changes.js';
 
 /** The one role ovn-northd defines. */
 export const OVN_CONTROLLER_ROLE = 'ovn-controller';
@@ -31,4 +37,52 @@ export const ovnControllerPermissions: ReadonlyMap<string, RbacPermission> = new
 /** The permission lookup of OVN's RBAC (ovsdb/rbac.ts): the ovn-controller role's, and none for any other role. */
 export function ovnRbacPermission(role: string, table: string): RbacPermission | undefined {
   return role === OVN_CONTROLLER_ROLE ? ovnControllerPermissions.get(table) : undefined;
+}
+
+/** The UUID of the RBAC_Role row of `role`. */
+export function rbacRoleUuid(role: string): string {
+  return hashUuid(['RBAC_Role', role]);
+}
+
+/** The UUID of the RBAC_Permission row of `role` on `table`. */
+export function rbacPermissionUuid(role: string, table: string): string {
+  return hashUuid(['RBAC_Permission', role, table]);
+}
+
+export interface RbacData {
+  readonly roles: SbTable;
+  readonly permissions: SbTable;
+}
+
+/** The rows, from the constant: they never change, so a run after the first leaves them as they are. */
+function write(data: RbacData, out: SbChangeSet): void {
+  const permissions = new Map<string, string>();
+  for (const [table, p] of [...ovnControllerPermissions].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const uuid = rbacPermissionUuid(OVN_CONTROLLER_ROLE, table);
+    permissions.set(table, uuid);
+    data.permissions.put(versioned<sb.RBAC_Permission>({
+      _uuid: uuid, _version: '', table: p.table, authorization: [...p.authorization].sort(), insert_delete: p.insertDelete, update: [...p.update].sort(),
+    }), out);
+  }
+  data.roles.put(versioned<sb.RBAC_Role>({ _uuid: rbacRoleUuid(OVN_CONTROLLER_ROLE), _version: '', name: OVN_CONTROLLER_ROLE, permissions }), out);
+}
+
+/**
+ * RBAC_Role and RBAC_Permission as ovn-northd writes them. The node reads the NB only to run
+ * with the others: no NB change touches its rows.
+ */
+export function rbacNode(): EngineNode<RbacData, SbChangeSet> {
+  return {
+    name: 'rbac',
+    inputs: ['nb'],
+    init: () => ({ roles: new SbTable('RBAC_Role'), permissions: new SbTable('RBAC_Permission') }),
+    newChange: () => new SbChangeSet(),
+    isEmpty: (c) => c.size === 0,
+    recompute(data: RbacData, _inputs, out: SbChangeSet): void {
+      write(data, out);
+    },
+    handlers: {
+      nb: () => 'unchanged',
+    },
+  };
 }

@@ -102,6 +102,12 @@ t.test('set-connection role=ovn-controller: a chassis writes its own rows over S
   t.equal(setConnection.code, 0, `set-connection role=ovn-controller: ${setConnection.stderr}`);
   await until('both remotes to listen', () => door.remotes(), (r: RemoteStatus[]) => r.filter((x) => x.listening !== undefined).length === 2);
   t.equal((await admin('chassis-add', 'hv3', 'geneve', '192.0.2.3')).code, 0, 'an operator registers hv3');
+  // The permissions in force, as ovn-northd shows them, and read-only as every row northd derives.
+  t.match((await admin('list', 'RBAC_Role')).stdout, /name\s+: ovn-controller\npermissions\s+: \{BFD=[0-9a-f-]{36}, Chassis=/, 'list RBAC_Role shows the role');
+  t.match((await admin('--columns=table,authorization,insert_delete,update', 'find', 'RBAC_Permission', 'table=Encap')).stdout,
+    /table\s+: Encap\nauthorization\s+: \[chassis_name\]\ninsert_delete\s+: true\nupdate\s+: \[ip, options, type\]/, 'and its permissions, Encap\'s by chassis_name');
+  const edit = await admin('set', 'RBAC_Permission', (await admin('--bare', '--columns=_uuid', 'find', 'RBAC_Permission', 'table=Chassis')).stdout.trim(), 'authorization=[""]');
+  t.ok(edit.code !== 0 && edit.stderr.includes('permission error'), `an operator may not edit them: ${edit.stderr.trim().split('\n').pop() ?? ''}`);
 
   const add = await sbctlAs(sslPort, hv1, 'chassis-add', 'hv1', 'geneve', '127.0.0.1');
   t.equal(add.code, 0, `hv1 registers itself (Chassis and Encap): ${add.stderr}`);
