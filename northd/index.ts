@@ -56,6 +56,8 @@ import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
 import { svcMonitorsNode } from './service-monitors.js';
 import type { MetersData } from './meters.js';
 import { metersNode } from './meters.js';
+import type { RbacData } from './rbac.js';
+import { rbacNode } from './rbac.js';
 
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
@@ -181,7 +183,7 @@ function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp', 'sb_encaps'], [
     erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(bfdNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()), erase(mirrorsNode()),
-    erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()),
+    erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()), erase(rbacNode()),
   ]);
 }
 
@@ -209,6 +211,8 @@ function viewOf(engine: Engine): SbView {
     engine.data<MetersData>('meters').bands,
     engine.data<BfdData>('bfd').table,
     engine.data<MirrorsData>('mirrors').table,
+    engine.data<RbacData>('rbac').roles,
+    engine.data<RbacData>('rbac').permissions,
   ];
   const out = new Map<string, ReadonlyMap<Uuid, Row>>();
   for (const t of [...tables].sort((a, b) => (a.table < b.table ? -1 : 1))) out.set(t.table, t.rows);
@@ -216,7 +220,7 @@ function viewOf(engine: Engine): SbView {
 }
 
 /** Nodes whose change is an SbChangeSet; others that write SB rows carry one as `sb`. */
-const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['bfd', 'lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'mirrors', 'template_vars', 'meters']);
+const SB_CHANGE_NODES: ReadonlySet<string> = new Set(['bfd', 'lflows', 'sb_global', 'address_sets', 'dhcp_codes', 'static_mac_bindings', 'mirrors', 'template_vars', 'meters', 'rbac']);
 const SB_CARRYING_NODES: ReadonlySet<string> = new Set(['datapaths', 'ports', 'multicast', 'acls', 'dns', 'svc_monitors']);
 
 function mergedDelta(changes: ReadonlyMap<string, unknown>): SbDelta {

@@ -12,6 +12,8 @@ export type { DatabaseOptions, DbDelta, RowChange, SecondaryIndexSpec } from './
 export { Database, dumpDatabaseJson, insertChange, rowToJson } from './database.js';
 export type { TransactContext, TransactOutcome } from './transaction.js';
 export { answerRefused, precheckTransaction, refusalIsStateFree, transact, tryTransaction } from './transaction.js';
+export type { RbacGate, RbacPermission, RbacPermissions, RbacSession } from './rbac.js';
+export { rbacAuthorized, rbacGate, rbacRefusal } from './rbac.js';
 export { COMPACT_ELEMENTS_MIN, compactTransaction } from './compact.js';
 export type { UuidSeed } from './uuid-source.js';
 export { uuidFromCodes, uuidSource } from './uuid-source.js';

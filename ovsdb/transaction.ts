@@ -19,6 +19,7 @@ import { Database as DatabaseClass } from './database.js';
 import { deleteChange, indexKey, insertChange, modifyChange, rowToJson } from './database.js';
 import { OvsdbError, OvsdbErrorName, constraintViolation, syntaxError, quote } from './errors.js';
 import { applyMutation, parseMutations } from './mutation.js';
+import type { RbacGate } from './rbac.js';
 import type { ColumnSchema, ColumnType, TableSchema } from './schema.js';
 import { findColumn } from './schema.js';
 
@@ -31,6 +32,13 @@ export interface TransactContext {
   readonly elapsedMs?: number;
   /** Refuse operations that write (a read-only server or a read-only request). */
   readonly readOnly?: boolean;
+  /**
+   * The role-based access control of the session that sent the transaction (ovsdb/rbac.ts):
+   * each insert, update, mutate and delete asks it once its row or rows are known, where
+   * ovsdb-server asks, so an operation sees what the transaction's earlier ones did. A refusal
+   * fails the operation with a "permission error" and the transaction changes nothing.
+   */
+  readonly rbac?: RbacGate;
 }
 
 /**
@@ -432,6 +440,11 @@ class Execution {
     return out;
   }
 
+  /** Fails the operation with the refusal of the session's RBAC gate, when it gave one. */
+  refuseIf(refusal: string | undefined): void {
+    if (refusal !== undefined) throw new OvsdbError(OvsdbErrorName.permissionError, refusal);
+  }
+
   execute(name: string, op: Record<string, unknown>): Record<string, unknown> {
     switch (name) {
       case 'insert':
@@ -491,6 +504,7 @@ class Execution {
     }
     // A default value may not satisfy the column's constraints (an enum, a range).
     for (const [name, error] of t.invalidDefaults) if (!values.has(t.schema.columns.get(name) as ColumnSchema)) throw error;
+    this.refuseIf(this.ctx.rbac?.insert(t.schema, row as Row));
     this.overlay.insert(t, row as Row);
     return { uuid: ['uuid', uuid] };
   }
@@ -533,6 +547,7 @@ class Execution {
     }
     const clauses = parseConditions(t.schema, op.where, this.resolve);
     const rows = this.overlay.query(t, clauses);
+    if (this.ctx.rbac !== undefined) this.refuseIf(this.ctx.rbac.update(t.schema, rows, [...values.keys()].map((c) => c.name)));
     for (const row of rows) {
       let changed = false;
       for (const [column, v] of values) {
@@ -551,6 +566,7 @@ class Execution {
     const mutations = parseMutations(t.schema, op.mutations, this.resolve);
     const clauses = parseConditions(t.schema, op.where, this.resolve);
     const rows = this.overlay.query(t, clauses);
+    if (this.ctx.rbac !== undefined) this.refuseIf(this.ctx.rbac.mutate(t.schema, rows, mutations.map((m) => m.column.name)));
     for (const row of rows) {
       const next: Record<string, Value> = { ...row };
       for (const m of mutations) {
@@ -567,6 +583,7 @@ class Execution {
     const t = this.table(op.table);
     const clauses = parseConditions(t.schema, op.where, this.resolve);
     const rows = this.overlay.query(t, clauses);
+    this.refuseIf(this.ctx.rbac?.delete(t.schema, rows));
     for (const row of rows) this.overlay.delete(t, row._uuid);
     return { count: rows.length };
   }

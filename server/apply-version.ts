@@ -50,8 +50,12 @@ import type { NodeId } from '../cluster/types.js';
  *     port's binding (the prefix its pinctrl obtained), which northd keeps there and advertises,
  *     and from which the central writes the router port's NB ipv6_prefix when the port asks for
  *     a prefix (options:prefix=true); refused before.
+ * 11. Also OVN's RBAC: an SB transaction from a session whose remote has a role (the door's
+ *     Connection row says role=ovn-controller) carries the role and the client's id, and its
+ *     writes are held to the role's permissions (northd/rbac.ts). A build before 11 would
+ *     apply them unrestricted, so before 11 they are refused, never logged.
  */
-export const APPLY_VERSION_MAX = 10;
+export const APPLY_VERSION_MAX = 11;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -82,6 +86,9 @@ export const APPLY_VERSION_PORTS_UP = 9;
 
 /** The first version where chassis write options:ipv6_ra_pd_list and the NB router port's ipv6_prefix follows. */
 export const APPLY_VERSION_PREFIX_DELEGATION = 10;
+
+/** The first version that holds a restricted session's SB writes to its role's permissions (OVN's RBAC). */
+export const APPLY_VERSION_RBAC = 11;
 
 const INFO_PREFIX = 'apply-max=';
 

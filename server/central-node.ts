@@ -7,11 +7,11 @@ import { RaftNode, ProposalError, type FatalError, type NodeObserver } from '../
 import type { Transport } from '../cluster/transport.js';
 import type { NodeId } from '../cluster/types.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
-import type { DatabaseSchema, DbDelta, Row, UuidSeed } from '../ovsdb/index.js';
+import type { DatabaseSchema, DbDelta, RbacSession, Row, UuidSeed } from '../ovsdb/index.js';
 import { OvsdbError, answerRefused, compactTransaction, findColumn, parseDatabaseSchema, precheckTransaction, refusalIsStateFree, rowToJson, transact } from '../ovsdb/index.js';
 import { NB_SCHEMA_JSON, SB_SCHEMA_JSON } from '../ovsdb/schemas/index.js';
-import { applyVersionMaxOf, applyVersionTarget, memberInfoOf } from './apply-version.js';
-import { clientTables } from './chassis-store.js';
+import { APPLY_VERSION_RBAC, applyVersionMaxOf, applyVersionTarget, memberInfoOf } from './apply-version.js';
+import { clientTables, rbacUnenforcedRefusal } from './chassis-store.js';
 import { sbViewId } from './sb-view-id.js';
 import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
@@ -54,8 +54,12 @@ export interface CentralNodeOptions {
    * It must be fresh (one per node start).
    */
   readonly projection?: Projection | null;
-  /** How a follower hands a write to the leader (the service layer knows the addresses). */
-  readonly forward?: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>;
+  /**
+   * How a follower hands a write to the leader (the service layer knows the addresses), with
+   * the RBAC session of an SB write from a remote with a role (TransactOptions.rbac), which the
+   * leader must hold the write to.
+   */
+  readonly forward?: (leader: NodeId, ops: readonly unknown[], db: TransactDb, rbac?: RbacSession) => Promise<TransactOutcome>;
   readonly onFatalError?: (err: FatalError) => void;
   /**
    * The highest apply version this member implements (server/apply-version.ts): all this build
@@ -196,6 +200,12 @@ export interface TransactOptions {
    * client's next write waits on this answer, so no append comes sooner).
    */
   readonly forwarded?: boolean;
+  /**
+   * The role and client id of the session an OVN_Southbound write came from, when the remote it
+   * came through has a role (OVN's RBAC: the door's Connection row says role=ovn-controller):
+   * the write is held to the role's permissions. Ignored for OVN_Northbound, which has no RBAC.
+   */
+  readonly rbac?: RbacSession;
 }
 
 export class CentralNode {
@@ -506,7 +516,15 @@ export class CentralNode {
         if (out.kind === 'failed') return { results: out.results, revision: this.revision, failed: true };
       }
     }
-    const command = db === 'OVN_Northbound' ? nbTxn : sbTxn;
+    const rbac = db === 'OVN_Southbound' ? options.rbac : undefined;
+    if (rbac !== undefined && this.sm.applyVersion < APPLY_VERSION_RBAC) {
+      // A member behind on the log may not have applied the move to 11 yet: it catches up first.
+      await this.readBarrier('linearizable');
+      const refused = this.rbacRefusal(ops, rbac);
+      if (refused !== undefined) return refused;
+    }
+    const command = (txnOps: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ReturnType<typeof sbTxn> =>
+      (db === 'OVN_Northbound' ? nbTxn(txnOps, seed, elapsedMs, timestampMs) : sbTxn(txnOps, seed, elapsedMs, timestampMs, rbac));
     const broadcastCommit = broadcastsCommit(ops, options);
     const started = Date.now();
     /** Sends the write to the leader; undefined when it never got there and may be sent again. */
@@ -514,7 +532,7 @@ export class CentralNode {
       try {
         // As a clustered ovsdb-server's follower does, answer once this replica has the
         // write too, so what the client reads or watches here next includes it.
-        const out = await forward(leader, ops, db);
+        const out = await forward(leader, ops, db, rbac);
         if (!out.failed) await this.untilApplied(out.revision);
         return out;
       } catch (fwdErr) {
@@ -540,6 +558,10 @@ export class CentralNode {
       // A write the leader takes while it moves the cluster's apply version goes after the move
       // (a new cluster's first writes then apply as its members can).
       if (this.versionMove !== undefined) await this.versionMove;
+      if (rbac !== undefined) {
+        const refused = this.rbacRefusal(ops, rbac);
+        if (refused !== undefined) return refused;
+      }
       const elapsedMs = Date.now() - started;
       let result: ApplyResult;
       try {
@@ -591,6 +613,19 @@ export class CentralNode {
           throw new Error(`unexpected apply result for a fresh transaction: ${JSON.stringify(result)}`);
       }
     }
+  }
+
+  /**
+   * The answer to a restricted session's write while this member applies a version below 11
+   * (server/apply-version.ts): refused, never logged. Every entry proposed after a version
+   * that enforces RBAC is applied at that version or later on every member, so a write this
+   * lets through is held to its role everywhere; a write logged at an older version would be
+   * applied unrestricted by a member of an older build. Undefined when the write may go on.
+   */
+  private rbacRefusal(ops: readonly unknown[], rbac: RbacSession): TransactOutcome | undefined {
+    if (this.sm.applyVersion >= APPLY_VERSION_RBAC) return undefined;
+    const refused = rbacUnenforcedRefusal(ops, rbac);
+    return refused === undefined ? undefined : { results: refused.results, revision: this.revision, failed: true };
   }
 
   /**

@@ -23,10 +23,17 @@
 //     other op on a table northd derives is refused as a permission error, and the whole
 //     transaction changes nothing.
 // Port_Binding's references to Chassis and Encap are weak, as in the SB schema: a reference to
-// a row that does not exist (or is deleted later) is dropped. Pure and deterministic.
+// a row that does not exist (or is deleted later) is dropped.
+//
+// A transaction from a session whose remote has a role (OVN's RBAC: `set-connection
+// role=ovn-controller`) is also held to that role's permissions (northd/rbac.ts), as
+// ovsdb-server holds it (ovsdb/rbac.ts), from apply version 11: the chassis-owned tables and the
+// operator's through the gate the transaction engine asks per operation, the tables northd
+// derives and every other table here, before anything runs. RBAC's refusal comes first: an
+// operation both rules refuse reports RBAC's. Pure and deterministic.
 import assert from 'node:assert/strict';
-import type { ColumnType, DatabaseSchema, DbDelta, Row, RowChange, TableSchema, Uuid, Value } from '../ovsdb/index.js';
-import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, transact, valueFromJson } from '../ovsdb/index.js';
+import type { ColumnType, DatabaseSchema, DbDelta, RbacGate, RbacSession, Row, RowChange, TableSchema, Uuid, Value } from '../ovsdb/index.js';
+import { OvsdbError, OvsdbErrorName, parseDatabaseSchema, rbacGate, rbacRefusal, transact, valueFromJson } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import { fromDatum, toDatum } from '../ovsdb/datum.js';
 import type { Mutation } from '../ovsdb/mutation.js';
@@ -37,6 +44,7 @@ import type { ChassisOwnedColumns, IgmpGroupReport } from '../northd/index.js';
 import { ACTIVATED_OPTION, PD_LIST_OPTION } from '../northd/index.js';
 import type { BfdStatus } from '../northd/bfd.js';
 import { isBfdStatus } from '../northd/bfd.js';
+import { ovnRbacPermission } from '../northd/rbac.js';
 
 /** The SB tables whose rows the chassis write (northd never does). */
 export const chassisOwnedTables: readonly string[] = ['Chassis', 'Encap', 'Chassis_Private', 'MAC_Binding', 'FDB', 'IGMP_Group', 'Controller_Event'];
@@ -155,6 +163,18 @@ export interface SbTxnContext {
   readonly bfdSessions?: ReadonlyMap<Uuid, Row>;
   /** Chassis may report BFD.status (the cluster applies version 5 or later); refused otherwise. */
   readonly bfdWrites?: boolean;
+  /**
+   * The role of the remote the transaction came through and the client's id (its
+   * certificate's common name), when that remote has a role: its writes are held to the role's
+   * permissions (northd/rbac.ts). Undefined: no RBAC.
+   */
+  readonly rbac?: RbacSession;
+  /**
+   * The cluster enforces RBAC (apply version 11 or later). Without it a transaction with `rbac`
+   * is refused at its first write: applied without its restrictions it would give the session
+   * more than its role allows.
+   */
+  readonly rbacEnforced?: boolean;
 }
 
 function failedAt(index: number, n: number, error: OvsdbError): SbTxnOutcome {
@@ -306,8 +326,67 @@ function portUpdates(
   return { ports };
 }
 
+/** The operations that write, which RBAC restricts (reads never are). */
+const rbacWriteOps: ReadonlySet<string> = new Set(['insert', 'update', 'mutate', 'delete']);
+
+/**
+ * A restricted session's transaction where RBAC is not enforced (before apply version 11):
+ * refused at its first write, with what the operator must do; undefined when it writes nothing.
+ * The proposer answers so without logging the transaction, and apply does the same for one that
+ * reached the log anyway, so that no member applies a restricted write unrestricted.
+ */
+export function rbacUnenforcedRefusal(ops: readonly unknown[], session: RbacSession): Extract<SbTxnOutcome, { kind: 'failed' }> | undefined {
+  const first = ops.findIndex((op) => op !== null && typeof op === 'object' && rbacWriteOps.has((op as { op?: unknown }).op as string));
+  if (first < 0) return undefined;
+  return failedAt(first, ops.length, permission(
+    `RBAC rules for client "${session.id ?? '(null)'}" role "${session.role}" cannot be enforced until every member of the cluster runs a build that enforces them (apply version 11); ` +
+      'the write is refused rather than applied without them',
+  )) as Extract<SbTxnOutcome, { kind: 'failed' }>;
+}
+
+/**
+ * RBAC's refusal of an operation judged before anything runs, or undefined to let it go on:
+ * what needs no row — a client without an id, a table the role has no permission on (both
+ * refuse every write, as in ovsdb-server) — and, with `derived`, the rest for a table northd
+ * derives. Its rows are northd's, so they are not looked at: an insert or a delete needs
+ * insert_delete, an update or mutate columns within the permission's `update`, and either an
+ * authorization of "" (anyone), which is what OVN gives those tables. ovsdb-server, judging row
+ * by row, lets such an operation through when its "where" selects no row; ovnts refuses those
+ * itself anyway (a table northd derives takes only updates of chassis-owned columns), so only
+ * the error differs.
+ */
+function rbacRefusalBefore(session: RbacSession, op: { op?: unknown; table?: unknown; row?: unknown; mutations?: unknown }, derived: boolean): string | undefined {
+  const kind = op.op;
+  if (typeof kind !== 'string' || !rbacWriteOps.has(kind) || typeof op.table !== 'string') return undefined;
+  const refused = rbacRefusal[kind as 'insert' | 'update' | 'mutate' | 'delete'](session, op.table);
+  const perm = session.id === undefined ? undefined : ovnRbacPermission(session.role, op.table);
+  if (perm === undefined) return refused;
+  if (!derived) return undefined;
+  if (!perm.authorization.includes('')) return refused;
+  if (kind === 'insert' || kind === 'delete') return perm.insertDelete ? undefined : refused;
+  const columns = kind === 'update'
+    ? (op.row !== null && typeof op.row === 'object' && !Array.isArray(op.row) ? Object.keys(op.row) : [])
+    : (Array.isArray(op.mutations) ? op.mutations.map((m: unknown) => (Array.isArray(m) ? m[0] : undefined)) : []);
+  return columns.every((c) => typeof c === 'string' && perm.update.includes(c)) ? undefined : refused;
+}
+
+/**
+ * The gate the transaction engine asks for the operations on this database's tables
+ * (ovsdb/rbac.ts). The insert of SB_Global's operator row that applySbTxn adds itself is not a
+ * client's (a client's insert into SB_Global is refused before this), so it is let through.
+ */
+function chassisStoreGate(session: RbacSession): RbacGate {
+  const gate = rbacGate(session, ovnRbacPermission);
+  return { ...gate, insert: (table, row) => (table.name === 'SB_Global' ? undefined : gate.insert(table, row)) };
+}
+
 export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): SbTxnOutcome {
   if (!Array.isArray(ops)) return failedAt(0, 1, new OvsdbError(OvsdbErrorName.syntaxError, 'a transaction is an array of operations'));
+  const session = ctx.rbac;
+  if (session !== undefined && ctx.rbacEnforced !== true) {
+    const refused = rbacUnenforcedRefusal(ops, session);
+    if (refused !== undefined) return refused;
+  }
   const ownedOps: unknown[] = [];
   const ownedIndex: number[] = [];
   const pbOps: DerivedOp[] = [];
@@ -320,6 +399,13 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
     const o = op as { op?: unknown; table?: unknown; row?: unknown; where?: unknown; mutations?: unknown; 'uuid-name'?: unknown };
     if (o === null || typeof o !== 'object' || typeof o.op !== 'string') {
       return failedAt(i, ops.length, new OvsdbError(OvsdbErrorName.syntaxError, 'an operation is an object with an "op"'));
+    }
+    if (session !== undefined && ctx.rbacEnforced === true) {
+      // The tables of this database go on to the gate in the transaction engine, which judges
+      // their rows as the transaction finds them; every other table is judged here.
+      const here = typeof o.table === 'string' && (ownedTableSet.has(o.table) || o.table === 'SB_Global');
+      const refused = rbacRefusalBefore(session, o, !here);
+      if (refused !== undefined) return failedAt(i, ops.length, permission(refused));
     }
     if (o.table === 'IGMP_Group' && ctx.igmpGroups !== true) {
       return failedAt(i, ops.length, permission('table IGMP_Group is read-only until every member of the cluster runs a build where chassis write it (apply version 3)'));
@@ -429,7 +515,11 @@ export function applySbTxn(store: Database, ops: unknown, ctx: SbTxnContext): Sb
   const bfdParsed = parseUpdates(derivedSchema('BFD'), bfdOps);
   if (!Array.isArray(bfdParsed)) return bfdParsed;
 
-  const committed = transact(store, ownedOps, { newUuid: ctx.newUuid, ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}) });
+  const committed = transact(store, ownedOps, {
+    newUuid: ctx.newUuid,
+    ...(ctx.elapsedMs !== undefined ? { elapsedMs: ctx.elapsedMs } : {}),
+    ...(session !== undefined && ctx.rbacEnforced === true ? { rbac: chassisStoreGate(session) } : {}),
+  });
   if (committed.kind === 'blocked') return committed;
   const out = committed.kind === 'committed' ? { ...committed, delta: withoutOrphanGroups(store, committed.delta) } : committed;
   /** The owned ops' results in their places among all ops (the hidden SB_Global insert has none). */

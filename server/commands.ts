@@ -3,7 +3,7 @@
 // Everything apply needs that would otherwise be chosen at random or read from a clock is in
 // the command: the UUID seed of a transaction is drawn by the node that proposes it.
 import { Packr } from 'msgpackr';
-import type { UuidSeed } from '../ovsdb/index.js';
+import type { RbacSession, UuidSeed } from '../ovsdb/index.js';
 
 export type Command =
   /**
@@ -14,9 +14,11 @@ export type Command =
   | { readonly kind: 'nb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number }
   /**
    * One OVSDB transaction on OVN_Southbound from a chassis: the chassis-owned tables and
-   * Port_Binding's chassis-owned columns (server/chassis-store.ts). Same fields as nb-txn.
+   * Port_Binding's chassis-owned columns (server/chassis-store.ts). Same fields as nb-txn, and
+   * `rbac`, the role and client id of a session whose remote has a role (OVN's RBAC), whose
+   * writes apply holds to that role's permissions (from apply version 11; refused before).
    */
-  | { readonly kind: 'sb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number }
+  | { readonly kind: 'sb-txn'; readonly ops: readonly unknown[]; readonly seed: UuidSeed; readonly elapsedMs: number; readonly timestampMs: number; readonly rbac?: RbacSession }
   /**
    * Several NB transactions in one entry (group commit): each is applied on its own, in order,
    * and succeeds or fails on its own; northd projects once, after the last. The leader groups
@@ -37,8 +39,8 @@ export function nbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, ti
   return { kind: 'nb-txn', ops, seed, elapsedMs, timestampMs };
 }
 
-export function sbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0): Command {
-  return { kind: 'sb-txn', ops, seed, elapsedMs, timestampMs };
+export function sbTxn(ops: readonly unknown[], seed: UuidSeed, elapsedMs = 0, timestampMs = 0, rbac?: RbacSession): Command {
+  return rbac === undefined ? { kind: 'sb-txn', ops, seed, elapsedMs, timestampMs } : { kind: 'sb-txn', ops, seed, elapsedMs, timestampMs, rbac };
 }
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
@@ -46,8 +48,14 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 export function encodeCommand(c: Command): Uint8Array {
   switch (c.kind) {
     case 'nb-txn':
-    case 'sb-txn':
       return packr.pack([c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs]);
+    case 'sb-txn':
+      // A session's RBAC rides as a sixth element, only when there is one: an unrestricted
+      // write encodes as it always has. A build that predates it would ignore the element,
+      // which is why such writes wait for apply version 11 (every member enforces them).
+      return packr.pack(c.rbac === undefined
+        ? [c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs]
+        : [c.kind, c.ops, [...c.seed], c.elapsedMs, c.timestampMs, [c.rbac.role, c.rbac.id ?? null]]);
     case 'nb-group':
       return encodeNbGroup(c.txns.map(encodeCommand));
     case 'apply-version':
@@ -73,12 +81,16 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
     case 'nb-txn':
     case 'sb-txn': {
       const kind = raw[0];
-      const [, ops, seed, elapsedMs, timestampMs = 0] = raw as [string, unknown, unknown, unknown, unknown];
+      const [, ops, seed, elapsedMs, timestampMs = 0, rbacJson] = raw as [string, unknown, unknown, unknown, unknown, unknown];
       if (!Array.isArray(ops)) return { kind: 'malformed', reason: `${kind}: ops is not an array` };
       if (!isSeed(seed)) return { kind: 'malformed', reason: `${kind}: bad uuid seed` };
       if (typeof elapsedMs !== 'number' || !(elapsedMs >= 0)) return { kind: 'malformed', reason: `${kind}: bad elapsedMs` };
       if (typeof timestampMs !== 'number' || !Number.isSafeInteger(timestampMs) || timestampMs < 0) return { kind: 'malformed', reason: `${kind}: bad timestampMs` };
-      return (kind === 'nb-txn' ? nbTxn : sbTxn)(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
+      if (kind === 'nb-txn') return nbTxn(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
+      if (rbacJson === undefined) return sbTxn(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs);
+      const rbac = rbacSessionOf(rbacJson);
+      if (rbac === undefined) return { kind: 'malformed', reason: 'sb-txn: bad rbac (a non-empty role and an id or null)' };
+      return sbTxn(ops, seed as unknown as UuidSeed, elapsedMs, timestampMs, rbac);
     }
     case 'nb-group': {
       const members = raw[1] as unknown;
@@ -102,6 +114,14 @@ export function decodeCommand(data: Uint8Array): Command | { readonly kind: 'mal
     default:
       return { kind: 'malformed', reason: `unknown command kind ${JSON.stringify(raw[0])}` };
   }
+}
+
+/** An sb-txn's [role, id or null], as encodeCommand writes it; undefined for anything else. */
+function rbacSessionOf(json: unknown): RbacSession | undefined {
+  if (!Array.isArray(json) || json.length !== 2) return undefined;
+  const [role, id] = json as [unknown, unknown];
+  if (typeof role !== 'string' || role === '' || (id !== null && typeof id !== 'string')) return undefined;
+  return id === null ? { role } : { role, id };
 }
 
 /** Four 32-bit words, not all zero. */

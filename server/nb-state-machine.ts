@@ -7,7 +7,7 @@ import { Packr } from 'msgpackr';
 import { ApplyRefusedError, type StateMachine } from '../cluster/state-machine.js';
 import type { Entry } from '../cluster/types.js';
 import { decodeDatabase, encodeDatabase, gatherPieces, msgpackArrayHeader, msgpackBinHeader, streamDatabase, type EncodingStream } from '../ovsdb/codec.js';
-import type { DatabaseOptions, DatabaseSchema, DbDelta, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
+import type { DatabaseOptions, DatabaseSchema, DbDelta, RbacSession, Row, RowChange, Uuid, UuidSeed } from '../ovsdb/index.js';
 import { Database, insertChange, transact, uuidSource } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns, DynamicAddressWrite, IgmpGroupReport, TagWrite } from '../northd/index.js';
 import { Ipam, tagWrites } from '../northd/index.js';
@@ -15,7 +15,7 @@ import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
 import { boolOption } from '../northd/nb.js';
 import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_PREFIX_DELEGATION, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_PREFIX_DELEGATION, APPLY_VERSION_RBAC, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
 import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp, vxlanModeOf } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
@@ -236,7 +236,7 @@ export class NbStateMachine implements StateMachine {
     this.rev = entry.index;
     if (command === undefined) return { kind: 'duplicate', revision: this.rev };
     if (command.kind === 'malformed') return { kind: 'malformed', reason: command.reason, revision: this.rev };
-    if (command.kind === 'sb-txn') return this.applySb(command.ops, command.seed, command.elapsedMs, command.timestampMs);
+    if (command.kind === 'sb-txn') return this.applySb(command.ops, command.seed, command.elapsedMs, command.timestampMs, command.rbac);
     if (command.kind === 'apply-version') return this.moveVersion(command.version, command.seed);
     const txns = command.kind === 'nb-group' ? command.txns : [command];
     // Each transaction of a group commits or fails on its own, in order, as if it had its own
@@ -284,7 +284,7 @@ export class NbStateMachine implements StateMachine {
    * service monitors' status, Logical_Switch_Port.up follows Port_Binding.up, and hv_cfg
    * follows the chassis' acknowledgements.
    */
-  private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number): ApplyResult {
+  private applySb(ops: readonly unknown[], seed: UuidSeed, elapsedMs: number, timestampMs: number, rbac: RbacSession | undefined): ApplyResult {
     const projection = this.options.projection;
     const sbGlobal = projection?.sbGlobalUuid?.();
     const out = applySbTxn(this.sb, ops, {
@@ -300,6 +300,8 @@ export class NbStateMachine implements StateMachine {
       pdWrites: this.version >= APPLY_VERSION_PREFIX_DELEGATION,
       bfdSessions: projection?.bfdSessions?.() ?? new Map(),
       bfdWrites: this.version >= APPLY_VERSION_BFD,
+      ...(rbac !== undefined ? { rbac } : {}),
+      rbacEnforced: this.version >= APPLY_VERSION_RBAC,
     });
     switch (out.kind) {
       case 'blocked':

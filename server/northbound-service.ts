@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadProto, serviceDefinition } from '../cluster/grpc-proto.js';
 import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import type { NodeId } from '../cluster/types.js';
-import type { DbDelta, Row } from '../ovsdb/index.js';
+import type { DbDelta, RbacSession, Row } from '../ovsdb/index.js';
 import { rowToJson, schemaToJson } from '../ovsdb/index.js';
 import { quote } from '../ovsdb/errors.js';
 import { MalformedRequestError, malformedReason } from '../cluster/grpc-proto.js';
@@ -64,8 +64,10 @@ function requestBytesAtMost(m: { request: WireTransactRequest } | { wait: WireWa
   const envelopeBytesMax = 256;
   if (!('request' in m)) return envelopeBytesMax;
   const text = m.request.opsJson;
-  const bound = text.length * 3 + (m.request.db?.length ?? 0) + envelopeBytesMax;
-  return bound <= northboundLimits.requestBytesMax ? bound : Buffer.byteLength(text) + (m.request.db?.length ?? 0) + envelopeBytesMax;
+  // The db name and an RBAC session's role and id, at up to 3 bytes per unit too.
+  const fields = (m.request.db?.length ?? 0) + 3 * ((m.request.rbac?.role?.length ?? 0) + (m.request.rbac?.id?.length ?? 0));
+  const bound = text.length * 3 + fields + envelopeBytesMax;
+  return bound <= northboundLimits.requestBytesMax ? bound : Buffer.byteLength(text) + fields + envelopeBytesMax;
 }
 
 class BadRequest extends Error {}
@@ -317,6 +319,15 @@ interface WireTransactRequest {
   opsJson: string;
   db?: string;
   forwarded?: boolean;
+  rbac?: { role?: string; id?: string | null } | null;
+}
+
+/** A request's RBAC session (proto/northbound.proto: RbacSession), undefined for none or an empty role. */
+function rbacOf(req: WireTransactRequest): RbacSession | undefined {
+  const role = req.rbac?.role;
+  if (role === undefined || role === '') return undefined;
+  const id = req.rbac?.id;
+  return typeof id === 'string' ? { role, id } : { role };
 }
 
 interface WireTransactReply {
@@ -328,7 +339,8 @@ interface WireTransactReply {
 async function transactOne(central: CentralNode, req: WireTransactRequest): Promise<WireTransactReply> {
   const db = req.db ?? '';
   if (db !== '' && db !== 'OVN_Northbound' && db !== 'OVN_Southbound') throw new BadRequest(`unknown database ${db}`);
-  const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound', { forwarded: req.forwarded === true });
+  const rbac = rbacOf(req);
+  const out = await central.transact(parseJson(req.opsJson, 'ops_json'), db === 'OVN_Southbound' ? 'OVN_Southbound' : 'OVN_Northbound', { forwarded: req.forwarded === true, ...(rbac !== undefined ? { rbac } : {}) });
   return { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed };
 }
 
@@ -562,7 +574,7 @@ export class NorthboundClient {
    * use. `forwarded`: see TransactOptions (a member forwarding its client's write sets it).
    */
   async transact(ops: readonly unknown[], db: TransactDb = 'OVN_Northbound', options: TransactOptions = {}): Promise<TransactOutcome> {
-    const request = { opsJson: JSON.stringify(ops), db, ...(options.forwarded === true ? { forwarded: true } : {}) };
+    const request = { opsJson: JSON.stringify(ops), db, ...(options.forwarded === true ? { forwarded: true } : {}), ...(options.rbac !== undefined ? { rbac: options.rbac } : {}) };
     const r = await this.stream().call({ request }, this.callTimeoutMs);
     return { results: JSON.parse(r.resultsJson) as unknown[], revision: r.revision, failed: r.failed };
   }
@@ -745,10 +757,10 @@ class TransactChannel {
  * Builds the forwarder a follower uses: one client per peer's Northbound address, reached with
  * the member's own TLS identity when it has one.
  */
-export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId) => string | undefined), tls?: TlsCredentials): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb) => Promise<TransactOutcome>; close: () => void } {
+export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId) => string | undefined), tls?: TlsCredentials): { forward: (leader: NodeId, ops: readonly unknown[], db: TransactDb, rbac?: RbacSession) => Promise<TransactOutcome>; close: () => void } {
   const clients = new Map<NodeId, NorthboundClient>();
   return {
-    forward: async (leader, ops, db) => {
+    forward: async (leader, ops, db, rbac) => {
       const address = typeof addresses === 'function' ? addresses(leader) : addresses.get(leader);
       if (address === undefined) throw new CentralNodeError('unavailable', `no Northbound address known for leader ${leader}`);
       let c = clients.get(leader);
@@ -756,7 +768,7 @@ export function forwarder(addresses: ReadonlyMap<NodeId, string> | ((id: NodeId)
         c = new NorthboundClient(address, undefined, tls);
         clients.set(leader, c);
       }
-      return c.transact(ops, db, { forwarded: true });
+      return c.transact(ops, db, { forwarded: true, ...(rbac !== undefined ? { rbac } : {}) });
     },
     close: () => {
       for (const c of clients.values()) c.close();

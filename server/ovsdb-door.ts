@@ -537,12 +537,18 @@ class Connection {
   private longestMessage = 0;
   private readonly offCommit: () => void;
   private readonly closeSession: () => void;
+  /**
+   * The client's id for RBAC: the common name of its certificate on an SSL connection (the
+   * first, as ovsdb-server reads it), none on any other.
+   */
+  private readonly peerId: string | undefined;
 
   constructor(
     private readonly door: Door,
     private readonly listener: Listener,
     private readonly socket: net.Socket,
   ) {
+    this.peerId = socket instanceof tls.TLSSocket ? commonNameOf(socket.getPeerCertificate()) : undefined;
     this.closeSession = door.central.sessions.open('ovsdb');
     this.splitter = new JsonValueSplitter(door.limits.messageBytesMax, door.limits.messageDepthMax);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -785,9 +791,13 @@ class Connection {
       return ops.map((_, i) => (i < firstWrite ? before[i] ?? null : i === firstWrite && !failed ? refusal : null));
     }
     const replicated = ops.map((op) => (isRecord(op) && op['op'] === 'assert' ? { op: 'comment', comment: `assert ${String(op['lock'])}` } : op));
+    // A remote with a role holds an SB session's writes to it (OVN's RBAC), judged in apply with
+    // the role as the Connection rows say it now and the id of this client's certificate.
+    const role = this.door.dbName === 'OVN_Southbound' ? this.listener.role : '';
+    const options = role === '' ? {} : { rbac: this.peerId === undefined ? { role } : { role, id: this.peerId } };
     // Replies follow the updates they caused, as with ovsdb-server: a write forwarded to the
     // leader is answered once this replica has applied it (CentralNode.transact).
-    return (await this.door.central.transact(replicated, this.door.dbName)).results;
+    return (await this.door.central.transact(replicated, this.door.dbName, options)).results;
   }
 
   private async monitor(params: unknown[], version: MonitorVersion): Promise<unknown> {
@@ -894,6 +904,13 @@ class Connection {
   }
 }
 
+/** The first common name of a peer certificate's subject, or undefined for none (no certificate, or none in it). */
+function commonNameOf(cert: tls.PeerCertificate): string | undefined {
+  const cn = (cert.subject as Record<string, string | string[] | undefined> | undefined)?.CN;
+  const first = Array.isArray(cn) ? cn[0] : cn;
+  return typeof first === 'string' ? first : undefined;
+}
+
 /** The operations that write; a read-only remote refuses them. */
 const writeOps = new Set(['insert', 'update', 'mutate', 'delete']);
 
@@ -909,6 +926,8 @@ export interface ListenerOptions {
   /** The inactivity probe in ms (0: none); undefined when no row sets one. */
   readonly probeMs: number | undefined;
   readonly readOnly: boolean;
+  /** The RBAC role of the listener's sessions ("" for none): OVN's role=ovn-controller. */
+  readonly role: string;
 }
 
 /**
@@ -916,19 +935,24 @@ export interface ListenerOptions {
  * it names: of the rows whose passive target names the listener — ptcp: or pssl: with its port
  * (the address in the target is not compared), punix: with its path — the first (in UUID
  * order) that sets a column gives it. inactivity_probe 0 turns probes off; other values are at
- * least 1000 ms, as OVS's reconnect rounds them. read_only true refuses writes.
+ * least 1000 ms, as OVS's reconnect rounds them. read_only true refuses writes. A non-empty role
+ * holds the listener's sessions to RBAC (an SB door's; the NB has no RBAC): a row that names the
+ * listener with one gives it, whatever another such row leaves empty, so that no row of the
+ * operator's can be lifted by one that happens to sort first.
  */
 export function connectionOptions(rows: Iterable<Row>, listen: DoorListen): ListenerOptions {
   let probeMs: number | undefined;
   let readOnly: boolean | undefined;
+  let role: string | undefined;
   for (const row of [...rows].sort((a, b) => (a._uuid < b._uuid ? -1 : a._uuid > b._uuid ? 1 : 0))) {
-    const r = row as unknown as { target?: unknown; inactivity_probe?: unknown; read_only?: unknown };
+    const r = row as unknown as { target?: unknown; inactivity_probe?: unknown; read_only?: unknown; role?: unknown };
     if (typeof r.target !== 'string' || !targetNames(r.target, listen)) continue;
     const probe = Array.isArray(r.inactivity_probe) ? (r.inactivity_probe[0] as number | undefined) : undefined;
     if (probeMs === undefined && probe !== undefined) probeMs = probe === 0 ? 0 : Math.max(1000, probe);
     if (readOnly === undefined && typeof r.read_only === 'boolean') readOnly = r.read_only;
+    if (role === undefined && typeof r.role === 'string' && r.role !== '') role = r.role;
   }
-  return { probeMs, readOnly: readOnly ?? false };
+  return { probeMs, readOnly: readOnly ?? false, role: role ?? '' };
 }
 
 /**
@@ -962,7 +986,7 @@ export function passiveTarget(target: string, defaultHost = '0.0.0.0'): DoorList
 class Listener {
   readonly connections = new Set<Connection>();
   address: DoorListen | undefined;
-  private options: ListenerOptions = { probeMs: undefined, readOnly: false };
+  private options: ListenerOptions = { probeMs: undefined, readOnly: false, role: '' };
 
   constructor(
     private readonly door: Door,
@@ -974,6 +998,11 @@ class Listener {
 
   get readOnly(): boolean {
     return this.options.readOnly;
+  }
+
+  /** The RBAC role of this listener's sessions as the Connection rows set it now ("" for none). */
+  get role(): string {
+    return this.options.role;
   }
 
   /** The inactivity probe of this listener's connections (the door's own unless a row sets one). */

@@ -236,7 +236,7 @@ t.test("a Connection row naming the listener sets its inactivity probe, as ovsdb
 });
 
 t.test('connectionOptions: which row names the listener, and what its values mean', async (t) => {
-  const row = (uuid: string, target: string, probe: number[], readOnly?: boolean): Row => ({ _uuid: uuid, _version: '', target, inactivity_probe: probe, ...(readOnly === undefined ? {} : { read_only: readOnly }) }) as unknown as Row;
+  const row = (uuid: string, target: string, probe: number[], readOnly?: boolean, role = ''): Row => ({ _uuid: uuid, _version: '', target, inactivity_probe: probe, role, ...(readOnly === undefined ? {} : { read_only: readOnly }) }) as unknown as Row;
   const tcp = { host: '127.0.0.1', port: 6641 };
   const probeMs = (rows: Row[], l: Parameters<typeof connectionOptions>[1] = tcp): number | undefined => connectionOptions(rows, l).probeMs;
   t.equal(probeMs([]), undefined);
@@ -247,9 +247,12 @@ t.test('connectionOptions: which row names the listener, and what its values mea
   t.equal(probeMs([row('a', 'tcp:127.0.0.1:6641', [0]), row('b', 'ptcp:66410', [0]), row('c', 'punix:/x', [0])]), undefined, 'active remotes, other ports and paths name it not');
   t.equal(probeMs([row('b', 'ptcp:6641', [2000]), row('a', 'ptcp:6641', [3000])]), 3000, 'the first in UUID order');
   t.equal(probeMs([row('a', 'punix:/run/ovn/ovnnb_db.sock', [0])], { path: '/run/ovn/ovnnb_db.sock' }), 0);
-  t.same(connectionOptions([row('a', 'ptcp:6641', [], true)], tcp), { probeMs: undefined, readOnly: true }, 'read_only');
-  t.same(connectionOptions([row('a', 'ptcp:6641', [5000]), row('b', 'ptcp:6641', [], true)], tcp), { probeMs: 5000, readOnly: true }, 'each column from the first row that sets it');
-  t.same(connectionOptions([row('a', 'ptcp:6642', [], true)], tcp), { probeMs: undefined, readOnly: false }, "another listener's read_only does not apply");
+  t.same(connectionOptions([row('a', 'ptcp:6641', [], true)], tcp), { probeMs: undefined, readOnly: true, role: '' }, 'read_only');
+  t.same(connectionOptions([row('a', 'ptcp:6641', [5000]), row('b', 'ptcp:6641', [], true)], tcp), { probeMs: 5000, readOnly: true, role: '' }, 'each column from the first row that sets it');
+  t.same(connectionOptions([row('a', 'ptcp:6642', [], true)], tcp), { probeMs: undefined, readOnly: false, role: '' }, "another listener's read_only does not apply");
+  t.equal(connectionOptions([row('a', 'pssl:6641', [], false, 'ovn-controller')], tcp).role, 'ovn-controller', 'role');
+  t.equal(connectionOptions([row('a', 'ptcp:6641', []), row('b', 'ptcp:6641:127.0.0.1', [], false, 'ovn-controller')], tcp).role, 'ovn-controller', 'a row with a role restricts the listener, whatever a row before it leaves empty');
+  t.equal(connectionOptions([row('a', 'ptcp:6642', [], false, 'ovn-controller')], tcp).role, '', "another listener's role does not apply");
 });
 
 t.test('passiveTarget: where a Connection row asks to listen, or why it cannot', async (t) => {
