@@ -19,6 +19,7 @@ import { APPLY_VERSION_MAX } from '../../server/apply-version.js';
 import { CentralNode } from '../../server/central-node.js';
 import { forwarder, northboundDefinition, northboundHandlers, northboundServerOptions } from '../../server/northbound-service.js';
 import { passiveTarget, startOvsdbDoor } from '../../server/ovsdb-door.js';
+import { tlsVersionRange } from '../../server/ovsdb-ssl.js';
 import { adminDefinition, adminHandlers } from '../../server/admin-service.js';
 import { startSbHousekeeping } from '../../server/sb-housekeeping.js';
 import { SouthboundService, southboundDefinition } from '../../server/southbound-service.js';
@@ -50,6 +51,8 @@ interface CentralOptions extends TlsFlagValues {
   ovsdb?: string;
   ovsdbSb?: string;
   ovsdbRemotesFromDb?: boolean;
+  sslProtocols?: string;
+  sslCiphers?: string;
   metrics?: string;
   join?: boolean;
   clusterId?: string;
@@ -94,8 +97,8 @@ export function registerCentralCommand(program: Command): void {
     .requiredOption('--peers <list>', 'every member\'s Raft address: n1=host:port,n2=host:port,... (same list, same order, on every member; a member\'s id is its position, or N in nX@N=host:port)')
     .requiredOption('--nb-peers <list>', 'every member\'s Northbound gRPC address: n1=host:port,...')
     .option('--grpc <host:port>', 'this member\'s Northbound address (default: its entry in --nb-peers)')
-    .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH (as ovsdb-server --remote)')
-    .option('--ovsdb-sb <target>', 'serve OVN_Southbound (the SB view, and what chassis write) over the OVSDB protocol: ptcp:PORT[:IP] or punix:PATH')
+    .option('--ovsdb <target>', 'also serve OVN_Northbound over the OVSDB protocol: ptcp:PORT[:IP], pssl:PORT[:IP] (SSL with -p/-c/-C) or punix:PATH (as ovsdb-server --remote)')
+    .option('--ovsdb-sb <target>', 'serve OVN_Southbound (the SB view, and what chassis write) over the OVSDB protocol: ptcp:PORT[:IP], pssl:PORT[:IP] or punix:PATH')
     .option('--ovsdb-remotes-from-db', 'also listen where the Connection rows say (ovn-nbctl/ovn-sbctl set-connection), opening and closing listeners as they change, as ovsdb-server --remote=db:OVN_Northbound,NB_Global,connections does; both databases')
     .option('--join', 'join a running cluster (after `ovnts cluster add-member`) instead of founding one on an empty data folder')
     .option('--metrics <host:port>', 'serve /healthz, /readyz and /metrics (Prometheus) over HTTP here')
@@ -112,6 +115,8 @@ export function registerCentralCommand(program: Command): void {
     .addOption(tlsOption.privateKey('this member\'s', ': its Raft, Northbound, admin and agent-stream gRPC ports take only TLS clients whose certificate chains to -C\'s CA, and it reaches its peers with this identity'))
     .addOption(tlsOption.certificate('this member\'s'))
     .addOption(tlsOption.caCert())
+    .option('--ssl-protocols <list>', 'the TLS versions the OVSDB doors\' pssl: listeners allow: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, comma-separated (as ovsdb-server --ssl-protocols; default: TLS 1.2 and 1.3)')
+    .option('--ssl-ciphers <list>', 'the OpenSSL cipher list of the OVSDB doors\' pssl: listeners (as ovsdb-server --ssl-ciphers)')
     .option('--unixctl <paths>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; several, comma-separated, answer alike, e.g. ovn-ctl\'s /var/run/ovn/ovnnb_db.ctl,/var/run/ovn/ovnsb_db.ctl; "none": no socket)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
@@ -146,6 +151,14 @@ export function registerCentralCommand(program: Command): void {
       // The files are read and checked here, before anything starts: one that cannot be used
       // stops the member with a message naming it. Renewed files are taken while it runs.
       const tls = tlsFilesFrom(o, tlsFlagNames);
+      // A command-line pssl: listener serves with this member's identity (a Connection row's
+      // may take the SSL row instead): without one, nothing starts.
+      for (const [flag, target] of [['--ovsdb', o.ovsdb], ['--ovsdb-sb', o.ovsdbSb]] as const) {
+        if (target?.startsWith('pssl:') === true && tls === undefined) throw new Error(`${flag} ${target}: pssl: needs this member's ${tlsFlagNames.privateKey}, ${tlsFlagNames.certificate} and ${tlsFlagNames.caCert}`);
+      }
+      if (tls === undefined && (o.sslProtocols !== undefined || o.sslCiphers !== undefined)) throw new Error('--ssl-protocols and --ssl-ciphers go with -p/-c/-C (an SSL row\'s own ssl_protocols and ssl_ciphers apply to it)');
+      const protocolsRefused = o.sslProtocols === undefined ? undefined : tlsVersionRange(o.sslProtocols);
+      if (typeof protocolsRefused === 'string') throw new Error(`--ssl-protocols: ${protocolsRefused}`);
       const onTlsReload = (e: TlsReloadEvent): void =>
         void process.stderr.write(`central ${o.name}: ${e.kind === 'reloaded' ? `TLS: took the renewed identity in ${e.files.privateKey}, ${e.files.certificate}, ${e.files.caCert}` : `TLS: kept the identity in use: ${e.reason}`}\n`);
       const grpcTls = tls === undefined ? undefined : new TlsCredentials(tls, { onReload: onTlsReload });
@@ -231,9 +244,12 @@ export function registerCentralCommand(program: Command): void {
       const openDoor = async (target: string | undefined, flag: string, db: 'OVN_Northbound' | 'OVN_Southbound'): Promise<Awaited<ReturnType<typeof startOvsdbDoor>>> => {
         // A command-line ptcp: without an address listens on loopback only.
         const where = target === undefined ? undefined : passiveTarget(target, '127.0.0.1');
-        if (typeof where === 'string') throw new Error(`${flag}: expected ptcp:PORT[:IP] or punix:PATH, got "${target}" (${where})`);
+        if (typeof where === 'string') throw new Error(`${flag}: expected ptcp:PORT[:IP], pssl:PORT[:IP] or punix:PATH, got "${target}" (${where})`);
         const onRemoteError = (remote: string, reason: string): void => void process.stderr.write(`central ${o.name}: ${db} Connection ${remote}: ${reason}\n`);
-        return startOvsdbDoor({ central, ...(where !== undefined ? { listen: where } : {}), clusterId, db, remotesFromDb: fromDb, onRemoteError });
+        // The member's identity serves the doors' pssl: listeners too, as ovsdb-server's -p/-c/-C
+        // serve its pssl: remotes; without it a door following its database takes the SSL row.
+        const ssl = tls === undefined ? undefined : { files: tls, protocols: o.sslProtocols, ciphers: o.sslCiphers };
+        return startOvsdbDoor({ central, ...(where !== undefined ? { listen: where } : {}), clusterId, db, remotesFromDb: fromDb, onRemoteError, ...(ssl !== undefined ? { ssl } : {}) });
       };
       const doors: Awaited<ReturnType<typeof startOvsdbDoor>>[] = [];
       if (o.ovsdb !== undefined || fromDb) doors.push(await openDoor(o.ovsdb, '--ovsdb', 'OVN_Northbound'));

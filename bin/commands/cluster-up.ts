@@ -1,7 +1,8 @@
 // `ovnts up` and `ovnts down`: a local cluster of central nodes as separate processes, for
 // development and for the README's main command. Members keep their data in DATA_DIR/nK and
 // log to DATA_DIR/nK.log; DATA_DIR/env records the endpoints, control sockets and pids in
-// shell syntax. With -p/-c/-C every member runs with that TLS identity (docs/tls.md), and the
+// shell syntax. With -p/-c/-C every member runs with that TLS identity (docs/tls.md), its OVSDB
+// doors serve pssl: (NB_OVSDB and SB_OVSDB are then ssl: remotes), and the
 // env file names the files (OVNTS_PRIVATE_KEY, OVNTS_CERTIFICATE, OVNTS_CA_CERT) for the
 // commands run beside it; a later `up` on the folder keeps them unless given others.
 import { spawn } from 'node:child_process';
@@ -253,6 +254,10 @@ export function registerUpCommands(program: Command): void {
       const given = tlsFilesOfFlags(o);
       const tlsFiles = given === undefined ? previous?.tls : { privateKey: resolve(given.privateKey), certificate: resolve(given.certificate), caCert: resolve(given.caCert) };
       const tls = tlsFiles === undefined ? undefined : new TlsCredentials(tlsFiles);
+      // With an identity the OVSDB doors serve SSL too (ovn-nbctl --db=ssl:... -p -c -C), as an
+      // encrypted OVN central's ovsdb-servers do: nothing of the cluster is left in the clear.
+      const doorScheme = tlsFiles === undefined ? 'ptcp' : 'pssl';
+      const remoteScheme = tlsFiles === undefined ? 'tcp' : 'ssl';
       const n = names.length;
       if (running.size === n) throw new Error(`the cluster in ${dataDir} is already running (pids ${[...running.values()].join(' ')}); run ovnts down --data-dir ${o.dataDir} to stop it`);
       if (running.size > 0) {
@@ -284,7 +289,7 @@ export function registerUpCommands(program: Command): void {
         }
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const p = ports[i] as MemberPorts;
-        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=ptcp:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=ptcp:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`, ...(tlsFiles === undefined ? [] : [`--private-key=${tlsFiles.privateKey}`, `--certificate=${tlsFiles.certificate}`, `--ca-cert=${tlsFiles.caCert}`])], {
+        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=${doorScheme}:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=${doorScheme}:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`, ...(tlsFiles === undefined ? [] : [`--private-key=${tlsFiles.privateKey}`, `--certificate=${tlsFiles.certificate}`, `--ca-cert=${tlsFiles.caCert}`])], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -296,9 +301,9 @@ export function registerUpCommands(program: Command): void {
         started.push(child.pid as number);
       }
       const addresses = ports.map((p) => `127.0.0.1:${p.nbGrpc}`);
-      const ovsdbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbNb}`).join(',');
+      const ovsdbRemotes = ports.map((p) => `${remoteScheme}:127.0.0.1:${p.ovsdbNb}`).join(',');
       const metricsUrls = ports.map((p) => `http://127.0.0.1:${p.metrics}`).join(',');
-      const sbRemotes = ports.map((p) => `tcp:127.0.0.1:${p.ovsdbSb}`).join(',');
+      const sbRemotes = ports.map((p) => `${remoteScheme}:127.0.0.1:${p.ovsdbSb}`).join(',');
       // Each member's control socket, where `central` puts it by default (its data folder).
       const controlSockets = names.map((name) => join(dataDir, name, 'ovnts.ctl')).join(',');
       // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
@@ -313,7 +318,7 @@ export function registerUpCommands(program: Command): void {
       }
       await initNbGlobal(addresses, tls);
       process.stdout.write(
-        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nUNIXCTL=${controlSockets}   (for ovs-appctl -t ...: cluster/status OVN_Northbound, status, ...)\nMEMBER_PIDS=${pids.join(' ')}\n${tlsFiles === undefined ? '' : `TLS: gRPC with ${tlsFiles.privateKey}, ${tlsFiles.certificate}, CA ${tlsFiles.caCert}   (commands that take their endpoints from the env file use them too)\n`}(also in ${join(dataDir, 'env')})\n`,
+        `ovnts: ${n} central nodes up in ${dataDir}\nNB_GRPC=${addresses.join(',')}\nSB_GRPC=${addresses.join(',')}   (for agents: the per-chassis SB stream)\nNB_OVSDB=${ovsdbRemotes}   (for ovn-nbctl --db=...)\nSB_OVSDB=${sbRemotes}   (for ovn-sbctl --db=...)\nMETRICS=${metricsUrls}   (/healthz, /readyz, /metrics)\nUNIXCTL=${controlSockets}   (for ovs-appctl -t ...: cluster/status OVN_Northbound, status, ...)\nMEMBER_PIDS=${pids.join(' ')}\n${tlsFiles === undefined ? '' : `TLS: gRPC and the OVSDB doors with ${tlsFiles.privateKey}, ${tlsFiles.certificate}, CA ${tlsFiles.caCert}   (commands that take their endpoints from the env file use them too; ovn-nbctl -p -c -C)\n`}(also in ${join(dataDir, 'env')})\n`,
       );
       if (o.detach === true) return;
       process.stdout.write('Ctrl-C stops every member.\n');

@@ -80,7 +80,7 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   t.equal(up.code, 0, `up: ${up.stderr}`);
   const env = readUpEnv(dataDir);
   stopAtTeardown(t, env);
-  t.match(up.stdout, `TLS: gRPC with ${member.privateKey}, ${member.certificate}, CA ${member.caCert}`, 'up says the members run with TLS');
+  t.match(up.stdout, `TLS: gRPC and the OVSDB doors with ${member.privateKey}, ${member.certificate}, CA ${member.caCert}`, 'up says the members run with TLS');
   const envText = readFileSync(join(dataDir, 'env'), 'utf8');
   t.match(envText, `\nOVNTS_PRIVATE_KEY="${member.privateKey}"\nOVNTS_CERTIFICATE="${member.certificate}"\nOVNTS_CA_CERT="${member.caCert}"\n`, 'the env file names the files, by absolute path');
   for (const pid of env.pids) {
@@ -137,6 +137,30 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   t.match(after.stdout, /\(sw4\)/);
   for (const pid of env.pids) t.ok(isAlive(pid), `member ${pid} is still up`);
 
+  // The OVSDB doors serve SSL too: the env file names ssl: remotes, the real ovn-nbctl and
+  // ovn-sbctl work with the client's certificate, and a plaintext client gets nothing.
+  t.ok(env.nbOvsdb.length === 3 && env.nbOvsdb.every((r) => r.startsWith('ssl:127.0.0.1:')), `NB_OVSDB names ssl: remotes (${env.nbOvsdb.join(',')})`);
+  t.ok(env.sbOvsdb.length === 3 && env.sbOvsdb.every((r) => r.startsWith('ssl:127.0.0.1:')), 'SB_OVSDB too');
+  if (existsSync('/usr/bin/ovn-nbctl')) {
+    const ovnNbctl = (db: string, flags: readonly string[], ...args: string[]): Promise<CliResult> =>
+      new Promise((resolve) => {
+        execFile('ovn-nbctl', [`--db=${db}`, ...flags, '--timeout=10', ...args], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
+      });
+    const viaDoor = await ovnNbctl(env.nbOvsdb.join(','), tlsFlags, '--wait=sb', 'ls-add', 'sw-door');
+    t.equal(viaDoor.code, 0, `ovn-nbctl --db=$NB_OVSDB -p -c -C --wait=sb ls-add: ${viaDoor.stderr}`);
+    t.match((await ovnNbctl(env.nbOvsdb.join(','), tlsFlags, 'ls-list')).stdout, /\(sw-door\)/, 'and reads it back');
+    const plain = await ovnNbctl(env.nbOvsdb.map((r) => r.replace(/^ssl:/, 'tcp:')).join(','), [], 'ls-add', 'sw-plain');
+    t.not(plain.code, 0, 'ovn-nbctl in plaintext against the doors fails');
+    const foreignDoor = await ovnNbctl(env.nbOvsdb.join(','), ['-p', foreign.privateKey, '-c', foreign.certificate, '-C', client.caCert], 'ls-add', 'sw-foreign');
+    t.not(foreignDoor.code, 0, "ovn-nbctl with another CA's certificate fails");
+    const sb = await new Promise<CliResult>((resolve) => {
+      execFile('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, ...tlsFlags, '--timeout=10', 'chassis-add', 'hv-door', 'geneve', '127.0.0.1'], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
+    });
+    t.equal(sb.code, 0, `ovn-sbctl --db=$SB_OVSDB -p -c -C chassis-add: ${sb.stderr}`);
+    const doorList = await ovntsIn(dir, ['nbctl', 'ls-list']);
+    t.notMatch(doorList.stdout, /sw-plain|sw-foreign/, 'nothing the refused door clients sent was written');
+  }
+
   // Files that cannot be used: the command names the file, with no stack trace.
   const missing = join(dir, 'missing-key.pem');
   const noKey = await ovntsIn(elsewhere, ['nbctl', `--endpoints=${env.nbGrpc[0]}`, '-p', missing, '-c', client.certificate, '-C', client.caCert, 'ls-list']);
@@ -149,6 +173,13 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   t.equal(wrongKey.code, 1);
   t.equal(wrongKey.stderr, `ovnts: the private key ${foreign.privateKey} does not match the certificate ${member.certificate}\n`, 'central names a key that does not match its certificate');
   t.notOk(existsSync(join(dir, 'never')), 'and started nothing');
+  const psslNoTls = await ovntsIn(elsewhere, ['central', '--name=n1', `--data-dir=${join(dir, 'never')}`, '--peers=n1=127.0.0.1:1', '--nb-peers=n1=127.0.0.1:2', '--ovsdb=pssl:1:127.0.0.1']);
+  t.equal(psslNoTls.code, 1);
+  t.equal(psslNoTls.stderr, "ovnts: --ovsdb pssl:1:127.0.0.1: pssl: needs this member's -p/--private-key, -c/--certificate and -C/--ca-cert\n", 'central refuses a pssl: door without an identity');
+  const protocolsAlone = await ovntsIn(elsewhere, ['central', '--name=n1', `--data-dir=${join(dir, 'never')}`, '--peers=n1=127.0.0.1:1', '--nb-peers=n1=127.0.0.1:2', '-p', member.privateKey, '-c', member.certificate, '-C', member.caCert, '--ovsdb=pssl:1:127.0.0.1', '--ssl-protocols=SSLv3']);
+  t.equal(protocolsAlone.code, 1);
+  t.match(protocolsAlone.stderr, /SSLv3: SSL protocol not recognized/, 'and one whose --ssl-protocols names no TLS version');
+  t.notOk(existsSync(join(dir, 'never')), 'neither started anything');
   const otherData = join(dir, 'other-cluster');
   const upMissing = await ovntsIn(dir, ['up', '--detach', `--data-dir=${otherData}`, `--base-port=${base}`, '-p', member.privateKey, '-c', member.certificate, '-C', join(dir, 'no-ca.pem')]);
   t.equal(upMissing.code, 1);
