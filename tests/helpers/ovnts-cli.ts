@@ -19,6 +19,18 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/**
+ * Runs a program (ovn-nbctl, ovn-sbctl, ...) to completion, at most 60 s; a non-zero exit is a
+ * result, not a throw (a process that could not start or was killed has code 1).
+ */
+export function runTool(cmd: string, args: readonly string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+    });
+  });
+}
+
 /** Runs `ovnts ARGS...` (the compiled one) to completion; a non-zero exit is a result, not a throw. */
 export async function ovnts(...args: string[]): Promise<CliResult> {
   try {

@@ -5,7 +5,6 @@
 // remote with the role refuses every write (no certificate, no id); a follower's door forwards
 // the session with the write, and the leader holds it to the role. Method: in-process central
 // members, the door, the real ovn-sbctl and certificates from ovs-pki.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,24 +17,14 @@ import { CentralNode } from '../../server/central-node.js';
 import type { OvsdbDoor, RemoteStatus } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
+import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { makePki } from '../helpers/pki.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const haveTools = existsSync('/usr/bin/ovn-sbctl') && existsSync('/usr/bin/ovs-pki');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
-    });
-  });
-}
+type Run = CliResult;
+const run = runTool;
 
 /** ovn-sbctl over ssl: as the holder of `id`. */
 function sbctlAs(port: number, id: TlsFiles, ...args: string[]): Promise<Run> {

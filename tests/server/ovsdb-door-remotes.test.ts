@@ -3,7 +3,7 @@
 // ovn-nbctl and ovn-sbctl write the rows (set-connection, set, del-connection) and then use the
 // listeners they opened; read_only rows refuse writes with ovsdb-server's error; targets the door
 // cannot serve are reported, never fatal.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,25 +15,15 @@ import type { OvsdbDoor, RemoteStatus } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
+import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { stopPid } from '../helpers/process.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
-    });
-  });
-}
+type Run = CliResult;
+const run = runTool;
 
 /** A loopback port nothing listens on right now. */
 async function freePort(): Promise<number> {

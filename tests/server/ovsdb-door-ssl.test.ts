@@ -4,7 +4,6 @@
 // line or, for a door following its database, from the SSL row `set-ssl` writes; a renewed
 // certificate is served without a restart; settings OpenSSL refuses are reported and change
 // nothing.
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,23 +17,13 @@ import type { OvsdbDoor, RemoteStatus } from '../../server/ovsdb-door.js';
 import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { DoorSsl, sslContext, tlsVersionRange } from '../../server/ovsdb-ssl.js';
 import { JsonRpcClient, parseEndpoint } from '../../ovsdb/jsonrpc-client.js';
+import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { makePki } from '../helpers/pki.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl') && existsSync('/usr/bin/ovs-pki');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
-    });
-  });
-}
+type Run = CliResult;
+const run = runTool;
 
 /** ovn-nbctl or ovn-sbctl over ssl: with an identity (--timeout: a refused handshake is retried until then). */
 function ctl(tool: 'ovn-nbctl' | 'ovn-sbctl', port: number, id: TlsFiles, ...args: string[]): Promise<Run> {

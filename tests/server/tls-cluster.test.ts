@@ -13,7 +13,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { TlsCredentials, channelCredentials, tlsChannelOptions } from '../../cluster/tls.js';
 import type { StatusReplyJson } from '../../server/admin-service.js';
-import { freeBasePort, readUpEnv, until, type CliResult, type UpEnv } from '../helpers/ovnts-cli.js';
+import { freeBasePort, readUpEnv, runTool, until, type CliResult, type UpEnv } from '../helpers/ovnts-cli.js';
 import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { makePki } from '../helpers/pki.js';
 import { isAlive, stopPid } from '../helpers/process.js';
@@ -142,10 +142,7 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   t.ok(env.nbOvsdb.length === 3 && env.nbOvsdb.every((r) => r.startsWith('ssl:127.0.0.1:')), `NB_OVSDB names ssl: remotes (${env.nbOvsdb.join(',')})`);
   t.ok(env.sbOvsdb.length === 3 && env.sbOvsdb.every((r) => r.startsWith('ssl:127.0.0.1:')), 'SB_OVSDB too');
   if (existsSync('/usr/bin/ovn-nbctl')) {
-    const ovnNbctl = (db: string, flags: readonly string[], ...args: string[]): Promise<CliResult> =>
-      new Promise((resolve) => {
-        execFile('ovn-nbctl', [`--db=${db}`, ...flags, '--timeout=10', ...args], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
-      });
+    const ovnNbctl = (db: string, flags: readonly string[], ...args: string[]): Promise<CliResult> => runTool('ovn-nbctl', [`--db=${db}`, ...flags, '--timeout=10', ...args]);
     const viaDoor = await ovnNbctl(env.nbOvsdb.join(','), tlsFlags, '--wait=sb', 'ls-add', 'sw-door');
     t.equal(viaDoor.code, 0, `ovn-nbctl --db=$NB_OVSDB -p -c -C --wait=sb ls-add: ${viaDoor.stderr}`);
     t.match((await ovnNbctl(env.nbOvsdb.join(','), tlsFlags, 'ls-list')).stdout, /\(sw-door\)/, 'and reads it back');
@@ -153,9 +150,7 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
     t.not(plain.code, 0, 'ovn-nbctl in plaintext against the doors fails');
     const foreignDoor = await ovnNbctl(env.nbOvsdb.join(','), ['-p', foreign.privateKey, '-c', foreign.certificate, '-C', client.caCert], 'ls-add', 'sw-foreign');
     t.not(foreignDoor.code, 0, "ovn-nbctl with another CA's certificate fails");
-    const sb = await new Promise<CliResult>((resolve) => {
-      execFile('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, ...tlsFlags, '--timeout=10', 'chassis-add', 'hv-door', 'geneve', '127.0.0.1'], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
-    });
+    const sb = await runTool('ovn-sbctl', [`--db=${env.sbOvsdb.join(',')}`, ...tlsFlags, '--timeout=10', 'chassis-add', 'hv-door', 'geneve', '127.0.0.1']);
     t.equal(sb.code, 0, `ovn-sbctl --db=$SB_OVSDB -p -c -C chassis-add: ${sb.stderr}`);
     const doorList = await ovntsIn(dir, ['nbctl', 'ls-list']);
     t.notMatch(doorList.stdout, /sw-plain|sw-foreign/, 'nothing the refused door clients sent was written');
