@@ -37,8 +37,8 @@ import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
 } from './local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, mcGroupBasis, multicastFlowsFrom, multicastMemberShare, neighborFlows, portBindingFlows, tunnelFlows,
-  type McGroupBasis, type McMemberShare, type PhysicalContext,
+  defaultFlows, dropSamplingOf, fdbFlows, mcGroupBasis, multicastFlowsFrom, multicastMemberShare, neighborFlows, portBindingFlows, sameDropSampling, tunnelFlows,
+  type DropSampling, type McGroupBasis, type McMemberShare, type PhysicalContext,
 } from './physical.js';
 import { SbStore, type MemberDiff, type RowDelta } from './sb-store.js';
 
@@ -266,6 +266,8 @@ export class DesiredFlows {
   private geneveField: string;
   private forceFull = false;
   private view: LocalView | undefined;
+  /** The physical tables' drop sampling in force (physical.ts, dropSamplingOf). */
+  private dropSampling: DropSampling | undefined;
   private chassisUuid: string | undefined;
   private locality: Locality = EMPTY_LOCALITY;
   private zones: Map<string, number>;
@@ -417,8 +419,19 @@ export class DesiredFlows {
     // (a logical flow, a remote port, a MAC binding) leaves them be.
     if (d.full || d.locality) this.onLocalityChange(computeLocality(this.sb, chassisUuid, view), d);
     if (d.full || d.locality || d.zones) this.onZonesChange(assignCtZones(this.zones, ctZoneUsers(this.sb, chassisUuid, view, this.locality)), d);
+    // Drop sampling turned on, off or to another collector set or domain: every physical drop
+    // changes (ovn-controller recomputes its physical flows then); rare, recomputed whole.
+    const sampling = this.dropSamplingNow(view);
+    if (!sameDropSampling(sampling, this.dropSampling)) d.full = true;
+    this.dropSampling = sampling;
     if (d.full) this.markAll(d);
     return this.recomputeDirty(d);
+  }
+
+  /** SB_Global's drop sampling options and the view's collector sets (physical.ts). */
+  private dropSamplingNow(view: LocalView): DropSampling | undefined {
+    const global = [...this.sb.table('SB_Global').values()][0] as unknown as sb.SB_Global | undefined;
+    return dropSamplingOf(global?.options, view.sampleCollectors);
   }
 
   /** Recomputes every source from the stored rows (the oracle path; also after a resync). */
@@ -429,6 +442,7 @@ export class DesiredFlows {
     this.chassisUuid = this.sb.chassisByName(view.chassis)?._uuid;
     this.locality = computeLocality(this.sb, this.chassisUuid, view);
     this.zones = assignCtZones(this.zones, ctZoneUsers(this.sb, this.chassisUuid, view, this.locality));
+    this.dropSampling = this.dropSamplingNow(view);
     this.markAll(d);
     return this.recomputeDirty(d);
   }
@@ -787,9 +801,11 @@ export class DesiredFlows {
     }
     const ctx: PhysicalContext = {
       sb: this.sb, chassisUuid: this.chassisUuid, view, locality: this.locality, zones: this.zones, geneveField: this.geneveField,
+      dropSampling: this.dropSampling,
     };
-    // The chassis-wide default flows depend on nothing: set once, and again only if dropped.
-    if (!this.table.hasSource('default')) this.setSource('default', defaultFlows());
+    // The chassis-wide default flows depend on the drop sampling alone: set once, again on a
+    // full recompute (which a change of the sampling makes), and if dropped.
+    if (d.full || !this.table.hasSource('default')) this.setSource('default', defaultFlows(this.dropSampling));
     for (const u of d.ports) {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));

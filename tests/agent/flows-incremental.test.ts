@@ -7,7 +7,8 @@
 // (Geneve or VXLAN) and vtep ports behind them,
 // VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
 // Chassis rows coming and going, meters of set_meter, log(meter=…) and controller_meter with their
-// SB Meter and Meter_Band rows, sampled drops and the bridge's collector sets); and the common case recomputes a few sources, not all. Method: a seeded generator
+// SB Meter and Meter_Band rows, sampled drops, SB_Global's drop sampling and the bridge's
+// collector sets); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -278,8 +279,11 @@ function step(rng: Rng, w: World): SbRowChange[] {
       }));
       break;
     }
-    case 16: // ct_mark or ct_label for load-balanced traffic.
-      put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}));
+    case 16: // ct_mark or ct_label for load-balanced traffic; the physical drops sampled or not.
+      put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, {
+        ...(rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}),
+        ...(rng.bool() ? { debug_drop_collector_set: String(5 + rng.int(2)), debug_drop_domain_id: String(rng.int(3)) } : {}),
+      }));
       break;
     case 17: { // HA: a member's priority (named by name or by the chassis column), or a member's Chassis row.
       const i = rng.int(3);
