@@ -37,12 +37,24 @@ export interface LocalView {
    * here (activation-strategy=rarp), before the SB shows it in options:additional-chassis-activated.
    */
   readonly activatedPorts?: ReadonlySet<string>;
+  /**
+   * The ids of the Flow_Sample_Collector_Set rows on the integration bridge: the collector sets
+   * a logical flow's sample action may report to (ovn-controller's collector_ids). Absent: none.
+   */
+  readonly sampleCollectors?: ReadonlySet<number>;
 }
 
 /** Whether two views' name sets (activeTunnels, activatedPorts) are the same (both undefined, or the same names). */
 export function sameActiveTunnels(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a.size === b.size && [...a].every((x) => b.has(x));
+}
+
+/** Whether two views have the same collector sets (absent and empty are the same: none). */
+export function sameSampleCollectors(a: ReadonlySet<number> | undefined, b: ReadonlySet<number> | undefined): boolean {
+  const x = a ?? new Set<number>();
+  const y = b ?? new Set<number>();
+  return x.size === y.size && [...x].every((id) => y.has(id));
 }
 
 export const emptyLocalView = (chassis: string): LocalView => ({

@@ -15,6 +15,7 @@ import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
 import { checkEmptyLbBackendsOptions, controllerEventTypes, encodeControllerEvent, eventNameBytesMax } from './controller-event.js';
 import { setMeterName } from './set-meter.js';
 import { fwdGroupDescription, type FwdGroup, type FwdGroupBucket } from './fwd-group.js';
+import { encodeSample, type Sample } from './sample.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -49,8 +50,19 @@ export interface ActionContext {
    * for the meter set_meter names (absent or undefined: the flow is an error).
    */
   readonly meterId?: ((name: string) => number | undefined) | undefined;
-  /** The logical flow's UUID: set_meter's meter is the flow's own, named after it. */
+  /**
+   * The logical flow's UUID: set_meter's meter is the flow's own, named after it, and
+   * sample(obs_point=$cookie) reports its first 32 bits.
+   */
   readonly lflowUuid?: string | undefined;
+  /** The datapath's tunnel key: the low 24 bits of sample's observation domain. Absent: 0. */
+  readonly dpKey?: number | undefined;
+  /**
+   * Whether the chassis's integration bridge has a Flow_Sample_Collector_Set with this id
+   * (ovn-controller's collector_ids). A sample action whose collector set it has not encodes
+   * to nothing. Absent: it has none.
+   */
+  readonly sampleCollector?: ((collectorSetId: number) => boolean) | undefined;
   /** The datapath can commit with an all-zero SNAT (OVS_CT_ZERO_SNAT_SUPPORT): ct_commit adds nat(src). */
   readonly ctZeroSnat?: boolean | undefined;
   /** The zone of ct_dnat_in_czone/ct_snat_in_czone: reg12 when the router has snat-ct-zone set. */
@@ -440,6 +452,14 @@ class ActionCompiler {
       case 'commit_lb_aff': this.advance(); out.push(this.parseCommitLbAff()); return;
       case 'commit_ecmp_nh': this.advance(); out.push(...this.parseCommitEcmpNh()); return;
       case 'fwd_group': this.advance(); out.push(...this.encodeFwdGroup(this.parseFwdGroup())); return;
+      case 'sample': {
+        this.advance();
+        const sample = this.parseSample();
+        if (this.ctx.sampleCollector?.(sample.collectorSetId) === true) {
+          out.push(encodeSample(sample, this.ctx.dpKey ?? 0, this.ctx.lflowUuid ?? ZERO_UUID));
+        }
+        return;
+      }
       default:
         this.syntaxError('expecting action');
     }
@@ -708,6 +728,65 @@ class ActionCompiler {
     if (id === undefined) this.fail('fwd_group needs a group id, and none was given (no group allocator or the table is full).');
     this.groups.push({ groupId: id, description: desc });
     return [{ kind: 'group', groupId: id }];
+  }
+
+  /**
+   * sample[(arg=value, ...)] as parse_sample reads it: the arguments in any order, commas
+   * optional. A decimal number is kept in 32 bits (OVN reads it into a uint32_t), probability
+   * must fit 16 and obs_domain 8. An argument whose value is not a decimal number leaves it
+   * unset: collector_set and obs_domain skip the token, probability leaves it to be read as the
+   * next argument's name (an error). Each turn takes a token or fails, so the loop ends.
+   */
+  private parseSample(): Sample {
+    let probability = 0;
+    let collectorSetId = 0;
+    let obsDomain = 0;
+    let obsPoint: number | 'cookie' = 0;
+    const decimal = (): bigint | undefined => {
+      const t = this.tok;
+      return t.kind === 'integer' && t.format === 'decimal' && t.mask === null ? t.value : undefined;
+    };
+    const u32 = (v: bigint): number => Number(v & 0xffffffffn);
+    if (this.match('(')) {
+      while (!this.match(')')) {
+        if (this.matchId('probability')) {
+          this.forceMatch('=');
+          const v = decimal();
+          if (v !== undefined) {
+            // action_parse_uint16: lexer_is_int (at most INT_MAX), then at most 65535.
+            if (v > 0xffffn) this.syntaxError('expecting probability');
+            probability = Number(v);
+            this.advance();
+          }
+        } else if (this.matchId('obs_point')) {
+          this.forceMatch('=');
+          const t = this.tok;
+          const v = decimal();
+          if (t.kind === 'addressSet' && t.name === 'cookie') obsPoint = 'cookie';
+          else if (v !== undefined) obsPoint = u32(v);
+          else this.syntaxError('malformed sample observation_point_id');
+          this.advance();
+        } else if (this.matchId('obs_domain')) {
+          this.forceMatch('=');
+          const v = decimal();
+          if (v !== undefined) {
+            if (u32(v) > 0xff) this.syntaxError('obs_domain must be 8-bit long');
+            obsDomain = u32(v);
+          }
+          this.advance();
+        } else if (this.matchId('collector_set')) {
+          this.forceMatch('=');
+          const v = decimal();
+          if (v !== undefined) collectorSetId = u32(v);
+          this.advance();
+        } else {
+          this.syntaxError('unknown argument');
+        }
+        this.match(',');
+      }
+    }
+    if (probability === 0) this.fail('probability must be greater than zero');
+    return { probability, collectorSetId, obsDomain, obsPoint };
   }
 
   private portNumber(): number {

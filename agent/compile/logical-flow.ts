@@ -4,7 +4,8 @@
 // metadata = the datapath's tunnel key, the cookie = the first 32 bits of the row's UUID, and
 // the compiled actions. A conjunctive match yields clause flows whose actions are
 // conjunction(id, k/n) (cookie 0, as OVN adds them) and a conj_id flow with the real actions.
-// Chassis template variables ("^NAME") are expanded first, from ctx.templateVars.
+// Chassis template variables ("^NAME") are expanded first, from ctx.templateVars. A sample
+// action is installed only for the chassis's collector sets (ctx.sampleCollectors).
 // Pure; a flow that cannot be compiled is an error value naming the flow, never a throw and
 // never a partly compiled flow.
 
@@ -78,6 +79,12 @@ export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 
   readonly memo?: CompileMemo;
   /** This chassis's template variables ("^NAME" in a row's text; agent/expr/templates.ts). */
   readonly templateVars?: ReadonlyMap<string, string>;
+  /**
+   * The ids of the Flow_Sample_Collector_Sets on this chassis's integration bridge: a sample
+   * action encodes only for one of them. Absent: none. Bodies whose actions looked a
+   * collector set up are not memoized: they carry the datapath's key and the row's cookie.
+   */
+  readonly sampleCollectors?: ReadonlySet<number>;
 }
 
 export type LogicalFlowResult =
@@ -205,7 +212,7 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
   const hit = memoFind(sameMatch, row, dp);
   if (hit !== undefined) return hit;
   // Whether the result depends on the datapath beyond its kind (a port or port group lookup), or
-  // on the row itself (a meter its actions asked for).
+  // on the row itself (a meter its actions asked for, a sample's key and cookie).
   let dpDependent = false;
   const lookupPort = (name: string): number | undefined => {
     dpDependent = true;
@@ -221,6 +228,11 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
     dpDependent = true;
     return meterIdOf(name);
   };
+  const collectors = ctx.sampleCollectors;
+  const sampleCollector = (id: number): boolean => {
+    dpDependent = true;
+    return collectors?.has(id) === true;
+  };
   const body = ((): Body => {
     // Every property present (some undefined): one object shape for every call.
     const acts = compileActions(row.actions, {
@@ -234,6 +246,8 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
       ctrlMeterId,
       meterId,
       lflowUuid: row._uuid,
+      dpKey: dp.tunnelKey,
+      sampleCollector,
       ctZeroSnat: ctx.ctZeroSnat,
       commonNatZone: dp.snatCtZone === true ? LOG_REG.SNAT_ZONE : LOG_REG.DNAT_ZONE,
       dhcpOpts: ctx.dhcpOpts,

@@ -210,6 +210,7 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'pop_vlan': return 'pop_vlan';
     case 'exit': return 'exit';
     case 'learn': return formatLearn(a);
+    case 'sample': return `sample(probability=${a.probability},collector_set_id=${a.collectorSetId},obs_domain_id=${a.obsDomainId},obs_point_id=${a.obsPointId})`;
   }
 }
 

@@ -7,6 +7,7 @@
 //   mb:<uuid>  a MAC_Binding's, smb:<uuid> a Static_MAC_Binding's, fdb:<uuid> an FDB row's,
 //   lb:<uuid>  a Load_Balancer's hairpin flows (tables 68..70, lb-hairpin.ts),
 //   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
+// A logical flow's sample action also reads the LocalView's collector sets (sampleCollectors).
 // Beside the flows: the groups ct_lb's backends and fwd_group's child ports need (by description) and the meters the logical
 // flows name (controller_meter, log(meter=…), set_meter's own), with their ids (meter-table.ts)
 // and what each is, from the SB Meter rows.
@@ -20,7 +21,7 @@ import type * as sb from '../../ovsdb/rows/sb.js';
 import { compileLogicalFlow, createCompileMemo, type CompileMemo, type DatapathInfo, type FlowCompileContext, type LogicalFlowRow } from '../compile/index.js';
 import { buildSymtab, type Symtab } from '../expr/index.js';
 import { HA_CHASSIS_NAME_KEY } from '../ha-chassis.js';
-import { sameActiveTunnels, type LocalView } from '../local-view.js';
+import { sameActiveTunnels, sameSampleCollectors, type LocalView } from '../local-view.js';
 import type { FlowSpec, GroupSpec, MeterSpec, OfAction } from '../openflow/types.js';
 import type { SbUpdate } from '../sb-source.js';
 import { addressSetDiff, isPlainAddress, matchesOneOf, PlainAddressSets, sentinels, setFieldIsolated, type AddressSetChange } from './address-set-edits.js';
@@ -36,8 +37,8 @@ import {
   computeLocality, isBoundHere, isRedirectActiveHere, isRelatedPort, sameLocalDatapath, type Locality,
 } from './local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, mcGroupBasis, multicastFlowsFrom, multicastMemberShare, neighborFlows, portBindingFlows, tunnelFlows,
-  type McGroupBasis, type McMemberShare, type PhysicalContext,
+  defaultFlows, dropSamplingOf, fdbFlows, mcGroupBasis, multicastFlowsFrom, multicastMemberShare, neighborFlows, portBindingFlows, sameDropSampling, tunnelFlows,
+  type DropSampling, type McGroupBasis, type McMemberShare, type PhysicalContext,
 } from './physical.js';
 import { SbStore, type MemberDiff, type RowDelta } from './sb-store.js';
 
@@ -140,6 +141,10 @@ const MEMBERS_UNKNOWN: MemberDiff = { added: [], removed: [] };
 
 /** Rows whose actions may hold fwd_group: they read tunnels, which are this chassis's own. */
 const FWD_GROUP_RE = /\bfwd_group\b/;
+/** Rows whose actions may hold sample: they read the bridge's collector sets, this chassis's own. */
+const SAMPLE_RE = /\bsample\b/;
+/** The dependency of every row with a sample action on the LocalView's sampleCollectors. */
+const SAMPLE_COLLECTORS_DEP = 'sample:collectors';
 
 /** Group ids: OFPG_MAX is 0xffffff00. Conjunction ids below 1000 are left to fixed users. */
 const GROUP_IDS_IN_USE_MAX = 1_000_000;
@@ -149,8 +154,8 @@ const CONJ_IDS_IN_USE_MAX = 8_000_000;
  * The names a logical flow's text may look up: quoted strings (ports, multicast groups), $sets,
  * @groups — each as the datapath's own SB Port_Group "<tunnel_key>_<name>" and as the plain name
  * it falls back to — and its in_out_port tag; with fwd_group, the chassis each quoted port is
- * bound on ("pc:<port>"; the tunnels read are added after the compile, see recompileLflow).
- * Over-approximate on purpose.
+ * bound on ("pc:<port>"; the tunnels read are added after the compile, see recompileLflow);
+ * with sample, the bridge's collector sets. Over-approximate on purpose.
  */
 function lflowDeps(row: sb.Logical_Flow, dpKeys: readonly number[], memo: WeakMap<object, RowNames>): string[] {
   const names = namesOf(row, memo);
@@ -186,6 +191,7 @@ function namesOf(row: sb.Logical_Flow, memo: WeakMap<object, RowNames>): RowName
   if (FWD_GROUP_RE.test(row.actions)) {
     for (const m of row.actions.matchAll(/"((?:[^"\\]|\\.)*)"/g)) fixed.add(`pc:${m[1] as string}`);
   }
+  if (SAMPLE_RE.test(row.actions)) fixed.add(SAMPLE_COLLECTORS_DEP);
   const names = { fixed: [...fixed], groups: [...groups] };
   memo.set(row, names);
   return names;
@@ -260,6 +266,8 @@ export class DesiredFlows {
   private geneveField: string;
   private forceFull = false;
   private view: LocalView | undefined;
+  /** The physical tables' drop sampling in force (physical.ts, dropSamplingOf). */
+  private dropSampling: DropSampling | undefined;
   private chassisUuid: string | undefined;
   private locality: Locality = EMPTY_LOCALITY;
   private zones: Map<string, number>;
@@ -411,8 +419,19 @@ export class DesiredFlows {
     // (a logical flow, a remote port, a MAC binding) leaves them be.
     if (d.full || d.locality) this.onLocalityChange(computeLocality(this.sb, chassisUuid, view), d);
     if (d.full || d.locality || d.zones) this.onZonesChange(assignCtZones(this.zones, ctZoneUsers(this.sb, chassisUuid, view, this.locality)), d);
+    // Drop sampling turned on, off or to another collector set or domain: every physical drop
+    // changes (ovn-controller recomputes its physical flows then); rare, recomputed whole.
+    const sampling = this.dropSamplingNow(view);
+    if (!sameDropSampling(sampling, this.dropSampling)) d.full = true;
+    this.dropSampling = sampling;
     if (d.full) this.markAll(d);
     return this.recomputeDirty(d);
+  }
+
+  /** SB_Global's drop sampling options and the view's collector sets (physical.ts). */
+  private dropSamplingNow(view: LocalView): DropSampling | undefined {
+    const global = [...this.sb.table('SB_Global').values()][0] as unknown as sb.SB_Global | undefined;
+    return dropSamplingOf(global?.options, view.sampleCollectors);
   }
 
   /** Recomputes every source from the stored rows (the oracle path; also after a resync). */
@@ -423,6 +442,7 @@ export class DesiredFlows {
     this.chassisUuid = this.sb.chassisByName(view.chassis)?._uuid;
     this.locality = computeLocality(this.sb, this.chassisUuid, view);
     this.zones = assignCtZones(this.zones, ctZoneUsers(this.sb, this.chassisUuid, view, this.locality));
+    this.dropSampling = this.dropSamplingNow(view);
     this.markAll(d);
     return this.recomputeDirty(d);
   }
@@ -681,6 +701,9 @@ export class DesiredFlows {
     }
     // What the datapath supports changes every router's ct_commit: rare, recomputed whole.
     if (this.ctZeroSnatOf(prev) !== this.ctZeroSnatOf(next)) d.full = true;
+    // A collector set added to or removed from the bridge: the rows with a sample action (as
+    // ovn-controller 23.03 recomputes its logical flows then).
+    if (!sameSampleCollectors(prev.sampleCollectors, next.sampleCollectors)) d.names.add(SAMPLE_COLLECTORS_DEP);
     if (changedKeys(prev.vifs, next.vifs, () => true).length > 0) d.zones = true;
     // VIFs: the port itself, its containers (they use its ofport), and logical flows of both.
     for (const name of changedKeys(prev.vifs, next.vifs, (a, b) => a === b)) {
@@ -778,9 +801,11 @@ export class DesiredFlows {
     }
     const ctx: PhysicalContext = {
       sb: this.sb, chassisUuid: this.chassisUuid, view, locality: this.locality, zones: this.zones, geneveField: this.geneveField,
+      dropSampling: this.dropSampling,
     };
-    // The chassis-wide default flows depend on nothing: set once, and again only if dropped.
-    if (!this.table.hasSource('default')) this.setSource('default', defaultFlows());
+    // The chassis-wide default flows depend on the drop sampling alone: set once, again on a
+    // full recompute (which a change of the sampling makes), and if dropped.
+    if (d.full || !this.table.hasSource('default')) this.setSource('default', defaultFlows(this.dropSampling));
     for (const u of d.ports) {
       const pb = this.sb.portBinding(u);
       this.setSource(`pb:${u}`, pb === undefined ? [] : portBindingFlows(ctx, pb));
@@ -1173,8 +1198,8 @@ export class DesiredFlows {
    */
   private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
     const cache = this.sharedCache;
-    // Residency, template variables, meter ids and tunnels are this chassis's own: such rows are not shared.
-    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|fwd_group|\^|set_meter|meter\s*=/.test(row.actions)
+    // Residency, template variables, meter ids, tunnels and collector sets are this chassis's own: such rows are not shared.
+    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|fwd_group|\^|set_meter|meter\s*=|sample/.test(row.actions)
       || row.controller_meter.length > 0) return undefined;
     const dps = [...row.logical_datapath];
     for (const g of row.logical_dp_group) {
@@ -1341,6 +1366,7 @@ export class DesiredFlows {
       memo,
       templateVars: this.templateVars(),
       ctZeroSnat: this.ctZeroSnatOf(this.view),
+      ...(this.view?.sampleCollectors === undefined ? {} : { sampleCollectors: this.view.sampleCollectors }),
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);
         if (d === undefined) return undefined;

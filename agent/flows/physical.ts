@@ -5,6 +5,8 @@
 // static MAC bindings answer get_arp/get_nd and lookup_arp (tables 66, 67). Each function
 // computes the flows of one SB row (a Port_Binding, a Multicast_Group, a MAC_Binding) or of the
 // chassis itself (tunnels, the fixed defaults); the desired-flow table keys them by that row.
+// With drop sampling (SB_Global options:debug_drop_collector_set and that collector set on the
+// bridge: dropSamplingOf) the drops ovn-controller samples carry a sample action.
 //
 // Pure. Geneve carries the logical datapath in the tunnel id and, in OVN's option (class 0x0102,
 // type 0x80, 4 bytes, mapped to a tun_metadata field), the ingress port in bits 16..30 and the
@@ -66,6 +68,45 @@ export interface PhysicalContext {
   readonly zones: ReadonlyMap<string, number>;
   /** The tun_metadata field OVN's Geneve option is mapped to on the switch. */
   readonly geneveField: string;
+  /** Where the physical tables' drops are sampled to (dropSamplingOf); absent: they are not. */
+  readonly dropSampling?: DropSampling | undefined;
+}
+
+/**
+ * OVN 23.03's drop sampling of the physical tables (physical.c, pflow_output_get_debug and
+ * put_drop): with SB_Global options:debug_drop_collector_set naming a collector set the
+ * integration bridge has, the drops of tables 0, 40 and 65 (their defaults) and 41 (loopback,
+ * a localport's traffic to a localnet port) sample every packet into it first, the observation
+ * domain options:debug_drop_domain_id in the high byte and the table as the point.
+ */
+export interface DropSampling {
+  readonly collectorSetId: number;
+  /** debug_drop_domain_id << 24, in 32 bits. */
+  readonly obsDomainId: number;
+}
+
+/** OVS's smap_get_uint: a decimal in 0..UINT_MAX (strtoll's leading blanks and sign), else 0. */
+function optionUint(text: string | undefined): number {
+  if (text === undefined || !/^\s*[+-]?\d+$/.test(text)) return 0;
+  const v = BigInt(text.trim());
+  return v < 0n || v > 0xffffffffn ? 0 : Number(v);
+}
+
+/** The drop sampling in force: SB_Global's options and the bridge's collector sets. */
+export function dropSamplingOf(options: ReadonlyMap<string, string> | undefined, collectors: ReadonlySet<number> | undefined): DropSampling | undefined {
+  const collectorSetId = optionUint(options?.get('debug_drop_collector_set'));
+  if (collectorSetId === 0 || collectors?.has(collectorSetId) !== true) return undefined;
+  return { collectorSetId, obsDomainId: (optionUint(options?.get('debug_drop_domain_id')) << 24) >>> 0 };
+}
+
+export function sameDropSampling(a: DropSampling | undefined, b: DropSampling | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.collectorSetId === b.collectorSetId && a.obsDomainId === b.obsDomainId;
+}
+
+/** put_drop: the actions of a drop in physical table `table` (none without sampling). */
+function drop(ds: DropSampling | undefined, table: number): OfAction[] {
+  if (ds === undefined) return [];
+  return [{ kind: 'sample', probability: 0xffff, collectorSetId: ds.collectorSetId, obsDomainId: ds.obsDomainId, obsPointId: table }];
 }
 
 // ---- Building blocks ---------------------------------------------------------------------
@@ -174,14 +215,14 @@ function firstMac(text: string | undefined): bigint | undefined {
 // ---- Port_Binding ------------------------------------------------------------------------
 
 /** put_local_common_flows: tables 40, 41 and 64 for a port delivered on this chassis. */
-function localCommonFlows(dpKey: number, pb: sb.Port_Binding, parent: sb.Port_Binding | undefined, z: ZoneIds): FlowSpec[] {
+function localCommonFlows(dpKey: number, pb: sb.Port_Binding, parent: sb.Port_Binding | undefined, z: ZoneIds, ds: DropSampling | undefined): FlowSpec[] {
   const cookie = cookieOf(pb._uuid);
   const out: FlowSpec[] = [];
   out.push(flow(OFTABLE.LOCAL_OUTPUT, 100, matchOutport(dpKey, pb.tunnel_key), [...zoneActions(z), resubmit(OFTABLE.CHECK_LOOPBACK)], cookie));
   out.push(flow(OFTABLE.CHECK_LOOPBACK, 100, new Map([
     ['metadata', exact(dpKey, 64)], [LOG_REG.FLAGS, { value: 0n, mask: 1n << BigInt(MLF.ALLOW_LOOPBACK) }],
     [LOG_REG.INPORT, exact(pb.tunnel_key, 32)], [LOG_REG.OUTPORT, exact(pb.tunnel_key, 32)],
-  ]), [], cookie));
+  ]), drop(ds, OFTABLE.CHECK_LOOPBACK), cookie));
   const hairpin: OfAction[] = [
     { kind: 'push', src: inPortAll },
     ...setInPortNone,
@@ -257,7 +298,7 @@ function physicalPortFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[
   if (pb.type === 'patch' || (pb.type === 'l3gateway' && ours)) {
     const peer = bindingPeer(ctx.sb, pb);
     if (peer === undefined) return [];
-    const out = localCommonFlows(dpKey, pb, undefined, zoneIds(ctx, pb));
+    const out = localCommonFlows(dpKey, pb, undefined, zoneIds(ctx, pb), ctx.dropSampling);
     const peerDp = ctx.sb.datapath(peer.datapath);
     if (peerDp === undefined) return out;
     const inner: OfAction[] = [
@@ -329,7 +370,7 @@ function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Bin
   const dpKey = ld.tunnelKey;
   const cookie = cookieOf(pb._uuid);
   const z = zoneIds(ctx, pb);
-  const out = localCommonFlows(dpKey, pb, att.parent, z);
+  const out = localCommonFlows(dpKey, pb, att.parent, z, ctx.dropSampling);
   const isBridge = pb.type === 'localnet' || pb.type === 'l2gateway';
 
   // Table 0: into the ingress pipeline, stripping the VLAN tag of a container or a bridged net.
@@ -370,7 +411,7 @@ function localPortFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Bin
     for (const flag of [MLF.LOCALPORT, MLF.LOCAL_ONLY]) {
       const m = matchOutport(dpKey, pb.tunnel_key);
       m.set(LOG_REG.FLAGS, bit(flag));
-      out.push(flow(OFTABLE.CHECK_LOOPBACK, 160, m, [], cookie));
+      out.push(flow(OFTABLE.CHECK_LOOPBACK, 160, m, drop(ctx.dropSampling, OFTABLE.CHECK_LOOPBACK), cookie));
     }
     // ... except a localport's traffic to an external port bound here.
     for (const u of ld.externalPorts) {
@@ -749,24 +790,24 @@ function rampSwitchFlows(ctx: PhysicalContext, pb: sb.Port_Binding): FlowSpec[] 
 }
 
 /** The flows every chassis has whatever its ports: the defaults of the physical tables. */
-export function defaultFlows(): FlowSpec[] {
+export function defaultFlows(ds?: DropSampling): FlowSpec[] {
   const none = new Map<string, MaskedValue>();
   const flags = (value: bigint, mask: bigint): Map<string, MaskedValue> => new Map([[LOG_REG.FLAGS, { value, mask }]]);
   const B = (n: number): bigint => 1n << BigInt(n);
   const clearRegs: OfAction[] = [];
   for (let i = 0; i < 10; i++) clearRegs.push(setField(`reg${i}`, 0));
   return [
-    flow(OFTABLE.PHY_TO_LOG, 0, none, [], 0n),
+    flow(OFTABLE.PHY_TO_LOG, 0, none, drop(ds, OFTABLE.PHY_TO_LOG), 0n),
     flow(OFTABLE.OUTPUT_LARGE_PKT_DETECT, 0, none, [resubmit(OFTABLE.REMOTE_OUTPUT)], 0n),
     flow(OFTABLE.OUTPUT_LARGE_PKT_PROCESS, 10, flags(B(MLF.ALLOW_LOOPBACK), B(MLF.ALLOW_LOOPBACK)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
     flow(OFTABLE.OUTPUT_LARGE_PKT_PROCESS, 0, none, [resubmit(OFTABLE.REMOTE_OUTPUT)], 0n),
     flow(OFTABLE.REMOTE_OUTPUT, 150, flags(B(MLF.RCV_FROM_RAMP), B(MLF.RCV_FROM_RAMP) | B(MLF.ALLOW_LOOPBACK)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
     flow(OFTABLE.REMOTE_OUTPUT, 150, flags(B(MLF.LOCAL_ONLY), B(MLF.LOCAL_ONLY)), [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
     flow(OFTABLE.REMOTE_OUTPUT, 0, none, [resubmit(OFTABLE.LOCAL_OUTPUT)], 0n),
-    flow(OFTABLE.LOCAL_OUTPUT, 0, none, [], 0n),
+    flow(OFTABLE.LOCAL_OUTPUT, 0, none, drop(ds, OFTABLE.LOCAL_OUTPUT), 0n),
     flow(OFTABLE.CHECK_LOOPBACK, 0, none, [...clearRegs, resubmit(OFTABLE.LOG_EGRESS_PIPELINE)], 0n),
     flow(OFTABLE.SAVE_INPORT, 0, none, [resubmit(OFTABLE.LOG_TO_PHY)], 0n),
-    flow(OFTABLE.LOG_TO_PHY, 0, none, [], 0n),
+    flow(OFTABLE.LOG_TO_PHY, 0, none, drop(ds, OFTABLE.LOG_TO_PHY), 0n),
   ];
 }
 

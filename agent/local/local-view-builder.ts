@@ -1,11 +1,12 @@
 // The LocalView the flow side reads, built from the integration bridge in the Open_vSwitch
 // replica: VIFs (interfaces with external_ids:iface-id and an OpenFlow port), tunnel ports (by
 // their ovn-chassis-id) and localnet patch ports (by their ovn-localnet-port, mapped to its
-// network). Also the interface facts the binding decisions need. Pure.
-import { sameActiveTunnels, type LocalView, type TunnelPort } from '../local-view.js';
+// network), and the ids of its IPFIX collector sets (Flow_Sample_Collector_Set). Also the
+// interface facts the binding decisions need. Pure.
+import { sameActiveTunnels, sameSampleCollectors, type LocalView, type TunnelPort } from '../local-view.js';
 import type { LocalIface } from './binding.js';
 import type { OvsBridge, OvsTables } from './ovs-rows.js';
-import { interfacesOf, ofportOf, portsOf } from './ovs-rows.js';
+import { interfacesOf, ofportOf, portsOf, sampleCollectorsOf } from './ovs-rows.js';
 import { LOCALNET_PORT_KEY } from './patch-ports.js';
 import { CHASSIS_ID_KEY, parseTunnelId } from './tunnels.js';
 import { activeTunnels } from './bfd.js';
@@ -74,7 +75,8 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
   }
   const localnetPatches = new Map([...patches].map(([net, p]) => [net, p.ofport] as const));
   const ctZeroSnat = brInt !== undefined && datapathCtZeroSnat(ovs, brInt.datapath_type);
-  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat }, ifaces, conflicts };
+  const sampleCollectors = sampleCollectorsOf(ovs, brInt);
+  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat, sampleCollectors }, ifaces, conflicts };
 }
 
 function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (x: V, y: V) => boolean): boolean {
@@ -91,6 +93,7 @@ export function localViewsEqual(a: LocalView, b: LocalView): boolean {
     && sameActiveTunnels(a.activeTunnels, b.activeTunnels)
     && a.ctZeroSnat === b.ctZeroSnat
     && sameActiveTunnels(a.activatedPorts, b.activatedPorts)
+    && sameSampleCollectors(a.sampleCollectors, b.sampleCollectors)
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)
     && mapEqual(a.localnetPatches, b.localnetPatches, (x, y) => x === y)
     && mapEqual(a.tunnels, b.tunnels, (x, y) => x.ofport === y.ofport && x.type === y.type && x.remoteIp === y.remoteIp);

@@ -13,6 +13,8 @@ export const OVS_MONITOR = {
   Mirror: ['name', 'select_src_port', 'select_dst_port', 'output_port', 'external_ids'],
   // What `ovs-vsctl set-ssl KEY CERT CA` writes: the agent's TLS identity when not given one.
   SSL: ['private_key', 'certificate', 'ca_cert'],
+  // IPFIX collector sets: those on the integration bridge are what sample actions report to.
+  Flow_Sample_Collector_Set: ['id', 'bridge'],
 } as const;
 
 export interface OvsBridge {
@@ -75,6 +77,19 @@ export function sslOfOpenVswitch(ovs: OvsTables): { readonly private_key: string
 export function bridgeByName(ovs: OvsTables, name: string): OvsBridge | undefined {
   for (const r of ovs('Bridge').values()) if (r.name === name) return r as unknown as OvsBridge;
   return undefined;
+}
+
+/**
+ * The ids of the Flow_Sample_Collector_Set rows on `bridge` (none without a bridge). Rows of
+ * other bridges do not count: their collectors do not see the integration bridge's samples.
+ */
+export function sampleCollectorsOf(ovs: OvsTables, bridge: OvsBridge | undefined): Set<number> {
+  const ids = new Set<number>();
+  if (bridge === undefined) return ids;
+  for (const r of ovs('Flow_Sample_Collector_Set').values()) {
+    if (r.bridge === bridge._uuid) ids.add(r.id as number);
+  }
+  return ids;
 }
 
 export function portsOf(ovs: OvsTables, bridge: OvsBridge): OvsPort[] {

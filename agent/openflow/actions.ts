@@ -21,7 +21,7 @@ export const OFPAT = {
 export const NXAST = {
   RESUBMIT: 1, REG_MOVE: 6, REG_LOAD: 7, NOTE: 8, RESUBMIT_TABLE: 14, OUTPUT_REG: 15, LEARN: 16, EXIT: 17, DEC_TTL: 18,
   CONTROLLER: 20, DEC_TTL_CNT_IDS: 21, STACK_PUSH: 27, STACK_POP: 28, OUTPUT_REG2: 32, REG_LOAD2: 33,
-  BUNDLE: 12, CONJUNCTION: 34, CT: 35, NAT: 36, CONTROLLER2: 37, CLONE: 42, CT_CLEAR: 43, CHECK_PKT_LARGER: 49,
+  BUNDLE: 12, SAMPLE: 29, CONJUNCTION: 34, CT: 35, NAT: 36, CONTROLLER2: 37, CLONE: 42, CT_CLEAR: 43, CHECK_PKT_LARGER: 49,
 } as const;
 /** NXAST_BUNDLE: the active-backup algorithm, hashing on eth_src (ignored by it), members by OpenFlow port (NXM_OF_IN_PORT). */
 const NX_BD_ALG_ACTIVE_BACKUP = 0;
@@ -357,6 +357,13 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       finish(w, at, 32);
       return;
     }
+    case 'sample': {
+      // nx_action_sample: 24 bytes, no padding.
+      const at = startNx(w, NXAST.SAMPLE);
+      w.u16(a.probability).u32(a.collectorSetId).u32(a.obsDomainId).u32(a.obsPointId);
+      finish(w, at, 24);
+      return;
+    }
     case 'note': {
       const at = startNx(w, NXAST.NOTE);
       w.bytes(a.data);
@@ -624,6 +631,10 @@ function readNx(r: Reader, depth: number): OfAction[] {
       r.skip(4);
       if (algorithm !== NX_BD_ALG_ACTIVE_BACKUP || memberType !== NXM_OF_IN_PORT) return decodeFail('unsupported', `bundle algorithm ${algorithm} over member type 0x${memberType.toString(16)}`);
       return [{ kind: 'bundle_active_backup', members: Array.from({ length: n }, () => r.u16('bundle member')) }];
+    }
+    case NXAST.SAMPLE: {
+      const probability = r.u16();
+      return [{ kind: 'sample', probability, collectorSetId: r.u32(), obsDomainId: r.u32(), obsPointId: r.u32() }];
     }
     case NXAST.CHECK_PKT_LARGER: {
       const pktLen = r.u16();

@@ -123,6 +123,19 @@ export type OfAction =
    */
   | { readonly kind: 'bundle_active_backup'; readonly members: readonly number[] }
   /**
+   * sample(...) as Nicira's NXAST_SAMPLE: with probability/65535, the packet is reported to the
+   * IPFIX collectors of the switch's Flow_Sample_Collector_Set `collectorSetId`, tagged with the
+   * observation domain and point (all four fields 32 bits but probability, 16). Only the form
+   * without sampling_port and direction, the one OVN installs.
+   */
+  | {
+      readonly kind: 'sample';
+      readonly probability: number;
+      readonly collectorSetId: number;
+      readonly obsDomainId: number;
+      readonly obsPointId: number;
+    }
+  /**
    * learn(...) as Nicira's NXAST_LEARN: the packet adds (or refreshes) a flow in `table`, built
    * from `specs`. Timeouts absent are 0 (permanent); deleteLearned removes the learned flows
    * with the flow that holds this action (NX_LEARN_F_DELETE_LEARNED), sendFlowRem asks for a

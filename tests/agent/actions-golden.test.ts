@@ -13,6 +13,7 @@ import { compileActions, type ActionContext } from '../../agent/actions/index.js
 import { formatActions } from '../../agent/compile/index.js';
 import { buildSymtab } from '../../agent/expr/index.js';
 import { formatFwdGroup, type FwdGroup } from '../../agent/actions/fwd-group.js';
+import { formatSample, type Sample } from '../../agent/actions/sample.js';
 import { parseGroupDescription } from '../../agent/flows/group-desc.js';
 import type { GroupSpec } from '../../agent/openflow/types.js';
 
@@ -23,6 +24,14 @@ const ports: Record<string, number> = { eth0: 5, eth1: 6, lsp1: 17, p10: 10, LOC
  * port's key stands for its tunnel's ofport; eth1 has none (bound here, or not bound).
  */
 const tunnels: Record<string, number> = { eth0: 5, lsp1: 17, p10: 10 };
+/**
+ * As OVN's test driver (tests/test-ovn.c): the flow's UUID (its first 32 bits are sample's
+ * $cookie), the datapath's tunnel key (the low 24 bits of sample's observation domain) and the
+ * chassis's collector sets.
+ */
+const LFLOW_UUID = 'aaaaaaaa-bbbb-bbbb-cccc-ccccdddddddd';
+const DP_KEY = 0xabcdef;
+const collectors: ReadonlySet<number> = new Set([0, 200]);
 
 function context(over: Partial<ActionContext> = {}): ActionContext {
   const groups = new Map<string, number>();
@@ -31,6 +40,9 @@ function context(over: Partial<ActionContext> = {}): ActionContext {
     symtab, pipeline: 'ingress', table: 10, isSwitch: true,
     lookupPort: (n) => ports[n],
     tunnelOfport: (n) => tunnels[n],
+    lflowUuid: LFLOW_UUID,
+    dpKey: DP_KEY,
+    sampleCollector: (id) => collectors.has(id),
     groupId: (d) => {
       if (!groups.has(d)) groups.set(d, groups.size + 1);
       return groups.get(d);
@@ -388,6 +400,32 @@ const cases: readonly Case[] = [
   { actions: 'fwd_group(liveness=1, childports="eth0");', expected: "error: Syntax error at `1' expecting true or false." },
   { actions: 'fwd_group(childports "eth0");', expected: "error: Syntax error at `\"eth0\"' expecting `='." },
   { actions: 'fwd_group(ports="eth0");', expected: "error: Syntax error at `ports' expecting `;'." },
+  // sample: OVN 23.03.3's ovn.at cases (collector sets 0 and 200 configured, datapath key
+  // 0xabcdef, flow UUID aaaaaaaa-...), then ours.
+  { actions: 'sample(probability=100,collector_set=200,obs_domain=0,obs_point=1000);', expected: 'sample(probability=100,collector_set_id=200,obs_domain_id=11259375,obs_point_id=1000)', ofctlMatch: '' },
+  { actions: 'sample(probability=100,collector_set=200,obs_domain=10,obs_point=$cookie);', expected: 'sample(probability=100,collector_set_id=200,obs_domain_id=179031535,obs_point_id=2863311530)', ofctlMatch: '' },
+  { actions: 'sample(probability=10);', expected: 'sample(probability=10,collector_set_id=0,obs_domain_id=11259375,obs_point_id=0)', ofctlMatch: '' },
+  { actions: 'sample(probability=100,collector_set=999,obs_domain=0,obs_point=1000);', expected: 'drop', ofctlMatch: '' },
+  { actions: 'sample(probability=0,collector_set=200,obs_domain=0,obs_point=1000);', expected: 'error: probability must be greater than zero' },
+  { actions: 'sample(probability=0,collector_set=200,obs_domain=0,obs_point=foo);', expected: "error: Syntax error at `foo' malformed sample observation_point_id." },
+  { actions: 'sample(probability=0,collector_set=200,obs_domain=300,obs_point=foo);', expected: "error: Syntax error at `300' obs_domain must be 8-bit long." },
+  { actions: 'sample(probability=10,foo=bar,obs_domain=0,obs_point=1000);', expected: "error: Syntax error at `foo' unknown argument." },
+  // What ovn-northd writes for a drop, in any order, and the rest of the flow's actions kept.
+  { actions: 'sample(probability=65535,collector_set=200,obs_domain=1,obs_point=$cookie); /* drop */', expected: 'sample(probability=65535,collector_set_id=200,obs_domain_id=28036591,obs_point_id=2863311530)', ofctlMatch: '' },
+  { actions: 'sample(obs_point=4294967295 collector_set=200 probability=65535); next;', expected: 'sample(probability=65535,collector_set_id=200,obs_domain_id=11259375,obs_point_id=4294967295),resubmit(,19)', ofctlMatch: '' },
+  { actions: 'sample(probability=1, collector_set=999); next;', expected: 'resubmit(,19)', ofctlMatch: '' },
+  // Numbers are kept in 32 bits, as OVN's uint32_t: 4294967496 is collector set 200.
+  { actions: 'sample(probability=1,collector_set=4294967496,obs_domain=4294967297);', expected: 'sample(probability=1,collector_set_id=200,obs_domain_id=28036591,obs_point_id=0)', ofctlMatch: '' },
+  { actions: 'sample;', expected: 'error: probability must be greater than zero' },
+  { actions: 'sample();', expected: 'error: probability must be greater than zero' },
+  { actions: 'sample(probability=65536);', expected: "error: Syntax error at `65536' expecting probability." },
+  { actions: 'sample(probability=0x10);', expected: "error: Syntax error at `0x10' unknown argument." },
+  { actions: 'sample(probability 10);', expected: "error: Syntax error at `10' expecting `='." },
+  { actions: 'sample(probability=10, obs_point=$foo);', expected: "error: Syntax error at `$foo' malformed sample observation_point_id." },
+  { actions: 'sample(probability=10, obs_domain=256);', expected: "error: Syntax error at `256' obs_domain must be 8-bit long." },
+  { actions: 'sample(probability=10, collector_set=x, obs_domain=y);', expected: 'sample(probability=10,collector_set_id=0,obs_domain_id=11259375,obs_point_id=0)', ofctlMatch: '' },
+  { actions: 'sample(probability=10', expected: 'error: Syntax error at end of input unknown argument.' },
+  { actions: 'sample(probability=10)', expected: "error: Syntax error at end of input expecting `;'." },
   { actions: 'handle_dhcpv6_reply;', expected: 'controller(userdata=00.00.00.13.00.00.00.00)', ofctlMatch: '' },
   { actions: 'handle_bfd_msg();', expected: 'controller(userdata=00.00.00.17.00.00.00.00)', ofctlMatch: '' },
   { actions: 'reg0[3] = dns_lookup(); next;', expected: 'controller(userdata=00.00.00.06.00.00.00.00.00.01.de.10.00.00.00.63,pause),resubmit(,19)', prereqs: 'udp', ofctlMatch: 'udp' },
@@ -458,6 +496,37 @@ t.test('fwd_group formats back as OVN formats it, and the formatted text compile
     t.same(compileActions(formatted, context()), compileActions(text, context()), `${formatted} compiles as ${text}`);
   }
   t.match(compiled({ actions: 'fwd_group();', expected: '' }).text, /^error: /, 'the empty form is refused, as in OVN');
+});
+
+t.test('sample formats back as OVN formats it, and the formatted text compiles the same', async (t) => {
+  // ovn.at's "formats as" of `sample(probability=10);`, and the forms with a number and $cookie.
+  const cases: readonly [string, Sample, string][] = [
+    ['sample(probability=10);', { probability: 10, collectorSetId: 0, obsDomain: 0, obsPoint: 0 }, 'sample(probability=10,collector_set=0,obs_domain=0,obs_point=0);'],
+    ['sample(probability=100,collector_set=200,obs_domain=0,obs_point=1000);', { probability: 100, collectorSetId: 200, obsDomain: 0, obsPoint: 1000 },
+      'sample(probability=100,collector_set=200,obs_domain=0,obs_point=1000);'],
+    ['sample(obs_point=$cookie, obs_domain=10, collector_set=200, probability=100);', { probability: 100, collectorSetId: 200, obsDomain: 10, obsPoint: 'cookie' },
+      'sample(probability=100,collector_set=200,obs_domain=10,obs_point=$cookie);'],
+  ];
+  for (const [text, parsed, formatted] of cases) {
+    t.equal(formatSample(parsed), formatted, `format of ${text}`);
+    t.same(compileActions(formatted, context()), compileActions(text, context()), `${formatted} compiles as ${text}`);
+  }
+});
+
+t.test('sample: only for a configured collector set; the domain takes the datapath key, $cookie the flow UUID', async (t) => {
+  const text = 'sample(probability=65535,collector_set=7,obs_domain=2,obs_point=$cookie); next;';
+  t.equal(compiled({ actions: text, expected: '' }, context({ sampleCollector: undefined })).text, 'resubmit(,19)', 'no collector sets: nothing');
+  t.equal(compiled({ actions: text, expected: '' }, context({ sampleCollector: (id) => id === 8 })).text, 'resubmit(,19)', 'another collector set: nothing');
+  const asked: number[] = [];
+  const ctx = context({ sampleCollector: (id) => (asked.push(id), id === 7), dpKey: 0x1000005, lflowUuid: '0000abcd-1111-4222-8333-444455556666' });
+  // 0x1000005 & 0xffffff = 5, with domain 2 in the high byte: 0x02000005 = 33554437.
+  t.equal(compiled({ actions: text, expected: '' }, ctx).text,
+    'sample(probability=65535,collector_set_id=7,obs_domain_id=33554437,obs_point_id=43981),resubmit(,19)');
+  t.same(asked, [7], 'the collector set looked up');
+  t.equal(compiled({ actions: text, expected: '' }, context({ sampleCollector: () => true, dpKey: undefined, lflowUuid: undefined })).text,
+    'sample(probability=65535,collector_set_id=7,obs_domain_id=33554432,obs_point_id=0),resubmit(,19)', 'no key, no UUID: zeros, as OVN\'s all-zero defaults');
+  t.equal(compiled({ actions: 'clone { sample(probability=1, collector_set=200); };', expected: '' }).text,
+    'clone(sample(probability=1,collector_set_id=200,obs_domain_id=11259375,obs_point_id=0))', 'nested in clone');
 });
 
 t.test('fwd_group: the output table of each pipeline; no tunnel lookup, no liveness', async (t) => {

@@ -7,7 +7,8 @@
 // (Geneve or VXLAN) and vtep ports behind them,
 // VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
 // Chassis rows coming and going, meters of set_meter, log(meter=…) and controller_meter with their
-// SB Meter and Meter_Band rows); and the common case recomputes a few sources, not all. Method: a seeded generator
+// SB Meter and Meter_Band rows, sampled drops, SB_Global's drop sampling and the bridge's
+// collector sets); and the common case recomputes a few sources, not all. Method: a seeded generator
 // of changes; after each step a fresh DesiredFlows fed the same rows as one reset (and given the
 // incremental side's ct zones, as a restarted agent would be) is the oracle. A failing seed is
 // printed and replays exactly.
@@ -103,6 +104,9 @@ function lflowRow(rng: Rng, uuid: string, sw: number): Row {
       const lf = logicalFlow(uuid, dp, 'ingress', 9, 1000, `ip4 && tcp.dst == ${80 + rng.int(3)}`, `log(name="a", severity=info, verdict=drop, meter="${METERS[rng.int(3)]}"); next;`);
       return rng.bool() ? withControllerMeter(lf, METERS[rng.int(3)] as string) : lf;
     }
+    case 12: // A drop sampled to one of two collector sets (the bridge has either, both or none).
+      return logicalFlow(uuid, rng.bool() ? dp : { group: U(1, 0xf) }, 'ingress', 9, 200 + rng.int(3), `ip4.dst == 10.8.${sw}.${rng.int(3)}`,
+        `sample(probability=65535,collector_set=${rng.bool() ? 5 : 6},obs_domain=${rng.int(3)},obs_point=${rng.bool() ? '$cookie' : '7'}); /* drop */`);
     case 13: {
       // A forwarding group: children of this switch (bound, moved, re-keyed by the steps), maybe
       // one of another switch (unknown here: nothing for the action); liveness reads tunnels.
@@ -151,7 +155,7 @@ function step(rng: Rng, w: World): SbRowChange[] {
   const p = rng.int(PORTS_PER_SWITCH);
   const pbu = pbUuid(s, p);
   const pb = get(w, 'Port_Binding', pbu);
-  switch (rng.int(20)) {
+  switch (rng.int(21)) {
     case 0: case 1: { // Bind, move or release a port.
       if (pb === undefined) break;
       const ch = rng.int(4);
@@ -275,8 +279,11 @@ function step(rng: Rng, w: World): SbRowChange[] {
       }));
       break;
     }
-    case 16: // ct_mark or ct_label for load-balanced traffic.
-      put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}));
+    case 16: // ct_mark or ct_label for load-balanced traffic; the physical drops sampled or not.
+      put(w, c, 'SB_Global', sbGlobal(U(1, 0x3), 0, {
+        ...(rng.bool() ? { lb_hairpin_use_ct_mark: 'false' } : {}),
+        ...(rng.bool() ? { debug_drop_collector_set: String(5 + rng.int(2)), debug_drop_domain_id: String(rng.int(3)) } : {}),
+      }));
       break;
     case 17: { // HA: a member's priority (named by name or by the chassis column), or a member's Chassis row.
       const i = rng.int(3);
@@ -306,6 +313,14 @@ function step(rng: Rng, w: World): SbRowChange[] {
         put(w, c, 'Meter', meter(meterUuid(i), METERS[i] as string, rng.bool() ? 'kbps' : 'pktps', bands));
         for (const b of (m?.bands as string[] | undefined) ?? []) if (!bands.includes(b)) put(w, c, 'Meter_Band', undefined, b);
       }
+      break;
+    }
+    case 19: { // A collector set added to or removed from the bridge.
+      const sets = new Set(w.view.sampleCollectors);
+      const id = 5 + rng.int(2);
+      if (sets.has(id)) sets.delete(id);
+      else sets.add(id);
+      w.view = { ...w.view, sampleCollectors: sets };
       break;
     }
     default: // Datapath group membership.

@@ -12,11 +12,11 @@ import type { OpJson } from '../../agent/local/ovsdb-json.js';
 import type { OvsBridge, OvsTables } from '../../agent/local/ovs-rows.js';
 import { checkSbMirror, mirrorOps, mirroredVifs, mirrorPortName } from '../../agent/local/mirrors.js';
 
-type Table = 'Open_vSwitch' | 'Datapath' | 'Bridge' | 'Port' | 'Interface' | 'Mirror' | 'SSL';
+type Table = 'Open_vSwitch' | 'Datapath' | 'Bridge' | 'Port' | 'Interface' | 'Mirror' | 'SSL' | 'Flow_Sample_Collector_Set';
 
 /** A hand-built Open_vSwitch replica with br-int, and the few operations the planner writes. */
 class FakeOvs {
-  readonly t = new Map<Table, Map<string, Row>>((['Open_vSwitch', 'Datapath', 'Bridge', 'Port', 'Interface', 'Mirror', 'SSL'] as const).map((n) => [n, new Map()]));
+  readonly t = new Map<Table, Map<string, Row>>((['Open_vSwitch', 'Datapath', 'Bridge', 'Port', 'Interface', 'Mirror', 'SSL', 'Flow_Sample_Collector_Set'] as const).map((n) => [n, new Map()]));
   private next = 0;
   constructor() {
     this.put('Bridge', 'br', { name: 'br-int', ports: [], mirrors: [], datapath_type: 'netdev', fail_mode: ['secure'], other_config: new Map(), external_ids: new Map() });

@@ -78,6 +78,9 @@ t.test('golden bytes', async (t) => {
   t.equal(encodeActions([{ kind: 'resubmit', table: 9 }]).toString('hex'), 'ffff001000002320000efff809000000');
   // conjunction(7, 2/2) on the wire carries the zero-based clause 1.
   t.equal(encodeActions([{ kind: 'conjunction', id: 7, clause: 1, nClauses: 2 }]).toString('hex'), 'ffff0010000023200022010200000007');
+  // sample(...): NXAST_SAMPLE (29), 24 bytes: probability, collector set, domain, point.
+  t.equal(encodeActions([{ kind: 'sample', probability: 65535, collectorSetId: 123, obsDomainId: 0x01000005, obsPointId: 0xdeadbeef }]).toString('hex'),
+    'ffff001800002320001dffff0000007b01000005deadbeef');
   // ct_state is NXM_NX_CT_STATE (field 105), ct_label NXM_NX_CT_LABEL (108), conj_id (37), xxreg0 (111).
   const w2 = new Writer();
   writeMatch(w2, new Map([['ct_state', { value: 0x21n, mask: 0x23n }]]));

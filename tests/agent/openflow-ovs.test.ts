@@ -118,6 +118,9 @@ const flows: [FlowSpec, string][] = [
     'table=40, priority=100,udp,tp_dst=9999 actions=controller(userdata=de.ad.be.ef,pause),output:3'],
   [flow(39, 100, M({ reg15: ex(3n, 32), metadata: ex(1n, 64) }), [{ kind: 'bundle_active_backup', members: [7, 5, 6] }]),
     'table=39, priority=100,reg15=0x3,metadata=0x1 actions=bundle(eth_src,0,active_backup,ofport,members:7,5,6)'],
+  // OVN's drop sampling: NXAST_SAMPLE before the drop.
+  [flow(42, 100, M({ eth_type: ip4, metadata: ex(5n, 64) }), [{ kind: 'sample', probability: 65535, collectorSetId: 123, obsDomainId: 0x01000005, obsPointId: 0xdeadbeef }]),
+    'table=42, priority=100,ip,metadata=0x5 actions=sample(probability=65535,collector_set_id=123,obs_domain_id=16777221,obs_point_id=3735928559)'],
   [flow(41, 100, M({ eth_type: ip4 }), [{ kind: 'output', port: OFPP.CONTROLLER }]),
     'table=41, priority=100,ip actions=CONTROLLER:65535'],
   // OVN's hairpin detection (table 68): learn() a reply flow into table 69.

@@ -28,22 +28,40 @@ export class SbFollower {
   readonly agent = new DesiredFlows();
   private held = new Map<string, SbRowChange>();
   private revision = 0;
+  /** The view the agent was last given. */
+  private applied: LocalView | undefined;
 
-  constructor(private readonly sbSocket: string, private readonly view: LocalView) {}
+  constructor(private readonly sbSocket: string, private view: LocalView) {}
+
+  /** The view the next step gives the agent (a new view alone is an update of its own). */
+  setView(view: LocalView): void {
+    this.view = view;
+  }
+
+  /** The view the agent is given. */
+  get localView(): LocalView {
+    return this.view;
+  }
 
   /** The SB rows as last read. */
   rows(): IterableIterator<SbRowChange> {
     return this.held.values();
   }
 
-  /** Reads the SB and applies what changed; true when the agent got an update. */
+  /** Reads the SB and applies what changed (and a view set since); true when the agent got an update. */
   async step(): Promise<boolean> {
     const now = keyed(await readStoredSb({ path: this.sbSocket }));
     const changes = changesBetween(this.held, now);
     this.held = now;
-    if (changes.length === 0 && this.revision > 0) return false;
+    if (changes.length === 0 && this.revision > 0) {
+      if (this.applied === this.view) return false;
+      this.agent.update(null, this.view);
+      this.applied = this.view;
+      return true;
+    }
     this.revision++;
     this.agent.update({ reset: this.revision === 1, fromRevision: this.revision - 1, toRevision: this.revision, changes }, this.view);
+    this.applied = this.view;
     return true;
   }
 
