@@ -1,4 +1,5 @@
 // Reading the NB database the way the projections need it. Every function here is a pure read.
+import { smapGetUint } from '../ovsdb/smap.js';
 import type { Database, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 
@@ -81,13 +82,8 @@ export function optionInt(options: ReadonlyMap<string, string>, key: string, def
   return n >= -0x80000000 && n <= 0x7fffffff ? n + 0 : def;
 }
 
-/** smap_get_uint: the whole value a decimal (strtoll's leading blanks and sign) in 0..2^32-1, else `def`. */
-export function optionUint(options: ReadonlyMap<string, string>, key: string, def: number): number {
-  const v = options.get(key);
-  if (v === undefined || !/^[ \t\n\v\f\r]*[+-]?\d+$/.test(v)) return def;
-  const n = Number(v.trim());
-  return n >= 0 && n <= 0xffffffff ? n + 0 : def;
-}
+/** smap_get_uint (ovsdb/smap.ts). */
+export const optionUint = smapGetUint;
 
 /** smap_get_bool: case-insensitive "true" (or anything but "false" when the default is true). */
 export function boolOption(options: ReadonlyMap<string, string>, key: string, def: boolean): boolean {

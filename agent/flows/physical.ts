@@ -24,6 +24,7 @@
 // path MTU flows, chassis-MAC replacement flows for remote chassis MACs. Port security (tables
 // 73..75) is in port-security.ts.
 
+import { smapGetUint } from '../../ovsdb/smap.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
 import { ACTION_OPCODE, LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
@@ -85,18 +86,13 @@ export interface DropSampling {
   readonly obsDomainId: number;
 }
 
-/** OVS's smap_get_uint: a decimal in 0..UINT_MAX (strtoll's leading blanks and sign), else 0. */
-function optionUint(text: string | undefined): number {
-  if (text === undefined || !/^\s*[+-]?\d+$/.test(text)) return 0;
-  const v = BigInt(text.trim());
-  return v < 0n || v > 0xffffffffn ? 0 : Number(v);
-}
+const NO_OPTIONS: ReadonlyMap<string, string> = new Map();
 
 /** The drop sampling in force: SB_Global's options and the bridge's collector sets. */
 export function dropSamplingOf(options: ReadonlyMap<string, string> | undefined, collectors: ReadonlySet<number> | undefined): DropSampling | undefined {
-  const collectorSetId = optionUint(options?.get('debug_drop_collector_set'));
+  const collectorSetId = smapGetUint(options ?? NO_OPTIONS, 'debug_drop_collector_set', 0);
   if (collectorSetId === 0 || collectors?.has(collectorSetId) !== true) return undefined;
-  return { collectorSetId, obsDomainId: (optionUint(options?.get('debug_drop_domain_id')) << 24) >>> 0 };
+  return { collectorSetId, obsDomainId: (smapGetUint(options ?? NO_OPTIONS, 'debug_drop_domain_id', 0) << 24) >>> 0 };
 }
 
 export function sameDropSampling(a: DropSampling | undefined, b: DropSampling | undefined): boolean {

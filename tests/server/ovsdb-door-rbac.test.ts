@@ -6,7 +6,6 @@
 // the session with the write, and the leader holds it to the role. Method: in-process central
 // members, the door, the real ovn-sbctl and certificates from ovs-pki.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -19,6 +18,7 @@ import { startOvsdbDoor } from '../../server/ovsdb-door.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { makePki } from '../helpers/pki.js';
+import { freePort } from '../helpers/raft-kv-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const haveTools = existsSync('/usr/bin/ovn-sbctl') && existsSync('/usr/bin/ovs-pki');
@@ -46,13 +46,6 @@ async function until<T>(what: string, f: () => T | Promise<T>, ok: (v: T) => boo
   }
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 /** The refusal ovn-sbctl prints (inside its JSON error, with the quotes escaped). */
 function refusalText(id: string, what: string, table: string): string {

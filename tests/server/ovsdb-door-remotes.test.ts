@@ -18,6 +18,7 @@ import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { ovntsArgv } from '../helpers/ovnts-bin.js';
 import { stopPid } from '../helpers/process.js';
+import { freePort } from '../helpers/raft-kv-cluster.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl');
@@ -25,14 +26,6 @@ const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-s
 type Run = CliResult;
 const run = runTool;
 
-/** A loopback port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 /** Whether something accepts TCP connections on the loopback port. */
 function accepts(port: number): Promise<boolean> {

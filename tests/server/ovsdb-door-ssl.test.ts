@@ -19,6 +19,7 @@ import { DoorSsl, sslContext, tlsVersionRange } from '../../server/ovsdb-ssl.js'
 import { JsonRpcClient, parseEndpoint } from '../../ovsdb/jsonrpc-client.js';
 import { runTool, type CliResult } from '../helpers/ovnts-cli.js';
 import { makePki } from '../helpers/pki.js';
+import { freePort } from '../helpers/raft-kv-cluster.js';
 
 const haveTools = existsSync('/usr/bin/ovn-nbctl') && existsSync('/usr/bin/ovn-sbctl') && existsSync('/usr/bin/ovs-pki');
 
@@ -208,10 +209,7 @@ t.test('set-ssl and set-connection pssl: open an SSL listener; bad settings keep
   const door = await startOvsdbDoor({ central, listen: { host: '127.0.0.1', port: 0 }, remotesFromDb: true, onRemoteError: (target, reason) => void errors.push(`${target}: ${reason}`) });
   t.teardown(() => door.close());
   const nbctl = (...args: string[]): Promise<Run> => run('ovn-nbctl', [`--db=tcp:127.0.0.1:${portOf(door)}`, '--timeout=20', ...args]);
-  const free = net.createServer();
-  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-  const sslPort = (free.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => free.close(() => resolve()));
+  const sslPort = await freePort();
   const target = `pssl:${sslPort}:127.0.0.1`;
 
   t.equal((await nbctl('set-connection', target)).code, 0);
