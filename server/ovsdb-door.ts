@@ -962,19 +962,12 @@ export function connectionOptions(rows: Iterable<Row>, listen: DoorListen): List
  * unix:) would have the server connect out, which it does not do.
  */
 export function passiveTarget(target: string, defaultHost = '0.0.0.0'): DoorListen | string {
-  const ptcp = /^ptcp:(\d+)(?::(.+))?$/.exec(target);
-  if (ptcp !== null) {
-    const port = Number(ptcp[1]);
+  const tcp = /^p(tcp|ssl):(\d+)(?::(.+))?$/.exec(target);
+  if (tcp !== null) {
+    const port = Number(tcp[2]);
     if (port > 65535) return `port ${port} is out of range`;
-    const host = ptcp[2] === undefined ? defaultHost : ptcp[2].replace(/^\[(.*)\]$/, '$1');
-    return { host, port };
-  }
-  const pssl = /^pssl:(\d+)(?::(.+))?$/.exec(target);
-  if (pssl !== null) {
-    const port = Number(pssl[1]);
-    if (port > 65535) return `port ${port} is out of range`;
-    const host = pssl[2] === undefined ? defaultHost : pssl[2].replace(/^\[(.*)\]$/, '$1');
-    return { host, port, ssl: true };
+    const host = tcp[3] === undefined ? defaultHost : tcp[3].replace(/^\[(.*)\]$/, '$1');
+    return tcp[1] === 'ssl' ? { host, port, ssl: true } : { host, port };
   }
   const punix = /^punix:(.+)$/.exec(target);
   if (punix !== null) return { path: punix[1] as string };
@@ -1047,13 +1040,13 @@ async function openListener(door: Door, target: string, where: DoorListen, fromD
   // A reply and the update it caused are written one after the other, each small: with
   // Nagle's algorithm on, the second waits for the client's delayed ACK (~40 ms on Linux),
   // which was most of an ovn-nbctl write's time. ovsdb-server sets TCP_NODELAY too.
-  if (ssl) server.on('connection', (socket: net.Socket) => socket.setNoDelay(true));
+  // (A TLS server hears of each TCP connection this way too, before its handshake.)
+  server.on('connection', (socket: net.Socket) => socket.setNoDelay(true));
   // A client whose handshake fails (no certificate, another CA's, garbage, too slow) is dropped.
   // Node leaves the socket to this listener once it listens for the event (a handshake that
   // timed out would otherwise stay open), so it is destroyed here.
   if (ssl) server.on('tlsClientError', (_err: Error, socket: tls.TLSSocket) => socket.destroy());
   server.on(ssl ? 'secureConnection' : 'connection', (socket: net.Socket) => {
-    if (!ssl) socket.setNoDelay(true);
     // connectionsMax bounds the door as a whole, whatever number of listeners it has.
     if (door.connections.size >= door.limits.connectionsMax) {
       socket.destroy();

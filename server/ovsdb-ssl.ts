@@ -9,12 +9,12 @@
 // ovsdb-server notices a renewed key or certificate file and serves with it from then on; so
 // does this: the owner polls (refresh) and hands a changed context to its listeners.
 import tls from 'node:tls';
-import { readTlsFiles, tlsFilesStamp, type TlsFiles } from '../cluster/tls.js';
+import { readTlsFiles, tlsFilesStamp, tlsLimits, type TlsFiles } from '../cluster/tls.js';
 import type { Row } from '../ovsdb/index.js';
 import type { ReadableDb } from './ovsdb-monitor.js';
 
-/** How often a door with pssl: listeners looks at its files for a renewed key or certificate. */
-export const SSL_FILES_POLL_MS = 2000;
+/** How often a door with pssl: listeners looks at its files for a renewed key or certificate (as the gRPC endpoints do). */
+export const SSL_FILES_POLL_MS = tlsLimits.reloadIntervalMs;
 
 export interface OvsdbSslSettings {
   readonly files: TlsFiles;
