@@ -11,6 +11,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import type * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 
 export interface TlsFiles {
@@ -115,6 +116,16 @@ export function tlsFilesStamp(files: TlsFiles): string {
 /** The check a client makes of the server's name: none (see the top of this file). */
 export function acceptAnyServerName(): undefined {
   return undefined;
+}
+
+/**
+ * The first common name of a peer certificate's subject (as ovsdb-server reads a client's id
+ * for RBAC), or undefined for none: no certificate, or none in its subject.
+ */
+export function peerCommonName(cert: tls.PeerCertificate | undefined): string | undefined {
+  const cn = (cert?.subject as Record<string, string | string[] | undefined> | undefined)?.CN;
+  const first = Array.isArray(cn) ? cn[0] : cn;
+  return typeof first === 'string' ? first : undefined;
 }
 
 /** What became of a change of the files after the start. */

@@ -14,7 +14,7 @@ export class CentralNodeError extends Error {
   }
 }
 
-export type StreamEndKind = 'invalid' | 'unavailable' | 'aborted' | 'exhausted';
+export type StreamEndKind = 'invalid' | 'unavailable' | 'aborted' | 'exhausted' | 'denied';
 
 /** Why a member ended an agent stream; the service turns the kind into a gRPC status. */
 export class StreamEnd extends Error {

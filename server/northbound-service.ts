@@ -125,6 +125,8 @@ function statusOfUnbounded(err: unknown): Partial<grpc.StatusObject> {
         return { code: grpc.status.ABORTED, details: err.message };
       case 'exhausted':
         return { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message };
+      case 'denied':
+        return { code: grpc.status.PERMISSION_DENIED, details: err.message };
     }
   }
   const e = err as Partial<grpc.ServiceError>;

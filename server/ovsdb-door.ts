@@ -20,6 +20,7 @@ import type { DbDelta, Row } from '../ovsdb/index.js';
 import { Database, OvsdbError, OvsdbErrorName, findColumn, parseDatabaseSchema, rowToJson, schemaToJson, transact } from '../ovsdb/index.js';
 import { evaluateConditions, parseConditions } from '../ovsdb/condition.js';
 import { capConnections } from '../cluster/connection-cap.js';
+import { peerCommonName } from '../cluster/tls.js';
 import { DoorSsl, SSL_FILES_POLL_MS, sslRowSettings, type OvsdbSslSettings } from './ovsdb-ssl.js';
 
 /** Named limits of the door; each bounds a queue or a wait. */
@@ -548,7 +549,7 @@ class Connection {
     private readonly listener: Listener,
     private readonly socket: net.Socket,
   ) {
-    this.peerId = socket instanceof tls.TLSSocket ? commonNameOf(socket.getPeerCertificate()) : undefined;
+    this.peerId = socket instanceof tls.TLSSocket ? peerCommonName(socket.getPeerCertificate()) : undefined;
     this.closeSession = door.central.sessions.open('ovsdb');
     this.splitter = new JsonValueSplitter(door.limits.messageBytesMax, door.limits.messageDepthMax);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -902,13 +903,6 @@ class Connection {
       if (updates !== undefined) this.sendUpdates(m, updates, 0);
     }
   }
-}
-
-/** The first common name of a peer certificate's subject, or undefined for none (no certificate, or none in it). */
-function commonNameOf(cert: tls.PeerCertificate): string | undefined {
-  const cn = (cert.subject as Record<string, string | string[] | undefined> | undefined)?.CN;
-  const first = Array.isArray(cn) ? cn[0] : cn;
-  return typeof first === 'string' ? first : undefined;
 }
 
 /** The operations that write; a read-only remote refuses them. */

@@ -11,7 +11,7 @@ import { AckWriter, type AckWriterTarget, registrationOps } from './agent-writes
 import type { CentralNode } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
 import type { NodeId } from '../cluster/types.js';
-import { channelCredentials, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
+import { channelCredentials, peerCommonName, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import { AckRelay, type AckRelayMessage, malformedRelay } from './live-acks.js';
 import { statusOf } from './northbound-service.js';
 import type { FanoutLimits, Session, SessionHello, StreamSink } from './sb-fanout.js';
@@ -79,6 +79,11 @@ function checkIfaceIds(ids: readonly string[]): void {
   }
 }
 
+/** A caller's id for RBAC: the common name of its TLS certificate, undefined for none. */
+function peerIdOf(call: Pick<grpc.ServerUnaryCall<unknown, unknown>, 'getAuthContext'>): string | undefined {
+  return peerCommonName(call.getAuthContext().sslPeerCertificate);
+}
+
 /** A Hello as the protocol allows it, or StreamEnd('invalid') saying what is wrong. */
 export function validateHello(h: NonNullable<AgentMessage['hello']>): SessionHello & { hostname: string; encaps: { type: string; ip: string }[] } {
   const name = h.chassis;
@@ -116,6 +121,14 @@ export interface SouthboundServiceOptions {
   readonly ackTransact?: AckWriterTarget['transact'];
   /** The member's TLS identity, with which acks are relayed to the other members. */
   readonly tls?: TlsCredentials;
+  /**
+   * An RBAC role the agents' chassis writes are held to (OVN's "ovn-controller"), as a
+   * Connection row's role holds ovn-controller's on an SB remote; the client's id is the common
+   * name of its certificate, and an agent stream's Hello must name that chassis. Needs the
+   * gRPC endpoints on TLS with client certificates (without one there is no id to hold to).
+   * Absent or empty: agents are trusted with any chassis, as on an SB remote without a role.
+   */
+  readonly agentRole?: string;
 }
 
 /** The agent streams and chassis writes of one member. */
@@ -127,12 +140,15 @@ export class SouthboundService {
   private readonly timer: NodeJS.Timeout;
   /** Registration failures, for status and tests. */
   registrationFailures = 0;
+  /** SouthboundServiceOptions.agentRole, undefined for none. */
+  private readonly agentRole: string | undefined;
 
   constructor(
     private readonly central: CentralNode,
     options: SouthboundServiceOptions = {},
   ) {
     const feed = central.feed('OVN_Southbound');
+    this.agentRole = options.agentRole === undefined || options.agentRole === '' ? undefined : options.agentRole;
     this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
     this.fanout = new Fanout(
       { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
@@ -198,7 +214,11 @@ export class SouthboundService {
         } catch (err) {
           return callback(statusOf(new CentralNodeError('bad-request', `ops_json is not valid JSON: ${(err as Error).message}`)));
         }
-        this.central.transact(ops, 'OVN_Southbound').then(
+        // Under a role, held to it in apply with the certificate's id (as the SB door's remotes).
+        const role = this.agentRole;
+        const id = role === undefined ? undefined : peerIdOf(call);
+        const options = role === undefined ? {} : { rbac: id === undefined ? { role } : { role, id } };
+        this.central.transact(ops, 'OVN_Southbound', options).then(
           (out) => callback(null, { resultsJson: JSON.stringify(out.results), revision: out.revision, failed: out.failed }),
           (err: unknown) => callback(statusOf(err)),
         );
@@ -238,6 +258,12 @@ export class SouthboundService {
       if (session === undefined) {
         if (msg.kind !== 'hello' || msg.hello === undefined) throw invalid(`the first message of a stream is Hello, got ${msg.kind ?? 'an empty message'}`);
         const hello = validateHello(msg.hello);
+        if (this.agentRole !== undefined) {
+          // Under a role a chassis is the certificate's: an agent may speak only for its own.
+          const id = peerIdOf(call);
+          if (id === undefined) throw new StreamEnd('denied', `agents are held to role "${this.agentRole}": the client's certificate names no chassis (no common name)`);
+          if (id !== hello.chassis) throw new StreamEnd('denied', `agents are held to role "${this.agentRole}": Hello.chassis ${JSON.stringify(hello.chassis)} is not the chassis of the client's certificate (${JSON.stringify(id)})`);
+        }
         await this.waitForRevision(hello.lastRevision);
         if (ended) return;
         session = this.fanout.open(hello, sink);

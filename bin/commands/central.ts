@@ -65,6 +65,7 @@ interface CentralOptions extends TlsFlagValues {
   applyVersionMax?: string;
   optimizeForSize?: boolean;
   unixctl?: string;
+  agentRole?: string;
 }
 
 /**
@@ -117,6 +118,7 @@ export function registerCentralCommand(program: Command): void {
     .addOption(tlsOption.caCert())
     .option('--ssl-protocols <list>', 'the TLS versions the OVSDB doors\' pssl: listeners allow: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, comma-separated (as ovsdb-server --ssl-protocols; default: TLS 1.2 and 1.3)')
     .option('--ssl-ciphers <list>', 'the OpenSSL cipher list of the OVSDB doors\' pssl: listeners (as ovsdb-server --ssl-ciphers)')
+    .option('--agent-role <role>', 'hold the agents\' chassis writes to this RBAC role (OVN\'s "ovn-controller"), with the common name of each agent\'s certificate as its id, and take an agent stream only for the chassis its certificate names; needs -p/-c/-C (docs/tls.md)')
     .option('--unixctl <paths>', 'the control socket ovs-appctl/ovn-appctl talk to: cluster/status DB, status, inc-engine/show-stats, ... (default: DATA_DIR/ovnts.ctl; several, comma-separated, answer alike, e.g. ovn-ctl\'s /var/run/ovn/ovnnb_db.ctl,/var/run/ovn/ovnsb_db.ctl; "none": no socket)')
     .action(async (o: CentralOptions) => {
       for (const flag of flagsNotGiven(memberStartV8Flags, [...nodeOptionsFlags(), ...process.execArgv])) v8.setFlagsFromString(flag);
@@ -156,6 +158,7 @@ export function registerCentralCommand(program: Command): void {
       for (const [flag, target] of [['--ovsdb', o.ovsdb], ['--ovsdb-sb', o.ovsdbSb]] as const) {
         if (target?.startsWith('pssl:') === true && tls === undefined) throw new Error(`${flag} ${target}: pssl: needs this member's ${tlsFlagNames.privateKey}, ${tlsFlagNames.certificate} and ${tlsFlagNames.caCert}`);
       }
+      if (tls === undefined && o.agentRole !== undefined && o.agentRole !== '') throw new Error(`--agent-role ${o.agentRole}: an agent's id is the common name of its certificate, so the role needs this member's ${tlsFlagNames.privateKey}, ${tlsFlagNames.certificate} and ${tlsFlagNames.caCert}`);
       if (tls === undefined && (o.sslProtocols !== undefined || o.sslCiphers !== undefined)) throw new Error('--ssl-protocols and --ssl-ciphers go with -p/-c/-C (an SSL row\'s own ssl_protocols and ssl_ciphers apply to it)');
       const protocolsRefused = o.sslProtocols === undefined ? undefined : tlsVersionRange(o.sslProtocols);
       if (typeof protocolsRefused === 'string') throw new Error(`--ssl-protocols: ${protocolsRefused}`);
@@ -233,7 +236,7 @@ export function registerCentralCommand(program: Command): void {
         }
         return out;
       };
-      const southbound = new SouthboundService(central, { relayPeers, ...(grpcTls !== undefined ? { tls: grpcTls } : {}) });
+      const southbound = new SouthboundService(central, { relayPeers, ...(grpcTls !== undefined ? { tls: grpcTls } : {}), ...(o.agentRole !== undefined ? { agentRole: o.agentRole } : {}) });
       const housekeeping = startSbHousekeeping(central);
       metrics.attachHousekeeping(housekeeping.housekeeping);
       metrics.attachFanout(southbound.fanout, southbound.relay);

@@ -17,7 +17,7 @@ import { clusterIdFile, defaultClusterId } from '../lib/cluster-id.js';
 import { flagsNotGiven } from '../lib/node-flags.js';
 import { isAlive, processArgv } from '../lib/pids.js';
 import { tlsEnvNames } from '../lib/endpoints.js';
-import { tlsFilesOfFlags, tlsOption, type TlsFlagValues } from '../lib/tls-flags.js';
+import { tlsFilesOfFlags, tlsFlagNames, tlsOption, type TlsFlagValues } from '../lib/tls-flags.js';
 
 const upLimits = { leaderWaitMs: 30_000, stopWaitMs: 15_000, statusIntervalMs: 2000 } as const;
 
@@ -53,6 +53,8 @@ interface EnvFile {
   readonly MEMBER_PIDS: string;
   /** The TLS identity the members were started with, if any. */
   readonly tls: TlsFiles | undefined;
+  /** The RBAC role the members hold agents to (--agent-role), if any. */
+  readonly agentRole: string | undefined;
 }
 
 function readEnv(dataDir: string): EnvFile | undefined {
@@ -67,7 +69,8 @@ function readEnv(dataDir: string): EnvFile | undefined {
   const certificate = env[tlsEnvNames.certificate];
   const caCert = env[tlsEnvNames.caCert];
   const tls = privateKey !== undefined && certificate !== undefined && caCert !== undefined ? { privateKey, certificate, caCert } : undefined;
-  return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '', tls };
+  const agentRole = env.AGENT_ROLE === undefined || env.AGENT_ROLE === '' ? undefined : env.AGENT_ROLE;
+  return { NB_GRPC: env.NB_GRPC ?? '', MEMBER_PIDS: env.MEMBER_PIDS ?? '', tls, agentRole };
 }
 
 /** The env file's lines that name the TLS files (none without TLS). */
@@ -224,6 +227,7 @@ interface UpOptions extends TlsFlagValues {
   nodes: string;
   basePort: string;
   detach?: boolean;
+  agentRole?: string;
 }
 
 export function registerUpCommands(program: Command): void {
@@ -238,6 +242,7 @@ export function registerUpCommands(program: Command): void {
     .addOption(tlsOption.privateKey('the members\'', ', as ovnts central -p/-c/-C, and the files are named in DATA_DIR/env for the commands run beside it (default: those it names, from the last up)'))
     .addOption(tlsOption.certificate('the members\''))
     .addOption(tlsOption.caCert())
+    .option('--agent-role <role>', 'as ovnts central --agent-role: the members hold agents to this RBAC role ("ovn-controller"), each to the chassis its certificate names; needs -p/-c/-C (default: the role of the last up on this folder, if any)')
     .action(async (o: UpOptions, command: Command) => {
       const dataDir = resolve(o.dataDir);
       const nodesGiven = command.getOptionValueSource('nodes') !== 'default';
@@ -254,6 +259,9 @@ export function registerUpCommands(program: Command): void {
       const given = tlsFilesOfFlags(o);
       const tlsFiles = given === undefined ? previous?.tls : { privateKey: resolve(given.privateKey), certificate: resolve(given.certificate), caCert: resolve(given.caCert) };
       const tls = tlsFiles === undefined ? undefined : new TlsCredentials(tlsFiles);
+      // As the identity, the agents' role is kept for the next `up` on this folder.
+      const agentRole = o.agentRole ?? previous?.agentRole;
+      if (agentRole !== undefined && agentRole !== '' && tlsFiles === undefined) throw new Error(`--agent-role ${agentRole}: an agent's id is the common name of its certificate, so the role needs the members' ${tlsFlagNames.privateKey}, ${tlsFlagNames.certificate} and ${tlsFlagNames.caCert}`);
       // With an identity the OVSDB doors serve SSL too (ovn-nbctl --db=ssl:... -p -c -C), as an
       // encrypted OVN central's ovsdb-servers do: nothing of the cluster is left in the clear.
       const doorScheme = tlsFiles === undefined ? 'ptcp' : 'pssl';
@@ -289,7 +297,7 @@ export function registerUpCommands(program: Command): void {
         }
         const log = openSync(join(dataDir, `${name}.log`), 'a');
         const p = ports[i] as MemberPorts;
-        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=${doorScheme}:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=${doorScheme}:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`, ...(tlsFiles === undefined ? [] : [`--private-key=${tlsFiles.privateKey}`, `--certificate=${tlsFiles.certificate}`, `--ca-cert=${tlsFiles.caCert}`])], {
+        const child = spawn(process.execPath, [...memberExecArgv(process.execArgv), script, 'central', `--name=${name}`, `--data-dir=${join(dataDir, name)}`, `--cluster-id=${clusterId}`, `--peers=${raft}`, `--nb-peers=${nb}`, `--ovsdb=${doorScheme}:${p.ovsdbNb}:127.0.0.1`, `--ovsdb-sb=${doorScheme}:${p.ovsdbSb}:127.0.0.1`, `--metrics=127.0.0.1:${p.metrics}`, ...(tlsFiles === undefined ? [] : [`--private-key=${tlsFiles.privateKey}`, `--certificate=${tlsFiles.certificate}`, `--ca-cert=${tlsFiles.caCert}`]), ...(agentRole === undefined || agentRole === '' ? [] : [`--agent-role=${agentRole}`])], {
           detached: true,
           stdio: ['ignore', log, log],
         });
@@ -308,7 +316,7 @@ export function registerUpCommands(program: Command): void {
       const controlSockets = names.map((name) => join(dataDir, name, 'ovnts.ctl')).join(',');
       // Agents' streams (proto/southbound.proto) are served on the same gRPC address as the
       // Northbound API, so SB_GRPC is NB_GRPC; it has a line of its own for agents to read.
-      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nUNIXCTL="${controlSockets}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n${tlsEnvLines(tlsFiles)}`);
+      writeFileSync(join(dataDir, 'env'), `# written by ovnts up\nNB_GRPC="${addresses.join(',')}"\nSB_GRPC="${addresses.join(',')}"\nNB_OVSDB="${ovsdbRemotes}"\nSB_OVSDB="${sbRemotes}"\nMETRICS="${metricsUrls}"\nUNIXCTL="${controlSockets}"\nMEMBER_PIDS="${pids.join(' ')}"\nDATA_DIR="${dataDir}"\n${tlsEnvLines(tlsFiles)}${agentRole === undefined || agentRole === '' ? '' : `AGENT_ROLE="${agentRole}"\n`}`);
       try {
         await waitForLeader(addresses, tls, () => exited);
       } catch (err) {

@@ -65,12 +65,15 @@ async function runAgent(t: Test, extra: string[] = []): Promise<Running> {
   return { central, sw, agent, fail };
 }
 
-t.test("ovnts agent reaches a TLS central with the identity of the Open_vSwitch table's SSL row (ovs-vsctl set-ssl)", { skip }, async (t) => {
+t.test("ovnts agent reaches a TLS central with the identity of the Open_vSwitch table's SSL row (ovs-vsctl set-ssl), held to OVN's ovn-controller role", { skip }, async (t) => {
   // A folder of its own: startCentral's test folder is made (and emptied) when it starts.
   const pkiDir = mkdtempSync(path.join(os.tmpdir(), 'ovnts-pki-'));
   t.teardown(() => rmSync(pkiDir, { recursive: true, force: true }));
   const pki = makePki(pkiDir);
-  const central = await startCentral(t, { tls: new TlsCredentials(pki.identity('member')) });
+  // Under the role (ovnts central --agent-role) everything the agent writes is its own chassis's.
+  const central = await startCentral(t, { tls: new TlsCredentials(pki.identity('member')), southbound: { agentRole: 'ovn-controller' } });
+  await central.nbctl('ls-add', 'sw0');
+  await central.nbctl('lsp-add', 'sw0', 'vm1');
   const sw = await startOvsSwitch({ bridge: 'br-test' });
   t.teardown(() => sw.stop());
   const hv = pki.identity('hv-tls');
@@ -82,9 +85,16 @@ t.test("ovnts agent reaches a TLS central with the identity of the Open_vSwitch 
   });
   t.pass('it registers its chassis through a member that takes only TLS clients of the CA');
   t.match(agent.output(), `TLS to the central with ${hv.privateKey}, ${hv.certificate}, CA ${hv.caCert} (the Open_vSwitch table's SSL row)`, 'it says where its identity came from');
+  await eventually('br-int', async () => ((await vsctlFind(sw, 'bridge', 'name=br-int')).length === 1 ? true : undefined));
+  await sw.vsctl('add-port', 'br-int', 'vif1', '--', 'set', 'interface', 'vif1', 'type=dummy', 'external_ids:iface-id=vm1');
+  await eventually('vm1 claimed', async () => ((await boundTo(central, 'vm1')) === 'hv-tls' ? true : undefined), [], 60_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n--- agent:\n${agent.output().slice(-3000)}`);
+  });
+  t.pass('it claims the port of a local interface, a write the role allows it');
   process.kill(agent.pid, 'SIGTERM');
   await waitForExit(agent.pid, 30_000);
-  t.same(await central.sb('Chassis'), [], 'its --cleanup reached the central over TLS too');
+  t.same(await central.sb('Chassis'), [], 'its --cleanup reached the central over TLS too, within the role');
+  t.equal(await boundTo(central, 'vm1'), '', 'and released its port');
 });
 
 t.test('ovnts agent registers, claims, and cleans up on SIGTERM', { skip }, async (t) => {

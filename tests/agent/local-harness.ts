@@ -16,6 +16,7 @@ import { OvsdbClient } from '../../ovsdb/client.js';
 import { Nb } from '../../bin/lib/nbctl/nb.js';
 import { runNbctl } from '../../bin/lib/nbctl/commands.js';
 import type { NorthboundClient } from '../../server/northbound-service.js';
+import type { SouthboundServiceOptions } from '../../server/southbound-service.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
 import type { CentralCluster } from '../helpers/central-cluster.js';
 import { until } from '../helpers/ovnts-cli.js';
@@ -35,7 +36,7 @@ export interface Central {
 }
 
 /** One in-process member; with `tls`, its gRPC server takes only that CA's clients (tests/helpers/central-cluster.ts). */
-export async function startCentral(t: Test, options: { tls?: TlsCredentials } = {}): Promise<Central> {
+export async function startCentral(t: Test, options: { tls?: TlsCredentials; southbound?: SouthboundServiceOptions } = {}): Promise<Central> {
   const cluster = await startCentralCluster(path.join(testdirAfterTeardowns(t), 'central'), { size: 1, ...options });
   t.teardown(() => cluster.stop());
   const member = cluster.members[0]!;

@@ -71,3 +71,50 @@ t.test('the agent stream over TLS delivers deltas, its acks are relayed over TLS
   t.same(chassis, ['hv1'], 'and registers nothing');
   t.match(foreign.states.find((s) => s.state === 'disconnected'), { reason: /UNAVAILABLE/ }, 'each attempt fails as unavailable');
 });
+
+t.test('with --agent-role, an agent speaks only for the chassis its certificate names, and its writes are held to the role', async (t) => {
+  const dir = testdirAfterTeardowns(t);
+  const pki = makePki(join(dir, 'pki'));
+  const cl = await startCentralCluster(join(dir, 'central'), { tls: new TlsCredentials(pki.identity('member')), southbound: { agentRole: 'ovn-controller' } });
+  t.teardown(cl.stop);
+  const [m0, m1] = cl.members as [CentralMember, CentralMember, CentralMember];
+  await m0.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  await m0.client.transact([
+    { op: 'insert', table: 'Logical_Switch_Port', 'uuid-name': 'p', row: { name: 'vm1' } },
+    { op: 'insert', table: 'Logical_Switch', row: { name: 'sw0', ports: ['set', [['named-uuid', 'p']]] } },
+  ]);
+  const sbRows = async (table: string): Promise<Record<string, unknown>[]> => (await m0.client.list(table, [], { db: 'OVN_Southbound' })).rows;
+
+  // Each agent's certificate names its chassis: both register.
+  const start = (chassis: string, cert: string, ip: string): ViewAgent => {
+    const agent = new ViewAgent({ chassis, hostname: chassis, encaps: geneve(ip), lastRevision: 0, ifaceIds: ['vm1'] }, { endpoints: [m1.address], tls: new TlsCredentials(pki.identity(cert)) }).start();
+    t.teardown(() => agent.close());
+    return agent;
+  };
+  const hv1 = start('hv1', 'hv1', '192.0.2.1');
+  start('hv2', 'hv2', '192.0.2.2');
+  await hv1.until(() => hv1.rows('Chassis').length === 2, 'both chassis registered');
+  const uuidOf = (rows: Record<string, unknown>[], name: string): string => ((rows.find((r) => r.name === name)?._uuid as [string, string] | undefined)?.[1]) as string;
+  const chassis = await sbRows('Chassis');
+
+  // Its own Chassis row: written. Another's: refused, with ovsdb-server's words, nothing written.
+  const own = await hv1.source.transact([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1']], row: { external_ids: ['map', [['k', 'mine']]] } }]);
+  t.same(own, [{ count: 1 }], 'hv1 updates its own Chassis row');
+  const other = await hv1.source.transact([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv2']], row: { external_ids: ['map', [['k', 'stolen']]] } }]);
+  t.match(other[0], { error: 'permission error', details: 'RBAC rules for client "hv1" role "ovn-controller" prohibit modification of table "Chassis".' }, 'hv1 may not update hv2\'s Chassis row');
+  const after = await sbRows('Chassis');
+  t.same(after.find((r) => r.name === 'hv2')?.external_ids, ['map', []], 'hv2\'s row is as it was');
+  // A port claim is any chassis's to make (Port_Binding's authorization is empty in OVN's role).
+  const pb = ((await sbRows('Port_Binding')).find((r) => r.logical_port === 'vm1')?._uuid as [string, string])[1];
+  const claim = await hv1.source.transact([{ op: 'update', table: 'Port_Binding', where: [['_uuid', '==', ['uuid', pb]]], row: { chassis: ['uuid', uuidOf(chassis, 'hv1')] } }]);
+  t.same(claim, [{ count: 1 }], 'hv1 claims vm1');
+  const inserted = await hv1.source.transact([{ op: 'insert', table: 'Datapath_Binding', row: { tunnel_key: 4000 } }]);
+  t.match(inserted[0], { error: 'permission error', details: 'RBAC rules for client "hv1" role "ovn-controller" prohibit row insertion into table "Datapath_Binding".' }, 'a table the role does not name is refused by it');
+
+  // A Hello for another chassis than the certificate's: the stream ends, nothing registers.
+  const liar = start('hv9', 'hv3', '192.0.2.3');
+  await liar.until(() => liar.states.filter((s) => s.state === 'disconnected').length >= 2, 'two refused streams');
+  t.notOk(liar.states.some((s) => s.state === 'connected' && liar.updates.length > 0), 'it never gets the view');
+  t.match(liar.states.find((s) => s.state === 'disconnected'), { reason: /PERMISSION_DENIED.*Hello\.chassis "hv9" is not the chassis of the client's certificate \("hv3"\)/ }, 'refused as permission denied, naming both');
+  t.same((await sbRows('Chassis')).map((r) => r.name).sort(), ['hv1', 'hv2'], 'no hv9 registered');
+});

@@ -76,7 +76,7 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   // Relative paths, as typed in `dir`: up makes them absolute for the members and the env file.
   const base = await freeBasePort();
   const rel = (p: string): string => relative(dir, p);
-  const up = await ovntsIn(dir, ['up', '--detach', `--base-port=${base}`, '-p', rel(member.privateKey), '-c', rel(member.certificate), '-C', rel(member.caCert)]);
+  const up = await ovntsIn(dir, ['up', '--detach', `--base-port=${base}`, '-p', rel(member.privateKey), '-c', rel(member.certificate), '-C', rel(member.caCert), '--agent-role=ovn-controller']);
   t.equal(up.code, 0, `up: ${up.stderr}`);
   const env = readUpEnv(dataDir);
   stopAtTeardown(t, env);
@@ -174,12 +174,19 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   const protocolsAlone = await ovntsIn(elsewhere, ['central', '--name=n1', `--data-dir=${join(dir, 'never')}`, '--peers=n1=127.0.0.1:1', '--nb-peers=n1=127.0.0.1:2', '-p', member.privateKey, '-c', member.certificate, '-C', member.caCert, '--ovsdb=pssl:1:127.0.0.1', '--ssl-protocols=SSLv3']);
   t.equal(protocolsAlone.code, 1);
   t.match(protocolsAlone.stderr, /SSLv3: SSL protocol not recognized/, 'and one whose --ssl-protocols names no TLS version');
-  t.notOk(existsSync(join(dir, 'never')), 'neither started anything');
+  const roleNoTls = await ovntsIn(elsewhere, ['central', '--name=n1', `--data-dir=${join(dir, 'never')}`, '--peers=n1=127.0.0.1:1', '--nb-peers=n1=127.0.0.1:2', '--agent-role=ovn-controller']);
+  t.equal(roleNoTls.code, 1);
+  t.equal(roleNoTls.stderr, "ovnts: --agent-role ovn-controller: an agent's id is the common name of its certificate, so the role needs this member's -p/--private-key, -c/--certificate and -C/--ca-cert\n", 'central refuses an agent role without an identity');
+  t.notOk(existsSync(join(dir, 'never')), 'none of them started anything');
   const otherData = join(dir, 'other-cluster');
   const upMissing = await ovntsIn(dir, ['up', '--detach', `--data-dir=${otherData}`, `--base-port=${base}`, '-p', member.privateKey, '-c', member.certificate, '-C', join(dir, 'no-ca.pem')]);
   t.equal(upMissing.code, 1);
   t.equal(upMissing.stderr, `ovnts: cannot read the CA certificate ${join(dir, 'no-ca.pem')}: ENOENT: no such file or directory, stat '${join(dir, 'no-ca.pem')}'\n`, 'up names the missing CA certificate');
   t.notOk(existsSync(join(otherData, 'env')) || existsSync(join(otherData, 'n1.log')), 'and started no member');
+  const upRoleNoTls = await ovntsIn(dir, ['up', '--detach', `--data-dir=${otherData}`, `--base-port=${base}`, '--agent-role=ovn-controller']);
+  t.equal(upRoleNoTls.code, 1);
+  t.equal(upRoleNoTls.stderr, "ovnts: --agent-role ovn-controller: an agent's id is the common name of its certificate, so the role needs the members' -p/--private-key, -c/--certificate and -C/--ca-cert\n", 'up refuses an agent role without an identity');
+  t.notOk(existsSync(join(otherData, 'env')) || existsSync(join(otherData, 'n1.log')), 'and started no member either');
 
   // Stopped and started again without the flags: the folder's env file keeps the identity.
   const down = await ovntsIn(dir, ['down']);
@@ -189,6 +196,8 @@ t.test('ovnts up -p -c -C: a cluster over TLS, its clients, and the clients it r
   const envAgain = readUpEnv(dataDir);
   stopAtTeardown(t, envAgain);
   t.match(readFileSync(join(dataDir, 'env'), 'utf8'), `\nOVNTS_PRIVATE_KEY="${member.privateKey}"\n`, 'the env file still names the files');
+  t.match(readFileSync(join(dataDir, 'env'), 'utf8'), '\nAGENT_ROLE="ovn-controller"\n', 'and the agents\' role');
+  t.ok(envAgain.pids.every((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('--agent-role=ovn-controller')), 'which the restarted members are given');
   const relisted = await ovntsIn(dir, ['nbctl', 'ls-list']);
   t.equal(relisted.code, 0, relisted.stderr);
   t.match(relisted.stdout, /\(sw4\)/, 'the restarted members serve over TLS');
