@@ -170,12 +170,30 @@ export class TlsCredentials implements grpc.experimental.CertificateProvider {
 
   /** Reads and checks the files now; a TlsError names the one that cannot be used and why. */
   constructor(
-    readonly files: TlsFiles,
+    private paths: TlsFiles,
     private readonly options: TlsCredentialsOptions = {},
   ) {
     // The stamp first: a change made while the files are read is then seen by the next look.
-    this.stamp = tlsFilesStamp(files);
-    this.current = loadTlsIdentity(files);
+    this.stamp = tlsFilesStamp(paths);
+    this.current = loadTlsIdentity(paths);
+  }
+
+  /** The files the identity is read from. */
+  get files(): TlsFiles {
+    return this.paths;
+  }
+
+  /**
+   * Reads the identity from other files from now on (an agent's SSL row set to new paths), as a
+   * renewal: taken if they read and check, and every listener and channel told; refused and
+   * reported otherwise, the identity in use staying (and the new paths watched, so that they
+   * are taken once they can be). True when a new identity was taken.
+   */
+  useFiles(files: TlsFiles): boolean {
+    if (files.privateKey === this.paths.privateKey && files.certificate === this.paths.certificate && files.caCert === this.paths.caCert) return false;
+    this.paths = files;
+    this.stamp = '';
+    return this.reloadIfChanged();
   }
 
   /** The identity in use now. */

@@ -226,6 +226,30 @@ function tlsFromOvs(ovs: OvsdbClient): Promise<TlsFiles | undefined> {
   });
 }
 
+/**
+ * Keeps `tls` on the files the Open_vSwitch table's SSL row names as the row changes; returns
+ * the unsubscribe. A row removed or left without one of its files changes nothing (the identity
+ * in use stays, said once); files that cannot be used are refused by TlsCredentials, which
+ * says so and keeps the identity in use.
+ */
+function followSslRow(ovs: OvsdbClient, tls: TlsCredentials, log: (level: 'info' | 'warn', message: string) => void): () => void {
+  const key = (f: TlsFiles): string => `${f.privateKey}\n${f.certificate}\n${f.caCert}`;
+  let seen = key(tls.files);
+  return ovs.onChange(() => {
+    const ssl = sslOfOpenVswitch((t) => ovs.table(t));
+    const files = ssl === undefined ? undefined : { privateKey: ssl.private_key, certificate: ssl.certificate, caCert: ssl.ca_cert };
+    const now = files === undefined ? 'none' : key(files);
+    if (now === seen) return;
+    seen = now;
+    if (files === undefined || files.privateKey === '' || files.certificate === '' || files.caCert === '') {
+      log('warn', `TLS: the Open_vSwitch table's ${files === undefined ? 'SSL row is gone' : 'SSL row lacks a file'}; keeping the identity in use (${tls.files.privateKey}, ${tls.files.certificate}, CA ${tls.files.caCert})`);
+      return;
+    }
+    log('info', `TLS: the Open_vSwitch table's SSL row now names ${files.privateKey}, ${files.certificate}, CA ${files.caCert}; new connections to the central use them`);
+    tls.useFiles(files);
+  });
+}
+
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
@@ -294,9 +318,12 @@ export function registerAgentCommand(program: Command): void {
         if (central !== undefined) {
           const endpoints = parseCentralEndpoints(central);
           const tls = tlsFiles === undefined ? undefined : new TlsCredentials(tlsFiles, {
-            onReload: (e) => log(e.kind === 'reloaded' ? 'info' : 'warn', e.kind === 'reloaded' ? 'TLS: took the renewed identity' : `TLS: kept the identity in use: ${e.reason}`),
+            onReload: (e) => log(e.kind === 'reloaded' ? 'info' : 'warn', e.kind === 'reloaded' ? `TLS: took the identity in ${e.files.privateKey}, ${e.files.certificate}, CA ${e.files.caCert}` : `TLS: kept the identity in use: ${e.reason}`),
           });
           if (tlsFiles !== undefined) log('info', `TLS to the central with ${tlsFiles.privateKey}, ${tlsFiles.certificate}, CA ${tlsFiles.caCert}${flagged === undefined ? ' (the Open_vSwitch table\'s SSL row)' : ''}`);
+          // An identity from the SSL row follows it, as ovn-controller's does: new paths are
+          // taken for the next connections (`ovs-vsctl set-ssl` again, without a restart).
+          if (tls !== undefined && flagged === undefined) closers.push(followSslRow(ovs, tls, log));
           const withTls = tls === undefined ? {} : { tls };
           let source: SbSource;
           if (o.sbSource === 'stream') source = new SbStream({ endpoints, ...withTls });

@@ -7,7 +7,7 @@
 // set-ssl), as ovn-controller takes it. Plus the parsing of central endpoints. Method: the real command line
 // (compiled, tests/helpers/ovnts-bin.ts), stopped by pid.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
@@ -91,6 +91,18 @@ t.test("ovnts agent reaches a TLS central with the identity of the Open_vSwitch 
     throw new Error(`${err.message}\n--- agent:\n${agent.output().slice(-3000)}`);
   });
   t.pass('it claims the port of a local interface, a write the role allows it');
+  // The SSL row set to other paths: followed without a restart, as ovn-controller follows it.
+  const other = pki.identity('hv-other');
+  await sw.vsctl('set-ssl', hv.privateKey, other.certificate, hv.caCert);
+  await eventually('the half-made identity refused', async () => (agent.output().includes(`TLS: kept the identity in use: the private key ${hv.privateKey} does not match the certificate ${other.certificate}`) ? true : undefined), [], 30_000);
+  t.pass('new paths are read at once; a key that is not the certificate\'s is refused and the identity in use kept');
+  const moved = { privateKey: path.join(pkiDir, 'moved-privkey.pem'), certificate: path.join(pkiDir, 'moved-cert.pem') };
+  copyFileSync(other.privateKey, moved.privateKey);
+  copyFileSync(other.certificate, moved.certificate);
+  await sw.vsctl('set-ssl', moved.privateKey, moved.certificate, hv.caCert);
+  await eventually('the moved identity taken', async () => (agent.output().includes(`TLS: took the identity in ${moved.privateKey}, ${moved.certificate}, CA ${hv.caCert}`) ? true : undefined), [], 30_000);
+  t.pass('a whole identity at new paths is taken for the next connections');
+  await sw.vsctl('set-ssl', hv.privateKey, hv.certificate, hv.caCert);
   process.kill(agent.pid, 'SIGTERM');
   await waitForExit(agent.pid, 30_000);
   t.same(await central.sb('Chassis'), [], 'its --cleanup reached the central over TLS too, within the role');

@@ -211,3 +211,23 @@ t.test('renewed files are taken without a restart; a half-renewed pair is refuse
   t.equal(await pingWith(server.address, client), 'pong', 'once its files are of CA b, its next connection is served, without waiting for the reload interval');
   t.equal(server.served(), 5, 'every refused call was refused before the service');
 });
+
+t.test('an identity moved to other files (an SSL row set to new paths) is taken for the next connections; files that cannot be used are refused', async (t) => {
+  const dir = t.testdir();
+  const a = makePki(join(dir, 'a'));
+  const b = makePki(join(dir, 'b'));
+  const server = await pingServer(t, new TlsCredentials(b.identity('server')));
+  const events: TlsReloadEvent[] = [];
+  const client = new TlsCredentials(a.identity('client'), { reloadIntervalMs: 60_000, onReload: (e) => void events.push(e) });
+  t.match(await pingWith(server.address, client), /^failed/, 'a client of CA a is refused by a server of CA b');
+  // Paths to a half-made identity: refused, the one in use kept.
+  const half = { ...b.identity('client'), privateKey: a.identity('client').privateKey };
+  t.notOk(client.useFiles(half), 'a key that is not the certificate\'s is not taken');
+  t.match(events, [{ kind: 'refused', reason: /does not match the certificate/ }], 'and reported');
+  t.match(await pingWith(server.address, client), /^failed/, 'the identity in use is still CA a\'s');
+  // Paths to a whole identity of CA b: taken, the next connection is served.
+  t.ok(client.useFiles(b.identity('client')), 'an identity of CA b at other paths is taken');
+  t.same(client.files, b.identity('client'), 'and its paths are the ones followed');
+  t.equal(await pingWith(server.address, client), 'pong', 'the next connection shows it and is served');
+  t.notOk(client.useFiles(b.identity('client')), 'the same paths again change nothing');
+});
