@@ -156,6 +156,17 @@ interface Arg {
   readonly dst: FieldRef;
 }
 
+/** OVN's ovn fields (lib/logical-fields.c ovn_fields): their width and the opcode that sets them. */
+interface OvnField {
+  readonly bits: 16 | 32;
+  readonly opcode: number;
+}
+
+const ovnFields: ReadonlyMap<string, OvnField> = new Map([
+  ['icmp4.frag_mtu', { bits: 16, opcode: ACTION_OPCODE.PUT_ICMP4_FRAG_MTU }],
+  ['icmp6.frag_mtu', { bits: 32, opcode: ACTION_OPCODE.PUT_ICMP6_FRAG_MTU }],
+]);
+
 class ActionCompiler {
   private pos = 0;
   readonly prereqs: string[] = [];
@@ -1009,6 +1020,12 @@ class ActionCompiler {
   // ---- assignments ------------------------------------------------------------------------
 
   private parseSetAction(out: OfAction[], scope: WriteScope): void {
+    const t0 = this.tok;
+    const ovnField = t0.kind === 'id' ? ovnFields.get(t0.text) : undefined;
+    if (ovnField !== undefined) {
+      this.parseOvnFieldLoad(out, t0.kind === 'id' ? t0.text : '', ovnField);
+      return;
+    }
     const lhs = this.parseField();
     if (this.match('<->')) {
       const rhs = this.parseField();
@@ -1035,6 +1052,29 @@ class ActionCompiler {
     }
     this.typeCheck(lhs, lhs.nBits, true, scope);
     out.push(this.parseLoad(lhs));
+  }
+
+  /**
+   * `icmp4.frag_mtu = N;` / `icmp6.frag_mtu = N;` (OVN's "ovn fields": no OpenFlow field holds
+   * them): a paused controller action that has ovn-controller write N into the ICMP error being
+   * built (pinctrl's put_icmp4_frag_mtu), N big-endian in the field's width. Only a constant may
+   * be assigned: OVN has no encoding for a move or exchange with them.
+   */
+  private parseOvnFieldLoad(out: OfAction[], name: string, f: OvnField): void {
+    this.advance();
+    if (this.isPunct('<->')) this.fail(`${name} cannot be exchanged: it is not an OpenFlow field.`);
+    if (!this.match('=')) this.syntaxError("expecting `=' or `<->'");
+    const t = this.tok;
+    if (t.kind === 'id') this.fail(`${name} can only be assigned a constant.`);
+    if (t.kind === 'string') this.fail(`Integer field ${name} is not compatible with string constant.`);
+    if (t.kind !== 'integer') this.syntaxError('expecting constant');
+    if (t.mask !== null) this.fail(`${name} cannot be assigned a masked constant.`);
+    const w = constantWidth(t.value, t.mask, t.format);
+    if (w > f.bits) this.fail(`${w}-bit constant is not compatible with ${f.bits}-bit field ${name}.`);
+    this.advance();
+    const bytes: number[] = [];
+    for (let i = f.bits / 8 - 1; i >= 0; i--) bytes.push(Number((t.value >> BigInt(8 * i)) & 0xffn));
+    out.push(this.controller(f.opcode, bytes, true));
   }
 
   private checkAssignable(lhs: ActionField, rhs: ActionField, exchange: boolean): void {

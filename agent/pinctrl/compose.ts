@@ -2,7 +2,8 @@
 // controller: arp { } (an ARP request for the packet's IPv4 destination), icmp4 { } / icmp6 { }
 // and their _error forms (a destination-unreachable carrying the start of the original packet),
 // nd_na { } (a neighbor advertisement answering a solicitation) and nd_ns { } (a neighbor
-// solicitation for the packet's IPv6 destination). The nested actions then
+// solicitation for the packet's IPv6 destination); and icmp4.frag_mtu / icmp6.frag_mtu, which
+// write the MTU into such an error on its way (pinctrl_handle_put_icmp_frag_mtu). The nested actions then
 // rewrite these (swap addresses, set type and code, …) in the switch; what is built here is
 // exactly what ovn-controller 23.03 builds before it hands them over (pinctrl.c:
 // pinctrl_handle_arp, pinctrl_handle_icmp, pinctrl_handle_nd_na, pinctrl_handle_nd_ns). Pure.
@@ -10,7 +11,7 @@
 import {
   ARP_OP, ETH_HEADER_BYTES, ETH_TYPE, ICMP4_TYPE, ICMP6_TYPE, ICMP_HEADER_BYTES, IPV4_FLAG_DF, IPV4_HEADER_BYTES,
   IPV6_HEADER_BYTES, IP_PROTO, MAC_ZERO, ND_FLAG, buildArp, buildEthernet, buildIcmp4, buildIcmp6, buildIpv4, buildIpv6,
-  buildNdBody, macToBytes, packetError, type EthHeader, type Frame, type Ipv6, type Mac, type PacketError,
+  buildNdBody, icmp6Checksum, macToBytes, packetError, refreshIpv4Checksum, type EthHeader, type Frame, type Ipv6, type Mac, type PacketError,
 } from './packet.js';
 
 /**
@@ -130,4 +131,45 @@ export function composeNdNs(f: Frame): Buffer | PacketError {
   const icmp = buildIcmp6({ type: ICMP6_TYPE.ND_NS, code: 0 }, body, src, group.ip);
   const ip = buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.ICMPV6, hopLimit: TTL_MAX, src, dst: group.ip }, icmp);
   return buildEthernet({ dst: group.mac, src: f.eth.src, ethType: ETH_TYPE.IPV6 }, ip);
+}
+
+/** RFC 1624's incremental update of a ones-complement checksum for one 16-bit word changed. */
+function recalcChecksum16(checksum: number, before: number, after: number): number {
+  let sum = (~checksum & 0xffff) + (~before & 0xffff) + after;
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  return ~sum & 0xffff;
+}
+
+/**
+ * icmp4.frag_mtu = N / icmp6.frag_mtu = N, as the paused packet reached the controller: the
+ * ICMPv4 error's next-hop MTU (the second 16 bits after its checksum; the ICMP checksum updated
+ * for that word, the IPv4 header's recomputed) or the ICMPv6 message's 32 bits after its
+ * checksum (its checksum recomputed over the pseudo-header), set to `mtu` (big-endian, 2 or 4
+ * bytes). A copy; the packet must be ICMPv4 (v4) or ICMPv6 (v6), as ovn-controller requires.
+ */
+export function setIcmpFragMtu(f: Frame, raw: Uint8Array, mtu: Buffer, v6: boolean): Buffer | PacketError {
+  const out = Buffer.from(raw);
+  const at = f.l4Offset;
+  if (!v6) {
+    if (f.ipv4 === undefined || f.ipv4.protocol !== IP_PROTO.ICMP || at === undefined || f.l4 === undefined || f.l4.length < ICMP_HEADER_BYTES) {
+      return packetError('unsupported', 'icmp4.frag_mtu on a packet that is not ICMPv4');
+    }
+    if (mtu.length < 2) return packetError('malformed', `icmp4.frag_mtu: the userdata holds ${mtu.length} of the MTU's 2 bytes`);
+    const before = out.readUInt16BE(at + 6);
+    const after = mtu.readUInt16BE(0);
+    out.writeUInt16BE(after, at + 6);
+    out.writeUInt16BE(recalcChecksum16(out.readUInt16BE(at + 2), before, after), at + 2);
+    refreshIpv4Checksum(out.subarray(f.eth.l3Offset));
+    return out;
+  }
+  if (f.ipv6 === undefined || f.ipv6.nextHeader !== IP_PROTO.ICMPV6 || at === undefined || f.l4 === undefined || f.l4.length < ICMP_HEADER_BYTES) {
+    return packetError('unsupported', 'icmp6.frag_mtu on a packet that is not ICMPv6');
+  }
+  if (mtu.length < 4) return packetError('malformed', `icmp6.frag_mtu: the userdata holds ${mtu.length} of the MTU's 4 bytes`);
+  mtu.copy(out, at + 4, 0, 4);
+  const message = out.subarray(at, at + f.l4.length);
+  message.writeUInt16BE(0, 2);
+  message.writeUInt16BE(icmp6Checksum(message, f.ipv6.src, f.ipv6.dst), 2);
+  return out;
 }

@@ -43,7 +43,7 @@ import { OfEncodeError } from '../openflow/fields.js';
 import type { OfMessage, PacketIn2 } from '../openflow/messages.js';
 import type { OfAction } from '../openflow/types.js';
 import { tryDecode } from '../openflow/wire.js';
-import { composeArpRequest, composeIcmpError, composeNdNa, composeNdNs } from './compose.js';
+import { composeArpRequest, composeIcmpError, composeNdNa, composeNdNs, setIcmpFragMtu } from './compose.js';
 import { composeDhcpReply } from './dhcp-reply.js';
 import { composeDhcpv6Reply } from './dhcp6-reply.js';
 import { composeDnsReply, type DnsRecordSets } from './dns-reply.js';
@@ -71,7 +71,7 @@ export type PacketInDecision =
   | { readonly kind: 'packet_out'; readonly opcode: number; readonly message: Extract<OfMessage, { kind: 'packet_out' }> }
   | {
       readonly kind: 'resume'; readonly opcode: number; readonly message: Extract<OfMessage, { kind: 'resume' }>;
-      /** The value written into the action's result bit. */
+      /** The value written into the action's result bit (an action without one: whether its answer was made). */
       readonly result: boolean;
       /** Why the result is false. */
       readonly detail?: string;
@@ -156,6 +156,9 @@ export function decidePacketIn(pin: PacketIn2, ctx: PacketInContext = emptyPacke
       const md = pin.metadata ?? new Map();
       return { kind: 'bind_vport', opcode, binding: { dpKey: readDatapathKey(md), vportKey: args.readUInt32BE(0), parentKey: readReg(md, 14) } };
     }
+    case ACTION_OPCODE.PUT_ICMP4_FRAG_MTU:
+    case ACTION_OPCODE.PUT_ICMP6_FRAG_MTU:
+      return putIcmpFragMtu(pin, opcode, args);
     case ACTION_OPCODE.PUT_DHCPV6_OPTS:
       return pausedAnswer(pin, opcode, args, (f, rest) => {
         const r = composeDhcpv6Reply(f, pin.packet, rest);
@@ -252,6 +255,20 @@ function putDhcpOpts(pin: PacketIn2, args: Buffer): PacketInDecision {
  * resume with (result 1), or says why there is none (result 0, the packet unchanged). Without a
  * usable result field ovn-controller still resumes, leaving the metadata as it was.
  */
+/**
+ * icmp4.frag_mtu / icmp6.frag_mtu (a paused action with no result bit): resumed with the MTU
+ * written into the ICMP error, or as it came when that cannot be done (the packet is not ICMP of
+ * that version, the userdata is short), as ovn-controller resumes it either way.
+ */
+function putIcmpFragMtu(pin: PacketIn2, opcode: number, args: Buffer): PacketInDecision {
+  if (pin.continuation === undefined) return ignored('no_continuation', `${opcodeName(opcode)} packet-in without a continuation`, opcode);
+  const md = pin.metadata ?? new Map();
+  const f = parseFrame(pin.packet);
+  const packet = isPacketError(f) ? f : setIcmpFragMtu(f, pin.packet, args, opcode === ACTION_OPCODE.PUT_ICMP6_FRAG_MTU);
+  if (isPacketError(packet)) return { kind: 'resume', opcode, message: resumeMessage(pin, pin.packet, md), result: false, detail: packet.message };
+  return { kind: 'resume', opcode, message: resumeMessage(pin, packet, md), result: true };
+}
+
 function pausedAnswer(pin: PacketIn2, opcode: number, args: Buffer, answer: (f: Frame, rest: Buffer) => Buffer | string): PacketInDecision {
   const name = opcodeName(opcode);
   if (pin.continuation === undefined) return ignored('no_continuation', `${name} packet-in without a continuation`, opcode);

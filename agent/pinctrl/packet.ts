@@ -539,6 +539,11 @@ export function buildIcmp6(h: { readonly type: number; readonly code: number }, 
   return b;
 }
 
+/** The checksum of an ICMPv6 message over the IPv6 pseudo-header (its own checksum field 0). */
+export function icmp6Checksum(message: Uint8Array, src: Ipv6, dst: Ipv6): number {
+  return internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.ICMPV6, message.length), message);
+}
+
 export function icmp6ChecksumOk(message: Uint8Array, src: Ipv6, dst: Ipv6): boolean {
   return internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.ICMPV6, message.length), message) === 0;
 }

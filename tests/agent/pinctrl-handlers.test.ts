@@ -330,3 +330,39 @@ t.test('Pinctrl sends answers on the channel, counts refusals, and hands binding
     lookup: { portName: () => undefined, datapathUuid: () => undefined, macBinding: () => undefined },
   }).handlePacketIn({ packet: udpPacket(), userdata: userdataOf('arp { output; };'), metadata: M({}) }), /a bug/, 'only ChannelError is an expected refusal');
 });
+
+t.test('icmp4.frag_mtu / icmp6.frag_mtu: resumed with the MTU in the ICMP error, checksums kept right; anything else resumed as it came', async (t) => {
+  const md = M({ metadata: 2n, reg14: 1n });
+  const cont = hex('c0ffee');
+  // An ICMPv4 "fragmentation needed" as the switch holds it after the nested actions: MTU 0.
+  const quoted = buildIpv4({ tos: 0, id: 1, flagsFragment: IPV4_FLAG_DF, ttl: 64, protocol: IP_PROTO.UDP, src: ip4('10.0.0.5'), dst: ip4('40.0.0.9') }, Buffer.alloc(28, 1));
+  const icmp4 = Buffer.concat([hex('0304 0000 00000000'), quoted]);
+  icmp4.writeUInt16BE(internetChecksum(icmp4), 2);
+  const err4 = buildEthernet({ dst: ETH_A, src: ETH_B, ethType: ETH_TYPE.IPV4 },
+    buildIpv4({ tos: 0, id: 0, flagsFragment: IPV4_FLAG_DF, ttl: 255, protocol: IP_PROTO.ICMP, src: ip4('40.0.0.1'), dst: ip4('10.0.0.5') }, icmp4));
+  const d4 = expectKind(t, decidePacketIn({ packet: err4, userdata: userdataOf('icmp4.frag_mtu = 1400;'), metadata: md, continuation: cont, reason: 1 }), 'resume');
+  const f4 = frame(d4.message.packet);
+  t.same({ mtu: (f4.icmp4?.rest ?? 0) & 0xffff, icmpOk: f4.icmp4?.checksumOk, ipOk: f4.ipv4?.checksumOk, result: d4.result }, { mtu: 1400, icmpOk: true, ipOk: true, result: true },
+    'the next-hop MTU set, the ICMP checksum updated for it and the IP header\'s recomputed');
+  t.strictSame(d4.message.packet.subarray(14 + 20 + 8), quoted, 'the rest of the packet as it was');
+  t.strictSame(d4.message.continuation, cont, 'the continuation goes back unchanged');
+  t.same(d4.message.metadata, md, 'and so do the registers (there is no result bit)');
+
+  // ICMPv6 "packet too big": the 32 bits after the checksum, the checksum over the pseudo-header.
+  const a = (0xfd40n << 112n) | 1n;
+  const b = (0xfd00n << 112n) | 5n;
+  const err6 = buildEthernet({ dst: ETH_A, src: ETH_B, ethType: ETH_TYPE.IPV6 },
+    buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.ICMPV6, hopLimit: 255, src: a, dst: b }, buildIcmp6({ type: 2, code: 0 }, Buffer.alloc(4 + 48, 0), a, b)));
+  const d6 = expectKind(t, decidePacketIn({ packet: err6, userdata: userdataOf('icmp6.frag_mtu = 1280;'), metadata: md, continuation: cont, reason: 1 }), 'resume');
+  const l4 = frame(d6.message.packet).l4 as Buffer;
+  t.same({ mtu: l4.readUInt32BE(4), ok: icmp6ChecksumOk(l4, a, b), result: d6.result }, { mtu: 1280, ok: true, result: true });
+
+  // The wrong version, or not ICMP at all: resumed unchanged, as ovn-controller does.
+  const wrong = expectKind(t, decidePacketIn({ packet: err6, userdata: userdataOf('icmp4.frag_mtu = 1400;'), metadata: md, continuation: cont, reason: 1 }), 'resume');
+  t.same({ same: wrong.message.packet.equals(err6), result: wrong.result, detail: wrong.detail }, { same: true, result: false, detail: 'icmp4.frag_mtu on a packet that is not ICMPv4' });
+  const udp = expectKind(t, decidePacketIn({ packet: udpPacket(), userdata: userdataOf('icmp6.frag_mtu = 1400;'), metadata: md, continuation: cont, reason: 1 }), 'resume');
+  t.same({ same: udp.message.packet.equals(udpPacket()), result: udp.result }, { same: true, result: false });
+  const short = Buffer.concat([userdataOf('icmp4.frag_mtu = 1400;').subarray(0, 9)]);
+  t.match(expectKind(t, decidePacketIn({ packet: err4, userdata: short, metadata: md, continuation: cont, reason: 1 }), 'resume'), { result: false, detail: /holds 1 of the MTU's 2 bytes/ });
+  t.equal(expectKind(t, decidePacketIn({ packet: err4, userdata: userdataOf('icmp4.frag_mtu = 1400;'), metadata: md, reason: 1 }), 'ignored').reason, 'no_continuation');
+});

@@ -1,6 +1,7 @@
 // Goal: with a real ovs-vswitchd, the packets our controller actions send to the agent come back
 // out of the pipeline as OVN's would: an ARP request built by arp { } and finished by its nested
-// actions, an ICMP time-exceeded from icmp4_error { }, a DHCPOFFER from put_dhcp_opts after the
+// actions, an ICMP time-exceeded from icmp4_error { }, "fragmentation needed" / "packet too big"
+// with the MTU icmp4.frag_mtu / icmp6.frag_mtu write in (a pause and a resume), a DHCPOFFER from put_dhcp_opts after the
 // resume (and the result bit steering the next table), and a put_arp binding written to the SB.
 // Method: a private switch (userspace datapath, dummy ports); logical actions compiled by our
 // action compiler into flows by hand-written matches; packets arrive on a dummy port; "output"
@@ -14,8 +15,8 @@ import type { OfMessage, PacketIn2 } from '../../agent/openflow/messages.js';
 import type { FlowSpec, MaskedValue, OfAction } from '../../agent/openflow/types.js';
 import { Pinctrl, type PacketInOutcome } from '../../agent/pinctrl/index.js';
 import {
-  DHCP_MSG, ETH_TYPE, IP_PROTO, buildArp, buildDhcp, buildEthernet, buildIpv4, buildUdp, formatIpv4, internetChecksum, isPacketError,
-  parseDhcp, parseFrame, parseIpv4, type Frame,
+  DHCP_MSG, ETH_TYPE, IPV4_FLAG_DF, IP_PROTO, buildArp, buildDhcp, buildEthernet, buildIpv4, buildIpv6, buildUdp, fillUdp6Checksum, formatIpv4,
+  icmp6ChecksumOk, internetChecksum, isPacketError, parseDhcp, parseFrame, parseIpv4, type Frame,
 } from '../../agent/pinctrl/packet.js';
 import { ovsSwitchInstalled, startOvsSwitch } from '../helpers/ovs-switch.js';
 
@@ -38,6 +39,8 @@ function actions(text: string, table = 0): OfAction[] {
 const OUTPUT_MARK = Buffer.from('ffffffff00000000', 'hex');
 const NO_REPLY_MARK = Buffer.from('fffffffe00000000', 'hex');
 const CLIENT = '52:54:00:c0:ff:ee';
+/** fd40::/64, the IPv6 destinations a gateway_mtu flow answers. */
+const FD40 = 0xfd40n << 112n;
 const ROUTER_MAC = '0a:00:00:00:00:fe';
 
 const flows: FlowSpec[] = [
@@ -53,6 +56,13 @@ const flows: FlowSpec[] = [
   // icmp4_error { }: TTL exceeded from the router's address, as lr_in_ip_input does.
   flow(8, 90, M({ eth_type: ex(0x800n, 16), ipv4_dst: { value: BigInt(ip4('30.0.0.0')), mask: 0xffffff00n } }),
     actions('icmp4_error { eth.dst <-> eth.src; ip4.dst = ip4.src; ip4.src = 30.0.0.1; ip.ttl = 254; icmp4.type = 11; icmp4.code = 0; output; };')),
+  // lr_in_larger_pkts (a port's gateway_mtu): a too-big packet answered with "fragmentation
+  // needed" / "packet too big" carrying the MTU, which icmp4.frag_mtu / icmp6.frag_mtu have the
+  // controller write in on the way (a pause and a resume), after the addresses are rewritten.
+  flow(8, 85, M({ eth_type: ex(0x800n, 16), ipv4_dst: { value: BigInt(ip4('40.0.0.0')), mask: 0xffffff00n } }),
+    actions('icmp4_error { flags.loopback = 1; eth.dst <-> eth.src; ip4.dst = ip4.src; ip4.src = 40.0.0.1; ip.ttl = 255; icmp4.type = 3; icmp4.code = 4; icmp4.frag_mtu = 1400; output; };')),
+  flow(8, 85, M({ eth_type: ex(0x86ddn, 16), ipv6_dst: { value: FD40, mask: ones(64) << 64n } }),
+    actions('icmp6_error { flags.loopback = 1; eth.dst <-> eth.src; ip6.dst = ip6.src; ip6.src = fd40::1; ip.ttl = 255; icmp6.type = 2; icmp6.code = 0; icmp6.frag_mtu = 1400; output; };')),
   // ls_in_dhcp_options and ls_in_dhcp_response.
   flow(8, 80, M({ eth_type: ex(0x800n, 16), ip_proto: ex(17n, 8), udp_src: ex(68n, 16), udp_dst: ex(67n, 16) }),
     actions('reg0[3] = put_dhcp_opts(offerip = 10.0.0.5, router = 10.0.0.1, netmask = 255.255.255.0, lease_time = 3600, server_id = 10.0.0.1, mtu = 1442); next;')),
@@ -145,6 +155,32 @@ async function main(): Promise<void> {
     t.equal(internetChecksum(f.l4 as Buffer), 0);
   });
 
+  t.test('icmp4.frag_mtu: "fragmentation needed" leaves with the MTU written in by the resume, both checksums right', async (t) => {
+    const udp = buildUdp({ srcPort: 1000, dstPort: 2000 }, Buffer.alloc(1500, 0x5a));
+    const ip = buildIpv4({ tos: 0, id: 9, flagsFragment: IPV4_FLAG_DF, ttl: 64, protocol: IP_PROTO.UDP, src: ip4('10.0.0.5'), dst: ip4('40.0.0.9') }, udp);
+    const out = await roundTrip(buildEthernet({ dst: ROUTER_MAC, src: CLIENT, ethType: ETH_TYPE.IPV4 }, ip));
+    t.match(outcomes.slice(-2).map((o) => o.kind), ['sent', 'sent'], 'the error was built, then resumed with the MTU');
+    const f = parsed(out);
+    t.same({ src: formatIpv4(f.ipv4?.src ?? 0), dst: formatIpv4(f.ipv4?.dst ?? 0), ttl: f.ipv4?.ttl, ok: f.ipv4?.checksumOk },
+      { src: '40.0.0.1', dst: '10.0.0.5', ttl: 255, ok: true }, 'from the router to the sender, IP header checksum right');
+    t.same({ type: f.icmp4?.type, code: f.icmp4?.code, mtu: (f.icmp4?.rest ?? 0) & 0xffff, ok: f.icmp4?.checksumOk }, { type: 3, code: 4, mtu: 1400, ok: true },
+      'destination unreachable, fragmentation needed, next-hop MTU 1400, ICMP checksum right');
+    t.equal(internetChecksum(f.l4 as Buffer), 0);
+  });
+
+  t.test('icmp6.frag_mtu: "packet too big" leaves with the MTU written in by the resume, its checksum right', async (t) => {
+    const src = (0xfd00n << 112n) | 5n;
+    const udp = Buffer.from(buildUdp({ srcPort: 1000, dstPort: 2000 }, Buffer.alloc(1500, 0x5a)));
+    fillUdp6Checksum(udp, src, FD40 | 9n);
+    const ip = buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.UDP, hopLimit: 64, src, dst: FD40 | 9n }, udp);
+    const out = await roundTrip(buildEthernet({ dst: ROUTER_MAC, src: CLIENT, ethType: ETH_TYPE.IPV6 }, ip));
+    const f = parsed(out);
+    t.same({ src: f.ipv6?.src, dst: f.ipv6?.dst, hops: f.ipv6?.hopLimit }, { src: FD40 | 1n, dst: src, hops: 255 }, 'from the router to the sender');
+    const l4 = f.l4 as Buffer;
+    t.same({ type: l4[0], code: l4[1], mtu: l4.readUInt32BE(4) }, { type: 2, code: 0, mtu: 1400 }, 'packet too big, MTU 1400');
+    t.ok(icmp6ChecksumOk(l4, FD40 | 1n, src), 'its checksum covers the rewritten addresses and the MTU');
+  });
+
   function discover(msgType: number, flags = 0): Buffer {
     const chaddr = Buffer.alloc(16);
     Buffer.from(CLIENT.replace(/:/g, ''), 'hex').copy(chaddr);
@@ -201,7 +237,9 @@ async function main(): Promise<void> {
 
   t.test('nothing was ignored on the way', async (t) => {
     t.same(pinctrl.stats.ignored, { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, unknown_event: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 });
-    t.same([pinctrl.stats.packetOuts, pinctrl.stats.resumes, pinctrl.stats.learned], [2, 3, 1]);
+    // Packet-outs: arp, icmp4_error and the two errors of the MTU tests; resumes: those two and
+    // the three DHCP ones.
+    t.same([pinctrl.stats.packetOuts, pinctrl.stats.resumes, pinctrl.stats.learned], [4, 5, 1]);
   });
 }
 
