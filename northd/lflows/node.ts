@@ -402,8 +402,10 @@ class FlowClass {
     readonly key: string,
     readonly templates: readonly TemplateHold[],
   ) {
-    // Named by its templates' lineages (their ids unless replaced in place; see templateLineages).
-    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.lineage)]);
+    // Named by its templates' lineages (their ids unless replaced in place; see templateLineages),
+    // sorted: the templates are in id order, and a template replaced in place by one of another
+    // id may move in it, where the name must stay.
+    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.lineage).sort()]);
     this.ref = Object.freeze([this.uuid]);
   }
 }
