@@ -9,13 +9,20 @@
 //
 // What is in force is history, not a function of the NB alone. ovn-northd keeps its setting in
 // a static: a domain of 255 or more is refused with an error and the setting in force stays as
-// it was (at ovn-northd's start: off). The node keeps it in its data the same way, across
-// recomputes too; `NorthdHistory.dropSampling` carries it whenever the options alone would not
-// give it back (their domain is refused and sampling is on), so a replica restored from a
-// snapshot agrees with one that applied the log.
+// it was (at ovn-northd's start: off). But its action text does not stay: every run of its
+// northd engine node begins with northd_destroy, which empties the text (destroy_debug_config),
+// and init_debug_config returns before writing it again. So while the options name a refused
+// domain, a setting in force that samples gives every drop an empty action text (the flow drops
+// without sampling: no actions), and one that does not gives "drop;" as ever. The real
+// ovn-northd 23.03.1 does exactly that (tests/northd/differential-real-northd, case oo).
+//
+// The node keeps the setting in its data the same way, across recomputes too;
+// `NorthdHistory.dropSampling` carries it whenever the options alone would not give it back
+// (their domain is refused and sampling is on), so a replica restored from a snapshot agrees
+// with one that applied the log.
 //
 // The flows read the two action texts (`DropActions`): debug_drop_action() where 23.03 writes
-// "drop;", debug_implicit_drop_action() where it writes "/* drop */" (the drop and reject ACLs).
+// "drop;", debug_implicit_drop_action() where it writes "/* drop */" (the drop ACLs).
 import type { Database, DbDelta } from '../ovsdb/index.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import { optionUint } from './nb.js';
@@ -42,12 +49,17 @@ export interface DropActions {
 
 export const PLAIN_DROPS: DropActions = Object.freeze({ drop: 'drop;', implicit: '/* drop */' });
 
+/** What a setting in force that samples gives while the options name a refused domain: no text. */
+export const EMPTIED_DROPS: DropActions = Object.freeze({ drop: '', implicit: '' });
+
 /**
- * The action texts for `s`. ovn-northd prints the two uint32 values with %d: a collector set
- * above 2^31 - 1 shows as a negative number, as there.
+ * The action texts for `s` in force, `held` when the options name a refused domain.
+ * ovn-northd prints the two uint32 values with %d: a collector set above 2^31 - 1 shows as a
+ * negative number, as there.
  */
-export function dropActionsOf(s: DropSampling): DropActions {
+export function dropActionsOf(s: DropSampling, held = false): DropActions {
   if (s.collectorSet === 0) return PLAIN_DROPS;
+  if (held) return EMPTIED_DROPS;
   const sample = `sample(probability=65535,collector_set=${s.collectorSet | 0},obs_domain=${s.domain | 0},obs_point=$cookie); /* drop */`;
   return Object.freeze({ drop: sample, implicit: sample });
 }
@@ -79,14 +91,18 @@ export interface DropSamplingChange {
   actionsWere: DropActions | undefined;
 }
 
-/** Reads the options as init_debug_config does, into `data`; true when the setting in force changed. */
+/**
+ * Reads the options as init_debug_config does after northd_destroy, into `data`; true when the
+ * action texts changed (their object is kept while they do not: templates are cached by it).
+ */
 function readOptions(db: Database, data: DropSamplingData): boolean {
   const options = nbGlobalOf(db)?.options ?? new Map<string, string>();
   const next = validSetting(optionUint(options, 'debug_drop_collector_set', 0), optionUint(options, 'debug_drop_domain_id', 0));
   data.held = next === undefined;
-  if (next === undefined || (next.collectorSet === data.inForce.collectorSet && next.domain === data.inForce.domain)) return false;
-  data.inForce = next;
-  data.actions = dropActionsOf(next);
+  if (next !== undefined) data.inForce = next;
+  const actions = dropActionsOf(data.inForce, data.held);
+  if (actions.drop === data.actions.drop && actions.implicit === data.actions.implicit) return false;
+  data.actions = actions;
   return true;
 }
 
@@ -116,7 +132,7 @@ export function dropSamplingNode(): EngineNode<DropSamplingData, DropSamplingCha
   };
 }
 
-/** Seeds a node's data (before its engine's first run) with a setting in force. */
+/** Seeds a node's data (before its engine's first run, which reads the options) with a setting in force. */
 export function seedDropSampling(data: DropSamplingData, s: DropSampling): void {
   const valid = checkDropSampling(s);
   data.inForce = valid;
