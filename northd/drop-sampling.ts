@@ -82,7 +82,7 @@ export interface DropSamplingData {
   inForce: DropSampling;
   /** NB_Global's options name a refused domain: `inForce` was kept from before them. */
   held: boolean;
-  /** The flows' action texts for `inForce`. */
+  /** The flows' action texts for `inForce` (emptied while `held` and sampling). */
   actions: DropActions;
 }
 

@@ -341,35 +341,43 @@ t.test('northd history: Service_Monitor statuses and the registered Chassis roun
   t.equal(restored.history().dropSampling, undefined);
 });
 
-t.test('drop sampling kept through a refused domain: a restored replica samples as the one it came from', async (t) => {
+t.test('drop sampling kept through a refused domain: a restored replica empties the drops as the one it came from', async (t) => {
   let n = 0;
   const entry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(nbTxn(ops, [n, 1, 2, 3])) });
   const options = (collectorSet: string, domain: string): unknown => ['map', [['debug_drop_collector_set', collectorSet], ['debug_drop_domain_id', domain]]];
   const sample = 'sample(probability=65535,collector_set=9,obs_domain=3,obs_point=$cookie); /* drop */';
-  const sampled = (r: { projection: NorthdProjection }): number =>
-    [...(r.projection.view().get('Logical_Flow')?.values() ?? [])].filter((f) => String(f['actions']).endsWith(sample)).length;
+  const withActions = (r: { projection: NorthdProjection }, pick: (actions: string) => boolean): number =>
+    [...(r.projection.view().get('Logical_Flow')?.values() ?? [])].filter((f) => pick(String(f['actions']))).length;
+  const sampled = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a.endsWith(sample));
+  // While a refused domain holds sampling on, every drop is written without text (northd/drop-sampling.ts).
+  const emptied = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a === '');
+  const plain = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a === 'drop;');
   const a = replica();
   const before = [
     entry([{ op: 'insert', table: 'NB_Global', row: { options: options('9', '3') } }]),
     entry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'ls0' } }, { op: 'insert', table: 'Logical_Router', row: { name: 'lr0' } }]),
-    entry([{ op: 'update', table: 'NB_Global', where: [], row: { options: options('9', '300') } }]),
   ];
   for (const e of before) a.sm.apply(e, false);
   const count = sampled(a);
   t.ok(count > 10, `the switch and router sample their drops (${count} flows)`);
-  t.same(a.projection.history().dropSampling, [9, 3], 'the domain 300 is refused: 9/3 stays in force, in the history');
+  const refused = entry([{ op: 'update', table: 'NB_Global', where: [], row: { options: options('9', '300') } }]);
+  before.push(refused);
+  a.sm.apply(refused, false);
+  t.same([emptied(a), sampled(a)], [count, 0], 'the domain 300 is refused: the drops are emptied');
+  t.same(a.projection.history().dropSampling, [9, 3], '9/3 stays in force, in the history');
   const snapshot = a.sm.snapshot();
   const b = replica();
   b.sm.restore(snapshot);
   t.equal(viewText(b.projection.view()), viewText(a.projection.view()), 'restored: the same view');
-  t.equal(sampled(b), count, 'sampling as the replica it came from');
-  // A switch added after the restore samples on both (the kept setting is in force there too).
+  t.equal(emptied(b), count, 'the drops emptied as on the replica it came from');
+  // A switch added after the restore has its drops emptied on both (the kept setting is in force
+  // there too), and so with collector set 0 beside another refused domain.
   const after = [entry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'ls1' } }]), entry([{ op: 'update', table: 'NB_Global', where: [], row: { options: options('0', '255') } }])];
   for (const e of after) {
     a.sm.apply(e, false);
     b.sm.apply(e, false);
   }
-  t.ok(sampled(a) > count, 'the new switch samples its drops');
+  t.ok(emptied(a) > count && plain(a) === 0, 'the new switch\'s drops are emptied too');
   t.equal(viewText(b.projection.view()), viewText(a.projection.view()), 'and the restored replica follows');
   const c = replica();
   for (const e of [...before, ...after]) c.sm.apply(e, false);
@@ -382,7 +390,7 @@ t.test('drop sampling kept through a refused domain: a restored replica samples 
   };
   t.equal((new Packr({ useRecords: false }).unpack(encodeNorthdHistory(older)) as unknown[])[0], 2, 'written as format 2');
   d.projection.restore(a.sm.nb, encodeNorthdHistory(older), n);
-  t.equal(sampled(d), 0, 'a history without it: nothing sampled while the options name a refused domain');
+  t.same([emptied(d), sampled(d), plain(d) > 0], [0, 0, true], 'a history without it: plain drops while the options name a refused domain');
 });
 
 t.test('the SB delta listener: every change, in revision order, folding to the view', async (t) => {
