@@ -16,6 +16,10 @@
 // rows' hostnames (which options:requested-chassis may name) are not history here: they live in
 // the chassis database, which a restore hands back (`createNorthd`); the tunnel keys of the
 // multicast groups made from those rows are.
+//
+// One more thing is history: the drop sampling in force (drop-sampling.ts). ovn-northd keeps the
+// last valid NB_Global setting when a new one names a domain it refuses, so while the options
+// name one, what is in force comes from before them; `history()` carries it then.
 import type { Database, DbDelta, Row, RowChange, Uuid } from '../ovsdb/index.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import type { DatapathsData } from './datapaths.js';
@@ -52,6 +56,8 @@ import type { TemplateVarsData } from './template-vars.js';
 import { templateVarsNode } from './template-vars.js';
 import type { DnsData } from './dns.js';
 import { dnsNode } from './dns.js';
+import type { DropSampling, DropSamplingData } from './drop-sampling.js';
+import { dropSamplingNode, heldDropSampling, seedDropSampling } from './drop-sampling.js';
 import type { SvcMonitorsData, SvcStatusData } from './service-monitors.js';
 import { svcMonitorsNode } from './service-monitors.js';
 import type { MetersData } from './meters.js';
@@ -62,6 +68,7 @@ import { rbacNode } from './rbac.js';
 export type { SbDelta, SbView } from './sb-changes.js';
 export type { NodeStats } from './engine.js';
 export type { ChassisOwnedColumns } from './ports.js';
+export type { DropSampling } from './drop-sampling.js';
 export { ACTIVATED_OPTION, PD_LIST_OPTION } from './ports.js';
 export { hashUuid } from './hash.js';
 export { Ipam } from './ipam.js';
@@ -91,12 +98,19 @@ export interface NorthdHistory {
   readonly chassis: readonly (readonly [string, Uuid])[];
   /** [Datapath_Binding UUID, group name, tunnel key] of the IP multicast groups, by datapath and name. */
   readonly igmpKeys: readonly (readonly [Uuid, string, number])[];
+  /**
+   * [collector set, observation domain] of the drop sampling kept in force while NB_Global's
+   * options name a domain ovn-northd refuses; absent when the options alone say what is in
+   * force (as they do whenever their domain is valid, or sampling is off).
+   */
+  readonly dropSampling?: readonly [number, number];
 }
 
 
 /**
- * What chassis wrote, for `recompute`. Named rather than positional: the status and Chassis
- * maps are both string → string, so an argument in the wrong place would still type-check.
+ * What chassis wrote, and the drop sampling in force, for `recompute`. Named rather than
+ * positional: the status and Chassis maps are both string → string, so an argument in the
+ * wrong place would still type-check.
  */
 export interface NorthdReports {
   readonly chassisOwned?: ReadonlyMap<string, ChassisOwnedColumns>;
@@ -107,6 +121,8 @@ export interface NorthdReports {
   readonly hostnames?: ReadonlyMap<Uuid, string>;
   /** A Chassis has a vxlan encap (VXLAN mode). */
   readonly vxlan?: boolean;
+  /** The drop sampling in force before the run (kept while NB_Global names a refused domain); absent: off. */
+  readonly dropSampling?: DropSampling;
 }
 
 /** What the chassis database restored beside a history holds that northd reads (createNorthd). */
@@ -171,6 +187,8 @@ export interface Northd {
   igmpGroups(): ReadonlyMap<Uuid, IgmpGroupReport>;
   /** The registered Chassis's hostnames as last reported: UUID → hostname. */
   hostnames(): ReadonlyMap<Uuid, string>;
+  /** The drop sampling in force (drop-sampling.ts). */
+  dropSampling(): DropSampling;
   /** The current SB rows: table → uuid → row. */
   view(): SbView;
   /** The state a restart must carry to reproduce this view (see NorthdHistory). */
@@ -181,7 +199,7 @@ export interface Northd {
 
 function buildEngine(): Engine {
   return new Engine(['nb', 'sb_owned', 'svc_status', 'sb_chassis', 'sb_hostnames', 'sb_igmp', 'sb_encaps'], [
-    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(bfdNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(lflowsNode()),
+    erase(datapathsNode()), erase(portsNode()), erase(multicastNode()), erase(svcMonitorsNode()), erase(lbsNode()), erase(bfdNode()), erase(routersNode()), erase(aclsNode()), erase(dnsNode()), erase(dropSamplingNode()), erase(lflowsNode()),
     erase(sbGlobalNode()), erase(addressSetsNode()), erase(staticMacBindingsNode()), erase(mirrorsNode()),
     erase(dhcpCodesNode()), erase(templateVarsNode()), erase(metersNode()), erase(rbacNode()),
   ]);
@@ -263,7 +281,9 @@ function historyOf(engine: Engine, owned: ReadonlyMap<string, ChassisOwnedColumn
     .map(([name, dp, key]) => [dp, name, key] as const);
   const chassisOwned = [...owned].sort(byFirst);
   const serviceMonitorStatus = [...svcStatus].sort(byFirst);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst), igmpKeys };
+  const history: NorthdHistory = { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis: [...chassis].sort(byFirst), igmpKeys };
+  const held = heldDropSampling(engine.data<DropSamplingData>('drop_sampling'));
+  return held === undefined ? history : { ...history, dropSampling: [held.collectorSet, held.domain] };
 }
 
 export type { IgmpGroupReport } from './multicast.js';
@@ -290,6 +310,8 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
   const portPreferred = engine.data<PortsData>('ports').preferredKeys;
   for (const [nbUuid, key] of history?.datapathKeys ?? []) dpPreferred.set(nbUuid, key);
   for (const [dp, name, key] of history?.portKeys ?? []) portPreferred.set(`${dp} ${name}`, key);
+  const dropSampling = engine.data<DropSamplingData>('drop_sampling');
+  if (history?.dropSampling !== undefined) seedDropSampling(dropSampling, { collectorSet: history.dropSampling[0], domain: history.dropSampling[1] });
   let started = false;
   let view: SbView | undefined;
   const run = (
@@ -438,6 +460,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
     recompute(nb, previous, reported): SbView {
       const fresh = buildEngine();
       if (previous !== undefined) seedKeys(fresh, previous);
+      if (reported?.dropSampling !== undefined) seedDropSampling(fresh.data<DropSamplingData>('drop_sampling'), reported.dropSampling);
       const ownedData: SbOwnedData = reported?.chassisOwned ?? new Map();
       const statusData: SvcStatusData = reported?.serviceMonitorStatus ?? new Map();
       const chassisData: SbChassisData = reported?.chassis ?? new Map();
@@ -460,6 +483,7 @@ export function createNorthd(history?: NorthdHistory, restored?: NorthdRestored)
     chassis: () => chassis,
     igmpGroups: () => igmp,
     hostnames: () => hostnameOf,
+    dropSampling: () => dropSampling.inForce,
     // The nodes' tables live as long as the engine, so the view's map of them is made once.
     view: () => (view ??= viewOf(engine)),
     history: () => historyOf(engine, owned, svcStatus, chassis),

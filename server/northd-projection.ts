@@ -2,7 +2,7 @@
 // through `createNorthd().apply`, and the resulting SB delta is handed, tagged with its
 // revision, to the SB listeners (the future agent stream and SB watches). Its snapshot is
 // northd's history (tunnel keys, chassis-owned reports: Port_Binding columns and
-// Service_Monitor.status, registered Chassis) rather than the SB rows: a restore recomputes
+// Service_Monitor.status, registered Chassis, the drop sampling kept in force) rather than the SB rows: a restore recomputes
 // the rows from the NB database with that history, which gives exactly the view of a replica
 // that applied the whole log prefix. Everything here runs inside apply, so it is pure:
 // no clock, no randomness, no I/O.
@@ -11,6 +11,7 @@ import { Packr } from 'msgpackr';
 import type { Database, DbDelta, Row, Uuid } from '../ovsdb/index.js';
 import type { ChassisOwnedColumns, IgmpGroupReport, NodeStats, Northd, NorthdHistory, SbDelta, SbView } from '../northd/index.js';
 import { createNorthd } from '../northd/index.js';
+import { DROP_DOMAIN_LIMIT } from '../northd/drop-sampling.js';
 import { SbChangeSet } from '../northd/sb-changes.js';
 import type { Projection, RestoredChassisDb } from './nb-state-machine.js';
 
@@ -31,6 +32,11 @@ export interface NorthdProjectionStats {
 
 const packr = new Packr({ useRecords: false });
 /**
+ * 4: format 3's seven parts, then the drop sampling kept in force ([collector set, domain]).
+ *    Written only when there is one: NB_Global's options name a domain ovn-northd refuses while
+ *    sampling is on (northd/drop-sampling.ts); format 3 or 2 otherwise, so that builds before it
+ *    read every other history (they sample no drops, so their flows differ from this build's
+ *    while sampling is on anyway). A history without one keeps nothing: the options say.
  * 3: [3, datapath keys, port keys, chassis-owned columns, Service_Monitor statuses, registered
  *    Chassis (name, UUID), learned multicast groups' keys (datapath, name, key)]. Written only
  *    when there are such keys (chassis write IGMP_Group from apply version 3 on, when every
@@ -41,7 +47,8 @@ const packr = new Packr({ useRecords: false });
  *    from before health checks and before northd read Chassis: no statuses were reported then,
  *    and the restore takes the Chassis from the chassis database restored beside it.
  */
-const historyFormat = 3;
+const historyFormat = 4;
+const historyFormatV3 = 3;
 const historyFormatV2 = 2;
 const historyFormatV1 = 1;
 const emptyDelta: DbDelta = { changes: [] };
@@ -57,18 +64,28 @@ function columnPairs(c: ChassisOwnedColumns): ColumnPairs {
 
 export function encodeNorthdHistory(h: NorthdHistory): Uint8Array {
   const owned = h.chassisOwned.map(([name, c]) => [name, columnPairs(c)]);
+  if (h.dropSampling !== undefined) return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis, h.igmpKeys, h.dropSampling]);
   if (h.igmpKeys.length === 0) return packr.pack([historyFormatV2, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis]);
-  return packr.pack([historyFormat, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis, h.igmpKeys]);
+  return packr.pack([historyFormatV3, h.datapathKeys, h.portKeys, owned, h.serviceMonitorStatus, h.chassis, h.igmpKeys]);
+}
+
+/** A format-4 history's drop sampling, checked: two integers, a collector set that is on and a domain ovn-northd takes. */
+function isHeldDropSampling(v: unknown): v is [number, number] {
+  if (!Array.isArray(v) || v.length !== 2) return false;
+  const [collectorSet, domain] = v as unknown[];
+  return Number.isInteger(collectorSet) && Number.isInteger(domain) && (collectorSet as number) >= 1 && (collectorSet as number) <= 0xffffffff &&
+    (domain as number) >= 0 && (domain as number) < DROP_DOMAIN_LIMIT;
 }
 
 /** `legacyChassis`: the registered Chassis for a format-1 history, which has none. */
 export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (readonly [string, Uuid])[] = []): NorthdHistory {
   const v: unknown = packr.unpack(data);
-  const known = Array.isArray(v) && ((v.length === 7 && v[0] === historyFormat) || (v.length === 6 && v[0] === historyFormatV2) || (v.length === 4 && v[0] === historyFormatV1));
+  const known = Array.isArray(v) && ((v.length === 8 && v[0] === historyFormat) || (v.length === 7 && v[0] === historyFormatV3) || (v.length === 6 && v[0] === historyFormatV2) ||
+    (v.length === 4 && v[0] === historyFormatV1));
   assert.ok(known, 'northd snapshot: unknown format');
-  const [, datapathKeys, portKeys, owned, statuses, registered, learned] = v as [
+  const [, datapathKeys, portKeys, owned, statuses, registered, learned, held] = v as [
     number, [Uuid, number][], [Uuid, string, number][], [string, ColumnPairs][], [Uuid, string][] | undefined, (readonly [string, Uuid])[] | undefined,
-    [Uuid, string, number][] | undefined,
+    [Uuid, string, number][] | undefined, unknown,
   ];
   const serviceMonitorStatus = statuses ?? [];
   const chassis = registered ?? legacyChassis;
@@ -78,7 +95,10 @@ export function decodeNorthdHistory(data: Uint8Array, legacyChassis: readonly (r
     'northd snapshot: malformed',
   );
   const chassisOwned = owned.map(([name, pairs]) => [name, Object.fromEntries(pairs) as ChassisOwnedColumns] as const);
-  return { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis, igmpKeys };
+  const history: NorthdHistory = { datapathKeys, portKeys, chassisOwned, serviceMonitorStatus, chassis, igmpKeys };
+  if ((v as unknown[])[0] !== historyFormat) return history;
+  assert.ok(isHeldDropSampling(held), 'northd snapshot: malformed drop sampling');
+  return { ...history, dropSampling: held };
 }
 
 /** The SB changes that turn view `a` into view `b`, in (table, uuid) order. */

@@ -9,6 +9,7 @@
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { AclFacts } from '../acls.js';
+import type { DropActions } from '../drop-sampling.js';
 import { stage as stageOf } from '../stages.js';
 import type { StageName } from '../stages.js';
 import type { FlowHints } from './flow.js';
@@ -33,13 +34,13 @@ const ND_MLD_ACL = 'nd || nd_ra || nd_rs || mldv1 || mldv2';
 
 type Emit = (stage: StageName, priority: number, match: string, actions: string) => void;
 
-/** The default flows of the ACL stages of a switch, by its ACL state (both directions). */
-export function aclStageDefaults(f: Emit, flags: AclFlags): void {
+/** The default flows of the ACL stages of a switch, by its ACL state (both directions); `drops`: the drop action texts. */
+export function aclStageDefaults(f: Emit, flags: AclFlags, drops: DropActions): void {
   const { hasAcls, hasStateful } = flags;
   const hasLbVip = flags.hasLbVip === true;
   const inv = flags.ctInvMatch !== false;
   // What no ACL allows: passed on, or with default_acl_drop dropped (once a switch has ACLs).
-  const byDefault = flags.defaultDrop === true ? 'drop;' : 'next;';
+  const byDefault = flags.defaultDrop === true ? drops.drop : 'next;';
   // Load balancers need the ACL stages' conntrack handling as stateful ACLs do (has_stateful).
   const connTracked = hasStateful || hasLbVip;
   f('ls_in_pre_acl', 110, 'eth.dst == $svc_monitor_mac', 'next;');
@@ -75,8 +76,8 @@ export function aclStageDefaults(f: Emit, flags: AclFlags): void {
   if (connTracked) {
     for (const s of ['ls_in_acl', 'ls_out_acl'] as const) {
       f(s, 1, 'ip && ct.est && ct_mark.blocked == 1', 'reg0[1] = 1; next;');
-      f(s, 1, 'ip && !ct.est', flags.defaultDrop === true ? 'drop;' : 'reg0[1] = 1; next;');
-      f(s, 65532, `${inv ? 'ct.inv || ' : ''}(ct.est && ct.rpl && ct_mark.blocked == 1)`, 'drop;');
+      f(s, 1, 'ip && !ct.est', flags.defaultDrop === true ? drops.drop : 'reg0[1] = 1; next;');
+      f(s, 65532, `${inv ? 'ct.inv || ' : ''}(ct.est && ct.rpl && ct_mark.blocked == 1)`, drops.drop);
     }
     const reply = `ct.est && !ct.rel && !ct.new${inv ? ' && !ct.inv' : ''} && ct.rpl && ct_mark.blocked == 0`;
     f('ls_in_acl', 65532, reply, 'reg0[9] = 0; reg0[10] = 0; reg0[17] = 1; next;');
@@ -123,9 +124,10 @@ function rejectFlow(ld: readonly Uuid[], a: AclFacts, stage: StageName, extraMat
 /**
  * The flows of one ACL on a switch whose state is `hasStateful` (consider_acl): a stateful ACL
  * or a load balancer with VIPs applies there (ovn-northd's has_stateful in build_acls).
- * `ctInvMatch`: NB_Global options:use_ct_inv_match.
+ * `ctInvMatch`: NB_Global options:use_ct_inv_match; `drops`: the drop action texts (a drop
+ * ACL's is the implicit one).
  */
-export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean, ctInvMatch = true): sb.Logical_Flow[] {
+export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean, ctInvMatch: boolean, drops: DropActions): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: a.uuid, ids: new StageIds() };
   const stage = aclStage(a);
@@ -160,14 +162,14 @@ export function aclFlows(ld: readonly Uuid[], a: AclFacts, hasStateful: boolean,
     case 'reject': {
       const reject = a.action === 'reject';
       if (!hasStateful) {
-        flows.push(reject ? rejectFlow(ld, a, stage, '', '', hint) : lflow(ld, stage, priority, a.match, `${log}/* drop */`, hint));
+        flows.push(reject ? rejectFlow(ld, a, stage, '', '', hint) : lflow(ld, stage, priority, a.match, `${log}${drops.implicit}`, hint));
         break;
       }
       // Not (yet) an established connection: drop or reject it.
-      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[9] == 1', '', hint) : lflow(ld, stage, priority, `reg0[9] == 1 && (${a.match})`, `${log}/* drop */`, hint));
+      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[9] == 1', '', hint) : lflow(ld, stage, priority, `reg0[9] == 1 && (${a.match})`, `${log}${drops.implicit}`, hint));
       // An established connection the policy now refuses: mark it blocked, then drop or reject.
       const block = 'ct_commit { ct_mark.blocked = 1; }; ';
-      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[10] == 1', block, hint) : lflow(ld, stage, priority, `reg0[10] == 1 && (${a.match})`, `${block}${log}/* drop */`, hint));
+      flows.push(reject ? rejectFlow(ld, a, stage, 'reg0[10] == 1', block, hint) : lflow(ld, stage, priority, `reg0[10] == 1 && (${a.match})`, `${block}${log}${drops.implicit}`, hint));
       break;
     }
   }

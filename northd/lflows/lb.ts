@@ -8,6 +8,7 @@
 // affinity session, reg4 / xxreg0 and reg8[0..15] the affinity backend.
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
+import type { DropActions } from '../drop-sampling.js';
 import type { LbFacts, LbVip } from '../load-balancers.js';
 import type { RouterFacts } from '../routers.js';
 import { forceSnat } from './router.js';
@@ -37,18 +38,19 @@ function switchLevel(lb: LbFacts): string {
 
 /**
  * The flows the VIPs of `chunk` (one of `lb.chunks`) give the switch whose logical_datapath value
- * is `ld`: its shard's frozen templates, to be held in `ld`.
+ * is `ld`: its shard's frozen templates, to be held in `ld`. `drops`: the drop action texts.
  */
-export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], index: number): readonly sb.Logical_Flow[] {
+export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], index: number, drops: DropActions): readonly sb.Logical_Flow[] {
   const shard = shardOf(ld[0] as Uuid);
   // The chunk's place is part of its templates' lineage: a chunk carried over to another place
-  // (other VIPs came or went) gets templates of its new lineage, as a full run makes them.
-  const level = `${switchLevel(lb)} ${lb.chunks.length} ${index}`;
+  // (other VIPs came or went) gets templates of its new lineage, as a full run makes them. The
+  // drop action is not: turning drop sampling on or off changes the flows of VIPs that drop only.
+  const level = `${switchLevel(lb)} ${lb.chunks.length} ${index} ${drops.drop}`;
   let cached = TEMPLATES.get(chunk);
   if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS) }));
   let template = cached.perShard[shard];
   if (template === undefined) {
-    cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk));
+    cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk, drops));
     // Chunk `index` of this load balancer in this shard, whatever VIPs it holds now.
     templateLineages.set(template, `lb ${lb.uuid} ${lb.chunks.length} ${index} ${shard}`);
   }
@@ -90,17 +92,17 @@ function ctLbBackends(v: LbVip): string | undefined {
 }
 
 /** The ls_in_lb action for a new connection to a VIP (build_lb_vip_actions for a switch). */
-function lbAction(lb: LbFacts, v: LbVip): string {
+function lbAction(lb: LbFacts, v: LbVip, drops: DropActions): string {
   const backends = ctLbBackends(v);
   if (backends === undefined) {
     if (lb.reject) return `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('ls_out_qos_mark').table});};`;
-    return 'drop;';
+    return drops.drop;
   }
   const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
   return `reg0[1] = 0; ct_lb_mark(backends=${backends}${hash});`;
 }
 
-function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[]): sb.Logical_Flow[] {
+function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], drops: DropActions): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
   for (const v of chunk) {
@@ -112,7 +114,7 @@ function buildLbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly Lb
     const event = emptyLbEvent(lb, v);
     if (event !== undefined) flows.push(lflow(ld, 'ls_in_pre_lb', 130, event.match, event.action, hint));
     affinityFlows(ld, lb, v, hint, flows);
-    flows.push(lflow(ld, 'ls_in_lb', v.port === undefined ? 110 : 120, `ct.new && ${ip}.dst == ${v.ip}${l4}`, lbAction(lb, v), hint));
+    flows.push(lflow(ld, 'ls_in_lb', v.port === undefined ? 110 : 120, `ct.new && ${ip}.dst == ${v.ip}${l4}`, lbAction(lb, v, drops), hint));
   }
   return flows;
 }
@@ -156,12 +158,12 @@ export function routerLbContext(r: RouterFacts | undefined): string {
 }
 
 /** The lr_in_dnat action for a new connection to a VIP (build_lb_vip_actions for a router). */
-function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
+function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind, drops: DropActions): string {
   let base: string;
   let isLb = false;
   const backends = ctLbBackends(v);
   if (backends === undefined) {
-    base = lb.reject ? `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('lr_out_snat').table});};` : 'drop;';
+    base = lb.reject ? `reg0 = 0; reject { outport <-> inport; next(pipeline=egress,table=${stage('lr_out_snat').table});};` : drops.drop;
   } else {
     isLb = true;
     const hash = lb.hashFields !== undefined && lb.hashFields !== '' ? `; hash_fields="${lb.hashFields}"` : '';
@@ -179,9 +181,9 @@ function routerLbAction(lb: LbFacts, v: LbVip, kind: RouterLbKind): string {
  * a router with distributed gateway ports the new connections are load balanced on the
  * gateway chassis of the first one (is_chassis_resident of its chassisredirect port, unless
  * the VIP rejects for want of backends), and the backends' replies leaving by that port are
- * unDNATed there (build_distr_lrouter_nat_flows_for_lb).
+ * unDNATed there (build_distr_lrouter_nat_flows_for_lb). `drops`: the drop action texts.
  */
-export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip[], first: boolean): sb.Logical_Flow[] {
+export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip[], first: boolean, drops: DropActions): sb.Logical_Flow[] {
   const ld = r.logicalDatapath;
   const flows: sb.Logical_Flow[] = [];
   const hint: FlowHints = { hint: lb.uuid, ids: new StageIds() };
@@ -196,7 +198,7 @@ export function lbRouterFlows(r: RouterFacts, lb: LbFacts, chunk: readonly LbVip
     const match = `ct.new && !ct.rel && ${ip} && ${ip}.dst == ${v.ip}${l4}`;
     const resident = dgp === undefined ? '' : ` && is_chassis_resident(${jsonKey(crPortName(dgp))})`;
     const dnatMatch = dgp !== undefined && (v.backends.length > 0 || !lb.reject) ? `${match}${resident}` : match;
-    flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, dnatMatch, routerLbAction(lb, v, kind), hint));
+    flows.push(lflow(ld, 'lr_in_dnat', v.port === undefined ? 110 : 120, dnatMatch, routerLbAction(lb, v, kind, drops), hint));
     if (dgp !== undefined && v.backends.length > 0) {
       const fromBackends = v.backends.map((b) => `(${ip}.src == ${b.ip}${b.portStr === undefined ? '' : ` && ${lb.proto}.src == ${b.portStr}`})`).join(' || ');
       const undnat = kind === 'force' ? 'flags.force_snat_for_lb = 1; next;' : kind === 'skip' ? 'flags.skip_snat_for_lb = 1; next;' : 'ct_dnat_in_czone;';

@@ -19,12 +19,11 @@
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
+import type { DropActions } from '../drop-sampling.js';
 import type { IpGroup } from '../igmp-groups.js';
 import { snooping } from '../ip-multicast.js';
 import type { RouterFacts } from '../routers.js';
 import { NO_FLOWS, jsonKey, lflow } from './flow.js';
-
-const DROP = 'drop;';
 
 /** What a datapath's group memberships say (multicast.ts): mcast_sw_info / mcast_rtr_info flags. */
 export interface McastFloodFlags {
@@ -73,9 +72,9 @@ function switchGroupFlows(dp: DatapathInfo, flags: McastFloodFlags, groups: Read
 /**
  * A switch's multicast flows: a snooping switch's, and those of the groups learned on it
  * (whether it snoops or not, as ovn-northd builds them); `remotePorts` are its ports of type
- * remote.
+ * remote, `drops` the drop action texts.
  */
-export function switchMcastFlows(dp: DatapathInfo, flags: McastFloodFlags, remotePorts: readonly string[], groups: ReadonlyMap<string, IpGroup> = NO_GROUPS): readonly sb.Logical_Flow[] {
+export function switchMcastFlows(dp: DatapathInfo, flags: McastFloodFlags, remotePorts: readonly string[], drops: DropActions, groups: ReadonlyMap<string, IpGroup> = NO_GROUPS): readonly sb.Logical_Flow[] {
   const c = dp.mcast;
   if (!snooping(c)) {
     if (groups.size === 0) return NO_FLOWS;
@@ -95,7 +94,7 @@ export function switchMcastFlows(dp: DatapathInfo, flags: McastFloodFlags, remot
     let actions = '';
     if (flags.floodRelay) actions += 'clone { outport = "_MC_mrouter_flood"; output; }; ';
     if (flags.floodStatic) actions += 'outport ="_MC_static"; output;';
-    if (!flags.floodRelay && !flags.floodStatic) actions += DROP;
+    if (!flags.floodRelay && !flags.floodStatic) actions += drops.drop;
     flows.push(lflow(d, 'ls_in_l2_lkup', 80, 'ip4.mcast || ip6.mcast', actions));
   }
   if (c.interconn) {
@@ -109,8 +108,11 @@ export function switchMcastFlows(dp: DatapathInfo, flags: McastFloodFlags, remot
   return flows;
 }
 
-/** A router's flows; `relay` is its options:mcast_relay, `groups` those relayed from its switches. */
-export function routerMcastFlows(r: RouterFacts, relay: boolean, flags: McastFloodFlags, groups: ReadonlyMap<string, IpGroup> = NO_GROUPS): readonly sb.Logical_Flow[] {
+/**
+ * A router's flows; `relay` is its options:mcast_relay, `groups` those relayed from its switches,
+ * `drops` the drop action texts.
+ */
+export function routerMcastFlows(r: RouterFacts, relay: boolean, flags: McastFloodFlags, drops: DropActions, groups: ReadonlyMap<string, IpGroup> = NO_GROUPS): readonly sb.Logical_Flow[] {
   if (!relay && !flags.floodStatic) return NO_FLOWS;
   const d: readonly Uuid[] = r.logicalDatapath;
   const flows: sb.Logical_Flow[] = [];
@@ -128,14 +130,14 @@ export function routerMcastFlows(r: RouterFacts, relay: boolean, flags: McastFlo
     // Reports flooded statically keep TTL 1; those coming back from the router's own MACs are
     // dropped so that they do not loop.
     for (const p of r.ports) {
-      flows.push(lflow(d, 'lr_in_ip_routing', 10550, `eth.src == ${p.networks.ea} && igmp`, DROP));
-      flows.push(lflow(d, 'lr_in_ip_routing', 10550, `eth.src == ${p.networks.ea} && (mldv1 || mldv2)`, DROP));
+      flows.push(lflow(d, 'lr_in_ip_routing', 10550, `eth.src == ${p.networks.ea} && igmp`, drops.drop));
+      flows.push(lflow(d, 'lr_in_ip_routing', 10550, `eth.src == ${p.networks.ea} && (mldv1 || mldv2)`, drops.drop));
     }
     flows.push(lflow(d, 'lr_in_ip_routing', 10460, 'igmp', 'clone { outport = "_MC_static"; next; };'));
     flows.push(lflow(d, 'lr_in_ip_routing', 10460, 'mldv1 || mldv2', 'clone { outport = "_MC_static"; next; };'));
     flows.push(lflow(d, 'lr_in_ip_routing', 10450, 'ip4.mcast || ip6.mcast', 'clone { outport = "_MC_static"; ip.ttl--; next; };'));
   } else {
-    flows.push(lflow(d, 'lr_in_ip_routing', 10450, 'ip4.mcast || ip6.mcast', DROP));
+    flows.push(lflow(d, 'lr_in_ip_routing', 10450, 'ip4.mcast || ip6.mcast', drops.drop));
   }
   return flows;
 }

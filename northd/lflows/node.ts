@@ -35,6 +35,7 @@ import type { McastFloodFlags } from './multicast.js';
 import { routerMcastFlows, switchMcastFlows } from './multicast.js';
 import type { PortInfo, PortsChange, PortsData } from '../ports.js';
 import type { AclsChange, AclsData, SwitchAcls } from '../acls.js';
+import type { DropActions, DropSamplingData } from '../drop-sampling.js';
 import type { DnsChange, DnsData } from '../dns.js';
 import type { RoutersChange, RoutersData } from '../routers.js';
 import type { LbsChange, LbsData } from '../load-balancers.js';
@@ -402,8 +403,10 @@ class FlowClass {
     readonly key: string,
     readonly templates: readonly TemplateHold[],
   ) {
-    // Named by its templates' lineages (their ids unless replaced in place; see templateLineages).
-    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.lineage)]);
+    // Named by its templates' lineages (their ids unless replaced in place; see templateLineages),
+    // sorted: the templates are in id order, and a template replaced in place by one of another
+    // id may move in it, where the name must stay.
+    this.uuid = hashUuid(['Logical_DP_Group', 'templates', ...templates.map((t) => t.lineage).sort()]);
     this.ref = Object.freeze([this.uuid]);
   }
 }
@@ -967,6 +970,8 @@ interface Sources {
   readonly acls: AclsData;
   readonly lbs: LbsData;
   readonly dns: DnsData;
+  /** The drop action texts in force (drop-sampling.ts). */
+  readonly drops: DropActions;
   /**
    * Each switch's router ports as `routerPortsOf` found them: the inputs do not change while
    * the node runs, and every port of a switch reads them.
@@ -987,6 +992,7 @@ function sourcesOf(inputs: NodeInputs): Sources {
     acls: inputs.data<AclsData>('acls'),
     lbs: inputs.data<LbsData>('lbs'),
     dns: inputs.data<DnsData>('dns'),
+    drops: inputs.data<DropSamplingData>('drop_sampling').actions,
   };
 }
 
@@ -1060,12 +1066,12 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
     const globals = src.acls.globals;
     const flags = { hasAcls: acl.hasAcls, hasStateful: acl.hasStateful, hasLbVip: hasLbVip(src.lbs, sbUuid), defaultDrop: globals.defaultDrop, ctInvMatch: globals.ctInvMatch };
     // Its shard's templates, held in its own datapath; its hairpin flows are its own.
-    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid));
+    flows = switchDatapathFlows(info, hasUnknown(src.mc, sbUuid), flags, src.dns.withRecords.has(sbUuid), src.drops);
     setOwner(data, owner, metered(src, flows, info.logicalDatapath), out, info.logicalDatapath);
     const hairpin = flags.hasLbVip ? hairpinFlows(info) : NO_FLOWS;
     if (!fresh || hairpin.length > 0) setOwner(data, hairpinOwner(sbUuid), hairpin, out);
     const groups = learnedGroups(src.mc, sbUuid);
-    const mcast = snooping(info.mcast) || groups !== undefined ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid), groups) : NO_FLOWS;
+    const mcast = snooping(info.mcast) || groups !== undefined ? switchMcastFlows(info, mcastFlags(src, sbUuid), remotePortsOf(src, sbUuid), src.drops, groups) : NO_FLOWS;
     if (!fresh || mcast.length > 0) setOwner(data, mcastOwner(sbUuid), metered(src, mcast), out);
     const fwd = fwdGroupFlows(info);
     if (!fresh || fwd.length > 0) setOwner(data, fwdOwner(sbUuid), fwd, out);
@@ -1077,10 +1083,10 @@ function regenDatapath(data: LflowsData, src: Sources, sbUuid: Uuid, out: FlowCh
   }
   const facts = info === undefined ? undefined : src.routers.bySb.get(sbUuid);
   const previous = data.routePlans.get(sbUuid);
-  const plan = facts === undefined ? undefined : planRoutes(facts, previous);
-  if (facts !== undefined) flows = routerDatapathFlows(facts, plan);
+  const plan = facts === undefined ? undefined : planRoutes(facts, src.drops, previous);
+  if (facts !== undefined) flows = routerDatapathFlows(facts, src.drops, plan);
   setOwner(data, owner, metered(src, flows), out);
-  const mcast = facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid), learnedGroups(src.mc, sbUuid));
+  const mcast = facts === undefined || info === undefined ? NO_FLOWS : routerMcastFlows(facts, relaying(info.mcast), mcastFlags(src, sbUuid), src.drops, learnedGroups(src.mc, sbUuid));
   if (!fresh || mcast.length > 0) setOwner(data, mcastOwner(sbUuid), mcast, out);
   // Its static routes' chunks: a chunk whose routes are as they were is the same flows array.
   const chunks = plan?.chunks ?? [];
@@ -1123,6 +1129,7 @@ function lspFlows(src: Sources, p: PortInfo, dp: DatapathInfo): readonly sb.Logi
     hasStateful: src.acls.bySwitch.get(p.dp)?.hasStateful === true, hasLbVip: hasLbVip(src.lbs, p.dp),
     routerPorts: routerPortsOf(src, p.dp), localnetPorts: p.type === 'external' ? localnetPortsOf(src, p.dp) : NO_NAMES, peerRouter: p.routerPeer === undefined ? undefined : src.routers.bySb.get(p.routerPeer.dp),
     virtualLookup: p.virtual === undefined ? undefined : { port: (name) => src.ports.byName.get(name), routerPorts: (d) => routerPortsOf(src, d) },
+    drops: src.drops,
   });
 }
 
@@ -1134,7 +1141,7 @@ function lrpFlows(src: Sources, p: PortInfo): readonly sb.Logical_Flow[] {
   const peerLd = peer === undefined || !p.peerIsLrp ? undefined : src.dps.bySb.get(peer.dp)?.logicalDatapath;
   return routerPortFlows(facts, router, {
     lrpPeer: peer !== undefined && peerLd !== undefined ? { name: peer.name, logicalDatapath: peerLd } : undefined,
-    hasPeer: p.peer !== undefined, peerColumnSet: p.peerColumnSet, routerKey: src.dps.bySb.get(p.dp)?.key ?? 0,
+    hasPeer: p.peer !== undefined, peerColumnSet: p.peerColumnSet, routerKey: src.dps.bySb.get(p.dp)?.key ?? 0, drops: src.drops,
   });
 }
 
@@ -1166,7 +1173,7 @@ function regenAcl(data: LflowsData, src: Sources, dp: Uuid, acl: Uuid, out: Flow
   const state = src.acls.bySwitch.get(dp);
   const facts = state?.acls.get(acl);
   const ld = src.dps.bySb.get(dp)?.logicalDatapath;
-  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp), src.acls.globals.ctInvMatch);
+  const flows = state === undefined || facts === undefined || ld === undefined ? NO_FLOWS : aclFlows(ld, facts, state.hasStateful || hasLbVip(src.lbs, dp), src.acls.globals.ctInvMatch, src.drops);
   setOwner(data, owner, metered(src, flows), out);
 }
 
@@ -1194,12 +1201,12 @@ function regenLb(data: LflowsData, src: Sources, dp: Uuid, lb: Uuid, out: FlowCh
   if (applies && info.kind === 'switch') {
     // Its shard's templates for this load balancer, held in the switch's datapath.
     chunks = facts.chunks.length;
-    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbSwitchFlows(info.logicalDatapath, facts, chunk, i), info.logicalDatapath), out, info.logicalDatapath));
+    facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbSwitchFlows(info.logicalDatapath, facts, chunk, i, src.drops), info.logicalDatapath), out, info.logicalDatapath));
   } else if (applies) {
     const router = src.routers.bySb.get(dp);
     if (router !== undefined) {
       chunks = facts.chunks.length;
-      facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbRouterFlows(router, facts, chunk, i === 0)), out));
+      facts.chunks.forEach((chunk, i) => setOwner(data, lbChunkOwner(owner, i), metered(src, lbRouterFlows(router, facts, chunk, i === 0, src.drops)), out));
     }
   }
   for (let i = chunks; i < held; i++) setOwner(data, lbChunkOwner(owner, i), NO_FLOWS, out);
@@ -1300,7 +1307,7 @@ export const lflowHoldings = {
 export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
   return {
     name: 'lflows',
-    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns'],
+    inputs: ['datapaths', 'ports', 'multicast', 'routers', 'acls', 'lbs', 'dns', 'drop_sampling'],
     init: () => ({
       owners: new Map(), heldIn: new Map(), entries: new Map<Uuid, FlowEntry>(), groups: new Map(), dirty: new Set<Uuid>(), table: new SbTable('Logical_Flow'),
       groupTable: new SbTable('Logical_DP_Group'), lbTable: new SbTable('Load_Balancer'), lbGroups: new Map(), lbChunks: new Map(), routePlans: new Map(),
@@ -1471,6 +1478,20 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
             }
           }
         }
+        dirty.regen(data, src, out);
+        return 'handled';
+      },
+      drop_sampling(data: LflowsData, _change: unknown, inputs: NodeInputs, out: FlowChanges) {
+        // Drop sampling turned on, off or to another collector set or domain: every owner whose
+        // flows may drop is built again. Its flows that do not drop come out as they were and
+        // stay; a switch's templates keep their lineage (switchDatapathFlows), so those that stay
+        // keep their groups too, and only the flows that drop are written.
+        const src = sourcesOf(inputs);
+        const dirty = new Dirty();
+        for (const sbUuid of src.dps.bySb.keys()) dirty.datapaths.add(sbUuid);
+        for (const name of src.ports.byName.keys()) dirty.ports.add(name);
+        for (const [dp, state] of src.acls.bySwitch) for (const [acl, facts] of state.acls) if (facts.action === 'drop') dirty.acls.add(`${dp} ${acl}`);
+        for (const [dp, state] of src.lbs.byDp) for (const lb of state.counts.keys()) dirty.lbs.add(`${dp} ${lb}`);
         dirty.regen(data, src, out);
         return 'handled';
       },

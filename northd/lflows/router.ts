@@ -19,6 +19,7 @@ import { formatIpv6 } from '../addresses.js';
 import type { ParsedPrefix, RouteText } from '../static-routes.js';
 import { parseRouteText, staticRouteOutport } from '../static-routes.js';
 import { BFD_DST_PORT, bfdStatusOf } from '../bfd.js';
+import type { DropActions } from '../drop-sampling.js';
 import { crPortName } from '../gateway-ports.js';
 import { chunkCount, chunkOfKey } from '../hash.js';
 import { optionInt } from '../nb.js';
@@ -28,7 +29,6 @@ import { stage } from '../stages.js';
 import type { FlowHints } from './flow.js';
 import { StageIds, jsonKey, lflow } from './flow.js';
 
-const DROP = 'drop;';
 const NEXT = 'next;';
 const INPORT_ETH = 'xreg0[0..47]';
 const EGRESS_LOOPBACK_BIT = 'reg9[0]';
@@ -39,13 +39,18 @@ const PRIO_MULTIPLIER = 3;
 const PRIO_STATIC = 1;
 const PRIO_CONNECTED = 2;
 
-type Emit = (stage: StageName, priority: number, match: string, actions: string, hint?: Uuid) => void;
+/** Adds one flow to the flows being built; `drop` is the drop action text in force (drop-sampling.ts). */
+interface Emit {
+  (stage: StageName, priority: number, match: string, actions: string, hint?: Uuid): void;
+  readonly drop: string;
+}
 
-function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
+function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[], drops: DropActions): Emit {
   const ids = new StageIds();
-  return (stage, priority, match, actions, hint) => {
+  const emit = (stage: StageName, priority: number, match: string, actions: string, hint?: Uuid): void => {
     flows.push(lflow(ld, stage, priority, match, actions, hint === undefined ? undefined : ({ hint, ids } satisfies FlowHints)));
   };
+  return Object.assign(emit, { drop: drops.drop });
 }
 
 
@@ -54,23 +59,23 @@ function emitterOf(ld: readonly Uuid[], flows: sb.Logical_Flow[]): Emit {
 
 /**
  * Every flow of the router datapath itself (not of one of its ports), but for the chunks of
- * its static routes' flows when `plan` has them (RoutePlan).
+ * its static routes' flows when `plan` has them (RoutePlan). `drops`: the drop action texts.
  */
-export function routerDatapathFlows(r: RouterFacts, plan: RoutePlan = planRoutes(r)): sb.Logical_Flow[] {
+export function routerDatapathFlows(r: RouterFacts, drops: DropActions, plan: RoutePlan = planRoutes(r, drops)): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
-  const f = emitterOf(r.logicalDatapath, flows);
+  const f = emitterOf(r.logicalDatapath, flows, drops);
   admission(f);
   neighborLearning(f, r.portFacing.learnFromArpRequest);
   f('lr_in_nd_ra_options', 0, '1', NEXT);
   f('lr_in_nd_ra_response', 0, '1', NEXT);
   f('lr_in_ip_routing_pre', 0, '1', 'reg7 = 0; next;');
   staticRoutes(f, r, plan);
-  f('lr_in_ip_routing', 10550, 'nd_rs || nd_ra', DROP);
+  f('lr_in_ip_routing', 10550, 'nd_rs || nd_ra', f.drop);
   policies(f, r);
   f('lr_in_arp_resolve', 500, 'ip4.mcast || ip6.mcast', NEXT);
   f('lr_in_arp_resolve', 1, 'ip4', 'get_arp(outport, reg0); next;');
   f('lr_in_arp_resolve', 1, 'ip6', 'get_nd(outport, xxreg0); next;');
-  f('lr_in_arp_resolve', 0, '1', DROP);
+  f('lr_in_arp_resolve', 0, '1', f.drop);
   checkPktLen(f, r);
   gatewayRedirect(f, r);
   arpRequest(f, r);
@@ -85,8 +90,8 @@ export function routerDatapathFlows(r: RouterFacts, plan: RoutePlan = planRoutes
 }
 
 function admission(f: Emit): void {
-  f('lr_in_admission', 100, 'vlan.present || eth.src[40]', DROP);
-  f('lr_in_admission', 0, '1', DROP);
+  f('lr_in_admission', 100, 'vlan.present || eth.src[40]', f.drop);
+  f('lr_in_admission', 0, '1', f.drop);
 }
 
 /** lr_in_lookup_neighbor and lr_in_learn_neighbor (options:always_learn_from_arp_request). */
@@ -105,19 +110,19 @@ function neighborLearning(f: Emit, learn: boolean): void {
   f('lr_in_learn_neighbor', 95, 'nd_na && nd.tll == 0', 'put_nd(inport, nd.target, eth.src); next;');
   f('lr_in_learn_neighbor', 90, 'nd_na', 'put_nd(inport, nd.target, nd.tll); next;');
   f('lr_in_learn_neighbor', 90, 'nd_ns', 'put_nd(inport, ip6.src, nd.sll); next;');
-  f('lr_in_learn_neighbor', 0, '1', DROP);
+  f('lr_in_learn_neighbor', 0, '1', f.drop);
 }
 
 function localTrafficDrops(f: Emit, relay: boolean): void {
-  f('lr_in_ip_input', 100, 'ip4.src_mcast ||ip4.src == 255.255.255.255 || ip4.src == 127.0.0.0/8 || ip4.dst == 127.0.0.0/8 || ip4.src == 0.0.0.0/8 || ip4.dst == 0.0.0.0/8', DROP);
-  f('lr_in_ip_input', 85, 'arp || nd', DROP);
+  f('lr_in_ip_input', 100, 'ip4.src_mcast ||ip4.src == 255.255.255.255 || ip4.src == 127.0.0.0/8 || ip4.dst == 127.0.0.0/8 || ip4.src == 0.0.0.0/8 || ip4.dst == 0.0.0.0/8', f.drop);
+  f('lr_in_ip_input', 85, 'arp || nd', f.drop);
   f('lr_in_ip_input', 84, 'nd_rs || nd_ra', NEXT);
-  f('lr_in_ip_input', 83, 'ip6.mcast_rsvd', DROP);
+  f('lr_in_ip_input', 83, 'ip6.mcast_rsvd', f.drop);
   // Other multicast goes on to routing when the router relays it.
-  f('lr_in_ip_input', 82, 'ip4.mcast || ip6.mcast', relay ? NEXT : DROP);
-  f('lr_in_ip_input', 50, 'eth.bcast', DROP);
-  f('lr_in_ip_input', 32, 'ip.ttl == {0, 1} && !ip.later_frag && (ip4.mcast || ip6.mcast)', DROP);
-  f('lr_in_ip_input', 30, 'ip.ttl == {0, 1}', DROP);
+  f('lr_in_ip_input', 82, 'ip4.mcast || ip6.mcast', relay ? NEXT : f.drop);
+  f('lr_in_ip_input', 50, 'eth.bcast', f.drop);
+  f('lr_in_ip_input', 32, 'ip.ttl == {0, 1} && !ip.later_frag && (ip4.mcast || ip6.mcast)', f.drop);
+  f('lr_in_ip_input', 30, 'ip.ttl == {0, 1}', f.drop);
   f('lr_in_ip_input', 0, '1', NEXT);
 }
 
@@ -152,7 +157,7 @@ function addRoute(f: Emit, port: RouterPortFacts | undefined, srcAddr: string | 
   const v4 = network.includes('.');
   const { match, priority } = routeMatch(!v4 && lla ? port?.name : undefined, rtbId, network, plen, srcRoute, v4, offset);
   if (discard || port === undefined) {
-    f('lr_in_ip_routing', priority, match, DROP, hint);
+    f('lr_in_ip_routing', priority, match, f.drop, hint);
     return;
   }
   const nh = gateway !== '' ? gateway : v4 ? 'ip4.dst' : 'ip6.dst';
@@ -169,11 +174,11 @@ function addRoute(f: Emit, port: RouterPortFacts | undefined, srcAddr: string | 
  * same switch), out of `port` from its first IPv4 address, as connected routes
  * (build_ip_routing_flows_for_lrouter_port for a router's switch port). IPv4 only, as there.
  */
-export function routableRouteFlows(ld: readonly Uuid[], port: RouterPortFacts, routables: readonly LportAddresses[]): sb.Logical_Flow[] {
+export function routableRouteFlows(ld: readonly Uuid[], port: RouterPortFacts, routables: readonly LportAddresses[], drops: DropActions): sb.Logical_Flow[] {
   const src = port.networks.ipv4[0];
   if (src === undefined) return [];
   const flows: sb.Logical_Flow[] = [];
-  const f = emitterOf(ld, flows);
+  const f = emitterOf(ld, flows, drops);
   for (const r of routables) for (const a of r.ipv4) addRoute(f, port, src.addrS, a.networkS, a.plen, '', false, 0, port.nbUuid, false, PRIO_CONNECTED, false);
   return flows;
 }
@@ -218,10 +223,11 @@ export interface RoutePlan {
 export const routeChunkLimits = { groupsMin: 64, groupsPerChunk: 16, chunksMax: 256 };
 
 /**
- * The router's route plan, reusing `previous`'s chunks whose routes, ECMP ids, route tables
- * and router ports are as they were (the same flows array, which its owner then leaves alone).
+ * The router's route plan, reusing `previous`'s chunks whose routes, ECMP ids, route tables,
+ * router ports and drop action (`drops`) are as they were (the same flows array, which its owner
+ * then leaves alone).
  */
-export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
+export function planRoutes(r: RouterFacts, drops: DropActions, previous?: RoutePlan): RoutePlan {
   const tables = new RouteTables();
   const portTables: (readonly [string, number])[] = [];
   for (const p of r.ports) {
@@ -257,7 +263,7 @@ export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
   const ports = r.ports.map((p) => `${p.name} ${p.key} ${p.hasBfd} ${p.networks.ea} ${p.networks.ipv4.map((a) => `${a.addrS}/${a.plen}`).join(',')} ${p.networks.ipv6.map((a) => `${a.addrS}/${a.plen}`).join(',')}`).join(' | ');
   const reuse = previous !== undefined && previous.chunks.length === count ? previous.chunks : undefined;
   const chunks = dealt.map((chunkGroups, i): RouteChunk => {
-    const signature: unknown[] = [ports, r.chassis, r.logicalDatapath];
+    const signature: unknown[] = [ports, r.chassis, r.logicalDatapath, drops.drop];
     for (const g of chunkGroups) {
       signature.push(g.ecmpId, g.members.length);
       for (const m of g.members) signature.push(m.route, m.rtbId);
@@ -265,7 +271,7 @@ export function planRoutes(r: RouterFacts, previous?: RoutePlan): RoutePlan {
     const old = reuse?.[i];
     if (old !== undefined && old.signature.length === signature.length && old.signature.every((x, j) => x === signature[j])) return old;
     const flows: sb.Logical_Flow[] = [];
-    const f = emitterOf(r.logicalDatapath, flows);
+    const f = emitterOf(r.logicalDatapath, flows, drops);
     for (const g of chunkGroups) routeGroupFlows(f, r, g);
     return { signature, flows: Object.freeze(flows) };
   });
@@ -286,8 +292,8 @@ const routeTexts = new WeakMap<StaticRouteFacts, RouteText | null>();
 
 /** Static routes: ECMP groups (same prefix, policy and table) and unique routes; the groups' own flows here only when not chunked. */
 function staticRoutes(f: Emit, r: RouterFacts, plan: RoutePlan): void {
-  f('lr_in_ip_routing_ecmp', 0, '1', DROP);
-  f('lr_in_ip_routing', 0, '1', DROP);
+  f('lr_in_ip_routing_ecmp', 0, '1', f.drop);
+  f('lr_in_ip_routing', 0, '1', f.drop);
   f('lr_in_ip_routing_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
   for (const [port, id] of plan.portTables) f('lr_in_ip_routing_pre', 100, `inport == ${jsonKey(port)}`, `reg7 = ${id}; next;`);
   if (plan.chunks.length === 0) for (const g of plan.groups) routeGroupFlows(f, r, g);
@@ -364,7 +370,7 @@ function pktMark(p: PolicyFacts): string {
 function policies(f: Emit, r: RouterFacts): void {
   f('lr_in_policy', 0, '1', `${ECMP_GROUP} = 0; next;`);
   f('lr_in_policy_ecmp', 150, `${ECMP_GROUP} == 0`, NEXT);
-  f('lr_in_policy_ecmp', 0, '1', DROP);
+  f('lr_in_policy_ecmp', 0, '1', f.drop);
   let ecmpId = 1;
   for (const p of r.policies) {
     if (p.action === 'reroute' && p.nexthops.length > 1) {
@@ -381,7 +387,7 @@ function policies(f: Emit, r: RouterFacts): void {
       const v4 = nexthop.includes('.');
       actions = `${pktMark(p)}${v4 ? 'reg0' : 'xxreg0'} = ${nexthop}; ${v4 ? 'reg1' : 'xxreg1'} = ${out.addr}; eth.src = ${out.port.networks.ea}; outport = ${jsonKey(out.port.name)}; flags.loopback = 1; ${ECMP_GROUP} = 0; next;`;
     } else if (p.action === 'drop') {
-      actions = DROP;
+      actions = f.drop;
     } else {
       actions = `${pktMark(p)}${ECMP_GROUP} = 0; next;`;
     }
@@ -420,10 +426,10 @@ function gatewayRedirect(f: Emit, r: RouterFacts): void {
       const match = `outport == ${jsonKey(name)} && ip${v}.src == $${n.allowedExtIps ?? (n.exemptedExtIps as string)}`;
       if (n.allowedExtIps !== undefined) {
         f('lr_in_gw_redirect', 75, match, redirect, port.nbUuid);
-        if (defaultDrop) f('lr_in_gw_redirect', 70, `ip && ip${v}.dst == ${n.externalIp}`, DROP);
+        if (defaultDrop) f('lr_in_gw_redirect', 70, `ip && ip${v}.dst == ${n.externalIp}`, f.drop);
         defaultDrop = false;
       } else {
-        f('lr_in_gw_redirect', 75, match, DROP, port.nbUuid);
+        f('lr_in_gw_redirect', 75, match, f.drop, port.nbUuid);
       }
     }
   }
@@ -744,7 +750,7 @@ function distributedNatRules(f: Emit, r: RouterFacts): void {
     // others resolve it (once per address).
     if (!seen.has(n.externalIp)) {
       seen.add(n.externalIp);
-      f('lr_in_arp_resolve', 150, `inport == ${dk} && outport == ${dk} && ${ip}.dst == ${n.externalIp}`, DROP, n.uuid);
+      f('lr_in_arp_resolve', 150, `inport == ${dk} && outport == ${dk} && ${ip}.dst == ${n.externalIp}`, f.drop, n.uuid);
       f('lr_in_arp_resolve', 100, `outport == ${dk} && ${c.v6 ? 'xxreg0' : 'reg0'} == ${n.externalIp}`, `eth.dst = ${mac === undefined ? c.dgp.networks.ea : (n.externalMac as string)}; next;`, n.uuid);
       if (bridged && mac !== undefined) {
         f('lr_in_arp_resolve', 90, `outport == ${jsonKey(r.portFacing.l3dgwPorts[0] as string)} && ${ip}.src == ${n.logicalIp} && ${lpResident}`,
@@ -763,7 +769,7 @@ function distributedNatRules(f: Emit, r: RouterFacts): void {
     if (n.type === 'snat') f('lr_in_ip_input', 120, `inport == ${dk} && ${ip}.src == ${n.externalIp}`, NEXT, n.uuid);
     if (mac !== undefined) {
       // A virtual port not claimed yet would have its traffic centralized: dropped instead.
-      if (n.logicalPortVirtual) f('lr_in_gw_redirect', 80, `${ip}.src == ${n.logicalIp} && outport == ${dk}`, DROP, n.uuid);
+      if (n.logicalPortVirtual) f('lr_in_gw_redirect', 80, `${ip}.src == ${n.logicalIp} && outport == ${dk}`, f.drop, n.uuid);
       gatewayMtuFlow(f, c.dgp, 'lr_in_admission', `eth.dst == ${mac} && inport == ${dk} && ${lpResident}`, `${INPORT_ETH} = ${c.dgp.networks.ea}; next;`, n.uuid);
       // Any non-zero MTU here, negative ones too (build_lrouter_ingress_flow tests gw_mtu only).
       const mtu = gatewayMtu(c.dgp);
@@ -801,7 +807,7 @@ function gatewayPortNatArpNd(f: Emit, r: RouterFacts): void {
       const ext = n.ext as NonNullable<NatFacts['ext']>;
       const match = ext.v6 ? `inport == ${key} && ip6.dst == {${ext.addrS}, ${ext.snAddrS}} && nd_ns && nd.target == ${ext.addrS}` : `inport == ${key} && arp.op == 1 && arp.tpa == ${ext.addrS}`;
       f('lr_in_ip_input', 92, `${match} && ${resident}`, ext.v6 ? ndReply('nd_na', mac) : arpReply(mac), n.uuid);
-      f('lr_in_ip_input', 91, match, DROP, n.uuid);
+      f('lr_in_ip_input', 91, match, f.drop, n.uuid);
     }
   }
 }
@@ -842,6 +848,8 @@ export interface RouterPortContext {
   readonly peerColumnSet: boolean;
   /** The router datapath's tunnel key (it names the router's load balancer address sets). */
   readonly routerKey: number;
+  /** The drop action texts (drop-sampling.ts). */
+  readonly drops: DropActions;
 }
 
 /** The SB Address_Set of a router's reachable load balancer VIPs (lr_lb_address_set_name). */
@@ -865,7 +873,7 @@ function lbVipArpNd(f: Emit, p: RouterPortFacts, r: RouterFacts, ctx: RouterPort
 /** Every flow one router port owns (in its router's pipeline, or its LRP peer's). */
 export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterPortContext): sb.Logical_Flow[] {
   const flows: sb.Logical_Flow[] = [];
-  const f = emitterOf(r.logicalDatapath, flows);
+  const f = emitterOf(r.logicalDatapath, flows, ctx.drops);
   const key = jsonKey(p.name);
   const hint = p.nbUuid;
   const pf = r.portFacing;
@@ -895,7 +903,7 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
   ndRa(f, p, ctx, hint);
   // ARP resolution in an LRP peer's pipeline for this port's addresses.
   if (ctx.lrpPeer !== undefined) {
-    const g = emitterOf(ctx.lrpPeer.logicalDatapath, flows);
+    const g = emitterOf(ctx.lrpPeer.logicalDatapath, flows, ctx.drops);
     const peerKey = jsonKey(ctx.lrpPeer.name);
     if (nets.ipv4.length > 0) g('lr_in_arp_resolve', 100, `outport == ${peerKey} && reg0== ${v4NetworksText(nets, false)}`, `eth.dst = ${nets.ea}; next;`, hint);
     if (nets.ipv6.length > 0) g('lr_in_arp_resolve', 100, `outport == ${peerKey} && xxreg0 == ${v6NetworksText(nets)}`, `eth.dst = ${nets.ea}; next;`, hint);
@@ -905,7 +913,7 @@ export function routerPortFlows(p: RouterPortFacts, r: RouterFacts, ctx: RouterP
     // With multicast relay, multicast leaves with the port's own MAC as its source.
     if (pf.mcastRelay) f('lr_out_delivery', 110, `(ip4.mcast || ip6.mcast) && outport == ${key}`, `eth.src = ${nets.ea}; output;`);
     f('lr_out_delivery', 100, `outport == ${key}`, 'output;');
-    f('lr_out_delivery', 0, '1', DROP);
+    f('lr_out_delivery', 0, '1', f.drop);
   }
   for (const a of nets.ipv6) f('lr_in_ip_input', 100, `ip6.dst == ${a.addrS} && udp.src == 547 && udp.dst == 546`, 'reg0 = 0; handle_dhcpv6_reply;');
   ipv6Input(f, p, r, hint, l3dgw, crKey);
@@ -933,9 +941,9 @@ function dropOwnDestination(f: Emit, p: RouterPortFacts, r: RouterFacts, stage: 
   // A router address that is also a load balancer VIP counts as an SNAT address here.
   const lb = r.portFacing.lbIps;
   const v4 = p.networks.ipv4.filter((a) => (snat.has(a.addrS) || lb.v4.includes(a.addrS)) === snatOnes).map((a) => a.addrS);
-  if (v4.length > 0) f(stage, priority, `ip4.dst == {${v4.join(', ')}}`, DROP, p.nbUuid);
+  if (v4.length > 0) f(stage, priority, `ip4.dst == {${v4.join(', ')}}`, f.drop, p.nbUuid);
   const v6 = p.networks.ipv6.filter((a) => (snat.has(a.addrS) || lb.v6.includes(a.addrS)) === snatOnes).map((a) => a.addrS);
-  if (v6.length > 0) f(stage, priority, `ip6.dst == {${v6.join(', ')}}`, DROP, p.nbUuid);
+  if (v6.length > 0) f(stage, priority, `ip6.dst == {${v6.join(', ')}}`, f.drop, p.nbUuid);
 }
 
 function ipv6Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dgw: boolean, crKey: string): void {
@@ -968,7 +976,7 @@ function ipv4Input(f: Emit, p: RouterPortFacts, r: RouterFacts, hint: Uuid, l3dg
   const nets = p.networks;
   const key = jsonKey(p.name);
   if (nets.ipv4.length > 0) {
-    f('lr_in_ip_input', 100, `ip4.src == ${v4NetworksText(nets, true)} && reg9[0] == 0`, DROP, hint);
+    f('lr_in_ip_input', 100, `ip4.src == ${v4NetworksText(nets, true)} && reg9[0] == 0`, f.drop, hint);
     f('lr_in_ip_input', 90, `ip4.dst == ${v4NetworksText(nets, false)} && icmp4.type == 8 && icmp4.code == 0`, 'ip4.dst <-> ip4.src; ip.ttl = 255; icmp4.type = 0; flags.loopback = 1; next; ', hint);
   }
   for (const a of nets.ipv4) {

@@ -18,6 +18,7 @@
 import type { Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import type { DatapathInfo } from '../datapaths.js';
+import type { DropActions } from '../drop-sampling.js';
 import type { PortInfo, RouterPeer } from '../ports.js';
 import { ethAddrFromString, extractIpAddresses, findLportAddress, v4NetworksText, v6NetworksText } from '../netaddr.js';
 import type { LportAddresses } from '../netaddr.js';
@@ -26,15 +27,14 @@ import type { RouterFacts, RouterPortFacts } from '../routers.js';
 import type { StageName } from '../stages.js';
 import { stage } from '../stages.js';
 import type { AclFlags } from './acl.js';
-import { NO_ACL_FLAGS, aclStageDefaults } from './acl.js';
+import { aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, NO_FLOWS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf } from './flow.js';
+import { FLOW_SHARDS, NO_FLOWS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf, templateLineages } from './flow.js';
 import type { VirtualPortLookup } from './virtual.js';
 import { virtualArpResolveFlows, virtualBindFlows } from './virtual.js';
 import { routableRouteFlows } from './router.js';
 
-const DROP = 'drop;';
 const SVC_MONITOR = 'eth.dst == $svc_monitor_mac';
 const ND_MLD_LB = 'nd || nd_rs || nd_ra || mldv1 || mldv2';
 const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
@@ -45,19 +45,26 @@ const STATEFUL_COMMIT: readonly (readonly [string, string])[] = [
 /**
  * Flows owned by a switch datapath itself, to be held in its datapath (`dp.logicalDatapath`):
  * its shard's frozen templates, naming a placeholder datapath of the shard. A switch with load
- * balancer VIPs has its own hairpin flows besides (`hairpinFlows`).
+ * balancer VIPs has its own hairpin flows besides (`hairpinFlows`). `drops`: the drop action
+ * texts (drop-sampling.ts).
  */
-export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags = NO_ACL_FLAGS, hasDns = false): readonly sb.Logical_Flow[] {
-  // The flows depend on these eight facts only, so they are built (and their UUIDs hashed) once
-  // per combination and shard, and shared by the switches: lflows/node.ts holds them in each
-  // switch's datapath, and copies one only when it becomes a row of that switch alone.
+export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: AclFlags, hasDns: boolean, drops: DropActions): readonly sb.Logical_Flow[] {
+  // The flows depend on these eight facts and the drop actions only, so they are built (and
+  // their UUIDs hashed) once per combination and shard, and shared by the switches:
+  // lflows/node.ts holds them in each switch's datapath, and copies one only when it becomes a
+  // row of that switch alone.
   const key = (acl.ctInvMatch === false ? 128 : 0) | (acl.defaultDrop === true ? 64 : 0) | (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) |
     (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
   const shard = shardOf(dp.sbUuid);
-  let template = SWITCH_TEMPLATES.get(key * FLOW_SHARDS + shard);
+  let templates = SWITCH_TEMPLATES.get(drops);
+  if (templates === undefined) SWITCH_TEMPLATES.set(drops, (templates = new Map()));
+  let template = templates.get(key * FLOW_SHARDS + shard);
   if (template === undefined) {
-    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns));
-    SWITCH_TEMPLATES.set(key * FLOW_SHARDS + shard, template);
+    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns, drops));
+    // Named by the facts and the shard, not by the drop actions: when drop sampling is turned on
+    // or off, the flows that stay keep their Logical_DP_Group and their rows (lflows/node.ts).
+    templateLineages.set(template, `switch ${key} ${shard}`);
+    templates.set(key * FLOW_SHARDS + shard, template);
   }
   return template;
 }
@@ -99,18 +106,23 @@ export function hairpinFlows(dp: DatapathInfo): sb.Logical_Flow[] {
   ];
 }
 
-/** Immutable templates of a switch datapath's flows by its six facts and its shard. */
-const SWITCH_TEMPLATES = new Map<number, readonly sb.Logical_Flow[]>();
+/**
+ * Immutable templates of a switch datapath's flows by drop actions, then by its eight facts and
+ * its shard. The drop actions of a setting in force are one object while it is (PLAIN_DROPS when
+ * off), so the templates of a setting no longer in force go with it.
+ */
+const SWITCH_TEMPLATES = new WeakMap<DropActions, Map<number, readonly sb.Logical_Flow[]>>();
 
-function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags, hasDns: boolean): sb.Logical_Flow[] {
+function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, hasUnknown: boolean, acl: AclFlags, hasDns: boolean, drops: DropActions): sb.Logical_Flow[] {
+  const drop = drops.drop;
   const f = (s: StageName, priority: number, match: string, actions: string): sb.Logical_Flow => lflow(d, s, priority, match, actions);
   const flows: sb.Logical_Flow[] = [];
   // Admission control and port security.
-  if (!vlanPassthru) flows.push(f('ls_in_check_port_sec', 100, 'vlan.present', DROP));
+  if (!vlanPassthru) flows.push(f('ls_in_check_port_sec', 100, 'vlan.present', drop));
   flows.push(
-    f('ls_in_check_port_sec', 100, 'eth.src[40]', DROP),
+    f('ls_in_check_port_sec', 100, 'eth.src[40]', drop),
     f('ls_in_check_port_sec', 50, '1', 'reg0[15] = check_in_port_sec(); next;'),
-    f('ls_in_apply_port_sec', 50, 'reg0[15] == 1', DROP),
+    f('ls_in_apply_port_sec', 50, 'reg0[15] == 1', drop),
     f('ls_in_apply_port_sec', 0, '1', 'next;'),
     f('ls_in_lookup_fdb', 0, '1', 'next;'),
     f('ls_in_put_fdb', 0, '1', 'next;'),
@@ -145,7 +157,7 @@ function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, has
     f('ls_in_l2_lkup', 110, `${SVC_MONITOR} && (tcp || icmp || icmp6)`, 'handle_svc_check(inport);'),
     f('ls_in_l2_lkup', 70, 'eth.mcast', 'outport = "_MC_flood"; output;'),
     f('ls_in_l2_lkup', 0, '1', 'outport = get_fdb(eth.dst); next;'),
-    f('ls_in_l2_unknown', 50, 'outport == "none"', hasUnknown ? 'outport = "_MC_unknown"; output;' : DROP),
+    f('ls_in_l2_unknown', 50, 'outport == "none"', hasUnknown ? 'outport = "_MC_unknown"; output;' : drop),
     f('ls_in_l2_unknown', 0, '1', 'output;'),
     // Egress.
     f('ls_out_pre_lb', 110, 'eth.mcast', 'next;'),
@@ -162,11 +174,11 @@ function buildSwitchDatapathFlows(d: readonly Uuid[], vlanPassthru: boolean, has
     f('ls_out_stateful', 0, '1', 'next;'),
     f('ls_out_check_port_sec', 100, 'eth.mcast', 'reg0[15] = 0; next;'),
     f('ls_out_check_port_sec', 0, '1', 'reg0[15] = check_out_port_sec(); next;'),
-    f('ls_out_apply_port_sec', 50, 'reg0[15] == 1', DROP),
+    f('ls_out_apply_port_sec', 50, 'reg0[15] == 1', drop),
     f('ls_out_apply_port_sec', 0, '1', 'output;'),
   );
   // Pre-ACL, ACL hints and ACL defaults, by whether ACLs (stateful ones) apply.
-  aclStageDefaults((s, priority, match, actions) => flows.push(f(s, priority, match, actions)), acl);
+  aclStageDefaults((s, priority, match, actions) => flows.push(f(s, priority, match, actions)), acl, drops);
   if (hasDns) {
     // DNS queries go to ovn-controller (dns_lookup); an answered one goes back out of the port
     // it came from, one flow per IP version with the same match; the answers pass the egress
@@ -213,6 +225,8 @@ export interface SwitchPortContext {
   readonly peerRouter: RouterFacts | undefined;
   /** For a virtual port: its parents and their switches (no flows of a virtual port without it). */
   readonly virtualLookup?: VirtualPortLookup | undefined;
+  /** The drop action texts (drop-sampling.ts). */
+  readonly drops: DropActions;
 }
 
 /** Flows owned by one logical switch port (some of them in its routers' pipelines). */
@@ -264,7 +278,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   if (!p.enabled) {
     flows.push(
       lflow(dp, 'ls_in_check_port_sec', 100, `inport == ${key}`, 'reg0[15] = 1; next;', lport()),
-      lflow(dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, DROP, lport()),
+      lflow(dp, 'ls_in_l2_unknown', 50, `outport == ${key}`, ctx.drops.drop, lport()),
     );
   }
   // A vtep port's traffic (from the ramp switch) skips to the hairpin stage, then to L2 lookup
@@ -274,7 +288,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
     flows.push(lflow(dp, 'ls_in_hairpin', 1000, 'reg0[14] == 1', `next(pipeline=ingress, table=${stage('ls_in_l2_lkup').table});`));
   }
   if (p.vtepHairpinCr !== undefined) flows.push(lflow(dp, 'ls_in_hairpin', 2000, `reg0[14] == 1 && is_chassis_resident(${jsonKey(p.vtepHairpinCr)})`, 'next;'));
-  const action = p.enabled ? `outport = ${key}; output;` : DROP;
+  const action = p.enabled ? `outport = ${key}; output;` : ctx.drops.drop;
   // A router port's MAC is looked up only where its gateway chassis port resides, when the
   // router has a distributed gateway port there and the switch a localnet port.
   const resident = p.residentCr === undefined ? '' : ` && is_chassis_resident(${jsonKey(p.residentCr)})`;
@@ -303,6 +317,7 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
  */
 function externalPortFlows(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_Flow[]): void {
   const key = jsonKey(p.name);
+  const drop = ctx.drops.drop;
   const ids = new StageIds();
   for (const localnet of ctx.localnetPorts) {
     const hints: FlowHints = { hint: p.nbUuid, tags: portTags(localnet), ids };
@@ -311,11 +326,11 @@ function externalPortFlows(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logica
       for (const rp of ctx.routerPorts) {
         for (const r of rp.addrs) {
           const from = `inport == ${inport} && eth.src == ${a.ea}`;
-          for (const ip of r.ipv4) flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && arp.tpa == ${ip.addrS} && arp.op == 1`, DROP, hints));
+          for (const ip of r.ipv4) flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && arp.tpa == ${ip.addrS} && arp.op == 1`, drop, hints));
           for (const ip of r.ipv6) {
-            flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && nd_ns && ip6.dst == {${ip.addrS}, ${ip.snAddrS}} && nd.target == ${ip.addrS}`, DROP, hints));
+            flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && !is_chassis_resident(${key}) && nd_ns && ip6.dst == {${ip.addrS}, ${ip.snAddrS}} && nd.target == ${ip.addrS}`, drop, hints));
           }
-          flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && eth.dst == ${r.ea} && !is_chassis_resident(${key})`, DROP, hints));
+          flows.push(lflow(ctx.dp, 'ls_in_external_port', 100, `${from} && eth.dst == ${r.ea} && !is_chassis_resident(${key})`, drop, hints));
         }
       }
     }
@@ -426,7 +441,7 @@ function routableRoutes(p: PortInfo, ctx: SwitchPortContext, flows: sb.Logical_F
     if (rp.peer.name === peer.name || rp.peer.routables.length === 0) continue;
     port ??= ctx.peerRouter.ports.find((q) => q.name === peer.name);
     if (port === undefined) return;
-    flows.push(...routableRouteFlows(ctx.peerRouter.logicalDatapath, port, rp.peer.routables));
+    flows.push(...routableRouteFlows(ctx.peerRouter.logicalDatapath, port, rp.peer.routables, ctx.drops));
   }
 }
 

@@ -7,7 +7,9 @@
 // tables sample too (ovn-controller's put_drop). Method: the small topology of
 // flows-fixtures.ts, rows with sample actions on sw0 (key 1) and pub (key 3), and a sequence of
 // LocalView updates (its sampleCollectors) and SB updates; after each, the flows' actions are
-// checked, and the engine must equal a fresh one fed the same rows.
+// checked, and the engine must equal a fresh one fed the same rows. Last, end to end with our
+// northd: the sampled drops it writes from the NB options compile, on a chassis binding a port,
+// into OpenFlow's sample action with each flow's cookie; emptied ones (a refused domain) into drops.
 
 import t from 'tap';
 import { formatActions } from '../../agent/compile/index.js';
@@ -17,7 +19,10 @@ import type { LocalView } from '../../agent/local-view.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
 import { formatFlow } from '../../agent/compile/index.js';
-import { difference, dpGroup, ids, logicalFlow, resetOf, sbGlobal, smallTopology, smallView, U } from './flows-fixtures.js';
+import { createNorthd } from '../../northd/index.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
+import { addLrp, addLsp, map, nbFixture, set } from '../northd/nb-fixture.js';
+import { chassis, difference, dpGroup, ids, logicalFlow, resetOf, sbGlobal, smallTopology, smallView, U } from './flows-fixtures.js';
 
 /** Rows with cookies of their own (the fixtures' U() gives every row of a kind one cookie). */
 const lf = (n: number): string => `${(0xa0000000 + n).toString(16)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -178,4 +183,59 @@ t.test('the physical tables\' drops sample into SB_Global\'s debug_drop_collecto
   t.ok(drops().every(sampledTo(7, 0)), 'domain 256 << 24 in 32 bits is 0, as ovn-controller computes it');
   step([{ table: 'SB_Global', uuid: global }], smallView({ sampleCollectors: new Set([7]) }), 'SB_Global gone');
   t.ok(drops().every(plain));
+});
+
+t.test('end to end: the drops our northd samples compile into OpenFlow sample actions on the chassis', async (t) => {
+  // sw0 with vm1 (bound to hv1) and a drop ACL, behind lr0: the switch and the router are local.
+  const fx = nbFixture();
+  fx.run([{ op: 'insert', table: 'NB_Global', row: { options: map({ debug_drop_collector_set: '123', debug_drop_domain_id: '2' }) } }]);
+  fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw0' } }, { op: 'insert', table: 'Logical_Router', row: { name: 'lr0' } }]);
+  fx.run([
+    ...addLsp('sw0', 'vm1', { addresses: set(['00:00:00:00:00:01 10.0.0.1']) }),
+    ...addLrp('lr0', 'lr0-sw0', '00:00:00:00:ff:01', ['10.0.0.254/24']),
+    ...addLsp('sw0', 'sw0-lr0', { type: 'router', addresses: set(['router']), options: map({ 'router-port': 'lr0-sw0' }) }),
+    { op: 'insert', table: 'ACL', 'uuid-name': 'a', row: { priority: 1001, direction: 'from-lport', match: 'ip4.src == 10.0.0.66', action: 'drop' } },
+    { op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw0']], row: { acls: set([['named-uuid', 'a']]) } },
+  ]);
+  const northd = createNorthd();
+  northd.apply(fx.db, { changes: [] });
+  northd.setChassisOwned(fx.db, new Map([['vm1', { chassis: [ids.hv1] }]]), new Map([['hv1', ids.hv1]]));
+  const compiled = (): { d: DesiredFlows; flows: sb.Logical_Flow[]; keyOf: Map<string, number> } => {
+    const rows: [string, Row][] = [['Chassis', chassis(ids.hv1, 'hv1')]];
+    for (const [table, byUuid] of northd.view()) for (const r of byUuid.values()) rows.push([table, r]);
+    const d = new DesiredFlows();
+    d.update(resetOf(rows), smallView({ vifs: new Map([['vm1', 1]]), sampleCollectors: new Set([123]) }));
+    t.same(d.sourceErrors(), new Map(), 'every flow compiles');
+    const keyOf = new Map([...(northd.view().get('Datapath_Binding') ?? new Map<string, Row>()).values()].map((r) => [r._uuid, r['tunnel_key'] as number]));
+    return { d, flows: [...(northd.view().get('Logical_Flow') ?? new Map<string, Row>()).values()] as unknown as sb.Logical_Flow[], keyOf };
+  };
+
+  const on = compiled();
+  const sampledRows = on.flows.filter((f) => f.actions.endsWith('sample(probability=65535,collector_set=123,obs_domain=2,obs_point=$cookie); /* drop */'));
+  t.ok(sampledRows.length >= 20, `${sampledRows.length} drops sampled by our northd`);
+  const wrong: string[] = [];
+  let installed = 0;
+  for (const f of sampledRows) {
+    const cookie = Number.parseInt(f._uuid.slice(0, 8), 16);
+    for (const spec of on.d.table.flowsOf(`lf:${f._uuid}`)) {
+      installed++;
+      const key = Number(spec.match.get('metadata')?.value ?? -1);
+      const expected = `sample(probability=65535,collector_set_id=123,obs_domain_id=${(0x02000000 | key) >>> 0},obs_point_id=${cookie})`;
+      if (!formatActions(spec.actions).includes(expected)) wrong.push(`${f.external_ids.get('stage-name') ?? ''} ${f.match}: ${formatActions(spec.actions)} (expected ${expected})`);
+    }
+  }
+  t.ok(installed >= sampledRows.length, `${installed} OpenFlow flows from them`);
+  t.same(wrong, [], 'each with the datapath\'s key in the domain and the row\'s cookie as the point');
+
+  // A refused domain: the drops lose their text (as ovn-northd 23.03 writes them); they compile
+  // into drops, with no sample.
+  const g = [...fx.db.rows('NB_Global').keys()][0] as string;
+  northd.apply(fx.db, fx.run([{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', g]]], row: { options: map({ debug_drop_collector_set: '123', debug_drop_domain_id: '255' }) } }]));
+  const refused = compiled();
+  const emptied = refused.flows.filter((f) => f.actions === '');
+  t.ok(emptied.length === sampledRows.length, `${emptied.length} drops without text`);
+  const specs = emptied.flatMap((f) => refused.d.table.flowsOf(`lf:${f._uuid}`));
+  t.equal(specs.length, installed, 'as many OpenFlow flows as sampled before');
+  t.same(specs.filter((spec) => spec.actions.length > 0).map((spec) => formatActions(spec.actions)), [], 'each without actions: a drop');
+  t.notOk(refused.flows.some((f) => f.actions.includes('sample(')), 'nothing samples');
 });

@@ -254,7 +254,7 @@ async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptio
   // The view built transaction by transaction equals a fresh computation.
   const difference = viewDifference(real.northd.view(), real.northd.recompute(real.fx.db, view, {
     chassisOwned: new Map(real.northd.chassisOwned()), serviceMonitorStatus: new Map(real.northd.serviceMonitorStatus()), chassis: new Map(real.northd.chassis()),
-    igmpGroups: new Map(real.northd.igmpGroups()), hostnames: new Map(real.northd.hostnames()), vxlan: real.northd.vxlanMode(),
+    igmpGroups: new Map(real.northd.igmpGroups()), hostnames: new Map(real.northd.hostnames()), vxlan: real.northd.vxlanMode(), dropSampling: real.northd.dropSampling(),
   }));
   t.equal(difference, undefined, `incremental view equals a recompute${difference === undefined ? '' : `: ${difference.slice(0, 600)}`}`);
 }
@@ -2385,4 +2385,102 @@ t.test('(nn) DHCPv6 prefix delegation: the prefix a chassis writes into a router
   await delegate('lr0-sw1', '1:2001:db8:9::/48');
   await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'networks="fd00:1::1/64" "fd00:5::1/64"']);
   await compareWithReal(t, real);
+});
+
+t.test('(oo) drop sampling (NB_Global options debug_drop_collector_set, debug_drop_domain_id): every drop sampled; a refused domain keeps the setting in force and empties the drops', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    // Switch drops: port security, a disabled port, an external port on the localnet switch,
+    // a stateful switch with a logged drop ACL, unknown destinations, snooped multicast.
+    ['lsp-set-port-security', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
+    ['lsp-add', 'sw1', 'off', '--', 'lsp-set-addresses', 'off', '00:00:00:00:01:0c 10.0.1.12', '--', 'lsp-set-enabled', 'off', 'disabled'],
+    ['lsp-add', 'ext', 'bm', '--', 'lsp-set-type', 'bm', 'external', '--', 'lsp-set-addresses', 'bm', '00:00:00:00:ee:0a 172.16.0.10'],
+    ['acl-add', 'sw1', 'to-lport', '1001', 'ip4 && tcp.dst == 80', 'allow-related'],
+    ['--log', 'acl-add', 'sw1', 'from-lport', '1002', 'ip4.src == 10.0.1.66', 'drop'],
+    ['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=true'],
+    // Router drops on the distributed router: a discard route, a drop policy, NAT on the gateway
+    // port (distributed rules, one on a virtual port, stateless ones with allowed and exempted
+    // sources), relay with a port flooding statically.
+    ['lr-route-add', 'lr0', '192.168.99.0/24', 'discard'],
+    ['lr-policy-add', 'lr0', '900', 'ip4.dst == 10.0.3.66', 'drop'],
+    ['lr-nat-add', 'lr0', 'snat', '172.16.0.10', '10.0.1.0/24'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.100', '10.0.1.10', 'vm1', '00:00:00:00:ee:10'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', 'fd00:ee::101', 'fd00:1::a'],
+    ['lsp-add', 'sw1', 'vip', '--', 'lsp-set-type', 'vip', 'virtual'],
+    ['lr-nat-add', 'lr0', 'dnat_and_snat', '172.16.0.150', '10.0.1.50', 'vip', '00:00:00:00:ee:50'],
+    ['set', 'Logical_Router', 'lr0', 'options:mcast_relay=true'],
+    ['set', 'Logical_Router_Port', 'lr0-sw1', 'options:mcast_flood=true'],
+    ['create', 'Address_Set', 'name=ext_ok', 'addresses="192.168.7.0/24"'],
+    // A gateway router on hv1 behind a stateless, snooping switch with a drop ACL (no relay:
+    // unregistered multicast dropped on both): SNAT, dnat_and_snat, a default route, load
+    // balancers with and without backends on it and on its switch. A relaying router without
+    // ports (multicast it would route dropped).
+    ['ls-add', 'sw2'],
+    ['lsp-add', 'sw2', 'vm3', '--', 'lsp-set-addresses', 'vm3', '00:00:00:00:02:0a 10.0.2.10'],
+    ['acl-add', 'sw2', 'from-lport', '1002', 'ip4.src == 10.0.2.66', 'drop'],
+    ['set', 'Logical_Switch', 'sw2', 'other_config:mcast_snoop=true'],
+    ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1'],
+    ['lrp-add', 'gw', 'gw-sw2', '00:00:00:00:ff:21', '10.0.2.1/24'],
+    routerLsp('sw2', 'sw2-gw', 'gw-sw2'),
+    ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:22', '172.16.0.2/24'],
+    routerLsp('ext', 'ext-gw', 'gw-ext'),
+    ['lr-route-add', 'gw', '0.0.0.0/0', '172.16.0.254'],
+    ['lr-nat-add', 'gw', 'snat', '172.16.0.2', '10.0.2.0/24'],
+    ['lr-nat-add', 'gw', 'dnat_and_snat', '172.16.0.200', '10.0.2.10'],
+    ['lb-add', 'lb0', '172.16.0.50:80', '10.0.2.10:80'],
+    ['create', 'Load_Balancer', 'name=lb-empty', 'vips:"172.16.0.51:80"=""', 'protocol=tcp'],
+    ['lr-lb-add', 'gw', 'lb0'],
+    ['lr-lb-add', 'gw', 'lb-empty'],
+    ['ls-lb-add', 'sw2', 'lb-empty'],
+    ['lr-add', 'lr2', '--', 'set', 'Logical_Router', 'lr2', 'options:mcast_relay=true'],
+  ]);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.160', 'logical_ip=10.0.1.60', 'options:stateless=true',
+    `allowed_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['--', '--id=@n', 'create', 'NAT', 'type=dnat_and_snat', 'external_ip=172.16.0.162', 'logical_ip=10.0.1.62', 'options:stateless=true',
+    `exempted_ext_ips=${nbUuidByAsName(real, 'ext_ok')}`, '--', 'add', 'Logical_Router', 'lr0', 'nat', '@n']);
+  await real.nbctl(['set', 'NB_Global', '.', 'options:default_acl_drop=true']);
+  await compareWithReal(t, real);
+  const actions = (): string[] => ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').map((f) => f.actions);
+  const sampled = (collectorSet: number, domain: number): number =>
+    actions().filter((a) => a.endsWith(`sample(probability=65535,collector_set=${collectorSet},obs_domain=${domain},obs_point=$cookie); /* drop */`)).length;
+  const plain = (): number => actions().filter((a) => a === 'drop;' || a.endsWith(' drop;') || (a.endsWith('/* drop */') && !a.includes('sample(') && !a.includes('commit_lb_aff'))).length;
+  // A drop without text: nothing, or a drop ACL's ct_commit and log() alone.
+  const emptied = (): number => actions().filter((a) => a === '' || a.endsWith('verdict=drop); ') || a.endsWith('ct_mark.blocked = 1; }; ')).length;
+  const drops = plain();
+  t.ok(drops >= 50, `${drops} flows drop`);
+
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=123', 'options:debug_drop_domain_id=5']);
+  await compareWithReal(t, real);
+  t.same([sampled(123, 5), plain()], [drops, 0], 'every drop sampled with collector set 123, domain 5');
+  const sites = new Set(ours<sb.Logical_Flow>(real.northd.view(), 'Logical_Flow').filter((f) => f.actions.includes('sample(')).map((f) => `${f.external_ids.get('stage-name') ?? ''}/${f.priority}`));
+  t.comment(`sampled drops at ${sites.size} (stage, priority): ${[...sites].sort().join(' ')}`);
+  // The largest collector set (ovn-northd prints it with %d) and the largest domain it takes.
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=4294967295', 'options:debug_drop_domain_id=254']);
+  await compareWithReal(t, real);
+  t.same([sampled(-1, 254), plain()], [drops, 0], 'collector set 4294967295 printed as -1, domain 254');
+  // Domain 255 is refused: the setting in force stays (sampling on), but ovn-northd empties its
+  // text on every run and writes it again only for a domain it takes, so every drop is written
+  // without actions (it still drops, unsampled). So for flows made later (a new switch, a
+  // policy), and with the collector set turned off beside a refused domain.
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=7', 'options:debug_drop_domain_id=255']);
+  await compareWithReal(t, real);
+  t.same([emptied(), sampled(-1, 254), plain()], [drops, 0, 0], 'domain 255 refused: every drop emptied');
+  await real.nbctl(['ls-add', 'sw3']);
+  await real.nbctl(['lr-policy-add', 'gw', '800', 'ip4.dst == 10.0.9.9', 'drop']);
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=0', 'options:debug_drop_domain_id=4096']);
+  await compareWithReal(t, real);
+  t.ok(emptied() > drops && plain() === 0, 'the new switch and policy too, and collector set 0 beside a refused domain changes nothing');
+  // The setting in force taken again: sampled again.
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=4294967295', 'options:debug_drop_domain_id=254']);
+  await compareWithReal(t, real);
+  t.same([emptied(), plain()], [0, 0], 'sampled again');
+  // Options removed: off (domain 0 is taken), every drop plain again; a refused domain then
+  // changes nothing.
+  await real.nbctl(['remove', 'NB_Global', '.', 'options', 'debug_drop_collector_set', 'debug_drop_domain_id']);
+  await compareWithReal(t, real);
+  t.equal(sampled(-1, 254), 0, 'off: nothing sampled');
+  t.ok(plain() > drops, 'every drop plain again');
+  await real.nbctl(['set', 'NB_Global', '.', 'options:debug_drop_collector_set=5', 'options:debug_drop_domain_id=300']);
+  await compareWithReal(t, real);
+  t.same([emptied(), sampled(5, 300)], [0, 0], 'refused while off: plain drops');
 });

@@ -5,7 +5,8 @@
 // ip_port_mappings, gateway chassis and HA chassis groups on router ports (distributed gateway
 // ports) and external switch ports, distributed NAT rules, gateway MTUs on router ports
 // (gateway_mtu, gateway_mtu_bypass, VLAN tags of localnet ports), virtual ports (virtual-ip,
-// virtual-parents, claims through a parent), chassis claims (Port_Binding.up), the
+// virtual-parents, claims through a parent), NB_Global's drop sampling options (refused
+// domains included, whose setting in force a recompute is given), chassis claims (Port_Binding.up), the
 // Service_Monitor status chassis report, and chassis registered, renamed and deleted
 // (HA_Chassis.chassis) with ports bound to them (HA_Chassis_Group.ref_chassis), their
 // hostnames set, changed and cleared with ports' requested-chassis naming them, the
@@ -22,6 +23,8 @@ import { bfdReportWrites, bfdSbUuid, bfdStatusWrites } from '../../northd/bfd.js
 import { createNorthd } from '../../northd/index.js';
 import { chunkCountFor, lbChunkLimits } from '../../northd/load-balancers.js';
 import { routeChunkLimits } from '../../northd/lflows/router.js';
+import { DROP_DOMAIN_LIMIT } from '../../northd/drop-sampling.js';
+import { optionUint } from '../../northd/nb.js';
 import type { ChassisOwnedColumns, IgmpGroupReport, SbView } from '../../northd/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
@@ -1377,6 +1380,8 @@ const eventSeen = { txns: 0, switchFlows: 0, routerFlows: 0 };
 const routableSeen = { txns: 0, routes: 0 };
 /** Flips of NB_Global's switch options; steps taken with one of them away from its default. */
 const globalsSeen = { flips: 0, steps: 0 };
+/** Drop sampling option changes; steps with every drop sampled, with the drops emptied (a refused domain holding it on). */
+const dropSeen = { flips: 0, sampled: 0, emptied: 0 };
 /** Mirror and forwarding group transactions; steps with a fwd_group flow, with a port naming mirrors. */
 const fwdSeen = { txns: 0, groups: 0, mirrored: 0 };
 const vxlanSeen = { flips: 0, steps: 0 };
@@ -1404,6 +1409,7 @@ function runSequence(seed: number): string | undefined {
   const frng = new Rng(seed + 0x0eae0000);
   const grng = new Rng(seed + 0x0ebe0000);
   const arng = new Rng(seed + 0x0ece0000);
+  const drng = new Rng(seed + 0x0ede0000);
   // The rows a QoS or meter transaction inserts take their UUIDs from its stream too.
   let uuidRng = rng;
   const fx = nbFixture(() => uuidRng.uuid());
@@ -1419,7 +1425,7 @@ function runSequence(seed: number): string | undefined {
   /** The view a full run makes of the database now (keeping what it keeps of `before`). */
   const recomputed = (before: SbView): SbView => northd.recompute(fx.db, before, {
     chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
-    igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()), vxlan: northd.vxlanMode(),
+    igmpGroups: new Map(northd.igmpGroups()), hostnames: new Map(northd.hostnames()), vxlan: northd.vxlanMode(), dropSampling: northd.dropSampling(),
   });
   /**
    * A transaction of a side stream (`stream` also gives its rows' UUIDs), applied and checked
@@ -1462,8 +1468,26 @@ function runSequence(seed: number): string | undefined {
       if (result === 'applied') globalsSeen.flips++;
       else if (result !== 'skipped') return result;
     }
+    // Drop sampling (debug_drop_collector_set, debug_drop_domain_id) set, changed, refused (a
+    // domain of 255 or more: what is in force stays, its drops emptied) or removed, from a
+    // stream of its own.
+    if (drng.chance(0.04)) {
+      const collectorSet = drng.weighted<string | undefined>([['0', 1], ['1', 2], ['123', 2], ['4294967295', 1], ['x', 1], [undefined, 1]]);
+      const domain = drng.weighted<string | undefined>([['0', 2], ['5', 2], ['254', 1], ['255', 2], ['4096', 1], [undefined, 1]]);
+      const pairs: Record<string, string> = {};
+      if (collectorSet !== undefined) pairs['debug_drop_collector_set'] = collectorSet;
+      if (domain !== undefined) pairs['debug_drop_domain_id'] = domain;
+      const mutations: unknown[] = [['options', 'delete', set(['debug_drop_collector_set', 'debug_drop_domain_id'])], ['options', 'insert', map(pairs)]];
+      const result = sideStep(i, `drop sampling ${collectorSet ?? '(none)'}/${domain ?? '(none)'}`, drng, [{ op: 'mutate', table: 'NB_Global', where: [], mutations }]);
+      if (result === 'applied') dropSeen.flips++;
+      else if (result !== 'skipped') return result;
+    }
     const globalOptions = fx.db.rows('NB_Global').values().next().value?.['options'] as ReadonlyMap<string, string> | undefined;
     if (globalOptions?.get('default_acl_drop') === 'true' || globalOptions?.get('use_ct_inv_match') === 'false' || globalOptions?.get('ignore_lsp_down') === 'false') globalsSeen.steps++;
+    if (northd.dropSampling().collectorSet !== 0) {
+      if (optionUint(globalOptions ?? new Map<string, string>(), 'debug_drop_domain_id', 0) >= DROP_DOMAIN_LIMIT) dropSeen.emptied++;
+      else dropSeen.sampled++;
+    }
     // options:add_route set or removed on a NAT rule or a load balancer (routable addresses),
     // from a stream of their own.
     if (arng.chance(0.05)) {
@@ -1753,6 +1777,8 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(routableSeen.txns >= SEQUENCES && routableSeen.routes >= SEQUENCES / 2, 'routable addresses (add_route) were exercised');
     t.comment(`NB_Global switch option changes: ${globalsSeen.flips}, steps taken with one away from its default: ${globalsSeen.steps}`);
     t.ok(globalsSeen.flips >= SEQUENCES && globalsSeen.steps >= SEQUENCES * 5, 'default_acl_drop, use_ct_inv_match and ignore_lsp_down were exercised');
+    t.comment(`drop sampling option changes: ${dropSeen.flips}, steps with the drops sampled: ${dropSeen.sampled}, emptied by a refused domain: ${dropSeen.emptied}`);
+    t.ok(dropSeen.flips >= SEQUENCES && dropSeen.sampled >= SEQUENCES * 5 && dropSeen.emptied >= SEQUENCES, 'drop sampling (on, off, kept through a refused domain) was exercised');
     t.comment(`mirror and forwarding group transactions: ${fwdSeen.txns}; steps with a fwd_group flow: ${fwdSeen.groups}, with a port naming mirrors: ${fwdSeen.mirrored}`);
     t.ok(fwdSeen.txns >= SEQUENCES && fwdSeen.groups >= SEQUENCES * 5 && fwdSeen.mirrored >= SEQUENCES * 5, 'mirrors and forwarding groups were exercised');
     t.comment(`transactions with a bind_vport flow: ${virtualSeen.bind}, with a VIP resolved to its bound parent: ${virtualSeen.bound}, unclaimed: ${virtualSeen.unbound}`);

@@ -12,7 +12,7 @@ import type { Row, Uuid } from '../../ovsdb/index.js';
 import { Database, dumpDatabaseJson, parseDatabaseSchema } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
-import type { SbDelta, SbView } from '../../northd/index.js';
+import type { NorthdHistory, SbDelta, SbView } from '../../northd/index.js';
 import { canonicalText } from '../../northd/sb-changes.js';
 import type { CentralNode } from '../../server/central-node.js';
 import { CentralNode as Central } from '../../server/central-node.js';
@@ -69,7 +69,7 @@ function randomOps(rng: Rng, db: Database, n: number): unknown[] {
     ['ls-add', lss.length < 4 ? 2 : 0], ['ls-del', lss.length > 1 ? 0.7 : 0], ['lsp-add', lss.length > 0 ? 6 : 0],
     ['lsp-del', lsps.length > 0 ? 4 : 0], ['lsp-move', lsps.length > 0 && lss.length > 1 ? 1 : 0], ['lr-add', lrs.length < 2 ? 1 : 0],
     ['lr-del', lrs.length > 0 ? 0.3 : 0], ['lrp-add', lrs.length > 0 ? 1.5 : 0], ['lrp-del', lrps.length > 0 ? 1 : 0], ['nb-cfg', 0.3],
-    ['key-request', lss.length + lsps.length > 0 ? 1.5 : 0],
+    ['key-request', lss.length + lsps.length > 0 ? 1.5 : 0], ['drop-sampling', 2],
   ]);
   switch (kind) {
     case 'ls-add': {
@@ -122,6 +122,13 @@ function randomOps(rng: Rng, db: Database, n: number): unknown[] {
       if (rng.chance(0.8)) mutations.push([column, 'insert', ['map', [['requested-tnl-key', String(rng.int(1, 4))]]]]);
       return [{ op: 'mutate', table, where: byUuid(rng.pick(rows).uuid), mutations }];
     }
+    case 'drop-sampling': {
+      // NB_Global's drop sampling options, a domain ovn-northd refuses now and then: what is in
+      // force is then history (northd/drop-sampling.ts), which a snapshot must carry.
+      const options = ['map', [['debug_drop_collector_set', String(rng.pick([0, 1, 123]))], ['debug_drop_domain_id', String(rng.pick([0, 5, 254, 255, 300, 4096]))]]];
+      if (db.rows('NB_Global').size === 0) return [{ op: 'insert', table: 'NB_Global', row: { options } }];
+      return [{ op: 'update', table: 'NB_Global', where: [], row: { options } }];
+    }
     default:
       return [{ op: 'insert', table: 'NB_Global', row: { nb_cfg: n } }, { op: 'delete', table: 'NB_Global', where: [] }];
   }
@@ -171,6 +178,7 @@ function keysOf(view: SbView): Map<Uuid, number> {
 t.test('determinism across restore: never restarted, restored mid-way, from scratch', async (t) => {
   let restoredWithKeys = 0;
   let keysMoved = 0;
+  let heldAtSnapshot = 0;
   for (let s = 1; s <= SEQUENCES; s++) {
     const rng = new Rng(s * 7919);
     const a = replica();
@@ -184,7 +192,10 @@ t.test('determinism across restore: never restarted, restored mid-way, from scra
       const before = keysOf(a.projection.view());
       a.sm.apply(e, false);
       for (const [k, key] of keysOf(a.projection.view())) if (before.has(k) && before.get(k) !== key) moved = true;
-      if (i === snapshotAt) snapshot = a.sm.snapshot();
+      if (i === snapshotAt) {
+        snapshot = a.sm.snapshot();
+        if (a.projection.history().dropSampling !== undefined) heldAtSnapshot++;
+      }
     }
     if (moved) keysMoved++;
     if (snapshot === undefined) throw new Error('no snapshot taken');
@@ -222,6 +233,7 @@ t.test('determinism across restore: never restarted, restored mid-way, from scra
   }
   t.ok(restoredWithKeys > SEQUENCES / 2, `most sequences end with ports (${restoredWithKeys}/${SEQUENCES})`);
   t.ok(keysMoved > SEQUENCES / 4, `requested keys moved keys of live objects in many sequences (${keysMoved}/${SEQUENCES})`);
+  t.ok(heldAtSnapshot >= SEQUENCES / 10, `snapshots taken while a refused domain held drop sampling in force (${heldAtSnapshot}/${SEQUENCES})`);
   t.pass(`${SEQUENCES} sequences of ${TXNS} transactions agree`);
 });
 
@@ -312,10 +324,73 @@ t.test('northd history: Service_Monitor statuses and the registered Chassis roun
   t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], [], []])), /unknown format/, 'a five-part format 2 (statuses or Chassis alone, never released) is refused');
   t.throws(() => decodeNorthdHistory(packr.pack([1, [], [], [], []])), /unknown format/, 'format 1 has four parts');
   t.throws(() => decodeNorthdHistory(packr.pack([2, [], [], [], [], 'x'])), /malformed/, 'the Chassis must be a list');
+  // Drop sampling kept in force through a refused domain: format 4, written only then.
+  const h4 = { ...h3, dropSampling: [123, 5] as const };
+  t.same(decodeNorthdHistory(encodeNorthdHistory(h4)), h4, 'format 4 round trip: the drop sampling kept in force');
+  t.equal((packr.unpack(encodeNorthdHistory(h4)) as unknown[])[0], 4, 'with drop sampling kept, format 4');
+  t.same(decodeNorthdHistory(encodeNorthdHistory({ ...h, dropSampling: [1, 0] })), { ...h, dropSampling: [1, 0] }, 'format 4 without learned groups');
+  t.equal(decodeNorthdHistory(encodeNorthdHistory(h3)).dropSampling, undefined, 'a format 3 history keeps no drop sampling: the options say what is in force');
+  t.throws(() => decodeNorthdHistory(packr.pack([4, [], [], [], [], [], []])), /unknown format/, 'format 4 has eight parts');
+  for (const bad of [[0, 5], [123, 255], [123], [2 ** 32, 1], [1.5, 1], 'x', null]) {
+    t.throws(() => decodeNorthdHistory(packr.pack([4, [], [], [], [], [], [], bad])), /malformed drop sampling/, `format 4 refuses ${JSON.stringify(bad)}`);
+  }
   // Through a NorthdProjection: what a snapshot carries is what a restore starts from.
   const restored = new NorthdProjection();
   restored.restore(new Database(parseDatabaseSchema(NB_SCHEMA_JSON)), encodeNorthdHistory(h), 5);
   t.same(restored.history().chassis, h.chassis, 'a restored projection has the Chassis of the history');
+  t.equal(restored.history().dropSampling, undefined);
+});
+
+t.test('drop sampling kept through a refused domain: a restored replica empties the drops as the one it came from', async (t) => {
+  let n = 0;
+  const entry = (ops: unknown[]): Entry => ({ term: 1, index: ++n, type: 'normal', data: encodeCommand(nbTxn(ops, [n, 1, 2, 3])) });
+  const options = (collectorSet: string, domain: string): unknown => ['map', [['debug_drop_collector_set', collectorSet], ['debug_drop_domain_id', domain]]];
+  const sample = 'sample(probability=65535,collector_set=9,obs_domain=3,obs_point=$cookie); /* drop */';
+  const withActions = (r: { projection: NorthdProjection }, pick: (actions: string) => boolean): number =>
+    [...(r.projection.view().get('Logical_Flow')?.values() ?? [])].filter((f) => pick(String(f['actions']))).length;
+  const sampled = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a.endsWith(sample));
+  // While a refused domain holds sampling on, every drop is written without text (northd/drop-sampling.ts).
+  const emptied = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a === '');
+  const plain = (r: { projection: NorthdProjection }): number => withActions(r, (a) => a === 'drop;');
+  const a = replica();
+  const before = [
+    entry([{ op: 'insert', table: 'NB_Global', row: { options: options('9', '3') } }]),
+    entry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'ls0' } }, { op: 'insert', table: 'Logical_Router', row: { name: 'lr0' } }]),
+  ];
+  for (const e of before) a.sm.apply(e, false);
+  const count = sampled(a);
+  t.ok(count > 10, `the switch and router sample their drops (${count} flows)`);
+  const refused = entry([{ op: 'update', table: 'NB_Global', where: [], row: { options: options('9', '300') } }]);
+  before.push(refused);
+  a.sm.apply(refused, false);
+  t.same([emptied(a), sampled(a)], [count, 0], 'the domain 300 is refused: the drops are emptied');
+  t.same(a.projection.history().dropSampling, [9, 3], '9/3 stays in force, in the history');
+  const snapshot = a.sm.snapshot();
+  const b = replica();
+  b.sm.restore(snapshot);
+  t.equal(viewText(b.projection.view()), viewText(a.projection.view()), 'restored: the same view');
+  t.equal(emptied(b), count, 'the drops emptied as on the replica it came from');
+  // A switch added after the restore has its drops emptied on both (the kept setting is in force
+  // there too), and so with collector set 0 beside another refused domain.
+  const after = [entry([{ op: 'insert', table: 'Logical_Switch', row: { name: 'ls1' } }]), entry([{ op: 'update', table: 'NB_Global', where: [], row: { options: options('0', '255') } }])];
+  for (const e of after) {
+    a.sm.apply(e, false);
+    b.sm.apply(e, false);
+  }
+  t.ok(emptied(a) > count && plain(a) === 0, 'the new switch\'s drops are emptied too');
+  t.equal(viewText(b.projection.view()), viewText(a.projection.view()), 'and the restored replica follows');
+  const c = replica();
+  for (const e of [...before, ...after]) c.sm.apply(e, false);
+  t.equal(viewText(c.projection.view()), viewText(a.projection.view()), 'as does one that applied the whole log');
+  // An old snapshot (no drop sampling in its history) restores as "off unless the options say".
+  const d = replica();
+  const held = a.projection.history();
+  const older: NorthdHistory = {
+    datapathKeys: held.datapathKeys, portKeys: held.portKeys, chassisOwned: held.chassisOwned, serviceMonitorStatus: held.serviceMonitorStatus, chassis: held.chassis, igmpKeys: held.igmpKeys,
+  };
+  t.equal((new Packr({ useRecords: false }).unpack(encodeNorthdHistory(older)) as unknown[])[0], 2, 'written as format 2');
+  d.projection.restore(a.sm.nb, encodeNorthdHistory(older), n);
+  t.same([emptied(d), sampled(d), plain(d) > 0], [0, 0, true], 'a history without it: plain drops while the options name a refused domain');
 });
 
 t.test('the SB delta listener: every change, in revision order, folding to the view', async (t) => {
