@@ -274,7 +274,10 @@ class Parser {
       const members = this.lookups.addressSet?.(t.name);
       if (members === undefined) this.syntaxError('address set name');
       this.assignType(set, 'integer');
-      for (const m of members) set.values.push(this.addressConstant(t.name, m));
+      for (const m of members) {
+        const c = addressConstant(m);
+        if (c !== undefined) set.values.push(c);
+      }
     } else if (t.kind === 'template') {
       this.error('Unexpanded template.');
     } else if (t.kind === 'portGroup') {
@@ -286,16 +289,6 @@ class Parser {
       this.syntaxError('constant');
     }
     this.advance();
-  }
-
-  private addressConstant(setName: string, text: string): Constant {
-    const r = lex(text);
-    const tokens = 'tokens' in r ? r.tokens : [];
-    const t = tokens[0];
-    if (t === undefined || t.kind !== 'integer' || tokens.length !== 2) {
-      this.error(`Address set $${setName} contains \`${text}', which is not an address.`);
-    }
-    return { value: t.value, mask: t.mask, format: t.format };
   }
 
   private makeCmp(f: FieldRef, r: Relop, cs: ConstantSet): Expr {
@@ -380,4 +373,18 @@ export function parseExpr(text: string, symtab: Symtab, lookups: ParseLookups = 
     if (e instanceof Fail) return { error: e.parseError };
     throw e;
   }
+}
+
+/**
+ * One member of an address set as ovn-controller reads it (expr_constant_set_create_integers):
+ * the first token of its text, if that is an integer (an address, masked or not); any other
+ * member, template text from a template load balancer's VIP for one, is skipped (ovn-controller
+ * warns "Invalid constant set entry") and the set stands without it.
+ */
+function addressConstant(text: string): Constant | undefined {
+  let r = lex(text);
+  // ovn-controller lexes the first token alone: what follows it does not matter.
+  if (!('tokens' in r)) r = lex(text.trim().split(/\s+/)[0] ?? '');
+  const t = 'tokens' in r ? r.tokens[0] : undefined;
+  return t === undefined || t.kind !== 'integer' ? undefined : { value: t.value, mask: t.mask, format: t.format };
 }

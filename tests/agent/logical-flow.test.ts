@@ -238,3 +238,13 @@ t.test('ports not related to this chassis: leaving their matches out early equal
   }
   t.ok(dropped > 100, `the subsets left out flows (${dropped} over ${compared} compiles)`);
 });
+
+t.test('an address set member that is not an address is skipped, as ovn-controller reads the set; the rest of the set stands', async (t) => {
+  // A router's $_rtr_lb_N_ip4 holds a template load balancer's "^VIP" beside real VIPs.
+  const ctx = context({ addressSet: (n) => (n === 'vips' ? ['10.0.0.1', '^VIP', '10.0.0.8/29 trailing', 'not-an-address'] : n === 'none' ? ['^VIP'] : undefined) });
+  t.same(text(row('ingress', 3, 90, 'ip4.dst == $vips', 'next;'), ctx), [
+    `table=11, priority=90, ${c}, metadata=0x1,dl_type=0x800,nw_dst=10.0.0.1 actions=resubmit(,12)`,
+    `table=11, priority=90, ${c}, metadata=0x1,dl_type=0x800,nw_dst=10.0.0.8/29 actions=resubmit(,12)`,
+  ], 'the addresses (the first token of each member) match; the template text is left out');
+  t.same(text(row('ingress', 3, 90, 'ip4.dst == $none', 'next;'), ctx), [], 'a set left empty matches nothing');
+});
