@@ -4,8 +4,9 @@
 // "unknown"; _MC_mrouter_flood (32770) every enabled router LSP whose router relays IP multicast
 // and every enabled LSP with options:mcast_flood_reports; _MC_static (32771) every enabled LSP
 // with options:mcast_flood. A router's _MC_static holds its enabled ports with
-// options:mcast_flood (a gateway port's chassisredirect port too, as it carries the LRP's
-// options). A group with no ports has no row.
+// options:mcast_flood, a distributed gateway port by its chassisredirect port only (traffic to
+// it must be tunneled to the gateway chassis); on a gateway router, where a port with gateway
+// chassis has no chassisredirect port, the port itself. A group with no ports has no row.
 //
 // A row's _version follows its ports through their set sum (northd/hash.ts), as a
 // Logical_DP_Group's does: one port joining a switch of thousands is a constant-time change to
@@ -69,7 +70,10 @@ const NONE: readonly GroupName[] = Object.freeze([]);
 
 function groupsOf(p: PortInfo): readonly GroupName[] {
   if (!p.enabled) return NONE;
-  if (p.kind === 'lrp') return boolOption(p.options, 'mcast_flood', false) ? STATIC_ONLY : NONE;
+  // ovn-northd adds a gateway port's chassisredirect port in its place (ovn_multicast_add), and
+  // the chassisredirect port, which shares the LRP's options, adds itself: its own membership
+  // stands for both, and the LRP is never a member.
+  if (p.kind === 'lrp') return p.crPort === undefined && boolOption(p.options, 'mcast_flood', false) ? STATIC_ONLY : NONE;
   const out: GroupName[] = [MC_FLOOD.name];
   if (p.type !== 'router') out.push(MC_FLOOD_L2.name);
   if (p.hasUnknown && p.type !== 'external') out.push(MC_UNKNOWN.name);

@@ -131,6 +131,11 @@ export interface PortInfo {
   readonly peerColumnSet: boolean;
   /** LRP: a distributed gateway port (gateway_chassis or ha_chassis_group set). */
   readonly gateway: boolean;
+  /**
+   * LRP: its chassisredirect port (ovn-northd's op->cr_port), for a gateway port on a router
+   * that is not a gateway router; undefined otherwise, and for every other port.
+   */
+  readonly crPort: string | undefined;
   /** LRP: ipv6_ra_configs. */
   readonly ipv6RaConfigs: ReadonlyMap<string, string>;
   /**
@@ -613,7 +618,7 @@ function desiredLsp(db: Database, facts: ProjectFacts, dps: DatapathsData, regis
     localnetLearnFdb: lsp.options.get('localnet_learn_fdb') === 'true', routerPeer, options: lsp.options,
     lspAddrs: fitted(lspAddrs), dhcpv4: dhcpOptionsOf(db, lsp.dhcpv4_options[0]),
     dhcpv6: dhcpOptionsOf(db, lsp.dhcpv6_options[0]), networks: undefined,
-    peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP,
+    peer: undefined, peerIsLrp: false, peerColumnSet: false, gateway: false, crPort: undefined, ipv6RaConfigs: NO_MAP,
     residentCr: peerCr !== undefined && facts.switchPortTypes(dp.nbUuid).localnet ? peerCr : undefined, peerHasVtep: false, peerVlanLocalnet: false,
     vtepHairpinCr: peerLrp !== undefined && peerGw?.l3dgw.includes(peerLrp.name) === true && facts.switchPortTypes(dp.nbUuid).vtep ? crPortName(peerLrp.name) : undefined,
     virtual: virtualPortFacts(lsp, owned), haGroupSet: lsp.ha_chassis_group.length > 0,
@@ -770,7 +775,7 @@ function desiredLrp(db: Database, facts: ProjectFacts, dps: DatapathsData, data:
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid, dp: dp.sbUuid, type: '', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, nbUp: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks, peer, peerIsLrp, peerColumnSet: peerName !== undefined,
-    gateway: lrpHasGateway(lrp), ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
+    gateway: lrpHasGateway(lrp), crPort: lrpHasGateway(lrp) && chassis === undefined ? crPortName(name) : undefined, ipv6RaConfigs: lrp.ipv6_ra_configs, residentCr, peerHasVtep: peerTypes.vtep,
     peerVlanLocalnet: peerTypes.vlanLocalnet, vtepHairpinCr: undefined, virtual: undefined, haGroupSet: false,
   };
   return {
@@ -860,7 +865,7 @@ function desiredCr(db: Database, facts: ProjectFacts, dps: DatapathsData, data: 
     name, key: KEY_UNSET, kind: 'lrp', nbUuid: lrp._uuid, sbUuid: portSbUuid(name), dp: dp.sbUuid, type: 'chassisredirect', enabled: lrp.enabled.length === 0 || lrp.enabled[0] === true,
     hasUnknown: false, nbUp: false, macs: [lrp.mac], portSecurityCount: 0, localnetLearnFdb: false, routerPeer: undefined, options: lrp.options,
     lspAddrs: NO_ADDRS, dhcpv4: undefined, dhcpv6: undefined, networks: extractLrpNetworks(lrp.mac, lrp.networks), peer: undefined, peerIsLrp: false,
-    peerColumnSet: false, gateway: false, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
+    peerColumnSet: false, gateway: false, crPort: undefined, ipv6RaConfigs: NO_MAP, residentCr: undefined, peerHasVtep: false, peerVlanLocalnet: false, vtepHairpinCr: undefined,
     virtual: undefined, haGroupSet: false,
   };
   return {

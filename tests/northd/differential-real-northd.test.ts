@@ -2484,3 +2484,83 @@ t.test('(oo) drop sampling (NB_Global options debug_drop_collector_set, debug_dr
   await compareWithReal(t, real);
   t.same([emptied(), sampled(5, 300)], [0, 0], 'refused while off: plain drops');
 });
+
+t.test('(pp) static multicast flooding (options:mcast_flood) on distributed gateway ports: the router\'s _MC_static names their chassisredirect ports', { skip }, async (t) => {
+  const real = await scenario(t, [
+    ...distributedGateway,
+    // lr0 relays (its multicast flows read whether a port floods statically) and its DGP
+    // floods; a second DGP, on another external switch, will get an HA_Chassis_Group.
+    ['set', 'Logical_Router', 'lr0', 'options:mcast_relay=true'],
+    ['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=true'],
+    ['set', 'Logical_Router_Port', 'lr0-ext', 'options:mcast_flood=true'],
+    ['ls-add', 'ext2'],
+    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    ['lrp-add', 'lr0', 'lr0-ext2', '00:00:00:00:ff:03', '172.16.1.1/24'],
+    routerLsp('ext2', 'ext2-lr0', 'lr0-ext2'),
+    ['set', 'Logical_Router_Port', 'lr0-ext2', 'options:mcast_flood=true'],
+    ['ha-chassis-group-add', 'grp2'],
+    ['ha-chassis-group-add-chassis', 'grp2', 'hv3', '30'],
+    // A gateway router: a port with a gateway chassis is no DGP there (no chassisredirect
+    // port), so it floods as itself, as its other port does.
+    ['ls-add', 'sw2'],
+    ['lsp-add', 'sw2', 'vm3', '--', 'lsp-set-addresses', 'vm3', '00:00:00:00:02:0a 10.0.2.10'],
+    ['lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1', 'options:mcast_relay=true'],
+    ['lrp-add', 'gw', 'gw-sw2', '00:00:00:00:ff:21', '10.0.2.1/24'],
+    routerLsp('sw2', 'sw2-gw', 'gw-sw2'),
+    ['lrp-add', 'gw', 'gw-ext', '00:00:00:00:ff:22', '172.16.0.2/24'],
+    routerLsp('ext', 'ext-gw', 'gw-ext'),
+    ['lrp-set-gateway-chassis', 'gw-ext', 'hv1', '10'],
+    ['set', 'Logical_Router_Port', 'gw-ext', 'options:mcast_flood=true'],
+    ['set', 'Logical_Router_Port', 'gw-sw2', 'options:mcast_flood=true'],
+  ]);
+  /** Our _MC_static of datapath `dp` (by name): its ports' names, sorted; undefined without a row. */
+  const statics = (dp: string): string[] | undefined => {
+    const view = real.northd.view();
+    const uuid = ours<sb.Datapath_Binding>(view, 'Datapath_Binding').find((d) => d.external_ids.get('name') === dp)?._uuid;
+    const names = new Map(ours<sb.Port_Binding>(view, 'Port_Binding').map((p) => [p._uuid, p.logical_port]));
+    const group = ours<sb.Multicast_Group>(view, 'Multicast_Group').find((g) => g.datapath === uuid && g.name === '_MC_static');
+    return group?.ports.map((u) => names.get(u) ?? `? ${u}`).sort();
+  };
+  t.same(statics('lr0'), ['cr-lr0-ext', 'lr0-ext2'], 'the DGP floods through its chassisredirect port only; the port that is no DGP yet as itself');
+  t.same(statics('gw'), ['gw-ext', 'gw-sw2'], 'a gateway router\'s ports flood as themselves, gateway chassis or not');
+
+  // The second port becomes a DGP through an HA_Chassis_Group, the inner port floods too.
+  const grp2 = [...real.fx.db.rows('HA_Chassis_Group').values()].find((r) => (r as unknown as { name: string }).name === 'grp2')?._uuid ?? '?';
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-ext2', `ha_chassis_group=${grp2}`]);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:mcast_flood=true']);
+  await compareWithReal(t, real);
+  t.same(statics('lr0'), ['cr-lr0-ext', 'cr-lr0-ext2', 'lr0-sw1'], 'two DGPs by their chassisredirect ports, a plain port as itself');
+  // The first DGP stops flooding; the inner port becomes a DGP while flooding.
+  await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-ext', 'options', 'mcast_flood']);
+  await real.nbctl(['lrp-set-gateway-chassis', 'lr0-sw1', 'hv2', '10']);
+  await compareWithReal(t, real);
+  t.same(statics('lr0'), ['cr-lr0-ext2', 'cr-lr0-sw1'], 'a port turning DGP is replaced by its chassisredirect port');
+  // The inner port and the second port cease to be DGPs; the first floods again.
+  await real.nbctl(['lrp-del-gateway-chassis', 'lr0-sw1', 'hv2']);
+  await real.nbctl(['clear', 'Logical_Router_Port', 'lr0-ext2', 'ha_chassis_group']);
+  await real.nbctl(['set', 'Logical_Router_Port', 'lr0-ext', 'options:mcast_flood=true']);
+  await compareWithReal(t, real);
+  t.same(statics('lr0'), ['cr-lr0-ext', 'lr0-ext2', 'lr0-sw1'], 'ports that are DGPs no more flood as themselves');
+  // lr0 turns into a gateway router (its chassisredirect ports go) and back.
+  await real.nbctl(['set', 'Logical_Router', 'lr0', 'options:chassis=hv1']);
+  await compareWithReal(t, real);
+  t.same(statics('lr0'), ['lr0-ext', 'lr0-ext2', 'lr0-sw1'], 'on a gateway router every flooding port as itself');
+  // (Back, cr-lr0-ext takes the lowest free tunnel key here, the next after the last in OVN.)
+  await real.nbctl(['remove', 'Logical_Router', 'lr0', 'options', 'chassis']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.same(statics('lr0'), ['cr-lr0-ext', 'lr0-ext2', 'lr0-sw1'], 'a distributed router again: the DGP by its chassisredirect port');
+  // Only the DGP floods, then it is disabled (no static group, multicast dropped), enabled again
+  // and deleted.
+  await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-ext2', 'options', 'mcast_flood']);
+  await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-sw1', 'options', 'mcast_flood']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.same(statics('lr0'), ['cr-lr0-ext'], 'the DGP alone');
+  await real.nbctl(['lrp-set-enabled', 'lr0-ext', 'disabled']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.equal(statics('lr0'), undefined, 'a disabled DGP floods nothing');
+  await real.nbctl(['lrp-set-enabled', 'lr0-ext', 'enabled']);
+  await compareWithReal(t, real, { portKeys: false });
+  await real.nbctl(['lrp-del', 'lr0-ext']);
+  await compareWithReal(t, real, { portKeys: false });
+  t.equal(statics('lr0'), undefined, 'nothing left to flood');
+});

@@ -619,17 +619,23 @@ const MCAST_SWITCH_VALUES: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * A multicast setting changed, from `mrng` so that the other kinds' choices stay as they were:
- * a switch's snooping settings (other_config), a router's relay, a port's static flooding or
- * report flooding, a switch port made remote (ovn-ic) or a VIF again.
+ * a switch's snooping settings (other_config), a router's relay, a port's static flooding (a
+ * gateway port's often) or report flooding, a switch port made remote (ovn-ic) or a VIF again.
  */
 function randomMcast(mrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | undefined {
   const lss = [...db.rows('Logical_Switch').keys()].sort();
   const lrs = [...db.rows('Logical_Router').keys()].sort();
   const lsps = [...db.rows('Logical_Switch_Port').values()].sort((a, b) => (a._uuid < b._uuid ? -1 : 1)) as unknown as { _uuid: Uuid; type: string }[];
   const lrps = [...db.rows('Logical_Router_Port').keys()].sort();
+  // Gateway ports (a DGP, or a gateway router's port with gateway chassis) flood through their
+  // chassisredirect port, or as themselves where they have none: they are picked more often.
+  const gatewayLrps = lrps.filter((u) => {
+    const lrp = db.get('Logical_Router_Port', u) as unknown as nb.Logical_Router_Port;
+    return lrp.gateway_chassis.length > 0 || lrp.ha_chassis_group.length > 0;
+  });
   if (lss.length === 0 && lrs.length === 0) return undefined;
   const what = mrng.weighted<string>([['switch', lss.length > 0 ? 5 : 0], ['relay', lrs.length > 0 ? 3 : 0], ['lsp', lsps.length > 0 ? 3 : 0],
-    ['lrp', lrps.length > 0 ? 1.5 : 0], ['remote', lsps.length > 0 ? 1 : 0]]);
+    ['lrp', lrps.length > 0 ? 3 : 0], ['remote', lsps.length > 0 ? 1 : 0]]);
   const toggle = (table: string, uuid: Uuid, column: string, key: string, values: readonly string[]): unknown => ({
     op: 'mutate', table, where: byUuid(uuid),
     mutations: mrng.chance(0.75) ? [[column, 'delete', set([key])], [column, 'insert', map({ [key]: mrng.pick(values) })]] : [[column, 'delete', set([key])]],
@@ -648,8 +654,10 @@ function randomMcast(mrng: Rng, db: Database): { kind: Kind; ops: unknown[] } | 
       const p = mrng.pick(lsps);
       return { kind: 'mcast', ops: [toggle('Logical_Switch_Port', p._uuid, 'options', mrng.pick(['mcast_flood', 'mcast_flood_reports']), ['true', 'true', 'false'])] };
     }
-    case 'lrp':
-      return { kind: 'mcast', ops: [toggle('Logical_Router_Port', mrng.pick(lrps), 'options', 'mcast_flood', ['true', 'false'])] };
+    case 'lrp': {
+      const lrp = gatewayLrps.length > 0 && mrng.chance(0.6) ? mrng.pick(gatewayLrps) : mrng.pick(lrps);
+      return { kind: 'mcast', ops: [toggle('Logical_Router_Port', lrp, 'options', 'mcast_flood', ['true', 'true', 'false'])] };
+    }
     default: {
       const p = mrng.pick(lsps);
       if (p.type !== '' && p.type !== 'remote') return undefined;
@@ -1372,6 +1380,12 @@ const routeAddWeight = { value: 1.5 };
 const qosSeen = { metered: 0, fairCopies: 0, fairLogs: 0, copp: 0, coppWide: 0 };
 /** Transactions with a snooping switch, unregistered multicast to a relay, a router flooding statically, a remote port snooped. */
 const mcastSeen = { snoop: 0, relay: 0, routerStatic: 0, remote: 0, learned: 0, relayed: 0 };
+/**
+ * Transactions after which a router's _MC_static names a chassisredirect port (a DGP flooding),
+ * those that changed which ones it names, and those after which it names a gateway router's port
+ * with gateway chassis (no chassisredirect port there: the port itself).
+ */
+const dgpStaticSeen = { named: 0, changed: 0, gatewayRouter: 0 };
 /** Transactions after which a binding had a requested chassis, additional ones, one found by hostname. */
 const requestedSeen = { main: 0, additional: 0, byHostname: 0, activated: 0 };
 const bfdSeen = { sessions: 0, used: 0, portFlows: 0, routeFlows: 0 };
@@ -1422,6 +1436,8 @@ function runSequence(seed: number): string | undefined {
   // Key requests, QoS rules and meters come on top of the TXNS others (their own streams leave
   // those as they were).
   let extra = 0;
+  /** The chassisredirect ports in a _MC_static after the last transaction (dgpStaticSeen). */
+  let crStatics = '';
   /** The view a full run makes of the database now (keeping what it keeps of `before`). */
   const recomputed = (before: SbView): SbView => northd.recompute(fx.db, before, {
     chassisOwned: new Map(northd.chassisOwned()), serviceMonitorStatus: new Map(northd.serviceMonitorStatus()), chassis: new Map(northd.chassis()),
@@ -1689,6 +1705,16 @@ function runSequence(seed: number): string | undefined {
     if (flows.some((f) => stageOf(f) === 'ls_out_pre_lb' && f.priority === 120)) mcastSeen.remote++;
     if (flows.some((f) => stageOf(f) === 'ls_in_l2_lkup' && f.priority === 90)) mcastSeen.learned++;
     if (flows.some((f) => stageOf(f) === 'lr_in_ip_routing' && f.priority === 10500)) mcastSeen.relayed++;
+    const bindingOf = new Map(bindings.map((b) => [b._uuid, b]));
+    const staticMembers = ([...(northd.view().get('Multicast_Group')?.values() ?? [])] as unknown as sb.Multicast_Group[])
+      .filter((g) => g.name === '_MC_static').flatMap((g) => g.ports.map((u) => bindingOf.get(u))).filter((b) => b !== undefined);
+    const crNow = staticMembers.filter((b) => b.type === 'chassisredirect').map((b) => b.logical_port).sort().join(' ');
+    if (crNow !== '') dgpStaticSeen.named++;
+    if (crNow !== crStatics) dgpStaticSeen.changed++;
+    crStatics = crNow;
+    const lrpByName = new Map([...fx.db.rows('Logical_Router_Port').values()].map((r) => [r['name'] as string, r]));
+    const hasGateway = (name: string): boolean => ((lrpByName.get(name)?.['gateway_chassis'] ?? []) as Uuid[]).length + ((lrpByName.get(name)?.['ha_chassis_group'] ?? []) as Uuid[]).length > 0;
+    if (staticMembers.some((b) => b.type === 'l3gateway' && hasGateway(b.logical_port))) dgpStaticSeen.gatewayRouter++;
     const bfds = [...(northd.view().get('BFD')?.values() ?? [])] as unknown as sb.BFD[];
     if (bfds.length > 0) bfdSeen.sessions++;
     if (bfds.some((b) => b.status !== 'admin_down')) bfdSeen.used++;
@@ -1760,6 +1786,9 @@ t.test(`incremental == recompute over ${ONLY ?? SEQUENCES} sequences of ${TXNS} 
     t.ok(qosSeen.copp >= SEQUENCES * 2 && qosSeen.coppWide >= SEQUENCES / 20, 'CoPP meters on flows were exercised');
     t.comment(`transactions with a snooping switch: ${mcastSeen.snoop}, unregistered multicast to a relay: ${mcastSeen.relay}, a router flooding statically: ${mcastSeen.routerStatic}, a remote port snooped: ${mcastSeen.remote}`);
     t.ok(mcastSeen.snoop >= SEQUENCES && mcastSeen.relay >= SEQUENCES / 10 && mcastSeen.routerStatic >= SEQUENCES / 20 && mcastSeen.remote >= SEQUENCES / 20, 'IP multicast (snooping, relay, static flooding, remote ports) was exercised');
+    t.comment(`transactions with a DGP's chassisredirect port in _MC_static: ${dgpStaticSeen.named}, changing which: ${dgpStaticSeen.changed}, with a gateway router's port with gateway chassis there: ${dgpStaticSeen.gatewayRouter}`);
+    t.ok(dgpStaticSeen.named >= SEQUENCES / 2 && dgpStaticSeen.changed >= SEQUENCES / 20 && dgpStaticSeen.gatewayRouter >= SEQUENCES / 10,
+      'gateway ports flooding statically (by their chassisredirect port, or as themselves on a gateway router) were exercised');
     t.comment(`transactions with a learned group's flow: ${mcastSeen.learned}, relayed by a router: ${mcastSeen.relayed}`);
     t.ok(mcastSeen.learned >= SEQUENCES && mcastSeen.relayed >= SEQUENCES / 20, 'groups learned by snooping (and relayed) were exercised');
     t.comment(`transactions with a requested chassis: ${requestedSeen.main}, additional ones: ${requestedSeen.additional}, found by hostname: ${requestedSeen.byHostname}, an activated port: ${requestedSeen.activated}`);
