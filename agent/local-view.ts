@@ -33,6 +33,12 @@ export interface LocalView {
    */
   readonly ctZeroSnat?: boolean;
   /**
+   * The integration bridge's datapath has the symmetric L4 dp_hash
+   * (agent/local/integration-bridge.ts, datapathDpHashL4Sym): select's groups ask for it.
+   * Absent: the flow side's own setting.
+   */
+  readonly dpHashL4Sym?: boolean;
+  /**
    * Ports this chassis has as an additional chassis whose VM sent the RARP that activates them
    * here (activation-strategy=rarp), before the SB shows it in options:additional-chassis-activated.
    */

@@ -3,8 +3,8 @@
 // follow what ovn-controller 23.03 installs (checked against ovs-ofctl, see the golden tests).
 // Some actions add prerequisites to the flow's match (ct_next needs `ip`, arp { } needs `ip4`,
 // a field like tcp.dst needs `tcp`); they come back as expression strings for the caller to AND
-// in. Pure: no I/O; the group id of ct_lb's backends and of fwd_group's child ports comes from
-// the caller's allocator. Bad input is an error value, never an exception.
+// in. Pure: no I/O; the group id of ct_lb's backends, of fwd_group's child ports and of select's
+// members comes from the caller's allocator. Bad input is an error value, never an exception.
 
 import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js';
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
@@ -16,6 +16,8 @@ import { checkEmptyLbBackendsOptions, controllerEventTypes, encodeControllerEven
 import { setMeterName } from './set-meter.js';
 import { fwdGroupDescription, type FwdGroup, type FwdGroupBucket } from './fwd-group.js';
 import { encodeSample, type Sample } from './sample.js';
+import { selectGroupDescription, selectWeightDefault, type SelectMember } from './select.js';
+import { ovsFieldName } from '../compile/ofctl.js';
 import {
   defaultDhcpOpts, defaultDhcpv6Opts, dhcpOffererIpCode, encodeDhcpOptions, encodeDhcpv6Options, type DhcpOpt, type DhcpOption,
 } from './dhcp.js';
@@ -33,8 +35,9 @@ export interface ActionContext {
   /** Port or multicast group name → tunnel key in this datapath; unknown names load 0. */
   readonly lookupPort?: ((name: string) => number | undefined) | undefined;
   /**
-   * The OpenFlow group id for a ct_lb backend group, keyed by OVN's group description text
-   * (the same text gives the same id). Absent, or undefined returned: the flow is an error.
+   * The OpenFlow group id for a ct_lb, fwd_group or select group, keyed by OVN's group
+   * description text (the same text gives the same id). Absent, or undefined returned: the flow
+   * is an error.
    */
   readonly groupId?: ((description: string) => number | undefined) | undefined;
   /**
@@ -65,6 +68,11 @@ export interface ActionContext {
   readonly sampleCollector?: ((collectorSetId: number) => boolean) | undefined;
   /** The datapath can commit with an all-zero SNAT (OVS_CT_ZERO_SNAT_SUPPORT): ct_commit adds nat(src). */
   readonly ctZeroSnat?: boolean | undefined;
+  /**
+   * The datapath has the symmetric L4 dp_hash (OVS_DP_HASH_L4_SYM_SUPPORT): select's groups ask
+   * for it (selection_method_param=0x100000000).
+   */
+  readonly dpHashL4Sym?: boolean | undefined;
   /** The zone of ct_dnat_in_czone/ct_snat_in_czone: reg12 when the router has snat-ct-zone set. */
   readonly commonNatZone?: 'reg11' | 'reg12' | undefined;
   /** DHCPv4 options by name; defaults to OVN 23.03's table. */
@@ -73,7 +81,7 @@ export interface ActionContext {
   readonly dhcpv6Opts?: ReadonlyMap<string, DhcpOpt> | undefined;
 }
 
-/** A select group a ct_lb or fwd_group action needs installed, as OVN describes it (ovs-ofctl add-group text). */
+/** A select group a ct_lb, fwd_group or select action needs installed, as OVN describes it (ovs-ofctl add-group text). */
 export interface GroupRequest {
   readonly groupId: number;
   readonly description: string;
@@ -628,7 +636,7 @@ class ActionCompiler {
           if (t.kind !== 'integer' || t.format !== 'ipv6') this.syntaxError('expecting IPv6 address');
           this.advance();
           if (!this.match(']')) this.syntaxError('no closing square bracket');
-          const port = this.match(':') ? this.portNumber() : 0;
+          const port = this.match(':') ? this.forceUint16('port number') : 0;
           dsts.push({ text: formatIp(t.value, 'ipv6'), family: 6, port });
         } else {
           const t = this.tok;
@@ -637,7 +645,7 @@ class ActionCompiler {
           let port = 0;
           if (this.match(':')) {
             if (t.format === 'ipv6') this.syntaxError('IPv6 address needs square brackets if port is included');
-            port = this.portNumber();
+            port = this.forceUint16('port number');
           }
           dsts.push({ text: formatIp(t.value, t.format), family: t.format === 'ipv4' ? 4 : 6, port });
         }
@@ -673,8 +681,17 @@ class ActionCompiler {
       if (flagValue !== null) desc += `,set_field:${flagValue}/${flagValue}->${flagReg}`;
       desc += '))';
     });
+    return this.useGroup('ct_lb with backends', desc);
+  }
+
+  /**
+   * `group:N` for the group 'desc' describes, N from the caller's allocator, and the group noted
+   * for the caller to install. Unlike ovn-controller, which leaves the action out when its group
+   * table is full, a group without an id is an error ('what' names the action).
+   */
+  private useGroup(what: string, desc: string): OfAction {
     const id = this.ctx.groupId?.(desc);
-    if (id === undefined) this.fail('ct_lb with backends needs a group id, and none was given (no group allocator or the table is full).');
+    if (id === undefined) this.fail(`${what} needs a group id, and none was given (no group allocator or the table is full).`);
     this.groups.push({ groupId: id, description: desc });
     return { kind: 'group', groupId: id };
   }
@@ -716,8 +733,7 @@ class ActionCompiler {
    * fwd-group.ts). As ovn-controller, nothing at all (the flow's other actions stand) when there
    * is no child, when a child is neither a port nor a multicast group of this datapath, or when,
    * with liveness, a child has no tunnel port (not bound, bound here, or its chassis has no
-   * tunnel yet). Unlike ovn-controller, which leaves the action out when its group table is full,
-   * a group without an id is an error, as for ct_lb.
+   * tunnel yet). A group without an id is an error (useGroup).
    */
   private encodeFwdGroup(fg: FwdGroup): OfAction[] {
     if (fg.childPorts.length === 0) return [];
@@ -734,11 +750,7 @@ class ActionCompiler {
       buckets.push({ portKey, watchPort });
     }
     const outputTable = this.ctx.pipeline === 'ingress' ? OFTABLE_OUTPUT_INIT : OFTABLE.SAVE_INPORT;
-    const desc = fwdGroupDescription(buckets, outputTable);
-    const id = this.ctx.groupId?.(desc);
-    if (id === undefined) this.fail('fwd_group needs a group id, and none was given (no group allocator or the table is full).');
-    this.groups.push({ groupId: id, description: desc });
-    return [{ kind: 'group', groupId: id }];
+    return [this.useGroup('fwd_group', fwdGroupDescription(buckets, outputTable))];
   }
 
   /**
@@ -800,9 +812,10 @@ class ActionCompiler {
     return { probability, collectorSetId, obsDomain, obsPoint };
   }
 
-  private portNumber(): number {
+  /** OVN's action_parse_uint16: an unmasked decimal of at most 65535, else "expecting 'what'". */
+  private forceUint16(what: string): number {
     const t = this.tok;
-    if (t.kind !== 'integer' || t.format !== 'decimal' || t.mask !== null || t.value > 65535n) this.syntaxError('expecting port number');
+    if (t.kind !== 'integer' || t.format !== 'decimal' || t.mask !== null || t.value > 0xffffn) this.syntaxError(`expecting ${what}`);
     this.advance();
     return Number(t.value);
   }
@@ -1236,9 +1249,44 @@ class ActionCompiler {
         out.push(this.parsePutNdRaOpts(dst));
         return true;
       }
+      case 'select': out.push(this.parseSelect(lhs, scope)); return true;
       default:
         return false;
     }
+  }
+
+  /**
+   * `lhs = select(id[=weight], ...)` as parse_select_action reads it, at `select`: the result
+   * writable and at least 16 bits wide, not in the last table; ids and weights 16-bit decimals,
+   * a weight of 0 refused and a missing one 100, commas optional (a trailing one too), two
+   * members at least. Encoded as encode_SELECT (see select.ts): `group:N`.
+   */
+  private parseSelect(lhs: ActionField, scope: WriteScope): OfAction {
+    this.typeCheck(lhs, lhs.nBits, true, scope);
+    if (lhs.nBits < 16) {
+      this.fail(`cannot use ${lhs.nBits}-bit field ${lhs.symbol.name}[${lhs.ofs}..${lhs.ofs + lhs.nBits - 1}] `
+        + 'for "select", which requires at least 16 bits.');
+    }
+    this.checkNotLast('select');
+    const dst = this.resolve(lhs);
+    this.advance();
+    this.advance();
+    const members: SelectMember[] = [];
+    // Each turn takes an id or fails, so the loop ends within the tokens.
+    while (!this.match(')')) {
+      const id = this.forceUint16('id');
+      let weight = selectWeightDefault;
+      if (this.match('=')) {
+        weight = this.forceUint16('weight');
+        if (weight === 0) this.syntaxError("weight can't be 0");
+      }
+      this.match(',');
+      members.push({ id, weight });
+    }
+    if (members.length < 2) this.syntaxError('expecting at least 2 group members');
+    const nextTable = this.firstTable(this.ctx.pipeline) + this.ctx.table + 1;
+    const result = { ovsName: ovsFieldName(dst.field), start: dst.start, end: dst.end };
+    return this.useGroup('select', selectGroupDescription(members, result, nextTable, this.ctx.dpHashL4Sym === true));
   }
 
   private parsePutDhcpOpts(dst: FieldRef): OfAction {

@@ -69,6 +69,8 @@ export interface FlowCompileContext extends Omit<CompileContext, 'lookupPort' | 
    */
   readonly meterId?: (name: string) => number | undefined;
   readonly ctZeroSnat?: boolean;
+  /** The datapath has the symmetric L4 dp_hash: select's groups ask for it (ActionContext.dpHashL4Sym). */
+  readonly dpHashL4Sym?: boolean;
   readonly dhcpOpts?: ActionContext['dhcpOpts'];
   /**
    * For switch datapaths, OVN skips flows whose match names a logical port (inport in ingress,
@@ -249,6 +251,7 @@ function compileBody(row: LogicalFlowRow, dpUuid: string, dp: DatapathInfo, ctrl
       dpKey: dp.tunnelKey,
       sampleCollector,
       ctZeroSnat: ctx.ctZeroSnat,
+      dpHashL4Sym: ctx.dpHashL4Sym,
       commonNatZone: dp.snatCtZone === true ? LOG_REG.SNAT_ZONE : LOG_REG.DNAT_ZONE,
       dhcpOpts: ctx.dhcpOpts,
     });

@@ -24,10 +24,25 @@ const matchNames: Readonly<Record<string, string>> = {
   ipv4_dst: 'nw_dst', icmpv4_type: 'icmp_type', icmpv4_code: 'icmp_code', ip_ecn: 'nw_ecn', ip_frag: 'nw_frag',
 };
 
-/** Our names → ovs-ofctl's set_field names. */
+/** Our names → ovs-ofctl's set_field names (Open vSwitch's own names, meta-flow's, for the fields actions write). */
 const setFieldNames: Readonly<Record<string, string>> = {
   ipv4_src: 'ip_src', ipv4_dst: 'ip_dst', icmpv4_type: 'icmp_type', icmpv4_code: 'icmp_code', ip_ecn: 'nw_ecn',
 };
+const setFieldNamesBack: ReadonlyMap<string, string> = new Map(Object.entries(setFieldNames).map(([ours, ovs]) => [ovs, ours]));
+
+/** Open vSwitch's name of a field an action writes (ipv4_dst is ip_dst, registers keep theirs). */
+export function ovsFieldName(field: string): string {
+  return setFieldNames[field] ?? field;
+}
+
+/**
+ * Our name of the field Open vSwitch calls 'name' (the inverse of ovsFieldName); undefined for
+ * a name only we use (ipv4_dst: Open vSwitch knows no such field).
+ */
+export function fieldOfOvsName(name: string): string | undefined {
+  if (Object.prototype.hasOwnProperty.call(setFieldNames, name)) return undefined;
+  return setFieldNamesBack.get(name) ?? name;
+}
 
 /** Our names → the NXM/OXM names ovs-ofctl prints for subfields (move, push, pop, …). */
 const nxmNames: Readonly<Record<string, string>> = {
@@ -163,7 +178,7 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'output_reg': return `output:${formatFieldRef(a.src)}`;
     case 'resubmit': return `resubmit(${a.inPort ?? ''},${a.table})`;
     case 'set_field': {
-      const name = setFieldNames[a.field] ?? a.field;
+      const name = ovsFieldName(a.field);
       // Open vSwitch calls a mask whole when it covers the field's bytes (ip_dscp's six bits
       // are one byte on the wire), and writes a masked decimal field as decimal/hex.
       const bits = ofWidth(a.field);

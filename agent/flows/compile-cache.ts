@@ -3,7 +3,7 @@
 // that holds the same SB rows, except for three chassis-specific steps that are applied after
 // the cache — dropping flows for ports not related to the chassis, and placing conjunction ids
 // in the chassis's own id space — and one input the cache refuses: rows that ask
-// is_chassis_resident() or need groups (ct_lb) are always compiled by each agent.
+// is_chassis_resident() or need groups (ct_lb, fwd_group, select) are always compiled by each agent.
 //
 // Entries are found by the row object itself (agents fed the same snapshot share row objects)
 // and a signature of every other row the compile read: the datapath and each port, multicast

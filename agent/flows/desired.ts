@@ -8,7 +8,7 @@
 //   lb:<uuid>  a Load_Balancer's hairpin flows (tables 68..70, lb-hairpin.ts),
 //   tun:<name> the decapsulation flow of the tunnel to chassis <name>,   default: fixed flows.
 // A logical flow's sample action also reads the LocalView's collector sets (sampleCollectors).
-// Beside the flows: the groups ct_lb's backends and fwd_group's child ports need (by description) and the meters the logical
+// Beside the flows: the groups ct_lb's backends, fwd_group's child ports and select's members need (by description) and the meters the logical
 // flows name (controller_meter, log(meter=…), set_meter's own), with their ids (meter-table.ts)
 // and what each is, from the SB Meter rows.
 // An update marks dirty exactly the sources whose inputs changed and recomputes only those; a
@@ -52,6 +52,9 @@ export interface DesiredFlowsOptions {
   /** The datapath commits with an all-zero SNAT (OVS Datapath capabilities:ct_zero_snat), as
    *  ovn-controller detects: ct_commit then carries nat(src). Default false. */
   readonly ctZeroSnat?: boolean;
+  /** The datapath has the symmetric L4 dp_hash (OVS Datapath capabilities:max_hash_alg), as
+   *  ovn-controller detects: select's groups then ask for it. Default false. */
+  readonly dpHashL4Sym?: boolean;
   /** A compile cache shared with the other agents of this process (simulations); absent =
    *  every logical flow is compiled by this agent. */
   readonly sharedCache?: SharedCompileCache;
@@ -262,6 +265,7 @@ export class DesiredFlows {
   readonly table = new FlowTable();
   private readonly symtab: Symtab;
   private readonly ctZeroSnat: boolean;
+  private readonly dpHashL4Sym: boolean;
   private readonly sharedCache: SharedCompileCache | undefined;
   private geneveField: string;
   private forceFull = false;
@@ -303,6 +307,7 @@ export class DesiredFlows {
   constructor(opts: DesiredFlowsOptions = {}) {
     this.symtab = opts.symtab ?? buildSymtab();
     this.ctZeroSnat = opts.ctZeroSnat ?? false;
+    this.dpHashL4Sym = opts.dpHashL4Sym ?? false;
     this.sharedCache = opts.sharedCache;
     this.geneveField = opts.geneveField ?? 'tun_metadata0';
     this.zones = new Map(opts.ctZones ?? []);
@@ -345,6 +350,11 @@ export class DesiredFlows {
   /** Whether the datapath commits with an all-zero SNAT: the view's reading, else the option's. */
   private ctZeroSnatOf(view: LocalView | undefined): boolean {
     return view?.ctZeroSnat ?? this.ctZeroSnat;
+  }
+
+  /** Whether the datapath has the symmetric L4 dp_hash: the view's reading, else the option's. */
+  private dpHashL4SymOf(view: LocalView | undefined): boolean {
+    return view?.dpHashL4Sym ?? this.dpHashL4Sym;
   }
 
   localDatapaths(): Locality {
@@ -699,8 +709,10 @@ export class DesiredFlows {
       d.locality = true;
       d.full = true;
     }
-    // What the datapath supports changes every router's ct_commit: rare, recomputed whole.
+    // What the datapath supports changes every router's ct_commit, and every select's group:
+    // rare, recomputed whole (as ovn-controller recomputes when the OVS features change).
     if (this.ctZeroSnatOf(prev) !== this.ctZeroSnatOf(next)) d.full = true;
+    if (this.dpHashL4SymOf(prev) !== this.dpHashL4SymOf(next)) d.full = true;
     // A collector set added to or removed from the bridge: the rows with a sample action (as
     // ovn-controller 23.03 recomputes its logical flows then).
     if (!sameSampleCollectors(prev.sampleCollectors, next.sampleCollectors)) d.names.add(SAMPLE_COLLECTORS_DEP);
@@ -1199,7 +1211,7 @@ export class DesiredFlows {
   private compileThroughCache(row: sb.Logical_Flow, ctx: FlowCompileContext, used: Set<string>): FlowSpec[] | undefined {
     const cache = this.sharedCache;
     // Residency, template variables, meter ids, tunnels and collector sets are this chassis's own: such rows are not shared.
-    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|fwd_group|\^|set_meter|meter\s*=|sample/.test(row.actions)
+    if (cache === undefined || /is_chassis_resident|ct_lb|\^/.test(row.match) || /is_chassis_resident|ct_lb|fwd_group|\bselect\b|\^|set_meter|meter\s*=|sample/.test(row.actions)
       || row.controller_meter.length > 0) return undefined;
     const dps = [...row.logical_datapath];
     for (const g of row.logical_dp_group) {
@@ -1239,7 +1251,7 @@ export class DesiredFlows {
   /** Everything a row's compile on one datapath read, by _version; undefined if any row has none. */
   private cacheKey(row: sb.Logical_Flow, dp: sb.Datapath_Binding): string | undefined {
     const v = (r: { readonly _version?: string } | undefined): string | undefined => (r === undefined ? '-' : r._version === '' ? undefined : r._version);
-    const parts: (string | undefined)[] = [v(row), v(dp), String(this.ctZeroSnatOf(this.view))];
+    const parts: (string | undefined)[] = [v(row), v(dp), String(this.ctZeroSnatOf(this.view)), String(this.dpHashL4SymOf(this.view))];
     for (const dep of lflowDeps(row, [dp.tunnel_key], this.rowNames)) {
       const name = dep.slice(dep.indexOf(':') + 1);
       if (dep.startsWith('p:')) parts.push(v(this.sb.portByName(name)), v(this.sb.multicastGroupByName(dp._uuid, name)));
@@ -1366,6 +1378,7 @@ export class DesiredFlows {
       memo,
       templateVars: this.templateVars(),
       ctZeroSnat: this.ctZeroSnatOf(this.view),
+      dpHashL4Sym: this.dpHashL4SymOf(this.view),
       ...(this.view?.sampleCollectors === undefined ? {} : { sampleCollectors: this.view.sampleCollectors }),
       datapath: (u): DatapathInfo | undefined => {
         const d = sbs.datapath(u);

@@ -81,8 +81,32 @@ export function bridgeDatapathOps(ovs: OvsTables, datapathType: string): OpGroup
  * nat(src), as ovn-controller does where the datapath allows it.
  */
 export function datapathCtZeroSnat(ovs: OvsTables, datapathType: string): boolean {
+  return (datapathCapabilities(ovs, datapathType)?.get('ct_zero_snat') ?? '').toLowerCase() === 'true';
+}
+
+/** OVS_HASH_ALG_SYM_L4 (Open vSwitch's enum ovs_hash_alg: OVS_HASH_ALG_L4 is 0). */
+export const OVS_HASH_ALG_SYM_L4 = 1;
+
+/**
+ * Whether the datapath of `datapathType` has the symmetric L4 dp_hash (OVN's
+ * OVS_DP_HASH_L4_SYM_SUPPORT: capabilities:max_hash_alg equal to OVS_HASH_ALG_SYM_L4, read as
+ * an int the way smap_get_int reads it, anything else 0): then the groups of select actions ask
+ * for it, as ovn-controller's do.
+ */
+export function datapathDpHashL4Sym(ovs: OvsTables, datapathType: string): boolean {
+  return maxHashAlgIsSymL4(datapathCapabilities(ovs, datapathType)?.get('max_hash_alg'));
+}
+
+/** capabilities:max_hash_alg's value read as smap_get_int reads it (a whole decimal int, else 0), compared with OVS_HASH_ALG_SYM_L4. */
+export function maxHashAlgIsSymL4(value: string | undefined): boolean {
+  if (value === undefined || !/^[ \t\n\v\f\r]*[+-]?[0-9]+$/.test(value)) return false;
+  return BigInt(value.trim()) === BigInt(OVS_HASH_ALG_SYM_L4);
+}
+
+/** The capabilities ovs-vswitchd wrote in the Datapath record of `datapathType` (empty: system); undefined without one. */
+function datapathCapabilities(ovs: OvsTables, datapathType: string): ReadonlyMap<string, string> | undefined {
   const root = openVswitchRow(ovs);
   const uuid = (root?.datapaths as ReadonlyMap<string, string> | undefined)?.get(datapathType === '' ? DEFAULT_DATAPATH_TYPE : datapathType);
   const dp = uuid === undefined ? undefined : ovs('Datapath').get(uuid);
-  return ((dp?.capabilities as ReadonlyMap<string, string> | undefined)?.get('ct_zero_snat') ?? '').toLowerCase() === 'true';
+  return dp?.capabilities as ReadonlyMap<string, string> | undefined;
 }

@@ -10,7 +10,7 @@ import { interfacesOf, ofportOf, portsOf, sampleCollectorsOf } from './ovs-rows.
 import { LOCALNET_PORT_KEY } from './patch-ports.js';
 import { CHASSIS_ID_KEY, parseTunnelId } from './tunnels.js';
 import { activeTunnels } from './bfd.js';
-import { datapathCtZeroSnat } from './integration-bridge.js';
+import { datapathCtZeroSnat, datapathDpHashL4Sym } from './integration-bridge.js';
 
 export interface BuiltView {
   readonly view: LocalView;
@@ -75,8 +75,12 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
   }
   const localnetPatches = new Map([...patches].map(([net, p]) => [net, p.ofport] as const));
   const ctZeroSnat = brInt !== undefined && datapathCtZeroSnat(ovs, brInt.datapath_type);
+  const dpHashL4Sym = brInt !== undefined && datapathDpHashL4Sym(ovs, brInt.datapath_type);
   const sampleCollectors = sampleCollectorsOf(ovs, brInt);
-  return { view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat, sampleCollectors }, ifaces, conflicts };
+  return {
+    view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat, dpHashL4Sym, sampleCollectors },
+    ifaces, conflicts,
+  };
 }
 
 function mapEqual<V>(a: ReadonlyMap<string, V>, b: ReadonlyMap<string, V>, eq: (x: V, y: V) => boolean): boolean {
@@ -92,6 +96,7 @@ export function localViewsEqual(a: LocalView, b: LocalView): boolean {
   return a.chassis === b.chassis
     && sameActiveTunnels(a.activeTunnels, b.activeTunnels)
     && a.ctZeroSnat === b.ctZeroSnat
+    && a.dpHashL4Sym === b.dpHashL4Sym
     && sameActiveTunnels(a.activatedPorts, b.activatedPorts)
     && sameSampleCollectors(a.sampleCollectors, b.sampleCollectors)
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)

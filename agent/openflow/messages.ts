@@ -263,11 +263,15 @@ function writeGroupBody(w: Writer, g: GroupSpec, lenAt: number, withBuckets: boo
     });
   }
   w.patchU16(lenAt, w.length - bucketsAt);
+  if (withBuckets && g.selectionMethod === undefined && g.selectionMethodParam !== undefined) {
+    // Open vSwitch refuses a parameter without a method; so does the encoder, rather than drop it.
+    throw new OfEncodeError(`group ${g.groupId}: selection_method_param without a selection_method`);
+  }
   if (withBuckets && g.selectionMethod !== undefined) {
     const at = w.length;
     w.u16(OFPGPT15_EXPERIMENTER).u16(0).u32(NTR_VENDOR_ID).u32(NTRT_SELECTION_METHOD).zeros(4);
     const name = Buffer.from(g.selectionMethod, 'ascii');
-    w.bytes(name).zeros(NTR_SELECTION_METHOD_BYTES - name.length).u64(0n);
+    w.bytes(name).zeros(NTR_SELECTION_METHOD_BYTES - name.length).u64(g.selectionMethodParam ?? 0n);
     for (const f of g.fields ?? []) {
       const s = fieldSpec(f);
       if (s === undefined || s.bytes === 0) throw new OfEncodeError(`group selection field ${f} unknown`);
@@ -622,7 +626,9 @@ function readGroupBody(groupId: number, type: GroupSpec['type'], br: Reader, pro
     const text = name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('ascii');
     if (text !== 'hash' && text !== 'dp_hash') decodeFail('unsupported', `selection method ${JSON.stringify(text)}`);
     group.selectionMethod = text;
-    p.u64();
+    // 0 is no parameter: left out, so a group reads back as the spec that made it.
+    const param = p.u64();
+    if (param !== 0n) group.selectionMethodParam = param;
     const fields = [...readOxmList(p).keys()];
     if (fields.length > 0) group.fields = fields;
   }

@@ -183,6 +183,12 @@ export interface GroupSpec {
   readonly type: 'all' | 'select' | 'indirect' | 'ff';
   /** selection_method=dp_hash / hash and its fields, as OVN sets them for load balancers. */
   readonly selectionMethod?: 'dp_hash' | 'hash';
+  /**
+   * selection_method_param, the 64-bit parameter of the selection method (only with one):
+   * OVN's select action sets 1 << 32, which asks dp_hash for the symmetric L4 hash
+   * (OVS_HASH_ALG_SYM_L4). Absent means 0, and a group that reads back with 0 has none.
+   */
+  readonly selectionMethodParam?: bigint;
   readonly fields?: readonly string[];
   readonly buckets: readonly GroupBucket[];
 }

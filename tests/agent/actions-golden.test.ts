@@ -14,6 +14,7 @@ import { formatActions } from '../../agent/compile/index.js';
 import { buildSymtab } from '../../agent/expr/index.js';
 import { formatFwdGroup, type FwdGroup } from '../../agent/actions/fwd-group.js';
 import { formatSample, type Sample } from '../../agent/actions/sample.js';
+import { formatSelect, type SelectMember } from '../../agent/actions/select.js';
 import { parseGroupDescription } from '../../agent/flows/group-desc.js';
 import type { GroupSpec } from '../../agent/openflow/types.js';
 
@@ -68,6 +69,8 @@ interface Case {
 
 /** fwd_group's group text: the head, then each bucket (fwd-group.ts). */
 const fwdDesc = (...buckets: string[]): string => `type=select,selection_method=dp_hash${buckets.map((b) => `,bucket=${b}`).join('')}`;
+/** select's group text: the head (with 'param' after the method), then each bucket (select.ts). */
+const selectDesc = (param: string, ...buckets: string[]): string => `${fwdDesc()}${param}${buckets.map((b) => `,bucket=${b}`).join('')}`;
 
 const cases: readonly Case[] = [
   // drop, output, next
@@ -418,6 +421,52 @@ const cases: readonly Case[] = [
   { actions: 'fwd_group(liveness=1, childports="eth0");', expected: "error: Syntax error at `1' expecting true or false." },
   { actions: 'fwd_group(childports "eth0");', expected: "error: Syntax error at `\"eth0\"' expecting `='." },
   { actions: 'fwd_group(ports="eth0");', expected: "error: Syntax error at `ports' expecting `;'." },
+  // select: OVN 23.03.3's ovn.at cases (its test driver's switch has no symmetric L4 hash, so no
+  // selection_method_param; with it, see below), then ours. The result field is named as
+  // expr_resolve_field resolves it: reg9 is xreg4's low half, reg0 xxreg0's top quarter.
+  {
+    actions: 'reg9[16..31] = select(1=50, 2=100, 3, );', expected: 'group:1', ofctlMatch: '',
+    groups: [selectDesc('', 'bucket_id=0,weight:50,actions=load:1->xreg4[16..31],resubmit(,19)',
+      'bucket_id=1,weight:100,actions=load:2->xreg4[16..31],resubmit(,19)', 'bucket_id=2,weight:100,actions=load:3->xreg4[16..31],resubmit(,19)')],
+  },
+  {
+    actions: 'reg0 = select(1, 2);', expected: 'group:1', ofctlMatch: '',
+    groups: [selectDesc('', 'bucket_id=0,weight:100,actions=load:1->xxreg0[96..127],resubmit(,19)', 'bucket_id=1,weight:100,actions=load:2->xxreg0[96..127],resubmit(,19)')],
+  },
+  { actions: 'reg0 = select(1=, 2);', expected: "error: Syntax error at `,' expecting weight." },
+  { actions: 'reg0 = select(1=0, 2);', expected: "error: Syntax error at `,' weight can't be 0." },
+  { actions: 'reg0 = select(1=123456, 2);', expected: "error: Syntax error at `123456' expecting weight." },
+  { actions: 'reg0 = select(123);', expected: "error: Syntax error at `;' expecting at least 2 group members." },
+  { actions: 'ip.proto = select(1, 2, 3);', expected: 'error: Field ip.proto is not modifiable.' },
+  { actions: 'reg0[0..14] = select(1, 2, 3);', expected: 'error: cannot use 15-bit field reg0[0..14] for "select", which requires at least 16 bits.' },
+  // Ours: what ovn-northd writes for ECMP (reg8 is xreg4's high half), the bounds of ids and
+  // weights, commas optional, other fields by Open vSwitch's name, and the errors on the way.
+  {
+    actions: 'reg8[16..31] = select(1, 2); next;', expected: 'group:1,resubmit(,19)', ofctlMatch: '',
+    groups: [selectDesc('', 'bucket_id=0,weight:100,actions=load:1->xreg4[48..63],resubmit(,19)', 'bucket_id=1,weight:100,actions=load:2->xreg4[48..63],resubmit(,19)')],
+  },
+  {
+    actions: 'reg8[16..31] = select(0=65535 65535=1);', expected: 'group:1', ofctlMatch: '',
+    groups: [selectDesc('', 'bucket_id=0,weight:65535,actions=load:0->xreg4[48..63],resubmit(,19)', 'bucket_id=1,weight:1,actions=load:65535->xreg4[48..63],resubmit(,19)')],
+  },
+  {
+    actions: 'ip4.dst = select(1, 2);', expected: 'group:1', prereqs: 'ip4', ofctlMatch: 'ip',
+    groups: [selectDesc('', 'bucket_id=0,weight:100,actions=load:1->ip_dst[0..31],resubmit(,19)', 'bucket_id=1,weight:100,actions=load:2->ip_dst[0..31],resubmit(,19)')],
+  },
+  {
+    actions: 'eth.src[8..31] = select(7, 8);', expected: 'group:1', ofctlMatch: '',
+    groups: [selectDesc('', 'bucket_id=0,weight:100,actions=load:7->eth_src[8..31],resubmit(,19)', 'bucket_id=1,weight:100,actions=load:8->eth_src[8..31],resubmit(,19)')],
+  },
+  { actions: 'reg0 = select(65536, 2);', expected: "error: Syntax error at `65536' expecting id." },
+  { actions: 'reg0 = select(0x1, 2);', expected: "error: Syntax error at `0x1' expecting id." },
+  { actions: 'reg0 = select(1/1, 2);', expected: "error: Syntax error at `1/1' expecting id." },
+  { actions: 'reg0 = select(1,, 2);', expected: "error: Syntax error at `,' expecting id." },
+  { actions: 'reg0 = select(1, 2', expected: 'error: Syntax error at end of input expecting id.' },
+  { actions: 'reg0 = select(1 = 2 = 3);', expected: "error: Syntax error at `=' expecting id." },
+  { actions: 'reg0 = select();', expected: "error: Syntax error at `;' expecting at least 2 group members." },
+  { actions: 'outport = select(1, 2);', expected: 'error: cannot use 0-bit field outport[0..-1] for "select", which requires at least 16 bits.' },
+  { actions: 'ct_mark = select(1, 2);', expected: 'error: Field ct_mark is not modifiable.' },
+  { actions: 'reg0 = select;', expected: "error: Syntax error at `select' expecting field name." },
   // sample: OVN 23.03.3's ovn.at cases (collector sets 0 and 200 configured, datapath key
   // 0xabcdef, flow UUID aaaaaaaa-...), then ours.
   { actions: 'sample(probability=100,collector_set=200,obs_domain=0,obs_point=1000);', expected: 'sample(probability=100,collector_set_id=200,obs_domain_id=11259375,obs_point_id=1000)', ofctlMatch: '' },
@@ -516,6 +565,53 @@ t.test('fwd_group formats back as OVN formats it, and the formatted text compile
   t.match(compiled({ actions: 'fwd_group();', expected: '' }).text, /^error: /, 'the empty form is refused, as in OVN');
 });
 
+t.test('select formats back as OVN formats it, and the formatted text compiles the same', async (t) => {
+  // ovn.at's "formats as" of its two select cases, and one with weights and no commas.
+  const cases: readonly [string, string, readonly SelectMember[], string][] = [
+    ['reg9[16..31] = select(1=50, 2=100, 3, );', 'reg9[16..31]', [{ id: 1, weight: 50 }, { id: 2, weight: 100 }, { id: 3, weight: 100 }], 'reg9[16..31] = select(1=50, 2=100, 3=100);'],
+    ['reg0 = select(1, 2);', 'reg0', [{ id: 1, weight: 100 }, { id: 2, weight: 100 }], 'reg0 = select(1=100, 2=100);'],
+    ['reg8[16..31] = select(4=7 9);', 'reg8[16..31]', [{ id: 4, weight: 7 }, { id: 9, weight: 100 }], 'reg8[16..31] = select(4=7, 9=100);'],
+  ];
+  for (const [text, field, parsed, formatted] of cases) {
+    t.equal(formatSelect(field, parsed), formatted, `format of ${text}`);
+    t.same(compileActions(formatted, context()), compileActions(text, context()), `${formatted} compiles as ${text}`);
+  }
+});
+
+t.test('select: the symmetric L4 hash where the datapath has it; the next table of each pipeline; one group per text', async (t) => {
+  const l4 = context({ dpHashL4Sym: true });
+  const sym = ',selection_method_param=0x100000000';
+  // ovn.at's two cases as ovn-controller encodes them on a datapath with OVS_DP_HASH_L4_SYM_SUPPORT.
+  t.same(compiled({ actions: 'reg9[16..31] = select(1=50, 2=100, 3, );', expected: '' }, l4), {
+    text: 'group:1', prereqs: '', groups: [selectDesc(sym, 'bucket_id=0,weight:50,actions=load:1->xreg4[16..31],resubmit(,19)',
+      'bucket_id=1,weight:100,actions=load:2->xreg4[16..31],resubmit(,19)', 'bucket_id=2,weight:100,actions=load:3->xreg4[16..31],resubmit(,19)')],
+  });
+  t.same(compiled({ actions: 'reg0 = select(1, 2);', expected: '' }, l4).groups,
+    [selectDesc(sym, 'bucket_id=0,weight:100,actions=load:1->xxreg0[96..127],resubmit(,19)', 'bucket_id=1,weight:100,actions=load:2->xxreg0[96..127],resubmit(,19)')]);
+  t.same(compiled({ actions: 'reg0 = select(1, 2);', expected: '' }, context({ dpHashL4Sym: false })).groups,
+    compiled({ actions: 'reg0 = select(1, 2);', expected: '' }).groups, 'false is the same as absent');
+  // What the agent installs: the parameter, each id at its bits of xreg4, the next table.
+  const desc = compiled({ actions: 'reg8[16..31] = select(1, 2=50);', expected: '' }, context({ dpHashL4Sym: true, table: 12, isSwitch: false })).groups[0] ?? '';
+  t.same(parseGroupDescription(3, desc), {
+    groupId: 3, type: 'select', selectionMethod: 'dp_hash', selectionMethodParam: 1n << 32n, buckets: [
+      { weight: 100, actions: [{ kind: 'set_field', field: 'xreg4', value: 1n << 48n, mask: 0xffffn << 48n }, { kind: 'resubmit', table: 21 }] },
+      { weight: 50, actions: [{ kind: 'set_field', field: 'xreg4', value: 2n << 48n, mask: 0xffffn << 48n }, { kind: 'resubmit', table: 21 }] },
+    ],
+  });
+  // Egress: the next table of the egress pipeline (table 3 is OpenFlow 45, the next 46).
+  t.match(compiled({ actions: 'reg0 = select(1, 2);', expected: '' }, context({ pipeline: 'egress', table: 3 })).groups[0], /resubmit\(,46\),bucket=.*resubmit\(,46\)$/);
+  // As ovn-controller: only a table past the last is refused (n_tables is the pipeline's length).
+  t.equal(compiled({ actions: 'reg0 = select(1, 2);', expected: '' }, context({ table: 28 })).text, 'group:1');
+  t.equal(compiled({ actions: 'reg0 = select(1, 2);', expected: '' }, context({ table: 29 })).text, 'error: "select" action not allowed in last table.');
+  // One id per distinct text: the same members share a group; other weights, another field or the parameter make another.
+  const ctx = context();
+  const ids = ['reg0 = select(1, 2);', 'reg0 = select(1=100, 2=100); next;', 'reg0 = select(1, 2=99);', 'reg1 = select(1, 2);']
+    .map((a) => compiled({ actions: a, expected: '' }, ctx).text);
+  t.same(ids, ['group:1', 'group:1,resubmit(,19)', 'group:2', 'group:3']);
+  const noAlloc = compileActions('reg0 = select(1, 2);', context({ groupId: () => undefined }));
+  t.ok('error' in noAlloc && /select needs a group id/.test(noAlloc.error), 'no group id: an error, not a flow without its group');
+});
+
 t.test('sample formats back as OVN formats it, and the formatted text compiles the same', async (t) => {
   // ovn.at's "formats as" of `sample(probability=10);`, and the forms with a number and $cookie.
   const cases: readonly [string, Sample, string][] = [
@@ -562,17 +658,21 @@ t.test('fwd_group: the output table of each pipeline; no tunnel lookup, no liven
   t.same(ids, ['group:1', 'group:1,resubmit(,19)', 'group:2']);
 });
 
-/** A group as `ovs-ofctl -O OpenFlow15 parse-group` prints it (bucket ids in order, weight 1 left out). */
+/** A group as `ovs-ofctl -O OpenFlow15 parse-group` prints it (bucket ids in order, weight 1 left out, the parameter in decimal). */
 function ofctlGroupText(g: GroupSpec): string {
   const buckets = g.buckets.map((b, i) => `bucket=bucket_id:${i},${b.weight !== undefined && b.weight !== 1 ? `weight:${b.weight},` : ''}`
     + `${b.watchPort !== undefined ? `watch_port:${b.watchPort},` : ''}actions=${formatActions(b.actions)}`);
-  return `group_id=${g.groupId},type=${g.type}${g.selectionMethod !== undefined ? `,selection_method=${g.selectionMethod}` : ''},${buckets.join(',')}`;
+  const method = g.selectionMethod === undefined ? ''
+    : `,selection_method=${g.selectionMethod}${g.selectionMethodParam !== undefined ? `,selection_method_param=${g.selectionMethodParam}` : ''}`;
+  return `group_id=${g.groupId},type=${g.type}${method},${buckets.join(',')}`;
 }
 
-t.test('fwd_group\'s group text reads back as ovs-ofctl reads it', async (t) => {
+t.test('fwd_group\'s and select\'s group texts read back as ovs-ofctl reads them', async (t) => {
   const withGroups = cases.filter((c) => (c.groups?.length ?? 0) > 0);
-  t.ok(withGroups.length >= 5, `${withGroups.length} cases with groups`);
-  const descs = withGroups.flatMap((c) => c.groups ?? []);
+  t.ok(withGroups.length >= 10, `${withGroups.length} cases with groups`);
+  // And select's with the symmetric L4 hash.
+  const descs = [...withGroups.flatMap((c) => c.groups ?? []),
+    ...compiled({ actions: 'reg8[16..31] = select(1, 2=50, 3);', expected: '' }, context({ dpHashL4Sym: true })).groups];
   const specs = descs.map((d, i) => parseGroupDescription(i + 1, d));
   // What the agent installs: the key loaded into reg15's low 16 bits, the watched port.
   t.same(specs[0], {
@@ -584,6 +684,19 @@ t.test('fwd_group\'s group text reads back as ovs-ofctl reads it', async (t) => 
   t.match(parseGroupDescription(9, fwdDesc('load=0x10000->NXM_NX_REG15[0..15],resubmit(,37)')), { error: /does not fit the 16 bits/ });
   t.match(parseGroupDescription(9, fwdDesc('watch_port:65280,load=0x1->NXM_NX_REG15[0..15],resubmit(,37)')), { error: /watch_port 65280 is not a port/ });
   t.match(parseGroupDescription(9, fwdDesc('load=0x1->NXM_NX_REG14[0..15],resubmit(,37)')), { error: /cannot read bucket/ });
+  // select's buckets: what cannot be installed as written is an error, not a different group.
+  const sel = (param: string, ...b: string[]): ReturnType<typeof parseGroupDescription> => parseGroupDescription(9, selectDesc(param, ...b));
+  t.match(sel('', 'bucket_id=1,weight:100,actions=load:1->xreg4[48..63],resubmit(,19)'), { error: /bucket_id 1 is not the bucket's place 0/ });
+  t.match(sel('', 'bucket_id=0,weight:65536,actions=load:1->xreg4[48..63],resubmit(,19)'), { error: /weight 65536 does not fit/ });
+  t.match(sel('', 'bucket_id=0,weight:1,actions=load:1->ipv4_dst[0..31],resubmit(,19)'), { error: /unknown field ipv4_dst/ });
+  t.match(sel('', 'bucket_id=0,weight:1,actions=load:1->xreg4[48..64],resubmit(,19)'), { error: /bits 48\.\.64 are not bits of the 64-bit xreg4/ });
+  t.match(sel('', 'bucket_id=0,weight:1,actions=load:65536->reg0[0..31],resubmit(,19)'), { error: /id 65536 does not fit/ });
+  t.match(sel('', 'bucket_id=0,weight:1,actions=load:4->reg0[0..1],resubmit(,19)'), { error: /id 4 does not fit/ });
+  t.match(sel(',selection_method_param=0x10000000000000000', 'bucket_id=0,weight:1,actions=load:1->reg0[0..15],resubmit(,19)'), { error: /cannot read selection_method_param/ });
+  t.same(sel(',selection_method_param=0', 'bucket_id=0,weight:1,actions=load:1->pkt_mark[0..31],resubmit(,19)'), {
+    groupId: 9, type: 'select', selectionMethod: 'dp_hash',
+    buckets: [{ weight: 1, actions: [{ kind: 'set_field', field: 'pkt_mark', value: 1n }, { kind: 'resubmit', table: 19 }] }],
+  }, 'a parameter of 0 is none; a whole field is loaded without a mask');
   const probe = spawnSync('ovs-ofctl', ['--version'], { encoding: 'utf8' });
   if (probe.status !== 0) {
     t.comment('ovs-ofctl is not installed: nothing to compare with');

@@ -10,7 +10,8 @@
 
 import type { Row } from '../../ovsdb/index.js';
 import { formatFlow } from '../../agent/compile/index.js';
-import type { DesiredFlows } from '../../agent/flows/desired.js';
+import type { Test } from 'tap';
+import { DesiredFlows, type UpdateStats } from '../../agent/flows/desired.js';
 import { deepEqual } from '../../agent/flows/flow-table.js';
 import type { LocalView } from '../../agent/local-view.js';
 import type { FlowSpec, OfAction } from '../../agent/openflow/types.js';
@@ -241,4 +242,42 @@ export function difference(a: DesiredFlows, b: DesiredFlows): string | undefined
   if (!deepEqual(metersByName(a), metersByName(b))) return `meters differ: ${JSON.stringify([...metersByName(a)])} / ${JSON.stringify([...metersByName(b)])}`;
   if (!deepEqual(new Map([...a.sourceErrors()].sort()), new Map([...b.sourceErrors()].sort()))) return 'errors differ';
   return undefined;
+}
+
+/**
+ * An engine driven one update at a time (SB changes, a LocalView), keeping the rows it was given
+ * so that after each update it is compared, on 't', with a fresh engine fed them all at once,
+ * and found without errors: the oracle of the scripted incremental tests.
+ */
+export class IncrementalRun {
+  private all: [string, Row][];
+  private revision = 1;
+  private current: LocalView;
+
+  constructor(private readonly t: Test, readonly d: DesiredFlows, rows: readonly [string, Row][], view: LocalView) {
+    this.all = [...rows];
+    this.current = view;
+    d.update(resetOf(this.all), view);
+  }
+
+  /** The view of the last update. */
+  get view(): LocalView {
+    return this.current;
+  }
+
+  /** One update: the rows changed by 'c' (none: the view alone) and the view 'v'; returns what it recomputed. */
+  change(c: readonly SbRowChange[], v: LocalView, label: string): UpdateStats {
+    for (const x of c) {
+      this.all = this.all.filter(([table, r]) => !(table === x.table && r._uuid === x.uuid));
+      if (x.row !== undefined) this.all.push([x.table, x.row]);
+    }
+    this.current = v;
+    this.revision++;
+    const st = this.d.update(c.length === 0 ? null : { reset: false, fromRevision: this.revision - 1, toRevision: this.revision, changes: c }, v);
+    const fresh = new DesiredFlows({ ctZones: this.d.ctZones() });
+    fresh.update(resetOf(this.all, this.revision), v);
+    this.t.equal(difference(this.d, fresh), undefined, `${label}: incremental equals a fresh engine`);
+    this.t.same(this.d.sourceErrors(), new Map(), `${label}: no errors`);
+    return st;
+  }
 }

@@ -10,11 +10,10 @@
 
 import t from 'tap';
 import { formatActions } from '../../agent/compile/index.js';
-import { DesiredFlows, type UpdateStats } from '../../agent/flows/desired.js';
-import type { LocalView } from '../../agent/local-view.js';
+import { DesiredFlows } from '../../agent/flows/desired.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
-import { chassis, difference, ids, logicalFlow, port, resetOf, smallTopology, smallView, U } from './flows-fixtures.js';
+import { chassis, ids, IncrementalRun, logicalFlow, port, resetOf, smallTopology, smallView, U } from './flows-fixtures.js';
 
 const hv3 = U(3, 0xc);
 const kid = U(40, 0xa);
@@ -51,25 +50,8 @@ const bucket = (key: number, watch?: number): string =>
 const group = (...buckets: string[]): string => `group{type=select,selection_method=dp_hash,${buckets.join(',')}}`;
 
 t.test('fwd_group follows its child ports and the tunnels it watches', async (t) => {
-  const d = new DesiredFlows();
-  let all = rows();
-  let view: LocalView = smallView();
-  let revision = 1;
-  d.update(resetOf(all), view);
-  const change = (c: SbRowChange[], v: LocalView = view, label = ''): UpdateStats => {
-    for (const x of c) {
-      all = all.filter(([table, r]) => !(table === x.table && r._uuid === x.uuid));
-      if (x.row !== undefined) all.push([x.table, x.row]);
-    }
-    view = v;
-    revision++;
-    const st = d.update(c.length === 0 ? null : { reset: false, fromRevision: revision - 1, toRevision: revision, changes: c }, v);
-    const fresh = new DesiredFlows({ ctZones: d.ctZones() });
-    fresh.update(resetOf(all, revision), v);
-    t.equal(difference(d, fresh), undefined, `${label}: incremental equals a fresh engine`);
-    t.same(d.sourceErrors(), new Map(), `${label}: no errors`);
-    return st;
-  };
+  const run = new IncrementalRun(t, new DesiredFlows(), rows(), smallView());
+  const d = run.d;
   const setKid = (o: Parameters<typeof port>[4], key = 12): SbRowChange[] => [{ table: 'Port_Binding', uuid: kid, row: port(kid, ids.sw0, 'kid', key, o) }];
   const tunnel = (ofport: number) => ({ ofport, type: 'geneve', remoteIp: '192.0.2.3' });
   const groupsNow = (): string[] => [...d.groupTable().keys()].sort();
@@ -79,52 +61,52 @@ t.test('fwd_group follows its child ports and the tunnels it watches', async (t)
   t.equal(actionsOf(d, plain), `${group(bucket(1), bucket(12))},resubmit(,36)`, 'without liveness: key 12 loaded as 0xc');
   t.equal(groupsNow().length, 1);
 
-  let st = change(setKid({ chassis: hv3 }), view, 'kid bound on hv3');
+  let st = run.change(setKid({ chassis: hv3 }), run.view, 'kid bound on hv3');
   t.equal(actionsOf(d, live), 'drop', 'hv3 has no tunnel yet: still nothing');
   t.ok(st.logicalFlows >= 1 && d.table.flowsOf(`lf:${other}`).length === 1, 'the binding recompiled the flows that name kid');
 
-  st = change([], { ...view, tunnels: new Map([...view.tunnels, ['hv3', tunnel(11)]]) }, 'tunnel to hv3 appears');
+  st = run.change([], { ...run.view, tunnels: new Map([...run.view.tunnels, ['hv3', tunnel(11)]]) }, 'tunnel to hv3 appears');
   t.equal(actionsOf(d, live), group(bucket(3, 10), bucket(12, 11)), 'both children watched: vif3 through hv2 (10), kid through hv3 (11)');
   t.equal(st.logicalFlows, 1, 'only the flow that watched for hv3\'s tunnel compiled again');
   const firstIds = new Set(d.groupTable().values());
   t.equal(firstIds.size, 2);
   d.takeDirtyGroups();
 
-  st = change([], { ...view, tunnels: new Map([...view.tunnels, ['hv3', tunnel(13)]]) }, 'hv3\'s tunnel changes port');
+  st = run.change([], { ...run.view, tunnels: new Map([...run.view.tunnels, ['hv3', tunnel(13)]]) }, 'hv3\'s tunnel changes port');
   t.equal(st.logicalFlows, 1, 'again only the flow that watches it');
   t.equal(actionsOf(d, live), group(bucket(3, 10), bucket(12, 13)));
   t.equal(d.groupTable().size, 2, 'the old group is freed');
   t.equal(d.takeDirtyGroups().length, 2, 'one group removed, one added');
 
-  st = change([], { ...view, tunnels: new Map([...view.tunnels, ['hv4', tunnel(14)]]) }, 'an unrelated tunnel');
+  st = run.change([], { ...run.view, tunnels: new Map([...run.view.tunnels, ['hv4', tunnel(14)]]) }, 'an unrelated tunnel');
   t.equal(st.logicalFlows, 0, 'a tunnel no child is behind compiles nothing again');
 
-  change(setKid({ chassis: ids.hv2 }), view, 'kid moves to hv2');
+  run.change(setKid({ chassis: ids.hv2 }), run.view, 'kid moves to hv2');
   t.equal(actionsOf(d, live), group(bucket(3, 10), bucket(12, 10)), 'kid now watched through hv2\'s tunnel');
 
-  change(setKid({ chassis: ids.hv1 }), view, 'kid moves here');
+  run.change(setKid({ chassis: ids.hv1 }), run.view, 'kid moves here');
   t.equal(actionsOf(d, live), 'drop', 'no tunnel to this chassis itself: nothing, as ovn-controller');
   t.equal(groupsNow().length, 1, 'the liveness group is freed');
 
-  change(setKid({ chassis: ids.hv2 }, 13), view, 'kid re-keyed on hv2');
+  run.change(setKid({ chassis: ids.hv2 }, 13), run.view, 'kid re-keyed on hv2');
   t.equal(actionsOf(d, live), group(bucket(3, 10), bucket(13, 10)));
   t.equal(actionsOf(d, plain), `${group(bucket(1), bucket(13))},resubmit(,36)`);
 
-  const noHv2 = new Map(view.tunnels);
+  const noHv2 = new Map(run.view.tunnels);
   noHv2.delete('hv2');
-  change([], { ...view, tunnels: noHv2 }, 'hv2\'s tunnel goes');
+  run.change([], { ...run.view, tunnels: noHv2 }, 'hv2\'s tunnel goes');
   t.equal(actionsOf(d, live), 'drop');
   t.equal(actionsOf(d, plain), `${group(bucket(1), bucket(13))},resubmit(,36)`, 'without liveness the tunnel does not matter');
 
-  change([{ table: 'Port_Binding', uuid: kid }], view, 'kid deleted');
+  run.change([{ table: 'Port_Binding', uuid: kid }], run.view, 'kid deleted');
   t.equal(actionsOf(d, plain), 'resubmit(,36)', 'an unknown child: nothing for the action, next stands');
   t.equal(d.groupTable().size, 0, 'no group left');
 
-  change(setKid({ chassis: ids.hv2 }, 12), smallView({ tunnels: new Map([['hv2', tunnel(10)], ['hv3', tunnel(13)]]) }), 'kid back');
+  run.change(setKid({ chassis: ids.hv2 }, 12), smallView({ tunnels: new Map([['hv2', tunnel(10)], ['hv3', tunnel(13)]]) }), 'kid back');
   t.equal(actionsOf(d, live), group(bucket(3, 10), bucket(12, 10)));
 
   // The chassis row renamed: its tunnel is looked up by the new name.
-  change([{ table: 'Chassis', uuid: ids.hv2, row: chassis(ids.hv2, 'hv3') }, { table: 'Chassis', uuid: hv3, row: chassis(hv3, 'hv9') }], view, 'chassis renamed');
+  run.change([{ table: 'Chassis', uuid: ids.hv2, row: chassis(ids.hv2, 'hv3') }, { table: 'Chassis', uuid: hv3, row: chassis(hv3, 'hv9') }], run.view, 'chassis renamed');
   t.equal(actionsOf(d, live), group(bucket(3, 13), bucket(12, 13)), 'both children behind the tunnel named hv3 now');
 });
 

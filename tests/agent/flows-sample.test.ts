@@ -14,7 +14,7 @@
 import t from 'tap';
 import { formatActions } from '../../agent/compile/index.js';
 import { SharedCompileCache } from '../../agent/flows/compile-cache.js';
-import { DesiredFlows, type UpdateStats } from '../../agent/flows/desired.js';
+import { DesiredFlows } from '../../agent/flows/desired.js';
 import type { LocalView } from '../../agent/local-view.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type { Row } from '../../ovsdb/index.js';
@@ -22,7 +22,7 @@ import { formatFlow } from '../../agent/compile/index.js';
 import { createNorthd } from '../../northd/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { addLrp, addLsp, map, nbFixture, set } from '../northd/nb-fixture.js';
-import { chassis, difference, dpGroup, ids, logicalFlow, resetOf, sbGlobal, smallTopology, smallView, U } from './flows-fixtures.js';
+import { chassis, dpGroup, ids, IncrementalRun, logicalFlow, resetOf, sbGlobal, smallTopology, smallView, U } from './flows-fixtures.js';
 
 /** Rows with cookies of their own (the fixtures' U() gives every row of a kind one cookie). */
 const lf = (n: number): string => `${(0xa0000000 + n).toString(16)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -55,62 +55,45 @@ function actionsOf(d: DesiredFlows, u: string): string[] {
 const sampled = (domain: number, point: number): string => `sample(probability=65535,collector_set_id=123,obs_domain_id=${domain},obs_point_id=${point})`;
 
 t.test('sample actions follow the bridge\'s collector sets', async (t) => {
-  const d = new DesiredFlows();
-  let all = rows();
-  let view: LocalView = smallView();
-  let revision = 1;
-  d.update(resetOf(all), view);
-  const change = (c: SbRowChange[], v: LocalView, label: string): UpdateStats => {
-    for (const x of c) {
-      all = all.filter(([table, r]) => !(table === x.table && r._uuid === x.uuid));
-      if (x.row !== undefined) all.push([x.table, x.row]);
-    }
-    view = v;
-    revision++;
-    const st = d.update(c.length === 0 ? null : { reset: false, fromRevision: revision - 1, toRevision: revision, changes: c }, v);
-    const fresh = new DesiredFlows({ ctZones: d.ctZones() });
-    fresh.update(resetOf(all, revision), v);
-    t.equal(difference(d, fresh), undefined, `${label}: incremental equals a fresh engine`);
-    t.same(d.sourceErrors(), new Map(), `${label}: no errors`);
-    return st;
-  };
+  const run = new IncrementalRun(t, new DesiredFlows(), rows(), smallView());
+  const d = run.d;
   const collectors = (...idList: number[]): LocalView => smallView({ sampleCollectors: new Set(idList) });
 
   t.same(drops.map((u) => actionsOf(d, u)), [['dp1: drop'], ['dp1: drop'], ['dp1: drop']], 'no collector set: the drops stay plain drops');
   t.same(actionsOf(d, both), ['dp1: resubmit(,47)', 'dp3: resubmit(,47)'], 'and the sample is left out of the other flow');
 
-  let st = change([], collectors(123), 'set 123 added');
+  let st = run.change([], collectors(123), 'set 123 added');
   // Domain 1 in the high byte, sw0's key 1 in the low 24 bits; the point is each row's own cookie.
   t.same(drops.map((u) => actionsOf(d, u)), drops.map((_, i) => [`dp1: ${sampled(0x01000001, 0xa0000001 + i)}`]), 'the drops sample, each with its own cookie');
   t.same(actionsOf(d, both), ['dp1: resubmit(,47)', 'dp3: resubmit(,47)'], 'set 7 is not there yet');
   t.equal(st.logicalFlows, 4, 'the four rows with sample were compiled again, no other');
   t.notOk(st.full, 'not a full recompute');
 
-  st = change([], collectors(7, 123), 'set 7 added');
+  st = run.change([], collectors(7, 123), 'set 7 added');
   t.same(actionsOf(d, both), [
     'dp1: sample(probability=100,collector_set_id=7,obs_domain_id=1,obs_point_id=1000),resubmit(,47)',
     'dp3: sample(probability=100,collector_set_id=7,obs_domain_id=3,obs_point_id=1000),resubmit(,47)',
   ], 'each datapath\'s key in the domain');
   t.equal(st.logicalFlows, 4);
 
-  st = change([], collectors(7), 'set 123 removed');
+  st = run.change([], collectors(7), 'set 123 removed');
   t.equal(st.logicalFlows, 4);
   t.same(drops.map((u) => actionsOf(d, u)), [['dp1: drop'], ['dp1: drop'], ['dp1: drop']], 'the drops lose the sample');
   t.equal(actionsOf(d, both).length, 2);
   t.match(actionsOf(d, both)[0], /^dp1: sample\(/, 'set 7\'s sample stays');
 
-  st = change([], collectors(7), 'the same sets again');
+  st = run.change([], collectors(7), 'the same sets again');
   t.equal(st.logicalFlows, 0, 'nothing compiled when the sets did not change');
-  st = change([], smallView(), 'no sets');
+  st = run.change([], smallView(), 'no sets');
   t.equal(st.logicalFlows, 4);
   t.equal(actionsOf(d, both)[0], 'dp1: resubmit(,47)');
-  st = change([], collectors(), 'an empty set where there was none');
+  st = run.change([], collectors(), 'an empty set where there was none');
   t.equal(st.logicalFlows, 0, 'absent and empty are the same: nothing compiled');
 
   // A row's text changed while its set is there: compiled with the sets in force.
-  change([], collectors(123), 'set 123 back');
+  run.change([], collectors(123), 'set 123 back');
   const edited = logicalFlow(drops[0] as string, ids.sw0, 'ingress', 9, 100, 'ip4.src == 10.9.9.9', 'sample(probability=1,collector_set=123,obs_domain=255,obs_point=5); /* drop */');
-  change([{ table: 'Logical_Flow', uuid: drops[0] as string, row: edited }], view, 'a drop edited');
+  run.change([{ table: 'Logical_Flow', uuid: drops[0] as string, row: edited }], run.view, 'a drop edited');
   t.same(actionsOf(d, drops[0] as string), ['dp1: sample(probability=1,collector_set_id=123,obs_domain_id=4278190081,obs_point_id=5)']);
   t.same(actionsOf(d, other), ['dp1: resubmit(,18)'], 'the row without sample is as it was');
 });
@@ -130,23 +113,9 @@ t.test('sample rows stay out of the compile cache shared between agents', async 
 });
 
 t.test('the physical tables\' drops sample into SB_Global\'s debug_drop_collector_set when the bridge has it', async (t) => {
-  const d = new DesiredFlows();
   const global = U(1, 0x3);
-  let all = rows();
-  let revision = 1;
-  d.update(resetOf(all), smallView());
-  const step = (c: SbRowChange[], v: LocalView, label: string): UpdateStats => {
-    for (const x of c) {
-      all = all.filter(([table, r]) => !(table === x.table && r._uuid === x.uuid));
-      if (x.row !== undefined) all.push([x.table, x.row]);
-    }
-    revision++;
-    const st = d.update(c.length === 0 ? null : { reset: false, fromRevision: revision - 1, toRevision: revision, changes: c }, v);
-    const fresh = new DesiredFlows({ ctZones: d.ctZones() });
-    fresh.update(resetOf(all, revision), v);
-    t.equal(difference(d, fresh), undefined, `${label}: incremental equals a fresh engine`);
-    return st;
-  };
+  const run = new IncrementalRun(t, new DesiredFlows(), rows(), smallView());
+  const d = run.d;
   const options = (o: Record<string, string>): SbRowChange[] => [{ table: 'SB_Global', uuid: global, row: sbGlobal(global, 0, o) }];
   /** The physical drops: the defaults of tables 0, 40 and 65, table 41's loopback and localnet drops. */
   const drops = (): string[] => [...d.table.flows()].map(([, f]) => f)
@@ -163,25 +132,25 @@ t.test('the physical tables\' drops sample into SB_Global\'s debug_drop_collecto
   t.equal(n, 12, `${n} physical drops`);
   t.ok(drops().every(plain), 'no option: plain drops');
 
-  step(options({ debug_drop_collector_set: '123', debug_drop_domain_id: '2' }), smallView(), 'the option, no collector set');
+  run.change(options({ debug_drop_collector_set: '123', debug_drop_domain_id: '2' }), smallView(), 'the option, no collector set');
   t.ok(drops().every(plain), 'the bridge has no set 123: plain drops');
-  let st = step([], smallView({ sampleCollectors: new Set([123]) }), 'set 123 added');
+  let st = run.change([], smallView({ sampleCollectors: new Set([123]) }), 'set 123 added');
   t.ok(st.full, 'a full recompute, as ovn-controller recomputes its physical flows');
   t.ok(drops().every(sampledTo(123, 0x02000000)), `each drop samples, its table the point:\n${drops().join('\n')}`);
   t.equal(drops().length, n);
-  step(options({ debug_drop_collector_set: '123' }), smallView({ sampleCollectors: new Set([123]) }), 'no domain');
+  run.change(options({ debug_drop_collector_set: '123' }), smallView({ sampleCollectors: new Set([123]) }), 'no domain');
   t.ok(drops().every(sampledTo(123, 0)), 'domain 0');
-  step(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '1' }), smallView({ sampleCollectors: new Set([123]) }), 'another set in the option');
+  run.change(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '1' }), smallView({ sampleCollectors: new Set([123]) }), 'another set in the option');
   t.ok(drops().every(plain), 'set 7 is not on the bridge: plain drops');
-  st = step(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '1', other: 'x' }), smallView({ sampleCollectors: new Set([123]) }), 'an unrelated option');
+  st = run.change(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '1', other: 'x' }), smallView({ sampleCollectors: new Set([123]) }), 'an unrelated option');
   t.notOk(st.full, 'the sampling did not change: no full recompute');
-  step([], smallView({ sampleCollectors: new Set([7, 123]) }), 'set 7 added');
+  run.change([], smallView({ sampleCollectors: new Set([7, 123]) }), 'set 7 added');
   t.ok(drops().every(sampledTo(7, 0x01000000)));
-  step(options({ debug_drop_collector_set: 'x7' }), smallView({ sampleCollectors: new Set([7, 123]) }), 'a bad number');
+  run.change(options({ debug_drop_collector_set: 'x7' }), smallView({ sampleCollectors: new Set([7, 123]) }), 'a bad number');
   t.ok(drops().every(plain), 'not a number: off, as smap_get_uint gives 0');
-  step(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '256' }), smallView({ sampleCollectors: new Set([7]) }), 'domain 256');
+  run.change(options({ debug_drop_collector_set: '7', debug_drop_domain_id: '256' }), smallView({ sampleCollectors: new Set([7]) }), 'domain 256');
   t.ok(drops().every(sampledTo(7, 0)), 'domain 256 << 24 in 32 bits is 0, as ovn-controller computes it');
-  step([{ table: 'SB_Global', uuid: global }], smallView({ sampleCollectors: new Set([7]) }), 'SB_Global gone');
+  run.change([{ table: 'SB_Global', uuid: global }], smallView({ sampleCollectors: new Set([7]) }), 'SB_Global gone');
   t.ok(drops().every(plain));
 });
 

@@ -23,8 +23,7 @@ import { OFTABLE } from '../../agent/compile/tables.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
-import type { OvsSwitch } from '../helpers/ovs-switch.js';
-import { converge, oursBesideReal } from '../helpers/sb-follower.js';
+import { converge, dumpFlowsWithGroups, oursBesideReal } from '../helpers/sb-follower.js';
 import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 const run = promisify(execFile);
@@ -44,25 +43,6 @@ function templateCookies(rows: Iterable<SbRowChange>): Set<bigint> {
     if (text.includes('^') || text.includes('lb_aff') || text.includes('ecmp_nh') || text.includes('ecmp_reply')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
   }
   return out;
-}
-
-/**
- * A bridge's flows of those cookies and of tables 68..70, as `ovs-ofctl dump-flows --no-stats`
- * prints them, each `group:N` replaced by group N's type and buckets, sorted.
- */
-async function dump(sw: OvsSwitch, cookies: ReadonlySet<bigint>): Promise<string[]> {
-  const groups = new Map<string, string>();
-  for (const line of (await sw.ofctl('dump-groups')).split('\n')) {
-    const m = /group_id=(\d+),(.*)$/.exec(line.trim());
-    if (m !== null) groups.set(m[1] as string, m[2] as string);
-  }
-  const out: string[] = [];
-  for (const line of (await sw.ofctl('dump-flows', '--no-stats')).split('\n').map((l) => l.trim())) {
-    const m = /^cookie=(0x[0-9a-f]+), table=(\d+),/.exec(line);
-    if (m === null || !(cookies.has(BigInt(m[1] as string)) || HAIRPIN_TABLES.includes(Number(m[2])))) continue;
-    out.push(line.replace(/group:(\d+)/g, (_, id: string) => `group:{${groups.get(id) ?? `? ${id}`}}`));
-  }
-  return out.sort();
 }
 
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
@@ -114,7 +94,11 @@ async function differential(t: Test): Promise<void> {
     const cookies = (): Set<bigint> => templateCookies(follower.rows());
     const { real: a, ours: b, ms } = await converge(follower,
       () => ch.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => cookies().has(f.cookie) || HAIRPIN_TABLES.includes(f.table)), { groups: [...agent.groupSpecs().values()] }),
-      () => Promise.all([dump(swA, cookies()), dump(swB, cookies())]), expect, STEP_MS_MAX);
+      () => {
+        const now = cookies();
+        const keep = (cookie: bigint, table: number): boolean => now.has(cookie) || HAIRPIN_TABLES.includes(table);
+        return Promise.all([dumpFlowsWithGroups(swA, keep), dumpFlowsWithGroups(swB, keep)]);
+      }, expect, STEP_MS_MAX);
     t.comment(`${name}: ${a.length} flows, ${ms} ms`);
     t.ok(expect(a), `${name}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
     t.same(b, a, `${name}: ours equal ovn-controller's, flow for flow`);

@@ -11,7 +11,7 @@ import { parseBridgeMappings, readChassisConfig } from '../../agent/local/ovs-co
 import { chassisCleanupOps, chassisRecordOps, desiredOtherConfig } from '../../agent/local/chassis-record.js';
 import { desiredTunnels, parseTunnelId, tunnelPortName } from '../../agent/local/tunnels.js';
 import { localDatapaths, localnetPortsOf } from '../../agent/local/patch-ports.js';
-import { bridgeDatapathOps, bridgeHwaddr, datapathCtZeroSnat, wantedDatapathType } from '../../agent/local/integration-bridge.js';
+import { bridgeDatapathOps, bridgeHwaddr, datapathCtZeroSnat, datapathDpHashL4Sym, maxHashAlgIsSymL4, wantedDatapathType } from '../../agent/local/integration-bridge.js';
 import { activeHaChassis, haGroupContains, orderedHaMembers } from '../../agent/ha-chassis.js';
 import type { HaLookups } from '../../agent/ha-chassis.js';
 
@@ -162,7 +162,7 @@ t.test('integration bridge details', async (t) => {
   t.not(bridgeHwaddr('hv2', 'br-int'), mac);
 });
 
-t.test('the Datapath record of the bridge\'s datapath type, and its ct_zero_snat capability', async (t) => {
+t.test('the Datapath record of the bridge\'s datapath type, and its ct_zero_snat and max_hash_alg capabilities', async (t) => {
   const tablesOf = (datapaths: Map<string, string>, dps: Record<string, Record<string, string>>) => (name: string): ReadonlyMap<string, Row> => {
     if (name === 'Open_vSwitch') return new Map([['root', { _uuid: 'root', _version: '', datapaths } as unknown as Row]]);
     if (name === 'Datapath') return new Map(Object.entries(dps).map(([u, caps]) => [u, { _uuid: u, _version: '', capabilities: new Map(Object.entries(caps)) } as unknown as Row]));
@@ -177,6 +177,12 @@ t.test('the Datapath record of the bridge\'s datapath type, and its ct_zero_snat
   const made = tablesOf(new Map([['netdev', 'dp1'], ['system', 'dp2']]), { dp1: { ct_zero_snat: 'true' }, dp2: { ct_zero_snat: 'false' } });
   t.equal(bridgeDatapathOps(made, 'netdev'), undefined, 'there: nothing to do');
   t.same([datapathCtZeroSnat(made, 'netdev'), datapathCtZeroSnat(made, 'system'), datapathCtZeroSnat(made, '')], [true, false, false], 'read from the record of the bridge\'s type (empty: system)');
+  // OVS_DP_HASH_L4_SYM_SUPPORT: max_hash_alg equal to OVS_HASH_ALG_SYM_L4 (1), as smap_get_int reads it.
+  const hashes = tablesOf(new Map([['netdev', 'dp1'], ['system', 'dp2']]), { dp1: { max_hash_alg: '1' }, dp2: { max_hash_alg: '0' } });
+  t.same([datapathDpHashL4Sym(hashes, 'netdev'), datapathDpHashL4Sym(hashes, 'system'), datapathDpHashL4Sym(hashes, ''), datapathDpHashL4Sym(none, 'netdev')],
+    [true, false, false, false], 'read from the record of the bridge\'s type; no record: not supported');
+  t.same(['1', ' 1', '+1', '01', '\t1'].map(maxHashAlgIsSymL4), [true, true, true, true, true], 'leading blanks, a sign and zeros, as strtoll reads them');
+  t.same([undefined, '', '0', '2', '1 ', '1.0', '0x1', 'one', '-1', '4294967297'].map(maxHashAlgIsSymL4), Array(10).fill(false), 'anything else is not 1 (an unreadable value counts 0)');
 });
 
 t.test('HA_Chassis_Group: the active member is the highest-priority registered chassis', async (t) => {

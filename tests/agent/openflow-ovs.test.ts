@@ -355,6 +355,26 @@ async function main(): Promise<void> {
     t.same([watchedAgain.groupDiff?.before.length, watchedAgain.groupDiff?.after.length], [0, 0], 'watched buckets do not look like a change');
     const unwatched = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3, { ...g4, buckets: g4.buckets.map((b) => ({ actions: b.actions })) }] });
     t.same(unwatched.groupDiff?.before.map((m) => `${m.command} ${m.group.groupId}`), ['modify 4'], 'a watch_port gone is a change');
+    // select's group with the symmetric L4 hash: the parameter lands, reads back, and a group
+    // without it is another group.
+    const load = (id: bigint): OfAction => ({ kind: 'load', dst: ref('xreg4', 48, 63), value: id });
+    const g5: GroupMod['group'] = {
+      groupId: 5, type: 'select', selectionMethod: 'dp_hash', selectionMethodParam: 1n << 32n, buckets: [
+        { weight: 100, actions: [load(1n), { kind: 'resubmit', table: 22 }] },
+        { weight: 50, actions: [load(2n), { kind: 'resubmit', table: 22 }] },
+      ],
+    };
+    const base = [want[0] as GroupMod['group'], g2, g3];
+    const sym = await ch.reconcile(flowsNow(), { groups: [...base, g5] });
+    t.same(sym.groupDiff?.before.map((m) => `${m.command} ${m.group.groupId}`), ['add 5']);
+    t.match(await sw.ofctl('dump-groups'), /group_id=5,type=select,selection_method=dp_hash,selection_method_param=4294967296,bucket=bucket_id:0,weight:100,actions=set_field:0x1000000000000\/0xffff000000000000->xreg4,resubmit\(,22\),bucket=bucket_id:1,weight:50,actions=set_field:0x2000000000000\/0xffff000000000000->xreg4,resubmit\(,22\)/);
+    t.equal((await ch.dumpGroups()).find((g) => g.groupId === 5)?.selectionMethodParam, 1n << 32n, 'the parameter reads back');
+    const symAgain = await ch.reconcile(flowsNow(), { groups: [...base, g5] });
+    t.same([symAgain.groupDiff?.before.length, symAgain.groupDiff?.after.length], [0, 0], 'the parameter does not look like a change');
+    const { selectionMethodParam: _p, ...g5plain } = g5;
+    const plainNow = await ch.reconcile(flowsNow(), { groups: [...base, g5plain] });
+    t.same(plainNow.groupDiff?.before.map((m) => `${m.command} ${m.group.groupId}`), ['modify 5'], 'the parameter gone is a change');
+    t.match(await sw.ofctl('dump-groups'), /group_id=5,type=select,selection_method=dp_hash,bucket=/);
     await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2, g3] });
     const removed = await ch.reconcile(flowsNow(), { groups: [want[0] as GroupMod['group'], g2] });
     t.same(removed.groupDiff?.after.map((m) => `${m.command} ${m.group.groupId}`), ['delete 3']);

@@ -196,6 +196,8 @@ function genGroupMod(rng: Rng, only?: 'add'): GroupMod {
     });
     if (type === 'select' && rng.chance(0.6)) {
       group.selectionMethod = rng.pick(['hash', 'dp_hash'] as const);
+      // A parameter of 0 is none (it reads back absent): only nonzero ones, OVN's among them.
+      if (rng.chance(0.5)) group.selectionMethodParam = rng.chance(0.5) ? 1n << 32n : (bigRandom(rng, 64) | 1n);
       if (rng.chance(0.6)) group.fields = ['ipv4_src', 'ipv4_dst', 'tcp_src'].slice(0, rng.int(1, 3));
     }
   }

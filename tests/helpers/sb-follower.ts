@@ -7,6 +7,7 @@ import type { Test } from 'tap';
 import { DesiredFlows } from '../../agent/flows/desired.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { LocalView } from '../../agent/local-view.js';
+import { maxHashAlgIsSymL4 } from '../../agent/local/integration-bridge.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
 import { startOvsSwitch, type OvsSwitch } from './ovs-switch.js';
 import { readStoredSb } from './read-sb.js';
@@ -73,19 +74,20 @@ export class SbFollower {
   }
 }
 
-/** Whether the netdev datapath of `sw` commits with an all-zero SNAT (its Datapath record, which ovn-controller made). */
-async function ctZeroSnatOf(sw: OvsSwitch): Promise<boolean> {
+/** A capability of the netdev datapath of `sw` (its Datapath record, which ovn-controller made); undefined without one. */
+async function netdevCapability(sw: OvsSwitch, name: string): Promise<string | undefined> {
   const dp = (await sw.vsctl('--if-exists', 'get', 'Open_vSwitch', '.', 'datapaths:netdev')).trim();
-  if (dp === '') return false;
-  return (await sw.vsctl('--if-exists', 'get', 'Datapath', dp, 'capabilities:ct_zero_snat')).trim().replace(/"/g, '') === 'true';
+  if (dp === '') return undefined;
+  const value = (await sw.vsctl('--if-exists', 'get', 'Datapath', dp, `capabilities:${name}`)).trim().replace(/"/g, '');
+  return value === '' ? undefined : value;
 }
 
 /**
  * Our side of a comparison with the real ovn-controller (chassis hv1 with `vms` on their
  * ofports, on switch `real`): an ovs-vswitchd of its own for our flows, our OpenFlow channel to
- * it, and an SbFollower of the real SB with hv1's view, whose datapath support is the real
- * switch's (as our agent reads it from its own); `more` adds tunnels and BFD sessions to the
- * view. Stopped with the test.
+ * it, and an SbFollower of the real SB with hv1's view, whose datapath support (zero SNAT, the
+ * symmetric L4 hash) is the real switch's (as our agent reads it from its own); `more` adds
+ * tunnels and BFD sessions to the view. Stopped with the test.
  */
 export async function oursBesideReal(
   t: Test, sbSocket: string, vms: readonly { readonly name: string; readonly ofport: number }[], real: OvsSwitch, more: Partial<Pick<LocalView, 'tunnels' | 'activeTunnels'>> = {},
@@ -95,9 +97,32 @@ export async function oursBesideReal(
   const channel = await OfChannel.connect({ target: sw.mgmtTarget });
   t.teardown(() => channel.close());
   const view: LocalView = {
-    chassis: 'hv1', vifs: new Map(vms.map((v) => [v.name, v.ofport])), tunnels: new Map(), localnetPatches: new Map(), ctZeroSnat: await ctZeroSnatOf(real), ...more,
+    chassis: 'hv1', vifs: new Map(vms.map((v) => [v.name, v.ofport])), tunnels: new Map(), localnetPatches: new Map(),
+    ctZeroSnat: (await netdevCapability(real, 'ct_zero_snat')) === 'true',
+    dpHashL4Sym: maxHashAlgIsSymL4(await netdevCapability(real, 'max_hash_alg')),
+    ...more,
   };
   return { sw, channel, follower: new SbFollower(sbSocket, view) };
+}
+
+/**
+ * A bridge's flows that `keep` chooses (by cookie and table), as `ovs-ofctl dump-flows
+ * --no-stats` prints them, each `group:N` replaced by group N as `dump-groups` prints it without
+ * its id (ids are each controller's own), sorted: what two bridges are compared by.
+ */
+export async function dumpFlowsWithGroups(sw: OvsSwitch, keep: (cookie: bigint, table: number) => boolean): Promise<string[]> {
+  const groups = new Map<string, string>();
+  for (const line of (await sw.ofctl('dump-groups')).split('\n')) {
+    const m = /group_id=(\d+),(.*)$/.exec(line.trim());
+    if (m !== null) groups.set(m[1] as string, m[2] as string);
+  }
+  const out: string[] = [];
+  for (const line of (await sw.ofctl('dump-flows', '--no-stats')).split('\n').map((l) => l.trim())) {
+    const m = /^cookie=(0x[0-9a-f]+), (?:table=(\d+), )?/.exec(line);
+    if (m === null || !keep(BigInt(m[1] as string), Number(m[2] ?? 0))) continue;
+    out.push(line.replace(/group:(\d+)/g, (_, id: string) => `group:{${groups.get(id) ?? `? ${id}`}}`));
+  }
+  return out.sort();
 }
 
 /** What `converge` saw last: the real side's and our side's dumps, the updates applied, the time taken. */
