@@ -19,6 +19,7 @@ import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
 import { optionUint } from '../../northd/nb.js';
 import { agingOps, macBindingAgingPlan, staleOps, staleRows } from '../../server/sb-housekeeping.js';
 import { delegatedPrefix } from '../../server/nb-state-machine.js';
+import { agentCompileErrors } from '../helpers/agent-compiles.js';
 
 function ours<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -41,6 +42,7 @@ interface CompareOptions {
 async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptions = {}): Promise<void> {
   const datapaths = options.datapaths;
   const view = real.northd.view();
+  t.same(agentCompileErrors(view), [], 'our agent compiles every logical flow (every VIF port bound to one chassis)');
 
   // Datapath_Binding: name, tunnel key, external_ids.
   const realDps = await real.sbList('Datapath_Binding');
