@@ -201,7 +201,7 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
         rec: { fault: (w) => faults.push(w), newLeader: (ms) => leaderMs.push(ms), note: (l) => notes.push(l) },
       };
       await cluster.waitForStableLeader();
-      const workload = new Workload({ prefix, clients: 5, endpoints: () => cluster.endpoints(), rng: new Rng(rng.u32()), callTimeoutMs: 10_000, writesPerKeyMax: 40, readShare: 0.4 });
+      const workload = new Workload({ prefix, clients: 5, ovsdbClients: 2, endpoints: () => cluster.clientEndpoints(), rng: new Rng(rng.u32()), callTimeoutMs: 10_000, writesPerKeyMax: 40, readShare: 0.4 });
       workload.start();
       let failure: Error | undefined;
       try {
