@@ -13,6 +13,8 @@ export interface FaultRecorder {
   /** The time from a fault that took the leader away to a new leader. */
   newLeader(ms: number): void;
   note(line: string): void;
+  /** One line of what happened when (the nemesis' schedule), printed line by line. */
+  timeline(line: string): void;
 }
 
 export interface FaultContext {
@@ -236,7 +238,7 @@ export function snapshotsAndCompaction(saves: number): FaultStep {
 }
 
 /** Streams one consistent snapshot (Admin SnapshotSave) and checks its SHA-256; returns its size. */
-async function saveSnapshot(address: string): Promise<number> {
+export async function saveSnapshot(address: string): Promise<number> {
   const { createHash } = await import('node:crypto');
   const c = new AdminClient(address, 60_000);
   try {
