@@ -274,7 +274,10 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
       if (notes.length > 0) t.comment(`notes: ${notes.join('; ')}`);
       printTimeline();
       t.comment(`ops not in the history: ${c.writesNotDelivered} writes never delivered, ${c.writesFailed} writes answered as definite failures, ${c.readsFailed} reads failed`);
+      const viaDoor = workload.history.filter((op) => op.endpoint.endsWith('/ovsdb') && Number.isFinite(op.ret));
+      const doorWrites = viaDoor.filter((op) => op.kind === 'write').length;
       t.ok(c.writesAcked > 0, `the load made progress (${c.writesAcked} writes acknowledged)`);
+      t.ok(doorWrites > 0, `so did the OVSDB door's clients (${doorWrites} writes acknowledged, ${viaDoor.length - doorWrites} reads answered)`);
       t.same(settled.lost, [], 'no acknowledged write is missing from the final rows');
       t.equal(missedRows, 0, 'no acknowledged mutate found its row gone');
       t.same(settled.phantoms, [], 'the final rows hold nothing but acknowledged writes and unknown ones');

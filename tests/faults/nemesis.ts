@@ -15,7 +15,7 @@ import { JsonRpcClient } from '../../ovsdb/jsonrpc-client.js';
 import { NorthboundClient } from '../../server/northbound-service.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import type { FaultCluster } from './cluster.js';
-import { saveSnapshot, type FaultContext, type FaultStep } from './faults.js';
+import { SnapshotSaveBroken, saveSnapshot, type FaultContext, type FaultStep } from './faults.js';
 import type { Direction, FaultProxy } from './proxy.js';
 
 export const nemesisLimits = {
@@ -332,12 +332,13 @@ class NemesisRun {
       const id = this.target(f, running, f.draws[0]);
       this.watch.line(`snapshot save from n${id} (${this.role(id)})`);
       this.count(f.kind);
-      // A save a fault breaks (the member killed under it) is noted; a wrong checksum fails.
+      // A save a fault breaks (the member killed under it, no quorum to confirm the read) is
+      // noted; a wrong checksum or no answer at all fails.
       this.track(
         saveSnapshot(this.cluster.nbAddress(id)).then(
           (bytes) => this.watch.line(`snapshot from n${id}: ${bytes} bytes, checksum right`),
           (err: Error) => {
-            if (/checksum/.test(err.message)) throw err;
+            if (err instanceof SnapshotSaveBroken) throw err;
             this.watch.line(`snapshot from n${id} broke off: ${err.message}`);
           },
         ),
