@@ -54,7 +54,8 @@ const kindWeights: Readonly<Record<NemesisFaultKind, number>> = {
 
 /** How long each kind lasts, [min, max] ms (0: it is over as it starts). */
 const holdMsRange: Readonly<Record<NemesisFaultKind, readonly [number, number]>> = {
-  kill: [300, 4_000],
+  // Up to a few compactions' worth of writes, so that some restarts need a snapshot.
+  kill: [300, 8_000],
   pause: [300, 3_000],
   partition: [500, 5_000],
   bridge: [1_000, 5_000],
@@ -185,8 +186,10 @@ class NemesisRun {
     return this.hit.size + 1 >= this.cluster.current.length ? [] : running;
   }
 
+  /** How the poller last saw `id`: for the timeline. */
   private role(id: number): string {
-    return this.watch.leader?.id === id ? `leader t${this.watch.leader.term}` : 'follower';
+    const l = this.watch.leader;
+    return l === undefined ? 'no leader known' : l.id === id ? `leader t${l.term}` : 'follower';
   }
 
   /** The leader when `atLeader` and it is among `ids`, else the member the draw picks. */
@@ -242,7 +245,7 @@ class NemesisRun {
         const t0 = performance.now();
         await this.cluster.restart(id);
         this.hit.delete(id);
-        this.watch.line(`n${id} restarted, answering after ${(performance.now() - t0).toFixed(0)} ms`);
+        this.watch.line(`n${id} restarted, answering after ${(performance.now() - t0).toFixed(0)} ms${await this.behind(id)}`);
       };
     },
     pause: async (f) => {
@@ -265,6 +268,7 @@ class NemesisRun {
       const size = 1 + Math.floor(f.draws[1] * Math.floor((all.length - 1) / 2));
       const l = this.watch.leader?.id;
       const first = f.atLeader && l !== undefined ? l : drawn(all.filter((id) => id !== l), f.draws[0]);
+      // The rest of the minority (none with three members) in an order drawn from the plan.
       const minority = [first, ...new Rng(Math.floor(f.draws[2] * 2 ** 32)).shuffle(all.filter((id) => id !== first && id !== l)).slice(0, size - 1)].sort((x, y) => x - y);
       const majority = all.filter((id) => !minority.includes(id));
       const proxies = minority.flatMap((a) => majority.flatMap((b) => [...this.cluster.proxiesOf(a, b), ...this.cluster.proxiesOf(b, a)]));
@@ -346,6 +350,15 @@ class NemesisRun {
       return undefined;
     },
   };
+
+  /** Whether a restarted member must be sent a snapshot (the leader compacted past it), for the timeline. */
+  private async behind(id: number): Promise<string> {
+    const l = this.watch.leader;
+    if (l === undefined || l.id === id) return '';
+    const [mine, theirs] = await Promise.all([this.cluster.status(id).catch(() => undefined), this.cluster.status(l.id).catch(() => undefined)]);
+    if (mine === undefined || theirs === undefined) return '';
+    return theirs.firstIndex > mine.applied + 1 ? `; at ${mine.applied}, behind n${l.id}'s log (from ${theirs.firstIndex}): it needs a snapshot` : '';
+  }
 
   /** A cut, stall or delay of the proxies clients reach one member through (gRPC and the door). */
   private async onClients(f: PlannedFault, effect: ProxyEffect, what: string): Promise<() => Promise<void>> {
