@@ -283,7 +283,9 @@ async function snapshotSave(central: CentralNode, call: grpc.ServerWritableStrea
   try {
     snap = await central.consistentSnapshot();
   } catch (err) {
-    call.destroy(Object.assign(new Error(statusOf(err).details ?? 'snapshot failed'), statusOf(err)));
+    // An 'error' event is how a grpc-js server stream sends a status: destroy() sent none, and
+    // a client without a deadline (`ovnts snapshot save`) waited for ever.
+    call.emit('error', statusOf(err));
     return;
   }
   const measuring = snap.measure(adminLimits.snapshotRowsPerStep);

@@ -584,11 +584,12 @@ export class CentralNode {
           if (out !== undefined) return out;
           continue;
         }
-        if (err.kind === 'stopped') throw new CentralNodeError('unavailable', err.message);
         // It may have applied (or may still): proposing it again could apply it twice, so the
         // client hears that the outcome is unknown, as an OVSDB client would from a lost
-        // connection, and decides.
+        // connection, and decides. That holds for a proposal pending when the node stopped
+        // too: the others may still commit its entry.
         if (err.outcomeUnknown) throw new CentralNodeError('unavailable', `the outcome of this transaction is unknown: ${err.message}`);
+        if (err.kind === 'stopped') throw new CentralNodeError('unavailable', err.message);
         // No leader yet, or the proposal was lost to a leader change: try again shortly.
         if (Date.now() - started > centralLimits.leaderWaitMsMax) throw new CentralNodeError('unavailable', `no leader: ${err.message}`);
         await new Promise((r) => setTimeout(r, 20));

@@ -5,6 +5,11 @@
 // what i says to j. A member added later is known to the others by the address its conf change
 // carries: one inbound proxy per added member, shared by every sender.
 //
+// Clients reach a member through proxies of their own, one for its Northbound gRPC service
+// and one for its OVSDB door, so a test can cut, stall or delay what clients send and hear
+// without touching the members' links. The harness's own calls (Status, the final read,
+// snapshot saves) go to the member's Northbound port directly: they must stay reliable.
+//
 // Processes are started by pid and stopped by pid; liveness comes from the child's exit event.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
@@ -33,6 +38,8 @@ export interface Member {
   readonly name: string;
   readonly nbPort: number;
   readonly raftPort: number;
+  /** Where its OVSDB door (OVN_Northbound over JSON-RPC) listens. */
+  readonly ovsdbPort: number;
   readonly dataDir: string;
   readonly logPath: string;
   /** Joined after the founding (its addresses travel in the log). */
@@ -45,6 +52,22 @@ export interface Member {
 interface Link {
   readonly raft: FaultProxy;
   readonly nb: FaultProxy;
+}
+
+/** The proxies clients reach one member through. */
+export interface ClientLink {
+  /** To its Northbound gRPC service. */
+  readonly nb: FaultProxy;
+  /** To its OVSDB door. */
+  readonly ovsdb: FaultProxy;
+}
+
+/** Where a client reaches one member (through that member's client proxies). */
+export interface ClientEndpoint {
+  readonly member: string;
+  /** host:port of the Northbound gRPC service. */
+  readonly nb: string;
+  readonly ovsdb: { readonly host: string; readonly port: number };
 }
 
 export interface FaultClusterOptions {
@@ -92,20 +115,26 @@ export class FaultCluster {
   private readonly links = new Map<string, Link>();
   /** For members added later: the proxies every other member reaches them through. */
   private readonly inbound = new Map<number, Link>();
+  /** Member id → the proxies clients reach it through. */
+  private readonly clientLinks = new Map<number, ClientLink>();
 
   private constructor(readonly options: FaultClusterOptions) {}
 
   static async start(options: FaultClusterOptions): Promise<FaultCluster> {
     const c = new FaultCluster(options);
     const n = options.size;
-    const ports = await freePortBlock(2 * n + 2 * n * (n - 1));
+    // Per member: its Northbound, Raft and OVSDB ports and its two client proxies; per
+    // ordered pair, a Raft and a Northbound proxy.
+    const ports = await freePortBlock(5 * n + 2 * n * (n - 1));
     const take = (): number => {
       const p = ports.shift();
       if (p === undefined) throw new Error('ran out of ports');
       return p;
     };
     for (let id = 1; id <= n; id++) {
-      c.members.push(c.newMember(id, take(), take(), false));
+      const m = c.newMember(id, take(), take(), take(), false);
+      c.members.push(m);
+      c.clientLinks.set(id, await c.newClientLink(take(), take(), m));
     }
     for (const from of c.members) {
       for (const to of c.members) {
@@ -123,10 +152,18 @@ export class FaultCluster {
     return c;
   }
 
-  private newMember(id: number, nbPort: number, raftPort: number, joined: boolean): Member {
+  private newMember(id: number, nbPort: number, raftPort: number, ovsdbPort: number, joined: boolean): Member {
     const dataDir = join(this.options.dir, `n${id}`);
     mkdirSync(dataDir, { recursive: true });
-    return { id, name: `n${id}`, nbPort, raftPort, dataDir, logPath: join(this.options.dir, `n${id}.log`), joined, state: 'down', child: undefined, starts: 0 };
+    return { id, name: `n${id}`, nbPort, raftPort, ovsdbPort, dataDir, logPath: join(this.options.dir, `n${id}.log`), joined, state: 'down', child: undefined, starts: 0 };
+  }
+
+  private async newClientLink(nbPort: number, ovsdbPort: number, to: Member): Promise<ClientLink> {
+    const random = (): number => this.options.rng.float();
+    return {
+      nb: await FaultProxy.start({ host: '127.0.0.1', port: nbPort }, { host: '127.0.0.1', port: to.nbPort }, random),
+      ovsdb: await FaultProxy.start({ host: '127.0.0.1', port: ovsdbPort }, { host: '127.0.0.1', port: to.ovsdbPort }, random),
+    };
   }
 
   private async newLink(raftPort: number, nbPort: number, to: Member): Promise<Link> {
@@ -155,11 +192,21 @@ export class FaultCluster {
     return this.members.filter((m) => m.state !== 'removed');
   }
 
-  /** Northbound addresses of the members clients may use (every one not removed). */
-  endpoints(): string[] {
-    return this.current.map((m) => `127.0.0.1:${m.nbPort}`);
+  /** Where clients reach the members they may use (every one not removed), through the client proxies. */
+  clientEndpoints(): ClientEndpoint[] {
+    return this.current.map((m) => {
+      const l = this.clientLinkOf(m.id);
+      return { member: m.name, nb: l.nb.address, ovsdb: { host: '127.0.0.1', port: l.ovsdb.port } };
+    });
   }
 
+  clientLinkOf(id: number): ClientLink {
+    const l = this.clientLinks.get(id);
+    if (l === undefined) throw new Error(`no client link to ${id}`);
+    return l;
+  }
+
+  /** A member's Northbound address, direct (no proxy): for the harness's own calls. */
   nbAddress(id: number): string {
     return `127.0.0.1:${this.member(id).nbPort}`;
   }
@@ -175,6 +222,7 @@ export class FaultCluster {
       `--peers=${peers.join(',')}`,
       `--nb-peers=${nbPeers.join(',')}`,
       `--cluster-id=${this.options.clusterId}`,
+      `--ovsdb=ptcp:${m.ovsdbPort}:127.0.0.1`,
       `--snapshot-entries=${this.options.snapshotEntries}`,
       // Every snapshotEntries entries, however small the log against the state: the faults
       // are meant to land during compactions and snapshot installs.
@@ -349,7 +397,7 @@ export class FaultCluster {
   // --- faults on links --------------------------------------------------------------------
 
   /** Every link (Raft and Northbound forwarding) from `from` to `to`. */
-  private proxiesOf(from: number, to: number): FaultProxy[] {
+  proxiesOf(from: number, to: number): FaultProxy[] {
     const l = this.linkOf(from, to);
     return [l.raft, l.nb];
   }
@@ -378,13 +426,14 @@ export class FaultCluster {
     }
   }
 
-  /** Ends every cut, stall and delay. */
+  /** Ends every cut, stall and delay, on the members' links and the clients'. */
   healAll(): void {
     for (const p of this.allProxies()) p.heal();
   }
 
   private allProxies(): FaultProxy[] {
-    return [...this.links.values(), ...this.inbound.values()].flatMap((l) => [l.raft, l.nb]);
+    const clients = [...this.clientLinks.values()].flatMap((l) => [l.nb, l.ovsdb]);
+    return [...[...this.links.values(), ...this.inbound.values()].flatMap((l) => [l.raft, l.nb]), ...clients];
   }
 
   // --- membership -------------------------------------------------------------------------
@@ -404,9 +453,10 @@ export class FaultCluster {
 
   /** Adds a fresh voter (the next id) through the leader, starts it with --join, waits until it answers. */
   async addMember(): Promise<Member> {
-    const [nbPort, raftPort, inRaft, inNb, ...outPorts] = await freePortBlock(4 + 2 * this.current.length);
+    const [nbPort, raftPort, ovsdbPort, clientNb, clientOvsdb, inRaft, inNb, ...outPorts] = await freePortBlock(7 + 2 * this.current.length);
     const id = Math.max(...this.members.map((m) => m.id)) + 1;
-    const m = this.newMember(id, nbPort as number, raftPort as number, true);
+    const m = this.newMember(id, nbPort as number, raftPort as number, ovsdbPort as number, true);
+    this.clientLinks.set(id, await this.newClientLink(clientNb as number, clientOvsdb as number, m));
     const random = (): number => this.options.rng.float();
     this.inbound.set(id, {
       raft: await FaultProxy.start({ host: '127.0.0.1', port: inRaft as number }, { host: '127.0.0.1', port: m.raftPort }, random),

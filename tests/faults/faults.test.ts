@@ -2,8 +2,11 @@
 // and compaction, membership changes, torn log writes — an ovnts cluster loses no acknowledged
 // write, stays linearizable, and its members converge to identical NB and SB.
 // Method: three real `ovnts central` processes, every peer link through a FaultProxy; five
-// clients write and read Address_Set registers through random members while the faults
-// happen, every operation recorded (workload.ts). After each scenario: the load stops, the
+// clients (three on the Northbound gRPC API, two on the OVSDB door), each member reached
+// through client proxies of its own, write and read Address_Set registers through random
+// members while the faults happen, every operation recorded (workload.ts). Faults come one at
+// a time (faults.ts), or overlapping on a seeded schedule (nemesis.ts), whose timeline is
+// printed. After each scenario: the load stops, the
 // members must reach the same applied index and digests, the final rows must hold every
 // acknowledged write, and the history must pass the linearizability checker. At the end the
 // stopped members' logs go through `ovnts check-cluster`. A table per scenario is printed.
@@ -33,6 +36,7 @@ import {
   type FaultContext,
   type FaultStep,
 } from './faults.js';
+import { nemesis } from './nemesis.js';
 import { Workload } from './workload.js';
 import { testdirAfterTeardowns } from '../helpers/testdir.js';
 
@@ -59,6 +63,7 @@ const bounded: ScenarioSpec[] = [
     loadMs: 500,
     steps: [isolateLeader(1500), splitLeaderFollower(2500), oneWay('leader-to-follower', 2500), latency(100, 50, 2500)],
   },
+  { name: 'nemesis: overlapping faults for 20 s', loadMs: 500, steps: [nemesis({ windowMs: 20_000, meanGapMs: 1_200, livenessMsMax: 10_000 })] },
 ];
 
 const complete: ScenarioSpec[] = [
@@ -77,6 +82,7 @@ const complete: ScenarioSpec[] = [
   { name: 'torn log tail: follower x3, leader x2', loadMs: 1000, steps: [...repeat(3, tornWrite('follower')), ...repeat(2, tornWrite('leader'))] },
   { name: 'synced writes lost (up to 8 KiB of log) x2', loadMs: 1000, steps: repeat(2, lostSyncedWrites(8192)) },
   { name: 'remove a follower, add a fresh member', loadMs: 1000, steps: [replaceMember()] },
+  ...Array.from({ length: 4 }, (_, i) => ({ name: `nemesis: overlapping faults for 60 s, window ${i + 1} of 4`, loadMs: 1000, steps: [nemesis({ windowMs: 60_000, meanGapMs: 1_200, livenessMsMax: 10_000 })] })),
 ];
 
 interface Row {
@@ -115,6 +121,13 @@ function formatTable(rows: readonly Row[]): string {
   const all = [head, ...body];
   const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ').trimEnd()).join('\n');
+}
+
+/** The faults of a scenario, a repeated one once with its count ("kill x3"). */
+function summary(faults: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const f of faults) counts.set(f, (counts.get(f) ?? 0) + 1);
+  return [...counts].map(([f, n]) => (n === 1 ? f : `${f} x${n}`)).join('; ');
 }
 
 function sleep(ms: number): Promise<void> {
@@ -194,14 +207,18 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
       const faults: string[] = [];
       const notes: string[] = [];
       const leaderMs: number[] = [];
+      const timeline: string[] = [];
       const ctx: FaultContext = {
         cluster,
         rng,
         electionMs,
-        rec: { fault: (w) => faults.push(w), newLeader: (ms) => leaderMs.push(ms), note: (l) => notes.push(l) },
+        rec: { fault: (w) => faults.push(w), newLeader: (ms) => leaderMs.push(ms), note: (l) => notes.push(l), timeline: (l) => timeline.push(l) },
+      };
+      const printTimeline = (): void => {
+        if (timeline.length > 0) t.comment(`what happened when (seed ${seed}):\n${timeline.join('\n')}`);
       };
       await cluster.waitForStableLeader();
-      const workload = new Workload({ prefix, clients: 5, endpoints: () => cluster.endpoints(), rng: new Rng(rng.u32()), callTimeoutMs: 10_000, writesPerKeyMax: 40, readShare: 0.4 });
+      const workload = new Workload({ prefix, clients: 5, ovsdbClients: 2, endpoints: () => cluster.clientEndpoints(), rng: new Rng(rng.u32()), callTimeoutMs: 10_000, writesPerKeyMax: 40, readShare: 0.4 });
       workload.start();
       let failure: Error | undefined;
       try {
@@ -219,6 +236,7 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
       if (failure !== undefined) {
         t.fail(`scenario could not run to its end: ${failure.message}`);
         t.comment(`faults so far: ${faults.join('; ')}${notes.length > 0 ? `\nnotes: ${notes.join('; ')}` : ''}`);
+        printTimeline();
         for (const m of cluster.members) t.comment(`${m.name} (${m.state}, started ${m.starts}x) log tail:\n${cluster.logTail(m, 1500)}`);
         await repair(cluster);
         return;
@@ -227,6 +245,7 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
       if (conv instanceof Error) {
         t.fail(conv.message);
         t.comment(`faults: ${faults.join('; ')}`);
+        printTimeline();
         await repair(cluster);
         return;
       }
@@ -251,10 +270,14 @@ t.test(`fault injection (${full ? 'full' : 'bounded'}; seed ${seed})`, async (t)
       };
       rows.push(row);
       t.comment(formatTable([row]));
-      t.comment(`faults: ${faults.join('; ')}`);
+      t.comment(`faults: ${summary(faults)}`);
       if (notes.length > 0) t.comment(`notes: ${notes.join('; ')}`);
-      t.comment(`ops not in the history: ${c.writesNotDelivered} writes never delivered, ${c.readsFailed} reads failed`);
+      printTimeline();
+      t.comment(`ops not in the history: ${c.writesNotDelivered} writes never delivered, ${c.writesFailed} writes answered as definite failures, ${c.readsFailed} reads failed`);
+      const viaDoor = workload.history.filter((op) => op.endpoint.endsWith('/ovsdb') && Number.isFinite(op.ret));
+      const doorWrites = viaDoor.filter((op) => op.kind === 'write').length;
       t.ok(c.writesAcked > 0, `the load made progress (${c.writesAcked} writes acknowledged)`);
+      t.ok(doorWrites > 0, `so did the OVSDB door's clients (${doorWrites} writes acknowledged, ${viaDoor.length - doorWrites} reads answered)`);
       t.same(settled.lost, [], 'no acknowledged write is missing from the final rows');
       t.equal(missedRows, 0, 'no acknowledged mutate found its row gone');
       t.same(settled.phantoms, [], 'the final rows hold nothing but acknowledged writes and unknown ones');

@@ -13,6 +13,8 @@ export interface FaultRecorder {
   /** The time from a fault that took the leader away to a new leader. */
   newLeader(ms: number): void;
   note(line: string): void;
+  /** One line of what happened when (the nemesis' schedule), printed line by line. */
+  timeline(line: string): void;
 }
 
 export interface FaultContext {
@@ -235,12 +237,27 @@ export function snapshotsAndCompaction(saves: number): FaultStep {
   };
 }
 
-/** Streams one consistent snapshot (Admin SnapshotSave) and checks its SHA-256; returns its size. */
-async function saveSnapshot(address: string): Promise<number> {
+/** A snapshot save that neither ends nor fails within this is a member that never answers. */
+export const snapshotSaveMsMax = 60_000;
+
+/** Why a snapshot save failed where it should not have: a wrong checksum, or no answer at all. */
+export class SnapshotSaveBroken extends Error {}
+
+/**
+ * Streams one consistent snapshot (Admin SnapshotSave) and checks its SHA-256; returns its size.
+ * Throws SnapshotSaveBroken on a wrong checksum or no end within snapshotSaveMsMax; any other
+ * error is the member's refusal or a lost connection.
+ */
+export async function saveSnapshot(address: string): Promise<number> {
   const { createHash } = await import('node:crypto');
-  const c = new AdminClient(address, 60_000);
+  const c = new AdminClient(address, snapshotSaveMsMax);
+  const stream = c.snapshotSave();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stream.cancel();
+  }, snapshotSaveMsMax);
   try {
-    const stream = c.snapshotSave();
     const hash = createHash('sha256');
     let bytes = 0;
     let sum: Uint8Array | undefined;
@@ -252,9 +269,13 @@ async function saveSnapshot(address: string): Promise<number> {
       }
       if (chunk.sha256.byteLength > 0) sum = chunk.sha256;
     }
-    if (sum === undefined || Buffer.compare(Buffer.from(sum), hash.digest()) !== 0) throw new Error(`snapshot from ${address}: checksum missing or wrong`);
+    if (sum === undefined || Buffer.compare(Buffer.from(sum), hash.digest()) !== 0) throw new SnapshotSaveBroken(`snapshot from ${address}: checksum missing or wrong`);
     return bytes;
+  } catch (err) {
+    if (timedOut) throw new SnapshotSaveBroken(`snapshot from ${address}: neither ended nor failed within ${snapshotSaveMsMax} ms`);
+    throw err;
   } finally {
+    clearTimeout(timer);
     c.close();
   }
 }

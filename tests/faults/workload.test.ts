@@ -1,13 +1,15 @@
-// Goal: the fault suite's final check finds a lost acknowledged write and a phantom one, and
-// lets an unknown write be there or not. Method: key logs written by hand, settled against
-// final rows with and without the damage, then the history through the checker.
+// Goal: the fault suite's final check finds a lost acknowledged write and a phantom one, lets
+// an unknown write be there or not, and finds a write answered as a definite failure that took
+// effect. Method: key logs written by hand, settled against final rows with and without the
+// damage, then the history through the checker; the door's error replies classified.
 import t from 'tap';
 import { checkLinearizable } from '../cluster/sim/linearizability.js';
 import { Rng } from '../helpers/seeded-rng.js';
-import { registerValue, Workload } from './workload.js';
+import { doorErrorOutcome, registerValue, Workload } from './workload.js';
 
 function workload(): Workload {
-  return new Workload({ prefix: 'w', clients: 1, endpoints: () => ['127.0.0.1:1'], rng: new Rng(1), callTimeoutMs: 1000, writesPerKeyMax: 10, readShare: 0 });
+  const endpoint = { member: 'n1', nb: '127.0.0.1:1', ovsdb: { host: '127.0.0.1', port: 1 } };
+  return new Workload({ prefix: 'w', clients: 1, ovsdbClients: 0, endpoints: () => [endpoint], rng: new Rng(1), callTimeoutMs: 1000, writesPerKeyMax: 10, readShare: 0 });
 }
 
 /** Key w_c0_k1 with two acknowledged writes (a1, a2) recorded as the workload records them. */
@@ -53,4 +55,27 @@ t.test('an unknown write may be there or not; anything else is a phantom', async
   withTwoWrites(w);
   const r = w.settle(new Map([['w_c0_k1', ['a1', 'a2', 'x9']], ['w_c9_k9', ['z']]]), 10);
   t.same(r.phantoms, ['w_c0_k1: x9', 'w_c9_k9: a row no client inserted']);
+});
+
+t.test('a write answered as a definite failure must not show up', async (t) => {
+  const w = workload();
+  withTwoWrites(w);
+  const log = w.keys.get('w_c0_k1');
+  if (log === undefined) throw new Error('the first key is w_c0_k1');
+  log.failed = 'f3';
+  t.same(w.settle(new Map([['w_c0_k1', ['a1', 'a2']]]), 10), { lost: [], phantoms: [] }, 'absent: as answered');
+  const again = workload();
+  withTwoWrites(again);
+  (again.keys.get('w_c0_k1') as { failed: string | undefined }).failed = 'f3';
+  t.same(again.settle(new Map([['w_c0_k1', ['a1', 'a2', 'f3']]]), 10).phantoms, ['w_c0_k1: f3 (answered as a definite failure)']);
+});
+
+t.test("the door's error replies: unknown when the door says it cannot know, else a definite failure", async (t) => {
+  // The replies as server/ovsdb-door.ts words them (toRpcError).
+  t.equal(doorErrorOutcome({ error: 'unavailable', details: 'the outcome of this transaction is unknown: entry 7 did not apply within 5000 ms (it may still apply)' }), 'unknown');
+  t.equal(doorErrorOutcome({ error: 'unavailable', details: 'the leader did not answer a forwarded transaction (gRPC status 14: Connection dropped); it may or may not have committed' }), 'unknown');
+  t.equal(doorErrorOutcome({ error: 'timeout', details: 'the leader did not answer a forwarded transaction (gRPC status 4: Deadline exceeded); it may or may not have committed' }), 'unknown');
+  t.equal(doorErrorOutcome({ error: 'unavailable', details: 'no leader: raft node 2 is not the leader: no leader is known yet; retry' }), 'failed');
+  t.equal(doorErrorOutcome({ error: 'syntax error', details: 'a transaction is a JSON array of operations' }), 'failed');
+  t.equal(doorErrorOutcome('unknown database'), 'failed');
 });

@@ -275,3 +275,21 @@ t.test('Watch on OVN_Southbound: initial rows, a claim as a modify, resume on an
   });
   t.match(bad, { code: grpc.status.INVALID_ARGUMENT, details: /unknown database/ });
 });
+
+t.test('a write still pending when its node stops is answered as of unknown outcome', async (t) => {
+  // The node's entry may still be committed by the others after it stops, so a client must not
+  // read the answer as "nothing was written" (an OVSDB client has nothing but the words).
+  const cluster = await startCluster(testdirAfterTeardowns(t));
+  t.teardown(cluster.stop);
+  const leader = cluster.members.find((m) => m.central.node.status().role === 'leader') as Member;
+  cluster.network.isolate(leader.central.id);
+  const pending = leader.central.transact(lsAdd('pending'), 'OVN_Northbound');
+  const caught = pending.catch((err: unknown) => err);
+  const deadline = Date.now() + 5_000;
+  while (leader.central.node.status().proposalsPending === 0) {
+    if (Date.now() > deadline) throw new Error('the write never became a pending proposal');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await cluster.stopMember(leader);
+  t.match(await caught, { kind: 'unavailable', message: /^the outcome of this transaction is unknown: raft node \d+ stopped/ });
+});
