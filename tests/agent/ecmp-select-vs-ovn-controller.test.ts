@@ -17,26 +17,13 @@
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
-import type { SbRowChange } from '../../agent/sb-source.js';
-import type * as sb from '../../ovsdb/rows/sb.js';
-import { converge, dumpFlowsWithGroups, oursBesideReal } from '../helpers/sb-follower.js';
+import { converge, dumpFlowsWithGroups, lflowCookies, oursBesideReal } from '../helpers/sb-follower.js';
 import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 /** How long one step may take to converge. */
 const STEP_MS_MAX = 60_000;
 /** The router stages that choose among ECMP next hops (select) and act on the choice. */
 const ECMP_STAGES: ReadonlySet<string> = new Set(['lr_in_ip_routing', 'lr_in_ip_routing_ecmp', 'lr_in_policy', 'lr_in_policy_ecmp']);
-
-/** The cookies of the logical flows of those stages. */
-function ecmpCookies(rows: Iterable<SbRowChange>): Set<bigint> {
-  const out = new Set<bigint>();
-  for (const c of rows) {
-    if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
-    const lf = c.row as unknown as sb.Logical_Flow;
-    if (ECMP_STAGES.has(lf.external_ids.get('stage-name') ?? '')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
-  }
-  return out;
-}
 
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
 
@@ -60,7 +47,7 @@ async function differential(t: Test): Promise<void> {
   const agent = follower.agent;
 
   const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
-    const cookies = (): Set<bigint> => ecmpCookies(follower.rows());
+    const cookies = (): Set<bigint> => lflowCookies(follower.rows(), (lf) => ECMP_STAGES.has(lf.external_ids.get('stage-name') ?? ''));
     const { real: a, ours: b, ms } = await converge(follower,
       () => {
         const now = cookies();

@@ -14,35 +14,11 @@
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
-import type { SbRowChange } from '../../agent/sb-source.js';
-import type * as sb from '../../ovsdb/rows/sb.js';
-import type { OvsSwitch } from '../helpers/ovs-switch.js';
-import { converge, oursBesideReal } from '../helpers/sb-follower.js';
+import { converge, dumpFlowsWithGroups, lflowCookies, oursBesideReal } from '../helpers/sb-follower.js';
 import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 /** How long one step may take to converge. */
 const STEP_MS_MAX = 60_000;
-
-/** The cookies of the logical flows that check a packet's size or set an ICMP error's MTU. */
-function mtuCookies(rows: Iterable<SbRowChange>): Set<bigint> {
-  const out = new Set<bigint>();
-  for (const c of rows) {
-    if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
-    const lf = c.row as unknown as sb.Logical_Flow;
-    if (/frag_mtu|check_pkt_larger/.test(lf.actions)) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
-  }
-  return out;
-}
-
-/** A bridge's flows of those cookies, as `ovs-ofctl dump-flows --no-stats` prints them, sorted. */
-async function dump(sw: OvsSwitch, cookies: ReadonlySet<bigint>): Promise<string[]> {
-  const out: string[] = [];
-  for (const line of (await sw.ofctl('dump-flows', '--no-stats')).split('\n').map((l) => l.trim())) {
-    const m = /^cookie=(0x[0-9a-f]+), /.exec(line);
-    if (m !== null && cookies.has(BigInt(m[1] as string))) out.push(line);
-  }
-  return out.sort();
-}
 
 const texts = (fs: readonly FlowSpec[]): string[] => fs.map((f) => formatFlow(f, { cookie: true })).sort();
 
@@ -63,10 +39,15 @@ async function differential(t: Test): Promise<void> {
   const agent = follower.agent;
 
   const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
-    const cookies = (): Set<bigint> => mtuCookies(follower.rows());
+    // The rows that check a packet's size or set an ICMP error's MTU.
+    const cookies = (): Set<bigint> => lflowCookies(follower.rows(), (lf) => /frag_mtu|check_pkt_larger/.test(lf.actions));
     const { real: a, ours: b, ms } = await converge(follower,
       () => ch.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => cookies().has(f.cookie)), { groups: [] }),
-      () => Promise.all([dump(swA, cookies()), dump(swB, cookies())]), expect, STEP_MS_MAX);
+      () => {
+        const now = cookies();
+        const keep = (cookie: bigint): boolean => now.has(cookie);
+        return Promise.all([dumpFlowsWithGroups(swA, keep), dumpFlowsWithGroups(swB, keep)]);
+      }, expect, STEP_MS_MAX);
     t.comment(`${name}: ${a.length} flows, ${ms} ms`);
     t.ok(expect(a), `${name}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
     t.same(b, a, `${name}: ours equal ovn-controller's, flow for flow`);

@@ -9,6 +9,7 @@ import { OfChannel } from '../../agent/openflow/channel.js';
 import type { LocalView } from '../../agent/local-view.js';
 import { maxHashAlgIsSymL4 } from '../../agent/local/integration-bridge.js';
 import type { SbRowChange } from '../../agent/sb-source.js';
+import type * as sb from '../../ovsdb/rows/sb.js';
 import { startOvsSwitch, type OvsSwitch } from './ovs-switch.js';
 import { readStoredSb } from './read-sb.js';
 
@@ -103,6 +104,17 @@ export async function oursBesideReal(
     ...more,
   };
   return { sw, channel, follower: new SbFollower(sbSocket, view) };
+}
+
+/** The cookies (a row's UUID's first 32 bits) of the Logical_Flow rows among `rows` that `keep` chooses. */
+export function lflowCookies(rows: Iterable<SbRowChange>, keep: (lf: sb.Logical_Flow) => boolean): Set<bigint> {
+  const out = new Set<bigint>();
+  for (const c of rows) {
+    if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
+    const lf = c.row as unknown as sb.Logical_Flow;
+    if (keep(lf)) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
+  }
+  return out;
 }
 
 /**
