@@ -16,6 +16,13 @@ export interface LocalView {
   readonly chassis: string;
   /** Interface external_ids:iface-id (a logical port name) → ofport, for interfaces with one. */
   readonly vifs: ReadonlyMap<string, number>;
+  /**
+   * The MTU Open vSwitch reports for the interface of a VIF of `vifs` (Interface.mtu), by
+   * iface-id, where it reports one. A port bound on several chassis answers packets too big for
+   * the tunnels it is copied over with an ICMP error computed from it (physical.ts,
+   * pathMtuFlows). Absent: no MTU known.
+   */
+  readonly vifMtus?: ReadonlyMap<string, number>;
   /** Remote chassis name → its tunnel port on the integration bridge. */
   readonly tunnels: ReadonlyMap<string, TunnelPort>;
   /** Physical network name (ovn-bridge-mappings) → the patch port on the integration bridge. */

@@ -191,6 +191,7 @@ export function formatAction(a: OfAction, opts: OfctlOptions = {}): string {
     case 'push': return `push:${formatFieldRef(a.src)}`;
     case 'pop': return `pop:${formatFieldRef(a.dst)}`;
     case 'dec_ttl': return 'dec_ttl';
+    case 'set_nw_ttl': return `mod_nw_ttl:${a.ttl}`;
     case 'dec_ttl_cnt_ids': return `dec_ttl(${a.controllerIds.join(',')})`;
     case 'bundle_active_backup': return `bundle(eth_src,0,active_backup,ofport,members:${a.members.join(',')})`;
     case 'ct': {

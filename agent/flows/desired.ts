@@ -74,6 +74,8 @@ export interface UpdateStats {
 const localityTypes: ReadonlySet<string> = new Set(['patch', 'l3gateway', 'localnet', 'external', 'chassisredirect']);
 
 const EMPTY_LOCALITY: Locality = { datapaths: new Map(), byKey: new Map() };
+/** A view without VIF MTUs: none known. */
+const NO_MTUS: ReadonlyMap<string, number> = new Map();
 
 /**
  * A multicast group's members' shares of its flows (physical.ts McMemberShare), kept between
@@ -519,9 +521,12 @@ export class DesiredFlows {
         }
         if (bound(was) || bound(now)) d.zones = true;
         // On a switch with a localnet port the remote ports tunnel a multichassis port's
-        // traffic by its key (table 39, priority 110): a multichassis port that comes, goes,
-        // moves or changes key rewrites theirs (its coming and going changes the locality too).
-        if ((multi(was) || multi(now)) && (was === undefined || now === undefined || was.tunnel_key !== now.tunnel_key || was.datapath !== now.datapath)) {
+        // traffic by its key (table 39, priority 110), and answer its packets too big for the
+        // tunnels where it is bound here (tables 37 and 38): a multichassis port that comes,
+        // goes, moves, changes key, or is bound here or no longer, rewrites theirs (its coming
+        // and going changes the locality too).
+        if ((multi(was) || multi(now)) && (was === undefined || now === undefined || was.tunnel_key !== now.tunnel_key || was.datapath !== now.datapath
+          || was.logical_port !== now.logical_port || bound(was) !== bound(now))) {
           for (const pb of [was, now]) if (pb !== undefined && this.locality.datapaths.has(pb.datapath)) this.markDatapath(pb.datapath, d, false);
         }
         for (const pb of [was, now]) {
@@ -722,6 +727,12 @@ export class DesiredFlows {
       const pb = this.sb.portByName(name);
       if (pb !== undefined) this.markPortAndNeighbours(pb, d);
       for (const u of this.sb.portsWithParent(name)) d.ports.add(u);
+    }
+    // The MTU of a multichassis port's interface: the path MTU flows of its datapath's remote
+    // ports (as ovn-controller's pflow_output_if_status_mgr_handler recomputes them all).
+    for (const name of changedKeys(prev.vifMtus ?? NO_MTUS, next.vifMtus ?? NO_MTUS, (a, b) => a === b)) {
+      const pb = this.sb.portByName(name);
+      if (pb !== undefined && pb.additional_chassis.length > 0) this.markDatapath(pb.datapath, d, false);
     }
     // Tunnels: their decap flow, ports bound to that chassis, every local multicast group.
     const tunnels = changedKeys(prev.tunnels, next.tunnels, (a, b) => a.ofport === b.ofport && a.type === b.type && a.remoteIp === b.remoteIp);

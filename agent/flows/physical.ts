@@ -1,7 +1,8 @@
 // The physical flows of ovn-controller 23.03 (controller/physical.c, and the neighbour flows of
 // lflow.c): how packets enter the logical pipelines (table 0: from a local VIF, a localnet
-// patch port or a Geneve or VXLAN tunnel), leave them (table 39 remote output over tunnels, 40
-// local output, 41 loopback check, 64 save in_port, 65 logical→physical) and how learned or
+// patch port or a Geneve or VXLAN tunnel), leave them (tables 37 and 38 a multichassis port's
+// packets too big for its tunnels, 39 remote output over tunnels, 40 local output, 41 loopback
+// check, 64 save in_port, 65 logical→physical) and how learned or
 // static MAC bindings answer get_arp/get_nd and lookup_arp (tables 66, 67). Each function
 // computes the flows of one SB row (a Port_Binding, a Multicast_Group, a MAC_Binding) or of the
 // chassis itself (tunnels, the fixed defaults); the desired-flow table keys them by that row.
@@ -20,9 +21,9 @@
 // VXLAN tunnel to a VTEP gateway (a "ramp switch", Chassis other_config:is-vtep) carries only
 // the datapath: its packets enter the ingress pipeline as from the vtep port, flagged
 // MLF_RCV_FROM_RAMP so that table 39 delivers them locally only (docs/agent-bindings.md,
-// Tunnels). STT tunnels are not used (a chassis whose best common type is STT is not reached). Not produced (yet): multichassis
-// path MTU flows, chassis-MAC replacement flows for remote chassis MACs. Port security (tables
-// 73..75) is in port-security.ts.
+// Tunnels). STT tunnels are not used (a chassis whose best common type is STT is not reached).
+// Not produced (yet): chassis-MAC replacement flows for remote chassis MACs. Port security
+// (tables 73..75) is in port-security.ts.
 
 import { smapGetUint } from '../../ovsdb/smap.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
@@ -121,6 +122,14 @@ function flow(table: number, priority: number, match: ReadonlyMap<string, Masked
   return { table, priority, match, actions, cookie };
 }
 
+/** OVN's controller userdata: its action header (the 32-bit opcode, 4 zero bytes), then `args`. */
+function controllerUserdata(opcode: number, args: readonly number[] = []): Uint8Array {
+  const out = new Uint8Array(8 + args.length);
+  new DataView(out.buffer).setUint32(0, opcode);
+  out.set(args, 8);
+  return out;
+}
+
 function matchOutport(dpKey: number, portKey: number): Map<string, MaskedValue> {
   return new Map([['metadata', exact(dpKey, 64)], [LOG_REG.OUTPORT, exact(portKey, 32)]]);
 }
@@ -176,6 +185,8 @@ export function vxlanPortKey(portKey: number): number {
 interface Tunnel {
   readonly ofport: number;
   readonly type: 'geneve' | 'vxlan';
+  /** The remote end is an IPv6 address: the outer header is IPv6's. */
+  readonly ipv6: boolean;
 }
 
 /**
@@ -199,7 +210,8 @@ function encapsulation(ctx: PhysicalContext, type: Tunnel['type'], dpKey: number
 function tunnelTo(ctx: Pick<PhysicalContext, 'view'>, chassisName: string | undefined): Tunnel | undefined {
   if (chassisName === undefined) return undefined;
   const t = ctx.view.tunnels.get(chassisName);
-  return t !== undefined && (t.type === 'geneve' || t.type === 'vxlan') ? { ofport: t.ofport, type: t.type } : undefined;
+  // As encaps_tunnel_id_parse and addr_is_ipv6: the remote address, without a "%<local IP>" tail.
+  return t !== undefined && (t.type === 'geneve' || t.type === 'vxlan') ? { ofport: t.ofport, type: t.type, ipv6: (t.remoteIp.split('%')[0] ?? '').includes(':') } : undefined;
 }
 
 function firstMac(text: string | undefined): bigint | undefined {
@@ -453,11 +465,9 @@ function blockedUntilRarp(ctx: PhysicalContext, pb: sb.Port_Binding): boolean {
  */
 function rarpActivationFlows(dpKey: number, pb: sb.Port_Binding, ofport: number, z: ZoneIds): FlowSpec[] {
   const cookie = cookieOf(pb._uuid);
-  const header = new Uint8Array(8);
-  new DataView(header.buffer).setUint32(0, ACTION_OPCODE.ACTIVATION_STRATEGY_RARP);
   return [
     flow(OFTABLE.PHY_TO_LOG, 1010, new Map([['in_port', exact(ofport, 32)], ['eth_type', exact(0x8035, 16)]]),
-      [...ingressMetadata(dpKey, pb, z), { kind: 'controller', userdata: header }, resubmit(OFTABLE.LOG_INGRESS_PIPELINE)], cookie),
+      [...ingressMetadata(dpKey, pb, z), { kind: 'controller', userdata: controllerUserdata(ACTION_OPCODE.ACTIVATION_STRATEGY_RARP) }, resubmit(OFTABLE.LOG_INGRESS_PIPELINE)], cookie),
     flow(OFTABLE.PHY_TO_LOG, 1000, new Map([['in_port', exact(ofport, 32)]]), [], cookie),
     flow(OFTABLE.LOG_TO_PHY, 1000, matchOutport(dpKey, pb.tunnel_key), [], cookie),
   ];
@@ -511,14 +521,16 @@ function tunnelsToPort(ctx: PhysicalContext, pb: sb.Port_Binding): Tunnel[] {
  * port bound on several chassis to a port reached through the localnet goes over the tunnels
  * instead (table 39, priority 110), so that the copies the multichassis port's chassis make of
  * it meet no physical switch that would drop or misdeliver them. One flow per such port of the
- * datapath (`LocalDatapath.multichassisPorts`). The path MTU flows ovn-controller adds beside
- * them for a local multichassis port are not made here.
+ * datapath (`LocalDatapath.multichassisPorts`), and beside it, for such a port bound here whose
+ * interface reports an MTU, the path MTU flows (pathMtuFlows) with the MTU left by the largest
+ * overhead of those tunnels.
  */
 function multichassisTunnelFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb.Port_Binding): FlowSpec[] {
   if (ld.multichassisPorts.length === 0) return [];
   const ports = tunnelsToPort(ctx, pb);
   if (ports.length === 0) return [];
   const out: FlowSpec[] = [];
+  const cookie = cookieOf(pb._uuid);
   for (const u of ld.multichassisPorts) {
     const mcp = ctx.sb.portBinding(u);
     if (mcp === undefined) continue;
@@ -527,9 +539,90 @@ function multichassisTunnelFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb
     for (const p of ports) actions.push(...encapsulation(ctx, p.type, ld.tunnelKey, pb.tunnel_key, pb.type === 'vtep'), output(p.ofport));
     const m = matchOutport(ld.tunnelKey, pb.tunnel_key);
     m.set(LOG_REG.INPORT, exact(mcp.tunnel_key, 32));
-    out.push(flow(OFTABLE.REMOTE_OUTPUT, 110, m, actions, cookieOf(pb._uuid)));
+    out.push(flow(OFTABLE.REMOTE_OUTPUT, 110, m, actions, cookie));
+    // ovn-controller knows the MTU of the interfaces of the ports it has claimed, as main or
+    // additional chassis (if-status.c).
+    const ifaceMtu = isBoundHere(mcp, ctx.chassisUuid) ? ctx.view.vifMtus?.get(mcp.logical_port) : undefined;
+    const mtu = ifaceMtu === undefined ? 0 : effectiveMtu(ifaceMtu, ports);
+    if (mtu !== 0) out.push(...pathMtuFlows(ld.tunnelKey, mcp.tunnel_key, mtu, cookie));
   }
   return out;
+}
+
+// ---- Path MTU of a multichassis port -----------------------------------------------------
+
+/** lib/ovn-util.h: the bytes a tunnel's encapsulation adds besides its outer IP header. */
+const TUNNEL_OVERHEAD_BYTES: Readonly<Record<Tunnel['type'], number>> = { geneve: 38, vxlan: 30 };
+const IPV4_HEADER_BYTES = 20;
+const IPV6_HEADER_BYTES = 40;
+/** ETHERNET_OVERHEAD: an Ethernet header and its CRC, which the MTU an ICMP error states leaves out. */
+const ETHERNET_OVERHEAD_BYTES = 18;
+const IP_TTL_MAX = 255;
+
+/**
+ * get_effective_mtu: the interface's MTU less the largest overhead among the tunnels (the
+ * encapsulation and its outer IPv4 or IPv6 header); 0, which means no flows, without tunnels.
+ * In ovn-controller's 16-bit arithmetic: an MTU no bigger than the overhead wraps around (or
+ * leaves 0), as there.
+ */
+export function effectiveMtu(ifaceMtu: number, tunnels: readonly Pick<Tunnel, 'type' | 'ipv6'>[]): number {
+  let overhead = 0;
+  for (const t of tunnels) overhead = Math.max(overhead, TUNNEL_OVERHEAD_BYTES[t.type] + (t.ipv6 ? IPV6_HEADER_BYTES : IPV4_HEADER_BYTES));
+  if (overhead === 0) return 0;
+  return ((ifaceMtu & 0xffff) - overhead) & 0xffff;
+}
+
+/**
+ * handle_pkt_too_big: the flows that answer a packet of a multichassis port (key `portKey` on
+ * datapath `dpKey`) too big for its tunnels, for IPv4 and IPv6, from the port (reg14) and to it
+ * (reg15). Table 37 (priority 100) flags a packet longer than `mtu` in reg9[1] (northd's
+ * REGBIT_PKT_LARGER) and goes on to table 38, whose priority-100 flow answers a flagged one
+ * (icmpTooBig); the rest take the tables' defaults. `cookie`: the Port_Binding the flows are
+ * made for (the port reached through the localnet), as in ovn-controller.
+ */
+export function pathMtuFlows(dpKey: number, portKey: number, mtu: number, cookie: bigint): FlowSpec[] {
+  const out: FlowSpec[] = [];
+  for (const ipv6 of [false, true]) {
+    for (const reg of [LOG_REG.INPORT, LOG_REG.OUTPORT]) {
+      const m = new Map([['eth_type', exact(ipv6 ? 0x86dd : 0x0800, 16)], ['metadata', exact(dpKey, 64)], [reg, exact(portKey, 32)]]);
+      out.push(flow(OFTABLE.OUTPUT_LARGE_PKT_DETECT, 100, m,
+        [{ kind: 'check_pkt_larger', pktLen: mtu, dst: ref('reg9', 1, 1) }, resubmit(OFTABLE.OUTPUT_LARGE_PKT_PROCESS)], cookie));
+      out.push(flow(OFTABLE.OUTPUT_LARGE_PKT_PROCESS, 100, new Map([...m, ['reg9', bit(1)]]), [icmpTooBig(mtu, ipv6)], cookie));
+    }
+  }
+  return out;
+}
+
+/**
+ * reply_imcp_error_if_pkt_too_big: OVN's icmp4/icmp6 controller action, paused as there, whose
+ * nested actions turn the error pinctrl builds into an ICMPv4 "fragmentation needed" (type 3,
+ * code 4) or ICMPv6 "packet too big" (type 2, code 0) back to the sender: the large-packet flag
+ * cleared, loopback allowed, Ethernet and IP addresses swapped, TTL 255, the MTU (`mtu` less the
+ * Ethernet overhead, 16 or 32 bits) written in by a paused icmp4.frag_mtu / icmp6.frag_mtu, and
+ * the error sent through the ingress pipeline again.
+ */
+function icmpTooBig(mtu: number, ipv6: boolean): OfAction {
+  const swap = (a: string, b: string, bits: number): OfAction[] => [
+    { kind: 'push', src: ref(a, 0, bits - 1) }, { kind: 'push', src: ref(b, 0, bits - 1) },
+    { kind: 'pop', dst: ref(a, 0, bits - 1) }, { kind: 'pop', dst: ref(b, 0, bits - 1) },
+  ];
+  const fragMtu = (mtu - ETHERNET_OVERHEAD_BYTES) & 0xffff;
+  const icmp = ipv6
+    ? [setField('icmpv6_type', 2), setField('icmpv6_code', 0),
+      { kind: 'controller', userdata: controllerUserdata(ACTION_OPCODE.PUT_ICMP6_FRAG_MTU, [0, 0, fragMtu >> 8, fragMtu & 0xff]), pause: true } as const]
+    : [setField('icmpv4_type', 3), setField('icmpv4_code', 4),
+      { kind: 'controller', userdata: controllerUserdata(ACTION_OPCODE.PUT_ICMP4_FRAG_MTU, [fragMtu >> 8, fragMtu & 0xff]), pause: true } as const];
+  return {
+    kind: 'controller_op', opcode: ACTION_OPCODE.ICMP, pause: true, nested: [
+      { kind: 'load', dst: ref('reg9', 1, 1), value: 0n },
+      loadBit(LOG_REG.FLAGS, MLF.ALLOW_LOOPBACK),
+      ...swap('eth_dst', 'eth_src', 48),
+      ...(ipv6 ? swap('ipv6_dst', 'ipv6_src', 128) : swap('ipv4_dst', 'ipv4_src', 32)),
+      { kind: 'set_nw_ttl', ttl: IP_TTL_MAX },
+      ...icmp,
+      resubmit(OFTABLE.LOG_INGRESS_PIPELINE),
+    ],
+  };
 }
 
 /** put_remote_port_redirect_overlay: a port on other chassis, through their tunnels. */

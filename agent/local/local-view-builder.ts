@@ -1,12 +1,13 @@
 // The LocalView the flow side reads, built from the integration bridge in the Open_vSwitch
 // replica: VIFs (interfaces with external_ids:iface-id and an OpenFlow port), tunnel ports (by
 // their ovn-chassis-id) and localnet patch ports (by their ovn-localnet-port, mapped to its
-// network), and the ids of its IPFIX collector sets (Flow_Sample_Collector_Set). Also the
+// network), the MTUs the datapath reports for the VIFs' interfaces, and the ids of its IPFIX
+// collector sets (Flow_Sample_Collector_Set). Also the
 // interface facts the binding decisions need. Pure.
 import { sameActiveTunnels, sameSampleCollectors, type LocalView, type TunnelPort } from '../local-view.js';
 import type { LocalIface } from './binding.js';
 import type { OvsBridge, OvsTables } from './ovs-rows.js';
-import { interfacesOf, ofportOf, portsOf, sampleCollectorsOf } from './ovs-rows.js';
+import { interfacesOf, mtuOf, ofportOf, portsOf, sampleCollectorsOf } from './ovs-rows.js';
 import { LOCALNET_PORT_KEY } from './patch-ports.js';
 import { CHASSIS_ID_KEY, parseTunnelId } from './tunnels.js';
 import { activeTunnels } from './bfd.js';
@@ -27,6 +28,7 @@ export interface BuiltView {
  */
 export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge | undefined, networkOf: ReadonlyMap<string, string>): BuiltView {
   const vifs = new Map<string, number>();
+  const vifMtus = new Map<string, number>();
   const tunnels = new Map<string, TunnelPort>();
   const patches = new Map<string, { port: string; ofport: number }>();
   const ifaces = new Map<string, LocalIface>();
@@ -60,6 +62,8 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
           continue;
         }
         vifs.set(ifaceId, ofport);
+        const mtu = mtuOf(iface);
+        if (mtu !== undefined) vifMtus.set(ifaceId, mtu);
         const encapIp = iface.external_ids.get('encap-ip');
         const ifaceIdVer = iface.external_ids.get('iface-id-ver');
         ifaces.set(ifaceId, {
@@ -78,7 +82,7 @@ export function buildLocalView(chassis: string, ovs: OvsTables, brInt: OvsBridge
   const dpHashL4Sym = brInt !== undefined && datapathDpHashL4Sym(ovs, brInt.datapath_type);
   const sampleCollectors = sampleCollectorsOf(ovs, brInt);
   return {
-    view: { chassis, vifs, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat, dpHashL4Sym, sampleCollectors },
+    view: { chassis, vifs, vifMtus, tunnels, localnetPatches, activeTunnels: activeTunnels(ovs, brInt), ctZeroSnat, dpHashL4Sym, sampleCollectors },
     ifaces, conflicts,
   };
 }
@@ -100,6 +104,7 @@ export function localViewsEqual(a: LocalView, b: LocalView): boolean {
     && sameActiveTunnels(a.activatedPorts, b.activatedPorts)
     && sameSampleCollectors(a.sampleCollectors, b.sampleCollectors)
     && mapEqual(a.vifs, b.vifs, (x, y) => x === y)
+    && mapEqual(a.vifMtus ?? new Map(), b.vifMtus ?? new Map(), (x, y) => x === y)
     && mapEqual(a.localnetPatches, b.localnetPatches, (x, y) => x === y)
     && mapEqual(a.tunnels, b.tunnels, (x, y) => x.ofport === y.ofport && x.type === y.type && x.remoteIp === y.remoteIp);
 }

@@ -9,7 +9,7 @@ export const OVS_MONITOR = {
   Datapath: ['capabilities'],
   Bridge: ['name', 'ports', 'mirrors', 'datapath_type', 'fail_mode', 'other_config', 'external_ids'],
   Port: ['name', 'interfaces', 'external_ids'],
-  Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'bfd', 'bfd_status'],
+  Interface: ['name', 'type', 'options', 'external_ids', 'ofport', 'mtu', 'bfd', 'bfd_status'],
   Mirror: ['name', 'select_src_port', 'select_dst_port', 'output_port', 'external_ids'],
   // What `ovs-vsctl set-ssl KEY CERT CA` writes: the agent's TLS identity when not given one.
   SSL: ['private_key', 'certificate', 'ca_cert'],
@@ -41,6 +41,8 @@ export interface OvsInterface {
   readonly options: ReadonlyMap<string, string>;
   readonly external_ids: ReadonlyMap<string, string>;
   readonly ofport: readonly number[];
+  /** The MTU the datapath reports for the interface (none before it is up, or for some types). */
+  readonly mtu: readonly number[];
   readonly bfd: ReadonlyMap<string, string>;
   readonly bfd_status: ReadonlyMap<string, string>;
 }
@@ -105,6 +107,12 @@ export function interfacesOf(ovs: OvsTables, port: OvsPort): OvsInterface[] {
 /** The interface's OpenFlow port number, or undefined when it has none (yet, or it failed). */
 export function ofportOf(iface: OvsInterface): number | undefined {
   const n = iface.ofport[0];
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+/** The interface's MTU as the datapath reports it, or undefined when it reports none (if-status.c, get_iface_mtu). */
+export function mtuOf(iface: OvsInterface): number | undefined {
+  const n = iface.mtu[0];
   return n !== undefined && n > 0 ? n : undefined;
 }
 

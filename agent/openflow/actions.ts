@@ -15,7 +15,7 @@ import type { FieldRef, LearnSpec, NatSpec, OfAction } from './types.js';
 import { Reader, Writer, decodeFail, onesBits } from './wire.js';
 
 export const OFPAT = {
-  OUTPUT: 0, PUSH_VLAN: 17, POP_VLAN: 18, GROUP: 22, DEC_NW_TTL: 24, SET_FIELD: 25, COPY_FIELD: 28, METER: 29, EXPERIMENTER: 0xffff,
+  OUTPUT: 0, PUSH_VLAN: 17, POP_VLAN: 18, GROUP: 22, SET_NW_TTL: 23, DEC_NW_TTL: 24, SET_FIELD: 25, COPY_FIELD: 28, METER: 29, EXPERIMENTER: 0xffff,
 } as const;
 
 export const NXAST = {
@@ -203,6 +203,10 @@ function writeAction(w: Writer, a: OfAction, depth: number): void {
       return;
     case 'dec_ttl':
       w.u16(OFPAT.DEC_NW_TTL).u16(8).zeros(4);
+      return;
+    case 'set_nw_ttl':
+      if (!Number.isInteger(a.ttl) || a.ttl < 0 || a.ttl > 0xff) throw new OfEncodeError(`mod_nw_ttl: ${a.ttl} is not an 8-bit TTL`);
+      w.u16(OFPAT.SET_NW_TTL).u16(8).u8(a.ttl).zeros(3);
       return;
     case 'drop':
       return;
@@ -706,6 +710,8 @@ function readOne(r: Reader, type: number, depth: number, inCt: boolean): Decoded
       return [{ kind: 'pop_vlan' }];
     case OFPAT.DEC_NW_TTL:
       return [{ kind: 'dec_ttl' }];
+    case OFPAT.SET_NW_TTL:
+      return [{ kind: 'set_nw_ttl', ttl: r.u8() }];
     case OFPAT.SET_FIELD:
       return [readSetField(r)];
     case OFPAT.COPY_FIELD: {

@@ -57,6 +57,8 @@ export type OfAction =
   | { readonly kind: 'push'; readonly src: FieldRef }
   | { readonly kind: 'pop'; readonly dst: FieldRef }
   | { readonly kind: 'dec_ttl' }
+  /** mod_nw_ttl:N (OFPAT_SET_NW_TTL): the IPv4 TTL or IPv6 hop limit set to `ttl`. */
+  | { readonly kind: 'set_nw_ttl'; readonly ttl: number }
   | {
       readonly kind: 'ct';
       readonly commit: boolean;

@@ -251,11 +251,6 @@ function putDhcpOpts(pin: PacketIn2, args: Buffer): PacketInDecision {
 }
 
 /**
- * A paused action whose arguments are a result bit and then `rest`: `answer` makes the packet to
- * resume with (result 1), or says why there is none (result 0, the packet unchanged). Without a
- * usable result field ovn-controller still resumes, leaving the metadata as it was.
- */
-/**
  * icmp4.frag_mtu / icmp6.frag_mtu (a paused action with no result bit): resumed with the MTU
  * written into the ICMP error, or as it came when that cannot be done (the packet is not ICMP of
  * that version, the userdata is short), as ovn-controller resumes it either way.
@@ -269,6 +264,11 @@ function putIcmpFragMtu(pin: PacketIn2, opcode: number, args: Buffer): PacketInD
   return { kind: 'resume', opcode, message: resumeMessage(pin, packet, md), result: true };
 }
 
+/**
+ * A paused action whose arguments are a result bit and then `rest`: `answer` makes the packet to
+ * resume with (result 1), or says why there is none (result 0, the packet unchanged). Without a
+ * usable result field ovn-controller still resumes, leaving the metadata as it was.
+ */
 function pausedAnswer(pin: PacketIn2, opcode: number, args: Buffer, answer: (f: Frame, rest: Buffer) => Buffer | string): PacketInDecision {
   const name = opcodeName(opcode);
   if (pin.continuation === undefined) return ignored('no_continuation', `${name} packet-in without a continuation`, opcode);

@@ -5,7 +5,7 @@
 // residency and conjunctive matches, fwd_group over ports that move and tunnels that change, load-balancer groups, load balancers' hairpin flows on
 // datapaths and datapath groups, SB_Global's lb_hairpin_use_ct_mark, MAC bindings, FDB, tunnels
 // (Geneve or VXLAN) and vtep ports behind them,
-// VIFs, bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
+// VIFs and their MTUs (a multichassis port's path MTU flows), bridge mappings, a chassisredirect port's HA_Chassis_Group priorities and its members'
 // Chassis rows coming and going, meters of set_meter, log(meter=…) and controller_meter with their
 // SB Meter and Meter_Band rows, sampled drops, SB_Global's drop sampling and the bridge's
 // collector sets); and the common case recomputes a few sources, not all. Method: a seeded generator
@@ -144,7 +144,14 @@ function initialWorld(rng: Rng): { w: World; changes: SbRowChange[] } {
   put(w, c, 'Logical_Flow', logicalFlow(U(200, 0x1f), lrUuid, 'ingress', 10, 80, 'is_chassis_resident("cr-lrp0")', 'next;'));
   const vifs = new Map<string, number>();
   for (let s = 0; s < SWITCHES; s++) for (let p = 0; p < PORTS_PER_SWITCH; p++) if (rng.int(3) > 0) vifs.set(pbName(s, p), 1 + s * 10 + p);
-  w.view = { chassis: 'hv1', vifs, tunnels: new Map([['hv2', { ofport: 50, type: 'geneve', remoteIp: '192.0.2.2' }]]), localnetPatches: new Map() };
+  // sw0 bridged to "phys" from the start (cases 4 and 14 take it away and back), with s0p0
+  // migrating from here to hv2 (until case 0 moves it): sw0's remote ports leave through the
+  // localnet, tunnel s0p0's traffic instead and answer its packets too big for the tunnels.
+  put(w, c, 'Port_Binding', port(U(700, 0xa), swUuid(0), 'ln0', 30, { type: 'localnet', options: { network_name: 'phys' } }));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 0), swUuid(0), pbName(0, 0), 1, { chassis: chassisUuid(0), additional_chassis: [chassisUuid(1)], mac: ['00:00:00:00:00:00 10.0.0.0'] }));
+  vifs.set(pbName(0, 0), 1);
+  const vifMtus = new Map([...vifs.keys()].map((n) => [n, 1500]));
+  w.view = { chassis: 'hv1', vifs, vifMtus, tunnels: new Map([['hv2', { ofport: 50, type: 'geneve', remoteIp: '192.0.2.2' }]]), localnetPatches: new Map([['phys', 60]]) };
   return { w, changes: c };
 }
 
@@ -235,18 +242,29 @@ function step(rng: Rng, w: World): SbRowChange[] {
       put(w, c, 'Datapath_Binding', rng.bool() ? datapath(lrUuid, 100, 'router', rng.bool() ? { 'snat-ct-zone': String(rng.int(20) + 1) } : {})
         : datapath(swUuid(s), rng.bool() ? s + 1 : s + 50, 'switch'));
       break;
-    case 12: { // VIFs come and go.
+    case 12: { // VIFs come (with an MTU) and go, or an interface's MTU changes or is no longer reported.
       const vifs = new Map(w.view.vifs);
-      if (vifs.has(pbName(s, p))) vifs.delete(pbName(s, p));
-      else vifs.set(pbName(s, p), 100 + s * 10 + p);
-      w.view = { ...w.view, vifs };
+      const mtus = new Map(w.view.vifMtus);
+      const name = pbName(s, p);
+      if (vifs.has(name) && rng.int(3) === 0) {
+        const mtu = [1500, 1400, 9000, undefined][rng.int(4)];
+        if (mtu === undefined) mtus.delete(name);
+        else mtus.set(name, mtu);
+      } else if (vifs.has(name)) {
+        vifs.delete(name);
+        mtus.delete(name);
+      } else {
+        vifs.set(name, 100 + s * 10 + p);
+        mtus.set(name, 1500);
+      }
+      w.view = { ...w.view, vifs, vifMtus: mtus };
       break;
     }
     case 13: { // Tunnels come, go, change port or encapsulation.
       const tunnels = new Map(w.view.tunnels);
       const name = CHASSIS[rng.int(3)] as string;
       if (tunnels.has(name) && rng.bool()) tunnels.delete(name);
-      else tunnels.set(name, { ofport: 50 + rng.int(4), type: rng.bool() ? 'geneve' : 'vxlan', remoteIp: '192.0.2.9' });
+      else tunnels.set(name, { ofport: 50 + rng.int(4), type: rng.bool() ? 'geneve' : 'vxlan', remoteIp: rng.bool() ? '192.0.2.9' : '2001:db8::9' });
       w.view = { ...w.view, tunnels };
       break;
     }
@@ -338,6 +356,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
   let flowsSeen = 0;
   let groupsSeen = 0;
   let metersSeen = 0;
+  let pmtuSeen = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const rng = new Rng(seed);
     const { w, changes } = initialWorld(rng);
@@ -361,6 +380,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
       flowsSeen = Math.max(flowsSeen, inc.table.size);
       groupsSeen = Math.max(groupsSeen, inc.groupSpecs().size);
       metersSeen = Math.max(metersSeen, inc.meterSpecs().size);
+      for (const [, f] of inc.table.flows()) if (f.table === 37 && f.priority === 100) pmtuSeen++;
       failed ??= difference(inc, full);
       if (failed !== undefined) failed = `seed ${seed} step ${i}: ${failed}`;
     }
@@ -371,6 +391,7 @@ t.test('incremental == recompute over random SB and LocalView changes', async (t
   }
   t.pass(`${steps} steps over ${SEEDS} seeds: incremental equals recompute after each`);
   t.ok(flowsSeen > 100 && groupsSeen > 0 && metersSeen > 1, `the tables were not trivial (up to ${flowsSeen} flows, ${groupsSeen} groups, ${metersSeen} meters)`);
+  t.ok(pmtuSeen > 0, `a multichassis port's path MTU flows were there to compare (${pmtuSeen} table-37 flows over the steps)`);
   t.ok(partial > steps * 0.8, `most updates are incremental (${partial} of ${steps})`);
   t.ok(sourcesRecomputed < sourcesTotal / 3, `incremental updates recomputed ${sourcesRecomputed} sources, a fraction of the ${sourcesTotal} a recompute would`);
 });
@@ -486,6 +507,68 @@ t.test('a container port\'s parent VIF coming or going changes the groups the co
     full.update(snapshotOf(w), w.view);
     t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
     t.equal(delivered(), present, `${what}: the group delivers to the container ${present ? 'here' : 'no more'}`);
+  }
+});
+
+t.test('a multichassis port\'s path MTU flows follow its interface\'s MTU, where it is bound and the tunnels, incrementally', async (t) => {
+  // sw0 bridged to "phys": s0p0 migrates between hv1 and hv2, s0p1 is on hv2 (reached through
+  // the localnet, so it tunnels s0p0's traffic and answers its packets too big for the tunnel),
+  // s0p2 stays here (sw0 stays local whoever holds s0p0). Each step changes the view or one
+  // Port_Binding; each must equal a recompute, with the check_pkt_larger length the MTU and the
+  // tunnels' overhead give (none: no path MTU flows).
+  const w: World = {
+    rows: new Map(), revision: 1,
+    view: {
+      chassis: 'hv1', vifs: new Map([[pbName(0, 0), 1], [pbName(0, 2), 3]]), vifMtus: new Map([[pbName(0, 0), 1500]]), localnetPatches: new Map([['phys', 60]]),
+      tunnels: new Map([['hv2', { ofport: 10, type: 'geneve', remoteIp: '192.0.2.2' }], ['hv3', { ofport: 11, type: 'vxlan', remoteIp: '192.0.2.3' }]]),
+    },
+  };
+  const c: SbRowChange[] = [];
+  CHASSIS.forEach((n, i) => put(w, c, 'Chassis', chassis(chassisUuid(i), n)));
+  put(w, c, 'Datapath_Binding', datapath(swUuid(0), 1, 'switch'));
+  put(w, c, 'Port_Binding', port(U(700, 0xa), swUuid(0), 'ln0', 30, { type: 'localnet', options: { network_name: 'phys' } }));
+  const mcp = (chassisIdx: number, additional: number[]): Row => port(pbUuid(0, 0), swUuid(0), pbName(0, 0), 1, { chassis: chassisUuid(chassisIdx), additional_chassis: additional.map(chassisUuid) });
+  put(w, c, 'Port_Binding', mcp(0, [1]));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 1), swUuid(0), pbName(0, 1), 2, { chassis: chassisUuid(1) }));
+  put(w, c, 'Port_Binding', port(pbUuid(0, 2), swUuid(0), pbName(0, 2), 3, { chassis: chassisUuid(0) }));
+  const inc = new DesiredFlows();
+  inc.update({ reset: true, fromRevision: 0, toRevision: 1, changes: c }, w.view);
+  /** The check_pkt_larger lengths of the table-37 flows, with the flows counted per table. */
+  const pmtu = (d: DesiredFlows): { lens: number[]; t37: number; t38: number } => {
+    const fs = [...d.table.flows()].map(([, f]) => f).filter((f) => f.priority === 100 && (f.table === 37 || f.table === 38));
+    const lens = new Set(fs.flatMap((f) => f.actions.flatMap((a) => (a.kind === 'check_pkt_larger' ? [a.pktLen] : []))));
+    return { lens: [...lens], t37: fs.filter((f) => f.table === 37).length, t38: fs.filter((f) => f.table === 38).length };
+  };
+  const some = (len: number): { lens: number[]; t37: number; t38: number } => ({ lens: [len], t37: 4, t38: 4 });
+  const none = { lens: [], t37: 0, t38: 0 };
+  t.same(pmtu(inc), some(1500 - 38 - 20), 'MTU 1500, Geneve over IPv4: 1442');
+  const view = (v: Partial<LocalView>) => (): SbRowChange[] => {
+    w.view = { ...w.view, ...v };
+    return [];
+  };
+  const sb = (r: Row) => (): SbRowChange[] => {
+    const ch: SbRowChange[] = [];
+    put(w, ch, 'Port_Binding', r);
+    return ch;
+  };
+  const steps: [string, () => SbRowChange[], { lens: number[]; t37: number; t38: number }][] = [
+    ['MTU 1400', view({ vifMtus: new Map([[pbName(0, 0), 1400]]) }), some(1400 - 58)],
+    ['no MTU reported', view({ vifMtus: new Map() }), none],
+    ['MTU 9000', view({ vifMtus: new Map([[pbName(0, 0), 9000]]) }), some(9000 - 58)],
+    ['the tunnel to hv2 over IPv6', view({ tunnels: new Map([...w.view.tunnels, ['hv2', { ofport: 10, type: 'geneve', remoteIp: '2001:db8::2' }]]) }), some(9000 - 38 - 40)],
+    ['s0p0 bound on hv3 and hv2: not here', sb(mcp(2, [1])), none],
+    ['hv1 one of its additional chassis', sb(mcp(2, [1, 0])), some(9000 - 78)],
+    ['s0p1 moves to hv3, over VXLAN and IPv4', sb(port(pbUuid(0, 1), swUuid(0), pbName(0, 1), 2, { chassis: chassisUuid(2) })), some(9000 - 30 - 20)],
+    ['s0p0 on hv1 alone: no multichassis port', sb(mcp(0, [])), none],
+  ];
+  for (const [what, change, want] of steps) {
+    const ch = change();
+    w.revision++;
+    inc.update(ch.length === 0 ? null : { reset: false, fromRevision: w.revision - 1, toRevision: w.revision, changes: ch }, w.view);
+    const full = new DesiredFlows({ ctZones: inc.ctZones() });
+    full.update(snapshotOf(w), w.view);
+    t.same(pmtu(full), want, `${what}: the recompute's path MTU flows`);
+    t.equal(difference(inc, full), undefined, `${what}: incremental equals recompute`);
   }
 });
 

@@ -6,11 +6,12 @@
 // layout also by running the sender's and the receiver's flows over the VNI (a round trip).
 
 import t from 'tap';
-import { formatFlow } from '../../agent/compile/index.js';
+import { formatActions, formatFlow } from '../../agent/compile/index.js';
+import { encodeActions } from '../../agent/openflow/actions.js';
 import { assignCtZones, ctZoneUsers, dnatZoneKey, snatZoneKey } from '../../agent/flows/ct-zones.js';
 import { computeLocality } from '../../agent/flows/local-datapaths.js';
 import {
-  defaultFlows, fdbFlows, multicastGroupFlows, neighborFlows, portBindingFlows, tunnelFlows, vxlanPortKey, type PhysicalContext,
+  defaultFlows, effectiveMtu, fdbFlows, multicastGroupFlows, neighborFlows, pathMtuFlows, portBindingFlows, tunnelFlows, vxlanPortKey, type PhysicalContext,
 } from '../../agent/flows/physical.js';
 import { parsePortSecurity } from '../../agent/flows/port-security.js';
 import { SbStore } from '../../agent/flows/sb-store.js';
@@ -307,6 +308,85 @@ t.test('a localnet switch: tagged and untagged entry, exit through the patch por
   t.ok(flows.includes(`table=0, priority=150, cookie=0xa, vlan_tci=0x1007/0x1fff,in_port=0x14/0xffffffff actions=pop_vlan,${meta},resubmit(,8)`));
   t.notOk(flows.some((l) => l.includes('vlan_tci=0/0x1000,in_port')), 'no untagged entry on a VLAN network');
   t.ok(flows.includes('table=65, priority=100, cookie=0xa, metadata=0x3,reg15=0x1 actions=push_vlan:0x8100,set_field:0x1007/0x1fff->vlan_tci,output:20,pop_vlan'));
+});
+
+/**
+ * The userdata of the table-38 flows the real ovn-controller 23.03.1 installed for a multichassis
+ * port whose interface MTU is 1500, tunnelled over Geneve and IPv4 (dumped by ovs-ofctl in
+ * tests/agent/multichassis-pmtu-vs-ovn-controller): icmp4 / icmp6 (opcode 10, paused) with the
+ * nested actions, the frag MTU 1424 (0x590) in 16 or 32 bits.
+ */
+const OVN_PMTU_USERDATA = {
+  ip4: '00.00.00.0a.00.00.00.00.00.19.00.10.00.01.13.08.00.00.00.00.00.00.00.02.00.19.00.10.00.01.15.08.00.00.00.01.00.00.00.01.'
+    + 'ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.02.06.00.30.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.04.06.00.30.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.02.06.00.30.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.04.06.00.30.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.10.04.00.20.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.0e.04.00.20.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.10.04.00.20.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.0e.04.00.20.00.00.00.00.00.00.'
+    + '00.17.00.08.ff.00.00.00.00.19.00.10.80.00.26.01.03.00.00.00.00.00.00.00.00.19.00.10.80.00.28.01.04.00.00.00.00.00.00.00.'
+    + 'ff.ff.00.28.00.00.23.20.00.25.00.00.00.00.00.00.00.03.00.0e.00.00.00.0d.00.00.00.00.05.90.00.00.00.04.00.04.00.00.00.00.'
+    + 'ff.ff.00.10.00.00.23.20.00.0e.ff.f8.08.00.00.00',
+  ip6: '00.00.00.0a.00.00.00.00.00.19.00.10.00.01.13.08.00.00.00.00.00.00.00.02.00.19.00.10.00.01.15.08.00.00.00.01.00.00.00.01.'
+    + 'ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.02.06.00.30.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1b.00.00.00.00.04.06.00.30.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.02.06.00.30.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1c.00.00.00.00.04.06.00.30.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1b.00.00.00.01.28.10.00.80.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1b.00.00.00.01.26.10.00.80.00.00.00.00.00.00.'
+    + 'ff.ff.00.18.00.00.23.20.00.1c.00.00.00.01.28.10.00.80.00.00.00.00.00.00.ff.ff.00.18.00.00.23.20.00.1c.00.00.00.01.26.10.00.80.00.00.00.00.00.00.'
+    + '00.17.00.08.ff.00.00.00.00.19.00.10.80.00.3a.01.02.00.00.00.00.00.00.00.00.19.00.10.80.00.3c.01.00.00.00.00.00.00.00.00.'
+    + 'ff.ff.00.28.00.00.23.20.00.25.00.00.00.00.00.00.00.03.00.10.00.00.00.15.00.00.00.00.00.00.05.90.00.04.00.04.00.00.00.00.'
+    + 'ff.ff.00.10.00.00.23.20.00.0e.ff.f8.08.00.00.00',
+} as const;
+
+t.test('a multichassis port on a localnet switch: tunnelled to ports reached through the localnet, its packets too big for the tunnels answered', async (t) => {
+  // vm4 (pub, key 4) is bound here and on hv2; ext1 (key 3) is on hv2, reached through the localnet.
+  const vm4 = U(30, 0xa);
+  const rows: [string, Row][] = [...smallTopology(), ['Port_Binding', port(vm4, ids.pub, 'vm4', 4, { chassis: ids.hv1, additional_chassis: [ids.hv2] })]];
+  const view = (over: Partial<LocalView> = {}): LocalView => smallView({ vifs: new Map([['vif1', 1], ['vif2', 2], ['vm4', 4]]), vifMtus: new Map([['vm4', 1500]]), ...over });
+  const c = context(rows, view(), zones);
+  const flows = portBindingFlows(c, pb(c, ids.ext1));
+  const nested = text(flows.filter((f) => f.table === 38)).map((l) => l.replace(/ actions=.*/, ''));
+  t.same(text(flows.filter((f) => f.table !== 38)), [
+    'table=40, priority=100, cookie=0xa, metadata=0x3,reg15=0x3 actions=set_field:0x1->reg15,resubmit(,40)',
+    'table=39, priority=110, cookie=0xa, metadata=0x3,reg14=0x4,reg15=0x3 actions=load:0x3->tun_id[0..23],load:0x3->tun_metadata0[0..31],'
+      + 'move:NXM_NX_REG14[0..14]->tun_metadata0[16..30],output:10',
+    // 1500 less Geneve's 38 bytes and an IPv4 header's 20.
+    'table=37, priority=100, cookie=0xa, metadata=0x3,reg14=0x4,dl_type=0x800 actions=check_pkt_larger(1442)->NXM_NX_REG9[1],resubmit(,38)',
+    'table=37, priority=100, cookie=0xa, metadata=0x3,reg15=0x4,dl_type=0x800 actions=check_pkt_larger(1442)->NXM_NX_REG9[1],resubmit(,38)',
+    'table=37, priority=100, cookie=0xa, metadata=0x3,reg14=0x4,dl_type=0x86dd actions=check_pkt_larger(1442)->NXM_NX_REG9[1],resubmit(,38)',
+    'table=37, priority=100, cookie=0xa, metadata=0x3,reg15=0x4,dl_type=0x86dd actions=check_pkt_larger(1442)->NXM_NX_REG9[1],resubmit(,38)',
+  ], 'the tunnel flow, and the large-packet checks from and to vm4, in ext1\'s name');
+  t.same(nested, [
+    'table=38, priority=100, cookie=0xa, metadata=0x3,reg9=0x2/0x2,reg14=0x4,dl_type=0x800',
+    'table=38, priority=100, cookie=0xa, metadata=0x3,reg9=0x2/0x2,reg15=0x4,dl_type=0x800',
+    'table=38, priority=100, cookie=0xa, metadata=0x3,reg9=0x2/0x2,reg14=0x4,dl_type=0x86dd',
+    'table=38, priority=100, cookie=0xa, metadata=0x3,reg9=0x2/0x2,reg15=0x4,dl_type=0x86dd',
+  ]);
+  const userdata = flows.filter((f) => f.table === 38).map((f) => formatActions(f.actions, { encodeNested: encodeActions }));
+  t.same(userdata, [OVN_PMTU_USERDATA.ip4, OVN_PMTU_USERDATA.ip4, OVN_PMTU_USERDATA.ip6, OVN_PMTU_USERDATA.ip6].map((u) => `controller(userdata=${u},pause)`),
+    'the ICMP errors\' controller actions are ovn-controller\'s, byte for byte');
+  const pmtu = (over: Partial<LocalView>, rs: [string, Row][] = rows): FlowSpec[] => {
+    const x = context(rs, view(over), zones);
+    return portBindingFlows(x, pb(x, ids.ext1)).filter((f) => f.table === 37 || f.table === 38);
+  };
+  t.same(pmtu({ vifMtus: new Map() }), [], 'no MTU reported for vm4\'s interface: no path MTU flows (the tunnel flow stays)');
+  t.same(pmtu({ tunnels: new Map([['hv2', { ofport: 10, type: 'vxlan', remoteIp: '192.0.2.2' }]]) }).map((f) => f.actions[0]).filter((a) => a?.kind === 'check_pkt_larger').map((a) => a.pktLen),
+    [1450, 1450, 1450, 1450], 'VXLAN: 30 bytes and the IPv4 header');
+  t.same(pmtu({ tunnels: new Map([['hv2', { ofport: 10, type: 'geneve', remoteIp: 'fd00::2' }]]) }).map((f) => f.actions[0]).filter((a) => a?.kind === 'check_pkt_larger').map((a) => a.pktLen),
+    [1422, 1422, 1422, 1422], 'Geneve over IPv6: 38 bytes and the IPv6 header');
+  const elsewhere = rows.map(([tb, r]): [string, Row] => (r._uuid === vm4 ? [tb, port(vm4, ids.pub, 'vm4', 4, { chassis: U(3, 0xc), additional_chassis: [ids.hv2] })] : [tb, r]));
+  t.same(pmtu({}, elsewhere), [], 'vm4 bound on other chassis only: its interface here is not its, no path MTU flows');
+  const additional = rows.map(([tb, r]): [string, Row] => (r._uuid === vm4 ? [tb, port(vm4, ids.pub, 'vm4', 4, { chassis: ids.hv2, additional_chassis: [ids.hv1] })] : [tb, r]));
+  t.equal(pmtu({}, additional).length, 8, 'vm4 held here as an additional chassis: the flows are there');
+});
+
+t.test('the effective MTU: the largest tunnel overhead taken off, in 16 bits as ovn-controller computes it', async (t) => {
+  t.equal(effectiveMtu(1500, []), 0, 'no tunnel: no flows');
+  t.equal(effectiveMtu(1500, [{ type: 'vxlan', ipv6: false }, { type: 'geneve', ipv6: false }]), 1442, 'the largest of Geneve (58) and VXLAN (50)');
+  t.equal(effectiveMtu(1500, [{ type: 'vxlan', ipv6: true }, { type: 'geneve', ipv6: false }]), 1430, 'VXLAN over IPv6 (70) beats Geneve over IPv4');
+  t.equal(effectiveMtu(58, [{ type: 'geneve', ipv6: false }]), 0, 'an MTU of just the overhead leaves 0: no flows');
+  t.equal(effectiveMtu(50, [{ type: 'geneve', ipv6: false }]), 65528, 'below the overhead it wraps around, as uint16_t arithmetic does');
+  const f = pathMtuFlows(1, 2, 16, 0n).find((x) => x.table === 38);
+  const op = f?.actions[0];
+  const frag = op?.kind === 'controller_op' ? op.nested.find((a) => a.kind === 'controller') : undefined;
+  t.same(frag?.kind === 'controller' ? [...frag.userdata.subarray(8)] : undefined, [0xff, 0xfe], 'an MTU under the Ethernet overhead wraps in the ICMP error too');
 });
 
 t.test('multicast groups: local members in 40, patch ports and each remote chassis once in 39', async (t) => {

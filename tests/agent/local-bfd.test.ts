@@ -93,7 +93,7 @@ t.test('the tunnels\' Interface.bfd, and which count as alive', async (t) => {
   t.same([...settings], [['enable', 'true'], ['min_rx', '200'], ['mult', '5'], ['check_tnl_key', 'true']], 'enable, the SB_Global timers that are set, check_tnl_key');
   t.same([...bfdSettings(undefined)], [['enable', 'true']], 'no SB_Global yet: enable alone');
   const iface = (name: string, bfd: [string, string][], status: [string, string][] = []): Row =>
-    ({ _uuid: `i-${name}`, _version: '', name, type: 'geneve', options: new Map([['remote_ip', '192.0.2.9'], ['key', 'flow']]), external_ids: new Map(), ofport: [1], bfd: new Map(bfd), bfd_status: new Map(status) }) as unknown as Row;
+    ({ _uuid: `i-${name}`, _version: '', name, type: 'geneve', options: new Map([['remote_ip', '192.0.2.9'], ['key', 'flow']]), external_ids: new Map(), ofport: [1], mtu: [], bfd: new Map(bfd), bfd_status: new Map(status) }) as unknown as Row;
   const port = (name: string, far: string | undefined): Row =>
     ({ _uuid: `p-${name}`, _version: '', name, interfaces: [`i-${name}`], external_ids: new Map(far === undefined ? [] : [['ovn-chassis-id', `${far}@192.0.2.9`]]) }) as unknown as Row;
   const on = [...settings];

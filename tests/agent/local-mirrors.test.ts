@@ -32,7 +32,7 @@ class FakeOvs {
   }
   /** A port on br-int with one interface. */
   addPort(uuid: string, name: string, type: string, opts: { options?: Record<string, string>; portIds?: Record<string, string>; ifaceIds?: Record<string, string>; bridge?: boolean } = {}): void {
-    this.put('Interface', `i-${uuid}`, { name, type, options: new Map(Object.entries(opts.options ?? {})), external_ids: new Map(Object.entries(opts.ifaceIds ?? {})), ofport: [1], bfd: new Map(), bfd_status: new Map() });
+    this.put('Interface', `i-${uuid}`, { name, type, options: new Map(Object.entries(opts.options ?? {})), external_ids: new Map(Object.entries(opts.ifaceIds ?? {})), ofport: [1], mtu: [], bfd: new Map(), bfd_status: new Map() });
     this.put('Port', uuid, { name, interfaces: [`i-${uuid}`], external_ids: new Map(Object.entries(opts.portIds ?? {})) });
     if (opts.bridge !== false) this.mutateSet('Bridge', 'br', 'ports', [uuid], []);
   }
@@ -70,7 +70,7 @@ class FakeOvs {
         named.set(op['uuid-name'] as string, uuid);
         const row: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(op.row as object)) row[k] = column(k, v);
-        if (table === 'Interface') Object.assign(row, { external_ids: row.external_ids ?? new Map(), ofport: [], bfd: new Map(), bfd_status: new Map() });
+        if (table === 'Interface') Object.assign(row, { external_ids: row.external_ids ?? new Map(), ofport: [], mtu: [], bfd: new Map(), bfd_status: new Map() });
         if (table === 'Mirror') Object.assign(row, { select_src_port: row.select_src_port ?? [], select_dst_port: row.select_dst_port ?? [] });
         this.put(table, uuid, row);
         continue;

@@ -118,6 +118,9 @@ const flows: [FlowSpec, string][] = [
     'table=40, priority=100,udp,tp_dst=9999 actions=controller(userdata=de.ad.be.ef,pause),output:3'],
   [flow(39, 100, M({ reg15: ex(3n, 32), metadata: ex(1n, 64) }), [{ kind: 'bundle_active_backup', members: [7, 5, 6] }]),
     'table=39, priority=100,reg15=0x3,metadata=0x1 actions=bundle(eth_src,0,active_backup,ofport,members:7,5,6)'],
+  // ovn-controller's path MTU error for a multichassis port sets the TTL with OFPAT_SET_NW_TTL.
+  [flow(44, 100, M({ eth_type: ip4 }), [{ kind: 'set_nw_ttl', ttl: 255 }, { kind: 'output', port: 1 }]),
+    'table=44, priority=100,ip actions=mod_nw_ttl:255,output:1'],
   // OVN's drop sampling: NXAST_SAMPLE before the drop.
   [flow(42, 100, M({ eth_type: ip4, metadata: ex(5n, 64) }), [{ kind: 'sample', probability: 65535, collectorSetId: 123, obsDomainId: 0x01000005, obsPointId: 0xdeadbeef }]),
     'table=42, priority=100,ip,metadata=0x5 actions=sample(probability=65535,collector_set_id=123,obs_domain_id=16777221,obs_point_id=3735928559)'],

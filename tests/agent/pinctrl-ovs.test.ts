@@ -1,8 +1,10 @@
 // Goal: with a real ovs-vswitchd, the packets our controller actions send to the agent come back
 // out of the pipeline as OVN's would: an ARP request built by arp { } and finished by its nested
 // actions, an ICMP time-exceeded from icmp4_error { }, "fragmentation needed" / "packet too big"
-// with the MTU icmp4.frag_mtu / icmp6.frag_mtu write in (a pause and a resume), a DHCPOFFER from put_dhcp_opts after the
-// resume (and the result bit steering the next table), and a put_arp binding written to the SB.
+// with the MTU icmp4.frag_mtu / icmp6.frag_mtu write in (a pause and a resume), the same errors
+// from the path MTU flows ovn-controller installs for a multichassis port (tables 37 and 38), a
+// DHCPOFFER from put_dhcp_opts after the resume (and the result bit steering the next table), and
+// a put_arp binding written to the SB.
 // Method: a private switch (userspace datapath, dummy ports); logical actions compiled by our
 // action compiler into flows by hand-written matches; packets arrive on a dummy port; "output"
 // (table 37) sends the finished packet to the controller with a marker, where the test reads it.
@@ -10,6 +12,7 @@
 import t from 'tap';
 import { compileActions } from '../../agent/actions/index.js';
 import { buildSymtab } from '../../agent/expr/index.js';
+import { pathMtuFlows } from '../../agent/flows/physical.js';
 import { OfChannel } from '../../agent/openflow/channel.js';
 import type { OfMessage, PacketIn2 } from '../../agent/openflow/messages.js';
 import type { FlowSpec, MaskedValue, OfAction } from '../../agent/openflow/types.js';
@@ -42,6 +45,8 @@ const CLIENT = '52:54:00:c0:ff:ee';
 /** fd40::/64, the IPv6 destinations a gateway_mtu flow answers. */
 const FD40 = 0xfd40n << 112n;
 const ROUTER_MAC = '0a:00:00:00:00:fe';
+/** The multichassis port's MTU less its tunnels' overhead (1400 - 58). */
+const MCP_MTU = 1342;
 
 const flows: FlowSpec[] = [
   // Port 1 is logical port 1 of datapath 1.
@@ -72,6 +77,17 @@ const flows: FlowSpec[] = [
   // lr_in_arp_resolve learning from ARP replies.
   flow(8, 70, M({ eth_type: ex(0x806n, 16), arp_op: ex(2n, 16) }), actions('put_arp(inport, arp.spa, arp.sha);')),
   flow(37, 0, M({}), [{ kind: 'controller', userdata: OUTPUT_MARK }]),
+  // A multichassis port's path MTU flows, as physical.ts builds them: port 2 is logical port 7 of
+  // datapath 2, sending to port 9 (straight to table 37 here), with 1400 less Geneve's and IPv4's
+  // overhead as its MTU. Table 38's default marks a packet that was not too big; datapath 2's
+  // first table hands the error the nested actions resubmit there to the test.
+  flow(0, 100, M({ in_port: ex(2n, 32) }), [
+    { kind: 'set_field', field: 'metadata', value: 2n }, { kind: 'set_field', field: 'reg14', value: 7n }, { kind: 'set_field', field: 'reg15', value: 9n },
+    { kind: 'resubmit', table: 37 },
+  ]),
+  ...pathMtuFlows(2, 7, MCP_MTU, 0x7000n),
+  flow(38, 0, M({}), [{ kind: 'controller', userdata: NO_REPLY_MARK }]),
+  flow(8, 200, M({ metadata: ex(2n, 64) }), [{ kind: 'controller', userdata: OUTPUT_MARK }]),
 ];
 
 async function main(): Promise<void> {
@@ -106,10 +122,10 @@ async function main(): Promise<void> {
   t.teardown(() => pinctrl.close());
   await ch.installBatch(flows.map((f) => ({ command: 'add' as const, ...f })));
 
-  /** Sends 'frame' in on dummy port p1 and waits (bounded) for the packet the pipeline outputs. */
-  async function roundTrip(frame: Buffer, timeoutMs = 20_000): Promise<PacketIn2> {
+  /** Sends 'frame' in on dummy port `port` and waits (bounded) for the packet the pipeline outputs. */
+  async function roundTrip(frame: Buffer, port = 'p1', timeoutMs = 20_000): Promise<PacketIn2> {
     marked.length = 0;
-    await sw.appctl('netdev-dummy/receive', 'p1', frame.toString('hex'));
+    await sw.appctl('netdev-dummy/receive', port, frame.toString('hex'));
     const deadline = performance.now() + timeoutMs;
     while (marked.length === 0) {
       if (performance.now() > deadline) throw new Error(`no packet came out within ${timeoutMs} ms; pinctrl outcomes: ${JSON.stringify(outcomes.map((o) => o.kind))}`);
@@ -235,11 +251,45 @@ async function main(): Promise<void> {
     }]]);
   });
 
+  t.test('a multichassis port\'s path MTU flows: a packet too big for its tunnels is answered with "fragmentation needed"', async (t) => {
+    const small = buildEthernet({ dst: ROUTER_MAC, src: CLIENT, ethType: ETH_TYPE.IPV4 },
+      buildIpv4({ tos: 0, id: 9, flagsFragment: IPV4_FLAG_DF, ttl: 64, protocol: IP_PROTO.UDP, src: ip4('10.0.0.5'), dst: ip4('10.0.0.9') },
+        buildUdp({ srcPort: 1000, dstPort: 2000 }, Buffer.alloc(100, 0x5a))));
+    t.strictSame((await roundTrip(small, 'p2')).userdata?.subarray(0, 8), NO_REPLY_MARK, 'a packet within the MTU goes on (table 38\'s default)');
+    const udp = buildUdp({ srcPort: 1000, dstPort: 2000 }, Buffer.alloc(1500, 0x5a));
+    const ip = buildIpv4({ tos: 0, id: 9, flagsFragment: IPV4_FLAG_DF, ttl: 64, protocol: IP_PROTO.UDP, src: ip4('10.0.0.5'), dst: ip4('10.0.0.9') }, udp);
+    const out = await roundTrip(buildEthernet({ dst: ROUTER_MAC, src: CLIENT, ethType: ETH_TYPE.IPV4 }, ip), 'p2');
+    t.strictSame(out.userdata?.subarray(0, 8), OUTPUT_MARK, 'the error went back into the ingress pipeline');
+    t.match(outcomes.slice(-2).map((o) => o.kind), ['sent', 'sent'], 'the error was built, then resumed with the MTU');
+    const f = parsed(out);
+    t.same(f.eth, { dst: CLIENT, src: ROUTER_MAC, ethType: ETH_TYPE.IPV4, l3Offset: 14 }, 'back to the sender');
+    t.same({ src: formatIpv4(f.ipv4?.src ?? 0), dst: formatIpv4(f.ipv4?.dst ?? 0), ttl: f.ipv4?.ttl, ok: f.ipv4?.checksumOk },
+      { src: '10.0.0.9', dst: '10.0.0.5', ttl: 255, ok: true }, 'from the destination to the sender, TTL 255, IP header checksum right');
+    t.same({ type: f.icmp4?.type, code: f.icmp4?.code, mtu: (f.icmp4?.rest ?? 0) & 0xffff, ok: f.icmp4?.checksumOk }, { type: 3, code: 4, mtu: MCP_MTU - 18, ok: true },
+      'fragmentation needed, the MTU less the Ethernet overhead, ICMP checksum right');
+    t.same([out.metadata?.get('metadata')?.value, (out.metadata?.get('reg9')?.value ?? 0n) & 2n, (out.metadata?.get('reg10')?.value ?? 0n) & 1n], [2n, 0n, 1n],
+      'in datapath 2, the large-packet flag cleared, loopback allowed');
+  });
+
+  t.test('a multichassis port\'s path MTU flows: an IPv6 packet too big for its tunnels is answered with "packet too big"', async (t) => {
+    const src = (0xfd00n << 112n) | 5n;
+    const dst = (0xfd00n << 112n) | 9n;
+    const udp = Buffer.from(buildUdp({ srcPort: 1000, dstPort: 2000 }, Buffer.alloc(1500, 0x5a)));
+    fillUdp6Checksum(udp, src, dst);
+    const out = await roundTrip(buildEthernet({ dst: ROUTER_MAC, src: CLIENT, ethType: ETH_TYPE.IPV6 },
+      buildIpv6({ trafficClass: 0, flowLabel: 0, nextHeader: IP_PROTO.UDP, hopLimit: 64, src, dst }, udp)), 'p2');
+    const f = parsed(out);
+    t.same({ eth: f.eth.dst, src: f.ipv6?.src, dst: f.ipv6?.dst, hops: f.ipv6?.hopLimit }, { eth: CLIENT, src: dst, dst: src, hops: 255 }, 'from the destination to the sender, hop limit 255');
+    const l4 = f.l4 as Buffer;
+    t.same({ type: l4[0], code: l4[1], mtu: l4.readUInt32BE(4) }, { type: 2, code: 0, mtu: MCP_MTU - 18 }, 'packet too big, the MTU less the Ethernet overhead');
+    t.ok(icmp6ChecksumOk(l4, dst, src), 'its checksum covers the swapped addresses and the MTU');
+  });
+
   t.test('nothing was ignored on the way', async (t) => {
     t.same(pinctrl.stats.ignored, { not_action: 0, no_header: 0, unknown_opcode: 0, unsupported_opcode: 0, unknown_event: 0, bad_packet: 0, bad_userdata: 0, no_continuation: 0, not_sent: 0 });
-    // Packet-outs: arp, icmp4_error and the two errors of the MTU tests; resumes: those two and
-    // the three DHCP ones.
-    t.same([pinctrl.stats.packetOuts, pinctrl.stats.resumes, pinctrl.stats.learned], [4, 5, 1]);
+    // Packet-outs: arp, icmp4_error and the four errors of the MTU tests; resumes: those four
+    // and the three DHCP ones.
+    t.same([pinctrl.stats.packetOuts, pinctrl.stats.resumes, pinctrl.stats.learned], [6, 7, 1]);
   });
 }
 

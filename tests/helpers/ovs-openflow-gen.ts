@@ -88,7 +88,7 @@ function genLoad(rng: Rng, fields: readonly string[]): OfAction {
 export const actionKinds = [
   'output', 'output_reg', 'resubmit', 'set_field', 'load', 'move', 'push', 'pop', 'dec_ttl', 'ct', 'ct_clear',
   'conjunction', 'controller', 'group', 'meter', 'clone', 'check_pkt_larger', 'note', 'push_vlan', 'pop_vlan', 'exit', 'dec_ttl_cnt_ids',
-  'learn', 'sample',
+  'learn', 'sample', 'set_nw_ttl',
 ] as const;
 
 export function genAction(rng: Rng, kind: (typeof actionKinds)[number], depth = 0): OfAction {
@@ -162,6 +162,7 @@ export function genAction(rng: Rng, kind: (typeof actionKinds)[number], depth = 
       if (rng.chance(0.3)) l.sendFlowRem = true;
       return l;
     }
+    case 'set_nw_ttl': return { kind, ttl: rng.int(0, 255) };
     case 'sample': return { kind, probability: rng.int(0, 65535), collectorSetId: rng.u32(), obsDomainId: rng.u32(), obsPointId: rng.u32() };
     case 'dec_ttl': case 'ct_clear': case 'pop_vlan': case 'exit': return { kind };
   }

@@ -88,10 +88,11 @@ async function netdevCapability(sw: OvsSwitch, name: string): Promise<string | u
  * ofports, on switch `real`): an ovs-vswitchd of its own for our flows, our OpenFlow channel to
  * it, and an SbFollower of the real SB with hv1's view, whose datapath support (zero SNAT, the
  * symmetric L4 hash) is the real switch's (as our agent reads it from its own); `more` adds
- * tunnels and BFD sessions to the view. Stopped with the test.
+ * tunnels, BFD sessions, localnet patch ports and VIF MTUs to the view. Stopped with the test.
  */
 export async function oursBesideReal(
-  t: Test, sbSocket: string, vms: readonly { readonly name: string; readonly ofport: number }[], real: OvsSwitch, more: Partial<Pick<LocalView, 'tunnels' | 'activeTunnels'>> = {},
+  t: Test, sbSocket: string, vms: readonly { readonly name: string; readonly ofport: number }[], real: OvsSwitch,
+  more: Partial<Pick<LocalView, 'tunnels' | 'activeTunnels' | 'localnetPatches' | 'vifMtus'>> = {},
 ): Promise<{ sw: OvsSwitch; channel: OfChannel; follower: SbFollower }> {
   const sw = await startOvsSwitch();
   t.teardown(() => sw.stop());
