@@ -17,7 +17,7 @@
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
-import { converge, dumpFlowsWithGroups, lflowCookies, oursBesideReal } from '../helpers/sb-follower.js';
+import { convergeOnRows, oursBesideReal } from '../helpers/sb-follower.js';
 import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 /** How long one step may take to converge. */
@@ -47,17 +47,7 @@ async function differential(t: Test): Promise<void> {
   const agent = follower.agent;
 
   const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
-    const cookies = (): Set<bigint> => lflowCookies(follower.rows(), (lf) => ECMP_STAGES.has(lf.external_ids.get('stage-name') ?? ''));
-    const { real: a, ours: b, ms } = await converge(follower,
-      () => {
-        const now = cookies();
-        return ch.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => now.has(f.cookie)), { groups: [...agent.groupSpecs().values()] });
-      },
-      () => {
-        const now = cookies();
-        const keep = (cookie: bigint): boolean => now.has(cookie);
-        return Promise.all([dumpFlowsWithGroups(swA, keep), dumpFlowsWithGroups(swB, keep)]);
-      }, expect, STEP_MS_MAX);
+    const { real: a, ours: b, ms } = await convergeOnRows(follower, ch, swA, swB, (lf) => ECMP_STAGES.has(lf.external_ids.get('stage-name') ?? ''), expect, STEP_MS_MAX);
     t.comment(`${name}: ${a.length} flows, ${ms} ms`);
     t.ok(expect(a), `${name}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
     t.same(b, a, `${name}: ours equal ovn-controller's, flow for flow`);

@@ -14,7 +14,7 @@
 import t, { type Test } from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
 import type { FlowSpec } from '../../agent/openflow/types.js';
-import { converge, dumpFlowsWithGroups, lflowCookies, oursBesideReal } from '../helpers/sb-follower.js';
+import { convergeOnRows, oursBesideReal } from '../helpers/sb-follower.js';
 import { realOvnInstalled, startRealCentral, startRealController, twoVms } from '../helpers/real-ovn-controller.js';
 
 /** How long one step may take to converge. */
@@ -40,14 +40,7 @@ async function differential(t: Test): Promise<void> {
 
   const step = async (name: string, expect: (a: readonly string[]) => boolean): Promise<void> => {
     // The rows that check a packet's size or set an ICMP error's MTU.
-    const cookies = (): Set<bigint> => lflowCookies(follower.rows(), (lf) => /frag_mtu|check_pkt_larger/.test(lf.actions));
-    const { real: a, ours: b, ms } = await converge(follower,
-      () => ch.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => cookies().has(f.cookie)), { groups: [] }),
-      () => {
-        const now = cookies();
-        const keep = (cookie: bigint): boolean => now.has(cookie);
-        return Promise.all([dumpFlowsWithGroups(swA, keep), dumpFlowsWithGroups(swB, keep)]);
-      }, expect, STEP_MS_MAX);
+    const { real: a, ours: b, ms } = await convergeOnRows(follower, ch, swA, swB, (lf) => /frag_mtu|check_pkt_larger/.test(lf.actions), expect, STEP_MS_MAX);
     t.comment(`${name}: ${a.length} flows, ${ms} ms`);
     t.ok(expect(a), `${name}: ovn-controller's flows are as expected${expect(a) ? '' : `\n${a.join('\n')}\n${log()}`}`);
     t.same(b, a, `${name}: ours equal ovn-controller's, flow for flow`);

@@ -108,7 +108,7 @@ export async function oursBesideReal(
 }
 
 /** The cookies (a row's UUID's first 32 bits) of the Logical_Flow rows among `rows` that `keep` chooses. */
-export function lflowCookies(rows: Iterable<SbRowChange>, keep: (lf: sb.Logical_Flow) => boolean): Set<bigint> {
+function lflowCookies(rows: Iterable<SbRowChange>, keep: (lf: sb.Logical_Flow) => boolean): Set<bigint> {
   const out = new Set<bigint>();
   for (const c of rows) {
     if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
@@ -165,4 +165,27 @@ export async function converge(
     if ((expect(real) && real.join('\n') === ours.join('\n')) || Date.now() > started + maxMs) return { real, ours, steps, ms: Date.now() - started };
     await new Promise((r) => setTimeout(r, 300));
   }
+}
+
+/**
+ * `converge` over the flows of the Logical_Flow rows `keepRow` chooses (by cookie, chosen again
+ * at each look, as rows come and go): ours installed into `ours` through `channel` with the
+ * agent's groups, both bridges dumped with their groups expanded.
+ */
+export function convergeOnRows(
+  follower: SbFollower, channel: OfChannel, real: OvsSwitch, ours: OvsSwitch, keepRow: (lf: sb.Logical_Flow) => boolean,
+  expect: (real: readonly string[]) => boolean, maxMs: number,
+): Promise<Converged> {
+  const agent = follower.agent;
+  const cookies = (): Set<bigint> => lflowCookies(follower.rows(), keepRow);
+  return converge(follower,
+    () => {
+      const now = cookies();
+      return channel.reconcile([...agent.table.flows()].map(([, f]) => f).filter((f) => now.has(f.cookie)), { groups: [...agent.groupSpecs().values()] });
+    },
+    () => {
+      const now = cookies();
+      const keep = (cookie: bigint): boolean => now.has(cookie);
+      return Promise.all([dumpFlowsWithGroups(real, keep), dumpFlowsWithGroups(ours, keep)]);
+    }, expect, maxMs);
 }
