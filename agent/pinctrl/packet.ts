@@ -535,7 +535,7 @@ export function buildIcmp6(h: { readonly type: number; readonly code: number }, 
   b[0] = h.type;
   b[1] = h.code;
   Buffer.from(body.buffer, body.byteOffset, body.length).copy(b, 4);
-  b.writeUInt16BE(internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.ICMPV6, b.length), b), 2);
+  b.writeUInt16BE(icmp6Checksum(b, src, dst), 2);
   return b;
 }
 
@@ -545,7 +545,7 @@ export function icmp6Checksum(message: Uint8Array, src: Ipv6, dst: Ipv6): number
 }
 
 export function icmp6ChecksumOk(message: Uint8Array, src: Ipv6, dst: Ipv6): boolean {
-  return internetChecksum(ipv6Pseudo(src, dst, IP_PROTO.ICMPV6, message.length), message) === 0;
+  return icmp6Checksum(message, src, dst) === 0;
 }
 
 /** A neighbor solicitation or advertisement (RFC 4861 §4.3, §4.4). */
