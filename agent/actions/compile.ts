@@ -8,7 +8,7 @@
 
 import { formatIntPart, lex, type IntFormat, type Token } from '../expr/lexer.js';
 import type { ExprSymbol, Symtab } from '../expr/symbols.js';
-import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT } from '../compile/tables.js';
+import { ACTION_OPCODE, LOG_PIPELINE_LEN, LOG_REG, MLF, OFTABLE, OFTABLE_OUTPUT_INIT, OVN_CT, controllerUserdata } from '../compile/tables.js';
 import type { FieldRef, LearnSpec, NatSpec, OfAction } from '../openflow/types.js';
 import { parseLbAddress, type LbBackend } from './lb-key.js';
 import { checkNdRaOptions, encodeNdRa, ndRaOpts } from './nd-ra.js';
@@ -153,11 +153,6 @@ function oxmHeader(field: string): number[] | null {
 }
 
 const be32 = (n: number): number[] => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
-
-/** OVN's action header: the opcode, then 4 zero bytes. */
-function actionHeader(opcode: number): number[] {
-  return [...be32(opcode), 0, 0, 0, 0];
-}
 
 interface Arg {
   readonly src: FieldRef;
@@ -491,7 +486,7 @@ class ActionCompiler {
   private controller(opcode: number, args: readonly number[], pause = false, meterId?: number): OfAction {
     const m = meterId ?? this.ctx.ctrlMeterId;
     return {
-      kind: 'controller', userdata: Uint8Array.from([...actionHeader(opcode), ...args]),
+      kind: 'controller', userdata: controllerUserdata(opcode, args),
       ...(pause ? { pause: true } : {}), ...(m === undefined ? {} : { meterId: m }),
     };
   }
@@ -990,7 +985,7 @@ class ActionCompiler {
     if (verdict === null) this.syntaxError('expecting verdict');
     const meterId = meter === null ? undefined : this.ctx.meterId?.(meter);
     const args = [verdict, severity, ...(name === null ? [] : new TextEncoder().encode(name))];
-    const ud = Uint8Array.from([...actionHeader(ACTION_OPCODE.LOG), ...args]);
+    const ud = controllerUserdata(ACTION_OPCODE.LOG, args);
     return { kind: 'controller', userdata: ud, ...(meterId === undefined ? {} : { meterId }) };
   }
 

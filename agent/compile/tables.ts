@@ -96,6 +96,14 @@ export const ACTION_OPCODE = {
   ACTIVATION_STRATEGY_RARP: 26,
 } as const;
 
+/** OVN's controller userdata: its action header (the 32-bit opcode, 4 zero bytes), then `args`. */
+export function controllerUserdata(opcode: number, args: readonly number[] = []): Uint8Array {
+  const out = new Uint8Array(8 + args.length);
+  new DataView(out.buffer).setUint32(0, opcode);
+  out.set(args, 8);
+  return out;
+}
+
 /** ct_mark / ct_label bits OVN sets on load-balanced connections (OVN_CT_*). */
 export const OVN_CT = {
   BLOCKED: 1n,

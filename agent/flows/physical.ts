@@ -28,7 +28,8 @@
 import { smapGetUint } from '../../ovsdb/smap.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { cookieOf } from '../compile/logical-flow.js';
-import { ACTION_OPCODE, LOG_REG, MLF, OFTABLE } from '../compile/tables.js';
+import { ACTION_OPCODE, LOG_REG, MLF, OFTABLE, controllerUserdata } from '../compile/tables.js';
+import { IPV4_HEADER_BYTES, IPV6_HEADER_BYTES } from '../pinctrl/packet.js';
 import { orderedHaMembers, type HaMember } from '../ha-chassis.js';
 import type { LocalView } from '../local-view.js';
 import type { FieldRef, FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
@@ -120,14 +121,6 @@ const output = (port: number): OfAction => ({ kind: 'output', port });
 
 function flow(table: number, priority: number, match: ReadonlyMap<string, MaskedValue>, actions: readonly OfAction[], cookie: bigint): FlowSpec {
   return { table, priority, match, actions, cookie };
-}
-
-/** OVN's controller userdata: its action header (the 32-bit opcode, 4 zero bytes), then `args`. */
-function controllerUserdata(opcode: number, args: readonly number[] = []): Uint8Array {
-  const out = new Uint8Array(8 + args.length);
-  new DataView(out.buffer).setUint32(0, opcode);
-  out.set(args, 8);
-  return out;
 }
 
 function matchOutport(dpKey: number, portKey: number): Map<string, MaskedValue> {
@@ -553,8 +546,6 @@ function multichassisTunnelFlows(ctx: PhysicalContext, ld: LocalDatapath, pb: sb
 
 /** lib/ovn-util.h: the bytes a tunnel's encapsulation adds besides its outer IP header. */
 const TUNNEL_OVERHEAD_BYTES: Readonly<Record<Tunnel['type'], number>> = { geneve: 38, vxlan: 30 };
-const IPV4_HEADER_BYTES = 20;
-const IPV6_HEADER_BYTES = 40;
 /** ETHERNET_OVERHEAD: an Ethernet header and its CRC, which the MTU an ICMP error states leaves out. */
 const ETHERNET_OVERHEAD_BYTES = 18;
 const IP_TTL_MAX = 255;
