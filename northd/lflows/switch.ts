@@ -241,11 +241,12 @@ export function switchPortFlows(p: PortInfo, ctx: SwitchPortContext): sb.Logical
   let lportHints: FlowHints | undefined;
   const lport = (): FlowHints => (lportHints ??= { hint: p.nbUuid, tags: portTags(p.name), ids });
   // FDB learning: a port with "unknown" and no port security, a VIF or a localnet port that
-  // may learn (options:localnet_learn_fdb).
+  // may learn (options:localnet_learn_fdb). As 23.03.1 writes it: the "flags.localnet = 1; "
+  // that 23.03.3 puts first on a localnet port's lookup names a field ovn-controller 23.03.1
+  // does not know, which would refuse the flow.
   if (p.portSecurityCount === 0 && p.hasUnknown && (p.type === '' || (p.type === 'localnet' && p.localnetLearnFdb))) {
-    const prefix = p.type === 'localnet' ? 'flags.localnet = 1; ' : '';
     flows.push(
-      lflow(dp, 'ls_in_lookup_fdb', 100, `inport == ${key}`, `${prefix}reg0[11] = lookup_fdb(inport, eth.src); next;`, lport()),
+      lflow(dp, 'ls_in_lookup_fdb', 100, `inport == ${key}`, 'reg0[11] = lookup_fdb(inport, eth.src); next;', lport()),
       lflow(dp, 'ls_in_put_fdb', 100, `inport == ${key} && reg0[11] == 0`, 'put_fdb(inport, eth.src); next;', lport()),
     );
   }

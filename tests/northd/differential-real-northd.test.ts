@@ -304,6 +304,8 @@ t.test('port types, a router, unknown and disabled ports', { skip }, async (t) =
     routerLsp('sw0', 'sw0-lr0', 'lrp0'),
     ['lsp-add', 'sw1', 'q1', '--', 'lsp-set-addresses', 'q1', '00:00:00:00:01:01 20.0.0.1 fd00::1'],
     ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    // A localnet port that learns MACs (FDB lookup and learning flows, as for a VIF with unknown).
+    ['lsp-set-options', 'ln1', 'network_name=phys', 'localnet_learn_fdb=true'],
     ['lsp-add', 'sw1', 'lp', '--', 'lsp-set-type', 'lp', 'localport', '--', 'lsp-set-addresses', 'lp', '00:00:00:00:01:09 20.0.0.9'],
     ['lsp-add', 'sw1', 'c1', 'q1', '7', '--', 'lsp-set-addresses', 'c1', '00:00:00:00:01:07'],
     ['lsp-add', 'sw1', 'off', '--', 'lsp-set-addresses', 'off', '00:00:00:00:01:0a', '--', 'lsp-set-enabled', 'off', 'disabled'],
