@@ -17,12 +17,13 @@ import { ofWidth } from '../actions/fields.js';
 import { fieldOfOvsName } from '../compile/ofctl.js';
 import type { GroupBucket, GroupSpec, OfAction } from '../openflow/types.js';
 
-/** ovs-ofctl's field names in selection fields → ours. */
+/** ovs-ofctl's field names in selection fields → ours (tp_src and tp_dst are its aliases of the TCP
+ *  ports: ovn-northd passes them on for a load balancer without a protocol). */
 const hashFieldNames: Readonly<Record<string, string>> = {
   eth_src: 'eth_src', eth_dst: 'eth_dst', dl_src: 'eth_src', dl_dst: 'eth_dst',
   ip_src: 'ipv4_src', ip_dst: 'ipv4_dst', nw_src: 'ipv4_src', nw_dst: 'ipv4_dst',
   ipv6_src: 'ipv6_src', ipv6_dst: 'ipv6_dst',
-  tcp_src: 'tcp_src', tcp_dst: 'tcp_dst', udp_src: 'udp_src', udp_dst: 'udp_dst', sctp_src: 'sctp_src', sctp_dst: 'sctp_dst',
+  tcp_src: 'tcp_src', tcp_dst: 'tcp_dst', tp_src: 'tcp_src', tp_dst: 'tcp_dst', udp_src: 'udp_src', udp_dst: 'udp_dst', sctp_src: 'sctp_src', sctp_dst: 'sctp_dst',
 };
 
 const bucketRe = /^bucket_id=(\d+),weight:(\d+),actions=ct\(nat\(dst=([^()]+)\),commit,table=(\d+),zone=NXM_NX_REG(\d+)\[0\.\.15\],exec\(([^()]*)\)\)$/;

@@ -5,7 +5,8 @@
 // logical flows that name them ("^NAME") and in the load balancer's VIPs and backends (the
 // hairpin tables 68..70), and chk_lb_aff / commit_lb_aff (table 78 and its learn()) on a switch
 // and a router, IPv4 and IPv6, and commit_ecmp_nh's learn()s and the conntrack marks of the
-// ECMP flows, flow for flow, and again when the values change or go. Method:
+// ECMP flows, and the hash select groups of load balancers with selection_fields, flow for
+// flow, and again when the values change or go. Method:
 // real NB and SB ovsdb-servers and the real ovn-northd; the real ovn-controller as hv1 binds two
 // VMs on bridge A. Our DesiredFlows, fed the same SB as incremental steps with hv1's view,
 // installs the flows of the rows that name variables, affinity or ECMP next hops (by cookie) and its tables
@@ -40,7 +41,7 @@ function templateCookies(rows: Iterable<SbRowChange>): Set<bigint> {
     if (c.table !== 'Logical_Flow' || c.row === undefined) continue;
     const lf = c.row as unknown as sb.Logical_Flow;
     const text = `${lf.match} ${lf.actions}`;
-    if (text.includes('^') || text.includes('lb_aff') || text.includes('ecmp_nh') || text.includes('ecmp_reply')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
+    if (text.includes('^') || text.includes('lb_aff') || text.includes('ecmp_nh') || text.includes('ecmp_reply') || text.includes('hash_fields')) out.add(BigInt(`0x${lf._uuid.slice(0, 8)}`));
   }
   return out;
 }
@@ -73,6 +74,15 @@ async function differential(t: Test): Promise<void> {
     await nbctl('ls-lb-add', 'sw0', lb);
     await nbctl('lr-lb-add', 'lr0', lb);
   }
+  // Selection fields (a hash select group): ovn-northd names tp_src and tp_dst after the
+  // protocol (udp_src), but leaves them as they are on a load balancer without one, and Open
+  // vSwitch reads those as tcp_src and tcp_dst; IPv4 without a protocol, IPv6 over UDP.
+  await nbctl('lb-add', 'lb-hash', '10.0.0.105:443', '10.0.0.1:443,10.0.0.2:443', 'tcp');
+  await nbctl('clear', 'Load_Balancer', 'lb-hash', 'protocol');
+  await nbctl('lb-add', 'lb-hash6', '[fd00::105]:53', '[fd00::1]:53,[fd00::2]:53', 'udp');
+  await nbctl('set', 'Load_Balancer', 'lb-hash', 'selection_fields=ip_src,tp_dst');
+  await nbctl('set', 'Load_Balancer', 'lb-hash6', 'selection_fields=eth_src,ip_dst,tp_src');
+  for (const lb of ['lb-hash', 'lb-hash6']) await nbctl('ls-lb-add', 'sw0', lb);
   // A gateway router on hv1 with symmetric replies over two ECMP routes, IPv4 and IPv6.
   await nbctl('lr-add', 'gw', '--', 'set', 'Logical_Router', 'gw', 'options:chassis=hv1');
   await nbctl('lrp-add', 'gw', 'gw-sw0', '00:00:00:00:ee:01', '10.0.0.253/24');
@@ -108,7 +118,7 @@ async function differential(t: Test): Promise<void> {
   const lacks = (s: string) => (a: readonly string[]): boolean => !a.some((l) => l.includes(s));
   const both = (...ps: ((a: readonly string[]) => boolean)[]) => (a: readonly string[]): boolean => ps.every((p) => p(a));
 
-  await step('hv1\'s values', both(has('nw_dst=10.0.0.200'), has('tp_dst=30080'), has('ipv6_dst=fd00::200'), lacks('10.0.0.222')));
+  await step('hv1\'s values', both(has('nw_dst=10.0.0.200'), has('tp_dst=30080'), has('ipv6_dst=fd00::200'), lacks('10.0.0.222'), has('fields(ip_src,tcp_dst)')));
   await nbctl('set', 'Chassis_Template_Var', 'hv1', 'variables:NODEIP=10.0.0.201', 'variables:LATERPORT=30053');
   await nbctl('--wait=hv', 'sync');
   await step('a value changed, a missing one set', both(has('nw_dst=10.0.0.201'), lacks('nw_dst=10.0.0.200'), has('tp_dst=30053')));

@@ -13,7 +13,7 @@
 // incrementally maintained SB view equals a fresh recompute exactly, tunnel keys of live
 // objects change only where a requested-tnl-key changed, every valid request is held by one
 // of its requesters, and no change (nor a chassis report, nor a Chassis coming or going)
-// recomputes any node.
+// recomputes any node; and every tenth view compiles through our agent (tests/helpers/agent-compiles.ts).
 // Replay one seed: NORTHD_SEED=<seed> npm run test:one -- tests/northd/incremental-equals-recompute.test.ts
 import t from 'tap';
 import type { Database, DbDelta, Row, Uuid } from '../../ovsdb/index.js';
@@ -26,6 +26,7 @@ import { routeChunkLimits } from '../../northd/lflows/router.js';
 import { DROP_DOMAIN_LIMIT } from '../../northd/drop-sampling.js';
 import { optionUint } from '../../northd/nb.js';
 import type { ChassisOwnedColumns, IgmpGroupReport, SbView } from '../../northd/index.js';
+import { agentCompileErrors } from '../helpers/agent-compiles.js';
 import { Rng } from '../helpers/seeded-rng.js';
 import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
 
@@ -1741,6 +1742,11 @@ function runSequence(seed: number): string | undefined {
     if (sbDelta.changes.length === 0 && viewDifference(before, northd.view()) !== undefined) return `txn ${i} (${txn.kind}): view changed but the delta is empty`;
     for (const [node, s] of Object.entries(statsAfter)) {
       if (s.recomputes !== statsBefore[node]?.recomputes) return `txn ${i} (${txn.kind}): node ${node} recomputed`;
+    }
+    // Every tenth view, our agent must compile every logical flow ovn-controller would.
+    if (i % 10 === 9) {
+      const refused = agentCompileErrors(northd.view());
+      if (refused.length > 0) return `txn ${i} (${txn.kind}): our agent refuses ${refused.length} flows, the first: ${refused[0]}`;
     }
   }
   return undefined;
