@@ -363,6 +363,14 @@ export class DesiredFlows {
     return this.locality;
   }
 
+  /** Whether this chassis compiles logical flow `uuid`: one of its datapaths is local and its in_out_port tag (if any) names a related port. */
+  compilesLflow(uuid: string): boolean {
+    const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
+    if (row === undefined || !this.inOutPortRelated(row)) return false;
+    if (row.logical_datapath.some((dp) => this.locality.datapaths.has(dp))) return true;
+    return row.logical_dp_group.some((g) => (this.sb.dpGroup(g)?.datapaths ?? []).some((dp) => this.locality.datapaths.has(dp)));
+  }
+
   chassis(): string | undefined {
     return this.chassisUuid;
   }

@@ -63,7 +63,25 @@ function namesAbsentSet(view: ReadonlyMap<string, ReadonlyMap<string, Row>>, lf:
   return dps.some((dp) => !names.has(`${String(datapaths?.get(dp)?.['tunnel_key'])}_${name}`) && !names.has(name));
 }
 
-export function agentCompileErrors(view: ReadonlyMap<string, ReadonlyMap<string, Row>>): string[] {
+/** A logical flow (or other source) our agent could not compile, and why. */
+export interface AgentRefusal {
+  /** The Logical_Flow's UUID; undefined for a source that is not a logical flow. */
+  readonly uuid: string | undefined;
+  readonly match: string;
+  readonly actions: string;
+  /** Which part the compiler stopped at, by its error. */
+  readonly part: 'match' | 'actions' | 'other';
+  readonly error: string;
+  /** ovn-controller refuses it too (see the top of this file). */
+  readonly refusedToo: boolean;
+}
+
+/**
+ * Every refusal of our agent's compiler over `view` (on the chassis that binds every VIF), and
+ * the Logical_Flows it compiles there (a local datapath; no in_out_port tag naming an unrelated
+ * port, which ovn-controller skips unparsed too).
+ */
+export function agentCompile(view: ReadonlyMap<string, ReadonlyMap<string, Row>>): { readonly refusals: readonly AgentRefusal[]; readonly localFlows: ReadonlySet<string> } {
   const changes: SbRowChange[] = [];
   const vifs = new Map<string, number>();
   for (const [table, rows] of view) {
@@ -84,13 +102,29 @@ export function agentCompileErrors(view: ReadonlyMap<string, ReadonlyMap<string,
   const local: LocalView = { chassis: CHASSIS, vifs, tunnels: new Map(), localnetPatches: new Map() };
   const d = new DesiredFlows();
   d.update({ reset: true, fromRevision: 0, toRevision: 1, changes }, local);
-  const flows = view.get('Logical_Flow');
-  const out: string[] = [];
+  const flows = view.get('Logical_Flow') ?? new Map<string, Row>();
+  const refusals: AgentRefusal[] = [];
   for (const [source, error] of d.sourceErrors()) {
-    const lf = source.startsWith('lf:') ? flows?.get(source.slice(3)) : undefined;
-    const text = lf === undefined ? '' : `${String(lf['match'])} | ${String(lf['actions'])}`;
-    if (refusedByOvnControllerToo.some((re) => re.test(text)) || hasLooseMac(text) || (lf !== undefined && namesAbsentSet(view, lf, error))) continue;
-    out.push(text === '' ? error : `${error} [${text}]`);
+    const uuid = source.startsWith('lf:') ? source.slice(3) : undefined;
+    const lf = uuid === undefined ? undefined : flows.get(uuid);
+    const match = lf === undefined ? '' : String(lf['match']);
+    const actions = lf === undefined ? '' : String(lf['actions']);
+    const text = lf === undefined ? '' : `${match} | ${actions}`;
+    const part = / priority \d+\): match: /.test(error) ? 'match' : / priority \d+\): actions: /.test(error) ? 'actions' : 'other';
+    const refusedToo = refusedByOvnControllerToo.some((re) => re.test(text)) || hasLooseMac(text) || (lf !== undefined && namesAbsentSet(view, lf, error));
+    refusals.push({ uuid: lf === undefined ? undefined : uuid, match, actions, part, error, refusedToo });
+  }
+  const localFlows = new Set<string>();
+  for (const uuid of flows.keys()) if (d.compilesLflow(uuid)) localFlows.add(uuid);
+  return { refusals, localFlows };
+}
+
+/** What our agent refuses of `view` that ovn-controller would compile: each error with its flow's text. */
+export function agentCompileErrors(view: ReadonlyMap<string, ReadonlyMap<string, Row>>): string[] {
+  const out: string[] = [];
+  for (const r of agentCompile(view).refusals) {
+    if (r.refusedToo) continue;
+    out.push(r.uuid === undefined ? r.error : `${r.error} [${r.match} | ${r.actions}]`);
   }
   return out.sort();
 }

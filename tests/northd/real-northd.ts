@@ -21,6 +21,7 @@ import { Database, parseDatabaseSchema, uuidSource, valueToJson } from '../../ov
 import type { SbTxnOutcome } from '../../server/chassis-store.js';
 import { applySbTxn, chassisSchema, vxlanModeOf } from '../../server/chassis-store.js';
 import { SB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
+import { agentCompile } from '../helpers/agent-compiles.js';
 import { dumpReal, realTransact } from '../helpers/differential.js';
 import { JsonRpcClient } from '../helpers/jsonrpc-client.js';
 import type { DbDump, Json, JsonRow } from '../helpers/ovsdb-json.js';
@@ -252,10 +253,32 @@ export interface SbCopy {
  * real ovn-trace can walk ovnts's flows exactly as it walks ovn-northd's.
  */
 export async function realSbOf(t: Test, view: SbView): Promise<SbCopy> {
+  const copy = await startSbCopy(view);
+  t.teardown(() => copy.stop());
+  return copy;
+}
+
+/** realSbOf for a caller that stops it itself (its folder goes with it). */
+export async function startSbCopy(view: SbView): Promise<SbCopy & { stop(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'northd-sbcopy-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const server = await startRealOvsdbServer({ dir, schemaPath: SB_SCHEMA_PATH });
-  t.teardown(() => server.stop());
+  const server = await startRealOvsdbServer({ dir, schemaPath: SB_SCHEMA_PATH }).catch((e: unknown) => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  });
+  const stop = async (): Promise<void> => {
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await loadSbCopy(server.socketPath, view);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { socketPath: server.socketPath, stop };
+}
+
+async function loadSbCopy(socketPath: string, view: SbView): Promise<void> {
   const schema = parseDatabaseSchema(SB_SCHEMA_JSON);
   const ops: unknown[] = [];
   for (const [table, rows] of view) {
@@ -272,7 +295,7 @@ export async function realSbOf(t: Test, view: SbView): Promise<SbCopy> {
       ops.push({ op: 'insert', table, uuid: row._uuid, row: json });
     }
   }
-  const client = await JsonRpcClient.connect({ path: server.socketPath });
+  const client = await JsonRpcClient.connect({ path: socketPath });
   try {
     const result = (await client.request('transact', ['OVN_Southbound', ...ops])) as { error?: string; details?: string }[];
     const failed = result.find((r) => r !== null && r.error !== undefined);
@@ -280,11 +303,76 @@ export async function realSbOf(t: Test, view: SbView): Promise<SbCopy> {
   } finally {
     await client.close();
   }
-  return { socketPath: server.socketPath };
+}
+
+/**
+ * What the real ovn-trace (OVN 23.03.1's own parser, as ovn-controller's) refuses of the logical
+ * flows of the SB at `sbSocket`: it parses every flow on start and warns for each it cannot,
+ * with the flow's match (a match that does not parse) or actions (actions that do not).
+ */
+export async function ovnTraceRefusals(sbSocket: string, dpName: string): Promise<{ readonly matches: ReadonlySet<string>; readonly actions: ReadonlySet<string> }> {
+  // The trace itself does not matter (it may fail: an inport need not exist): the flows are
+  // parsed before it.
+  const out = await execFileAsync('ovn-trace', [`--db=unix:${sbSocket}`, '--minimal', dpName, 'inport == "ovnts-probe" && eth.src == 00:00:00:00:00:01'], { timeout: 60_000 })
+    .catch((e: { stderr?: string }) => ({ stderr: e.stderr ?? '' }));
+  const matches = new Set<string>();
+  const actions = new Set<string>();
+  for (const line of out.stderr.split('\n')) {
+    const m = /\|WARN\|(.*): parsing (expression|actions) failed \(/.exec(line);
+    if (m !== null) (m[2] === 'expression' ? matches : actions).add(m[1] as string);
+  }
+  return { matches, actions };
 }
 
 /** `ovn-trace --minimal` of a microflow entering logical datapath `dp` (`options`: e.g. --ct=new). */
 export async function ovnTrace(sbSocket: string, dp: string, microflow: string, options: readonly string[] = []): Promise<string> {
   const { stdout } = await execFileAsync('ovn-trace', [`--db=unix:${sbSocket}`, '--minimal', ...options, dp, microflow], { timeout: 30_000 });
   return stdout;
+}
+
+/** How our agent's compiler and OVN's parser (the real ovn-trace) judged the flows of one view. */
+export interface ParserComparison {
+  /** Where they disagree, each with the flow's text. */
+  readonly disagreements: readonly string[];
+  /** Flows both refused. */
+  readonly bothRefused: number;
+}
+
+/**
+ * Our agent's compiler against OVN 23.03.1's own parser over one SB view (tests/helpers/
+ * agent-compiles.ts on one side, the real ovn-trace over a real SB holding the view on the
+ * other): every flow our agent refuses, ovn-trace refuses too (its match or its actions, which
+ * is all its warning names); and every flow of a datapath our agent compiled whose match or
+ * actions ovn-trace refuses, ours refuses too, except a match naming a port group (resolved per
+ * datapath, which the warning does not name).
+ */
+export async function compareWithOvnParser(view: SbView): Promise<ParserComparison> {
+  const dpName = [...(view.get('Datapath_Binding')?.values() ?? [])].map((r) => (r['external_ids'] as ReadonlyMap<string, string>).get('name')).find((n) => n !== undefined);
+  if (dpName === undefined) return { disagreements: [], bothRefused: 0 };
+  const ours = agentCompile(view);
+  const copy = await startSbCopy(view);
+  let real;
+  try {
+    real = await ovnTraceRefusals(copy.socketPath, dpName);
+  } finally {
+    await copy.stop();
+  }
+  const disagreements: string[] = [];
+  let bothRefused = 0;
+  const refusedHere = new Set<string>();
+  for (const r of ours.refusals) {
+    if (r.uuid === undefined) continue;
+    refusedHere.add(r.uuid);
+    if (real.matches.has(r.match) || real.actions.has(r.actions)) bothRefused++;
+    else disagreements.push(`our agent refuses what OVN's parser takes: ${r.error} [${r.match} | ${r.actions}]`);
+  }
+  for (const [uuid, lf] of view.get('Logical_Flow') ?? []) {
+    if (!ours.localFlows.has(uuid) || refusedHere.has(uuid)) continue;
+    const match = lf['match'] as string;
+    const actions = lf['actions'] as string;
+    if ((real.matches.has(match) && !match.includes('@')) || real.actions.has(actions)) {
+      disagreements.push(`OVN's parser refuses what our agent compiles: Logical_Flow ${uuid} [${match} | ${actions}]${real.actions.has(actions) ? ' (its actions)' : ' (its match)'}`);
+    }
+  }
+  return { disagreements, bothRefused };
 }
