@@ -12,7 +12,7 @@ import { isMapValue } from '../../ovsdb/index.js';
 import type { SbView } from '../../northd/index.js';
 import { flowDatapaths } from '../../northd/index.js';
 import type { RealSandbox } from './real-northd.js';
-import { asArray, missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-northd.js';
+import { asArray, compareWithOvnParser, missingTools, ovnTrace, realSbOf, startRealSandbox } from './real-northd.js';
 import { viewDifference } from './nb-fixture.js';
 import type { DbDelta } from '../../ovsdb/index.js';
 import { bfdReportWrites, bfdStatusWrites } from '../../northd/bfd.js';
@@ -38,11 +38,18 @@ interface CompareOptions {
   readonly portKeys?: boolean;
 }
 
+/** Every this many comparisons (every one under test:long), our view also goes through OVN's own parser. */
+const PARSER_EVERY = process.env.OVNTS_LONG !== undefined ? 1 : 5;
+let comparisons = 0;
+
 /** Compares everything ovnts derives with the real SB. */
 async function compareWithReal(t: Test, real: RealSandbox, options: CompareOptions = {}): Promise<void> {
   const datapaths = options.datapaths;
   const view = real.northd.view();
   t.same(agentCompileErrors(view), [], 'our agent compiles every logical flow (every VIF port bound to one chassis)');
+  if (comparisons++ % PARSER_EVERY === 0) {
+    t.same((await compareWithOvnParser(view)).disagreements, [], 'OVN\'s parser (the real ovn-trace) refuses exactly the flows our agent refuses');
+  }
 
   // Datapath_Binding: name, tunnel key, external_ids.
   const realDps = await real.sbList('Datapath_Binding');
