@@ -1,7 +1,7 @@
 // Whether our agent compiles what northd wrote: every Logical_Flow of an SB view (and the
 // physical flows of its ports and groups) through the agent's DesiredFlows, on a chassis
 // "hv-all" to which every VIF port of the view is bound, so that every datapath with such a port
-// (and those patched to it) is local. Returns the flows that could not be compiled, each with
+// (and those patched to it) is local, and as each gateway router's chassis. Returns the flows that could not be compiled, each with
 // its reason and text. An action or match ovn-northd writes that ovn-controller compiles and
 // ours does not shows up here: icmp4.frag_mtu (gateway_mtu), select (ECMP routes) and address
 // sets holding a template VIP did, before the agent learned them; and, run over the random
@@ -77,11 +77,28 @@ export interface AgentRefusal {
 }
 
 /**
- * Every refusal of our agent's compiler over `view` (on the chassis that binds every VIF), and
- * the Logical_Flows it compiles there (a local datapath; no in_out_port tag naming an unrelated
- * port, which ovn-controller skips unparsed too).
+ * Every refusal of our agent's compiler over `view`, and the Logical_Flows it compiles (a local
+ * datapath; no in_out_port tag naming an unrelated port, which ovn-controller skips unparsed
+ * too): on the chassis "hv-all" that binds every VIF, and again as each gateway router's chassis
+ * (options:l3gateway-chassis of its ports), whose datapath is local there alone.
  */
 export function agentCompile(view: ReadonlyMap<string, ReadonlyMap<string, Row>>): { readonly refusals: readonly AgentRefusal[]; readonly localFlows: ReadonlySet<string> } {
+  const gateways = new Set<string>();
+  for (const pb of view.get('Port_Binding')?.values() ?? []) {
+    const chassis = pb['type'] === 'l3gateway' ? (pb['options'] as ReadonlyMap<string, string>).get('l3gateway-chassis') : undefined;
+    if (chassis !== undefined && chassis !== '') gateways.add(chassis);
+  }
+  const refusals = new Map<string, AgentRefusal>();
+  const localFlows = new Set<string>();
+  for (const chassis of [CHASSIS, ...[...gateways].sort()]) {
+    const one = compileOn(view, chassis);
+    for (const r of one.refusals) if (!refusals.has(r.uuid ?? r.error)) refusals.set(r.uuid ?? r.error, r);
+    for (const u of one.localFlows) localFlows.add(u);
+  }
+  return { refusals: [...refusals.values()], localFlows };
+}
+
+function compileOn(view: ReadonlyMap<string, ReadonlyMap<string, Row>>, chassis: string): { readonly refusals: readonly AgentRefusal[]; readonly localFlows: ReadonlySet<string> } {
   const changes: SbRowChange[] = [];
   const vifs = new Map<string, number>();
   for (const [table, rows] of view) {
@@ -97,9 +114,9 @@ export function agentCompile(view: ReadonlyMap<string, ReadonlyMap<string, Row>>
   }
   changes.push({
     table: 'Chassis', uuid: CHASSIS_UUID,
-    row: { _uuid: CHASSIS_UUID, _version: CHASSIS_UUID, name: CHASSIS, hostname: CHASSIS, encaps: [], vtep_logical_switches: [], nb_cfg: 0, external_ids: new Map(), other_config: new Map(), transport_zones: [] } as Row,
+    row: { _uuid: CHASSIS_UUID, _version: CHASSIS_UUID, name: chassis, hostname: chassis, encaps: [], vtep_logical_switches: [], nb_cfg: 0, external_ids: new Map(), other_config: new Map(), transport_zones: [] } as Row,
   });
-  const local: LocalView = { chassis: CHASSIS, vifs, tunnels: new Map(), localnetPatches: new Map() };
+  const local: LocalView = { chassis, vifs, tunnels: new Map(), localnetPatches: new Map() };
   const d = new DesiredFlows();
   d.update({ reset: true, fromRevision: 0, toRevision: 1, changes }, local);
   const flows = view.get('Logical_Flow') ?? new Map<string, Row>();
