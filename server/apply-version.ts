@@ -54,8 +54,13 @@ import type { NodeId } from '../cluster/types.js';
  *     Connection row says role=ovn-controller) carries the role and the client's id, and its
  *     writes are held to the role's permissions (northd/rbac.ts). A build before 11 would
  *     apply them unrestricted, so before 11 they are refused, never logged.
+ * 12. Also Logical_Switch_Port.up as ovn-northd 23.03 reads a chassis that says
+ *     other_config:port-up-notif=true (every ovn-controller 23.03 does): such a chassis's port is
+ *     up once its Port_Binding.up is true, not while up is still unset (the port claimed, its
+ *     flows not yet installed); a chassis without it has its ports up once bound. Before 12 an
+ *     unset up counted as up whatever the chassis said. Moving to 12 writes every port's.
  */
-export const APPLY_VERSION_MAX = 11;
+export const APPLY_VERSION_MAX = 12;
 
 /** The version of a state machine whose log has moved it nowhere yet. */
 export const APPLY_VERSION_INITIAL = 1;
@@ -89,6 +94,9 @@ export const APPLY_VERSION_PREFIX_DELEGATION = 10;
 
 /** The first version that holds a restricted session's SB writes to its role's permissions (OVN's RBAC). */
 export const APPLY_VERSION_RBAC = 11;
+
+/** The first version where a port of a chassis with port-up-notif is up only once its binding's up is true. */
+export const APPLY_VERSION_PORT_UP_NOTIF = 12;
 
 const INFO_PREFIX = 'apply-max=';
 

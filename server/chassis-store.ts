@@ -712,11 +712,22 @@ export function hostnameUpdates(delta: DbDelta): HostnameUpdates {
 
 /**
  * Whether a port is up as ovn-northd reports it in Logical_Switch_Port.up: bound to a chassis,
- * and Port_Binding.up true (or unset, from chassis too old to set it).
+ * and Port_Binding.up true, or unset (from chassis too old to set it). With `chassisOf` (apply
+ * version 12), as ovn-northd 23.03 reads it: a chassis whose other_config says
+ * port-up-notif=true sets up once the port's flows are installed, so until then (unset) the
+ * port is down; a chassis without it does not set up, so its ports are up once bound.
  */
-export function portIsUp(c: ChassisOwnedColumns | undefined): boolean {
-  if (c === undefined || (c.chassis?.length ?? 0) === 0) return false;
+export function portIsUp(c: ChassisOwnedColumns | undefined, chassisOf?: (uuid: Uuid) => Row | undefined): boolean {
+  const bound = c?.chassis?.[0];
+  if (c === undefined || bound === undefined) return false;
+  if (chassisOf !== undefined) return notifiesPortUp(chassisOf(bound)) ? c.up?.[0] === true : true;
   return c.up === undefined || c.up.length === 0 || c.up[0] === true;
+}
+
+/** A Chassis row's other_config:port-up-notif, as smap_get_bool reads it (default false). */
+export function notifiesPortUp(chassis: Row | undefined): boolean {
+  const v = (chassis?.['other_config'] as ReadonlyMap<string, string> | undefined)?.get('port-up-notif');
+  return v !== undefined && v.toLowerCase() === 'true';
 }
 
 /** The values a Row column holds, for callers that read chassis rows. */

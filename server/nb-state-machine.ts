@@ -15,8 +15,8 @@ import type { BfdStatusWrite } from '../northd/bfd.js';
 import { bfdReportWrites, bfdStatusWrites } from '../northd/bfd.js';
 import { boolOption } from '../northd/nb.js';
 import { nbGlobalOptionsWrite } from '../northd/sb-global.js';
-import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_PREFIX_DELEGATION, APPLY_VERSION_RBAC, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
-import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, portIsUp, vxlanModeOf } from './chassis-store.js';
+import { APPLY_VERSION_BFD, APPLY_VERSION_CONTROLLER_EVENTS, APPLY_VERSION_PORTS_UP, APPLY_VERSION_PORT_UP_NOTIF, APPLY_VERSION_PREFIX_DELEGATION, APPLY_VERSION_RBAC, APPLY_VERSION_IGMP_GROUPS, APPLY_VERSION_NB_GLOBAL_OPTIONS, APPLY_VERSION_VXLAN_MODE, APPLY_VERSION_MIGRATION_WRITES, APPLY_VERSION_INITIAL, APPLY_VERSION_MAX, APPLY_VERSION_NORTHD_WRITES, checkApplyVersionMax } from './apply-version.js';
+import { applySbTxn, chassisSchema, hostnameOf, igmpReportOf, notifiesPortUp, portIsUp, vxlanModeOf } from './chassis-store.js';
 import { decodeCommand, type NbTxnCommand } from './commands.js';
 
 /** What a restored chassis database holds that the projection reads. */
@@ -315,7 +315,8 @@ export class NbStateMachine implements StateMachine {
         if (out.igmp.size > 0) this.timed(() => projection?.setIgmpGroups?.(this.db, out.igmp, this.rev));
         const vxlanOptions = this.syncVxlanMode(out.delta, seed);
         const reported = mergeDeltas(this.writeBfdStatus(bfdReportWrites(this.db, out.bfd), seed), vxlanOptions);
-        const nbDelta = mergeDeltas(mergeDeltas(mergeDeltas(this.syncPortsUp(out.ports, seed), reported), this.syncPrefixes(out.ports, seed)), this.syncCfg(seed, timestampMs));
+        const upPorts = this.withPortsOfNotifyingChanges(out.ports, out.delta);
+        const nbDelta = mergeDeltas(mergeDeltas(mergeDeltas(this.syncPortsUp(upPorts, seed), reported), this.syncPrefixes(out.ports, seed)), this.syncCfg(seed, timestampMs));
         this.northdWrites?.observe(nbDelta);
         this.project(nbDelta);
         if (nbDelta.changes.length > 0 || out.delta.changes.length > 0 || out.ports.size > 0 || out.monitors.size > 0 || out.bfd.size > 0) {
@@ -459,10 +460,34 @@ export class NbStateMachine implements StateMachine {
 
   /**
    * Logical_Switch_Port.up as ovn-northd keeps it (handle_port_binding_changes): from version 9
-   * a router port is up (its peer router binds it), others as their chassis report.
+   * a router port is up (its peer router binds it), others as their chassis report (from
+   * version 12 reading the chassis's port-up-notif, as ovn-northd does).
    */
   private desiredUp(lsp: Row, owned: ChassisOwnedColumns | undefined): boolean {
-    return (this.version >= APPLY_VERSION_PORTS_UP && lsp.type === 'router') || portIsUp(owned);
+    if (this.version >= APPLY_VERSION_PORTS_UP && lsp.type === 'router') return true;
+    return this.version >= APPLY_VERSION_PORT_UP_NOTIF ? portIsUp(owned, (u) => this.sb.get('Chassis', u)) : portIsUp(owned);
+  }
+
+  /**
+   * From version 12, `ports` and the ports bound to a Chassis whose port-up-notif this
+   * transaction changed (registered, set, cleared or deleted): their up reads it.
+   */
+  private withPortsOfNotifyingChanges(ports: ReadonlyMap<string, ChassisOwnedColumns | undefined>, delta: DbDelta): ReadonlyMap<string, ChassisOwnedColumns | undefined> {
+    if (this.version < APPLY_VERSION_PORT_UP_NOTIF) return ports;
+    const changed = new Set<Uuid>();
+    for (const c of delta.changes) {
+      if (c.table !== 'Chassis') continue;
+      const before = c.kind === 'insert' ? false : notifiesPortUp(c.old);
+      const now = c.kind === 'delete' ? false : notifiesPortUp(c.new);
+      if (before !== now) changed.add(c.uuid);
+    }
+    if (changed.size === 0) return ports;
+    const out = new Map(ports);
+    for (const [name, owned] of this.options.projection?.chassisOwned?.() ?? []) {
+      const bound = owned?.chassis?.[0];
+      if (bound !== undefined && changed.has(bound) && !out.has(name)) out.set(name, owned);
+    }
+    return out;
   }
 
   private writeSwitchPorts(ipam: Ipam, addresses: readonly DynamicAddressWrite[], tags: readonly TagWrite[], seed: UuidSeed, ups: readonly { lsp: Uuid; up: boolean }[] = []): DbDelta {
@@ -517,7 +542,7 @@ export class NbStateMachine implements StateMachine {
     }
     if (reaches(APPLY_VERSION_NB_GLOBAL_OPTIONS) || (reaches(APPLY_VERSION_VXLAN_MODE) && this.vxlan)) delta = mergeDeltas(delta, this.writeNbGlobalOptions(seed));
     // Every switch port's up written at once, as ovn-northd's next pass would.
-    if (ipam !== undefined && reaches(APPLY_VERSION_PORTS_UP)) {
+    if (ipam !== undefined && (reaches(APPLY_VERSION_PORTS_UP) || reaches(APPLY_VERSION_PORT_UP_NOTIF))) {
       const ports = [...this.db.rows('Logical_Switch_Port').values()].map((row) => insertChange('Logical_Switch_Port', row));
       delta = mergeDeltas(delta, this.writeSwitchPorts(ipam, [], [], seed, this.upWrites(ports)));
     }

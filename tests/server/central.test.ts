@@ -282,6 +282,15 @@ t.test('a write still pending when its node stops is answered as of unknown outc
   const cluster = await startCluster(testdirAfterTeardowns(t));
   t.teardown(cluster.stop);
   const leader = cluster.members.find((m) => m.central.node.status().role === 'leader') as Member;
+  // What a new leader proposes of its own (its apply version, say) first commits: the pending
+  // proposal the loop below waits for must be this write's, not one of those (seen under load:
+  // the write, still retrying, then met the stopped node and was refused outright).
+  await leader.central.transact(lsAdd('settled'), 'OVN_Northbound');
+  const settled = Date.now() + 5_000;
+  while (leader.central.node.status().proposalsPending > 0) {
+    if (Date.now() > settled) throw new Error('the leader\'s own proposals never committed');
+    await new Promise((r) => setTimeout(r, 5));
+  }
   cluster.network.isolate(leader.central.id);
   const pending = leader.central.transact(lsAdd('pending'), 'OVN_Northbound');
   const caught = pending.catch((err: unknown) => err);

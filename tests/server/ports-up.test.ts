@@ -1,13 +1,15 @@
 // From apply version 9 the central writes every switch port's up as ovn-northd does: true for a
 // router port, false for a port no chassis binds, what the chassis reports for one it binds; in
 // the entry that makes the port or changes its type or name. Before 9 only ports a chassis
-// reported had one; the move to 9 writes every port's. (tests/server/nb-writes-real-northd
-// compares them with the real ovn-northd's after every command of its script.)
+// reported had one; the move to 9 writes every port's. From 12 a port of a chassis that says
+// other_config:port-up-notif=true is up only once its binding's up is true (ovn-northd 23.03's
+// handle_port_binding_changes). (tests/server/nb-writes-real-northd compares them with the real
+// ovn-northd's after every command of its script.)
 import t from 'tap';
 import type { Entry } from '../../cluster/types.js';
 import { parseDatabaseSchema } from '../../ovsdb/index.js';
 import { NB_SCHEMA_JSON } from '../../ovsdb/schemas/index.js';
-import { APPLY_VERSION_PORTS_UP } from '../../server/apply-version.js';
+import { APPLY_VERSION_PORT_UP_NOTIF, APPLY_VERSION_PORTS_UP } from '../../server/apply-version.js';
 import { encodeCommand, nbTxn, sbTxn } from '../../server/commands.js';
 import { NbStateMachine } from '../../server/nb-state-machine.js';
 import { NorthdProjection } from '../../server/northd-projection.js';
@@ -83,4 +85,45 @@ t.test('before version 9 only reported ports have one; the move to 9 writes ever
   t.same(ups(m.sm), { vm1: 'empty', 'sw0-r0': 'false' }, 'at 8 a router port follows its report');
   m.move(APPLY_VERSION_PORTS_UP);
   t.same(ups(m.sm), { vm1: 'false', 'sw0-r0': 'true' }, 'the move writes every port');
+});
+
+t.test('version 12: a port of a chassis with port-up-notif is up once its binding says so, as ovn-northd 23.03 reads it', async (t) => {
+  const m = machine(APPLY_VERSION_PORT_UP_NOTIF);
+  m.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  m.nb(switchWithPorts);
+  m.sb([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'], other_config: ['map', [['port-up-notif', 'true']]] } },
+  ]);
+  const hv1 = [...m.sm.chassis.rows('Chassis').values()][0]?._uuid as string;
+  // ovn-controller's claim: the chassis, up not yet written (its flows are not installed).
+  m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
+  t.equal(ups(m.sm)['vm1'], 'false', 'claimed, up unset: down (before 12 this read up)');
+  m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { up: false } }]);
+  t.equal(ups(m.sm)['vm1'], 'false', 'up false: down');
+  m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { up: true } }]);
+  t.equal(ups(m.sm)['vm1'], 'true', 'up true: up');
+  m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { up: ['set', []] } }]);
+  t.equal(ups(m.sm)['vm1'], 'false', 'up cleared: down');
+  // The chassis stops saying port-up-notif (an older controller, say): its bound ports are up.
+  m.sb([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1']], row: { other_config: ['map', []] } }]);
+  t.equal(ups(m.sm)['vm1'], 'true', 'a chassis without port-up-notif: up once bound, in the entry that changed the chassis');
+  m.sb([{ op: 'update', table: 'Chassis', where: [['name', '==', 'hv1']], row: { other_config: ['map', [['port-up-notif', 'TRUE']]] } }]);
+  t.equal(ups(m.sm)['vm1'], 'false', 'and down again once it says it (any case), its binding\'s up unset');
+  t.equal(ups(m.sm)['sw0-r0'], 'true', 'a router port stays up');
+});
+
+t.test('the move to 12 rewrites the up of ports claimed but not yet reported up', async (t) => {
+  const m = machine(APPLY_VERSION_PORT_UP_NOTIF - 1);
+  m.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  m.nb(switchWithPorts);
+  m.sb([
+    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
+    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'], other_config: ['map', [['port-up-notif', 'true']]] } },
+  ]);
+  const hv1 = [...m.sm.chassis.rows('Chassis').values()][0]?._uuid as string;
+  m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
+  t.equal(ups(m.sm)['vm1'], 'true', 'at 11 an unset up reads up');
+  m.move(APPLY_VERSION_PORT_UP_NOTIF);
+  t.equal(ups(m.sm)['vm1'], 'false', 'the move to 12 writes it as ovn-northd reads it');
 });
