@@ -87,15 +87,20 @@ t.test('before version 9 only reported ports have one; the move to 9 writes ever
   t.same(ups(m.sm), { vm1: 'false', 'sw0-r0': 'true' }, 'the move writes every port');
 });
 
-t.test('version 12: a port of a chassis with port-up-notif is up once its binding says so, as ovn-northd 23.03 reads it', async (t) => {
-  const m = machine(APPLY_VERSION_PORT_UP_NOTIF);
+/** sw0 with its ports, and hv1 registered as ovn-controller 23.03 registers (port-up-notif=true); hv1's uuid. */
+function notifyingChassisWithPorts(m: ReturnType<typeof machine>): string {
   m.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
   m.nb(switchWithPorts);
   m.sb([
     { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
     { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'], other_config: ['map', [['port-up-notif', 'true']]] } },
   ]);
-  const hv1 = [...m.sm.chassis.rows('Chassis').values()][0]?._uuid as string;
+  return [...m.sm.chassis.rows('Chassis').values()][0]?._uuid as string;
+}
+
+t.test('version 12: a port of a chassis with port-up-notif is up once its binding says so, as ovn-northd 23.03 reads it', async (t) => {
+  const m = machine(APPLY_VERSION_PORT_UP_NOTIF);
+  const hv1 = notifyingChassisWithPorts(m);
   // ovn-controller's claim: the chassis, up not yet written (its flows are not installed).
   m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
   t.equal(ups(m.sm)['vm1'], 'false', 'claimed, up unset: down (before 12 this read up)');
@@ -115,13 +120,7 @@ t.test('version 12: a port of a chassis with port-up-notif is up once its bindin
 
 t.test('the move to 12 rewrites the up of ports claimed but not yet reported up', async (t) => {
   const m = machine(APPLY_VERSION_PORT_UP_NOTIF - 1);
-  m.nb([{ op: 'insert', table: 'NB_Global', row: {} }]);
-  m.nb(switchWithPorts);
-  m.sb([
-    { op: 'insert', table: 'Encap', 'uuid-name': 'e', row: { type: 'geneve', ip: '192.0.2.1', chassis_name: 'hv1' } },
-    { op: 'insert', table: 'Chassis', 'uuid-name': 'c', row: { name: 'hv1', hostname: 'hv1', encaps: ['named-uuid', 'e'], other_config: ['map', [['port-up-notif', 'true']]] } },
-  ]);
-  const hv1 = [...m.sm.chassis.rows('Chassis').values()][0]?._uuid as string;
+  const hv1 = notifyingChassisWithPorts(m);
   m.sb([{ op: 'update', table: 'Port_Binding', where: [['logical_port', '==', 'vm1']], row: { chassis: ['uuid', hv1] } }]);
   t.equal(ups(m.sm)['vm1'], 'true', 'at 11 an unset up reads up');
   m.move(APPLY_VERSION_PORT_UP_NOTIF);
