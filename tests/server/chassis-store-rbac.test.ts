@@ -99,7 +99,7 @@ t.test('the sb-txn command carries the session only when there is one', async (t
 
 t.test('a chassis under RBAC registers itself, claims ports and reports status; the rest of the SB is not its to change', async (t) => {
   const { a, b, log } = setup(APPLY_VERSION_MAX);
-  t.equal(a.sm.applyVersion, APPLY_VERSION_RBAC, 'the cluster enforces RBAC');
+  t.ok(a.sm.applyVersion >= APPLY_VERSION_RBAC, 'the cluster enforces RBAC');
 
   t.match(log.sb(registerChassis('hv1', '192.0.2.1'), hv1), { kind: 'committed' }, 'hv1 inserts its Chassis, its Encap (chassis_name hv1) and its Chassis_Private');
   const hv1Uuid = chassisUuid(a, 'hv1');
