@@ -7,7 +7,9 @@
 // deleted and bound to ports with the real ovn-sbctl; the real Chassis and Encap rows are
 // mirrored into ours (same UUIDs) and bindings repeated, through the chassis write path of our
 // central (server/chassis-store.ts applySbTxn), and what it reports reaches our northd as it
-// does in the state machine.
+// does in the state machine. Also here: a real SB ovsdb-server holding a copy of our view
+// (realSbOf, startSbCopy) for the real ovn-trace, and OVN's own parser (through ovn-trace)
+// judging our view's flows beside our agent's compiler (compareWithOvnParser).
 import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
