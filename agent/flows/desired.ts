@@ -366,9 +366,7 @@ export class DesiredFlows {
   /** Whether this chassis compiles logical flow `uuid`: one of its datapaths is local and its in_out_port tag (if any) names a related port. */
   compilesLflow(uuid: string): boolean {
     const row = this.sb.get<sb.Logical_Flow>('Logical_Flow', uuid);
-    if (row === undefined || !this.inOutPortRelated(row)) return false;
-    if (row.logical_datapath.some((dp) => this.locality.datapaths.has(dp))) return true;
-    return row.logical_dp_group.some((g) => (this.sb.dpGroup(g)?.datapaths ?? []).some((dp) => this.locality.datapaths.has(dp)));
+    return row !== undefined && this.inOutPortRelated(row) && this.datapathsOf(row).some((dp) => this.locality.datapaths.has(dp));
   }
 
   chassis(): string | undefined {
@@ -1079,8 +1077,7 @@ export class DesiredFlows {
     const all = row.match.match(new RegExp(`@${esc}(?![A-Za-z0-9_.:])`, 'g')) ?? [];
     const filtered = row.match.match(new RegExp(`(?<![A-Za-z0-9_.])${port}\\s*==\\s*@${esc}(?![A-Za-z0-9_.:])`, 'g')) ?? [];
     if (all.length !== 1 || filtered.length !== 1) return false;
-    const dps = [...row.logical_datapath];
-    for (const g of row.logical_dp_group) dps.push(...(this.sb.dpGroup(g)?.datapaths ?? []));
+    const dps = this.datapathsOf(row);
     return dps.length > 0 && dps.every((dp) => this.sb.datapath(dp)?.external_ids.has('logical-switch') === true);
   }
 
@@ -1287,12 +1284,17 @@ export class DesiredFlows {
     return `${dp._uuid}|${parts.join('|')}`;
   }
 
+  /** The datapaths a logical flow applies to: its own, or its group's (none while the group is unknown). */
+  private datapathsOf(row: sb.Logical_Flow): string[] {
+    const dps = [...row.logical_datapath];
+    for (const g of row.logical_dp_group) dps.push(...(this.sb.dpGroup(g)?.datapaths ?? []));
+    return dps;
+  }
+
   /** Tunnel keys of the datapaths a logical flow applies to (directly and through its group). */
   private datapathKeysOf(row: sb.Logical_Flow): number[] {
     const keys: number[] = [];
-    const dps = [...row.logical_datapath];
-    for (const g of row.logical_dp_group) dps.push(...(this.sb.dpGroup(g)?.datapaths ?? []));
-    for (const dp of dps) {
+    for (const dp of this.datapathsOf(row)) {
       const k = this.sb.datapath(dp)?.tunnel_key;
       if (k !== undefined) keys.push(k);
     }

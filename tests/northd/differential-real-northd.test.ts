@@ -284,6 +284,10 @@ async function scenario(t: Test, steps: readonly (readonly string[])[]): Promise
 const chassisAdd = (name: string, ip: string, encaps = 'geneve'): string[] => ['chassis-add', name, encaps, ip, '--', 'set', 'Chassis', name,
   'other_config:ct-no-masked-label=true', 'other_config:mac-binding-timestamp=true', 'other_config:ovn-ct-lb-related=true'];
 
+/** A localnet port with unknown addresses on network `net`. */
+const localnetLsp = (sw: string, name: string, net: string): string[] =>
+  ['lsp-add', sw, name, '--', 'lsp-set-type', name, 'localnet', '--', 'lsp-set-options', name, `network_name=${net}`, '--', 'lsp-set-addresses', name, 'unknown'];
+
 const routerLsp = (sw: string, name: string, lrp: string): string[] =>
   ['lsp-add', sw, name, '--', 'lsp-set-type', name, 'router', '--', 'lsp-set-addresses', name, 'router', '--', 'lsp-set-options', name, `router-port=${lrp}`];
 
@@ -310,7 +314,7 @@ t.test('port types, a router, unknown and disabled ports', { skip }, async (t) =
     ['lrp-add', 'lr0', 'lrp0', '00:00:00:00:ff:01', '10.0.0.254/24'],
     routerLsp('sw0', 'sw0-lr0', 'lrp0'),
     ['lsp-add', 'sw1', 'q1', '--', 'lsp-set-addresses', 'q1', '00:00:00:00:01:01 20.0.0.1 fd00::1'],
-    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    localnetLsp('sw1', 'ln1', 'phys'),
     // A localnet port that learns MACs (FDB lookup and learning flows, as for a VIF with unknown).
     ['lsp-set-options', 'ln1', 'network_name=phys', 'localnet_learn_fdb=true'],
     ['lsp-add', 'sw1', 'lp', '--', 'lsp-set-type', 'lp', 'localport', '--', 'lsp-set-addresses', 'lp', '00:00:00:00:01:09 20.0.0.9'],
@@ -447,7 +451,7 @@ t.test('(c) a gateway router with SNAT, DNAT and dnat_and_snat', { skip }, async
 t.test('(e) ACLs on switches and port groups, with address sets', { skip }, async (t) => {
   const real = await scenario(t, [
     ...twoSwitchesAndARouter,
-    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    localnetLsp('sw1', 'ln1', 'phys'),
     ['create', 'Address_Set', 'name=web', 'addresses="10.0.2.10","10.0.2.11"'],
     // Stateless ACLs only on sw2 (no conntrack there)...
     ['acl-add', 'sw2', 'from-lport', '1001', 'ip4.src == $web && tcp.dst == 80', 'allow'],
@@ -525,7 +529,7 @@ t.test('(f) native DHCPv4 for ports with dhcpv4_options', { skip }, async (t) =>
 t.test('(g) load balancers on switches: VIPs with and without ports, IPv6, groups, options', { skip }, async (t) => {
   const real = await scenario(t, [
     ...twoSwitchesAndARouter,
-    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    localnetLsp('sw1', 'ln1', 'phys'),
     // TCP with a port, a port-less VIP, UDP, IPv6, and a VIP without backends (dropped).
     ['lb-add', 'lb-web', '10.0.0.100:80', '10.0.1.10:8080,10.0.1.11:8080'],
     ['lb-add', 'lb-web', '10.0.0.101', '10.0.1.10,10.0.2.10'],
@@ -800,7 +804,7 @@ const distributedGateway: readonly (readonly string[])[] = [
   ['lsp-add', 'sw1', 'vm1', '--', 'lsp-set-addresses', 'vm1', '00:00:00:00:01:0a 10.0.1.10 fd00:1::a'],
   ['lsp-add', 'sw1', 'vm2', '--', 'lsp-set-addresses', 'vm2', '00:00:00:00:01:0b 10.0.1.11'],
   ['ls-add', 'ext'],
-  ['lsp-add', 'ext', 'ln-ext', '--', 'lsp-set-type', 'ln-ext', 'localnet', '--', 'lsp-set-options', 'ln-ext', 'network_name=phys', '--', 'lsp-set-addresses', 'ln-ext', 'unknown'],
+  localnetLsp('ext', 'ln-ext', 'phys'),
   ['lr-add', 'lr0'],
   ['lrp-add', 'lr0', 'lr0-sw1', '00:00:00:00:ff:01', '10.0.1.1/24', 'fd00:1::1/64'],
   routerLsp('sw1', 'sw1-lr0', 'lr0-sw1'),
@@ -824,7 +828,7 @@ t.test('(k) a distributed gateway port with two gateway chassis', { skip }, asyn
   await real.nbctl(['remove', 'Logical_Router_Port', 'lr0-sw1', 'options', 'redirect-chassis']);
   // reside-on-redirect-chassis on the inner port, whose switch gets a localnet port.
   await real.nbctl(['set', 'Logical_Router_Port', 'lr0-sw1', 'options:reside-on-redirect-chassis=true']);
-  await real.nbctl(['lsp-add', 'sw1', 'ln-sw1', '--', 'lsp-set-type', 'ln-sw1', 'localnet', '--', 'lsp-set-options', 'ln-sw1', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-sw1', 'unknown']);
+  await real.nbctl(localnetLsp('sw1', 'ln-sw1', 'phys2'));
   await compareWithReal(t, real);
   // nat-addresses on the switch port facing the gateway port: sent from its chassis.
   await real.nbctl(['lsp-set-options', 'ext-lr0', 'router-port=lr0-ext', 'nat-addresses=00:00:00:00:ff:02 172.16.0.5 172.16.0.6']);
@@ -989,7 +993,7 @@ t.test('(n) two distributed gateway ports on one router: NAT by gateway_port and
   const real = await scenario(t, [
     ...distributedGateway,
     ['ls-add', 'ext2'],
-    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    localnetLsp('ext2', 'ln-ext2', 'phys2'),
     ['lrp-add', 'lr0', 'lr0-ext2', '00:00:00:00:ff:03', '172.17.0.1/24'],
     routerLsp('ext2', 'ext2-lr0', 'lr0-ext2'),
     ['lrp-set-gateway-chassis', 'lr0-ext2', 'hv2', '20'],
@@ -1316,7 +1320,7 @@ t.test('(s) HA_Chassis.chassis and HA_Chassis_Group.ref_chassis follow the Chass
     ['lrp-add', 'lr2', 'lr2-sw4', '00:00:00:00:ff:21', '10.0.4.1/24'],
     routerLsp('sw4', 'sw4-lr2', 'lr2-sw4'),
     ['ls-add', 'ext2'],
-    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    localnetLsp('ext2', 'ln-ext2', 'phys'),
     ['lrp-add', 'lr2', 'lr2-ext2', '00:00:00:00:ff:22', '172.16.1.1/24'],
     routerLsp('ext2', 'ext2-lr2', 'lr2-ext2'),
     ['lrp-set-gateway-chassis', 'lr2-ext2', 'hv1', '10'],
@@ -1717,7 +1721,7 @@ t.test('(bb) IP multicast groups learned by snooping (SB IGMP_Group rows): switc
     ...twoSwitchesAndARouter,
     ['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=true', 'other_config:mcast_table_size=4'],
     ['set', 'Logical_Router', 'lr0', 'options:mcast_relay=true'],
-    ['lsp-add', 'sw1', 'ln1', '--', 'lsp-set-type', 'ln1', 'localnet', '--', 'lsp-set-options', 'ln1', 'network_name=phys', '--', 'lsp-set-addresses', 'ln1', 'unknown'],
+    localnetLsp('sw1', 'ln1', 'phys'),
     ['lsp-add', 'sw2', 'vm4', '--', 'lsp-set-addresses', 'vm4', '00:00:00:00:02:0b 10.0.2.11'],
   ]);
   await real.chassisCtl(chassisAdd('hv1', '192.0.2.1'));
@@ -2505,7 +2509,7 @@ t.test('(pp) static multicast flooding (options:mcast_flood) on distributed gate
     ['set', 'Logical_Switch', 'sw1', 'other_config:mcast_snoop=true'],
     ['set', 'Logical_Router_Port', 'lr0-ext', 'options:mcast_flood=true'],
     ['ls-add', 'ext2'],
-    ['lsp-add', 'ext2', 'ln-ext2', '--', 'lsp-set-type', 'ln-ext2', 'localnet', '--', 'lsp-set-options', 'ln-ext2', 'network_name=phys2', '--', 'lsp-set-addresses', 'ln-ext2', 'unknown'],
+    localnetLsp('ext2', 'ln-ext2', 'phys2'),
     ['lrp-add', 'lr0', 'lr0-ext2', '00:00:00:00:ff:03', '172.16.1.1/24'],
     routerLsp('ext2', 'ext2-lr0', 'lr0-ext2'),
     ['set', 'Logical_Router_Port', 'lr0-ext2', 'options:mcast_flood=true'],
