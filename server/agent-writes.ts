@@ -9,6 +9,15 @@
 // acks then cost one log entry per member instead of one per turn of a committing transaction
 // (measured at 100 agents: 24–36 entries per --wait=hv round). The last ack needed is written
 // at once, so a --wait=hv waits no longer for it.
+//
+// The leader writes more than its own agents' acks: the other members relay theirs to it as they
+// come (server/live-acks.ts), and it writes those too, holding a batch until every chassis has
+// acknowledged (as far as it has heard) or batchMsMax has passed. A member that is not the
+// leader holds its own agents' acks for followerHoldMs and writes only those the log does not
+// have by then (a relay lost, a leader that changed, or one on software that does not write
+// them). A change acknowledged by agents on every member so costs one Chassis_Private entry,
+// not one per member (docs/agent-stream.md, Ack: at 100 agents over three members, 2 log
+// entries per --wait=hv round instead of 4).
 import type { Row } from '../ovsdb/index.js';
 import type { TransactDb, TransactOutcome } from './central-node.js';
 import { backgroundTimers, type Timers } from './timers.js';
@@ -67,6 +76,11 @@ export const ackLimits = {
   retryMs: 500,
   /** The longest an ack waits for the other agents on this member to acknowledge the same. */
   batchMsMax: 50,
+  /**
+   * How long a member that is not the leader holds its agents' acks for the leader to write
+   * (relayed, see above) before writing what is still unwritten itself.
+   */
+  followerHoldMs: 250,
 } as const;
 
 export interface AckWriterOptions {
@@ -76,6 +90,13 @@ export interface AckWriterOptions {
    * they come.
    */
   readonly lagging?: (nbCfg: number) => boolean;
+  /**
+   * Whether the leader writes this member's acks (it is not the leader, and relays its acks to
+   * it): they are then held for ackLimits.followerHoldMs first. Without it, written here.
+   */
+  readonly leaderWrites?: () => boolean;
+  /** The hold of leaderWrites (default ackLimits.followerHoldMs). */
+  readonly followerHoldMs?: number;
   readonly timers?: Timers;
 }
 
@@ -86,6 +107,8 @@ export interface AckWriterTarget {
 
 export interface AckWriterStats {
   readonly pending: number;
+  /** Acks held for the leader to write (leaderWrites). */
+  readonly held: number;
   readonly transactions: number;
   readonly rowsWritten: number;
   readonly failures: number;
@@ -98,6 +121,9 @@ export interface AckWriterStats {
  */
 export class AckWriter {
   private readonly pending = new Map<string, number>();
+  /** Acks held for the leader to write, and the timer that ends the hold (leaderWrites). */
+  private readonly held = new Map<string, number>();
+  private holdTimer: unknown;
   private inFlight = false;
   private retryTimer: unknown;
   /** When the oldest pending ack came (timers.now()), and the timer that ends its wait. */
@@ -118,11 +144,44 @@ export class AckWriter {
   }
 
   stats(): AckWriterStats {
-    return { pending: this.pending.size, ...this.counters, lastError: this.lastError };
+    return { pending: this.pending.size, held: this.held.size, ...this.counters, lastError: this.lastError };
   }
 
-  /** Chassis `chassis` has installed everything up to SB_Global.nb_cfg = nbCfg. */
+  /**
+   * Chassis `chassis` (an agent of this member) has installed everything up to
+   * SB_Global.nb_cfg = nbCfg.
+   */
   record(chassis: string, nbCfg: number): void {
+    if (this.options.leaderWrites?.() === true) this.hold(chassis, nbCfg);
+    else this.write(chassis, nbCfg);
+  }
+
+  /**
+   * Another member's agent acknowledged nb_cfg (relayed; by its Chassis_Private row): written
+   * with this member's own, for the leader writes every member's acks. A row this member does
+   * not have (yet) is left to the agent's member.
+   */
+  recordRelayed(privUuid: string, nbCfg: number): void {
+    const row = this.target.rows('Chassis_Private').get(privUuid);
+    if (row !== undefined) this.write(row.name as string, nbCfg);
+  }
+
+  /** Held for the leader to write; what the log still lacks after followerHoldMs, written here. */
+  private hold(chassis: string, nbCfg: number): void {
+    if (this.closed || (this.held.get(chassis) ?? -1) >= nbCfg) return;
+    const have = this.privateRow(chassis)?.nb_cfg;
+    if (typeof have === 'number' && have >= nbCfg) return;
+    this.held.set(chassis, nbCfg);
+    this.holdTimer ??= this.timers.setTimeout(() => {
+      this.holdTimer = undefined;
+      const held = [...this.held];
+      this.held.clear();
+      // write() drops what the log has meanwhile (the leader wrote it).
+      for (const [c, n] of held) this.write(c, n);
+    }, this.options.followerHoldMs ?? ackLimits.followerHoldMs);
+  }
+
+  private write(chassis: string, nbCfg: number): void {
     const prev = this.pending.get(chassis);
     if (prev !== undefined && prev >= nbCfg) return;
     // An agent may acknowledge every step, most of them with the nb_cfg its row already has:
@@ -137,6 +196,8 @@ export class AckWriter {
   close(): void {
     this.closed = true;
     if (this.retryTimer !== undefined) this.timers.clearTimeout(this.retryTimer);
+    if (this.holdTimer !== undefined) this.timers.clearTimeout(this.holdTimer);
+    this.held.clear();
     this.stopBatchTimer();
   }
 

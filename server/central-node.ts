@@ -740,6 +740,15 @@ export class CentralNode {
   }
 
   /**
+   * Whether every chassis that counts for hv_cfg has acknowledged `target`, committed or as far
+   * as this member has heard (its agents' acks and those relayed to it). False when it has
+   * heard none that the log lacks.
+   */
+  acknowledgedEverywhere(target: number): boolean {
+    return this.liveReaches(target);
+  }
+
+  /**
    * Whether hv_cfg reaches `target` counting the acks this member has heard but the log does not
    * hold yet (server/live-acks.ts). Acks the database already holds are pruned once per
    * revision (not at every ack heard), and the row that held the answer back last time is

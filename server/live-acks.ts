@@ -149,6 +149,11 @@ export class AckRelay {
     return { ...this.counters };
   }
 
+  /** False once closed: nothing is relayed any more. */
+  get open(): boolean {
+    return !this.closed;
+  }
+
   send(privUuid: string, nbCfg: number): void {
     if (this.closed) return;
     if (this.heard.size === 0) setImmediate(() => this.sendHeard());

@@ -10,7 +10,7 @@ import { isUuid } from '../ovsdb/index.js';
 import { AckWriter, type AckWriterTarget, registrationOps } from './agent-writes.js';
 import type { CentralNode } from './central-node.js';
 import { CentralNodeError } from './central-node.js';
-import type { NodeId } from '../cluster/types.js';
+import { NONE, type NodeId } from '../cluster/types.js';
 import { channelCredentials, peerCommonName, tlsChannelOptions, type TlsCredentials } from '../cluster/tls.js';
 import { AckRelay, type AckRelayMessage, malformedRelay } from './live-acks.js';
 import { statusOf } from './northbound-service.js';
@@ -119,6 +119,8 @@ export interface SouthboundServiceOptions {
   readonly relayPeers?: () => ReadonlyMap<NodeId, string>;
   /** Writes the acks' Chassis_Private updates (default: this member's transact; tests hold it back). */
   readonly ackTransact?: AckWriterTarget['transact'];
+  /** How long this member, when not the leader, holds its agents' acks for the leader to write (default ackLimits.followerHoldMs). */
+  readonly ackFollowerHoldMs?: number;
   /** The member's TLS identity, with which acks are relayed to the other members. */
   readonly tls?: TlsCredentials;
   /**
@@ -149,7 +151,18 @@ export class SouthboundService {
   ) {
     const feed = central.feed('OVN_Southbound');
     this.agentRole = options.agentRole === undefined || options.agentRole === '' ? undefined : options.agentRole;
-    this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, { lagging: (nbCfg) => this.fanout.lagging(nbCfg) });
+    // The leader writes every member's acks (agent-writes.ts): its batch waits for the agents of
+    // every member, the others hold theirs for it while they relay to it.
+    const leads = (): boolean => central.node.leadership().role === 'leader';
+    this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, {
+      lagging: (nbCfg) => this.fanout.lagging(nbCfg) || (leads() && !central.acknowledgedEverywhere(nbCfg)),
+      leaderWrites: () => {
+        if (this.relay === undefined || !this.relay.open) return false;
+        const { role, lead } = central.node.leadership();
+        return role !== 'leader' && lead !== NONE;
+      },
+      ...(options.ackFollowerHoldMs !== undefined ? { followerHoldMs: options.ackFollowerHoldMs } : {}),
+    });
     this.fanout = new Fanout(
       { schema: feed.schema, rows: feed.rows, history: feed.history, revision: () => central.revision },
       { member: central.id, view: central.sbViewId, onAck: (chassis, nbCfg) => this.onAck(chassis, nbCfg), ...(options.limits ? { limits: options.limits } : {}) },
@@ -175,13 +188,16 @@ export class SouthboundService {
    * meanwhile counted by Wait(HV) on this member and, relayed, on the others.
    */
   private onAck(chassis: string, nbCfg: number): void {
-    this.acks.record(chassis, nbCfg);
+    // Counted first: the writer's batch waits for what every chassis has acknowledged.
     const row = this.acks.privateRow(chassis);
-    if (row === undefined || (row.nb_cfg as number) >= nbCfg) return;
-    if (this.central.liveAcks.note(row._uuid, nbCfg)) this.relay?.send(row._uuid, nbCfg);
+    if (row !== undefined && (row.nb_cfg as number) < nbCfg && this.central.liveAcks.note(row._uuid, nbCfg)) this.relay?.send(row._uuid, nbCfg);
+    this.acks.record(chassis, nbCfg);
   }
 
-  /** Acks another member's agents sent it (see onAck): counted here until they are committed. */
+  /**
+   * Acks another member's agents sent it (see onAck): counted here until they are committed,
+   * and written by the leader.
+   */
   private relayed(call: grpc.ServerReadableStream<AckRelayMessage, unknown>, callback: grpc.sendUnaryData<unknown>): void {
     let done = false;
     const finish = (err: Partial<grpc.StatusObject> | null): void => {
@@ -196,7 +212,12 @@ export class SouthboundService {
         finish({ code: grpc.status.INVALID_ARGUMENT, details: bad });
         return;
       }
-      for (const a of m.acks) this.central.liveAcks.note(a.chassisPrivate, a.nbCfg);
+      const leads = this.central.node.leadership().role === 'leader';
+      for (const a of m.acks) {
+        this.central.liveAcks.note(a.chassisPrivate, a.nbCfg);
+        // The leader writes the other members' acks too (server/agent-writes.ts).
+        if (leads) this.acks.recordRelayed(a.chassisPrivate, a.nbCfg);
+      }
     });
     call.on('end', () => finish(null));
     call.on('error', () => finish({ code: grpc.status.CANCELLED, details: 'relay call ended' }));

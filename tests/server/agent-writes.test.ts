@@ -158,3 +158,52 @@ t.test('acks: a chassis is found by name even after Chassis_Private rows come, g
   t.same(tg.txns.at(-1), [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv2'], ['nb_cfg', '<', 1]], row: { nb_cfg: 1, nb_cfg_timestamp: 1 } }], 'hv2 is written, not taken for the row hv1 now has');
   t.equal(tg.txns.length, 2);
 });
+
+t.test('acks: a member that is not the leader holds its acks for the leader to write; what the log still lacks after followerHoldMs it writes itself', async (t) => {
+  const privs: Record<string, number> = { hv1: 0, hv2: 0, hv3: 0 };
+  const tg = target(privs);
+  const clock = new FakeTimers();
+  let follower = true;
+  const w = new AckWriter(tg, () => 9, { leaderWrites: () => follower, timers: clock });
+  t.teardown(() => w.close());
+  w.record('hv1', 1);
+  w.record('hv2', 1);
+  w.record('hv2', 2);
+  t.equal(tg.txns.length, 0, 'held while the leader writes them');
+  t.match(w.stats(), { held: 2, pending: 0 });
+  // The leader wrote hv1 (as relayed to it); hv2's 2 is not in the log yet.
+  privs.hv1 = 1;
+  privs.hv2 = 1;
+  await clock.advance(ackLimits.followerHoldMs - 1);
+  t.equal(tg.txns.length, 0, `still held after ${ackLimits.followerHoldMs - 1} ms`);
+  await clock.advance(1);
+  t.same(tg.txns, [[{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv2'], ['nb_cfg', '<', 2]], row: { nb_cfg: 2, nb_cfg_timestamp: 9 } }]],
+    `after ${ackLimits.followerHoldMs} ms only what the log lacks is written here`);
+  t.match(w.stats(), { held: 0 });
+  privs.hv2 = 2;
+  // An ack the log already has is not held either.
+  w.record('hv1', 1);
+  t.match(w.stats(), { held: 0 });
+  t.equal(clock.pending, 0, 'and no timer is left');
+  // This member leads now: its own acks go at once.
+  follower = false;
+  w.record('hv3', 3);
+  t.equal(tg.txns.length, 2, 'the leader writes at once');
+});
+
+t.test('acks: the leader writes acks relayed by the other members, by their Chassis_Private row, with its own', async (t) => {
+  const tg = target({ hv1: 0, hv2: 0 });
+  let release: () => void = () => undefined;
+  tg.answer = (ops) => new Promise((r) => (release = () => r({ results: ops.map(() => ({ count: 1 })), revision: 1, failed: false })));
+  const w = new AckWriter(tg, () => 3);
+  w.record('hv1', 1);
+  t.equal(tg.txns.length, 1);
+  // The fake target gives hv2 the row u(1).
+  w.recordRelayed(u(1), 1);
+  w.recordRelayed(u(7), 1);
+  tg.answer = undefined;
+  release();
+  await settle();
+  t.same(tg.txns[1], [{ op: 'update', table: 'Chassis_Private', where: [['name', '==', 'hv2'], ['nb_cfg', '<', 1]], row: { nb_cfg: 1, nb_cfg_timestamp: 3 } }],
+    'a relayed ack is written by the name of its row; one of a row this member does not have, not at all');
+});

@@ -1,12 +1,15 @@
 // Wait(HV) counts agents' acks before they are committed (server/live-acks.ts): on the member
 // the agent streams from, and, relayed, on the others. With the Chassis_Private write held
 // back, a Wait on another member returns once the agent acked, while NB_Global.hv_cfg and the
-// row still say the old value; without the relay it does not. A malformed relay is refused and
-// counts for nothing.
+// row still say the old value; without the relay it does not. The leader writes the relayed acks
+// with its own (one transaction for agents on three members), the others hold theirs for it; a
+// member whose relay is closed writes its own. A malformed relay is refused and counts for
+// nothing.
 import * as grpc from '@grpc/grpc-js';
 import t from 'tap';
 import type { TransactOutcome } from '../../server/central-node.js';
 import { LiveAcks, liveAckLimits, malformedRelay } from '../../server/live-acks.js';
+import { ackLimits } from '../../server/agent-writes.js';
 import { southboundDefinition } from '../../server/southbound-service.js';
 import type { CentralCluster, CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
@@ -123,6 +126,43 @@ t.test('Wait(HV) on another member returns on the relayed ack, before the ack is
   t.ok(committed.hvCfg >= next.target, 'once written, every member agrees');
   const g2 = (await m2.client.list('NB_Global', [], { consistency: 'linearizable' })).rows[0];
   t.equal(g2?.hv_cfg, next.target, 'NB_Global.hv_cfg followed the committed ack');
+});
+
+t.test('the leader writes the acks of every member\'s agents; a member that cannot relay writes its own', async (t) => {
+  // Followers hold their acks for a minute here: any write of theirs would be the fallback.
+  const cl = await startCentralCluster(testdirAfterTeardowns(t), { southbound: { ackFollowerHoldMs: 60_000 } });
+  t.teardown(cl.stop);
+  const m0 = cl.members[0] as CentralMember;
+  await m0.client.transact([{ op: 'insert', table: 'NB_Global', row: {} }]);
+  const agents = cl.members.map((m, i) => new ViewAgent({ chassis: `hv${i + 1}`, hostname: `host${i + 1}`, encaps: geneve(`192.0.2.${i + 1}`), lastRevision: 0, ifaceIds: [] }, { endpoints: [m.address] }).start());
+  t.teardown(() => Promise.all(agents.map((a) => a.close())));
+  const leader = cl.members.find((m) => m.central.node.leadership().role === 'leader') as CentralMember;
+  const followers = cl.members.filter((m) => m !== leader);
+  const written = (m: CentralMember): { transactions: number; rowsWritten: number } => m.southbound.acks.stats();
+  const nbCfgs = async (): Promise<number[]> => (await leader.client.list('Chassis_Private', [], { db: 'OVN_Southbound', consistency: 'serializable' })).rows.map((r) => r.nb_cfg as number);
+  await until('every registration', async () => ((await nbCfgs()).length === 3 ? true : undefined), 20_000);
+  // The registrations' first acks may still be held: let them land first.
+  const first = await bumped(m0);
+  await until('the first acks to be written', async () => ((await nbCfgs()).every((n) => n >= first.target) ? true : undefined), 20_000);
+  const before = cl.members.map(written);
+
+  const { target, revision } = await bumped(m0);
+  for (const m of cl.members) t.ok((await m.client.wait(target, 'hv', 20_000, revision)).hvCfg >= target, `Wait(HV) on n${m.central.id}`);
+  await until('every Chassis_Private row to reach the target', async () => ((await nbCfgs()).every((n) => n >= target) ? true : undefined), 20_000);
+  const after = cl.members.map(written);
+  const delta = cl.members.map((m, i) => ({ id: m.central.id, txns: (after[i]?.transactions ?? 0) - (before[i]?.transactions ?? 0), rows: (after[i]?.rowsWritten ?? 0) - (before[i]?.rowsWritten ?? 0) }));
+  const mine = delta[cl.members.indexOf(leader)];
+  t.equal(mine?.rows, 3, `the leader (n${leader.central.id}) wrote all three rows, in ${String(mine?.txns)} transaction(s) (1 unless an agent took over ${ackLimits.batchMsMax} ms)`);
+  for (const f of followers) t.equal(delta[cl.members.indexOf(f)]?.txns, 0, `n${f.central.id} held its agent's ack and wrote nothing`);
+  t.equal(followers.reduce((n, f) => n + f.southbound.acks.stats().held, 0), 2, 'the followers\' holds are still on (their timers have not fired)');
+
+  // A follower that no longer relays writes its own at once.
+  const lone = followers[0] as CentralMember;
+  lone.southbound.relay?.close();
+  const txnsBefore = written(lone).transactions;
+  const next = await bumped(m0);
+  await until('every row to reach the next target', async () => ((await nbCfgs()).every((n) => n >= next.target) ? true : undefined), 20_000);
+  t.ok(written(lone).transactions > txnsBefore, `n${lone.central.id}, its relay closed, wrote its agent's ack itself`);
 });
 
 t.test('a malformed relay is refused and counts for nothing', async (t) => {

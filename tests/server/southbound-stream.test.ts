@@ -68,7 +68,7 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
   a.source.setIfaceIds(['vm1']);
   await a.until(() => a.find('Port_Binding', (r) => r.logical_port === 'vm2') === undefined, 'vm2 to leave');
 
-  // --wait=hv: bump nb_cfg; the agent gets SB_Global at that revision, acks it, and the member
+  // --wait=hv: bump nb_cfg; the agent gets SB_Global at that revision, acks it, and the leader
   // writes Chassis_Private.nb_cfg, which hv_cfg follows.
   const bumped = await m0.client.transact(bumpNbCfg);
   const target = (bumped.results[1] as { rows: { nb_cfg: number }[] }).rows[0]?.nb_cfg as number;
@@ -77,7 +77,9 @@ t.test('register, wanted ports, claim, acks → Chassis_Private.nb_cfg → Wait(
   t.ok(waited.hvCfg >= target, `Wait(HV) returned hv_cfg ${waited.hvCfg} >= ${target} after ${Date.now() - started} ms`);
   const priv = await m0.client.list('Chassis_Private', [['name', '==', 'hv1']], { db: 'OVN_Southbound' });
   t.equal(priv.rows[0]?.nb_cfg, target, 'Chassis_Private.nb_cfg is the acknowledged nb_cfg');
-  t.ok((m1.southbound.acks.stats().rowsWritten ?? 0) >= 1, 'written by the member the agent is on');
+  // The leader writes every member's acks (m1 relays its agent's to it; server/agent-writes.ts).
+  const leader = cl.members.find((m) => m.central.node.leadership().role === 'leader');
+  t.ok((leader?.southbound.acks.stats().rowsWritten ?? 0) >= 1, `written by the leader (n${String(leader?.central.id)}; the agent is on n${m1.central.id})`);
   t.equal(a.source.stats().snapshots, 1, 'one snapshot, at the start');
   t.equal(a.updates.filter((u) => u.reset).length, 1, 'one reset update');
   t.equal(m1.central.sessions.count('agent'), 1, 'the member counts one agent stream');
