@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import { formatFlow } from '../../agent/compile/index.js';
-import { FlowTable, canonicalMatch } from '../../agent/flows/flow-table.js';
+import { FlowTable, canonicalMatch, flowTableLimits } from '../../agent/flows/flow-table.js';
 import { parseGroupDescription } from '../../agent/flows/group-desc.js';
 import { IdSpace } from '../../agent/flows/id-space.js';
 import type { FlowSpec, MaskedValue, OfAction } from '../../agent/openflow/types.js';
@@ -69,6 +69,46 @@ t.test('xreg and xxreg matches are kept as the 32-bit registers the switch repor
   table.setSource('a', [f([out(1)], 1n, m({ xxreg0: ex(9n, 128) }))]);
   table.setSource('b', [f([out(2)], 1n, m({ reg0: ex(0n, 32), reg1: ex(0n, 32), reg2: ex(0n, 32), reg3: ex(9n, 32) }))]);
   t.equal(table.size, 1, 'both spellings are one flow');
+});
+
+t.test('a key wanted by one source, then two, then one again; equal match values held as one object, within a bound', async (t) => {
+  const table = new FlowTable();
+  const a = f([out(1)], 1n);
+  table.setSource('lf:a', [a]);
+  const [k] = [...table.keys()] as [string];
+  t.same(table.refs(k), ['lf:a']);
+  t.equal(table.flow(k), a, 'one source: its own flow, as given');
+  table.setSource('lf:b', [f([out(2)], 2n)]);
+  t.same(table.refs(k), ['lf:a', 'lf:b']);
+  t.equal(table.flow(k)?.cookie, 1n, 'two: the smaller source name among allows');
+  table.removeSource('lf:a');
+  t.same(table.refs(k), ['lf:b']);
+  t.equal(table.flow(k)?.cookie, 2n, 'back to one: the one left');
+  table.removeSource('lf:b');
+  t.equal(table.size, 0, 'none: the key is gone');
+
+  // Two flows whose matches hold equal values made as different objects.
+  const x = f([out(1)], 1n, m({ metadata: ex(5n, 64), reg14: ex(3n, 32) }));
+  const y: FlowSpec = { ...f([out(2)], 2n, m({ metadata: ex(5n, 64), reg14: ex(4n, 32) })), table: 11 };
+  table.setSource('lf:x', [x]);
+  table.setSource('lf:y', [y]);
+  const held = [...table.flows()].map(([, fl]) => fl);
+  t.equal(held[0]?.match.get('metadata'), held[1]?.match.get('metadata'), 'metadata=5: one object for both');
+  t.not(held[0]?.match.get('reg14'), held[1]?.match.get('reg14'), 'different values stay different');
+  t.same(held.map((fl) => formatFlow(fl, {})), [formatFlow(x, {}), formatFlow(y, {})], 'and the flows read the same');
+
+  // More distinct values than the bound: the table starts over, flows stay whole.
+  const many = Array.from({ length: flowTableLimits.sharedValuesMax + 10 }, (_, i) => f([out(1)], 1n, m({ metadata: ex(BigInt(i + 100), 64) })));
+  table.setSource('lf:many', many.map((fl, i) => ({ ...fl, priority: i % 100, table: 20 + Math.floor(i / 100) % 200 })));
+  const mine = ex(BigInt(flowTableLimits.sharedValuesMax + 105), 64);
+  const again = f([out(1)], 1n, m({ metadata: mine }));
+  table.setSource('lf:again', [{ ...again, table: 250 }]);
+  const late = table.flowsOf('lf:many')[flowTableLimits.sharedValuesMax + 5];
+  t.equal(late?.match.get('metadata')?.value, BigInt(flowTableLimits.sharedValuesMax + 105));
+  t.equal(table.flowsOf('lf:again')[0]?.match.get('metadata'), late?.match.get('metadata'), 'a value seen after the start over is shared again');
+  t.not(table.flowsOf('lf:again')[0]?.match.get('metadata'), mine, 'not the object it came with');
+  t.equal(again.match.get('metadata'), late?.match.get('metadata'), 'replaced in the match it came in');
+  t.equal(table.flowsOf('lf:many')[0]?.match.get('metadata')?.value, 100n, 'values shared before it are kept by their flows');
 });
 
 t.test('id spaces: the same owner gets the same ids; collisions probe upwards; released ids are reused', async (t) => {
