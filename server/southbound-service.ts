@@ -144,6 +144,8 @@ export class SouthboundService {
   registrationFailures = 0;
   /** SouthboundServiceOptions.agentRole, undefined for none. */
   private readonly agentRole: string | undefined;
+  /** Whether the leader writes the acks other members relay to it (not under an agent role). */
+  private readonly leaderWritesRelayed: boolean;
 
   constructor(
     private readonly central: CentralNode,
@@ -152,12 +154,15 @@ export class SouthboundService {
     const feed = central.feed('OVN_Southbound');
     this.agentRole = options.agentRole === undefined || options.agentRole === '' ? undefined : options.agentRole;
     // The leader writes every member's acks (agent-writes.ts): its batch waits for the agents of
-    // every member, the others hold theirs for it while they relay to it.
+    // every member, the others hold theirs for it while they relay to it. Not under an agent
+    // role: the relay takes any certificate of the CA, an agent's too, so there each member
+    // writes only the acks of the streams it checked (docs/tls.md).
+    this.leaderWritesRelayed = this.agentRole === undefined;
     const leads = (): boolean => central.node.leadership().role === 'leader';
     this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, {
       lagging: (nbCfg) => this.fanout.lagging(nbCfg) || (leads() && !central.acknowledgedEverywhere(nbCfg)),
       leaderWrites: () => {
-        if (this.relay === undefined || !this.relay.open) return false;
+        if (!this.leaderWritesRelayed || this.relay === undefined || !this.relay.open) return false;
         const { role, lead } = central.node.leadership();
         return role !== 'leader' && lead !== NONE;
       },
@@ -212,7 +217,7 @@ export class SouthboundService {
         finish({ code: grpc.status.INVALID_ARGUMENT, details: bad });
         return;
       }
-      const leads = this.central.node.leadership().role === 'leader';
+      const leads = this.leaderWritesRelayed && this.central.node.leadership().role === 'leader';
       for (const a of m.acks) {
         this.central.liveAcks.note(a.chassisPrivate, a.nbCfg);
         // The leader writes the other members' acks too (server/agent-writes.ts).

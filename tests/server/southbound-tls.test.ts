@@ -6,7 +6,10 @@
 // identity (tests/helpers/central-cluster.ts), agents on the real stream client (SbStream).
 import { join } from 'node:path';
 import t from 'tap';
-import { TlsCredentials } from '../../cluster/tls.js';
+import * as grpc from '@grpc/grpc-js';
+import { TlsCredentials, channelCredentials, tlsChannelOptions } from '../../cluster/tls.js';
+import { ackLimits } from '../../server/agent-writes.js';
+import { southboundDefinition } from '../../server/southbound-service.js';
 import type { TransactOutcome } from '../../server/central-node.js';
 import type { CentralCluster, CentralMember } from '../helpers/central-cluster.js';
 import { startCentralCluster } from '../helpers/central-cluster.js';
@@ -117,4 +120,23 @@ t.test('with --agent-role, an agent speaks only for the chassis its certificate 
   t.notOk(liar.states.some((s) => s.state === 'connected' && liar.updates.length > 0), 'it never gets the view');
   t.match(liar.states.find((s) => s.state === 'disconnected'), { reason: /PERMISSION_DENIED.*Hello\.chassis "hv9" is not the chassis of the client's certificate \("hv3"\)/ }, 'refused as permission denied, naming both');
   t.same((await sbRows('Chassis')).map((r) => r.name).sort(), ['hv1', 'hv2'], 'no hv9 registered');
+
+  // An agent's certificate reaches the members' ack relay too (any certificate of the CA): under
+  // the role, the leader writes no relayed ack, so hv1 cannot set hv2's nb_cfg through it.
+  const leader = cl.members.find((m) => m.central.node.leadership().role === 'leader') as CentralMember;
+  const hv2Private = uuidOf(await sbRows('Chassis_Private'), 'hv2');
+  const tls1 = new TlsCredentials(pki.identity('hv1'));
+  const Client = grpc.makeGenericClientConstructor(southboundDefinition(), 'Southbound');
+  const c = new Client(leader.address, channelCredentials(tls1), tlsChannelOptions(tls1, leader.address)) as unknown as grpc.Client & { relayAcks: (cb: (e: grpc.ServiceError | null) => void) => grpc.ClientWritableStream<unknown> };
+  t.teardown(() => c.close());
+  const relayed = await new Promise<grpc.ServiceError | null>((resolve) => {
+    const call = c.relayAcks((e) => resolve(e));
+    call.write({ member: 9, acks: [{ chassisPrivate: hv2Private, nbCfg: 999 }] });
+    call.end();
+  });
+  t.equal(relayed, null, 'the relay takes it (it is counted for Wait(HV) on that member)');
+  await new Promise((r) => setTimeout(r, 4 * ackLimits.batchMsMax));
+  const hv2Cfg = (await sbRows('Chassis_Private')).find((r) => r.name === 'hv2')?.nb_cfg as number;
+  t.ok(hv2Cfg < 999, `but it is not written: hv2's Chassis_Private.nb_cfg is ${hv2Cfg}`);
+  t.equal(leader.southbound.acks.stats().held, 0, 'and no member holds acks for the leader');
 });
