@@ -121,8 +121,12 @@ export interface AckWriterStats {
  */
 export class AckWriter {
   private readonly pending = new Map<string, number>();
-  /** Acks held for the leader to write, and the timer that ends the hold (leaderWrites). */
-  private readonly held = new Map<string, number>();
+  /**
+   * Acks held for the leader to write (leaderWrites): the newest per chassis, and since when the
+   * log has lacked this chassis's acks (an ack the log has does not count); and the timer that
+   * ends the oldest hold.
+   */
+  private readonly held = new Map<string, { nbCfg: number; since: number }>();
   private holdTimer: unknown;
   private inFlight = false;
   private retryTimer: unknown;
@@ -166,19 +170,50 @@ export class AckWriter {
     if (row !== undefined) this.write(row.name as string, nbCfg);
   }
 
-  /** Held for the leader to write; what the log still lacks after followerHoldMs, written here. */
+  /**
+   * Held for the leader to write; what the log still lacks once it has lacked it for
+   * followerHoldMs is written here. A chassis whose every ack the leader writes in time is never
+   * written here, however often it acknowledges; one the leader does not write waits no longer
+   * than followerHoldMs, however often it acknowledges.
+   */
   private hold(chassis: string, nbCfg: number): void {
-    if (this.closed || (this.held.get(chassis) ?? -1) >= nbCfg) return;
+    if (this.closed) return;
     const have = this.privateRow(chassis)?.nb_cfg;
-    if (typeof have === 'number' && have >= nbCfg) return;
-    this.held.set(chassis, nbCfg);
-    this.holdTimer ??= this.timers.setTimeout(() => {
+    const written = (n: number): boolean => typeof have === 'number' && have >= n;
+    if (written(nbCfg)) return;
+    const e = this.held.get(chassis);
+    if (e === undefined || written(e.nbCfg)) this.held.set(chassis, { nbCfg, since: this.timers.now() });
+    else if (e.nbCfg < nbCfg) e.nbCfg = nbCfg;
+    this.armHold();
+  }
+
+  private holdMs(): number {
+    return this.options.followerHoldMs ?? ackLimits.followerHoldMs;
+  }
+
+  /** The timer for the oldest hold, if none is armed. */
+  private armHold(): void {
+    if (this.holdTimer !== undefined || this.held.size === 0) return;
+    let oldest = Infinity;
+    for (const e of this.held.values()) oldest = Math.min(oldest, e.since);
+    this.holdTimer = this.timers.setTimeout(() => {
       this.holdTimer = undefined;
-      const held = [...this.held];
-      this.held.clear();
-      // write() drops what the log has meanwhile (the leader wrote it).
-      for (const [c, n] of held) this.write(c, n);
-    }, this.options.followerHoldMs ?? ackLimits.followerHoldMs);
+      this.endHolds();
+    }, Math.max(0, oldest + this.holdMs() - this.timers.now()));
+  }
+
+  /** Drops the holds the log has caught up with, writes those that have lasted followerHoldMs. */
+  private endHolds(): void {
+    const now = this.timers.now();
+    for (const [chassis, e] of [...this.held]) {
+      const have = this.privateRow(chassis)?.nb_cfg;
+      if (typeof have === 'number' && have >= e.nbCfg) this.held.delete(chassis);
+      else if (e.since + this.holdMs() <= now) {
+        this.held.delete(chassis);
+        this.write(chassis, e.nbCfg);
+      }
+    }
+    this.armHold();
   }
 
   private write(chassis: string, nbCfg: number): void {

@@ -185,10 +185,40 @@ t.test('acks: a member that is not the leader holds its acks for the leader to w
   w.record('hv1', 1);
   t.match(w.stats(), { held: 0 });
   t.equal(clock.pending, 0, 'and no timer is left');
+  // hv3 acknowledges again and again; the leader writes each ack in time: never written here.
+  for (let n = 1; n <= 10; n++) {
+    w.record('hv3', n);
+    await clock.advance(ackLimits.followerHoldMs / 4);
+    privs.hv3 = n;
+  }
+  t.equal(tg.txns.length, 1, `an ack every ${ackLimits.followerHoldMs / 4} ms, each written by the leader in time: none written here`);
+  // Now the leader writes none of them: the first unwritten one waits followerHoldMs, no more.
+  w.record('hv3', 11);
+  await clock.advance(ackLimits.followerHoldMs / 2);
+  w.record('hv3', 12);
+  await clock.advance(ackLimits.followerHoldMs / 2 - 1);
+  t.equal(tg.txns.length, 1, 'held');
+  await clock.advance(1);
+  t.equal(tg.txns.length, 2, `written here ${ackLimits.followerHoldMs} ms after the first ack the log lacked`);
+  t.match(tg.txns[1], [{ where: [['name', '==', 'hv3'], ['nb_cfg', '<', 12]] }], 'the newest');
+  privs.hv3 = 12;
+  // An ack heard during another's hold waits its own.
+  w.record('hv1', 2);
+  await clock.advance(ackLimits.followerHoldMs / 2);
+  w.record('hv2', 3);
+  await clock.advance(ackLimits.followerHoldMs / 2);
+  t.equal(tg.txns.length, 3, 'hv1 after its hold');
+  t.match(tg.txns[2], [{ where: [['name', '==', 'hv1'], ['nb_cfg', '<', 2]] }], 'hv1 alone');
+  t.match(w.stats(), { held: 1 });
+  await clock.advance(ackLimits.followerHoldMs / 2);
+  t.match(tg.txns[3], [{ where: [['name', '==', 'hv2'], ['nb_cfg', '<', 3]] }], 'hv2 after its own');
+  privs.hv1 = 2;
+  privs.hv2 = 3;
+  t.equal(clock.pending, 0, 'no timer left');
   // This member leads now: its own acks go at once.
   follower = false;
-  w.record('hv3', 3);
-  t.equal(tg.txns.length, 2, 'the leader writes at once');
+  w.record('hv3', 13);
+  t.equal(tg.txns.length, 5, 'the leader writes at once');
 });
 
 t.test('acks: the leader writes acks relayed by the other members, by their Chassis_Private row, with its own', async (t) => {
