@@ -177,14 +177,17 @@ export class AckWriter {
    * than followerHoldMs, however often it acknowledges.
    */
   private hold(chassis: string, nbCfg: number): void {
-    if (this.closed) return;
-    const have = this.privateRow(chassis)?.nb_cfg;
-    const written = (n: number): boolean => typeof have === 'number' && have >= n;
-    if (written(nbCfg)) return;
+    if (this.closed || this.logHas(chassis, nbCfg)) return;
     const e = this.held.get(chassis);
-    if (e === undefined || written(e.nbCfg)) this.held.set(chassis, { nbCfg, since: this.timers.now() });
+    if (e === undefined || this.logHas(chassis, e.nbCfg)) this.held.set(chassis, { nbCfg, since: this.timers.now() });
     else if (e.nbCfg < nbCfg) e.nbCfg = nbCfg;
     this.armHold();
+  }
+
+  /** Whether the log already holds `nbCfg` (or more) in this chassis's Chassis_Private row. */
+  private logHas(chassis: string, nbCfg: number): boolean {
+    const have = this.privateRow(chassis)?.nb_cfg;
+    return typeof have === 'number' && have >= nbCfg;
   }
 
   private holdMs(): number {
@@ -206,8 +209,7 @@ export class AckWriter {
   private endHolds(): void {
     const now = this.timers.now();
     for (const [chassis, e] of [...this.held]) {
-      const have = this.privateRow(chassis)?.nb_cfg;
-      if (typeof have === 'number' && have >= e.nbCfg) this.held.delete(chassis);
+      if (this.logHas(chassis, e.nbCfg)) this.held.delete(chassis);
       else if (e.since + this.holdMs() <= now) {
         this.held.delete(chassis);
         this.write(chassis, e.nbCfg);
@@ -221,8 +223,7 @@ export class AckWriter {
     if (prev !== undefined && prev >= nbCfg) return;
     // An agent may acknowledge every step, most of them with the nb_cfg its row already has:
     // nothing to write, nor to wait for.
-    const have = this.privateRow(chassis)?.nb_cfg;
-    if (typeof have === 'number' && have >= nbCfg) return;
+    if (this.logHas(chassis, nbCfg)) return;
     if (this.pending.size === 0) this.pendingSince = this.timers.now();
     this.pending.set(chassis, nbCfg);
     this.flush();

@@ -158,9 +158,8 @@ export class SouthboundService {
     // role: the relay takes any certificate of the CA, an agent's too, so there each member
     // writes only the acks of the streams it checked (docs/tls.md).
     this.leaderWritesRelayed = this.agentRole === undefined;
-    const leads = (): boolean => central.node.leadership().role === 'leader';
     this.acks = new AckWriter({ transact: options.ackTransact ?? ((ops, db) => central.transact(ops, db)), rows: feed.rows }, Date.now, {
-      lagging: (nbCfg) => this.fanout.lagging(nbCfg) || (leads() && !central.acknowledgedEverywhere(nbCfg)),
+      lagging: (nbCfg) => this.fanout.lagging(nbCfg) || (this.leads() && !central.acknowledgedEverywhere(nbCfg)),
       leaderWrites: () => {
         if (!this.leaderWritesRelayed || this.relay === undefined || !this.relay.open) return false;
         const { role, lead } = central.node.leadership();
@@ -179,6 +178,10 @@ export class SouthboundService {
     this.off.push(central.onRestore((revision) => this.fanout.restore(revision)));
     this.timer = setInterval(() => this.fanout.progress(), options.progressIntervalMs ?? southboundLimits.progressIntervalMs);
     this.timer.unref();
+  }
+
+  private leads(): boolean {
+    return this.central.node.leadership().role === 'leader';
   }
 
   close(): void {
@@ -217,7 +220,7 @@ export class SouthboundService {
         finish({ code: grpc.status.INVALID_ARGUMENT, details: bad });
         return;
       }
-      const leads = this.leaderWritesRelayed && this.central.node.leadership().role === 'leader';
+      const leads = this.leaderWritesRelayed && this.leads();
       for (const a of m.acks) {
         this.central.liveAcks.note(a.chassisPrivate, a.nbCfg);
         // The leader writes the other members' acks too (server/agent-writes.ts).
