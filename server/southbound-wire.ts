@@ -309,13 +309,15 @@ function isDifference(raw: unknown): raw is [unknown[], unknown[]] {
   return Array.isArray(raw) && raw.length === 2 && Array.isArray(raw[0]) && Array.isArray(raw[1]);
 }
 
+/** The error for a value not of its column's type (a function of its own: decodeValue runs for every column of every row, and a closure made per call was a third of what decoding allocated). */
+function notOfItsType(table: string, column: ColumnSchema): never {
+  throw new WireError(`${table}.${column.name}: not a value of its type`);
+}
+
 function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Row, diffs?: Map<string, SetDiff>): Value {
-  const bad = (): never => {
-    throw new WireError(`${table}.${column.name}: not a value of its type`);
-  };
   switch (column.type.kind) {
     case 'scalar':
-      return atomOk(column, raw, true) ? raw : bad();
+      return atomOk(column, raw, true) ? raw : notOfItsType(table, column);
     case 'set': {
       if (isDifference(raw) && isDiffable(column)) {
         if (had === undefined) throw new WireError(`${table}.${column.name}: a set difference for a row the agent does not hold`);
@@ -323,17 +325,15 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Ro
         diffs?.set(column.name, { added: raw[0] as Atom[], removed: raw[1] as Atom[] });
         return value;
       }
-      if (!Array.isArray(raw) || raw.length > column.type.max) return bad();
-      for (const a of raw) if (!atomOk(column, a, true)) bad();
+      if (!Array.isArray(raw) || raw.length > column.type.max) return notOfItsType(table, column);
+      for (const a of raw) if (!atomOk(column, a, true)) notOfItsType(table, column);
       return raw as Atom[];
     }
     case 'map': {
-      if (!Array.isArray(raw) || raw.length !== 2) return bad();
+      if (!Array.isArray(raw) || raw.length !== 2) return notOfItsType(table, column);
       const [keys, values] = raw as [unknown, unknown];
-      if (!Array.isArray(keys) || !Array.isArray(values) || keys.length !== values.length || keys.length > column.type.max) return bad();
-      keys.forEach((k, i) => {
-        if (!atomOk(column, k, true) || !atomOk(column, values[i], false)) bad();
-      });
+      if (!Array.isArray(keys) || !Array.isArray(values) || keys.length !== values.length || keys.length > column.type.max) return notOfItsType(table, column);
+      for (let i = 0; i < keys.length; i++) if (!atomOk(column, keys[i], true) || !atomOk(column, values[i], false)) notOfItsType(table, column);
       // As the member's rows hold them (ovsdb/datum.ts): a Map's hash table costs about 190
       // bytes whatever it holds, and most map columns of an agent's rows (a logical flow's tags
       // and external_ids, a port's options) hold none, one or two entries.
@@ -341,7 +341,7 @@ function decodeValue(table: string, column: ColumnSchema, raw: unknown, had?: Ro
       if (keys.length === 1) return new SmallMap(keys[0] as Atom, values[0] as Atom);
       if (keys.length === 2 && compareAtoms(keys[0] as Atom, keys[1] as Atom) < 0) return new SmallMap(keys[0] as Atom, values[0] as Atom, keys[1] as Atom, values[1] as Atom);
       const m = new Map<Atom, Atom>();
-      keys.forEach((k, i) => m.set(k as Atom, values[i] as Atom));
+      for (let i = 0; i < keys.length; i++) m.set(keys[i] as Atom, values[i] as Atom);
       return m;
     }
   }
@@ -395,6 +395,48 @@ export interface DecodedChange {
   readonly diffs?: RowSetDiffs;
 }
 
+/** A table's column order as a member sends it, checked against the schema: the columns and the shape of a row. */
+interface ColumnOrder {
+  readonly names: readonly string[];
+  readonly columns: readonly ColumnSchema[];
+  readonly shape: Readonly<Record<string, unknown>>;
+}
+
+/** By schema, then table: the order last checked (a member sends one order per table, so one entry a table). */
+const columnOrders = new WeakMap<DatabaseSchema, Map<string, ColumnOrder>>();
+
+/**
+ * The columns a TableRows names, each checked to be the schema's and every column of the table
+ * named once (a WireError otherwise). The order checked last for the table is kept, so an
+ * entry in the same order as the one before costs a comparison of names and builds nothing.
+ */
+function columnOrder(schema: DatabaseSchema, tr: WireTableRows): ColumnOrder {
+  let orders = columnOrders.get(schema);
+  if (orders === undefined) columnOrders.set(schema, (orders = new Map()));
+  const last = orders.get(tr.table);
+  if (last !== undefined && sameNames(last.names, tr.columns)) return last;
+  const ts = schema.tables.get(tr.table);
+  if (ts === undefined) throw new WireError(`unknown table ${JSON.stringify(tr.table)}`);
+  const columns = tr.columns.map((name) => {
+    const c = ts.columns.get(name);
+    if (c === undefined) throw new WireError(`unknown column ${tr.table}.${name}`);
+    return c;
+  });
+  const distinct = new Set(tr.columns).size;
+  if (distinct !== columns.length || columns.length !== ts.columns.size) {
+    throw new WireError(`${tr.table}: the rows name ${columns.length} columns (${distinct} distinct), the schema has ${ts.columns.size}`);
+  }
+  const order = { names: [...tr.columns], columns, shape: rowShape(tr.table, tr.columns) };
+  orders.set(tr.table, order);
+  return order;
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The row the agent holds now, for set differences (see decodeTableRows). */
 export type HeldRow = (table: string, uuid: string) => Row | undefined;
 
@@ -405,17 +447,7 @@ export type HeldRow = (table: string, uuid: string) => Row | undefined;
  * returns (the agent's row before this entry); without one, it is a WireError.
  */
 export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?: HeldRow): DecodedChange[] {
-  const ts = schema.tables.get(tr.table);
-  if (ts === undefined) throw new WireError(`unknown table ${JSON.stringify(tr.table)}`);
-  const columns = tr.columns.map((name) => {
-    const c = ts.columns.get(name);
-    if (c === undefined) throw new WireError(`unknown column ${tr.table}.${name}`);
-    return c;
-  });
-  if (new Set(tr.columns).size !== columns.length || columns.length !== ts.columns.size) {
-    throw new WireError(`${tr.table}: the rows name ${columns.length} distinct columns, the schema has ${ts.columns.size}`);
-  }
-  const shape = rowShape(tr.table, tr.columns);
+  const { columns, shape } = columnOrder(schema, tr);
   const out: DecodedChange[] = [];
   for (const uuid of tr.removes) {
     if (!isUuid(uuid)) throw new WireError(`${tr.table}: a removal names ${JSON.stringify(uuid)}, not a uuid`);
@@ -436,14 +468,15 @@ export function decodeTableRows(schema: DatabaseSchema, tr: WireTableRows, held?
     row._version = raw[1];
     let had: Row | undefined;
     let diffs: Map<string, SetDiff> | undefined;
-    columns.forEach((c, i) => {
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i] as ColumnSchema;
       const v: unknown = raw[i + 2];
       if (diffs === undefined && isDiffable(c) && isDifference(v)) {
         had = held?.(tr.table, raw[0] as string);
         diffs = new Map();
       }
       row[c.name] = decodeValue(tr.table, c, v, had, diffs);
-    });
+    }
     out.push(had !== undefined && diffs !== undefined && diffs.size > 0
       ? { table: tr.table, uuid: raw[0], row: row as Row, diffs: { base: had, columns: diffs } }
       : { table: tr.table, uuid: raw[0], row: row as Row });

@@ -184,3 +184,37 @@ t.test('a decoded row of many columns keeps a fixed layout (not a dictionary)', 
   t.same(Object.keys(c?.row ?? {}).slice(0, 2), ['_uuid', '_version'], 'in the same order as before: _uuid, _version, then the columns');
   t.same(c?.row, row, 'and the same values');
 });
+
+t.test('the column list of every entry is checked, whether or not the entry before named the same one', async (t) => {
+  const row = group([uuid(1), uuid(2)]);
+  const good = encoded(row, undefined, new Set());
+  const raw = packr.unpack(good.rows[0] as Uint8Array) as unknown[];
+  const decodes = (tr: WireTableRows): unknown => decodeTableRows(schema, tr)[0]?.row;
+  t.same(decodes(good), row, 'the list the member sends');
+  t.same(decodes(good), row, 'the same list again');
+  // The same values under the columns in another order, then under the first order again.
+  const order = good.columns.map((_, i) => i).reverse();
+  const reordered: WireTableRows = { ...good, columns: order.map((i) => good.columns[i] as string), rows: [packr.pack([raw[0], raw[1], ...order.map((i) => raw[i + 2])])] };
+  t.same(decodes(reordered), row, 'another order of the columns: the same row');
+  t.same(decodes(good), row, 'and the first order after it');
+  const [first, second] = good.columns as [string, string];
+  const bad: [string, string[], RegExp][] = [
+    ['an unknown column', ['nope', ...good.columns.slice(1)], /unknown column Multicast_Group\.nope/],
+    ['a column named twice', [first, first, ...good.columns.slice(2)], /name 4 columns \(3 distinct\), the schema has 4/],
+    ['a column missing', good.columns.slice(1), /name 3 columns \(3 distinct\), the schema has 4/],
+    ['one column more', [...good.columns, second], /name 5 columns \(4 distinct\), the schema has 4/],
+  ];
+  for (const [what, columns, message] of bad) {
+    for (const time of ['', ', again']) {
+      let thrown: unknown;
+      try {
+        decodes({ ...good, columns });
+      } catch (err) {
+        thrown = err;
+      }
+      t.ok(thrown instanceof WireError && message.test(thrown.message), `${what}${time}: a WireError (${(thrown as Error | undefined)?.message ?? 'none'})`);
+    }
+    t.same(decodes(good), row, `after ${what}: the good list still decodes`);
+  }
+  t.throws(() => decodes({ ...good, table: 'Nope' }), /unknown table "Nope"/, 'an unknown table');
+});
