@@ -185,10 +185,11 @@ function namesOf(row: sb.Logical_Flow, memo: WeakMap<object, RowNames>): RowName
   if (have !== undefined) return have;
   const fixed = new Set<string>();
   const groups = new Set<string>();
+  // A scan only where its character occurs: most rows name no address set or port group.
   for (const text of [row.match, row.actions]) {
-    for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) fixed.add(`p:${m[1] as string}`);
-    for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) fixed.add(`as:${m[1] as string}`);
-    for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) groups.add(m[1] as string);
+    if (text.includes('"')) for (const m of text.matchAll(/"((?:[^"\\]|\\.)*)"/g)) fixed.add(`p:${m[1] as string}`);
+    if (text.includes('$')) for (const m of text.matchAll(/\$([A-Za-z_][A-Za-z0-9_.]*)/g)) fixed.add(`as:${m[1] as string}`);
+    if (text.includes('@')) for (const m of text.matchAll(/@([A-Za-z_][A-Za-z0-9_.]*)/g)) groups.add(m[1] as string);
   }
   const io = row.tags.get('in_out_port');
   if (io !== undefined) fixed.add(`p:${io}`);
