@@ -55,7 +55,23 @@ function nbSvcMonitorMac(g: nb.NB_Global): string | undefined {
  */
 export const NORTHD_INTERNAL_VERSION = '23.03.1-20.27.0-70.6';
 
+/**
+ * optionsOf's last answers, by the NB_Global options map they were made from (a row's value,
+ * never changed in place, and kept by every row an nb_cfg bump makes): every bump rewrites
+ * SB_Global, and the options, with two UUID hashes, were most of that.
+ */
+const optionsMade = new WeakMap<ReadonlyMap<string, string>, { readonly uuid: string; readonly vxlan: boolean; readonly options: Map<string, string> }>();
+
 function optionsOf(db: Database, g: nb.NB_Global | undefined, vxlan: boolean): Map<string, string> {
+  if (g === undefined) return new Map();
+  const made = optionsMade.get(g.options);
+  if (made !== undefined && made.uuid === g._uuid && made.vxlan === vxlan) return made.options;
+  const options = optionsFrom(db, g, vxlan);
+  optionsMade.set(g.options, { uuid: g._uuid, vxlan, options });
+  return options;
+}
+
+function optionsFrom(db: Database, g: nb.NB_Global | undefined, vxlan: boolean): Map<string, string> {
   const options = new Map<string, string>(g?.options ?? []);
   if (g !== undefined) {
     // A value that parses is copied as written; ovn-northd replaces one that does not.
