@@ -27,12 +27,14 @@
 // AGENT_RUNS (default 2) fresh runs of every configuration, AGENT_REPS (default 20) --wait=hv
 // rounds each; medians over runs with the range. AGENT_ONE=0 leaves out the one-agent part.
 // With N agents those first rounds after start are partly V8 warming up (members and agents
-// compile the round's code paths over its first few dozen rounds), so AGENT_WARMUP (default
-// 30) untimed rounds follow them, then AGENT_STEADY_REPS (default 100) timed rounds: the
-// steady state, reported beside the first rounds, not instead of them. With the one real
-// agent, AGENT_ONE_WARMUP (default 2,000) untimed in-process rounds come before its
-// AGENT_STEADY_REPS steady ones: there the members' CPU per round keeps falling for thousands
-// of rounds (V8 optimizes what runs once per round only slowly).
+// compile the round's code paths over their first hundred rounds or so), so AGENT_WARMUP
+// (default 130) untimed rounds follow them, then AGENT_STEADY_REPS (default 100) timed rounds:
+// the steady state, reported beside the first rounds, not instead of them. With 100 agents, in
+// sets of 50 rounds after the first: rounds 51-100 still had a p90 of 52-64 ms, and every set
+// from 101 on 31-43 ms (nine runs; sets under a profiler not counted), so the steady rounds
+// start past the 150th. With the one real agent, AGENT_ONE_WARMUP (default 2,000) untimed
+// in-process rounds come before its AGENT_STEADY_REPS steady ones: there the members' CPU per
+// round keeps falling for thousands of rounds (V8 optimizes what runs once per round only slowly).
 // AGENT_PROFILE=PATH writes a CPU profile of the N-agent rounds (this process only).
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,7 +57,7 @@ const reps = Number(process.env.AGENT_REPS ?? 20);
 const runs = Number(process.env.AGENT_RUNS ?? 2);
 const oneAgent = process.env.AGENT_ONE !== '0';
 const counts = (process.env.AGENT_COUNTS ?? '100,500').split(',').filter(Boolean).map(Number);
-const warmupRounds = Number(process.env.AGENT_WARMUP ?? 30);
+const warmupRounds = Number(process.env.AGENT_WARMUP ?? 130);
 const steadyReps = Number(process.env.AGENT_STEADY_REPS ?? 100);
 /**
  * With one agent, the untimed in-process --wait=hv rounds before its steady-state rounds
