@@ -15,7 +15,7 @@
 //     members (from /proc): on a shared machine the latency is mostly waiting for a core.
 //   - AGENT_COUNTS (default 100,500) in-memory agents (SbStream + AgentFlows over a
 //     MemorySwitch + a LocalView with one VIF, acking each applied update) in this process,
-//     dealt over AGENT_WORKERS (default 4) worker threads with a heap each, each bound
+//     dealt over worker threads (one per AGENT_PER_WORKER, default 32) with a heap each, each bound
 //     to its own port of one switch, against a 3-process `ovnts up` cluster: the --wait=hv
 //     latency of an LSP add on that switch (every agent must install and acknowledge it), and
 //     the central members' RSS growth per agent stream (VmRSS of the member processes before
@@ -68,9 +68,17 @@ const steadyReps = Number(process.env.AGENT_STEADY_REPS ?? 100);
 const oneWarmupRounds = Number(process.env.AGENT_ONE_WARMUP ?? 2000);
 /**
  * Worker threads the N in-memory agents are dealt over (bench/lib/memory-agents.ts), each with
- * its own heap as each hypervisor's agent has its own process. 1 puts them all in one heap.
+ * its own heap as each hypervisor's agent has its own process: AGENT_WORKERS of them when set
+ * (1 puts all N in one heap), else one per AGENT_PER_WORKER (default 32) agents. The heaps of
+ * agents sharing a worker grow together, as every agent holds every port of the switch the
+ * rounds grow: at 500 agents over 4 workers (125 each) the steady rounds past the 150th met
+ * their major collections, p99 946 and 1,241 ms (two runs), against 384 ms over 16 workers
+ * (one run), which also took the agents' CPU per steady round from 262-280 ms to 194; their
+ * first rounds cost more (16 heaps warm up apart: p50 334 ms against 214-223). 100 agents get 4.
  */
-const agentWorkers = Number(process.env.AGENT_WORKERS ?? 4);
+const agentWorkersFixed = process.env.AGENT_WORKERS === undefined ? undefined : Number(process.env.AGENT_WORKERS);
+const agentsPerWorker = Number(process.env.AGENT_PER_WORKER ?? 32);
+const workersFor = (n: number): number => agentWorkersFixed ?? Math.max(1, Math.ceil(n / agentsPerWorker));
 const waitMsMax = 180_000;
 /** AGENT_PROFILE=PATH: a V8 CPU profile of this process over the N-agent rounds only, written to PATH.<N>.cpuprofile. */
 const profileFile = process.env.AGENT_PROFILE;
@@ -393,7 +401,7 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const heapBefore = await Promise.all(env.metrics.map(memberHeapBytes));
     const t0 = performance.now();
     const specs = ports.map((port, k) => ({ name: `hv${k}`, port, k }));
-    const agents = (pool = AgentPool.start(specs, env.sbGrpc, agentWorkers));
+    const agents = (pool = AgentPool.start(specs, env.sbGrpc, workersFor(n)));
     let last = await agents.status();
     const context = (): string => `: ${n - last.bound} unbound; ${last.failing} with errors${last.firstError === '' ? '' : ` (${last.firstError})`}`;
     const all = (k: 'registered' | 'bound') => async (): Promise<true | undefined> => {
@@ -422,7 +430,7 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const heapKiBPerAgent = (heapAfter.reduce((a, b) => a + b, 0) - heapBefore.reduce((a, b) => a + b, 0)) / 1024 / n;
     // The setup's garbage (n snapshots, registrations and bindings, and the previous
     // configuration's agents) is collected before the timed rounds, when the bench runs with
-    // --expose-gc (bench/run.ts passes it; the workers inherit it): n/AGENT_WORKERS agents share
+    // --expose-gc (bench/run.ts passes it; the workers inherit it): the agents of a worker share
     // each worker's heap, which n hypervisors do not, and a full collection of it landing in a
     // round by chance stalls all of them at once. What the rounds allocate is still collected
     // during them.
@@ -557,7 +565,7 @@ async function main(): Promise<void> {
   const figures: Record<string, number | string> = {
     runs,
     reps,
-    agent_workers: agentWorkers,
+    agent_workers: counts.map(workersFor).join('/'),
     one_inproc_p50_ms: median(ours.map((o) => median(o.inProcessMs))),
     one_inproc_p99_ms: median(ours.map((o) => percentile(o.inProcessMs, 99))),
     one_inproc_sb_p50_ms: median(ours.map((o) => median(o.inProcessSbMs))),
