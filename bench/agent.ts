@@ -565,7 +565,7 @@ async function main(): Promise<void> {
   const figures: Record<string, number | string> = {
     runs,
     reps,
-    agent_workers: counts.map(workersFor).join('/'),
+    agent_workers: counts.length === 0 ? 'n/a' : counts.map(workersFor).join('/'),
     one_inproc_p50_ms: median(ours.map((o) => median(o.inProcessMs))),
     one_inproc_p99_ms: median(ours.map((o) => percentile(o.inProcessMs, 99))),
     one_inproc_sb_p50_ms: median(ours.map((o) => median(o.inProcessSbMs))),
