@@ -71,16 +71,14 @@ function optionsOf(db: Database, g: nb.NB_Global | undefined, vxlan: boolean): M
   return options;
 }
 
-function optionsFrom(db: Database, g: nb.NB_Global | undefined, vxlan: boolean): Map<string, string> {
-  const options = new Map<string, string>(g?.options ?? []);
-  if (g !== undefined) {
-    // A value that parses is copied as written; ovn-northd replaces one that does not.
-    if (nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
-    const prefix = macPrefixOf(db);
-    options.set('mac_prefix', [16, 8, 0].map((shift) => ((prefix >>> shift) & 0xff).toString(16).padStart(2, '0')).join(':'));
-    options.set('max_tunid', String(vxlan ? DATAPATH_KEY_MAX_VXLAN : DATAPATH_KEY_MAX));
-    options.set('northd_internal_version', NORTHD_INTERNAL_VERSION);
-  }
+function optionsFrom(db: Database, g: nb.NB_Global, vxlan: boolean): Map<string, string> {
+  const options = new Map<string, string>(g.options);
+  // A value that parses is copied as written; ovn-northd replaces one that does not.
+  if (nbSvcMonitorMac(g) === undefined) options.set('svc_monitor_mac', derivedSvcMonitorMac(g._uuid));
+  const prefix = macPrefixOf(db);
+  options.set('mac_prefix', [16, 8, 0].map((shift) => ((prefix >>> shift) & 0xff).toString(16).padStart(2, '0')).join(':'));
+  options.set('max_tunid', String(vxlan ? DATAPATH_KEY_MAX_VXLAN : DATAPATH_KEY_MAX));
+  options.set('northd_internal_version', NORTHD_INTERNAL_VERSION);
   return new Map([...options].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 

@@ -208,7 +208,8 @@ export class AckWriter {
   /** Drops the holds the log has caught up with, writes those that have lasted followerHoldMs. */
   private endHolds(): void {
     const now = this.timers.now();
-    for (const [chassis, e] of [...this.held]) {
+    // Deleting the entry being visited is safe in a Map's iteration; write() does not touch held.
+    for (const [chassis, e] of this.held) {
       if (this.logHas(chassis, e.nbCfg)) this.held.delete(chassis);
       else if (e.since + this.holdMs() <= now) {
         this.held.delete(chassis);
