@@ -295,6 +295,15 @@ export function lex(input: string): LexResult {
         continue;
       }
       case '"': {
+        // Most strings (port names) hold no escape: one slice, not a string per character.
+        const close = input.indexOf('"', p + 1);
+        let plain = close >= 0;
+        for (let i = p + 1; plain && i < close; i++) if (input.charCodeAt(i) === 0x5c) plain = false;
+        if (plain) {
+          tokens.push({ kind: 'string', value: input.slice(p + 1, close), text: input.slice(p, close + 1), offset: p });
+          p = close + 1;
+          continue;
+        }
         let e = p + 1;
         let value = '';
         for (;;) {

@@ -46,3 +46,19 @@ t.test('identifiers, strings, address sets and port groups', async (t) => {
       'id', 'punct', 'portGroup', 'end']);
   }
 });
+
+t.test('quoted strings: value, text and offset, with and without escapes', async (t) => {
+  const strings = (input: string): unknown[] => {
+    const r = lex(input);
+    if ('error' in r) return [r.error];
+    return r.tokens.filter((x) => x.kind === 'string').map((x) => x.kind === 'string' && [x.value, x.text, x.offset]);
+  };
+  t.same(strings('outport = "lp1"; output;'), [['lp1', '"lp1"', 10]], 'a plain string');
+  t.same(strings('""'), [['', '""', 0]], 'the empty string');
+  t.same(strings('{"a", "b\\"c", "d"}'), [['a', '"a"', 1], ['b"c', '"b\\"c"', 6], ['d', '"d"', 14]], 'an escaped quote between plain strings');
+  t.same(strings('"x" "\\\\y\\n"'), [['x', '"x"', 0], ['\\y\n', '"\\\\y\\n"', 4]], 'a plain string, then escapes after its closing quote');
+  t.same(strings('"\\u0041b"'), [['Ab', '"\\u0041b"', 0]], 'a \\u escape');
+  t.same(strings('inport == "lp1'), [{ message: 'Input ends inside quoted string.', offset: 10 }], 'unterminated');
+  t.same(strings('"a\\'), [{ message: 'Input ends inside quoted string.', offset: 0 }], 'unterminated after a backslash');
+  t.same(strings('"a\\q"'), [{ message: 'Invalid escape `\\q\' in quoted string.', offset: 2 }], 'an unknown escape');
+});
