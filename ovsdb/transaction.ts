@@ -825,6 +825,9 @@ function precommit(x: Execution): RowChange[] {
       for (const p of list) {
         if (p.current === undefined) continue;
         const row = p.current;
+        // A modified row that keeps its key held it before, uniquely: a row that takes the
+        // key from it meets it below through the committed index, so it needs no check here.
+        if (p.old !== undefined && keyKept(types, cols, p.old, row)) continue;
         const key = indexKey(types, cols.map((c) => row[c] as Value));
         const other = seen.get(key) ?? (t.uniqueIndexes[i] as Map<string, Uuid>).get(key);
         const otherNow = other === undefined || other === row._uuid ? undefined : overlay.get(t, other);
@@ -850,7 +853,9 @@ function precommit(x: Execution): RowChange[] {
     const row = p.current;
     if (p.old === undefined) changes.push(insertChange(name, row));
     else {
-      const columns = [...p.table.schema.columns.values()].filter((c) => !valuesEqual(c.type, (p.old as Row)[c.name] as Value, row[c.name] as Value)).map((c) => c.name);
+      const old = p.old;
+      const columns: string[] = [];
+      for (const c of p.table.schema.columns.values()) if (!valuesEqual(c.type, old[c.name] as Value, row[c.name] as Value)) columns.push(c.name);
       // A row can come out of weak-reference cleanup equal to how it started (an update that
       // only set a dangling weak reference). ovsdb-server still counts it as modified and gives
       // it a new _version; so do we, with an empty list of changed columns.
@@ -858,6 +863,15 @@ function precommit(x: Execution): RowChange[] {
     }
   }
   return changes;
+}
+
+/** Whether `next` has the same values as `prev` in every column of one index. */
+function keyKept(types: readonly ColumnType[], cols: readonly string[], prev: Row, next: Row): boolean {
+  for (let i = 0; i < cols.length; i++) {
+    const c = cols[i] as string;
+    if (!valuesEqual(types[i] as ColumnType, prev[c] as Value, next[c] as Value)) return false;
+  }
+  return true;
 }
 
 function byTableThenUuid(a: Pending, b: Pending): number {

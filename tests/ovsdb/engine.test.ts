@@ -144,6 +144,28 @@ t.test('unique index: swapping two names in one transaction is allowed, a duplic
   if (dup.kind === 'failed') t.same(dup.error.error, 'constraint violation');
 });
 
+t.test('unique index: a row that keeps its key still refuses another row taking it', async (t) => {
+  const { db, run } = fresh();
+  committed(t, run([{ op: 'insert', table: 'Switch', row: { name: 'a' } }, { op: 'insert', table: 'Switch', row: { name: 'b' } }]));
+  const refused = (ops: unknown[], what: string): void => {
+    const out = run(ops);
+    t.equal(out.kind, 'failed', what);
+    if (out.kind === 'failed') t.equal(out.error.error, 'constraint violation', what);
+  };
+  const keep = { op: 'update', table: 'Switch', where: [['name', '==', 'a']], row: { owner: 'x' } };
+  const before = JSON.stringify(dumpDatabaseJson(db));
+  refused([keep, { op: 'update', table: 'Switch', where: [['name', '==', 'b']], row: { name: 'a' } }], 'kept, then taken by an update');
+  refused([{ op: 'update', table: 'Switch', where: [['name', '==', 'b']], row: { name: 'a' } }, keep], 'taken by an update, then kept');
+  refused([keep, { op: 'insert', table: 'Switch', row: { name: 'a' } }], 'kept, then taken by an insert');
+  refused([{ op: 'update', table: 'Switch', where: [['name', '==', 'a']], row: { name: 'a', owner: 'y' } }, { op: 'insert', table: 'Switch', row: { name: 'a' } }], 'set to the same value, then taken');
+  t.equal(JSON.stringify(dumpDatabaseJson(db)), before, 'nothing changed');
+  const out = run([keep]);
+  committed(t, out);
+  if (out.kind === 'committed') t.same(out.delta.changes.map((c) => c.kind === 'modify' ? c.columns : c.kind), [['owner']], 'the kept key is not among the changed columns');
+  committed(t, run([keep, { op: 'update', table: 'Switch', where: [['name', '==', 'b']], row: { name: 'c' } }, { op: 'insert', table: 'Switch', row: { name: 'b' } }]));
+  t.same([...db.rows('Switch').values()].map((r) => r.name).sort(), ['a', 'b', 'c'], 'a key given up is free to take in the same transaction');
+});
+
 t.test('wait: timeout 0 fails at once, no timeout blocks, a later change satisfies it', async (t) => {
   const { run } = fresh();
   const wait = (timeout?: number): unknown => ({ op: 'wait', ...(timeout === undefined ? {} : { timeout }), table: 'Switch', where: [], columns: ['name'], until: '==', rows: [{ name: 'x' }] });
