@@ -17,7 +17,7 @@ import { encodeCommand, nbTxn, sbTxn } from './commands.js';
 import type { HistoryLimits } from './history.js';
 import { History, databaseBytes, historyDefaults } from './history.js';
 import type { ApplyResult, CommitEvent, Projection } from './nb-state-machine.js';
-import { NbStateMachine, mergeDeltas } from './nb-state-machine.js';
+import { LaggardCursor, NbStateMachine, mergeDeltas } from './nb-state-machine.js';
 import { NbGroupProposer, groupDefaults, type GroupLimits } from './nb-group-proposer.js';
 import { NorthdProjection } from './northd-projection.js';
 import { joinSbGlobal, sbViewDelta } from './sb-global-view.js';
@@ -100,6 +100,8 @@ export const centralLimits = {
   cfgWaitMsMax: 600_000,
   /** How long a forwarded write's reply waits for this replica to apply it. */
   applyWaitMsMax: 10_000,
+  /** nb_cfg targets whose search for a chassis short of them is kept (the oldest goes first). */
+  laggardCursorsMax: 4,
 } as const;
 
 /** NB_Global's nb_cfg and the two values that follow it (0 when NB_Global has no row yet). */
@@ -220,9 +222,12 @@ export class CentralNode {
   readonly sessions = new Sessions();
   /** Agents' acks heard here or relayed by other members, not yet committed (Wait(HV) counts them). */
   readonly liveAcks = new LiveAcks((uuid) => this.sm.chassis.get('Chassis_Private', uuid)?.nb_cfg as number | undefined);
-  /** liveReaches' state: the revision at which acks were last pruned, the row that last held a Wait back. */
+  /**
+   * liveReaches' state: the revision at which acks were last pruned; by target, where its search
+   * for a chassis short of it stopped (a Wait and the ack writer may ask about different ones).
+   */
   private livePrunedAt = -1;
-  private liveLaggard: string | undefined;
+  private readonly liveCursors = new Map<number, LaggardCursor>();
   private readonly commitListeners = new Set<(e: CommitEvent) => void>();
   /** Groups the NB transactions proposed in one turn into one entry (server/nb-group-proposer.ts). */
   readonly nbGroups: NbGroupProposer;
@@ -751,8 +756,8 @@ export class CentralNode {
   /**
    * Whether hv_cfg reaches `target` counting the acks this member has heard but the log does not
    * hold yet (server/live-acks.ts). Acks the database already holds are pruned once per
-   * revision (not at every ack heard), and the row that held the answer back last time is
-   * looked at first (NbStateMachine.hvCfgLaggard).
+   * revision (not at every ack heard), and the search for a chassis short of the target goes on
+   * from where it stopped last time (NbStateMachine.hvCfgLaggard).
    */
   private liveReaches(target: number): boolean {
     if (this.livePrunedAt !== this.revision) {
@@ -760,8 +765,12 @@ export class CentralNode {
       this.livePrunedAt = this.revision;
     }
     if (this.liveAcks.size === 0) return false;
-    this.liveLaggard = this.sm.hvCfgLaggard(target, (uuid) => this.liveAcks.get(uuid), this.liveLaggard);
-    return this.liveLaggard === undefined;
+    let cursor = this.liveCursors.get(target);
+    if (cursor === undefined) {
+      if (this.liveCursors.size >= centralLimits.laggardCursorsMax) this.liveCursors.delete(this.liveCursors.keys().next().value as number);
+      this.liveCursors.set(target, (cursor = new LaggardCursor()));
+    }
+    return this.sm.hvCfgLaggard(target, (uuid) => this.liveAcks.get(uuid), cursor) === undefined;
   }
 
   /** For 'linearizable': a ReadIndex round, then this replica has applied at least that far. */

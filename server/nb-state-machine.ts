@@ -89,6 +89,17 @@ function ackedWith(priv: Row, live: (privUuid: string) => number | undefined): n
 /** hvCfgLaggard's answer when NB_Global.nb_cfg itself is below the target. */
 export const NB_GLOBAL_LAGS = 'NB_Global';
 
+/**
+ * Where NbStateMachine.hvCfgLaggard's search for a chassis short of `target` stopped: the
+ * Chassis_Private rows as its last full pass found them, and the position of the one that held
+ * the answer back. Kept by the caller between calls; a new target starts a new pass.
+ */
+export class LaggardCursor {
+  target = Number.NaN;
+  rows: readonly string[] = [];
+  at = 0;
+}
+
 /** What one applied entry produced, handed to the node that proposed it. */
 export type ApplyResult =
   | { readonly kind: 'committed'; readonly results: unknown[]; readonly revision: number }
@@ -677,17 +688,34 @@ export class NbStateMachine implements StateMachine {
   /**
    * Whether hvCfgWith(live) reaches `target`: the UUID of a counted Chassis_Private row that
    * holds it below `target` (NB_GLOBAL_LAGS when nb_cfg itself is below it), or undefined when
-   * nothing does. The row `first` is looked at first: a Wait asks again at every ack it hears,
-   * and the row that held it back last time usually still does, so a round of n acks costs
-   * about n lookups rather than n scans of n rows.
+   * nothing does. A Wait asks again at every ack it hears; `cursor` (the caller's, kept between
+   * calls) is where the last search stopped, so that for one target the rows already past are
+   * not looked at again: a round of n acks costs about 4n row lookups in whatever order the acks
+   * come, where searching from the first row every time cost n * n / 2 when they came in the
+   * rows' order (5.5 ms a round at 500 chassis in a loop, 27 ms at 1,000). Undefined is only
+   * answered after a pass over every row as it is then: rows come and go, a chassis may come to
+   * count, and a client may write a lower nb_cfg.
    */
-  hvCfgLaggard(target: number, live: (privUuid: string) => number | undefined, first?: string): string | undefined {
+  hvCfgLaggard(target: number, live: (privUuid: string) => number | undefined, cursor: LaggardCursor = new LaggardCursor()): string | undefined {
     const global = this.db.rows('NB_Global').values().next().value;
     if ((typeof global?.nb_cfg === 'number' ? global.nb_cfg : 0) < target) return NB_GLOBAL_LAGS;
     const lags = (priv: Row | undefined): boolean => priv !== undefined && this.countsForHvCfg(priv) && ackedWith(priv, live) < target;
-    if (first !== undefined && first !== NB_GLOBAL_LAGS && lags(this.sb.get('Chassis_Private', first))) return first;
-    for (const priv of this.sb.rows('Chassis_Private').values()) if (lags(priv)) return priv._uuid;
-    return undefined;
+    if (cursor.target === target) {
+      for (; cursor.at < cursor.rows.length; cursor.at++) {
+        const uuid = cursor.rows[cursor.at] as string;
+        if (lags(this.sb.get('Chassis_Private', uuid))) return uuid;
+      }
+    }
+    const rows: string[] = [];
+    let found: number | undefined;
+    for (const priv of this.sb.rows('Chassis_Private').values()) {
+      if (found === undefined && lags(priv)) found = rows.length;
+      rows.push(priv._uuid);
+    }
+    cursor.target = target;
+    cursor.rows = rows;
+    cursor.at = found ?? rows.length;
+    return found === undefined ? undefined : rows[found];
   }
 
   /** hv_cfg's timestamp: the latest of the counted chassis that acknowledged exactly `cfg`. */
