@@ -132,6 +132,8 @@ export class AckWriter {
   private retryTimer: unknown;
   /** When the oldest pending ack came (timers.now()), and the timer that ends its wait. */
   private pendingSince = 0;
+  /** The highest nb_cfg in pending (0 when it is empty): holdBack asks at every ack. */
+  private pendingNewest = 0;
   private batchTimer: unknown;
   private closed = false;
   private counters = { transactions: 0, rowsWritten: 0, failures: 0 };
@@ -227,6 +229,7 @@ export class AckWriter {
     if (this.logHas(chassis, nbCfg)) return;
     if (this.pending.size === 0) this.pendingSince = this.timers.now();
     this.pending.set(chassis, nbCfg);
+    this.pendingNewest = Math.max(this.pendingNewest, nbCfg);
     this.flush();
   }
 
@@ -245,8 +248,7 @@ export class AckWriter {
   private holdBack(): boolean {
     const lagging = this.options.lagging;
     if (lagging === undefined) return false;
-    let newest = 0;
-    for (const v of this.pending.values()) newest = Math.max(newest, v);
+    const newest = this.pendingNewest;
     const waited = this.timers.now() - this.pendingSince;
     if (!lagging(newest) || waited >= ackLimits.batchMsMax) {
       this.stopBatchTimer();
@@ -292,6 +294,9 @@ export class AckWriter {
       // Only when it advances; a chassis without its Chassis_Private row has nothing to update.
       if (have !== undefined && have < nbCfg) batch.push([chassis, nbCfg]);
     }
+    // Once per batch (usually nothing is left): what stays pending sets the newest.
+    this.pendingNewest = 0;
+    for (const v of this.pending.values()) this.pendingNewest = Math.max(this.pendingNewest, v);
     if (batch.length === 0) return;
     const at = this.now();
     const ops = batch.map(([chassis, nbCfg]) => ({
@@ -316,7 +321,10 @@ export class AckWriter {
         // No leader, or the outcome is unknown: the guarded updates are safe to send again.
         this.counters.failures++;
         this.lastError = (err as Error).message;
-        for (const [chassis, nbCfg] of batch) if ((this.pending.get(chassis) ?? -1) < nbCfg) this.pending.set(chassis, nbCfg);
+        for (const [chassis, nbCfg] of batch) {
+          if ((this.pending.get(chassis) ?? -1) < nbCfg) this.pending.set(chassis, nbCfg);
+          this.pendingNewest = Math.max(this.pendingNewest, nbCfg);
+        }
         this.retryTimer = this.timers.setTimeout(() => {
           this.retryTimer = undefined;
           this.flush();

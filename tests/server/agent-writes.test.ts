@@ -135,6 +135,23 @@ t.test('acks: wait for the other agents here to acknowledge the same, up to batc
   t.equal(tg.txns.length, 4, 'hv1 after the wait, then hv2 alone at once: nobody lags');
 });
 
+t.test('acks: the wait is for the newest nb_cfg still pending, not for one already written', async (t) => {
+  const tg = target({ hv1: 0, hv2: 0 });
+  const clock = new FakeTimers();
+  // An agent here has installed up to nb_cfg 4.
+  const lagging = (nbCfg: number): boolean => nbCfg > 4;
+  const w = new AckWriter(tg, () => 5, { lagging, timers: clock });
+  t.teardown(() => w.close());
+  w.record('hv1', 5);
+  t.equal(tg.txns.length, 0, 'nb_cfg 5 waits: an agent here is behind it');
+  await clock.advance(ackLimits.batchMsMax);
+  t.equal(tg.txns.length, 1, `written after ${ackLimits.batchMsMax} ms`);
+  await settle();
+  w.record('hv2', 3);
+  t.equal(tg.txns.length, 2, 'nb_cfg 3, which every agent here has, goes at once');
+  t.equal(clock.pending, 0, 'and no timer is left');
+});
+
 t.test('acks: a chassis is found by name even after Chassis_Private rows come, go and change places', async (t) => {
   // The fake target numbers rows by their order in `privs`: reordering it gives each name
   // another row uuid, as a chassis leaving and registering again does.
