@@ -690,7 +690,7 @@ export class NbStateMachine implements StateMachine {
    * holds it below `target` (NB_GLOBAL_LAGS when nb_cfg itself is below it), or undefined when
    * nothing does. A Wait asks again at every ack it hears; `cursor` (the caller's, kept between
    * calls) is where the last search stopped, so that for one target the rows already past are
-   * not looked at again: a round of n acks costs about 4n row lookups in whatever order the acks
+   * not looked at again: a round of n acks costs about 3n row lookups in whatever order the acks
    * come, where searching from the first row every time cost n * n / 2 when they came in the
    * rows' order (5.5 ms a round at 500 chassis in a loop, 27 ms at 1,000). Undefined is only
    * answered after a pass over every row as it is then: rows come and go, a chassis may come to
