@@ -16,7 +16,10 @@
 //   - AGENT_COUNTS (default 100,500) in-memory agents (SbStream + AgentFlows over a
 //     MemorySwitch + a LocalView with one VIF, acking each applied update) in this process,
 //     dealt over worker threads (one per AGENT_PER_WORKER, default 32) with a heap each, each bound
-//     to its own port of one switch, against a 3-process `ovnts up` cluster: the --wait=hv
+//     to its own port of one switch (the agents of a worker share a compile cache,
+//     agent/flows/compile-cache.ts: each hypervisor compiles on a CPU of its own, alongside the
+//     others, where here every agent's compile would queue for the same two cores;
+//     AGENT_SHARED_COMPILE=0 has each compile alone), against a 3-process `ovnts up` cluster: the --wait=hv
 //     latency of an LSP add on that switch (every agent must install and acknowledge it), and
 //     the central members' RSS growth per agent stream (VmRSS of the member processes before
 //     the agents connect and once all are bound and settled; heap from their /metrics).
@@ -78,6 +81,7 @@ const oneWarmupRounds = Number(process.env.AGENT_ONE_WARMUP ?? 2000);
  */
 const agentWorkersFixed = process.env.AGENT_WORKERS === undefined ? undefined : Number(process.env.AGENT_WORKERS);
 const agentsPerWorker = Number(process.env.AGENT_PER_WORKER ?? 32);
+const shareCompiles = process.env.AGENT_SHARED_COMPILE !== '0';
 const workersFor = (n: number): number => agentWorkersFixed ?? Math.max(1, Math.ceil(n / agentsPerWorker));
 const waitMsMax = 180_000;
 /** AGENT_PROFILE=PATH: a V8 CPU profile of this process over the N-agent rounds only, written to PATH.<N>.cpuprofile. */
@@ -401,7 +405,7 @@ async function oursManyAgents(n: number, runIndex: number): Promise<ManyAgents> 
     const heapBefore = await Promise.all(env.metrics.map(memberHeapBytes));
     const t0 = performance.now();
     const specs = ports.map((port, k) => ({ name: `hv${k}`, port, k }));
-    const agents = (pool = AgentPool.start(specs, env.sbGrpc, workersFor(n)));
+    const agents = (pool = AgentPool.start(specs, env.sbGrpc, workersFor(n), shareCompiles));
     let last = await agents.status();
     const context = (): string => `: ${n - last.bound} unbound; ${last.failing} with errors${last.firstError === '' ? '' : ` (${last.firstError})`}`;
     const all = (k: 'registered' | 'bound') => async (): Promise<true | undefined> => {

@@ -5,11 +5,17 @@
 // in the chassis's own id space — and one input the cache refuses: rows that ask
 // is_chassis_resident() or need groups (ct_lb, fwd_group, select) are always compiled by each agent.
 //
-// Entries are found by the row object itself (agents fed the same snapshot share row objects)
-// and a signature of every other row the compile read: the datapath and each port, multicast
-// group, address set and port group the row's text names, by _version. A cached result's flow
-// objects are shared between agents when nothing chassis-specific changes them, which is most
-// of the memory saving. Bounded: past entriesMax the cache starts empty again.
+// Entries are found by the row's UUID and a signature of what the compile read: the row's own
+// _version and, by _version, the datapath and each port, multicast group, address set and port
+// group the row's text names. A row's _version changes whenever its content does (the
+// central's are hashes of the content), so agents that decoded the same rows from streams of
+// their own, each holding its own row objects, find each other's entries. A cached result's flow objects are shared between agents when nothing
+// chassis-specific changes them, which is most of the memory saving.
+//
+// Bounded by two generations of at most `generationEntriesMax` entries each: when the current
+// one is full it becomes the previous one and the one before is dropped; a hit in the previous
+// generation moves to the current one. Entries no agent asks for any more (a row changed, a
+// port it names moved) so leave within two generations.
 
 import type { FlowSpec, MaskedValue, OfAction } from '../openflow/types.js';
 
@@ -20,29 +26,43 @@ export interface CachedCompile {
 }
 
 export class SharedCompileCache {
-  private byRow = new WeakMap<object, Map<string, CachedCompile>>();
-  private entries = 0;
-  readonly counters = { hits: 0, misses: 0, resets: 0 };
+  private current = new Map<string, CachedCompile>();
+  private previous = new Map<string, CachedCompile>();
+  readonly counters = { hits: 0, misses: 0, generations: 0 };
 
-  constructor(readonly entriesMax = 2_000_000) {}
+  constructor(readonly generationEntriesMax = 50_000) {}
 
-  get(row: object, key: string): CachedCompile | undefined {
-    const hit = this.byRow.get(row)?.get(key);
+  /** Entries held, both generations. */
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  get(row: { readonly _uuid: string }, key: string): CachedCompile | undefined {
+    const k = `${row._uuid}|${key}`;
+    let hit = this.current.get(k);
+    if (hit === undefined) {
+      hit = this.previous.get(k);
+      if (hit !== undefined) {
+        this.previous.delete(k);
+        this.put(k, hit);
+      }
+    }
     if (hit === undefined) this.counters.misses++;
     else this.counters.hits++;
     return hit;
   }
 
-  set(row: object, key: string, value: CachedCompile): void {
-    if (this.entries >= this.entriesMax) {
-      this.byRow = new WeakMap();
-      this.entries = 0;
-      this.counters.resets++;
+  set(row: { readonly _uuid: string }, key: string, value: CachedCompile): void {
+    this.put(`${row._uuid}|${key}`, value);
+  }
+
+  private put(k: string, value: CachedCompile): void {
+    if (this.current.size >= this.generationEntriesMax && !this.current.has(k)) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.counters.generations++;
     }
-    let m = this.byRow.get(row);
-    if (m === undefined) this.byRow.set(row, (m = new Map()));
-    if (!m.has(key)) this.entries++;
-    m.set(key, value);
+    this.current.set(k, value);
   }
 }
 

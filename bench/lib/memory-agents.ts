@@ -7,6 +7,7 @@
 // between rounds; nothing crosses threads inside a timed round.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { AgentFlows } from '../../agent/flows/agent-flows.js';
+import { SharedCompileCache } from '../../agent/flows/compile-cache.js';
 import { MemorySwitch } from '../../agent/flows/memory-switch.js';
 import type { LocalView } from '../../agent/local-view.js';
 import type { SbUpdate } from '../../agent/sb-source.js';
@@ -46,7 +47,7 @@ type Request =
  */
 class MemoryAgent {
   readonly source: SbStream;
-  readonly flows = new AgentFlows(new MemorySwitch());
+  readonly flows: AgentFlows;
   readonly view: LocalView;
   registered = false;
   bound = false;
@@ -55,7 +56,8 @@ class MemoryAgent {
   applyMsTotal = 0;
   nbCfgInstalledAtMs = 0;
 
-  constructor(readonly spec: AgentSpec, endpoints: readonly string[]) {
+  constructor(readonly spec: AgentSpec, endpoints: readonly string[], cache: SharedCompileCache | undefined) {
+    this.flows = new AgentFlows(new MemorySwitch(), cache === undefined ? {} : { sharedCache: cache });
     this.source = new SbStream({ endpoints });
     this.view = { chassis: spec.name, vifs: new Map([[spec.port, 1]]), tunnels: new Map(), localnetPatches: new Map() };
   }
@@ -123,8 +125,9 @@ function sumStatus(xs: readonly AgentsStatus[]): AgentsStatus {
 function runWorker(): void {
   const port = parentPort;
   if (port === null) throw new Error('memory-agents: not started as a worker');
-  const { specs, endpoints } = workerData as { specs: AgentSpec[]; endpoints: string[] };
-  const agents = specs.map((s) => new MemoryAgent(s, endpoints).start());
+  const { specs, endpoints, shareCompiles } = workerData as { specs: AgentSpec[]; endpoints: string[]; shareCompiles: boolean };
+  const cache = shareCompiles ? new SharedCompileCache() : undefined;
+  const agents = specs.map((s) => new MemoryAgent(s, endpoints, cache).start());
   port.on('message', (req: Request) => {
     switch (req.cmd) {
       case 'status':
@@ -166,12 +169,12 @@ export class AgentPool {
     this.pending.clear();
   }
 
-  static start(specs: readonly AgentSpec[], endpoints: readonly string[], workers: number): AgentPool {
+  static start(specs: readonly AgentSpec[], endpoints: readonly string[], workers: number, shareCompiles = true): AgentPool {
     const count = Math.max(1, Math.min(workers, specs.length));
     const slices: AgentSpec[][] = Array.from({ length: count }, () => []);
     specs.forEach((s, i) => (slices[i % count] as AgentSpec[]).push(s));
     const self = new URL(import.meta.url);
-    return new AgentPool(slices.map((slice) => new Worker(self, { workerData: { specs: slice, endpoints: [...endpoints] } })));
+    return new AgentPool(slices.map((slice) => new Worker(self, { workerData: { specs: slice, endpoints: [...endpoints], shareCompiles } })));
   }
 
   get threads(): number {
