@@ -55,6 +55,8 @@ export interface AgingPlan {
  * `limit`, at most that many rows, the oldest, and the next look after removalDelayMs.
  */
 export function macBindingAgingPlan(nbRows: Rows, sbRows: Rows, nowMs: number, limit: number): AgingPlan {
+  // No bindings, nothing ages: the routers are not read (this runs after every change to them).
+  if (sbRows('MAC_Binding').size === 0) return { expired: [], nextMs: undefined };
   const thresholdByDp = new Map<Uuid, number>();
   for (const row of sbRows('Datapath_Binding').values()) {
     const dp = row as unknown as sb.Datapath_Binding;
@@ -103,34 +105,45 @@ export interface StaleRow {
  * key in that datapath; IGMP_Group rows without a datapath or whose datapath is gone.
  */
 export function staleRows(sbRows: Rows, max: number = housekeepingLimits.staleRowsPerTxnMax): StaleRow[] {
+  const macBindings = sbRows('MAC_Binding');
+  const fdbs = sbRows('FDB');
+  const igmpGroups = sbRows('IGMP_Group');
+  // The looks come after every change to the port bindings (every port added, bound or moved):
+  // with none of the chassis' rows to check, the bindings are not read at all, and otherwise
+  // only what the rows present need.
+  if (macBindings.size === 0 && fdbs.size === 0 && igmpGroups.size === 0) return [];
   const dps = sbRows('Datapath_Binding');
   const out: StaleRow[] = [];
   const ports = new Set<string>();
   const portKeys = new Map<Uuid, Set<number>>();
-  for (const row of sbRows('Port_Binding').values()) {
-    const pb = row as unknown as sb.Port_Binding;
-    ports.add(pb.logical_port);
-    let keys = portKeys.get(pb.datapath);
-    if (keys === undefined) portKeys.set(pb.datapath, (keys = new Set()));
-    keys.add(pb.tunnel_key);
+  if (macBindings.size > 0 || fdbs.size > 0) {
+    for (const row of sbRows('Port_Binding').values()) {
+      const pb = row as unknown as sb.Port_Binding;
+      ports.add(pb.logical_port);
+      let keys = portKeys.get(pb.datapath);
+      if (keys === undefined) portKeys.set(pb.datapath, (keys = new Set()));
+      keys.add(pb.tunnel_key);
+    }
   }
-  const collect = (table: StaleRow['table'], stale: (row: Row) => boolean): void => {
+  const collect = (table: StaleRow['table'], rows: ReadonlyMap<string, Row>, stale: (row: Row) => boolean): void => {
     const found: Uuid[] = [];
-    for (const row of sbRows(table).values()) if (stale(row)) found.push(row._uuid);
+    for (const row of rows.values()) if (stale(row)) found.push(row._uuid);
     for (const uuid of found.sort()) if (out.length < max) out.push({ table, uuid });
   };
-  collect('MAC_Binding', (row) => {
+  collect('MAC_Binding', macBindings, (row) => {
     const mb = row as unknown as sb.MAC_Binding;
     return !dps.has(mb.datapath) || !ports.has(mb.logical_port);
   });
-  const dpByKey = new Map<number, Uuid>();
-  for (const row of dps.values()) dpByKey.set((row as unknown as sb.Datapath_Binding).tunnel_key, row._uuid);
-  collect('FDB', (row) => {
-    const fdb = row as unknown as sb.FDB;
-    const dp = dpByKey.get(fdb.dp_key);
-    return dp === undefined || portKeys.get(dp)?.has(fdb.port_key) !== true;
-  });
-  collect('IGMP_Group', (row) => {
+  if (fdbs.size > 0) {
+    const dpByKey = new Map<number, Uuid>();
+    for (const row of dps.values()) dpByKey.set((row as unknown as sb.Datapath_Binding).tunnel_key, row._uuid);
+    collect('FDB', fdbs, (row) => {
+      const fdb = row as unknown as sb.FDB;
+      const dp = dpByKey.get(fdb.dp_key);
+      return dp === undefined || portKeys.get(dp)?.has(fdb.port_key) !== true;
+    });
+  }
+  collect('IGMP_Group', igmpGroups, (row) => {
     const dp = (row as unknown as sb.IGMP_Group).datapath[0];
     return dp === undefined || !dps.has(dp);
   });

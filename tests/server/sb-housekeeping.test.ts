@@ -101,6 +101,33 @@ t.test('stale rows: MAC bindings, FDB entries and IGMP groups whose datapath or 
   t.same(staleOps([{ table: 'FDB', uuid: 'f-dp-key' }]), [{ op: 'delete', table: 'FDB', where: [['_uuid', '==', ['uuid', 'f-dp-key']]] }]);
 });
 
+t.test('with none of the chassis rows, the looks read no bindings and no routers', async (t) => {
+  // Each look follows a change to the port bindings: on a cluster that has no MAC bindings, FDB
+  // entries or IGMP groups it must not walk every port binding and datapath to find nothing.
+  const v = views({ lr1: { mac_binding_age_threshold: '60' } }, []);
+  const read = new Map<string, number>();
+  const counted = (rows: (table: string) => ReadonlyMap<string, Row>) => (table: string): ReadonlyMap<string, Row> => {
+    const m = rows(table);
+    // Reading the size is free; a walk over the rows is what counts.
+    return new Proxy(m, {
+      get(target, prop) {
+        if (prop === 'values' || prop === 'keys' || prop === 'entries' || prop === Symbol.iterator) read.set(table, (read.get(table) ?? 0) + 1);
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+  t.same(staleRows(counted(v.sbRows)), []);
+  t.same(macBindingAgingPlan(counted(v.nbRows), counted(v.sbRows), NOW, 0), { expired: [], nextMs: undefined });
+  t.same([...read.keys()], [], 'no table walked');
+  // One IGMP group: the groups and the datapaths are read, the port bindings still not.
+  const sb = (table: string): ReadonlyMap<string, Row> =>
+    table === 'IGMP_Group' ? new Map([['g', { _uuid: 'g', _version: '', datapath: ['dp-gone'] } as unknown as Row]]) : v.sbRows(table);
+  t.same(staleRows(counted(sb)).map((r) => r.uuid), ['g']);
+  t.notOk(read.has('Port_Binding'), 'an IGMP group alone needs no port binding');
+  t.ok(read.has('IGMP_Group'));
+});
+
 /** A fake target: the view above, a leader flag, transactions applied to the view (or failed). */
 function fakeTarget(v: ReturnType<typeof views>): { target: ConstructorParameters<typeof SbHousekeeping>[0]; txns: unknown[][]; leader: { on: boolean }; fail: { next: number } } {
   const txns: unknown[][] = [];
