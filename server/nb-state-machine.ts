@@ -430,7 +430,7 @@ export class NbStateMachine implements StateMachine {
     // A stream of its own for the _version this update takes.
     const optionsSeed: UuidSeed = [(seed[0] ^ 0x6e6f7074) >>> 0, seed[1], seed[2], seed[3] || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(optionsSeed) });
-    assert.ok(out.kind === 'committed', `northd's write of NB_Global.options cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`northd's write of NB_Global.options cannot fail: ${JSON.stringify(out)}`);
     this.ipam?.observe(out.delta);
     return out.delta;
   }
@@ -445,7 +445,7 @@ export class NbStateMachine implements StateMachine {
     // A stream of its own for the _version these updates take.
     const bfdSeed: UuidSeed = [seed[0], (seed[1] ^ 0x0bfd5eed) >>> 0, seed[2], seed[3] || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(bfdSeed) });
-    assert.ok(out.kind === 'committed', `northd's writes of BFD.status cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`northd's writes of BFD.status cannot fail: ${JSON.stringify(out)}`);
     this.ipam?.observe(out.delta);
     return out.delta;
   }
@@ -516,7 +516,7 @@ export class NbStateMachine implements StateMachine {
     // A stream of its own for the _version these updates take (syncCfg's is another).
     const writeSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x1b873593) >>> 0 || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(writeSeed) });
-    assert.ok(out.kind === 'committed', `northd's writes of switch ports cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`northd's writes of switch ports cannot fail: ${JSON.stringify(out)}`);
     ipam.observe(out.delta);
     return out.delta;
   }
@@ -580,7 +580,7 @@ export class NbStateMachine implements StateMachine {
     if (ops.length === 0) return { changes: [] };
     const upSeed: UuidSeed = [seed[0], seed[1], (seed[2] ^ 0x27d4eb2f) >>> 0, seed[3] || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(upSeed) });
-    assert.ok(out.kind === 'committed', `updating Logical_Switch_Port.up cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`updating Logical_Switch_Port.up cannot fail: ${JSON.stringify(out)}`);
     return out.delta;
   }
 
@@ -604,7 +604,7 @@ export class NbStateMachine implements StateMachine {
     if (ops.length === 0) return { changes: [] };
     const prefixSeed: UuidSeed = [seed[0], (seed[1] ^ 0x70726566) >>> 0, seed[2], seed[3] || 1];
     const out = transact(this.db, ops, { newUuid: uuidSource(prefixSeed) });
-    assert.ok(out.kind === 'committed', `writing Logical_Router_Port.ipv6_prefix cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`writing Logical_Router_Port.ipv6_prefix cannot fail: ${JSON.stringify(out)}`);
     return out.delta;
   }
 
@@ -748,7 +748,7 @@ export class NbStateMachine implements StateMachine {
     // A stream of its own, distinct from the transaction's, for the _version this update takes.
     const cfgSeed: UuidSeed = [seed[0], seed[1], seed[2], (seed[3] ^ 0x5bd1e995) >>> 0 || 1];
     const out = transact(this.db, [{ op: 'update', table: 'NB_Global', where: [['_uuid', '==', ['uuid', global._uuid]]], row }], { newUuid: uuidSource(cfgSeed) });
-    assert.ok(out.kind === 'committed', `updating NB_Global's *_cfg cannot fail: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`updating NB_Global's *_cfg cannot fail: ${JSON.stringify(out)}`);
     return out.delta;
   }
 

@@ -283,7 +283,7 @@ class ServerDb {
     const row = this.status();
     if (this.uuid === undefined) {
       const out = transact(this.db, [{ op: 'insert', table: 'Database', row }], { newUuid: this.newUuid });
-      assert.ok(out.kind === 'committed', `_Server insert failed: ${JSON.stringify(out)}`);
+      if (out.kind !== 'committed') assert.fail(`_Server insert failed: ${JSON.stringify(out)}`);
       this.uuid = (out.results[0] as { uuid: [string, string] }).uuid[1];
       this.reported = { leader: row.leader, connected: row.connected, index: row.index };
       return out.delta;
@@ -293,7 +293,7 @@ class ServerDb {
     this.reported = { leader: row.leader, connected: row.connected, index: row.index };
     const update = { connected: row.connected, leader: row.leader, index: row.index };
     const out = transact(this.db, [{ op: 'update', table: 'Database', where: [['_uuid', '==', ['uuid', this.uuid]]], row: update }], { newUuid: this.newUuid });
-    assert.ok(out.kind === 'committed', `_Server update failed: ${JSON.stringify(out)}`);
+    if (out.kind !== 'committed') assert.fail(`_Server update failed: ${JSON.stringify(out)}`);
     return out.delta.changes.length > 0 ? out.delta : undefined;
   }
 }
