@@ -9,8 +9,9 @@
 // _version and, by _version, the datapath and each port, multicast group, address set and port
 // group the row's text names. A row's _version changes whenever its content does (the
 // central's are hashes of the content), so agents that decoded the same rows from streams of
-// their own, each holding its own row objects, find each other's entries. A cached result's flow objects are shared between agents when nothing
-// chassis-specific changes them, which is most of the memory saving.
+// their own, each holding its own row objects, find each other's entries. A cached result's
+// flow objects are shared between agents when nothing chassis-specific changes them, which is
+// most of the memory saving.
 //
 // Bounded by two generations of at most `generationEntriesMax` entries each: when the current
 // one is full it becomes the previous one and the one before is dropped; a hit in the previous
