@@ -30,16 +30,20 @@ function valueEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** The columns (other than _uuid and _version) whose values differ between two rows. */
+/**
+ * The columns (other than _uuid and _version) of `b` whose values differ in `a`, in name order.
+ * Only the differing names are sorted (usually one or two), not every column of the row.
+ */
 export function changedColumns(a: Row, b: Row): string[] {
   const out: string[] = [];
   const ra = a as unknown as Record<string, unknown>;
   const rb = b as unknown as Record<string, unknown>;
-  for (const k of Object.keys(rb).sort()) {
+  // Rows are plain objects: for-in reads their own columns, without the array Object.keys makes.
+  for (const k in rb) {
     if (k === '_uuid' || k === '_version') continue;
     if (!valueEqual(ra[k], rb[k])) out.push(k);
   }
-  return out;
+  return out.length > 1 ? out.sort() : out;
 }
 
 function byKey(a: readonly [unknown, unknown], b: readonly [unknown, unknown]): number {

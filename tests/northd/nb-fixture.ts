@@ -56,6 +56,13 @@ export function viewText(view: SbView): string {
   return canonicalText(view);
 }
 
+/** How many columns a row has (_uuid and _version included). */
+function columnCount(row: object): number {
+  let n = 0;
+  for (const _ in row) n++;
+  return n;
+}
+
 /**
  * Compares two views exactly (tables, row UUIDs, every column including _version) without
  * serializing them; returns the first difference, or undefined when they are equal.
@@ -69,7 +76,7 @@ export function viewDifference(a: SbView, b: SbView): string | undefined {
       const other = rb.get(uuid);
       if (other === undefined) return `${table} ${uuid} only in the first: ${canonicalText(row)}`;
       const cols = changedColumns(row, other);
-      if (cols.length > 0 || row._version !== other._version || Object.keys(row).length !== Object.keys(other).length) {
+      if (cols.length > 0 || row._version !== other._version || columnCount(row) !== columnCount(other)) {
         return `${table} ${uuid} differs in [${cols.join(', ')}]:\n  ${canonicalText(row)}\n  ${canonicalText(other)}`;
       }
     }
