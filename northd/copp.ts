@@ -12,7 +12,7 @@ import type { Database, Uuid } from '../ovsdb/index.js';
 import type * as nb from '../ovsdb/rows/nb.js';
 import type * as sb from '../ovsdb/rows/sb.js';
 import { nbGet } from './nb.js';
-import { lflowUuid, shardOf } from './lflows/flow.js';
+import { lflowUuid, shardOfRef } from './lflows/flow.js';
 
 /** A datapath's CoPP: kind (Copp.meters key) → the meter its flows of that kind name. */
 export type CoppMeters = ReadonlyMap<string, string>;
@@ -63,7 +63,7 @@ export function coppKind(stage: string, priority: number, actions: string): stri
 function meteredFlow(f: sb.Logical_Flow, meter: string): sb.Logical_Flow {
   const stage = f.external_ids.get('stage-name') ?? '';
   return {
-    ...f, _uuid: lflowUuid(shardOf(f.logical_datapath[0] as Uuid), stage, f.priority, f.match, f.actions, meter), controller_meter: [meter],
+    ...f, _uuid: lflowUuid(shardOfRef(f.logical_datapath), stage, f.priority, f.match, f.actions, meter), controller_meter: [meter],
   };
 }
 

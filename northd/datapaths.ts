@@ -17,6 +17,7 @@ import { coppMetersOf } from './copp.js';
 import type { EngineNode, NodeInputs } from './engine.js';
 import type { TextSink } from './hash.js';
 import { hashUuid, hashUuidOfWritten } from './hash.js';
+import { datapathRef, shardOfKey } from './lflows/flow.js';
 import type { McastConfig } from './ip-multicast.js';
 import { ipMulticastUuid, putIpMulticast, routerMcastOf, switchMcastOf } from './ip-multicast.js';
 import { boolOption, nbGet, nbRows, optionInt } from './nb.js';
@@ -30,7 +31,10 @@ export interface DatapathInfo {
   readonly nbUuid: Uuid;
   readonly kind: 'switch' | 'router';
   readonly sbUuid: Uuid;
-  /** [sbUuid]: the logical_datapath value every flow of this datapath shares. */
+  /**
+   * [sbUuid]: the logical_datapath value every flow of this datapath shares, which also says its
+   * flows' shard (lflows/flow.ts, datapathRef): a new one when its key moves it to another shard.
+   */
   readonly logicalDatapath: readonly Uuid[];
   readonly key: number;
   readonly name: string;
@@ -323,8 +327,10 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     const sameMcast = sameData(d.mcast, old.mcast);
     const sameFwd = sameData(d.fwdGroups, old.fwdGroups);
     if (key === old.key && d.name === old.name && d.vlanPassthru === old.vlanPassthru && sameCopp && sameMcast && sameFwd && sameIds(current, ids)) continue;
+    const logicalDatapath = shardOfKey(key) === shardOfKey(old.key) ? old.logicalDatapath : datapathRef(old.sbUuid, shardOfKey(key));
     const info: DatapathInfo = {
-      ...old, key, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp, mcast: sameMcast ? old.mcast : d.mcast, fwdGroups: sameFwd ? old.fwdGroups : d.fwdGroups,
+      ...old, key, logicalDatapath, name: d.name, vlanPassthru: d.vlanPassthru, copp: sameCopp ? old.copp : d.copp, mcast: sameMcast ? old.mcast : d.mcast,
+      fwdGroups: sameFwd ? old.fwdGroups : d.fwdGroups,
     };
     data.byNb.set(nbUuid, info);
     data.bySb.set(info.sbUuid, info);
@@ -337,7 +343,7 @@ function applyDesired(data: DatapathsData, db: Database, touched: ReadonlyMap<Uu
     const key = data.keys.keyOf(nbUuid);
     if (key === undefined) continue;
     const sbUuid = datapathSbUuid(d.nbUuid);
-    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: Object.freeze([sbUuid]), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp, mcast: d.mcast,
+    const info: DatapathInfo = { nbUuid: d.nbUuid, kind: d.kind, sbUuid, logicalDatapath: datapathRef(sbUuid, shardOfKey(key)), key, name: d.name, vlanPassthru: d.vlanPassthru, copp: d.copp, mcast: d.mcast,
       fwdGroups: d.fwdGroups,
     };
     data.byNb.set(d.nbUuid, info);

@@ -295,7 +295,9 @@ function refresh(inputs: NodeInputs, data: RoutersData, touched: Iterable<Uuid>,
     const old = data.bySb.get(sbUuid);
     const dp = dps.bySb.get(sbUuid);
     const now = dp === undefined || dp.kind !== 'router' ? undefined : routerFactsOf(db, dp, ports, lbs, bfd);
-    if (old !== undefined && now !== undefined && sameData(old, now)) continue;
+    // The same facts, unless its key moved it to another flow shard: its datapath array is
+    // another then, of the same content (lflows/flow.ts, datapathRef).
+    if (old !== undefined && now !== undefined && old.logicalDatapath === now.logicalDatapath && sameData(old, now)) continue;
     if (now === undefined) data.bySb.delete(sbUuid);
     else data.bySb.set(sbUuid, now);
     for (const n of old?.nats ?? []) if (n.logicalPort !== undefined) dropNatPortRef(data, n.logicalPort, sbUuid);

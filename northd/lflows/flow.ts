@@ -1,7 +1,8 @@
 // Building Logical_Flow rows. A flow's UUID is the hash of (shard, stage, priority, match,
 // actions): content-addressed, so every replica names it the same, and the datapaths of a shard
 // that produce the same flow share its row (lflows/node.ts settles which datapath or group the
-// row names).
+// row names). A datapath's shard is a range of tunnel keys (`shardOfKey`), carried by its
+// logical_datapath array (`datapathRef`).
 //
 // Row values are immutable once made, so flows share them wherever the content is the same:
 // one logical_datapath array per datapath, one external_ids map per stage for flows without a
@@ -88,17 +89,43 @@ export function portTags(name: string): ReadonlyMap<string, string> {
 }
 
 /**
- * Datapaths are split into this many shards by their UUID (itself a hash): the datapaths of one
- * shard that produce the same flow share one row. One row per content for all datapaths (as
- * ovn-northd 23.03 has it) would make every new switch rewrite a group of every switch, a cost
- * per transaction that grows with the topology, on every replica and for every agent; with
- * shards a new switch rewrites a group of about 1/16 of them.
+ * Datapaths are split into shards by tunnel key, this many keys a shard (keys 1-256 are shard
+ * 0, 257-512 shard 1, ...): the datapaths of one shard that produce the same flow share one row.
+ * One row per content for all datapaths (as ovn-northd 23.03 has it) makes every new switch
+ * rewrite a group of every switch, a cost per transaction that grows with the topology, on
+ * every replica and for every agent holding the group. Keys are given lowest-free first, so the
+ * switches a CMS adds one after the other fall into one shard: a new switch rewrites one group
+ * of at most this many datapaths, however many there are, and agents holding it receive at most
+ * that many. (Split by UUID instead, a run of new switches rewrote a group in nearly every shard,
+ * each of 1/16 of all switches.) A topology of up to this many datapaths has one shard, so its
+ * switches share one copy of each flow they have in common.
  */
-export const FLOW_SHARDS = 16;
+export const FLOW_SHARD_KEYS = 256;
 
-/** The shard of datapath `dp`: its UUID's first hex digit. */
-export function shardOf(dp: Uuid): number {
-  return Number.parseInt(dp.charAt(0), 16) & (FLOW_SHARDS - 1);
+/** The shard of the datapath whose tunnel key is `key` (a key is at least 1). */
+export function shardOfKey(key: number): number {
+  return Math.floor((key - 1) / FLOW_SHARD_KEYS);
+}
+
+/** The shard of each datapath array datapathRef made. */
+const shardOfRefs = new WeakMap<readonly Uuid[], number>();
+
+/**
+ * The logical_datapath value of datapath `sbUuid` in shard `shard`, which every flow of the
+ * datapath shares: frozen, with its shard recorded for `lflow`. A datapath whose key moves it to
+ * another shard gets a new one (its flows are other rows then).
+ */
+export function datapathRef(sbUuid: Uuid, shard: number): readonly Uuid[] {
+  const ld = Object.freeze([sbUuid]);
+  shardOfRefs.set(ld, shard);
+  return ld;
+}
+
+/** The shard of a datapath array that datapathRef made; any other array is a mistake. */
+export function shardOfRef(ld: readonly Uuid[]): number {
+  const shard = shardOfRefs.get(ld);
+  if (shard === undefined) throw new Error(`lflow: the datapath array [${ld.join(', ')}] was not made by datapathRef`);
+  return shard;
 }
 
 /**
@@ -124,18 +151,27 @@ export function lflowUuid(shard: number, stageName: string, priority: number, ma
  */
 export const templateLineages = new WeakMap<readonly sb.Logical_Flow[], string>();
 
-/** A datapath UUID in each shard, for flows built once per shard and copied into its datapaths. */
-export const SHARD_TEMPLATE_DPS: readonly (readonly Uuid[])[] = Object.freeze(
-  Array.from({ length: FLOW_SHARDS }, (_, i) => Object.freeze([`${i.toString(16)}0000000-0000-0000-0000-000000000000`])),
-);
+/** The placeholder datapath of each shard used so far (bounded by the shards the key space has). */
+const shardTemplateRefs = new Map<number, readonly Uuid[]>();
 
 /**
- * One flow of datapath `logicalDatapath` (the datapath's shared one-element array: its
- * Datapath_Binding UUID).
+ * A placeholder datapath of shard `shard`, for flows built once per shard and held in its
+ * datapaths (a switch's own flows are such templates): a UUID no datapath has, its shard in its
+ * first eight hex digits. The same array for every caller.
+ */
+export function shardTemplateRef(shard: number): readonly Uuid[] {
+  let ld = shardTemplateRefs.get(shard);
+  if (ld === undefined) shardTemplateRefs.set(shard, (ld = datapathRef(`${shard.toString(16).padStart(8, '0')}-0000-0000-0000-000000000000`, shard)));
+  return ld;
+}
+
+/**
+ * One flow of datapath `logicalDatapath` (the datapath's shared one-element array from
+ * datapathRef: its Datapath_Binding UUID).
  */
 export function lflow(logicalDatapath: readonly Uuid[], stageName: StageName, priority: number, match: string, actions: string, hints: FlowHints = NO_HINTS): sb.Logical_Flow {
   const s = stage(stageName);
-  const uuid = lflowUuid(shardOf(logicalDatapath[0] as Uuid), s.name, priority, match, actions);
+  const uuid = lflowUuid(shardOfRef(logicalDatapath), s.name, priority, match, actions);
   // Keys in sorted order, as every map value is built: stage-hint < stage-name.
   let ids: ReadonlyMap<string, string>;
   if (hints.hint === undefined) ids = STAGE_IDS.get(s.name) as ReadonlyMap<string, string>;

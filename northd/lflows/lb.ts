@@ -17,14 +17,14 @@ import { hashUuid } from '../hash.js';
 import { stage } from '../stages.js';
 import { versioned } from '../sb-changes.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, shardOf, templateLineages } from './flow.js';
+import { StageIds, jsonKey, lflow, shardOfRef, shardTemplateRef, templateLineages } from './flow.js';
 
 /**
  * Built once per chunk of VIPs (LbFacts.chunks) and shard for a placeholder datapath, for the
  * load balancer settings the flows read (`switchLevel`); lflows/node.ts holds them in each
  * switch's datapath. A chunk the facts carried over from before keeps its templates.
  */
-const TEMPLATES = new WeakMap<readonly LbVip[], { readonly level: string; readonly perShard: (readonly sb.Logical_Flow[] | undefined)[] }>();
+const TEMPLATES = new WeakMap<readonly LbVip[], { readonly level: string; readonly perShard: Map<number, readonly sb.Logical_Flow[]> }>();
 
 /** switchLevel's answer per facts object: asked once per chunk and switch the facts apply to. */
 const levels = new WeakMap<LbFacts, string>();
@@ -41,16 +41,16 @@ function switchLevel(lb: LbFacts): string {
  * is `ld`: its shard's frozen templates, to be held in `ld`. `drops`: the drop action texts.
  */
 export function lbSwitchFlows(ld: readonly Uuid[], lb: LbFacts, chunk: readonly LbVip[], index: number, drops: DropActions): readonly sb.Logical_Flow[] {
-  const shard = shardOf(ld[0] as Uuid);
+  const shard = shardOfRef(ld);
   // The chunk's place is part of its templates' lineage: a chunk carried over to another place
   // (other VIPs came or went) gets templates of its new lineage, as a full run makes them. The
   // drop action is not: turning drop sampling on or off changes the flows of VIPs that drop only.
   const level = `${switchLevel(lb)} ${lb.chunks.length} ${index} ${drops.drop}`;
   let cached = TEMPLATES.get(chunk);
-  if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Array<readonly sb.Logical_Flow[] | undefined>(FLOW_SHARDS) }));
-  let template = cached.perShard[shard];
+  if (cached === undefined || cached.level !== level) TEMPLATES.set(chunk, (cached = { level, perShard: new Map() }));
+  let template = cached.perShard.get(shard);
   if (template === undefined) {
-    cached.perShard[shard] = template = Object.freeze(buildLbSwitchFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], lb, chunk, drops));
+    cached.perShard.set(shard, (template = Object.freeze(buildLbSwitchFlows(shardTemplateRef(shard), lb, chunk, drops))));
     // Chunk `index` of this load balancer in this shard, whatever VIPs it holds now.
     templateLineages.set(template, `lb ${lb.uuid} ${lb.chunks.length} ${index} ${shard}`);
   }

@@ -659,11 +659,11 @@ function sortedMembers(set: ReadonlySet<Uuid> | undefined): readonly Uuid[] {
 
 /**
  * The members after this run's joins and leaves (`joined` holds no member, `left` only
- * members): one merge of the sorted lists into one array of the final length. A new switch
- * changes about 14 of the 16 shards' classes in a run of 32 switch inserts, each a list of
- * 1/16 of the switches; copying a class with Array.from and splicing the joins in allocated it
- * twice (the splice grows a full copy by half again), and that was half of all the bytes such a
- * run allocated.
+ * members): one merge of the sorted lists into one array of the final length. Copying a class
+ * with Array.from and splicing the joins in allocated it twice (the splice grows a full copy by
+ * half again); when datapaths were split into 16 shards by UUID, a run of 32 switch inserts
+ * changed about 14 classes of 1/16 of the switches each, and that was half of all the bytes
+ * such a run allocated.
  */
 export function newMembers(old: readonly Uuid[], joined: ReadonlySet<Uuid> | undefined, left: ReadonlySet<Uuid> | undefined): Uuid[] {
   const add = sortedMembers(joined);
@@ -1271,6 +1271,33 @@ class Dirty {
     for (const acl of src.acls.bySwitch.get(dp)?.acls.keys() ?? []) this.acls.add(`${dp} ${acl}`);
     for (const lb of src.lbs.byDp.get(dp)?.counts.keys() ?? []) this.lbs.add(`${dp} ${lb}`);
   }
+  /**
+   * Every owner whose flows may sit in datapath `dp`, which moved to another shard: those of the
+   * datapath itself (its own, its ports', ACLs', QoS rules', load balancers' and health checks'),
+   * and of every datapath one router link away, whose ports emit flows into it (a switch's ports
+   * their ARP resolution into its routers, a router's ports theirs into its switches). A rare
+   * event (a requested key), rebuilt broadly rather than tracked per datapath on every change.
+   */
+  movedShard(src: Sources, dp: Uuid): void {
+    const dps = new Set<Uuid>([dp]);
+    const link = (name: string | undefined): void => {
+      const p = name === undefined ? undefined : src.ports.byName.get(name);
+      if (p !== undefined) dps.add(p.dp);
+    };
+    for (const name of src.ports.byDp.get(dp) ?? []) {
+      link(src.ports.routerPortOf.get(name));
+      link(src.ports.peerOf.get(name));
+      for (const other of src.ports.routerPortRefs.get(name) ?? []) link(other);
+      for (const other of src.ports.peerRefs.get(name) ?? []) link(other);
+    }
+    for (const d of dps) {
+      this.datapaths.add(d);
+      this.everythingIn(src, d);
+      this.allPortsOf(src, d);
+      this.qos.add(d);
+    }
+    for (const [lb, facts] of src.lbs.lbs) if (facts.svcArp.some((a) => dps.has(a.dp))) this.svcArps.add(lb);
+  }
   /** Every port bound to switch `dp` (their flows read the switch's router ports). */
   allPortsOf(src: Sources, dp: Uuid): void {
     for (const name of src.ports.byDp.get(dp) ?? []) this.ports.add(name);
@@ -1355,6 +1382,8 @@ export function lflowsNode(): EngineNode<LflowsData, FlowChanges> {
           // Its CoPP meters the controller actions of every flow it holds: its ports' (and those
           // its router ports' peers emit into it), its ACLs' and its load balancers'.
           if (old !== undefined && now !== undefined && !sameData(old.copp, now.copp)) dirty.everythingIn(src, sbUuid);
+          // A key in another shard (a requested one): every flow it holds is another row now.
+          if (old !== undefined && now !== undefined && old.logicalDatapath !== now.logicalDatapath) dirty.movedShard(src, sbUuid);
         }
         dirty.regen(data, src, out);
         return 'handled';

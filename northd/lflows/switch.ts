@@ -30,7 +30,7 @@ import type { AclFlags } from './acl.js';
 import { aclStageDefaults } from './acl.js';
 import { dhcpFlows } from './dhcp.js';
 import type { FlowHints } from './flow.js';
-import { FLOW_SHARDS, NO_FLOWS, SHARD_TEMPLATE_DPS, StageIds, jsonKey, lflow, portTags, shardOf, templateLineages } from './flow.js';
+import { NO_FLOWS, StageIds, jsonKey, lflow, portTags, shardOfRef, shardTemplateRef, templateLineages } from './flow.js';
 import type { VirtualPortLookup } from './virtual.js';
 import { virtualArpResolveFlows, virtualBindFlows } from './virtual.js';
 import { routableRouteFlows } from './router.js';
@@ -55,16 +55,18 @@ export function switchDatapathFlows(dp: DatapathInfo, hasUnknown: boolean, acl: 
   // row of that switch alone.
   const key = (acl.ctInvMatch === false ? 128 : 0) | (acl.defaultDrop === true ? 64 : 0) | (hasDns ? 32 : 0) | (acl.hasLbVip === true ? 16 : 0) | (dp.vlanPassthru ? 8 : 0) | (hasUnknown ? 4 : 0) |
     (acl.hasAcls ? 2 : 0) | (acl.hasStateful ? 1 : 0);
-  const shard = shardOf(dp.sbUuid);
+  const shard = shardOfRef(dp.logicalDatapath);
   let templates = SWITCH_TEMPLATES.get(drops);
   if (templates === undefined) SWITCH_TEMPLATES.set(drops, (templates = new Map()));
-  let template = templates.get(key * FLOW_SHARDS + shard);
+  // The facts take 8 bits.
+  const slot = shard * 256 + key;
+  let template = templates.get(slot);
   if (template === undefined) {
-    template = Object.freeze(buildSwitchDatapathFlows(SHARD_TEMPLATE_DPS[shard] as readonly Uuid[], dp.vlanPassthru, hasUnknown, acl, hasDns, drops));
+    template = Object.freeze(buildSwitchDatapathFlows(shardTemplateRef(shard), dp.vlanPassthru, hasUnknown, acl, hasDns, drops));
     // Named by the facts and the shard, not by the drop actions: when drop sampling is turned on
     // or off, the flows that stay keep their Logical_DP_Group and their rows (lflows/node.ts).
     templateLineages.set(template, `switch ${key} ${shard}`);
-    templates.set(key * FLOW_SHARDS + shard, template);
+    templates.set(slot, template);
   }
   return template;
 }

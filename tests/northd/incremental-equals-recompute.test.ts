@@ -563,8 +563,11 @@ function randomLspColumns(rng: Rng, vrng: Rng, lrps: readonly string[], lsps: re
   return row;
 }
 
-/** The keys a requested-tnl-key names: low ones (held by others), ovn-ic's range, bad ones. */
-const DP_KEY_REQUESTS = ['1', '2', '3', '4', '16711681', '16711682', '16777215', '16777216', '0', '-3', ' 5', '5 ', 'x'];
+/**
+ * The keys a requested-tnl-key names: low ones (held by others), ones in other flow shards (256
+ * keys each, lflows/flow.ts), ovn-ic's range, bad ones.
+ */
+const DP_KEY_REQUESTS = ['1', '2', '3', '4', '300', '700', '16711681', '16711682', '16777215', '16777216', '0', '-3', ' 5', '5 ', 'x'];
 const PORT_KEY_REQUESTS = ['1', '2', '3', '32767', '32768', '0', 'x'];
 
 /**

@@ -9,7 +9,7 @@ import type { Row, Uuid } from '../../ovsdb/index.js';
 import type * as sb from '../../ovsdb/rows/sb.js';
 import { Prng } from '../../cluster/prng.js';
 import { hashUuid } from '../../northd/hash.js';
-import { SHARD_TEMPLATE_DPS, lflow, shardOf } from '../../northd/lflows/flow.js';
+import { datapathRef, lflow, shardTemplateRef } from '../../northd/lflows/flow.js';
 import type { LflowsData } from '../../northd/lflows/node.js';
 import { lflowHoldings, lflowsNode } from '../../northd/lflows/node.js';
 import { SbChangeSet } from '../../northd/sb-changes.js';
@@ -20,12 +20,8 @@ const STEPS = 60;
 const SHARD = 0;
 
 /** Datapaths of one shard (flows are shared only within a shard). */
-const dps: Uuid[] = [];
-for (let i = 0; dps.length < 6; i++) {
-  const dp = hashUuid(['test datapath', String(i)]);
-  if (shardOf(dp) === SHARD) dps.push(dp);
-}
-const lds = new Map(dps.map((dp) => [dp, Object.freeze([dp])]));
+const dps: Uuid[] = Array.from({ length: 6 }, (_, i) => hashUuid(['test datapath', String(i)]));
+const lds = new Map(dps.map((dp) => [dp, datapathRef(dp, SHARD)]));
 const HINTS = ['0000000a', '0000000b'];
 const CONTENTS = 7;
 
@@ -40,7 +36,7 @@ const TEMPLATES: readonly (readonly sb.Logical_Flow[])[] = [
   [0, 1, 4],
   [2, 5],
   [0, 1, 2, 3, 6],
-].map((cs, i) => Object.freeze(cs.map((c) => flow(SHARD_TEMPLATE_DPS[SHARD] as readonly Uuid[], c, i === 2 ? 0 : -1))));
+].map((cs, i) => Object.freeze(cs.map((c) => flow(shardTemplateRef(SHARD), c, i === 2 ? 0 : -1))));
 
 type Choice = { kind: 'template'; index: number } | { kind: 'direct'; flows: readonly [number, number][] } | { kind: 'none' };
 

@@ -8,10 +8,10 @@ import { Ipam, createNorthd, flowDatapaths, hashUuid } from '../../northd/index.
 import { contentVersion } from '../../northd/sb-changes.js';
 import { EMPTY_SET_SUM, setSumWith, setVersion, textWords } from '../../northd/hash.js';
 import { multicastGroupUuid } from '../../northd/multicast.js';
-import { lflowUuid, shardOf } from '../../northd/lflows/flow.js';
+import { lflowUuid, shardOfKey } from '../../northd/lflows/flow.js';
 import type { SbView } from '../../northd/index.js';
 import { LR_EGRESS_STAGES, LR_INGRESS_STAGES, LS_EGRESS_STAGES, LS_INGRESS_STAGES } from '../../northd/stages.js';
-import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom } from './nb-fixture.js';
+import { addLrp, addLsp, byUuid, map, nbFixture, set, uuidAtom, viewDifference } from './nb-fixture.js';
 
 function rows<T>(view: SbView, table: string): T[] {
   return [...(view.get(table)?.values() ?? [])] as unknown as T[];
@@ -243,9 +243,57 @@ t.test('router port ARP/ND flows follow the switch becoming router-only and back
   t.equal(northd.view().get('Logical_Flow')?.size, northd.recompute(fx.db, northd.view()).get('Logical_Flow')?.size);
 });
 
+t.test('a datapath whose requested key is in another shard: every flow it holds moves there, as a recompute has it', async (t) => {
+  const { fx, northd } = build();
+  const dpOf = (name: string): sb.Datapath_Binding =>
+    rows<sb.Datapath_Binding>(northd.view(), 'Datapath_Binding').find((b) => b.external_ids.get('name') === name) as sb.Datapath_Binding;
+  // sw0 holds ports (one a router port of lr0), an ACL, a QoS rule and a load balancer with a
+  // health check whose ARP responder sits on sw0; lr0 holds sw0's peer and static routes.
+  northd.apply(fx.db, fx.run([
+    { op: 'insert', table: 'ACL', 'uuid-name': 'acl', row: { direction: 'from-lport', priority: 1001, match: 'ip4', action: 'allow-related' } },
+    { op: 'insert', table: 'QoS', 'uuid-name': 'qos', row: { direction: 'from-lport', priority: 100, match: 'ip4', action: ['map', [['dscp', 10]]] } },
+    { op: 'insert', table: 'Load_Balancer_Health_Check', 'uuid-name': 'hc', row: { vip: '10.0.0.100:80' } },
+    { op: 'insert', table: 'Load_Balancer', 'uuid-name': 'lb', row: { name: 'lb', vips: map({ '10.0.0.100:80': '10.0.0.1:80,10.0.0.2:80' }), health_check: set([['named-uuid', 'hc']]),
+      ip_port_mappings: map({ '10.0.0.1': 'p1:10.0.0.254', '10.0.0.2': 'p2:10.0.0.254' }) } },
+    { op: 'mutate', table: 'Logical_Switch', where: [['name', '==', 'sw0']], mutations: [['acls', 'insert', set([['named-uuid', 'acl']])], ['qos_rules', 'insert', set([['named-uuid', 'qos']])],
+      ['load_balancer', 'insert', set([['named-uuid', 'lb']])]] },
+    { op: 'insert', table: 'Logical_Router_Static_Route', 'uuid-name': 'r', row: { ip_prefix: '10.9.0.0/16', nexthop: '10.0.0.9' } },
+    { op: 'mutate', table: 'Logical_Router', where: [['name', '==', 'lr0']], mutations: [['static_routes', 'insert', set([['named-uuid', 'r']])]] },
+  ]));
+  const flowsOf = (sbUuid: string): sb.Logical_Flow[] => rows<sb.Logical_Flow>(northd.view(), 'Logical_Flow').filter((f) => flowDatapaths(northd.view(), f).includes(sbUuid));
+  const shardOfFlows = (sbUuid: string): number[] => [...new Set(flowsOf(sbUuid).map((f) => {
+    const members = flowDatapaths(northd.view(), f);
+    const keys = new Set(members.map((dp) => shardOfKey((northd.view().get('Datapath_Binding')?.get(dp) as unknown as sb.Datapath_Binding).tunnel_key)));
+    return keys.size === 1 ? [...keys][0] as number : -1;
+  }))].sort();
+  const sw0 = dpOf('sw0')._uuid;
+  const lr0 = dpOf('lr0')._uuid;
+  t.ok(flowsOf(sw0).some((f) => f.external_ids.get('stage-name') === 'ls_in_arp_rsp' && f.priority === 110), 'sw0 has the health check ARP responder');
+  t.ok(flowsOf(sw0).some((f) => f.external_ids.get('stage-name') === 'ls_in_qos_mark'), 'and a QoS flow');
+  for (const [name, option, column, key, shard] of [
+    ['sw0', 'requested-tnl-key', 'other_config', 700, 2],
+    ['lr0', 'requested-tnl-key', 'options', 16711681, Math.floor(16711680 / 256)],
+    ['sw0', 'requested-tnl-key', 'other_config', 5, 0],
+  ] as const) {
+    const table = column === 'other_config' ? 'Logical_Switch' : 'Logical_Router';
+    const before = new Map([...northd.view()].map(([tb, r]) => [tb, new Map(r)]));
+    northd.apply(fx.db, fx.run([{ op: 'mutate', table, where: [['name', '==', name]], mutations: [[column, 'delete', set([option])], [column, 'insert', map({ [option]: String(key) })]] }]));
+    t.equal(dpOf(name).tunnel_key, key, `${name} has key ${key}`);
+    t.same(shardOfFlows(dpOf(name)._uuid), [shard], `every flow ${name} holds is in shard ${shard}`);
+    t.equal(viewDifference(northd.view(), northd.recompute(fx.db, before)), undefined, `after ${name} moved to key ${key}, the view is what a recompute makes`);
+  }
+  t.same(shardOfFlows(lr0), [Math.floor(16711680 / 256)], 'lr0 stayed where it moved');
+});
+
 t.test("every row's _version follows its content", async (t) => {
   const { fx, northd } = build();
   northd.apply(fx.db, fx.run([{ op: 'update', table: 'Logical_Switch', where: [['name', '==', 'sw1']], row: { other_config: map({ 'vlan-passthru': 'true' }) } }]));
+  // Two shards (keys 1-256 and 257-512), each with switches sharing flows: sw0 and sw2 in the
+  // first, sw3 and sw4 in the second.
+  northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name: 'sw2' } }]));
+  for (const [name, key] of [['sw3', '300'], ['sw4', '301']] as const) {
+    northd.apply(fx.db, fx.run([{ op: 'insert', table: 'Logical_Switch', row: { name, other_config: map({ 'requested-tnl-key': key }) } }]));
+  }
   northd.setChassisOwned(fx.db, new Map([['p1', { chassis: ['00000000-0000-4000-8000-0000000000aa'], encap: ['00000000-0000-4000-8000-0000000000bb'], up: [true] }]]));
   // Requested chassis, on a claimed port and on one no chassis claimed (two text paths).
   northd.setChassisOwned(fx.db, new Map(), new Map([['hv1', '00000000-0000-4000-8000-0000000000aa'], ['hv2', '00000000-0000-4000-8000-0000000000cc']]),
@@ -261,6 +309,7 @@ t.test("every row's _version follows its content", async (t) => {
   northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Port_Group', where: [['name', '==', 'pg']], mutations: [['ports', 'delete', set([['uuid', lsp('p1')]])]] }]));
   northd.apply(fx.db, fx.run([{ op: 'mutate', table: 'Port_Group', where: [['name', '==', 'pg']], mutations: [['ports', 'insert', set([['uuid', lsp('p3')]])]] }]));
   let checked = 0;
+  const shardsSeen = new Set<number>();
   let grouped = 0;
   let mcGroups = 0;
   let pgRows = 0;
@@ -274,8 +323,10 @@ t.test("every row's _version follows its content", async (t) => {
         const where = f.logical_dp_group[0] ?? f.logical_datapath[0] ?? '';
         if (f.logical_dp_group.length > 0) grouped++;
         const members = flowDatapaths(northd.view(), f);
-        t.equal(new Set(members.map(shardOf)).size, 1, 'the datapaths sharing a row are of one shard');
-        t.equal(lflowUuid(shardOf(members[0] ?? ''), f.external_ids.get('stage-name') ?? '', f.priority, f.match, f.actions), _uuid, 'the UUID is the content and shard');
+        const shards = new Set(members.map((dp) => shardOfKey((northd.view().get('Datapath_Binding')?.get(dp) as unknown as sb.Datapath_Binding).tunnel_key)));
+        t.equal(shards.size, 1, 'the datapaths sharing a row are of one shard');
+        t.equal(lflowUuid([...shards][0] ?? -1, f.external_ids.get('stage-name') ?? '', f.priority, f.match, f.actions), _uuid, 'the UUID is the content and shard');
+        shardsSeen.add([...shards][0] ?? -1);
         if (f.logical_dp_group.length > 0) t.ok(members.length >= 2, 'a flow names a group only for two datapaths or more');
         t.equal(_version, hashUuid(['Logical_Flow', _uuid, where, f.external_ids.get('stage-hint') ?? '', f.tags.get('in_out_port') ?? '']));
         t.equal(f.logical_datapath.length + f.logical_dp_group.length, 1, 'one datapath or one group');
@@ -313,6 +364,7 @@ t.test("every row's _version follows its content", async (t) => {
   }
   t.ok(checked > 100, `${checked} rows checked`);
   t.ok(grouped > 10, `${grouped} flows shared by several datapaths`);
+  t.same([...shardsSeen].sort(), [0, 1], 'flows of both shards checked');
   t.ok(mcGroups >= 2, `${mcGroups} multicast groups checked`);
   t.ok(pgRows >= 2, `${pgRows} port group rows checked`);
   t.ok(asRows >= 2, `${asRows} address set rows checked`);
