@@ -95,10 +95,10 @@ export function portTags(name: string): ReadonlyMap<string, string> {
  * rewrite a group of every switch, a cost per transaction that grows with the topology, on
  * every replica and for every agent holding the group. Keys are given lowest-free first, so the
  * switches a CMS adds one after the other fall into one shard: a new switch rewrites one group
- * of at most this many datapaths, however many there are, and agents holding it receive at most
- * that many. (Split by UUID instead, a run of new switches rewrote a group in nearly every shard,
- * each of 1/16 of all switches.) A topology of up to this many datapaths has one shard, so its
- * switches share one copy of each flow they have in common.
+ * of at most this many datapaths, however many there are, and only the agents holding that group
+ * hear of it. (Split by UUID instead, a run of new switches rewrote a group in nearly every
+ * shard, each of 1/16 of all switches.) A topology of up to this many datapaths has one shard,
+ * so its switches share one copy of each flow they have in common.
  */
 export const FLOW_SHARD_KEYS = 256;
 
