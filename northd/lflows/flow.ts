@@ -121,10 +121,17 @@ export function datapathRef(sbUuid: Uuid, shard: number): readonly Uuid[] {
   return ld;
 }
 
+/** The array shardOfRef answered last, and its shard: an owner's flows name one datapath. */
+let lastRef: readonly Uuid[] | undefined;
+let lastShard = 0;
+
 /** The shard of a datapath array that datapathRef made; any other array is a mistake. */
 export function shardOfRef(ld: readonly Uuid[]): number {
+  if (ld === lastRef) return lastShard;
   const shard = shardOfRefs.get(ld);
   if (shard === undefined) throw new Error(`lflow: the datapath array [${ld.join(', ')}] was not made by datapathRef`);
+  lastRef = ld;
+  lastShard = shard;
   return shard;
 }
 
