@@ -132,6 +132,16 @@ export interface RaftNodeOptions {
    * proposal made with broadcastCommit never waits.
    */
   readonly commitLingerMs?: number;
+  /**
+   * A node founding a new cluster (dataDir empty, `bootstrap` given) whose id is the lowest of
+   * the founders campaigns this long after it starts, and twice more before an election
+   * timeout would have passed, while it knows no leader; 0 leaves the first election to the
+   * timeouts. The founders of a cluster start together (`ovnts up`), so the first leader comes a
+   * round trip after they listen rather than one to two election timeouts later, as
+   * `ovsdb-tool create-cluster` makes its server the leader at once. A campaign is an input like
+   * a message: it changes when the first election happens, never what any election may decide.
+   */
+  readonly foundingCampaignMs?: number;
   readonly raft?: RaftTuning;
   /** Opens the disk; defaults to RaftStorage.open. */
   readonly openStorage?: (dir: string) => Promise<NodeStorage>;
@@ -170,6 +180,7 @@ export const nodeDefaults = {
   readTimeoutMs: 5000,
   sessionsMax: 10_000,
   commitLingerMs: 2,
+  foundingCampaignMs: 0,
 } as const;
 
 export interface ProposeOptions {
@@ -397,6 +408,11 @@ export class RaftNode {
   private lastEncodeMs: number | undefined;
   /** This leader handed leadership away to compact, since its last snapshot. */
   private handedOff = false;
+  /**
+   * A founder's campaigns (foundingCampaignMs): the tick of the next one, every how many ticks,
+   * and the last tick one may come at; undefined once a leader is known or the window passed.
+   */
+  private foundingCampaign: { next: number; readonly every: number; readonly until: number } | undefined;
   /** A snapshot is being written: what may leave early, leaves (see notify). */
   private compacting = false;
   private stopping = false;
@@ -465,10 +481,11 @@ export class RaftNode {
       readTimeoutMs: options.readTimeoutMs ?? nodeDefaults.readTimeoutMs,
       sessionsMax: options.sessionsMax ?? nodeDefaults.sessionsMax,
       commitLingerMs: options.commitLingerMs ?? nodeDefaults.commitLingerMs,
+      foundingCampaignMs: options.foundingCampaignMs ?? nodeDefaults.foundingCampaignMs,
     };
     for (const [name, v] of Object.entries(limits)) {
       if (name === 'snapshotLogRatio') assert(Number.isFinite(v) && v >= 0, `RaftNode option ${name} must be a number >= 0, got ${v}`);
-      else if (name === 'commitLingerMs') assert(Number.isInteger(v) && v >= 0, `RaftNode option ${name} must be an integer >= 0, got ${v}`);
+      else if (name === 'commitLingerMs' || name === 'foundingCampaignMs') assert(Number.isInteger(v) && v >= 0, `RaftNode option ${name} must be an integer >= 0, got ${v}`);
       else assert(Number.isInteger(v) && v >= 1, `RaftNode option ${name} must be a positive integer, got ${v}`);
     }
     assert(options.snapshotHandoffMs === undefined || options.snapshotHandoffMs >= 0, `RaftNode option snapshotHandoffMs must not be negative, got ${options.snapshotHandoffMs}`);
@@ -517,6 +534,14 @@ export class RaftNode {
       // to report.
       await storage.close();
       throw err;
+    }
+    if (empty && options.bootstrap !== undefined && limits.foundingCampaignMs > 0 && options.id === Math.min(...options.bootstrap)) {
+      // Again every such delay while no leader is known, for three election timeouts: a founder
+      // that started later than this one (its peers not yet listening) is reached once it
+      // listens. Each campaign restarts this node's election timer, so without the repeats a
+      // first campaign that reached nobody would put the first election off.
+      const every = ticksFor(limits.foundingCampaignMs, limits.tickMs);
+      node.foundingCampaign = { next: every, every, until: 3 * limits.electionTicks };
     }
     node.timer = setInterval(() => node.onTick(), limits.tickMs);
     node.loopDone = node.run();
@@ -956,8 +981,26 @@ export class RaftNode {
     if (this.stopping) return;
     this.ticks++;
     this.raw.tick();
+    this.foundingCampaignStep();
     this.expire();
     this.notify();
+  }
+
+  /**
+   * A founder's next campaign, when due (foundingCampaignMs). Only from a follower or
+   * pre-candidate: a candidate's election runs its course (a new campaign would only raise the
+   * term again), and once a leader is known there is nothing left to do.
+   */
+  private foundingCampaignStep(): void {
+    const c = this.foundingCampaign;
+    if (c === undefined || this.ticks < c.next) return;
+    const { role, lead } = this.raw.raft;
+    if (role === 'leader' || lead !== NONE || this.ticks > c.until) {
+      this.foundingCampaign = undefined;
+      return;
+    }
+    c.next = this.ticks + c.every;
+    if (role === 'follower' || role === 'pre-candidate') this.raw.campaign();
   }
 
   /** Rejects requests past their deadline. Maps keep insertion order, which is deadline order. */

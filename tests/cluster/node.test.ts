@@ -488,6 +488,56 @@ t.test('a read the old leader never confirmed fails as dropped once another lead
   t.ok(again !== undefined && again > 0, `the retry got read index ${again ?? 'none'}`);
 });
 
+t.test('a new cluster\'s lowest-id founder campaigns soon after it starts, until its peers listen; a restarted one waits out its timeout', async (t) => {
+  // 50 ms ticks, 10-tick election timeouts: a node that does not campaign by itself stands at
+  // the earliest 500 ms after it starts (its first tick counts from then).
+  const tickMs = 50;
+  const electionMs = 10 * tickMs;
+  const ids = [1, 2, 3];
+  const peers = new Map(ids.map((id) => [id, `local:${id}`]));
+  const timeToLeader = async (nodes: readonly RaftNode[], from: number): Promise<{ ms: number; leader: NodeId }> => {
+    const leader = await until('a leader all running nodes know', async () => {
+      const lead = nodes.find((n) => n.status().role === 'leader')?.id;
+      return lead !== undefined && nodes.every((n) => n.status().lead === lead) ? lead : undefined;
+    }, waitMsMax);
+    return { ms: performance.now() - from, leader };
+  };
+  for (const foundingCampaignMs of [2 * tickMs, 0]) {
+    await t.test(`foundingCampaignMs ${foundingCampaignMs}`, async (tt) => {
+      const root = testdirAfterTeardowns(tt, { n1: {}, n2: {}, n3: {} });
+      const net = new LocalNetwork(clusterId);
+      let nodes: RaftNode[] = [];
+      tt.teardown(async () => {
+        for (const n of nodes) await n.stop();
+      });
+      const start = (id: NodeId): Promise<RaftNode> => RaftNode.start({
+        id, clusterId, dataDir: `${root}/n${id}`, transport: net.transport(id), stateMachine: new KvStateMachine(), peers, bootstrap: ids, tickMs, electionTicks: 10, foundingCampaignMs, log: () => undefined,
+      });
+      nodes.push(await start(1));
+      if (foundingCampaignMs > 0) {
+        // Node 1 campaigns while nobody listens: the campaign must be made again later.
+        await until('node 1 campaigns alone', async () => (nodes[0]?.status().role === 'pre-candidate' ? true : undefined), waitMsMax);
+      }
+      const othersStarted = performance.now();
+      nodes.push(await start(2), await start(3));
+      const first = await timeToLeader(nodes, othersStarted);
+      if (foundingCampaignMs > 0) {
+        tt.equal(first.leader, 1, 'node 1, the founder with the lowest id, leads');
+        tt.ok(first.ms < electionMs, `a leader ${first.ms.toFixed(0)} ms after the others started, before either could have stood (${electionMs} ms)`);
+      } else {
+        tt.ok(first.ms >= electionMs, `a leader ${first.ms.toFixed(0)} ms after the others started: none stood before an election timeout`);
+      }
+      // Restarted on their data, no node founds anything: the first election waits for a timeout.
+      for (const n of nodes) await n.stop();
+      nodes = [];
+      const restarted = performance.now();
+      for (const id of ids) nodes.push(await start(id));
+      const again = await timeToLeader(nodes, restarted);
+      tt.ok(again.ms >= electionMs, `restarted: a leader after ${again.ms.toFixed(0)} ms, not before an election timeout`);
+    });
+  }
+});
+
 t.test('restart: state comes back from snapshot + log, a leader is elected, writes continue', async (t) => {
   const c = await Cluster.start(t, [1, 2, 3], () => ({ snapshotEntries: 50 }));
   const leader = await c.leader();
