@@ -77,7 +77,7 @@ export type Logged = Pick<Agent, 'output'>;
 /** Polls until one ping from 'from' to 'ip' succeeds (want = true) or fails (want = false). */
 export async function pingBecomes(from: NsHost, ip: string, want: boolean, what: string, agents: readonly Logged[]): Promise<void> {
   try {
-    await until(what, async () => ((await from.ping(ip, 1)) === want ? true : undefined), PING_WAIT_MS);
+    await until(what, async () => ((await from.ping(ip, want ? 0.3 : 1)) === want ? true : undefined), PING_WAIT_MS);
   } catch (err) {
     const logs = agents.map((a, i) => `--- agent ${i}:\n${a.output().slice(-4000)}`).join('\n');
     throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
