@@ -134,9 +134,9 @@ export interface RaftNodeOptions {
   readonly commitLingerMs?: number;
   /**
    * A node founding a new cluster (dataDir empty, `bootstrap` given) whose id is the lowest of
-   * the founders campaigns this long after it starts, and twice more before an election
-   * timeout would have passed, while it knows no leader; 0 leaves the first election to the
-   * timeouts. The founders of a cluster start together (`ovnts up`), so the first leader comes a
+   * the founders campaigns this long after it starts, and again at this interval for three
+   * election timeouts while it knows no leader and is no candidate; 0 leaves the first election
+   * to the timeouts. The founders of a cluster start together (`ovnts up`), so the first leader comes a
    * round trip after they listen rather than one to two election timeouts later, as
    * `ovsdb-tool create-cluster` makes its server the leader at once. A campaign is an input like
    * a message: it changes when the first election happens, never what any election may decide.
