@@ -3,16 +3,18 @@
 // partitions, crashes losing unsynced writes, membership changes, transfers, compaction),
 // safety checked after every step, liveness after healing, client histories checked for
 // linearizability. Replay one seed: OVNTS_SEED=<seed> npm run test:one -- tests/cluster/simulator.test.ts
+// Seeds not run before: OVNTS_SEED_FROM=<first seed> (with OVNTS_LONG=1 for 50,000 of them).
 
 import t from 'tap';
 import { checkLinearizable } from './sim/linearizability.js';
 import { runSimulation } from './sim/simulator.js';
 
 const only = process.env.OVNTS_SEED;
+const from = Number(process.env.OVNTS_SEED_FROM ?? 1);
 const seeds: number[] =
   only !== undefined
     ? [Number(only)]
-    : Array.from({ length: process.env.OVNTS_LONG !== undefined ? 50_000 : 2_000 }, (_, i) => i + 1);
+    : Array.from({ length: process.env.OVNTS_LONG !== undefined ? 50_000 : 2_000 }, (_, i) => from + i);
 const failuresMax = 5;
 
 const totals = { steps: 0, elections: 0, commits: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, writes: 0, reads: 0 };
