@@ -234,8 +234,12 @@ export function planRoutes(r: RouterFacts, drops: DropActions, previous?: RouteP
     const id = tables.id(p.options.get('route_table') ?? '');
     if (id !== 0) portTables.push([p.name, id]);
   }
-  // Parse and validate (parsed_routes_add), then group by (prefix, plen, policy, table).
+  // Parse and validate (parsed_routes_add), then group by (prefix, plen, policy, table). A group
+  // is numbered when its second route comes, in the routes' order, as ovn-northd creates an ECMP
+  // group on meeting a route whose prefix an earlier one has: with routes A, B, B, A (by UUID),
+  // B's group is 1 and A's 2.
   const byKey = new Map<string, ParsedRoute[]>();
+  const ecmpIds = new Map<string, number>();
   for (const route of r.routes) {
     const text = routeText(route);
     if (text === undefined) continue;
@@ -247,13 +251,12 @@ export function planRoutes(r: RouterFacts, drops: DropActions, previous?: RouteP
     const key = `${prefix.key} ${route.srcIp} ${parsed.rtbId}`;
     const g = byKey.get(key);
     if (g === undefined) byKey.set(key, [parsed]);
-    else g.push(parsed);
+    else if (g.push(parsed) === 2) ecmpIds.set(key, ecmpIds.size + 1);
   }
-  let ecmpId = 0;
   const groups: RouteGroup[] = [];
-  for (const members of byKey.values()) {
+  for (const [key, members] of byKey) {
     const first = members[0] as ParsedRoute;
-    groups.push({ members, ecmpId: members.length > 1 ? ++ecmpId : 0, flowPrefix: `${first.prefix.network}/${first.prefix.plen}` });
+    groups.push({ members, ecmpId: ecmpIds.get(key) ?? 0, flowPrefix: `${first.prefix.network}/${first.prefix.plen}` });
   }
   if (groups.length < routeChunkLimits.groupsMin) return { groups, portTables, chunks: [] };
   const count = chunkCount(groups.length, { min: 0, per: routeChunkLimits.groupsPerChunk, max: routeChunkLimits.chunksMax });

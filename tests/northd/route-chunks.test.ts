@@ -3,7 +3,8 @@
 // re-pointed and re-prefixed, ECMP groups made and broken, route tables, connected-origin
 // routes, the router's ports re-addressed or given another MAC, the chunk count crossing a power of two, the router
 // dropping below the threshold) the incremental view equals a fresh recompute exactly, and one
-// route added to a router of a thousand writes its own flow, not the router's.
+// route added to a router of a thousand writes its own flow, not the router's. And ECMP groups
+// get ovn-northd's numbers (which the random differential test against it found we did not).
 import t from 'tap';
 import { createNorthd } from '../../northd/index.js';
 import { Rng } from '../helpers/seeded-rng.js';
@@ -86,4 +87,27 @@ t.test('a router of a thousand static routes: incremental == recompute, and a ro
     if (failures >= 3) break;
   }
   t.equal(failures, 0, 'every step agrees with a recompute');
+});
+
+t.test('ECMP groups are numbered as ovn-northd numbers them: when a group\'s second route comes, in UUID order', async (t) => {
+  const fx = nbFixture();
+  const northd = createNorthd();
+  northd.apply(fx.db, fx.run([{ op: 'insert', table: 'NB_Global', row: {} }]));
+  // Routes A1, B1, B2, A2 by UUID: B meets its second route first, so B is group 1 and A group 2.
+  const route = (n: number, ipPrefix: string, nexthop: string): unknown =>
+    ({ op: 'insert', table: 'Logical_Router_Static_Route', uuid: `5e000000-0000-4000-8000-00000000000${n}`, row: { ip_prefix: ipPrefix, nexthop } });
+  northd.apply(fx.db, fx.run([
+    route(1, '192.168.1.0/24', '10.0.0.11'),
+    route(2, '192.168.2.0/24', '10.0.0.12'),
+    route(3, '192.168.2.0/24', '10.0.0.13'),
+    route(4, '192.168.1.0/24', '10.0.0.14'),
+    { op: 'insert', table: 'Logical_Router_Port', 'uuid-name': 'p0', row: { name: 'lrp0', mac: '0a:00:00:00:00:01', networks: set(['10.0.0.1/24']) } },
+    { op: 'insert', table: 'Logical_Router', row: { name: 'lr0', ports: set([['named-uuid', 'p0']]), static_routes: set([1, 2, 3, 4].map((n) => uuidAtom(`5e000000-0000-4000-8000-00000000000${n}`))) } },
+  ]));
+  const flows = [...(northd.view().get('Logical_Flow')?.values() ?? [])] as unknown as { match: string; actions: string }[];
+  const group = (dst: string): string | undefined => flows.find((f) => f.match.includes(`ip4.dst == ${dst}`) && f.actions.includes('select('))?.actions.match(/reg8\[0\.\.15\] = (\d+)/)?.[1];
+  t.equal(group('192.168.2.0/24'), '1', 'the group whose second route comes first is 1');
+  t.equal(group('192.168.1.0/24'), '2', 'the other is 2');
+  const members = flows.filter((f) => f.match.startsWith('reg8[0..15] == 2 && reg8[16..31] == ')).map((f) => `${f.match.slice(-1)} ${/reg0 = ([\d.]+)/.exec(f.actions)?.[1] ?? '?'}`).sort();
+  t.same(members, ['1 10.0.0.11', '2 10.0.0.14'], 'members numbered in UUID order within the group');
 });
