@@ -1,12 +1,15 @@
 // Random topologies against the real ovn-northd 23.03. Each seed draws a network (switches with
-// VIF, localnet and router ports, routers joined to them and to each other, static and ECMP
-// routes, policies, a gateway router with NAT, ACLs on switches and port groups, address sets,
-// load balancers on switches and routers, DHCP options), builds it with the real ovn-nbctl one
-// transaction per step, then changes some of it (deletions, new addresses, ports disabled,
-// groups edited). The real ovn-northd derives its SB and ours derives its own from the same NB
-// rows; every table and every datapath's flows must agree (tests/northd/real-compare.ts), after
-// the build and again after the changes. The scripted differential tests choose their cases; this
-// one finds combinations nobody wrote down.
+// VIF, localnet, virtual, router and IPAM-allocated ports; routers joined to them and to each
+// other, with IPv6 router advertisements and multicast relay; static, ECMP and source routes,
+// policies, a gateway router or a distributed gateway port with NAT; ACLs on switches and port
+// groups, address sets, QoS, DNS, load balancers on switches and routers, DHCP options), builds
+// it with the real ovn-nbctl one transaction per step, then changes some of it (ports, ACLs,
+// load balancers, NAT rules, policies and router links deleted; ports added, readdressed,
+// disabled or retyped; groups edited; a gateway chassis moved or removed; snooping toggled). The
+// real ovn-northd derives its SB and ours derives its own from the same NB rows; every table and
+// every datapath's flows must agree (tests/northd/real-compare.ts), after the build and again
+// after the changes. The scripted differential tests choose their cases; this one finds
+// combinations nobody wrote down.
 //
 // Seeds: DIFF_SEEDS (how many, from DIFF_SEED_FROM, default 1); one alone with DIFF_SEED. A
 // failing seed prints its steps.
@@ -41,6 +44,10 @@ function drawTopology(seed: number): Drawn {
   const routers: { name: string; n: number; gateway: boolean; switches: number[] }[] = [];
   const acls: string[] = [];
   const lbs: { name: string; on: string[] }[] = [];
+  const nats: { lr: string; type: string; ext: string }[] = [];
+  const policies: { lr: string; priority: string; match: string }[] = [];
+  const dgps: string[] = [];
+  const links: { lrp: string; lsp: string }[] = [];
 
   const switchCount = rng.int(1, 3);
   for (let i = 1; i <= switchCount; i++) {
@@ -74,6 +81,21 @@ function drawTopology(seed: number): Drawn {
       build.push(localnetLsp(name, `ln${i}`, `phys${i}`));
       sw.ports.push(`ln${i}`);
     }
+    if (rng.chance(0.2)) {
+      // IPAM: a subnet with excluded addresses, and ports whose addresses northd allocates.
+      build.push(['set', 'Logical_Switch', name, `other_config:subnet=10.0.${i}.0/24`, `other_config:exclude_ips="10.0.${i}.2..10.0.${i}.9 10.0.${i}.30"`]);
+      const dyn = `d${i}`;
+      build.push(['lsp-add', name, dyn, '--', 'lsp-set-addresses', dyn, rng.pick(['dynamic', `00:00:00:00:${hex2(i)}:77 dynamic`])]);
+      sw.ports.push(dyn);
+    }
+    const parents = sw.vifs.filter((v) => v.ip !== undefined).map((v) => v.name);
+    if (parents.length > 0 && rng.chance(0.15)) {
+      // A virtual port whose parents are VIFs of the switch.
+      const vp = `v${i}`;
+      build.push(['lsp-add', name, vp, '--', 'lsp-set-type', vp, 'virtual', '--', 'lsp-set-addresses', vp, `00:00:00:00:${hex2(i)}:99 10.0.${i}.99`,
+        '--', 'lsp-set-options', vp, `virtual-ip=10.0.${i}.99`, `virtual-parents=${rng.subset(parents, 2).concat(parents.slice(0, 1)).filter((p, k, a) => a.indexOf(p) === k).join(',')}`]);
+      sw.ports.push(vp);
+    }
   }
 
   const routerCount = rng.int(0, 2);
@@ -82,6 +104,7 @@ function drawTopology(seed: number): Drawn {
     build.push(['lr-add', name]);
     const gateway = rng.chance(0.4);
     if (gateway) build.push(['set', 'Logical_Router', name, 'options:chassis=hv1']);
+    if (rng.chance(0.15)) build.push(['set', 'Logical_Router', name, 'options:mcast_relay=true']);
     routers.push({ name, n: k, gateway, switches: [] });
   }
   // Each switch joins at most one router, through its .1 address.
@@ -91,8 +114,12 @@ function drawTopology(seed: number): Drawn {
     const lrp = `${lr.name}-${sw.name}`;
     const networks = [`10.0.${sw.n}.1/24`, ...(rng.chance(0.5) ? [`fd00:${sw.n}::1/64`] : [])];
     build.push(['lrp-add', lr.name, lrp, `00:00:00:00:ff:${hex2(10 * lr.n + sw.n)}`, ...networks]);
+    if (networks.length > 1 && rng.chance(0.4)) {
+      build.push(['set', 'Logical_Router_Port', lrp, `ipv6_ra_configs:address_mode=${rng.pick(['slaac', 'dhcpv6_stateful', 'dhcpv6_stateless'])}`, ...(rng.chance(0.5) ? ['ipv6_ra_configs:send_periodic=true', 'ipv6_ra_configs:mtu=1400'] : [])]);
+    }
     build.push(routerLsp(sw.name, `${sw.name}-${lr.name}`, lrp));
     sw.ports.push(`${sw.name}-${lr.name}`);
+    links.push({ lrp, lsp: `${sw.name}-${lr.name}` });
     sw.router = lr.name;
     lr.switches.push(sw.n);
   }
@@ -122,13 +149,20 @@ function drawTopology(seed: number): Drawn {
     if (rng.chance(0.4)) {
       const n = rng.pick(connected);
       const action = rng.pick(['drop', 'allow', 'reroute']);
-      build.push(['lr-policy-add', lr.name, String(rng.int(1, 32000)), `ip4.src == 10.0.${n}.0/24`, action, ...(action === 'reroute' ? [`10.0.${n}.250`] : [])]);
+      const policy = { lr: lr.name, priority: String(rng.int(1, 32000)), match: `ip4.src == 10.0.${n}.0/24` };
+      build.push(['lr-policy-add', lr.name, policy.priority, policy.match, action, ...(action === 'reroute' ? [`10.0.${n}.250`] : [])]);
+      policies.push(policy);
     }
     if (lr.gateway) {
       const n = rng.pick(connected);
       build.push(['lr-nat-add', lr.name, 'snat', `172.16.${lr.n}.1`, `10.0.${n}.0/24`]);
+      nats.push({ lr: lr.name, type: 'snat', ext: `10.0.${n}.0/24` });
       const vif = switches.find((s) => s.n === n)?.vifs.find((v) => v.ip !== undefined);
-      if (vif?.ip !== undefined && rng.chance(0.7)) build.push(['lr-nat-add', lr.name, rng.pick(['dnat_and_snat', 'dnat']), `172.16.${lr.n}.10`, vif.ip]);
+      if (vif?.ip !== undefined && rng.chance(0.7)) {
+        const type = rng.pick(['dnat_and_snat', 'dnat']);
+        build.push(['lr-nat-add', lr.name, type, `172.16.${lr.n}.10`, vif.ip]);
+        nats.push({ lr: lr.name, type, ext: `172.16.${lr.n}.10` });
+      }
     } else if (rng.chance(0.5)) {
       // A distributed gateway port to an external switch, with NAT on it (one rule distributed:
       // handled on the chassis of its logical port).
@@ -138,6 +172,7 @@ function drawTopology(seed: number): Drawn {
       build.push(routerLsp(ext, `${ext}-${lr.name}`, `${lr.name}-${ext}`));
       if (rng.chance(0.5)) build.push(localnetLsp(ext, `${ext}-ln`, 'physnet'));
       build.push(['lrp-set-gateway-chassis', `${lr.name}-${ext}`, 'hv1', '10']);
+      dgps.push(`${lr.name}-${ext}`);
       const n = rng.pick(connected);
       build.push(['lr-nat-add', lr.name, 'snat', `172.20.${lr.n}.100`, `10.0.${n}.0/24`]);
       const vif = switches.find((s) => s.n === n)?.vifs.find((v) => v.ip !== undefined);
@@ -187,7 +222,8 @@ function drawTopology(seed: number): Drawn {
     const match = onGroup ? `${portField} == @pg1 && ${rng.pick(['ip4', 'tcp', 'ip6'])}` : rng.pick(matches);
     const action = rng.pick(['allow', 'allow-related', 'drop', 'reject', 'allow-stateless']);
     const priority = String(rng.pick([0, 1000, 1005, 2000, 32700]) + 10 * a);
-    build.push(['acl-add', onGroup ? 'pg1' : sw.name, direction, priority, match, action]);
+    const afterLb = direction === 'from-lport' && rng.chance(0.2) ? ['--apply-after-lb'] : [];
+    build.push([...afterLb, 'acl-add', onGroup ? 'pg1' : sw.name, direction, priority, match, action]);
     acls.push(onGroup ? 'pg1' : sw.name);
   }
 
@@ -252,7 +288,8 @@ function drawTopology(seed: number): Drawn {
   for (let c = 0; c < changeCount; c++) {
     const sw = rng.pick(switches);
     const vif = rng.pick(sw.vifs);
-    const kind = rng.pick(['lsp-del', 'lsp-add', 'addresses', 'disable', 'acl-del', 'lb-del', 'ls-lb-del', 'pg-set-ports', 'route-del']);
+    const kind = rng.pick(['lsp-del', 'lsp-add', 'addresses', 'disable', 'acl-del', 'lb-del', 'ls-lb-del', 'pg-set-ports', 'route-del',
+      'nat-del', 'policy-del', 'link-del', 'gateway', 'snoop', 'localport']);
     if (kind === 'lsp-del' && sw.vifs.length > 1) {
       changes.push(['lsp-del', vif.name]);
       sw.vifs.splice(sw.vifs.indexOf(vif), 1);
@@ -287,6 +324,28 @@ function drawTopology(seed: number): Drawn {
       changes.push(['pg-set-ports', 'pg1', ...(ports.length > 0 ? ports : [rng.pick(vifs)])]);
     } else if (kind === 'route-del' && routers.length > 0) {
       changes.push(['--if-exists', 'lr-route-del', rng.pick(routers).name, '0.0.0.0/0']);
+    } else if (kind === 'nat-del' && nats.length > 0) {
+      // SNAT rules are named by their logical network, the others by their external IP.
+      const nat = rng.pick(nats);
+      changes.push(['lr-nat-del', nat.lr, nat.type, nat.ext]);
+      nats.splice(nats.indexOf(nat), 1);
+    } else if (kind === 'policy-del' && policies.length > 0) {
+      const policy = rng.pick(policies);
+      changes.push(['lr-policy-del', policy.lr, policy.priority, policy.match]);
+      policies.splice(policies.indexOf(policy), 1);
+    } else if (kind === 'link-del' && links.length > 0) {
+      // A switch taken off its router: the router port, then the switch's router-type port.
+      const link = rng.pick(links);
+      changes.push(['lrp-del', link.lrp]);
+      changes.push(['lsp-del', link.lsp]);
+      links.splice(links.indexOf(link), 1);
+    } else if (kind === 'gateway' && dgps.length > 0) {
+      const dgp = rng.pick(dgps);
+      changes.push(rng.chance(0.5) ? ['lrp-set-gateway-chassis', dgp, 'hv1', '20'] : ['lrp-del-gateway-chassis', dgp, 'hv1']);
+    } else if (kind === 'snoop') {
+      changes.push(['set', 'Logical_Switch', sw.name, `other_config:mcast_snoop=${rng.pick(['true', 'false'])}`]);
+    } else if (kind === 'localport') {
+      changes.push(['lsp-set-type', vif.name, rng.pick(['localport', ''])]);
     }
   }
   return { build, changes, portsReused };
