@@ -1,6 +1,7 @@
 // Random topologies against the real ovn-northd 23.03. Each seed draws a network (switches with
-// VIF, localnet, virtual, router and IPAM-allocated ports; routers joined to them and to each
-// other, with IPv6 router advertisements and multicast relay; static, ECMP and source routes,
+// VIF, localnet, virtual, external, router and IPAM-allocated ports; routers joined to them and
+// to each other, with IPv6 router advertisements, multicast relay and other options; NB_Global
+// options; static, ECMP and source routes,
 // policies, a gateway router or a distributed gateway port with NAT; ACLs on switches and port
 // groups, address sets, QoS, DNS, load balancers on switches and routers, DHCP options), builds
 // it with the real ovn-nbctl one transaction per step, then changes some of it (ports, ACLs,
@@ -49,6 +50,7 @@ function drawTopology(seed: number): Drawn {
   const dgps: string[] = [];
   const links: { lrp: string; lsp: string }[] = [];
 
+  if (rng.chance(0.2)) build.push(['set', 'NB_Global', '.', rng.pick(['options:ignore_lsp_down=false', 'options:use_ct_inv_match=false', 'options:default_acl_drop=true'])]);
   const switchCount = rng.int(1, 3);
   for (let i = 1; i <= switchCount; i++) {
     const name = `sw${i}`;
@@ -88,6 +90,14 @@ function drawTopology(seed: number): Drawn {
       build.push(['lsp-add', name, dyn, '--', 'lsp-set-addresses', dyn, rng.pick(['dynamic', `00:00:00:00:${hex2(i)}:77 dynamic`])]);
       sw.ports.push(dyn);
     }
+    if (rng.chance(0.15)) {
+      // An external port, served by the chassis of its HA chassis group.
+      const ext = `e${i}`;
+      build.push(['--id=@c', 'create', 'HA_Chassis', 'chassis_name=hv1', 'priority=10', '--', '--id=@g', 'create', 'HA_Chassis_Group', `name=hg${i}`, 'ha_chassis=@c',
+        '--', 'lsp-add', name, ext, '--', 'lsp-set-type', ext, 'external', '--', 'lsp-set-addresses', ext, `00:00:00:00:${hex2(i)}:55 10.0.${i}.55`,
+        '--', 'set', 'Logical_Switch_Port', ext, 'ha_chassis_group=@g']);
+      sw.ports.push(ext);
+    }
     const parents = sw.vifs.filter((v) => v.ip !== undefined).map((v) => v.name);
     if (parents.length > 0 && rng.chance(0.15)) {
       // A virtual port whose parents are VIFs of the switch.
@@ -103,7 +113,8 @@ function drawTopology(seed: number): Drawn {
     const name = `lr${k}`;
     build.push(['lr-add', name]);
     const gateway = rng.chance(0.4);
-    if (gateway) build.push(['set', 'Logical_Router', name, 'options:chassis=hv1']);
+    if (gateway) build.push(['set', 'Logical_Router', name, 'options:chassis=hv1', ...(rng.chance(0.3) ? ['options:lb_force_snat_ip=router_ip'] : [])]);
+    if (rng.chance(0.25)) build.push(['set', 'Logical_Router', name, rng.pick(['options:dynamic_neigh_routers=true', 'options:always_learn_from_arp_request=false', 'options:mac_binding_age_threshold=300'])]);
     if (rng.chance(0.15)) build.push(['set', 'Logical_Router', name, 'options:mcast_relay=true']);
     routers.push({ name, n: k, gateway, switches: [] });
   }
@@ -339,6 +350,7 @@ function drawTopology(seed: number): Drawn {
       changes.push(['lrp-del', link.lrp]);
       changes.push(['lsp-del', link.lsp]);
       links.splice(links.indexOf(link), 1);
+      portDeleted = true;
     } else if (kind === 'gateway' && dgps.length > 0) {
       const dgp = rng.pick(dgps);
       changes.push(rng.chance(0.5) ? ['lrp-set-gateway-chassis', dgp, 'hv1', '20'] : ['lrp-del-gateway-chassis', dgp, 'hv1']);
