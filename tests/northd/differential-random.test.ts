@@ -41,7 +41,10 @@ const hex2 = (n: number): string => n.toString(16).padStart(2, '0');
 function drawTopology(seed: number): Drawn {
   const rng = new Rng(seed);
   const build: Step[] = [];
-  const switches: { name: string; n: number; ports: string[]; vifs: { name: string; ip?: string }[]; router?: string }[] = [];
+  const switches: { name: string; n: number; vifs: { name: string; ip?: string }[]; router?: string }[] = [];
+  /** The VIFs' names and (those with an IPv4 address) their addresses, across all switches. */
+  const vifNames = (): string[] => switches.flatMap((s) => s.vifs.map((v) => v.name));
+  const vifIps = (): string[] => switches.flatMap((s) => s.vifs.flatMap((v) => (v.ip === undefined ? [] : [v.ip])));
   const routers: { name: string; n: number; gateway: boolean; switches: number[] }[] = [];
   const acls: string[] = [];
   const lbs: { name: string; on: string[] }[] = [];
@@ -56,7 +59,7 @@ function drawTopology(seed: number): Drawn {
     const name = `sw${i}`;
     build.push(['ls-add', name]);
     if (rng.chance(0.2)) build.push(['set', 'Logical_Switch', name, 'other_config:mcast_snoop=true']);
-    const sw = { name, n: i, ports: [] as string[], vifs: [] as { name: string; ip?: string }[] };
+    const sw = { name, n: i, vifs: [] as { name: string; ip?: string }[] };
     switches.push(sw);
     const vifCount = rng.int(1, 4);
     for (let j = 1; j <= vifCount; j++) {
@@ -76,19 +79,16 @@ function drawTopology(seed: number): Drawn {
       if (addresses !== undefined && addresses.includes('.') && rng.chance(0.4)) step.push('--', 'lsp-set-port-security', port, addresses);
       if (rng.chance(0.1)) step.push('--', 'lsp-set-type', port, 'localport');
       build.push(step);
-      sw.ports.push(port);
       sw.vifs.push(addresses?.includes('.') === true ? { name: port, ip } : { name: port });
     }
     if (rng.chance(0.15)) {
       build.push(localnetLsp(name, `ln${i}`, `phys${i}`));
-      sw.ports.push(`ln${i}`);
     }
     if (rng.chance(0.2)) {
       // IPAM: a subnet with excluded addresses, and ports whose addresses northd allocates.
       build.push(['set', 'Logical_Switch', name, `other_config:subnet=10.0.${i}.0/24`, `other_config:exclude_ips="10.0.${i}.2..10.0.${i}.9 10.0.${i}.30"`]);
       const dyn = `d${i}`;
       build.push(['lsp-add', name, dyn, '--', 'lsp-set-addresses', dyn, rng.pick(['dynamic', `00:00:00:00:${hex2(i)}:77 dynamic`])]);
-      sw.ports.push(dyn);
     }
     if (rng.chance(0.15)) {
       // An external port, served by the chassis of its HA chassis group.
@@ -96,7 +96,6 @@ function drawTopology(seed: number): Drawn {
       build.push(['--id=@c', 'create', 'HA_Chassis', 'chassis_name=hv1', 'priority=10', '--', '--id=@g', 'create', 'HA_Chassis_Group', `name=hg${i}`, 'ha_chassis=@c',
         '--', 'lsp-add', name, ext, '--', 'lsp-set-type', ext, 'external', '--', 'lsp-set-addresses', ext, `00:00:00:00:${hex2(i)}:55 10.0.${i}.55`,
         '--', 'set', 'Logical_Switch_Port', ext, 'ha_chassis_group=@g']);
-      sw.ports.push(ext);
     }
     const parents = sw.vifs.filter((v) => v.ip !== undefined).map((v) => v.name);
     if (parents.length > 0 && rng.chance(0.15)) {
@@ -104,7 +103,6 @@ function drawTopology(seed: number): Drawn {
       const vp = `v${i}`;
       build.push(['lsp-add', name, vp, '--', 'lsp-set-type', vp, 'virtual', '--', 'lsp-set-addresses', vp, `00:00:00:00:${hex2(i)}:99 10.0.${i}.99`,
         '--', 'lsp-set-options', vp, `virtual-ip=10.0.${i}.99`, `virtual-parents=${rng.subset(parents, 2).concat(parents.slice(0, 1)).filter((p, k, a) => a.indexOf(p) === k).join(',')}`]);
-      sw.ports.push(vp);
     }
   }
 
@@ -129,7 +127,6 @@ function drawTopology(seed: number): Drawn {
       build.push(['set', 'Logical_Router_Port', lrp, `ipv6_ra_configs:address_mode=${rng.pick(['slaac', 'dhcpv6_stateful', 'dhcpv6_stateless'])}`, ...(rng.chance(0.5) ? ['ipv6_ra_configs:send_periodic=true', 'ipv6_ra_configs:mtu=1400'] : [])]);
     }
     build.push(routerLsp(sw.name, `${sw.name}-${lr.name}`, lrp));
-    sw.ports.push(`${sw.name}-${lr.name}`);
     links.push({ lrp, lsp: `${sw.name}-${lr.name}` });
     sw.router = lr.name;
     lr.switches.push(sw.n);
@@ -203,13 +200,13 @@ function drawTopology(seed: number): Drawn {
   // Address sets and port groups, then ACLs that may name them.
   const addressSets: string[] = [];
   if (rng.chance(0.5)) {
-    const ips = switches.flatMap((s) => s.vifs.flatMap((v) => (v.ip === undefined ? [] : [v.ip])));
+    const ips = vifIps();
     const chosen = rng.subset(ips, 3);
     build.push(['create', 'Address_Set', 'name=as1', `addresses=${chosen.length === 0 ? '[]' : chosen.map((a) => `"${a}"`).join(',')}`]);
     addressSets.push('as1');
   }
   const portGroups: string[] = [];
-  const allVifs = switches.flatMap((s) => s.vifs.map((v) => v.name));
+  const allVifs = vifNames();
   if (rng.chance(0.5) && allVifs.length > 0) {
     build.push(['pg-add', 'pg1', ...rng.subset(allVifs, 3)]);
     portGroups.push('pg1');
@@ -259,7 +256,7 @@ function drawTopology(seed: number): Drawn {
   // Load balancers on switches and routers.
   const lbCount = rng.int(0, 2);
   for (let l = 1; l <= lbCount; l++) {
-    const backends = switches.flatMap((s) => s.vifs.flatMap((v) => (v.ip === undefined ? [] : [v.ip])));
+    const backends = vifIps();
     if (backends.length === 0) break;
     const withPort = rng.chance(0.6);
     const vip = withPort ? `30.0.0.${l}:80` : `30.0.0.${l}`;
@@ -330,7 +327,7 @@ function drawTopology(seed: number): Drawn {
       }
     } else if (kind === 'pg-set-ports' && portGroups.length > 0) {
       // ovn-nbctl's pg-set-ports takes one port at least.
-      const vifs = switches.flatMap((s) => s.vifs.map((v) => v.name));
+      const vifs = vifNames();
       const ports = rng.subset(vifs, 3);
       changes.push(['pg-set-ports', 'pg1', ...(ports.length > 0 ? ports : [rng.pick(vifs)])]);
     } else if (kind === 'route-del' && routers.length > 0) {
